@@ -1,0 +1,23 @@
+#include "models/input_error.hpp"
+
+namespace gpumux {
+
+std::string SourceLocation::describe() const {
+  std::string text = file;
+  if (line > 0) {
+    text += ":" + std::to_string(line);
+    if (column > 0) text += ":" + std::to_string(column);
+  }
+  if (!key_path.empty()) text += (text.empty() ? "" : ": ") + key_path;
+  return text;
+}
+
+static std::string with_location(const SourceLocation& where, const std::string& message) {
+  const std::string prefix = where.describe();
+  return prefix.empty() ? message : prefix + ": " + message;
+}
+
+InputError::InputError(const SourceLocation& where, const std::string& message)
+    : std::runtime_error(with_location(where, message)), where_(where) {}
+
+}  // namespace gpumux

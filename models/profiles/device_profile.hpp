@@ -1,0 +1,70 @@
+#pragma once
+// Device profiles: the hardware numbers of one GPU model, loaded from
+// calibration/profiles/NAME.yaml (embedded into the binary at build time) or from a path.
+// Every number in a profile file carries `source:` (where it was published or measured) or
+// `assumption:` (why this value was chosen when no source exists); the loader rejects a number
+// that has neither. Units inside the profile: as in scenario files (SPEC §2).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+
+namespace gpumux {
+
+/// One MIG GPU-instance profile, e.g. H100 "3g.40gb".
+struct MigProfileSpec {
+  std::string name;            ///< "3g.40gb"
+  int sms = 0;                 ///< multiprocessors of one instance
+  std::int64_t memory = 0;     ///< bytes usable by CUDA in the instance
+  int memory_slices = 0;       ///< of the GPU's `memory_slices` (8 on A100/H100/H200)
+  int compute_slices = 0;      ///< of the GPU's `compute_slices` (7)
+  int max_count = 0;           ///< at most this many instances of this profile per GPU
+  std::vector<int> placements; ///< allowed start memory slices, e.g. {0, 4}
+};
+
+struct DeviceProfile {
+  std::string name;          ///< file stem, e.g. "h100-sxm-80gb"
+  std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
+  int sms = 0;                       ///< SMs enabled on the whole GPU (non-MIG)
+  std::int64_t memory = 0;           ///< bytes usable on the whole GPU
+  double hbm_bandwidth = 0;          ///< bytes/s, datasheet peak
+  double hbm_bandwidth_measured = 0; ///< bytes/s, measured achievable (0 = unknown)
+  std::int64_t l2_cache = 0;         ///< bytes
+  Nanos launch_overhead = 0;         ///< GPU-side gap added before each kernel launch
+  // time-slicing defaults
+  Nanos timeslice = 0;
+  Nanos context_switch = 0;
+  Nanos preemption_latency = 0;
+  Nanos cache_refill = 0;
+  // MPS defaults
+  int mps_max_clients = 48;
+  double mps_interference = 0.0;  ///< see models/strategies/mps.hpp for the formula
+  // MIG geometry; mig_profiles empty = the GPU does not support MIG
+  int memory_slices = 0;
+  int compute_slices = 0;
+  std::vector<MigProfileSpec> mig_profiles;
+  std::map<std::string, std::vector<std::string>> mig_layouts;  ///< named layouts (mig-parted)
+
+  std::string source_path;   ///< file it came from, or "embedded:NAME"
+  std::string content_hash;  ///< FNV-1a 64 of the file text, 16 hex digits
+
+  /// Lookup by name; nullptr when the GPU has no such MIG profile.
+  const MigProfileSpec* find_mig_profile(const std::string& profile_name) const;
+};
+
+/// Names of the profiles compiled into the binary, sorted.
+std::vector<std::string> embedded_profile_names();
+
+/// Loads a profile by name (embedded) or by path (anything containing '/' or ending in .yaml;
+/// relative paths resolve against `base_dir`). Results are cached per process.
+/// Throws InputError naming the file, line and key of a bad or unsourced value, or listing the
+/// known profile names when the name is unknown.
+const DeviceProfile& load_device_profile(const std::string& name_or_path,
+                                         const std::string& base_dir = "");
+
+/// Parses a profile document (for tests and tools). Throws InputError.
+DeviceProfile parse_device_profile(const std::string& yaml_text, const std::string& source_name);
+
+}  // namespace gpumux

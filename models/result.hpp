@@ -1,0 +1,98 @@
+#pragma once
+// RunResult: everything one simulation run produces, independent of how it is written out
+// (text table, JSON summary, HDF5 file, Python). Times in integer nanoseconds, sizes in bytes.
+// Metric definitions: see docs/metrics.md (the one catalogue).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpumux {
+
+struct LatencySummary {
+  std::int64_t count = 0;
+  double mean = 0;
+  std::int64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+};
+
+struct TenantResult {
+  std::string name;
+  std::string device;  ///< "gpu0" or "gpu0/1"
+  std::int64_t requests = 0;   ///< arrived after warmup (and before duration)
+  std::int64_t completed = 0;  ///< of those, finished successfully
+  std::int64_t failed = 0;     ///< of those, failed (OOM, fault, rejected)
+  LatencySummary latency;      ///< arrival -> finish, completed requests
+  LatencySummary queueing;     ///< arrival -> first kernel issued
+  double slowdown_mean = 0;    ///< latency / solo latency on a dedicated whole GPU
+  double throughput_per_s = 0; ///< completed / measured window
+  std::int64_t slo_violations = 0;
+  std::int64_t oom_events = 0;
+  double gpu_seconds = 0;      ///< device-time share attributed to the tenant (cost basis)
+  double cost = 0;             ///< gpu cost_per_hour x attributed hours (0 without prices)
+};
+
+struct DeviceResult {
+  std::string name;     ///< "gpu0" or "gpu0/1"
+  std::string profile;  ///< "h100-sxm-80gb" or MIG profile "1g.10gb"
+  std::string sharing;  ///< "exclusive" | "time-slicing" | "mps"
+  int sms = 0;
+  std::int64_t memory_bytes = 0;
+  double sm_busy = 0;          ///< time-average fraction of the device's SMs occupied
+  double useful_fraction = 0;  ///< sm_busy minus context-switch / preemption overhead
+  std::int64_t memory_peak_bytes = 0;
+  std::int64_t context_switches = 0;
+  std::int64_t switch_overhead_ns = 0;
+};
+
+enum class RequestStatus : std::uint8_t { completed = 0, failed = 1, unfinished = 2 };
+
+struct RequestRecord {
+  std::uint32_t tenant = 0;  ///< index into RunResult::tenants
+  std::uint64_t request_id = 0;
+  std::int64_t arrival_ns = 0, start_ns = 0, finish_ns = 0;  ///< start/finish -1 if never
+  RequestStatus status = RequestStatus::completed;
+};
+
+enum class EventKind : std::uint8_t { oom = 0, kill = 1, fault = 2, reject = 3, restart = 4 };
+
+struct EventRecord {
+  std::int64_t time_ns = 0;
+  EventKind kind = EventKind::oom;
+  std::int32_t tenant = -1;  ///< index into tenants, -1 if none
+  std::int32_t device = -1;  ///< index into devices, -1 if none
+  std::string detail;        ///< one line, human readable
+};
+
+struct TimeseriesSample {
+  std::int64_t time_ns = 0;
+  double sm_busy = 0;  ///< average over the sample period
+  std::int64_t memory_used_bytes = 0;
+};
+
+struct KernelRecord {
+  std::uint32_t tenant = 0;
+  std::uint64_t request_id = 0;
+  std::uint32_t kernel_index = 0;
+  std::int32_t device = 0;
+  std::int64_t start_ns = 0, finish_ns = 0;
+};
+
+struct RunResult {
+  std::string scenario_name;
+  std::uint64_t seed = 0;
+  std::string status = "complete";  ///< complete | interrupted
+  std::int64_t sim_time_ns = 0;
+  std::uint64_t events = 0;
+  double wall_s = 0;
+  std::string strategy;  ///< label when produced by `compare`, else ""
+  std::vector<TenantResult> tenants;
+  std::vector<DeviceResult> devices;
+  std::vector<RequestRecord> requests;
+  std::vector<EventRecord> events_log;
+  std::map<std::string, std::vector<TimeseriesSample>> timeseries;  ///< by device name
+  std::vector<KernelRecord> kernels;  ///< only when output.kernels
+  std::string scenario_yaml;          ///< the resolved scenario, all defaults filled
+  std::map<std::string, std::string> calibration;  ///< profile name -> content hash
+};
+
+}  // namespace gpumux

@@ -1,0 +1,148 @@
+#pragma once
+// The typed, validated scenario: what a YAML scenario file (SPEC.md §3) becomes before anything is
+// simulated. Units are already resolved: durations are integer nanoseconds, sizes bytes, rates
+// per second. No text parsing happens past this point.
+//
+// Lifecycle: load_scenario() (loader.hpp) parses and checks syntax, units and schema and fills
+// the defaults that need no device knowledge; resolve_scenario() (resolve.hpp) then checks the
+// scenario against the device profiles (models exist, MIG layouts fit, tenants reference real
+// devices, capacities) and fills the profile-derived defaults (timeslice, context switch, ...).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/input_error.hpp"
+
+namespace gpumux {
+
+using Nanos = std::int64_t;  ///< simulated time and durations, integer nanoseconds
+
+/// A duration that is fixed or drawn per use from a distribution.
+struct DurationDistribution {
+  enum class Kind { fixed, exponential, lognormal, uniform };
+  Kind kind = Kind::fixed;
+  Nanos value = 0;     ///< fixed: the value; exponential: the mean; lognormal: the median;
+                       ///< uniform: the lower bound
+  double sigma = 0.0;  ///< lognormal only: sigma of the underlying normal
+  Nanos upper = 0;     ///< uniform only: the upper bound
+  /// Expected value in ns (used for solo-latency and load estimates).
+  double mean() const;
+};
+
+/// One GPU kernel of a request (SPEC §3 "Kernel fields").
+struct KernelSpec {
+  std::string name;
+  DurationDistribution duration;  ///< solo time on the whole GPU of the tenant's model
+  double sm_fraction = 1.0;       ///< (0,1]: share of the GPU's SMs the grid can occupy
+  double memory_bound = 0.0;      ///< [0,1]: share of solo time bound by HBM bandwidth
+  int repeat = 1;                 ///< >= 1: the kernel is launched this many times in a row
+};
+
+enum class ArrivalProcess { poisson, constant, closed, trace };
+enum class TraceFormat { csv, azure_llm, mooncake };
+
+struct ArrivalSpec {
+  ArrivalProcess process = ArrivalProcess::poisson;
+  double rate_per_s = 0.0;  ///< poisson / constant: mean arrivals per second (> 0)
+  int concurrency = 1;      ///< closed: requests in flight (>= 1)
+  Nanos think = 0;          ///< closed: delay between a completion and the next request
+  std::string trace_file;   ///< trace: path, resolved relative to the scenario file
+  TraceFormat trace_format = TraceFormat::csv;
+  double time_scale = 1.0;  ///< trace: arrival times are multiplied by this (> 0)
+};
+
+struct WorkloadSpec {
+  ArrivalSpec arrivals;
+  std::vector<KernelSpec> kernels;  ///< run in order, one stream per request (non-empty)
+  Nanos host_gap = 0;               ///< CPU time between consecutive kernel launches of a request
+  /// Requests of this tenant that may be on the GPU at once. Open-loop default 1 (FIFO single
+  /// server); closed loop: = concurrency.
+  int max_in_flight = 1;
+  std::int64_t memory_per_request = 0;  ///< bytes allocated while a request runs (e.g. KV cache)
+};
+
+enum class SharingMode { exclusive, time_slicing, mps };
+enum class PreemptionMode { instruction, kernel_boundary };
+
+struct SharingSpec {
+  SharingMode mode = SharingMode::exclusive;
+  int replicas = 0;  ///< max clients per device; 0 = not set (exclusive: 1; others: unlimited
+                     ///< except the MPS client limit)
+  // time-slicing (unset = from the device profile)
+  std::optional<Nanos> timeslice;
+  std::optional<Nanos> context_switch;
+  std::optional<Nanos> preemption_latency;
+  std::optional<Nanos> cache_refill;  ///< extra time after a switch to a different context
+  PreemptionMode preemption = PreemptionMode::instruction;
+  // mps
+  std::optional<double> active_thread_percentage;  ///< (0,100] per client; default 100
+  std::optional<std::int64_t> pinned_memory_limit;  ///< bytes per client; unset = none
+  std::optional<int> max_clients;                   ///< MPS client limit; default from profile
+  std::optional<double> interference;  ///< MPS co-run slowdown factor; default from profile
+};
+
+struct GpuSpec {
+  std::string name;   ///< as written; after expansion of count>1: name-0 .. name-(count-1)
+  std::string model;  ///< device profile name (calibration/profiles/NAME.yaml) or a path
+  int count = 1;      ///< as written (the expanded list has one entry per device)
+  std::vector<std::string> mig;  ///< MIG profile names in instance order, empty = no MIG
+  std::string mig_layout_name;   ///< set when `mig:` named a layout (e.g. all-balanced)
+  SharingSpec sharing;
+  double cost_per_hour = 0.0;  ///< optional price of this GPU (currency/hour) for cost reports
+  SourceLocation where;        ///< location of this gpus[] entry
+};
+
+struct SloSpec {
+  std::optional<Nanos> p50, p90, p99, p999;
+  bool any() const { return p50 || p90 || p99 || p999; }
+};
+
+struct TenantSpec {
+  std::string name;    ///< after expansion of replicas>1: name-0 .. name-(n-1)
+  std::string device;  ///< "GPU" or "GPU/INSTANCE" (MIG instance index in `mig:` order)
+  int replicas = 1;    ///< as written
+  std::int64_t memory = 0;  ///< bytes allocated at start
+  int gpus = 1;             ///< GPUs the tenant asks for (time-slicing rejects > 1)
+  WorkloadSpec workload;
+  SloSpec slo;
+  SourceLocation where;
+};
+
+enum class FaultKind { fatal };
+
+struct FaultSpec {
+  std::string tenant;
+  Nanos at = 0;
+  FaultKind kind = FaultKind::fatal;
+  std::optional<Nanos> recovery;  ///< affected clients restart after this long; unset = never
+  SourceLocation where;
+};
+
+struct OutputSpec {
+  Nanos sample = 100'000'000;  ///< timeseries sampling period (default 100 ms)
+  bool kernels = false;        ///< write /kernels
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 0;
+  Nanos duration = 0;  ///< arrivals stop here; in-flight work then drains
+  Nanos warmup = 0;    ///< requests arriving earlier are excluded from statistics
+  std::vector<GpuSpec> gpus;        ///< expanded: one entry per physical GPU
+  std::vector<TenantSpec> tenants;  ///< expanded: one entry per tenant replica
+  std::vector<FaultSpec> faults;
+  OutputSpec output;
+
+  std::string source_file;  ///< path it was loaded from ("" for an in-memory document)
+  /// Where each key of the document was written, by dotted key path ("tenants.1.memory"),
+  /// so later checks can report file:line:column.
+  std::map<std::string, SourceLocation> locations;
+
+  /// The location of a key path, or of its nearest written ancestor, or just the file.
+  SourceLocation locate(const std::string& key_path) const;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,30 @@
+#pragma once
+// Unit parsing for scenario files (SPEC.md §2). Pure functions, no YAML.
+// Each parser throws std::invalid_argument with a short reason ("missing unit, e.g. 2ms") that
+// the loader wraps into an InputError with the location. Cost: O(length of text).
+#include <cstdint>
+#include <string>
+
+namespace gpumux::units {
+
+/// "250ns" "10us" "1024us" "2ms" "1.5s" "2m" "1h" (also "µs") -> integer nanoseconds (rounded
+/// to nearest). Negative values and bare numbers are rejected.
+std::int64_t parse_duration_ns(const std::string& text);
+
+/// "512MiB" "10GiB" "80GB" "4096B" "1.5TB" (KB/MB/GB/TB = powers of 1000; KiB/MiB/GiB/TiB =
+/// powers of 1024) -> bytes.
+std::int64_t parse_size_bytes(const std::string& text);
+
+/// "3.35TB/s" "900GB/s" "512GiB/s" -> bytes per second.
+double parse_bandwidth_bytes_per_s(const std::string& text);
+
+/// "50/s" "3000/min" "2/ms" "10/h" -> events per second. Must be > 0.
+double parse_rate_per_s(const std::string& text);
+
+/// Formats nanoseconds the way a scenario would write them ("1024us", "2ms", "1.5s").
+std::string format_duration(std::int64_t ns);
+
+/// Formats bytes ("10GiB", "512MiB", "80GB" when exact in decimal units, else "123B").
+std::string format_size(std::int64_t bytes);
+
+}  // namespace gpumux::units
