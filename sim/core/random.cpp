@@ -1,0 +1,50 @@
+#include "sim/core/random.hpp"
+
+#include <cmath>
+
+#include <boost/random/exponential_distribution.hpp>
+#include <boost/random/normal_distribution.hpp>
+#include <boost/random/uniform_01.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
+
+namespace gpumux {
+
+std::uint64_t fnv1a64(std::string_view bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+namespace {
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+RandomStream RandomStreams::stream(std::string_view name) const {
+  return RandomStream(splitmix64(master_seed_ ^ splitmix64(fnv1a64(name))));
+}
+
+double RandomStream::uniform01() { return boost::random::uniform_01<double>()(engine_); }
+
+double RandomStream::exponential(double mean) {
+  return boost::random::exponential_distribution<double>(1.0 / mean)(engine_);
+}
+
+double RandomStream::lognormal(double median, double sigma) {
+  // median * exp(sigma * Z), Z standard normal.
+  if (sigma <= 0) return median;
+  return std::exp(std::log(median) + sigma * boost::random::normal_distribution<double>()(engine_));
+}
+
+double RandomStream::uniform(double low, double high) {
+  return boost::random::uniform_real_distribution<double>(low, high)(engine_);
+}
+
+}  // namespace gpumux

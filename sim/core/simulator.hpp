@@ -1,0 +1,74 @@
+#pragma once
+// Simulator: the clock and the pending-event set. Not a global: models hold a reference.
+//
+//   Simulator sim;
+//   sim.schedule_in(5 * kMillisecond, handler, /*tag=*/3);   // handler.on_event(3) at t=5ms
+//   sim.run_until(10 * kSecond);
+//
+// Zero-delay work also goes through the queue (schedule_in(0, ...)), so the order of same-time
+// events is always (time, priority class, sequence of scheduling). Costs as EventQueue:
+// schedule O(log n), cancel O(1), each event O(log n).
+#include <cstdint>
+#include <functional>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/time.hpp"
+
+namespace gpumux {
+
+/// Priority classes used by gpumux models (lower runs first at equal time). Completions run
+/// before new arrivals at the same instant, so a device freed at t can serve an arrival at t.
+enum EventPriority : EventQueue::Priority {
+  kPriorityCompletion = 10,
+  kPriorityControl = 20,
+  kPriorityArrival = 30,
+  kPriorityDefault = 50,
+  kPrioritySampling = 200,
+};
+
+class Simulator {
+ public:
+  Nanos now() const { return now_; }
+
+  EventId schedule_at(Nanos time, EventHandler& handler, std::uint64_t tag,
+                      EventQueue::Priority priority = kPriorityDefault);
+  EventId schedule_in(Nanos delay, EventHandler& handler, std::uint64_t tag,
+                      EventQueue::Priority priority = kPriorityDefault) {
+    return schedule_at(now_ + delay, handler, tag, priority);
+  }
+  /// Convenience form with a closure (allocates when the closure is large).
+  EventId schedule_at(Nanos time, std::function<void()> action,
+                      EventQueue::Priority priority = kPriorityDefault);
+  EventId schedule_in(Nanos delay, std::function<void()> action,
+                      EventQueue::Priority priority = kPriorityDefault) {
+    return schedule_at(now_ + delay, std::move(action), priority);
+  }
+
+  /// O(1); false when the event already ran or was cancelled.
+  bool cancel(EventId id) { return queue_.cancel(id); }
+
+  /// Runs events until none is left or stop() is called.
+  void run() { run_until(kNever); }
+  /// Runs every event with time <= horizon, then sets now() to horizon (unless stopped or the
+  /// horizon is kNever and the queue ran dry, in which case now() is the last event's time).
+  void run_until(Nanos horizon);
+  /// Makes run()/run_until() return after the current event.
+  void stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
+
+  /// Calls `poll` every `every_events` events (e.g. to check for SIGINT or draw progress).
+  void set_poll(std::function<void()> poll, std::uint64_t every_events);
+
+  std::uint64_t events_processed() const { return events_; }
+  std::size_t pending() const { return queue_.size(); }
+
+ private:
+  EventQueue queue_;
+  Nanos now_ = 0;
+  std::uint64_t events_ = 0;
+  bool stopped_ = false;
+  std::function<void()> poll_;
+  std::uint64_t poll_every_ = 0;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,219 @@
+// Engine tests: event order, cancel, run_until/stop, random streams, statistics, max-min solver.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/core/max_min.hpp"
+#include "sim/core/random.hpp"
+#include "sim/core/simulator.hpp"
+#include "sim/core/statistics.hpp"
+
+namespace gpumux {
+namespace {
+
+struct Recorder : EventHandler {
+  std::vector<std::uint64_t> tags;
+  std::vector<Nanos> times;
+  Simulator* sim = nullptr;
+  void on_event(std::uint64_t tag) override {
+    tags.push_back(tag);
+    times.push_back(sim->now());
+  }
+};
+
+TEST(EventOrder, TimeThenPriorityThenSequence) {
+  Simulator sim;
+  Recorder rec;
+  rec.sim = &sim;
+  sim.schedule_at(20, rec, 1);
+  sim.schedule_at(10, rec, 2, kPriorityArrival);
+  sim.schedule_at(10, rec, 3, kPriorityCompletion);  // same time, lower class: first
+  sim.schedule_at(10, rec, 4, kPriorityArrival);     // same time and class: after 2
+  sim.schedule_at(5, rec, 5);
+  sim.run();
+  EXPECT_EQ(rec.tags, (std::vector<std::uint64_t>{5, 3, 2, 4, 1}));
+  EXPECT_EQ(rec.times, (std::vector<Nanos>{5, 10, 10, 10, 20}));
+  EXPECT_EQ(sim.events_processed(), 5u);
+}
+
+TEST(EventOrder, ZeroDelayEventsRunAfterCurrentInSchedulingOrder) {
+  Simulator sim;
+  std::vector<int> order;
+  sim.schedule_at(7, [&] {
+    order.push_back(1);
+    sim.schedule_in(0, [&] { order.push_back(3); });
+    order.push_back(2);
+  });
+  sim.schedule_at(7, [&] { order.push_back(4); });
+  sim.run();
+  // The zero-delay event was scheduled after the second t=7 event, so it runs last.
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 4, 3}));
+  EXPECT_EQ(sim.now(), 7);
+}
+
+TEST(EventOrder, LargeRandomScheduleComesOutSorted) {
+  Simulator sim;
+  RandomStream rng(42);
+  std::vector<Nanos> seen;
+  for (int i = 0; i < 100000; ++i) {
+    const Nanos t = static_cast<Nanos>(rng.next_u64() % 1000000);
+    sim.schedule_at(t, [&seen, &sim] { seen.push_back(sim.now()); });
+  }
+  sim.run();
+  ASSERT_EQ(seen.size(), 100000u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}
+
+TEST(Cancel, CancelledEventDoesNotRunAndStaleIdIsIgnored) {
+  Simulator sim;
+  Recorder rec;
+  rec.sim = &sim;
+  const EventId a = sim.schedule_at(10, rec, 1);
+  sim.schedule_at(20, rec, 2);
+  EXPECT_TRUE(sim.cancel(a));
+  EXPECT_FALSE(sim.cancel(a));  // already cancelled
+  EXPECT_EQ(sim.pending(), 1u);
+  // The slot of `a` gets reused; the stale id must not cancel the new event.
+  const EventId b = sim.schedule_at(15, rec, 3);
+  EXPECT_FALSE(sim.cancel(a));
+  sim.run();
+  EXPECT_EQ(rec.tags, (std::vector<std::uint64_t>{3, 2}));
+  EXPECT_FALSE(sim.cancel(b));  // already ran
+}
+
+TEST(RunControl, RunUntilStopsAtHorizonAndResumes) {
+  Simulator sim;
+  Recorder rec;
+  rec.sim = &sim;
+  for (Nanos t : {5, 10, 15, 20}) sim.schedule_at(t, rec, static_cast<std::uint64_t>(t));
+  sim.run_until(12);
+  EXPECT_EQ(rec.tags.size(), 2u);
+  EXPECT_EQ(sim.now(), 12);
+  sim.run_until(15);  // inclusive horizon
+  EXPECT_EQ(rec.tags.size(), 3u);
+  sim.run();
+  EXPECT_EQ(rec.tags.size(), 4u);
+  EXPECT_EQ(sim.now(), 20);
+}
+
+TEST(RunControl, StopReturnsAfterCurrentEvent) {
+  Simulator sim;
+  int ran = 0;
+  sim.schedule_at(1, [&] { ++ran; });
+  sim.schedule_at(2, [&] { ++ran; sim.stop(); });
+  sim.schedule_at(3, [&] { ++ran; });
+  sim.run();
+  EXPECT_EQ(ran, 2);
+  EXPECT_TRUE(sim.stopped());
+  EXPECT_EQ(sim.pending(), 1u);
+}
+
+TEST(RunControl, SchedulingInThePastIsALogicError) {
+  Simulator sim;
+  sim.schedule_at(10, [] {});
+  sim.run();
+  EXPECT_THROW(sim.schedule_at(5, [] {}), std::logic_error);
+}
+
+TEST(RandomStreams, SameNameSameSeedSameNumbersIndependentOfCreationOrder) {
+  RandomStreams a(7), b(7), c(8);
+  RandomStream other = b.stream("tenant/other/arrivals");
+  (void)other.next_u64();
+  RandomStream s1 = a.stream("tenant/chat/arrivals");
+  RandomStream s2 = b.stream("tenant/chat/arrivals");
+  RandomStream s3 = c.stream("tenant/chat/arrivals");
+  RandomStream s4 = a.stream("tenant/chat/kernels");
+  bool differs_by_seed = false, differs_by_name = false;
+  for (int i = 0; i < 100; ++i) {
+    const std::uint64_t x = s1.next_u64();
+    EXPECT_EQ(x, s2.next_u64());
+    differs_by_seed |= x != s3.next_u64();
+    differs_by_name |= x != s4.next_u64();
+  }
+  EXPECT_TRUE(differs_by_seed);
+  EXPECT_TRUE(differs_by_name);
+}
+
+TEST(RandomStreams, ExponentialMeanAndLognormalMedian) {
+  RandomStream rng = RandomStreams(3).stream("test");
+  double sum = 0;
+  std::vector<double> logn;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) sum += rng.exponential(2.0);
+  for (int i = 0; i < n; ++i) logn.push_back(rng.lognormal(5.0, 0.4));
+  EXPECT_NEAR(sum / n, 2.0, 0.02);
+  std::nth_element(logn.begin(), logn.begin() + n / 2, logn.end());
+  EXPECT_NEAR(logn[n / 2], 5.0, 0.05);
+}
+
+TEST(Statistics, NearestRankQuantiles) {
+  ExactQuantiles q;
+  for (int v : {4, 1, 3, 2}) q.add(v);
+  EXPECT_EQ(q.quantile(0.5), 2);
+  EXPECT_EQ(q.quantile(0.75), 3);
+  EXPECT_EQ(q.quantile(0.99), 4);
+  EXPECT_EQ(q.max(), 4);
+  EXPECT_DOUBLE_EQ(q.mean(), 2.5);
+  ExactQuantiles many;
+  for (int v = 1; v <= 1000; ++v) many.add(v);
+  EXPECT_EQ(many.quantile(0.99), 990);
+  EXPECT_EQ(many.quantile(0.999), 999);
+}
+
+TEST(Statistics, TimeWeightedIntegral) {
+  TimeWeightedValue v;
+  v.set(0, 1.0);
+  v.set(10, 0.5);
+  v.set(30, 0.0);
+  EXPECT_DOUBLE_EQ(v.integral(40), 10 * 1.0 + 20 * 0.5);
+  EXPECT_DOUBLE_EQ(v.peak(), 1.0);
+}
+
+TEST(MaxMin, TwoEqualVariablesShareOneConstraintEqually) {
+  // Closed form: r = C / (2a) each.
+  MaxMinProblem p;
+  const int bw = p.add_constraint(1.0);
+  const int a = p.add_variable(1, 1.0), b = p.add_variable(1, 1.0);
+  p.add_consumption(a, bw, 1.0);
+  p.add_consumption(b, bw, 1.0);
+  p.solve();
+  EXPECT_DOUBLE_EQ(p.rate(a), 0.5);
+  EXPECT_DOUBLE_EQ(p.rate(b), 0.5);
+}
+
+TEST(MaxMin, BoundedVariableLeavesTheRestToOthers) {
+  MaxMinProblem p;
+  const int c = p.add_constraint(1.0);
+  const int a = p.add_variable(1, 0.2), b = p.add_variable(1, 1.0);
+  p.add_consumption(a, c, 1.0);
+  p.add_consumption(b, c, 1.0);
+  p.solve();
+  EXPECT_DOUBLE_EQ(p.rate(a), 0.2);
+  EXPECT_NEAR(p.rate(b), 0.8, 1e-12);
+}
+
+TEST(MaxMin, WeightsAndTwoConstraints) {
+  // SMs: a uses 0.5, b uses 0.5 per unit -> both fit at rate 1 (half the SMs each).
+  MaxMinProblem p;
+  const int sm = p.add_constraint(1.0), bw = p.add_constraint(1.0);
+  const int a = p.add_variable(1, 1.0), b = p.add_variable(1, 1.0), c = p.add_variable(2, 1.0);
+  p.add_consumption(a, sm, 0.5);
+  p.add_consumption(b, sm, 0.5);
+  p.solve();
+  EXPECT_DOUBLE_EQ(p.rate(a), 1.0);
+  EXPECT_DOUBLE_EQ(p.rate(b), 1.0);
+  EXPECT_DOUBLE_EQ(p.rate(c), 1.0);  // uses nothing: only its bound limits it
+  // Weighted: on bw, x weight 1 and y weight 3 share 1.0 as 0.25 / 0.75.
+  MaxMinProblem q;
+  const int k = q.add_constraint(1.0);
+  const int x = q.add_variable(1, 1.0), y = q.add_variable(3, 1.0);
+  q.add_consumption(x, k, 1.0);
+  q.add_consumption(y, k, 1.0);
+  q.solve();
+  EXPECT_NEAR(q.rate(x), 0.25, 1e-12);
+  EXPECT_NEAR(q.rate(y), 0.75, 1e-12);
+  (void)bw;
+}
+
+}  // namespace
+}  // namespace gpumux
