@@ -8,7 +8,9 @@ std::string SourceLocation::describe() const {
     text += ":" + std::to_string(line);
     if (column > 0) text += ":" + std::to_string(column);
   }
-  if (!key_path.empty()) text += (text.empty() ? "" : ": ") + key_path;
+  // A command-line flag as the source reads "--set key.path", as the user typed it.
+  const bool flag = line == 0 && text.rfind("--", 0) == 0;
+  if (!key_path.empty()) text += (text.empty() ? "" : flag ? " " : ": ") + key_path;
   return text;
 }
 

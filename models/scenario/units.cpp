@@ -1,5 +1,6 @@
 #include "models/scenario/units.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -26,9 +27,17 @@ Quantity split_quantity(const std::string& text, const char* example) {
   const std::string_view trimmed = trim(text);
   const std::string owned(trimmed);
   const char* begin = owned.c_str();
+  // strtod also reads "inf", "nan" and hexadecimal ("0x10"); a scenario number is decimal.
+  const std::size_t digits = owned.find_first_not_of("+-");
+  const bool decimal =
+      digits != std::string::npos &&
+      (std::isdigit(static_cast<unsigned char>(owned[digits])) || owned[digits] == '.') &&
+      owned.find_first_of("xX") == std::string::npos;
   char* end = nullptr;
-  const double number = std::strtod(begin, &end);
-  if (end == begin) throw std::invalid_argument("expected a number with a unit, e.g. " + std::string(example));
+  const double number = decimal ? std::strtod(begin, &end) : 0.0;
+  if (!decimal || end == begin) {
+    throw std::invalid_argument("expected a number with a unit, e.g. " + std::string(example));
+  }
   if (!std::isfinite(number)) throw std::invalid_argument("number out of range");
   if (number < 0) throw std::invalid_argument("must not be negative");
   const std::string unit(trim(std::string_view(end)));
@@ -53,8 +62,8 @@ double factor_for(const std::string& unit, const Table& table, const char* kind)
 }
 
 constexpr std::pair<const char*, double> kDurationUnits[] = {
-    {"ns", 1.0}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"min", 60e9},
-    {"h", 3600e9}};
+    {"ns", 1.0}, {"us", 1e3}, {"µs", 1e3}, {"μs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9},
+    {"min", 60e9}, {"h", 3600e9}};
 
 constexpr std::pair<const char*, double> kSizeUnits[] = {
     {"B", 1.0},
@@ -67,8 +76,10 @@ constexpr std::pair<const char*, double> kSizeUnits[] = {
     {"GiB", 1024.0 * 1024 * 1024},
     {"TiB", 1024.0 * 1024 * 1024 * 1024}};
 
+// Events per unit -> per second. Negative entries are divisors, so that 23/min is the double
+// nearest 23/60 (23 * (1.0/60) is one ulp off).
 constexpr std::pair<const char*, double> kRateUnits[] = {
-    {"/ns", 1e9}, {"/us", 1e6}, {"/ms", 1e3}, {"/s", 1.0}, {"/min", 1.0 / 60}, {"/h", 1.0 / 3600}};
+    {"/ns", 1e9}, {"/us", 1e6}, {"/ms", 1e3}, {"/s", 1.0}, {"/min", -60.0}, {"/h", -3600.0}};
 
 std::int64_t to_int64(double value) {
   const double rounded = std::round(value);
@@ -101,7 +112,8 @@ double parse_bandwidth_bytes_per_s(const std::string& text) {
 
 double parse_rate_per_s(const std::string& text) {
   const Quantity q = split_quantity(text, "50/s");
-  const double rate = q.number * factor_for(q.unit, kRateUnits, "rate");
+  const double factor = factor_for(q.unit, kRateUnits, "rate");
+  const double rate = factor < 0 ? q.number / -factor : q.number * factor;
   if (!(rate > 0)) throw std::invalid_argument("rate must be greater than zero");
   return rate;
 }

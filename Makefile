@@ -1,0 +1,34 @@
+# The two commands of the README:
+#   make run    install what is missing, configure, build, run scenarios/quickstart.yaml
+#   make test   install what is missing, configure, build, run every test (ctest + pytest)
+# Other targets: make build, make bench, make clean.
+BUILD ?= build
+JOBS ?= 2
+PYTHON := /usr/bin/python3
+SCENARIO ?= scenarios/quickstart.yaml
+
+.PHONY: deps configure build run test bench clean
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PYTHON)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	$(BUILD)/gpumux run $(SCENARIO) -o quickstart.h5
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+bench: build
+	$(BUILD)/bench/bench_engine --benchmark_min_time=0.5
+	$(PYTHON) bench/compare_simpy.py --gpumux $(BUILD)/gpumux
+
+clean:
+	rm -rf $(BUILD)

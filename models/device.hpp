@@ -1,0 +1,167 @@
+#pragma once
+// Device: one schedulable GPU — a whole GPU, or one MIG instance (an instance is a device with
+// its own SMs, memory and bandwidth share, isolated from its neighbours). A sharing strategy
+// (exclusive, time-slicing, MPS) is a subclass that decides which submitted kernels hold the
+// device and what each may consume; the fluid arithmetic, memory accounting and statistics are
+// shared here.
+//
+// Fluid execution: the kernels that hold the device form a max-min problem (sim/core/max_min.hpp)
+// with one SM constraint (capacity = the device's SMs), one bandwidth constraint (capacity = the
+// device's fraction of the GPU's HBM bandwidth) and any per-client constraints the strategy adds.
+// Rates are recomputed only when the set of running kernels changes; one wake-up is scheduled for
+// the earliest completion. Cost per change: O(k * steps) for k running kernels.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/kernel_run.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/core/max_min.hpp"
+#include "sim/core/simulator.hpp"
+#include "sim/core/statistics.hpp"
+
+namespace gpumux {
+
+struct DeviceProfile;
+
+/// Static description of a device, fixed at build time.
+struct DeviceGeometry {
+  std::string name;         ///< "gpu0" or "gpu0/1"
+  std::string profile;      ///< "h100-sxm-80gb" or "1g.10gb"
+  int gpu_sms = 0;          ///< SMs of the whole GPU (S_gpu in kernel_run.hpp)
+  int sms = 0;              ///< SMs of this device (S_cap)
+  double bandwidth = 1.0;   ///< fraction of the whole GPU's HBM bandwidth (B_cap)
+  std::int64_t memory = 0;  ///< bytes
+  double reserved_fraction = 1.0;  ///< share of the physical GPU this device reserves (cost)
+};
+
+/// Receives memory and failure notices from a device (implemented by the runner).
+class DeviceObserver {
+ public:
+  /// A client could not be attached (e.g. MPS client limit). `reason` is one line.
+  virtual void on_client_rejected(int tenant, const std::string& reason) = 0;
+
+ protected:
+  ~DeviceObserver() = default;
+};
+
+class Device : public EventHandler {
+ public:
+  Device(Simulator& sim, DeviceGeometry geometry, SharingSpec sharing);
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceGeometry& geometry() const { return geometry_; }
+  const SharingSpec& sharing() const { return sharing_; }
+  int index() const { return index_; }
+  void set_index(int index) { index_ = index; }
+
+  /// Registers a tenant as a client (before the run). Returns false when the strategy refuses
+  /// it (reported through the observer by the caller).
+  virtual bool attach_client(int tenant, std::string& reason);
+  bool has_client(int tenant) const;
+  const std::vector<int>& clients() const { return clients_; }
+
+  /// A kernel is ready to run (stream order satisfied). The device owns when it runs.
+  virtual void submit(KernelRun& kernel) = 0;
+  /// Drops every kernel of `tenant` (running, queued or preempted) without notifying owners.
+  virtual void remove_client_kernels(int tenant) = 0;
+
+  // --- memory (bytes); no isolation between clients of one device -------------------------
+  /// Tries to allocate; false (nothing allocated) when the device or the client's own limit
+  /// would be exceeded. `why` then says which.
+  bool allocate(int tenant, std::int64_t bytes, std::string& why);
+  void release(int tenant, std::int64_t bytes);
+  std::int64_t memory_used() const { return memory_used_; }
+  std::int64_t memory_peak() const { return memory_peak_; }
+  std::int64_t client_memory(int tenant) const;
+
+  // --- statistics ---------------------------------------------------------------------------
+  /// Integral over [0, now] of the occupied SM fraction (incl. switch overhead), in ns.
+  double busy_integral(Nanos now) const { return busy_.integral(now); }
+  /// Same, excluding context-switch and preemption overhead.
+  double useful_integral(Nanos now) const { return useful_.integral(now); }
+  double memory_integral(Nanos now) const { return memory_tw_.integral(now); }
+  std::int64_t context_switches() const { return context_switches_; }
+  Nanos switch_overhead() const { return switch_overhead_; }
+  /// SM-ns attributed to a client so far (occupancy integral), for cost attribution.
+  double client_sm_integral(int tenant, Nanos now) const;
+
+  /// Solo-speed bound of a kernel alone on this device with `sm_cap` SMs available to it.
+  double rate_bound(const KernelRun& kernel, double sm_cap) const;
+
+  void on_event(std::uint64_t tag) override;
+
+ protected:
+  enum EventTag : std::uint64_t { kTagCompletion = 0, kFirstStrategyTag = 16 };
+
+  /// Strategy hook: called at the start of recompute(), before variables are built.
+  virtual void prepare_recompute() {}
+  /// Strategy hook: add the per-client constraints for the running set. Called inside
+  /// recompute() after the device-wide SM and bandwidth constraints (indices 0 and 1) exist
+  /// and the variables are added (variable i = running()[i]).
+  virtual void add_constraints(MaxMinProblem& problem);
+  /// Strategy hook: SMs a kernel may use alone (default: all of the device's).
+  virtual double sm_cap_for(const KernelRun& kernel) const;
+  /// Strategy hook: extra factor on a kernel's bandwidth use (MPS interference; default 1).
+  virtual double bandwidth_inflation(const KernelRun& kernel) const;
+  /// Strategy hook: called after finished kernels were removed and their owners told.
+  virtual void after_completions() {}
+  /// Strategy hook for tags >= kFirstStrategyTag.
+  virtual void on_strategy_event(std::uint64_t tag);
+
+  // Fluid pool operations for strategies.
+  void start_running(KernelRun& kernel);  ///< joins the running set (call recompute() after)
+  /// Leaves the running set keeping its remaining work (preemption). Call recompute() after.
+  void stop_running(KernelRun& kernel);
+  void remove_running_of(int tenant);
+  /// Brings remaining work up to now, re-solves rates, reschedules the completion wake-up.
+  void recompute();
+  /// recompute(), unless completions are being delivered (then it runs once at the end).
+  void recompute_soon() {
+    if (!batching_) recompute();
+  }
+  /// Advances remaining work of running kernels to now (no re-solve).
+  void advance();
+  const std::vector<KernelRun*>& running() const { return running_; }
+  /// Overhead periods (switching, preemption): the device counts as busy but not useful.
+  void set_overhead(bool in_overhead);
+  void count_switch(Nanos overhead) {
+    ++context_switches_;
+    switch_overhead_ += overhead;
+  }
+  bool batching() const { return batching_; }
+
+  Simulator& sim_;
+
+ private:
+  void update_busy();
+  void complete_finished();
+
+  DeviceGeometry geometry_;
+  SharingSpec sharing_;
+  int index_ = -1;
+  std::vector<int> clients_;
+  std::vector<std::int64_t> client_memory_;  // parallel to clients_
+  std::vector<KernelRun*> running_;
+  MaxMinProblem problem_;
+  EventId completion_event_;
+  Nanos last_advance_ = 0;
+  bool batching_ = false;
+  bool in_overhead_ = false;
+
+  std::int64_t memory_used_ = 0;
+  std::int64_t memory_peak_ = 0;
+  TimeWeightedValue busy_, useful_, memory_tw_;
+  std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_
+  std::int64_t context_switches_ = 0;
+  Nanos switch_overhead_ = 0;
+};
+
+/// Builds the device for a sharing mode (the strategy registry).
+std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
+                                    const SharingSpec& sharing);
+
+}  // namespace gpumux

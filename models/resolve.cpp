@@ -1,0 +1,168 @@
+#include "models/resolve.hpp"
+
+#include <filesystem>
+#include <map>
+
+#include "models/profiles/device_profile.hpp"
+#include "models/profiles/mig_layout.hpp"
+
+namespace gpumux {
+namespace {
+
+std::string base_dir_of(const Scenario& scenario) {
+  if (scenario.source_file.empty()) return "";
+  return std::filesystem::path(scenario.source_file).parent_path().string();
+}
+
+void fill_sharing_defaults(SharingSpec& sharing, const DeviceProfile& profile) {
+  if (!sharing.timeslice) sharing.timeslice = profile.timeslice;
+  if (!sharing.context_switch) sharing.context_switch = profile.context_switch;
+  if (!sharing.preemption_latency) sharing.preemption_latency = profile.preemption_latency;
+  if (!sharing.cache_refill) sharing.cache_refill = profile.cache_refill;
+  if (sharing.mode == SharingMode::mps) {
+    if (!sharing.max_clients) sharing.max_clients = profile.mps_max_clients;
+    if (!sharing.interference) sharing.interference = profile.mps_interference;
+    if (!sharing.active_thread_percentage) sharing.active_thread_percentage = 100.0;
+  }
+}
+
+}  // namespace
+
+const char* sharing_mode_name(SharingMode mode) {
+  switch (mode) {
+    case SharingMode::exclusive:
+      return "exclusive";
+    case SharingMode::time_slicing:
+      return "time-slicing";
+    case SharingMode::mps:
+      return "mps";
+  }
+  return "?";
+}
+
+ResolvedScenario resolve_scenario(Scenario scenario) {
+  ResolvedScenario out;
+  const std::string base_dir = base_dir_of(scenario);
+  std::map<std::string, int> device_by_name;
+  std::map<std::string, int> mig_gpu_by_name;  // GPUs that have MIG instances
+
+  for (std::size_t g = 0; g < scenario.gpus.size(); ++g) {
+    GpuSpec& gpu = scenario.gpus[g];
+    const std::string key = gpu.where.key_path;
+    const DeviceProfile* profile = nullptr;
+    try {
+      profile = &load_device_profile(gpu.model, base_dir);
+    } catch (const InputError& e) {
+      throw InputError(scenario.locate(key + ".model"), e.what());
+    }
+    out.gpu_profiles.push_back(profile);
+    fill_sharing_defaults(gpu.sharing, *profile);
+    const double gpu_bandwidth = 1.0;
+
+    std::vector<std::string> layout = gpu.mig;
+    if (!gpu.mig_layout_name.empty()) {
+      try {
+        layout = expand_mig_layout(*profile, {gpu.mig_layout_name});
+      } catch (const InputError& e) {
+        throw InputError(scenario.locate(key + ".mig"), e.what());
+      }
+    }
+    if (layout.empty()) {
+      ResolvedDevice device;
+      device.geometry = DeviceGeometry{gpu.name, profile->name, profile->sms, profile->sms,
+                                       gpu_bandwidth, profile->memory, 1.0};
+      device.sharing = gpu.sharing;
+      device.gpu = static_cast<int>(g);
+      device.cost_per_hour = gpu.cost_per_hour;
+      device_by_name[gpu.name] = static_cast<int>(out.devices.size());
+      out.devices.push_back(device);
+      continue;
+    }
+    if (profile->mig_profiles.empty()) {
+      throw InputError(scenario.locate(key + ".mig"), profile->name + " does not support MIG");
+    }
+    const MigFitResult fit = fit_mig_layout(*profile, layout);
+    if (!fit.fits) {
+      throw InputError(scenario.locate(key + ".mig"),
+                       "MIG layout does not fit " + profile->name + ": " + fit.reason);
+    }
+    gpu.mig = layout;
+    mig_gpu_by_name[gpu.name] = static_cast<int>(g);
+    for (const MigInstancePlacement& placement : fit.placements) {
+      const MigProfileSpec& mig = *placement.profile;
+      ResolvedDevice device;
+      const double slice_fraction =
+          static_cast<double>(mig.memory_slices) / std::max(1, profile->memory_slices);
+      device.geometry = DeviceGeometry{gpu.name + "/" + std::to_string(placement.index),
+                                       mig.name,
+                                       profile->sms,
+                                       mig.sms,
+                                       slice_fraction * gpu_bandwidth,
+                                       mig.memory,
+                                       slice_fraction};
+      device.sharing = gpu.sharing;
+      device.gpu = static_cast<int>(g);
+      device.mig_instance = placement.index;
+      device.cost_per_hour = gpu.cost_per_hour * slice_fraction;
+      device_by_name[device.geometry.name] = static_cast<int>(out.devices.size());
+      out.devices.push_back(device);
+    }
+  }
+
+  for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
+    const TenantSpec& tenant = scenario.tenants[t];
+    const SourceLocation where = scenario.locate(tenant.where.key_path + ".device");
+    const auto found = device_by_name.find(tenant.device);
+    if (found == device_by_name.end()) {
+      if (mig_gpu_by_name.count(tenant.device)) {
+        throw InputError(where, "'" + tenant.device +
+                                    "' is partitioned with MIG: name an instance, e.g. '" +
+                                    tenant.device + "/0'");
+      }
+      std::string known;
+      for (const auto& [name, index] : device_by_name) known += (known.empty() ? "" : ", ") + name;
+      throw InputError(where, "no device '" + tenant.device + "' (devices: " + known + ")");
+    }
+    ResolvedDevice& device = out.devices[static_cast<std::size_t>(found->second)];
+    if (tenant.gpus > 1 && device.sharing.mode == SharingMode::time_slicing) {
+      throw InputError(scenario.locate(tenant.where.key_path + ".gpus"),
+                       "tenant '" + tenant.name + "' asks for " + std::to_string(tenant.gpus) +
+                           " GPUs, but time-shared GPUs only serve requests for one GPU (the "
+                           "device plugin rejects multi-GPU requests under time-slicing)");
+    }
+    device.tenants.push_back(static_cast<int>(t));
+    out.tenant_device.push_back(found->second);
+  }
+
+  for (const ResolvedDevice& device : out.devices) {
+    const int count = static_cast<int>(device.tenants.size());
+    const GpuSpec& gpu = scenario.gpus[static_cast<std::size_t>(device.gpu)];
+    const SourceLocation where = scenario.locate(gpu.where.key_path + ".sharing");
+    if (device.sharing.mode == SharingMode::exclusive && count > 1) {
+      throw InputError(where, device.geometry.name + " is exclusive but has " +
+                                  std::to_string(count) +
+                                  " tenants; use sharing.mode time-slicing or mps, or MIG");
+    }
+    if (device.sharing.replicas > 0 && count > device.sharing.replicas) {
+      throw InputError(scenario.locate(gpu.where.key_path + ".sharing.replicas"),
+                       device.geometry.name + " allows " +
+                           std::to_string(device.sharing.replicas) + " clients (replicas) but " +
+                           std::to_string(count) + " tenants are placed on it");
+    }
+  }
+
+  std::map<std::string, int> tenant_by_name;
+  for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
+    tenant_by_name[scenario.tenants[t].name] = static_cast<int>(t);
+  }
+  for (const FaultSpec& fault : scenario.faults) {
+    if (!tenant_by_name.count(fault.tenant)) {
+      throw InputError(scenario.locate(fault.where.key_path + ".tenant"),
+                       "no tenant '" + fault.tenant + "'");
+    }
+  }
+  out.scenario = std::move(scenario);
+  return out;
+}
+
+}  // namespace gpumux

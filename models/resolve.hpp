@@ -1,0 +1,44 @@
+#pragma once
+// Resolution: a loaded Scenario checked against the device profiles and turned into the list of
+// devices the simulator builds (whole GPUs and MIG instances), with profile defaults filled.
+//
+// Checks (each an InputError naming file, line, column and key path): the GPU model exists; the
+// MIG layout fits the GPU's placement rules (mig_layout.hpp); every tenant names an existing
+// device ("gpu0", or "gpu0/INDEX" on a MIG GPU — a MIG GPU must be addressed by instance); an
+// exclusive device has at most one tenant; a device has at most `replicas` tenants when set;
+// time-slicing rejects tenants asking for more than one GPU; faults name existing tenants.
+// Fills in the scenario: SharingSpec timeslice / context_switch / preemption_latency /
+// cache_refill / max_clients / interference / active_thread_percentage from the profile.
+#include <string>
+#include <vector>
+
+#include "models/device.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace gpumux {
+
+struct DeviceProfile;
+
+struct ResolvedDevice {
+  DeviceGeometry geometry;
+  SharingSpec sharing;  ///< all defaults filled
+  int gpu = 0;          ///< index into Scenario::gpus
+  int mig_instance = -1;
+  std::vector<int> tenants;  ///< indices into Scenario::tenants
+  double cost_per_hour = 0;  ///< price of the device's share of its GPU
+};
+
+struct ResolvedScenario {
+  Scenario scenario;  ///< with sharing defaults filled
+  std::vector<ResolvedDevice> devices;
+  std::vector<int> tenant_device;              ///< device index per tenant
+  std::vector<const DeviceProfile*> gpu_profiles;  ///< per Scenario::gpus entry
+};
+
+/// "exclusive" | "time-slicing" | "mps" (the scenario-file spelling).
+const char* sharing_mode_name(SharingMode mode);
+
+/// Throws InputError on the first problem found.
+ResolvedScenario resolve_scenario(Scenario scenario);
+
+}  // namespace gpumux

@@ -1,0 +1,632 @@
+#include "models/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <memory>
+
+#include "models/profiles/device_profile.hpp"
+#include "models/scenario/emit.hpp"
+#include "models/scenario/trace_reader.hpp"
+#include "models/scenario/units.hpp"
+#include "sim/core/random.hpp"
+
+namespace gpumux {
+namespace {
+
+class Run;
+
+/// One request: a stream of kernels.
+struct Request {
+  std::uint64_t id = 0;
+  Nanos arrival = 0;
+  Nanos start = -1;
+  Nanos finish = -1;
+  RequestStatus status = RequestStatus::unfinished;
+  bool measured = false;
+  bool dead = false;
+  double solo_latency = 0;
+  std::vector<double> durations;             // per launched kernel, ns
+  std::vector<const KernelSpec*> specs;      // per launched kernel
+  std::size_t next_kernel = 0;
+  std::int64_t memory = 0;                   // bytes held for the request
+  KernelRun kernel;                          // the kernel now on the device
+  EventId ready_event;
+};
+
+class Tenant : public KernelOwner, public EventHandler {
+ public:
+  Tenant(Run& run, int index, const TenantSpec& spec, Device& device, Nanos launch_overhead);
+
+  void start();
+  void kill(EventKind kind, const std::string& detail);
+  void schedule_restart(Nanos delay);
+  void on_kernel_finished(KernelRun& kernel, Nanos now) override;
+  void on_event(std::uint64_t tag) override;
+  bool busy() const { return in_flight_ > 0 || !queue_.empty(); }
+  bool dead() const { return dead_; }
+  void mark_rejected() { dead_ = true; rejected_ = true; }
+  Device& device() { return device_; }
+  /// Records requests still queued or running (an interrupted run) as unfinished.
+  void record_unfinished();
+  const TenantSpec& spec() const { return spec_; }
+  int index() const { return index_; }
+
+  // statistics
+  ExactQuantiles latency, queueing;
+  double slowdown_sum = 0;
+  std::int64_t requests = 0, completed = 0, failed = 0, oom_events = 0, slo_violations = 0;
+
+ private:
+  enum Tag : std::uint64_t { kTagArrival = 0, kTagClosedArrival = 1, kTagStart = 2,
+                             kTagRestart = 3, kTagRequestReady = 4 };
+  void arrive();
+  void schedule_next_open_arrival();
+  void dispatch();
+  bool begin_request(Request& request);
+  void issue_next_kernel(Request& request);
+  void submit_kernel(Request& request);
+  void finish_request(Request& request, RequestStatus status);
+  Nanos ready_time(const Request& request, Nanos previous_finish) const;
+  bool allocate(std::int64_t bytes, const char* what);
+
+  Run& run_;
+  int index_;
+  const TenantSpec& spec_;
+  Device& device_;
+  Nanos launch_overhead_;
+  RandomStream arrivals_rng_, kernels_rng_;
+  std::vector<Nanos> trace_;
+  std::size_t trace_next_ = 0;
+  std::uint64_t next_id_ = 0;
+  std::deque<std::unique_ptr<Request>> queue_;
+  std::vector<std::unique_ptr<Request>> in_flight_list_;
+  std::vector<std::unique_ptr<Request>> graveyard_;  // freed outside device callbacks
+  int in_flight_ = 0;
+  bool dead_ = false;
+  bool rejected_ = false;
+  Nanos next_open_arrival_ = 0;
+  Nanos smallest_slo_ = kNever;
+};
+
+class Run : public EventHandler {
+ public:
+  Run(const ResolvedScenario& resolved, const RunOptions& options);
+  RunResult execute();
+
+  Simulator sim;
+  const ResolvedScenario& resolved;
+  const Scenario& scenario;
+  RandomStreams streams;
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<Tenant>> tenants;
+  RunResult result;
+  bool record_kernels = false;
+
+  void record_event(EventKind kind, int tenant, int device, const std::string& detail) {
+    result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});
+  }
+  void record_request(int tenant, const Request& r) {
+    result.requests.push_back(RequestRecord{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
+                                            r.start, r.finish, r.status});
+  }
+  void on_event(std::uint64_t tag) override;
+
+ private:
+  enum Tag : std::uint64_t { kTagSample = 0, kTagWarmup = 1, kTagFaultBase = 16 };
+  void sample();
+  bool any_busy() const;
+  void fill_results(Nanos end);
+
+  const RunOptions& options_;
+  Nanos last_sample_ = 0;
+  std::vector<double> last_busy_integral_;
+  std::vector<double> warm_busy_, warm_useful_;
+  std::vector<std::vector<double>> warm_client_sm_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+Tenant::Tenant(Run& run, int index, const TenantSpec& spec, Device& device, Nanos launch_overhead)
+    : run_(run),
+      index_(index),
+      spec_(spec),
+      device_(device),
+      launch_overhead_(launch_overhead),
+      arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
+      kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")) {
+  const SloSpec& slo = spec.slo;
+  for (const auto& target : {slo.p50, slo.p90, slo.p99, slo.p999}) {
+    if (target) smallest_slo_ = std::min(smallest_slo_, *target);
+  }
+  const ArrivalSpec& arrivals = spec.workload.arrivals;
+  if (arrivals.process == ArrivalProcess::trace) {
+    for (const TraceRequest& r : read_trace(arrivals.trace_file, arrivals.trace_format,
+                                            arrivals.time_scale)) {
+      trace_.push_back(r.arrival);
+    }
+  }
+}
+
+bool Tenant::allocate(std::int64_t bytes, const char* what) {
+  if (bytes <= 0) return true;
+  std::string why;
+  if (device_.allocate(index_, bytes, why)) return true;
+  ++oom_events;
+  run_.record_event(EventKind::oom, index_, device_.index(), spec_.name + ": " + what + " " + why);
+  kill(EventKind::kill, spec_.name + " OOM-killed on " + device_.geometry().name);
+  return false;
+}
+
+void Tenant::start() {
+  run_.sim.schedule_at(0, *this, kTagStart, kPriorityControl);
+}
+
+void Tenant::on_event(std::uint64_t tag) {
+  graveyard_.clear();
+  switch (tag & 7) {
+    case kTagStart: {
+      if (rejected_) {
+        dead_ = true;
+      } else {
+        allocate(spec_.memory, "start-up allocation:");
+      }
+      const ArrivalSpec& a = spec_.workload.arrivals;
+      if (a.process == ArrivalProcess::closed) {
+        for (int i = 0; i < a.concurrency; ++i) arrive();
+      } else {
+        schedule_next_open_arrival();
+      }
+      break;
+    }
+    case kTagArrival:
+      arrive();
+      schedule_next_open_arrival();
+      break;
+    case kTagClosedArrival:
+      arrive();
+      break;
+    case kTagRestart:
+      if (!dead_ || rejected_) break;
+      dead_ = false;
+      run_.record_event(EventKind::restart, index_, device_.index(), spec_.name + " restarted");
+      if (allocate(spec_.memory, "start-up allocation:")) dispatch();
+      break;
+    case kTagRequestReady: {
+      auto* request = reinterpret_cast<Request*>(tag & ~std::uint64_t{7});
+      request->ready_event = EventId{};
+      submit_kernel(*request);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void Tenant::schedule_next_open_arrival() {
+  const ArrivalSpec& a = spec_.workload.arrivals;
+  const Nanos now = run_.sim.now();
+  Nanos next = kNever;
+  switch (a.process) {
+    case ArrivalProcess::poisson:
+      next = now + static_cast<Nanos>(std::llround(arrivals_rng_.exponential(1e9 / a.rate_per_s)));
+      break;
+    case ArrivalProcess::constant:
+      // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift).
+      next = static_cast<Nanos>(std::llround(static_cast<double>(next_id_) * 1e9 / a.rate_per_s));
+      break;
+    case ArrivalProcess::trace:
+      if (trace_next_ < trace_.size()) next = trace_[trace_next_++];
+      break;
+    case ArrivalProcess::closed:
+      return;
+  }
+  if (next < run_.scenario.duration) run_.sim.schedule_at(next, *this, kTagArrival, kPriorityArrival);
+}
+
+void Tenant::arrive() {
+  const Nanos now = run_.sim.now();
+  if (now >= run_.scenario.duration) return;
+  auto request = std::make_unique<Request>();
+  request->id = next_id_++;
+  request->arrival = now;
+  request->measured = now >= run_.scenario.warmup;
+  if (request->measured) ++requests;
+  if (dead_) {
+    Request& r = *request;
+    r.start = -1;
+    r.finish = now;
+    r.status = RequestStatus::failed;
+    if (r.measured) ++failed;
+    run_.record_request(index_, r);
+    if (spec_.workload.arrivals.process == ArrivalProcess::closed) {
+      // A dead closed-loop client retries after its think time (at least 1 ms, to avoid a storm).
+      const Nanos delay = std::max<Nanos>(spec_.workload.arrivals.think, kMillisecond);
+      if (now + delay < run_.scenario.duration) {
+        run_.sim.schedule_at(now + delay, *this, kTagClosedArrival, kPriorityArrival);
+      }
+    }
+    return;
+  }
+  queue_.push_back(std::move(request));
+  dispatch();
+}
+
+void Tenant::dispatch() {
+  while (!dead_ && in_flight_ < spec_.workload.max_in_flight && !queue_.empty()) {
+    std::unique_ptr<Request> request = std::move(queue_.front());
+    queue_.pop_front();
+    Request& r = *request;
+    in_flight_list_.push_back(std::move(request));
+    ++in_flight_;
+    if (!begin_request(r)) return;  // the tenant was killed
+  }
+}
+
+Nanos Tenant::ready_time(const Request& request, Nanos previous_finish) const {
+  const Nanos issue = request.start +
+                      static_cast<Nanos>(request.next_kernel) * spec_.workload.host_gap +
+                      launch_overhead_;
+  return std::max(previous_finish, issue);
+}
+
+bool Tenant::begin_request(Request& r) {
+  const Nanos now = run_.sim.now();
+  r.start = now;
+  if (!allocate(spec_.workload.memory_per_request, "per-request allocation:")) return false;
+  r.memory = spec_.workload.memory_per_request;
+  // Draw every kernel's duration now, so the solo latency of this exact request is known.
+  for (const KernelSpec& k : spec_.workload.kernels) {
+    for (int i = 0; i < k.repeat; ++i) {
+      double d = 0;
+      switch (k.duration.kind) {
+        case DurationDistribution::Kind::fixed:
+          d = static_cast<double>(k.duration.value);
+          break;
+        case DurationDistribution::Kind::exponential:
+          d = kernels_rng_.exponential(static_cast<double>(k.duration.value));
+          break;
+        case DurationDistribution::Kind::lognormal:
+          d = kernels_rng_.lognormal(static_cast<double>(k.duration.value), k.duration.sigma);
+          break;
+        case DurationDistribution::Kind::uniform:
+          d = kernels_rng_.uniform(static_cast<double>(k.duration.value),
+                                   static_cast<double>(k.duration.upper));
+          break;
+      }
+      r.durations.push_back(std::max(1.0, std::round(d)));
+      r.specs.push_back(&k);
+    }
+  }
+  // Solo latency: the ready-time recursion with solo durations.
+  double finish = static_cast<double>(now);
+  for (std::size_t k = 0; k < r.durations.size(); ++k) {
+    const double issue = static_cast<double>(now) +
+                         static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap) +
+                         static_cast<double>(launch_overhead_);
+    finish = std::max(finish, issue) + r.durations[k];
+  }
+  r.solo_latency = finish - static_cast<double>(now);
+  issue_next_kernel(r);
+  return true;
+}
+
+void Tenant::issue_next_kernel(Request& r) {
+  const Nanos now = run_.sim.now();
+  const Nanos ready = ready_time(r, now);
+  if (ready <= now) {
+    submit_kernel(r);
+  } else {
+    const auto tag = reinterpret_cast<std::uint64_t>(&r) | kTagRequestReady;
+    r.ready_event = run_.sim.schedule_at(ready, *this, tag, kPriorityControl);
+  }
+}
+
+void Tenant::submit_kernel(Request& r) {
+  const KernelSpec& spec = *r.specs[r.next_kernel];
+  KernelRun& k = r.kernel;
+  k = KernelRun{};
+  k.owner = this;
+  k.owner_data = &r;
+  k.tenant = index_;
+  k.request_id = r.id;
+  k.kernel_index = static_cast<std::uint32_t>(r.next_kernel);
+  k.work = r.durations[r.next_kernel];
+  k.remaining = k.work;
+  k.sm_fraction = spec.sm_fraction;
+  k.memory_bound = spec.memory_bound;
+  device_.submit(k);
+}
+
+void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
+  Request& r = *static_cast<Request*>(kernel.owner_data);
+  if (r.dead) return;
+  if (run_.record_kernels) {
+    run_.result.kernels.push_back(KernelRecord{static_cast<std::uint32_t>(index_), r.id,
+                                               kernel.kernel_index, device_.index(),
+                                               kernel.first_start, now});
+  }
+  ++r.next_kernel;
+  if (r.next_kernel < r.durations.size()) {
+    issue_next_kernel(r);
+    return;
+  }
+  finish_request(r, RequestStatus::completed);
+  dispatch();
+}
+
+void Tenant::finish_request(Request& r, RequestStatus status) {
+  const Nanos now = run_.sim.now();
+  r.finish = now;
+  r.status = status;
+  r.dead = true;
+  if (r.memory > 0) device_.release(index_, r.memory);
+  r.memory = 0;
+  if (r.measured) {
+    if (status == RequestStatus::completed) {
+      ++completed;
+      const Nanos lat = r.finish - r.arrival;
+      latency.add(lat);
+      queueing.add(r.start - r.arrival);
+      slowdown_sum += static_cast<double>(lat) / std::max(1.0, r.solo_latency);
+      if (lat > smallest_slo_) ++slo_violations;
+    } else {
+      ++failed;
+      if (smallest_slo_ != kNever) ++slo_violations;
+    }
+  }
+  run_.record_request(index_, r);
+  --in_flight_;
+  const auto it = std::find_if(in_flight_list_.begin(), in_flight_list_.end(),
+                               [&](const auto& p) { return p.get() == &r; });
+  if (it != in_flight_list_.end()) {
+    graveyard_.push_back(std::move(*it));
+    in_flight_list_.erase(it);
+  }
+  const ArrivalSpec& a = spec_.workload.arrivals;
+  if (a.process == ArrivalProcess::closed && now + a.think < run_.scenario.duration) {
+    if (a.think == 0) {
+      run_.sim.schedule_at(now, *this, kTagClosedArrival, kPriorityArrival);
+    } else {
+      run_.sim.schedule_at(now + a.think, *this, kTagClosedArrival, kPriorityArrival);
+    }
+  }
+}
+
+void Tenant::kill(EventKind kind, const std::string& detail) {
+  if (dead_) return;
+  dead_ = true;
+  run_.record_event(kind, index_, device_.index(), detail);
+  device_.remove_client_kernels(index_);
+  while (!in_flight_list_.empty()) {
+    Request& r = *in_flight_list_.front();
+    run_.sim.cancel(r.ready_event);
+    finish_request(r, RequestStatus::failed);
+  }
+  while (!queue_.empty()) {
+    std::unique_ptr<Request> r = std::move(queue_.front());
+    queue_.pop_front();
+    r->start = -1;
+    r->finish = run_.sim.now();
+    r->status = RequestStatus::failed;
+    if (r->measured) ++failed;
+    run_.record_request(index_, *r);
+  }
+  const std::int64_t held = device_.client_memory(index_);
+  if (held > 0) device_.release(index_, held);
+}
+
+void Tenant::record_unfinished() {
+  for (const auto& r : in_flight_list_) run_.record_request(index_, *r);
+  for (const auto& r : queue_) run_.record_request(index_, *r);
+}
+
+void Tenant::schedule_restart(Nanos delay) {
+  run_.sim.schedule_in(delay, *this, kTagRestart, kPriorityControl);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Run::Run(const ResolvedScenario& r, const RunOptions& options)
+    : resolved(r), scenario(r.scenario), streams(r.scenario.seed), options_(options) {
+  record_kernels = scenario.output.kernels;
+  for (const ResolvedDevice& d : resolved.devices) {
+    devices.push_back(make_device(sim, d.geometry, d.sharing));
+    devices.back()->set_index(static_cast<int>(devices.size() - 1));
+  }
+  for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
+    const int d = resolved.tenant_device[t];
+    const ResolvedDevice& rd = resolved.devices[static_cast<std::size_t>(d)];
+    const DeviceProfile& gpu = *resolved.gpu_profiles[static_cast<std::size_t>(rd.gpu)];
+    Device& device = *devices[static_cast<std::size_t>(d)];
+    tenants.push_back(std::make_unique<Tenant>(*this, static_cast<int>(t), scenario.tenants[t],
+                                               device, gpu.launch_overhead));
+    std::string reason;
+    if (!device.attach_client(static_cast<int>(t), reason)) {
+      tenants.back()->mark_rejected();
+      result.events_log.push_back(
+          EventRecord{0, EventKind::reject, static_cast<int>(t), d,
+                      scenario.tenants[t].name + " rejected: " + reason});
+    }
+  }
+}
+
+bool Run::any_busy() const {
+  for (const auto& t : tenants) {
+    if (t->busy()) return true;
+  }
+  return false;
+}
+
+void Run::on_event(std::uint64_t tag) {
+  if (tag == kTagSample) {
+    sample();
+    if (sim.now() < scenario.duration || any_busy()) {
+      sim.schedule_in(scenario.output.sample, *this, kTagSample, kPrioritySampling);
+    }
+  } else if (tag == kTagWarmup) {
+    const Nanos now = sim.now();
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      warm_busy_[d] = devices[d]->busy_integral(now);
+      warm_useful_[d] = devices[d]->useful_integral(now);
+      for (std::size_t c = 0; c < devices[d]->clients().size(); ++c) {
+        warm_client_sm_[d][c] = devices[d]->client_sm_integral(devices[d]->clients()[c], now);
+      }
+    }
+  } else if (tag >= kTagFaultBase) {
+    const FaultSpec& fault = scenario.faults[tag - kTagFaultBase];
+    int origin = -1;
+    for (const auto& t : tenants) {
+      if (t->spec().name == fault.tenant) origin = t->index();
+    }
+    Tenant& tenant = *tenants[static_cast<std::size_t>(origin)];
+    Device& device = tenant.device();
+    std::vector<int> affected{origin};
+    if (device.sharing().mode == SharingMode::mps) affected = device.clients();
+    record_event(EventKind::fault, origin, device.index(),
+                 "fatal fault in " + fault.tenant + " on " + device.geometry().name +
+                     (affected.size() > 1 ? " (MPS: every client of the server fails)" : ""));
+    for (int t : affected) {
+      Tenant& victim = *tenants[static_cast<std::size_t>(t)];
+      victim.kill(EventKind::kill, victim.spec().name + " terminated by the fault in " +
+                                       fault.tenant);
+      if (fault.recovery) victim.schedule_restart(*fault.recovery);
+    }
+  }
+}
+
+void Run::sample() {
+  const Nanos now = sim.now();
+  const double period = static_cast<double>(now - last_sample_);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const double integral = devices[d]->busy_integral(now);
+    TimeseriesSample s;
+    s.time_ns = now;
+    s.sm_busy = period > 0 ? (integral - last_busy_integral_[d]) / period : 0.0;
+    s.memory_used_bytes = devices[d]->memory_used();
+    result.timeseries[devices[d]->geometry().name].push_back(s);
+    last_busy_integral_[d] = integral;
+  }
+  last_sample_ = now;
+}
+
+RunResult Run::execute() {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::size_t n = devices.size();
+  last_busy_integral_.assign(n, 0.0);
+  warm_busy_.assign(n, 0.0);
+  warm_useful_.assign(n, 0.0);
+  warm_client_sm_.assign(n, {});
+  for (std::size_t d = 0; d < n; ++d) warm_client_sm_[d].assign(devices[d]->clients().size(), 0.0);
+  for (auto& t : tenants) t->start();
+  if (scenario.warmup > 0) sim.schedule_at(scenario.warmup, *this, kTagWarmup, kPriorityControl);
+  sim.schedule_at(scenario.output.sample, *this, kTagSample, kPrioritySampling);
+  for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
+    if (scenario.faults[f].at < scenario.duration) {
+      sim.schedule_at(scenario.faults[f].at, *this, kTagFaultBase + f, kPriorityControl);
+    }
+  }
+  bool interrupted = false;
+  sim.set_poll(
+      [&] {
+        if (options_.interrupt != nullptr && options_.interrupt->load()) {
+          interrupted = true;
+          sim.stop();
+        }
+        if (options_.progress) options_.progress(sim.now(), scenario.duration, sim.events_processed());
+      },
+      4096);
+  sim.run();
+  const Nanos end = sim.now();
+  result.status = interrupted ? "interrupted" : "complete";
+  fill_results(end);
+  result.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return std::move(result);
+}
+
+void Run::fill_results(Nanos end) {
+  result.scenario_name = scenario.name;
+  result.seed = scenario.seed;
+  result.sim_time_ns = end;
+  result.events = sim.events_processed();
+  result.scenario_yaml = emit_scenario_yaml(scenario);
+  for (const DeviceProfile* p : resolved.gpu_profiles) result.calibration[p->name] = p->content_hash;
+
+  const Nanos window_start = std::min(scenario.warmup, end);
+  const double window = static_cast<double>(end - window_start);
+  const double measured_s = to_seconds(scenario.duration - scenario.warmup);
+  for (auto& t : tenants) {
+    const int d = resolved.tenant_device[static_cast<std::size_t>(t->index())];
+    const ResolvedDevice& rd = resolved.devices[static_cast<std::size_t>(d)];
+    Device& device = *devices[static_cast<std::size_t>(d)];
+    TenantResult tr;
+    tr.name = t->spec().name;
+    tr.device = rd.geometry.name;
+    tr.requests = t->requests;
+    tr.completed = t->completed;
+    tr.failed = t->failed;
+    auto summarize = [](ExactQuantiles& q) {
+      LatencySummary s;
+      s.count = static_cast<std::int64_t>(q.count());
+      s.mean = q.mean();
+      s.p50 = q.quantile(0.5);
+      s.p90 = q.quantile(0.9);
+      s.p99 = q.quantile(0.99);
+      s.p999 = q.quantile(0.999);
+      s.max = q.max();
+      return s;
+    };
+    tr.latency = summarize(t->latency);
+    tr.queueing = summarize(t->queueing);
+    tr.slowdown_mean = t->completed > 0 ? t->slowdown_sum / static_cast<double>(t->completed) : 0;
+    tr.throughput_per_s = measured_s > 0 ? static_cast<double>(t->completed) / measured_s : 0;
+    tr.slo_violations = t->slo_violations;
+    tr.oom_events = t->oom_events;
+    // Attributed GPU time: the tenant's SM occupancy on its device, as a share of the physical
+    // GPU (a 1g instance holds 1/8 of it), in seconds.
+    const auto& clients = device.clients();
+    const auto slot = static_cast<std::size_t>(
+        std::find(clients.begin(), clients.end(), t->index()) - clients.begin());
+    if (slot < clients.size()) {
+      const double sm_ns = device.client_sm_integral(t->index(), end) -
+                           warm_client_sm_[static_cast<std::size_t>(d)][slot];
+      tr.gpu_seconds = sm_ns / std::max(1, rd.geometry.sms) * rd.geometry.reserved_fraction * 1e-9;
+    }
+    // Cost: the device's share of its GPU's price over the measured window, split evenly
+    // among the device's tenants (what each tenant's reservation costs).
+    const double tenants_on_device = static_cast<double>(std::max<std::size_t>(1, rd.tenants.size()));
+    tr.cost = rd.cost_per_hour * (window * 1e-9 / 3600.0) / tenants_on_device;
+    result.tenants.push_back(tr);
+  }
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const Device& device = *devices[d];
+    const ResolvedDevice& rd = resolved.devices[d];
+    DeviceResult dr;
+    dr.name = rd.geometry.name;
+    dr.profile = rd.geometry.profile;
+    dr.sharing = sharing_mode_name(rd.sharing.mode);
+    dr.sms = rd.geometry.sms;
+    dr.memory_bytes = rd.geometry.memory;
+    dr.sm_busy = window > 0 ? (device.busy_integral(end) - warm_busy_[d]) / window : 0;
+    dr.useful_fraction = window > 0 ? (device.useful_integral(end) - warm_useful_[d]) / window : 0;
+    dr.memory_peak_bytes = device.memory_peak();
+    dr.context_switches = device.context_switches();
+    dr.switch_overhead_ns = device.switch_overhead();
+    result.devices.push_back(dr);
+  }
+  if (result.status != "complete") {
+    for (auto& t : tenants) t->record_unfinished();
+  }
+}
+
+}  // namespace
+
+RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) {
+  Run run(scenario, options);
+  return run.execute();
+}
+
+}  // namespace gpumux

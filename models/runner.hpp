@@ -1,0 +1,34 @@
+#pragma once
+// The simulation entry point shared by the CLI, `compare` and the Python bindings:
+// a ResolvedScenario in, a RunResult out.
+//
+// A tenant's requests arrive (poisson / constant / closed loop / trace), queue FIFO, and up to
+// `max_in_flight` run at once. A request is one CUDA stream: kernel k is issued by the CPU at
+// start + k * host_gap and can start on the GPU at
+//     ready_k = max(finish_{k-1}, start + k * host_gap + launch_overhead)
+// (asynchronous launches: the CPU runs ahead of the GPU unless host_gap exceeds the kernels).
+// Solo latency (for slowdown) is the same recursion with every kernel at its solo duration.
+// Memory: a tenant allocates `memory` when it starts and `memory_per_request` while each
+// request runs; an allocation that does not fit its device (or its MPS pinned limit) OOM-kills
+// the tenant: its requests fail, its memory is freed, neighbours are untouched. Faults kill the
+// tenant, or every client of the device under MPS. Killed tenants restart after `recovery`.
+// Cost: O(events x log pending) plus the fluid recomputations of the devices.
+#include <atomic>
+#include <functional>
+
+#include "models/resolve.hpp"
+#include "models/result.hpp"
+
+namespace gpumux {
+
+struct RunOptions {
+  /// Polled every few thousand events; when it becomes true the run stops and the result is
+  /// marked "interrupted" (SIGINT).
+  const std::atomic<bool>* interrupt = nullptr;
+  /// Called about every 65536 events with (simulated now, horizon = duration, events so far).
+  std::function<void(Nanos, Nanos, std::uint64_t)> progress;
+};
+
+RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options = {});
+
+}  // namespace gpumux

@@ -1,0 +1,193 @@
+#include "models/scenario/emit.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "models/scenario/trace_reader.hpp"
+#include "models/scenario/units.hpp"
+
+namespace gpumux {
+namespace {
+
+// fmt's "{}" is the shortest text that reads back as the same double, so a reload is exact.
+std::string number(double value) { return fmt::format("{}", value); }
+
+void duration_key(YAML::Emitter& out, const char* key, Nanos value) {
+  out << YAML::Key << key << YAML::Value << units::format_duration(value);
+}
+
+void optional_duration(YAML::Emitter& out, const char* key, const std::optional<Nanos>& value) {
+  if (value) duration_key(out, key, *value);
+}
+
+void emit_distribution(YAML::Emitter& out, const DurationDistribution& d) {
+  using Kind = DurationDistribution::Kind;
+  switch (d.kind) {
+    case Kind::fixed:
+      out << units::format_duration(d.value);
+      return;
+    case Kind::exponential:
+      out << YAML::Flow << YAML::BeginMap;
+      duration_key(out, "exponential", d.value);
+      out << YAML::EndMap;
+      return;
+    case Kind::lognormal:
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "lognormal" << YAML::Value << YAML::Flow
+          << YAML::BeginMap;
+      duration_key(out, "median", d.value);
+      out << YAML::Key << "sigma" << YAML::Value << number(d.sigma) << YAML::EndMap << YAML::EndMap;
+      return;
+    case Kind::uniform:
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "uniform" << YAML::Value << YAML::Flow
+          << YAML::BeginMap;
+      duration_key(out, "min", d.value);
+      duration_key(out, "max", d.upper);
+      out << YAML::EndMap << YAML::EndMap;
+      return;
+  }
+}
+
+void emit_sharing(YAML::Emitter& out, const SharingSpec& s) {
+  static constexpr const char* kModes[] = {"exclusive", "time-slicing", "mps"};
+  out << YAML::BeginMap;
+  out << YAML::Key << "mode" << YAML::Value << kModes[static_cast<int>(s.mode)];
+  if (s.replicas > 0) out << YAML::Key << "replicas" << YAML::Value << s.replicas;
+  optional_duration(out, "timeslice", s.timeslice);
+  optional_duration(out, "context_switch", s.context_switch);
+  out << YAML::Key << "preemption" << YAML::Value
+      << (s.preemption == PreemptionMode::instruction ? "instruction" : "kernel-boundary");
+  optional_duration(out, "preemption_latency", s.preemption_latency);
+  optional_duration(out, "cache_refill", s.cache_refill);
+  if (s.active_thread_percentage) {
+    out << YAML::Key << "active_thread_percentage" << YAML::Value
+        << number(*s.active_thread_percentage);
+  }
+  if (s.pinned_memory_limit) {
+    out << YAML::Key << "pinned_memory_limit" << YAML::Value
+        << units::format_size(*s.pinned_memory_limit);
+  }
+  if (s.max_clients) out << YAML::Key << "max_clients" << YAML::Value << *s.max_clients;
+  if (s.interference) {
+    out << YAML::Key << "interference" << YAML::Value << number(*s.interference);
+  }
+  out << YAML::EndMap;
+}
+
+void emit_gpu(YAML::Emitter& out, const GpuSpec& g) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << g.name;
+  out << YAML::Key << "model" << YAML::Value << g.model;
+  out << YAML::Key << "count" << YAML::Value << 1;
+  if (!g.mig.empty()) {
+    out << YAML::Key << "mig" << YAML::Value << YAML::Flow << g.mig;
+  } else if (!g.mig_layout_name.empty()) {
+    out << YAML::Key << "mig" << YAML::Value << g.mig_layout_name;
+  }
+  out << YAML::Key << "sharing" << YAML::Value;
+  emit_sharing(out, g.sharing);
+  out << YAML::Key << "cost_per_hour" << YAML::Value << number(g.cost_per_hour);
+  out << YAML::EndMap;
+}
+
+void emit_arrivals(YAML::Emitter& out, const ArrivalSpec& a) {
+  out << YAML::Flow << YAML::BeginMap << YAML::Key << "process" << YAML::Value;
+  switch (a.process) {
+    case ArrivalProcess::poisson:
+    case ArrivalProcess::constant:
+      out << (a.process == ArrivalProcess::poisson ? "poisson" : "constant");
+      out << YAML::Key << "rate" << YAML::Value << number(a.rate_per_s) + "/s";
+      break;
+    case ArrivalProcess::closed:
+      out << "closed" << YAML::Key << "concurrency" << YAML::Value << a.concurrency;
+      duration_key(out, "think", a.think);
+      break;
+    case ArrivalProcess::trace:
+      out << "trace" << YAML::Key << "file" << YAML::Value << a.trace_file;
+      out << YAML::Key << "format" << YAML::Value << trace_format_name(a.trace_format);
+      out << YAML::Key << "time_scale" << YAML::Value << number(a.time_scale);
+      break;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
+  out << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << k.name;
+  out << YAML::Key << "duration" << YAML::Value;
+  emit_distribution(out, k.duration);
+  out << YAML::Key << "sm_fraction" << YAML::Value << number(k.sm_fraction);
+  out << YAML::Key << "memory_bound" << YAML::Value << number(k.memory_bound);
+  out << YAML::Key << "repeat" << YAML::Value << k.repeat;
+  out << YAML::EndMap;
+}
+
+void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << t.name;
+  out << YAML::Key << "device" << YAML::Value << t.device;
+  out << YAML::Key << "replicas" << YAML::Value << 1;
+  out << YAML::Key << "memory" << YAML::Value << units::format_size(t.memory);
+  out << YAML::Key << "gpus" << YAML::Value << t.gpus;
+  out << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "arrivals" << YAML::Value;
+  emit_arrivals(out, t.workload.arrivals);
+  out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
+  for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
+  out << YAML::EndSeq;
+  duration_key(out, "host_gap", t.workload.host_gap);
+  out << YAML::EndMap;
+  out << YAML::Key << "max_in_flight" << YAML::Value << t.workload.max_in_flight;
+  out << YAML::Key << "memory_per_request" << YAML::Value
+      << units::format_size(t.workload.memory_per_request);
+  out << YAML::EndMap;
+  if (t.slo.any()) {
+    out << YAML::Key << "slo" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    optional_duration(out, "p50", t.slo.p50);
+    optional_duration(out, "p90", t.slo.p90);
+    optional_duration(out, "p99", t.slo.p99);
+    optional_duration(out, "p999", t.slo.p999);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_fault(YAML::Emitter& out, const FaultSpec& f) {
+  out << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "tenant" << YAML::Value << f.tenant;
+  duration_key(out, "at", f.at);
+  out << YAML::Key << "kind" << YAML::Value << "fatal";
+  optional_duration(out, "recovery", f.recovery);
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string emit_scenario_yaml(const Scenario& scenario) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << scenario.name;
+  out << YAML::Key << "description" << YAML::Value << scenario.description;
+  out << YAML::Key << "seed" << YAML::Value << scenario.seed;
+  duration_key(out, "duration", scenario.duration);
+  duration_key(out, "warmup", scenario.warmup);
+  out << YAML::Key << "gpus" << YAML::Value << YAML::BeginSeq;
+  for (const GpuSpec& g : scenario.gpus) emit_gpu(out, g);
+  out << YAML::EndSeq;
+  out << YAML::Key << "tenants" << YAML::Value << YAML::BeginSeq;
+  for (const TenantSpec& t : scenario.tenants) emit_tenant(out, t);
+  out << YAML::EndSeq;
+  if (!scenario.faults.empty()) {
+    out << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
+    for (const FaultSpec& f : scenario.faults) emit_fault(out, f);
+    out << YAML::EndSeq;
+  }
+  out << YAML::Key << "output" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  duration_key(out, "sample", scenario.output.sample);
+  out << YAML::Key << "kernels" << YAML::Value << scenario.output.kernels;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace gpumux

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpumux needs, only those missing (bookworm; see ENVIRONMENT
+# notes in README.md). Safe to run repeatedly; does nothing when everything is present.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config libboost-random-dev libboost-program-options-dev
+  libeigen3-dev libhdf5-dev hdf5-tools pybind11-dev python3-dev python3-pybind11 libgtest-dev
+  libgmock-dev libbenchmark-dev libyaml-cpp-dev nlohmann-json3-dev libfmt-dev
+  python3-numpy python3-h5py python3-pandas python3-scipy python3-pytest python3-yaml
+  python3-simpy3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing: ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -q
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

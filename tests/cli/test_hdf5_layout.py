@@ -1,0 +1,220 @@
+"""SPEC §5 HDF5 result layout, checked with h5py on files written by the gpumux binary.
+
+Runs `$GPUMUX_BIN run scenarios/quickstart.yaml -o OUT.h5` (GPUMUX_BIN defaults to build/gpumux)
+and checks root attributes, /summary, the compound tables, /timeseries and `gpumux report`.
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
+SCENARIO = str(REPO / "scenarios" / "quickstart.yaml")
+
+ROOT_ATTRIBUTES = ["gpumux_version", "schema_version", "scenario_yaml", "seed", "calibration",
+                   "status", "sim_time_ns", "events", "wall_s"]
+TABLE_FIELDS = {
+    "requests": {"tenant": np.uint32, "request_id": np.uint64, "arrival_ns": np.int64,
+                 "start_ns": np.int64, "finish_ns": np.int64, "status": np.uint8},
+    "tenants": {"requests": np.int64, "completed": np.int64, "failed": np.int64,
+                "latency_mean_ns": np.float64, "latency_p50_ns": np.int64,
+                "latency_p99_ns": np.int64, "latency_p999_ns": np.int64,
+                "latency_max_ns": np.int64, "queueing_mean_ns": np.float64,
+                "queueing_p99_ns": np.int64, "slowdown_mean": np.float64,
+                "throughput_per_s": np.float64, "slo_violations": np.int64,
+                "oom_events": np.int64, "gpu_seconds": np.float64, "cost": np.float64},
+    "devices": {"sms": np.int32, "memory_bytes": np.int64, "sm_busy": np.float64,
+                "useful_fraction": np.float64, "memory_peak_bytes": np.int64,
+                "context_switches": np.int64, "switch_overhead_ns": np.int64},
+    "events": {"time_ns": np.int64, "kind": np.uint8, "tenant": np.int32, "device": np.int32},
+    "kernels": {"tenant": np.uint32, "request_id": np.uint64, "kernel_index": np.uint32,
+                "device": np.int32, "start_ns": np.int64, "finish_ns": np.int64},
+}
+STRING_FIELDS = {"tenants": ["name", "device"], "devices": ["name", "profile", "sharing"],
+                 "events": ["detail"]}
+TIMESERIES_FIELDS = {"time_ns": np.int64, "sm_busy": np.float64, "memory_used_bytes": np.int64}
+
+
+def gpumux(*args, check=True):
+    result = subprocess.run([GPUMUX, *args], cwd=REPO, capture_output=True, text=True,
+                            timeout=600)
+    if check:
+        assert result.returncode == 0, f"gpumux {' '.join(args)} failed:\n{result.stderr}"
+    return result
+
+
+def text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def load_summary(group):
+    return json.loads(text(group["summary"][()]))
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "quickstart.h5"
+    gpumux("run", SCENARIO, "-o", str(out), "--quiet")
+    return out
+
+
+@pytest.fixture(scope="module")
+def kernels_file(tmp_path_factory):
+    # A copy of quickstart with `output: {kernels: true}` (--set only changes existing keys).
+    scenario = tmp_path_factory.mktemp("scenario") / "quickstart-kernels.yaml"
+    scenario.write_text(Path(SCENARIO).read_text() + "\noutput: {kernels: true}\n")
+    out = tmp_path_factory.mktemp("kernels") / "quickstart-kernels.h5"
+    gpumux("run", str(scenario), "-o", str(out), "--quiet", "--set", "duration=6s")
+    return out
+
+
+def check_table(group, name, rows=None):
+    dataset = group[name]
+    assert dataset.ndim == 1
+    assert dataset.maxshape == (None,), f"/{name} must be extensible (maxdims unlimited)"
+    assert dataset.chunks is not None, f"/{name} must be chunked"
+    assert dataset.compression == "gzip" and dataset.shuffle
+    fields = dataset.dtype.fields
+    for field, kind in TABLE_FIELDS[name].items():
+        assert field in fields, f"/{name} lacks column {field}"
+        assert fields[field][0] == np.dtype(kind), f"/{name}.{field} is {fields[field][0]}"
+    for field in STRING_FIELDS.get(name, []):
+        assert fields[field][0].kind in "SO", f"/{name}.{field} is not a string"
+    if rows is not None:
+        assert dataset.shape == (rows,)
+    return dataset[()]
+
+
+def check_run_group(group):
+    summary = load_summary(group)
+    tenant_names = list(summary["tenants"])
+    device_names = list(summary["devices"])
+    assert tenant_names and device_names
+
+    tenants = check_table(group, "tenants", len(tenant_names))
+    assert [text(n) for n in tenants["name"]] == tenant_names
+    for row, name in zip(tenants, tenant_names):
+        expected = summary["tenants"][name]
+        assert text(row["device"]) == expected["device"]
+        for column in ("requests", "completed", "failed", "slo_violations", "oom_events"):
+            assert row[column] == expected[column], column
+        assert row["latency_p99_ns"] == expected["latency_ns"]["p99"]
+
+    devices = check_table(group, "devices", len(device_names))
+    assert [text(n) for n in devices["name"]] == device_names
+    for row, name in zip(devices, device_names):
+        expected = summary["devices"][name]
+        assert text(row["profile"]) == expected["profile"]
+        assert row["sms"] == expected["sms"]
+        assert row["sm_busy"] == pytest.approx(expected["sm_busy"])
+
+    requests = check_table(group, "requests")
+    assert len(requests) >= sum(t["requests"] for t in summary["tenants"].values())
+    assert (requests["tenant"] < len(tenant_names)).all()
+    assert h5py.check_enum_dtype(group["requests"].dtype["status"]) == {
+        "completed": 0, "failed": 1, "unfinished": 2}
+    done = requests[requests["status"] == 0]
+    assert (done["finish_ns"] >= done["arrival_ns"]).all()
+    assert (done["start_ns"] >= done["arrival_ns"]).all()
+
+    check_table(group, "events")
+    assert h5py.check_enum_dtype(group["events"].dtype["kind"]) == {
+        "oom": 0, "kill": 1, "fault": 2, "reject": 3, "restart": 4}
+
+    series = group["timeseries"]
+    assert sorted(series[k].attrs["device"] for k in series) == sorted(device_names)
+    for key in series:
+        assert "/" not in key
+        dataset = series[key]
+        assert dataset.maxshape == (None,) and dataset.chunks is not None
+        for field, kind in TIMESERIES_FIELDS.items():
+            assert dataset.dtype.fields[field][0] == np.dtype(kind)
+        samples = dataset[()]
+        assert (np.diff(samples["time_ns"]) > 0).all()
+        assert ((samples["sm_busy"] >= 0) & (samples["sm_busy"] <= 1 + 1e-9)).all()
+    return summary
+
+
+def test_root_attributes(run_file):
+    with h5py.File(run_file, "r") as f:
+        for name in ROOT_ATTRIBUTES:
+            assert name in f.attrs, f"missing root attribute {name}"
+        assert int(f.attrs["schema_version"]) == 1
+        assert text(f.attrs["status"]) in ("complete", "interrupted")
+        assert "quickstart" in text(f.attrs["scenario_yaml"])
+        assert isinstance(json.loads(text(f.attrs["calibration"])), dict)
+        summary = load_summary(f)
+        assert int(f.attrs["seed"]) == summary["seed"] == 7
+        assert int(f.attrs["sim_time_ns"]) == summary["sim_time_ns"]
+        assert int(f.attrs["events"]) == summary["events"]
+
+
+def test_summary_has_spec_shape(run_file):
+    with h5py.File(run_file, "r") as f:
+        summary = load_summary(f)
+    for key in ("scenario", "seed", "status", "sim_time_ns", "events", "wall_s", "tenants",
+                "devices"):
+        assert key in summary
+    assert summary["scenario"] == "quickstart"
+    chat = summary["tenants"]["chat"]
+    assert chat["device"] == "gpu0"
+    assert set(chat["latency_ns"]) == {"mean", "p50", "p90", "p99", "p999", "max"}
+    assert set(chat["queueing_ns"]) >= {"mean", "p99"}
+    for key in ("requests", "completed", "failed", "slowdown_mean", "throughput_per_s",
+                "slo_violations", "oom_events"):
+        assert key in chat
+    gpu = summary["devices"]["gpu0"]
+    for key in ("profile", "sms", "memory_bytes", "sm_busy", "useful_fraction",
+                "memory_peak_bytes", "context_switches", "switch_overhead_ns"):
+        assert key in gpu
+    assert chat["requests"] > 0 and chat["completed"] > 0
+
+
+def test_tables(run_file):
+    with h5py.File(run_file, "r") as f:
+        check_run_group(f)
+        assert "kernels" not in f, "/kernels is written only with output.kernels"
+
+
+def test_no_temporary_file_left(run_file):
+    assert [p.name for p in run_file.parent.iterdir()] == [run_file.name]
+
+
+def test_kernels_when_requested(kernels_file):
+    with h5py.File(kernels_file, "r") as f:
+        kernels = check_table(f, "kernels")
+        assert len(kernels) > 0
+        assert (kernels["finish_ns"] >= kernels["start_ns"]).all()
+
+
+def test_report_prints_the_stored_summary(run_file):
+    report = gpumux("report", str(run_file)).stdout
+    assert "quickstart" in report and "chat" in report and "gpu0" in report
+
+
+def test_report_of_a_non_result_file_is_bad_input(tmp_path):
+    bogus = tmp_path / "notes.h5"
+    bogus.write_text("not hdf5\n")
+    result = gpumux("report", str(bogus), check=False)
+    assert result.returncode == 2
+    assert "not a gpumux result file" in result.stderr
+
+
+def test_compare_file_layout(tmp_path):
+    out = tmp_path / "compare.h5"
+    gpumux("compare", SCENARIO, "--strategies", "time-slicing,mps", "-o", str(out))
+    with h5py.File(out, "r") as f:
+        for name in ROOT_ATTRIBUTES:
+            assert name in f.attrs
+        summaries = load_summary(f)
+        assert isinstance(summaries, list) and len(summaries) == 2
+        assert sorted(f["strategies"]) == ["mps", "time-slicing"]
+        for label in ("time-slicing", "mps"):
+            summary = check_run_group(f["strategies"][label])
+            assert summary.get("strategy", label) == label
+    assert [p.name for p in tmp_path.iterdir()] == ["compare.h5"]

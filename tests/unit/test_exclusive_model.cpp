@@ -1,0 +1,134 @@
+// Dedicated-GPU model against closed forms: queueing theory and the fluid sharing rules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/profiles/device_profile.hpp"
+#include "tests/support/run_yaml.hpp"
+
+namespace gpumux {
+namespace {
+
+using testing::run_yaml;
+using testing::tenant;
+
+double launch_overhead_ns() {
+  return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead);
+}
+
+std::string single_kernel_scenario(const std::string& arrivals, const std::string& duration,
+                                   const std::string& extra_kernel_fields, const std::string& run) {
+  return R"(
+name: closed-form
+seed: 11
+)" + run + R"(
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb}
+tenants:
+  - name: t
+    device: gpu0
+    workload:
+      arrivals: )" + arrivals + R"(
+      request:
+        kernels:
+          - {name: k, duration: )" + duration + extra_kernel_fields + R"(}
+)";
+}
+
+TEST(ExclusiveClosedForm, MD1MeanLatencyMatchesPollaczekKhinchine) {
+  // M/D/1: W = S + lambda S^2 / (2 (1 - rho)), S = kernel + launch overhead.
+  const double lambda = 700.0;  // per second
+  const double service_ns = 1e6 + launch_overhead_ns();
+  const RunResult r = run_yaml(single_kernel_scenario(
+      "{process: poisson, rate: 700/s}", "1ms", "", "duration: 400s\nwarmup: 10s"));
+  const TenantResult& t = tenant(r, "t");
+  ASSERT_GE(t.completed, 200000);
+  const double s = service_ns * 1e-9;
+  const double rho = lambda * s;
+  const double expected_ns = (s + lambda * s * s / (2 * (1 - rho))) * 1e9;
+  EXPECT_NEAR(t.latency.mean, expected_ns, 0.02 * expected_ns);
+  // Slowdown: latency / solo latency = W / S.
+  EXPECT_NEAR(t.slowdown_mean, expected_ns / service_ns, 0.02 * expected_ns / service_ns);
+  // Utilization: rho (the kernel occupies all SMs while it runs; launch gaps leave it idle).
+  EXPECT_NEAR(r.devices[0].sm_busy, lambda * 1e-3, 0.01);
+}
+
+TEST(ExclusiveClosedForm, MG1WithExponentialKernelsMatchesPollaczekKhinchine) {
+  // Service S = L + X, X ~ Exp(mean D): E[S] = L + D, E[S^2] = D^2 + (L + D)^2.
+  // W = E[S] + lambda E[S^2] / (2 (1 - rho)). (M/M/1 when L = 0.)
+  const double lambda = 500.0, d = 1e-3, l = launch_overhead_ns() * 1e-9;
+  const RunResult r = run_yaml(single_kernel_scenario(
+      "{process: poisson, rate: 500/s}", "{exponential: 1ms}", "", "duration: 500s\nwarmup: 10s"));
+  const TenantResult& t = tenant(r, "t");
+  ASSERT_GE(t.completed, 200000);
+  const double es = l + d, es2 = d * d + es * es, rho = lambda * es;
+  const double expected_ns = (es + lambda * es2 / (2 * (1 - rho))) * 1e9;
+  EXPECT_NEAR(t.latency.mean, expected_ns, 0.02 * expected_ns);
+}
+
+TEST(ExclusiveFluid, TwoConcurrentMemoryBoundKernelsEachRunAtHalfSpeed) {
+  // Closed loop, 2 requests in flight, memory-bound kernels: they share HBM bandwidth, so each
+  // takes 2D; latency = L + 2D exactly (both start together and stay in lockstep).
+  const RunResult r = run_yaml(single_kernel_scenario(
+      "{process: closed, concurrency: 2}", "1ms", ", memory_bound: 1.0", "duration: 1s"));
+  const TenantResult& t = tenant(r, "t");
+  ASSERT_GT(t.completed, 100);
+  const double expected = launch_overhead_ns() + 2e6;
+  EXPECT_NEAR(t.latency.p50, expected, 2.0);
+  EXPECT_NEAR(t.latency.max, expected, 2.0);
+}
+
+TEST(ExclusiveFluid, TwoHalfWidthComputeKernelsRunUnslowed) {
+  // sm_fraction 0.5: each grid spans 66 of 132 SMs, so two fit side by side at full speed.
+  const RunResult r = run_yaml(single_kernel_scenario(
+      "{process: closed, concurrency: 2}", "1ms", ", sm_fraction: 0.5", "duration: 1s"));
+  EXPECT_NEAR(tenant(r, "t").latency.p50, launch_overhead_ns() + 1e6, 2.0);
+  // ... while two full-width compute kernels take twice as long.
+  const RunResult full = run_yaml(single_kernel_scenario(
+      "{process: closed, concurrency: 2}", "1ms", ", sm_fraction: 1.0", "duration: 1s"));
+  EXPECT_NEAR(tenant(full, "t").latency.p50, launch_overhead_ns() + 2e6, 2.0);
+}
+
+TEST(ExclusiveStreams, AsynchronousLaunchesHideHostGapsShorterThanKernels) {
+  // 4 kernels of 1 ms with host_gap 100 us: the CPU runs ahead, so latency = L + 4 ms.
+  // With host_gap 3 ms the CPU is the bottleneck: latency = 3 * 3ms + L + 1ms.
+  auto scenario = [](const std::string& gap) {
+    return R"(
+name: streams
+duration: 1s
+gpus: [{name: gpu0, model: h100-sxm-80gb}]
+tenants:
+  - name: t
+    device: gpu0
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      request:
+        kernels: [{name: k, duration: 1ms, repeat: 4}]
+        host_gap: )" + gap + "\n";
+  };
+  const double l = launch_overhead_ns();
+  EXPECT_NEAR(tenant(run_yaml(scenario("100us")), "t").latency.p50, l + 4e6, 2.0);
+  EXPECT_NEAR(tenant(run_yaml(scenario("3ms")), "t").latency.p50, 9e6 + l + 1e6, 2.0);
+  EXPECT_NEAR(tenant(run_yaml(scenario("3ms")), "t").slowdown_mean, 1.0, 1e-9);
+}
+
+TEST(Determinism, SameSeedGivesIdenticalResultsAndAnotherSeedDiffers) {
+  const std::string yaml = single_kernel_scenario(
+      "{process: poisson, rate: 800/s}", "{lognormal: {median: 1ms, sigma: 0.5}}",
+      ", memory_bound: 0.4", "duration: 20s");
+  const RunResult a = run_yaml(yaml), b = run_yaml(yaml);
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    ASSERT_EQ(a.requests[i].arrival_ns, b.requests[i].arrival_ns);
+    ASSERT_EQ(a.requests[i].finish_ns, b.requests[i].finish_ns);
+  }
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.tenants[0].latency.p99, b.tenants[0].latency.p99);
+  std::string other = yaml;
+  other.replace(other.find("seed: 11"), 8, "seed: 12");
+  const RunResult c = run_yaml(other);
+  EXPECT_NE(a.tenants[0].latency.p99, c.tenants[0].latency.p99);
+}
+
+}  // namespace
+}  // namespace gpumux

@@ -1,0 +1,460 @@
+// Output layer: SPEC §4 summary JSON, text tables, SPEC §5 HDF5 file (layout, round trip,
+// atomic write, errors on files that are not results).
+#include <unistd.h>
+
+// gpumux_io keeps HDF5's include directory private; Debian puts the serial headers here.
+#if __has_include(<hdf5.h>)
+#include <hdf5.h>
+#else
+#include <hdf5/serial/hdf5.h>
+#endif
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "models/input_error.hpp"
+#include "sim/io/result_io.hpp"
+
+namespace gpumux {
+namespace {
+
+namespace fs = std::filesystem;
+
+RunResult sample_result() {
+  RunResult r;
+  r.scenario_name = "hybrid-h100";
+  r.seed = 7;
+  r.sim_time_ns = 120'000'000'000;
+  r.events = 123'456'789;
+  r.wall_s = 3.2;
+  r.scenario_yaml = "name: hybrid-h100\nseed: 7\n";
+  r.calibration = {{"h100-sxm-80gb", "sha256:abc"}};
+
+  TenantResult chat;  // deliberately not in alphabetical order: order must be kept
+  chat.name = "zchat";
+  chat.device = "gpu0/1";
+  chat.requests = 5900;
+  chat.completed = 5898;
+  chat.failed = 2;
+  chat.latency = {5898, 1.5e6, 1'230'000, 2'000'000, 4'560'000, 7'000'000, 12'000'000};
+  chat.queueing = {5898, 2.5e5, 100'000, 200'000, 300'000, 400'000, 500'000};
+  chat.slowdown_mean = 1.7;
+  chat.throughput_per_s = 49.2;
+  chat.slo_violations = 3;
+  chat.oom_events = 1;
+  chat.gpu_seconds = 12.5;
+  chat.cost = 0.25;
+  TenantResult batch;
+  batch.name = "batch";
+  batch.device = "gpu1";
+  batch.requests = 10;
+  batch.completed = 10;
+  batch.latency = {10,           2e9, 1'500'000'000, 2'000'000'000, 2'500'000'000, 2'600'000'000,
+                   2'700'000'000};
+  batch.slowdown_mean = 1.05;
+  batch.throughput_per_s = 0.083;
+  r.tenants = {chat, batch};
+
+  DeviceResult mig;
+  mig.name = "gpu0/1";
+  mig.profile = "1g.10gb";
+  mig.sharing = "exclusive";
+  mig.sms = 16;
+  mig.memory_bytes = 10LL << 30;
+  mig.sm_busy = 0.61;
+  mig.useful_fraction = 0.58;
+  mig.memory_peak_bytes = 9LL << 30;
+  DeviceResult whole;
+  whole.name = "gpu1";
+  whole.profile = "h100-sxm-80gb";
+  whole.sharing = "time-slicing";
+  whole.sms = 132;
+  whole.memory_bytes = 80LL << 30;
+  whole.sm_busy = 0.25;
+  whole.useful_fraction = 0.2;
+  whole.context_switches = 4000;
+  whole.switch_overhead_ns = 100'000'000;
+  r.devices = {mig, whole};
+
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    const auto arrival = static_cast<std::int64_t>(i) * 1000;
+    const bool failed = i % 100 == 99;
+    r.requests.push_back({static_cast<std::uint32_t>(i % 2), i, arrival, failed ? -1 : arrival + 10,
+                          failed ? -1 : arrival + 500 + static_cast<std::int64_t>(i),
+                          failed ? RequestStatus::failed : RequestStatus::completed});
+  }
+  r.events_log = {
+      {5000, EventKind::oom, 0, 0, "zchat: out of memory on gpu0/1 (10.2 GiB > 10 GiB)"},
+      {9000, EventKind::restart, 0, 0, "zchat restarted"}};
+  r.timeseries["gpu0/1"] = {{0, 0.5, 1 << 30}, {100'000'000, 0.7, 2LL << 30}};
+  r.timeseries["gpu1"] = {{0, 0.2, 0}};
+  return r;
+}
+
+// A fresh directory per test, removed afterwards.
+class ResultIoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("gpumux_test_result_io_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+// Small HDF5 C API helpers for checking the layout independently of the writer's wrapper.
+hsize_t row_count(hid_t file, const char* dataset_path) {
+  const hid_t dataset = H5Dopen2(file, dataset_path, H5P_DEFAULT);
+  EXPECT_GE(dataset, 0) << dataset_path;
+  const hid_t space = H5Dget_space(dataset);
+  hsize_t dims[1] = {0};
+  hsize_t max_dims[1] = {0};
+  EXPECT_EQ(H5Sget_simple_extent_ndims(space), 1);
+  H5Sget_simple_extent_dims(space, dims, max_dims);
+  EXPECT_EQ(max_dims[0], H5S_UNLIMITED) << dataset_path;
+  H5Sclose(space);
+  H5Dclose(dataset);
+  return dims[0];
+}
+
+// Reads one int64 column (by name) of a compound table.
+std::vector<std::int64_t> int64_column(hid_t file, const char* dataset_path, const char* column) {
+  const hsize_t rows = row_count(file, dataset_path);
+  const hid_t dataset = H5Dopen2(file, dataset_path, H5P_DEFAULT);
+  const hid_t type = H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t));
+  H5Tinsert(type, column, 0, H5T_NATIVE_INT64);
+  std::vector<std::int64_t> values(rows);
+  EXPECT_GE(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  H5Tclose(type);
+  H5Dclose(dataset);
+  return values;
+}
+
+std::string string_attribute(hid_t object, const char* name) {
+  const hid_t attribute = H5Aopen(object, name, H5P_DEFAULT);
+  EXPECT_GE(attribute, 0) << name;
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  char* value = nullptr;
+  EXPECT_GE(H5Aread(attribute, type, &value), 0);
+  std::string text = value != nullptr ? value : "";
+  H5free_memory(value);
+  H5Tclose(type);
+  H5Aclose(attribute);
+  return text;
+}
+
+std::int64_t int_attribute(hid_t object, const char* name) {
+  const hid_t attribute = H5Aopen(object, name, H5P_DEFAULT);
+  std::int64_t value = -1;
+  EXPECT_GE(H5Aread(attribute, H5T_NATIVE_INT64, &value), 0);
+  H5Aclose(attribute);
+  return value;
+}
+
+bool link_exists(hid_t file, const char* path) { return H5Lexists(file, path, H5P_DEFAULT) > 0; }
+
+TEST(SummaryJson, HasTheSpecShapeAndValues) {
+  const RunResult r = sample_result();
+  const auto j = summary_json(r);
+  EXPECT_EQ(j["scenario"], "hybrid-h100");
+  EXPECT_EQ(j["seed"], 7);
+  EXPECT_EQ(j["status"], "complete");
+  EXPECT_EQ(j["sim_time_ns"], 120'000'000'000);
+  EXPECT_EQ(j["events"], 123'456'789);
+  EXPECT_DOUBLE_EQ(j["wall_s"].get<double>(), 3.2);
+  EXPECT_FALSE(j.contains("strategy"));
+
+  ASSERT_EQ(j["tenants"].size(), 2u);
+  EXPECT_EQ(j["tenants"].begin().key(), "zchat");  // vector order, not alphabetical
+  const auto& chat = j["tenants"]["zchat"];
+  EXPECT_EQ(chat["device"], "gpu0/1");
+  EXPECT_EQ(chat["requests"], 5900);
+  EXPECT_EQ(chat["completed"], 5898);
+  EXPECT_EQ(chat["failed"], 2);
+  EXPECT_DOUBLE_EQ(chat["latency_ns"]["mean"].get<double>(), 1.5e6);
+  EXPECT_EQ(chat["latency_ns"]["p50"], 1'230'000);
+  EXPECT_EQ(chat["latency_ns"]["p90"], 2'000'000);
+  EXPECT_EQ(chat["latency_ns"]["p99"], 4'560'000);
+  EXPECT_EQ(chat["latency_ns"]["p999"], 7'000'000);
+  EXPECT_EQ(chat["latency_ns"]["max"], 12'000'000);
+  EXPECT_DOUBLE_EQ(chat["queueing_ns"]["mean"].get<double>(), 2.5e5);
+  EXPECT_EQ(chat["queueing_ns"]["p99"], 300'000);
+  EXPECT_EQ(chat["queueing_ns"].size(), 2u);
+  EXPECT_DOUBLE_EQ(chat["slowdown_mean"].get<double>(), 1.7);
+  EXPECT_DOUBLE_EQ(chat["throughput_per_s"].get<double>(), 49.2);
+  EXPECT_EQ(chat["slo_violations"], 3);
+  EXPECT_EQ(chat["oom_events"], 1);
+  EXPECT_DOUBLE_EQ(chat["gpu_seconds"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(chat["cost"].get<double>(), 0.25);
+
+  ASSERT_EQ(j["devices"].size(), 2u);
+  const auto& mig = j["devices"]["gpu0/1"];
+  EXPECT_EQ(mig["profile"], "1g.10gb");
+  EXPECT_EQ(mig["sharing"], "exclusive");
+  EXPECT_EQ(mig["sms"], 16);
+  EXPECT_EQ(mig["memory_bytes"], 10LL << 30);
+  EXPECT_DOUBLE_EQ(mig["sm_busy"].get<double>(), 0.61);
+  EXPECT_DOUBLE_EQ(mig["useful_fraction"].get<double>(), 0.58);
+  EXPECT_EQ(mig["memory_peak_bytes"], 9LL << 30);
+  EXPECT_EQ(j["devices"]["gpu1"]["context_switches"], 4000);
+  EXPECT_EQ(j["devices"]["gpu1"]["switch_overhead_ns"], 100'000'000);
+
+  RunResult labelled = r;
+  labelled.strategy = "mig";
+  EXPECT_EQ(summary_json(labelled)["strategy"], "mig");
+}
+
+TEST(SummaryTable, ShowsTenantsDevicesAndAdaptiveUnits) {
+  const RunResult r = sample_result();
+  const std::string table = summary_table(r);
+  for (const char* expected :
+       {"hybrid-h100", "seed: 7",  "complete", "120 s",   "123456789", "3.20 s",
+        "38.6M",  // header
+        "zchat",       "batch",    "gpu0/1",   "1.23 ms", "4.56 ms",   "7.00 ms",
+        "12.0 ms",     "1.50 s",   "49.2/s",   "1.70x",   "1g.10gb",   "time-slicing",
+        "10.0 GiB",    "80.0 GiB", "61.0%",    "58.0%",   "4000",      "100 ms"}) {
+    EXPECT_NE(table.find(expected), std::string::npos) << "missing " << expected << "\n" << table;
+  }
+  EXPECT_LT(table.find("zchat"), table.find("batch"));
+  EXPECT_EQ(table, summary_table_from_json(summary_json(r)));
+}
+
+TEST(SummaryTable, MissingAndNullFieldsPrintAsDash) {
+  nlohmann::ordered_json summary = {{"scenario", "x"},
+                                    {"tenants", {{"t", {{"slowdown_mean", nullptr}}}}}};
+  const std::string table = summary_table_from_json(summary);
+  EXPECT_NE(table.find("t "), std::string::npos);
+  EXPECT_NE(table.find(" -"), std::string::npos);
+}
+
+TEST(CompareTable, OneColumnPerStrategy) {
+  RunResult mig = sample_result();
+  mig.strategy = "mig";
+  RunResult slicing = sample_result();
+  slicing.strategy = "time-slicing";
+  slicing.tenants[0].latency.p99 = 9'870'000;
+  slicing.tenants[0].oom_events = 42;
+  const std::string table = compare_table({mig, slicing});
+  for (const char* expected :
+       {"mig", "time-slicing", "tenant zchat", "tenant batch", "p50", "p99", "throughput",
+        "slowdown", "failed", "OOMs", "4.56 ms", "9.87 ms", "42", "SM busy", "61.0%"}) {
+    EXPECT_NE(table.find(expected), std::string::npos) << "missing " << expected << "\n" << table;
+  }
+}
+
+TEST_F(ResultIoTest, WriteThenReadBack) {
+  RunResult r = sample_result();
+  r.kernels = {{0, 1, 0, 0, 100, 200}, {0, 1, 1, 0, 200, 300}};
+  const std::string file_path = path("out.h5");
+  write_result_h5(file_path, r);
+  EXPECT_EQ(listing(), std::vector<std::string>{"out.h5"});  // no temporary left behind
+
+  const auto summaries = read_summaries_h5(file_path);
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0], summary_json(r));  // ordered: also checks tenant order survives
+  EXPECT_EQ(summary_table_from_json(summaries[0]), summary_table(r));
+
+  const hid_t file = H5Fopen(file_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const char* name : {"gpumux_version", "schema_version", "scenario_yaml", "seed",
+                           "calibration", "status", "sim_time_ns", "events", "wall_s"}) {
+    EXPECT_GT(H5Aexists(file, name), 0) << name;
+  }
+  EXPECT_EQ(int_attribute(file, "schema_version"), 1);
+  EXPECT_EQ(int_attribute(file, "seed"), 7);
+  EXPECT_EQ(int_attribute(file, "sim_time_ns"), 120'000'000'000);
+  EXPECT_EQ(string_attribute(file, "scenario_yaml"), r.scenario_yaml);
+  EXPECT_EQ(string_attribute(file, "status"), "complete");
+  EXPECT_EQ(nlohmann::json::parse(string_attribute(file, "calibration"))["h100-sxm-80gb"],
+            "sha256:abc");
+
+  EXPECT_EQ(row_count(file, "/requests"), 1000u);
+  const auto finish = int64_column(file, "/requests", "finish_ns");
+  EXPECT_EQ(finish[5], 5 * 1000 + 500 + 5);
+  EXPECT_EQ(finish[99], -1);
+  EXPECT_EQ(int64_column(file, "/requests", "arrival_ns")[999], 999'000);
+  EXPECT_EQ(row_count(file, "/tenants"), 2u);
+  EXPECT_EQ(int64_column(file, "/tenants", "latency_p99_ns")[0], 4'560'000);
+  EXPECT_EQ(row_count(file, "/devices"), 2u);
+  EXPECT_EQ(int64_column(file, "/devices", "context_switches")[1], 4000);
+  EXPECT_EQ(row_count(file, "/events"), 2u);
+  EXPECT_EQ(int64_column(file, "/events", "time_ns")[1], 9000);
+  EXPECT_EQ(row_count(file, "/kernels"), 2u);
+
+  // '/' in a device name cannot be in an HDF5 path: encoded, real name kept as an attribute.
+  ASSERT_TRUE(link_exists(file, "/timeseries"));
+  ASSERT_TRUE(link_exists(file, "/timeseries/gpu0_1"));
+  EXPECT_EQ(row_count(file, "/timeseries/gpu0_1"), 2u);
+  EXPECT_EQ(int64_column(file, "/timeseries/gpu0_1", "memory_used_bytes")[1], 2LL << 30);
+  const hid_t series = H5Dopen2(file, "/timeseries/gpu0_1", H5P_DEFAULT);
+  EXPECT_EQ(string_attribute(series, "device"), "gpu0/1");
+  H5Dclose(series);
+  EXPECT_EQ(row_count(file, "/timeseries/gpu1"), 1u);
+
+  // The big tables are chunked and deflate-compressed.
+  const hid_t requests = H5Dopen2(file, "/requests", H5P_DEFAULT);
+  const hid_t dcpl = H5Dget_create_plist(requests);
+  EXPECT_EQ(H5Pget_layout(dcpl), H5D_CHUNKED);
+  EXPECT_GE(H5Pget_nfilters(dcpl), 2);
+  H5Pclose(dcpl);
+  H5Dclose(requests);
+  H5Fclose(file);
+}
+
+TEST_F(ResultIoTest, EmptyResultGivesValidEmptyTablesAndNoKernels) {
+  RunResult r;
+  r.scenario_name = "empty";
+  const std::string file_path = path("empty.h5");
+  write_result_h5(file_path, r);
+  const hid_t file = H5Fopen(file_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const char* table : {"/requests", "/tenants", "/devices", "/events"}) {
+    EXPECT_EQ(row_count(file, table), 0u) << table;
+  }
+  EXPECT_TRUE(link_exists(file, "/timeseries"));
+  EXPECT_FALSE(link_exists(file, "/kernels"));
+  H5Fclose(file);
+  EXPECT_EQ(read_summaries_h5(file_path).at(0), summary_json(r));
+}
+
+TEST_F(ResultIoTest, OverwritesAnExistingFile) {
+  RunResult r = sample_result();
+  const std::string file_path = path("out.h5");
+  write_result_h5(file_path, r);
+  r.seed = 9;
+  write_result_h5(file_path, r);
+  EXPECT_EQ(read_summaries_h5(file_path).at(0)["seed"], 9);
+  EXPECT_EQ(listing(), std::vector<std::string>{"out.h5"});
+}
+
+TEST_F(ResultIoTest, MissingDirectoryThrowsAndLeavesNoFile) {
+  const std::string file_path = path("no/such/dir/out.h5");
+  try {
+    write_result_h5(file_path, sample_result());
+    FAIL() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(file_path), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(file_path));
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(ResultIoTest, FailedRenameRemovesTheTemporaryFile) {
+  // The target is a non-empty directory: the HDF5 file is written, the rename fails.
+  const std::string target = path("out.h5");
+  fs::create_directories(fs::path(target) / "keep");
+  EXPECT_THROW(write_result_h5(target, sample_result()), std::runtime_error);
+  EXPECT_EQ(listing(), std::vector<std::string>{"out.h5"});
+  EXPECT_TRUE(fs::is_directory(target));
+}
+
+TEST_F(ResultIoTest, NonResultFilesGiveInputError) {
+  const std::string text_file = path("notes.txt");
+  std::ofstream(text_file) << "hello\n";
+  const std::string bare_h5 = path("bare.h5");
+  const hid_t file = H5Fcreate(bare_h5.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  H5Fclose(file);
+  for (const std::string& p : {text_file, bare_h5, path("missing.h5"), dir_.string()}) {
+    try {
+      read_summaries_h5(p);
+      ADD_FAILURE() << "expected InputError for " << p;
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind(p + ": not a gpumux result file (", 0), 0u) << message;
+    }
+  }
+}
+
+TEST_F(ResultIoTest, CompareFileRoundTrip) {
+  RunResult mig = sample_result();
+  mig.strategy = "mig";
+  RunResult slicing = sample_result();
+  slicing.strategy = "mps/50";  // '/' must be encoded in the group name
+  slicing.requests.resize(10);
+  const std::string file_path = path("compare.h5");
+  write_results_h5(file_path, {mig, slicing});
+  EXPECT_EQ(listing(), std::vector<std::string>{"compare.h5"});
+
+  const auto summaries = read_summaries_h5(file_path);
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_EQ(summaries[0], summary_json(mig));
+  EXPECT_EQ(summaries[1], summary_json(slicing));
+  EXPECT_EQ(compare_table_from_json(summaries), compare_table({mig, slicing}));
+
+  const hid_t file = H5Fopen(file_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  EXPECT_EQ(int_attribute(file, "schema_version"), 1);
+  EXPECT_EQ(string_attribute(file, "strategy"), "mig");  // root attributes from the first
+  EXPECT_EQ(row_count(file, "/strategies/mig/requests"), 1000u);
+  EXPECT_EQ(row_count(file, "/strategies/mps_50/requests"), 10u);
+  EXPECT_TRUE(link_exists(file, "/strategies/mps_50/timeseries/gpu0_1"));
+  const hid_t group = H5Gopen2(file, "/strategies/mps_50", H5P_DEFAULT);
+  EXPECT_EQ(string_attribute(group, "strategy"), "mps/50");
+  H5Gclose(group);
+  H5Fclose(file);
+}
+
+// 10^6 request records: one table, chunk-sized batches; a sanity bound on time (10^7 is the
+// target; run the disabled test below to measure it).
+void write_many_requests(const std::string& file_path, std::size_t n) {
+  RunResult r = sample_result();
+  r.requests.resize(n);
+  std::uint64_t state = 42;  // an LCG: realistic entropy in arrivals and latencies
+  std::int64_t t = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    t += static_cast<std::int64_t>((state >> 33) % 20'000);
+    const auto queueing = static_cast<std::int64_t>((state >> 13) % 100'000);
+    const auto service = 1'000'000 + static_cast<std::int64_t>((state >> 40) % 5'000'000);
+    r.requests[i] = {static_cast<std::uint32_t>(state % 8),
+                     i,
+                     t,
+                     t + queueing,
+                     t + queueing + service,
+                     RequestStatus::completed};
+  }
+  const auto start = std::chrono::steady_clock::now();
+  write_result_h5(file_path, r);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("wrote %zu requests in %.2f s (%.1f MiB)\n", n, seconds,
+              static_cast<double>(fs::file_size(file_path)) / (1 << 20));
+  const hid_t file = H5Fopen(file_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_EQ(row_count(file, "/requests"), n);
+  H5Fclose(file);
+}
+
+TEST_F(ResultIoTest, MillionRequestsWriteQuickly) {
+  const auto start = std::chrono::steady_clock::now();
+  write_many_requests(path("big.h5"), 1'000'000);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20);
+}
+
+TEST_F(ResultIoTest, DISABLED_TenMillionRequests) {
+  write_many_requests(path("huge.h5"), 10'000'000);
+}
+
+}  // namespace
+}  // namespace gpumux

@@ -1,0 +1,400 @@
+// MIG, time-slicing and MPS against their closed forms, and the memory and fault semantics.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/profiles/device_profile.hpp"
+#include "tests/support/run_yaml.hpp"
+
+namespace gpumux {
+namespace {
+
+using testing::device;
+using testing::run_yaml;
+using testing::tenant;
+
+double launch_ns() { return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead); }
+
+// ---------------------------------------------------------------------------------------- MIG
+
+std::string mig_scenario(const std::string& kernel_fields) {
+  return R"(
+name: mig
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, mig: [1g.10gb, 3g.40gb]}
+tenants:
+  - name: small
+    device: gpu0/0
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      request: {kernels: [{name: k, duration: 1ms, )" + kernel_fields + R"(}]}
+  - name: noisy
+    device: gpu0/1
+    workload:
+      arrivals: {process: closed, concurrency: 4}
+      request: {kernels: [{name: k, duration: 1ms, memory_bound: 1.0}]}
+)";
+}
+
+TEST(MigClosedForm, ComputeBoundKernelOn1gTakes132Over16OfSoloTime) {
+  const RunResult r = run_yaml(mig_scenario("memory_bound: 0.0"));
+  // H100 1g.10gb has 16 of 132 SMs (real nvidia-smi -lgip); the neighbour in 3g.40gb is
+  // isolated and changes nothing.
+  EXPECT_NEAR(tenant(r, "small").latency.p50, launch_ns() + 1e6 * 132.0 / 16.0, 2.0);
+  EXPECT_EQ(device(r, "gpu0/0").sms, 16);
+  EXPECT_EQ(device(r, "gpu0/1").sms, 60);
+}
+
+TEST(MigClosedForm, MemoryBoundKernelOn1gTakes8xForOneOfEightMemorySlices) {
+  const RunResult r = run_yaml(mig_scenario("memory_bound: 1.0"));
+  EXPECT_NEAR(tenant(r, "small").latency.p50, launch_ns() + 8e6, 2.0);
+  // The 3g.40gb instance holds 4 of 8 memory slices: 4 memory-bound kernels share half the
+  // GPU's bandwidth, each at 1/8 speed: 8 ms each.
+  EXPECT_NEAR(tenant(r, "noisy").latency.p50, launch_ns() + 8e6, 2.0);
+}
+
+TEST(MigMemory, OverAllocatingTenantIsKilledAloneAndNeighboursAreUnaffected) {
+  const RunResult r = run_yaml(R"(
+name: mig-oom
+duration: 2s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, mig: [1g.10gb, 1g.10gb]}
+tenants:
+  - name: hog
+    device: gpu0/0
+    memory: 12GiB
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request: {kernels: [{name: k, duration: 1ms}]}
+  - name: good
+    device: gpu0/1
+    memory: 8GiB
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request: {kernels: [{name: k, duration: 1ms}]}
+)");
+  const TenantResult& hog = tenant(r, "hog");
+  const TenantResult& good = tenant(r, "good");
+  EXPECT_EQ(hog.oom_events, 1);
+  EXPECT_EQ(hog.completed, 0);
+  EXPECT_EQ(hog.failed, hog.requests);
+  EXPECT_GT(hog.requests, 100);
+  EXPECT_EQ(good.oom_events, 0);
+  EXPECT_EQ(good.failed, 0);
+  EXPECT_EQ(good.completed, good.requests);
+  bool saw_oom = false, saw_kill = false;
+  for (const EventRecord& e : r.events_log) {
+    saw_oom |= e.kind == EventKind::oom && e.tenant == 0;
+    saw_kill |= e.kind == EventKind::kill && e.tenant == 0;
+    EXPECT_NE(e.tenant, 1) << e.detail;
+  }
+  EXPECT_TRUE(saw_oom);
+  EXPECT_TRUE(saw_kill);
+}
+
+TEST(MigLayout, ImpossibleLayoutIsRejectedWithLocationAndReason) {
+  try {
+    run_yaml(R"(
+name: bad
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, mig: [4g.40gb, 4g.40gb]}
+tenants:
+  - {name: t, device: gpu0/0, workload: {arrivals: {process: poisson, rate: 1/s}, request: {kernels: [{name: k, duration: 1ms}]}}}
+)");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test.yaml:5"), std::string::npos) << what;
+    EXPECT_NE(what.find("gpus.0.mig"), std::string::npos) << what;
+    EXPECT_NE(what.find("4g.40gb"), std::string::npos) << what;
+  }
+}
+
+// ------------------------------------------------------------------------------- time-slicing
+
+std::string ts_pair(const std::string& sharing, const std::string& a_workload,
+                    const std::string& b_workload, const std::string& duration) {
+  return R"(
+name: ts
+duration: )" + duration + R"(
+seed: 5
+gpus:
+  - name: gpu0
+    model: h100-sxm-80gb
+    sharing: )" + sharing + R"(
+tenants:
+  - name: a
+    device: gpu0
+    workload: )" + a_workload + R"(
+  - name: b
+    device: gpu0
+    workload: )" + b_workload + "\n";
+}
+
+const char* kSaturating =
+    "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, duration: 200ms}]}}";
+
+TEST(TimeSlicingClosedForm, TwoSaturatingContextsEachGetTOver2TPlusPPlusC) {
+  const double t = 1024e3, p = 20e3, c = 50e3;
+  const RunResult r = run_yaml(ts_pair(
+      "{mode: time-slicing, timeslice: 1024us, context_switch: 50us, preemption_latency: 20us, "
+      "cache_refill: 0us}",
+      kSaturating, kSaturating, "20s"));
+  const double share = t / (2 * (t + p + c));
+  for (const char* name : {"a", "b"}) {
+    // Work done per second = completed requests x 200 ms of solo work / 20 s.
+    const TenantResult& tr = tenant(r, name);
+    const double achieved = tr.throughput_per_s * 0.2;
+    EXPECT_NEAR(achieved, share, 0.02 * share) << name;
+  }
+  const DeviceResult& d = device(r, "gpu0");
+  EXPECT_NEAR(d.useful_fraction, 2 * share, 0.01);
+  EXPECT_NEAR(d.sm_busy, 1.0, 0.01);  // overhead counts as busy
+  EXPECT_GT(d.context_switches, 15000);
+}
+
+// The probe's requests may overlap (max_in_flight), so each one's wait is its own residual,
+// not queueing behind an earlier probe.
+const char* kProbe =
+    "{arrivals: {process: poisson, rate: 20/s}, max_in_flight: 1000, "
+    "request: {kernels: [{name: short, duration: 10us}]}}";
+
+TEST(TimeSlicingClosedForm, ShortKernelBesideSaturatingNeighbourWaitsHalfASliceWithInstructionPreemption) {
+  // E[latency] = L + T/2 + P + C + D_probe (arrivals uniform over the neighbour's slice grid).
+  const RunResult r = run_yaml(ts_pair(
+      "{mode: time-slicing, timeslice: 2ms, context_switch: 50us, preemption_latency: 20us, "
+      "cache_refill: 0us, preemption: instruction}",
+      kSaturating, kProbe, "300s"));
+  const TenantResult& probe = tenant(r, "b");
+  ASSERT_GT(probe.completed, 5000);
+  const double expected = launch_ns() + 1e6 + 20e3 + 50e3 + 10e3;
+  EXPECT_NEAR(probe.latency.mean, expected, 0.03 * expected);
+  // The worst case: arriving just as the device starts switching back to the neighbour
+  // (C), then a whole slice (T), then P + C.
+  EXPECT_LE(probe.latency.max, launch_ns() + 50e3 + 2e6 + 70e3 + 10e3 + 2);
+}
+
+TEST(TimeSlicingClosedForm, KernelBoundaryPreemptionMakesTheProbeWaitForTheNeighboursKernel) {
+  // Neighbour kernels of K = 20 ms back to back, short timeslice: the probe waits for the
+  // residual of the running kernel, K/2 on average, then C: E[latency] = L + K/2 + C + D.
+  const RunResult r = run_yaml(ts_pair(
+      "{mode: time-slicing, timeslice: 10us, context_switch: 50us, cache_refill: 0us, "
+      "preemption: kernel-boundary}",
+      "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, duration: 20ms}]}}",
+      kProbe, "300s"));
+  const TenantResult& probe = tenant(r, "b");
+  ASSERT_GT(probe.completed, 5000);
+  const double expected = launch_ns() + 10e6 + 50e3 + 10e3;
+  EXPECT_NEAR(probe.latency.mean, expected, 0.03 * expected);
+  EXPECT_GT(probe.latency.max, 19e6);  // some probes wait almost a whole kernel
+}
+
+TEST(TimeSlicingMemory, NoIsolationTheHogsAllocationMakesTheSiblingOOM) {
+  const RunResult r = run_yaml(R"(
+name: hog
+duration: 2s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: time-slicing}}
+tenants:
+  - name: trainer
+    device: gpu0
+    memory: 60GiB
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      request: {kernels: [{name: step, duration: 50ms}]}
+  - name: inference
+    device: gpu0
+    memory: 30GiB
+    workload:
+      arrivals: {process: poisson, rate: 50/s}
+      request: {kernels: [{name: k, duration: 1ms}]}
+)");
+  EXPECT_EQ(tenant(r, "trainer").oom_events, 0);
+  EXPECT_GT(tenant(r, "trainer").completed, 10);
+  EXPECT_EQ(tenant(r, "inference").oom_events, 1);
+  EXPECT_EQ(tenant(r, "inference").completed, 0);
+  EXPECT_EQ(device(r, "gpu0").memory_peak_bytes, 60LL << 30);
+}
+
+TEST(TimeSlicingValidation, MultiGpuTenantAndTooManyReplicasAreRejected) {
+  const std::string base = R"(
+name: v
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: time-slicing, replicas: 1}}
+tenants:
+  - {name: a, device: gpu0, GPUS workload: {arrivals: {process: poisson, rate: 1/s}, request: {kernels: [{name: k, duration: 1ms}]}}}
+)";
+  std::string multi = base;
+  multi.replace(multi.find("GPUS"), 4, "gpus: 2,");
+  EXPECT_THROW(run_yaml(multi), InputError);
+  std::string two = base;
+  two.replace(two.find("GPUS"), 4, "replicas: 2,");
+  try {
+    run_yaml(two);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("replicas"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------- MPS
+
+std::string mps_pair(const std::string& kernel, const std::string& sharing_extra) {
+  return R"(
+name: mps
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps, interference: 0.0)" + sharing_extra +
+         R"(}}
+tenants:
+  - {name: a, device: gpu0, workload: {arrivals: {process: closed, concurrency: 1}, request: {kernels: [)" +
+         kernel + R"(]}}}
+  - {name: b, device: gpu0, workload: {arrivals: {process: closed, concurrency: 1}, request: {kernels: [)" +
+         kernel + R"(]}}}
+)";
+}
+
+TEST(MpsClosedForm, TwoMemoryBoundClientsEachRunTwiceAsSlow) {
+  const RunResult r = run_yaml(mps_pair("{name: k, duration: 1ms, memory_bound: 1.0}", ""));
+  EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 2e6, 2.0);
+  EXPECT_NEAR(tenant(r, "b").latency.p50, launch_ns() + 2e6, 2.0);
+}
+
+TEST(MpsClosedForm, TwoComputeClientsOnHalfTheSmsRunUnslowed) {
+  // active_thread_percentage 50: each client may use 66 SMs; grids of sm_fraction 0.5 fit.
+  const RunResult r = run_yaml(
+      mps_pair("{name: k, duration: 1ms, sm_fraction: 0.5}", ", active_thread_percentage: 50"));
+  EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 1e6, 2.0);
+  EXPECT_NEAR(tenant(r, "b").latency.p50, launch_ns() + 1e6, 2.0);
+  // A full-width grid capped at 50% of the SMs runs at half speed even alone.
+  const RunResult capped = run_yaml(
+      mps_pair("{name: k, duration: 1ms, sm_fraction: 1.0}", ", active_thread_percentage: 50"));
+  EXPECT_NEAR(tenant(capped, "a").latency.p50, launch_ns() + 2e6, 2.0);
+}
+
+TEST(MpsClosedForm, InterferenceFactorSlowsCoRunningMemoryBoundKernels) {
+  // alpha = 0.25: bandwidth use per unit rate is inflated by 1 + alpha (two clients), so each
+  // runs at 1 / (2 * 1.25): 2.5 ms.
+  std::string yaml = mps_pair("{name: k, duration: 1ms, memory_bound: 1.0}", "");
+  yaml.replace(yaml.find("interference: 0.0"), 17, "interference: 0.25");
+  const RunResult r = run_yaml(yaml);
+  EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 2.5e6, 2.0);
+}
+
+TEST(MpsLimits, ClientsBeyondTheServerLimitAreRejected) {
+  std::string yaml = R"(
+name: many
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps, max_clients: 3}}
+tenants:
+  - name: c
+    replicas: 5
+    device: gpu0
+    workload: {arrivals: {process: poisson, rate: 10/s}, request: {kernels: [{name: k, duration: 100us}]}}
+)";
+  const RunResult r = run_yaml(yaml);
+  int rejected = 0;
+  for (const EventRecord& e : r.events_log) rejected += e.kind == EventKind::reject;
+  EXPECT_EQ(rejected, 2);
+  EXPECT_EQ(tenant(r, "c-3").completed, 0);
+  EXPECT_GT(tenant(r, "c-3").failed, 0);
+  EXPECT_EQ(tenant(r, "c-0").failed, 0);
+}
+
+TEST(MpsMemory, PinnedMemoryLimitIsEnforcedPerClient) {
+  const RunResult r = run_yaml(R"(
+name: pinned
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps, pinned_memory_limit: 10GiB}}
+tenants:
+  - {name: fits, device: gpu0, memory: 8GiB, workload: {arrivals: {process: poisson, rate: 10/s}, request: {kernels: [{name: k, duration: 100us}]}}}
+  - {name: over, device: gpu0, memory: 12GiB, workload: {arrivals: {process: poisson, rate: 10/s}, request: {kernels: [{name: k, duration: 100us}]}}}
+)");
+  EXPECT_EQ(tenant(r, "fits").oom_events, 0);
+  EXPECT_EQ(tenant(r, "over").oom_events, 1);
+}
+
+// ------------------------------------------------------------------------------------- faults
+
+std::string fault_scenario(const std::string& gpu) {
+  return R"(
+name: faults
+duration: 4s
+gpus:
+  - )" + gpu + R"(
+tenants:
+  - {name: a, device: DEV0, workload: {arrivals: {process: poisson, rate: 100/s}, request: {kernels: [{name: k, duration: 200us}]}}}
+  - {name: b, device: DEV1, workload: {arrivals: {process: poisson, rate: 100/s}, request: {kernels: [{name: k, duration: 200us}]}}}
+faults:
+  - {tenant: a, at: 2s, kind: fatal}
+)";
+}
+
+std::string with_devices(std::string yaml, const std::string& d0, const std::string& d1) {
+  yaml.replace(yaml.find("DEV0"), 4, d0);
+  yaml.replace(yaml.find("DEV1"), 4, d1);
+  return yaml;
+}
+
+TEST(Faults, MpsFatalFaultTakesDownEveryClientOfTheServer) {
+  const RunResult r = run_yaml(with_devices(
+      fault_scenario("{name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps}}"), "gpu0", "gpu0"));
+  EXPECT_GT(tenant(r, "a").failed, 100);
+  EXPECT_GT(tenant(r, "b").failed, 100);
+}
+
+TEST(Faults, TimeSlicingFatalFaultFailsOnlyThatContext) {
+  const RunResult r = run_yaml(with_devices(
+      fault_scenario("{name: gpu0, model: h100-sxm-80gb, sharing: {mode: time-slicing}}"), "gpu0",
+      "gpu0"));
+  EXPECT_GT(tenant(r, "a").failed, 100);
+  EXPECT_EQ(tenant(r, "b").failed, 0);
+}
+
+TEST(Faults, MigFaultStaysInsideItsInstanceEvenWithMpsInside) {
+  const RunResult r = run_yaml(with_devices(
+      fault_scenario(
+          "{name: gpu0, model: h100-sxm-80gb, mig: [3g.40gb, 3g.40gb], sharing: {mode: mps}}"),
+      "gpu0/0", "gpu0/1"));
+  EXPECT_GT(tenant(r, "a").failed, 100);
+  EXPECT_EQ(tenant(r, "b").failed, 0);
+}
+
+TEST(Faults, RecoveryRestartsTheClient) {
+  std::string yaml = with_devices(
+      fault_scenario("{name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps}}"), "gpu0", "gpu0");
+  yaml.replace(yaml.find("kind: fatal"), 11, "kind: fatal, recovery: 500ms");
+  const RunResult r = run_yaml(yaml);
+  // Down for 0.5 s of 4 s at 100/s: about 50 failures each, the rest complete.
+  EXPECT_NEAR(static_cast<double>(tenant(r, "b").failed), 50.0, 25.0);
+  EXPECT_GT(tenant(r, "b").completed, 300);
+}
+
+// -------------------------------------------------------------------------------------- hybrid
+
+TEST(Hybrid, TimeSlicingInsideMigInstancesIsolatesInstances) {
+  const RunResult r = run_yaml(R"(
+name: hybrid
+duration: 5s
+gpus:
+  - name: gpu0
+    model: h100-sxm-80gb
+    mig: [2g.20gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb]
+    sharing: {mode: time-slicing, replicas: 3}
+tenants:
+  - {name: hot, replicas: 3, device: gpu0/0, workload: {arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: k, duration: 5ms}]}}}
+  - {name: calm, device: gpu0/1, workload: {arrivals: {process: closed, concurrency: 1, think: 10ms}, request: {kernels: [{name: k, duration: 1ms}]}}}
+)");
+  // calm is alone in its 1g.10gb: latency = L + 132/16 ms whatever the 2g.20gb does.
+  EXPECT_NEAR(tenant(r, "calm").latency.p99, launch_ns() + 1e6 * 132 / 16, 2.0);
+  EXPECT_GT(device(r, "gpu0/0").context_switches, 100);
+  EXPECT_EQ(device(r, "gpu0/1").context_switches, 0);
+}
+
+}  // namespace
+}  // namespace gpumux
