@@ -109,6 +109,15 @@ void Device::advance() {
 void Device::recompute() {
   advance();
   prepare_recompute();
+  if (running_.size() == 1 && !has_client_constraints()) {
+    // One kernel: no sharing, it runs at its solo bound on this device.
+    KernelRun* k = running_.front();
+    k->rate_max = rate_bound(*k, sm_cap_for(*k));
+    k->rate = k->rate_max;
+    k->occupancy = std::min(k->sm_fraction * geometry_.gpu_sms, sm_cap_for(*k));
+    finish_recompute();
+    return;
+  }
   problem_.clear();
   const int sm_constraint = problem_.add_constraint(geometry_.sms);
   const int bw_constraint = problem_.add_constraint(geometry_.bandwidth);
@@ -123,13 +132,19 @@ void Device::recompute() {
   add_constraints(problem_);
   problem_.solve();
 
-  Nanos next = kNever;
-  const Nanos now = sim_.now();
   for (std::size_t i = 0; i < running_.size(); ++i) {
     KernelRun* k = running_[i];
     k->rate = problem_.rate(static_cast<int>(i));
     const double width = std::min(k->sm_fraction * geometry_.gpu_sms, sm_cap_for(*k));
     k->occupancy = k->rate_max > 0 ? (k->rate / k->rate_max) * width : 0.0;
+  }
+  finish_recompute();
+}
+
+void Device::finish_recompute() {
+  Nanos next = kNever;
+  const Nanos now = sim_.now();
+  for (const KernelRun* k : running_) {
     if (k->rate > 0) {
       const double wait = std::ceil(k->remaining / k->rate);
       next = std::min(next, now + static_cast<Nanos>(wait));
@@ -150,7 +165,8 @@ void Device::set_overhead(bool in_overhead) {
 void Device::update_busy() {
   const Nanos now = sim_.now();
   double occupied = 0;
-  std::vector<double> per_client(clients_.size(), 0.0);
+  std::vector<double>& per_client = client_occupancy_scratch_;
+  per_client.assign(clients_.size(), 0.0);
   for (const KernelRun* k : running_) {
     occupied += k->occupancy;
     const auto it = std::find(clients_.begin(), clients_.end(), k->tenant);
@@ -165,7 +181,8 @@ void Device::update_busy() {
 
 void Device::complete_finished() {
   advance();
-  std::vector<KernelRun*> finished;
+  std::vector<KernelRun*>& finished = finished_scratch_;
+  finished.clear();
   for (KernelRun* k : running_) {
     const double tolerance = 1e-9 * k->work + 1e-3;
     if (k->remaining <= tolerance) finished.push_back(k);

@@ -105,6 +105,9 @@ class Device : public EventHandler {
   virtual void add_constraints(MaxMinProblem& problem);
   /// Strategy hook: SMs a kernel may use alone (default: all of the device's).
   virtual double sm_cap_for(const KernelRun& kernel) const;
+  /// Strategy hook: true when add_constraints() adds anything (disables the one-kernel fast
+  /// path of recompute()).
+  virtual bool has_client_constraints() const { return false; }
   /// Strategy hook: extra factor on a kernel's bandwidth use (MPS interference; default 1).
   virtual double bandwidth_inflation(const KernelRun& kernel) const;
   /// Strategy hook: called after finished kernels were removed and their owners told.
@@ -139,6 +142,7 @@ class Device : public EventHandler {
  private:
   void update_busy();
   void complete_finished();
+  void finish_recompute();  // schedules the next completion and updates utilization
 
   DeviceGeometry geometry_;
   SharingSpec sharing_;
@@ -156,6 +160,8 @@ class Device : public EventHandler {
   std::int64_t memory_peak_ = 0;
   TimeWeightedValue busy_, useful_, memory_tw_;
   std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_
+  std::vector<double> client_occupancy_scratch_;
+  std::vector<KernelRun*> finished_scratch_;
   std::int64_t context_switches_ = 0;
   Nanos switch_overhead_ = 0;
 };

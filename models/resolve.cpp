@@ -132,6 +132,11 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
     device.tenants.push_back(static_cast<int>(t));
     out.tenant_device.push_back(found->second);
+    const ArrivalSpec& arrivals = tenant.workload.arrivals;
+    out.traces.emplace_back();
+    if (arrivals.process == ArrivalProcess::trace) {
+      out.traces.back() = read_trace(arrivals.trace_file, arrivals.trace_format, arrivals.time_scale);
+    }
   }
 
   for (const ResolvedDevice& device : out.devices) {

@@ -6,7 +6,8 @@
 // MIG layout fits the GPU's placement rules (mig_layout.hpp); every tenant names an existing
 // device ("gpu0", or "gpu0/INDEX" on a MIG GPU — a MIG GPU must be addressed by instance); an
 // exclusive device has at most one tenant; a device has at most `replicas` tenants when set;
-// time-slicing rejects tenants asking for more than one GPU; faults name existing tenants.
+// time-slicing rejects tenants asking for more than one GPU; faults name existing tenants;
+// trace files parse (errors name the trace file and line).
 // Fills in the scenario: SharingSpec timeslice / context_switch / preemption_latency /
 // cache_refill / max_clients / interference / active_thread_percentage from the profile.
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "models/device.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/scenario/trace_reader.hpp"
 
 namespace gpumux {
 
@@ -33,6 +35,9 @@ struct ResolvedScenario {
   std::vector<ResolvedDevice> devices;
   std::vector<int> tenant_device;              ///< device index per tenant
   std::vector<const DeviceProfile*> gpu_profiles;  ///< per Scenario::gpus entry
+  /// Per tenant: the requests of its trace (arrivals: {process: trace}), read and checked here
+  /// so that `validate` catches a corrupt trace; empty for other processes.
+  std::vector<std::vector<TraceRequest>> traces;
 };
 
 /// "exclusive" | "time-slicing" | "mps" (the scenario-file spelling).

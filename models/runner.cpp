@@ -63,6 +63,8 @@ class Tenant : public KernelOwner, public EventHandler {
   enum Tag : std::uint64_t { kTagArrival = 0, kTagClosedArrival = 1, kTagStart = 2,
                              kTagRestart = 3, kTagRequestReady = 4 };
   void arrive();
+  std::unique_ptr<Request> acquire_request();
+  void recycle_graveyard();
   void schedule_next_open_arrival();
   void dispatch();
   bool begin_request(Request& request);
@@ -83,7 +85,8 @@ class Tenant : public KernelOwner, public EventHandler {
   std::uint64_t next_id_ = 0;
   std::deque<std::unique_ptr<Request>> queue_;
   std::vector<std::unique_ptr<Request>> in_flight_list_;
-  std::vector<std::unique_ptr<Request>> graveyard_;  // freed outside device callbacks
+  std::vector<std::unique_ptr<Request>> graveyard_;  // recycled outside device callbacks
+  std::vector<std::unique_ptr<Request>> free_requests_;  // recycled, capacity kept
   int in_flight_ = 0;
   bool dead_ = false;
   bool rejected_ = false;
@@ -104,11 +107,13 @@ class Run : public EventHandler {
   std::vector<std::unique_ptr<Tenant>> tenants;
   RunResult result;
   bool record_kernels = false;
+  bool record_requests = true;
 
   void record_event(EventKind kind, int tenant, int device, const std::string& detail) {
     result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});
   }
   void record_request(int tenant, const Request& r) {
+    if (!record_requests) return;
     result.requests.push_back(RequestRecord{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
                                             r.start, r.finish, r.status});
   }
@@ -141,12 +146,21 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, Device& device, Nano
   for (const auto& target : {slo.p50, slo.p90, slo.p99, slo.p999}) {
     if (target) smallest_slo_ = std::min(smallest_slo_, *target);
   }
-  const ArrivalSpec& arrivals = spec.workload.arrivals;
-  if (arrivals.process == ArrivalProcess::trace) {
-    for (const TraceRequest& r : read_trace(arrivals.trace_file, arrivals.trace_format,
-                                            arrivals.time_scale)) {
-      trace_.push_back(r.arrival);
-    }
+  for (const TraceRequest& r : run.resolved.traces[static_cast<std::size_t>(index)]) {
+    trace_.push_back(r.arrival);
+  }
+  // Reserve the expected number of measured latencies (avoids regrowing large vectors).
+  const ArrivalSpec& a = spec.workload.arrivals;
+  const double window_s = to_seconds(run.scenario.duration - run.scenario.warmup);
+  double expected = 0;
+  if (a.process == ArrivalProcess::poisson || a.process == ArrivalProcess::constant) {
+    expected = a.rate_per_s * window_s * 1.02 + 64;
+  } else if (a.process == ArrivalProcess::trace) {
+    expected = static_cast<double>(trace_.size());
+  }
+  if (expected > 0 && expected < 5e8) {
+    latency.reserve(static_cast<std::size_t>(expected));
+    queueing.reserve(static_cast<std::size_t>(expected));
   }
 }
 
@@ -165,7 +179,7 @@ void Tenant::start() {
 }
 
 void Tenant::on_event(std::uint64_t tag) {
-  graveyard_.clear();
+  recycle_graveyard();
   switch (tag & 7) {
     case kTagStart: {
       if (rejected_) {
@@ -205,6 +219,27 @@ void Tenant::on_event(std::uint64_t tag) {
   }
 }
 
+std::unique_ptr<Request> Tenant::acquire_request() {
+  if (free_requests_.empty()) return std::make_unique<Request>();
+  std::unique_ptr<Request> r = std::move(free_requests_.back());
+  free_requests_.pop_back();
+  r->start = r->finish = -1;
+  r->status = RequestStatus::unfinished;
+  r->measured = r->dead = false;
+  r->solo_latency = 0;
+  r->durations.clear();
+  r->specs.clear();
+  r->next_kernel = 0;
+  r->memory = 0;
+  r->ready_event = EventId{};
+  return r;
+}
+
+void Tenant::recycle_graveyard() {
+  for (auto& r : graveyard_) free_requests_.push_back(std::move(r));
+  graveyard_.clear();
+}
+
 void Tenant::schedule_next_open_arrival() {
   const ArrivalSpec& a = spec_.workload.arrivals;
   const Nanos now = run_.sim.now();
@@ -229,7 +264,7 @@ void Tenant::schedule_next_open_arrival() {
 void Tenant::arrive() {
   const Nanos now = run_.sim.now();
   if (now >= run_.scenario.duration) return;
-  auto request = std::make_unique<Request>();
+  std::unique_ptr<Request> request = acquire_request();
   request->id = next_id_++;
   request->arrival = now;
   request->measured = now >= run_.scenario.warmup;
@@ -241,6 +276,7 @@ void Tenant::arrive() {
     r.status = RequestStatus::failed;
     if (r.measured) ++failed;
     run_.record_request(index_, r);
+    graveyard_.push_back(std::move(request));
     if (spec_.workload.arrivals.process == ArrivalProcess::closed) {
       // A dead closed-loop client retries after its think time (at least 1 ms, to avoid a storm).
       const Nanos delay = std::max<Nanos>(spec_.workload.arrivals.think, kMillisecond);
@@ -432,6 +468,7 @@ void Tenant::schedule_restart(Nanos delay) {
 Run::Run(const ResolvedScenario& r, const RunOptions& options)
     : resolved(r), scenario(r.scenario), streams(r.scenario.seed), options_(options) {
   record_kernels = scenario.output.kernels;
+  record_requests = options.record_requests;
   for (const ResolvedDevice& d : resolved.devices) {
     devices.push_back(make_device(sim, d.geometry, d.sharing));
     devices.back()->set_index(static_cast<int>(devices.size() - 1));

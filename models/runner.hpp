@@ -27,6 +27,9 @@ struct RunOptions {
   const std::atomic<bool>* interrupt = nullptr;
   /// Called about every 65536 events with (simulated now, horizon = duration, events so far).
   std::function<void(Nanos, Nanos, std::uint64_t)> progress;
+  /// Keep one RequestRecord per request in RunResult::requests (40 B each; needed for HDF5 and
+  /// Python, not for the summary).
+  bool record_requests = true;
 };
 
 RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options = {});

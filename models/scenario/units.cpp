@@ -57,8 +57,8 @@ double factor_for(const std::string& unit, const Table& table, const char* kind)
     if (!known.empty()) known += " ";
     known += name;
   }
-  throw std::invalid_argument("unknown " + std::string(kind) + " unit '" + unit + "' (use one of: " +
-                              known + ")");
+  throw std::invalid_argument("unknown " + std::string(kind) + " unit '" + unit +
+                              "' (use one of: " + known + ")");
 }
 
 constexpr std::pair<const char*, double> kDurationUnits[] = {

@@ -28,6 +28,7 @@ class ConcurrentDevice : public Device {
  protected:
   void prepare_recompute() override;
   void add_constraints(MaxMinProblem& problem) override;
+  bool has_client_constraints() const override { return thread_share() < 1.0; }
   double sm_cap_for(const KernelRun& kernel) const override;
   double bandwidth_inflation(const KernelRun& kernel) const override;
 

@@ -148,9 +148,10 @@ bool slo_met(const Scenario& scenario, const RunResult& result) {
   return ok;
 }
 
-RunResult simulate_with_progress(const ResolvedScenario& resolved) {
+RunResult simulate_with_progress(const ResolvedScenario& resolved, bool record_requests) {
   ProgressBar bar;
   RunOptions options;
+  options.record_requests = record_requests;
   options.interrupt = &g_interrupted;
   options.progress = [&bar](Nanos now, Nanos horizon, std::uint64_t events) {
     bar.update(now, horizon, events);
@@ -165,7 +166,7 @@ int command_run(const std::vector<std::string>& args) {
   const Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), overrides_from(vm));
   const ResolvedScenario resolved = resolve_scenario(scenario);
   std::signal(SIGINT, on_sigint);
-  const RunResult result = simulate_with_progress(resolved);
+  const RunResult result = simulate_with_progress(resolved, vm.count("output") > 0);
   std::signal(SIGINT, SIG_DFL);
   if (vm.count("output")) write_result_h5(vm["output"].as<std::string>(), result);
   if (vm["json"].as<bool>()) {
@@ -211,7 +212,7 @@ int command_compare(const std::vector<std::string>& args) {
   std::signal(SIGINT, on_sigint);
   std::vector<RunResult> results;
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    results.push_back(simulate_with_progress(variants[i]));
+    results.push_back(simulate_with_progress(variants[i], vm.count("output") > 0));
     results.back().strategy = strategies[i];
     if (g_interrupted.load()) break;
   }

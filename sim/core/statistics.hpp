@@ -7,11 +7,13 @@
 
 namespace gpumux {
 
-/// Exact order statistics of integer samples (latencies). Stores every sample (8 B each);
-/// quantiles sort once, lazily. Quantile definition: nearest rank, q-quantile =
-/// sorted[ceil(q * n) - 1] (so p50 of {1,2,3,4} is 2, max = quantile(1.0)).
+/// Exact order statistics of integer samples (latencies). Stores every sample (8 B each).
+/// Quantile definition: nearest rank, q-quantile = sorted[ceil(q * n) - 1] (so p50 of
+/// {1,2,3,4} is 2, max = quantile(1.0)). quantile() selects with nth_element, O(n) per call and
+/// no full sort; asking for increasing q reuses the partition of the previous call.
 class ExactQuantiles {
  public:
+  void reserve(std::size_t n) { values_.reserve(n); }
   void add(std::int64_t value) {
     values_.push_back(value);
     sorted_ = false;
@@ -19,7 +21,7 @@ class ExactQuantiles {
   }
   std::size_t count() const { return values_.size(); }
   double mean() const { return values_.empty() ? 0.0 : sum_ / static_cast<double>(values_.size()); }
-  /// q in [0, 1]; 0 when empty. O(n log n) the first time after an add, then O(1).
+  /// q in [0, 1]; 0 when empty. O(n) (O(n - previous rank) for increasing q).
   std::int64_t quantile(double q);
   std::int64_t max();
 
@@ -27,6 +29,7 @@ class ExactQuantiles {
   std::vector<std::int64_t> values_;
   double sum_ = 0;
   bool sorted_ = true;
+  std::size_t partitioned_below_ = 0;  // values_[0, this) are <= every later element
 };
 
 /// Time integral of a piecewise-constant value (utilization, memory in use). O(1) per update.

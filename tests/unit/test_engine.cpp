@@ -1,6 +1,8 @@
 // Engine tests: event order, cancel, run_until/stop, random streams, statistics, max-min solver.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "sim/core/max_min.hpp"
@@ -158,6 +160,29 @@ TEST(Statistics, NearestRankQuantiles) {
   for (int v = 1; v <= 1000; ++v) many.add(v);
   EXPECT_EQ(many.quantile(0.99), 990);
   EXPECT_EQ(many.quantile(0.999), 999);
+}
+
+TEST(Statistics, SelectionMatchesSortingForAnyOrderOfQuantiles) {
+  RandomStream rng(9);
+  ExactQuantiles q;
+  std::vector<std::int64_t> reference;
+  for (int i = 0; i < 10007; ++i) {
+    const auto v = static_cast<std::int64_t>(rng.next_u64() % 100000);
+    q.add(v);
+    reference.push_back(v);
+  }
+  std::sort(reference.begin(), reference.end());
+  auto nearest_rank = [&](double p) {
+    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(reference.size())));
+    return reference[std::max<std::size_t>(rank, 1) - 1];
+  };
+  for (double p : {0.999, 0.5, 0.9, 0.1, 0.99, 0.0, 1.0, 0.5}) {
+    EXPECT_EQ(q.quantile(p), nearest_rank(p)) << p;
+  }
+  EXPECT_EQ(q.max(), reference.back());
+  q.add(1000000);  // a new sample invalidates the selection state
+  EXPECT_EQ(q.max(), 1000000);
+  EXPECT_EQ(q.quantile(1.0), 1000000);
 }
 
 TEST(Statistics, TimeWeightedIntegral) {

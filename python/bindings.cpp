@@ -1,0 +1,424 @@
+// gpumux._gpumux: thin pybind11 bindings over the entry points the CLI uses
+// (load_scenario_* -> resolve_scenario -> simulate -> summary_json / write_result_h5).
+//
+// The pure-Python package (python/gpumux/) builds the user API (Result, DataFrames, compare,
+// sweep) on top of this module. Everything crosses as str, dict, list or NumPy arrays (copied
+// out of the RunResult vectors). The scenario loading, resolution and simulation run with the
+// GIL released; a progress hook re-acquires it briefly about every 65536 events to deliver
+// Ctrl-C (KeyboardInterrupt) and to call an optional Python progress callback.
+// InputError is translated to gpumux._gpumux.ScenarioError (a ValueError subclass) whose
+// message is the one-line "FILE:LINE:COLUMN: KEY.PATH: message".
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/input_error.hpp"
+#include "models/resolve.hpp"
+#include "models/result.hpp"
+#include "models/runner.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/strategy_variants.hpp"
+#include "sim/io/result_io.hpp"
+
+#ifndef GPUMUX_VERSION
+#define GPUMUX_VERSION "0.0.0"
+#endif
+
+namespace py = pybind11;
+
+namespace gpumux {
+namespace {
+
+using ResultPtr = std::shared_ptr<RunResult>;
+
+/// A NumPy array copied from `n` values produced by `get(i)`.
+template <class T, class Get>
+py::array_t<T> make_array(std::size_t n, Get get) {
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
+  T* data = out.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) data[i] = get(i);
+  return out;
+}
+
+std::vector<Override> parse_overrides(const std::vector<std::string>& overrides,
+                                      const std::optional<std::uint64_t>& seed) {
+  std::vector<Override> out;
+  out.reserve(overrides.size() + 1);
+  for (const std::string& text : overrides) out.push_back(parse_override(text));
+  // Same as the CLI's --seed: a last override of the master seed.
+  if (seed) out.push_back(Override{"seed", std::to_string(*seed)});
+  return out;
+}
+
+/// Loads a scenario: `scenario` is a file path when is_path, else YAML text named `source_name`
+/// in error messages (its directory resolves relative trace paths; "" -> the cwd).
+Scenario load(const std::string& scenario, bool is_path, const std::vector<Override>& overrides,
+              const std::string& source_name) {
+  if (is_path) return load_scenario_file(scenario, overrides);
+  return load_scenario_text(scenario, source_name.empty() ? "<text>" : source_name, overrides);
+}
+
+/// Runs simulate() with the GIL released. Called with the GIL held.
+/// Ctrl-C (on the main thread) stops the run and raises KeyboardInterrupt; an exception from the
+/// Python `progress` callback stops the run and is re-raised.
+class GuardedRun {
+ public:
+  explicit GuardedRun(py::object progress) : progress_(std::move(progress)) {}
+
+  RunOptions options() {
+    RunOptions o;
+    o.interrupt = &stop_;
+    o.progress = [this](Nanos now, Nanos horizon, std::uint64_t events) {
+      if (stop_.load()) return;
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {
+        error_ = std::make_exception_ptr(py::error_already_set());
+        stop_.store(true);
+        return;
+      }
+      if (!progress_.is_none()) {
+        try {
+          progress_(now, horizon, events);
+        } catch (...) {
+          error_ = std::current_exception();
+          stop_.store(true);
+        }
+      }
+    };
+    return o;
+  }
+
+  bool stopped() const { return stop_.load(); }
+
+  /// Re-raises what stopped the run, if anything. GIL held.
+  void check() {
+    if (error_) {
+      std::exception_ptr e = error_;
+      error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+
+  ~GuardedRun() {
+    // error_ may hold Python references; drop them with the GIL held (callers hold it).
+    error_ = nullptr;
+  }
+
+ private:
+  py::object progress_;
+  std::atomic<bool> stop_{false};
+  std::exception_ptr error_;
+};
+
+ResultPtr run(const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
+              std::optional<std::uint64_t> seed, const std::string& source_name,
+              py::object progress) {
+  GuardedRun guard(std::move(progress));
+  const RunOptions options = guard.options();
+  auto result = std::make_shared<RunResult>();
+  {
+    py::gil_scoped_release release;
+    const Scenario loaded = load(scenario, is_path, parse_overrides(overrides, seed), source_name);
+    const ResolvedScenario resolved = resolve_scenario(loaded);
+    *result = simulate(resolved, options);
+  }
+  guard.check();
+  return result;
+}
+
+std::vector<ResultPtr> compare(const std::string& scenario, bool is_path,
+                               const std::vector<std::string>& strategies,
+                               const std::vector<std::string>& overrides,
+                               std::optional<std::uint64_t> seed, const std::string& source_name,
+                               py::object progress) {
+  if (strategies.empty()) throw InputError("compare: no strategies given");
+  GuardedRun guard(std::move(progress));
+  const RunOptions options = guard.options();
+  std::vector<ResultPtr> results;
+  {
+    py::gil_scoped_release release;
+    const Scenario loaded = load(scenario, is_path, parse_overrides(overrides, seed), source_name);
+    // Resolve every variant first, so a bad strategy fails before any time is spent (as the CLI).
+    std::vector<ResolvedScenario> variants;
+    for (const std::string& strategy : strategies) {
+      variants.push_back(resolve_scenario(apply_strategy(loaded, strategy)));
+    }
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      auto result = std::make_shared<RunResult>(simulate(variants[i], options));
+      result->strategy = strategies[i];
+      results.push_back(std::move(result));
+      if (guard.stopped()) break;
+    }
+  }
+  guard.check();
+  return results;
+}
+
+py::dict validate(const std::string& scenario, bool is_path,
+                  const std::vector<std::string>& overrides, const std::string& source_name) {
+  std::optional<ResolvedScenario> resolved;
+  {
+    py::gil_scoped_release release;
+    resolved.emplace(
+        resolve_scenario(load(scenario, is_path, parse_overrides(overrides, {}), source_name)));
+  }
+  const Scenario& s = resolved->scenario;
+  py::list devices;
+  for (const ResolvedDevice& d : resolved->devices) {
+    py::list tenants;
+    for (int t : d.tenants) tenants.append(s.tenants[static_cast<std::size_t>(t)].name);
+    py::dict device;
+    device["name"] = d.geometry.name;
+    device["profile"] = d.geometry.profile;
+    device["sms"] = d.geometry.sms;
+    device["sharing"] = std::string(sharing_mode_name(d.sharing.mode));
+    device["tenants"] = tenants;
+    devices.append(device);
+  }
+  py::list tenants;
+  for (const TenantSpec& t : s.tenants) tenants.append(t.name);
+  py::dict out;
+  out["name"] = s.name;
+  out["seed"] = s.seed;
+  out["duration_ns"] = s.duration;
+  out["warmup_ns"] = s.warmup;
+  out["gpus"] = s.gpus.size();
+  out["devices"] = devices;
+  out["tenants"] = tenants;
+  return out;
+}
+
+std::vector<RunResult> unwrap(const std::vector<ResultPtr>& results) {
+  std::vector<RunResult> out;
+  out.reserve(results.size());
+  for (const ResultPtr& r : results) {
+    if (!r) throw std::invalid_argument("None in the list of results");
+    out.push_back(*r);
+  }
+  return out;
+}
+
+void latency_dict(const LatencySummary& s, const std::string& prefix, py::dict& row) {
+  row[(prefix + "_count").c_str()] = s.count;
+  row[(prefix + "_mean_ns").c_str()] = s.mean;
+  row[(prefix + "_p50_ns").c_str()] = s.p50;
+  row[(prefix + "_p90_ns").c_str()] = s.p90;
+  row[(prefix + "_p99_ns").c_str()] = s.p99;
+  row[(prefix + "_p999_ns").c_str()] = s.p999;
+  row[(prefix + "_max_ns").c_str()] = s.max;
+}
+
+}  // namespace
+}  // namespace gpumux
+
+PYBIND11_MODULE(_gpumux, m) {
+  using namespace gpumux;
+  m.doc() = "gpumux C++ core (use the `gpumux` package, not this module, directly)";
+
+  py::register_exception<InputError>(m, "ScenarioError", PyExc_ValueError);
+
+  py::class_<RunResult, ResultPtr>(m, "RunResult",
+                                   "One simulation's results (C++ RunResult); see gpumux.Result")
+      .def_readonly("scenario_name", &RunResult::scenario_name)
+      .def_readonly("seed", &RunResult::seed)
+      .def_readonly("status", &RunResult::status)
+      .def_readonly("sim_time_ns", &RunResult::sim_time_ns)
+      .def_readonly("event_count", &RunResult::events)
+      .def_readonly("wall_s", &RunResult::wall_s)
+      .def_readwrite("strategy", &RunResult::strategy)
+      .def_readonly("scenario_yaml", &RunResult::scenario_yaml)
+      .def_readonly("calibration", &RunResult::calibration)
+      .def("summary_json", [](const RunResult& r) { return summary_json(r).dump(); },
+           "The SPEC §4 summary as a JSON string (identical to `gpumux run --json`).")
+      .def("summary_table", [](const RunResult& r) { return summary_table(r); },
+           "The text table `gpumux run` prints.")
+      .def("tenant_names",
+           [](const RunResult& r) {
+             std::vector<std::string> names;
+             for (const TenantResult& t : r.tenants) names.push_back(t.name);
+             return names;
+           })
+      .def("device_names",
+           [](const RunResult& r) {
+             std::vector<std::string> names;
+             for (const DeviceResult& d : r.devices) names.push_back(d.name);
+             return names;
+           })
+      .def("tenants",
+           [](const RunResult& r) {
+             // One dict per tenant, keys = the HDF5 /tenants columns.
+             py::list rows;
+             for (const TenantResult& t : r.tenants) {
+               py::dict row;
+               row["name"] = t.name;
+               row["device"] = t.device;
+               row["requests"] = t.requests;
+               row["completed"] = t.completed;
+               row["failed"] = t.failed;
+               latency_dict(t.latency, "latency", row);
+               latency_dict(t.queueing, "queueing", row);
+               row["slowdown_mean"] = t.slowdown_mean;
+               row["throughput_per_s"] = t.throughput_per_s;
+               row["slo_violations"] = t.slo_violations;
+               row["oom_events"] = t.oom_events;
+               row["gpu_seconds"] = t.gpu_seconds;
+               row["cost"] = t.cost;
+               rows.append(row);
+             }
+             return rows;
+           })
+      .def("devices",
+           [](const RunResult& r) {
+             // One dict per device, keys = the HDF5 /devices columns.
+             py::list rows;
+             for (const DeviceResult& d : r.devices) {
+               py::dict row;
+               row["name"] = d.name;
+               row["profile"] = d.profile;
+               row["sharing"] = d.sharing;
+               row["sms"] = d.sms;
+               row["memory_bytes"] = d.memory_bytes;
+               row["sm_busy"] = d.sm_busy;
+               row["useful_fraction"] = d.useful_fraction;
+               row["memory_peak_bytes"] = d.memory_peak_bytes;
+               row["context_switches"] = d.context_switches;
+               row["switch_overhead_ns"] = d.switch_overhead_ns;
+               rows.append(row);
+             }
+             return rows;
+           })
+      .def("requests",
+           [](const RunResult& r) {
+             const auto& q = r.requests;
+             py::dict out;
+             out["tenant"] = make_array<std::uint32_t>(q.size(), [&](std::size_t i) { return q[i].tenant; });
+             out["request_id"] = make_array<std::uint64_t>(q.size(), [&](std::size_t i) { return q[i].request_id; });
+             out["arrival_ns"] = make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].arrival_ns; });
+             out["start_ns"] = make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].start_ns; });
+             out["finish_ns"] = make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].finish_ns; });
+             out["status"] = make_array<std::uint8_t>(
+                 q.size(), [&](std::size_t i) { return static_cast<std::uint8_t>(q[i].status); });
+             return out;
+           },
+           "dict of NumPy arrays: tenant (index into tenant_names()), request_id, arrival_ns, "
+           "start_ns, finish_ns (-1 if never), status (0 completed, 1 failed, 2 unfinished)")
+      .def("events",
+           [](const RunResult& r) {
+             const auto& e = r.events_log;
+             py::dict out;
+             out["time_ns"] = make_array<std::int64_t>(e.size(), [&](std::size_t i) { return e[i].time_ns; });
+             out["kind"] = make_array<std::uint8_t>(
+                 e.size(), [&](std::size_t i) { return static_cast<std::uint8_t>(e[i].kind); });
+             out["tenant"] = make_array<std::int32_t>(e.size(), [&](std::size_t i) { return e[i].tenant; });
+             out["device"] = make_array<std::int32_t>(e.size(), [&](std::size_t i) { return e[i].device; });
+             py::list detail;
+             for (const EventRecord& x : e) detail.append(x.detail);
+             out["detail"] = detail;
+             return out;
+           },
+           "dict: time_ns, kind (0 oom, 1 kill, 2 fault, 3 reject, 4 restart), tenant, device "
+           "(indices, -1 = none) as NumPy arrays, detail as a list of str")
+      .def("timeseries",
+           [](const RunResult& r) {
+             // Devices' order first (as the HDF5 writer), then any other sampled series.
+             std::vector<std::string> names;
+             for (const DeviceResult& d : r.devices) names.push_back(d.name);
+             for (const auto& [name, samples] : r.timeseries) {
+               if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+             }
+             static const std::vector<TimeseriesSample> kNone;
+             py::dict out;
+             for (const std::string& name : names) {
+               const auto it = r.timeseries.find(name);
+               const auto& s = it != r.timeseries.end() ? it->second : kNone;
+               py::dict series;
+               series["time_ns"] = make_array<std::int64_t>(s.size(), [&](std::size_t i) { return s[i].time_ns; });
+               series["sm_busy"] = make_array<double>(s.size(), [&](std::size_t i) { return s[i].sm_busy; });
+               series["memory_used_bytes"] = make_array<std::int64_t>(
+                   s.size(), [&](std::size_t i) { return s[i].memory_used_bytes; });
+               out[name.c_str()] = series;
+             }
+             return out;
+           })
+      .def("kernels",
+           [](const RunResult& r) {
+             const auto& k = r.kernels;
+             py::dict out;
+             out["tenant"] = make_array<std::uint32_t>(k.size(), [&](std::size_t i) { return k[i].tenant; });
+             out["request_id"] = make_array<std::uint64_t>(k.size(), [&](std::size_t i) { return k[i].request_id; });
+             out["kernel_index"] = make_array<std::uint32_t>(k.size(), [&](std::size_t i) { return k[i].kernel_index; });
+             out["device"] = make_array<std::int32_t>(k.size(), [&](std::size_t i) { return k[i].device; });
+             out["start_ns"] = make_array<std::int64_t>(k.size(), [&](std::size_t i) { return k[i].start_ns; });
+             out["finish_ns"] = make_array<std::int64_t>(k.size(), [&](std::size_t i) { return k[i].finish_ns; });
+             return out;
+           })
+      .def(
+          "save",
+          [](const RunResult& r, const std::string& path) {
+            py::gil_scoped_release release;
+            write_result_h5(path, r);
+          },
+          py::arg("path"), "Writes the HDF5 result file, exactly as `gpumux run -o PATH`.")
+      .def("__repr__", [](const RunResult& r) {
+        return "<gpumux._gpumux.RunResult " + r.scenario_name + " " + r.status + ", " +
+               std::to_string(r.tenants.size()) + " tenant(s), " +
+               std::to_string(r.requests.size()) + " request(s)>";
+      });
+
+  m.def("run", &run, py::arg("scenario"), py::arg("is_path"),
+        py::arg("overrides") = std::vector<std::string>{}, py::arg("seed") = py::none(),
+        py::arg("source_name") = std::string("<text>"), py::arg("progress") = py::none(),
+        "Loads (path or YAML text), resolves and simulates one scenario with the GIL released. "
+        "overrides: list of 'KEY=VALUE'; seed: overrides the master seed (as --seed); "
+        "progress: optional callable(now_ns, horizon_ns, events).");
+  m.def("compare", &compare, py::arg("scenario"), py::arg("is_path"), py::arg("strategies"),
+        py::arg("overrides") = std::vector<std::string>{}, py::arg("seed") = py::none(),
+        py::arg("source_name") = std::string("<text>"), py::arg("progress") = py::none(),
+        "The same tenants under each strategy (as `gpumux compare`): a list of RunResult, "
+        "strategy labels set.");
+  m.def("validate", &validate, py::arg("scenario"), py::arg("is_path"),
+        py::arg("overrides") = std::vector<std::string>{},
+        py::arg("source_name") = std::string("<text>"),
+        "Loads and resolves without running (as `gpumux validate`): a dict describing devices.");
+  m.def("parse_strategy_list", &parse_strategy_list, py::arg("text"));
+  m.def(
+      "save_compare",
+      [](const std::string& path, const std::vector<ResultPtr>& results) {
+        const std::vector<RunResult> copies = unwrap(results);
+        py::gil_scoped_release release;
+        write_results_h5(path, copies);
+      },
+      py::arg("path"), py::arg("results"),
+      "Writes several results into one compare file (as `gpumux compare -o PATH`).");
+  m.def(
+      "compare_table",
+      [](const std::vector<ResultPtr>& results) { return compare_table(unwrap(results)); },
+      py::arg("results"));
+  m.def(
+      "summary_table_from_json",
+      [](const std::string& json) {
+        return summary_table_from_json(nlohmann::ordered_json::parse(json));
+      },
+      py::arg("summary_json"));
+  m.def(
+      "compare_table_from_json",
+      [](const std::vector<std::string>& jsons) {
+        std::vector<nlohmann::ordered_json> parsed;
+        for (const std::string& j : jsons) parsed.push_back(nlohmann::ordered_json::parse(j));
+        return compare_table_from_json(parsed);
+      },
+      py::arg("summary_jsons"));
+  m.def("version", [] { return std::string(GPUMUX_VERSION); });
+  m.attr("__version__") = GPUMUX_VERSION;
+  m.attr("REQUEST_STATUS") = py::make_tuple("completed", "failed", "unfinished");
+  m.attr("EVENT_KINDS") = py::make_tuple("oom", "kill", "fault", "reject", "restart");
+}

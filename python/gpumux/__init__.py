@@ -1,0 +1,251 @@
+"""gpumux: discrete-event simulation of GPU sharing (MIG, time-slicing, MPS) from Python.
+
+    import gpumux
+    r = gpumux.run("scenarios/quickstart.yaml", overrides={"duration": "10s"}, seed=7)
+    r.summary            # dict, the same JSON as `gpumux run --json`
+    r.tenants            # pandas DataFrame, one row per tenant (latencies in ns)
+    r.requests           # one row per request
+    r.save("out.h5")     # the same HDF5 file as `gpumux run -o out.h5`
+    gpumux.load("out.h5")
+    gpumux.compare("scenarios/hybrid-h100.yaml", ["mig", "time-slicing", "mps"])
+    gpumux.sweep("scenarios/quickstart.yaml", {"tenants.0.workload.arrivals.rate": ["100/s", "200/s"]})
+
+The simulation itself runs in C++ (the same entry point as the `gpumux` command) with the GIL
+released, so threads can run simulations in parallel. Bad input raises :class:`ScenarioError`
+(a ``ValueError``) whose message is the one-line ``FILE:LINE:COLUMN: KEY.PATH: message``.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Callable
+
+from . import _native as _native_loader
+
+_gpumux = _native_loader.load(__path__)  # noqa: F821 (__path__ is the package's)
+
+import pandas as pd  # noqa: E402
+
+from ._h5 import load  # noqa: E402
+from .result import Result  # noqa: E402
+
+__version__: str = _gpumux.version()
+
+#: Raised for any bad input: scenario syntax, schema, units, unknown keys, bad overrides,
+#: devices that do not fit, unknown strategies. A ``ValueError``.
+ScenarioError = _gpumux.ScenarioError
+
+__all__ = ["run", "load", "compare", "sweep", "validate", "save_compare", "Result",
+           "ScenarioError", "__version__", "STRATEGIES"]
+
+#: The strategy names compare() accepts.
+STRATEGIES = ("as-is", "exclusive", "dedicated", "time-slicing", "mps", "mig",
+              "mig+time-slicing", "mig+mps", "mig+exclusive")
+
+
+def _native_module():
+    return _gpumux
+
+
+# ---------------------------------------------------------------------------------------------
+# argument normalisation (shared with sweep.py, which runs it in worker processes)
+# ---------------------------------------------------------------------------------------------
+def _plain(value: Any) -> Any:
+    """Converts mappings, sequences, numpy scalars and paths into YAML-safe plain values."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, (str, bytes)):
+        try:
+            return value.item()  # numpy scalar
+        except (TypeError, ValueError):
+            pass
+    return value
+
+
+def _scenario_args(scenario) -> tuple[str, bool, str]:
+    """(text or path, is_path, source_name) for the C++ loader.
+
+    * a dict (or any Mapping): dumped to YAML; error positions refer to that YAML; relative
+      trace paths resolve against the current directory;
+    * a str containing a newline: YAML text;
+    * a str or os.PathLike: a scenario file.
+    """
+    if isinstance(scenario, Result):
+        return scenario.scenario_yaml, False, "<result>"
+    if isinstance(scenario, Mapping):
+        import yaml
+        return yaml.safe_dump(_plain(scenario), sort_keys=False), False, "<dict>"
+    if isinstance(scenario, str) and "\n" in scenario:
+        return scenario, False, "<text>"
+    if isinstance(scenario, (str, os.PathLike)):
+        path = os.fspath(scenario)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such scenario file")
+        return path, True, path
+    raise TypeError(f"scenario must be a path, a dict or YAML text, not {type(scenario).__name__}")
+
+
+def _override_value(value: Any) -> str:
+    value = _plain(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    import yaml
+    return yaml.safe_dump(value, default_flow_style=True, width=1 << 30).strip()
+
+
+def _override_list(overrides) -> list[str]:
+    """dict {key: value} / list of "KEY=VALUE" / list of (key, value) -> ["KEY=VALUE", ...]."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        return [f"{k}={_override_value(v)}" for k, v in overrides.items()]
+    if isinstance(overrides, str):
+        return [overrides]
+    out = []
+    for item in overrides:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            out.append(f"{item[0]}={_override_value(item[1])}")
+        else:
+            raise TypeError(f"override must be 'KEY=VALUE' or (key, value), not {item!r}")
+    return out
+
+
+def _seed(seed) -> int | None:
+    if seed is None:
+        return None
+    seed = int(_plain(seed))
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, not {seed}")
+    return seed
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------------------------
+def run(scenario, overrides=None, seed: int | None = None,
+        progress: Callable[[int, int, int], Any] | None = None) -> Result:
+    """Simulates one scenario and returns its :class:`Result`.
+
+    scenario:  a path (str / os.PathLike), a dict (the YAML document as Python objects), YAML
+               text (a str with a newline), or a Result (re-runs its resolved scenario).
+    overrides: {"gpus.0.sharing.timeslice": "2ms", ...}, or ["KEY=VALUE", ...] — the CLI's
+               ``--set``. Values that are not str are written as YAML (numbers, bools, dicts).
+    seed:      the master seed (the CLI's ``--seed``); default: the scenario's.
+    progress:  optional callable(now_ns, horizon_ns, events) called about every 65536 events
+               (e.g. to drive a tqdm bar); an exception from it stops the run and propagates.
+
+    Runs in C++ with the GIL released. Ctrl-C raises KeyboardInterrupt (main thread).
+    Raises ScenarioError for bad input, FileNotFoundError for a missing scenario file.
+    """
+    text, is_path, source = _scenario_args(scenario)
+    native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source, progress)
+    return Result._from_native(native)
+
+
+def validate(scenario, overrides=None) -> dict:
+    """Loads and resolves a scenario without running it (``gpumux validate``).
+
+    Returns {"name", "seed", "duration_ns", "warmup_ns", "gpus", "tenants": [names],
+    "devices": [{"name", "profile", "sms", "sharing", "tenants"}]}; raises ScenarioError.
+    """
+    text, is_path, source = _scenario_args(scenario)
+    return _gpumux.validate(text, is_path, _override_list(overrides), source)
+
+
+def _strategy_list(strategies) -> list[str]:
+    if isinstance(strategies, str):
+        names = list(_gpumux.parse_strategy_list(strategies))
+    else:
+        names = [str(s).strip() for s in strategies]
+    if not names:
+        raise ValueError("compare: no strategies given")
+    duplicates = sorted({s for s in names if names.count(s) > 1})
+    if duplicates:
+        raise ValueError(f"compare: strategy listed more than once: {', '.join(duplicates)}")
+    return names
+
+
+COMPARE_COLUMNS = ["device", "requests", "completed", "failed", "p50_ns", "p90_ns", "p99_ns",
+                   "p999_ns", "mean_ns", "throughput_per_s", "slowdown_mean", "slo_violations",
+                   "oom_events", "gpu_seconds", "cost", "device_sm_busy", "mean_sm_busy",
+                   "devices"]
+
+
+def compare_frame(results: Iterable[Result]) -> pd.DataFrame:
+    """The compare() table from Results (e.g. loaded from a compare file)."""
+    rows = []
+    index = []
+    for r in results:
+        tenants = r.tenants
+        devices = r.devices
+        mean_busy = float(devices["sm_busy"].mean()) if len(devices) else float("nan")
+        for name, t in tenants.iterrows():
+            device = t["device"]
+            rows.append({
+                "device": device,
+                "requests": t["requests"], "completed": t["completed"], "failed": t["failed"],
+                "p50_ns": t["latency_p50_ns"], "p90_ns": t["latency_p90_ns"],
+                "p99_ns": t["latency_p99_ns"], "p999_ns": t["latency_p999_ns"],
+                "mean_ns": t["latency_mean_ns"], "throughput_per_s": t["throughput_per_s"],
+                "slowdown_mean": t["slowdown_mean"], "slo_violations": t["slo_violations"],
+                "oom_events": t["oom_events"], "gpu_seconds": t["gpu_seconds"],
+                "cost": t["cost"],
+                "device_sm_busy": (float(devices.loc[device, "sm_busy"])
+                                   if device in devices.index else float("nan")),
+                "mean_sm_busy": mean_busy,
+                "devices": len(devices),
+            })
+            index.append((r.strategy or "as-is", name))
+    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS,
+                         index=pd.MultiIndex.from_tuples(index, names=["strategy", "tenant"]))
+    return frame
+
+
+def compare(scenario, strategies, overrides=None, seed: int | None = None, *,
+            return_results: bool = False, progress=None):
+    """The same tenants and arrivals under several sharing strategies (``gpumux compare``).
+
+    strategies: a list (["mig", "time-slicing", "mps"]) or a comma-separated str; names in
+                :data:`STRATEGIES`.
+    Returns a DataFrame indexed by (strategy, tenant), in the given strategy order, with
+    columns :data:`COMPARE_COLUMNS`: latencies in ns (p50_ns, p99_ns, mean_ns, ...),
+    throughput_per_s, slowdown_mean, failed, oom_events, cost, device_sm_busy (the tenant's
+    device) and mean_sm_busy (mean over the strategy's devices).
+    With return_results=True returns (frame, {strategy: Result}); the Results can be written
+    to one compare file with :func:`save_compare`.
+    Every strategy is resolved before any runs, so a bad one fails fast (ScenarioError).
+    """
+    names = _strategy_list(strategies)
+    text, is_path, source = _scenario_args(scenario)
+    natives = _gpumux.compare(text, is_path, names, _override_list(overrides), _seed(seed),
+                              source, progress)
+    results = {n.strategy: Result._from_native(n) for n in natives}
+    frame = compare_frame(results.values())
+    return (frame, results) if return_results else frame
+
+
+def save_compare(path, results) -> None:
+    """Writes Results from :func:`compare` (a dict or a list) into one compare file, as
+    ``gpumux compare -o PATH``. load(PATH) gives them back as a list."""
+    items = list(results.values()) if isinstance(results, Mapping) else list(results)
+    natives = []
+    for r in items:
+        if not isinstance(r, Result) or r._native is None:
+            raise TypeError("save_compare needs Results from run() or compare(), not loaded ones")
+        natives.append(r._native)
+    _gpumux.save_compare(os.fspath(path), natives)
+
+
+from .sweep import sweep  # noqa: E402

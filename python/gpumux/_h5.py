@@ -1,0 +1,168 @@
+"""Reading HDF5 result files (SPEC §5) written by ``gpumux run -o`` / ``compare -o`` or
+:meth:`Result.save`, with h5py. The whole file is read when loaded (no file handle is kept)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+import h5py
+import numpy as np
+
+from .result import Result, _text
+
+_TABLES = ("requests", "tenants", "devices", "events", "kernels")
+_RUN_ATTRIBUTES = ("scenario", "seed", "status", "sim_time_ns", "events", "wall_s", "strategy")
+
+
+class _H5Source:
+    """One run's data read from a result file (the root of a single-run file, or one
+    /strategies/<label> group of a compare file)."""
+
+    def __init__(self, path, root, group, summary_json):
+        self.path = path
+        self.group_name = group.name
+        self.summary_json = summary_json
+        self.scenario_yaml = _text(root.attrs.get("scenario_yaml", ""))
+        try:
+            self.calibration = json.loads(_text(root.attrs.get("calibration", "{}")))
+        except ValueError:
+            self.calibration = {}
+        self._tables = {name: group[name][()] if name in group else None for name in _TABLES}
+        self._timeseries = {}
+        if "timeseries" in group:
+            for key, dataset in group["timeseries"].items():
+                name = _text(dataset.attrs.get("device", key))
+                self._timeseries[name] = dataset[()]
+
+    @staticmethod
+    def _rows(table):
+        if table is None:
+            return []
+        rows = []
+        for record in table:
+            row = {}
+            for field in table.dtype.names:
+                value = record[field]
+                if isinstance(value, (bytes, np.bytes_)):
+                    value = _text(value)
+                elif isinstance(value, np.generic):
+                    value = value.item()
+                row[field] = value
+            rows.append(row)
+        return rows
+
+    @staticmethod
+    def _columns(table, names):
+        if table is None:
+            return {n: np.array([], dtype=np.int64) for n in names}
+        return {n: table[n] for n in names}
+
+    def tenants(self):
+        return self._rows(self._tables["tenants"])
+
+    def devices(self):
+        return self._rows(self._tables["devices"])
+
+    def requests(self):
+        return self._columns(self._tables["requests"],
+                             ["tenant", "request_id", "arrival_ns", "start_ns", "finish_ns",
+                              "status"])
+
+    def events(self):
+        out = self._columns(self._tables["events"], ["time_ns", "kind", "tenant", "device"])
+        table = self._tables["events"]
+        out["detail"] = [] if table is None else [_text(d) for d in table["detail"]]
+        return out
+
+    def kernels(self):
+        table = self._tables["kernels"]
+        if table is None:
+            return None
+        return {n: table[n] for n in table.dtype.names}
+
+    def timeseries(self):
+        return {name: {n: table[n] for n in ("time_ns", "sm_busy", "memory_used_bytes")}
+                for name, table in self._timeseries.items()}
+
+    def save(self, path):
+        """Copies this run into a single-run result file, written atomically."""
+        folder = os.path.dirname(os.path.abspath(path)) or "."
+        fd, temp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=folder)
+        os.close(fd)
+        try:
+            if self.group_name == "/":
+                shutil.copyfile(self.path, temp)
+            else:
+                with h5py.File(self.path, "r") as src, h5py.File(temp, "w") as dst:
+                    for key, value in src.attrs.items():
+                        if key != "strategies":
+                            dst.attrs[key] = value
+                    group = src[self.group_name]
+                    for key in _RUN_ATTRIBUTES:
+                        if key in group.attrs:
+                            dst.attrs[key] = group.attrs[key]
+                    dst.create_dataset("summary", data=self.summary_json,
+                                       dtype=h5py.string_dtype("utf-8"))
+                    for name in (*_TABLES, "timeseries"):
+                        if name in group:
+                            src.copy(group[name], dst, name=name)
+            os.replace(temp, path)
+        except BaseException:
+            if os.path.exists(temp):
+                os.remove(temp)
+            raise
+
+
+def _summaries(path, file):
+    if "summary" not in file:
+        raise ValueError(f"{path}: not a gpumux result file (no /summary dataset)")
+    try:
+        parsed = json.loads(_text(file["summary"][()]))
+    except ValueError as e:
+        raise ValueError(f"{path}: not a gpumux result file (/summary is not JSON)") from e
+    return parsed
+
+
+def load(path, strategy=None):
+    """Reads a result file.
+
+    A single-run file (``gpumux run -o``, :meth:`Result.save`) gives a :class:`Result`.
+    A compare file (``gpumux compare -o``, :func:`gpumux.save_compare`) gives a list of Results,
+    one per strategy in the file's order (each ``.strategy`` set), or, with
+    ``strategy="mps"``, just that one. Note a compare file stores one ``scenario_yaml``
+    (the first strategy's); every Result loaded from it reports that one.
+    Raises FileNotFoundError, or ValueError when the file is not a gpumux result file.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if not h5py.is_hdf5(path):
+        raise ValueError(f"{path}: not a gpumux result file (not an HDF5 file)")
+    with h5py.File(path, "r") as file:
+        parsed = _summaries(path, file)
+        if isinstance(parsed, dict):
+            if strategy is not None and parsed.get("strategy") != strategy:
+                raise ValueError(f"{path}: a single-run file (strategy "
+                                 f"{parsed.get('strategy')!r}), not {strategy!r}")
+            return Result._from_h5(_H5Source(path, file, file, json.dumps(parsed)))
+        if not isinstance(parsed, list) or not parsed or "strategies" not in file:
+            raise ValueError(f"{path}: not a gpumux result file (unexpected /summary)")
+        groups = {}
+        for key, group in file["strategies"].items():
+            groups[_text(group.attrs.get("strategy", key))] = group
+        labels = json.loads(_text(file.attrs.get("strategies", "[]"))) or list(groups)
+        results = []
+        for label, summary in zip(labels, parsed):
+            if strategy is not None and label != strategy:
+                continue
+            if label not in groups:
+                raise ValueError(f"{path}: compare file has no group for strategy {label!r}")
+            results.append(Result._from_h5(
+                _H5Source(path, file, groups[label], json.dumps(summary))))
+        if strategy is not None:
+            if not results:
+                raise ValueError(f"{path}: no strategy {strategy!r} (has: {', '.join(labels)})")
+            return results[0]
+        return results

@@ -1,0 +1,278 @@
+"""Result: one simulation run's output as pandas / NumPy objects.
+
+A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :func:`gpumux.load`
+(backed by the HDF5 file). Both give the same tables with the same columns:
+
+* ``summary``     dict, the SPEC §4 JSON (what ``gpumux run --json`` prints)
+* ``tenants``     DataFrame, one row per tenant, index = tenant name, columns = the HDF5
+                  ``/tenants`` columns (latencies in ns: latency_p50_ns, latency_p99_ns, ...)
+* ``devices``     DataFrame, one row per device, index = device name ("gpu0", "gpu0/1")
+* ``requests``    DataFrame, one row per request: tenant (categorical), request_id, arrival_ns,
+                  start_ns, finish_ns (-1 when never), status (categorical completed / failed /
+                  unfinished), latency_ns and queueing_ns (float, NaN when not applicable)
+* ``events``      DataFrame: time_ns, kind (categorical oom/kill/fault/reject/restart),
+                  tenant, device (names, None when none), detail
+* ``timeseries``  dict device name -> DataFrame (time_ns, sm_busy, memory_used_bytes)
+* ``kernels``     DataFrame of kernel records (empty unless ``output: {kernels: true}``)
+
+Tables are built on first access and cached.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+REQUEST_STATUS = ("completed", "failed", "unfinished")
+EVENT_KINDS = ("oom", "kill", "fault", "reject", "restart")
+
+
+def _text(value) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace").rstrip("\x00")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return _text(value[()])
+    return str(value)
+
+
+def _requests_frame(columns: dict, tenant_names: list[str]) -> pd.DataFrame:
+    tenant = np.asarray(columns["tenant"]).astype(np.int64)
+    status = np.asarray(columns["status"]).astype(np.int64)
+    arrival = np.asarray(columns["arrival_ns"], dtype=np.int64)
+    start = np.asarray(columns["start_ns"], dtype=np.int64)
+    finish = np.asarray(columns["finish_ns"], dtype=np.int64)
+    completed = status == 0
+    latency = np.where(completed, (finish - arrival).astype(np.float64), np.nan)
+    queueing = np.where(start >= 0, (start - arrival).astype(np.float64), np.nan)
+    return pd.DataFrame({
+        "tenant": pd.Categorical.from_codes(tenant, categories=list(tenant_names)),
+        "request_id": np.asarray(columns["request_id"], dtype=np.uint64),
+        "arrival_ns": arrival,
+        "start_ns": start,
+        "finish_ns": finish,
+        "status": pd.Categorical.from_codes(status, categories=list(REQUEST_STATUS)),
+        "latency_ns": latency,
+        "queueing_ns": queueing,
+    })
+
+
+def _name_or_none(indices, names) -> list:
+    return [names[i] if 0 <= i < len(names) else None for i in np.asarray(indices).tolist()]
+
+
+def _events_frame(columns: dict, tenant_names, device_names) -> pd.DataFrame:
+    kind = np.asarray(columns["kind"]).astype(np.int64)
+    return pd.DataFrame({
+        "time_ns": np.asarray(columns["time_ns"], dtype=np.int64),
+        "kind": pd.Categorical.from_codes(kind, categories=list(EVENT_KINDS)),
+        "tenant": _name_or_none(columns["tenant"], tenant_names),
+        "device": _name_or_none(columns["device"], device_names),
+        "detail": [_text(d) for d in columns["detail"]],
+    })
+
+
+def _kernels_frame(columns: dict | None, tenant_names, device_names) -> pd.DataFrame:
+    names = ["tenant", "request_id", "kernel_index", "device", "start_ns", "finish_ns"]
+    if columns is None or len(columns.get("tenant", ())) == 0:
+        frame = pd.DataFrame({n: np.array([], dtype=np.int64) for n in names})
+        frame["tenant"] = pd.Categorical([], categories=list(tenant_names))
+        return frame
+    return pd.DataFrame({
+        "tenant": pd.Categorical.from_codes(np.asarray(columns["tenant"]).astype(np.int64),
+                                            categories=list(tenant_names)),
+        "request_id": np.asarray(columns["request_id"], dtype=np.uint64),
+        "kernel_index": np.asarray(columns["kernel_index"], dtype=np.uint32),
+        "device": _name_or_none(columns["device"], device_names),
+        "start_ns": np.asarray(columns["start_ns"], dtype=np.int64),
+        "finish_ns": np.asarray(columns["finish_ns"], dtype=np.int64),
+    })
+
+
+def _table_frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=columns)
+    if "name" in frame.columns:
+        frame = frame.set_index("name")
+        frame.index.name = "name"
+    return frame
+
+
+class Result:
+    """One simulation run. Build with :func:`gpumux.run` or :func:`gpumux.load`."""
+
+    def __init__(self, *, native=None, source=None):
+        # Exactly one backing: `native` (gpumux._gpumux.RunResult) or `source` (an _H5Source).
+        self._native = native
+        self._source = source
+        self._cache: dict[str, Any] = {}
+
+    # -- construction helpers -------------------------------------------------------------
+    @classmethod
+    def _from_native(cls, native) -> "Result":
+        return cls(native=native)
+
+    @classmethod
+    def _from_h5(cls, source) -> "Result":
+        return cls(source=source)
+
+    def _cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    # -- scalar properties ----------------------------------------------------------------
+    @property
+    def summary(self) -> dict:
+        """The SPEC §4 summary (a fresh copy each time, so it may be modified freely)."""
+        text = self._cached("summary_json", lambda: self._native.summary_json()
+                            if self._native is not None else self._source.summary_json)
+        return json.loads(text)
+
+    @property
+    def scenario_name(self) -> str:
+        return self.summary["scenario"]
+
+    @property
+    def strategy(self) -> str | None:
+        """The strategy label when the result comes from compare(), else None."""
+        return self.summary.get("strategy")
+
+    @property
+    def seed(self) -> int:
+        return int(self.summary["seed"])
+
+    @property
+    def status(self) -> str:
+        """'complete' or 'interrupted'."""
+        return self.summary["status"]
+
+    @property
+    def sim_time_ns(self) -> int:
+        return int(self.summary["sim_time_ns"])
+
+    @property
+    def wall_s(self) -> float:
+        return float(self.summary["wall_s"])
+
+    @property
+    def scenario_yaml(self) -> str:
+        """The resolved scenario (all defaults filled), as stored in the HDF5 file."""
+        if self._native is not None:
+            return self._native.scenario_yaml
+        return self._source.scenario_yaml
+
+    @property
+    def calibration(self) -> dict:
+        """Device profile name -> content hash of the calibration used."""
+        if self._native is not None:
+            return dict(self._native.calibration)
+        return dict(self._source.calibration)
+
+    @property
+    def tenant_names(self) -> list[str]:
+        return list(self.summary["tenants"].keys())
+
+    @property
+    def device_names(self) -> list[str]:
+        return list(self.summary["devices"].keys())
+
+    # -- tables ---------------------------------------------------------------------------
+    @property
+    def tenants(self) -> pd.DataFrame:
+        def build():
+            rows = self._native.tenants() if self._native is not None else self._source.tenants()
+            return _table_frame(rows)
+        return self._cached("tenants", build).copy()
+
+    @property
+    def devices(self) -> pd.DataFrame:
+        def build():
+            rows = self._native.devices() if self._native is not None else self._source.devices()
+            return _table_frame(rows)
+        return self._cached("devices", build).copy()
+
+    @property
+    def requests(self) -> pd.DataFrame:
+        def build():
+            cols = self._native.requests() if self._native is not None else self._source.requests()
+            return _requests_frame(cols, self.tenant_names)
+        return self._cached("requests", build).copy()
+
+    @property
+    def events(self) -> pd.DataFrame:
+        def build():
+            cols = self._native.events() if self._native is not None else self._source.events()
+            return _events_frame(cols, self.tenant_names, self.device_names)
+        return self._cached("events", build).copy()
+
+    @property
+    def timeseries(self) -> dict[str, pd.DataFrame]:
+        def build():
+            series = (self._native.timeseries() if self._native is not None
+                      else self._source.timeseries())
+            return {name: pd.DataFrame({
+                "time_ns": np.asarray(cols["time_ns"], dtype=np.int64),
+                "sm_busy": np.asarray(cols["sm_busy"], dtype=np.float64),
+                "memory_used_bytes": np.asarray(cols["memory_used_bytes"], dtype=np.int64),
+            }) for name, cols in series.items()}
+        return {k: v.copy() for k, v in self._cached("timeseries", build).items()}
+
+    @property
+    def kernels(self) -> pd.DataFrame:
+        def build():
+            cols = self._native.kernels() if self._native is not None else self._source.kernels()
+            return _kernels_frame(cols, self.tenant_names, self.device_names)
+        return self._cached("kernels", build).copy()
+
+    # -- output ---------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Writes the HDF5 result file (SPEC §5), the same file as ``gpumux run -o PATH``.
+
+        A Result loaded from a single-run file is copied; one loaded from a compare file is
+        extracted into a single-run file.
+        """
+        path = os.fspath(path)
+        if self._native is not None:
+            self._native.save(path)
+        else:
+            self._source.save(path)
+
+    def table(self) -> str:
+        """The text table ``gpumux run`` prints."""
+        from . import _native_module
+        return _native_module().summary_table_from_json(json.dumps(self.summary))
+
+    def __repr__(self) -> str:
+        s = self.summary
+        parts = []
+        for name, t in s.get("tenants", {}).items():
+            lat = t.get("latency_ns", {})
+            parts.append(f"{name}: p99={_fmt_ns(lat.get('p99'))} "
+                         f"{t.get('throughput_per_s', 0):.4g}/s failed={t.get('failed', 0)}")
+        label = f" [{s['strategy']}]" if s.get("strategy") else ""
+        body = "; ".join(parts[:4]) + ("; ..." if len(parts) > 4 else "")
+        return (f"<gpumux.Result {s.get('scenario')}{label} seed={s.get('seed')} "
+                f"{s.get('status')} sim={s.get('sim_time_ns', 0) / 1e9:.3g}s "
+                f"tenants={len(parts)} devices={len(s.get('devices', {}))}: {body}>")
+
+    def _repr_html_(self) -> str:
+        header = self.__repr__().replace("<", "&lt;").replace(">", "&gt;")
+        cols = ["device", "requests", "completed", "failed", "latency_p50_ns", "latency_p99_ns",
+                "throughput_per_s", "slowdown_mean", "oom_events"]
+        tenants = self.tenants
+        return (f"<p><code>{header}</code></p>"
+                + tenants[[c for c in cols if c in tenants.columns]].to_html()
+                + self.devices.to_html())
+
+
+def _fmt_ns(value) -> str:
+    if value is None:
+        return "-"
+    value = float(value)
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}ns"
