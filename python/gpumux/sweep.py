@@ -146,4 +146,10 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
         if on_error == "record":
             row["error"] = error
         rows.append(row)
-    return pd.DataFrame(rows)
+    # Columns: the grid keys, then status and metrics in first-seen order, error last.
+    columns = []
+    for row in rows:
+        columns.extend(c for c in row if c not in columns and c != "error")
+    if on_error == "record":
+        columns.append("error")
+    return pd.DataFrame(rows, columns=columns)

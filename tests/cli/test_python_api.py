@@ -1,0 +1,307 @@
+"""The Python API (SPEC §6): gpumux.run / load / compare / sweep over the pybind11 module.
+
+Needs the built module on the path: PYTHONPATH=BUILD/python:python (ctest's pytest_cli sets it),
+or GPUMUX_BUILD_DIR=BUILD. The CLI comparison uses $GPUMUX_BIN (default build/gpumux, or the
+gpumux next to the module's build directory). Simulated durations are kept short.
+"""
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+gpumux = pytest.importorskip("gpumux")
+if not hasattr(gpumux, "run"):  # build/python alone gives a namespace package without the API
+    pytest.skip("gpumux package: put python/ on PYTHONPATH too", allow_module_level=True)
+
+REPO = Path(__file__).resolve().parents[2]
+QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
+SHORT = {"duration": "4s", "warmup": "1s"}
+SHORT_SET = [f"{k}={v}" for k, v in SHORT.items()]
+
+
+def gpumux_binary():
+    if os.environ.get("GPUMUX_BIN"):
+        return os.environ["GPUMUX_BIN"]
+    # The CLI built alongside the imported module (BUILD/python/gpumux/_gpumux*.so).
+    beside = Path(gpumux._gpumux.__file__).resolve().parents[2] / "gpumux"
+    return str(beside if beside.exists() else REPO / "build" / "gpumux")
+
+
+def mig_scenario(seed=3, duration="2s"):
+    """Three tenants on three MIG instances of one H100."""
+    return {
+        "name": "mig-small", "seed": seed, "duration": duration, "warmup": "200ms",
+        "gpus": [{"name": "gpu0", "model": "h100-sxm-80gb",
+                  "mig": ["3g.40gb", "2g.20gb", "2g.20gb"], "sharing": {"mode": "exclusive"}}],
+        "tenants": [
+            {"name": f"t{i}", "device": f"gpu0/{i}", "memory": "8GiB",
+             "workload": {"arrivals": {"process": "poisson", "rate": "100/s"},
+                          "request": {"kernels": [
+                              {"name": "k", "duration": "2ms", "sm_fraction": 0.5}]}}}
+            for i in range(3)],
+    }
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return gpumux.run(QUICKSTART, overrides=SHORT, seed=11)
+
+
+def test_version_and_exports():
+    assert isinstance(gpumux.__version__, str) and gpumux.__version__.count(".") >= 1
+    assert issubclass(gpumux.ScenarioError, ValueError)
+    for name in ("run", "load", "compare", "sweep", "validate", "Result"):
+        assert hasattr(gpumux, name)
+
+
+def test_run_matches_cli_json(quick):
+    cli = subprocess.run([gpumux_binary(), "run", QUICKSTART, "--seed", "11", "--json",
+                          *sum((["--set", s] for s in SHORT_SET), [])],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    got = quick.summary
+    assert got["seed"] == expected["seed"] == 11
+    for section in ("tenants", "devices"):
+        assert list(got[section]) == list(expected[section])
+    for name, t in expected["tenants"].items():
+        assert got["tenants"][name]["completed"] == t["completed"]
+        assert got["tenants"][name]["latency_ns"]["p99"] == t["latency_ns"]["p99"]
+        assert got["tenants"][name]["latency_ns"]["p50"] == t["latency_ns"]["p50"]
+    # Everything but the wall clock is identical (determinism).
+    for s in (got, expected):
+        s.pop("wall_s")
+    assert got == expected
+
+
+def test_result_tables(quick):
+    s = quick.summary
+    tenants, devices, requests = quick.tenants, quick.devices, quick.requests
+    assert list(tenants.index) == ["chat"] and list(devices.index) == ["gpu0"]
+    chat = tenants.loc["chat"]
+    assert chat["completed"] == s["tenants"]["chat"]["completed"] > 0
+    assert chat["latency_p99_ns"] == s["tenants"]["chat"]["latency_ns"]["p99"]
+    assert devices.loc["gpu0", "sm_busy"] == pytest.approx(s["devices"]["gpu0"]["sm_busy"])
+    assert list(requests.columns[:6]) == ["tenant", "request_id", "arrival_ns", "start_ns",
+                                          "finish_ns", "status"]
+    assert isinstance(requests["tenant"].dtype, pd.CategoricalDtype)
+    assert list(requests["status"].cat.categories) == ["completed", "failed", "unfinished"]
+    assert requests["arrival_ns"].dtype == np.int64
+    done = requests[requests["status"] == "completed"]
+    assert (done["latency_ns"] == done["finish_ns"] - done["arrival_ns"]).all()
+    # The summary counts requests that arrived after warmup.
+    measured = requests[requests["arrival_ns"] >= 1_000_000_000]
+    assert len(measured) == s["tenants"]["chat"]["requests"]
+    assert np.all(np.diff(requests["arrival_ns"].to_numpy()) >= 0) or len(requests) < 2
+    series = quick.timeseries["gpu0"]
+    assert list(series.columns) == ["time_ns", "sm_busy", "memory_used_bytes"]
+    assert len(series) >= 40  # 4 s sampled every 100 ms (and while in-flight work drains)
+    assert series["time_ns"].iloc[0] == 100_000_000
+    assert ((series["sm_busy"] >= 0) & (series["sm_busy"] <= 1)).all()
+    assert list(quick.events.columns) == ["time_ns", "kind", "tenant", "device", "detail"]
+    assert "name: quickstart" in quick.scenario_yaml
+    assert "quickstart" in repr(quick) and "chat" in repr(quick)
+    assert "chat" in quick.table()
+
+
+def test_dict_scenario_and_yaml_text():
+    import yaml
+    doc = yaml.safe_load(Path(QUICKSTART).read_text())
+    doc.update(SHORT)
+    from_dict = gpumux.run(doc, seed=11)
+    from_path = gpumux.run(QUICKSTART, overrides=SHORT, seed=11)
+    from_text = gpumux.run(yaml.safe_dump(doc), seed=11)
+    for r in (from_dict, from_text):
+        a, b = r.summary, from_path.summary
+        a.pop("wall_s"), b.pop("wall_s")
+        assert a == b
+
+
+def test_overrides_change_results():
+    base = gpumux.run(QUICKSTART, overrides=SHORT)
+    half = gpumux.run(QUICKSTART, overrides={**SHORT, "tenants.0.workload.arrivals.rate": "100/s"})
+    as_list = gpumux.run(QUICKSTART, overrides=SHORT_SET + ["tenants.0.workload.arrivals.rate=100/s"])
+    n_base = base.summary["tenants"]["chat"]["requests"]
+    n_half = half.summary["tenants"]["chat"]["requests"]
+    assert 0.4 < n_half / n_base < 0.6
+    assert as_list.summary["tenants"]["chat"]["requests"] == n_half
+    # A different seed gives different arrivals; the same seed the same ones.
+    other = gpumux.run(QUICKSTART, overrides=SHORT, seed=12)
+    again = gpumux.run(QUICKSTART, overrides=SHORT, seed=12)
+    assert other.requests["arrival_ns"].tolist() != base.requests["arrival_ns"].tolist()
+    assert other.requests["arrival_ns"].tolist() == again.requests["arrival_ns"].tolist()
+
+
+def test_scenario_error_has_location(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    lines = Path(QUICKSTART).read_text().splitlines()
+    line = lines.index("duration: 60s") + 1
+    lines[line - 1] = "duration: 60"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(gpumux.ScenarioError) as info:
+        gpumux.run(bad)
+    message = str(info.value)
+    assert message.startswith(f"{bad}:{line}:11: duration: ")  # FILE:LINE:COLUMN: key: message
+    assert "duration" in message and "\n" not in message
+    with pytest.raises(ValueError):  # ScenarioError is a ValueError
+        gpumux.run(QUICKSTART, overrides=["no-equals-sign"])
+    with pytest.raises(gpumux.ScenarioError, match="model"):
+        gpumux.validate({**mig_scenario(), "gpus": [{"name": "gpu0", "model": "no-such-gpu"}]})
+    with pytest.raises(FileNotFoundError):
+        gpumux.run(tmp_path / "missing.yaml")
+
+
+def test_validate():
+    info = gpumux.validate(mig_scenario())
+    assert info["name"] == "mig-small"
+    assert [d["name"] for d in info["devices"]] == ["gpu0/0", "gpu0/1", "gpu0/2"]
+    assert info["devices"][0]["profile"] == "3g.40gb"
+    assert info["tenants"] == ["t0", "t1", "t2"]
+
+
+def test_save_load_round_trip(quick, tmp_path):
+    path = tmp_path / "out.h5"
+    quick.save(path)
+    loaded = gpumux.load(path)
+    assert loaded.summary == quick.summary
+    assert len(loaded.requests) == len(quick.requests)
+    pd.testing.assert_frame_equal(loaded.requests, quick.requests)
+    pd.testing.assert_frame_equal(loaded.tenants, quick.tenants, check_dtype=False)
+    pd.testing.assert_frame_equal(loaded.devices, quick.devices, check_dtype=False)
+    assert loaded.scenario_yaml == quick.scenario_yaml
+    assert list(loaded.timeseries) == ["gpu0"]
+    pd.testing.assert_frame_equal(loaded.timeseries["gpu0"], quick.timeseries["gpu0"])
+    # The CLI reads what Python wrote.
+    report = subprocess.run([gpumux_binary(), "report", str(path), "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout) == quick.summary
+    # Saving a loaded result writes an equivalent file.
+    again = tmp_path / "again.h5"
+    loaded.save(again)
+    assert gpumux.load(again).summary == quick.summary
+    with pytest.raises(ValueError, match="not a gpumux result file"):
+        bogus = tmp_path / "bogus.h5"
+        bogus.write_text("not hdf5")
+        gpumux.load(bogus)
+
+
+def test_compare_mig_strategies(tmp_path):
+    strategies = ["mig", "time-slicing", "mps"]
+    frame, results = gpumux.compare(mig_scenario(), strategies, return_results=True)
+    assert list(frame.index.names) == ["strategy", "tenant"]
+    assert list(dict.fromkeys(frame.index.get_level_values("strategy"))) == strategies
+    assert len(frame) == 9
+    for column in ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "slowdown_mean", "failed",
+                   "oom_events", "device_sm_busy", "mean_sm_busy"):
+        assert column in frame.columns
+    assert frame.loc[("mig", "t1"), "device"] == "gpu0/1"
+    assert frame.loc[("mps", "t1"), "device"] == "gpu0"
+    # Same arrivals under every strategy.
+    requests = frame["requests"].unstack("strategy")
+    assert (requests.nunique(axis=1) == 1).all()
+    assert list(results) == strategies and results["mps"].strategy == "mps"
+    # A comma-separated string works too, and equals a single run of that variant.
+    again = gpumux.compare(mig_scenario(), "mig, mps")
+    pd.testing.assert_frame_equal(again.loc[["mig", "mps"]], frame.loc[["mig", "mps"]])
+    # Compare files: save_compare + load -> list of Results in strategy order.
+    path = tmp_path / "cmp.h5"
+    gpumux.save_compare(path, results)
+    loaded = gpumux.load(path)
+    assert [r.strategy for r in loaded] == strategies
+    assert loaded[2].summary == results["mps"].summary
+    assert gpumux.load(path, strategy="time-slicing").summary == results["time-slicing"].summary
+    pd.testing.assert_frame_equal(gpumux.compare_frame(loaded), frame)
+    with pytest.raises(gpumux.ScenarioError):
+        gpumux.compare(mig_scenario(), ["mig", "no-such-strategy"])
+
+
+def test_sweep_grid_order_and_determinism():
+    grid = {"tenants.0.workload.arrivals.rate": ["100/s", "200/s"], "duration": ["3s", "4s"]}
+    one = gpumux.sweep(QUICKSTART, grid, processes=1, overrides={"warmup": "1s"})
+    two = gpumux.sweep(QUICKSTART, grid, processes=2, overrides={"warmup": "1s"})
+    assert len(one) == 4
+    assert one[list(grid)].values.tolist() == [["100/s", "3s"], ["100/s", "4s"],
+                                               ["200/s", "3s"], ["200/s", "4s"]]
+    for column in ("chat.p50_ns", "chat.p99_ns", "chat.throughput_per_s", "chat.failed",
+                   "gpu0.sm_busy"):
+        assert column in one.columns
+    pd.testing.assert_frame_equal(one, two)
+    # Each row is the same as a run() of that point.
+    point = gpumux.run(QUICKSTART, overrides={"warmup": "1s", "duration": "4s",
+                                              "tenants.0.workload.arrivals.rate": "200/s"})
+    assert one.loc[3, "chat.p99_ns"] == point.summary["tenants"]["chat"]["latency_ns"]["p99"]
+    # A bad point raises naming the point, or is recorded.
+    bad = {"duration": ["500ms", "3s"]}
+    with pytest.raises(gpumux.ScenarioError, match="500ms"):
+        gpumux.sweep(QUICKSTART, bad, processes=1, overrides={"warmup": "1s"})
+    recorded = gpumux.sweep(QUICKSTART, bad, processes=1, overrides={"warmup": "1s"},
+                            on_error="record")
+    assert recorded["error"].notna().tolist() == [True, False]
+    assert recorded.columns[-1] == "error"
+
+
+def test_gil_released_two_threads():
+    """Two simulations in two threads; meanwhile the main thread keeps running Python."""
+    long = {"duration": "600s", "warmup": "1s"}
+    start = time.perf_counter()
+    reference = gpumux.run(QUICKSTART, overrides=long)
+    solo_s = time.perf_counter() - start
+    results, errors = {}, []
+
+    def work(seed):
+        try:
+            results[seed] = gpumux.run(QUICKSTART, overrides=long, seed=seed)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in (7, 8)]
+    for t in threads:
+        t.start()
+    gaps, last = [], time.perf_counter()
+    while any(t.is_alive() for t in threads):
+        time.sleep(0.001)
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+    for t in threads:
+        t.join()
+    assert not errors
+    assert results[7].summary["tenants"] == reference.summary["tenants"]  # seed 7 = scenario's
+    assert results[8].summary["tenants"] != reference.summary["tenants"]
+    # Were the GIL held for a whole simulation, the main thread would stall that long.
+    if solo_s > 0.2:
+        assert max(gaps) < 0.5 * solo_s, (max(gaps), solo_s)
+
+
+def test_progress_callback_and_errors_propagate():
+    calls = []
+    gpumux.run(QUICKSTART, overrides={"duration": "300s", "warmup": "1s"},
+               progress=lambda now, horizon, events: calls.append((now, horizon, events)))
+    assert calls and all(h == 300_000_000_000 for _, h, _ in calls)
+    assert [c[2] for c in calls] == sorted(c[2] for c in calls)
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_):
+        raise Stop()
+
+    with pytest.raises(Stop):
+        gpumux.run(QUICKSTART, overrides={"duration": "300s", "warmup": "1s"}, progress=stop)
+
+
+def test_plots(quick):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from gpumux import plots
+    assert plots.latency_cdf(quick).get_lines()
+    assert plots.sm_busy(quick).get_lines()
+    frame = gpumux.compare(mig_scenario(duration="1s"), ["mig", "mps"])
+    assert plots.compare_bars(frame).patches
