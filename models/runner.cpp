@@ -27,6 +27,7 @@ struct Request {
   RequestStatus status = RequestStatus::unfinished;
   bool measured = false;
   bool dead = false;
+  std::int64_t input_tokens = 0, output_tokens = 0;
   double solo_latency = 0;
   std::vector<double> durations;             // per launched kernel, ns
   std::vector<const KernelSpec*> specs;      // per launched kernel
@@ -63,6 +64,8 @@ class Tenant : public KernelOwner, public EventHandler {
   enum Tag : std::uint64_t { kTagArrival = 0, kTagClosedArrival = 1, kTagStart = 2,
                              kTagRestart = 3, kTagRequestReady = 4 };
   void arrive();
+  static double draw(RandomStream& rng, const DurationDistribution& d);
+  void assign_tokens(Request& r);
   std::unique_ptr<Request> acquire_request();
   void recycle_graveyard();
   void schedule_next_open_arrival();
@@ -79,8 +82,8 @@ class Tenant : public KernelOwner, public EventHandler {
   const TenantSpec& spec_;
   Device& device_;
   Nanos launch_overhead_;
-  RandomStream arrivals_rng_, kernels_rng_;
-  std::vector<Nanos> trace_;
+  RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
+  std::vector<TraceRequest> trace_;
   std::size_t trace_next_ = 0;
   std::uint64_t next_id_ = 0;
   std::deque<std::unique_ptr<Request>> queue_;
@@ -141,14 +144,13 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, Device& device, Nano
       device_(device),
       launch_overhead_(launch_overhead),
       arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
-      kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")) {
+      kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
+      tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")) {
   const SloSpec& slo = spec.slo;
   for (const auto& target : {slo.p50, slo.p90, slo.p99, slo.p999}) {
     if (target) smallest_slo_ = std::min(smallest_slo_, *target);
   }
-  for (const TraceRequest& r : run.resolved.traces[static_cast<std::size_t>(index)]) {
-    trace_.push_back(r.arrival);
-  }
+  trace_ = run.resolved.traces[static_cast<std::size_t>(index)];
   // Reserve the expected number of measured latencies (avoids regrowing large vectors).
   const ArrivalSpec& a = spec.workload.arrivals;
   const double window_s = to_seconds(run.scenario.duration - run.scenario.warmup);
@@ -219,6 +221,33 @@ void Tenant::on_event(std::uint64_t tag) {
   }
 }
 
+double Tenant::draw(RandomStream& rng, const DurationDistribution& d) {
+  switch (d.kind) {
+    case DurationDistribution::Kind::fixed:
+      return static_cast<double>(d.value);
+    case DurationDistribution::Kind::exponential:
+      return rng.exponential(static_cast<double>(d.value));
+    case DurationDistribution::Kind::lognormal:
+      return rng.lognormal(static_cast<double>(d.value), d.sigma);
+    case DurationDistribution::Kind::uniform:
+      return rng.uniform(static_cast<double>(d.value), static_cast<double>(d.upper));
+  }
+  return 0;
+}
+
+void Tenant::assign_tokens(Request& r) {
+  if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_next_ > 0) {
+    const TraceRequest& t = trace_[trace_next_ - 1];
+    r.input_tokens = t.input_tokens;
+    r.output_tokens = t.output_tokens;
+  } else if (spec_.workload.has_tokens) {
+    r.input_tokens = std::llround(std::max(0.0, draw(tokens_rng_, spec_.workload.input_tokens)));
+    r.output_tokens = std::llround(std::max(0.0, draw(tokens_rng_, spec_.workload.output_tokens)));
+  } else {
+    r.input_tokens = r.output_tokens = 0;
+  }
+}
+
 std::unique_ptr<Request> Tenant::acquire_request() {
   if (free_requests_.empty()) return std::make_unique<Request>();
   std::unique_ptr<Request> r = std::move(free_requests_.back());
@@ -253,7 +282,7 @@ void Tenant::schedule_next_open_arrival() {
       next = static_cast<Nanos>(std::llround(static_cast<double>(next_id_) * 1e9 / a.rate_per_s));
       break;
     case ArrivalProcess::trace:
-      if (trace_next_ < trace_.size()) next = trace_[trace_next_++];
+      if (trace_next_ < trace_.size()) next = trace_[trace_next_++].arrival;
       break;
     case ArrivalProcess::closed:
       return;
@@ -268,6 +297,7 @@ void Tenant::arrive() {
   request->id = next_id_++;
   request->arrival = now;
   request->measured = now >= run_.scenario.warmup;
+  assign_tokens(*request);
   if (request->measured) ++requests;
   if (dead_) {
     Request& r = *request;
@@ -311,30 +341,32 @@ Nanos Tenant::ready_time(const Request& request, Nanos previous_finish) const {
 bool Tenant::begin_request(Request& r) {
   const Nanos now = run_.sim.now();
   r.start = now;
-  if (!allocate(spec_.workload.memory_per_request, "per-request allocation:")) return false;
-  r.memory = spec_.workload.memory_per_request;
+  const WorkloadSpec& w = spec_.workload;
+  const std::int64_t bytes =
+      w.memory_per_request + w.memory_per_token * (r.input_tokens + r.output_tokens);
+  if (!allocate(bytes, "per-request allocation:")) return false;
+  r.memory = bytes;
+  auto tokens = [&r](TokenCount c) {
+    return c == TokenCount::input ? r.input_tokens : c == TokenCount::output ? r.output_tokens : 1;
+  };
   // Draw every kernel's duration now, so the solo latency of this exact request is known.
-  for (const KernelSpec& k : spec_.workload.kernels) {
-    for (int i = 0; i < k.repeat; ++i) {
-      double d = 0;
-      switch (k.duration.kind) {
-        case DurationDistribution::Kind::fixed:
-          d = static_cast<double>(k.duration.value);
-          break;
-        case DurationDistribution::Kind::exponential:
-          d = kernels_rng_.exponential(static_cast<double>(k.duration.value));
-          break;
-        case DurationDistribution::Kind::lognormal:
-          d = kernels_rng_.lognormal(static_cast<double>(k.duration.value), k.duration.sigma);
-          break;
-        case DurationDistribution::Kind::uniform:
-          d = kernels_rng_.uniform(static_cast<double>(k.duration.value),
-                                   static_cast<double>(k.duration.upper));
-          break;
-      }
+  for (const KernelSpec& k : w.kernels) {
+    const std::int64_t repeats =
+        k.repeat_per_token == TokenCount::none ? k.repeat : tokens(k.repeat_per_token);
+    const double scale =
+        k.duration_per_token == TokenCount::none ? 1.0 : static_cast<double>(tokens(k.duration_per_token));
+    if (scale <= 0) continue;  // no tokens of that kind: the kernel is not launched
+    for (std::int64_t i = 0; i < repeats; ++i) {
+      const double d = draw(kernels_rng_, k.duration) * scale;
       r.durations.push_back(std::max(1.0, std::round(d)));
       r.specs.push_back(&k);
     }
+  }
+  if (r.durations.empty()) {
+    // Nothing to run (e.g. zero tokens): the request completes at once.
+    r.solo_latency = 0;
+    finish_request(r, RequestStatus::completed);
+    return true;
   }
   // Solo latency: the ready-time recursion with solo durations.
   double finish = static_cast<double>(now);

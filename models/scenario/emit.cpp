@@ -110,6 +110,28 @@ void emit_arrivals(YAML::Emitter& out, const ArrivalSpec& a) {
   out << YAML::EndMap;
 }
 
+void emit_token_count(YAML::Emitter& out, const DurationDistribution& d) {
+  switch (d.kind) {
+    case DurationDistribution::Kind::fixed:
+      out << d.value;
+      return;
+    case DurationDistribution::Kind::exponential:
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "exponential" << YAML::Value << d.value
+          << YAML::EndMap;
+      return;
+    case DurationDistribution::Kind::lognormal:
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "lognormal" << YAML::Value
+          << YAML::BeginMap << YAML::Key << "median" << YAML::Value << d.value << YAML::Key
+          << "sigma" << YAML::Value << number(d.sigma) << YAML::EndMap << YAML::EndMap;
+      return;
+    case DurationDistribution::Kind::uniform:
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "uniform" << YAML::Value
+          << YAML::BeginMap << YAML::Key << "min" << YAML::Value << d.value << YAML::Key << "max"
+          << YAML::Value << d.upper << YAML::EndMap << YAML::EndMap;
+      return;
+  }
+}
+
 void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   out << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << k.name;
@@ -117,7 +139,15 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   emit_distribution(out, k.duration);
   out << YAML::Key << "sm_fraction" << YAML::Value << number(k.sm_fraction);
   out << YAML::Key << "memory_bound" << YAML::Value << number(k.memory_bound);
-  out << YAML::Key << "repeat" << YAML::Value << k.repeat;
+  auto token_name = [](TokenCount c) { return c == TokenCount::input ? "input_tokens" : "output_tokens"; };
+  if (k.repeat_per_token != TokenCount::none) {
+    out << YAML::Key << "repeat" << YAML::Value << token_name(k.repeat_per_token);
+  } else {
+    out << YAML::Key << "repeat" << YAML::Value << k.repeat;
+  }
+  if (k.duration_per_token != TokenCount::none) {
+    out << YAML::Key << "per_token" << YAML::Value << token_name(k.duration_per_token);
+  }
   out << YAML::EndMap;
 }
 
@@ -140,6 +170,18 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::Key << "max_in_flight" << YAML::Value << t.workload.max_in_flight;
   out << YAML::Key << "memory_per_request" << YAML::Value
       << units::format_size(t.workload.memory_per_request);
+  if (t.workload.memory_per_token > 0) {
+    out << YAML::Key << "memory_per_token" << YAML::Value
+        << units::format_size(t.workload.memory_per_token);
+  }
+  if (t.workload.has_tokens) {
+    out << YAML::Key << "tokens" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "input" << YAML::Value;
+    emit_token_count(out, t.workload.input_tokens);
+    out << YAML::Key << "output" << YAML::Value;
+    emit_token_count(out, t.workload.output_tokens);
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   if (t.slo.any()) {
     out << YAML::Key << "slo" << YAML::Value << YAML::Flow << YAML::BeginMap;

@@ -432,15 +432,78 @@ DurationDistribution distribution_of(Context& ctx, const Field& field) {
   return d;
 }
 
+// A token count: an integer, or {fixed: N}, {exponential: MEAN}, {lognormal: {median: N,
+// sigma: S}}, {uniform: {min: A, max: B}} (plain numbers, no units).
+DurationDistribution token_count_of(Context& ctx, const Field& field) {
+  DurationDistribution d;
+  auto count = [&](const Field& f, std::int64_t minimum) {
+    const double v = number_of(ctx, f);
+    if (!(v >= static_cast<double>(minimum)) || v > 1e9) {
+      ctx.fail(f, "expected a token count >= " + std::to_string(minimum) + ", got " + text_of(ctx, f));
+    }
+    return static_cast<std::int64_t>(std::llround(v));
+  };
+  if (field.node.IsScalar()) {
+    d.value = count(field, 0);
+    return d;
+  }
+  const MapReader map(ctx, field, {"fixed", "exponential", "lognormal", "uniform"});
+  if (!field.node.IsMap() || field.node.size() != 1) {
+    ctx.fail(field, "expected a count (512) or exactly one of {exponential: 500}, "
+                    "{lognormal: {median: 500, sigma: 1.0}}, {uniform: {min: 100, max: 900}}");
+  }
+  if (const auto fixed = map.get("fixed")) {
+    d.value = count(*fixed, 0);
+  } else if (const auto exponential = map.get("exponential")) {
+    d.kind = DurationDistribution::Kind::exponential;
+    d.value = count(*exponential, 1);
+  } else if (const auto lognormal = map.get("lognormal")) {
+    d.kind = DurationDistribution::Kind::lognormal;
+    const MapReader params(ctx, *lognormal, {"median", "sigma"});
+    d.value = count(params.require("median"), 1);
+    const Field sigma = params.require("sigma");
+    d.sigma = number_of(ctx, sigma);
+    if (d.sigma < 0) ctx.fail(sigma, "must be >= 0, got " + text_of(ctx, sigma));
+  } else {
+    d.kind = DurationDistribution::Kind::uniform;
+    const MapReader params(ctx, *map.get("uniform"), {"min", "max"});
+    d.value = count(params.require("min"), 0);
+    const Field max = params.require("max");
+    d.upper = count(max, 0);
+    if (d.upper < d.value) ctx.fail(max, "max must be >= min");
+  }
+  return d;
+}
+
+TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
+  return choice_of<TokenCount>(ctx, field,
+                               {{"input", TokenCount::input},
+                                {"input_tokens", TokenCount::input},
+                                {"output", TokenCount::output},
+                                {"output_tokens", TokenCount::output}},
+                               {"input_tokens", "output_tokens"}, what);
+}
+
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
-  const MapReader map(ctx, field, {"name", "duration", "sm_fraction", "memory_bound", "repeat"});
+  const MapReader map(ctx, field,
+                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token"});
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
   k.duration = distribution_of(ctx, map.require("duration"));
   if (const auto f = map.get("sm_fraction")) k.sm_fraction = fraction_of(ctx, *f, 0, true, 1);
   if (const auto f = map.get("memory_bound")) k.memory_bound = fraction_of(ctx, *f, 0, false, 1);
-  if (const auto f = map.get("repeat")) k.repeat = int_of(ctx, *f, 1);
+  if (const auto f = map.get("repeat")) {
+    const std::string text = f->node.IsScalar() ? f->node.Scalar() : "";
+    if (text.find("token") != std::string::npos) {
+      k.repeat_per_token = token_kind_of(ctx, *f, "token count to repeat per");
+    } else {
+      k.repeat = int_of(ctx, *f, 1);
+    }
+  }
+  if (const auto f = map.get("per_token")) {
+    k.duration_per_token = token_kind_of(ctx, *f, "token count the duration is per");
+  }
   return k;
 }
 
@@ -514,7 +577,9 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 }
 
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"arrivals", "request", "max_in_flight", "memory_per_request"},
+  const MapReader map(ctx, field,
+                      {"arrivals", "request", "max_in_flight", "memory_per_request",
+                       "memory_per_token", "tokens"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
@@ -527,6 +592,13 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   w.max_in_flight = w.arrivals.process == ArrivalProcess::closed ? w.arrivals.concurrency : 1;
   if (const auto f = map.get("max_in_flight")) w.max_in_flight = int_of(ctx, *f, 1);
   if (const auto f = map.get("memory_per_request")) w.memory_per_request = size_of(ctx, *f);
+  if (const auto f = map.get("memory_per_token")) w.memory_per_token = size_of(ctx, *f);
+  if (const auto f = map.get("tokens")) {
+    const MapReader tokens(ctx, *f, {"input", "output"});
+    w.has_tokens = true;
+    if (const auto in = tokens.get("input")) w.input_tokens = token_count_of(ctx, *in);
+    if (const auto out = tokens.get("output")) w.output_tokens = token_count_of(ctx, *out);
+  }
   return w;
 }
 

@@ -31,6 +31,9 @@ struct DurationDistribution {
   double mean() const;
 };
 
+/// Which token count of a request scales a kernel (LLM workloads).
+enum class TokenCount { none, input, output };
+
 /// One GPU kernel of a request (SPEC §3 "Kernel fields").
 struct KernelSpec {
   std::string name;
@@ -38,6 +41,12 @@ struct KernelSpec {
   double sm_fraction = 1.0;       ///< (0,1]: share of the GPU's SMs the grid can occupy
   double memory_bound = 0.0;      ///< [0,1]: share of solo time bound by HBM bandwidth
   int repeat = 1;                 ///< >= 1: the kernel is launched this many times in a row
+  /// `repeat: output_tokens` (or input_tokens): launched once per token of the request instead
+  /// (e.g. one decode step per generated token).
+  TokenCount repeat_per_token = TokenCount::none;
+  /// `per_token: input` (or output): `duration` is per token; the launch lasts duration x tokens
+  /// (e.g. prefill over the prompt).
+  TokenCount duration_per_token = TokenCount::none;
 };
 
 enum class ArrivalProcess { poisson, constant, closed, trace };
@@ -61,6 +70,11 @@ struct WorkloadSpec {
   /// server); closed loop: = concurrency.
   int max_in_flight = 1;
   std::int64_t memory_per_request = 0;  ///< bytes allocated while a request runs (e.g. KV cache)
+  std::int64_t memory_per_token = 0;    ///< bytes per (input + output) token while it runs
+  /// Token counts of synthetic requests (`tokens: {input: 512, output: {lognormal: ...}}`);
+  /// DurationDistribution reused with unitless values. Trace arrivals carry their own counts.
+  DurationDistribution input_tokens, output_tokens;
+  bool has_tokens = false;  ///< `tokens:` given
 };
 
 enum class SharingMode { exclusive, time_slicing, mps };

@@ -34,6 +34,7 @@ __version__: str = _gpumux.version()
 #: Raised for any bad input: scenario syntax, schema, units, unknown keys, bad overrides,
 #: devices that do not fit, unknown strategies. A ``ValueError``.
 ScenarioError = _gpumux.ScenarioError
+ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
 __all__ = ["run", "load", "compare", "sweep", "validate", "save_compare", "Result",
            "ScenarioError", "__version__", "STRATEGIES"]

@@ -247,9 +247,21 @@ def test_sweep_grid_order_and_determinism():
     assert recorded.columns[-1] == "error"
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # tornado, inside distributed
+def test_sweep_with_dask_client():
+    distributed = pytest.importorskip("distributed")
+    grid = {"tenants.0.workload.arrivals.rate": ["100/s", "200/s"], "duration": ["3s", "4s"]}
+    local = gpumux.sweep(QUICKSTART, grid, processes=1, overrides={"warmup": "1s"})
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = gpumux.sweep(QUICKSTART, grid, client=client, overrides={"warmup": "1s"})
+    pd.testing.assert_frame_equal(local, remote)
+
+
 def test_gil_released_two_threads():
     """Two simulations in two threads; meanwhile the main thread keeps running Python."""
-    long = {"duration": "600s", "warmup": "1s"}
+    long = {"duration": "2000s", "warmup": "1s"}
     start = time.perf_counter()
     reference = gpumux.run(QUICKSTART, overrides=long)
     solo_s = time.perf_counter() - start
@@ -295,6 +307,23 @@ def test_progress_callback_and_errors_propagate():
 
     with pytest.raises(Stop):
         gpumux.run(QUICKSTART, overrides={"duration": "300s", "warmup": "1s"}, progress=stop)
+
+
+def test_ctrl_c_interrupts_run():
+    """SIGINT during a run stops the C++ simulation and raises KeyboardInterrupt."""
+    import signal
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are delivered to the main thread")
+    timer = threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            gpumux.run(QUICKSTART, overrides={"duration": "20000s", "warmup": "1s"})
+            time.sleep(5)  # not reached unless the run ended before the signal
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 4
 
 
 def test_plots(quick):

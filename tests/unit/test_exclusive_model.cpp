@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/profiles/device_profile.hpp"
+#include "models/scenario/trace_reader.hpp"
 #include "tests/support/run_yaml.hpp"
 
 namespace gpumux {
@@ -110,6 +111,56 @@ tenants:
   EXPECT_NEAR(tenant(run_yaml(scenario("100us")), "t").latency.p50, l + 4e6, 2.0);
   EXPECT_NEAR(tenant(run_yaml(scenario("3ms")), "t").latency.p50, 9e6 + l + 1e6, 2.0);
   EXPECT_NEAR(tenant(run_yaml(scenario("3ms")), "t").slowdown_mean, 1.0, 1e-9);
+}
+
+TEST(TokenScaledKernels, PrefillPerInputTokenAndOneDecodeStepPerOutputToken) {
+  // 100 input tokens x 10 us prefill + 10 decode steps x 100 us, back to back:
+  // latency = L + 1 ms + 1 ms; memory = 1 MiB per token held while the request runs.
+  const RunResult r = run_yaml(R"(
+name: llm
+duration: 1s
+gpus: [{name: gpu0, model: h100-sxm-80gb}]
+tenants:
+  - name: t
+    device: gpu0
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      tokens: {input: 100, output: 10}
+      memory_per_token: 1MiB
+      request:
+        kernels:
+          - {name: prefill, duration: 10us, per_token: input}
+          - {name: decode, duration: 100us, memory_bound: 0.9, repeat: output_tokens}
+)");
+  const TenantResult& t = tenant(r, "t");
+  ASSERT_GT(t.completed, 100);
+  EXPECT_NEAR(t.latency.p50, launch_overhead_ns() + 2e6, 2.0);
+  EXPECT_EQ(r.devices[0].memory_peak_bytes, 110LL << 20);
+}
+
+TEST(TokenScaledKernels, TokenCountsComeFromTheTrace) {
+  // tests/data/traces/small.csv carries input/output tokens per request; a kernel per output
+  // token makes latency proportional to them (one request at a time, far apart).
+  const std::string trace = std::string(GPUMUX_SOURCE_DIR) + "/tests/data/traces/small.csv";
+  const RunResult r = run_yaml(R"(
+name: llm-trace
+duration: 100s
+gpus: [{name: gpu0, model: h100-sxm-80gb}]
+tenants:
+  - name: t
+    device: gpu0
+    workload:
+      arrivals: {process: trace, file: )" + trace + R"(, format: csv, time_scale: 1000}
+      request:
+        kernels: [{name: decode, duration: 1us, repeat: output_tokens}]
+)");
+  const std::vector<TraceRequest> requests = read_trace(trace, TraceFormat::csv, 1000);
+  std::int64_t tokens = 0;
+  for (const TraceRequest& q : requests) tokens += q.output_tokens;
+  ASSERT_GT(tokens, 0);
+  // Every request's kernels: output_tokens x 1 us; total busy SM-time = tokens x 1 us.
+  const double busy_ns = r.devices[0].sm_busy * static_cast<double>(r.sim_time_ns);
+  EXPECT_NEAR(busy_ns, static_cast<double>(tokens) * 1e3, 1.0 + 1e-6 * tokens * 1e3);
 }
 
 TEST(Determinism, SameSeedGivesIdenticalResultsAndAnotherSeedDiffers) {
