@@ -112,26 +112,37 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
     const TenantSpec& tenant = scenario.tenants[t];
     const SourceLocation where = scenario.locate(tenant.where.key_path + ".device");
-    const auto found = device_by_name.find(tenant.device);
-    if (found == device_by_name.end()) {
-      if (mig_gpu_by_name.count(tenant.device)) {
-        throw InputError(where, "'" + tenant.device +
-                                    "' is partitioned with MIG: name an instance, e.g. '" +
-                                    tenant.device + "/0'");
+    const std::vector<std::string> names =
+        tenant.devices.empty() ? std::vector<std::string>{tenant.device} : tenant.devices;
+    std::vector<int> indices;
+    for (const std::string& name : names) {
+      const auto found = device_by_name.find(name);
+      if (found == device_by_name.end()) {
+        if (mig_gpu_by_name.count(name)) {
+          throw InputError(where, "'" + name + "' is partitioned with MIG: name an instance, e.g. '" +
+                                      name + "/0'");
+        }
+        std::string known;
+        for (const auto& [n, index] : device_by_name) known += (known.empty() ? "" : ", ") + n;
+        throw InputError(where, "no device '" + name + "' (devices: " + known + ")");
       }
-      std::string known;
-      for (const auto& [name, index] : device_by_name) known += (known.empty() ? "" : ", ") + name;
-      throw InputError(where, "no device '" + tenant.device + "' (devices: " + known + ")");
+      ResolvedDevice& device = out.devices[static_cast<std::size_t>(found->second)];
+      if (tenant.gpus > 1 && device.sharing.mode == SharingMode::time_slicing) {
+        throw InputError(scenario.locate(tenant.where.key_path + ".gpus"),
+                         "tenant '" + tenant.name + "' asks for " + std::to_string(tenant.gpus) +
+                             " GPUs, but time-shared GPUs only serve requests for one GPU (the "
+                             "device plugin rejects multi-GPU requests under time-slicing)");
+      }
+      device.tenants.push_back(static_cast<int>(t));
+      indices.push_back(found->second);
     }
-    ResolvedDevice& device = out.devices[static_cast<std::size_t>(found->second)];
-    if (tenant.gpus > 1 && device.sharing.mode == SharingMode::time_slicing) {
+    if (tenant.gpus > static_cast<int>(indices.size())) {
       throw InputError(scenario.locate(tenant.where.key_path + ".gpus"),
                        "tenant '" + tenant.name + "' asks for " + std::to_string(tenant.gpus) +
-                           " GPUs, but time-shared GPUs only serve requests for one GPU (the "
-                           "device plugin rejects multi-GPU requests under time-slicing)");
+                           " GPUs: list them, e.g. device: [gpu0-0, gpu0-1]");
     }
-    device.tenants.push_back(static_cast<int>(t));
-    out.tenant_device.push_back(found->second);
+    out.tenant_device.push_back(indices.front());
+    out.tenant_devices.push_back(indices);
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();
     if (arrivals.process == ArrivalProcess::trace) {

@@ -33,7 +33,8 @@ struct ResolvedDevice {
 struct ResolvedScenario {
   Scenario scenario;  ///< with sharing defaults filled
   std::vector<ResolvedDevice> devices;
-  std::vector<int> tenant_device;              ///< device index per tenant
+  std::vector<int> tenant_device;              ///< first device index per tenant
+  std::vector<std::vector<int>> tenant_devices;  ///< every device index per tenant
   std::vector<const DeviceProfile*> gpu_profiles;  ///< per Scenario::gpus entry
   /// Per tenant: the requests of its trace (arrivals: {process: trace}), read and checked here
   /// so that `validate` catches a corrupt trace; empty for other processes.

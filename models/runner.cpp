@@ -18,7 +18,19 @@ namespace {
 
 class Run;
 
-/// One request: a stream of kernels.
+struct Request;
+
+/// One replica of a request on one GPU: a CUDA stream (a multi-GPU tenant has one per GPU).
+struct Stream {
+  Request* request = nullptr;
+  int device = 0;               // index into the tenant's devices
+  std::size_t next_kernel = 0;  // next kernel of the launch sequence
+  KernelRun kernel;             // the kernel now on the device
+  EventId ready_event;
+  bool at_barrier = false;      // waiting for the other GPUs at a collective
+};
+
+/// One request: the same sequence of kernels on each of the tenant's GPUs.
 struct Request {
   std::uint64_t id = 0;
   Nanos arrival = 0;
@@ -31,15 +43,16 @@ struct Request {
   double solo_latency = 0;
   std::vector<double> durations;             // per launched kernel, ns
   std::vector<const KernelSpec*> specs;      // per launched kernel
-  std::size_t next_kernel = 0;
-  std::int64_t memory = 0;                   // bytes held for the request
-  KernelRun kernel;                          // the kernel now on the device
-  EventId ready_event;
+  std::int64_t memory = 0;                   // bytes held for the request, on each GPU
+  std::vector<Stream> streams;               // one per GPU of the tenant
+  int streams_done = 0;
+  int at_barrier = 0;                        // streams waiting at the current collective
 };
 
 class Tenant : public KernelOwner, public EventHandler {
  public:
-  Tenant(Run& run, int index, const TenantSpec& spec, Device& device, Nanos launch_overhead);
+  Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*> devices,
+         Nanos launch_overhead);
 
   void start();
   void kill(EventKind kind, const std::string& detail);
@@ -49,7 +62,7 @@ class Tenant : public KernelOwner, public EventHandler {
   bool busy() const { return in_flight_ > 0 || !queue_.empty(); }
   bool dead() const { return dead_; }
   void mark_rejected() { dead_ = true; rejected_ = true; }
-  Device& device() { return device_; }
+  const std::vector<Device*>& devices() const { return devices_; }
   /// Records requests still queued or running (an interrupted run) as unfinished.
   void record_unfinished();
   const TenantSpec& spec() const { return spec_; }
@@ -71,16 +84,19 @@ class Tenant : public KernelOwner, public EventHandler {
   void schedule_next_open_arrival();
   void dispatch();
   bool begin_request(Request& request);
-  void issue_next_kernel(Request& request);
-  void submit_kernel(Request& request);
+  void advance_stream(Stream& stream);
+  void issue_next_kernel(Stream& stream);
+  void submit_kernel(Stream& stream);
   void finish_request(Request& request, RequestStatus status);
-  Nanos ready_time(const Request& request, Nanos previous_finish) const;
+  void count_failure(const Request& request);
+  Nanos ready_time(const Request& request, std::size_t kernel, Nanos previous_finish) const;
+  std::int64_t memory_held() const;
   bool allocate(std::int64_t bytes, const char* what);
 
   Run& run_;
   int index_;
   const TenantSpec& spec_;
-  Device& device_;
+  std::vector<Device*> devices_;
   Nanos launch_overhead_;
   RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
   std::vector<TraceRequest> trace_;
@@ -137,11 +153,12 @@ class Run : public EventHandler {
 
 // ---------------------------------------------------------------------------------------------
 
-Tenant::Tenant(Run& run, int index, const TenantSpec& spec, Device& device, Nanos launch_overhead)
+Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*> devices,
+               Nanos launch_overhead)
     : run_(run),
       index_(index),
       spec_(spec),
-      device_(device),
+      devices_(std::move(devices)),
       launch_overhead_(launch_overhead),
       arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
       kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
@@ -168,12 +185,18 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, Device& device, Nano
 
 bool Tenant::allocate(std::int64_t bytes, const char* what) {
   if (bytes <= 0) return true;
+  // The same allocation on every GPU of the tenant (data-parallel replicas).
   std::string why;
-  if (device_.allocate(index_, bytes, why)) return true;
-  ++oom_events;
-  run_.record_event(EventKind::oom, index_, device_.index(), spec_.name + ": " + what + " " + why);
-  kill(EventKind::kill, spec_.name + " OOM-killed on " + device_.geometry().name);
-  return false;
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    if (devices_[d]->allocate(index_, bytes, why)) continue;
+    for (std::size_t undo = 0; undo < d; ++undo) devices_[undo]->release(index_, bytes);
+    ++oom_events;
+    run_.record_event(EventKind::oom, index_, devices_[d]->index(),
+                      spec_.name + ": " + what + " " + why);
+    kill(EventKind::kill, spec_.name + " OOM-killed on " + devices_[d]->geometry().name);
+    return false;
+  }
+  return true;
 }
 
 void Tenant::start() {
@@ -207,13 +230,14 @@ void Tenant::on_event(std::uint64_t tag) {
     case kTagRestart:
       if (!dead_ || rejected_) break;
       dead_ = false;
-      run_.record_event(EventKind::restart, index_, device_.index(), spec_.name + " restarted");
+      run_.record_event(EventKind::restart, index_, devices_.front()->index(),
+                        spec_.name + " restarted");
       if (allocate(spec_.memory, "start-up allocation:")) dispatch();
       break;
     case kTagRequestReady: {
-      auto* request = reinterpret_cast<Request*>(tag & ~std::uint64_t{7});
-      request->ready_event = EventId{};
-      submit_kernel(*request);
+      auto* stream = reinterpret_cast<Stream*>(tag & ~std::uint64_t{7});
+      stream->ready_event = EventId{};
+      submit_kernel(*stream);
       break;
     }
     default:
@@ -258,9 +282,9 @@ std::unique_ptr<Request> Tenant::acquire_request() {
   r->solo_latency = 0;
   r->durations.clear();
   r->specs.clear();
-  r->next_kernel = 0;
   r->memory = 0;
-  r->ready_event = EventId{};
+  r->streams_done = 0;
+  r->at_barrier = 0;
   return r;
 }
 
@@ -304,7 +328,7 @@ void Tenant::arrive() {
     r.start = -1;
     r.finish = now;
     r.status = RequestStatus::failed;
-    if (r.measured) ++failed;
+    count_failure(r);
     run_.record_request(index_, r);
     graveyard_.push_back(std::move(request));
     if (spec_.workload.arrivals.process == ArrivalProcess::closed) {
@@ -331,10 +355,9 @@ void Tenant::dispatch() {
   }
 }
 
-Nanos Tenant::ready_time(const Request& request, Nanos previous_finish) const {
-  const Nanos issue = request.start +
-                      static_cast<Nanos>(request.next_kernel) * spec_.workload.host_gap +
-                      launch_overhead_;
+Nanos Tenant::ready_time(const Request& request, std::size_t kernel, Nanos previous_finish) const {
+  const Nanos issue =
+      request.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap + launch_overhead_;
   return std::max(previous_finish, issue);
 }
 
@@ -377,52 +400,88 @@ bool Tenant::begin_request(Request& r) {
     finish = std::max(finish, issue) + r.durations[k];
   }
   r.solo_latency = finish - static_cast<double>(now);
-  issue_next_kernel(r);
+  r.streams.resize(devices_.size());
+  r.streams_done = 0;
+  r.at_barrier = 0;
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    Stream& stream = r.streams[d];
+    stream = Stream{};
+    stream.request = &r;
+    stream.device = static_cast<int>(d);
+  }
+  for (Stream& stream : r.streams) advance_stream(stream);
   return true;
 }
 
-void Tenant::issue_next_kernel(Request& r) {
+void Tenant::advance_stream(Stream& stream) {
+  Request& r = *stream.request;
+  if (stream.next_kernel == r.durations.size()) {
+    if (++r.streams_done == static_cast<int>(r.streams.size())) {
+      finish_request(r, RequestStatus::completed);
+      dispatch();
+    }
+    return;
+  }
+  if (r.streams.size() > 1 && r.specs[stream.next_kernel]->collective) {
+    // A collective starts on every GPU together, once each stream has reached it.
+    stream.at_barrier = true;
+    if (++r.at_barrier < static_cast<int>(r.streams.size())) return;
+    r.at_barrier = 0;
+    for (Stream& s : r.streams) {
+      s.at_barrier = false;
+      issue_next_kernel(s);
+    }
+    return;
+  }
+  issue_next_kernel(stream);
+}
+
+void Tenant::issue_next_kernel(Stream& stream) {
   const Nanos now = run_.sim.now();
-  const Nanos ready = ready_time(r, now);
+  const Nanos ready = ready_time(*stream.request, stream.next_kernel, now);
   if (ready <= now) {
-    submit_kernel(r);
+    submit_kernel(stream);
   } else {
-    const auto tag = reinterpret_cast<std::uint64_t>(&r) | kTagRequestReady;
-    r.ready_event = run_.sim.schedule_at(ready, *this, tag, kPriorityControl);
+    const auto tag = reinterpret_cast<std::uint64_t>(&stream) | kTagRequestReady;
+    stream.ready_event = run_.sim.schedule_at(ready, *this, tag, kPriorityControl);
   }
 }
 
-void Tenant::submit_kernel(Request& r) {
-  const KernelSpec& spec = *r.specs[r.next_kernel];
-  KernelRun& k = r.kernel;
+void Tenant::submit_kernel(Stream& stream) {
+  const Request& r = *stream.request;
+  const KernelSpec& spec = *r.specs[stream.next_kernel];
+  KernelRun& k = stream.kernel;
   k = KernelRun{};
   k.owner = this;
-  k.owner_data = &r;
+  k.owner_data = &stream;
   k.tenant = index_;
   k.request_id = r.id;
-  k.kernel_index = static_cast<std::uint32_t>(r.next_kernel);
-  k.work = r.durations[r.next_kernel];
+  k.kernel_index = static_cast<std::uint32_t>(stream.next_kernel);
+  k.work = r.durations[stream.next_kernel];
   k.remaining = k.work;
   k.sm_fraction = spec.sm_fraction;
   k.memory_bound = spec.memory_bound;
-  device_.submit(k);
+  devices_[static_cast<std::size_t>(stream.device)]->submit(k);
 }
 
 void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
-  Request& r = *static_cast<Request*>(kernel.owner_data);
+  Stream& stream = *static_cast<Stream*>(kernel.owner_data);
+  Request& r = *stream.request;
   if (r.dead) return;
   if (run_.record_kernels) {
-    run_.result.kernels.push_back(KernelRecord{static_cast<std::uint32_t>(index_), r.id,
-                                               kernel.kernel_index, device_.index(),
-                                               kernel.first_start, now});
+    run_.result.kernels.push_back(KernelRecord{
+        static_cast<std::uint32_t>(index_), r.id, kernel.kernel_index,
+        devices_[static_cast<std::size_t>(stream.device)]->index(), kernel.first_start, now});
   }
-  ++r.next_kernel;
-  if (r.next_kernel < r.durations.size()) {
-    issue_next_kernel(r);
-    return;
-  }
-  finish_request(r, RequestStatus::completed);
-  dispatch();
+  ++stream.next_kernel;
+  advance_stream(stream);
+}
+
+void Tenant::count_failure(const Request& r) {
+  // A failed request is a failure and, when the tenant has an SLO, a violation of it.
+  if (!r.measured) return;
+  ++failed;
+  if (smallest_slo_ != kNever) ++slo_violations;
 }
 
 void Tenant::finish_request(Request& r, RequestStatus status) {
@@ -430,7 +489,9 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
   r.finish = now;
   r.status = status;
   r.dead = true;
-  if (r.memory > 0) device_.release(index_, r.memory);
+  if (r.memory > 0) {
+    for (Device* d : devices_) d->release(index_, r.memory);
+  }
   r.memory = 0;
   if (r.measured) {
     if (status == RequestStatus::completed) {
@@ -441,8 +502,7 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
       slowdown_sum += static_cast<double>(lat) / std::max(1.0, r.solo_latency);
       if (lat > smallest_slo_) ++slo_violations;
     } else {
-      ++failed;
-      if (smallest_slo_ != kNever) ++slo_violations;
+      count_failure(r);
     }
   }
   run_.record_request(index_, r);
@@ -466,11 +526,11 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
 void Tenant::kill(EventKind kind, const std::string& detail) {
   if (dead_) return;
   dead_ = true;
-  run_.record_event(kind, index_, device_.index(), detail);
-  device_.remove_client_kernels(index_);
+  run_.record_event(kind, index_, devices_.front()->index(), detail);
+  for (Device* d : devices_) d->remove_client_kernels(index_);
   while (!in_flight_list_.empty()) {
     Request& r = *in_flight_list_.front();
-    run_.sim.cancel(r.ready_event);
+    for (Stream& stream : r.streams) run_.sim.cancel(stream.ready_event);
     finish_request(r, RequestStatus::failed);
   }
   while (!queue_.empty()) {
@@ -479,11 +539,13 @@ void Tenant::kill(EventKind kind, const std::string& detail) {
     r->start = -1;
     r->finish = run_.sim.now();
     r->status = RequestStatus::failed;
-    if (r->measured) ++failed;
+    count_failure(*r);
     run_.record_request(index_, *r);
   }
-  const std::int64_t held = device_.client_memory(index_);
-  if (held > 0) device_.release(index_, held);
+  for (Device* d : devices_) {
+    const std::int64_t held = d->client_memory(index_);
+    if (held > 0) d->release(index_, held);
+  }
 }
 
 void Tenant::record_unfinished() {
@@ -506,18 +568,20 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     devices.back()->set_index(static_cast<int>(devices.size() - 1));
   }
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
-    const int d = resolved.tenant_device[t];
-    const ResolvedDevice& rd = resolved.devices[static_cast<std::size_t>(d)];
-    const DeviceProfile& gpu = *resolved.gpu_profiles[static_cast<std::size_t>(rd.gpu)];
-    Device& device = *devices[static_cast<std::size_t>(d)];
+    const ResolvedDevice& first = resolved.devices[static_cast<std::size_t>(resolved.tenant_device[t])];
+    const DeviceProfile& gpu = *resolved.gpu_profiles[static_cast<std::size_t>(first.gpu)];
+    std::vector<Device*> tenant_devices;
+    for (int d : resolved.tenant_devices[t]) tenant_devices.push_back(devices[static_cast<std::size_t>(d)].get());
     tenants.push_back(std::make_unique<Tenant>(*this, static_cast<int>(t), scenario.tenants[t],
-                                               device, gpu.launch_overhead));
-    std::string reason;
-    if (!device.attach_client(static_cast<int>(t), reason)) {
-      tenants.back()->mark_rejected();
-      result.events_log.push_back(
-          EventRecord{0, EventKind::reject, static_cast<int>(t), d,
-                      scenario.tenants[t].name + " rejected: " + reason});
+                                               tenant_devices, gpu.launch_overhead));
+    for (Device* device : tenant_devices) {
+      std::string reason;
+      if (!device->attach_client(static_cast<int>(t), reason) && !tenants.back()->dead()) {
+        tenants.back()->mark_rejected();
+        result.events_log.push_back(
+            EventRecord{0, EventKind::reject, static_cast<int>(t), device->index(),
+                        scenario.tenants[t].name + " rejected: " + reason});
+      }
     }
   }
 }
@@ -551,9 +615,15 @@ void Run::on_event(std::uint64_t tag) {
       if (t->spec().name == fault.tenant) origin = t->index();
     }
     Tenant& tenant = *tenants[static_cast<std::size_t>(origin)];
-    Device& device = tenant.device();
+    // Blast radius: the tenant itself, plus every client of an MPS server it is a client of.
     std::vector<int> affected{origin};
-    if (device.sharing().mode == SharingMode::mps) affected = device.clients();
+    for (const Device* device : tenant.devices()) {
+      if (device->sharing().mode != SharingMode::mps) continue;
+      for (int c : device->clients()) {
+        if (std::find(affected.begin(), affected.end(), c) == affected.end()) affected.push_back(c);
+      }
+    }
+    const Device& device = *tenant.devices().front();
     record_event(EventKind::fault, origin, device.index(),
                  "fatal fault in " + fault.tenant + " on " + device.geometry().name +
                      (affected.size() > 1 ? " (MPS: every client of the server fails)" : ""));
@@ -628,12 +698,11 @@ void Run::fill_results(Nanos end) {
   const double window = static_cast<double>(end - window_start);
   const double measured_s = to_seconds(scenario.duration - scenario.warmup);
   for (auto& t : tenants) {
-    const int d = resolved.tenant_device[static_cast<std::size_t>(t->index())];
-    const ResolvedDevice& rd = resolved.devices[static_cast<std::size_t>(d)];
-    Device& device = *devices[static_cast<std::size_t>(d)];
     TenantResult tr;
     tr.name = t->spec().name;
-    tr.device = rd.geometry.name;
+    for (int d : resolved.tenant_devices[static_cast<std::size_t>(t->index())]) {
+      tr.device += (tr.device.empty() ? "" : ",") + resolved.devices[static_cast<std::size_t>(d)].geometry.name;
+    }
     tr.requests = t->requests;
     tr.completed = t->completed;
     tr.failed = t->failed;
@@ -654,20 +723,25 @@ void Run::fill_results(Nanos end) {
     tr.throughput_per_s = measured_s > 0 ? static_cast<double>(t->completed) / measured_s : 0;
     tr.slo_violations = t->slo_violations;
     tr.oom_events = t->oom_events;
-    // Attributed GPU time: the tenant's SM occupancy on its device, as a share of the physical
-    // GPU (a 1g instance holds 1/8 of it), in seconds.
-    const auto& clients = device.clients();
-    const auto slot = static_cast<std::size_t>(
-        std::find(clients.begin(), clients.end(), t->index()) - clients.begin());
-    if (slot < clients.size()) {
-      const double sm_ns = device.client_sm_integral(t->index(), end) -
-                           warm_client_sm_[static_cast<std::size_t>(d)][slot];
-      tr.gpu_seconds = sm_ns / std::max(1, rd.geometry.sms) * rd.geometry.reserved_fraction * 1e-9;
+    for (int d : resolved.tenant_devices[static_cast<std::size_t>(t->index())]) {
+      const ResolvedDevice& rd = resolved.devices[static_cast<std::size_t>(d)];
+      const Device& device = *devices[static_cast<std::size_t>(d)];
+      // Attributed GPU time: the tenant's SM occupancy on the device, as a share of the
+      // physical GPU (a 1g instance holds 1/8 of it), in seconds.
+      const auto& clients = device.clients();
+      const auto slot = static_cast<std::size_t>(
+          std::find(clients.begin(), clients.end(), t->index()) - clients.begin());
+      if (slot < clients.size()) {
+        const double sm_ns = device.client_sm_integral(t->index(), end) -
+                             warm_client_sm_[static_cast<std::size_t>(d)][slot];
+        tr.gpu_seconds +=
+            sm_ns / std::max(1, rd.geometry.sms) * rd.geometry.reserved_fraction * 1e-9;
+      }
+      // Cost: the device's share of its GPU's price over the measured window, split evenly
+      // among the device's tenants (what each tenant's reservation costs).
+      const double sharing = static_cast<double>(std::max<std::size_t>(1, rd.tenants.size()));
+      tr.cost += rd.cost_per_hour * (window * 1e-9 / 3600.0) / sharing;
     }
-    // Cost: the device's share of its GPU's price over the measured window, split evenly
-    // among the device's tenants (what each tenant's reservation costs).
-    const double tenants_on_device = static_cast<double>(std::max<std::size_t>(1, rd.tenants.size()));
-    tr.cost = rd.cost_per_hour * (window * 1e-9 / 3600.0) / tenants_on_device;
     result.tenants.push_back(tr);
   }
   for (std::size_t d = 0; d < devices.size(); ++d) {

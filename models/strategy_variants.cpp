@@ -1,5 +1,6 @@
 #include "models/strategy_variants.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace gpumux {
@@ -59,7 +60,17 @@ Scenario apply_strategy(const Scenario& original, const std::string& strategy) {
       if (old.mode == mode) gpu.sharing = old;
       gpu.sharing.replicas = 0;
     }
-    for (TenantSpec& t : s.tenants) t.device = gpu_of(t.device);
+    for (TenantSpec& t : s.tenants) {
+      std::vector<std::string> collapsed;
+      for (const std::string& d : t.devices) {
+        const std::string gpu = gpu_of(d);
+        if (std::find(collapsed.begin(), collapsed.end(), gpu) == collapsed.end()) {
+          collapsed.push_back(gpu);
+        }
+      }
+      t.devices = collapsed;
+      t.device = gpu_of(t.device);
+    }
     return s;
   }
   if (strategy == "exclusive" || strategy == "dedicated") {
@@ -67,15 +78,20 @@ Scenario apply_strategy(const Scenario& original, const std::string& strategy) {
     for (const GpuSpec& gpu : original.gpus) by_name[gpu.name] = &gpu;
     s.gpus.clear();
     for (TenantSpec& t : s.tenants) {
-      const GpuSpec* source = by_name.at(gpu_of(t.device));
-      GpuSpec gpu = *source;
-      gpu.name = "dedicated-" + t.name;
-      gpu.mig.clear();
-      gpu.mig_layout_name.clear();
-      gpu.sharing = SharingSpec{};
-      gpu.count = 1;
-      s.gpus.push_back(gpu);
-      t.device = gpu.name;
+      const std::vector<std::string> old_devices =
+          t.devices.empty() ? std::vector<std::string>{t.device} : t.devices;
+      t.devices.clear();
+      for (std::size_t i = 0; i < old_devices.size(); ++i) {
+        GpuSpec gpu = *by_name.at(gpu_of(old_devices[i]));
+        gpu.name = "dedicated-" + t.name + (old_devices.size() > 1 ? "-" + std::to_string(i) : "");
+        gpu.mig.clear();
+        gpu.mig_layout_name.clear();
+        gpu.sharing = SharingSpec{};
+        gpu.count = 1;
+        s.gpus.push_back(gpu);
+        t.devices.push_back(gpu.name);
+      }
+      t.device = t.devices.front();
     }
     return s;
   }

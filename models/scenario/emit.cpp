@@ -148,13 +148,18 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   if (k.duration_per_token != TokenCount::none) {
     out << YAML::Key << "per_token" << YAML::Value << token_name(k.duration_per_token);
   }
+  if (k.collective) out << YAML::Key << "collective" << YAML::Value << true;
   out << YAML::EndMap;
 }
 
 void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << t.name;
-  out << YAML::Key << "device" << YAML::Value << t.device;
+  if (t.devices.size() > 1) {
+    out << YAML::Key << "device" << YAML::Value << YAML::Flow << t.devices;
+  } else {
+    out << YAML::Key << "device" << YAML::Value << t.device;
+  }
   out << YAML::Key << "replicas" << YAML::Value << 1;
   out << YAML::Key << "memory" << YAML::Value << units::format_size(t.memory);
   out << YAML::Key << "gpus" << YAML::Value << t.gpus;

@@ -486,7 +486,8 @@ TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
 
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
   const MapReader map(ctx, field,
-                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token"});
+                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
+                       "collective"});
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
@@ -504,6 +505,7 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
   if (const auto f = map.get("per_token")) {
     k.duration_per_token = token_kind_of(ctx, *f, "token count the duration is per");
   }
+  if (const auto f = map.get("collective")) k.collective = bool_of(ctx, *f);
   return k;
 }
 
@@ -726,11 +728,30 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
   t.where = ctx.at(field.path, field.mark);
   t.name = name_of(ctx, map.require("name"));
   const Field device = map.require("device");
-  t.device = non_empty_text(ctx, device);
-  check_device(ctx, device, t.device, gpus, gpu_names);
+  if (device.node.IsSequence()) {
+    for (const Field& item : list_of(ctx, device, true)) {
+      const std::string name = non_empty_text(ctx, item);
+      check_device(ctx, item, name, gpus, gpu_names);
+      if (std::find(t.devices.begin(), t.devices.end(), name) != t.devices.end()) {
+        ctx.fail(item, "device '" + name + "' listed twice");
+      }
+      t.devices.push_back(name);
+    }
+  } else {
+    t.devices.push_back(non_empty_text(ctx, device));
+    check_device(ctx, device, t.devices.front(), gpus, gpu_names);
+  }
+  t.device = t.devices.front();
+  t.gpus = static_cast<int>(t.devices.size());
   if (const auto f = map.get("replicas")) t.replicas = int_of(ctx, *f, 1);
   if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
-  if (const auto f = map.get("gpus")) t.gpus = int_of(ctx, *f, 1);
+  if (const auto f = map.get("gpus")) {
+    t.gpus = int_of(ctx, *f, 1);
+    if (device.node.IsSequence() && t.gpus != static_cast<int>(t.devices.size())) {
+      ctx.fail(*f, "gpus: " + std::to_string(t.gpus) + " but `device` lists " +
+                       std::to_string(t.devices.size()) + " devices");
+    }
+  }
   t.workload = workload_of(ctx, map.require("workload"));
   if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f);
   return t;

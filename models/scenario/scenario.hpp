@@ -47,6 +47,9 @@ struct KernelSpec {
   /// `per_token: input` (or output): `duration` is per token; the launch lasts duration x tokens
   /// (e.g. prefill over the prompt).
   TokenCount duration_per_token = TokenCount::none;
+  /// A collective (e.g. allreduce) of a multi-GPU tenant: it starts on every GPU of the tenant
+  /// only when each GPU's stream has reached it (a barrier), as NCCL collectives do.
+  bool collective = false;
 };
 
 enum class ArrivalProcess { poisson, constant, closed, trace };
@@ -115,10 +118,15 @@ struct SloSpec {
 
 struct TenantSpec {
   std::string name;    ///< after expansion of replicas>1: name-0 .. name-(n-1)
-  std::string device;  ///< "GPU" or "GPU/INSTANCE" (MIG instance index in `mig:` order)
+  std::string device;  ///< "GPU" or "GPU/INSTANCE" (MIG instance index in `mig:` order); the
+                       ///< first of `devices`
+  /// Every device the tenant runs on: one, or a list for a data-parallel tenant (`device:
+  /// [gpu0-0, gpu0-1]`, one replica of each request per device, kernels marked `collective`
+  /// synchronise them). Always non-empty after loading.
+  std::vector<std::string> devices;
   int replicas = 1;    ///< as written
   std::int64_t memory = 0;  ///< bytes allocated at start
-  int gpus = 1;             ///< GPUs the tenant asks for (time-slicing rejects > 1)
+  int gpus = 1;             ///< GPUs the tenant asks for (time-slicing rejects > 1); = devices
   WorkloadSpec workload;
   SloSpec slo;
   SourceLocation where;
