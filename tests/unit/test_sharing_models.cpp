@@ -375,6 +375,71 @@ TEST(Faults, RecoveryRestartsTheClient) {
   EXPECT_GT(tenant(r, "b").completed, 300);
 }
 
+// ------------------------------------------------------------------------- data-parallel tenants
+
+TEST(DataParallel, CollectiveWaitsForTheSlowestReplica) {
+  // Two GPUs, one replica of each step per GPU: 10 ms of compute then a 2 ms collective.
+  // Alone: latency = L + 12 ms. With a saturating compute neighbour on gpu0-1 (MPS, equal
+  // share of the SMs) that replica's compute takes 20 ms, and the collective waits for it:
+  // L + 20 ms + 2 ms (the collective is bandwidth-bound and does not contend for SMs).
+  const std::string base = R"(
+name: dp
+duration: 5s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, count: 2, sharing: {mode: mps}}
+tenants:
+  - name: trainer
+    device: [gpu0-0, gpu0-1]
+    memory: 20GiB
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      request:
+        kernels:
+          - {name: fwd-bwd, duration: 10ms}
+          - {name: allreduce, duration: 2ms, memory_bound: 1.0, collective: true}
+NEIGHBOUR)";
+  std::string alone = base;
+  alone.replace(alone.find("NEIGHBOUR"), 9, "");
+  const RunResult a = run_yaml(alone);
+  EXPECT_NEAR(tenant(a, "trainer").latency.p50, launch_ns() + 12e6, 2.0);
+  EXPECT_EQ(tenant(a, "trainer").device, "gpu0-0,gpu0-1");
+  EXPECT_EQ(device(a, "gpu0-1").memory_peak_bytes, 20LL << 30);
+
+  std::string shared = base;
+  shared.replace(shared.find("NEIGHBOUR"), 9, R"(
+  - name: neighbour
+    device: gpu0-1
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      request: {kernels: [{name: k, duration: 50ms}]}
+)");
+  const RunResult b = run_yaml(shared);
+  EXPECT_NEAR(tenant(b, "trainer").latency.p50, launch_ns() + 22e6, 0.01 * 22e6);
+  // gpu0-0 idles at the barrier: busy (10 ms compute + 2 ms collective, whose grid occupies
+  // the SMs too) for about 12 of every 22 ms.
+  EXPECT_NEAR(device(b, "gpu0-0").sm_busy, 12.0 / 22.0, 0.02);
+}
+
+TEST(DataParallel, GangNeedsAListOfDevicesAndNoTimeSlicing) {
+  const std::string one_device = R"(
+name: dp
+duration: 1s
+gpus: [{name: gpu0, model: h100-sxm-80gb, count: 2}]
+tenants:
+  - {name: t, device: gpu0-0, gpus: 2, workload: {arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: k, duration: 1ms}]}}}
+)";
+  EXPECT_THROW(run_yaml(one_device), InputError);
+  std::string sliced = one_device;
+  sliced.replace(sliced.find("count: 2}"), 9, "count: 2, sharing: {mode: time-slicing}}");
+  sliced.replace(sliced.find("device: gpu0-0, gpus: 2"), 23, "device: [gpu0-0, gpu0-1]");
+  try {
+    run_yaml(sliced);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("time-shared"), std::string::npos) << e.what();
+  }
+}
+
 // -------------------------------------------------------------------------------------- hybrid
 
 TEST(Hybrid, TimeSlicingInsideMigInstancesIsolatesInstances) {
