@@ -45,6 +45,8 @@ struct Request {
   std::vector<const KernelSpec*> specs;      // per launched kernel
   std::int64_t memory = 0;                   // bytes held for the request, on each GPU
   std::vector<Stream> streams;               // one per GPU of the tenant
+  bool engine_iteration = false;             // a batched-serving iteration, not a user request
+  std::int64_t tokens_done = 0;              // batched serving: tokens generated so far
   int streams_done = 0;
   int at_barrier = 0;                        // streams waiting at the current collective
 };
@@ -59,7 +61,7 @@ class Tenant : public KernelOwner, public EventHandler {
   void schedule_restart(Nanos delay);
   void on_kernel_finished(KernelRun& kernel, Nanos now) override;
   void on_event(std::uint64_t tag) override;
-  bool busy() const { return in_flight_ > 0 || !queue_.empty(); }
+  bool busy() const { return in_flight_ > 0 || !queue_.empty() || iteration_running_; }
   bool dead() const { return dead_; }
   void mark_rejected() { dead_ = true; rejected_ = true; }
   const std::vector<Device*>& devices() const { return devices_; }
@@ -75,7 +77,7 @@ class Tenant : public KernelOwner, public EventHandler {
 
  private:
   enum Tag : std::uint64_t { kTagArrival = 0, kTagClosedArrival = 1, kTagStart = 2,
-                             kTagRestart = 3, kTagRequestReady = 4 };
+                             kTagRestart = 3, kTagRequestReady = 4, kTagIteration = 5 };
   void arrive();
   static double draw(RandomStream& rng, const DurationDistribution& d);
   void assign_tokens(Request& r);
@@ -84,6 +86,12 @@ class Tenant : public KernelOwner, public EventHandler {
   void schedule_next_open_arrival();
   void dispatch();
   bool begin_request(Request& request);
+  void start_streams(Request& request);
+  // batched serving
+  void start_iteration();
+  void end_iteration();
+  double batched_solo_latency(const Request& request) const;
+  double stream_time(const std::vector<double>& durations) const;
   void advance_stream(Stream& stream);
   void issue_next_kernel(Stream& stream);
   void submit_kernel(Stream& stream);
@@ -111,6 +119,9 @@ class Tenant : public KernelOwner, public EventHandler {
   bool rejected_ = false;
   Nanos next_open_arrival_ = 0;
   Nanos smallest_slo_ = kNever;
+  Request iteration_;             // the batched-serving iteration in progress
+  bool iteration_running_ = false;
+  bool iteration_pending_ = false;  // a start_iteration event is scheduled
 };
 
 class Run : public EventHandler {
@@ -227,6 +238,10 @@ void Tenant::on_event(std::uint64_t tag) {
     case kTagClosedArrival:
       arrive();
       break;
+    case kTagIteration:
+      iteration_pending_ = false;
+      if (!dead_ && !iteration_running_) start_iteration();
+      break;
     case kTagRestart:
       if (!dead_ || rejected_) break;
       dead_ = false;
@@ -283,6 +298,8 @@ std::unique_ptr<Request> Tenant::acquire_request() {
   r->durations.clear();
   r->specs.clear();
   r->memory = 0;
+  r->tokens_done = 0;
+  r->engine_iteration = false;
   r->streams_done = 0;
   r->at_barrier = 0;
   return r;
@@ -345,6 +362,15 @@ void Tenant::arrive() {
 }
 
 void Tenant::dispatch() {
+  if (spec_.workload.max_batch > 0) {
+    // The next iteration starts after every event of this instant (so requests arriving
+    // together are batched together).
+    if (!dead_ && !iteration_running_ && !iteration_pending_) {
+      iteration_pending_ = true;
+      run_.sim.schedule_at(run_.sim.now(), *this, kTagIteration, kPriorityDefault);
+    }
+    return;
+  }
   while (!dead_ && in_flight_ < spec_.workload.max_in_flight && !queue_.empty()) {
     std::unique_ptr<Request> request = std::move(queue_.front());
     queue_.pop_front();
@@ -380,7 +406,8 @@ bool Tenant::begin_request(Request& r) {
         k.duration_per_token == TokenCount::none ? 1.0 : static_cast<double>(tokens(k.duration_per_token));
     if (scale <= 0) continue;  // no tokens of that kind: the kernel is not launched
     for (std::int64_t i = 0; i < repeats; ++i) {
-      const double d = draw(kernels_rng_, k.duration) * scale;
+      const double d =
+          draw(kernels_rng_, k.duration) * scale + static_cast<double>(k.per_sequence);
       r.durations.push_back(std::max(1.0, std::round(d)));
       r.specs.push_back(&k);
     }
@@ -400,6 +427,11 @@ bool Tenant::begin_request(Request& r) {
     finish = std::max(finish, issue) + r.durations[k];
   }
   r.solo_latency = finish - static_cast<double>(now);
+  start_streams(r);
+  return true;
+}
+
+void Tenant::start_streams(Request& r) {
   r.streams.resize(devices_.size());
   r.streams_done = 0;
   r.at_barrier = 0;
@@ -410,13 +442,129 @@ bool Tenant::begin_request(Request& r) {
     stream.device = static_cast<int>(d);
   }
   for (Stream& stream : r.streams) advance_stream(stream);
-  return true;
+}
+
+double Tenant::stream_time(const std::vector<double>& durations) const {
+  double finish = 0;
+  for (std::size_t k = 0; k < durations.size(); ++k) {
+    const double issue = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap) +
+                         static_cast<double>(launch_overhead_);
+    finish = std::max(finish, issue) + durations[k];
+  }
+  return finish;
+}
+
+double Tenant::batched_solo_latency(const Request& r) const {
+  // Alone: the first iteration prefills its prompt; every iteration decodes one token.
+  std::vector<double> first, later;
+  for (const KernelSpec& k : spec_.workload.kernels) {
+    const double mean = k.duration.mean();
+    const double per_seq = static_cast<double>(k.per_sequence);
+    if (k.duration_per_token == TokenCount::input) {
+      if (r.input_tokens > 0) first.push_back(mean * static_cast<double>(r.input_tokens) + per_seq);
+      continue;
+    }
+    const int launches = k.repeat_per_token != TokenCount::none ? 1 : k.repeat;
+    for (int i = 0; i < launches; ++i) {
+      first.push_back(mean + per_seq);
+      later.push_back(mean + per_seq);
+    }
+  }
+  const double iterations = static_cast<double>(std::max<std::int64_t>(1, r.output_tokens));
+  return stream_time(first) + (iterations - 1) * stream_time(later);
+}
+
+void Tenant::start_iteration() {
+  const WorkloadSpec& w = spec_.workload;
+  const Nanos now = run_.sim.now();
+  std::int64_t prefill_tokens = 0;
+  while (!queue_.empty() && in_flight_ < w.max_batch) {
+    Request& r = *queue_.front();
+    const std::int64_t bytes =
+        w.memory_per_request + w.memory_per_token * (r.input_tokens + r.output_tokens);
+    std::string why;
+    bool fits = true;
+    std::size_t placed = 0;
+    for (; placed < devices_.size() && bytes > 0; ++placed) {
+      if (!devices_[placed]->allocate(index_, bytes, why)) {
+        fits = false;
+        break;
+      }
+    }
+    if (!fits) {
+      for (std::size_t undo = 0; undo < placed; ++undo) devices_[undo]->release(index_, bytes);
+      if (in_flight_ > 0) break;  // wait for running requests to free their KV memory
+      // It cannot fit even alone: the server rejects it.
+      std::unique_ptr<Request> rejected = std::move(queue_.front());
+      queue_.pop_front();
+      ++oom_events;
+      run_.record_event(EventKind::oom, index_, devices_.front()->index(),
+                        spec_.name + ": request " + std::to_string(rejected->id) +
+                            " does not fit alone: " + why);
+      rejected->finish = now;
+      rejected->status = RequestStatus::failed;
+      count_failure(*rejected);
+      run_.record_request(index_, *rejected);
+      graveyard_.push_back(std::move(rejected));
+      continue;
+    }
+    std::unique_ptr<Request> admitted = std::move(queue_.front());
+    queue_.pop_front();
+    admitted->start = now;
+    admitted->memory = bytes;
+    admitted->tokens_done = 0;
+    admitted->solo_latency = batched_solo_latency(*admitted);
+    prefill_tokens += admitted->input_tokens;
+    in_flight_list_.push_back(std::move(admitted));
+    ++in_flight_;
+  }
+  if (in_flight_ == 0) return;
+  Request& it = iteration_;
+  it.durations.clear();
+  it.specs.clear();
+  it.dead = false;
+  it.engine_iteration = true;
+  it.start = now;
+  it.id = 0;
+  const double batch = static_cast<double>(in_flight_);
+  // One iteration: prefill kernels over the prompts admitted now, one launch of each
+  // per-token (decode) kernel for the whole batch, and the other kernels as per-iteration work.
+  for (const KernelSpec& k : w.kernels) {
+    double scale = 1.0;
+    if (k.duration_per_token == TokenCount::input) scale = static_cast<double>(prefill_tokens);
+    if (k.duration_per_token == TokenCount::output) scale = batch;
+    if (scale <= 0) continue;
+    const int launches = k.repeat_per_token != TokenCount::none ? 1 : k.repeat;
+    for (int i = 0; i < launches; ++i) {
+      const double d = draw(kernels_rng_, k.duration) * scale +
+                       static_cast<double>(k.per_sequence) * batch;
+      it.durations.push_back(std::max(1.0, std::round(d)));
+      it.specs.push_back(&k);
+    }
+  }
+  iteration_running_ = true;
+  start_streams(it);
+}
+
+void Tenant::end_iteration() {
+  iteration_running_ = false;
+  // Every request in the batch produced one token; those done leave the batch.
+  std::vector<Request*> done;
+  for (const auto& r : in_flight_list_) {
+    if (++r->tokens_done >= std::max<std::int64_t>(1, r->output_tokens)) done.push_back(r.get());
+  }
+  for (Request* r : done) finish_request(*r, RequestStatus::completed);
+  dispatch();
 }
 
 void Tenant::advance_stream(Stream& stream) {
   Request& r = *stream.request;
   if (stream.next_kernel == r.durations.size()) {
     if (++r.streams_done == static_cast<int>(r.streams.size())) {
+      if (r.engine_iteration) {
+        end_iteration();
+        return;
+      }
       finish_request(r, RequestStatus::completed);
       dispatch();
     }
@@ -528,6 +676,11 @@ void Tenant::kill(EventKind kind, const std::string& detail) {
   dead_ = true;
   run_.record_event(kind, index_, devices_.front()->index(), detail);
   for (Device* d : devices_) d->remove_client_kernels(index_);
+  if (iteration_running_) {
+    for (Stream& stream : iteration_.streams) run_.sim.cancel(stream.ready_event);
+    iteration_.dead = true;
+    iteration_running_ = false;
+  }
   while (!in_flight_list_.empty()) {
     Request& r = *in_flight_list_.front();
     for (Stream& stream : r.streams) run_.sim.cancel(stream.ready_event);

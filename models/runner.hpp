@@ -8,6 +8,16 @@
 //     ready_k = max(finish_{k-1}, start + k * host_gap + launch_overhead)
 // (asynchronous launches: the CPU runs ahead of the GPU unless host_gap exceeds the kernels).
 // Solo latency (for slowdown) is the same recursion with every kernel at its solo duration.
+// Batched serving (`batching: {max_batch: B}`): the tenant is one serving engine that runs
+// iterations back to back while it has work; the kernel list still describes one request as it
+// would run alone. Each iteration (started after every event of the instant, so simultaneous
+// arrivals batch together) admits queued requests FIFO up to B in flight — a request only when
+// its KV memory fits; one that cannot fit even alone fails with an OOM event — then runs:
+// `per_token: input` kernels once over all prompt tokens admitted now (prefill; skipped when
+// none), each `repeat: output_tokens` kernel once for the whole batch (decode), other kernels as
+// per-iteration work; `per_sequence` adds that much per request in the batch. Every request in
+// the batch gains one token per iteration and completes after its output tokens. Solo latency:
+// the same request alone (a batch of one).
 // Memory: a tenant allocates `memory` when it starts and `memory_per_request` while each
 // request runs; an allocation that does not fit its device (or its MPS pinned limit) OOM-kills
 // the tenant: its requests fail, its memory is freed, neighbours are untouched. Faults kill the

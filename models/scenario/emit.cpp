@@ -149,6 +149,9 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
     out << YAML::Key << "per_token" << YAML::Value << token_name(k.duration_per_token);
   }
   if (k.collective) out << YAML::Key << "collective" << YAML::Value << true;
+  if (k.per_sequence > 0) {
+    out << YAML::Key << "per_sequence" << YAML::Value << units::format_duration(k.per_sequence);
+  }
   out << YAML::EndMap;
 }
 
@@ -175,6 +178,10 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::Key << "max_in_flight" << YAML::Value << t.workload.max_in_flight;
   out << YAML::Key << "memory_per_request" << YAML::Value
       << units::format_size(t.workload.memory_per_request);
+  if (t.workload.max_batch > 0) {
+    out << YAML::Key << "batching" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "max_batch" << YAML::Value << t.workload.max_batch << YAML::EndMap;
+  }
   if (t.workload.memory_per_token > 0) {
     out << YAML::Key << "memory_per_token" << YAML::Value
         << units::format_size(t.workload.memory_per_token);

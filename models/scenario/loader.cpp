@@ -487,7 +487,7 @@ TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
   const MapReader map(ctx, field,
                       {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
-                       "collective"});
+                       "collective", "per_sequence"});
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
@@ -506,6 +506,7 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
     k.duration_per_token = token_kind_of(ctx, *f, "token count the duration is per");
   }
   if (const auto f = map.get("collective")) k.collective = bool_of(ctx, *f);
+  if (const auto f = map.get("per_sequence")) k.per_sequence = duration_of(ctx, *f);
   return k;
 }
 
@@ -581,7 +582,7 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"arrivals", "request", "max_in_flight", "memory_per_request",
-                       "memory_per_token", "tokens"},
+                       "memory_per_token", "tokens", "batching"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
@@ -595,6 +596,10 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("max_in_flight")) w.max_in_flight = int_of(ctx, *f, 1);
   if (const auto f = map.get("memory_per_request")) w.memory_per_request = size_of(ctx, *f);
   if (const auto f = map.get("memory_per_token")) w.memory_per_token = size_of(ctx, *f);
+  if (const auto f = map.get("batching")) {
+    const MapReader batching(ctx, *f, {"max_batch"});
+    w.max_batch = int_of(ctx, batching.require("max_batch"), 1);
+  }
   if (const auto f = map.get("tokens")) {
     const MapReader tokens(ctx, *f, {"input", "output"});
     w.has_tokens = true;

@@ -50,6 +50,9 @@ struct KernelSpec {
   /// A collective (e.g. allreduce) of a multi-GPU tenant: it starts on every GPU of the tenant
   /// only when each GPU's stream has reached it (a barrier), as NCCL collectives do.
   bool collective = false;
+  /// Batched serving only: extra time per sequence in the batch (attention over each
+  /// sequence's KV cache); the launch lasts duration (x tokens) + per_sequence x batch size.
+  Nanos per_sequence = 0;
 };
 
 enum class ArrivalProcess { poisson, constant, closed, trace };
@@ -78,6 +81,9 @@ struct WorkloadSpec {
   /// DurationDistribution reused with unitless values. Trace arrivals carry their own counts.
   DurationDistribution input_tokens, output_tokens;
   bool has_tokens = false;  ///< `tokens:` given
+  /// Continuous (iteration-level) batching, as LLM servers do (`batching: {max_batch: 32}`);
+  /// 0 = off. See models/runner.hpp.
+  int max_batch = 0;
 };
 
 enum class SharingMode { exclusive, time_slicing, mps };
