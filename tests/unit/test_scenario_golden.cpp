@@ -342,6 +342,17 @@ TEST(ScenarioPoint, LlmServingModelsDoNotFitTogether) {
   EXPECT_EQ(tenant(shared, "code-13b").completed, 0);
 }
 
+TEST(ScenarioPoint, ContinuousBatchingAbsorbsTenTimesTheLoad) {
+  const RunResult base = run_scenario("pattern-llm-serving");
+  const RunResult busy = run_scenario(
+      "pattern-llm-serving", {Override{"tenants.0.workload.arrivals.rate", "240/min"}});
+  const TenantResult& a = tenant(base, "chat-13b");
+  const TenantResult& b = tenant(busy, "chat-13b");
+  EXPECT_GT(b.throughput_per_s, 8 * a.throughput_per_s);
+  EXPECT_LT(b.latency.p50, 2 * a.latency.p50);  // decode steps are shared, not queued
+  EXPECT_EQ(b.failed, 0);
+}
+
 TEST(ScenarioPoint, BatchInferenceConsolidatesTwelveModels) {
   const RunResult r = run_scenario("pattern-batch-inference");
   EXPECT_EQ(r.tenants.size(), 12u);
@@ -351,7 +362,11 @@ TEST(ScenarioPoint, BatchInferenceConsolidatesTwelveModels) {
 
 TEST(ScenarioPoint, TrainingKeepsItsGpuBusy) {
   const RunResult r = run_scenario("pattern-training");
+  ASSERT_EQ(r.devices.size(), 2u);
   for (const DeviceResult& d : r.devices) EXPECT_GT(d.sm_busy, 0.9) << d.name;
+  EXPECT_EQ(tenant(r, "trainer").device, "gpu0-0,gpu0-1");
+  // Data parallel: both replicas do the same work in lockstep.
+  EXPECT_NEAR(r.devices[0].sm_busy, r.devices[1].sm_busy, 1e-3);
 }
 
 TEST(ScenarioPoint, DevelopmentNotebooksLeaveTheGpuMostlyIdle) {
