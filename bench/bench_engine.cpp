@@ -1,11 +1,14 @@
 // Engine and end-to-end throughput benchmarks (Google Benchmark).
-//   BM_EventHold/N      classic "hold" model: N pending events; each event reschedules itself
-//                       at now + a pseudo-random delay. Reports events/s at queue size N.
-//   BM_CancelHeavy      half of the scheduled events are cancelled before they run.
+//   BM_EventHold<Kind>/N   classic "hold" model: N pending events; each event reschedules
+//                          itself at now + a pseudo-random delay. Reports events/s at queue size N
+//                          for each queue kind (heap, calendar); N = 8 stands for the tiny queues
+//                          of end-to-end runs.
+//   BM_CancelHeavy<Kind>   half of the scheduled events are cancelled before they run.
 //   BM_KernelsEndToEnd  a closed-loop tenant issuing back-to-back kernels on a dedicated GPU
 //                       through loader -> resolver -> runner; reports simulated kernels/s.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "models/resolve.hpp"
@@ -26,9 +29,10 @@ struct Hold : EventHandler {
   }
 };
 
+template <QueueKind kKind>
 void BM_EventHold(benchmark::State& state) {
   const auto pending = static_cast<std::size_t>(state.range(0));
-  Simulator sim;
+  Simulator sim(kKind);
   Hold hold;
   hold.sim = &sim;
   RandomStream rng(1);
@@ -37,20 +41,28 @@ void BM_EventHold(benchmark::State& state) {
   for (std::size_t i = 0; i < pending; ++i) {
     sim.schedule_at(static_cast<Nanos>(rng.next_u64() % (1000 * pending)), hold, i);
   }
+  // Each iteration runs about max(N, 1024) / 8 events (rate N / mean delay = 1 per 1000 ns).
+  const Nanos step = 1000 * static_cast<Nanos>(std::max<std::size_t>(pending, 1024)) / 8;
   std::uint64_t events = 0;
   for (auto _ : state) {
     const std::uint64_t before = sim.events_processed();
-    sim.run_until(sim.now() + 1000 * static_cast<Nanos>(pending) / 8);
+    sim.run_until(sim.now() + step);
     events += sim.events_processed() - before;
   }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["pending"] = static_cast<double>(sim.pending());
 }
-BENCHMARK(BM_EventHold)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
+void hold_sizes(benchmark::internal::Benchmark* b) {
+  for (const int pending : {8, 1000, 10000, 100000, 1000000}) b->Arg(pending);
+  b->Unit(benchmark::kMillisecond);
+}
+BENCHMARK_TEMPLATE(BM_EventHold, QueueKind::heap)->Apply(hold_sizes);
+BENCHMARK_TEMPLATE(BM_EventHold, QueueKind::calendar)->Apply(hold_sizes);
 
+template <QueueKind kKind>
 void BM_CancelHeavy(benchmark::State& state) {
-  Simulator sim;
+  Simulator sim(kKind);
   std::uint64_t events = 0;
   struct Noop : EventHandler {
     void on_event(std::uint64_t) override {}
@@ -61,17 +73,19 @@ void BM_CancelHeavy(benchmark::State& state) {
     ids.reserve(100000);
     const Nanos base = sim.now();
     for (int i = 0; i < 100000; ++i) {
-      ids.push_back(sim.schedule_at(base + 1 + static_cast<Nanos>(rng.next_u64() % 1000000), noop, 0));
+      ids.push_back(
+          sim.schedule_at(base + 1 + static_cast<Nanos>(rng.next_u64() % 1000000), noop, 0));
     }
     for (std::size_t i = 0; i < ids.size(); i += 2) sim.cancel(ids[i]);
     const std::uint64_t before = sim.events_processed();
     sim.run();
     events += sim.events_processed() - before;
   }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_CancelHeavy)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_CancelHeavy, QueueKind::heap)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_CancelHeavy, QueueKind::calendar)->Unit(benchmark::kMillisecond);
 
 void BM_KernelsEndToEnd(benchmark::State& state) {
   const std::string yaml = R"(

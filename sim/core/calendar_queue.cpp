@@ -106,12 +106,13 @@ EventId CalendarQueue::push(Nanos time, EventOrder order, EventHandler* handler,
   return EventId{index, generation};
 }
 
-bool CalendarQueue::cancel(EventId id) {
+bool CalendarQueue::cancel(EventId id, PoppedEvent& cancelled) {
   if (id.slot >= nodes_.size()) return false;
   Node& node = nodes_[id.slot];
   if (node.generation != id.generation || !generation_live(node.generation)) return false;
   ++node.generation;
   --live_;
+  cancelled = PoppedEvent{time_of(node.key), node.handler, node.tag};
   return true;
 }
 
@@ -164,6 +165,11 @@ PoppedEvent CalendarQueue::pop() {
   ++node.generation;
   --live_;
   const PoppedEvent event{time_of(node.key), node.handler, node.tag};
+  // The next pop most likely takes this node's successor or the next bucket's head: start
+  // loading it now, so the miss overlaps with running the event.
+  const std::uint32_t successor =
+      node.next != kNil ? node.next : buckets_[(current_ + 1) & mask_].head;
+  if (successor != kNil) __builtin_prefetch(&nodes_[successor]);
   release(index);
   if (stored_ < buckets_.size() / 2 && buckets_.size() > kMinBuckets) {
     rebuild(buckets_.size() / 2);
@@ -174,9 +180,11 @@ PoppedEvent CalendarQueue::pop() {
 }
 
 void CalendarQueue::after_operation() {
-  // Re-sample the width when operations cost more than a few steps on average, checked once
-  // per ~2 bucket counts of operations so the O(n) rebuild stays amortised.
-  if (++ops_ < 2 * buckets_.size() + 64) return;
+  // Re-sample the width when operations cost more than a few steps on average. Checked once
+  // per ~2 bucket counts of operations, or sooner once that much excess work is done (a badly
+  // sized calendar can cost O(buckets) per pop), so the O(n) rebuild stays amortised.
+  const std::uint64_t window = 2 * buckets_.size() + 64;
+  if (++ops_ < window && work_ < kMaxWorkPerOperation * window) return;
   if (work_ > kMaxWorkPerOperation * ops_) {
     rebuild(buckets_.size());
   } else {
@@ -192,16 +200,15 @@ unsigned CalendarQueue::sample_shift(const std::vector<std::uint32_t>& items) co
   // The earliest distinct times: equal times share a bucket whatever the width, so their zero
   // gaps say nothing about it.
   const std::size_t take = std::min(keys.size(), 4 * kSampleSize);
-  std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(take) - 1,
-                   keys.end());
+  std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(take) - 1, keys.end());
   keys.resize(take);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   if (keys.size() > kSampleSize) keys.resize(kSampleSize);
   if (keys.size() < 2) return shift_;
   // Brown: average gap, then the average of the gaps not above twice it (drops outliers).
-  const double mean = static_cast<double>(keys.back() - keys.front()) /
-                      static_cast<double>(keys.size() - 1);
+  const double mean =
+      static_cast<double>(keys.back() - keys.front()) / static_cast<double>(keys.size() - 1);
   double sum = 0;
   std::size_t count = 0;
   for (std::size_t i = 1; i < keys.size(); ++i) {
@@ -252,9 +259,8 @@ void CalendarQueue::rebuild(std::size_t bucket_count) {
     const auto first = sorted.begin() + start[b];
     const auto last = sorted.begin() + start[b + 1];
     if (first == last) continue;
-    std::sort(first, last, [this](std::uint32_t x, std::uint32_t y) {
-      return before(nodes_[x], nodes_[y]);
-    });
+    std::sort(first, last,
+              [this](std::uint32_t x, std::uint32_t y) { return before(nodes_[x], nodes_[y]); });
     for (auto it = first; it + 1 != last; ++it) nodes_[*it].next = *(it + 1);
     nodes_[*(last - 1)].next = kNil;
     buckets_[b] = Bucket{*first, *(last - 1)};

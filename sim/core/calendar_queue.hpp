@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/core/queue_memory.hpp"
 #include "sim/core/queue_types.hpp"
 
 namespace gpumux {
@@ -29,8 +30,8 @@ class CalendarQueue {
   CalendarQueue();
 
   EventId push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag);
-  /// O(1). True when the event was pending and is now cancelled.
-  bool cancel(EventId id);
+  /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds it.
+  bool cancel(EventId id, PoppedEvent& cancelled);
   /// Time of the earliest live event; kNever when none. Moves the current bucket to it.
   Nanos next_time();
   /// Removes the earliest live event. Precondition: a live event is pending.
@@ -73,9 +74,9 @@ class CalendarQueue {
   void rebuild(std::size_t bucket_count);
   unsigned sample_shift(const std::vector<std::uint32_t>& items) const;
 
-  std::vector<Node> nodes_;
+  std::vector<Node, HugePageAllocator<Node>> nodes_;
   std::uint32_t free_ = kNil;
-  std::vector<Bucket> buckets_;
+  std::vector<Bucket, HugePageAllocator<Bucket>> buckets_;
   std::uint64_t mask_ = 0;
   unsigned shift_ = 0;
   std::uint64_t current_ = 0;        // bucket holding the window that contains the earliest event

@@ -5,9 +5,7 @@
 
 namespace gpumux {
 
-const char* to_string(QueueKind kind) {
-  return kind == QueueKind::heap ? "heap" : "calendar";
-}
+const char* to_string(QueueKind kind) { return kind == QueueKind::heap ? "heap" : "calendar"; }
 
 EventId EventQueue::push_target(Nanos time, Priority priority, EventHandler* handler,
                                 std::uint64_t tag) {
@@ -29,6 +27,11 @@ EventId EventQueue::push(Nanos time, Priority priority, std::function<void()> ac
     closures_.push_back(std::move(action));
   }
   return push_target(time, priority, nullptr, index);
+}
+
+void EventQueue::release_closure(std::uint64_t index) {
+  closures_[index] = nullptr;
+  free_closures_.push_back(static_cast<std::uint32_t>(index));
 }
 
 void EventQueue::run_closure(std::uint64_t index) {

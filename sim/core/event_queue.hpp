@@ -47,9 +47,13 @@ class EventQueue {
 
   /// O(1). Returns true when the event was pending and is now cancelled.
   bool cancel(EventId id) {
-    const bool cancelled = kind_ == QueueKind::heap ? heap_.cancel(id) : calendar_.cancel(id);
-    if (cancelled) --live_;
-    return cancelled;
+    PoppedEvent event{};
+    if (!(kind_ == QueueKind::heap ? heap_.cancel(id, event) : calendar_.cancel(id, event))) {
+      return false;
+    }
+    --live_;
+    if (event.handler == nullptr) release_closure(event.tag);
+    return true;
   }
 
   /// True when no live event is pending.
@@ -80,6 +84,7 @@ class EventQueue {
  private:
   EventId push_target(Nanos time, Priority priority, EventHandler* handler, std::uint64_t tag);
   void run_closure(std::uint64_t index);
+  void release_closure(std::uint64_t index);
 
   QueueKind kind_;
   HeapQueue heap_;

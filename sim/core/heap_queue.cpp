@@ -22,12 +22,13 @@ EventId HeapQueue::push(Nanos time, EventOrder order, EventHandler* handler, std
   return EventId{slot, s.generation};
 }
 
-bool HeapQueue::cancel(EventId id) {
+bool HeapQueue::cancel(EventId id, PoppedEvent& cancelled) {
   if (id.slot >= slots_.size()) return false;
   Slot& s = slots_[id.slot];
   if (s.generation != id.generation || !generation_live(s.generation)) return false;
   // The key stays in the heap; the slot is freed when the key reaches the top.
   ++s.generation;
+  cancelled = PoppedEvent{kNever, s.handler, s.tag};
   return true;
 }
 

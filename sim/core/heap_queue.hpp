@@ -16,8 +16,8 @@ namespace gpumux {
 class HeapQueue {
  public:
   EventId push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag);
-  /// O(1). True when the event was pending and is now cancelled.
-  bool cancel(EventId id);
+  /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds it.
+  bool cancel(EventId id, PoppedEvent& cancelled);
   /// Time of the earliest live event; kNever when none. Discards dead keys on the way.
   Nanos next_time();
   /// Removes the earliest live event. Precondition: a live event is pending.

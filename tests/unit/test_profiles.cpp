@@ -115,7 +115,7 @@ TEST(Profiles, EveryEmbeddedProfileLoadsUnderTheStrictSourceRule) {
     EXPECT_GT(gpu.context_switch, gpu.preemption_latency);  // restore + fixed switch cost
     EXPECT_GT(gpu.cache_refill, 0);
     EXPECT_EQ(gpu.mps_max_clients, 48);  // CALIBRATION §3.1, CUDA <= 13.0
-    EXPECT_EQ(gpu.mps_interference, 0.0);
+    EXPECT_DOUBLE_EQ(gpu.mps_interference, 0.4);  // Gavel V100 fit (calibration/validation)
     EXPECT_GE(gpu.mig_profiles.size(), 5u);
     EXPECT_TRUE(gpu.mig_layouts.count("all-balanced"));
     EXPECT_TRUE(gpu.mig_layouts.count("all-1g"));
