@@ -396,83 +396,69 @@ std::vector<Field> list_of(Context& ctx, const Field& field, bool required_non_e
 
 // --- the schema ---
 
-DurationDistribution distribution_of(Context& ctx, const Field& field) {
+// A value that is fixed or drawn from a distribution: a scalar, or exactly one of {fixed: V},
+// {exponential: MEAN}, {lognormal: {median: V, sigma: S}}, {uniform: {min: A, max: B}}.
+// `value(field, positive)` parses one value (a duration, or a plain count); `forms` is the
+// example text for the error message.
+template <typename ParseValue>
+DurationDistribution distribution_with(Context& ctx, const Field& field, ParseValue value,
+                                       const char* forms) {
   DurationDistribution d;
   if (field.node.IsScalar()) {
-    d.value = positive_duration_of(ctx, field);
+    d.value = value(field, true);
     return d;
   }
-  const std::vector<std::string> kinds = {"fixed", "exponential", "lognormal", "uniform"};
-  const MapReader map(ctx, field, kinds);
-  if (!field.node.IsMap() || field.node.size() != 1) {
-    ctx.fail(field,
-             "expected a duration (2ms) or exactly one of {fixed: 2ms}, {exponential: 2ms}, "
-             "{lognormal: {median: 2ms, sigma: 0.4}}, {uniform: {min: 1ms, max: 3ms}}");
-  }
+  const MapReader map(ctx, field, {"fixed", "exponential", "lognormal", "uniform"});
+  if (!field.node.IsMap() || field.node.size() != 1) ctx.fail(field, forms);
   if (const auto fixed = map.get("fixed")) {
-    d.value = positive_duration_of(ctx, *fixed);
+    d.value = value(*fixed, true);
   } else if (const auto exponential = map.get("exponential")) {
     d.kind = DurationDistribution::Kind::exponential;
-    d.value = positive_duration_of(ctx, *exponential);
+    d.value = value(*exponential, true);
   } else if (const auto lognormal = map.get("lognormal")) {
     d.kind = DurationDistribution::Kind::lognormal;
     const MapReader params(ctx, *lognormal, {"median", "sigma"});
-    d.value = positive_duration_of(ctx, params.require("median"));
+    d.value = value(params.require("median"), true);
     const Field sigma = params.require("sigma");
     d.sigma = number_of(ctx, sigma);
     if (d.sigma < 0) ctx.fail(sigma, "must be >= 0, got " + text_of(ctx, sigma));
   } else {
     d.kind = DurationDistribution::Kind::uniform;
     const MapReader params(ctx, *map.get("uniform"), {"min", "max"});
-    d.value = duration_of(ctx, params.require("min"));
+    d.value = value(params.require("min"), false);
     const Field max = params.require("max");
-    d.upper = positive_duration_of(ctx, max);
+    d.upper = value(max, true);
     if (d.upper < d.value) ctx.fail(max, "max must be >= min");
   }
   return d;
 }
 
-// A token count: an integer, or {fixed: N}, {exponential: MEAN}, {lognormal: {median: N,
-// sigma: S}}, {uniform: {min: A, max: B}} (plain numbers, no units).
+DurationDistribution distribution_of(Context& ctx, const Field& field) {
+  return distribution_with(
+      ctx, field,
+      [&ctx](const Field& f, bool positive) {
+        return positive ? positive_duration_of(ctx, f) : duration_of(ctx, f);
+      },
+      "expected a duration (2ms) or exactly one of {fixed: 2ms}, {exponential: 2ms}, "
+      "{lognormal: {median: 2ms, sigma: 0.4}}, {uniform: {min: 1ms, max: 3ms}}");
+}
+
+// A token count: plain numbers, no units; a fixed count may be 0, a mean or median must be >= 1.
 DurationDistribution token_count_of(Context& ctx, const Field& field) {
-  DurationDistribution d;
-  auto count = [&](const Field& f, std::int64_t minimum) {
-    const double v = number_of(ctx, f);
-    if (!(v >= static_cast<double>(minimum)) || v > 1e9) {
-      ctx.fail(f, "expected a token count >= " + std::to_string(minimum) + ", got " + text_of(ctx, f));
-    }
-    return static_cast<std::int64_t>(std::llround(v));
-  };
-  if (field.node.IsScalar()) {
-    d.value = count(field, 0);
-    return d;
-  }
-  const MapReader map(ctx, field, {"fixed", "exponential", "lognormal", "uniform"});
-  if (!field.node.IsMap() || field.node.size() != 1) {
-    ctx.fail(field, "expected a count (512) or exactly one of {exponential: 500}, "
-                    "{lognormal: {median: 500, sigma: 1.0}}, {uniform: {min: 100, max: 900}}");
-  }
-  if (const auto fixed = map.get("fixed")) {
-    d.value = count(*fixed, 0);
-  } else if (const auto exponential = map.get("exponential")) {
-    d.kind = DurationDistribution::Kind::exponential;
-    d.value = count(*exponential, 1);
-  } else if (const auto lognormal = map.get("lognormal")) {
-    d.kind = DurationDistribution::Kind::lognormal;
-    const MapReader params(ctx, *lognormal, {"median", "sigma"});
-    d.value = count(params.require("median"), 1);
-    const Field sigma = params.require("sigma");
-    d.sigma = number_of(ctx, sigma);
-    if (d.sigma < 0) ctx.fail(sigma, "must be >= 0, got " + text_of(ctx, sigma));
-  } else {
-    d.kind = DurationDistribution::Kind::uniform;
-    const MapReader params(ctx, *map.get("uniform"), {"min", "max"});
-    d.value = count(params.require("min"), 0);
-    const Field max = params.require("max");
-    d.upper = count(max, 0);
-    if (d.upper < d.value) ctx.fail(max, "max must be >= min");
-  }
-  return d;
+  const bool scalar = field.node.IsScalar();
+  return distribution_with(
+      ctx, field,
+      [&ctx, scalar](const Field& f, bool positive) {
+        const std::int64_t minimum = positive && !scalar ? 1 : 0;
+        const double v = number_of(ctx, f);
+        if (!(v >= static_cast<double>(minimum)) || v > 1e9) {
+          ctx.fail(f, "expected a token count >= " + std::to_string(minimum) + ", got " +
+                          text_of(ctx, f));
+        }
+        return static_cast<std::int64_t>(std::llround(v));
+      },
+      "expected a count (512) or exactly one of {exponential: 500}, "
+      "{lognormal: {median: 500, sigma: 1.0}}, {uniform: {min: 100, max: 900}}");
 }
 
 TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
