@@ -23,6 +23,9 @@ struct TenantResult {
   std::int64_t failed = 0;     ///< of those, failed (OOM, fault, rejected)
   LatencySummary latency;      ///< arrival -> finish, completed requests
   LatencySummary queueing;     ///< arrival -> first kernel issued
+  /// LLM workloads: arrival -> first output token (end of the first decode launch, or of the
+  /// first batched iteration); count 0 when the tenant has no per-token kernels.
+  LatencySummary time_to_first_token;
   double slowdown_mean = 0;    ///< latency / solo latency on a dedicated whole GPU
   double throughput_per_s = 0; ///< completed / measured window
   std::int64_t slo_violations = 0;

@@ -47,6 +47,7 @@ struct Request {
   std::vector<Stream> streams;               // one per GPU of the tenant
   bool engine_iteration = false;             // a batched-serving iteration, not a user request
   std::int64_t tokens_done = 0;              // batched serving: tokens generated so far
+  Nanos first_token = -1;                    // when the first output token was ready
   int streams_done = 0;
   int at_barrier = 0;                        // streams waiting at the current collective
 };
@@ -71,7 +72,7 @@ class Tenant : public KernelOwner, public EventHandler {
   int index() const { return index_; }
 
   // statistics
-  ExactQuantiles latency, queueing;
+  ExactQuantiles latency, queueing, time_to_first_token;
   double slowdown_sum = 0;
   std::int64_t requests = 0, completed = 0, failed = 0, oom_events = 0, slo_violations = 0;
 
@@ -299,6 +300,7 @@ std::unique_ptr<Request> Tenant::acquire_request() {
   r->specs.clear();
   r->memory = 0;
   r->tokens_done = 0;
+  r->first_token = -1;
   r->engine_iteration = false;
   r->streams_done = 0;
   r->at_barrier = 0;
@@ -551,6 +553,7 @@ void Tenant::end_iteration() {
   // Every request in the batch produced one token; those done leave the batch.
   std::vector<Request*> done;
   for (const auto& r : in_flight_list_) {
+    if (r->first_token < 0) r->first_token = run_.sim.now();
     if (++r->tokens_done >= std::max<std::int64_t>(1, r->output_tokens)) done.push_back(r.get());
   }
   for (Request* r : done) finish_request(*r, RequestStatus::completed);
@@ -621,6 +624,10 @@ void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
         static_cast<std::uint32_t>(index_), r.id, kernel.kernel_index,
         devices_[static_cast<std::size_t>(stream.device)]->index(), kernel.first_start, now});
   }
+  if (r.first_token < 0 && stream.device == 0 &&
+      r.specs[stream.next_kernel]->repeat_per_token == TokenCount::output) {
+    r.first_token = now;
+  }
   ++stream.next_kernel;
   advance_stream(stream);
 }
@@ -647,6 +654,7 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
       const Nanos lat = r.finish - r.arrival;
       latency.add(lat);
       queueing.add(r.start - r.arrival);
+      if (r.first_token >= 0) time_to_first_token.add(r.first_token - r.arrival);
       slowdown_sum += static_cast<double>(lat) / std::max(1.0, r.solo_latency);
       if (lat > smallest_slo_) ++slo_violations;
     } else {
@@ -872,6 +880,7 @@ void Run::fill_results(Nanos end) {
     };
     tr.latency = summarize(t->latency);
     tr.queueing = summarize(t->queueing);
+    tr.time_to_first_token = summarize(t->time_to_first_token);
     tr.slowdown_mean = t->completed > 0 ? t->slowdown_sum / static_cast<double>(t->completed) : 0;
     tr.throughput_per_s = measured_s > 0 ? static_cast<double>(t->completed) / measured_s : 0;
     tr.slo_violations = t->slo_violations;

@@ -266,6 +266,7 @@ PYBIND11_MODULE(_gpumux, m) {
                row["failed"] = t.failed;
                latency_dict(t.latency, "latency", row);
                latency_dict(t.queueing, "queueing", row);
+               latency_dict(t.time_to_first_token, "ttft", row);
                row["slowdown_mean"] = t.slowdown_mean;
                row["throughput_per_s"] = t.throughput_per_s;
                row["slo_violations"] = t.slo_violations;

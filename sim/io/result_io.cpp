@@ -77,6 +77,7 @@ Json tenant_json(const TenantResult& t) {
   queueing["mean"] = t.queueing.mean;
   queueing["p99"] = t.queueing.p99;
   j["queueing_ns"] = std::move(queueing);
+  if (t.time_to_first_token.count > 0) j["ttft_ns"] = latency_json(t.time_to_first_token);
   j["slowdown_mean"] = t.slowdown_mean;
   j["throughput_per_s"] = t.throughput_per_s;
   j["slo_violations"] = t.slo_violations;
@@ -318,6 +319,7 @@ void write_tenants(h5::Group& group, const std::vector<TenantResult>& tenants) {
   const std::size_t failed = type.add("failed", H5T_NATIVE_INT64);
   const LatencyColumns latency(type, "latency");
   const LatencyColumns queueing(type, "queueing");
+  const LatencyColumns ttft(type, "ttft");
   const std::size_t slowdown = type.add("slowdown_mean", H5T_NATIVE_DOUBLE);
   const std::size_t throughput = type.add("throughput_per_s", H5T_NATIVE_DOUBLE);
   const std::size_t slo = type.add("slo_violations", H5T_NATIVE_INT64);
@@ -333,6 +335,7 @@ void write_tenants(h5::Group& group, const std::vector<TenantResult>& tenants) {
     h5::put(row, failed, t.failed);
     latency.put(row, t.latency);
     queueing.put(row, t.queueing);
+    ttft.put(row, t.time_to_first_token);
     h5::put(row, slowdown, t.slowdown_mean);
     h5::put(row, throughput, t.throughput_per_s);
     h5::put(row, slo, t.slo_violations);
@@ -541,6 +544,19 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
          format_count(number(t, "slo_violations")), format_count(number(t, "oom_events"))});
   }
   out += "\n" + tenants.render();
+
+  // LLM tenants: time to first token.
+  TextTable ttft({"tenant", "TTFT p50", "TTFT p99", "TTFT max"}, 1);
+  bool any_ttft = false;
+  for (const auto& [name, t] : child(summary, "tenants").items()) {
+    if (field(t, "ttft_ns") == nullptr) continue;
+    const Json& first = child(t, "ttft_ns");
+    ttft.add_row({name, format_duration_ns(number(first, "p50")),
+                  format_duration_ns(number(first, "p99")),
+                  format_duration_ns(number(first, "max"))});
+    any_ttft = true;
+  }
+  if (any_ttft) out += "\n" + ttft.render();
 
   TextTable devices({"device", "profile", "sharing", "SMs", "memory", "SM busy", "useful",
                      "peak memory", "ctx switches", "switch overhead"},

@@ -136,6 +136,8 @@ tenants:
   ASSERT_GT(t.completed, 100);
   EXPECT_NEAR(t.latency.p50, launch_overhead_ns() + 2e6, 2.0);
   EXPECT_EQ(r.devices[0].memory_peak_bytes, 110LL << 20);
+  // First token: after the prefill and the first decode step.
+  EXPECT_NEAR(t.time_to_first_token.p50, launch_overhead_ns() + 1e6 + 100e3, 2.0);
 }
 
 TEST(TokenScaledKernels, TokenCountsComeFromTheTrace) {
@@ -193,6 +195,7 @@ TEST(ContinuousBatching, EightSequencesShareEachDecodeIteration) {
   EXPECT_NEAR(t.latency.p50, 10 * (l + 18e6), 2.0);
   EXPECT_NEAR(t.latency.max, 10 * (l + 18e6), 2.0);
   EXPECT_NEAR(t.slowdown_mean, (l + 18e6) / (l + 11e6), 1e-6);
+  EXPECT_NEAR(t.time_to_first_token.p50, l + 18e6, 2.0);  // the end of the first iteration
   // Without batching the 8 streams each re-read the weights: 8 concurrent memory-bound decode
   // steps of 11 ms share the GPU's bandwidth, so a token takes far longer than in a shared
   // iteration.
