@@ -7,7 +7,7 @@
 //       for --duration-ms and logs every jump larger than --threshold-ns between two
 //       consecutive reads (= an interval during which the context was switched out).
 //   timeslice_probe shortk --neighbours 0|1 [--duration-ms 3000] [--kernel-us 5]
-//                          [--sleep-max-us 3000] [--sync 1] [--batch 32] --out PREFIX
+//                          [--sleep-max-us 5000] [--sync 1] [--batch 32] --out PREFIX
 //       One process submitting short kernels (synchronously, after a random sleep, or in
 //       queued batches with --sync 0), beside one spinner (--neighbours 1) or alone (the
 //       control). Each short kernel records its own %globaltimer start and end.
@@ -47,18 +47,22 @@ struct BlockStats {
   unsigned long long first, last, reads, changes, min_delta, backwards, gaps, cycles;
 };
 
-// Every thread of every block spins until its block's start + duration_ns; thread 0 of the
-// first log_blocks blocks also logs each jump > threshold_ns between consecutive reads.
+// Every thread of every block spins until its block's start + duration_ns; warp 0 of the
+// first log_blocks blocks runs the logging loop instead, and its lane 0 writes the log. (The
+// whole warp takes the logging branch: were lane 0 alone to take it, the warp could run the
+// other lanes' spin loop to its end before lane 0's loop, and log nothing.) All lanes of a warp
+// read the same %globaltimer value, so the loop's branches are warp-uniform.
 __global__ void spin_kernel(unsigned long long duration_ns, unsigned long long threshold_ns,
                             unsigned log_blocks, unsigned cap, unsigned long long* log,
                             BlockStats* stats) {
   const unsigned long long t0 = mb::globaltimer();
   const unsigned long long end = t0 + duration_ns;
-  if (threadIdx.x != 0 || blockIdx.x >= log_blocks) {
+  if (threadIdx.x >= 32 || blockIdx.x >= log_blocks) {
     while (mb::globaltimer() < end) {
     }
     return;
   }
+  const bool lane0 = threadIdx.x == 0;
   const long long c0 = clock64();
   unsigned long long* mine = log + 2ull * cap * blockIdx.x;
   unsigned long long prev = t0, reads = 0, changes = 0, mind = ~0ull, back = 0, n = 0;
@@ -72,7 +76,7 @@ __global__ void spin_kernel(unsigned long long duration_ns, unsigned long long t
       ++changes;
       if (d < mind) mind = d;
       if (d > threshold_ns) {
-        if (n < cap) {
+        if (lane0 && n < cap) {
           mine[2 * n] = prev;
           mine[2 * n + 1] = now;
         }
@@ -83,7 +87,7 @@ __global__ void spin_kernel(unsigned long long duration_ns, unsigned long long t
     if (now >= end) break;
   }
   const long long c1 = clock64();
-  stats[blockIdx.x] = BlockStats{t0, prev, reads, changes, mind, back, n,
+  if (lane0) stats[blockIdx.x] = BlockStats{t0, prev, reads, changes, mind, back, n,
                                  static_cast<unsigned long long>(c1 - c0)};
 }
 
@@ -214,7 +218,7 @@ int child_short(const mb::Args& a) {
   const std::string prefix = a.str("out", "sk");
   const long long duration_ns = a.num("duration-ms", 3000) * 1000000LL;
   const unsigned long long busy_ns = a.num("kernel-us", 5) * 1000ULL;
-  const long long sleep_max_ns = a.num("sleep-max-us", 3000) * 1000LL;
+  const long long sleep_max_ns = a.num("sleep-max-us", 5000) * 1000LL;
   const long long start_delay_ns = a.num("start-delay-ms", 100) * 1000000LL;
   const bool sync = a.num("sync", 1) != 0;
   const int batch = sync ? 1 : static_cast<int>(std::max<long long>(a.num("batch", 32), 1));
