@@ -1,5 +1,7 @@
 #include "models/input_error.hpp"
 
+#include <algorithm>
+
 namespace gpumux {
 
 std::string SourceLocation::describe() const {
@@ -14,10 +16,32 @@ std::string SourceLocation::describe() const {
   return text;
 }
 
+// The message is always one line: a value quoted from a broken document (an unclosed quote
+// swallowing the next lines) is folded onto it and cut short.
+static std::string one_line(const std::string& text) {
+  constexpr std::size_t kMaxLength = 400;
+  std::string out;
+  out.reserve(std::min(text.size(), kMaxLength + 3));
+  for (const char c : text) {
+    if (out.size() >= kMaxLength) {
+      out += "...";
+      break;
+    }
+    if (c == '\n' || c == '\r' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 static std::string with_location(const SourceLocation& where, const std::string& message) {
   const std::string prefix = where.describe();
-  return prefix.empty() ? message : prefix + ": " + message;
+  return one_line(prefix.empty() ? message : prefix + ": " + message);
 }
+
+InputError::InputError(const std::string& message) : std::runtime_error(one_line(message)) {}
 
 InputError::InputError(const SourceLocation& where, const std::string& message)
     : std::runtime_error(with_location(where, message)), where_(where) {}

@@ -22,7 +22,7 @@ struct SourceLocation {
 class InputError : public std::runtime_error {
  public:
   InputError(const SourceLocation& where, const std::string& message);
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+  explicit InputError(const std::string& message);
   const SourceLocation& where() const { return where_; }
 
  private:

@@ -100,6 +100,10 @@ def test_bad_inputs_exit_2_with_file_line_and_key(tmp_path):
             line = proc.stderr.strip()
             assert "\n" not in line, line
             assert f"{name}.yaml:" in line and key in line, (name, line)
+    # An unclosed quote swallows the following lines into one value: still a one-line error.
+    broken = write(tmp_path, "broken.yaml", SMALL.replace("name: small", "name: 'small"))
+    proc = gpumux("validate", broken)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     missing = gpumux("run", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 2 and "nope.yaml" in missing.stderr
     assert gpumux("run", QUICKSTART, "--set", "novalue").returncode == 2
