@@ -118,7 +118,6 @@ class Tenant : public KernelOwner, public EventHandler {
   int in_flight_ = 0;
   bool dead_ = false;
   bool rejected_ = false;
-  Nanos next_open_arrival_ = 0;
   Nanos smallest_slo_ = kNever;
   Request iteration_;             // the batched-serving iteration in progress
   bool iteration_running_ = false;
