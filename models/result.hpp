@@ -87,6 +87,10 @@ struct RunResult {
   std::int64_t sim_time_ns = 0;
   std::uint64_t events = 0;
   double wall_s = 0;
+  /// Price of every physical GPU of the scenario over the measured window (cost_per_hour x
+  /// hours), idle MIG slices included; 0 without prices. Tenant costs attribute only the
+  /// reserved shares, so their sum can be lower.
+  double gpu_cost = 0;
   std::string strategy;  ///< label when produced by `compare`, else ""
   std::vector<TenantResult> tenants;
   std::vector<DeviceResult> devices;

@@ -905,6 +905,9 @@ void Run::fill_results(Nanos end) {
     }
     result.tenants.push_back(tr);
   }
+  for (const GpuSpec& gpu : scenario.gpus) {
+    result.gpu_cost += gpu.cost_per_hour * (window * 1e-9 / 3600.0);
+  }
   for (std::size_t d = 0; d < devices.size(); ++d) {
     const Device& device = *devices[d];
     const ResolvedDevice& rd = resolved.devices[d];

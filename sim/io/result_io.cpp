@@ -508,6 +508,7 @@ nlohmann::ordered_json summary_json(const RunResult& result) {
   j["sim_time_ns"] = result.sim_time_ns;
   j["events"] = result.events;
   j["wall_s"] = result.wall_s;
+  j["gpu_cost"] = result.gpu_cost;
   Json tenants = Json::object();
   for (const TenantResult& t : result.tenants) tenants[t.name] = tenant_json(t);
   j["tenants"] = std::move(tenants);
@@ -523,6 +524,9 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
   const double rate = wall_s > 0 ? events / wall_s : std::numeric_limits<double>::quiet_NaN();
   std::string out = fmt::format("scenario: {}", text(summary, "scenario"));
   if (field(summary, "strategy") != nullptr) out += "   strategy: " + text(summary, "strategy");
+  if (const Json* c = field(summary, "gpu_cost"); c != nullptr && c->get<double>() > 0) {
+    out += fmt::format("   GPU cost: {:.4g}", c->get<double>());
+  }
   out += fmt::format(
       "   seed: {}   status: {}   simulated: {}   events: {}   wall: {}   "
       "events/s: {}\n",
@@ -585,6 +589,38 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
       fmt::format("scenario: {}   seed: {}   strategies: {}\n",
                   summaries.empty() ? "-" : text(summaries[0], "scenario"),
                   summaries.empty() ? "-" : text(summaries[0], "seed"), fmt::join(labels, ", "));
+
+  // The bottom line per strategy: how many physical GPUs, how much work, the worst tail, the
+  // failures and SLO misses, and the cost (0 without cost_per_hour in the scenario).
+  TextTable overview({"strategy", "GPUs", "devices", "throughput", "worst p99", "failed",
+                      "SLO viol.", "mean SM busy", "GPU cost"},
+                     1);
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    std::vector<std::string> gpus;
+    double busy = 0;
+    int devices = 0;
+    for (const auto& [name, d] : child(summaries[i], "devices").items()) {
+      const std::string gpu = name.substr(0, name.find('/'));
+      if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
+      busy += number(d, "sm_busy");
+      ++devices;
+    }
+    double throughput = 0, worst_p99 = 0, failed = 0, violations = 0, cost = 0;  // cost: GPUs
+    for (const auto& [name, t] : child(summaries[i], "tenants").items()) {
+      throughput += number(t, "throughput_per_s");
+      worst_p99 = std::max(worst_p99, number(child(t, "latency_ns"), "p99"));
+      failed += number(t, "failed");
+      violations += number(t, "slo_violations");
+    }
+    if (const Json* c = field(summaries[i], "gpu_cost"); c != nullptr) cost = c->get<double>();
+    overview.add_row({labels[i], format_count(static_cast<double>(gpus.size())),
+                      format_count(devices), format_rate(throughput),
+                      format_duration_ns(worst_p99), format_count(failed),
+                      format_count(violations),
+                      format_percent(devices > 0 ? busy / devices : 0.0),
+                      fmt::format("{:.2f}", cost)});
+  }
+  out += "\n" + overview.render();
 
   // Tenants in order of first appearance; a tenant missing under a strategy shows "-".
   std::vector<std::string> tenant_names;

@@ -141,6 +141,13 @@ def test_compare_side_by_side_and_hdf5(tmp_path):
     report = gpumux("report", str(out), check=0).stdout
     assert "dedicated" in report
     assert gpumux("compare", path, "--strategies", "warp-drive").returncode == 2
+    # GPU cost: every physical GPU's price over the measured window (3.6 per hour each);
+    # the dedicated baseline needs one GPU per tenant.
+    priced = write(tmp_path, "priced.yaml", SMALL.replace("model: h100-sxm-80gb,", "model: h100-sxm-80gb, cost_per_hour: 3.6,"))
+    costs = json.loads(gpumux("compare", priced, "--strategies", "mig,dedicated", "--json", check=0).stdout)
+    window_s = costs[0]["sim_time_ns"] * 1e-9  # warmup 0: the window ends after the drain
+    assert costs[0]["gpu_cost"] == pytest.approx(3.6 * window_s / 3600, rel=1e-9)
+    assert costs[1]["gpu_cost"] == pytest.approx(2 * costs[0]["gpu_cost"], rel=0.05)
 
 
 def test_mig_listing_and_check():
