@@ -719,8 +719,27 @@ void Tenant::schedule_restart(Nanos delay) {
 
 // ---------------------------------------------------------------------------------------------
 
+// The heap is fastest while a handful of events is pending (a single service: 20% faster on
+// the quickstart); the calendar queue wins from a few dozen on (40 tenants on 10 GPUs: 9%
+// faster; 1200 tenants: 27%). A run keeps about one arrival and one kernel event per request in
+// flight pending, so the estimate is the tenants' possible requests in flight. Both kinds give
+// the same event order, so the choice never changes results.
+QueueKind choose_queue(const ResolvedScenario& resolved, const RunOptions& options) {
+  if (options.queue) return *options.queue;
+  std::int64_t pending = static_cast<std::int64_t>(resolved.devices.size());
+  for (const TenantSpec& t : resolved.scenario.tenants) {
+    const int in_flight = std::max(t.workload.max_in_flight, t.workload.max_batch);
+    pending += 1 + static_cast<std::int64_t>(in_flight) * static_cast<std::int64_t>(t.devices.size());
+  }
+  return pending > 64 ? QueueKind::calendar : QueueKind::heap;
+}
+
 Run::Run(const ResolvedScenario& r, const RunOptions& options)
-    : resolved(r), scenario(r.scenario), streams(r.scenario.seed), options_(options) {
+    : sim(choose_queue(r, options)),
+      resolved(r),
+      scenario(r.scenario),
+      streams(r.scenario.seed),
+      options_(options) {
   record_kernels = scenario.output.kernels;
   record_requests = options.record_requests;
   for (const ResolvedDevice& d : resolved.devices) {

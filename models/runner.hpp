@@ -25,6 +25,9 @@
 // Cost: O(events x log pending) plus the fluid recomputations of the devices.
 #include <atomic>
 #include <functional>
+#include <optional>
+
+#include "sim/core/event_queue.hpp"
 
 #include "models/resolve.hpp"
 #include "models/result.hpp"
@@ -40,6 +43,9 @@ struct RunOptions {
   /// Keep one RequestRecord per request in RunResult::requests (40 B each; needed for HDF5 and
   /// Python, not for the summary).
   bool record_requests = true;
+  /// The pending-event set; unset = chosen from the scenario's size (results are identical
+  /// either way, only speed differs).
+  std::optional<QueueKind> queue;
 };
 
 RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options = {});

@@ -461,5 +461,41 @@ tenants:
   EXPECT_EQ(device(r, "gpu0/1").context_switches, 0);
 }
 
+// ------------------------------------------------------------------------------ determinism
+
+TEST(Determinism, HeapAndCalendarQueuesGiveIdenticalRuns) {
+  // The runner picks the event queue from the scenario's size; the choice must never change a
+  // result. A mixed scenario (time-slicing, MPS, MIG, faults) under each kind.
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(R"(
+name: both-queues
+seed: 4
+duration: 3s
+gpus:
+  - {name: ts, model: h100-sxm-80gb, sharing: {mode: time-slicing}}
+  - {name: mp, model: a100-80gb, mig: all-balanced, sharing: {mode: mps}}
+tenants:
+  - {name: a, replicas: 3, device: ts, workload: {arrivals: {process: poisson, rate: 300/s}, request: {kernels: [{name: k, duration: {exponential: 800us}, memory_bound: 0.4, repeat: 3}], host_gap: 30us}}}
+  - {name: b, replicas: 2, device: mp/3, workload: {arrivals: {process: closed, concurrency: 2}, request: {kernels: [{name: k, duration: 2ms, memory_bound: 0.8}]}}}
+  - {name: c, device: mp/0, workload: {arrivals: {process: constant, rate: 100/s}, request: {kernels: [{name: k, duration: 300us}]}}}
+faults:
+  - {tenant: b-0, at: 1s, kind: fatal, recovery: 300ms}
+)", "queues.yaml"));
+  RunOptions heap_options, calendar_options;
+  heap_options.queue = QueueKind::heap;
+  calendar_options.queue = QueueKind::calendar;
+  const RunResult h = simulate(resolved, heap_options);
+  const RunResult c = simulate(resolved, calendar_options);
+  ASSERT_EQ(h.requests.size(), c.requests.size());
+  for (std::size_t i = 0; i < h.requests.size(); ++i) {
+    ASSERT_EQ(h.requests[i].finish_ns, c.requests[i].finish_ns) << i;
+  }
+  EXPECT_EQ(h.events, c.events);
+  for (std::size_t t = 0; t < h.tenants.size(); ++t) {
+    EXPECT_EQ(h.tenants[t].latency.p99, c.tenants[t].latency.p99);
+    EXPECT_EQ(h.tenants[t].failed, c.tenants[t].failed);
+  }
+  EXPECT_GT(h.tenants[3].failed, 0);  // the fault hit b's MPS server
+}
+
 }  // namespace
 }  // namespace gpumux
