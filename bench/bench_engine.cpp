@@ -1,8 +1,8 @@
 // Engine and end-to-end throughput benchmarks (Google Benchmark).
 //   BM_EventHold<Kind>/N   classic "hold" model: N pending events; each event reschedules
 //                          itself at now + a pseudo-random delay. Reports events/s at queue size N
-//                          for each queue kind (heap, calendar); N = 8 stands for the tiny queues
-//                          of end-to-end runs.
+//                          for each queue kind (heap, calendar, ladder); N = 8 stands for the
+//                          tiny queues of end-to-end runs.
 //   BM_CancelHeavy<Kind>   half of the scheduled events are cancelled before they run.
 //   BM_KernelsEndToEnd  a closed-loop tenant issuing back-to-back kernels on a dedicated GPU
 //                       through loader -> resolver -> runner; reports simulated kernels/s.
@@ -59,6 +59,7 @@ void hold_sizes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK_TEMPLATE(BM_EventHold, QueueKind::heap)->Apply(hold_sizes);
 BENCHMARK_TEMPLATE(BM_EventHold, QueueKind::calendar)->Apply(hold_sizes);
+BENCHMARK_TEMPLATE(BM_EventHold, QueueKind::ladder)->Apply(hold_sizes);
 
 template <QueueKind kKind>
 void BM_CancelHeavy(benchmark::State& state) {
@@ -86,6 +87,7 @@ void BM_CancelHeavy(benchmark::State& state) {
 }
 BENCHMARK_TEMPLATE(BM_CancelHeavy, QueueKind::heap)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_CancelHeavy, QueueKind::calendar)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_CancelHeavy, QueueKind::ladder)->Unit(benchmark::kMillisecond);
 
 void BM_KernelsEndToEnd(benchmark::State& state) {
   const std::string yaml = R"(

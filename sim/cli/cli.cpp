@@ -153,11 +153,12 @@ RunResult simulate_with_progress(const ResolvedScenario& resolved, bool record_r
   ProgressBar bar;
   RunOptions options;
   options.record_requests = record_requests;
-  // GPUMUX_QUEUE=heap|calendar forces the pending-event set (for benchmarks; same results).
+  // GPUMUX_QUEUE=heap|calendar|ladder forces the pending-event set (for benchmarks; same results).
   if (const char* queue = std::getenv("GPUMUX_QUEUE"); queue != nullptr) {
     const std::string kind = queue;
     if (kind == "heap") options.queue = QueueKind::heap;
     if (kind == "calendar") options.queue = QueueKind::calendar;
+    if (kind == "ladder") options.queue = QueueKind::ladder;
   }
   options.interrupt = &g_interrupted;
   options.progress = [&bar](Nanos now, Nanos horizon, std::uint64_t events) {

@@ -194,6 +194,7 @@ void CalendarQueue::after_operation() {
 }
 
 unsigned CalendarQueue::sample_shift(const std::vector<std::uint32_t>& items) const {
+  if (items.empty()) return shift_;  // nothing to sample (a rebuild of an empty queue)
   std::vector<std::uint64_t> keys;
   keys.reserve(items.size());
   for (const std::uint32_t index : items) keys.push_back(nodes_[index].key);

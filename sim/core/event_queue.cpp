@@ -5,15 +5,32 @@
 
 namespace gpumux {
 
-const char* to_string(QueueKind kind) { return kind == QueueKind::heap ? "heap" : "calendar"; }
+const char* to_string(QueueKind kind) {
+  switch (kind) {
+    case QueueKind::heap:
+      return "heap";
+    case QueueKind::calendar:
+      return "calendar";
+    case QueueKind::ladder:
+      return "ladder";
+  }
+  return "?";
+}
 
 EventId EventQueue::push_target(Nanos time, Priority priority, EventHandler* handler,
                                 std::uint64_t tag) {
   assert(next_sequence_ < (std::uint64_t{1} << 56));
   const EventOrder order = (static_cast<EventOrder>(priority) << 56) | next_sequence_++;
   ++live_;
-  return kind_ == QueueKind::heap ? heap_.push(time, order, handler, tag)
-                                  : calendar_.push(time, order, handler, tag);
+  switch (kind_) {
+    case QueueKind::heap:
+      return heap_.push(time, order, handler, tag);
+    case QueueKind::calendar:
+      return calendar_.push(time, order, handler, tag);
+    case QueueKind::ladder:
+      break;
+  }
+  return ladder_.push(time, order, handler, tag);
 }
 
 EventId EventQueue::push(Nanos time, Priority priority, std::function<void()> action) {

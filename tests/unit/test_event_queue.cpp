@@ -13,13 +13,14 @@
 
 #include "sim/core/calendar_queue.hpp"
 #include "sim/core/event_queue.hpp"
+#include "sim/core/ladder_queue.hpp"
 #include "sim/core/random.hpp"
 #include "sim/core/simulator.hpp"
 
 namespace gpumux {
 namespace {
 
-constexpr QueueKind kAllKinds[] = {QueueKind::heap, QueueKind::calendar};
+constexpr QueueKind kAllKinds[] = {QueueKind::heap, QueueKind::calendar, QueueKind::ladder};
 
 struct Recorder : EventHandler {
   std::vector<std::uint64_t> tags;
@@ -296,6 +297,36 @@ TEST(CalendarQueue, AdaptsBucketWidthToTheEventSpacing) {
   EXPECT_GT(queue.rebuilds(), rebuilds);
   EXPECT_EQ(queue.bucket_count(), buckets);
   EXPECT_GE(queue.bucket_width(), 1800 * kSecond);
+}
+
+TEST(LadderQueue, CancelledTimeoutsAreCompactedAway) {
+  // Far-future timeouts that are always cancelled (a retry timer pattern) must not pile up
+  // until their time comes: stored entries stay within a bound of the live ones.
+  LadderQueue queue;
+  Recorder rec;
+  std::uint64_t order = 0;
+  for (int i = 0; i < 100; ++i) queue.push(i, order++, &rec, 0);
+  Nanos now = 0;
+  for (int round = 0; round < 100000; ++round) {
+    const EventId timeout = queue.push(now + 3600 * kSecond + round, order++, &rec, 1);
+    PoppedEvent cancelled{};
+    ASSERT_TRUE(queue.cancel(timeout, cancelled));
+    EXPECT_EQ(cancelled.tag, 1u);
+    const PoppedEvent event = queue.pop();
+    ASSERT_GE(event.time, now);
+    now = event.time;
+    queue.push(now + 100, order++, &rec, 0);
+  }
+  EXPECT_GT(queue.compactions(), 0u);
+  EXPECT_LE(queue.stored(), 100u + 2 * 4096u + 1);
+  // Events pushed between the current time and a looked-ahead next_time() come first.
+  const Nanos ahead = queue.next_time();
+  queue.push(ahead - 1, order++, &rec, 2);
+  queue.push(ahead - 1, order++, &rec, 3);
+  EXPECT_EQ(queue.next_time(), ahead - 1);
+  EXPECT_EQ(queue.pop().tag, 2u);
+  EXPECT_EQ(queue.pop().tag, 3u);
+  EXPECT_EQ(queue.pop().time, ahead);
 }
 
 }  // namespace
