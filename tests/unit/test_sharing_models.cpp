@@ -463,7 +463,7 @@ tenants:
 
 // ------------------------------------------------------------------------------ determinism
 
-TEST(Determinism, HeapAndCalendarQueuesGiveIdenticalRuns) {
+TEST(Determinism, EveryEventQueueKindGivesIdenticalRuns) {
   // The runner picks the event queue from the scenario's size; the choice must never change a
   // result. A mixed scenario (time-slicing, MPS, MIG, faults) under each kind.
   const ResolvedScenario resolved = resolve_scenario(load_scenario_text(R"(
@@ -480,19 +480,22 @@ tenants:
 faults:
   - {tenant: b-0, at: 1s, kind: fatal, recovery: 300ms}
 )", "queues.yaml"));
-  RunOptions heap_options, calendar_options;
+  RunOptions heap_options;
   heap_options.queue = QueueKind::heap;
-  calendar_options.queue = QueueKind::calendar;
   const RunResult h = simulate(resolved, heap_options);
-  const RunResult c = simulate(resolved, calendar_options);
-  ASSERT_EQ(h.requests.size(), c.requests.size());
-  for (std::size_t i = 0; i < h.requests.size(); ++i) {
-    ASSERT_EQ(h.requests[i].finish_ns, c.requests[i].finish_ns) << i;
-  }
-  EXPECT_EQ(h.events, c.events);
-  for (std::size_t t = 0; t < h.tenants.size(); ++t) {
-    EXPECT_EQ(h.tenants[t].latency.p99, c.tenants[t].latency.p99);
-    EXPECT_EQ(h.tenants[t].failed, c.tenants[t].failed);
+  for (const QueueKind kind : {QueueKind::calendar, QueueKind::ladder}) {
+    RunOptions options;
+    options.queue = kind;
+    const RunResult c = simulate(resolved, options);
+    ASSERT_EQ(h.requests.size(), c.requests.size());
+    for (std::size_t i = 0; i < h.requests.size(); ++i) {
+      ASSERT_EQ(h.requests[i].finish_ns, c.requests[i].finish_ns) << i;
+    }
+    EXPECT_EQ(h.events, c.events);
+    for (std::size_t t = 0; t < h.tenants.size(); ++t) {
+      EXPECT_EQ(h.tenants[t].latency.p99, c.tenants[t].latency.p99);
+      EXPECT_EQ(h.tenants[t].failed, c.tenants[t].failed);
+    }
   }
   EXPECT_GT(h.tenants[3].failed, 0);  // the fault hit b's MPS server
 }
