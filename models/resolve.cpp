@@ -14,16 +14,25 @@ std::string base_dir_of(const Scenario& scenario) {
   return std::filesystem::path(scenario.source_file).parent_path().string();
 }
 
-void fill_sharing_defaults(SharingSpec& sharing, const DeviceProfile& profile) {
-  if (!sharing.timeslice) sharing.timeslice = profile.timeslice;
-  if (!sharing.context_switch) sharing.context_switch = profile.context_switch;
-  if (!sharing.preemption_latency) sharing.preemption_latency = profile.preemption_latency;
-  if (!sharing.cache_refill) sharing.cache_refill = profile.cache_refill;
+// Fills the unset sharing parameters from the profile; returns the profile keys it used.
+std::vector<std::string> fill_sharing_defaults(SharingSpec& sharing, const DeviceProfile& profile) {
+  std::vector<std::string> used;
+  auto fill = [&used](auto& field, const auto& value, const char* key) {
+    if (!field) {
+      field = value;
+      used.emplace_back(key);
+    }
+  };
+  fill(sharing.timeslice, profile.timeslice, "timeslice");
+  fill(sharing.context_switch, profile.context_switch, "context_switch");
+  fill(sharing.preemption_latency, profile.preemption_latency, "preemption_latency");
+  fill(sharing.cache_refill, profile.cache_refill, "cache_refill");
   if (sharing.mode == SharingMode::mps) {
-    if (!sharing.max_clients) sharing.max_clients = profile.mps_max_clients;
-    if (!sharing.interference) sharing.interference = profile.mps_interference;
+    fill(sharing.max_clients, profile.mps_max_clients, "mps_max_clients");
+    fill(sharing.interference, profile.mps_interference, "mps_interference");
     if (!sharing.active_thread_percentage) sharing.active_thread_percentage = 100.0;
   }
+  return used;
 }
 
 }  // namespace
@@ -56,7 +65,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       throw InputError(scenario.locate(key + ".model"), e.what());
     }
     out.gpu_profiles.push_back(profile);
-    fill_sharing_defaults(gpu.sharing, *profile);
+    const std::vector<std::string> defaults = fill_sharing_defaults(gpu.sharing, *profile);
     const double gpu_bandwidth = 1.0;
 
     std::vector<std::string> layout = gpu.mig;
@@ -74,6 +83,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       device.sharing = gpu.sharing;
       device.gpu = static_cast<int>(g);
       device.cost_per_hour = gpu.cost_per_hour;
+      device.profile_defaults = defaults;
       device_by_name[gpu.name] = static_cast<int>(out.devices.size());
       out.devices.push_back(device);
       continue;
@@ -102,6 +112,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                        slice_fraction};
       device.sharing = gpu.sharing;
       device.gpu = static_cast<int>(g);
+      device.profile_defaults = defaults;
       device.mig_instance = placement.index;
       device.cost_per_hour = gpu.cost_per_hour * slice_fraction;
       device_by_name[device.geometry.name] = static_cast<int>(out.devices.size());

@@ -28,6 +28,9 @@ struct ResolvedDevice {
   int mig_instance = -1;
   std::vector<int> tenants;  ///< indices into Scenario::tenants
   double cost_per_hour = 0;  ///< price of the device's share of its GPU
+  /// Sharing parameters the scenario left unset and the profile filled, by profile key
+  /// ("context_switch", "mps_interference", ...).
+  std::vector<std::string> profile_defaults;
 };
 
 struct ResolvedScenario {

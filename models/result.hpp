@@ -99,6 +99,9 @@ struct RunResult {
   std::map<std::string, std::vector<TimeseriesSample>> timeseries;  ///< by device name
   std::vector<KernelRecord> kernels;  ///< only when output.kernels
   std::string scenario_yaml;          ///< the resolved scenario, all defaults filled
+  /// One-line caveats about this run's inputs, e.g. which profile defaults it used that are
+  /// assumptions rather than measurements (shown under the summary table, in JSON "notes").
+  std::vector<std::string> notes;
   std::map<std::string, std::string> calibration;  ///< profile name -> content hash
 };
 

@@ -96,6 +96,7 @@ class ProfileParser {
       fail(interference, "mps_interference", "must not be negative");
     }
     if (root["mig"]) parse_mig(root["mig"], gpu);
+    gpu.assumed = assumed_;
     return gpu;
   }
 
@@ -155,6 +156,7 @@ class ProfileParser {
                           "`assumption:` (why it was chosen)");
       }
       provenance_text(node, has_source ? "source" : "assumption", path);
+      if (has_assumption) assumed_.push_back(path);
       return required(node, "value", path);
     }
     if (!covered) {
@@ -379,6 +381,7 @@ class ProfileParser {
     }
   }
 
+  mutable std::vector<std::string> assumed_;  // key paths whose value is an assumption
   std::string file_;
 };
 

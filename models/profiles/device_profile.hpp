@@ -47,6 +47,9 @@ struct DeviceProfile {
   std::vector<MigProfileSpec> mig_profiles;
   std::map<std::string, std::vector<std::string>> mig_layouts;  ///< named layouts (mig-parted)
 
+  /// Key paths of the values marked `assumption:` rather than `source:` ("context_switch",
+  /// "mig.profiles.2.sms", ...), so results can say which of their inputs are unmeasured.
+  std::vector<std::string> assumed;
   std::string source_path;   ///< file it came from, or "embedded:NAME"
   std::string content_hash;  ///< FNV-1a 64 of the file text, 16 hex digits
 

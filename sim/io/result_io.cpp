@@ -509,6 +509,7 @@ nlohmann::ordered_json summary_json(const RunResult& result) {
   j["events"] = result.events;
   j["wall_s"] = result.wall_s;
   j["gpu_cost"] = result.gpu_cost;
+  if (!result.notes.empty()) j["notes"] = result.notes;
   Json tenants = Json::object();
   for (const TenantResult& t : result.tenants) tenants[t.name] = tenant_json(t);
   j["tenants"] = std::move(tenants);
@@ -574,6 +575,10 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
                      format_duration_ns(number(d, "switch_overhead_ns"))});
   }
   out += "\n" + devices.render();
+  if (const Json* notes = field(summary, "notes"); notes != nullptr && notes->is_array()) {
+    out += "\n";
+    for (const Json& note : *notes) out += "note: " + note.get<std::string>() + "\n";
+  }
   return out;
 }
 

@@ -118,6 +118,19 @@ def test_no_half_written_output_on_bad_input(tmp_path):
     assert list(tmp_path.glob("out.h5*")) == []
 
 
+def test_notes_name_the_assumed_profile_defaults_a_run_used():
+    hybrid = str(REPO / "scenarios" / "hybrid-h100.yaml")
+    notes = json.loads(gpumux("run", hybrid, "--json", check=0).stdout)["notes"]
+    assert any("context_switch" in n and "assumption" in n for n in notes), notes
+    # Set by the scenario, it is no longer a profile assumption of this run.
+    tuned = json.loads(gpumux("run", hybrid, "--json", "--set", "gpus.0.sharing.context_switch=40us",
+                              check=0).stdout)["notes"]
+    assert not any("context_switch" in n for n in tuned), tuned
+    assert "note:" in gpumux("run", hybrid, check=0).stdout
+    # A dedicated GPU uses no unmeasured sharing parameter.
+    assert "notes" not in json.loads(gpumux("run", QUICKSTART, "--json", check=0).stdout)
+
+
 def test_fail_on_slo_exits_1():
     path = QUICKSTART
     assert gpumux("run", path, "--quiet", "--fail-on-slo", check=0).stdout == ""
