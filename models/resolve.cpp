@@ -28,7 +28,11 @@ std::vector<std::string> fill_sharing_defaults(SharingSpec& sharing, const Devic
   fill(sharing.preemption_latency, profile.preemption_latency, "preemption_latency");
   fill(sharing.cache_refill, profile.cache_refill, "cache_refill");
   if (sharing.mode == SharingMode::mps) {
-    fill(sharing.max_clients, profile.mps_max_clients, "mps_max_clients");
+    // MPS documentation: 48 clients per device up to CUDA 13.0, 60 from CUDA 13.1.
+    const bool cuda_13_1 = sharing.cuda_version && *sharing.cuda_version >= 1301;
+    fill(sharing.max_clients, cuda_13_1 ? std::max(60, profile.mps_max_clients)
+                                        : profile.mps_max_clients,
+         "mps_max_clients");
     fill(sharing.interference, profile.mps_interference, "mps_interference");
     if (!sharing.active_thread_percentage) sharing.active_thread_percentage = 100.0;
   }

@@ -67,6 +67,10 @@ void emit_sharing(YAML::Emitter& out, const SharingSpec& s) {
         << units::format_size(*s.pinned_memory_limit);
   }
   if (s.max_clients) out << YAML::Key << "max_clients" << YAML::Value << *s.max_clients;
+  if (s.cuda_version) {
+    out << YAML::Key << "cuda_version" << YAML::Value
+        << (std::to_string(*s.cuda_version / 100) + "." + std::to_string(*s.cuda_version % 100));
+  }
   if (s.interference) {
     out << YAML::Key << "interference" << YAML::Value << number(*s.interference);
   }

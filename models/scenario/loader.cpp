@@ -599,7 +599,7 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"mode", "replicas", "timeslice", "context_switch", "preemption",
                        "preemption_latency", "cache_refill", "active_thread_percentage",
-                       "pinned_memory_limit", "max_clients", "interference"});
+                       "pinned_memory_limit", "max_clients", "interference", "cuda_version"});
   SharingSpec s;
   if (const auto f = map.get("mode")) {
     s.mode = choice_of<SharingMode>(ctx, *f,
@@ -627,6 +627,28 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("pinned_memory_limit")) s.pinned_memory_limit = size_of(ctx, *f);
   if (const auto f = map.get("max_clients")) s.max_clients = int_of(ctx, *f, 1);
+  if (const auto f = map.get("cuda_version")) {
+    // "13.1" -> 1301; written as a string or a number (13.1 and 13.10 are the same version).
+    const std::string text = text_of(ctx, *f);
+    const auto dot = text.find('.');
+    int major = -1, minor = 0;
+    try {
+      std::size_t used = 0;
+      major = std::stoi(text.substr(0, dot), &used);
+      if (used != text.substr(0, dot).size()) major = -1;
+      if (dot != std::string::npos) {
+        const std::string rest = text.substr(dot + 1);
+        minor = std::stoi(rest, &used);
+        if (used != rest.size() || rest.empty()) major = -1;
+      }
+    } catch (const std::exception&) {
+      major = -1;
+    }
+    if (major < 1 || minor < 0 || minor > 99) {
+      ctx.fail(*f, "expected a CUDA version such as 12.6 or 13.1, got '" + text + "'");
+    }
+    s.cuda_version = major * 100 + minor;
+  }
   if (const auto f = map.get("interference")) {
     s.interference = number_of(ctx, *f);
     if (*s.interference < 0) ctx.fail(*f, "must be >= 0, got " + text_of(ctx, *f));

@@ -103,6 +103,9 @@ struct SharingSpec {
   std::optional<double> active_thread_percentage;  ///< (0,100] per client; default 100
   std::optional<std::int64_t> pinned_memory_limit;  ///< bytes per client; unset = none
   std::optional<int> max_clients;                   ///< MPS client limit; default from profile
+  /// CUDA version of the MPS server as major * 100 + minor (`cuda_version: 13.1` -> 1301);
+  /// from 13.1 the default client limit is 60 instead of 48 (MPS documentation).
+  std::optional<int> cuda_version;
   std::optional<double> interference;  ///< MPS co-run slowdown factor; default from profile
 };
 

@@ -305,6 +305,30 @@ tenants:
   EXPECT_EQ(tenant(r, "c-0").failed, 0);
 }
 
+TEST(MpsLimits, SixtyClientsFromCuda13_1FortyEightBefore) {
+  auto scenario = [](const std::string& cuda) {
+    return R"(
+name: many
+duration: 200ms
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps, cuda_version: )" + cuda + R"(}}
+tenants:
+  - name: c
+    replicas: 60
+    device: gpu0
+    workload: {arrivals: {process: poisson, rate: 10/s}, request: {kernels: [{name: k, duration: 10us}]}}
+)";
+  };
+  auto rejected = [](const RunResult& r) {
+    int n = 0;
+    for (const EventRecord& e : r.events_log) n += e.kind == EventKind::reject;
+    return n;
+  };
+  EXPECT_EQ(rejected(run_yaml(scenario("13.0"))), 12);
+  EXPECT_EQ(rejected(run_yaml(scenario("13.1"))), 0);
+  EXPECT_THROW(run_yaml(scenario("thirteen")), InputError);
+}
+
 TEST(MpsMemory, PinnedMemoryLimitIsEnforcedPerClient) {
   const RunResult r = run_yaml(R"(
 name: pinned
