@@ -420,15 +420,7 @@ bool Tenant::begin_request(Request& r) {
     finish_request(r, RequestStatus::completed);
     return true;
   }
-  // Solo latency: the ready-time recursion with solo durations.
-  double finish = static_cast<double>(now);
-  for (std::size_t k = 0; k < r.durations.size(); ++k) {
-    const double issue = static_cast<double>(now) +
-                         static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap) +
-                         static_cast<double>(launch_overhead_);
-    finish = std::max(finish, issue) + r.durations[k];
-  }
-  r.solo_latency = finish - static_cast<double>(now);
+  r.solo_latency = stream_time(r.durations);  // the same request alone on the whole GPU
   start_streams(r);
   return true;
 }

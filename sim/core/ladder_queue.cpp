@@ -51,14 +51,7 @@ void LadderQueue::file(const Entry& entry) {
 }
 
 EventId LadderQueue::push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag) {
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
+  const std::uint32_t slot = acquire_slot(slots_, free_slots_);
   Slot& s = slots_[slot];
   s.handler = handler;
   s.tag = tag;

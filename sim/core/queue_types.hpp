@@ -2,6 +2,7 @@
 // Types shared by the pending-event set implementations (HeapQueue, CalendarQueue) and their
 // facade EventQueue. Models see only EventHandler and EventId.
 #include <cstdint>
+#include <vector>
 
 #include "sim/core/time.hpp"
 
@@ -41,5 +42,17 @@ using EventOrder = std::uint64_t;
 /// the slot is free. An EventId holds the odd generation of its push, so any later change makes
 /// the id stale.
 inline constexpr bool generation_live(std::uint32_t generation) { return (generation & 1u) != 0; }
+
+/// A slot index for a new event: a freed one if any, else a new default slot at the end. O(1).
+template <typename SlotVector>
+std::uint32_t acquire_slot(SlotVector& slots, std::vector<std::uint32_t>& free_slots) {
+  if (!free_slots.empty()) {
+    const std::uint32_t slot = free_slots.back();
+    free_slots.pop_back();
+    return slot;
+  }
+  slots.emplace_back();
+  return static_cast<std::uint32_t>(slots.size() - 1);
+}
 
 }  // namespace gpumux
