@@ -80,8 +80,8 @@ std::string pci_device(const std::string& filter) {
 // to: entries with a device filter go to the mapped profiles (skipped when none maps); entries
 // without one (`devices: all`) go to every profile that defines all the named MIG profiles.
 TEST(MigLayout, EveryMigPartedDefaultLayoutFits) {
-  const YAML::Node config = YAML::LoadFile(std::string(GPUMUX_SHARED_DIR) +
-                                           "/calibration-data/mig-parted/config-default.yaml");
+  const YAML::Node config = YAML::LoadFile(std::string(GPUMUX_SOURCE_DIR) +
+                                           "/tests/data/mig-parted/config-default.yaml");
   int checked = 0;
   int matched_names = 0;
   std::set<std::string> gpus_seen;

@@ -179,10 +179,9 @@ TEST(TraceReaderErrors, CorruptMooncake) {
   EXPECT_CONTAINS(parse_error("\n", TraceFormat::mooncake), "mem.trace: trace has no requests");
 }
 
-// The public traces in shared/ (read-only reference data next to the repository).
-TEST(TraceReaderSharedData, RealAzureAndMooncakeTraces) {
-  const std::string shared = std::string(GPUMUX_SHARED_DIR) + "/traces/";
-  if (!std::filesystem::is_directory(shared)) GTEST_SKIP() << "no " << shared;
+// The public traces, copied unchanged into tests/data/traces (SOURCE.md there).
+TEST(TraceReaderPublicData, RealAzureAndMooncakeTraces) {
+  const std::string& shared = kTraces;
 
   const auto code = read_trace(shared + "azure-llm-inference-2023/AzureLLMInferenceTrace_code.csv",
                                TraceFormat::azure_llm);
