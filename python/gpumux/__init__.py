@@ -28,6 +28,7 @@ import pandas as pd  # noqa: E402
 
 from ._h5 import load  # noqa: E402
 from .result import Result  # noqa: E402
+from . import scenarios  # noqa: E402  (gpumux.scenarios.path("quickstart"))
 
 __version__: str = _gpumux.version()
 

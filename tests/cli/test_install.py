@@ -1,0 +1,98 @@
+"""`pip install .` into a fresh venv (Debian packages visible, no network, no build isolation)
+builds the extension and the binary with CMake and installs the gpumux package and command;
+the installed package then works from an unrelated directory with no PYTHONPATH.
+
+Not skipped: it builds the two targets it needs (gpumux, _gpumux) in a temporary folder, with
+ccache when present (then mostly cache hits after `make`), so it takes a minute or two."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SYSTEM_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "GPUMUX_BIN", "GPUMUX_BUILD_DIR", "VIRTUAL_ENV")}
+    if shutil.which("ccache") and "CMAKE_CXX_COMPILER_LAUNCHER" not in env:
+        env["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
+    env.update(extra)
+    return env
+
+
+def test_venv_pip_install_then_import_and_run_elsewhere(tmp_path):
+    venv = tmp_path / "v"
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    pip = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "--no-build-isolation", "--no-deps",
+         "--no-index", str(REPO)],
+        env=_env(GPUMUX_PIP_BUILD_DIR=str(tmp_path / "build")), cwd=tmp_path,
+        capture_output=True, text=True, timeout=1500)
+    assert pip.returncode == 0, pip.stdout[-4000:] + pip.stderr[-4000:]
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code = (
+        "import json, gpumux, pathlib\n"
+        "print(json.dumps({'file': gpumux.__file__, 'version': gpumux.__version__,\n"
+        "  'scenario': str(gpumux.scenarios.path('quickstart')),\n"
+        "  'p99': gpumux.run(gpumux.scenarios.path('quickstart'),\n"
+        "                    overrides={'duration': '2s', 'warmup': '0s'}).tenants['latency_p99_ns'].tolist()}))\n")
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=elsewhere, env=_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    # imported from the venv, not from the source tree or a build folder
+    assert Path(info["file"]).resolve().is_relative_to(venv.resolve()), info["file"]
+    assert Path(info["scenario"]).resolve().is_relative_to(venv.resolve()), info["scenario"]
+    assert info["version"] == "0.1.0"
+    assert info["p99"] and all(p > 0 for p in info["p99"])
+
+    # the `gpumux` command: runs a scenario given as a shipped file, from another folder
+    command = venv / "bin" / "gpumux"
+    assert command.is_file()
+    version = subprocess.run([str(command), "--version"], cwd=elsewhere, env=_env(),
+                             capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("gpumux 0.1.0"), version.stderr
+    run = subprocess.run([str(command), "run", info["scenario"], "--set", "duration=2s",
+                          "--set", "warmup=0s", "--json", "-o", "out.h5"],
+                         cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["tenants"]
+    assert (elsewhere / "out.h5").stat().st_size > 0
+
+    # another process (as a Dask worker would be) loads the result with the installed package
+    load = subprocess.run([str(venv / "bin" / "python"), "-c",
+                           "import gpumux; print(len(gpumux.load('out.h5').requests))"],
+                          cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=120)
+    assert load.returncode == 0 and int(load.stdout) > 0, load.stderr
+
+
+def test_cmake_install_puts_binary_profiles_and_package_under_prefix(tmp_path):
+    build = os.environ.get("GPUMUX_BUILD_DIR") or (
+        str(Path(os.environ["GPUMUX_BIN"]).parent) if os.environ.get("GPUMUX_BIN") else
+        str(REPO / "build"))
+    assert (Path(build) / "cmake_install.cmake").exists(), f"{build} is not a CMake build folder"
+    prefix = tmp_path / "prefix"
+    # Installs what the build folder holds; build gpumux and _gpumux first (make does).
+    proc = subprocess.run(["cmake", "--install", build, "--prefix", str(prefix)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert os.access(prefix / "bin" / "gpumux", os.X_OK)
+    profiles = sorted(p.name for p in (prefix / "share" / "gpumux" / "profiles").glob("*.yaml"))
+    assert "h100-sxm-80gb.yaml" in profiles
+    packages = list(prefix.glob("lib/python3*/*-packages/gpumux"))
+    assert len(packages) == 1, packages
+    package = packages[0]
+    assert (package / "__init__.py").exists() and list(package.glob("_gpumux*.so"))
+    assert (package / "data" / "scenarios" / "quickstart.yaml").exists()
+    proc = subprocess.run([SYSTEM_PYTHON, "-c",
+                           "import gpumux; print(gpumux.__file__, gpumux.scenarios.path('quickstart'))"],
+                          cwd=tmp_path, env=_env(PYTHONPATH=str(package.parent)),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(str(package))
