@@ -108,3 +108,44 @@ def test_gavel_end_to_end_simulator_matches_law(gavel):
     assert e2e["max_rel_diff"] < 1e-6
     # The chosen pair must exercise the interference term.
     assert abs(e2e["rate_a"] - e2e["rate0_a"]) + abs(e2e["rate_b"] - e2e["rate0_b"]) > 0.05
+
+
+@pytest.fixture(scope="module")
+def report_all(tmp_path_factory):
+    """run_all.py: every validation, one REPORT.md (written to a temporary directory)."""
+    pytest.importorskip("scipy")
+    pytest.importorskip("yaml")
+    pytest.importorskip("h5py")
+    tmp = tmp_path_factory.mktemp("all")
+    proc = subprocess.run(
+        [PYTHON, str(VALIDATION / "run_all.py"), "--gpumux", GPUMUX, "--outdir", str(tmp),
+         "--report", str(tmp / "REPORT.md"), "--json", str(tmp / "all.json")],
+        capture_output=True, text=True, timeout=300, cwd=tmp)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return tmp
+
+
+def test_run_all_report_well_formed(report_all):
+    text = (report_all / "REPORT.md").read_text()
+    assert text.startswith("# Validation report")
+    assert "gpumux" in text and "Generated 20" in text
+    data = json.loads((report_all / "all.json").read_text())
+    assert {"MIG", "time-slicing"} <= set(data["summary"])
+    table = [l for l in text.splitlines() if l.startswith("| MIG |") or l.startswith("| time-slicing |")]
+    assert len(table) == len(data["rows"]) + 2  # every point plus the two summary lines
+    for row in data["rows"]:
+        assert row["measured"] > 0 and row["predicted"] > 0
+        assert abs(row["error"] - (row["predicted"] / row["measured"] - 1)) < 1e-9
+        assert abs(row["error"]) <= 0.25 or row["reason"], row  # > 25 % needs a written reason
+    for script in ("miso_mig.md", "gavel_mps.md", "timeslicing.md"):
+        assert (report_all / script).read_text().startswith("# ")
+
+
+def test_timeslicing_against_published_a100(report_all):
+    s = json.loads((report_all / "all.json").read_text())["summary"]["time-slicing"]
+    # Measured with the profile defaults: 21 points, median 3.2 %, max 9.0 %.
+    assert s["n"] == 21
+    assert s["median_abs"] < 0.06
+    assert s["max_abs"] < 0.15
+    assert "/work/shared" not in (VALIDATION / "timeslicing.py").read_text()
+    assert (VALIDATION / "data" / "timeslicing" / "SOURCE.md").exists()

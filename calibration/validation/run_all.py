@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""Run every validation and write calibration/validation/REPORT.md.
+
+One command:  /usr/bin/python3 calibration/validation/run_all.py [--gpumux build/gpumux]
+              [--report calibration/validation/REPORT.md] [--json all.json]
+
+It runs miso_mig.py (MIG), gavel_mps.py (MPS) and timeslicing.py (time-slicing) against the built
+binary, each writing its own Markdown report next to itself (or into --outdir), and collects one
+table: mechanism | source | setup | measured | predicted | error, with the median and maximum
+|error| per mechanism, the date and the gpumux version.
+
+Rows:
+* MIG: MISO's per-iteration training time on each A100-40GB slice, predicted leave-one-slice-out
+  by the shipped law with a fitted sm_fraction (gpumux(D,m,f) in miso-mig-a100.md): out-of-sample.
+* time-slicing: every point of timeslicing-a100.md.
+* MPS: Gavel's pairs are reported by gavel_mps.py as a fit (RMSE of normalised throughput), not
+  as per-point predictions; the report carries its summary until gavel_mps.py predicts with the
+  SM-residency law (issue 6 item 2).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+MIG_FIT = "gpumux(D,m,f)"
+# Points worse than 25 %, with the written reason (the goal allows them only with one).
+REASONS = {
+    "transformer_train32/7g.40gb": "leave-one-out extrapolation: the whole-GPU point is predicted "
+                                   "from the 1g-4g slices alone, so sm_fraction is fitted without "
+                                   "any slice above 56 SMs (the in-sample median of the same law is 1.3 %)",
+}
+
+
+def run_script(name: str, gpumux: str, outdir, jsdir: Path, extra=()) -> dict:
+    js = jsdir / f"{name}.json"
+    report = Path(outdir) / f"{name}.md" if outdir else None
+    cmd = [sys.executable, str(HERE / f"{name}.py"), "--gpumux", gpumux, "--json", str(js)]
+    if report is not None:
+        cmd += ["--report", str(report)]
+    proc = subprocess.run(cmd + list(extra), capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name}.py failed:\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(js.read_text())
+
+
+def mig_rows(miso: dict) -> list:
+    rows = []
+    for model, d in miso["models"].items():
+        fit = d["fits"][MIG_FIT]
+        for sl, meas in zip(d["slices"], d["times_s"]):
+            e = fit["loo_err"][sl]
+            rows.append({"mechanism": "MIG", "source": "MISO (SoCC'22), A100-40GB",
+                         "setup": f"{model} on {sl}: iteration time, leave-one-slice-out",
+                         "measured": 1000 * meas, "predicted": 1000 * meas * (1 + e),
+                         "unit": "ms", "error": e, "reason": REASONS.get(f"{model}/{sl}", "")})
+    return rows
+
+
+def version(gpumux: str) -> str:
+    try:
+        p = subprocess.run([gpumux, "--version"], capture_output=True, text=True, timeout=10)
+        v = (p.stdout or p.stderr).strip().splitlines()
+        ver = v[0] if v and p.returncode == 0 else "unknown"
+    except OSError:
+        ver = "unknown"
+    try:
+        sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+    except OSError:
+        sha = ""
+    return f"{ver} (git {sha})" if sha else ver
+
+
+def summarise(rows: list) -> dict:
+    out = {}
+    for mech in sorted({r["mechanism"] for r in rows}):
+        errs = [abs(r["error"]) for r in rows if r["mechanism"] == mech]
+        bad = [r for r in rows if r["mechanism"] == mech and abs(r["error"]) > 0.25]
+        out[mech] = {"n": len(errs), "median_abs": statistics.median(errs), "max_abs": max(errs),
+                     "over_25": len(bad), "over_25_unexplained": sum(1 for r in bad if not r["reason"])}
+    return out
+
+
+def render(rows: list, summary: dict, gavel: dict, ver: str, date: str) -> str:
+    L = ["# Validation report", "",
+         f"Generated {date} by `calibration/validation/run_all.py`; gpumux {ver}.",
+         "Goal: median |error| <= 10 % per mechanism, no point worse than 25 % without a written reason.",
+         "", "## Summary", "",
+         "| mechanism | points | median abs error | max abs error | > 25 % (unexplained) |",
+         "|---|---:|---:|---:|---:|"]
+    for mech, s in summary.items():
+        L.append(f"| {mech} | {s['n']} | {100 * s['median_abs']:.1f}% | {100 * s['max_abs']:.1f}% | "
+                 f"{s['over_25']} ({s['over_25_unexplained']}) |")
+    fm = gavel["fit_m"]
+    L.append(f"| MPS (Gavel, V100) | {gavel['n_pairs']} pairs | fit, not per-point: RMSE of "
+             f"normalised throughput {fm['best_rmse']:.3f} (alpha {fm['best_alpha']:.2f}; "
+             f"{fm['rmse_alpha0']:.3f} at alpha 0) | - | - |")
+    L += ["", "MPS has no per-point prediction yet: `gavel_mps.py` fits the interference factor that "
+          "issue 6 deletes; it will predict with the SM-residency law once that lands "
+          "(see gavel-mps-v100.md).", "",
+          "## All points", "",
+          "| mechanism | source | setup | measured | predicted | error | reason if > 25 % |",
+          "|---|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        u = f" {r['unit']}" if r["unit"] else ""
+        L.append(f"| {r['mechanism']} | {r['source']} | {r['setup']} | {r['measured']:.3f}{u} | "
+                 f"{r['predicted']:.3f}{u} | {100 * r['error']:+.1f}% | "
+                 f"{r['reason'] if abs(r['error']) > 0.25 else ''} |")
+    L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, timeslicing-a100.md.", ""]
+    return "\n".join(L)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpumux", default=os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
+    ap.add_argument("--report", default=str(HERE / "REPORT.md"))
+    ap.add_argument("--outdir", help="write the per-script reports here instead of next to them")
+    ap.add_argument("--json", help="also write all rows and summaries as JSON here")
+    args = ap.parse_args(argv)
+    gpumux = os.path.abspath(args.gpumux)
+    if args.outdir:
+        Path(args.outdir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as td:
+        miso = run_script("miso_mig", gpumux, args.outdir, Path(td))
+        gavel = run_script("gavel_mps", gpumux, args.outdir, Path(td))
+        ts = run_script("timeslicing", gpumux, args.outdir, Path(td))
+    rows = mig_rows(miso)
+    for r in ts["rows"]:
+        rows.append(dict(r, reason=""))
+    summary = summarise(rows)
+    date = dt.date.today().isoformat()
+    ver = version(gpumux)
+    Path(args.report).write_text(render(rows, summary, gavel, ver, date))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"date": date, "version": ver, "rows": rows,
+                                               "summary": summary,
+                                               "gavel": {k: gavel["fit_m"][k] for k in
+                                                         ("best_alpha", "best_rmse", "rmse_alpha0")}},
+                                              indent=1))
+    for mech, s in summary.items():
+        print(f"{mech}: {s['n']} points, median |error| {100 * s['median_abs']:.1f}%, "
+              f"max {100 * s['max_abs']:.1f}%, >25%: {s['over_25']} ({s['over_25_unexplained']} unexplained)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
