@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -70,11 +71,24 @@ class ProfileParser {
     if (!root.IsMap()) fail(root, "", "a device profile must be a YAML mapping");
 
     check_keys(root, "",
-               {"display_name", "notes", "sms", "memory", "hbm_bandwidth", "hbm_bandwidth_measured",
+               {"display_name", "nvidia_smi_name", "notes", "sms", "memory", "hbm_bandwidth", "hbm_bandwidth_measured",
                 "l2_cache", "launch_overhead", "timeslice", "context_switch", "preemption_latency",
                 "cache_refill", "mps_max_clients", "mps_interference", "mig"});
     DeviceProfile gpu;
     gpu.display_name = string_at(root, "display_name", "");
+    if (root["nvidia_smi_name"]) {
+      const YAML::Node names = sourced(root, "nvidia_smi_name", "", false);
+      if (names.IsScalar()) {
+        gpu.nvidia_smi_names.push_back(names.Scalar());
+      } else if (names.IsSequence()) {
+        for (const YAML::Node& name : names) {
+          if (!name.IsScalar()) fail(name, "nvidia_smi_name", "expected a text or a list of texts");
+          gpu.nvidia_smi_names.push_back(name.Scalar());
+        }
+      } else {
+        fail(names, "nvidia_smi_name", "expected a text or a list of texts");
+      }
+    }
     if (root["notes"]) string_at(root, "notes", "");
     gpu.sms = positive_int(root, "sms", "", false);
     gpu.memory = size_at(root, "memory", "", false);
@@ -413,6 +427,46 @@ std::vector<std::string> embedded_profile_names() {
   return names;
 }
 
+namespace {
+// "NVIDIA H100 80GB HBM3" / "nvidia-h100-80gb-hbm3" / "H100 80GB HBM3" -> "h100-80gb-hbm3"
+std::string alias_key(const std::string& name) {
+  std::string key;
+  for (const char c : name) {
+    const bool separator = c == ' ' || c == '-' || c == '_' || c == '\t';
+    if (separator) {
+      if (!key.empty() && key.back() != '-') key += '-';
+    } else {
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  while (!key.empty() && key.back() == '-') key.pop_back();
+  if (key.rfind("nvidia-", 0) == 0) key.erase(0, 7);
+  return key;
+}
+}  // namespace
+
+std::string embedded_profile_for_alias(const std::string& name) {
+  const std::string wanted = alias_key(name);
+  if (wanted.empty()) return "";
+  static const std::vector<std::pair<std::string, std::string>> aliases = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [stem, text] : embedded_profiles()) {
+      try {
+        const DeviceProfile gpu =
+            parse_device_profile(std::string(text), "calibration/profiles/" + std::string(stem) + ".yaml");
+        for (const std::string& alias : gpu.nvidia_smi_names) out.emplace_back(alias_key(alias), stem);
+      } catch (const InputError&) {
+        // a broken embedded profile is reported when it is loaded by name
+      }
+    }
+    return out;
+  }();
+  for (const auto& [key, stem] : aliases) {
+    if (key == wanted) return stem;
+  }
+  return "";
+}
+
 DeviceProfile parse_device_profile(const std::string& yaml_text, const std::string& source_name) {
   DeviceProfile gpu = ProfileParser(source_name).parse(yaml_text);
   gpu.name = file_stem(source_name);
@@ -446,16 +500,22 @@ const DeviceProfile& load_device_profile(const std::string& name_or_path,
     gpu = parse_device_profile(read_text_file(path), path);
   } else {
     const auto& embedded = embedded_profiles();
-    const auto it = std::find_if(embedded.begin(), embedded.end(),
-                                 [&](const auto& entry) { return entry.first == name_or_path; });
+    auto it = std::find_if(embedded.begin(), embedded.end(),
+                           [&](const auto& entry) { return entry.first == name_or_path; });
+    if (it == embedded.end()) {
+      const std::string stem = embedded_profile_for_alias(name_or_path);
+      it = std::find_if(embedded.begin(), embedded.end(),
+                        [&](const auto& entry) { return !stem.empty() && entry.first == stem; });
+    }
     if (it == embedded.end()) {
       throw InputError("unknown GPU model '" + name_or_path +
                        "'; known: " + join(embedded_profile_names(), ", ") +
-                       " (or give a path to a profile .yaml)");
+                       " (or an nvidia-smi name, see `gpumux models`, or a path to a profile .yaml)");
     }
     const std::string text(it->second);
-    gpu = parse_device_profile(text, "calibration/profiles/" + name_or_path + ".yaml");
-    gpu.source_path = "embedded:" + name_or_path;
+    const std::string stem(it->first);
+    gpu = parse_device_profile(text, "calibration/profiles/" + stem + ".yaml");
+    gpu.source_path = "embedded:" + stem;
   }
   auto [inserted, ok] = cache.emplace(key, std::make_unique<DeviceProfile>(std::move(gpu)));
   (void)ok;

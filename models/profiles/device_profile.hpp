@@ -27,6 +27,9 @@ struct MigProfileSpec {
 struct DeviceProfile {
   std::string name;          ///< file stem, e.g. "h100-sxm-80gb"
   std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
+  /// Names `nvidia-smi --query-gpu=name` prints for this model (`nvidia_smi_name:` in the
+  /// profile, with its source), e.g. "NVIDIA H100 80GB HBM3"; accepted as `model:` aliases.
+  std::vector<std::string> nvidia_smi_names;
   int sms = 0;                       ///< SMs enabled on the whole GPU (non-MIG)
   std::int64_t memory = 0;           ///< bytes usable on the whole GPU
   double hbm_bandwidth = 0;          ///< bytes/s, datasheet peak
@@ -60,7 +63,12 @@ struct DeviceProfile {
 /// Names of the profiles compiled into the binary, sorted.
 std::vector<std::string> embedded_profile_names();
 
-/// Loads a profile by name (embedded) or by path (anything containing '/' or ending in .yaml;
+/// The embedded profile name whose `nvidia_smi_name` matches `name` ("NVIDIA H100 80GB HBM3",
+/// case-insensitive; spaces, '-' and '_' are interchangeable, as in the GPU feature discovery
+/// label NVIDIA-H100-80GB-HBM3; a leading "NVIDIA " may be left out), or "" when none does.
+std::string embedded_profile_for_alias(const std::string& name);
+
+/// Loads a profile by name (embedded, or an nvidia-smi name of one) or by path (anything containing '/' or ending in .yaml;
 /// relative paths resolve against `base_dir`). Results are cached per process.
 /// Throws InputError naming the file, line and key of a bad or unsourced value, or listing the
 /// known profile names when the name is unknown.

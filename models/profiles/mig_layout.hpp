@@ -8,6 +8,7 @@
 // slices add up to at most compute_slices, and no profile is used more than its max_count.
 // The search is exhaustive backtracking over starts (at most 7 instances x 8 starts), so a
 // layout is rejected only when no placement exists at all. Cost: microseconds.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,12 @@ struct MigFitResult {
   std::string reason;
 };
 
+/// "3g.40gb:2" -> {"3g.40gb", "3g.40gb"} (the mig-parted / GKE PROFILE:COUNT syntax; a count
+/// from 1 to 7); "3g.40gb" -> {"3g.40gb"}. Throws std::invalid_argument with a short reason.
+std::vector<std::string> expand_profile_count(const std::string& item);
+
 /// Expands a layout name (e.g. "all-balanced", "all-1g") or returns the list unchanged.
-/// A single string with commas ("3g.40gb,1g.10gb") is split. Throws InputError for an unknown
+/// A single string with commas ("3g.40gb,1g.10gb") is split; PROFILE:COUNT items repeat. Throws InputError for an unknown
 /// layout name (listing the known ones).
 std::vector<std::string> expand_mig_layout(const DeviceProfile& gpu,
                                            const std::vector<std::string>& names_or_layout);

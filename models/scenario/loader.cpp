@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/profiles/mig_layout.hpp"
 #include "models/scenario/trace_reader.hpp"
 #include "models/scenario/units.hpp"
 
@@ -658,19 +659,26 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
 
 std::vector<std::string> mig_of(Context& ctx, const Field& field, std::string& layout_name) {
   std::vector<std::string> profiles;
+  // PROFILE:COUNT repeats a profile (mig-parted / GKE syntax): [3g.40gb:2, 1g.10gb]
+  auto append = [&](const Field& where, const std::string& item) {
+    try {
+      for (std::string& name : expand_profile_count(item)) profiles.push_back(std::move(name));
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(where, e.what());
+    }
+  };
   if (field.node.IsSequence()) {
-    for (const Field& item : list_of(ctx, field, true))
-      profiles.push_back(non_empty_text(ctx, item));
+    for (const Field& item : list_of(ctx, field, true)) append(item, non_empty_text(ctx, item));
     return profiles;
   }
   const std::string text = non_empty_text(ctx, field);
-  if (text.find(',') == std::string::npos) {
+  if (text.find(',') == std::string::npos && text.find(':') == std::string::npos) {
     layout_name = trim(text);
     return profiles;
   }
   for (const std::string& part : split(text, ',')) {
     if (trim(part).empty()) ctx.fail(field, "empty MIG profile name in '" + text + "'");
-    profiles.push_back(trim(part));
+    append(field, trim(part));
   }
   return profiles;
 }

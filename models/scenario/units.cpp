@@ -74,7 +74,20 @@ constexpr std::pair<const char*, double> kSizeUnits[] = {
     {"KiB", 1024.0},
     {"MiB", 1024.0 * 1024},
     {"GiB", 1024.0 * 1024 * 1024},
-    {"TiB", 1024.0 * 1024 * 1024 * 1024}};
+    {"TiB", 1024.0 * 1024 * 1024 * 1024},
+    {"PB", 1e15},
+    {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024},
+    // Kubernetes quantities (resource.Quantity): binary Ki Mi Gi Ti Pi, decimal k M G T P.
+    {"Ki", 1024.0},
+    {"Mi", 1024.0 * 1024},
+    {"Gi", 1024.0 * 1024 * 1024},
+    {"Ti", 1024.0 * 1024 * 1024 * 1024},
+    {"Pi", 1024.0 * 1024 * 1024 * 1024 * 1024},
+    {"k", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15}};
 
 // Events per unit -> per second. Negative entries are divisors, so that 23/min is the double
 // nearest 23/60 (23 * (1.0/60) is one ulp off).
@@ -98,6 +111,9 @@ std::int64_t parse_duration_ns(const std::string& text) {
 
 std::int64_t parse_size_bytes(const std::string& text) {
   const Quantity q = split_quantity(text, "10GiB");
+  if (q.unit == "m") {
+    throw std::invalid_argument("'m' is milli (a Kubernetes CPU quantity), not a size; use Mi or MiB");
+  }
   return to_int64(q.number * factor_for(q.unit, kSizeUnits, "size"));
 }
 

@@ -12,7 +12,8 @@ namespace gpumux::units {
 std::int64_t parse_duration_ns(const std::string& text);
 
 /// "512MiB" "10GiB" "80GB" "4096B" "1.5TB" (KB/MB/GB/TB = powers of 1000; KiB/MiB/GiB/TiB =
-/// powers of 1024) -> bytes.
+/// powers of 1024) -> bytes. Kubernetes quantities too: "30Gi" "500Mi" "1Ki" (powers of 1024),
+/// "2k" "500M" "80G" (powers of 1000); "1500m" (milli) is refused with a reason.
 std::int64_t parse_size_bytes(const std::string& text);
 
 /// "3.35TB/s" "900GB/s" "512GiB/s" -> bytes per second.

@@ -1,6 +1,7 @@
 #include "sim/cli/cli.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include <boost/program_options.hpp>
+#include <fmt/format.h>
 
 #include "models/profiles/device_profile.hpp"
 #include "models/profiles/mig_layout.hpp"
@@ -45,9 +47,66 @@ const char* kUsage =
     "  validate SCENARIO.yaml [--set ...]       check a scenario without running it\n"
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
     "  mig GPU_MODEL [--check LAYOUT]           MIG profiles, layouts, placement check\n"
+    "  models                                   GPU models: SMs, memory, bandwidth, MIG, nvidia-smi names\n"
     "  report OUT.h5 [--json]                   print the summary of a result file\n"
     "  help [COMMAND]                           this text, or one command's options\n"
-    "  --version\n";
+    "  --version\n"
+    "\n"
+    "gpumux COMMAND --help (or -h) shows a command's arguments, defaults and examples.\n";
+
+/// What `gpumux COMMAND --help` prints around the option table.
+struct CommandHelp {
+  const char* usage;
+  const char* about;
+  const char* examples;
+};
+
+const CommandHelp kRunHelp{
+    "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--json] "
+    "[--quiet] [--fail-on-slo]",
+    "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
+    "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
+    "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input, 3 internal error, 130 Ctrl-C.",
+    "  gpumux run scenarios/quickstart.yaml\n"
+    "  gpumux run scenarios/quickstart.yaml -o out.h5 --seed 9\n"
+    "  gpumux run scenarios/hybrid-h100.yaml --set gpus.0.sharing.timeslice=2ms --json\n"
+    "  gpumux run scenarios/quickstart.yaml --set tenants.0.workload.arrivals.rate=400/s "
+    "--fail-on-slo\n"};
+const CommandHelp kValidateHelp{
+    "usage: gpumux validate SCENARIO.yaml [--set KEY=VALUE ...]",
+    "Checks schema, units, MIG placement and memory capacity without running; prints the devices\n"
+    "and their tenants. Exit 0 when valid, 2 with one line FILE:LINE:COLUMN: KEY: message.",
+    "  gpumux validate scenarios/mig-all-balanced-a100.yaml\n"
+    "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
+const CommandHelp kCompareHelp{
+    "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
+    "[--set KEY=VALUE ...] [--json]",
+    "Runs the same tenants and arrivals under each strategy and prints one overview table.\n"
+    "--strategies is required; defaults: no result file, the scenario's seed, no overrides.",
+    "  gpumux compare scenarios/hybrid-h100.yaml --strategies mig,time-slicing,mps,dedicated\n"
+    "  gpumux compare scenarios/antipattern-mps-fault-blast-radius.yaml --strategies mig,mps "
+    "-o cmp.h5\n"};
+const CommandHelp kMigHelp{
+    "usage: gpumux mig GPU_MODEL [--check LAYOUT]",
+    "Without --check: the MIG profiles of GPU_MODEL (SMs, memory, slices, max count, placements)\n"
+    "and its named layouts. With --check: does LAYOUT fit, and where does each instance go?\n"
+    "LAYOUT is comma-separated profiles, PROFILE:COUNT for repeats (mig-parted/GKE syntax), or a\n"
+    "named layout. GPU_MODEL is a profile name (see `gpumux models`) or an nvidia-smi name.\n"
+    "Exit: 0 fits, 1 does not fit, 2 bad input.",
+    "  gpumux mig h100-sxm-80gb\n"
+    "  gpumux mig h100-sxm-80gb --check 3g.40gb:2,1g.10gb:1\n"
+    "  gpumux mig \"NVIDIA H100 80GB HBM3\" --check all-balanced\n"};
+const CommandHelp kModelsHelp{
+    "usage: gpumux models",
+    "Lists the GPU models built in (calibration/profiles/*.yaml): SMs, memory, HBM bandwidth,\n"
+    "MIG profiles, and the nvidia-smi names accepted as `model:` in scenarios.",
+    "  gpumux models\n"};
+const CommandHelp kReportHelp{
+    "usage: gpumux report OUT.h5 [--json]",
+    "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
+    "Default: the table; --json prints the stored JSON summary (one line per run).",
+    "  gpumux report out.h5\n"
+    "  gpumux report cmp.h5 --json\n"};
 
 struct ParsedCommand {
   po::variables_map vm;
@@ -55,9 +114,10 @@ struct ParsedCommand {
 
 po::options_description run_options() {
   po::options_description o("gpumux run SCENARIO.yaml");
-  o.add_options()("output,o", po::value<std::string>(), "write the HDF5 result file here")(
-      "seed", po::value<std::uint64_t>(), "override the scenario's master seed")(
-      "set", po::value<std::vector<std::string>>()->composing(),
+  o.add_options()("output,o", po::value<std::string>()->value_name("OUT.h5"),
+                  "write the HDF5 result file here (.h5 or .hdf5)")(
+      "seed", po::value<std::uint64_t>()->value_name("N"), "override the scenario's master seed")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override, e.g. gpus.0.sharing.timeslice=2ms (repeatable)")(
       "json", po::bool_switch(), "print the summary as one JSON object instead of the table")(
       "quiet,q", po::bool_switch(), "print nothing on success")(
@@ -67,13 +127,14 @@ po::options_description run_options() {
 
 po::options_description validate_options() {
   po::options_description o("gpumux validate SCENARIO.yaml");
-  o.add_options()("set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override");
+  o.add_options()("set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+                  "override a scenario key, e.g. gpus.0.mig=all-balanced (repeatable)");
   return o;
 }
 
 po::options_description compare_options() {
   po::options_description o("gpumux compare SCENARIO.yaml");
-  o.add_options()("strategies", po::value<std::string>()->required(),
+  o.add_options()("strategies", po::value<std::string>()->required()->value_name("A,B,..."),
                   "comma-separated: as-is, exclusive, time-slicing, mps, mig, mig+time-slicing, "
                   "mig+mps, mig+exclusive")("output,o", po::value<std::string>(),
                                             "write all results into one HDF5 file")(
@@ -85,11 +146,13 @@ po::options_description compare_options() {
 
 po::options_description mig_options() {
   po::options_description o("gpumux mig GPU_MODEL");
-  o.add_options()("check", po::value<std::string>(),
-                  "a layout: comma-separated profiles (3g.40gb,2g.20gb,1g.10gb) or a name "
-                  "(all-balanced)");
+  o.add_options()("check", po::value<std::string>()->value_name("LAYOUT"),
+                  "a layout: comma-separated profiles (3g.40gb,2g.20gb,1g.10gb), with counts "
+                  "(3g.40gb:2,1g.10gb:1), or a name (all-balanced)");
   return o;
 }
+
+po::options_description models_options() { return po::options_description("gpumux models"); }
 
 po::options_description report_options() {
   po::options_description o("gpumux report OUT.h5");
@@ -169,13 +232,50 @@ RunResult simulate_with_progress(const ResolvedScenario& resolved, bool record_r
   return result;
 }
 
+/// -o must name a file gpumux writes: HDF5 (.h5, .hdf5). Anything else is bad input (exit 2),
+/// checked before the run so no time is spent on a file that would not be written.
+void check_output_path(const po::variables_map& vm) {
+  if (!vm.count("output")) return;
+  const std::string path = vm["output"].as<std::string>();
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  std::string extension =
+      (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? ""
+                                                                                : path.substr(dot);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (extension == ".h5" || extension == ".hdf5") return;
+  throw InputError("-o " + path + ": gpumux writes HDF5 result files only (.h5 or .hdf5)" +
+                   (extension.empty() ? std::string() : ", not " + extension) +
+                   "; for a table use --json or `gpumux report OUT.h5`");
+}
+
+/// One stderr line per tenant whose offered load its device could not serve: requests queued
+/// without bound, so latency is the backlog (mean slowdown over kOverloadSlowdown) and the run
+/// went on draining it long after arrivals stopped.
+void warn_overload(const ResolvedScenario& resolved, const RunResult& result) {
+  constexpr double kOverloadSlowdown = 100.0;
+  const Nanos duration = resolved.scenario.duration;
+  if (duration <= 0 || result.sim_time_ns <= duration + duration / 10) return;
+  for (std::size_t t = 0; t < result.tenants.size() && t < resolved.scenario.tenants.size(); ++t) {
+    const auto& tenant = result.tenants[t];
+    if (!(tenant.slowdown_mean >= kOverloadSlowdown)) continue;
+    std::cerr << "gpumux: warning: tenant " << resolved.scenario.tenants[t].name
+              << ": offered load exceeds what its device can serve (mean slowdown "
+              << static_cast<long long>(tenant.slowdown_mean) << "x; the backlog drained "
+              << (result.sim_time_ns - duration) / 1'000'000'000 << " s after arrivals stopped)"
+              << "; lower its rate or give it more GPU\n";
+  }
+}
+
 int command_run(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, run_options(), "scenario");
+  check_output_path(vm);
   const Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), overrides_from(vm));
   const ResolvedScenario resolved = resolve_scenario(scenario);
   std::signal(SIGINT, on_sigint);
   const RunResult result = simulate_with_progress(resolved, vm.count("output") > 0);
   std::signal(SIGINT, SIG_DFL);
+  warn_overload(resolved, result);
   if (vm.count("output")) write_result_h5(vm["output"].as<std::string>(), result);
   if (vm["json"].as<bool>()) {
     std::cout << summary_json(result).dump() << "\n";
@@ -209,6 +309,7 @@ int command_validate(const std::vector<std::string>& args) {
 
 int command_compare(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, compare_options(), "scenario");
+  check_output_path(vm);
   const Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), overrides_from(vm));
   const std::vector<std::string> strategies =
       parse_strategy_list(vm["strategies"].as<std::string>());
@@ -261,6 +362,29 @@ int command_mig(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int command_models(const std::vector<std::string>& args) {
+  if (!args.empty()) throw po::error("unexpected argument '" + args.front() + "'");
+  std::cout << fmt::format("{:<15} {:>4} {:>10} {:>10}  {:<48} {}\n", "model", "SMs", "memory",
+                           "HBM", "MIG profiles", "nvidia-smi name");
+  for (const std::string& name : embedded_profile_names()) {
+    const DeviceProfile& gpu = load_device_profile(name);
+    std::string mig;
+    for (const MigProfileSpec& spec : gpu.mig_profiles) {
+      if (spec.name.find('+') != std::string::npos) continue;  // +me/+gfx variants: `gpumux mig`
+      mig += (mig.empty() ? "" : " ") + spec.name;
+    }
+    std::string smi;
+    for (const std::string& alias : gpu.nvidia_smi_names) smi += (smi.empty() ? "" : " | ") + alias;
+    std::cout << fmt::format("{:<15} {:>4} {:>6.1f} GiB {:>5.2f} TB/s  {:<48} {}\n", gpu.name,
+                             gpu.sms, static_cast<double>(gpu.memory) / (1024.0 * 1024 * 1024),
+                             gpu.hbm_bandwidth / 1e12, mig.empty() ? "-" : mig,
+                             smi.empty() ? "-" : smi);
+  }
+  std::cout << "\nUse a model name or its nvidia-smi name as `model:` in a scenario; "
+               "`gpumux mig MODEL` shows the MIG details.\n";
+  return kExitOk;
+}
+
 int command_report(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, report_options(), "file");
   const std::vector<nlohmann::ordered_json> summaries = read_summaries_h5(vm["file"].as<std::string>());
@@ -280,18 +404,26 @@ int command_help(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const std::string& command = args.front();
+  auto show = [](const CommandHelp& help, const po::options_description& options) {
+    std::cout << help.usage << "\n\n" << help.about << "\n\n";
+    if (!options.options().empty()) std::cout << options << "\n";
+    std::cout << "  -h [ --help ]          this text\n\nexamples:\n" << help.examples;
+  };
   if (command == "run") {
-    std::cout << run_options();
+    show(kRunHelp, run_options());
   } else if (command == "validate") {
-    std::cout << validate_options();
+    show(kValidateHelp, validate_options());
   } else if (command == "compare") {
-    std::cout << compare_options();
+    show(kCompareHelp, compare_options());
   } else if (command == "mig") {
-    std::cout << mig_options();
+    show(kMigHelp, mig_options());
+  } else if (command == "models") {
+    show(kModelsHelp, models_options());
   } else if (command == "report") {
-    std::cout << report_options();
+    show(kReportHelp, report_options());
   } else {
-    std::cerr << "gpumux: no command '" << command << "'\n" << kUsage;
+    std::cerr << "gpumux: error: no command '" << command << "' (commands: run, validate, compare, "
+              << "mig, models, report, help)\n";
     return kExitBadInput;
   }
   return kExitOk;
@@ -313,6 +445,11 @@ int run_cli(int argc, char** argv) {
       return kExitOk;
     }
     if (command == "help" || command == "--help" || command == "-h") return command_help(args);
+    // `gpumux COMMAND --help` / `-h` anywhere among its arguments: that command's help.
+    for (const std::string& arg : args) {
+      if (arg == "--help" || arg == "-h") return command_help({command});
+    }
+    if (command == "models") return command_models(args);
     if (command == "run") return command_run(args);
     if (command == "validate") return command_validate(args);
     if (command == "compare") return command_compare(args);

@@ -526,7 +526,9 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
   std::string out = fmt::format("scenario: {}", text(summary, "scenario"));
   if (field(summary, "strategy") != nullptr) out += "   strategy: " + text(summary, "strategy");
   if (const Json* c = field(summary, "gpu_cost"); c != nullptr && c->get<double>() > 0) {
-    out += fmt::format("   GPU cost: {:.4g}", c->get<double>());
+    // cost_per_hour is in US dollars per hour; gpu_cost is that over the measured window.
+    out += fmt::format("   GPU cost: ${:.4g} (USD for the measured window, at cost_per_hour $/h)",
+                       c->get<double>());
   }
   out += fmt::format(
       "   seed: {}   status: {}   simulated: {}   events: {}   wall: {}   "
@@ -598,7 +600,7 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
   // The bottom line per strategy: how many physical GPUs, how much work, the worst tail, the
   // failures and SLO misses, and the cost (0 without cost_per_hour in the scenario).
   TextTable overview({"strategy", "GPUs", "devices", "throughput", "worst p99", "failed",
-                      "SLO viol.", "mean SM busy", "GPU cost"},
+                      "SLO viol.", "mean SM busy", "GPU cost (USD)"},
                      1);
   for (std::size_t i = 0; i < summaries.size(); ++i) {
     std::vector<std::string> gpus;
@@ -623,7 +625,7 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
                       format_duration_ns(worst_p99), format_count(failed),
                       format_count(violations),
                       format_percent(devices > 0 ? busy / devices : 0.0),
-                      fmt::format("{:.2f}", cost)});
+                      fmt::format("${:.4g}", cost)});
   }
   out += "\n" + overview.render();
 

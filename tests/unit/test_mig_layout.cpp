@@ -360,3 +360,20 @@ TEST(MigLayout, DescribeShowsTableLayoutsAndTheHopperNote) {
 
 }  // namespace
 }  // namespace gpumux
+
+namespace gpumux {
+
+TEST(MigLayout, ProfileCountSyntaxRepeatsInLayoutOrder) {
+  const DeviceProfile& h100 = load_device_profile("h100-sxm-80gb");
+  const std::vector<std::string> expected = {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"};
+  EXPECT_EQ(expand_mig_layout(h100, {"3g.40gb:1,2g.20gb:1,1g.10gb:2"}), expected);
+  EXPECT_EQ(expand_mig_layout(h100, {"3g.40gb", "2g.20gb:1", " 1g.10gb : 2 "}), expected);
+  EXPECT_EQ(expand_mig_layout(h100, {"1g.10gb:7"}), std::vector<std::string>(7, "1g.10gb"));
+  EXPECT_TRUE(fit_mig_layout(h100, expand_mig_layout(h100, {"3g.40gb:2"})).fits);
+  EXPECT_FALSE(fit_mig_layout(h100, expand_mig_layout(h100, {"3g.40gb:2,1g.10gb:1"})).fits);
+  for (const char* bad : {"1g.10gb:0", "1g.10gb:8", "1g.10gb:", ":2", "1g.10gb:x", "1g.10gb:-1"}) {
+    EXPECT_THROW(expand_mig_layout(h100, {bad}), InputError) << bad;
+  }
+}
+
+}  // namespace gpumux

@@ -428,3 +428,38 @@ TEST(Profiles, ImpossibleNamedLayoutInAFileIsRejected) {
 
 }  // namespace
 }  // namespace gpumux
+
+namespace gpumux {
+
+TEST(Profiles, NvidiaSmiNamesAreAliasesOfEmbeddedProfiles) {
+  EXPECT_EQ(load_device_profile("NVIDIA H100 80GB HBM3").name, "h100-sxm-80gb");
+  EXPECT_EQ(load_device_profile("NVIDIA-H100-80GB-HBM3").name, "h100-sxm-80gb");  // GFD label
+  EXPECT_EQ(load_device_profile("NVIDIA A100-SXM4-40GB").name, "a100-sxm4-40gb");
+  EXPECT_EQ(load_device_profile("A100-SXM4-40GB").name, "a100-sxm4-40gb");
+  EXPECT_EQ(embedded_profile_for_alias("NVIDIA H100 NVL"), "h100-nvl-94gb");
+  EXPECT_EQ(embedded_profile_for_alias("NVIDIA H100 PCIe"), "");
+  EXPECT_THROW(load_device_profile("NVIDIA H100 PCIe"), InputError);
+  // every embedded profile names at least one nvidia-smi name, and no two share one
+  std::set<std::string> seen;
+  for (const std::string& name : embedded_profile_names()) {
+    const DeviceProfile& gpu = load_device_profile(name);
+    EXPECT_FALSE(gpu.nvidia_smi_names.empty()) << name;
+    for (const std::string& alias : gpu.nvidia_smi_names) {
+      EXPECT_EQ(embedded_profile_for_alias(alias), name) << alias;
+      EXPECT_TRUE(seen.insert(alias).second) << alias;
+    }
+  }
+}
+
+TEST(Profiles, NvidiaSmiNameNeedsASource) {
+  const std::string base = "display_name: X\nnvidia_smi_name: \"NVIDIA X\"\n";
+  try {
+    parse_device_profile(base, "x.yaml");
+    FAIL() << "an unsourced nvidia_smi_name was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.yaml:2:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nvidia_smi_name"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace gpumux

@@ -79,6 +79,23 @@ TEST(Units, EverySizeUnit) {
   EXPECT_EQ(parse_size_bytes("1.0001B"), 1);  // rounded to whole bytes
 }
 
+TEST(Units, KubernetesQuantities) {
+  EXPECT_EQ(parse_size_bytes("30Gi"), 30LL << 30);
+  EXPECT_EQ(parse_size_bytes("500Mi"), 500LL << 20);
+  EXPECT_EQ(parse_size_bytes("1Ki"), 1024);
+  EXPECT_EQ(parse_size_bytes("1Ti"), 1LL << 40);
+  EXPECT_EQ(parse_size_bytes("2Pi"), 2LL << 50);
+  EXPECT_EQ(parse_size_bytes("1.5Gi"), 3LL << 29);
+  EXPECT_EQ(parse_size_bytes("2k"), 2'000);
+  EXPECT_EQ(parse_size_bytes("500M"), 500'000'000);
+  EXPECT_EQ(parse_size_bytes("80G"), 80'000'000'000);
+  EXPECT_EQ(parse_size_bytes("1T"), 1'000'000'000'000);
+  EXPECT_DOUBLE_EQ(parse_bandwidth_bytes_per_s("2Ti/s"), 2.0 * (1LL << 40));
+  EXPECT_NE(error_of(parse_size_bytes, "1500m").find("milli"), std::string::npos);
+  EXPECT_NE(error_of(parse_size_bytes, "1K").find("unknown size unit 'K'"), std::string::npos);
+  EXPECT_NE(error_of(parse_size_bytes, "1gi").find("unknown size unit 'gi'"), std::string::npos);
+}
+
 TEST(Units, SizeErrors) {
   EXPECT_NE(error_of(parse_size_bytes, "1024").find("missing unit, e.g. 10GiB"), std::string::npos);
   EXPECT_NE(error_of(parse_size_bytes, "10gb").find("unknown size unit 'gb'"), std::string::npos);
