@@ -1,13 +1,14 @@
 # The two commands of the README:
 #   make run    install what is missing, configure, build, run scenarios/quickstart.yaml
 #   make test   install what is missing, configure, build, run every test (ctest + pytest)
-# Other targets: make build, make bench, make clean.
+# Other targets: make build (everything: tests, benchmarks, Python module), make gpumux (the
+# binary only), make bench, make clean.
 BUILD ?= build
 JOBS ?= 2
 PYTHON := /usr/bin/python3
 SCENARIO ?= scenarios/quickstart.yaml
 
-.PHONY: deps configure build run test bench clean
+.PHONY: deps configure build gpumux run test bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -21,7 +22,11 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-run: build
+# `make run` builds only what it runs: the gpumux binary (not the tests or benchmarks).
+gpumux: configure
+	cmake --build $(BUILD) -j$(JOBS) --target gpumux
+
+run: gpumux
 	$(BUILD)/gpumux run $(SCENARIO) -o quickstart.h5
 
 test: build

@@ -5,10 +5,16 @@
 namespace gpumux {
 
 std::string SourceLocation::describe() const {
+  // Appended piecewise: `text += ":" + std::to_string(n)` trips GCC 12's -Wrestrict false
+  // positive (bug 105329) in the inlined std::string operator+.
   std::string text = file;
   if (line > 0) {
-    text += ":" + std::to_string(line);
-    if (column > 0) text += ":" + std::to_string(column);
+    text += ':';
+    text += std::to_string(line);
+    if (column > 0) {
+      text += ':';
+      text += std::to_string(column);
+    }
   }
   // A command-line flag as the source reads "--set key.path", as the user typed it.
   const bool flag = line == 0 && text.rfind("--", 0) == 0;

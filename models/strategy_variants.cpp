@@ -83,7 +83,13 @@ Scenario apply_strategy(const Scenario& original, const std::string& strategy) {
       t.devices.clear();
       for (std::size_t i = 0; i < old_devices.size(); ++i) {
         GpuSpec gpu = *by_name.at(gpu_of(old_devices[i]));
-        gpu.name = "dedicated-" + t.name + (old_devices.size() > 1 ? "-" + std::to_string(i) : "");
+        // Appended piecewise: "-" + std::to_string(i) trips GCC 12's -Wrestrict false
+        // positive (bug 105329).
+        gpu.name = "dedicated-" + t.name;
+        if (old_devices.size() > 1) {
+          gpu.name += '-';
+          gpu.name += std::to_string(i);
+        }
         gpu.mig.clear();
         gpu.mig_layout_name.clear();
         gpu.sharing = SharingSpec{};

@@ -550,7 +550,8 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
          format_rate(number(t, "throughput_per_s")), format_factor(number(t, "slowdown_mean")),
          format_count(number(t, "slo_violations")), format_count(number(t, "oom_events"))});
   }
-  out += "\n" + tenants.render();
+  out += '\n';
+  out += tenants.render();
 
   // LLM tenants: time to first token.
   TextTable ttft({"tenant", "TTFT p50", "TTFT p99", "TTFT max"}, 1);
@@ -563,7 +564,10 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
                   format_duration_ns(number(first, "max"))});
     any_ttft = true;
   }
-  if (any_ttft) out += "\n" + ttft.render();
+  if (any_ttft) {
+    out += '\n';
+    out += ttft.render();
+  }
 
   TextTable devices({"device", "profile", "sharing", "SMs", "memory", "SM busy", "useful",
                      "peak memory", "ctx switches", "switch overhead"},
@@ -576,7 +580,8 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
                      format_count(number(d, "context_switches")),
                      format_duration_ns(number(d, "switch_overhead_ns"))});
   }
-  out += "\n" + devices.render();
+  out += '\n';
+  out += devices.render();
   if (const Json* notes = field(summary, "notes"); notes != nullptr && notes->is_array()) {
     out += "\n";
     for (const Json& note : *notes) out += "note: " + note.get<std::string>() + "\n";
@@ -627,7 +632,8 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
                       format_percent(devices > 0 ? busy / devices : 0.0),
                       fmt::format("${:.4g}", cost)});
   }
-  out += "\n" + overview.render();
+  out += '\n';
+  out += overview.render();
 
   // Tenants in order of first appearance; a tenant missing under a strategy shows "-".
   std::vector<std::string> tenant_names;
@@ -662,7 +668,8 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
       }
       table.add_row(std::move(row));
     }
-    out += "\n" + table.render();
+    out += '\n';
+    out += table.render();
   }
 
   TextTable devices(
@@ -675,7 +682,8 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
                        format_count(number(d, "context_switches"))});
     }
   }
-  out += "\n" + devices.render();
+  out += '\n';
+  out += devices.render();
   return out;
 }
 

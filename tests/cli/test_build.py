@@ -1,0 +1,36 @@
+"""Build conventions: `make run` builds only the gpumux binary; CI fails on compiler warnings."""
+import os
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CHECK = REPO / "scripts" / "check-warnings.sh"
+
+
+def test_make_run_builds_only_the_binary(tmp_path):
+    proc = subprocess.run(["make", "-n", "run", f"BUILD={tmp_path}/b"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    builds = [line for line in proc.stdout.splitlines() if line.startswith("cmake --build")]
+    assert builds == [f"cmake --build {tmp_path}/b -j2 --target gpumux"], proc.stdout
+    assert any(line.startswith(f"{tmp_path}/b/gpumux run ") for line in proc.stdout.splitlines())
+
+
+def test_check_warnings_fails_on_a_compiler_warning(tmp_path):
+    clean = tmp_path / "clean.log"
+    clean.write_text("[1/2] Building CXX object x.o\n"
+                     "lto-wrapper: warning: using serial compilation of 6 LTRANS jobs\n"
+                     "lto-wrapper: note: see the '-flto' option documentation\n")
+    assert subprocess.run([str(CHECK), str(clean)], capture_output=True).returncode == 0
+    dirty = tmp_path / "dirty.log"
+    dirty.write_text(clean.read_text() +
+                     "/src/models/a.cpp:3:5: warning: unused variable 'x' [-Wunused-variable]\n")
+    proc = subprocess.run([str(CHECK), str(dirty)], capture_output=True, text=True)
+    assert proc.returncode == 1 and "a.cpp:3:5" in proc.stderr and "lto-wrapper" not in proc.stderr
+
+
+def test_ci_runs_the_warning_check_then_make_test():
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    steps = [l for l in ci if l.startswith(("make ", "scripts/check-warnings.sh"))]
+    assert steps[0].startswith("make build") and "tee" in steps[0]
+    assert steps[1].startswith("scripts/check-warnings.sh") and steps[2] == "make test"
