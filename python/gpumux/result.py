@@ -8,10 +8,12 @@ A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :fu
                   ``/tenants`` columns (latencies in ns: latency_p50_ns, latency_p99_ns, ...)
 * ``devices``     DataFrame, one row per device, index = device name ("gpu0", "gpu0/1")
 * ``requests``    DataFrame, one row per request: tenant (categorical), request_id, arrival_ns,
-                  start_ns, finish_ns (-1 when never), status (categorical completed / failed /
-                  unfinished), latency_ns and queueing_ns (float, NaN when not applicable)
+                  start_ns, finish_ns (float, NaN when never), status (categorical completed /
+                  failed / unfinished), latency_ns and queueing_ns (float, NaN when not applicable)
 * ``events``      DataFrame: time_ns, kind (categorical oom/kill/fault/reject/restart),
-                  tenant, device (names, None when none), detail
+                  tenant, device (categorical names, NaN when none), detail (str)
+* Names (tenant, device, profile, sharing) are categorical; statistics of a tenant
+  whose count is 0 (ttft_* without LLM tokens, latency_* with nothing completed) are NaN.
 * ``timeseries``  dict device name -> DataFrame (time_ns, sm_busy, memory_used_bytes)
 * ``kernels``     DataFrame of kernel records (empty unless ``output: {kernels: true}``)
 
@@ -52,16 +54,27 @@ def _requests_frame(columns: dict, tenant_names: list[str]) -> pd.DataFrame:
         "tenant": pd.Categorical.from_codes(tenant, categories=list(tenant_names)),
         "request_id": np.asarray(columns["request_id"], dtype=np.uint64),
         "arrival_ns": arrival,
-        "start_ns": start,
-        "finish_ns": finish,
+        # never started / never finished: NaN (the file stores -1), like latency_ns
+        "start_ns": np.where(start >= 0, start.astype(np.float64), np.nan),
+        "finish_ns": np.where(finish >= 0, finish.astype(np.float64), np.nan),
         "status": pd.Categorical.from_codes(status, categories=list(REQUEST_STATUS)),
         "latency_ns": latency,
         "queueing_ns": queueing,
     })
 
 
-def _name_or_none(indices, names) -> list:
-    return [names[i] if 0 <= i < len(names) else None for i in np.asarray(indices).tolist()]
+def _name_or_none(indices, names) -> pd.Categorical:
+    """Names as a categorical over `names` (in their order); NaN where the index is -1."""
+    codes = np.asarray(indices).astype(np.int64)
+    codes = np.where((codes >= 0) & (codes < len(names)), codes, -1)
+    return pd.Categorical.from_codes(codes, categories=list(names))
+
+
+#: Summary statistics that do not apply when their count is 0 (no completed request, no LLM
+#: tokens): NaN rather than 0 in Result.tenants.
+_COUNTED = ("latency", "queueing", "ttft")
+#: Name columns of the tenants / devices tables, categorical.
+_CATEGORICAL = ("device", "profile", "sharing")
 
 
 def _events_frame(columns: dict, tenant_names, device_names) -> pd.DataFrame:
@@ -97,6 +110,17 @@ def _table_frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataF
     if "name" in frame.columns:
         frame = frame.set_index("name")
         frame.index.name = "name"
+    for prefix in _COUNTED:
+        count = f"{prefix}_count"
+        if count not in frame.columns:
+            continue
+        stats = [c for c in frame.columns if c.startswith(prefix + "_") and c != count]
+        frame[stats] = frame[stats].astype(np.float64)
+        frame.loc[frame[count] == 0, stats] = np.nan
+    for column in _CATEGORICAL:
+        if column in frame.columns:
+            frame[column] = pd.Categorical(frame[column].map(_text),
+                                           categories=list(dict.fromkeys(frame[column].map(_text))))
     return frame
 
 
