@@ -33,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -265,6 +266,78 @@ std::size_t longest(const Range& range, Get get) {
   return n;
 }
 
+// Units and a description of every column, as two attributes of each table: `units` and
+// `description`, JSON objects {column: text} (json.loads(ds.attrs["units"])["latency_p99_ns"]).
+std::pair<std::string, std::string> column_meta(const std::string& c) {
+  auto ends = [&](const char* suffix) {
+    const std::string s(suffix);
+    return c.size() >= s.size() && c.compare(c.size() - s.size(), s.size(), s) == 0;
+  };
+  static const std::map<std::string, std::pair<std::string, std::string>> known = {
+      {"name", {"", "tenant or device name"}},
+      {"tenant", {"index", "row of /tenants (its name column is the tenant-name table); -1: none"}},
+      {"device", {"", "device name (gpu0, gpu0/1); in /events and /kernels an index into /devices rows, -1: none"}},
+      {"request_id", {"", "request number within its tenant, in arrival order"}},
+      {"kernel_index", {"", "kernel position within its request"}},
+      {"arrival_ns", {"ns", "simulated time the request arrived"}},
+      {"start_ns", {"ns", "simulated time its first kernel started; -1: never started"}},
+      {"finish_ns", {"ns", "simulated time it completed or failed; -1: never"}},
+      {"time_ns", {"ns", "simulated time"}},
+      {"status", {"", "enum completed / failed / unfinished"}},
+      {"kind", {"", "enum oom / kill / fault / reject / restart"}},
+      {"detail", {"", "free text"}},
+      {"requests", {"count", "requests that arrived after warmup"}},
+      {"completed", {"count", "requests completed"}},
+      {"failed", {"count", "requests failed (OOM, fault, rejected)"}},
+      {"slowdown_mean", {"1", "mean latency / latency alone on a dedicated whole GPU"}},
+      {"throughput_per_s", {"1/s", "completed requests per second of the measured window"}},
+      {"slo_violations", {"count", "completed requests over an SLO target"}},
+      {"oom_events", {"count", "allocations refused for lack of device memory"}},
+      {"gpu_seconds", {"s", "occupancy-weighted GPU time"}},
+      {"cost", {"USD", "the tenant's share of its GPU's cost_per_hour ($/h) over the measured window"}},
+      {"profile", {"", "device profile or MIG profile"}},
+      {"sharing", {"", "sharing mode"}},
+      {"sms", {"count", "streaming multiprocessors of the device"}},
+      {"sm_busy", {"1", "fraction of SM time busy"}},
+      {"useful_fraction", {"1", "fraction of SM time doing tenant work (not switching)"}},
+      {"dram_busy", {"1", "fraction of HBM bandwidth in use"}},
+      {"memory_bytes", {"bytes", "device memory"}},
+      {"memory_peak_bytes", {"bytes", "peak allocated device memory"}},
+      {"memory_used_bytes", {"bytes", "allocated device memory"}},
+      {"context_switches", {"count", "time-slice context switches"}},
+      {"switch_overhead_ns", {"ns", "time spent switching contexts"}},
+  };
+  if (const auto it = known.find(c); it != known.end()) return it->second;
+  for (const char* metric : {"latency", "queueing", "ttft"}) {
+    const std::string prefix = std::string(metric) + "_";
+    if (c.rfind(prefix, 0) != 0) continue;
+    const std::string what = std::string(metric) == "ttft" ? "time to first token" : metric;
+    const std::string stat = c.substr(prefix.size());
+    if (stat == "count") return {"count", "requests in the " + what + " statistics; 0: the others do not apply"};
+    return {"ns", what + " " + stat.substr(0, stat.size() - 3) + " over completed requests"};
+  }
+  if (ends("_ns")) return {"ns", ""};
+  if (ends("_bytes")) return {"bytes", ""};
+  return {"", ""};
+}
+
+void annotate(h5::Dataset& dataset, const h5::CompoundType& type) {
+  Json units = Json::object();
+  Json description = Json::object();
+  const int members = H5Tget_nmembers(type.id());
+  for (int i = 0; i < members; ++i) {
+    char* raw = H5Tget_member_name(type.id(), static_cast<unsigned>(i));
+    if (raw == nullptr) continue;
+    const std::string column(raw);
+    H5free_memory(raw);
+    const auto [unit, text] = column_meta(column);
+    units[column] = unit;
+    description[column] = text;
+  }
+  dataset.set_attribute("units", units.dump());
+  dataset.set_attribute("description", description.dump());
+}
+
 void write_requests(h5::Group& group, const std::vector<RequestRecord>& requests) {
   h5::CompoundType type;
   const h5::Handle status_type = h5::u8_enum_type(request_status_names());
@@ -274,7 +347,7 @@ void write_requests(h5::Group& group, const std::vector<RequestRecord>& requests
   const std::size_t start = type.add("start_ns", H5T_NATIVE_INT64);
   const std::size_t finish = type.add("finish_ns", H5T_NATIVE_INT64);
   const std::size_t status = type.add("status", status_type.id());
-  group.write_table("requests", type, requests.size(), [&](std::byte* row, std::size_t i) {
+  h5::Dataset dataset = group.write_table("requests", type, requests.size(), [&](std::byte* row, std::size_t i) {
     const RequestRecord& r = requests[i];
     h5::put(row, tenant, r.tenant);
     h5::put(row, request_id, r.request_id);
@@ -283,6 +356,7 @@ void write_requests(h5::Group& group, const std::vector<RequestRecord>& requests
     h5::put(row, finish, r.finish_ns);
     h5::put(row, status, static_cast<std::uint8_t>(r.status));
   });
+  annotate(dataset, type);
 }
 
 struct LatencyColumns {
@@ -326,7 +400,7 @@ void write_tenants(h5::Group& group, const std::vector<TenantResult>& tenants) {
   const std::size_t oom = type.add("oom_events", H5T_NATIVE_INT64);
   const std::size_t gpu_seconds = type.add("gpu_seconds", H5T_NATIVE_DOUBLE);
   const std::size_t cost = type.add("cost", H5T_NATIVE_DOUBLE);
-  group.write_table("tenants", type, tenants.size(), [&](std::byte* row, std::size_t i) {
+  h5::Dataset dataset = group.write_table("tenants", type, tenants.size(), [&](std::byte* row, std::size_t i) {
     const TenantResult& t = tenants[i];
     h5::put_string(row, name, name_length, t.name);
     h5::put_string(row, device, device_length, t.device);
@@ -343,6 +417,7 @@ void write_tenants(h5::Group& group, const std::vector<TenantResult>& tenants) {
     h5::put(row, gpu_seconds, t.gpu_seconds);
     h5::put(row, cost, t.cost);
   });
+  annotate(dataset, type);
 }
 
 void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
@@ -360,7 +435,7 @@ void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
   const std::size_t peak = type.add("memory_peak_bytes", H5T_NATIVE_INT64);
   const std::size_t switches = type.add("context_switches", H5T_NATIVE_INT64);
   const std::size_t overhead = type.add("switch_overhead_ns", H5T_NATIVE_INT64);
-  group.write_table("devices", type, devices.size(), [&](std::byte* row, std::size_t i) {
+  h5::Dataset dataset = group.write_table("devices", type, devices.size(), [&](std::byte* row, std::size_t i) {
     const DeviceResult& d = devices[i];
     h5::put_string(row, name, name_length, d.name);
     h5::put_string(row, profile, profile_length, d.profile);
@@ -373,6 +448,7 @@ void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
     h5::put(row, switches, d.context_switches);
     h5::put(row, overhead, d.switch_overhead_ns);
   });
+  annotate(dataset, type);
 }
 
 void write_events(h5::Group& group, const std::vector<EventRecord>& events) {
@@ -384,7 +460,7 @@ void write_events(h5::Group& group, const std::vector<EventRecord>& events) {
   const std::size_t tenant = type.add("tenant", H5T_NATIVE_INT32);
   const std::size_t device = type.add("device", H5T_NATIVE_INT32);
   const std::size_t detail = type.add_fixed_string("detail", detail_length);
-  group.write_table("events", type, events.size(), [&](std::byte* row, std::size_t i) {
+  h5::Dataset dataset = group.write_table("events", type, events.size(), [&](std::byte* row, std::size_t i) {
     const EventRecord& e = events[i];
     h5::put(row, time, e.time_ns);
     h5::put(row, kind, static_cast<std::uint8_t>(e.kind));
@@ -392,6 +468,7 @@ void write_events(h5::Group& group, const std::vector<EventRecord>& events) {
     h5::put(row, device, e.device);
     h5::put_string(row, detail, detail_length, e.detail);
   });
+  annotate(dataset, type);
 }
 
 void write_timeseries(h5::Group& parent, const RunResult& result) {
@@ -418,6 +495,7 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
                                               h5::put(row, memory, samples[i].memory_used_bytes);
                                             });
     dataset.set_attribute("device", name);
+    annotate(dataset, type);
   }
 }
 
@@ -429,7 +507,7 @@ void write_kernels(h5::Group& group, const std::vector<KernelRecord>& kernels) {
   const std::size_t device = type.add("device", H5T_NATIVE_INT32);
   const std::size_t start = type.add("start_ns", H5T_NATIVE_INT64);
   const std::size_t finish = type.add("finish_ns", H5T_NATIVE_INT64);
-  group.write_table("kernels", type, kernels.size(), [&](std::byte* row, std::size_t i) {
+  h5::Dataset dataset = group.write_table("kernels", type, kernels.size(), [&](std::byte* row, std::size_t i) {
     const KernelRecord& k = kernels[i];
     h5::put(row, tenant, k.tenant);
     h5::put(row, request_id, k.request_id);
@@ -438,6 +516,7 @@ void write_kernels(h5::Group& group, const std::vector<KernelRecord>& kernels) {
     h5::put(row, start, k.start_ns);
     h5::put(row, finish, k.finish_ns);
   });
+  annotate(dataset, type);
 }
 
 // What a reader needs to interpret one run without its summary string.

@@ -74,3 +74,29 @@ def test_names_are_categorical_and_str(results):
             assert type(value) is str, repr(value)
     pd.testing.assert_frame_equal(run.tenants, loaded.tenants, check_dtype=False,
                                   check_categorical=False)
+
+
+def test_hdf5_tables_carry_units_and_descriptions(tmp_path):
+    import json
+    import subprocess
+    from pathlib import Path
+    import os
+    import h5py
+    repo = Path(__file__).resolve().parents[2]
+    binary = os.environ.get("GPUMUX_BIN") or str(repo / "build" / "gpumux")
+    out = tmp_path / "q.h5"
+    subprocess.run([binary, "run", str(repo / "scenarios" / "quickstart.yaml"), "--set",
+                    "duration=1s", "--set", "warmup=0s", "-q", "-o", str(out)], check=True)
+    with h5py.File(out) as f:
+        tables = [f[n] for n in ("requests", "tenants", "devices", "events")]
+        tables += list(f["timeseries"].values())
+        for ds in tables:
+            units = json.loads(ds.attrs["units"])
+            description = json.loads(ds.attrs["description"])
+            assert list(units) == list(ds.dtype.names) == list(description), ds.name
+        tenants = json.loads(f["tenants"].attrs["units"])
+        assert tenants["latency_p99_ns"] == "ns" and tenants["cost"] == "USD"
+        assert tenants["throughput_per_s"] == "1/s" and tenants["ttft_count"] == "count"
+        requests = json.loads(f["requests"].attrs["description"])
+        assert "/tenants" in requests["tenant"] and "-1" in requests["start_ns"]
+        assert json.loads(f["devices"].attrs["units"])["memory_peak_bytes"] == "bytes"
