@@ -49,7 +49,6 @@ bool Device::allocate(int tenant, std::int64_t bytes, std::string& why) {
   client_memory_[slot] += bytes;
   memory_used_ += bytes;
   memory_peak_ = std::max(memory_peak_, memory_used_);
-  memory_tw_.set(sim_.now(), static_cast<double>(memory_used_));
   return true;
 }
 
@@ -58,25 +57,22 @@ void Device::release(int tenant, std::int64_t bytes) {
   bytes = std::min(bytes, client_memory_[slot]);
   client_memory_[slot] -= bytes;
   memory_used_ -= bytes;
-  memory_tw_.set(sim_.now(), static_cast<double>(memory_used_));
 }
 
 double Device::client_sm_integral(int tenant, Nanos now) const {
   return client_sm_[client_slot(clients_, tenant)].integral(now);
 }
 
-double Device::rate_bound(const KernelRun& kernel, double sm_cap) const {
+double Device::rate_bound(const KernelRun& kernel, double held_sms) const {
   const double f = kernel.sm_fraction;
   const double m = kernel.memory_bound;
-  const double sigma = std::min(1.0, sm_cap / (f * geometry_.gpu_sms));
+  const double sigma = std::min(1.0, held_sms / (f * geometry_.gpu_sms));
   const double beta = std::min(1.0, geometry_.bandwidth);
   if (sigma <= 0 || beta <= 0) return 0.0;
-  return 1.0 / ((1.0 - m) / sigma + m / beta);
+  return 1.0 / ((1.0 - m) / sigma + m * kernel.l2_factor / beta);
 }
 
-double Device::sm_cap_for(const KernelRun& /*kernel*/) const { return geometry_.sms; }
-double Device::bandwidth_inflation(const KernelRun& /*kernel*/) const { return 1.0; }
-void Device::add_constraints(MaxMinProblem& /*problem*/) {}
+double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 void Device::on_strategy_event(std::uint64_t /*tag*/) {}
 
 void Device::start_running(KernelRun& kernel) {
@@ -106,37 +102,98 @@ void Device::advance() {
   for (KernelRun* k : running_) k->remaining = std::max(0.0, k->remaining - k->rate * dt);
 }
 
+void Device::grant_sms() {
+  const double sms = geometry_.sms;
+  const double epsilon = 1e-9 * sms;
+  double free = sms;
+  bool mixed_priorities = false;
+  int max_tenant = -1;
+  for (const KernelRun* k : running_) {
+    free -= k->occupancy;
+    mixed_priorities |= k->priority != running_.front()->priority;
+    max_tenant = std::max(max_tenant, k->tenant);
+  }
+  if (free <= epsilon) return;
+  const std::vector<KernelRun*>* order = &running_;
+  if (mixed_priorities) {
+    order_scratch_.assign(running_.begin(), running_.end());
+    std::stable_sort(order_scratch_.begin(), order_scratch_.end(),
+                     [](const KernelRun* a, const KernelRun* b) { return a->priority > b->priority; });
+    order = &order_scratch_;
+  }
+  std::vector<double>& client_held = client_held_scratch_;
+  client_held.assign(static_cast<std::size_t>(max_tenant + 1), 0.0);
+  for (const KernelRun* k : running_) client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
+  for (KernelRun* k : *order) {
+    const double full_width = k->sm_fraction * geometry_.gpu_sms;
+    const double cap = client_sm_cap(k->tenant);
+    // Remaining blocks, in SMs they would fill: a kernel never holds more than that.
+    const double remaining_blocks =
+        k->work > 0 ? (k->remaining / k->work) * k->waves * full_width : 0.0;
+    const double demand = std::min({full_width, sms, cap, remaining_blocks});
+    if (k->occupancy >= demand - epsilon) continue;  // last wave, or holding its full width
+    double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
+    const double grant = std::min({demand - k->occupancy, free, cap - held_by_client});
+    if (grant <= epsilon) continue;
+    k->occupancy += grant;
+    held_by_client += grant;
+    free -= grant;
+    if (free <= epsilon) break;
+  }
+}
+
+void Device::apply_l2_factors() {
+  const double rho = geometry_.l2_cost_ratio;
+  const double l2 = geometry_.l2_bytes;
+  if (l2 <= 0 || rho >= 1.0) return;
+  double traffic = 0;
+  int memory_kernels = 0;
+  bool any_reuse = false;
+  for (const KernelRun* k : running_) {
+    if (k->memory_bound <= 0 || k->rate_max <= 0) continue;
+    traffic += k->memory_bound * k->rate_max;
+    ++memory_kernels;
+    any_reuse |= k->working_set > 0;
+  }
+  if (memory_kernels < 2 || !any_reuse) return;
+  auto cost = [rho](double cache, double working_set) {
+    const double hit = std::min(1.0, cache / working_set);
+    return (1.0 - hit) + rho * hit;
+  };
+  for (KernelRun* k : running_) {
+    if (k->memory_bound <= 0 || k->rate_max <= 0 || k->working_set <= 0) continue;
+    const double share = l2 * (k->memory_bound * k->rate_max) / traffic;
+    k->l2_factor = cost(share, k->working_set) / cost(l2, k->working_set);
+    k->rate_max = rate_bound(*k, k->occupancy);
+  }
+}
+
 void Device::recompute() {
   advance();
   prepare_recompute();
-  if (running_.size() == 1 && !has_client_constraints()) {
-    // One kernel: no sharing, it runs at its solo bound on this device.
-    KernelRun* k = running_.front();
-    k->rate_max = rate_bound(*k, sm_cap_for(*k));
-    k->rate = k->rate_max;
-    k->occupancy = std::min(k->sm_fraction * geometry_.gpu_sms, sm_cap_for(*k));
+  grant_sms();
+  int active = 0;
+  for (KernelRun* k : running_) {
+    k->l2_factor = 1.0;
+    k->rate_max = k->occupancy > 0 ? rate_bound(*k, k->occupancy) : 0.0;
+    if (k->rate_max > 0) ++active;
+  }
+  if (active > 1) apply_l2_factors();
+  if (active <= 1) {
+    // At most one kernel holds SMs: no sharing, it runs at its bound on what it holds.
+    for (KernelRun* k : running_) k->rate = k->rate_max;
     finish_recompute();
     return;
   }
   problem_.clear();
-  const int sm_constraint = problem_.add_constraint(geometry_.sms);
   const int bw_constraint = problem_.add_constraint(geometry_.bandwidth);
   for (KernelRun* k : running_) {
-    const double cap = sm_cap_for(*k);
-    k->rate_max = rate_bound(*k, cap);
     const int v = problem_.add_variable(1.0, k->rate_max);
-    problem_.add_consumption(v, sm_constraint,
-                             (1.0 - k->memory_bound) * k->sm_fraction * geometry_.gpu_sms);
-    problem_.add_consumption(v, bw_constraint, k->memory_bound * bandwidth_inflation(*k));
+    problem_.add_consumption(v, bw_constraint, k->memory_bound * k->l2_factor);
   }
-  add_constraints(problem_);
   problem_.solve();
-
   for (std::size_t i = 0; i < running_.size(); ++i) {
-    KernelRun* k = running_[i];
-    k->rate = problem_.rate(static_cast<int>(i));
-    const double width = std::min(k->sm_fraction * geometry_.gpu_sms, sm_cap_for(*k));
-    k->occupancy = k->rate_max > 0 ? (k->rate / k->rate_max) * width : 0.0;
+    running_[i]->rate = problem_.rate(static_cast<int>(i));
   }
   finish_recompute();
 }
@@ -165,10 +222,12 @@ void Device::set_overhead(bool in_overhead) {
 void Device::update_busy() {
   const Nanos now = sim_.now();
   double occupied = 0;
+  double bandwidth = 0;
   std::vector<double>& per_client = client_occupancy_scratch_;
   per_client.assign(clients_.size(), 0.0);
   for (const KernelRun* k : running_) {
     occupied += k->occupancy;
+    bandwidth += k->memory_bound * k->l2_factor * k->rate;
     const auto it = std::find(clients_.begin(), clients_.end(), k->tenant);
     if (it != clients_.end()) per_client[static_cast<std::size_t>(it - clients_.begin())] += k->occupancy;
   }
@@ -176,6 +235,7 @@ void Device::update_busy() {
   const double fraction = std::min(1.0, occupied / sms);
   busy_.set(now, in_overhead_ ? 1.0 : fraction);
   useful_.set(now, in_overhead_ ? 0.0 : fraction);
+  dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
   for (std::size_t c = 0; c < clients_.size(); ++c) client_sm_[c].set(now, per_client[c]);
 }
 

@@ -5,11 +5,37 @@
 // device and what each may consume; the fluid arithmetic, memory accounting and statistics are
 // shared here.
 //
-// Fluid execution: the kernels that hold the device form a max-min problem (sim/core/max_min.hpp)
-// with one SM constraint (capacity = the device's SMs), one bandwidth constraint (capacity = the
-// device's fraction of the GPU's HBM bandwidth) and any per-client constraints the strategy adds.
-// Rates are recomputed only when the set of running kernels changes; one wake-up is scheduled for
-// the earliest completion. Cost per change: O(k * steps) for k running kernels.
+// Physics (ARCHITECTURE.md; every law below is tested in tests/unit/test_contention.cpp):
+//
+// 1. SM residency. A kernel's resident thread blocks hold their SMs for as long as the kernel
+//    runs, whatever its bottleneck; concurrent kernels (MPS clients, a tenant's concurrent
+//    requests, streams of one process) never hold the same SMs:  sum_k h_k <= S_dev.
+//    A kernel wants w_k = min(f_k S_gpu, S_dev, its client's cap c) SMs (c = active thread
+//    percentage x S_dev under MPS). SMs freed by a finishing kernel (and SMs nobody holds) go to
+//    the kernels still dispatching blocks, in block-dispatch order: priority (higher first),
+//    then launch order (the hardware block scheduler is first-come, first-served). A kernel is
+//    still dispatching while its remaining blocks do not fit on what it holds:
+//        (remaining / work) * W_k * f_k * S_gpu  >  h_k          (W_k = waves alone)
+//    Blocks of one wave retire together (equal block times), so held SMs are released when the
+//    kernel ends; a kernel in its last wave takes no more. A kernel holding no SMs waits.
+//    Consequence: two full-grid kernels do not co-run (the second waits for the first), and a
+//    short kernel beside a long full-grid one waits for the long one's residual time.
+//
+// 2. Rates on held SMs (kernel_run.hpp):  r_k <= rate_max(h_k) = 1/((1-m)/sigma + m/beta).
+//
+// 3. HBM bandwidth, aggregate conserved. Kernels share the device's bandwidth B_dev max-min
+//    fairly (SimGrid lmm, sim/core/max_min.hpp):   sum_k m_k phi_k r_k <= B_dev.
+//    phi_k >= 1 is the only interference beyond fair sharing, and it has a named, bounded cause:
+//    L2 capacity. A kernel that re-reads a working set WS_k keeps, alone, the device's whole L2
+//    L_dev; beside other memory-touching kernels its share is proportional to its HBM traffic
+//    (LRU occupancy follows insertion rates): L_k = L_dev t_k / sum_j t_j, t_j = m_j rate_max_j.
+//    With hit(L) = min(1, L / WS) and rho = B_HBM / B_L2 (an L2 hit costs rho of a miss),
+//        c(L) = (1 - hit(L)) + rho hit(L),     phi_k = c(L_k) / c(L_dev)  in [1, 1/rho].
+//    A streaming kernel (WS = 0) has phi = 1, so n streaming clients together always move
+//    exactly B_dev: the aggregate never collapses, whatever n.
+//
+// Cost per recompute: O(k log k) for k running kernels (one sort when priorities differ, else
+// O(k)), plus the max-min solve, O(k) for one constraint. One running kernel: O(1).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +60,8 @@ struct DeviceGeometry {
   double bandwidth = 1.0;   ///< fraction of the whole GPU's HBM bandwidth (B_cap)
   std::int64_t memory = 0;  ///< bytes
   double reserved_fraction = 1.0;  ///< share of the physical GPU this device reserves (cost)
+  double l2_bytes = 0;      ///< L2 capacity of this device (a MIG instance: its slices' share)
+  double l2_cost_ratio = 1.0;  ///< rho = HBM bandwidth / L2 bandwidth, in (0, 1]
 };
 
 /// Receives memory and failure notices from a device (implemented by the runner).
@@ -79,11 +107,14 @@ class Device : public EventHandler {
   std::int64_t client_memory(int tenant) const;
 
   // --- statistics ---------------------------------------------------------------------------
-  /// Integral over [0, now] of the occupied SM fraction (incl. switch overhead), in ns.
+  /// Integral over [0, now] of the fraction of the device's SMs held by resident blocks (DCGM's
+  /// SM_ACTIVE; a switch or preemption period counts as fully busy), in ns.
   double busy_integral(Nanos now) const { return busy_.integral(now); }
   /// Same, excluding context-switch and preemption overhead.
   double useful_integral(Nanos now) const { return useful_.integral(now); }
-  double memory_integral(Nanos now) const { return memory_tw_.integral(now); }
+  /// Integral over [0, now] of the fraction of the device's HBM bandwidth in use (DCGM's
+  /// DRAM_ACTIVE), in ns.
+  double dram_integral(Nanos now) const { return dram_.integral(now); }
   std::int64_t context_switches() const { return context_switches_; }
   Nanos switch_overhead() const { return switch_overhead_; }
   /// SM-ns attributed to a client so far (occupancy integral), for cost attribution.
@@ -99,17 +130,8 @@ class Device : public EventHandler {
 
   /// Strategy hook: called at the start of recompute(), before variables are built.
   virtual void prepare_recompute() {}
-  /// Strategy hook: add the per-client constraints for the running set. Called inside
-  /// recompute() after the device-wide SM and bandwidth constraints (indices 0 and 1) exist
-  /// and the variables are added (variable i = running()[i]).
-  virtual void add_constraints(MaxMinProblem& problem);
-  /// Strategy hook: SMs a kernel may use alone (default: all of the device's).
-  virtual double sm_cap_for(const KernelRun& kernel) const;
-  /// Strategy hook: true when add_constraints() adds anything (disables the one-kernel fast
-  /// path of recompute()).
-  virtual bool has_client_constraints() const { return false; }
-  /// Strategy hook: extra factor on a kernel's bandwidth use (MPS interference; default 1).
-  virtual double bandwidth_inflation(const KernelRun& kernel) const;
+  /// Strategy hook: SMs all kernels of one client may hold together (default: the device's).
+  virtual double client_sm_cap(int tenant) const;
   /// Strategy hook: called after finished kernels were removed and their owners told.
   virtual void after_completions() {}
   /// Strategy hook for tags >= kFirstStrategyTag.
@@ -141,6 +163,8 @@ class Device : public EventHandler {
 
  private:
   void update_busy();
+  void grant_sms();     // residency: freed SMs to dispatching kernels, in dispatch order
+  void apply_l2_factors();
   void complete_finished();
   void finish_recompute();  // schedules the next completion and updates utilization
 
@@ -158,10 +182,12 @@ class Device : public EventHandler {
 
   std::int64_t memory_used_ = 0;
   std::int64_t memory_peak_ = 0;
-  TimeWeightedValue busy_, useful_, memory_tw_;
+  TimeWeightedValue busy_, useful_, dram_;
   std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_
   std::vector<double> client_occupancy_scratch_;
   std::vector<KernelRun*> finished_scratch_;
+  std::vector<KernelRun*> order_scratch_;
+  std::vector<double> client_held_scratch_;  // by tenant index
   std::int64_t context_switches_ = 0;
   Nanos switch_overhead_ = 0;
 };

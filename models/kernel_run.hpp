@@ -4,11 +4,9 @@
 // Work model (ARCHITECTURE.md "physics"): a kernel carries `work` = its solo duration on the
 // whole GPU of its model, in ns. It progresses at `rate` (solo-ns of work per ns of time, 1.0 =
 // as fast as alone on the whole GPU). Its roofline position m = memory_bound and grid width
-// f = sm_fraction set what a unit of rate consumes:
-//   SMs:        (1 - m) * f * S_gpu          (S_gpu = SMs of the whole GPU)
-//   bandwidth:  m  (fraction of the whole GPU's HBM bandwidth)
-// and what rate it can reach alone on a device that offers it S_cap SMs and B_cap bandwidth:
-//   sigma = min(1, S_cap / (f * S_gpu)),  beta = min(1, B_cap)
+// f = sm_fraction (share of the GPU's S_gpu SMs one wave of its grid occupies) set how fast it
+// can go on the SMs it holds (models/device.hpp has the residency and bandwidth laws):
+//   sigma = min(1, held_sms / (f * S_gpu)),  beta = min(1, B_cap)
 //   rate_max = 1 / ((1 - m) / sigma + m / beta)
 // i.e. the compute-bound share of its time stretches by 1/sigma and the memory-bound share by
 // 1/beta (serial phases). On an H100 1g.10gb (16 of 132 SMs, 1 of 8 memory slices) a
@@ -32,9 +30,13 @@ struct KernelRun {
   double remaining = 0;       ///< solo ns still to do
   double sm_fraction = 1.0;   ///< f
   double memory_bound = 0.0;  ///< m
+  double waves = 1.0;         ///< W > 0: waves of its grid at full width f * S_gpu when alone
+  double working_set = 0;     ///< bytes it re-reads through L2 (0 = streams, no reuse)
+  int priority = 0;           ///< block-dispatch priority; higher first (stream/MPS priority)
   double rate = 0;            ///< current progress rate (set by the device)
-  double rate_max = 0;        ///< bound alone on the current device (set by the device)
-  double occupancy = 0;       ///< SMs currently occupied (set by the device)
+  double rate_max = 0;        ///< bound on the SMs it holds now (set by the device)
+  double occupancy = 0;       ///< SMs its resident blocks hold now (set by the device)
+  double l2_factor = 1.0;     ///< HBM traffic per unit work relative to alone (set by the device)
   Nanos first_start = -1;     ///< when it first received SMs (-1: not yet)
 };
 

@@ -1,5 +1,6 @@
 #include "models/resolve.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -33,10 +34,20 @@ std::vector<std::string> fill_sharing_defaults(SharingSpec& sharing, const Devic
     fill(sharing.max_clients, cuda_13_1 ? std::max(60, profile.mps_max_clients)
                                         : profile.mps_max_clients,
          "mps_max_clients");
-    fill(sharing.interference, profile.mps_interference, "mps_interference");
     if (!sharing.active_thread_percentage) sharing.active_thread_percentage = 100.0;
   }
   return used;
+}
+
+// L2 of a device for the capacity law (device.hpp): MIG gives an instance the L2 of its memory
+// slices (MIG User Guide: L2 goes with memory slices); rho = HBM / L2 bandwidth, both measured
+// where the profile has them.
+void set_l2(DeviceGeometry& geometry, const DeviceProfile& profile, double slice_fraction) {
+  geometry.l2_bytes = static_cast<double>(profile.l2_cache) * slice_fraction;
+  const double hbm = profile.hbm_bandwidth_measured > 0 ? profile.hbm_bandwidth_measured
+                                                         : profile.hbm_bandwidth;
+  geometry.l2_cost_ratio =
+      profile.l2_bandwidth > 0 ? std::min(1.0, hbm / profile.l2_bandwidth) : 1.0;
 }
 
 }  // namespace
@@ -84,6 +95,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       ResolvedDevice device;
       device.geometry = DeviceGeometry{gpu.name, profile->name, profile->sms, profile->sms,
                                        gpu_bandwidth, profile->memory, 1.0};
+      set_l2(device.geometry, *profile, 1.0);
       device.sharing = gpu.sharing;
       device.gpu = static_cast<int>(g);
       device.cost_per_hour = gpu.cost_per_hour;
@@ -114,6 +126,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                        slice_fraction * gpu_bandwidth,
                                        mig.memory,
                                        slice_fraction};
+      set_l2(device.geometry, *profile, slice_fraction);
       device.sharing = gpu.sharing;
       device.gpu = static_cast<int>(g);
       device.profile_defaults = defaults;

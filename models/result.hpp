@@ -44,6 +44,9 @@ struct DeviceResult {
   double useful_fraction = 0;  ///< sm_busy minus context-switch / preemption overhead
   std::int64_t memory_peak_bytes = 0;
   std::int64_t context_switches = 0;
+  /// Time-average over [warmup, end] of the fraction of the device's HBM bandwidth in use
+  /// (DCGM DRAM_ACTIVE); see docs/metrics.md.
+  double dram_busy = 0;
   std::int64_t switch_overhead_ns = 0;
 };
 
@@ -68,7 +71,8 @@ struct EventRecord {
 
 struct TimeseriesSample {
   std::int64_t time_ns = 0;
-  double sm_busy = 0;  ///< average over the sample period
+  double sm_busy = 0;    ///< average over the sample period
+  double dram_busy = 0;  ///< average over the sample period
   std::int64_t memory_used_bytes = 0;
 };
 

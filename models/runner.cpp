@@ -143,6 +143,9 @@ class Run : public EventHandler {
     result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});
   }
   void record_request(int tenant, const Request& r) {
+    // Every completed or failed request passes here: the run ends at the last of them (or at
+    // `duration`), whatever else is still pending.
+    if (r.status != RequestStatus::unfinished) last_finish_ = std::max(last_finish_, r.finish);
     if (!record_requests) return;
     result.requests.push_back(RequestRecord{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
                                             r.start, r.finish, r.status});
@@ -150,16 +153,18 @@ class Run : public EventHandler {
   void on_event(std::uint64_t tag) override;
 
  private:
-  enum Tag : std::uint64_t { kTagSample = 0, kTagWarmup = 1, kTagFaultBase = 16 };
-  void sample();
-  bool any_busy() const;
+  enum Tag : std::uint64_t { kTagWarmup = 1, kTagFaultBase = 16 };
+  void sample(Nanos now);
+  void finish_timeseries(Nanos end);
   void fill_results(Nanos end);
   void add_assumption_notes();
 
   const RunOptions& options_;
+  Nanos last_finish_ = 0;  // latest completion or failure of a request
   Nanos last_sample_ = 0;
-  std::vector<double> last_busy_integral_;
-  std::vector<double> warm_busy_, warm_useful_;
+  // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).
+  std::vector<std::vector<double>> sample_busy_, sample_dram_;
+  std::vector<double> warm_busy_, warm_useful_, warm_dram_;
   std::vector<std::vector<double>> warm_client_sm_;
 };
 
@@ -384,9 +389,8 @@ void Tenant::dispatch() {
 }
 
 Nanos Tenant::ready_time(const Request& request, std::size_t kernel, Nanos previous_finish) const {
-  const Nanos issue =
-      request.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap + launch_overhead_;
-  return std::max(previous_finish, issue);
+  const Nanos issue = request.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap;
+  return std::max(previous_finish, issue) + launch_overhead_;
 }
 
 bool Tenant::begin_request(Request& r) {
@@ -441,9 +445,8 @@ void Tenant::start_streams(Request& r) {
 double Tenant::stream_time(const std::vector<double>& durations) const {
   double finish = 0;
   for (std::size_t k = 0; k < durations.size(); ++k) {
-    const double issue = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap) +
-                         static_cast<double>(launch_overhead_);
-    finish = std::max(finish, issue) + durations[k];
+    const double issue = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap);
+    finish = std::max(finish, issue) + static_cast<double>(launch_overhead_) + durations[k];
   }
   return finish;
 }
@@ -604,6 +607,9 @@ void Tenant::submit_kernel(Stream& stream) {
   k.remaining = k.work;
   k.sm_fraction = spec.sm_fraction;
   k.memory_bound = spec.memory_bound;
+  k.waves = spec.waves;
+  k.working_set = static_cast<double>(spec.working_set);
+  k.priority = -spec_.workload.priority;  // CUDA: lower number = more urgent
   devices_[static_cast<std::size_t>(stream.device)]->submit(k);
 }
 
@@ -745,7 +751,10 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     std::vector<Device*> tenant_devices;
     for (int d : resolved.tenant_devices[t]) tenant_devices.push_back(devices[static_cast<std::size_t>(d)].get());
     tenants.push_back(std::make_unique<Tenant>(*this, static_cast<int>(t), scenario.tenants[t],
-                                               tenant_devices, gpu.launch_overhead));
+                                               tenant_devices,
+                                               scenario.tenants[t].workload.cuda_graph
+                                                   ? gpu.graph_launch_overhead
+                                                   : gpu.launch_overhead));
     for (Device* device : tenant_devices) {
       std::string reason;
       if (!device->attach_client(static_cast<int>(t), reason) && !tenants.back()->dead()) {
@@ -758,24 +767,13 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
   }
 }
 
-bool Run::any_busy() const {
-  for (const auto& t : tenants) {
-    if (t->busy()) return true;
-  }
-  return false;
-}
-
 void Run::on_event(std::uint64_t tag) {
-  if (tag == kTagSample) {
-    sample();
-    if (sim.now() < scenario.duration || any_busy()) {
-      sim.schedule_in(scenario.output.sample, *this, kTagSample, kPrioritySampling);
-    }
-  } else if (tag == kTagWarmup) {
+  if (tag == kTagWarmup) {
     const Nanos now = sim.now();
     for (std::size_t d = 0; d < devices.size(); ++d) {
       warm_busy_[d] = devices[d]->busy_integral(now);
       warm_useful_[d] = devices[d]->useful_integral(now);
+      warm_dram_[d] = devices[d]->dram_integral(now);
       for (std::size_t c = 0; c < devices[d]->clients().size(); ++c) {
         warm_client_sm_[d][c] = devices[d]->client_sm_integral(devices[d]->clients()[c], now);
       }
@@ -808,32 +806,57 @@ void Run::on_event(std::uint64_t tag) {
   }
 }
 
-void Run::sample() {
-  const Nanos now = sim.now();
+// Called by the simulator's ticker (not an event): reads the device integrals at `now`, after
+// every event at or before `now` ran. Changes nothing the simulation reads.
+void Run::sample(Nanos now) {
   const double period = static_cast<double>(now - last_sample_);
   for (std::size_t d = 0; d < devices.size(); ++d) {
     const double integral = devices[d]->busy_integral(now);
     TimeseriesSample s;
     s.time_ns = now;
-    s.sm_busy = period > 0 ? (integral - last_busy_integral_[d]) / period : 0.0;
+    s.sm_busy = period > 0 ? (busy - sample_busy_[d].back()) / period : 0.0;
+    s.dram_busy = period > 0 ? (dram - sample_dram_[d].back()) / period : 0.0;
     s.memory_used_bytes = devices[d]->memory_used();
     result.timeseries[devices[d]->geometry().name].push_back(s);
-    last_busy_integral_[d] = integral;
+    sample_busy_[d].push_back(busy);
+    sample_dram_[d].push_back(dram);
   }
   last_sample_ = now;
 }
 
 RunResult Run::execute() {
+// The timeseries ends at `end`: ticks the simulator did not deliver (the queue ran dry before
+// `end`) are taken now, ticks after `end` (events that outlive the run, e.g. a restart after the
+// drain) are dropped, and a last sample at `end` covers a final partial period.
+void Run::finish_timeseries(Nanos end) {
+  for (Nanos t = sim.next_tick(); t <= end; t += scenario.output.sample) sample(t);
+  last_sample_ = 0;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    auto& series = result.timeseries[devices[d]->geometry().name];
+    while (!series.empty() && series.back().time_ns > end) {
+      series.pop_back();
+      sample_busy_[d].pop_back();
+      sample_dram_[d].pop_back();
+    }
+    if (!series.empty()) last_sample_ = series.back().time_ns;
+  }
+  if (!devices.empty() && last_sample_ < end) sample(end);
+}
+
   const auto wall_start = std::chrono::steady_clock::now();
   const std::size_t n = devices.size();
-  last_busy_integral_.assign(n, 0.0);
+  sample_busy_.assign(n, std::vector<double>{0.0});
+  sample_dram_.assign(n, std::vector<double>{0.0});
   warm_busy_.assign(n, 0.0);
   warm_useful_.assign(n, 0.0);
   warm_client_sm_.assign(n, {});
+  warm_dram_.assign(n, 0.0);
   for (std::size_t d = 0; d < n; ++d) warm_client_sm_[d].assign(devices[d]->clients().size(), 0.0);
   for (auto& t : tenants) t->start();
   if (scenario.warmup > 0) sim.schedule_at(scenario.warmup, *this, kTagWarmup, kPriorityControl);
-  sim.schedule_at(scenario.output.sample, *this, kTagSample, kPrioritySampling);
+  // The sampler observes the clock; it is not an event, so it neither extends the run nor
+  // counts in `events` (results are identical whatever output.sample is).
+  sim.set_ticker([this](Nanos t) { sample(t); }, scenario.output.sample, scenario.output.sample);
   for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
     if (scenario.faults[f].at < scenario.duration) {
       sim.schedule_at(scenario.faults[f].at, *this, kTagFaultBase + f, kPriorityControl);
@@ -850,9 +873,12 @@ RunResult Run::execute() {
       },
       4096);
   sim.run();
-  const Nanos end = sim.now();
+  // The run ends when the last request has completed or failed after `duration` (drain), not
+  // when the last pending event ran (a restart scheduled after the drain changes nothing).
+  const Nanos end = interrupted ? sim.now() : std::max(scenario.duration, last_finish_);
   result.status = interrupted ? "interrupted" : "complete";
   fill_results(end);
+  finish_timeseries(end);
   result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return std::move(result);
@@ -877,8 +903,6 @@ void Run::add_assumption_notes() {
                   {"context_switch", "context_switch"},
                   {"preemption_latency", "preemption_latency"},
                   {"cache_refill", "cache_refill"}};
-    } else if (d.sharing.mode == SharingMode::mps) {
-      relevant = {{"mps_interference", "interference"}};
     }
     std::string used;
     int count = 0;
@@ -992,6 +1016,7 @@ void Run::fill_results(Nanos end) {
     result.devices.push_back(dr);
   }
   if (result.status != "complete") {
+    dr.dram_busy = window > 0 ? (device.dram_integral(end) - warm_dram_[d]) / window : 0;
     for (auto& t : tenants) t->record_unfinished();
   }
 }

@@ -5,8 +5,11 @@
 // A tenant's requests arrive (poisson / constant / closed loop / trace), queue FIFO, and up to
 // `max_in_flight` run at once. A request is one CUDA stream: kernel k is issued by the CPU at
 // start + k * host_gap and can start on the GPU at
-//     ready_k = max(finish_{k-1}, start + k * host_gap + launch_overhead)
+//     ready_k = max(finish_{k-1}, start + k * host_gap) + L
 // (asynchronous launches: the CPU runs ahead of the GPU unless host_gap exceeds the kernels).
+// Every kernel pays L, the profile's launch_overhead (graph_launch_overhead for `cuda_graph:
+// true`): gpu-benches' back-to-back kernels take a fixed time per kernel on top of their data
+// time (a least-squares intercept), so n tiny kernels in one stream take n x L, not L.
 // Solo latency (for slowdown) is the same recursion with every kernel at its solo duration.
 // Batched serving (`batching: {max_batch: B}`): the tenant is one serving engine that runs
 // iterations back to back while it has work; the kernel list still describes one request as it

@@ -290,6 +290,7 @@ PYBIND11_MODULE(_gpumux, m) {
                row["memory_bytes"] = d.memory_bytes;
                row["sm_busy"] = d.sm_busy;
                row["useful_fraction"] = d.useful_fraction;
+               row["dram_busy"] = d.dram_busy;
                row["memory_peak_bytes"] = d.memory_peak_bytes;
                row["context_switches"] = d.context_switches;
                row["switch_overhead_ns"] = d.switch_overhead_ns;
@@ -344,6 +345,7 @@ PYBIND11_MODULE(_gpumux, m) {
                py::dict series;
                series["time_ns"] = make_array<std::int64_t>(s.size(), [&](std::size_t i) { return s[i].time_ns; });
                series["sm_busy"] = make_array<double>(s.size(), [&](std::size_t i) { return s[i].sm_busy; });
+               series["dram_busy"] = make_array<double>(s.size(), [&](std::size_t i) { return s[i].dram_busy; });
                series["memory_used_bytes"] = make_array<std::int64_t>(
                    s.size(), [&](std::size_t i) { return s[i].memory_used_bytes; });
                out[name.c_str()] = series;

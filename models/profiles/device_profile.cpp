@@ -72,8 +72,8 @@ class ProfileParser {
 
     check_keys(root, "",
                {"display_name", "nvidia_smi_name", "notes", "sms", "memory", "hbm_bandwidth", "hbm_bandwidth_measured",
-                "l2_cache", "launch_overhead", "timeslice", "context_switch", "preemption_latency",
-                "cache_refill", "mps_max_clients", "mps_interference", "mig"});
+                "l2_cache", "l2_bandwidth", "launch_overhead", "graph_launch_overhead", "timeslice",
+                "context_switch", "preemption_latency", "cache_refill", "mps_max_clients", "mig"});
     DeviceProfile gpu;
     gpu.display_name = string_at(root, "display_name", "");
     if (root["nvidia_smi_name"]) {
@@ -97,18 +97,15 @@ class ProfileParser {
       gpu.hbm_bandwidth_measured = bandwidth_at(root, "hbm_bandwidth_measured", "", false);
     }
     gpu.l2_cache = size_at(root, "l2_cache", "", false);
+    gpu.l2_bandwidth = bandwidth_at(root, "l2_bandwidth", "", false);
     gpu.launch_overhead = duration_at(root, "launch_overhead", "", false);
+    gpu.graph_launch_overhead = duration_at(root, "graph_launch_overhead", "", false);
     gpu.timeslice = duration_at(root, "timeslice", "", false);
     if (gpu.timeslice <= 0) fail(root["timeslice"], "timeslice", "must be greater than zero");
     gpu.context_switch = duration_at(root, "context_switch", "", false);
     gpu.preemption_latency = duration_at(root, "preemption_latency", "", false);
     gpu.cache_refill = duration_at(root, "cache_refill", "", false);
     gpu.mps_max_clients = positive_int(root, "mps_max_clients", "", false);
-    const YAML::Node interference = sourced(root, "mps_interference", "", false);
-    gpu.mps_interference = as_number(interference, "mps_interference");
-    if (gpu.mps_interference < 0) {
-      fail(interference, "mps_interference", "must not be negative");
-    }
     if (root["mig"]) parse_mig(root["mig"], gpu);
     gpu.assumed = assumed_;
     return gpu;

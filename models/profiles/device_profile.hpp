@@ -35,7 +35,11 @@ struct DeviceProfile {
   double hbm_bandwidth = 0;          ///< bytes/s, datasheet peak
   double hbm_bandwidth_measured = 0; ///< bytes/s, measured achievable (0 = unknown)
   std::int64_t l2_cache = 0;         ///< bytes
-  Nanos launch_overhead = 0;         ///< GPU-side gap added before each kernel launch
+  double l2_bandwidth = 0;           ///< bytes/s, measured L2 read plateau (L2 capacity law)
+  /// Per kernel in a stream: time between a kernel becoming launchable (its predecessor done,
+  /// its CPU issue reached) and its start, ns (models/workload docs; gpu-benches intercept).
+  Nanos launch_overhead = 0;
+  Nanos graph_launch_overhead = 0;   ///< the same for kernels of a CUDA graph (`cuda_graph: true`)
   // time-slicing defaults
   Nanos timeslice = 0;
   Nanos context_switch = 0;
@@ -43,7 +47,6 @@ struct DeviceProfile {
   Nanos cache_refill = 0;
   // MPS defaults
   int mps_max_clients = 48;
-  double mps_interference = 0.0;  ///< see models/strategies/mps.hpp for the formula
   // MIG geometry; mig_profiles empty = the GPU does not support MIG
   int memory_slices = 0;
   int compute_slices = 0;

@@ -71,9 +71,6 @@ void emit_sharing(YAML::Emitter& out, const SharingSpec& s) {
     out << YAML::Key << "cuda_version" << YAML::Value
         << (std::to_string(*s.cuda_version / 100) + "." + std::to_string(*s.cuda_version % 100));
   }
-  if (s.interference) {
-    out << YAML::Key << "interference" << YAML::Value << number(*s.interference);
-  }
   out << YAML::EndMap;
 }
 
@@ -156,6 +153,10 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   if (k.per_sequence > 0) {
     out << YAML::Key << "per_sequence" << YAML::Value << units::format_duration(k.per_sequence);
   }
+  if (k.waves != 1.0) out << YAML::Key << "waves" << YAML::Value << number(k.waves);
+  if (k.working_set > 0) {
+    out << YAML::Key << "working_set" << YAML::Value << units::format_size(k.working_set);
+  }
   out << YAML::EndMap;
 }
 
@@ -178,7 +179,11 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
   out << YAML::EndSeq;
   duration_key(out, "host_gap", t.workload.host_gap);
+  if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   out << YAML::EndMap;
+  if (t.workload.priority != 0) {
+    out << YAML::Key << "priority" << YAML::Value << t.workload.priority;
+  }
   out << YAML::Key << "max_in_flight" << YAML::Value << t.workload.max_in_flight;
   out << YAML::Key << "memory_per_request" << YAML::Value
       << units::format_size(t.workload.memory_per_request);

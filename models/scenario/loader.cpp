@@ -474,7 +474,7 @@ TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
   const MapReader map(ctx, field,
                       {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
-                       "collective", "per_sequence"});
+                       "collective", "per_sequence", "waves", "block_time", "working_set"});
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
@@ -494,6 +494,20 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
   }
   if (const auto f = map.get("collective")) k.collective = bool_of(ctx, *f);
   if (const auto f = map.get("per_sequence")) k.per_sequence = duration_of(ctx, *f);
+  const auto waves = map.get("waves");
+  const auto block_time = map.get("block_time");
+  if (waves && block_time) ctx.fail(*block_time, "give either waves or block_time, not both");
+  if (waves) {
+    k.waves = number_of(ctx, *waves);
+    if (!(k.waves >= 1) || k.waves > 1e9) {
+      ctx.fail(*waves, "must be a number of waves >= 1, got " + text_of(ctx, *waves));
+    }
+  }
+  if (block_time) {
+    const Nanos block = positive_duration_of(ctx, *block_time);
+    k.waves = std::max(1.0, k.duration.mean() / static_cast<double>(block));
+  }
+  if (const auto f = map.get("working_set")) k.working_set = size_of(ctx, *f);
   return k;
 }
 
@@ -569,16 +583,25 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"arrivals", "request", "max_in_flight", "memory_per_request",
-                       "memory_per_token", "tokens", "batching"},
+                       "memory_per_token", "tokens", "batching", "priority"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
-  const MapReader request(ctx, map.require("request"), {"kernels", "host_gap"});
+  const MapReader request(ctx, map.require("request"), {"kernels", "host_gap", "cuda_graph"});
   std::size_t index = 0;
   for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
     w.kernels.push_back(kernel_of(ctx, kernel, index++));
   }
   if (const auto gap = request.get("host_gap")) w.host_gap = duration_of(ctx, *gap);
+  if (const auto graph = request.get("cuda_graph")) w.cuda_graph = bool_of(ctx, *graph);
+  if (const auto f = map.get("priority")) {
+    const double p = number_of(ctx, *f);
+    if (p != std::floor(p) || p < -100 || p > 100) {
+      ctx.fail(*f, "must be an integer stream priority (lower is more urgent, as in CUDA), got " +
+                       text_of(ctx, *f));
+    }
+    w.priority = static_cast<int>(p);
+  }
   w.max_in_flight = w.arrivals.process == ArrivalProcess::closed ? w.arrivals.concurrency : 1;
   if (const auto f = map.get("max_in_flight")) w.max_in_flight = int_of(ctx, *f, 1);
   if (const auto f = map.get("memory_per_request")) w.memory_per_request = size_of(ctx, *f);
@@ -601,6 +624,10 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
                       {"mode", "replicas", "timeslice", "context_switch", "preemption",
                        "preemption_latency", "cache_refill", "active_thread_percentage",
                        "pinned_memory_limit", "max_clients", "interference", "cuda_version"});
+  if (const auto f = map.get("interference")) {
+    ctx.fail(*f, "was removed: MPS interference now follows from SM residency, fair HBM sharing "
+                 "and L2 capacity (set a kernel's working_set; docs/strategies.md)");
+  }
   SharingSpec s;
   if (const auto f = map.get("mode")) {
     s.mode = choice_of<SharingMode>(ctx, *f,
@@ -649,10 +676,6 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
       ctx.fail(*f, "expected a CUDA version such as 12.6 or 13.1, got '" + text + "'");
     }
     s.cuda_version = major * 100 + minor;
-  }
-  if (const auto f = map.get("interference")) {
-    s.interference = number_of(ctx, *f);
-    if (*s.interference < 0) ctx.fail(*f, "must be >= 0, got " + text_of(ctx, *f));
   }
   return s;
 }

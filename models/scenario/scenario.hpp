@@ -53,6 +53,13 @@ struct KernelSpec {
   /// Batched serving only: extra time per sequence in the batch (attention over each
   /// sequence's KV cache); the launch lasts duration (x tokens) + per_sequence x batch size.
   Nanos per_sequence = 0;
+  /// Waves of its grid when alone on the whole GPU (>= 1; `waves:`, or duration / `block_time`).
+  /// A kernel still dispatching blocks takes SMs freed by others; default 1 (every block resident
+  /// at launch: an assumption, as a kernel list has no grid sizes).
+  double waves = 1.0;
+  /// Bytes the kernel re-reads through L2 (`working_set:`); 0 = it streams (no L2 reuse), so
+  /// neighbours cannot raise its HBM traffic (models/device.hpp, L2 capacity law).
+  std::int64_t working_set = 0;
 };
 
 enum class ArrivalProcess { poisson, constant, closed, trace };
@@ -84,6 +91,14 @@ struct WorkloadSpec {
   /// Continuous (iteration-level) batching, as LLM servers do (`batching: {max_batch: 32}`);
   /// 0 = off. See models/runner.hpp.
   int max_batch = 0;
+  /// `request: {cuda_graph: true}`: the request's kernels are launched as one CUDA graph, so
+  /// each pays the profile's graph_launch_overhead instead of launch_overhead.
+  bool cuda_graph = false;
+  /// Block-dispatch priority of the tenant's kernels in CUDA's convention (`priority:`; lower is
+  /// more urgent, as cudaStreamCreateWithPriority; 0 = default). Stands for a stream priority or
+  /// CUDA_MPS_CLIENT_PRIORITY; the block scheduler gives freed SMs to more urgent kernels first
+  /// but never evicts resident blocks.
+  int priority = 0;
 };
 
 enum class SharingMode { exclusive, time_slicing, mps };
@@ -106,7 +121,6 @@ struct SharingSpec {
   /// CUDA version of the MPS server as major * 100 + minor (`cuda_version: 13.1` -> 1301);
   /// from 13.1 the default client limit is 60 instead of 48 (MPS documentation).
   std::optional<int> cuda_version;
-  std::optional<double> interference;  ///< MPS co-run slowdown factor; default from profile
 };
 
 struct GpuSpec {

@@ -11,11 +11,10 @@ std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
                                     const SharingSpec& sharing) {
   switch (sharing.mode) {
     case SharingMode::exclusive:
-      return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), sharing, 1, 0.0);
+      return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), sharing, 1);
     case SharingMode::mps:
       return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), sharing,
-                                                sharing.max_clients.value_or(48),
-                                                sharing.interference.value_or(0.0));
+                                                sharing.max_clients.value_or(48));
     case SharingMode::time_slicing:
       return std::make_unique<TimeSlicingDevice>(
           sim, std::move(geometry), sharing, sharing.timeslice.value_or(1'024'000),

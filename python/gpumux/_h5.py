@@ -83,7 +83,10 @@ class _H5Source:
         return {n: table[n] for n in table.dtype.names}
 
     def timeseries(self):
-        return {name: {n: table[n] for n in ("time_ns", "sm_busy", "memory_used_bytes")}
+        # dram_busy is absent from files written before it existed.
+        return {name: {n: table[n] for n in ("time_ns", "sm_busy", "dram_busy",
+                                             "memory_used_bytes")
+                       if n in table.dtype.names}
                 for name, table in self._timeseries.items()}
 
     def save(self, path):

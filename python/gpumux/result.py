@@ -14,7 +14,7 @@ A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :fu
                   tenant, device (categorical names, NaN when none), detail (str)
 * Names (tenant, device, profile, sharing) are categorical; statistics of a tenant
   whose count is 0 (ttft_* without LLM tokens, latency_* with nothing completed) are NaN.
-* ``timeseries``  dict device name -> DataFrame (time_ns, sm_busy, memory_used_bytes)
+* ``timeseries``  dict device name -> DataFrame (time_ns, sm_busy, dram_busy, memory_used_bytes)
 * ``kernels``     DataFrame of kernel records (empty unless ``output: {kernels: true}``)
 
 Tables are built on first access and cached.
@@ -240,6 +240,8 @@ class Result:
             return {name: pd.DataFrame({
                 "time_ns": np.asarray(cols["time_ns"], dtype=np.int64),
                 "sm_busy": np.asarray(cols["sm_busy"], dtype=np.float64),
+                "dram_busy": np.asarray(cols.get("dram_busy", np.full(len(cols["time_ns"]), np.nan)),
+                                        dtype=np.float64),
                 "memory_used_bytes": np.asarray(cols["memory_used_bytes"], dtype=np.int64),
             }) for name, cols in series.items()}
         return {k: v.copy() for k, v in self._cached("timeseries", build).items()}

@@ -20,7 +20,7 @@ import pandas as pd
 TENANT_METRICS = ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "completed", "failed",
                   "slowdown_mean", "oom_events")
 #: Per-device metrics, as "<device>.<metric>" columns.
-DEVICE_METRICS = ("sm_busy",)
+DEVICE_METRICS = ("sm_busy", "dram_busy")
 
 
 def grid_points(grid) -> list[dict]:
@@ -92,7 +92,7 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
     mp_context: a multiprocessing context for the pool (default: the platform's).
 
     Returns a DataFrame, one row per point in grid order: the grid keys' values, then status,
-    "<tenant>.<metric>" for metric in TENANT_METRICS and "<device>.sm_busy"; plus ``error``
+    "<tenant>.<metric>" for metric in TENANT_METRICS and "<device>.sm_busy" / ".dram_busy"; plus ``error``
     with on_error="record".
     """
     import gpumux

@@ -22,14 +22,33 @@ void Simulator::set_poll(std::function<void()> poll, std::uint64_t every_events)
   poll_every_ = every_events;
 }
 
+void Simulator::set_ticker(std::function<void(Nanos)> tick, Nanos first, Nanos every) {
+  if (tick && every <= 0) throw std::logic_error("Simulator: ticker period must be > 0");
+  tick_ = std::move(tick);
+  next_tick_ = first;
+  tick_every_ = every;
+}
+
 void Simulator::run_until(Nanos horizon) {
   stopped_ = false;
   std::uint64_t until_poll = poll_every_;
   while (!stopped_) {
     const Nanos next = queue_.next_time();
     if (next == kNever || next > horizon) {
-      if (horizon != kNever) now_ = horizon;
+      if (horizon != kNever) {
+        // Ticks up to the horizon see the state after the last event before it.
+        while (tick_ && next_tick_ <= horizon) {
+          tick_(next_tick_);
+          next_tick_ += tick_every_;
+        }
+        now_ = horizon;
+      }
       return;
+    }
+    // Ticks strictly before the next event see every event at or before them.
+    while (tick_ && next_tick_ < next) {
+      tick_(next_tick_);
+      next_tick_ += tick_every_;
     }
     queue_.pop_and_run(now_);
     ++events_;

@@ -64,6 +64,15 @@ class Simulator {
   /// Calls `poll` every `every_events` events (e.g. to check for SIGINT or draw progress).
   void set_poll(std::function<void()> poll, std::uint64_t every_events);
 
+  /// An observer of the clock, not an event: calls `tick(t)` for t = first, first + every, ...
+  /// once every event with time <= t has run and before the first later one runs, so it sees
+  /// the state as of t. It must schedule nothing. Ticks stop when the queue runs dry (run()
+  /// returns without ticking past the last event), so a ticker never extends a run, and ticks
+  /// are not counted in events_processed(): observing changes no result. O(1) per tick.
+  /// Returns the next tick not yet delivered (kNever when no ticker is set).
+  void set_ticker(std::function<void(Nanos)> tick, Nanos first, Nanos every);
+  Nanos next_tick() const { return tick_ ? next_tick_ : kNever; }
+
   std::uint64_t events_processed() const { return events_; }
   std::size_t pending() const { return queue_.size(); }
 
@@ -74,6 +83,9 @@ class Simulator {
   bool stopped_ = false;
   std::function<void()> poll_;
   std::uint64_t poll_every_ = 0;
+  std::function<void(Nanos)> tick_;
+  Nanos next_tick_ = kNever;
+  Nanos tick_every_ = 0;
 };
 
 }  // namespace gpumux

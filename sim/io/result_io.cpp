@@ -12,11 +12,11 @@
 //                       max_ns i64}, queueing_{same}, slowdown_mean, throughput_per_s f64,
 //                       slo_violations, oom_events i64, gpu_seconds, cost f64
 //   /devices            name, profile, sharing str, sms i32, memory_bytes i64, sm_busy,
-//                       useful_fraction f64, memory_peak_bytes, context_switches,
+//                       useful_fraction, dram_busy f64, memory_peak_bytes, context_switches,
 //                       switch_overhead_ns i64
 //   /events             time_ns i64, kind enum<u8>{oom, kill, fault, reject, restart},
 //                       tenant i32, device i32 (-1 = none), detail str
-//   /timeseries/<dev>   time_ns i64, sm_busy f64, memory_used_bytes i64; '/' in the device name
+//   /timeseries/<dev>   time_ns i64, sm_busy, dram_busy f64, memory_used_bytes i64; '/' in the device name
 //                       becomes '_', the real name is the dataset's `device` attribute
 //   /kernels            tenant u32, request_id u64, kernel_index u32, device i32, start_ns,
 //                       finish_ns i64 (omitted when there are no kernel records)
@@ -103,6 +103,7 @@ Json device_json(const DeviceResult& d) {
 }
 
 // Readers of summaries tolerate missing keys and nulls (NaN is written as null) so an older or
+  j["dram_busy"] = d.dram_busy;
 // hand-edited file still prints; such values show as "-".
 const Json* field(const Json& object, const char* key) {
   if (!object.is_object()) return nullptr;
@@ -439,6 +440,7 @@ void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
     const DeviceResult& d = devices[i];
     h5::put_string(row, name, name_length, d.name);
     h5::put_string(row, profile, profile_length, d.profile);
+  const std::size_t dram_busy = type.add("dram_busy", H5T_NATIVE_DOUBLE);
     h5::put_string(row, sharing, sharing_length, d.sharing);
     h5::put(row, sms, static_cast<std::int32_t>(d.sms));
     h5::put(row, memory, d.memory_bytes);
@@ -451,6 +453,7 @@ void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
   annotate(dataset, type);
 }
 
+    h5::put(row, dram_busy, d.dram_busy);
 void write_events(h5::Group& group, const std::vector<EventRecord>& events) {
   const std::size_t detail_length = longest(events, [](const auto& e) { return e.detail; });
   const h5::Handle kind_type = h5::u8_enum_type(event_kind_names());
@@ -483,6 +486,7 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
   for (const auto& [name, samples] : result.timeseries) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
+  const std::size_t dram_busy = type.add("dram_busy", H5T_NATIVE_DOUBLE);
   static const std::vector<TimeseriesSample> kNoSamples;
   std::set<std::string> used;
   for (const std::string& name : names) {
@@ -499,6 +503,7 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
   }
 }
 
+                                              h5::put(row, dram_busy, samples[i].dram_busy);
 void write_kernels(h5::Group& group, const std::vector<KernelRecord>& kernels) {
   h5::CompoundType type;
   const std::size_t tenant = type.add("tenant", H5T_NATIVE_UINT32);
@@ -649,7 +654,7 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
   }
 
   TextTable devices({"device", "profile", "sharing", "SMs", "memory", "SM busy", "useful",
-                     "peak memory", "ctx switches", "switch overhead"},
+                     "DRAM busy", "peak memory", "ctx switches", "switch overhead"},
                     3);
   for (const auto& [name, d] : child(summary, "devices").items()) {
     devices.add_row({name, text(d, "profile"), text(d, "sharing"), format_count(number(d, "sms")),
@@ -662,6 +667,7 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
   out += '\n';
   out += devices.render();
   if (const Json* notes = field(summary, "notes"); notes != nullptr && notes->is_array()) {
+                     format_percent(number(d, "dram_busy")),
     out += "\n";
     for (const Json& note : *notes) out += "note: " + note.get<std::string>() + "\n";
   }
@@ -751,8 +757,9 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
     out += table.render();
   }
 
-  TextTable devices(
-      {"strategy", "device", "profile", "sharing", "SM busy", "useful", "ctx switches"}, 4);
+  TextTable devices({"strategy", "device", "profile", "sharing", "SM busy", "useful",
+                     "DRAM busy", "ctx switches"},
+                    4);
   for (std::size_t i = 0; i < summaries.size(); ++i) {
     for (const auto& [name, d] : child(summaries[i], "devices").items()) {
       devices.add_row({labels[i], name, text(d, "profile"), text(d, "sharing"),
@@ -778,6 +785,7 @@ void write_result_h5(const std::string& path, const RunResult& result) {
     write_root_attributes(root, result);
     write_run(root, result, true);
   });
+                       format_percent(number(d, "dram_busy")),
 }
 
 void write_results_h5(const std::string& path, const std::vector<RunResult>& results) {

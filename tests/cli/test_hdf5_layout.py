@@ -29,7 +29,8 @@ TABLE_FIELDS = {
                 "throughput_per_s": np.float64, "slo_violations": np.int64,
                 "oom_events": np.int64, "gpu_seconds": np.float64, "cost": np.float64},
     "devices": {"sms": np.int32, "memory_bytes": np.int64, "sm_busy": np.float64,
-                "useful_fraction": np.float64, "memory_peak_bytes": np.int64,
+                "useful_fraction": np.float64, "dram_busy": np.float64,
+                "memory_peak_bytes": np.int64,
                 "context_switches": np.int64, "switch_overhead_ns": np.int64},
     "events": {"time_ns": np.int64, "kind": np.uint8, "tenant": np.int32, "device": np.int32},
     "kernels": {"tenant": np.uint32, "request_id": np.uint64, "kernel_index": np.uint32,
@@ -37,7 +38,8 @@ TABLE_FIELDS = {
 }
 STRING_FIELDS = {"tenants": ["name", "device"], "devices": ["name", "profile", "sharing"],
                  "events": ["detail"]}
-TIMESERIES_FIELDS = {"time_ns": np.int64, "sm_busy": np.float64, "memory_used_bytes": np.int64}
+TIMESERIES_FIELDS = {"time_ns": np.int64, "sm_busy": np.float64, "dram_busy": np.float64,
+                     "memory_used_bytes": np.int64}
 
 
 def gpumux(*args, check=True):
@@ -112,6 +114,8 @@ def check_run_group(group):
         assert text(row["profile"]) == expected["profile"]
         assert row["sms"] == expected["sms"]
         assert row["sm_busy"] == pytest.approx(expected["sm_busy"])
+        assert row["dram_busy"] == pytest.approx(expected["dram_busy"])
+        assert 0 <= row["dram_busy"] <= 1 + 1e-9
 
     requests = check_table(group, "requests")
     assert len(requests) >= sum(t["requests"] for t in summary["tenants"].values())
@@ -137,6 +141,10 @@ def check_run_group(group):
         samples = dataset[()]
         assert (np.diff(samples["time_ns"]) > 0).all()
         assert ((samples["sm_busy"] >= 0) & (samples["sm_busy"] <= 1 + 1e-9)).all()
+        assert ((samples["dram_busy"] >= 0) & (samples["dram_busy"] <= 1 + 1e-9)).all()
+        # The series ends at the end of the run (a last partial period when end is off-tick).
+        if len(samples):
+            assert samples["time_ns"][-1] == summary["sim_time_ns"]
     return summary
 
 
@@ -169,7 +177,7 @@ def test_summary_has_spec_shape(run_file):
                 "slo_violations", "oom_events"):
         assert key in chat
     gpu = summary["devices"]["gpu0"]
-    for key in ("profile", "sms", "memory_bytes", "sm_busy", "useful_fraction",
+    for key in ("profile", "sms", "memory_bytes", "sm_busy", "useful_fraction", "dram_busy",
                 "memory_peak_bytes", "context_switches", "switch_overhead_ns"):
         assert key in gpu
     assert chat["requests"] > 0 and chat["completed"] > 0

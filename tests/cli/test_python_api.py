@@ -100,10 +100,13 @@ def test_result_tables(quick):
     assert len(measured) == s["tenants"]["chat"]["requests"]
     assert np.all(np.diff(requests["arrival_ns"].to_numpy()) >= 0) or len(requests) < 2
     series = quick.timeseries["gpu0"]
-    assert list(series.columns) == ["time_ns", "sm_busy", "memory_used_bytes"]
-    assert len(series) >= 40  # 4 s sampled every 100 ms (and while in-flight work drains)
+    assert list(series.columns) == ["time_ns", "sm_busy", "dram_busy", "memory_used_bytes"]
+    assert len(series) >= 40  # 4 s sampled every 100 ms (and a last sample at the drain's end)
     assert series["time_ns"].iloc[0] == 100_000_000
+    assert series["time_ns"].iloc[-1] == s["sim_time_ns"]
     assert ((series["sm_busy"] >= 0) & (series["sm_busy"] <= 1)).all()
+    assert ((series["dram_busy"] >= 0) & (series["dram_busy"] <= 1)).all()
+    assert devices.loc["gpu0", "dram_busy"] == pytest.approx(s["devices"]["gpu0"]["dram_busy"])
     assert list(quick.events.columns) == ["time_ns", "kind", "tenant", "device", "detail"]
     assert "name: quickstart" in quick.scenario_yaml
     assert "quickstart" in repr(quick) and "chat" in repr(quick)

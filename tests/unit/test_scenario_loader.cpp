@@ -121,7 +121,6 @@ TEST(ScenarioLoader, FullScenarioValues) {
   EXPECT_EQ(pool.sharing.active_thread_percentage, 50.0);
   EXPECT_EQ(pool.sharing.pinned_memory_limit, 10LL << 30);
   EXPECT_EQ(pool.sharing.max_clients, 48);
-  EXPECT_EQ(pool.sharing.interference, 0.15);
 
   ASSERT_EQ(s.tenants.size(), 4u);  // chat, batch-0, batch-1, replay
   const TenantSpec& chat = s.tenants[0];
@@ -633,7 +632,6 @@ void expect_same(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(x.sharing.active_thread_percentage, y.sharing.active_thread_percentage);
     EXPECT_EQ(x.sharing.pinned_memory_limit, y.sharing.pinned_memory_limit);
     EXPECT_EQ(x.sharing.max_clients, y.sharing.max_clients);
-    EXPECT_EQ(x.sharing.interference, y.sharing.interference);
   }
   ASSERT_EQ(a.tenants.size(), b.tenants.size());
   for (std::size_t i = 0; i < a.tenants.size(); ++i) {
@@ -659,9 +657,13 @@ void expect_same(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(w.host_gap, v.host_gap);
     EXPECT_EQ(w.max_in_flight, v.max_in_flight);
     EXPECT_EQ(w.memory_per_request, v.memory_per_request);
+    EXPECT_EQ(w.cuda_graph, v.cuda_graph);
+    EXPECT_EQ(w.priority, v.priority);
     ASSERT_EQ(w.kernels.size(), v.kernels.size());
     for (std::size_t k = 0; k < w.kernels.size(); ++k) {
       EXPECT_EQ(w.kernels[k].name, v.kernels[k].name);
+      EXPECT_EQ(w.kernels[k].waves, v.kernels[k].waves);
+      EXPECT_EQ(w.kernels[k].working_set, v.kernels[k].working_set);
       EXPECT_EQ(w.kernels[k].duration.kind, v.kernels[k].duration.kind);
       EXPECT_EQ(w.kernels[k].duration.value, v.kernels[k].duration.value);
       EXPECT_EQ(w.kernels[k].duration.sigma, v.kernels[k].duration.sigma);
@@ -712,7 +714,10 @@ TEST(ScenarioEmit, OddValuesSurvive) {
   s.tenants[0].workload.arrivals.rate_per_s = 23.0 / 60;
   s.tenants[0].workload.kernels[0].sm_fraction = 0.1 + 0.2;  // 0.30000000000000004
   s.tenants[0].workload.kernels[0].duration.value = 1'000'000'001;
-  s.gpus[0].sharing.interference = 1e-7;
+  s.tenants[0].workload.kernels[0].waves = 2.5;
+  s.tenants[0].workload.kernels[0].working_set = 12'345'678;
+  s.tenants[0].workload.cuda_graph = true;
+  s.tenants[0].workload.priority = -3;
   s.seed = 18'446'744'073'709'551'615ULL;
   const Scenario again = load_scenario_text(emit_scenario_yaml(s), "x.yaml");
   expect_same(s, again);

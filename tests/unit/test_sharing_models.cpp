@@ -49,9 +49,11 @@ TEST(MigClosedForm, ComputeBoundKernelOn1gTakes132Over16OfSoloTime) {
 TEST(MigClosedForm, MemoryBoundKernelOn1gTakes8xForOneOfEightMemorySlices) {
   const RunResult r = run_yaml(mig_scenario("memory_bound: 1.0"));
   EXPECT_NEAR(tenant(r, "small").latency.p50, launch_ns() + 8e6, 2.0);
-  // The 3g.40gb instance holds 4 of 8 memory slices: 4 memory-bound kernels share half the
-  // GPU's bandwidth, each at 1/8 speed: 8 ms each.
-  EXPECT_NEAR(tenant(r, "noisy").latency.p50, launch_ns() + 8e6, 2.0);
+  // The 3g.40gb instance holds 4 of 8 memory slices: a full-grid memory-bound kernel runs at
+  // half speed (2 ms). Each of the 4 concurrent requests' kernel fills all 60 SMs, so they run
+  // one after another (SM residency) and each request waits for the 3 others: 8 ms, the
+  // launch overhead hidden behind its predecessors.
+  EXPECT_NEAR(tenant(r, "noisy").latency.p50, 8e6, 2.0);
 }
 
 TEST(MigMemory, OverAllocatingTenantIsKilledAloneAndNeighboursAreUnaffected) {
@@ -247,7 +249,7 @@ std::string mps_pair(const std::string& kernel, const std::string& sharing_extra
 name: mps
 duration: 1s
 gpus:
-  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps, interference: 0.0)" + sharing_extra +
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps)" + sharing_extra +
          R"(}}
 tenants:
   - {name: a, device: gpu0, workload: {arrivals: {process: closed, concurrency: 1}, request: {kernels: [)" +
@@ -258,7 +260,9 @@ tenants:
 }
 
 TEST(MpsClosedForm, TwoMemoryBoundClientsEachRunTwiceAsSlow) {
-  const RunResult r = run_yaml(mps_pair("{name: k, duration: 1ms, memory_bound: 1.0}", ""));
+  // Grids of half the GPU sit side by side (66 + 66 SMs); HBM is shared fairly: half each.
+  const RunResult r =
+      run_yaml(mps_pair("{name: k, duration: 1ms, memory_bound: 1.0, sm_fraction: 0.5}", ""));
   EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 2e6, 2.0);
   EXPECT_NEAR(tenant(r, "b").latency.p50, launch_ns() + 2e6, 2.0);
 }
@@ -275,13 +279,19 @@ TEST(MpsClosedForm, TwoComputeClientsOnHalfTheSmsRunUnslowed) {
   EXPECT_NEAR(tenant(capped, "a").latency.p50, launch_ns() + 2e6, 2.0);
 }
 
-TEST(MpsClosedForm, InterferenceFactorSlowsCoRunningMemoryBoundKernels) {
-  // alpha = 0.25: bandwidth use per unit rate is inflated by 1 + alpha (two clients), so each
-  // runs at 1 / (2 * 1.25): 2.5 ms.
-  std::string yaml = mps_pair("{name: k, duration: 1ms, memory_bound: 1.0}", "");
-  yaml.replace(yaml.find("interference: 0.0"), 17, "interference: 0.25");
+TEST(MpsClosedForm, L2CapacityInterferenceIsBoundedAndConservesBandwidth) {
+  // Client a re-reads a 50 MB working set (the H100's whole L2: alone every access hits, cost
+  // rho = 3.35/9.8 of a miss); client b streams. Equal traffic weights give a 25 MB of L2:
+  // hit 1/2, so phi_a = (1/2 + rho/2) / rho. HBM is shared max-min: phi_a r + r = 1, so both
+  // run at 1 / (1 + phi_a) and a 1 ms kernel takes (1 + phi_a) ms.
+  std::string yaml = mps_pair("{name: k, duration: 1ms, memory_bound: 1.0, sm_fraction: 0.5}", "");
+  yaml.replace(yaml.find("sm_fraction: 0.5}"), 17, "sm_fraction: 0.5, working_set: 50MB}");
   const RunResult r = run_yaml(yaml);
-  EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 2.5e6, 2.0);
+  const double rho = 3.35 / 9.8;
+  const double phi = (0.5 + 0.5 * rho) / rho;
+  EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + (1 + phi) * 1e6, 3.0);
+  EXPECT_NEAR(tenant(r, "b").latency.p50, launch_ns() + (1 + phi) * 1e6, 3.0);
+  EXPECT_LT(phi, 1 / rho);  // bounded by the L2/HBM cost ratio
 }
 
 TEST(MpsLimits, ClientsBeyondTheServerLimitAreRejected) {

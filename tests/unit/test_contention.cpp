@@ -1,0 +1,275 @@
+// Contention physics (models/device.hpp): SM residency, HBM bandwidth with the aggregate
+// conserved, per-kernel launch cost, and the invariants that tie the strategies together
+// (one MPS client == exclusive, one time-sliced context == exclusive, max-min optimality).
+#include <gtest/gtest.h>
+
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
+#include <cmath>
+#include <string>
+
+#include "models/profiles/device_profile.hpp"
+#include "sim/core/max_min.hpp"
+#include "tests/support/run_yaml.hpp"
+
+namespace gpumux {
+namespace {
+
+using testing::device;
+using testing::run_yaml;
+using testing::tenant;
+
+double launch_ns(const std::string& model = "h100-sxm-80gb") {
+  return static_cast<double>(load_device_profile(model).launch_overhead);
+}
+
+std::string closed_client(const std::string& name, const std::string& kernel,
+                          const std::string& extra = "") {
+  return "  - {name: " + name +
+         ", device: gpu0, workload: {arrivals: {process: closed, concurrency: 1}, " + extra +
+         "request: {kernels: [" + kernel + "]}}}\n";
+}
+
+std::string gpu(const std::string& sharing) {
+  return "name: t\nduration: 2s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, sharing: " +
+         sharing + "}\ntenants:\n";
+}
+
+double completed_per_s(const RunResult& r) {
+  double sum = 0;
+  for (const TenantResult& t : r.tenants) sum += t.throughput_per_s;
+  return sum;
+}
+
+// ------------------------------------------------------------------------------ SM residency
+
+TEST(Residency, TwoFullGridKernelsAreNotDoubleBooked) {
+  // Each kernel's blocks fill every SM for its whole run (f = 1), so a second one waits: the
+  // pair completes no more kernels per second than one client alone (the old fluid model
+  // charged (1 - m) f S SMs and ran the pair at 2.0x).
+  const std::string kernel = "{name: k, duration: 1ms, sm_fraction: 1.0, memory_bound: 0.5}";
+  const RunResult solo = run_yaml(gpu("{mode: mps}") + closed_client("a", kernel));
+  const RunResult pair =
+      run_yaml(gpu("{mode: mps}") + closed_client("a", kernel) + closed_client("b", kernel));
+  EXPECT_LE(completed_per_s(pair), completed_per_s(solo) * 1.01);
+  // The launch gaps of one stream are filled by the other, so the pair is not slower either.
+  EXPECT_GE(completed_per_s(pair), completed_per_s(solo) * 0.99);
+  // The same for two concurrent requests of one tenant on an exclusive GPU.
+  const RunResult streams = run_yaml(
+      gpu("{mode: exclusive}") +
+      "  - {name: a, device: gpu0, workload: {arrivals: {process: closed, concurrency: 2}, "
+      "request: {kernels: [" + kernel + "]}}}\n");
+  EXPECT_LE(completed_per_s(streams), completed_per_s(solo) * 1.01);
+  // No SM is held twice: occupancy never exceeds the device.
+  EXPECT_LE(device(pair, "gpu0").sm_busy, 1.0 + 1e-9);
+}
+
+TEST(Residency, ComputeAndStreamingFullGridKernelsDoNotBothRunAtFullSpeed) {
+  const RunResult r = run_yaml(
+      gpu("{mode: mps}") + closed_client("compute", "{name: c, duration: 1ms}") +
+      closed_client("stream", "{name: s, duration: 1ms, memory_bound: 1.0}"));
+  // Each waits for the other's kernel: about 2 ms per request instead of 1 ms.
+  EXPECT_NEAR(tenant(r, "compute").latency.mean, 2e6, 0.05e6);
+  EXPECT_NEAR(tenant(r, "stream").latency.mean, 2e6, 0.05e6);
+}
+
+TEST(Residency, HalfGridKernelsShareTheGpuSideBySide) {
+  const std::string kernel = "{name: k, duration: 1ms, sm_fraction: 0.5}";
+  const RunResult pair =
+      run_yaml(gpu("{mode: mps}") + closed_client("a", kernel) + closed_client("b", kernel));
+  EXPECT_NEAR(tenant(pair, "a").latency.p50, launch_ns() + 1e6, 2.0);
+  EXPECT_NEAR(tenant(pair, "b").latency.p50, launch_ns() + 1e6, 2.0);
+}
+
+TEST(Residency, ShortKernelWaitsForTheResidualOfAFullGridNeighbour) {
+  // Training runs 10 ms full-grid kernels back to back; an inference kernel arriving at a random
+  // time finds every SM held and gets SMs only when the running training kernel ends: on
+  // average half a kernel, 5 ms (renewal residual D^2 / 2(D + L) with D = 10 ms), then its own
+  // 100 us. The fluid model without residency gave 1.14x the solo latency.
+  const RunResult r = run_yaml(
+      gpu("{mode: mps}") +
+      closed_client("train", "{name: step, duration: 10ms, memory_bound: 0.3}") +
+      "  - {name: infer, device: gpu0, workload: {arrivals: {process: poisson, rate: 20/s}, "
+      "request: {kernels: [{name: k, duration: 100us, sm_fraction: 0.2}]}}}\n");
+  const double d = 10e6, l = launch_ns();
+  const double expected = l + d * d / (2 * (d + l)) + 100e3;
+  EXPECT_NEAR(tenant(r, "infer").latency.mean, expected, 0.12 * expected);
+  EXPECT_GT(tenant(r, "infer").slowdown_mean, 20.0);
+}
+
+TEST(Residency, FreedSmsGoToTheMoreUrgentStreamFirst) {
+  // Both inference tenants arrive together while training holds the GPU; when its kernel ends,
+  // the freed SMs go to the more urgent stream (CUDA: lower priority number), which runs its
+  // full-grid 100 us kernel first. Without priorities, launch order decides.
+  auto scenario = [](int urgent_priority) {
+    return gpu("{mode: mps}") +
+           closed_client("train", "{name: step, duration: 10ms}") +
+           "  - {name: late, device: gpu0, workload: {arrivals: {process: constant, rate: "
+           "10/s}, request: {kernels: [{name: k, duration: 100us}]}}}\n"
+           "  - {name: urgent, device: gpu0, workload: {priority: " +
+           std::to_string(urgent_priority) +
+           ", arrivals: {process: constant, rate: 10/s}, request: {kernels: [{name: k, "
+           "duration: 100us}]}}}\n";
+  };
+  const RunResult with = run_yaml(scenario(-1));
+  EXPECT_NEAR(tenant(with, "late").latency.mean - tenant(with, "urgent").latency.mean, 100e3,
+              5e3);
+  const RunResult without = run_yaml(scenario(0));
+  EXPECT_NEAR(tenant(without, "urgent").latency.mean - tenant(without, "late").latency.mean,
+              100e3, 5e3);
+}
+
+// ------------------------------------------------------------------------------ HBM bandwidth
+
+TEST(Bandwidth, AggregateHbmThroughputIsConservedFor1To48StreamingClients) {
+  // n streaming clients (m = 1) under MPS move exactly the HBM bandwidth one moves alone
+  // (the old interference factor left 14 % at n = 16). Grids of 1/n of the GPU run side by
+  // side, so this is the bandwidth law, not residency, at work.
+  const std::string one_kernel = "{name: s, duration: 200us, memory_bound: 1.0, sm_fraction: ";
+  const RunResult solo =
+      run_yaml(gpu("{mode: mps}") + closed_client("c0", one_kernel + "1.0}"));
+  const double solo_work = completed_per_s(solo) * 200e3;  // solo-ns of work per second
+  for (int n : {2, 4, 8, 16, 48}) {
+    std::string yaml = gpu("{mode: mps}");
+    const std::string kernel = one_kernel + std::to_string(1.0 / n) + "}";
+    for (int c = 0; c < n; ++c) yaml += closed_client("c" + std::to_string(c), kernel);
+    const RunResult r = run_yaml(yaml);
+    const double work = completed_per_s(r) * 200e3;
+    EXPECT_GE(work, 0.98 * solo_work) << n << " clients";
+    // Never more than the HBM can move (1e9 solo-ns of streaming per second), up to the
+    // requests that complete in the drain after `duration` (n x 200 us over 2 s).
+    EXPECT_LE(work, 1e9 * (1 + n * 200e-6 / 2)) << n << " clients";
+  }
+}
+
+TEST(Bandwidth, AStreamingNeighbourOnlyCostsACacheSensitiveKernelItsL2Share) {
+  // A kernel without a working set is not slowed beyond fair bandwidth sharing, however little
+  // its neighbour touches memory (the old law added a step of +41 % at m = 0 -> 0.01).
+  const std::string victim = "{name: v, duration: 1ms, memory_bound: 1.0, sm_fraction: 0.5}";
+  const RunResult r = run_yaml(
+      gpu("{mode: mps}") + closed_client("victim", victim) +
+      closed_client("light", "{name: l, duration: 1ms, memory_bound: 0.01, sm_fraction: 0.5}"));
+  // Bandwidth, max-min with equal weights: r_v + 0.01 r_l <= 1, both rise together to 1/1.01.
+  EXPECT_NEAR(tenant(r, "victim").latency.p50, launch_ns() + 1.01e6, 3.0);
+}
+
+// ------------------------------------------------------------------------------ launch cost
+
+TEST(LaunchCost, EveryKernelPaysTheLaunchOverheadOfItsStream) {
+  auto scenario = [](const std::string& graph) {
+    return "name: t\nduration: 1s\ngpus:\n  - {name: gpu0, model: h200-141gb}\ntenants:\n"
+           "  - {name: a, device: gpu0, workload: {arrivals: {process: closed, concurrency: 1}, "
+           "request: {" + graph + "kernels: [{name: tiny, duration: 1us, repeat: 1000}]}}}\n";
+  };
+  const DeviceProfile& h200 = load_device_profile("h200-141gb");
+  // 1000 x (launch + 1 us): 3.37 ms with a stream launch (gpu-benches: 2.4 us per tiny kernel;
+  // the old model paid the overhead once per request: 1.0 ms).
+  const RunResult stream = run_yaml(scenario(""));
+  EXPECT_NEAR(tenant(stream, "a").latency.p50,
+              1000 * (static_cast<double>(h200.launch_overhead) + 1e3), 1.0);
+  const RunResult graph = run_yaml(scenario("cuda_graph: true, "));
+  EXPECT_NEAR(tenant(graph, "a").latency.p50,
+              1000 * (static_cast<double>(h200.graph_launch_overhead) + 1e3), 1.0);
+}
+
+// ------------------------------------------------------------------------------ invariants
+
+std::string mixed_tenant(const std::string& mode) {
+  return gpu(mode) +
+         "  - {name: a, device: gpu0, workload: {max_in_flight: 3, arrivals: {process: poisson, "
+         "rate: 400/s}, request: {host_gap: 5us, kernels: [{name: g, duration: {exponential: "
+         "600us}, sm_fraction: 0.7, memory_bound: 0.4, working_set: 20MB, repeat: 3}, {name: s, "
+         "duration: 300us, memory_bound: 0.9}]}}}\n";
+}
+
+void expect_same_numbers(const RunResult& a, const RunResult& b) {
+  ASSERT_EQ(a.tenants.size(), b.tenants.size());
+  for (std::size_t i = 0; i < a.tenants.size(); ++i) {
+    EXPECT_EQ(a.tenants[i].completed, b.tenants[i].completed);
+    EXPECT_EQ(a.tenants[i].latency.mean, b.tenants[i].latency.mean);
+    EXPECT_EQ(a.tenants[i].latency.p99, b.tenants[i].latency.p99);
+    EXPECT_EQ(a.tenants[i].gpu_seconds, b.tenants[i].gpu_seconds);
+  }
+  EXPECT_EQ(a.devices[0].sm_busy, b.devices[0].sm_busy);
+}
+
+TEST(Invariants, OneMpsClientAtFullThreadsIsExclusive) {
+  expect_same_numbers(run_yaml(mixed_tenant("{mode: exclusive}")),
+                      run_yaml(mixed_tenant("{mode: mps, active_thread_percentage: 100}")));
+}
+
+TEST(Invariants, OneTimeSlicedContextIsExclusive) {
+  expect_same_numbers(run_yaml(mixed_tenant("{mode: exclusive}")),
+                      run_yaml(mixed_tenant("{mode: time-slicing}")));
+}
+
+TEST(Invariants, HeldSmsNeverExceedTheDeviceUnderAnyStrategy) {
+  for (const std::string mode : {"{mode: exclusive}", "{mode: mps}", "{mode: time-slicing}"}) {
+    std::string yaml = mode == "{mode: exclusive}" ? mixed_tenant(mode) : mixed_tenant(mode) +
+        "  - {name: b, device: gpu0, workload: {arrivals: {process: closed, concurrency: 2}, "
+        "request: {kernels: [{name: t, duration: 2ms, memory_bound: 0.3}]}}}\n";
+    const RunResult r = run_yaml(yaml);
+    const DeviceResult& d = device(r, "gpu0");
+    EXPECT_LE(d.sm_busy, 1.0 + 1e-9) << mode;
+    double gpu_seconds = 0;
+    for (const TenantResult& t : r.tenants) gpu_seconds += t.gpu_seconds;
+    // Attributed GPU time never exceeds the window the device existed for (2 s measured).
+    EXPECT_LE(gpu_seconds, static_cast<double>(r.sim_time_ns) * 1e-9 + 1e-9) << mode;
+  }
+}
+
+TEST(MaxMinProperty, RandomInstancesRespectEveryConstraintAndAreMaxMinFair) {
+  boost::random::mt19937 rng(12345);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int instance = 0; instance < 500; ++instance) {
+    MaxMinProblem p;
+    const int constraints = 1 + static_cast<int>(u(rng) * 4);
+    const int variables = 1 + static_cast<int>(u(rng) * 8);
+    std::vector<double> capacity(static_cast<std::size_t>(constraints));
+    for (double& c : capacity) c = 0.1 + 2 * u(rng);
+    for (double c : capacity) p.add_constraint(c);
+    std::vector<std::vector<double>> a(static_cast<std::size_t>(variables),
+                                       std::vector<double>(capacity.size(), 0.0));
+    std::vector<double> bound(static_cast<std::size_t>(variables));
+    for (int i = 0; i < variables; ++i) {
+      bound[static_cast<std::size_t>(i)] = u(rng) < 0.3 ? 0.05 + u(rng) : 1e9;
+      p.add_variable(1.0, bound[static_cast<std::size_t>(i)]);
+      for (int j = 0; j < constraints; ++j) {
+        if (u(rng) < 0.6) {
+          a[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = 0.1 + u(rng);
+          p.add_consumption(i, j, a[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]);
+        }
+      }
+    }
+    p.solve();
+    std::vector<double> load(capacity.size(), 0.0);
+    for (int i = 0; i < variables; ++i) {
+      for (std::size_t j = 0; j < capacity.size(); ++j) {
+        load[j] += a[static_cast<std::size_t>(i)][j] * p.rate(i);
+      }
+    }
+    for (std::size_t j = 0; j < capacity.size(); ++j) {
+      EXPECT_LE(load[j], capacity[j] * (1 + 1e-9)) << "instance " << instance;
+    }
+    for (int i = 0; i < variables; ++i) {
+      const double r = p.rate(i);
+      EXPECT_LE(r, bound[static_cast<std::size_t>(i)] * (1 + 1e-9));
+      // Max-min: a variable below its bound touches a saturated constraint on which it has the
+      // largest rate (equal weights), so it cannot grow without lowering a smaller one.
+      if (r >= bound[static_cast<std::size_t>(i)] * (1 - 1e-9)) continue;
+      bool blocked = false;
+      for (std::size_t j = 0; j < capacity.size(); ++j) {
+        if (a[static_cast<std::size_t>(i)][j] <= 0 || load[j] < capacity[j] * (1 - 1e-9)) continue;
+        bool largest = true;
+        for (int k = 0; k < variables; ++k) {
+          if (a[static_cast<std::size_t>(k)][j] > 0 && p.rate(k) > r * (1 + 1e-9)) largest = false;
+        }
+        blocked |= largest;
+      }
+      EXPECT_TRUE(blocked) << "instance " << instance << " variable " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpumux
