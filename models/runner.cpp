@@ -811,7 +811,8 @@ void Run::on_event(std::uint64_t tag) {
 void Run::sample(Nanos now) {
   const double period = static_cast<double>(now - last_sample_);
   for (std::size_t d = 0; d < devices.size(); ++d) {
-    const double integral = devices[d]->busy_integral(now);
+    const double busy = devices[d]->busy_integral(now);
+    const double dram = devices[d]->dram_integral(now);
     TimeseriesSample s;
     s.time_ns = now;
     s.sm_busy = period > 0 ? (busy - sample_busy_[d].back()) / period : 0.0;
@@ -1015,8 +1016,8 @@ void Run::fill_results(Nanos end) {
     dr.switch_overhead_ns = device.switch_overhead();
     result.devices.push_back(dr);
   }
-  if (result.status != "complete") {
     dr.dram_busy = window > 0 ? (device.dram_integral(end) - warm_dram_[d]) / window : 0;
+  if (result.status != "complete") {
     for (auto& t : tenants) t->record_unfinished();
   }
 }
