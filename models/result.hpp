@@ -32,6 +32,8 @@ struct TenantResult {
   std::int64_t oom_events = 0;
   double gpu_seconds = 0;      ///< device-time share attributed to the tenant (cost basis)
   double cost = 0;             ///< gpu cost_per_hour x attributed hours (0 without prices)
+  /// The tenant's `slo:` targets in ns by quantile ("p99" -> 100000000); empty = best-effort.
+  std::map<std::string, std::int64_t> slo_ns;
 };
 
 struct DeviceResult {
@@ -42,11 +44,11 @@ struct DeviceResult {
   std::int64_t memory_bytes = 0;
   double sm_busy = 0;          ///< time-average fraction of the device's SMs occupied
   double useful_fraction = 0;  ///< sm_busy minus context-switch / preemption overhead
-  std::int64_t memory_peak_bytes = 0;
-  std::int64_t context_switches = 0;
   /// Time-average over [warmup, end] of the fraction of the device's HBM bandwidth in use
   /// (DCGM DRAM_ACTIVE); see docs/metrics.md.
   double dram_busy = 0;
+  std::int64_t memory_peak_bytes = 0;
+  std::int64_t context_switches = 0;
   std::int64_t switch_overhead_ns = 0;
 };
 

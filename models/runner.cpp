@@ -825,7 +825,6 @@ void Run::sample(Nanos now) {
   last_sample_ = now;
 }
 
-RunResult Run::execute() {
 // The timeseries ends at `end`: ticks the simulator did not deliver (the queue ran dry before
 // `end`) are taken now, ticks after `end` (events that outlive the run, e.g. a restart after the
 // drain) are dropped, and a last sample at `end` covers a final partial period.
@@ -844,14 +843,15 @@ void Run::finish_timeseries(Nanos end) {
   if (!devices.empty() && last_sample_ < end) sample(end);
 }
 
+RunResult Run::execute() {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::size_t n = devices.size();
   sample_busy_.assign(n, std::vector<double>{0.0});
   sample_dram_.assign(n, std::vector<double>{0.0});
   warm_busy_.assign(n, 0.0);
   warm_useful_.assign(n, 0.0);
-  warm_client_sm_.assign(n, {});
   warm_dram_.assign(n, 0.0);
+  warm_client_sm_.assign(n, {});
   for (std::size_t d = 0; d < n; ++d) warm_client_sm_[d].assign(devices[d]->clients().size(), 0.0);
   for (auto& t : tenants) t->start();
   if (scenario.warmup > 0) sim.schedule_at(scenario.warmup, *this, kTagWarmup, kPriorityControl);
@@ -878,8 +878,8 @@ void Run::finish_timeseries(Nanos end) {
   // when the last pending event ran (a restart scheduled after the drain changes nothing).
   const Nanos end = interrupted ? sim.now() : std::max(scenario.duration, last_finish_);
   result.status = interrupted ? "interrupted" : "complete";
-  fill_results(end);
   finish_timeseries(end);
+  fill_results(end);
   result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return std::move(result);
@@ -975,6 +975,11 @@ void Run::fill_results(Nanos end) {
     tr.slowdown_mean = t->completed > 0 ? t->slowdown_sum / static_cast<double>(t->completed) : 0;
     tr.throughput_per_s = measured_s > 0 ? static_cast<double>(t->completed) / measured_s : 0;
     tr.slo_violations = t->slo_violations;
+    const SloSpec& slo = t->spec().slo;
+    if (slo.p50) tr.slo_ns["p50"] = *slo.p50;
+    if (slo.p90) tr.slo_ns["p90"] = *slo.p90;
+    if (slo.p99) tr.slo_ns["p99"] = *slo.p99;
+    if (slo.p999) tr.slo_ns["p999"] = *slo.p999;
     tr.oom_events = t->oom_events;
     for (int d : resolved.tenant_devices[static_cast<std::size_t>(t->index())]) {
       const ResolvedDevice& rd = resolved.devices[static_cast<std::size_t>(d)];
@@ -1011,12 +1016,12 @@ void Run::fill_results(Nanos end) {
     dr.memory_bytes = rd.geometry.memory;
     dr.sm_busy = window > 0 ? (device.busy_integral(end) - warm_busy_[d]) / window : 0;
     dr.useful_fraction = window > 0 ? (device.useful_integral(end) - warm_useful_[d]) / window : 0;
+    dr.dram_busy = window > 0 ? (device.dram_integral(end) - warm_dram_[d]) / window : 0;
     dr.memory_peak_bytes = device.memory_peak();
     dr.context_switches = device.context_switches();
     dr.switch_overhead_ns = device.switch_overhead();
     result.devices.push_back(dr);
   }
-    dr.dram_busy = window > 0 ? (device.dram_integral(end) - warm_dram_[d]) / window : 0;
   if (result.status != "complete") {
     for (auto& t : tenants) t->record_unfinished();
   }

@@ -9,6 +9,10 @@
 //                         sharing, more GPUs — cost rises accordingly)
 //   mig                   the scenario's MIG layouts, with the scenario's sharing inside
 //   mig+time-slicing | mig+mps | mig+exclusive   the MIG layouts with that mode inside
+// `--set gpus.N.sharing.KEY` overrides (applied to the file before this) are re-applied to the
+// variant's GPUs that come from gpus.N, so a strategy that rebuilds `sharing:` keeps them; one
+// that sets `mode` to something else than the strategy's is refused (InputError naming the key).
+// The dedicated baseline (exclusive) gets new unshared GPUs: sharing overrides do not apply.
 // Throws InputError for an unknown name, or `mig…` on a scenario without MIG layouts.
 #include <string>
 #include <vector>

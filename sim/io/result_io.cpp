@@ -82,6 +82,13 @@ Json tenant_json(const TenantResult& t) {
   j["slowdown_mean"] = t.slowdown_mean;
   j["throughput_per_s"] = t.throughput_per_s;
   j["slo_violations"] = t.slo_violations;
+  if (!t.slo_ns.empty()) {
+    Json slo = Json::object();
+    for (const char* q : {"p50", "p90", "p99", "p999"}) {
+      if (const auto it = t.slo_ns.find(q); it != t.slo_ns.end()) slo[q] = it->second;
+    }
+    j["slo_ns"] = std::move(slo);
+  }
   j["oom_events"] = t.oom_events;
   j["gpu_seconds"] = t.gpu_seconds;
   j["cost"] = t.cost;
@@ -96,6 +103,7 @@ Json device_json(const DeviceResult& d) {
   j["memory_bytes"] = d.memory_bytes;
   j["sm_busy"] = d.sm_busy;
   j["useful_fraction"] = d.useful_fraction;
+  j["dram_busy"] = d.dram_busy;
   j["memory_peak_bytes"] = d.memory_peak_bytes;
   j["context_switches"] = d.context_switches;
   j["switch_overhead_ns"] = d.switch_overhead_ns;
@@ -103,7 +111,6 @@ Json device_json(const DeviceResult& d) {
 }
 
 // Readers of summaries tolerate missing keys and nulls (NaN is written as null) so an older or
-  j["dram_busy"] = d.dram_busy;
 // hand-edited file still prints; such values show as "-".
 const Json* field(const Json& object, const char* key) {
   if (!object.is_object()) return nullptr;
@@ -433,6 +440,7 @@ void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
   const std::size_t memory = type.add("memory_bytes", H5T_NATIVE_INT64);
   const std::size_t sm_busy = type.add("sm_busy", H5T_NATIVE_DOUBLE);
   const std::size_t useful = type.add("useful_fraction", H5T_NATIVE_DOUBLE);
+  const std::size_t dram_busy = type.add("dram_busy", H5T_NATIVE_DOUBLE);
   const std::size_t peak = type.add("memory_peak_bytes", H5T_NATIVE_INT64);
   const std::size_t switches = type.add("context_switches", H5T_NATIVE_INT64);
   const std::size_t overhead = type.add("switch_overhead_ns", H5T_NATIVE_INT64);
@@ -440,12 +448,12 @@ void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
     const DeviceResult& d = devices[i];
     h5::put_string(row, name, name_length, d.name);
     h5::put_string(row, profile, profile_length, d.profile);
-  const std::size_t dram_busy = type.add("dram_busy", H5T_NATIVE_DOUBLE);
     h5::put_string(row, sharing, sharing_length, d.sharing);
     h5::put(row, sms, static_cast<std::int32_t>(d.sms));
     h5::put(row, memory, d.memory_bytes);
     h5::put(row, sm_busy, d.sm_busy);
     h5::put(row, useful, d.useful_fraction);
+    h5::put(row, dram_busy, d.dram_busy);
     h5::put(row, peak, d.memory_peak_bytes);
     h5::put(row, switches, d.context_switches);
     h5::put(row, overhead, d.switch_overhead_ns);
@@ -453,7 +461,6 @@ void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
   annotate(dataset, type);
 }
 
-    h5::put(row, dram_busy, d.dram_busy);
 void write_events(h5::Group& group, const std::vector<EventRecord>& events) {
   const std::size_t detail_length = longest(events, [](const auto& e) { return e.detail; });
   const h5::Handle kind_type = h5::u8_enum_type(event_kind_names());
@@ -479,6 +486,7 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
   h5::CompoundType type;
   const std::size_t time = type.add("time_ns", H5T_NATIVE_INT64);
   const std::size_t sm_busy = type.add("sm_busy", H5T_NATIVE_DOUBLE);
+  const std::size_t dram_busy = type.add("dram_busy", H5T_NATIVE_DOUBLE);
   const std::size_t memory = type.add("memory_used_bytes", H5T_NATIVE_INT64);
   // Every device gets a series (empty when it was never sampled), in the devices' order.
   std::vector<std::string> names;
@@ -486,7 +494,6 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
   for (const auto& [name, samples] : result.timeseries) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
-  const std::size_t dram_busy = type.add("dram_busy", H5T_NATIVE_DOUBLE);
   static const std::vector<TimeseriesSample> kNoSamples;
   std::set<std::string> used;
   for (const std::string& name : names) {
@@ -496,6 +503,7 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
                                             [&](std::byte* row, std::size_t i) {
                                               h5::put(row, time, samples[i].time_ns);
                                               h5::put(row, sm_busy, samples[i].sm_busy);
+                                              h5::put(row, dram_busy, samples[i].dram_busy);
                                               h5::put(row, memory, samples[i].memory_used_bytes);
                                             });
     dataset.set_attribute("device", name);
@@ -503,7 +511,6 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
   }
 }
 
-                                              h5::put(row, dram_busy, samples[i].dram_busy);
 void write_kernels(h5::Group& group, const std::vector<KernelRecord>& kernels) {
   h5::CompoundType type;
   const std::size_t tenant = type.add("tenant", H5T_NATIVE_UINT32);
@@ -660,6 +667,7 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
     devices.add_row({name, text(d, "profile"), text(d, "sharing"), format_count(number(d, "sms")),
                      format_bytes(number(d, "memory_bytes")), format_percent(number(d, "sm_busy")),
                      format_percent(number(d, "useful_fraction")),
+                     format_percent(number(d, "dram_busy")),
                      format_bytes(number(d, "memory_peak_bytes")),
                      format_count(number(d, "context_switches")),
                      format_duration_ns(number(d, "switch_overhead_ns"))});
@@ -667,7 +675,6 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
   out += '\n';
   out += devices.render();
   if (const Json* notes = field(summary, "notes"); notes != nullptr && notes->is_array()) {
-                     format_percent(number(d, "dram_busy")),
     out += "\n";
     for (const Json& note : *notes) out += "note: " + note.get<std::string>() + "\n";
   }
@@ -687,11 +694,14 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
                   summaries.empty() ? "-" : text(summaries[0], "scenario"),
                   summaries.empty() ? "-" : text(summaries[0], "seed"), fmt::join(labels, ", "));
 
-  // The bottom line per strategy: how many physical GPUs, how much work, the worst tail, the
-  // failures and SLO misses, and the cost (0 without cost_per_hour in the scenario).
-  TextTable overview({"strategy", "GPUs", "devices", "throughput", "worst p99", "failed",
-                      "SLO viol.", "mean SM busy", "GPU cost (USD)"},
+  // The bottom line per strategy: how many physical GPUs, how much work and the worst tail of
+  // the tenants with an SLO and of the best-effort ones (separately: a batch job's long tail
+  // must not hide, or stand in for, the latency-critical tenants'), the failures and SLO
+  // misses, and the cost (0 without cost_per_hour in the scenario).
+  TextTable overview({"strategy", "GPUs", "devices", "SLO thrpt", "SLO worst p99", "BE thrpt",
+                      "BE worst p99", "failed", "SLO viol.", "mean SM busy", "GPU cost (USD)"},
                      1);
+  bool any_slo = false, any_best_effort = false;
   for (std::size_t i = 0; i < summaries.size(); ++i) {
     std::vector<std::string> gpus;
     double busy = 0;
@@ -702,23 +712,33 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
       busy += number(d, "sm_busy");
       ++devices;
     }
-    double throughput = 0, worst_p99 = 0, failed = 0, violations = 0, cost = 0;  // cost: GPUs
+    // [0]: tenants with an `slo:` (summary key slo_ns), [1]: best-effort; NaN = none such.
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    double throughput[2] = {none, none}, worst_p99[2] = {none, none};
+    double failed = 0, violations = 0, cost = 0;  // cost: GPUs
     for (const auto& [name, t] : child(summaries[i], "tenants").items()) {
-      throughput += number(t, "throughput_per_s");
-      worst_p99 = std::max(worst_p99, number(child(t, "latency_ns"), "p99"));
+      const int group = field(t, "slo_ns") != nullptr ? 0 : 1;
+      (group == 0 ? any_slo : any_best_effort) = true;
+      const double p99 = number(child(t, "latency_ns"), "p99");
+      throughput[group] = (std::isnan(throughput[group]) ? 0.0 : throughput[group]) +
+                          number(t, "throughput_per_s");
+      worst_p99[group] = std::isnan(worst_p99[group]) ? p99 : std::max(worst_p99[group], p99);
       failed += number(t, "failed");
       violations += number(t, "slo_violations");
     }
     if (const Json* c = field(summaries[i], "gpu_cost"); c != nullptr) cost = c->get<double>();
     overview.add_row({labels[i], format_count(static_cast<double>(gpus.size())),
-                      format_count(devices), format_rate(throughput),
-                      format_duration_ns(worst_p99), format_count(failed),
+                      format_count(devices), format_rate(throughput[0]),
+                      format_duration_ns(worst_p99[0]), format_rate(throughput[1]),
+                      format_duration_ns(worst_p99[1]), format_count(failed),
                       format_count(violations),
                       format_percent(devices > 0 ? busy / devices : 0.0),
                       fmt::format("${:.4g}", cost)});
   }
   out += '\n';
   out += overview.render();
+  out += std::string("SLO: tenants with an slo: block") + (any_slo ? "" : " (none)") +
+         "; BE: best-effort tenants, without one" + (any_best_effort ? "" : " (none)") + "\n";
 
   // Tenants in order of first appearance; a tenant missing under a strategy shows "-".
   std::vector<std::string> tenant_names;
@@ -765,6 +785,7 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
       devices.add_row({labels[i], name, text(d, "profile"), text(d, "sharing"),
                        format_percent(number(d, "sm_busy")),
                        format_percent(number(d, "useful_fraction")),
+                       format_percent(number(d, "dram_busy")),
                        format_count(number(d, "context_switches"))});
     }
   }
@@ -785,7 +806,6 @@ void write_result_h5(const std::string& path, const RunResult& result) {
     write_root_attributes(root, result);
     write_run(root, result, true);
   });
-                       format_percent(number(d, "dram_busy")),
 }
 
 void write_results_h5(const std::string& path, const std::vector<RunResult>& results) {
