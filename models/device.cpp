@@ -127,11 +127,14 @@ void Device::grant_sms() {
   for (KernelRun* k : *order) {
     const double full_width = k->sm_fraction * geometry_.gpu_sms;
     const double cap = client_sm_cap(k->tenant);
-    // Remaining blocks, in SMs they would fill: a kernel never holds more than that.
-    const double remaining_blocks =
-        k->work > 0 ? (k->remaining / k->work) * k->waves * full_width : 0.0;
-    const double demand = std::min({full_width, sms, cap, remaining_blocks});
-    if (k->occupancy >= demand - epsilon) continue;  // last wave, or holding its full width
+    const double demand = std::min({full_width, sms, cap});
+    if (k->occupancy >= demand - epsilon) continue;  // holding its full width
+    // In its last wave (every remaining block already resident on what it holds) it takes no
+    // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or
+    // new kernel holds nothing, so it is always dispatching.
+    const double remaining_blocks = k->work > 0 ? (k->remaining / k->work) * k->waves * full_width
+                                                : 0.0;
+    if (k->occupancy > 0 && remaining_blocks <= k->occupancy + epsilon) continue;
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
     const double grant = std::min({demand - k->occupancy, free, cap - held_by_client});
     if (grant <= epsilon) continue;

@@ -14,10 +14,11 @@
 //    percentage x S_dev under MPS). SMs freed by a finishing kernel (and SMs nobody holds) go to
 //    the kernels still dispatching blocks, in block-dispatch order: priority (higher first),
 //    then launch order (the hardware block scheduler is first-come, first-served). A kernel is
-//    still dispatching while its remaining blocks do not fit on what it holds:
+//    still dispatching while it holds nothing or its remaining blocks do not fit on what it holds:
 //        (remaining / work) * W_k * f_k * S_gpu  >  h_k          (W_k = waves alone)
-//    Blocks of one wave retire together (equal block times), so held SMs are released when the
-//    kernel ends; a kernel in its last wave takes no more. A kernel holding no SMs waits.
+//    Blocks of one wave run in lockstep (equal block times, a preempted block resumes where it
+//    stopped), so held SMs are released when the kernel ends; a kernel in its last wave takes no
+//    more. A kernel holding no SMs waits.
 //    Consequence: two full-grid kernels do not co-run (the second waits for the first), and a
 //    short kernel beside a long full-grid one waits for the long one's residual time.
 //

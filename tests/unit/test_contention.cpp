@@ -132,7 +132,11 @@ TEST(Bandwidth, AggregateHbmThroughputIsConservedFor1To48StreamingClients) {
   for (int n : {2, 4, 8, 16, 48}) {
     std::string yaml = gpu("{mode: mps}");
     const std::string kernel = one_kernel + std::to_string(1.0 / n) + "}";
-    for (int c = 0; c < n; ++c) yaml += closed_client("c" + std::to_string(c), kernel);
+    for (int c = 0; c < n; ++c) {
+      std::string name = "c";
+      name += std::to_string(c);
+      yaml += closed_client(name, kernel);
+    }
     const RunResult r = run_yaml(yaml);
     const double work = completed_per_s(r) * 200e3;
     EXPECT_GE(work, 0.98 * solo_work) << n << " clients";
