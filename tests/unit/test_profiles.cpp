@@ -202,7 +202,8 @@ TEST(Profiles, H100NvlAndH200Numbers) {
   EXPECT_EQ(h200.find_mig_profile("1g.18gb+me")->max_count, 1);
   EXPECT_DOUBLE_EQ(h200.hbm_bandwidth, 4.8e12);
   EXPECT_DOUBLE_EQ(h200.hbm_bandwidth_measured, 3888e9);
-  EXPECT_EQ(h200.launch_overhead, 2'400);  // gpu-small-kernels__h200.txt
+  EXPECT_EQ(h200.launch_overhead, 2'370);  // gpu-small-kernels__h200.txt intercept
+  EXPECT_EQ(h200.graph_launch_overhead, 1'190);  // gpu-small-kernels__h200_graph.txt
 }
 
 TEST(Profiles, AmpereNumbers) {
@@ -227,7 +228,8 @@ TEST(Profiles, AmpereNumbers) {
   EXPECT_DOUBLE_EQ(a80.find_mig_profile("3g.40gb")->memory / kGiB, 39.25);
   EXPECT_DOUBLE_EQ(a80.hbm_bandwidth, 2039e9);
   EXPECT_DOUBLE_EQ(a80.hbm_bandwidth_measured, 1769e9);
-  EXPECT_EQ(a80.launch_overhead, 2'620);  // gpu-small-kernels__a100_80.txt
+  EXPECT_EQ(a80.launch_overhead, 1'860);  // gpu-small-kernels__a100_80.txt intercept
+  EXPECT_EQ(a80.graph_launch_overhead, 600);  // gpu-small-kernels__a100_80_graph.txt
 
   const DeviceProfile& a30 = load_device_profile("a30-24gb");
   EXPECT_EQ(a30.sms, 56);
@@ -381,7 +383,7 @@ TEST(Profiles, RejectsUnsourcedAndMalformedValues) {
 TEST(Profiles, MigEntriesNeedASourceUnlessTheEntryHasOne) {
   // The entry in kMig has no entry-level source: its bare `sms: 1` (line 18) is rejected, while
   // its wrapped memory would pass.
-  expect_rejected(kBase + kMig, {"test.yaml:18:12: mig.profiles.0.sms: number without a source"});
+  expect_rejected(kBase + kMig, {"test.yaml:19:12: mig.profiles.0.sms: number without a source"});
 }
 
 TEST(Profiles, MigProfileValidation) {
@@ -416,7 +418,7 @@ TEST(Profiles, LayoutsMustReferenceKnownProfilesAndFit) {
   expect_rejected(kBase + entry + "  layouts:\n    x: {mig-devices: {1g.2gb: 8}, source: t}\n",
                   {"t.yaml", "mig.layouts.x", "does not fit", "at most 7"});
   expect_rejected(kBase + entry + "  layouts:\n    x: {mig-devices: {1g.2gb: 7}}\n",
-                  {"test.yaml:26:8: mig.layouts.x: a layout needs `source:`"});
+                  {"test.yaml:27:8: mig.layouts.x: a layout needs `source:`"});
 }
 
 TEST(Profiles, ImpossibleNamedLayoutInAFileIsRejected) {

@@ -93,8 +93,11 @@ RunResult sample_result() {
   r.events_log = {
       {5000, EventKind::oom, 0, 0, "zchat: out of memory on gpu0/1 (10.2 GiB > 10 GiB)"},
       {9000, EventKind::restart, 0, 0, "zchat restarted"}};
-  r.timeseries["gpu0/1"] = {{0, 0.5, 1 << 30}, {100'000'000, 0.7, 2LL << 30}};
-  r.timeseries["gpu1"] = {{0, 0.2, 0}};
+  r.timeseries["gpu0/1"] = {{.time_ns = 0, .sm_busy = 0.5, .dram_busy = 0.1,
+                             .memory_used_bytes = 1 << 30},
+                            {.time_ns = 100'000'000, .sm_busy = 0.7, .dram_busy = 0.2,
+                             .memory_used_bytes = 2LL << 30}};
+  r.timeseries["gpu1"] = {{.time_ns = 0, .sm_busy = 0.2, .dram_busy = 0, .memory_used_bytes = 0}};
   return r;
 }
 

@@ -412,10 +412,12 @@ TEST(Faults, RecoveryRestartsTheClient) {
 // ------------------------------------------------------------------------- data-parallel tenants
 
 TEST(DataParallel, CollectiveWaitsForTheSlowestReplica) {
-  // Two GPUs, one replica of each step per GPU: 10 ms of compute then a 2 ms collective.
-  // Alone: latency = L + 12 ms. With a saturating compute neighbour on gpu0-1 (MPS, equal
-  // share of the SMs) that replica's compute takes 20 ms, and the collective waits for it:
-  // L + 20 ms + 2 ms (the collective is bandwidth-bound and does not contend for SMs).
+  // Two GPUs, one replica of each step per GPU: 10 ms of compute then a 2 ms collective, each
+  // kernel after its launch overhead. Alone: latency = 2 L + 12 ms. With a neighbour on gpu0-1
+  // (MPS) running 50 ms full-grid kernels back to back, that replica's kernels find every SM
+  // held: its compute waits for one neighbour kernel, and its collective (launched while the
+  // next neighbour kernel already holds the SMs) for another: 50 + 10 + 50 + 2 = 112 ms, and
+  // gpu0-0's replica waits at the barrier for all of it (launch gaps hidden behind the waits).
   const std::string base = R"(
 name: dp
 duration: 5s
@@ -435,7 +437,7 @@ NEIGHBOUR)";
   std::string alone = base;
   alone.replace(alone.find("NEIGHBOUR"), 9, "");
   const RunResult a = run_yaml(alone);
-  EXPECT_NEAR(tenant(a, "trainer").latency.p50, launch_ns() + 12e6, 2.0);
+  EXPECT_NEAR(tenant(a, "trainer").latency.p50, 2 * launch_ns() + 12e6, 2.0);
   EXPECT_EQ(tenant(a, "trainer").device, "gpu0-0,gpu0-1");
   EXPECT_EQ(device(a, "gpu0-1").memory_peak_bytes, 20LL << 30);
 
@@ -448,10 +450,10 @@ NEIGHBOUR)";
       request: {kernels: [{name: k, duration: 50ms}]}
 )");
   const RunResult b = run_yaml(shared);
-  EXPECT_NEAR(tenant(b, "trainer").latency.p50, launch_ns() + 22e6, 0.01 * 22e6);
+  EXPECT_NEAR(tenant(b, "trainer").latency.p50, 112e6, 0.01 * 112e6);
   // gpu0-0 idles at the barrier: busy (10 ms compute + 2 ms collective, whose grid occupies
-  // the SMs too) for about 12 of every 22 ms.
-  EXPECT_NEAR(device(b, "gpu0-0").sm_busy, 12.0 / 22.0, 0.02);
+  // the SMs too) for about 12 of every 112 ms.
+  EXPECT_NEAR(device(b, "gpu0-0").sm_busy, 12.0 / 112.0, 0.02);
 }
 
 TEST(DataParallel, GangNeedsAListOfDevicesAndNoTimeSlicing) {
