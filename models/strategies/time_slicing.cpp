@@ -48,8 +48,16 @@ void TimeSlicingDevice::launch_waiting() {
   }
 }
 
+Nanos TimeSlicingDevice::switch_cost(int next) const {
+  // Restoring saved SM state moves the same bytes the save did (preemption_latency); a context
+  // with nothing preempted only pays the rest of the switch.
+  if (contexts_[static_cast<std::size_t>(next)].preempted) return context_switch_;
+  return std::max<Nanos>(0, context_switch_ - preemption_latency_);
+}
+
 void TimeSlicingDevice::begin_slice() {
   state_ = State::running;
+  contexts_[static_cast<std::size_t>(holder_)].preempted = false;
   last_ran_ = holder_;
   slice_start_ = sim_.now();
   set_overhead(false);
@@ -99,7 +107,7 @@ void TimeSlicingDevice::submit(KernelRun& kernel) {
   ctx.waiting.push_back(&kernel);
   if (state_ == State::idle) {
     // The device was idle: load this context (a switch only if another one was loaded).
-    begin_switch(index, index == last_ran_ || last_ran_ < 0 ? 0 : context_switch_);
+    begin_switch(index, index == last_ran_ || last_ran_ < 0 ? 0 : switch_cost(index));
   } else {
     arm_slice_end();
   }
@@ -109,7 +117,7 @@ void TimeSlicingDevice::on_holder_idle() {
   // The holder has nothing running and nothing waiting.
   const int next = next_context_with_work(holder_);
   if (next >= 0) {
-    begin_switch(next, context_switch_);
+    begin_switch(next, switch_cost(next));
   } else {
     state_ = State::idle;
     sim_.cancel(slice_event_);
@@ -128,7 +136,7 @@ void TimeSlicingDevice::after_completions() {
     if (holder.running == 0) {
       const int next = next_context_with_work(holder_);
       if (next >= 0) {
-        begin_switch(next, context_switch_);
+        begin_switch(next, switch_cost(next));
       } else if (!holder.waiting.empty()) {
         begin_slice();  // the waiter went away: keep going
       } else {
@@ -154,10 +162,11 @@ void TimeSlicingDevice::on_strategy_event(std::uint64_t tag) {
         holder.waiting.push_front(*it);
       }
       holder.running = 0;
-      begin_switch(next, preemption_latency_ + context_switch_);
+      holder.preempted = true;
+      begin_switch(next, preemption_latency_ + switch_cost(next));
     } else {
       state_ = State::draining;
-      if (holder.running == 0) begin_switch(next, context_switch_);
+      if (holder.running == 0) begin_switch(next, switch_cost(next));
     }
   } else if (tag == kTagSwitchDone) {
     switch_event_ = EventId{};

@@ -14,10 +14,14 @@
 //  * kernel-boundary preemption: at slice end the holder launches nothing new, its running
 //    kernels finish (a long kernel makes everyone wait), then C + R pass.
 //  * When the holder runs out of work and another context has some, the device switches at once
-//    (C + R; no preemption needed). A device left idle keeps the last context loaded.
+//    (no preemption needed). A device left idle keeps the last context loaded.
+//  * C charges in full only when the incoming context has preempted state to restore. Restoring
+//    moves the same SM state the save moved, so a context with nothing preempted pays C - P
+//    (the profiles derive P as save time and C as restore time plus a fixed switch cost).
 // Closed forms (tests): two saturating contexts each get T / (2 (T + P + C)) of the device; a
 // short kernel arriving at a random time beside a saturating neighbour waits on average
-// T/2 + P + C (instruction) or the residual of the neighbour's kernel + C (kernel-boundary).
+// T/2 + P + (C - P) (instruction; its own context had nothing preempted) or the residual of the
+// neighbour's kernel + C - P (kernel-boundary).
 // Switch and preemption time count as busy but not useful (DeviceResult::useful_fraction).
 // Memory is not isolated: all contexts allocate from the same device memory (device.hpp).
 #include <deque>
@@ -47,6 +51,7 @@ class TimeSlicingDevice : public Device {
     int tenant = -1;
     std::deque<KernelRun*> waiting;  // ready or preempted, not holding the device
     int running = 0;                 // kernels of this context in the running set
+    bool preempted = false;          // holds instruction-preempted kernels (state to restore)
     bool has_work() const { return !waiting.empty() || running > 0; }
   };
 
@@ -57,6 +62,7 @@ class TimeSlicingDevice : public Device {
   void begin_switch(int next, Nanos overhead);
   void on_holder_idle();
   void launch_waiting();
+  Nanos switch_cost(int next) const;  // C, or C - P when `next` has nothing to restore
 
   Nanos timeslice_, context_switch_, preemption_latency_, cache_refill_;
   std::vector<Context> contexts_;
