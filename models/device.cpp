@@ -91,7 +91,11 @@ void Device::stop_running(KernelRun& kernel) {
 
 void Device::remove_running_of(int tenant) {
   advance();
-  std::erase_if(running_, [tenant](const KernelRun* k) { return k->tenant == tenant; });
+  std::erase_if(running_, [this, tenant](const KernelRun* k) {
+    if (k->tenant != tenant) return false;
+    work_discarded_ += k->work - k->remaining;
+    return true;
+  });
 }
 
 void Device::advance() {
@@ -99,7 +103,11 @@ void Device::advance() {
   const double dt = static_cast<double>(now - last_advance_);
   last_advance_ = now;
   if (dt <= 0) return;
-  for (KernelRun* k : running_) k->remaining = std::max(0.0, k->remaining - k->rate * dt);
+  for (KernelRun* k : running_) {
+    const double step = std::min(k->remaining, k->rate * dt);
+    k->remaining -= step;
+    work_progressed_ += step;
+  }
 }
 
 void Device::grant_sms() {
@@ -255,6 +263,7 @@ void Device::complete_finished() {
   });
   batching_ = true;
   for (KernelRun* k : finished) {
+    work_completed_ += k->work - k->remaining;
     k->rate = 0;
     k->occupancy = 0;
     k->owner->on_kernel_finished(*k, sim_.now());

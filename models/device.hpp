@@ -121,6 +121,14 @@ class Device : public EventHandler {
   /// SM-ns attributed to a client so far (occupancy integral), for cost attribution.
   double client_sm_integral(int tenant, Nanos now) const;
 
+  /// Work accounting (solo-ns), for the conservation invariant  progressed = completed +
+  /// discarded + (work - remaining) of kernels still on the device: the integral of every
+  /// kernel's rate, the work of the kernels that finished (less the sub-ns completion
+  /// tolerance), and the progress of kernels removed unfinished (a killed client).
+  double work_progressed() const { return work_progressed_; }
+  double work_completed() const { return work_completed_; }
+  double work_discarded() const { return work_discarded_; }
+
   /// Solo-speed bound of a kernel alone on this device with `sm_cap` SMs available to it.
   double rate_bound(const KernelRun& kernel, double sm_cap) const;
 
@@ -189,6 +197,7 @@ class Device : public EventHandler {
   std::vector<KernelRun*> finished_scratch_;
   std::vector<KernelRun*> order_scratch_;
   std::vector<double> client_held_scratch_;  // by tenant index
+  double work_progressed_ = 0, work_completed_ = 0, work_discarded_ = 0;
   std::int64_t context_switches_ = 0;
   Nanos switch_overhead_ = 0;
 };

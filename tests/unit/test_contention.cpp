@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "models/device.hpp"
 #include "models/profiles/device_profile.hpp"
 #include "sim/core/max_min.hpp"
 #include "tests/support/run_yaml.hpp"
@@ -276,6 +277,93 @@ TEST(MaxMinProperty, RandomInstancesRespectEveryConstraintAndAreMaxMinFair) {
       }
       EXPECT_TRUE(blocked) << "instance " << instance << " variable " << i;
     }
+  }
+}
+
+// ------------------------------------------------------------ device-level property tests
+
+/// Submits kernels at given times and records when each finishes; checks at every completion
+/// that the kernels on the device never hold more SMs than it has.
+class KernelDriver : public EventHandler, public KernelOwner {
+ public:
+  KernelDriver(Device& device, std::vector<KernelRun>& kernels, double sms)
+      : device_(device), kernels_(kernels), sms_(sms), finish_(kernels.size(), -1) {}
+  void on_event(std::uint64_t tag) override {
+    submitted_.push_back(tag);
+    device_.submit(kernels_[tag]);
+  }
+  void on_kernel_finished(KernelRun& kernel, Nanos now) override {
+    finish_[kernel.request_id] = now;
+    double held = 0;
+    for (std::uint64_t i : submitted_) {
+      if (finish_[i] < 0) held += kernels_[i].occupancy;
+    }
+    max_held_ = std::max(max_held_, held);
+  }
+  const std::vector<Nanos>& finish() const { return finish_; }
+  double max_held() const { return max_held_; }
+
+ private:
+  Device& device_;
+  std::vector<KernelRun>& kernels_;
+  double sms_;
+  std::vector<Nanos> finish_;
+  std::vector<std::uint64_t> submitted_;
+  double max_held_ = 0;
+};
+
+TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
+  boost::random::mt19937 rng(2026);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  const SharingMode modes[] = {SharingMode::exclusive, SharingMode::mps, SharingMode::time_slicing};
+  for (int instance = 0; instance < 60; ++instance) {
+    const SharingMode mode = modes[instance % 3];
+    Simulator sim;
+    SharingSpec sharing;
+    sharing.mode = mode;
+    sharing.timeslice = 200'000;
+    sharing.context_switch = 20'000;
+    sharing.preemption_latency = 10'000;
+    sharing.cache_refill = 5'000;
+    if (mode == SharingMode::mps && instance % 2 == 0) sharing.active_thread_percentage = 60.0;
+    DeviceGeometry geometry{"gpu0", "test", 132, 132, 1.0, 80LL << 30, 1.0, 50e6, 0.34};
+    std::unique_ptr<Device> device = make_device(sim, geometry, sharing);
+    const int clients = mode == SharingMode::exclusive ? 1 : 4;
+    for (int c = 0; c < clients; ++c) {
+      std::string reason;
+      ASSERT_TRUE(device->attach_client(c, reason)) << reason;
+    }
+    std::vector<KernelRun> kernels(80);
+    KernelDriver driver(*device, kernels, 132);
+    double total_work = 0;
+    std::vector<Nanos> submit(kernels.size());
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      KernelRun& k = kernels[i];
+      k.owner = &driver;
+      k.tenant = static_cast<int>(u(rng) * clients);
+      k.request_id = i;
+      k.work = std::round(1e3 + u(rng) * 1e6);
+      k.remaining = k.work;
+      k.sm_fraction = 0.05 + 0.95 * u(rng);
+      k.memory_bound = u(rng) < 0.2 ? 0.0 : u(rng);
+      k.waves = u(rng) < 0.5 ? 1.0 : 1.0 + 3 * u(rng);
+      k.working_set = u(rng) < 0.5 ? 0.0 : 1e6 + 1e8 * u(rng);
+      k.priority = u(rng) < 0.2 ? 1 : 0;
+      total_work += k.work;
+      submit[i] = static_cast<Nanos>(u(rng) * 5e6);
+      sim.schedule_at(submit[i], driver, i, kPriorityArrival);
+    }
+    sim.run();
+    const double tolerance = static_cast<double>(kernels.size()) * (1e-9 * 1e6 + 1e-3);
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      ASSERT_GE(driver.finish()[i], 0) << "instance " << instance << " kernel " << i;
+      // Nothing runs faster than alone on the whole GPU (rate <= 1).
+      EXPECT_GE(static_cast<double>(driver.finish()[i] - submit[i]), kernels[i].work - 1.0);
+    }
+    EXPECT_NEAR(device->work_progressed(), total_work, tolerance) << "instance " << instance;
+    EXPECT_NEAR(device->work_completed(), total_work, tolerance) << "instance " << instance;
+    EXPECT_EQ(device->work_discarded(), 0.0);
+    EXPECT_LE(driver.max_held(), 132.0 * (1 + 1e-9)) << "instance " << instance;
   }
 }
 
