@@ -95,6 +95,10 @@ class Device : public EventHandler {
 
   /// A kernel is ready to run (stream order satisfied). The device owns when it runs.
   virtual void submit(KernelRun& kernel) = 0;
+  /// A kernel of `tenant` has been issued and only its launch overhead is left before submit()
+  /// (`on`), or it has now been submitted (`!on`). Time-slicing counts such a context as busy:
+  /// the kernel already sits in its channel. Default: ignored. Forgotten for a removed client.
+  virtual void kernel_launching(int /*tenant*/, bool /*on*/) {}
   /// Drops every kernel of `tenant` (running, queued or preempted) without notifying owners.
   virtual void remove_client_kernels(int tenant) = 0;
 

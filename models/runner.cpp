@@ -28,6 +28,7 @@ struct Stream {
   KernelRun kernel;             // the kernel now on the device
   EventId ready_event;
   bool at_barrier = false;      // waiting for the other GPUs at a collective
+  bool launching = false;       // issued by the CPU; only the launch overhead is left
 };
 
 /// One request: the same sequence of kernels on each of the tenant's GPUs.
@@ -258,6 +259,10 @@ void Tenant::on_event(std::uint64_t tag) {
     case kTagRequestReady: {
       auto* stream = reinterpret_cast<Stream*>(tag & ~std::uint64_t{7});
       stream->ready_event = EventId{};
+      if (stream->launching) {
+        stream->launching = false;
+        devices_[static_cast<std::size_t>(stream->device)]->kernel_launching(index_, false);
+      }
       submit_kernel(*stream);
       break;
     }
@@ -590,6 +595,12 @@ void Tenant::issue_next_kernel(Stream& stream) {
   } else {
     const auto tag = reinterpret_cast<std::uint64_t>(&stream) | kTagRequestReady;
     stream.ready_event = run_.sim.schedule_at(ready, *this, tag, kPriorityControl);
+    // Already in the stream's queue (the CPU issued it): its context is not idle meanwhile.
+    const Request& r = *stream.request;
+    if (r.start + static_cast<Nanos>(stream.next_kernel) * spec_.workload.host_gap <= now) {
+      stream.launching = true;
+      devices_[static_cast<std::size_t>(stream.device)]->kernel_launching(index_, true);
+    }
   }
 }
 

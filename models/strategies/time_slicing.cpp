@@ -162,7 +162,7 @@ void TimeSlicingDevice::on_strategy_event(std::uint64_t tag) {
         holder.waiting.push_front(*it);
       }
       holder.running = 0;
-      holder.preempted = true;
+      holder.preempted = !preempted.empty();
       begin_switch(next, preemption_latency_ + switch_cost(next));
     } else {
       state_ = State::draining;
@@ -183,9 +183,18 @@ void TimeSlicingDevice::on_strategy_event(std::uint64_t tag) {
   }
 }
 
+void TimeSlicingDevice::kernel_launching(int tenant, bool on) {
+  Context& ctx = context_of(tenant);
+  ctx.launching += on ? 1 : -1;  // submit() follows every decrement and moves the state on
+  if (on && state_ == State::running && &ctx != &contexts_[static_cast<std::size_t>(holder_)]) {
+    arm_slice_end();  // someone else now has work queued: the holder yields at its slice end
+  }
+}
+
 void TimeSlicingDevice::remove_client_kernels(int tenant) {
   Context& ctx = context_of(tenant);
   ctx.waiting.clear();
+  ctx.launching = 0;
   remove_running_of(tenant);
   ctx.running = 0;
   const int index = static_cast<int>(&ctx - contexts_.data());

@@ -14,7 +14,8 @@
 //  * kernel-boundary preemption: at slice end the holder launches nothing new, its running
 //    kernels finish (a long kernel makes everyone wait), then C + R pass.
 //  * When the holder runs out of work and another context has some, the device switches at once
-//    (no preemption needed). A device left idle keeps the last context loaded.
+//    (no preemption needed). A context whose next kernel is issued and only waits for its
+//    launch overhead is not out of work: the kernel sits in its channel. A device left idle keeps the last context loaded.
 //  * C charges in full only when the incoming context has preempted state to restore. Restoring
 //    moves the same SM state the save moved, so a context with nothing preempted pays C - P
 //    (the profiles derive P as save time and C as restore time plus a fixed switch cost).
@@ -39,6 +40,7 @@ class TimeSlicingDevice : public Device {
   bool attach_client(int tenant, std::string& reason) override;
   void submit(KernelRun& kernel) override;
   void remove_client_kernels(int tenant) override;
+  void kernel_launching(int tenant, bool on) override;
 
  protected:
   void after_completions() override;
@@ -52,7 +54,8 @@ class TimeSlicingDevice : public Device {
     std::deque<KernelRun*> waiting;  // ready or preempted, not holding the device
     int running = 0;                 // kernels of this context in the running set
     bool preempted = false;          // holds instruction-preempted kernels (state to restore)
-    bool has_work() const { return !waiting.empty() || running > 0; }
+    int launching = 0;               // kernels issued, in their launch overhead
+    bool has_work() const { return !waiting.empty() || running > 0 || launching > 0; }
   };
 
   Context& context_of(int tenant);
