@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "models/profiles/device_profile.hpp"
 #include "models/profiles/mig_layout.hpp"
@@ -34,9 +35,48 @@ std::vector<std::string> fill_sharing_defaults(SharingSpec& sharing, const Devic
     fill(sharing.max_clients, cuda_13_1 ? std::max(60, profile.mps_max_clients)
                                         : profile.mps_max_clients,
          "mps_max_clients");
-    if (!sharing.active_thread_percentage) sharing.active_thread_percentage = 100.0;
+    // `replicas: N` under MPS gives each client an equal share of the threads, as the NVIDIA
+    // k8s-device-plugin (the GPU Operator's MPS sharing) and GKE's MPS sharing do; see
+    // replica_pinned_memory_limit for the memory half and the citations. The device plugin's
+    // mps-control-daemon computes it in integer arithmetic,
+    // `fmt.Sprintf("%d", 100/replicasPerDevice)` (cmd/mps-control-daemon/mps/daemon.go,
+    // activeThreadPercentage), so 3 replicas get 33 %, not 33.3 %. Above 100 replicas that
+    // would be 0 %, not a valid percentage: gpumux keeps 1 %. An explicit
+    // `active_thread_percentage` wins. Without replicas: 100 (the MPS default).
+    if (!sharing.active_thread_percentage) {
+      sharing.active_thread_percentage =
+          sharing.replicas > 0 ? static_cast<double>(std::max(1, 100 / sharing.replicas)) : 100.0;
+    }
   }
   return used;
+}
+
+// The pinned device memory limit `replicas: N` gives each MPS client of a device with `memory`
+// bytes, or nothing when the scenario sets its own `pinned_memory_limit` or no replicas.
+// NVIDIA k8s-device-plugin README, "With CUDA MPS" (https://github.com/NVIDIA/k8s-device-plugin
+// #with-cuda-mps): "the amount of memory allowed per client (i.e. per partition) is managed by
+// the MPS control daemon and limited to an equal fraction of the total device memory. In addition
+// to controlling the amount of memory that each client can consume, the MPS control daemon also
+// limits the amount of compute capacity that can be consumed by a client." Its daemon sends
+// `set_default_device_pinned_mem_limit <index> <totalMemory/replicas/1024/1024>M`
+// (cmd/mps-control-daemon/mps/daemon.go, perDevicePinnedDeviceMemoryLimits): whole MiB, rounded
+// down. The GPU Operator configures MPS through this plugin ("Multi-Process Service in
+// Kubernetes",
+// https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing-mps.html).
+// GKE (https://cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus): the maximum
+// shared containers of a GPU "determines how much of the physical GPU power each container gets,
+// in terms of [...] Pinned device memory limit [and] Active thread percentage".
+// The device plugin does not support MPS on MIG devices (README: "Sharing with MPS is currently
+// not supported on devices with MIG enabled"); gpumux applies the same rule to a MIG instance
+// with its own memory, as the one MPS server per instance would be configured (an extrapolation,
+// docs/strategies.md).
+std::optional<std::int64_t> replica_pinned_memory_limit(const SharingSpec& sharing,
+                                                        std::int64_t memory) {
+  if (sharing.mode != SharingMode::mps || sharing.replicas <= 0 || sharing.pinned_memory_limit) {
+    return sharing.pinned_memory_limit;
+  }
+  constexpr std::int64_t mib = 1024 * 1024;
+  return memory / sharing.replicas / mib * mib;
 }
 
 // L2 of a device for the capacity law (device.hpp): MIG gives an instance the L2 of its memory
@@ -97,6 +137,8 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                        gpu_bandwidth, profile->memory, 1.0};
       set_l2(device.geometry, *profile, 1.0);
       device.sharing = gpu.sharing;
+      device.sharing.pinned_memory_limit =
+          replica_pinned_memory_limit(gpu.sharing, device.geometry.memory);
       device.gpu = static_cast<int>(g);
       device.cost_per_hour = gpu.cost_per_hour;
       device.profile_defaults = defaults;
@@ -128,6 +170,8 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                        slice_fraction};
       set_l2(device.geometry, *profile, slice_fraction);
       device.sharing = gpu.sharing;
+      device.sharing.pinned_memory_limit =
+          replica_pinned_memory_limit(gpu.sharing, device.geometry.memory);
       device.gpu = static_cast<int>(g);
       device.profile_defaults = defaults;
       device.mig_instance = placement.index;

@@ -9,7 +9,9 @@
 // time-slicing rejects tenants asking for more than one GPU; faults name existing tenants;
 // trace files parse (errors name the trace file and line).
 // Fills in the scenario: SharingSpec timeslice / context_switch / preemption_latency /
-// cache_refill / max_clients / interference / active_thread_percentage from the profile.
+// cache_refill / max_clients from the profile; under MPS, `replicas: N` sets each client's
+// active_thread_percentage (100/N) and, per device, pinned_memory_limit (device memory / N)
+// unless the scenario sets them (NVIDIA k8s-device-plugin / GKE rule).
 #include <string>
 #include <vector>
 

@@ -1,0 +1,60 @@
+"""Device-plugin semantics through the CLI (issue 6, item 4): MPS `replicas` sets each client's
+active threads (100/N %) and pinned memory (device memory / N)."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
+
+
+def gpumux(*args):
+    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120)
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def solo_mps(sharing, memory):
+    return f"""\
+name: replicas
+duration: 1s
+gpus:
+  - {{name: gpu0, model: h100-sxm-80gb, sharing: {{mode: mps{sharing}}}}}
+tenants:
+  - name: a
+    device: gpu0
+    memory: {memory}
+    workload:
+      arrivals: {{process: closed, concurrency: 1}}
+      request: {{kernels: [{{name: k, duration: 1ms, sm_fraction: 1.0}}]}}
+"""
+
+
+def run_json(path, *extra):
+    proc = gpumux("run", path, "--json", *extra)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_replicas_give_a_quarter_of_the_sms_and_of_the_memory(tmp_path):
+    path = write(tmp_path, "r.yaml", solo_mps(", replicas: 4", "19GiB"))
+    solo = run_json(write(tmp_path, "solo.yaml", solo_mps("", "19GiB")))["tenants"]["a"]
+    quarter = run_json(path)["tenants"]["a"]
+    # Full-grid compute kernel at 25 % of the SMs: 4x the 1 ms solo time (plus launch cost).
+    launch = solo["latency_ns"]["p50"] - 1e6
+    assert abs(quarter["latency_ns"]["p50"] - (4e6 + launch)) < 5
+    assert quarter["oom_events"] == 0
+    # 20 GiB > 79.25 GiB / 4: the client is OOM-killed; --set of an explicit limit wins.
+    over = run_json(path, "--set", "tenants.0.memory=20GiB")["tenants"]["a"]
+    assert over["oom_events"] == 1 and over["completed"] == 0
+    raised = run_json(path, "--set", "tenants.0.memory=20GiB",
+                      "--set", "gpus.0.sharing.pinned_memory_limit=30GiB")["tenants"]["a"]
+    assert raised["oom_events"] == 0 and raised["completed"] > 0
+    half = run_json(path, "--set", "gpus.0.sharing.active_thread_percentage=50")["tenants"]["a"]
+    assert abs(half["latency_ns"]["p50"] - (2e6 + launch)) < 5
+
