@@ -18,6 +18,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/strategy_variants.hpp"
 #include "sim/cli/progress.hpp"
+#include "sim/cli/python_tool.hpp"
 #include "sim/io/result_io.hpp"
 
 #ifndef GPUMUX_VERSION
@@ -48,7 +49,9 @@ const char* kUsage =
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
     "  mig GPU_MODEL [--check LAYOUT]           MIG profiles, layouts, placement check\n"
     "  models                                   GPU models: SMs, memory, bandwidth, MIG, nvidia-smi names\n"
-    "  report OUT.h5 [--json]                   print the summary of a result file\n"
+    "  report OUT.h5 [--json] [--html R.html]   print the summary of a result file, or an HTML report\n"
+    "  plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|svg\n"
+    "                                           latency CDFs, utilisation/memory timelines, strategies\n"
     "  help [COMMAND]                           this text, or one command's options\n"
     "  --version\n"
     "\n"
@@ -102,11 +105,26 @@ const CommandHelp kModelsHelp{
     "MIG profiles, and the nvidia-smi names accepted as `model:` in scenarios.",
     "  gpumux models\n"};
 const CommandHelp kReportHelp{
-    "usage: gpumux report OUT.h5 [--json]",
+    "usage: gpumux report OUT.h5 [--json] [--html REPORT.html]",
     "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
-    "Default: the table; --json prints the stored JSON summary (one line per run).",
+    "Default: the table; --json prints the stored JSON summary (one line per run).\n"
+    "--html writes one self-contained page (no external files): summary tables, SLO verdicts,\n"
+    "latency CDFs, utilisation and memory timelines, notes and assumptions (needs python3 with\n"
+    "matplotlib; GPUMUX_PYTHON selects the interpreter).",
     "  gpumux report out.h5\n"
-    "  gpumux report cmp.h5 --json\n"};
+    "  gpumux report cmp.h5 --json\n"
+    "  gpumux report out.h5 --html report.html\n"};
+const CommandHelp kPlotHelp{
+    "usage: gpumux plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|FIG.svg",
+    "Draws a figure of a result file (run -o or compare -o) with matplotlib:\n"
+    "  cdf       latency CDF per tenant (ms, log scale) and its tail (1 - CDF, log), SLO lines\n"
+    "  timeline  SM busy, DRAM busy and memory used per device over simulated time\n"
+    "  compare   p99 per tenant for each strategy with SLO targets; throughput, SM busy, cost\n"
+    "Default kind: compare for a compare file, cdf for a single run. Needs python3 with\n"
+    "matplotlib (GPUMUX_PYTHON selects the interpreter). Exit 0 written, 2 bad input.",
+    "  gpumux plot out.h5 -o cdf.png\n"
+    "  gpumux plot out.h5 --kind timeline -o timeline.svg\n"
+    "  gpumux plot cmp.h5 --kind compare -o compare.png\n"};
 
 struct ParsedCommand {
   po::variables_map vm;
@@ -156,8 +174,42 @@ po::options_description models_options() { return po::options_description("gpumu
 
 po::options_description report_options() {
   po::options_description o("gpumux report OUT.h5");
-  o.add_options()("json", po::bool_switch(), "print the stored JSON summary");
+  o.add_options()("json", po::bool_switch(), "print the stored JSON summary")(
+      "html", po::value<std::string>()->value_name("REPORT.html"),
+      "write a self-contained HTML report here");
   return o;
+}
+
+po::options_description plot_options() {
+  po::options_description o("gpumux plot OUT.h5");
+  o.add_options()("kind", po::value<std::string>()->value_name("cdf|timeline|compare"),
+                  "the figure (default: compare for a compare file, else cdf)")(
+      "output,o", po::value<std::string>()->required()->value_name("FIG.png|svg"),
+      "the figure file: .png or .svg");
+  return o;
+}
+
+/// The lower-case extension of PATH with its dot ("" when none).
+std::string extension_of(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string extension = path.substr(dot);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension;
+}
+
+/// Bad input for a file gpumux writes with an extension it does not write: one line.
+[[noreturn]] void bad_extension(const std::string& option, const std::string& path,
+                                const std::string& wanted) {
+  std::string message = option;
+  message += " ";
+  message += path;
+  message += ": gpumux writes ";
+  message += wanted;
+  const std::string extension = extension_of(path);
+  message += extension.empty() ? std::string(" (no extension)") : ", not " + extension;
+  throw InputError(message);
 }
 
 /// Parses ARGS of one command: one positional argument plus the options.
@@ -387,7 +439,15 @@ int command_models(const std::vector<std::string>& args) {
 
 int command_report(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, report_options(), "file");
+  if (vm.count("html") && extension_of(vm["html"].as<std::string>()) != ".html" &&
+      extension_of(vm["html"].as<std::string>()) != ".htm") {
+    bad_extension("--html", vm["html"].as<std::string>(), ".html");
+  }
   const std::vector<nlohmann::ordered_json> summaries = read_summaries_h5(vm["file"].as<std::string>());
+  if (vm.count("html")) {
+    return exec_python_module("gpumux.report",
+                              {vm["file"].as<std::string>(), "--html", vm["html"].as<std::string>()});
+  }
   if (vm["json"].as<bool>()) {
     for (const nlohmann::ordered_json& s : summaries) std::cout << s.dump() << "\n";
   } else if (summaries.size() > 1) {
@@ -396,6 +456,26 @@ int command_report(const std::vector<std::string>& args) {
     for (const nlohmann::ordered_json& s : summaries) std::cout << summary_table_from_json(s);
   }
   return kExitOk;
+}
+
+/// gpumux plot: checks the arguments and the file here (one-line errors, exit 2), then draws
+/// with `python3 -m gpumux.plot` (matplotlib).
+int command_plot(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, plot_options(), "file");
+  const std::string output = vm["output"].as<std::string>();
+  const std::string extension = extension_of(output);
+  if (extension != ".png" && extension != ".svg") bad_extension("-o", output, ".png or .svg");
+  std::vector<std::string> forwarded{vm["file"].as<std::string>(), "-o", output};
+  if (vm.count("kind")) {
+    const std::string kind = vm["kind"].as<std::string>();
+    if (kind != "cdf" && kind != "timeline" && kind != "compare") {
+      throw po::error("--kind " + kind + ": not one of cdf, timeline, compare");
+    }
+    forwarded.push_back("--kind");
+    forwarded.push_back(kind);
+  }
+  read_summaries_h5(vm["file"].as<std::string>());  // a gpumux result file, or one line, exit 2
+  return exec_python_module("gpumux.plot", forwarded);
 }
 
 int command_help(const std::vector<std::string>& args) {
@@ -421,9 +501,11 @@ int command_help(const std::vector<std::string>& args) {
     show(kModelsHelp, models_options());
   } else if (command == "report") {
     show(kReportHelp, report_options());
+  } else if (command == "plot") {
+    show(kPlotHelp, plot_options());
   } else {
     std::cerr << "gpumux: error: no command '" << command << "' (commands: run, validate, compare, "
-              << "mig, models, report, help)\n";
+              << "mig, models, report, plot, help)\n";
     return kExitBadInput;
   }
   return kExitOk;
@@ -455,6 +537,7 @@ int run_cli(int argc, char** argv) {
     if (command == "compare") return command_compare(args);
     if (command == "mig") return command_mig(args);
     if (command == "report") return command_report(args);
+    if (command == "plot") return command_plot(args);
     std::cerr << "gpumux: error: unknown command '" << command << "'\n" << kUsage;
     return kExitBadInput;
   } catch (const InputError& e) {

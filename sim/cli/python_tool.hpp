@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpumux {
+
+/// Replaces this process with `PYTHON -m MODULE ARGS...` (gpumux plot / report --html are
+/// written in Python with matplotlib). PYTHON: $GPUMUX_PYTHON, else the interpreter the build
+/// was configured with, else /usr/bin/python3, else python3 on PATH. PYTHONPATH gets the
+/// package this binary belongs to (an installed gpumux/bin/gpumux, or the source tree and build
+/// directory it was built from). Returns only when the interpreter could not be started
+/// (with the exit status to use, after one line on stderr).
+int exec_python_module(const std::string& module, const std::vector<std::string>& args);
+
+}  // namespace gpumux

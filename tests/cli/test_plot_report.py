@@ -1,0 +1,209 @@
+"""gpumux plot and gpumux report --html: figures of run and compare files (PNG/SVG that decode,
+with the expected content), one-line errors with exit 2, and an HTML report that is
+self-contained and renders in headless Chromium (skipped when /usr/bin/chromium is absent).
+Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
+import base64
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+HYBRID = str(REPO / "scenarios" / "hybrid-h100.yaml")
+CHROMIUM = "/usr/bin/chromium"
+
+
+def gpumux(*args, cwd=None):
+    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("plots")
+    run = folder / "run.h5"
+    cmp = folder / "cmp.h5"
+    r = gpumux("run", HYBRID, "-o", str(run), "--set", "duration=5s", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = gpumux("compare", HYBRID, "--strategies", "mig,time-slicing,mps", "-o", str(cmp),
+               "--set", "duration=5s")
+    assert r.returncode == 0, r.stderr
+    return {"run": run, "cmp": cmp, "dir": folder}
+
+
+def png_pixels(path):
+    """(width, height, distinct colours in a sample of rows) of an 8-bit RGB/RGBA PNG."""
+    data = Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: not a PNG"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    width, height, depth, colour_type = header[:4]
+    assert depth == 8 and colour_type in (2, 6), header
+    channels = 3 if colour_type == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous, colours = 0, bytearray(stride), set()
+    for y in range(height):
+        filter_type = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            up_left = previous[i - channels] if i >= channels else 0
+            if filter_type == 1:
+                line[i] = (line[i] + left) & 255
+            elif filter_type == 2:
+                line[i] = (line[i] + up) & 255
+            elif filter_type == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif filter_type == 4:
+                p = left + up - up_left
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - up_left)
+                pred = left if pa <= pb and pa <= pc else (up if pb <= pc else up_left)
+                line[i] = (line[i] + pred) & 255
+        if y % 7 == 0:
+            for x in range(0, width, 3):
+                colours.add(bytes(line[x * channels:x * channels + 3]))
+        previous = line
+        rows += 1
+    return width, height, colours
+
+
+@pytest.mark.parametrize("kind", ["cdf", "timeline"])
+def test_plot_run_file(files, kind):
+    out = files["dir"] / f"run-{kind}.png"
+    r = gpumux("plot", str(files["run"]), "--kind", kind, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    width, height, colours = png_pixels(out)
+    assert width > 600 and height > 300
+    assert len(colours) > 10  # lines in many colours, not a blank canvas
+
+
+def test_plot_default_kinds_and_svg(files):
+    out = files["dir"] / "cmp.svg"
+    r = gpumux("plot", str(files["cmp"]), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "(compare)" in r.stdout
+    text = out.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    for label in ("mig", "time-slicing", "mps", "p99 SLO target", "GPU cost (USD)"):
+        assert label in text, label
+    r = gpumux("plot", str(files["run"]), "-o", str(files["dir"] / "default.svg"))
+    assert r.returncode == 0 and "(cdf)" in r.stdout, r.stderr
+    svg = (files["dir"] / "default.svg").read_text()
+    assert "latency (ms, log scale)" in svg and "p99 SLO 50 ms" in svg
+
+
+def test_plot_compare_file_per_strategy_rows(files):
+    for kind in ("cdf", "timeline"):
+        out = files["dir"] / f"cmp-{kind}.png"
+        r = gpumux("plot", str(files["cmp"]), "--kind", kind, "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        _, height, _ = png_pixels(out)
+        assert height > 900  # one row per strategy
+
+
+def test_plot_runs_from_another_directory(files, tmp_path):
+    r = gpumux("plot", str(files["run"]), "-o", "fig.png", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "fig.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("args,message", [
+    (["missing.h5", "-o", "f.png"], "missing.h5: not a gpumux result file (no such file)"),
+    (["notes.h5", "-o", "f.png"], "notes.h5: not a gpumux result file (not an HDF5 file)"),
+    (["RUN", "-o", "f.pdf"], "-o f.pdf: gpumux writes .png or .svg, not .pdf"),
+    (["RUN", "-o", "figure"], "-o figure: gpumux writes .png or .svg (no extension)"),
+    (["RUN", "--kind", "bars", "-o", "f.png"], "--kind bars: not one of cdf, timeline, compare"),
+    (["RUN", "--kind", "compare", "-o", "f.png"], "--kind compare needs a compare file"),
+    (["RUN"], "'--output' is required"),
+])
+def test_plot_bad_input_one_line_exit_2(files, tmp_path, args, message):
+    (tmp_path / "notes.h5").write_text("not hdf5\n")
+    args = [str(files["run"]) if a == "RUN" else a for a in args]
+    r = gpumux("plot", *args, cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "f.png").exists()
+
+
+def test_plot_help():
+    r = gpumux("plot", "--help")
+    assert r.returncode == 0
+    assert "--kind" in r.stdout and "FIG.png" in r.stdout and "examples:" in r.stdout
+
+
+def _report(files, which, tmp_path):
+    out = tmp_path / f"{which}.html"
+    r = gpumux("report", str(files[which]), "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    return out, out.read_text(encoding="utf-8")
+
+
+def test_report_html_is_self_contained(files, tmp_path):
+    _, page = _report(files, "run", tmp_path)
+    for section in ("SLO verdicts", "Tenants", "Devices", "Latency", "Utilisation and memory",
+                    "Notes and assumptions"):
+        assert f"<h3>{section}</h3>" in page, section
+    assert page.count('<span class="met">met</span>') + page.count(
+        '<span class="missed">missed</span>') == 9  # large-* and small-a/b-* have an SLO
+    assert page.count("no SLO</span>") == 6
+    assert "context_switch" in page  # the run's assumption note
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 2
+    for image in images:
+        assert base64.b64decode(image)[:8] == b"\x89PNG\r\n\x1a\n"
+    # nothing external: no links, scripts or sources other than data: URIs
+    assert not re.search(r'(src|href)="(?!data:)', page)
+    assert "<script" not in page
+
+
+def test_report_html_compare_file(files, tmp_path):
+    _, page = _report(files, "cmp", tmp_path)
+    assert "<h2>Strategies</h2>" in page
+    for strategy in ("mig", "time-slicing", "mps"):
+        assert f"<h2>Strategy {strategy}</h2>" in page
+    assert len(re.findall(r"data:image/png;base64,", page)) == 1 + 2 * 3
+
+
+@pytest.mark.parametrize("args,message", [
+    (["missing.h5", "--html", "r.html"], "missing.h5: not a gpumux result file (no such file)"),
+    (["RUN", "--html", "r.pdf"], "--html r.pdf: gpumux writes .html, not .pdf"),
+])
+def test_report_html_bad_input(files, tmp_path, args, message):
+    args = [str(files["run"]) if a == "RUN" else a for a in args]
+    r = gpumux("report", *args, cwd=tmp_path)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_report_html_renders_in_chromium(files, tmp_path):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (Debian package chromium)")
+    out, _ = _report(files, "run", tmp_path)
+    shot = tmp_path / "shot.png"
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir()
+    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--disable-background-networking", "--disable-component-update",
+                        "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+                        f"--screenshot={shot}", "--window-size=1200,2000", out.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert shot.exists(), r.stderr[-2000:]
+    width, height, colours = png_pixels(shot)
+    assert (width, height) == (1200, 2000)
+    # text, tables, badges and the CDF figure: many colours, not a blank page
+    assert len(colours) > 50, len(colours)
