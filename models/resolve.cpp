@@ -79,6 +79,20 @@ std::optional<std::int64_t> replica_pinned_memory_limit(const SharingSpec& shari
   return memory / sharing.replicas / mib * mib;
 }
 
+// MPS client limit of one MIG instance. MIG User Guide, "Deployment Considerations" ->
+// "Application Considerations" (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+// deployment-considerations.html): "CUDA MPS is supported on top of MIG. The only limitation is
+// that the maximum number of clients (48) is lowered proportionally to the Compute Instance
+// size." gpumux has one compute instance per GPU instance, so the CI size is the instance's
+// compute slices of the GPU's (7 on A100/H100/H200, 4 on A30); the guide gives no rounding, a
+// client count is whole: rounded down, at least 1 (1g on H100: 48 x 1/7 -> 6). The CUDA 13.1
+// limit of 60 is scaled the same way. Only the profile default is scaled: an explicit
+// `max_clients` wins.
+int mig_mps_max_clients(int whole_gpu_limit, int ci_compute_slices, int gpu_compute_slices) {
+  if (ci_compute_slices <= 0 || gpu_compute_slices <= 0) return whole_gpu_limit;
+  return std::max(1, whole_gpu_limit * ci_compute_slices / gpu_compute_slices);
+}
+
 // L2 of a device for the capacity law (device.hpp): MIG gives an instance the L2 of its memory
 // slices (MIG User Guide: L2 goes with memory slices); rho = HBM / L2 bandwidth, both measured
 // where the profile has them.
@@ -172,6 +186,11 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       device.sharing = gpu.sharing;
       device.sharing.pinned_memory_limit =
           replica_pinned_memory_limit(gpu.sharing, device.geometry.memory);
+      if (device.sharing.mode == SharingMode::mps && device.sharing.max_clients &&
+          std::find(defaults.begin(), defaults.end(), "mps_max_clients") != defaults.end()) {
+        device.sharing.max_clients = mig_mps_max_clients(
+            *device.sharing.max_clients, mig.compute_slices, profile->compute_slices);
+      }
       device.gpu = static_cast<int>(g);
       device.profile_defaults = defaults;
       device.mig_instance = placement.index;

@@ -11,7 +11,8 @@
 // Fills in the scenario: SharingSpec timeslice / context_switch / preemption_latency /
 // cache_refill / max_clients from the profile; under MPS, `replicas: N` sets each client's
 // active_thread_percentage (100/N) and, per device, pinned_memory_limit (device memory / N)
-// unless the scenario sets them (NVIDIA k8s-device-plugin / GKE rule).
+// unless the scenario sets them (NVIDIA k8s-device-plugin / GKE rule); inside a MIG instance the
+// default MPS client limit is scaled by the instance's compute slices (MIG User Guide).
 #include <string>
 #include <vector>
 

@@ -11,7 +11,9 @@ bool ConcurrentDevice::attach_client(int tenant, std::string& reason) {
     if (sharing().mode == SharingMode::mps) {
       reason = "MPS server on " + geometry().name + " already has " +
                std::to_string(clients().size()) + " clients (limit " +
-               std::to_string(max_clients_) + "; 48 up to CUDA 13.0, 60 from CUDA 13.1)";
+               std::to_string(max_clients_) +
+               "; 48 up to CUDA 13.0, 60 from CUDA 13.1, scaled down by compute-instance size "
+               "inside MIG)";
     } else {
       reason = geometry().name + " is exclusive and already has a client";
     }

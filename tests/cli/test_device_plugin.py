@@ -1,5 +1,6 @@
 """Device-plugin semantics through the CLI (issue 6, item 4): MPS `replicas` sets each client's
-active threads (100/N %) and pinned memory (device memory / N)."""
+active threads (100/N %) and pinned memory (device memory / N); the MPS client limit inside a MIG
+instance is scaled by its compute slices."""
 import json
 import os
 import subprocess
@@ -57,4 +58,25 @@ def test_replicas_give_a_quarter_of_the_sms_and_of_the_memory(tmp_path):
     assert raised["oom_events"] == 0 and raised["completed"] > 0
     half = run_json(path, "--set", "gpus.0.sharing.active_thread_percentage=50")["tenants"]["a"]
     assert abs(half["latency_ns"]["p50"] - (2e6 + launch)) < 5
+
+
+def test_mps_client_limit_inside_a_1g_instance_is_six(tmp_path):
+    # MIG User Guide: the 48-client limit is lowered proportionally to the compute-instance
+    # size: 48 x 1/7 -> 6 clients on a 1g; 8 clients -> 2 refused.
+    path = write(tmp_path, "c.yaml", """\
+name: mig-clients
+duration: 200ms
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, mig: [1g.10gb], sharing: {mode: mps}}
+tenants:
+  - name: c
+    replicas: 8
+    device: gpu0/0
+    workload: {arrivals: {process: poisson, rate: 10/s}, request: {kernels: [{name: k, duration: 10us}]}}
+""")
+    tenants = run_json(path)["tenants"]
+    refused = [name for name, t in tenants.items() if t["completed"] == 0 and t["failed"] > 0]
+    assert sorted(refused) == ["c-6", "c-7"]
+    tenants = run_json(path, "--set", "gpus.0.sharing.cuda_version=13.1")["tenants"]
+    assert all(t["failed"] == 0 for t in tenants.values())
 

@@ -1,4 +1,5 @@
-// Device-plugin semantics (issue 6, item 4): what `replicas: N` means under MPS.
+// Device-plugin semantics (issue 6, item 4): what `replicas: N` means under MPS, the MPS client
+// limit inside a MIG instance.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -113,6 +114,49 @@ tenants:
   EXPECT_EQ(*r.devices[0].sharing.pinned_memory_limit, (39 * 1024 + 512) / 2 * kMiB);
   EXPECT_EQ(*r.devices[1].sharing.pinned_memory_limit, (9 * 1024 + 768) / 2 * kMiB);
   EXPECT_DOUBLE_EQ(*r.devices[0].sharing.active_thread_percentage, 50.0);
+}
+
+// ------------------------------------------------------------- MPS client limit inside MIG
+
+std::string mig_clients(const std::string& mig, int clients, const std::string& extra) {
+  return R"(
+name: mig-clients
+duration: 200ms
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, mig: [)" +
+         mig + R"(], sharing: {mode: mps)" + extra + R"(}}
+tenants:
+  - name: c
+    replicas: )" + std::to_string(clients) +
+         R"(
+    device: gpu0/0
+    workload: {arrivals: {process: poisson, rate: 10/s}, request: {kernels: [{name: k, duration: 10us}]}}
+)";
+}
+
+int rejected(const RunResult& r) {
+  int n = 0;
+  for (const EventRecord& e : r.events_log) n += e.kind == EventKind::reject;
+  return n;
+}
+
+TEST(MpsInMig, ClientLimitIsLoweredProportionallyToTheComputeInstanceSize) {
+  // 48 x 1/7 -> 6 on a 1g; 48 x 3/7 -> 20 on a 3g; 48 on the 7g; 60 x 1/7 -> 8 from CUDA 13.1.
+  auto limit = [](const std::string& mig, const std::string& extra) {
+    return *resolve_yaml(mig_clients(mig, 1, extra)).devices[0].sharing.max_clients;
+  };
+  EXPECT_EQ(limit("1g.10gb", ""), 6);
+  EXPECT_EQ(limit("2g.20gb", ""), 13);
+  EXPECT_EQ(limit("3g.40gb", ""), 20);
+  EXPECT_EQ(limit("4g.40gb", ""), 27);
+  EXPECT_EQ(limit("7g.80gb", ""), 48);
+  EXPECT_EQ(limit("1g.10gb", ", cuda_version: 13.1"), 8);
+  // An explicit max_clients is the scenario's own: not scaled.
+  EXPECT_EQ(limit("1g.10gb", ", max_clients: 40"), 40);
+
+  EXPECT_EQ(rejected(run_yaml(mig_clients("1g.10gb", 8, ""))), 2);
+  EXPECT_EQ(rejected(run_yaml(mig_clients("1g.10gb", 8, ", cuda_version: 13.1"))), 0);
+  EXPECT_EQ(rejected(run_yaml(mig_clients("3g.40gb", 20, ""))), 0);
 }
 
 }  // namespace
