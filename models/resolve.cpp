@@ -218,6 +218,18 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
         throw InputError(where, "no device '" + name + "' (devices: " + known + ")");
       }
       ResolvedDevice& device = out.devices[static_cast<std::size_t>(found->second)];
+      if (names.size() > 1 && device.mig_instance >= 0) {
+        // MIG User Guide, "Application Considerations": "NCCL is currently not supported with
+        // MIG", "CUDA IPC across GPU instances is not supported", and (R570+) "Only P2P between
+        // MIG instances on the same GPU is supported": a data-parallel job's collectives have no
+        // GPU path between instances. gpumux refuses rather than modelling host-staged copies
+        // (docs/strategies.md, "Data-parallel tenants and MIG").
+        throw InputError(where, "tenant '" + tenant.name + "' is data-parallel over " +
+                                    std::to_string(names.size()) + " devices but '" + name +
+                                    "' is a MIG instance: NCCL does not support MIG and MIG "
+                                    "instances have no GPU peer-to-peer path between processes "
+                                    "(MIG User Guide); give each replica a whole GPU");
+      }
       if (tenant.gpus > 1 && device.sharing.mode == SharingMode::time_slicing) {
         throw InputError(scenario.locate(tenant.where.key_path + ".gpus"),
                          "tenant '" + tenant.name + "' asks for " + std::to_string(tenant.gpus) +

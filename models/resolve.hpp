@@ -6,8 +6,9 @@
 // MIG layout fits the GPU's placement rules (mig_layout.hpp); every tenant names an existing
 // device ("gpu0", or "gpu0/INDEX" on a MIG GPU — a MIG GPU must be addressed by instance); an
 // exclusive device has at most one tenant; a device has at most `replicas` tenants when set;
-// time-slicing rejects tenants asking for more than one GPU; faults name existing tenants;
-// trace files parse (errors name the trace file and line).
+// time-slicing rejects tenants asking for more than one GPU; a data-parallel tenant (several
+// devices) may not use a MIG instance (no NCCL / peer-to-peer between MIG instances); faults name
+// existing tenants; trace files parse (errors name the trace file and line).
 // Fills in the scenario: SharingSpec timeslice / context_switch / preemption_latency /
 // cache_refill / max_clients from the profile; under MPS, `replicas: N` sets each client's
 // active_thread_percentage (100/N) and, per device, pinned_memory_limit (device memory / N)

@@ -1,6 +1,7 @@
 """Device-plugin semantics through the CLI (issue 6, item 4): MPS `replicas` sets each client's
 active threads (100/N %) and pinned memory (device memory / N); the MPS client limit inside a MIG
-instance is scaled by its compute slices."""
+instance is scaled by its compute slices; a data-parallel tenant over MIG instances is refused
+(exit 2, one line naming file:line:column and the key)."""
 import json
 import os
 import subprocess
@@ -80,3 +81,28 @@ tenants:
     tenants = run_json(path, "--set", "gpus.0.sharing.cuda_version=13.1")["tenants"]
     assert all(t["failed"] == 0 for t in tenants.values())
 
+
+DP_ON_MIG = """\
+name: dp-mig
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, mig: [3g.40gb, 3g.40gb], sharing: {mode: mps}}
+tenants:
+  - name: trainer
+    device: [gpu0/0, gpu0/1]
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      request: {kernels: [{name: step, duration: 10ms}, {name: allreduce, duration: 1ms, collective: true}]}
+"""
+
+
+def test_data_parallel_tenant_over_mig_instances_is_refused_with_exit_2(tmp_path):
+    path = write(tmp_path, "dp.yaml", DP_ON_MIG)
+    for command in ("run", "validate"):
+        proc = gpumux(command, path)
+        assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1, proc.stderr
+        assert f"{path}:7:" in lines[0], lines[0]
+        assert "tenants.0.device" in lines[0], lines[0]
+        assert "MIG" in lines[0], lines[0]

@@ -1,5 +1,5 @@
 // Device-plugin semantics (issue 6, item 4): what `replicas: N` means under MPS, the MPS client
-// limit inside a MIG instance.
+// limit inside a MIG instance, and the refusal of data-parallel tenants on MIG instances.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -157,6 +157,44 @@ TEST(MpsInMig, ClientLimitIsLoweredProportionallyToTheComputeInstanceSize) {
   EXPECT_EQ(rejected(run_yaml(mig_clients("1g.10gb", 8, ""))), 2);
   EXPECT_EQ(rejected(run_yaml(mig_clients("1g.10gb", 8, ", cuda_version: 13.1"))), 0);
   EXPECT_EQ(rejected(run_yaml(mig_clients("3g.40gb", 20, ""))), 0);
+}
+
+// ------------------------------------------------------- data-parallel tenants across MIG
+
+const char* kDataParallelOnMig = R"(name: dp-mig
+duration: 1s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, mig: [3g.40gb, 3g.40gb], sharing: {mode: mps}}
+tenants:
+  - name: trainer
+    device: [gpu0/0, gpu0/1]
+    workload:
+      arrivals: {process: closed, concurrency: 1}
+      request: {kernels: [{name: step, duration: 10ms}, {name: allreduce, duration: 1ms, collective: true}]}
+)";
+
+TEST(DataParallelOnMig, IsRefusedWithOneLineNamingFileLineAndKey) {
+  try {
+    run_yaml(kDataParallelOnMig);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    EXPECT_EQ(what.rfind("test.yaml:7:", 0), 0u) << what;  // the `device:` line
+    EXPECT_NE(what.find("tenants.0.device"), std::string::npos) << what;
+    EXPECT_NE(what.find("gpu0/0"), std::string::npos) << what;
+    EXPECT_NE(what.find("MIG"), std::string::npos) << what;
+  }
+}
+
+TEST(DataParallelOnMig, OneInstanceOrWholeGpusAreStillAccepted) {
+  std::string one = kDataParallelOnMig;
+  one.replace(one.find("[gpu0/0, gpu0/1]"), 16, "gpu0/0");
+  EXPECT_NO_THROW(resolve_yaml(one));
+  std::string whole = kDataParallelOnMig;
+  whole.replace(whole.find("mig: [3g.40gb, 3g.40gb], "), 25, "count: 2, ");
+  whole.replace(whole.find("[gpu0/0, gpu0/1]"), 16, "[gpu0-0, gpu0-1]");
+  EXPECT_NO_THROW(resolve_yaml(whole));
 }
 
 }  // namespace
