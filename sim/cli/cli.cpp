@@ -43,13 +43,13 @@ const char* kUsage =
     "usage: gpumux COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--json] [--quiet]\n"
-    "                    [--fail-on-slo]        simulate and print the summary\n"
+    "  run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--format table|json|csv]\n"
+    "                    [--quiet] [--fail-on-slo] simulate and print the summary\n"
     "  validate SCENARIO.yaml [--set ...]       check a scenario without running it\n"
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
     "  mig GPU_MODEL [--check LAYOUT]           MIG profiles, layouts, placement check\n"
     "  models                                   GPU models: SMs, memory, bandwidth, MIG, nvidia-smi names\n"
-    "  report OUT.h5 [--json] [--html R.html]   print the summary of a result file, or an HTML report\n"
+    "  report OUT.h5 [--format F] [--html R.html] the summary of a result file, or an HTML report\n"
     "  plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|svg\n"
     "                                           latency CDFs, utilisation/memory timelines, strategies\n"
     "  help [COMMAND]                           this text, or one command's options\n"
@@ -65,13 +65,14 @@ struct CommandHelp {
 };
 
 const CommandHelp kRunHelp{
-    "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--json] "
-    "[--quiet] [--fail-on-slo]",
+    "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] "
+    "[--format table|json|csv] [--json] [--quiet] [--fail-on-slo]",
     "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
     "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
     "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input, 3 internal error, 130 Ctrl-C.",
     "  gpumux run scenarios/quickstart.yaml\n"
     "  gpumux run scenarios/quickstart.yaml -o out.h5 --seed 9\n"
+    "  gpumux run scenarios/quickstart.yaml --format csv > tenants.csv\n"
     "  gpumux run scenarios/hybrid-h100.yaml --set gpus.0.sharing.timeslice=2ms --json\n"
     "  gpumux run scenarios/quickstart.yaml --set tenants.0.workload.arrivals.rate=400/s "
     "--fail-on-slo\n"};
@@ -83,7 +84,7 @@ const CommandHelp kValidateHelp{
     "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
 const CommandHelp kCompareHelp{
     "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
-    "[--set KEY=VALUE ...] [--json]",
+    "[--set KEY=VALUE ...] [--format table|json|csv] [--json]",
     "Runs the same tenants and arrivals under each strategy and prints one overview table.\n"
     "--strategies is required; defaults: no result file, the scenario's seed, no overrides.",
     "  gpumux compare scenarios/hybrid-h100.yaml --strategies mig,time-slicing,mps,dedicated\n"
@@ -105,7 +106,7 @@ const CommandHelp kModelsHelp{
     "MIG profiles, and the nvidia-smi names accepted as `model:` in scenarios.",
     "  gpumux models\n"};
 const CommandHelp kReportHelp{
-    "usage: gpumux report OUT.h5 [--json] [--html REPORT.html]",
+    "usage: gpumux report OUT.h5 [--format table|json|csv] [--json] [--html REPORT.html]",
     "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
     "Default: the table; --json prints the stored JSON summary (one line per run).\n"
     "--html writes one self-contained page (no external files): summary tables, SLO verdicts,\n"
@@ -113,6 +114,7 @@ const CommandHelp kReportHelp{
     "matplotlib; GPUMUX_PYTHON selects the interpreter).",
     "  gpumux report out.h5\n"
     "  gpumux report cmp.h5 --json\n"
+    "  gpumux report cmp.h5 --format csv\n"
     "  gpumux report out.h5 --html report.html\n"};
 const CommandHelp kPlotHelp{
     "usage: gpumux plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|FIG.svg",
@@ -137,7 +139,10 @@ po::options_description run_options() {
       "seed", po::value<std::uint64_t>()->value_name("N"), "override the scenario's master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override, e.g. gpus.0.sharing.timeslice=2ms (repeatable)")(
-      "json", po::bool_switch(), "print the summary as one JSON object instead of the table")(
+      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "output: table (default), json (one object), csv (one row per tenant, units in the "
+      "column names)")(
+      "json", po::bool_switch(), "the same as --format json")(
       "quiet,q", po::bool_switch(), "print nothing on success")(
       "fail-on-slo", po::bool_switch(), "exit 1 when a tenant misses its SLO");
   return o;
@@ -158,7 +163,9 @@ po::options_description compare_options() {
                                             "write all results into one HDF5 file")(
       "seed", po::value<std::uint64_t>(), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override")(
-      "json", po::bool_switch(), "print a JSON array of summaries");
+      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "output: table (default), json (an array of summaries), csv (one row per strategy and "
+      "tenant)")("json", po::bool_switch(), "the same as --format json");
   return o;
 }
 
@@ -174,7 +181,10 @@ po::options_description models_options() { return po::options_description("gpumu
 
 po::options_description report_options() {
   po::options_description o("gpumux report OUT.h5");
-  o.add_options()("json", po::bool_switch(), "print the stored JSON summary")(
+  o.add_options()("format", po::value<std::string>()->value_name("table|json|csv"),
+                  "output: table (default), json (the stored summary, one line per run), csv "
+                  "(one row per tenant, a strategy column for compare files)")(
+      "json", po::bool_switch(), "the same as --format json")(
       "html", po::value<std::string>()->value_name("REPORT.html"),
       "write a self-contained HTML report here");
   return o;
@@ -208,8 +218,132 @@ std::string extension_of(const std::string& path) {
   message += ": gpumux writes ";
   message += wanted;
   const std::string extension = extension_of(path);
-  message += extension.empty() ? std::string(" (no extension)") : ", not " + extension;
+  if (extension.empty()) {
+    message += " (no extension)";
+  } else {
+    message += ", not ";
+    message += extension;
+  }
   throw InputError(message);
+}
+
+enum class OutputFormat { table, json, csv };
+
+/// --format table|json|csv; --json is an alias of --format json (a contradiction is bad input).
+OutputFormat output_format(const po::variables_map& vm) {
+  const bool json = vm.count("json") && vm["json"].as<bool>();
+  if (!vm.count("format")) return json ? OutputFormat::json : OutputFormat::table;
+  const std::string name = vm["format"].as<std::string>();
+  OutputFormat format;
+  if (name == "table") {
+    format = OutputFormat::table;
+  } else if (name == "json") {
+    format = OutputFormat::json;
+  } else if (name == "csv") {
+    format = OutputFormat::csv;
+  } else {
+    std::string message = "--format ";
+    message += name;
+    message += ": not one of table, json, csv";
+    throw po::error(message);
+  }
+  if (json && format != OutputFormat::json) {
+    std::string message = "--json contradicts --format ";
+    message += name;
+    message += " (--json means --format json)";
+    throw po::error(message);
+  }
+  return format;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+/// A JSON number or string as a CSV field; empty for null/absent.
+std::string csv_value(const nlohmann::ordered_json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return csv_field(value.get<std::string>());
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+  return value.dump();
+}
+
+/// One CSV table, one row per tenant of each summary (SPEC §4 JSON); units in the column names.
+/// with_strategy adds a strategy column (compare runs, compare files).
+std::string summaries_csv(const std::vector<nlohmann::ordered_json>& summaries,
+                          bool with_strategy) {
+  static const char* kLatency[] = {"mean", "p50", "p90", "p99", "p999", "max"};
+  static const char* kSlo[] = {"p50", "p90", "p99", "p999"};
+  std::string out = "scenario,";
+  if (with_strategy) out += "strategy,";
+  out += "tenant,device,requests,completed,failed";
+  for (const char* k : kLatency) out += fmt::format(",latency_{}_ns", k);
+  out += ",queueing_mean_ns,queueing_p99_ns,throughput_per_s,slowdown_mean_x";
+  for (const char* k : kSlo) out += fmt::format(",slo_{}_target_ns", k);
+  out += ",slo_violations_count,oom_events_count,gpu_seconds_s,cost_usd,device_sm_busy_fraction,"
+         "device_dram_busy_fraction\n";
+  const nlohmann::ordered_json null;
+  auto at = [&null](const nlohmann::ordered_json& object, const char* key)
+      -> const nlohmann::ordered_json& {
+    if (!object.is_object()) return null;
+    const auto it = object.find(key);
+    return it == object.end() ? null : *it;
+  };
+  for (const nlohmann::ordered_json& summary : summaries) {
+    const nlohmann::ordered_json& tenants = at(summary, "tenants");
+    if (!tenants.is_object()) continue;
+    for (const auto& [name, t] : tenants.items()) {
+      out += csv_value(at(summary, "scenario"));
+      out += ",";
+      if (with_strategy) {
+        const auto& strategy = at(summary, "strategy");
+        out += strategy.is_null() ? std::string("as-is") : csv_value(strategy);
+        out += ",";
+      }
+      out += csv_field(name);
+      for (const char* key : {"device", "requests", "completed", "failed"}) {
+        out += ',';
+        out += csv_value(at(t, key));
+      }
+      for (const char* k : kLatency) {
+        out += ',';
+        out += csv_value(at(at(t, "latency_ns"), k));
+      }
+      out += ',';
+      out += csv_value(at(at(t, "queueing_ns"), "mean"));
+      out += ',';
+      out += csv_value(at(at(t, "queueing_ns"), "p99"));
+      out += ',';
+      out += csv_value(at(t, "throughput_per_s"));
+      out += ',';
+      out += csv_value(at(t, "slowdown_mean"));
+      for (const char* k : kSlo) {
+        out += ',';
+        out += csv_value(at(at(t, "slo_ns"), k));
+      }
+      for (const char* key : {"slo_violations", "oom_events", "gpu_seconds", "cost"}) {
+        out += ',';
+        out += csv_value(at(t, key));
+      }
+      const auto& device = at(at(summary, "devices"),
+                              at(t, "device").is_string()
+                                  ? at(t, "device").get_ref<const std::string&>().c_str()
+                                  : "");
+      out += ',';
+      out += csv_value(at(device, "sm_busy"));
+      out += ',';
+      out += csv_value(at(device, "dram_busy"));
+      out += "\n";
+    }
+  }
+  return out;
 }
 
 /// Parses ARGS of one command: one positional argument plus the options.
@@ -321,6 +455,7 @@ void warn_overload(const ResolvedScenario& resolved, const RunResult& result) {
 
 int command_run(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, run_options(), "scenario");
+  const OutputFormat format = output_format(vm);
   check_output_path(vm);
   const Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), overrides_from(vm));
   const ResolvedScenario resolved = resolve_scenario(scenario);
@@ -329,8 +464,10 @@ int command_run(const std::vector<std::string>& args) {
   std::signal(SIGINT, SIG_DFL);
   warn_overload(resolved, result);
   if (vm.count("output")) write_result_h5(vm["output"].as<std::string>(), result);
-  if (vm["json"].as<bool>()) {
+  if (format == OutputFormat::json) {
     std::cout << summary_json(result).dump() << "\n";
+  } else if (format == OutputFormat::csv) {
+    std::cout << summaries_csv({summary_json(result)}, false);
   } else if (!vm["quiet"].as<bool>()) {
     std::cout << summary_table(result);
   }
@@ -361,6 +498,7 @@ int command_validate(const std::vector<std::string>& args) {
 
 int command_compare(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, compare_options(), "scenario");
+  const OutputFormat format = output_format(vm);
   check_output_path(vm);
   const Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), overrides_from(vm));
   const std::vector<std::string> strategies =
@@ -379,10 +517,14 @@ int command_compare(const std::vector<std::string>& args) {
   }
   std::signal(SIGINT, SIG_DFL);
   if (vm.count("output")) write_results_h5(vm["output"].as<std::string>(), results);
-  if (vm["json"].as<bool>()) {
+  if (format == OutputFormat::json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const RunResult& r : results) all.push_back(summary_json(r));
     std::cout << all.dump() << "\n";
+  } else if (format == OutputFormat::csv) {
+    std::vector<nlohmann::ordered_json> all;
+    for (const RunResult& r : results) all.push_back(summary_json(r));
+    std::cout << summaries_csv(all, true);
   } else {
     std::cout << compare_table(results);
   }
@@ -439,6 +581,7 @@ int command_models(const std::vector<std::string>& args) {
 
 int command_report(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, report_options(), "file");
+  const OutputFormat format = output_format(vm);
   if (vm.count("html") && extension_of(vm["html"].as<std::string>()) != ".html" &&
       extension_of(vm["html"].as<std::string>()) != ".htm") {
     bad_extension("--html", vm["html"].as<std::string>(), ".html");
@@ -448,8 +591,14 @@ int command_report(const std::vector<std::string>& args) {
     return exec_python_module("gpumux.report",
                               {vm["file"].as<std::string>(), "--html", vm["html"].as<std::string>()});
   }
-  if (vm["json"].as<bool>()) {
+  if (format == OutputFormat::json) {
     for (const nlohmann::ordered_json& s : summaries) std::cout << s.dump() << "\n";
+  } else if (format == OutputFormat::csv) {
+    bool compare_file = summaries.size() > 1;
+    for (const nlohmann::ordered_json& s : summaries) {
+      if (s.contains("strategy") && !s["strategy"].is_null()) compare_file = true;
+    }
+    std::cout << summaries_csv(summaries, compare_file);
   } else if (summaries.size() > 1) {
     std::cout << compare_table_from_json(summaries);
   } else {
@@ -469,7 +618,10 @@ int command_plot(const std::vector<std::string>& args) {
   if (vm.count("kind")) {
     const std::string kind = vm["kind"].as<std::string>();
     if (kind != "cdf" && kind != "timeline" && kind != "compare") {
-      throw po::error("--kind " + kind + ": not one of cdf, timeline, compare");
+      std::string message = "--kind ";
+      message += kind;
+      message += ": not one of cdf, timeline, compare";
+      throw po::error(message);
     }
     forwarded.push_back("--kind");
     forwarded.push_back(kind);
