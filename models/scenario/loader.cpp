@@ -934,6 +934,57 @@ std::vector<std::string> keys_of(const YAML::Node& map) {
   return keys;
 }
 
+// The index of the entry of list LIST (at PARENT) whose `name:` is NAME, for --set
+// tenants.<name>.KEY; one-line InputError naming the unknown entry and the names there are.
+// A replica's expanded name (small-a-0 of small-a with replicas: 3) is pointed at its template.
+std::size_t entry_named(const SourceLocation& where, const YAML::Node& list,
+                        const std::string& parent, const std::string& name) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node entry = list[i];
+    if (!entry.IsMap()) continue;
+    const auto value = find_key(entry, "name");
+    if (!value || !value->IsScalar()) continue;
+    if (value->Scalar() == name) return i;
+    names.push_back(value->Scalar());
+  }
+  std::string message = parent;
+  if (names.empty()) {
+    message += " is a list without names; expected an index, got '";
+    message += name;
+    message += "'";
+    throw InputError(where, message);
+  }
+  message += " has no entry named '";
+  message += name;
+  message += "'";
+  for (const std::string& candidate : names) {
+    const std::string prefix = candidate + "-";
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                    [](unsigned char c) { return std::isdigit(c) != 0; })) {
+      message += " (a replica of '";
+      message += candidate;
+      message += "': --set ";
+      message += parent;
+      message += ".";
+      message += candidate;
+      message += ".KEY sets all its replicas)";
+      throw InputError(where, message);
+    }
+  }
+  message += hint(name, names);
+  message += "; names: ";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) message += ", ";
+    message += names[i];
+  }
+  message += " (or an index 0-";
+  message += std::to_string(list.size() - 1);
+  message += ")";
+  throw InputError(where, message);
+}
+
 // Applies one --set and returns its normalised key path (sequence indices without leading
 // zeros) for Context::add_override.
 std::string apply_override(YAML::Node& root, const Override& override) {
@@ -965,7 +1016,7 @@ std::string apply_override(YAML::Node& root, const Override& override) {
       std::size_t index = 0;
       const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), index);
       if (ec != std::errc() || end != part.data() + part.size()) {
-        throw InputError(where, parent + " is a list; expected an index, got '" + part + "'");
+        index = entry_named(where, cur, parent, part);  // tenants.<name>.KEY, gpus.<name>.KEY
       }
       if (index >= cur.size()) {
         throw InputError(where, parent + " has " + std::to_string(cur.size()) + " entries");

@@ -538,6 +538,20 @@ TEST(ScenarioOverrides, WholeBlockOverride) {
   EXPECT_EQ(s.tenants[0].workload.max_in_flight, 2);
 }
 
+TEST(ScenarioOverrides, ByName) {
+  const Scenario s = load_scenario_text(
+      kMinimal, "min.yaml",
+      {parse_override("tenants.chat.replicas=3"), parse_override("gpus.gpu0.sharing.mode=mps")});
+  ASSERT_EQ(s.tenants.size(), 3u);
+  EXPECT_EQ(s.tenants[1].name, "chat-1");
+  EXPECT_EQ(s.gpus[0].sharing.mode, SharingMode::mps);
+  EXPECT_EQ(error_of(kMinimal,
+                     {parse_override("tenants.chat.replicas=3"),
+                      parse_override("tenants.chat-1.memory=1Gi")}),
+            "--set tenants.chat-1.memory: tenants has no entry named 'chat-1' (a replica of "
+            "'chat': --set tenants.chat.KEY sets all its replicas)");
+}
+
 TEST(ScenarioOverrides, LaterOverridesWin) {
   const Scenario s = load_scenario_text(kMinimal, "min.yaml",
                                         {parse_override("seed=3"), parse_override("seed=4")});
@@ -548,7 +562,11 @@ TEST(ScenarioOverrides, BadPaths) {
   EXPECT_EQ(error_of(kMinimal, {parse_override("gpus.3.sharing.timeslice=2ms")}),
             "--set gpus.3.sharing.timeslice: gpus has 1 entries");
   EXPECT_EQ(error_of(kMinimal, {parse_override("gpus.first.model=a100")}),
-            "--set gpus.first.model: gpus is a list; expected an index, got 'first'");
+            "--set gpus.first.model: gpus has no entry named 'first'; names: gpu0 (or an index "
+            "0-0)");
+  EXPECT_EQ(error_of(kMinimal, {parse_override("tenants.chta.replicas=2")}),
+            "--set tenants.chta.replicas: tenants has no entry named 'chta' (did you mean "
+            "'chat'?); names: chat (or an index 0-0)");
   EXPECT_EQ(error_of(kMinimal, {parse_override("tenants.0.worklod.arrivals.rate=2/s")}),
             "--set tenants.0.worklod.arrivals.rate: tenants.0 has no key 'worklod' (did you mean "
             "'workload'?)");
