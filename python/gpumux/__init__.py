@@ -210,8 +210,15 @@ def compare_frame(results: Iterable[Result]) -> pd.DataFrame:
                 "devices": len(devices),
             })
             index.append((r.strategy or "as-is", name))
-    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS,
-                         index=pd.MultiIndex.from_tuples(index, names=["strategy", "tenant"]))
+    # Index levels are categorical (strategies in the given order, tenants in scenario order);
+    # frame.reset_index() gives the tidy long table with strategy and tenant columns.
+    strategies = list(dict.fromkeys(s for s, _ in index))
+    tenants = list(dict.fromkeys(t for _, t in index))
+    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS, index=pd.MultiIndex.from_arrays(
+        [pd.Categorical([s for s, _ in index], categories=strategies),
+         pd.Categorical([t for _, t in index], categories=tenants)],
+        names=["strategy", "tenant"]))
+    frame["device"] = frame["device"].astype(str).astype("category")
     return frame
 
 
@@ -221,7 +228,8 @@ def compare(scenario, strategies, overrides=None, seed: int | None = None, *,
 
     strategies: a list (["mig", "time-slicing", "mps"]) or a comma-separated str; names in
                 :data:`STRATEGIES`.
-    Returns a DataFrame indexed by (strategy, tenant), in the given strategy order, with
+    Returns a long DataFrame, one row per strategy x tenant, indexed by (strategy, tenant)
+    (categorical levels; ``.reset_index()`` makes them columns), in the given strategy order, with
     columns :data:`COMPARE_COLUMNS`: latencies in ns (p50_ns, p99_ns, mean_ns, ...),
     throughput_per_s, slowdown_mean, failed, oom_events, cost, device_sm_busy (the tenant's
     device) and mean_sm_busy (mean over the strategy's devices).

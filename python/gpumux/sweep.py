@@ -1,8 +1,9 @@
 """Parameter sweeps: one simulation per point of a grid of overrides, in parallel.
 
     frame = gpumux.sweep("scenarios/quickstart.yaml",
-                         {"tenants.0.workload.arrivals.rate": ["100/s", "200/s"],
+                         {"tenants.chat.workload.arrivals.rate": ["100/s", "200/s"],
                           "gpus.0.sharing.mode": ["exclusive", "time-slicing"]})
+    # point, rate_per_s (100.0, 200.0), mode (categorical), status, tenant, device, p99_ns, ...
 
 Rows come back in grid order (the cartesian product, the first key varying slowest) whatever
 finished first, so a sweep gives the same frame with 1 process, 8 processes or a dask cluster.
@@ -11,16 +12,87 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import pandas as pd
 
-#: Per-tenant metrics in a sweep row, as "<tenant>.<metric>" columns.
+#: Per-tenant metrics of a sweep row (one row per point x tenant).
 TENANT_METRICS = ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "completed", "failed",
                   "slowdown_mean", "oom_events")
-#: Per-device metrics, as "<device>.<metric>" columns.
+#: Metrics of the tenant's device, as "device_<metric>" columns.
 DEVICE_METRICS = ("sm_busy", "dram_busy")
+
+_VALUE = re.compile(r"^\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*(.*?)\s*$")
+#: unit -> (dimension, factor to the dimension's base unit, column suffix)
+_UNITS = {
+    "ns": ("time", 1.0, "ns"), "us": ("time", 1e3, "us"), "µs": ("time", 1e3, "us"),
+    "ms": ("time", 1e6, "ms"), "s": ("time", 1e9, "s"), "min": ("time", 60e9, "min"),
+    "h": ("time", 3600e9, "h"),
+    "/s": ("rate", 1.0, "per_s"), "/min": ("rate", 1 / 60, "per_min"),
+    "/h": ("rate", 1 / 3600, "per_h"),
+    "B": ("size", 1.0, "bytes"), "KiB": ("size", 2.0 ** 10, "KiB"), "Ki": ("size", 2.0 ** 10, "KiB"),
+    "MiB": ("size", 2.0 ** 20, "MiB"), "Mi": ("size", 2.0 ** 20, "MiB"),
+    "GiB": ("size", 2.0 ** 30, "GiB"), "Gi": ("size", 2.0 ** 30, "GiB"),
+    "TiB": ("size", 2.0 ** 40, "TiB"), "Ti": ("size", 2.0 ** 40, "TiB"),
+    "KB": ("size", 1e3, "kB"), "kB": ("size", 1e3, "kB"), "MB": ("size", 1e6, "MB"),
+    "GB": ("size", 1e9, "GB"), "TB": ("size", 1e12, "TB"),
+    "%": ("percent", 1.0, "percent"),
+}
+_BASE = {"time": "ns", "rate": "per_s", "size": "bytes", "percent": "percent"}
+
+
+def grid_column(key: str, values) -> tuple[str, list]:
+    """(column name, values) of one grid key: numbers with a unit ("100/s", "2ms", "8GiB") are
+    parsed to floats, the unit put in the name (rate_per_s, timeslice_ms; values in different
+    units of one dimension are converted to its base: ns, per_s, bytes); plain numbers stay
+    numbers; anything else (names, modes) is returned as is, named by the key's last part."""
+    name = key.rsplit(".", 1)[-1]
+    parsed = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return name, list(values)
+        if isinstance(value, (int, float)):
+            parsed.append((float(value), ""))
+            continue
+        m = _VALUE.match(value)
+        if not m or (m.group(2) and m.group(2) not in _UNITS):
+            return name, list(values)
+        parsed.append((float(m.group(1)), m.group(2)))
+    units = {u for _, u in parsed}
+    if units == {""}:
+        numbers = [v for v, _ in parsed]
+        if all(isinstance(x, int) or (isinstance(x, str) and x.strip().lstrip("+-").isdigit())
+               for x in values):
+            numbers = [int(v) for v in numbers]
+        return name, numbers
+    if "" in units:
+        return name, list(values)
+    dimensions = {_UNITS[u][0] for u in units}
+    if len(dimensions) != 1:
+        return name, list(values)
+    suffixes = {_UNITS[u][2] for u in units}
+    if len(suffixes) == 1:
+        return f"{name}_{suffixes.pop()}", [v for v, _ in parsed]
+    dimension = dimensions.pop()
+    return f"{name}_{_BASE[dimension]}", [v * _UNITS[u][1] for v, u in parsed]
+
+
+def grid_columns(keys, points) -> dict:
+    """{column: values} for the grid keys of POINTS (see :func:`grid_column`); a name two keys
+    share gets the key's earlier parts (tenants_0_rate_per_s)."""
+    columns = {}
+    named = [(key, *grid_column(key, [p.get(key) for p in points])) for key in keys]
+    counts = {}
+    for _, name, _ in named:
+        counts[name] = counts.get(name, 0) + 1
+    for key, name, values in named:
+        if counts[name] > 1:
+            prefix = key.rsplit(".", 1)[0].replace(".", "_")
+            name = f"{prefix}_{name}"
+        columns[name] = values
+    return columns
 
 
 def grid_points(grid) -> list[dict]:
@@ -42,23 +114,30 @@ def grid_points(grid) -> list[dict]:
     return points
 
 
-def metrics_row(summary: dict) -> dict:
-    """The sweep columns from one summary (SPEC §4)."""
-    row = {"status": summary.get("status")}
-    for name, t in summary.get("tenants", {}).items():
+def metrics_rows(summary: dict) -> list[dict]:
+    """One row per tenant of a summary (SPEC §4): status, tenant, device, TENANT_METRICS and
+    device_sm_busy / device_dram_busy of the tenant's device."""
+    rows = []
+    devices = summary.get("devices", {}) or {}
+    for name, t in (summary.get("tenants", {}) or {}).items():
         latency = t.get("latency_ns", {}) or {}
         values = {"p50_ns": latency.get("p50"), "p99_ns": latency.get("p99"),
                   "mean_ns": latency.get("mean"), "throughput_per_s": t.get("throughput_per_s"),
                   "completed": t.get("completed"), "failed": t.get("failed"),
                   "slowdown_mean": t.get("slowdown_mean"), "oom_events": t.get("oom_events")}
+        row = {"status": summary.get("status"), "tenant": name, "device": t.get("device")}
         for metric in TENANT_METRICS:
             v = values[metric]
-            row[f"{name}.{metric}"] = float("nan") if v is None else v
-    for name, d in summary.get("devices", {}).items():
+            row[metric] = float("nan") if v is None else v
+        device = devices.get(t.get("device"), {}) or {}
         for metric in DEVICE_METRICS:
-            v = d.get(metric)
-            row[f"{name}.{metric}"] = float("nan") if v is None else v
-    return row
+            v = device.get(metric)
+            row[f"device_{metric}"] = float("nan") if v is None else v
+        if not t.get("completed"):  # no completed request: latencies do not apply
+            for metric in ("p50_ns", "p99_ns", "mean_ns"):
+                row[metric] = float("nan")
+        rows.append(row)
+    return rows
 
 
 def _run_point(text, is_path, source, overrides, seed):
@@ -70,7 +149,7 @@ def _run_point(text, is_path, source, overrides, seed):
     except gpumux.ScenarioError as e:
         return None, str(e)
     import json
-    return metrics_row(json.loads(native.summary_json())), None
+    return metrics_rows(json.loads(native.summary_json())), None
 
 
 def sweep(scenario, grid, client=None, processes: int | None = None, *, overrides=None,
@@ -91,9 +170,14 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
     progress:   show a tqdm bar (local processes).
     mp_context: a multiprocessing context for the pool (default: the platform's).
 
-    Returns a DataFrame, one row per point in grid order: the grid keys' values, then status,
-    "<tenant>.<metric>" for metric in TENANT_METRICS and "<device>.sm_busy" / ".dram_busy"; plus ``error``
-    with on_error="record".
+    Returns a tidy (long) DataFrame, one row per point x tenant, points in grid order:
+    ``point`` (the point's number), one column per grid key (values parsed by
+    :func:`grid_column`: "100/s" -> 100.0 in ``rate_per_s``, "2ms" -> 2.0 in ``timeslice_ms``;
+    names and modes categorical), ``status``, ``tenant`` and ``device`` (categorical), the
+    TENANT_METRICS (latencies in ns, NaN when not applicable) and ``device_sm_busy`` /
+    ``device_dram_busy`` of the tenant's device; plus ``error`` with on_error="record" (a
+    failed point is one row with NaN metrics). ``frame.pivot_table(index="rate_per_s",
+    columns="tenant", values="p99_ns")`` gives a wide view.
     """
     import gpumux
     if on_error not in ("raise", "record"):
@@ -137,19 +221,31 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
         if bar is not None:
             bar.close()
 
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    grid = grid_columns(keys, points)
     rows = []
-    for point, (metrics, error) in zip(points, outputs):
+    for i, (point, (metrics, error)) in enumerate(zip(points, outputs)):
         if error is not None and on_error == "raise":
             raise gpumux.ScenarioError(f"sweep point {point}: {error}")
-        row = dict(point)
-        row.update(metrics or {"status": "error"})
-        if on_error == "record":
-            row["error"] = error
-        rows.append(row)
-    # Columns: the grid keys, then status and metrics in first-seen order, error last.
-    columns = []
-    for row in rows:
-        columns.extend(c for c in row if c not in columns and c != "error")
+        base = {"point": i, **{name: values[i] for name, values in grid.items()}}
+        for metrics_row in metrics or [{"status": "error"}]:
+            row = dict(base)
+            row.update(metrics_row)
+            if on_error == "record":
+                row["error"] = error
+            rows.append(row)
+    columns = ["point", *grid, "status", "tenant", "device", *TENANT_METRICS,
+               *(f"device_{m}" for m in DEVICE_METRICS)]
     if on_error == "record":
         columns.append("error")
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    tenants = list(dict.fromkeys(r["tenant"] for r in rows if r.get("tenant") is not None))
+    devices = list(dict.fromkeys(r["device"] for r in rows if r.get("device") is not None))
+    frame["tenant"] = pd.Categorical(frame["tenant"], categories=tenants)
+    frame["device"] = pd.Categorical(frame["device"], categories=devices)
+    frame["status"] = frame["status"].astype("category")
+    for name, values in grid.items():
+        if not all(isinstance(v, (int, float)) for v in values):
+            frame[name] = pd.Categorical(frame[name].astype(str),
+                                         categories=list(dict.fromkeys(map(str, values))))
+    return frame

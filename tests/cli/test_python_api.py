@@ -212,7 +212,15 @@ def test_compare_mig_strategies(tmp_path):
     assert list(results) == strategies and results["mps"].strategy == "mps"
     # A comma-separated string works too, and equals a single run of that variant.
     again = gpumux.compare(mig_scenario(), "mig, mps")
-    pd.testing.assert_frame_equal(again.loc[["mig", "mps"]], frame.loc[["mig", "mps"]])
+    pd.testing.assert_frame_equal(again.loc[["mig", "mps"]].reset_index(drop=True),
+                                  frame.loc[["mig", "mps"]].reset_index(drop=True),
+                                  check_categorical=False)
+    # Tidy: categorical strategy / tenant levels (reset_index gives the long table's columns).
+    tidy = frame.reset_index()
+    assert list(tidy["strategy"].cat.categories) == strategies
+    assert isinstance(tidy["tenant"].dtype, pd.CategoricalDtype)
+    assert isinstance(tidy["device"].dtype, pd.CategoricalDtype)
+    assert len(tidy) == 9 and list(tidy.columns[:2]) == ["strategy", "tenant"]
     # Compare files: save_compare + load -> list of Results in strategy order.
     path = tmp_path / "cmp.h5"
     gpumux.save_compare(path, results)
@@ -229,17 +237,23 @@ def test_sweep_grid_order_and_determinism():
     grid = {"tenants.0.workload.arrivals.rate": ["100/s", "200/s"], "duration": ["3s", "4s"]}
     one = gpumux.sweep(QUICKSTART, grid, processes=1, overrides={"warmup": "1s"})
     two = gpumux.sweep(QUICKSTART, grid, processes=2, overrides={"warmup": "1s"})
+    # Tidy: one row per point x tenant (quickstart has one tenant), grid values parsed to numbers
+    # with the unit in the column name.
     assert len(one) == 4
-    assert one[list(grid)].values.tolist() == [["100/s", "3s"], ["100/s", "4s"],
-                                               ["200/s", "3s"], ["200/s", "4s"]]
-    for column in ("chat.p50_ns", "chat.p99_ns", "chat.throughput_per_s", "chat.failed",
-                   "gpu0.sm_busy"):
+    assert list(one.columns[:3]) == ["point", "rate_per_s", "duration_s"]
+    assert one[["rate_per_s", "duration_s"]].values.tolist() == [[100.0, 3.0], [100.0, 4.0],
+                                                                 [200.0, 3.0], [200.0, 4.0]]
+    for column in ("status", "tenant", "device", "p50_ns", "p99_ns", "throughput_per_s",
+                   "failed", "device_sm_busy", "device_dram_busy"):
         assert column in one.columns
+    for column in ("tenant", "device", "status"):
+        assert isinstance(one[column].dtype, pd.CategoricalDtype), column
+    assert one["tenant"].tolist() == ["chat"] * 4
     pd.testing.assert_frame_equal(one, two)
     # Each row is the same as a run() of that point.
     point = gpumux.run(QUICKSTART, overrides={"warmup": "1s", "duration": "4s",
                                               "tenants.0.workload.arrivals.rate": "200/s"})
-    assert one.loc[3, "chat.p99_ns"] == point.summary["tenants"]["chat"]["latency_ns"]["p99"]
+    assert one.loc[3, "p99_ns"] == point.summary["tenants"]["chat"]["latency_ns"]["p99"]
     # A bad point raises naming the point, or is recorded.
     bad = {"duration": ["500ms", "3s"]}
     with pytest.raises(gpumux.ScenarioError, match="500ms"):
@@ -248,6 +262,29 @@ def test_sweep_grid_order_and_determinism():
                             on_error="record")
     assert recorded["error"].notna().tolist() == [True, False]
     assert recorded.columns[-1] == "error"
+    assert recorded["duration_ns"].tolist() == [5e8, 3e9]  # mixed units: the base unit (ns)
+
+
+def test_sweep_long_format_many_tenants_and_grid_columns():
+    from gpumux.sweep import grid_column, grid_columns
+    assert grid_column("gpus.0.sharing.timeslice", ["1024us", "4ms"]) == (
+        "timeslice_ns", [1024e3, 4e6])
+    assert grid_column("gpus.0.sharing.timeslice", ["1ms", "4ms"]) == ("timeslice_ms", [1.0, 4.0])
+    assert grid_column("tenants.0.memory", ["8Gi", "16GiB"]) == ("memory_GiB", [8.0, 16.0])
+    assert grid_column("gpus.0.sharing.mode", ["mps", "time-slicing"]) == (
+        "mode", ["mps", "time-slicing"])
+    assert grid_column("seed", [1, 2]) == ("seed", [1, 2])
+    assert list(grid_columns(["tenants.0.workload.arrivals.rate",
+                              "tenants.1.workload.arrivals.rate"],
+                             [{"tenants.0.workload.arrivals.rate": "1/s",
+                               "tenants.1.workload.arrivals.rate": "2/s"}])) == [
+        "tenants_0_workload_arrivals_rate_per_s", "tenants_1_workload_arrivals_rate_per_s"]
+    frame = gpumux.sweep(mig_scenario(duration="1s"),
+                         {"gpus.0.sharing.mode": ["mps", "time-slicing"]}, processes=1)
+    assert len(frame) == 2 * 3  # points x tenants
+    assert list(frame["mode"].cat.categories) == ["mps", "time-slicing"]
+    wide = frame.pivot_table(index="mode", columns="tenant", values="p99_ns", observed=False)
+    assert wide.shape == (2, 3)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # tornado, inside distributed
