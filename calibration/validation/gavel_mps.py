@@ -43,7 +43,6 @@ Usage:  /usr/bin/python3 calibration/validation/gavel_mps.py [--gpumux build/gpu
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import os
@@ -54,6 +53,8 @@ import tempfile
 from pathlib import Path
 
 import yaml
+
+from common import argument_parser
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -376,11 +377,7 @@ def report(P, jobs, res, S) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpumux", default=os.environ.get("GPUMUX_BIN")
-                    or str(REPO / "build" / "gpumux"))
-    ap.add_argument("--report", default=str(HERE / "gavel-mps-v100.md"))
-    ap.add_argument("--json", help="also write the numbers as JSON here")
+    ap = argument_parser(__doc__, "gavel-mps-v100.md")
     ap.add_argument("--subset", type=int, help="simulate about this many pairs (every k-th)")
     args = ap.parse_args(argv)
 

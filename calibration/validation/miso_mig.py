@@ -28,7 +28,6 @@ Writes the Markdown report (default: next to this script) and, with --json, the 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -41,6 +40,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 from scipy.optimize import minimize_scalar
+
+from common import argument_parser
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -521,11 +522,7 @@ def conclusion(results, summ):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpumux", default=os.environ.get("GPUMUX_BIN")
-                    or str(REPO / "build" / "gpumux"))
-    ap.add_argument("--report", default=str(HERE / "miso-mig-a100.md"))
-    ap.add_argument("--json", help="also write the numbers as JSON here")
+    ap = argument_parser(__doc__, "miso-mig-a100.md")
     ap.add_argument("--no-e2e", action="store_true", help="skip the gpumux end-to-end check")
     args = ap.parse_args(argv)
 

@@ -38,7 +38,6 @@ Usage:  /usr/bin/python3 calibration/validation/nos_mps.py [--gpumux build/gpumu
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -50,8 +49,9 @@ from pathlib import Path
 
 import yaml
 
+from common import argument_parser, write_outputs
+
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 DATA = HERE / "data" / "timeslicing" / "measurements.csv"
 PROFILE = "a100-80gb"
 
@@ -153,15 +153,9 @@ def report(res: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpumux", default=os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
-    ap.add_argument("--report", default=str(HERE / "nos-mps-a100.md"))
-    ap.add_argument("--json", help="also write the numbers as JSON here")
-    args = ap.parse_args(argv)
+    args = argument_parser(__doc__, "nos-mps-a100.md").parse_args(argv)
     res = validate(os.path.abspath(args.gpumux))
-    Path(args.report).write_text(report(res))
-    if args.json:
-        Path(args.json).write_text(json.dumps(res, indent=1))
+    write_outputs(args, report(res), res)
     print(f"nos MPS: {len(res['rows'])} points, median |error| {100 * res['median_abs_error']:.1f}%, "
           f"max {100 * res['max_abs_error']:.1f}%")
     return 0

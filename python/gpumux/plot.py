@@ -370,11 +370,20 @@ def main(argv=None) -> int:
     parser.add_argument("-o", "--output", required=True, metavar="FIG.png|svg",
                         help="the figure file (.png or .svg)")
 
+    return run_tool(parser, argv, "plot",
+                    lambda args: f"wrote {args.output} ({plot(args.file, args.output, args.kind)})")
+
+
+def run_tool(parser, argv, command, action) -> int:
+    """The gpumux CLI's contract for a Python subcommand: a usage mistake or a PlotError is one
+    line on stderr and exit 2; otherwise print what `action(args)` returns and exit 0."""
+
     class _Exit(Exception):
         pass
 
     def error(message):
-        print(f"gpumux: error: plot: {message} (see: gpumux plot --help)", file=sys.stderr)
+        print(f"gpumux: error: {command}: {message} (see: gpumux {command} --help)",
+              file=sys.stderr)
         raise _Exit()
 
     parser.error = error
@@ -383,11 +392,11 @@ def main(argv=None) -> int:
     except _Exit:
         return 2
     try:
-        kind = plot(args.file, args.output, args.kind)
+        done = action(args)
     except PlotError as e:
         print(f"gpumux: error: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {args.output} ({kind})")
+    print(done)
     return 0
 
 

@@ -234,25 +234,11 @@ def main(argv=None) -> int:
     parser.add_argument("file", metavar="OUT.h5")
     parser.add_argument("--html", required=True, metavar="REPORT.html")
 
-    class _Exit(Exception):
-        pass
-
-    def error(message):
-        print(f"gpumux: error: report: {message} (see: gpumux report --help)", file=sys.stderr)
-        raise _Exit()
-
-    parser.error = error
-    try:
-        args = parser.parse_args(argv)
-    except _Exit:
-        return 2
-    try:
+    def write(args):
         write_report(args.file, args.html)
-    except _plot.PlotError as e:
-        print(f"gpumux: error: {e}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.html}")
-    return 0
+        return f"wrote {args.html}"
+
+    return _plot.run_tool(parser, argv, "report", write)
 
 
 if __name__ == "__main__":
