@@ -1,7 +1,8 @@
 #pragma once
 // MIG placement: does a list of GPU-instance profiles fit on one GPU, and where?
 //
-// Model (CALIBRATION.md §1.1): a GPU has `memory_slices` (8) memory slices and `compute_slices`
+// Model (NVIDIA MIG User Guide, Supported MIG Profiles; real `nvidia-smi mig -lgipp` output, whose
+// placements count memory slices): a GPU has `memory_slices` (8) memory slices and `compute_slices`
 // (7) compute slices. A GPU instance of profile P occupies P.memory_slices consecutive memory
 // slices starting at one of P.placements, and P.compute_slices compute slices. A layout fits
 // when every instance gets a start such that no two instances share a memory slice, the compute

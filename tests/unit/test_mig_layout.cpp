@@ -1,7 +1,7 @@
 // MIG placement: every layout NVIDIA's mig-parted ships is accepted, impossible layouts are
 // rejected with a specific one-line reason, and the search is exhaustive and deterministic.
 //
-// Placement model (CALIBRATION.md §1.1): instance i of profile P takes P.memory_slices
+// Placement model (NVIDIA MIG User Guide; real `nvidia-smi mig -lgipp`): instance i of profile P takes P.memory_slices
 // consecutive memory slices starting at one of P.placements; instances may not share a slice;
 // compute slices add up to at most 7 (4 on A30); at most P.max_count instances of P.
 #include <gtest/gtest.h>
@@ -58,7 +58,8 @@ void expect_valid(const DeviceProfile& gpu, const std::vector<std::string>& layo
   EXPECT_LE(compute, gpu.compute_slices);
 }
 
-// mig-parted device-filter PCI device IDs -> our profile (the brief's mapping, CALIBRATION §1.3).
+// mig-parted device-filter PCI device IDs -> our profile (the device filters in
+// mig-parted's config-default.yaml, tests/data/mig-parted/).
 const std::map<std::string, std::string> kPciToProfile = {
     {"0x20B0", "a100-sxm4-40gb"}, {"0x20B1", "a100-sxm4-40gb"}, {"0x20F1", "a100-sxm4-40gb"},
     {"0x20F6", "a100-sxm4-40gb"}, {"0x20B2", "a100-80gb"},      {"0x20B5", "a100-80gb"},
@@ -253,7 +254,7 @@ TEST(MigLayout, PlacementIsDeterministic) {
 }
 
 TEST(MigLayout, ZeroWasteGeometriesFit) {
-  // CALIBRATION §1.1: 7g, 4g+3g, 2g x2+3g, 1g x2+2g+3g use all 7 compute and 8 memory slices.
+  // Arithmetic on the real -lgipp placements: 7g, 4g+3g, 2g x2+3g, 1g x2+2g+3g use all 7 compute and 8 memory slices.
   for (const char* layout : {"7g.80gb", "4g.40gb,3g.40gb", "2g.20gb,2g.20gb,3g.40gb",
                              "1g.10gb,1g.10gb,2g.20gb,3g.40gb", "3g.40gb,3g.40gb"}) {
     EXPECT_TRUE(fit("h100-sxm-80gb", layout).fits) << layout;

@@ -1,5 +1,5 @@
 // Device profiles: every embedded profile loads under the strict source rule, the numbers match
-// CALIBRATION.md, and unsourced, unknown or malformed values are rejected with file:line:col and
+// their primary sources (named in each profile), and unsourced, unknown or malformed values are rejected with file:line:col and
 // the key path.
 #include <gtest/gtest.h>
 
@@ -111,11 +111,11 @@ TEST(Profiles, EveryEmbeddedProfileLoadsUnderTheStrictSourceRule) {
     EXPECT_GT(gpu.hbm_bandwidth, 0);
     EXPECT_GT(gpu.l2_cache, 0);
     EXPECT_GT(gpu.launch_overhead, 0);
-    // CALIBRATION §2.1: 1024 us default TSG timeslice on every Volta+ GPU.
+    // open-gpu-kernel-modules kfifoChannelGroupGetDefaultTimeslice_GV100: 1024 us default TSG timeslice on every Volta+ GPU.
     EXPECT_EQ(gpu.timeslice, 1'024'000);
     EXPECT_GT(gpu.context_switch, gpu.preemption_latency);  // restore + fixed switch cost
     EXPECT_GT(gpu.cache_refill, 0);
-    EXPECT_EQ(gpu.mps_max_clients, 48);  // CALIBRATION §3.1, CUDA <= 13.0
+    EXPECT_EQ(gpu.mps_max_clients, 48);  // MPS documentation, Client-Server Connection Limits, CUDA <= 13.0
     // gpu-benches: L2 is 2.5-3.5x faster than HBM; a CUDA graph halves the per-kernel cost.
     EXPECT_GT(gpu.l2_bandwidth, 2 * gpu.hbm_bandwidth_measured);
     EXPECT_LT(gpu.graph_launch_overhead, gpu.launch_overhead);
@@ -151,7 +151,8 @@ TEST(Profiles, ConcurrentLoadsAgree) {
   }
 }
 
-// Spot checks against CALIBRATION.md §1.2 (real nvidia-smi -lgip), never the go-nvml mock.
+// Spot checks against real nvidia-smi mig -lgip (4x H100 SXM5, stackhpc/ansible-slurm-appliance
+// docs/mig.md), never the go-nvml mock.
 TEST(Profiles, H100SmCountsAreTheRealOnesNotTheMock) {
   const DeviceProfile& gpu = load_device_profile("h100-sxm-80gb");
   EXPECT_EQ(gpu.sms, 132);
@@ -161,7 +162,7 @@ TEST(Profiles, H100SmCountsAreTheRealOnesNotTheMock) {
   EXPECT_EQ(gpu.find_mig_profile("3g.40gb")->sms, 60);  // mock: 48
   EXPECT_EQ(gpu.find_mig_profile("4g.40gb")->sms, 64);
   EXPECT_EQ(gpu.find_mig_profile("7g.80gb")->sms, 132);  // mock: 112
-  // Placement sizes: the mock's 3g ":3" and 7g ":7" are wrong (§1.4).
+  // Placement sizes: the mock's 3g ":3" and 7g ":7" are wrong (real -lgipp: :4 and :8).
   EXPECT_EQ(gpu.find_mig_profile("3g.40gb")->memory_slices, 4);
   EXPECT_EQ(gpu.find_mig_profile("7g.80gb")->memory_slices, 8);
   EXPECT_EQ(gpu.find_mig_profile("1g.20gb")->memory_slices, 2);
@@ -216,7 +217,7 @@ TEST(Profiles, AmpereNumbers) {
   EXPECT_EQ(a40.find_mig_profile("7g.40gb")->sms, 98);
   EXPECT_EQ(a40.find_mig_profile("1g.5gb")->memory, 4864 * kMiB);
   EXPECT_EQ(a40.find_mig_profile("7g.40gb")->memory, 40192 * kMiB);
-  // §1.4: the guide says 1/8, real -lgipp places 1g.10gb on 2 memory slices.
+  // The MIG User Guide table says 1/8, real -lgipp (ID15 {0,2,4,6}:2) places 1g.10gb on 2 memory slices.
   EXPECT_EQ(a40.find_mig_profile("1g.10gb")->memory_slices, 2);
   EXPECT_EQ(a40.l2_cache, 41'943'040);
   EXPECT_DOUBLE_EQ(a40.hbm_bandwidth, 1555e9);
