@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
@@ -70,6 +72,60 @@ def test_venv_pip_install_then_import_and_run_elsewhere(tmp_path):
                            "import gpumux; print(len(gpumux.load('out.h5').requests))"],
                           cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=120)
     assert load.returncode == 0 and int(load.stdout) > 0, load.stderr
+
+    check_dask_worker_imports_installed_package(venv, elsewhere)
+
+
+# A script file, not `python -c`: Dask's worker processes are spawned, so the client must be
+# under `if __name__ == "__main__":`. `simulate` is pickled by value (it lives in __main__); the
+# worker imports gpumux itself, from wherever its own interpreter finds it.
+DASK_SCRIPT = '''
+import json
+import os
+
+
+def simulate(path):
+    import gpumux
+    result = gpumux.run(path, overrides={"duration": "2s", "warmup": "0s"})
+    return {"file": gpumux.__file__, "pid": os.getpid(),
+            "p99": result.tenants["latency_p99_ns"].tolist()}
+
+
+if __name__ == "__main__":
+    from dask.distributed import Client, LocalCluster
+
+    import gpumux
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        workers = client.scheduler_info()["workers"]
+        future = client.submit(simulate, str(gpumux.scenarios.path("quickstart")))
+        out = future.result(timeout=120)
+    out["client_pid"] = os.getpid()
+    out["workers"] = len(workers)
+    print("RESULT " + json.dumps(out))
+'''
+
+
+def check_dask_worker_imports_installed_package(venv, folder):
+    python = str(venv / "bin" / "python")
+    has_dask = subprocess.run([python, "-c", "import dask.distributed"], cwd=folder, env=_env(),
+                              capture_output=True, text=True, timeout=120)
+    if has_dask.returncode != 0:
+        pytest.skip("dask.distributed not installed (Debian package python3-distributed)")
+    script = folder / "dask_worker_run.py"
+    script.write_text(DASK_SCRIPT)
+    proc = subprocess.run([python, str(script)], cwd=folder, env=_env(), capture_output=True,
+                          text=True, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, proc.stdout[-4000:] + proc.stderr[-4000:]
+    out = json.loads(lines[-1][len("RESULT "):])
+    assert out["workers"] == 1
+    assert out["pid"] != out["client_pid"], "the task ran in the client, not a worker process"
+    # the worker imported the venv's installed package (no PYTHONPATH, not the source tree)
+    assert Path(out["file"]).resolve().is_relative_to(venv.resolve()), out["file"]
+    assert out["p99"] and all(p > 0 for p in out["p99"])
 
 
 def test_cmake_install_puts_binary_profiles_and_package_under_prefix(tmp_path):
