@@ -30,11 +30,22 @@ class _H5Source:
         except ValueError:
             self.calibration = {}
         self._tables = {name: group[name][()] if name in group else None for name in _TABLES}
+        self.tenant_names = self._read_tenant_names(group)
         self._timeseries = {}
         if "timeseries" in group:
             for key, dataset in group["timeseries"].items():
                 name = _text(dataset.attrs.get("device", key))
                 self._timeseries[name] = dataset[()]
+
+    def _read_tenant_names(self, group):
+        """Tenant index -> name: the /tenant_names dataset, or, in files written before it
+        existed, the name column of /tenants (same order). None when neither is there."""
+        if "tenant_names" in group:
+            return [_text(name) for name in group["tenant_names"][()]]
+        table = self._tables["tenants"]
+        if table is not None and "name" in (table.dtype.names or ()):
+            return [_text(name) for name in table["name"]]
+        return None
 
     @staticmethod
     def _rows(table):
@@ -108,7 +119,7 @@ class _H5Source:
                             dst.attrs[key] = group.attrs[key]
                     dst.create_dataset("summary", data=self.summary_json,
                                        dtype=h5py.string_dtype("utf-8"))
-                    for name in (*_TABLES, "timeseries"):
+                    for name in (*_TABLES, "tenant_names", "timeseries"):
                         if name in group:
                             src.copy(group[name], dst, name=name)
             os.replace(temp, path)

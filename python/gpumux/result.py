@@ -197,6 +197,10 @@ class Result:
 
     @property
     def tenant_names(self) -> list[str]:
+        """Tenant names in index order: name i is tenant index i of requests/events/kernels.
+        From a file: its /tenant_names table (/tenants.name in older files)."""
+        if self._source is not None and self._source.tenant_names is not None:
+            return list(self._source.tenant_names)
         return list(self.summary["tenants"].keys())
 
     @property

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
@@ -19,6 +21,7 @@
 #include "models/strategy_variants.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/cli/python_tool.hpp"
+#include "sim/io/output_target.hpp"
 #include "sim/io/result_io.hpp"
 
 #ifndef GPUMUX_VERSION
@@ -35,9 +38,42 @@ constexpr int kExitSlo = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
 
+// SIGINT, SIGTERM and SIGHUP: the first stops the run (the runner polls g_interrupted), the
+// partial results are written marked status=interrupted and the exit status is 128 + signal.
+// A signal during the write lets the write finish. A second signal removes the temporary
+// result file, if one is being written, and exits 128 + signal at once.
 std::atomic<bool> g_interrupted{false};
+volatile std::sig_atomic_t g_signal = 0;
 
-extern "C" void on_sigint(int) { g_interrupted.store(true); }
+extern "C" void on_stop_signal(int signal_number) {
+  if (g_interrupted.load()) {
+    remove_temp_output_signal_safe();
+    constexpr char kMessage[] = "gpumux: second signal: stopped without writing results\n";
+    [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+    ::_exit(128 + signal_number);
+  }
+  g_signal = signal_number;
+  g_interrupted.store(true);
+}
+
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    ::sigaction(signal_number, &action, nullptr);
+  }
+}
+
+/// 128 + the signal that stopped the run (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+int signal_exit_status() { return 128 + (g_signal != 0 ? static_cast<int>(g_signal) : SIGINT); }
+
+const char* signal_name(int signal_number) {
+  if (signal_number == SIGTERM) return "SIGTERM";
+  if (signal_number == SIGHUP) return "SIGHUP";
+  return "SIGINT";
+}
 
 const char* kUsage =
     "usage: gpumux COMMAND [ARGS]\n"
@@ -69,7 +105,18 @@ const CommandHelp kRunHelp{
     "[--format table|json|csv] [--json] [--quiet] [--fail-on-slo]",
     "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
     "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
-    "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input, 3 internal error, 130 Ctrl-C.",
+    "-o OUT.h5 is checked before simulating: a regular file (replaced atomically) or a new name\n"
+    "in an existing directory where files can be created; a symlink is followed and the file it\n"
+    "points to is replaced (the link stays). Directories, devices (/dev/null), FIFOs and sockets\n"
+    "are refused. The file is written as OUT.h5.tmp.PID beside it, fsynced and renamed; the\n"
+    "temporary file is removed on errors and signals (not SIGKILL), and a failed write leaves\n"
+    "the previous OUT.h5 unchanged.\n"
+    "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run: what was simulated is written marked\n"
+    "status=interrupted, exit 128+signal; a signal during the write lets it finish; a second\n"
+    "signal exits at once without writing.\n"
+    "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input or -o refused (before simulating)\n"
+    "or not writable (after: the summary is still printed), 3 internal error, 130 SIGINT,\n"
+    "143 SIGTERM, 129 SIGHUP.",
     "  gpumux run scenarios/quickstart.yaml\n"
     "  gpumux run scenarios/quickstart.yaml -o out.h5 --seed 9\n"
     "  gpumux run scenarios/quickstart.yaml --format csv > tenants.csv\n"
@@ -86,7 +133,9 @@ const CommandHelp kCompareHelp{
     "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
     "[--set KEY=VALUE ...] [--format table|json|csv] [--json]",
     "Runs the same tenants and arrivals under each strategy and prints one overview table.\n"
-    "--strategies is required; defaults: no result file, the scenario's seed, no overrides.",
+    "--strategies is required; defaults: no result file, the scenario's seed, no overrides.\n"
+    "-o, signals and exit codes as for `gpumux run` (see gpumux run --help): a signal stops the\n"
+    "strategy running and the file holds the strategies run so far.",
     "  gpumux compare scenarios/hybrid-h100.yaml --strategies mig,time-slicing,mps,dedicated\n"
     "  gpumux compare scenarios/antipattern-mps-fault-blast-radius.yaml --strategies mig,mps "
     "-o cmp.h5\n"};
@@ -135,7 +184,8 @@ struct ParsedCommand {
 po::options_description run_options() {
   po::options_description o("gpumux run SCENARIO.yaml");
   o.add_options()("output,o", po::value<std::string>()->value_name("OUT.h5"),
-                  "write the HDF5 result file here (.h5 or .hdf5)")(
+                  "write the HDF5 result file here (.h5 or .hdf5; a regular file or a new "
+                  "name, symlinks followed)")(
       "seed", po::value<std::uint64_t>()->value_name("N"), "override the scenario's master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override, e.g. gpus.0.sharing.timeslice=2ms (repeatable)")(
@@ -418,8 +468,10 @@ RunResult simulate_with_progress(const ResolvedScenario& resolved, bool record_r
   return result;
 }
 
-/// -o must name a file gpumux writes: HDF5 (.h5, .hdf5). Anything else is bad input (exit 2),
-/// checked before the run so no time is spent on a file that would not be written.
+/// -o must name a file gpumux writes: HDF5 (.h5, .hdf5), and a place it may write it: a regular
+/// file (replaced atomically; a symlink is followed to it) or a new name in a directory where
+/// files can be created. Anything else is bad input (exit 2), checked before the run so no time
+/// is spent on a file that would not be written (write_result_h5 checks again when writing).
 void check_output_path(const po::variables_map& vm) {
   if (!vm.count("output")) return;
   const std::string path = vm["output"].as<std::string>();
@@ -429,10 +481,34 @@ void check_output_path(const po::variables_map& vm) {
       (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? ""
                                                                                 : path.substr(dot);
   for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (extension == ".h5" || extension == ".hdf5") return;
+  if (extension == ".h5" || extension == ".hdf5") {
+    try {
+      check_output_target(path);
+    } catch (const OutputError& e) {
+      std::string message = "-o ";
+      message += e.what();
+      throw InputError(message);
+    }
+    return;
+  }
   throw InputError("-o " + path + ": gpumux writes HDF5 result files only (.h5 or .hdf5)" +
                    (extension.empty() ? std::string() : ", not " + extension) +
                    "; for a table use --json or `gpumux report OUT.h5`");
+}
+
+/// Writes -o (when given) with WRITE(path). A failed write (disk full, the target replaced by a
+/// directory during the run...) prints one line and returns false, so the caller still prints
+/// the summary and then exits 2; the previous file is unchanged and no temporary file remains.
+template <class Write>
+bool write_output(const po::variables_map& vm, Write&& write) {
+  if (!vm.count("output")) return true;
+  try {
+    write(vm["output"].as<std::string>());
+    return true;
+  } catch (const OutputError& e) {
+    std::cerr << "gpumux: error: " << e.what() << "\n";
+    return false;
+  }
 }
 
 /// One stderr line per tenant whose offered load its device could not serve: requests queued
@@ -459,11 +535,12 @@ int command_run(const std::vector<std::string>& args) {
   check_output_path(vm);
   const Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), overrides_from(vm));
   const ResolvedScenario resolved = resolve_scenario(scenario);
-  std::signal(SIGINT, on_sigint);
+  catch_stop_signals();
   const RunResult result = simulate_with_progress(resolved, vm.count("output") > 0);
-  std::signal(SIGINT, SIG_DFL);
   warn_overload(resolved, result);
-  if (vm.count("output")) write_result_h5(vm["output"].as<std::string>(), result);
+  const bool written = write_output(vm, [&](const std::string& path) {
+    write_result_h5(path, result);
+  });
   if (format == OutputFormat::json) {
     std::cout << summary_json(result).dump() << "\n";
   } else if (format == OutputFormat::csv) {
@@ -471,10 +548,17 @@ int command_run(const std::vector<std::string>& args) {
   } else if (!vm["quiet"].as<bool>()) {
     std::cout << summary_table(result);
   }
+  if (!written) return kExitBadInput;
   if (result.status == "interrupted") {
-    std::cerr << "gpumux: interrupted at simulated " << to_seconds(result.sim_time_ns)
+    std::cerr << "gpumux: interrupted (" << signal_name(g_signal) << ") at simulated "
+              << to_seconds(result.sim_time_ns)
               << " s; partial results are marked status=interrupted\n";
-    return 130;
+    return signal_exit_status();
+  }
+  if (g_interrupted.load()) {
+    std::cerr << "gpumux: " << signal_name(g_signal) << " after the simulation finished; the "
+              << "results are complete\n";
+    return signal_exit_status();
   }
   if (vm["fail-on-slo"].as<bool>() && !slo_met(resolved.scenario, result)) return kExitSlo;
   return kExitOk;
@@ -508,15 +592,16 @@ int command_compare(const std::vector<std::string>& args) {
   for (const std::string& strategy : strategies) {
     variants.push_back(resolve_scenario(apply_strategy(scenario, strategy)));
   }
-  std::signal(SIGINT, on_sigint);
+  catch_stop_signals();
   std::vector<RunResult> results;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     results.push_back(simulate_with_progress(variants[i], vm.count("output") > 0));
     results.back().strategy = strategies[i];
     if (g_interrupted.load()) break;
   }
-  std::signal(SIGINT, SIG_DFL);
-  if (vm.count("output")) write_results_h5(vm["output"].as<std::string>(), results);
+  const bool written = write_output(vm, [&](const std::string& path) {
+    write_results_h5(path, results);
+  });
   if (format == OutputFormat::json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const RunResult& r : results) all.push_back(summary_json(r));
@@ -528,7 +613,13 @@ int command_compare(const std::vector<std::string>& args) {
   } else {
     std::cout << compare_table(results);
   }
-  return g_interrupted.load() ? 130 : kExitOk;
+  if (!written) return kExitBadInput;
+  if (g_interrupted.load()) {
+    std::cerr << "gpumux: " << signal_name(g_signal) << ": stopped; the results cover the strategies "
+              << "run so far (an interrupted run is marked status=interrupted)\n";
+    return signal_exit_status();
+  }
+  return kExitOk;
 }
 
 int command_mig(const std::vector<std::string>& args) {
@@ -666,6 +757,7 @@ int command_help(const std::vector<std::string>& args) {
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  skip_hdf5_cleanup_at_exit();  // a failed write (disk full) must not crash at exit
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;

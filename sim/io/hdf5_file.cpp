@@ -262,7 +262,9 @@ Dataset Group::create_table(const std::string& name, hid_t type, std::size_t row
   if (options.shuffle) check(H5Pset_shuffle(dcpl.id()), what);
   if (options.deflate_level > 0) check(H5Pset_deflate(dcpl.id(), options.deflate_level), what);
   // Every row is written, so pre-filling chunks with the fill value would be wasted work.
-  check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), what);
+  // (HDF5 refuses that for variable-length strings, which keep the default fill time.)
+  const bool variable_string = H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0;
+  if (!variable_string) check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), what);
   check(H5Pset_obj_track_times(dcpl.id(), false), what);
   Handle dataset(
       H5Dcreate2(handle_.id(), name.c_str(), type, space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT),

@@ -11,6 +11,9 @@
 //                       latency_{count i64, mean_ns f64, p50_ns, p90_ns, p99_ns, p999_ns,
 //                       max_ns i64}, queueing_{same}, slowdown_mean, throughput_per_s f64,
 //                       slo_violations, oom_events i64, gpu_seconds, cost f64
+//   /tenant_names       1-D variable-length UTF-8 string dataset, element i = the name of tenant
+//                       index i (the `tenant` column of /requests, /events, /kernels; same
+//                       order as /tenants rows), so h5dump -d /tenant_names maps indices to names
 //   /devices            name, profile, sharing str, sms i32, memory_bytes i64, sm_busy,
 //                       useful_fraction, dram_busy f64, memory_peak_bytes, context_switches,
 //                       switch_overhead_ns i64
@@ -39,6 +42,7 @@
 
 #include "models/input_error.hpp"
 #include "sim/io/hdf5_file.hpp"
+#include "sim/io/output_target.hpp"
 
 namespace gpumux {
 
@@ -283,7 +287,7 @@ std::pair<std::string, std::string> column_meta(const std::string& c) {
   };
   static const std::map<std::string, std::pair<std::string, std::string>> known = {
       {"name", {"", "tenant or device name"}},
-      {"tenant", {"index", "row of /tenants (its name column is the tenant-name table); -1: none"}},
+      {"tenant", {"index", "tenant index: element of /tenant_names, row of /tenants; -1: none"}},
       {"device", {"", "device name (gpu0, gpu0/1); in /events and /kernels an index into /devices rows, -1: none"}},
       {"request_id", {"", "request number within its tenant, in arrival order"}},
       {"kernel_index", {"", "kernel position within its request"}},
@@ -428,6 +432,26 @@ void write_tenants(h5::Group& group, const std::vector<TenantResult>& tenants) {
   annotate(dataset, type);
 }
 
+// The tenant-name table: element i names tenant index i. A plain variable-length string
+// dataset (not a compound table, no NUL padding), so h5dump and h5py show the names as they
+// are; `units`/`description` follow the tables' convention with the one key "name".
+void write_tenant_names(h5::Group& group, const std::vector<TenantResult>& tenants) {
+  const h5::Handle type = h5::vlen_string_type();
+  h5::Dataset dataset = group.create_table("tenant_names", type.id(), tenants.size());
+  std::vector<const char*> names;
+  names.reserve(tenants.size());
+  for (const TenantResult& t : tenants) names.push_back(t.name.c_str());
+  dataset.write_rows(names.data(), type.id(), 0, names.size());
+  Json units = Json::object();
+  units["name"] = "";
+  Json description = Json::object();
+  description["name"] =
+      "tenant name; element i names tenant index i of /requests, /events and /kernels "
+      "(row i of /tenants)";
+  dataset.set_attribute("units", units.dump());
+  dataset.set_attribute("description", description.dump());
+}
+
 void write_devices(h5::Group& group, const std::vector<DeviceResult>& devices) {
   const std::size_t name_length = longest(devices, [](const auto& d) { return d.name; });
   const std::size_t profile_length = longest(devices, [](const auto& d) { return d.profile; });
@@ -556,36 +580,25 @@ void write_run(h5::Group& group, const RunResult& result, bool with_summary) {
   if (with_summary) group.write_string("summary", summary_json(result).dump());
   write_requests(group, result.requests);
   write_tenants(group, result.tenants);
+  write_tenant_names(group, result.tenants);
   write_devices(group, result.devices);
   write_events(group, result.events_log);
   write_timeseries(group, result);
   if (!result.kernels.empty()) write_kernels(group, result.kernels);
 }
 
-// Writes through PATH.tmp.PID and renames, so PATH is either absent, the old file, or complete.
+// Writes through TARGET.tmp.PID beside the target, fsyncs and renames (replace_file_atomically),
+// so PATH is either absent, the old file, or complete; the target is checked first.
 template <class Body>
 void write_atomically(const std::string& path, Body&& body) {
-  const std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
-  try {
+  replace_file_atomically(path, [&](const std::string& temp) {
     h5::File file = h5::File::create(temp);
     {
       h5::Group root = file.root();
       body(root);
     }
     file.close();
-  } catch (const std::exception& e) {
-    std::remove(temp.c_str());  // the file was closed when `file` went out of scope
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, e.what()));
-  } catch (...) {
-    std::remove(temp.c_str());
-    throw;
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    throw std::runtime_error(fmt::format("cannot write {}: rename from {} failed: {}", path, temp,
-                                         std::strerror(error)));
-  }
+  });
 }
 
 }  // namespace

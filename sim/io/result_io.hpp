@@ -24,10 +24,10 @@ std::string summary_table(const RunResult& result);
 std::string compare_table(const std::vector<RunResult>& results);
 
 /// Writes the HDF5 file (layout in sim/io/result_io.cpp and the README): root attributes,
-/// /summary (JSON string), /requests, /tenants, /devices, /events, /timeseries/<device>,
-/// /kernels (when present). Written to PATH.tmp.PID then renamed, so a reader never sees a
-/// half-written file. Throws std::runtime_error on I/O failure (the temporary file is removed).
-/// Cost: O(records), one compressed chunk of extra memory.
+/// /summary (JSON string), /requests, /tenants, /tenant_names, /devices, /events,
+/// /timeseries/<device>, /kernels (when present). Written to PATH.tmp.PID then renamed, so a
+/// reader never sees a half-written file. Throws std::runtime_error on I/O failure (the
+/// temporary file is removed). Cost: O(records), one compressed chunk of extra memory.
 void write_result_h5(const std::string& path, const RunResult& result);
 
 /// The `compare` file: root attributes from the first result, /summary = JSON array of the

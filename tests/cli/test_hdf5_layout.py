@@ -5,6 +5,7 @@ and checks root attributes, /summary, the compound tables, /timeseries and `gpum
 """
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -92,6 +93,19 @@ def check_table(group, name, rows=None):
     return dataset[()]
 
 
+def check_tenant_names(group, expected):
+    """/tenant_names: a 1-D variable-length UTF-8 string dataset, element i = tenant index i."""
+    dataset = group["tenant_names"]
+    assert dataset.ndim == 1 and dataset.shape == (len(expected),)
+    assert dataset.maxshape == (None,)
+    info = h5py.check_string_dtype(dataset.dtype)
+    assert info is not None and info.encoding == "utf-8" and info.length is None
+    assert list(dataset.asstr()[()]) == expected
+    assert json.loads(text(dataset.attrs["units"])) == {"name": ""}
+    description = json.loads(text(dataset.attrs["description"]))
+    assert list(description) == ["name"] and "tenant index" in description["name"]
+
+
 def check_run_group(group):
     summary = load_summary(group)
     tenant_names = list(summary["tenants"])
@@ -100,6 +114,7 @@ def check_run_group(group):
 
     tenants = check_table(group, "tenants", len(tenant_names))
     assert [text(n) for n in tenants["name"]] == tenant_names
+    check_tenant_names(group, tenant_names)
     for row, name in zip(tenants, tenant_names):
         expected = summary["tenants"][name]
         assert text(row["device"]) == expected["device"]
@@ -226,3 +241,65 @@ def test_compare_file_layout(tmp_path):
             summary = check_run_group(f["strategies"][label])
             assert summary.get("strategy", label) == label
     assert [p.name for p in tmp_path.iterdir()] == ["compare.h5"]
+
+
+@pytest.fixture(scope="module")
+def multi_tenant_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("multi") / "mps-h100.h5"
+    gpumux("run", str(REPO / "scenarios" / "mps-h100.yaml"), "-o", str(out), "--quiet",
+           "--set", "duration=2s", "--set", "warmup=0s")
+    return out
+
+
+def test_tenant_names_map_request_indices(multi_tenant_file):
+    with h5py.File(multi_tenant_file, "r") as f:
+        summary = load_summary(f)
+        names = list(f["tenant_names"].asstr()[()])
+        assert names == list(summary["tenants"]) and len(names) >= 3
+        assert names == [text(n) for n in f["tenants"]["name"]]
+        tenant = f["requests"]["tenant"]
+    # Every index in /requests names a tenant, and each tenant's request count matches.
+    assert set(np.unique(tenant)) == set(range(len(names)))
+    for i, name in enumerate(names):
+        assert (tenant == i).sum() >= summary["tenants"][name]["requests"]
+
+
+def test_h5dump_shows_the_tenant_names(multi_tenant_file):
+    h5dump = shutil.which("h5dump")
+    if h5dump is None:
+        pytest.skip("h5dump not installed (Debian package hdf5-tools)")
+    out = subprocess.run([h5dump, "-d", "/tenant_names", str(multi_tenant_file)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "STRSIZE H5T_VARIABLE" in out.stdout and "H5T_CSET_UTF8" in out.stdout
+    assert '(0): "chat-small", "embedder", "vision", "asr"' in out.stdout
+    assert "\\000" not in out.stdout  # no NUL padding shown
+    assert 'ATTRIBUTE "units"' in out.stdout and 'ATTRIBUTE "description"' in out.stdout
+
+
+def test_python_reader_uses_tenant_names_and_falls_back_to_tenants(multi_tenant_file, tmp_path):
+    gpumux_py = pytest.importorskip("gpumux")
+    original = gpumux_py.load(multi_tenant_file)
+    names = original.tenant_names
+    assert names == list(original.summary["tenants"])
+    assert list(original.requests["tenant"].cat.categories) == names
+
+    # The reader takes the names from /tenant_names when the file has it ...
+    renamed = tmp_path / "renamed.h5"
+    shutil.copyfile(multi_tenant_file, renamed)
+    with h5py.File(renamed, "r+") as f:
+        f["tenant_names"][...] = [n.upper() for n in names]
+    loaded = gpumux_py.load(renamed)
+    assert loaded.tenant_names == [n.upper() for n in names]
+    assert list(loaded.requests["tenant"].cat.categories) == [n.upper() for n in names]
+    assert all(isinstance(n, str) for n in loaded.tenant_names)
+
+    # ... and from /tenants.name in a file written before /tenant_names existed.
+    older = tmp_path / "older.h5"
+    shutil.copyfile(multi_tenant_file, older)
+    with h5py.File(older, "r+") as f:
+        del f["tenant_names"]
+    old = gpumux_py.load(older)
+    assert old.tenant_names == names
+    assert old.requests["tenant"].astype(str).tolist() == \
+        original.requests["tenant"].astype(str).tolist()

@@ -153,6 +153,31 @@ std::vector<std::int64_t> int64_column(hid_t file, const char* dataset_path, con
   return values;
 }
 
+// Reads a 1-D variable-length string dataset as strings.
+std::vector<std::string> string_dataset(hid_t file, const char* dataset_path) {
+  const hsize_t rows = row_count(file, dataset_path);
+  const hid_t dataset = H5Dopen2(file, dataset_path, H5P_DEFAULT);
+  const hid_t file_type = H5Dget_type(dataset);
+  EXPECT_EQ(H5Tget_class(file_type), H5T_STRING);
+  EXPECT_GT(H5Tis_variable_str(file_type), 0);
+  EXPECT_EQ(H5Tget_cset(file_type), H5T_CSET_UTF8);
+  H5Tclose(file_type);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  std::vector<char*> raw(rows, nullptr);
+  std::vector<std::string> values;
+  if (rows > 0) {
+    EXPECT_GE(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+  }
+  for (char* value : raw) {
+    values.emplace_back(value != nullptr ? value : "");
+    H5free_memory(value);
+  }
+  H5Tclose(type);
+  H5Dclose(dataset);
+  return values;
+}
+
 std::string string_attribute(hid_t object, const char* name) {
   const hid_t attribute = H5Aopen(object, name, H5P_DEFAULT);
   EXPECT_GE(attribute, 0) << name;
@@ -299,6 +324,14 @@ TEST_F(ResultIoTest, WriteThenReadBack) {
   EXPECT_EQ(int64_column(file, "/requests", "arrival_ns")[999], 999'000);
   EXPECT_EQ(row_count(file, "/tenants"), 2u);
   EXPECT_EQ(int64_column(file, "/tenants", "latency_p99_ns")[0], 4'560'000);
+  // The tenant-name table: element i names tenant index i (vector order, as /tenants).
+  EXPECT_EQ(string_dataset(file, "/tenant_names"), (std::vector<std::string>{"zchat", "batch"}));
+  {
+    const hid_t names = H5Dopen2(file, "/tenant_names", H5P_DEFAULT);
+    EXPECT_EQ(nlohmann::json::parse(string_attribute(names, "units")), (nlohmann::json{{"name", ""}}));
+    EXPECT_NE(string_attribute(names, "description").find("tenant index"), std::string::npos);
+    H5Dclose(names);
+  }
   EXPECT_EQ(row_count(file, "/devices"), 2u);
   EXPECT_EQ(int64_column(file, "/devices", "context_switches")[1], 4000);
   EXPECT_EQ(row_count(file, "/events"), 2u);
@@ -332,7 +365,7 @@ TEST_F(ResultIoTest, EmptyResultGivesValidEmptyTablesAndNoKernels) {
   write_result_h5(file_path, r);
   const hid_t file = H5Fopen(file_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
-  for (const char* table : {"/requests", "/tenants", "/devices", "/events"}) {
+  for (const char* table : {"/requests", "/tenants", "/tenant_names", "/devices", "/events"}) {
     EXPECT_EQ(row_count(file, table), 0u) << table;
   }
   EXPECT_TRUE(link_exists(file, "/timeseries"));
@@ -412,6 +445,8 @@ TEST_F(ResultIoTest, CompareFileRoundTrip) {
   EXPECT_EQ(string_attribute(file, "strategy"), "mig");  // root attributes from the first
   EXPECT_EQ(row_count(file, "/strategies/mig/requests"), 1000u);
   EXPECT_EQ(row_count(file, "/strategies/mps_50/requests"), 10u);
+  EXPECT_EQ(string_dataset(file, "/strategies/mps_50/tenant_names"),
+            (std::vector<std::string>{"zchat", "batch"}));
   EXPECT_TRUE(link_exists(file, "/strategies/mps_50/timeseries/gpu0_1"));
   const hid_t group = H5Gopen2(file, "/strategies/mps_50", H5P_DEFAULT);
   EXPECT_EQ(string_attribute(group, "strategy"), "mps/50");
