@@ -26,3 +26,20 @@ def write_outputs(args: argparse.Namespace, report_text: str, numbers) -> None:
     Path(args.report).write_text(report_text)
     if args.json:
         Path(args.json).write_text(json.dumps(numbers, indent=1))
+
+
+def run_scenario(gpumux: str, scenario, path: Path, *extra: str, timeout: int = 600) -> dict:
+    """Writes `scenario` (a dict, dumped as YAML, or YAML text) to `path`, runs `gpumux run
+    PATH --json EXTRA...` and returns the summary; a failed run stops the script with gpumux's
+    one-line error."""
+    import subprocess
+
+    import yaml
+
+    text = scenario if isinstance(scenario, str) else yaml.safe_dump(scenario, sort_keys=False)
+    path.write_text(text)
+    proc = subprocess.run([gpumux, "run", str(path), "--json", *extra], capture_output=True,
+                          text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"gpumux failed on {path}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)

@@ -47,14 +47,13 @@ import ast
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import yaml
 
-from common import argument_parser
+from common import argument_parser, run_scenario
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -208,13 +207,7 @@ def run_batch(gpumux: str, groups: list, jobs: list, L_ms: float, tmp: Path, tag
             tenants.append(tenant(f"{key}-{ti}", g, jobs[j], L_ms))
     scen = {"name": f"gavel-{tag}", "seed": 1, "duration": f"{DURATION_S}s",
             "warmup": f"{WARMUP_S}s", "gpus": gpus, "tenants": tenants}
-    path = tmp / f"gavel-{tag}.yaml"
-    path.write_text(yaml.safe_dump(scen, sort_keys=False))
-    proc = subprocess.run([gpumux, "run", str(path), "--json"], capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode != 0:
-        raise SystemExit(f"gpumux failed on {path}: {proc.stderr.strip()}")
-    out = json.loads(proc.stdout)["tenants"]
+    out = run_scenario(gpumux, scen, tmp / f"gavel-{tag}.yaml")["tenants"]
     return {k: v["throughput_per_s"] for k, v in out.items()}
 
 

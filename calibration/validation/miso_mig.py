@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -41,7 +39,7 @@ import numpy as np
 import yaml
 from scipy.optimize import minimize_scalar
 
-from common import argument_parser
+from common import argument_parser, run_scenario
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -304,13 +302,7 @@ def e2e_check(geo, results, gpumux: str, model: str = E2E_MODEL) -> dict:
                   f"sm_fraction: 1.0, memory_bound: {v['m']}}}]}}"]
     text = "\n".join(lines) + "\n"
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "miso-e2e.yaml"
-        path.write_text(text)
-        proc = subprocess.run([gpumux, "run", str(path), "--json"], capture_output=True,
-                              text=True, timeout=60)
-    if proc.returncode != 0:
-        raise RuntimeError(f"gpumux run failed ({proc.returncode}): {proc.stderr}")
-    out = json.loads(proc.stdout)
+        out = run_scenario(gpumux, text, Path(tmp) / "miso-e2e.yaml", timeout=60)
     rows = []
     for i, (v, s) in enumerate(cases):
         t = out["tenants"][f"t{i}"]

@@ -39,17 +39,13 @@ Usage:  /usr/bin/python3 calibration/validation/nos_mps.py [--gpumux build/gpumu
 from __future__ import annotations
 
 import csv
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
-from common import argument_parser, write_outputs
+from common import argument_parser, run_scenario, write_outputs
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "timeslicing" / "measurements.csv"
@@ -89,13 +85,7 @@ def run(gpumux: str, n: int, think_ms: float, tmp: Path) -> float:
     scen = {"name": f"nos-mps-{n}", "seed": 1, "duration": "60s", "warmup": "5s",
             "gpus": [{"name": "gpu0", "model": PROFILE, "sharing": {"mode": "mps"}}],
             "tenants": [pod(i, think_ms) for i in range(n)]}
-    path = tmp / f"nos-mps-{n}.yaml"
-    path.write_text(yaml.safe_dump(scen, sort_keys=False))
-    proc = subprocess.run([gpumux, "run", str(path), "--json"], capture_output=True, text=True,
-                          timeout=300)
-    if proc.returncode != 0:
-        raise SystemExit(f"gpumux failed on {path}: {proc.stderr.strip()}")
-    out = json.loads(proc.stdout)["tenants"]
+    out = run_scenario(gpumux, scen, tmp / f"nos-mps-{n}.yaml", timeout=300)["tenants"]
     return statistics.mean(t["latency_ns"]["mean"] / 1e6 for t in out.values())
 
 

@@ -42,10 +42,8 @@ Usage:  /usr/bin/python3 calibration/validation/timeslicing.py [--gpumux build/g
 from __future__ import annotations
 
 import csv
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -54,7 +52,7 @@ import h5py
 import numpy as np
 import yaml
 
-from common import argument_parser, write_outputs
+from common import argument_parser, run_scenario, write_outputs
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -110,14 +108,8 @@ def scenario(name: str, tenants: list, duration_s: float, warmup_s: float) -> di
 
 
 def run(gpumux: str, scen: dict, tmp: Path, spans: int = 1) -> tuple[dict, dict]:
-    path = tmp / f"{scen['name']}.yaml"
     h5 = tmp / f"{scen['name']}.h5"
-    path.write_text(yaml.safe_dump(scen, sort_keys=False))
-    proc = subprocess.run([gpumux, "run", str(path), "--json", "-o", str(h5)],
-                          capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise SystemExit(f"gpumux failed on {path}: {proc.stderr.strip()}")
-    out = json.loads(proc.stdout)
+    out = run_scenario(gpumux, scen, tmp / f"{scen['name']}.yaml", "-o", str(h5), timeout=300)
     # Per-request service time (finish - start): Tally measures latency without queueing.
     service: dict = {}
     with h5py.File(h5, "r") as f:
