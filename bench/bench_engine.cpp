@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "models/resolve.hpp"
-#include "models/runner.hpp"
+#include "models/run/runner.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
 #include "sim/core/random.hpp"
 #include "sim/core/simulator.hpp"
 

@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "models/input_error.hpp"
-#include "models/resolve.hpp"
-#include "models/result.hpp"
-#include "models/runner.hpp"
+#include "models/config/input_error.hpp"
+#include "models/output/result_io.hpp"
+#include "models/run/result.hpp"
+#include "models/run/runner.hpp"
 #include "models/scenario/loader.hpp"
-#include "models/strategy_variants.hpp"
-#include "sim/io/result_io.hpp"
+#include "models/scenario/resolve.hpp"
+#include "models/scenario/strategy_variants.hpp"
 
 #ifndef GPUMUX_VERSION
 #define GPUMUX_VERSION "0.0.0"
@@ -224,7 +224,7 @@ PYBIND11_MODULE(_gpumux, m) {
   using namespace gpumux;
   m.doc() = "gpumux C++ core (use the `gpumux` package, not this module, directly)";
 
-  py::register_exception<InputError>(m, "ScenarioError", PyExc_ValueError);
+  py::register_exception<UserError>(m, "ScenarioError", PyExc_ValueError);  // InputError, OutputError
 
   py::class_<RunResult, ResultPtr>(m, "RunResult",
                                    "One simulation's results (C++ RunResult); see gpumux.Result")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Contention probes of issue "Contention physics": the closed-form situations whose answers were
-unphysical before the SM-residency / bandwidth / launch-cost laws (models/device.hpp).
+unphysical before the SM-residency / bandwidth / launch-cost laws (models/gpu/device.hpp).
 
 Prints one line per probe with what gpumux now gives; the issue's "before" figures are quoted
 beside them. Usage: contention_probes.py [--gpumux build/gpumux]

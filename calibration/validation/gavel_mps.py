@@ -7,7 +7,7 @@ Policies for Deep Learning Workloads", OSDI'20, https://github.com/stanford-futu
 see data/gavel/SOURCE.md): for each single-GPU job type J, `J["null"]` is its isolated throughput
 (steps/s) and `J[K]` = [throughput of J, throughput of K] when J and K share one V100.
 
-Law under test (models/device.hpp, models/strategies/concurrent.hpp): SM residency (a kernel's
+Law under test (models/gpu/device.hpp, models/gpu/concurrent.hpp): SM residency (a kernel's
 resident blocks hold f x S SMs until it ends; newcomers get SMs as kernels finish, FIFO by launch
 order), HBM bandwidth shared max-min with the aggregate conserved, bounded L2-capacity
 interference from each kernel's `working_set`, per-kernel launch overhead. Nothing is fitted to

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Validate gpumux's MIG scaling law against MISO's A100-40GB per-slice training latencies.
 
-Model under test (models/kernel_run.hpp): a kernel with solo time D on the whole GPU, grid width f
+Model under test (models/gpu/kernel_run.hpp): a kernel with solo time D on the whole GPU, grid width f
 (sm_fraction) and roofline position m (memory_bound) takes, alone on a MIG instance with S SMs and
 B = memory_slices / 8 of the bandwidth,
 
@@ -350,7 +350,7 @@ def report(geo, meas, results, summ, e2e) -> str:
     add(f"from `calibration/profiles/{PROFILE_NAME}.yaml` (S_gpu = {geo['gpu_sms']} SMs; bandwidth "
         "B = memory slices / 8), the same file the simulator embeds.")
     add("")
-    add("Law under test (models/kernel_run.hpp): `t = D * g`, `g = (1-m)/sigma + m/beta`, "
+    add("Law under test (models/gpu/kernel_run.hpp): `t = D * g`, `g = (1-m)/sigma + m/beta`, "
         "`sigma = min(1, S/(f*S_gpu))`, `beta = min(1, B)`. (D, m, f) fits are least squares on "
         "log-times; the `+think` fit is least squares on relative error.")
     add("")

@@ -4,7 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/scenario/trace_reader.hpp"
-#include "models/scenario/units.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux {
 namespace {

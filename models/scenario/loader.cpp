@@ -15,9 +15,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "models/profiles/mig_layout.hpp"
+#include "models/config/mig_names.hpp"
+#include "models/gpu/mig_layout.hpp"
 #include "models/scenario/trace_reader.hpp"
-#include "models/scenario/units.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux {
 namespace {

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "models/input_error.hpp"
+#include "models/config/input_error.hpp"
+#include "models/strategies/sharing_spec.hpp"
+#include "sim/core/time.hpp"
 
 namespace gpumux {
-
-using Nanos = std::int64_t;  ///< simulated time and durations, integer nanoseconds
 
 /// A duration that is fixed or drawn per use from a distribution.
 struct DurationDistribution {
@@ -58,7 +58,7 @@ struct KernelSpec {
   /// at launch: an assumption, as a kernel list has no grid sizes).
   double waves = 1.0;
   /// Bytes the kernel re-reads through L2 (`working_set:`); 0 = it streams (no L2 reuse), so
-  /// neighbours cannot raise its HBM traffic (models/device.hpp, L2 capacity law).
+  /// neighbours cannot raise its HBM traffic (models/gpu/device.hpp, L2 capacity law).
   std::int64_t working_set = 0;
 };
 
@@ -89,7 +89,7 @@ struct WorkloadSpec {
   DurationDistribution input_tokens, output_tokens;
   bool has_tokens = false;  ///< `tokens:` given
   /// Continuous (iteration-level) batching, as LLM servers do (`batching: {max_batch: 32}`);
-  /// 0 = off. See models/runner.hpp.
+  /// 0 = off. See models/run/runner.hpp.
   int max_batch = 0;
   /// `request: {cuda_graph: true}`: the request's kernels are launched as one CUDA graph, so
   /// each pays the profile's graph_launch_overhead instead of launch_overhead.
@@ -99,28 +99,6 @@ struct WorkloadSpec {
   /// CUDA_MPS_CLIENT_PRIORITY; the block scheduler gives freed SMs to more urgent kernels first
   /// but never evicts resident blocks.
   int priority = 0;
-};
-
-enum class SharingMode { exclusive, time_slicing, mps };
-enum class PreemptionMode { instruction, kernel_boundary };
-
-struct SharingSpec {
-  SharingMode mode = SharingMode::exclusive;
-  int replicas = 0;  ///< max clients per device; 0 = not set (exclusive: 1; others: unlimited
-                     ///< except the MPS client limit)
-  // time-slicing (unset = from the device profile)
-  std::optional<Nanos> timeslice;
-  std::optional<Nanos> context_switch;
-  std::optional<Nanos> preemption_latency;
-  std::optional<Nanos> cache_refill;  ///< extra time after a switch to a different context
-  PreemptionMode preemption = PreemptionMode::instruction;
-  // mps
-  std::optional<double> active_thread_percentage;  ///< (0,100] per client; default 100
-  std::optional<std::int64_t> pinned_memory_limit;  ///< bytes per client; unset = none
-  std::optional<int> max_clients;                   ///< MPS client limit; default from profile
-  /// CUDA version of the MPS server as major * 100 + minor (`cuda_version: 13.1` -> 1301);
-  /// from 13.1 the default client limit is 60 instead of 48 (MPS documentation).
-  std::optional<int> cuda_version;
 };
 
 struct GpuSpec {

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "models/scenario/units.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux {
 namespace {

@@ -9,11 +9,9 @@
 #include <boost/random/mersenne_twister.hpp>
 
 #include "sim/core/time.hpp"
+#include "sim/util/strings.hpp"  // fnv1a64
 
 namespace gpumux {
-
-/// FNV-1a 64-bit hash of bytes (stable across platforms).
-std::uint64_t fnv1a64(std::string_view bytes);
 
 class RandomStream {
  public:

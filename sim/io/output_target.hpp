@@ -12,15 +12,15 @@
 #include <functional>
 #include <string>
 
-#include "models/input_error.hpp"
+#include "sim/util/error.hpp"
 
 namespace gpumux {
 
 /// A result file that could not be written (a refused target, disk full, a failed rename...).
-/// An InputError, so the CLI reports one line and exits 2, and Python raises ScenarioError.
-class OutputError : public InputError {
+/// A UserError, so the CLI reports one line and exits 2, and Python raises ScenarioError.
+class OutputError : public UserError {
  public:
-  explicit OutputError(const std::string& message) : InputError(message) {}
+  explicit OutputError(const std::string& message) : UserError(message) {}
 };
 
 struct OutputTarget {

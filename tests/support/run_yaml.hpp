@@ -3,10 +3,10 @@
 // runner as the CLI).
 #include <string>
 
-#include "models/resolve.hpp"
-#include "models/result.hpp"
-#include "models/runner.hpp"
+#include "models/run/result.hpp"
+#include "models/run/runner.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
 
 namespace gpumux::testing {
 

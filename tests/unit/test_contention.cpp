@@ -1,4 +1,4 @@
-// Contention physics (models/device.hpp): SM residency, HBM bandwidth with the aggregate
+// Contention physics (models/gpu/device.hpp): SM residency, HBM bandwidth with the aggregate
 // conserved, per-kernel launch cost, and the invariants that tie the strategies together
 // (one MPS client == exclusive, one time-sliced context == exclusive, max-min optimality).
 #include <gtest/gtest.h>
@@ -8,8 +8,9 @@
 #include <cmath>
 #include <string>
 
-#include "models/device.hpp"
-#include "models/profiles/device_profile.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/gpu/device.hpp"
+#include "models/strategies/registry.hpp"
 #include "sim/core/max_min.hpp"
 #include "tests/support/run_yaml.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "models/profiles/device_profile.hpp"
+#include "models/config/profile_loader.hpp"
 #include "tests/support/run_yaml.hpp"
 
 namespace gpumux {

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "models/resolve.hpp"
-#include "models/result.hpp"
-#include "models/runner.hpp"
+#include "models/output/result_io.hpp"
+#include "models/run/result.hpp"
+#include "models/run/runner.hpp"
 #include "models/scenario/loader.hpp"
-#include "sim/io/result_io.hpp"
+#include "models/scenario/resolve.hpp"
 
 namespace gpumux {
 namespace {

@@ -15,9 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "models/input_error.hpp"
-#include "models/profiles/device_profile.hpp"
-#include "models/profiles/mig_layout.hpp"
+#include "models/config/input_error.hpp"
+#include "models/config/mig_names.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/gpu/mig_layout.hpp"
 
 namespace gpumux {
 namespace {

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "models/input_error.hpp"
-#include "models/profiles/device_profile.hpp"
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
 
 namespace gpumux {
 namespace {

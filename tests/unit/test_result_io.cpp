@@ -2,7 +2,7 @@
 // atomic write, errors on files that are not results).
 #include <unistd.h>
 
-// gpumux_io keeps HDF5's include directory private; Debian puts the serial headers here.
+// gpumux_sim_io may keep HDF5's include directory to itself; Debian puts the serial headers here.
 #if __has_include(<hdf5.h>)
 #include <hdf5.h>
 #else
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "models/input_error.hpp"
-#include "sim/io/result_io.hpp"
+#include "models/config/input_error.hpp"
+#include "models/output/result_io.hpp"
 
 namespace gpumux {
 namespace {

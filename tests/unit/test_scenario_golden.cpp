@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "models/resolve.hpp"
-#include "models/result.hpp"
-#include "models/runner.hpp"
+#include "models/output/result_io.hpp"
+#include "models/run/result.hpp"
+#include "models/run/runner.hpp"
 #include "models/scenario/loader.hpp"
-#include "models/strategy_variants.hpp"
-#include "sim/io/result_io.hpp"
+#include "models/scenario/resolve.hpp"
+#include "models/scenario/strategy_variants.hpp"
 
 namespace gpumux {
 namespace {

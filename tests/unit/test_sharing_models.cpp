@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "models/profiles/device_profile.hpp"
+#include "models/config/profile_loader.hpp"
 #include "tests/support/run_yaml.hpp"
 
 namespace gpumux {

@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "models/input_error.hpp"
+#include "models/config/input_error.hpp"
 #include "models/scenario/loader.hpp"
-#include "models/strategy_variants.hpp"
+#include "models/scenario/strategy_variants.hpp"
 
 namespace gpumux {
 namespace {

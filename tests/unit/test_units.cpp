@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/scenario/units.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux::units {
 namespace {

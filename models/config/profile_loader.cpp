@@ -1,0 +1,503 @@
+#include "models/config/profile_loader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "models/config/input_error.hpp"
+#include "models/gpu/mig_layout.hpp"
+#include "sim/util/strings.hpp"
+#include "sim/util/units.hpp"
+
+namespace gpumux {
+
+// Generated at build time by scripts/embed_profiles.cmake from calibration/profiles/*.yaml.
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_profiles();
+
+namespace {
+
+std::string fnv1a_64_hex(std::string_view text) {
+  const std::uint64_t hash = fnv1a64(text);
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(hash));
+  return buffer;
+}
+
+std::string join_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+// Reads one profile document. Every numeric leaf must carry provenance: either it is written as
+// {value: X, source: "..."} / {value: X, assumption: "..."}, or it sits inside a MIG profile or
+// layout entry that itself carries `source:` or `assumption:` (which then covers its numbers).
+class ProfileParser {
+ public:
+  explicit ProfileParser(std::string file) : file_(std::move(file)) {}
+
+  DeviceProfile parse(const std::string& text) {
+    // Const from here on: yaml-cpp's non-const operator[] would insert missing keys.
+    const YAML::Node root = load(text);
+    if (!root.IsMap()) fail(root, "", "a device profile must be a YAML mapping");
+
+    check_keys(root, "",
+               {"display_name", "nvidia_smi_name", "notes", "sms", "memory", "hbm_bandwidth", "hbm_bandwidth_measured",
+                "l2_cache", "l2_bandwidth", "launch_overhead", "graph_launch_overhead", "timeslice",
+                "context_switch", "preemption_latency", "cache_refill", "mps_max_clients", "mig"});
+    DeviceProfile gpu;
+    gpu.display_name = string_at(root, "display_name", "");
+    if (root["nvidia_smi_name"]) {
+      const YAML::Node names = sourced(root, "nvidia_smi_name", "", false);
+      if (names.IsScalar()) {
+        gpu.nvidia_smi_names.push_back(names.Scalar());
+      } else if (names.IsSequence()) {
+        for (const YAML::Node& name : names) {
+          if (!name.IsScalar()) fail(name, "nvidia_smi_name", "expected a text or a list of texts");
+          gpu.nvidia_smi_names.push_back(name.Scalar());
+        }
+      } else {
+        fail(names, "nvidia_smi_name", "expected a text or a list of texts");
+      }
+    }
+    if (root["notes"]) string_at(root, "notes", "");
+    gpu.sms = positive_int(root, "sms", "", false);
+    gpu.memory = size_at(root, "memory", "", false);
+    gpu.hbm_bandwidth = bandwidth_at(root, "hbm_bandwidth", "", false);
+    if (root["hbm_bandwidth_measured"]) {
+      gpu.hbm_bandwidth_measured = bandwidth_at(root, "hbm_bandwidth_measured", "", false);
+    }
+    gpu.l2_cache = size_at(root, "l2_cache", "", false);
+    gpu.l2_bandwidth = bandwidth_at(root, "l2_bandwidth", "", false);
+    gpu.launch_overhead = duration_at(root, "launch_overhead", "", false);
+    gpu.graph_launch_overhead = duration_at(root, "graph_launch_overhead", "", false);
+    gpu.timeslice = duration_at(root, "timeslice", "", false);
+    if (gpu.timeslice <= 0) fail(root["timeslice"], "timeslice", "must be greater than zero");
+    gpu.context_switch = duration_at(root, "context_switch", "", false);
+    gpu.preemption_latency = duration_at(root, "preemption_latency", "", false);
+    gpu.cache_refill = duration_at(root, "cache_refill", "", false);
+    gpu.mps_max_clients = positive_int(root, "mps_max_clients", "", false);
+    if (root["mig"]) parse_mig(root["mig"], gpu);
+    gpu.assumed = assumed_;
+    return gpu;
+  }
+
+ private:
+  YAML::Node load(const std::string& text) const {
+    try {
+      return YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      SourceLocation where{file_, e.mark.line + 1, e.mark.column + 1, ""};
+      throw InputError(where, "invalid YAML: " + e.msg);
+    }
+  }
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
+                         const std::string& message) const {
+    SourceLocation where{file_, 0, 0, path};
+    if (node.IsDefined() && node.Mark().line >= 0) {
+      where.line = node.Mark().line + 1;
+      where.column = node.Mark().column + 1;
+    }
+    throw InputError(where, message);
+  }
+
+  void check_keys(const YAML::Node& map, const std::string& path,
+                  const std::set<std::string>& allowed) const {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const std::string key = it->first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::vector<std::string> names(allowed.begin(), allowed.end());
+        fail(it->first, join_path(path, key),
+             "unknown key '" + key + "' (allowed: " + join(names, ", ") + ")");
+      }
+    }
+  }
+
+  YAML::Node required(const YAML::Node& map, const std::string& key,
+                      const std::string& path) const {
+    const YAML::Node node = map[key];
+    if (!node) fail(map, join_path(path, key), "missing required key");
+    return node;
+  }
+
+  // Returns the value node of `map[key]` after checking its provenance. `covered` is true inside
+  // an entry that carries its own source/assumption.
+  YAML::Node sourced(const YAML::Node& map, const std::string& key, const std::string& parent,
+                     bool covered) const {
+    const std::string path = join_path(parent, key);
+    const YAML::Node node = required(map, key, parent);
+    if (node.IsMap()) {
+      check_keys(node, path, {"value", "source", "assumption"});
+      const bool has_source = static_cast<bool>(node["source"]);
+      const bool has_assumption = static_cast<bool>(node["assumption"]);
+      if (has_source == has_assumption) {
+        fail(node, path,
+             has_source ? "give either source or assumption, not both"
+                        : "a value needs `source:` (where it was published or measured) or "
+                          "`assumption:` (why it was chosen)");
+      }
+      provenance_text(node, has_source ? "source" : "assumption", path);
+      if (has_assumption) assumed_.push_back(path);
+      return required(node, "value", path);
+    }
+    if (!covered) {
+      fail(node, path,
+           "number without a source: write {value: ..., source: \"...\"} or "
+           "{value: ..., assumption: \"why\"}");
+    }
+    return node;
+  }
+
+  void provenance_text(const YAML::Node& map, const char* key, const std::string& path) const {
+    const YAML::Node node = map[key];
+    const std::string full = join_path(path, key);
+    if (!node.IsScalar()) fail(node, full, "must be a text");
+    const std::string text = node.as<std::string>();
+    if (text.find_first_not_of(" \t") == std::string::npos) fail(node, full, "must not be empty");
+  }
+
+  std::string string_at(const YAML::Node& map, const std::string& key,
+                        const std::string& parent) const {
+    const YAML::Node node = required(map, key, parent);
+    if (!node.IsScalar()) fail(node, join_path(parent, key), "expected a text");
+    return node.as<std::string>();
+  }
+
+  long long as_integer(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar()) fail(node, path, "expected an integer");
+    const std::string text = node.Scalar();
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size())
+      fail(node, path, "expected an integer, got '" + text + "'");
+    return value;
+  }
+
+  double as_number(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar()) fail(node, path, "expected a number");
+    const std::string text = node.Scalar();
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(value)) {
+      fail(node, path, "expected a plain number, got '" + text + "'");
+    }
+    return value;
+  }
+
+  int positive_int(const YAML::Node& map, const std::string& key, const std::string& parent,
+                   bool covered) const {
+    const std::string path = join_path(parent, key);
+    const YAML::Node node = sourced(map, key, parent, covered);
+    const long long value = as_integer(node, path);
+    if (value < 1 || value > 1'000'000) fail(node, path, "must be a positive integer");
+    return static_cast<int>(value);
+  }
+
+  template <typename Parser>
+  auto with_unit(const YAML::Node& map, const std::string& key, const std::string& parent,
+                 bool covered, Parser parser) const {
+    const std::string path = join_path(parent, key);
+    const YAML::Node node = sourced(map, key, parent, covered);
+    if (!node.IsScalar()) fail(node, path, "expected a value with a unit");
+    try {
+      return parser(node.Scalar());
+    } catch (const std::invalid_argument& e) {
+      fail(node, path, e.what());
+    }
+  }
+
+  std::int64_t size_at(const YAML::Node& map, const std::string& key, const std::string& parent,
+                       bool covered) const {
+    const std::int64_t bytes = with_unit(map, key, parent, covered, units::parse_size_bytes);
+    if (bytes <= 0) fail(map[key], join_path(parent, key), "must be greater than zero");
+    return bytes;
+  }
+
+  double bandwidth_at(const YAML::Node& map, const std::string& key, const std::string& parent,
+                      bool covered) const {
+    const double rate = with_unit(map, key, parent, covered, units::parse_bandwidth_bytes_per_s);
+    if (!(rate > 0)) fail(map[key], join_path(parent, key), "must be greater than zero");
+    return rate;
+  }
+
+  Nanos duration_at(const YAML::Node& map, const std::string& key, const std::string& parent,
+                    bool covered) const {
+    return with_unit(map, key, parent, covered, units::parse_duration_ns);
+  }
+
+  // An entry (MIG profile or layout) may carry `source:` or `assumption:` covering its numbers.
+  bool entry_covered(const YAML::Node& entry, const std::string& path) const {
+    const bool has_source = static_cast<bool>(entry["source"]);
+    const bool has_assumption = static_cast<bool>(entry["assumption"]);
+    if (has_source && has_assumption)
+      fail(entry, path, "give either source or assumption, not both");
+    if (has_source) provenance_text(entry, "source", path);
+    if (has_assumption) provenance_text(entry, "assumption", path);
+    return has_source || has_assumption;
+  }
+
+  void parse_mig(const YAML::Node& mig, DeviceProfile& gpu) const {
+    if (!mig.IsMap()) fail(mig, "mig", "expected a mapping");
+    check_keys(mig, "mig", {"memory_slices", "compute_slices", "profiles", "layouts"});
+    gpu.memory_slices = positive_int(mig, "memory_slices", "mig", false);
+    gpu.compute_slices = positive_int(mig, "compute_slices", "mig", false);
+    if (gpu.memory_slices > 30) fail(mig["memory_slices"], "mig.memory_slices", "at most 30");
+
+    const YAML::Node profiles = required(mig, "profiles", "mig");
+    if (!profiles.IsSequence() || profiles.size() == 0) {
+      fail(profiles, "mig.profiles", "expected a non-empty list of MIG profiles");
+    }
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+      gpu.mig_profiles.push_back(
+          parse_mig_profile(profiles[i], "mig.profiles." + std::to_string(i), gpu));
+    }
+    if (mig["layouts"]) parse_layouts(mig["layouts"], gpu);
+  }
+
+  MigProfileSpec parse_mig_profile(const YAML::Node& entry, const std::string& path,
+                                   const DeviceProfile& gpu) const {
+    if (!entry.IsMap()) fail(entry, path, "expected a mapping");
+    check_keys(entry, path,
+               {"name", "source", "assumption", "notes", "sms", "memory", "memory_slices",
+                "compute_slices", "max_count", "placements"});
+    const bool covered = entry_covered(entry, path);
+    MigProfileSpec spec;
+    spec.name = string_at(entry, "name", path);
+    if (spec.name.empty() || spec.name.find_first_of(", \t") != std::string::npos) {
+      fail(entry["name"], path + ".name",
+           "a profile name must be non-empty, without commas or spaces");
+    }
+    if (gpu.find_mig_profile(spec.name)) {
+      fail(entry["name"], path + ".name", "duplicate MIG profile '" + spec.name + "'");
+    }
+    spec.sms = positive_int(entry, "sms", path, covered);
+    if (spec.sms > gpu.sms) {
+      fail(entry["sms"], path + ".sms",
+           "more SMs than the whole GPU (" + std::to_string(gpu.sms) + ")");
+    }
+    spec.memory = size_at(entry, "memory", path, covered);
+    if (spec.memory > gpu.memory) {
+      fail(entry["memory"], path + ".memory", "more memory than the whole GPU");
+    }
+    spec.memory_slices = positive_int(entry, "memory_slices", path, covered);
+    if (spec.memory_slices > gpu.memory_slices) {
+      fail(entry["memory_slices"], path + ".memory_slices",
+           "exceeds the GPU's " + std::to_string(gpu.memory_slices) + " memory slices");
+    }
+    spec.compute_slices = positive_int(entry, "compute_slices", path, covered);
+    if (spec.compute_slices > gpu.compute_slices) {
+      fail(entry["compute_slices"], path + ".compute_slices",
+           "exceeds the GPU's " + std::to_string(gpu.compute_slices) + " compute slices");
+    }
+    spec.max_count = positive_int(entry, "max_count", path, covered);
+
+    const std::string placements_path = path + ".placements";
+    const YAML::Node placements = sourced(entry, "placements", path, covered);
+    if (!placements.IsSequence() || placements.size() == 0) {
+      fail(placements, placements_path, "expected a non-empty list of start memory slices");
+    }
+    for (std::size_t i = 0; i < placements.size(); ++i) {
+      const std::string item_path = placements_path + "." + std::to_string(i);
+      const long long start = as_integer(placements[i], item_path);
+      if (start < 0 || start + spec.memory_slices > gpu.memory_slices) {
+        fail(placements[i], item_path,
+             "start " + std::to_string(start) + " + " + std::to_string(spec.memory_slices) +
+                 " memory slices does not fit in " + std::to_string(gpu.memory_slices));
+      }
+      if (!spec.placements.empty() && start <= spec.placements.back()) {
+        fail(placements[i], item_path, "placements must be strictly increasing");
+      }
+      spec.placements.push_back(static_cast<int>(start));
+    }
+    return spec;
+  }
+
+  void parse_layouts(const YAML::Node& layouts, DeviceProfile& gpu) const {
+    if (!layouts.IsMap()) fail(layouts, "mig.layouts", "expected a mapping of named layouts");
+    for (auto it = layouts.begin(); it != layouts.end(); ++it) {
+      const std::string name = it->first.as<std::string>();
+      const std::string path = "mig.layouts." + name;
+      const YAML::Node entry = it->second;
+      if (!entry.IsMap())
+        fail(entry, path, "expected {mig-devices: {PROFILE: COUNT, ...}, source: ...}");
+      check_keys(entry, path, {"mig-devices", "source", "assumption", "notes"});
+      // The counts are covered by the entry's own source (e.g. the mig-parted file it copies).
+      if (!entry_covered(entry, path)) {
+        fail(entry, path,
+             "a layout needs `source:` (e.g. the mig-parted config it copies) or "
+             "`assumption:`");
+      }
+      const YAML::Node devices = required(entry, "mig-devices", path);
+      const std::string devices_path = path + ".mig-devices";
+      if (!devices.IsMap() || devices.size() == 0) {
+        fail(devices, devices_path, "expected a non-empty mapping PROFILE: COUNT");
+      }
+      std::vector<std::string> instances;
+      for (auto d = devices.begin(); d != devices.end(); ++d) {
+        const std::string profile = d->first.as<std::string>();
+        const std::string count_path = devices_path + "." + profile;
+        if (!gpu.find_mig_profile(profile)) {
+          std::vector<std::string> known;
+          for (const MigProfileSpec& spec : gpu.mig_profiles) known.push_back(spec.name);
+          fail(d->first, count_path,
+               "no MIG profile '" + profile + "' in this file; known: " + join(known, ", "));
+        }
+        const long long count = as_integer(d->second, count_path);
+        if (count < 1 || count > 64) fail(d->second, count_path, "count must be 1..64");
+        instances.insert(instances.end(), static_cast<std::size_t>(count), profile);
+      }
+      const MigFitResult fit = fit_mig_layout(gpu, instances);
+      if (!fit.fits) fail(entry, path, "layout does not fit: " + fit.reason);
+      gpu.mig_layouts[name] = std::move(instances);
+    }
+  }
+
+  mutable std::vector<std::string> assumed_;  // key paths whose value is an assumption
+  std::string file_;
+};
+
+std::string file_stem(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+bool looks_like_path(const std::string& name) {
+  const std::string suffix = ".yaml";
+  return name.find('/') != std::string::npos ||
+         (name.size() >= suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(SourceLocation{path, 0, 0, ""}, "cannot open device profile file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<std::string> embedded_profile_names() {
+  std::vector<std::string> names;
+  for (const auto& [stem, text] : embedded_profiles()) names.emplace_back(stem);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+// "NVIDIA H100 80GB HBM3" / "nvidia-h100-80gb-hbm3" / "H100 80GB HBM3" -> "h100-80gb-hbm3"
+std::string alias_key(const std::string& name) {
+  std::string key;
+  for (const char c : name) {
+    const bool separator = c == ' ' || c == '-' || c == '_' || c == '\t';
+    if (separator) {
+      if (!key.empty() && key.back() != '-') key += '-';
+    } else {
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  while (!key.empty() && key.back() == '-') key.pop_back();
+  if (key.rfind("nvidia-", 0) == 0) key.erase(0, 7);
+  return key;
+}
+}  // namespace
+
+std::string embedded_profile_for_alias(const std::string& name) {
+  const std::string wanted = alias_key(name);
+  if (wanted.empty()) return "";
+  static const std::vector<std::pair<std::string, std::string>> aliases = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [stem, text] : embedded_profiles()) {
+      try {
+        const DeviceProfile gpu =
+            parse_device_profile(std::string(text), "calibration/profiles/" + std::string(stem) + ".yaml");
+        for (const std::string& alias : gpu.nvidia_smi_names) out.emplace_back(alias_key(alias), stem);
+      } catch (const InputError&) {
+        // a broken embedded profile is reported when it is loaded by name
+      }
+    }
+    return out;
+  }();
+  for (const auto& [key, stem] : aliases) {
+    if (key == wanted) return stem;
+  }
+  return "";
+}
+
+DeviceProfile parse_device_profile(const std::string& yaml_text, const std::string& source_name) {
+  DeviceProfile gpu = ProfileParser(source_name).parse(yaml_text);
+  gpu.name = file_stem(source_name);
+  gpu.source_path = source_name;
+  gpu.content_hash = fnv1a_64_hex(yaml_text);
+  return gpu;
+}
+
+const DeviceProfile& load_device_profile(const std::string& name_or_path,
+                                         const std::string& base_dir) {
+  // Profiles are immutable once loaded; the map owns them and never moves them, so the returned
+  // references stay valid for the life of the process.
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<DeviceProfile>> cache;
+
+  std::string key;
+  if (looks_like_path(name_or_path)) {
+    std::filesystem::path path(name_or_path);
+    if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+    key = "file:" + path.lexically_normal().string();
+  } else {
+    key = "embedded:" + name_or_path;
+  }
+
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto found = cache.find(key); found != cache.end()) return *found->second;
+
+  DeviceProfile gpu;
+  if (key.rfind("file:", 0) == 0) {
+    const std::string path = key.substr(5);
+    gpu = parse_device_profile(read_text_file(path), path);
+  } else {
+    const auto& embedded = embedded_profiles();
+    auto it = std::find_if(embedded.begin(), embedded.end(),
+                           [&](const auto& entry) { return entry.first == name_or_path; });
+    if (it == embedded.end()) {
+      const std::string stem = embedded_profile_for_alias(name_or_path);
+      it = std::find_if(embedded.begin(), embedded.end(),
+                        [&](const auto& entry) { return !stem.empty() && entry.first == stem; });
+    }
+    if (it == embedded.end()) {
+      throw InputError("unknown GPU model '" + name_or_path +
+                       "'; known: " + join(embedded_profile_names(), ", ") +
+                       " (or an nvidia-smi name, see `gpumux models`, or a path to a profile .yaml)");
+    }
+    const std::string text(it->second);
+    const std::string stem(it->first);
+    gpu = parse_device_profile(text, "calibration/profiles/" + stem + ".yaml");
+    gpu.source_path = "embedded:" + stem;
+  }
+  auto [inserted, ok] = cache.emplace(key, std::make_unique<DeviceProfile>(std::move(gpu)));
+  (void)ok;
+  return *inserted->second;
+}
+
+}  // namespace gpumux

@@ -1,0 +1,285 @@
+#include "models/gpu/device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/util/units.hpp"
+
+namespace gpumux {
+
+Device::Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits)
+    : sim_(sim), geometry_(std::move(geometry)), limits_(std::move(limits)) {}
+
+bool Device::attach_client(int tenant, std::string& /*reason*/) {
+  clients_.push_back(tenant);
+  client_memory_.push_back(0);
+  client_sm_.emplace_back();
+  return true;
+}
+
+bool Device::has_client(int tenant) const {
+  return std::find(clients_.begin(), clients_.end(), tenant) != clients_.end();
+}
+
+static std::size_t client_slot(const std::vector<int>& clients, int tenant) {
+  const auto it = std::find(clients.begin(), clients.end(), tenant);
+  if (it == clients.end()) throw std::logic_error("Device: tenant is not a client");
+  return static_cast<std::size_t>(it - clients.begin());
+}
+
+std::int64_t Device::client_memory(int tenant) const {
+  return client_memory_[client_slot(clients_, tenant)];
+}
+
+bool Device::allocate(int tenant, std::int64_t bytes, std::string& why) {
+  const std::size_t slot = client_slot(clients_, tenant);
+  if (limits_.client_memory_limit && client_memory_[slot] + bytes > *limits_.client_memory_limit) {
+    why = "allocation of " + units::format_size(bytes) + " exceeds the MPS pinned memory limit of " +
+          units::format_size(*limits_.client_memory_limit) + " (client holds " +
+          units::format_size(client_memory_[slot]) + ")";
+    return false;
+  }
+  if (memory_used_ + bytes > geometry_.memory) {
+    why = "allocation of " + units::format_size(bytes) + " does not fit on " + geometry_.name +
+          ": " + units::format_size(memory_used_) + " of " + units::format_size(geometry_.memory) +
+          " already in use";
+    return false;
+  }
+  client_memory_[slot] += bytes;
+  memory_used_ += bytes;
+  memory_peak_ = std::max(memory_peak_, memory_used_);
+  return true;
+}
+
+void Device::release(int tenant, std::int64_t bytes) {
+  const std::size_t slot = client_slot(clients_, tenant);
+  bytes = std::min(bytes, client_memory_[slot]);
+  client_memory_[slot] -= bytes;
+  memory_used_ -= bytes;
+}
+
+double Device::client_sm_integral(int tenant, Nanos now) const {
+  return client_sm_[client_slot(clients_, tenant)].integral(now);
+}
+
+double Device::rate_bound(const KernelRun& kernel, double held_sms) const {
+  const double f = kernel.sm_fraction;
+  const double m = kernel.memory_bound;
+  const double sigma = std::min(1.0, held_sms / (f * geometry_.gpu_sms));
+  const double beta = std::min(1.0, geometry_.bandwidth);
+  if (sigma <= 0 || beta <= 0) return 0.0;
+  return 1.0 / ((1.0 - m) / sigma + m * kernel.l2_factor / beta);
+}
+
+double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
+void Device::on_strategy_event(std::uint64_t /*tag*/) {}
+
+void Device::start_running(KernelRun& kernel) {
+  if (kernel.first_start < 0) kernel.first_start = sim_.now();
+  kernel.rate = 0;
+  running_.push_back(&kernel);
+}
+
+void Device::stop_running(KernelRun& kernel) {
+  advance();
+  const auto it = std::find(running_.begin(), running_.end(), &kernel);
+  if (it != running_.end()) running_.erase(it);
+  kernel.rate = 0;
+  kernel.occupancy = 0;
+}
+
+void Device::remove_running_of(int tenant) {
+  advance();
+  std::erase_if(running_, [this, tenant](const KernelRun* k) {
+    if (k->tenant != tenant) return false;
+    work_discarded_ += k->work - k->remaining;
+    return true;
+  });
+}
+
+void Device::advance() {
+  const Nanos now = sim_.now();
+  const double dt = static_cast<double>(now - last_advance_);
+  last_advance_ = now;
+  if (dt <= 0) return;
+  for (KernelRun* k : running_) {
+    const double step = std::min(k->remaining, k->rate * dt);
+    k->remaining -= step;
+    work_progressed_ += step;
+  }
+}
+
+void Device::grant_sms() {
+  const double sms = geometry_.sms;
+  const double epsilon = 1e-9 * sms;
+  double free = sms;
+  bool mixed_priorities = false;
+  int max_tenant = -1;
+  for (const KernelRun* k : running_) {
+    free -= k->occupancy;
+    mixed_priorities |= k->priority != running_.front()->priority;
+    max_tenant = std::max(max_tenant, k->tenant);
+  }
+  if (free <= epsilon) return;
+  const std::vector<KernelRun*>* order = &running_;
+  if (mixed_priorities) {
+    order_scratch_.assign(running_.begin(), running_.end());
+    std::stable_sort(order_scratch_.begin(), order_scratch_.end(),
+                     [](const KernelRun* a, const KernelRun* b) { return a->priority > b->priority; });
+    order = &order_scratch_;
+  }
+  std::vector<double>& client_held = client_held_scratch_;
+  client_held.assign(static_cast<std::size_t>(max_tenant + 1), 0.0);
+  for (const KernelRun* k : running_) client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
+  for (KernelRun* k : *order) {
+    const double full_width = k->sm_fraction * geometry_.gpu_sms;
+    const double cap = client_sm_cap(k->tenant);
+    const double demand = std::min({full_width, sms, cap});
+    if (k->occupancy >= demand - epsilon) continue;  // holding its full width
+    // In its last wave (every remaining block already resident on what it holds) it takes no
+    // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or
+    // new kernel holds nothing, so it is always dispatching.
+    const double remaining_blocks = k->work > 0 ? (k->remaining / k->work) * k->waves * full_width
+                                                : 0.0;
+    if (k->occupancy > 0 && remaining_blocks <= k->occupancy + epsilon) continue;
+    double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
+    const double grant = std::min({demand - k->occupancy, free, cap - held_by_client});
+    if (grant <= epsilon) continue;
+    k->occupancy += grant;
+    held_by_client += grant;
+    free -= grant;
+    if (free <= epsilon) break;
+  }
+}
+
+void Device::apply_l2_factors() {
+  const double rho = geometry_.l2_cost_ratio;
+  const double l2 = geometry_.l2_bytes;
+  if (l2 <= 0 || rho >= 1.0) return;
+  double traffic = 0;
+  int memory_kernels = 0;
+  bool any_reuse = false;
+  for (const KernelRun* k : running_) {
+    if (k->memory_bound <= 0 || k->rate_max <= 0) continue;
+    traffic += k->memory_bound * k->rate_max;
+    ++memory_kernels;
+    any_reuse |= k->working_set > 0;
+  }
+  if (memory_kernels < 2 || !any_reuse) return;
+  auto cost = [rho](double cache, double working_set) {
+    const double hit = std::min(1.0, cache / working_set);
+    return (1.0 - hit) + rho * hit;
+  };
+  for (KernelRun* k : running_) {
+    if (k->memory_bound <= 0 || k->rate_max <= 0 || k->working_set <= 0) continue;
+    const double share = l2 * (k->memory_bound * k->rate_max) / traffic;
+    k->l2_factor = cost(share, k->working_set) / cost(l2, k->working_set);
+    k->rate_max = rate_bound(*k, k->occupancy);
+  }
+}
+
+void Device::recompute() {
+  advance();
+  prepare_recompute();
+  grant_sms();
+  int active = 0;
+  for (KernelRun* k : running_) {
+    k->l2_factor = 1.0;
+    k->rate_max = k->occupancy > 0 ? rate_bound(*k, k->occupancy) : 0.0;
+    if (k->rate_max > 0) ++active;
+  }
+  if (active > 1) apply_l2_factors();
+  if (active <= 1) {
+    // At most one kernel holds SMs: no sharing, it runs at its bound on what it holds.
+    for (KernelRun* k : running_) k->rate = k->rate_max;
+    finish_recompute();
+    return;
+  }
+  problem_.clear();
+  const int bw_constraint = problem_.add_constraint(geometry_.bandwidth);
+  for (KernelRun* k : running_) {
+    const int v = problem_.add_variable(1.0, k->rate_max);
+    problem_.add_consumption(v, bw_constraint, k->memory_bound * k->l2_factor);
+  }
+  problem_.solve();
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    running_[i]->rate = problem_.rate(static_cast<int>(i));
+  }
+  finish_recompute();
+}
+
+void Device::finish_recompute() {
+  Nanos next = kNever;
+  const Nanos now = sim_.now();
+  for (const KernelRun* k : running_) {
+    if (k->rate > 0) {
+      const double wait = std::ceil(k->remaining / k->rate);
+      next = std::min(next, now + static_cast<Nanos>(wait));
+    }
+  }
+  update_busy();
+  sim_.cancel(completion_event_);
+  completion_event_ = next == kNever ? EventId{}
+                                     : sim_.schedule_at(next, *this, kTagCompletion,
+                                                        kPriorityCompletion);
+}
+
+void Device::set_overhead(bool in_overhead) {
+  in_overhead_ = in_overhead;
+  update_busy();
+}
+
+void Device::update_busy() {
+  const Nanos now = sim_.now();
+  double occupied = 0;
+  double bandwidth = 0;
+  std::vector<double>& per_client = client_occupancy_scratch_;
+  per_client.assign(clients_.size(), 0.0);
+  for (const KernelRun* k : running_) {
+    occupied += k->occupancy;
+    bandwidth += k->memory_bound * k->l2_factor * k->rate;
+    const auto it = std::find(clients_.begin(), clients_.end(), k->tenant);
+    if (it != clients_.end()) per_client[static_cast<std::size_t>(it - clients_.begin())] += k->occupancy;
+  }
+  const double sms = std::max(1, geometry_.sms);
+  const double fraction = std::min(1.0, occupied / sms);
+  busy_.set(now, in_overhead_ ? 1.0 : fraction);
+  useful_.set(now, in_overhead_ ? 0.0 : fraction);
+  dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
+  for (std::size_t c = 0; c < clients_.size(); ++c) client_sm_[c].set(now, per_client[c]);
+}
+
+void Device::complete_finished() {
+  advance();
+  std::vector<KernelRun*>& finished = finished_scratch_;
+  finished.clear();
+  for (KernelRun* k : running_) {
+    const double tolerance = 1e-9 * k->work + 1e-3;
+    if (k->remaining <= tolerance) finished.push_back(k);
+  }
+  std::erase_if(running_, [&](KernelRun* k) {
+    return std::find(finished.begin(), finished.end(), k) != finished.end();
+  });
+  batching_ = true;
+  for (KernelRun* k : finished) {
+    work_completed_ += k->work - k->remaining;
+    k->rate = 0;
+    k->occupancy = 0;
+    k->owner->on_kernel_finished(*k, sim_.now());
+  }
+  batching_ = false;
+  after_completions();
+  recompute();
+}
+
+void Device::on_event(std::uint64_t tag) {
+  if (tag == kTagCompletion) {
+    completion_event_ = EventId{};
+    complete_finished();
+  } else {
+    on_strategy_event(tag);
+  }
+}
+
+}  // namespace gpumux

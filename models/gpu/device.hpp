@@ -1,0 +1,209 @@
+#pragma once
+// Device: one schedulable GPU — a whole GPU, or one MIG instance (an instance is a device with
+// its own SMs, memory and bandwidth share, isolated from its neighbours). A sharing strategy
+// (exclusive, time-slicing, MPS) is a subclass that decides which submitted kernels hold the
+// device and what each may consume; the fluid arithmetic, memory accounting and statistics are
+// shared here.
+//
+// Physics (ARCHITECTURE.md; every law below is tested in tests/unit/test_contention.cpp):
+//
+// 1. SM residency. A kernel's resident thread blocks hold their SMs for as long as the kernel
+//    runs, whatever its bottleneck; concurrent kernels (MPS clients, a tenant's concurrent
+//    requests, streams of one process) never hold the same SMs:  sum_k h_k <= S_dev.
+//    A kernel wants w_k = min(f_k S_gpu, S_dev, its client's cap c) SMs (c = active thread
+//    percentage x S_dev under MPS). SMs freed by a finishing kernel (and SMs nobody holds) go to
+//    the kernels still dispatching blocks, in block-dispatch order: priority (higher first),
+//    then launch order (the hardware block scheduler is first-come, first-served). A kernel is
+//    still dispatching while it holds nothing or its remaining blocks do not fit on what it holds:
+//        (remaining / work) * W_k * f_k * S_gpu  >  h_k          (W_k = waves alone)
+//    Blocks of one wave run in lockstep (equal block times, a preempted block resumes where it
+//    stopped), so held SMs are released when the kernel ends; a kernel in its last wave takes no
+//    more. A kernel holding no SMs waits.
+//    Consequence: two full-grid kernels do not co-run (the second waits for the first), and a
+//    short kernel beside a long full-grid one waits for the long one's residual time.
+//
+// 2. Rates on held SMs (kernel_run.hpp):  r_k <= rate_max(h_k) = 1/((1-m)/sigma + m/beta).
+//
+// 3. HBM bandwidth, aggregate conserved. Kernels share the device's bandwidth B_dev max-min
+//    fairly (SimGrid lmm, sim/core/max_min.hpp):   sum_k m_k phi_k r_k <= B_dev.
+//    phi_k >= 1 is the only interference beyond fair sharing, and it has a named, bounded cause:
+//    L2 capacity. A kernel that re-reads a working set WS_k keeps, alone, the device's whole L2
+//    L_dev; beside other memory-touching kernels its share is proportional to its HBM traffic
+//    (LRU occupancy follows insertion rates): L_k = L_dev t_k / sum_j t_j, t_j = m_j rate_max_j.
+//    With hit(L) = min(1, L / WS) and rho = B_HBM / B_L2 (an L2 hit costs rho of a miss),
+//        c(L) = (1 - hit(L)) + rho hit(L),     phi_k = c(L_k) / c(L_dev)  in [1, 1/rho].
+//    A streaming kernel (WS = 0) has phi = 1, so n streaming clients together always move
+//    exactly B_dev: the aggregate never collapses, whatever n.
+//
+// Cost per recompute: O(k log k) for k running kernels (one sort when priorities differ, else
+// O(k)), plus the max-min solve, O(k) for one constraint. One running kernel: O(1).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/gpu/kernel_run.hpp"
+#include "models/gpu/sharing_limits.hpp"
+#include "sim/core/max_min.hpp"
+#include "sim/core/simulator.hpp"
+#include "sim/core/statistics.hpp"
+
+namespace gpumux {
+
+struct DeviceProfile;
+
+/// Static description of a device, fixed at build time.
+struct DeviceGeometry {
+  std::string name;         ///< "gpu0" or "gpu0/1"
+  std::string profile;      ///< "h100-sxm-80gb" or "1g.10gb"
+  int gpu_sms = 0;          ///< SMs of the whole GPU (S_gpu in kernel_run.hpp)
+  int sms = 0;              ///< SMs of this device (S_cap)
+  double bandwidth = 1.0;   ///< fraction of the whole GPU's HBM bandwidth (B_cap)
+  std::int64_t memory = 0;  ///< bytes
+  double reserved_fraction = 1.0;  ///< share of the physical GPU this device reserves (cost)
+  double l2_bytes = 0;      ///< L2 capacity of this device (a MIG instance: its slices' share)
+  double l2_cost_ratio = 1.0;  ///< rho = HBM bandwidth / L2 bandwidth, in (0, 1]
+};
+
+/// Receives memory and failure notices from a device (implemented by the runner).
+class DeviceObserver {
+ public:
+  /// A client could not be attached (e.g. MPS client limit). `reason` is one line.
+  virtual void on_client_rejected(int tenant, const std::string& reason) = 0;
+
+ protected:
+  ~DeviceObserver() = default;
+};
+
+class Device : public EventHandler {
+ public:
+  Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits);
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceGeometry& geometry() const { return geometry_; }
+  const SharingLimits& limits() const { return limits_; }
+  int index() const { return index_; }
+  void set_index(int index) { index_ = index; }
+
+  /// Registers a tenant as a client (before the run). Returns false when the strategy refuses
+  /// it (reported through the observer by the caller).
+  virtual bool attach_client(int tenant, std::string& reason);
+  bool has_client(int tenant) const;
+  const std::vector<int>& clients() const { return clients_; }
+
+  /// A kernel is ready to run (stream order satisfied). The device owns when it runs.
+  virtual void submit(KernelRun& kernel) = 0;
+  /// A kernel of `tenant` has been issued and only its launch overhead is left before submit()
+  /// (`on`), or it has now been submitted (`!on`). Time-slicing counts such a context as busy:
+  /// the kernel already sits in its channel. Default: ignored. Forgotten for a removed client.
+  virtual void kernel_launching(int /*tenant*/, bool /*on*/) {}
+  /// Drops every kernel of `tenant` (running, queued or preempted) without notifying owners.
+  virtual void remove_client_kernels(int tenant) = 0;
+
+  // --- memory (bytes); no isolation between clients of one device -------------------------
+  /// Tries to allocate; false (nothing allocated) when the device or the client's own limit
+  /// would be exceeded. `why` then says which.
+  bool allocate(int tenant, std::int64_t bytes, std::string& why);
+  void release(int tenant, std::int64_t bytes);
+  std::int64_t memory_used() const { return memory_used_; }
+  std::int64_t memory_peak() const { return memory_peak_; }
+  std::int64_t client_memory(int tenant) const;
+
+  // --- statistics ---------------------------------------------------------------------------
+  /// Integral over [0, now] of the fraction of the device's SMs held by resident blocks (DCGM's
+  /// SM_ACTIVE; a switch or preemption period counts as fully busy), in ns.
+  double busy_integral(Nanos now) const { return busy_.integral(now); }
+  /// Same, excluding context-switch and preemption overhead.
+  double useful_integral(Nanos now) const { return useful_.integral(now); }
+  /// Integral over [0, now] of the fraction of the device's HBM bandwidth in use (DCGM's
+  /// DRAM_ACTIVE), in ns.
+  double dram_integral(Nanos now) const { return dram_.integral(now); }
+  std::int64_t context_switches() const { return context_switches_; }
+  Nanos switch_overhead() const { return switch_overhead_; }
+  /// SM-ns attributed to a client so far (occupancy integral), for cost attribution.
+  double client_sm_integral(int tenant, Nanos now) const;
+
+  /// Work accounting (solo-ns), for the conservation invariant  progressed = completed +
+  /// discarded + (work - remaining) of kernels still on the device: the integral of every
+  /// kernel's rate, the work of the kernels that finished (less the sub-ns completion
+  /// tolerance), and the progress of kernels removed unfinished (a killed client).
+  double work_progressed() const { return work_progressed_; }
+  double work_completed() const { return work_completed_; }
+  double work_discarded() const { return work_discarded_; }
+
+  /// Solo-speed bound of a kernel alone on this device with `sm_cap` SMs available to it.
+  double rate_bound(const KernelRun& kernel, double sm_cap) const;
+
+  void on_event(std::uint64_t tag) override;
+
+ protected:
+  enum EventTag : std::uint64_t { kTagCompletion = 0, kFirstStrategyTag = 16 };
+
+  /// Strategy hook: called at the start of recompute(), before variables are built.
+  virtual void prepare_recompute() {}
+  /// Strategy hook: SMs all kernels of one client may hold together (default: the device's).
+  virtual double client_sm_cap(int tenant) const;
+  /// Strategy hook: called after finished kernels were removed and their owners told.
+  virtual void after_completions() {}
+  /// Strategy hook for tags >= kFirstStrategyTag.
+  virtual void on_strategy_event(std::uint64_t tag);
+
+  // Fluid pool operations for strategies.
+  void start_running(KernelRun& kernel);  ///< joins the running set (call recompute() after)
+  /// Leaves the running set keeping its remaining work (preemption). Call recompute() after.
+  void stop_running(KernelRun& kernel);
+  void remove_running_of(int tenant);
+  /// Brings remaining work up to now, re-solves rates, reschedules the completion wake-up.
+  void recompute();
+  /// recompute(), unless completions are being delivered (then it runs once at the end).
+  void recompute_soon() {
+    if (!batching_) recompute();
+  }
+  /// Advances remaining work of running kernels to now (no re-solve).
+  void advance();
+  const std::vector<KernelRun*>& running() const { return running_; }
+  /// Overhead periods (switching, preemption): the device counts as busy but not useful.
+  void set_overhead(bool in_overhead);
+  void count_switch(Nanos overhead) {
+    ++context_switches_;
+    switch_overhead_ += overhead;
+  }
+  bool batching() const { return batching_; }
+
+  Simulator& sim_;
+
+ private:
+  void update_busy();
+  void grant_sms();     // residency: freed SMs to dispatching kernels, in dispatch order
+  void apply_l2_factors();
+  void complete_finished();
+  void finish_recompute();  // schedules the next completion and updates utilization
+
+  DeviceGeometry geometry_;
+  SharingLimits limits_;
+  int index_ = -1;
+  std::vector<int> clients_;
+  std::vector<std::int64_t> client_memory_;  // parallel to clients_
+  std::vector<KernelRun*> running_;
+  MaxMinProblem problem_;
+  EventId completion_event_;
+  Nanos last_advance_ = 0;
+  bool batching_ = false;
+  bool in_overhead_ = false;
+
+  std::int64_t memory_used_ = 0;
+  std::int64_t memory_peak_ = 0;
+  TimeWeightedValue busy_, useful_, dram_;
+  std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_
+  std::vector<double> client_occupancy_scratch_;
+  std::vector<KernelRun*> finished_scratch_;
+  std::vector<KernelRun*> order_scratch_;
+  std::vector<double> client_held_scratch_;  // by tenant index
+  double work_progressed_ = 0, work_completed_ = 0, work_discarded_ = 0;
+  std::int64_t context_switches_ = 0;
+  Nanos switch_overhead_ = 0;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,52 @@
+#pragma once
+// KernelRun: one launched kernel while it is on a device (queued, running, or preempted).
+//
+// Work model (ARCHITECTURE.md "physics"): a kernel carries `work` = its solo duration on the
+// whole GPU of its model, in ns. It progresses at `rate` (solo-ns of work per ns of time, 1.0 =
+// as fast as alone on the whole GPU). Its roofline position m = memory_bound and grid width
+// f = sm_fraction (share of the GPU's S_gpu SMs one wave of its grid occupies) set how fast it
+// can go on the SMs it holds (models/gpu/device.hpp has the residency and bandwidth laws):
+//   sigma = min(1, held_sms / (f * S_gpu)),  beta = min(1, B_cap)
+//   rate_max = 1 / ((1 - m) / sigma + m / beta)
+// i.e. the compute-bound share of its time stretches by 1/sigma and the memory-bound share by
+// 1/beta (serial phases). On an H100 1g.10gb (16 of 132 SMs, 1 of 8 memory slices) a
+// compute-bound kernel (m=0, f=1) takes 132/16 of its solo time and a memory-bound one (m=1) 8x.
+#include <cstdint>
+
+#include "sim/core/time.hpp"
+
+namespace gpumux {
+
+class KernelOwner;
+struct KernelSpec;
+
+struct KernelRun {
+  KernelOwner* owner = nullptr;
+  void* owner_data = nullptr;  ///< the owner's own context for this kernel (e.g. its request)
+  int tenant = -1;            ///< tenant index (the client / context on the device)
+  std::uint64_t request_id = 0;
+  std::uint32_t kernel_index = 0;  ///< position in the request's launch sequence
+  double work = 0;            ///< solo ns on the whole GPU
+  double remaining = 0;       ///< solo ns still to do
+  double sm_fraction = 1.0;   ///< f
+  double memory_bound = 0.0;  ///< m
+  double waves = 1.0;         ///< W > 0: waves of its grid at full width f * S_gpu when alone
+  double working_set = 0;     ///< bytes it re-reads through L2 (0 = streams, no reuse)
+  int priority = 0;           ///< block-dispatch priority; higher first (stream/MPS priority)
+  double rate = 0;            ///< current progress rate (set by the device)
+  double rate_max = 0;        ///< bound on the SMs it holds now (set by the device)
+  double occupancy = 0;       ///< SMs its resident blocks hold now (set by the device)
+  double l2_factor = 1.0;     ///< HBM traffic per unit work relative to alone (set by the device)
+  Nanos first_start = -1;     ///< when it first received SMs (-1: not yet)
+};
+
+/// Told when a kernel finishes. The device must not touch the KernelRun after this call.
+class KernelOwner {
+ public:
+  virtual void on_kernel_finished(KernelRun& kernel, Nanos now) = 0;
+
+ protected:
+  ~KernelOwner() = default;
+};
+
+}  // namespace gpumux

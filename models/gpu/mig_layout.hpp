@@ -1,0 +1,43 @@
+#pragma once
+// MIG placement: does a list of GPU-instance profiles fit on one GPU, and where?
+//
+// Model (NVIDIA MIG User Guide, Supported MIG Profiles; real `nvidia-smi mig -lgipp` output, whose
+// placements count memory slices): a GPU has `memory_slices` (8) memory slices and `compute_slices`
+// (7) compute slices. A GPU instance of profile P occupies P.memory_slices consecutive memory
+// slices starting at one of P.placements, and P.compute_slices compute slices. A layout fits
+// when every instance gets a start such that no two instances share a memory slice, the compute
+// slices add up to at most compute_slices, and no profile is used more than its max_count.
+// The search is exhaustive backtracking over starts (at most 7 instances x 8 starts), so a
+// layout is rejected only when no placement exists at all. Cost: microseconds.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/gpu/device_profile.hpp"
+
+namespace gpumux {
+
+struct MigInstancePlacement {
+  int index = 0;  ///< position in the layout as written (the tenant's "gpu0/INDEX")
+  const MigProfileSpec* profile = nullptr;
+  int start = 0;  ///< first memory slice
+  int end() const { return start + profile->memory_slices; }  ///< one past the last slice
+};
+
+struct MigFitResult {
+  bool fits = false;
+  std::vector<MigInstancePlacement> placements;  ///< when it fits, in layout order
+  /// When it does not fit: one line, e.g. "3g.40gb (#2) needs memory slices 0-3 or 4-7;
+  /// 0-3 are used by 4g.40gb (#0), 4-7 by 1g.10gb (#1)". Names unknown profiles with the list
+  /// of known ones, and max-count violations ("1g.10gb+me: at most 1 per GPU, layout has 2").
+  std::string reason;
+};
+
+/// Checks a layout; never throws for a layout that does not fit (see reason).
+MigFitResult fit_mig_layout(const DeviceProfile& gpu, const std::vector<std::string>& profiles);
+
+/// Text for `gpumux mig MODEL`: the profile table (SMs, memory, slices, max, placements) and
+/// the named layouts with the placement each one gets.
+std::string describe_mig(const DeviceProfile& gpu);
+
+}  // namespace gpumux

@@ -1,0 +1,37 @@
+#pragma once
+// SharingLimits: what the physics of one device needs to know about how it is shared — client
+// caps, the SM share of a client, per-client memory limits, and the time-slicing scheduler's
+// timings. Plain numbers, no configuration vocabulary: the strategy registry
+// (models/strategies/registry.cpp) fills it from a scenario's `sharing:` block.
+#include <cstdint>
+#include <optional>
+
+#include "sim/core/time.hpp"
+
+namespace gpumux {
+
+/// How a time-sliced context gives the device up at the end of its slice (time_slicing.hpp).
+enum class PreemptionMode { instruction, kernel_boundary };
+
+struct SharingLimits {
+  /// Clients (CUDA contexts) the device accepts; attach_client refuses the next one.
+  /// 0 = no limit.
+  int max_clients = 0;
+  /// The clients are clients of one MPS server: they share its fault domain (a fatal fault in
+  /// one kills all) and the client limit is the server's.
+  bool shared_server = false;
+  /// SMs all kernels of one client may hold together, as a share of the device's (MPS active
+  /// thread percentage / 100); 1 = the whole device.
+  double thread_share = 1.0;
+  /// Bytes one client may allocate (MPS pinned memory limit); unset = only the device's memory.
+  std::optional<std::int64_t> client_memory_limit;
+
+  // Time-slicing scheduler (used by TimeSlicingDevice only).
+  Nanos timeslice = 1'024'000;
+  Nanos context_switch = 0;
+  Nanos preemption_latency = 0;
+  Nanos cache_refill = 0;
+  PreemptionMode preemption = PreemptionMode::instruction;
+};
+
+}  // namespace gpumux

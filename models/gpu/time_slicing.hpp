@@ -1,0 +1,80 @@
+#pragma once
+// Time-slicing: software context switching between the clients (CUDA contexts) of one device.
+//
+// One context holds the device at a time; its ready kernels run concurrently through the fluid
+// model on the whole device; the others' kernels wait. Round-robin among contexts with pending
+// work, idle contexts skipped:
+//  * A context that gets the device gets a slice of T (timeslice). At the end of a slice, if
+//    another context has pending work, the holder is preempted; otherwise it keeps the device
+//    for another slice. A newly busy context waits for the running slice to expire. (Slices
+//    run back to back from when the holder got the device; no timer runs while nobody waits.)
+//  * instruction preemption: at slice end running kernels stop (their progress is kept), then
+//    P (preemption_latency, saving state) + C (context_switch) + R (cache_refill, when the next
+//    context differs from the last one that ran) pass before the next context runs.
+//  * kernel-boundary preemption: at slice end the holder launches nothing new, its running
+//    kernels finish (a long kernel makes everyone wait), then C + R pass.
+//  * When the holder runs out of work and another context has some, the device switches at once
+//    (no preemption needed). A context whose next kernel is issued and only waits for its
+//    launch overhead is not out of work: the kernel sits in its channel. A device left idle keeps the last context loaded.
+//  * C charges in full only when the incoming context has preempted state to restore. Restoring
+//    moves the same SM state the save moved, so a context with nothing preempted pays C - P
+//    (the profiles derive P as save time and C as restore time plus a fixed switch cost).
+// Closed forms (tests): two saturating contexts each get T / (2 (T + P + C)) of the device; a
+// short kernel arriving at a random time beside a saturating neighbour waits on average
+// T/2 + P + (C - P) (instruction; its own context had nothing preempted) or the residual of the
+// neighbour's kernel + C - P (kernel-boundary).
+// Switch and preemption time count as busy but not useful (DeviceResult::useful_fraction).
+// Memory is not isolated: all contexts allocate from the same device memory (device.hpp).
+#include <deque>
+#include <vector>
+
+#include "models/gpu/device.hpp"
+
+namespace gpumux {
+
+class TimeSlicingDevice : public Device {
+ public:
+  /// Takes T, C, P, R and the preemption mode from `limits`.
+  TimeSlicingDevice(Simulator& sim, DeviceGeometry geometry, SharingLimits limits);
+
+  bool attach_client(int tenant, std::string& reason) override;
+  void submit(KernelRun& kernel) override;
+  void remove_client_kernels(int tenant) override;
+  void kernel_launching(int tenant, bool on) override;
+
+ protected:
+  void after_completions() override;
+  void on_strategy_event(std::uint64_t tag) override;
+
+ private:
+  enum class State { idle, running, draining, switching };
+  enum Tag : std::uint64_t { kTagSliceEnd = kFirstStrategyTag, kTagSwitchDone };
+  struct Context {
+    int tenant = -1;
+    std::deque<KernelRun*> waiting;  // ready or preempted, not holding the device
+    int running = 0;                 // kernels of this context in the running set
+    bool preempted = false;          // holds instruction-preempted kernels (state to restore)
+    int launching = 0;               // kernels issued, in their launch overhead
+    bool has_work() const { return !waiting.empty() || running > 0 || launching > 0; }
+  };
+
+  Context& context_of(int tenant);
+  int next_context_with_work(int after) const;  // -1 if none (excluding `after`)
+  void begin_slice();
+  void arm_slice_end();  // schedule the yield at the next slice boundary if someone waits
+  void begin_switch(int next, Nanos overhead);
+  void on_holder_idle();
+  void launch_waiting();
+  Nanos switch_cost(int next) const;  // C, or C - P when `next` has nothing to restore
+
+  Nanos timeslice_, context_switch_, preemption_latency_, cache_refill_;
+  std::vector<Context> contexts_;
+  State state_ = State::idle;
+  int holder_ = -1;     // context index holding (or being switched to) the device
+  int last_ran_ = -1;   // context whose state is loaded
+  Nanos slice_start_ = 0;  // when the holder got the device; slices follow back to back
+  EventId slice_event_;
+  EventId switch_event_;
+};
+
+}  // namespace gpumux

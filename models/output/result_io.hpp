@@ -1,0 +1,48 @@
+#pragma once
+// Writing and reading results: JSON summary (SPEC §4), text summary table, HDF5 file (SPEC §5).
+// JSON objects are nlohmann::ordered_json so tenants and devices keep the scenario's order in
+// `--json` output, in the HDF5 /summary string and in `gpumux report`.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/run/result.hpp"
+
+namespace gpumux {
+
+/// The SPEC §4 summary object (plus "strategy" when set, tenant gpu_seconds/cost and device
+/// sharing). Keys in insertion order. Cost: O(tenants + devices).
+nlohmann::ordered_json summary_json(const RunResult& result);
+
+/// Human-readable header line plus per-tenant and per-device tables (what `gpumux run` prints).
+/// Equal to summary_table_from_json(summary_json(result)). Cost: O(tenants + devices).
+std::string summary_table(const RunResult& result);
+
+/// Side-by-side table for `gpumux compare`: one block per tenant, one column per strategy
+/// (p50, p99, throughput, slowdown, failed, OOMs), then SM busy per strategy and device.
+/// Equal to compare_table_from_json of the results' summaries.
+std::string compare_table(const std::vector<RunResult>& results);
+
+/// Writes the HDF5 file (layout in models/output/result_io.cpp and the README): root attributes,
+/// /summary (JSON string), /requests, /tenants, /tenant_names, /devices, /events,
+/// /timeseries/<device>, /kernels (when present). Written to PATH.tmp.PID then renamed, so a
+/// reader never sees a half-written file. Throws std::runtime_error on I/O failure (the
+/// temporary file is removed). Cost: O(records), one compressed chunk of extra memory.
+void write_result_h5(const std::string& path, const RunResult& result);
+
+/// The `compare` file: root attributes from the first result, /summary = JSON array of the
+/// summaries, and each result's datasets under /strategies/<label>/ (label '/' -> '_').
+void write_results_h5(const std::string& path, const std::vector<RunResult>& results);
+
+/// Reads back the summary JSON stored by write_result_h5 (for `gpumux report`). For a compare
+/// file returns one summary per strategy. Throws InputError("PATH: not a gpumux result file
+/// (why)") when the file is missing, not HDF5, or has no readable /summary.
+std::vector<nlohmann::ordered_json> read_summaries_h5(const std::string& path);
+
+/// Text for `gpumux report`, from a summary read back. Missing or null fields print as "-".
+std::string summary_table_from_json(const nlohmann::ordered_json& summary);
+
+/// compare_table from summaries read back (`gpumux report` of a compare file).
+std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& summaries);
+
+}  // namespace gpumux

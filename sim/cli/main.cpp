@@ -1,3 +1,0 @@
-#include "sim/cli/cli.hpp"
-
-int main(int argc, char** argv) { return gpumux::run_cli(argc, argv); }

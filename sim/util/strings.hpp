@@ -1,0 +1,19 @@
+#pragma once
+// Small string helpers shared by every layer (one copy each). Cost: O(length).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpumux {
+
+/// TEXT without leading and trailing spaces and tabs.
+std::string trim(std::string_view text);
+
+/// ITEMS separated by SEPARATOR ("a, b, c"); "" for none.
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+/// FNV-1a 64-bit hash of bytes (stable across platforms and runs).
+std::uint64_t fnv1a64(std::string_view bytes);
+
+}  // namespace gpumux
