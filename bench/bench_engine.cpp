@@ -20,12 +20,12 @@
 namespace gpumux {
 namespace {
 
-struct Hold : EventHandler {
+struct Hold {
   Simulator* sim = nullptr;
   std::vector<Nanos> delays;
   std::size_t next = 0;
-  void on_event(std::uint64_t tag) override {
-    sim->schedule_in(delays[next++ & (delays.size() - 1)], *this, tag);
+  void on_event(std::uint64_t tag) {
+    sim->schedule_in(delays[next++ & (delays.size() - 1)], make_event<&Hold::on_event>(*this, tag));
   }
 };
 
@@ -39,7 +39,8 @@ void BM_EventHold(benchmark::State& state) {
   hold.delays.resize(1 << 16);
   for (Nanos& d : hold.delays) d = 1 + static_cast<Nanos>(rng.exponential(1000.0 * pending));
   for (std::size_t i = 0; i < pending; ++i) {
-    sim.schedule_at(static_cast<Nanos>(rng.next_u64() % (1000 * pending)), hold, i);
+    sim.schedule_at(static_cast<Nanos>(rng.next_u64() % (1000 * pending)),
+                    make_event<&Hold::on_event>(hold, std::uint64_t{i}));
   }
   // Each iteration runs about max(N, 1024) / 8 events (rate N / mean delay = 1 per 1000 ns).
   const Nanos step = 1000 * static_cast<Nanos>(std::max<std::size_t>(pending, 1024)) / 8;
@@ -65,8 +66,8 @@ template <QueueKind kKind>
 void BM_CancelHeavy(benchmark::State& state) {
   Simulator sim(kKind);
   std::uint64_t events = 0;
-  struct Noop : EventHandler {
-    void on_event(std::uint64_t) override {}
+  struct Noop {
+    void on_event() {}
   } noop;
   RandomStream rng(2);
   for (auto _ : state) {
@@ -75,7 +76,8 @@ void BM_CancelHeavy(benchmark::State& state) {
     const Nanos base = sim.now();
     for (int i = 0; i < 100000; ++i) {
       ids.push_back(
-          sim.schedule_at(base + 1 + static_cast<Nanos>(rng.next_u64() % 1000000), noop, 0));
+          sim.schedule_at(base + 1 + static_cast<Nanos>(rng.next_u64() % 1000000),
+                          make_event<&Noop::on_event>(noop)));
     }
     for (std::size_t i = 0; i < ids.size(); i += 2) sim.cancel(ids[i]);
     const std::uint64_t before = sim.events_processed();

@@ -73,7 +73,6 @@ double Device::rate_bound(const KernelRun& kernel, double held_sms) const {
 }
 
 double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
-void Device::on_strategy_event(std::uint64_t /*tag*/) {}
 
 void Device::start_running(KernelRun& kernel) {
   if (kernel.first_start < 0) kernel.first_start = sim_.now();
@@ -220,9 +219,10 @@ void Device::finish_recompute() {
   }
   update_busy();
   sim_.cancel(completion_event_);
-  completion_event_ = next == kNever ? EventId{}
-                                     : sim_.schedule_at(next, *this, kTagCompletion,
-                                                        kPriorityCompletion);
+  completion_event_ =
+      next == kNever
+          ? EventId{}
+          : sim_.schedule_at(next, make_event<&Device::on_completion>(*this), kPriorityCompletion);
 }
 
 void Device::set_overhead(bool in_overhead) {
@@ -273,13 +273,9 @@ void Device::complete_finished() {
   recompute();
 }
 
-void Device::on_event(std::uint64_t tag) {
-  if (tag == kTagCompletion) {
-    completion_event_ = EventId{};
-    complete_finished();
-  } else {
-    on_strategy_event(tag);
-  }
+void Device::on_completion() {
+  completion_event_ = EventId{};
+  complete_finished();
 }
 
 }  // namespace gpumux

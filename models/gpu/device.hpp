@@ -75,7 +75,7 @@ class DeviceObserver {
   ~DeviceObserver() = default;
 };
 
-class Device : public EventHandler {
+class Device {
  public:
   Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits);
   virtual ~Device() = default;
@@ -136,19 +136,13 @@ class Device : public EventHandler {
   /// Solo-speed bound of a kernel alone on this device with `sm_cap` SMs available to it.
   double rate_bound(const KernelRun& kernel, double sm_cap) const;
 
-  void on_event(std::uint64_t tag) override;
-
  protected:
-  enum EventTag : std::uint64_t { kTagCompletion = 0, kFirstStrategyTag = 16 };
-
   /// Strategy hook: called at the start of recompute(), before variables are built.
   virtual void prepare_recompute() {}
   /// Strategy hook: SMs all kernels of one client may hold together (default: the device's).
   virtual double client_sm_cap(int tenant) const;
   /// Strategy hook: called after finished kernels were removed and their owners told.
   virtual void after_completions() {}
-  /// Strategy hook for tags >= kFirstStrategyTag.
-  virtual void on_strategy_event(std::uint64_t tag);
 
   // Fluid pool operations for strategies.
   void start_running(KernelRun& kernel);  ///< joins the running set (call recompute() after)
@@ -175,6 +169,7 @@ class Device : public EventHandler {
   Simulator& sim_;
 
  private:
+  void on_completion();  // event: the earliest running kernel finishes now
   void update_busy();
   void grant_sms();     // residency: freed SMs to dispatching kernels, in dispatch order
   void apply_l2_factors();

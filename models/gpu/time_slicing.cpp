@@ -73,7 +73,8 @@ void TimeSlicingDevice::arm_slice_end() {
   // Slices run back to back from slice_start_; the holder is told to yield at the next boundary.
   const Nanos elapsed = sim_.now() - slice_start_;
   const Nanos slices = std::max<Nanos>(1, (elapsed + timeslice_ - 1) / timeslice_);
-  slice_event_ = sim_.schedule_at(slice_start_ + slices * timeslice_, *this, kTagSliceEnd,
+  slice_event_ = sim_.schedule_at(slice_start_ + slices * timeslice_,
+                                  make_event<&TimeSlicingDevice::on_slice_end>(*this),
                                   kPriorityControl);
 }
 
@@ -89,7 +90,8 @@ void TimeSlicingDevice::begin_switch(int next, Nanos overhead) {
   state_ = State::switching;
   count_switch(overhead);
   set_overhead(true);
-  switch_event_ = sim_.schedule_in(overhead, *this, kTagSwitchDone, kPriorityControl);
+  switch_event_ = sim_.schedule_in(overhead, make_event<&TimeSlicingDevice::on_switch_done>(*this),
+                                   kPriorityControl);
   recompute_soon();
 }
 
@@ -144,41 +146,41 @@ void TimeSlicingDevice::after_completions() {
   }
 }
 
-void TimeSlicingDevice::on_strategy_event(std::uint64_t tag) {
-  if (tag == kTagSliceEnd) {
-    slice_event_ = EventId{};
-    if (state_ != State::running) return;
-    const int next = next_context_with_work(holder_);
-    if (next < 0) return;  // the waiter went away; the next submit re-arms
+void TimeSlicingDevice::on_slice_end() {
+  slice_event_ = EventId{};
+  if (state_ != State::running) return;
+  const int next = next_context_with_work(holder_);
+  if (next < 0) return;  // the waiter went away; the next submit re-arms
 
-    Context& holder = contexts_[static_cast<std::size_t>(holder_)];
-    if (limits().preemption == PreemptionMode::instruction) {
-      // Stop every running kernel of the holder, keeping its progress, in launch order.
-      std::vector<KernelRun*> preempted(running().begin(), running().end());
-      for (auto it = preempted.rbegin(); it != preempted.rend(); ++it) {
-        stop_running(**it);
-        holder.waiting.push_front(*it);
-      }
-      holder.running = 0;
-      holder.preempted = !preempted.empty();
-      begin_switch(next, preemption_latency_ + switch_cost(next));
-    } else {
-      state_ = State::draining;
-      if (holder.running == 0) begin_switch(next, switch_cost(next));
+  Context& holder = contexts_[static_cast<std::size_t>(holder_)];
+  if (limits().preemption == PreemptionMode::instruction) {
+    // Stop every running kernel of the holder, keeping its progress, in launch order.
+    std::vector<KernelRun*> preempted(running().begin(), running().end());
+    for (auto it = preempted.rbegin(); it != preempted.rend(); ++it) {
+      stop_running(**it);
+      holder.waiting.push_front(*it);
     }
-  } else if (tag == kTagSwitchDone) {
-    switch_event_ = EventId{};
-    if (!contexts_[static_cast<std::size_t>(holder_)].has_work()) {
-      // Its work went away during the switch (killed): move on or go idle.
-      last_ran_ = holder_;
-      set_overhead(false);
-      state_ = State::running;
-      on_holder_idle();
-      recompute_soon();
-      return;
-    }
-    begin_slice();
+    holder.running = 0;
+    holder.preempted = !preempted.empty();
+    begin_switch(next, preemption_latency_ + switch_cost(next));
+  } else {
+    state_ = State::draining;
+    if (holder.running == 0) begin_switch(next, switch_cost(next));
   }
+}
+
+void TimeSlicingDevice::on_switch_done() {
+  switch_event_ = EventId{};
+  if (!contexts_[static_cast<std::size_t>(holder_)].has_work()) {
+    // Its work went away during the switch (killed): move on or go idle.
+    last_ran_ = holder_;
+    set_overhead(false);
+    state_ = State::running;
+    on_holder_idle();
+    recompute_soon();
+    return;
+  }
+  begin_slice();
 }
 
 void TimeSlicingDevice::kernel_launching(int tenant, bool on) {

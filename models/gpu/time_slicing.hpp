@@ -44,11 +44,9 @@ class TimeSlicingDevice : public Device {
 
  protected:
   void after_completions() override;
-  void on_strategy_event(std::uint64_t tag) override;
 
  private:
   enum class State { idle, running, draining, switching };
-  enum Tag : std::uint64_t { kTagSliceEnd = kFirstStrategyTag, kTagSwitchDone };
   struct Context {
     int tenant = -1;
     std::deque<KernelRun*> waiting;  // ready or preempted, not holding the device
@@ -64,6 +62,8 @@ class TimeSlicingDevice : public Device {
   void arm_slice_end();  // schedule the yield at the next slice boundary if someone waits
   void begin_switch(int next, Nanos overhead);
   void on_holder_idle();
+  void on_slice_end();    // event: the holder's slice is over
+  void on_switch_done();  // event: the context switch finished
   void launch_waiting();
   Nanos switch_cost(int next) const;  // C, or C - P when `next` has nothing to restore
 

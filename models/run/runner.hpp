@@ -1,32 +1,23 @@
 #pragma once
-// The simulation entry point shared by the CLI, `compare` and the Python bindings:
-// a ResolvedScenario in, a RunResult out.
+// simulate(): one run of a resolved scenario — the entry point shared by the CLI, `compare` and
+// the Python bindings. A ResolvedScenario in (validated, profile defaults filled), a RunResult
+// out (times in integer ns of simulated time, sizes in bytes, fractions in [0, 1]; only wall_s
+// is host time). Deterministic: the same scenario and seed give the same result, bit for bit,
+// whatever the queue kind, sample period or record options.
 //
-// A tenant's requests arrive (poisson / constant / closed loop / trace), queue FIFO, and up to
-// `max_in_flight` run at once. A request is one CUDA stream: kernel k is issued by the CPU at
-// start + k * host_gap and can start on the GPU at
-//     ready_k = max(finish_{k-1}, start + k * host_gap) + L
-// (asynchronous launches: the CPU runs ahead of the GPU unless host_gap exceeds the kernels).
-// Every kernel pays L, the profile's launch_overhead (graph_launch_overhead for `cuda_graph:
-// true`): gpu-benches' back-to-back kernels take a fixed time per kernel on top of their data
-// time (a least-squares intercept), so n tiny kernels in one stream take n x L, not L.
-// Solo latency (for slowdown) is the same recursion with every kernel at its solo duration.
-// Batched serving (`batching: {max_batch: B}`): the tenant is one serving engine that runs
-// iterations back to back while it has work; the kernel list still describes one request as it
-// would run alone. Each iteration (started after every event of the instant, so simultaneous
-// arrivals batch together) admits queued requests FIFO up to B in flight — a request only when
-// its KV memory fits; one that cannot fit even alone fails with an OOM event — then runs:
-// `per_token: input` kernels once over all prompt tokens admitted now (prefill; skipped when
-// none), each `repeat: output_tokens` kernel once for the whole batch (decode), other kernels as
-// per-iteration work; `per_sequence` adds that much per request in the batch. Every request in
-// the batch gains one token per iteration and completes after its output tokens. Solo latency:
-// the same request alone (a batch of one).
-// Memory: a tenant allocates `memory` when it starts and `memory_per_request` while each
-// request runs; an allocation that does not fit its device (or its MPS pinned limit) OOM-kills
-// the tenant: its requests fail, its memory is freed, neighbours are untouched. Faults kill the
-// tenant, or every client of the device under MPS. Killed tenants restart after `recovery`.
-// Cost: O(events x log pending) plus the fluid recomputations of the devices.
+// What is modelled, and where (models/run/): tenants' arrivals (arrivals.cpp), requests queued
+// FIFO with up to `max_in_flight` running (requests.cpp), each a CUDA stream per GPU whose
+// kernel k can start at max(finish_{k-1}, start + k * host_gap) + launch_overhead
+// (launch.cpp), data-parallel collectives (collectives.cpp), continuous batching
+// (batching.cpp), memory and OOM kills (memory.cpp), injected faults and restarts (faults.cpp),
+// the utilization timeseries (sampling.cpp), metrics (summary.cpp), cost (cost.cpp) and
+// provenance (provenance.cpp). Contention on a device is the device's (models/device.hpp).
+//
+// Cost: O(events x log pending) for the event set plus the devices' fluid recomputations;
+// memory O(tenants + devices + requests in flight) plus 8 B per measured request (exact
+// quantiles) and, when recorded, 48 B per request record and 40 B per kernel record.
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <optional>
 
@@ -38,12 +29,12 @@
 namespace gpumux {
 
 struct RunOptions {
-  /// Polled every few thousand events; when it becomes true the run stops and the result is
-  /// marked "interrupted" (SIGINT).
+  /// Polled every 4096 events; when it becomes true the run stops and the result is marked
+  /// "interrupted" (SIGINT).
   const std::atomic<bool>* interrupt = nullptr;
-  /// Called about every 65536 events with (simulated now, horizon = duration, events so far).
+  /// Called every 4096 events with (simulated now, horizon = duration, events so far).
   std::function<void(Nanos, Nanos, std::uint64_t)> progress;
-  /// Keep one RequestRecord per request in RunResult::requests (40 B each; needed for HDF5 and
+  /// Keep one RequestRecord per request in RunResult::requests (48 B each; needed for HDF5 and
   /// Python, not for the summary).
   bool record_requests = true;
   /// The pending-event set; unset = chosen from the scenario's size (results are identical

@@ -73,21 +73,19 @@ void CalendarQueue::insert(std::uint32_t index) {
   if (at == kNil) bucket.tail = index;
 }
 
-EventId CalendarQueue::push(Nanos time, EventOrder order, EventHandler* handler,
-                            std::uint64_t tag) {
+EventId CalendarQueue::push(Nanos time, EventOrder order, const Event& event) {
   std::uint32_t index;
   if (free_ != kNil) {
     index = free_;
     free_ = nodes_[index].next;
   } else {
     index = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.push_back(Node{0, 0, nullptr, 0, kNil, 0});
+    nodes_.push_back(Node{0, 0, Event{}, kNil, 0});
   }
   Node& node = nodes_[index];
   node.key = key_of(time);
   node.order = order;
-  node.handler = handler;
-  node.tag = tag;
+  node.event = event;
   ++node.generation;
   const std::uint32_t generation = node.generation;
   if (node.key < current_start_) {
@@ -112,7 +110,7 @@ bool CalendarQueue::cancel(EventId id, PoppedEvent& cancelled) {
   if (node.generation != id.generation || !generation_live(node.generation)) return false;
   ++node.generation;
   --live_;
-  cancelled = PoppedEvent{time_of(node.key), node.handler, node.tag};
+  cancelled = PoppedEvent{time_of(node.key), node.event};
   return true;
 }
 
@@ -164,7 +162,7 @@ PoppedEvent CalendarQueue::pop() {
   buckets_[current_].head = node.next;
   ++node.generation;
   --live_;
-  const PoppedEvent event{time_of(node.key), node.handler, node.tag};
+  const PoppedEvent event{time_of(node.key), node.event};
   // The next pop most likely takes this node's successor or the next bucket's head: start
   // loading it now, so the miss overlaps with running the event.
   const std::uint32_t successor =

@@ -15,7 +15,7 @@
 //
 // Costs: push, pop O(1) expected for stationary distributions; cancel O(1) (the event is marked
 // dead and unlinked when a later walk meets it); a resize O(n) amortised over n operations.
-// Memory: 40 B per pending or dead-but-unlinked event plus 8 B per bucket (<= 16 B per event).
+// Memory: 48 B per pending or dead-but-unlinked event plus 8 B per bucket (<= 16 B per event).
 // Used through EventQueue, which assigns the order keys.
 #include <cstdint>
 #include <vector>
@@ -29,7 +29,7 @@ class CalendarQueue {
  public:
   CalendarQueue();
 
-  EventId push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag);
+  EventId push(Nanos time, EventOrder order, const Event& event);
   /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds it.
   bool cancel(EventId id, PoppedEvent& cancelled);
   /// Time of the earliest live event; kNever when none. Moves the current bucket to it.
@@ -47,8 +47,7 @@ class CalendarQueue {
   struct Node {
     std::uint64_t key;  // time with the sign bit flipped: unsigned order = signed time order
     EventOrder order;
-    EventHandler* handler;
-    std::uint64_t tag;
+    Event event;
     std::uint32_t next;  // next node in the bucket list, or in the free list
     std::uint32_t generation;
   };

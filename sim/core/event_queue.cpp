@@ -17,20 +17,19 @@ const char* to_string(QueueKind kind) {
   return "?";
 }
 
-EventId EventQueue::push_target(Nanos time, Priority priority, EventHandler* handler,
-                                std::uint64_t tag) {
+EventId EventQueue::push_event(Nanos time, Priority priority, const Event& event) {
   assert(next_sequence_ < (std::uint64_t{1} << 56));
   const EventOrder order = (static_cast<EventOrder>(priority) << 56) | next_sequence_++;
   ++live_;
   switch (kind_) {
     case QueueKind::heap:
-      return heap_.push(time, order, handler, tag);
+      return heap_.push(time, order, event);
     case QueueKind::calendar:
-      return calendar_.push(time, order, handler, tag);
+      return calendar_.push(time, order, event);
     case QueueKind::ladder:
       break;
   }
-  return ladder_.push(time, order, handler, tag);
+  return ladder_.push(time, order, event);
 }
 
 EventId EventQueue::push(Nanos time, Priority priority, std::function<void()> action) {
@@ -43,7 +42,9 @@ EventId EventQueue::push(Nanos time, Priority priority, std::function<void()> ac
     index = static_cast<std::uint32_t>(closures_.size());
     closures_.push_back(std::move(action));
   }
-  return push_target(time, priority, nullptr, index);
+  Event::Argument argument{};
+  argument.value = index;
+  return push_event(time, priority, Event(&EventQueue::run_closure, this, argument));
 }
 
 void EventQueue::release_closure(std::uint64_t index) {
@@ -51,11 +52,13 @@ void EventQueue::release_closure(std::uint64_t index) {
   free_closures_.push_back(static_cast<std::uint32_t>(index));
 }
 
-void EventQueue::run_closure(std::uint64_t index) {
+void EventQueue::run_closure(void* queue, Event::Argument argument) {
+  EventQueue& self = *static_cast<EventQueue*>(queue);
+  const std::uint64_t index = argument.value;
   // Move the action out first: it may schedule closures that reuse (or grow) the pool.
-  std::function<void()> action = std::move(closures_[index]);
-  closures_[index] = nullptr;
-  free_closures_.push_back(static_cast<std::uint32_t>(index));
+  std::function<void()> action = std::move(self.closures_[index]);
+  self.closures_[index] = nullptr;
+  self.free_closures_.push_back(static_cast<std::uint32_t>(index));
   if (action) action();
 }
 

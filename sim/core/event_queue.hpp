@@ -13,7 +13,10 @@
 //  - QueueKind::ladder: ladder of radix rungs (LadderQueue). O(1) amortised push/pop with
 //    streamed (not random) table access; the fastest at 10^5+ pending events.
 // All cancel in O(1) (lazily: the event is marked dead and dropped when met) and reuse storage.
-// Closure events keep their std::function in a side pool, so the hot tables stay small.
+// An event is a typed binding (Event, made by make_event: function, object, argument) stored
+// in the queue's slot; closure events keep their std::function in a side pool and are bound to
+// EventQueue::run_closure, so the hot tables stay small and running any event is one indirect
+// call.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -46,9 +49,10 @@ class EventQueue {
 
   QueueKind kind() const { return kind_; }
 
-  EventId push(Nanos time, Priority priority, EventHandler* handler, std::uint64_t tag) {
-    return push_target(time, priority, handler, tag);
+  EventId push(Nanos time, Priority priority, const Event& event) {
+    return push_event(time, priority, event);
   }
+  /// A closure event: the action is kept in a side pool until it runs or is cancelled.
   EventId push(Nanos time, Priority priority, std::function<void()> action);
 
   /// O(1). Returns true when the event was pending and is now cancelled.
@@ -59,7 +63,7 @@ class EventQueue {
                                                           : ladder_.cancel(id, event);
     if (!cancelled) return false;
     --live_;
-    if (event.handler == nullptr) release_closure(event.tag);
+    if (event.event.function() == &run_closure) release_closure(event.event.argument().value);
     return true;
   }
 
@@ -84,17 +88,14 @@ class EventQueue {
                                                              : ladder_.pop();
     --live_;
     clock = event.time;
-    if (event.handler != nullptr) {
-      event.handler->on_event(event.tag);
-    } else {
-      run_closure(event.tag);
-    }
+    event.event.run();
     return event.time;
   }
 
  private:
-  EventId push_target(Nanos time, Priority priority, EventHandler* handler, std::uint64_t tag);
-  void run_closure(std::uint64_t index);
+  EventId push_event(Nanos time, Priority priority, const Event& event);
+  /// A closure event's function: runs (and frees) closures_[argument] of the EventQueue object.
+  static void run_closure(void* queue, Event::Argument argument);
   void release_closure(std::uint64_t index);
 
   QueueKind kind_;
@@ -103,7 +104,7 @@ class EventQueue {
   LadderQueue ladder_;
   std::uint64_t next_sequence_ = 0;
   std::size_t live_ = 0;
-  std::vector<std::function<void()>> closures_;  // closure events' actions, by tag
+  std::vector<std::function<void()>> closures_;  // closure events' actions, by argument
   std::vector<std::uint32_t> free_closures_;
 };
 

@@ -4,11 +4,10 @@
 
 namespace gpumux {
 
-EventId HeapQueue::push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag) {
+EventId HeapQueue::push(Nanos time, EventOrder order, const Event& event) {
   const std::uint32_t slot = acquire_slot(slots_, free_slots_);
   Slot& s = slots_[slot];
-  s.handler = handler;
-  s.tag = tag;
+  s.event = event;
   ++s.generation;
   heap_.push_back(Key{time, order, slot});
   sift_up(heap_.size() - 1);
@@ -21,7 +20,7 @@ bool HeapQueue::cancel(EventId id, PoppedEvent& cancelled) {
   if (s.generation != id.generation || !generation_live(s.generation)) return false;
   // The key stays in the heap; the slot is freed when the key reaches the top.
   ++s.generation;
-  cancelled = PoppedEvent{kNever, s.handler, s.tag};
+  cancelled = PoppedEvent{kNever, s.event};
   return true;
 }
 
@@ -80,7 +79,7 @@ PoppedEvent HeapQueue::pop() {
   Slot& s = slots_[top.slot];
   ++s.generation;
   free_slots_.push_back(top.slot);
-  return PoppedEvent{top.time, s.handler, s.tag};
+  return PoppedEvent{top.time, s.event};
 }
 
 }  // namespace gpumux

@@ -1,9 +1,9 @@
 #pragma once
 // HeapQueue: pending events in a 4-ary min-heap of 24-byte keys (time, order, slot) over a slot
-// table of 24-byte targets (handler, tag, generation).
+// table of 32-byte targets (event, generation).
 //
 // Costs: push O(log4 n), pop O(log4 n) amortised, cancel O(1) (the slot is marked dead and its
-// key is discarded when it reaches the top). Memory: ~48 B per pending or dead-but-unpopped
+// key is discarded when it reaches the top). Memory: ~56 B per pending or dead-but-unpopped
 // event. Best when the queue is small (it stays in L1/L2); at 10^5+ events each operation walks
 // ~log4 n cache lines. Used through EventQueue, which assigns the order keys.
 #include <cstdint>
@@ -15,7 +15,7 @@ namespace gpumux {
 
 class HeapQueue {
  public:
-  EventId push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag);
+  EventId push(Nanos time, EventOrder order, const Event& event);
   /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds it.
   bool cancel(EventId id, PoppedEvent& cancelled);
   /// Time of the earliest live event; kNever when none. Discards dead keys on the way.
@@ -30,8 +30,7 @@ class HeapQueue {
     std::uint32_t slot;
   };
   struct Slot {
-    EventHandler* handler = nullptr;
-    std::uint64_t tag = 0;
+    Event event;
     std::uint32_t generation = 0;
   };
 

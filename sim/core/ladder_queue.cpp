@@ -50,11 +50,10 @@ void LadderQueue::file(const Entry& entry) {
   rung_mask_ |= 1u << rung;
 }
 
-EventId LadderQueue::push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag) {
+EventId LadderQueue::push(Nanos time, EventOrder order, const Event& event) {
   const std::uint32_t slot = acquire_slot(slots_, free_slots_);
   Slot& s = slots_[slot];
-  s.handler = handler;
-  s.tag = tag;
+  s.event = event;
   s.order = order;
   ++s.generation;
   const std::uint32_t generation = s.generation;
@@ -82,7 +81,7 @@ bool LadderQueue::cancel(EventId id, PoppedEvent& cancelled) {
   ++s.generation;
   free_slots_.push_back(id.slot);
   --live_;
-  cancelled = PoppedEvent{kNever, s.handler, s.tag};
+  cancelled = PoppedEvent{kNever, s.event};
   if (stored_ - live_ > live_ + kCompactionSlack) compact();
   return true;
 }
@@ -161,7 +160,7 @@ PoppedEvent LadderQueue::pop() {
   free_slots_.push_back(index);
   --stored_;
   --live_;
-  return PoppedEvent{time, s.handler, s.tag};
+  return PoppedEvent{time, s.event};
 }
 
 void LadderQueue::compact() {

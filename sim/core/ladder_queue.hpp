@@ -17,12 +17,12 @@
 // Costs: push O(1) (an append); pop O(1) amortised: an event is re-filed at most once per rung
 // (<= 8 times, ~3-4 for times spread over seconds), each time by a sequential read and an append
 // to one of a few hundred active buckets, so the tables are streamed rather than hit at random.
-// The only random access per event is its slot (handler, tag, order, generation; a huge-page
+// The only random access per event is its slot (event, order, generation; a huge-page
 // table), prefetched when the event nears the Bottom. k events at one time cost O(log k) each
 // in the Bottom heap; pushes before `last` O(log e) in the side heap (rare). Cancel O(1): the
 // slot's generation is bumped and the slot reused at once; the stale entry is dropped when it
 // reaches the Bottom, or by a compaction once dead entries outnumber live ones by 4096
-// (amortised O(1)). Memory: 16 B per stored entry (live or dead) + 32 B per slot + bucket
+// (amortised O(1)). Memory: 16 B per stored entry (live or dead) + 40 B per slot + bucket
 // slack (a drained bucket keeps <= 64 KiB); 48 KiB of bucket headers from the first push.
 // Used through EventQueue, which assigns the order keys.
 #include <cstdint>
@@ -35,7 +35,7 @@ namespace gpumux {
 
 class LadderQueue {
  public:
-  EventId push(Nanos time, EventOrder order, EventHandler* handler, std::uint64_t tag);
+  EventId push(Nanos time, EventOrder order, const Event& event);
   /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds its
   /// target (time kNever, as in HeapQueue).
   bool cancel(EventId id, PoppedEvent& cancelled);
@@ -72,8 +72,7 @@ class LadderQueue {
     std::uint32_t generation;
   };
   struct Slot {
-    EventHandler* handler = nullptr;
-    std::uint64_t tag = 0;
+    Event event;
     EventOrder order = 0;
     std::uint32_t generation = 0;
   };

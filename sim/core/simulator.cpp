@@ -5,10 +5,9 @@
 
 namespace gpumux {
 
-EventId Simulator::schedule_at(Nanos time, EventHandler& handler, std::uint64_t tag,
-                               EventQueue::Priority priority) {
+EventId Simulator::schedule_at(Nanos time, const Event& event, EventQueue::Priority priority) {
   if (time < now_) throw std::logic_error("Simulator: event scheduled in the past");
-  return queue_.push(time, priority, &handler, tag);
+  return queue_.push(time, priority, event);
 }
 
 EventId Simulator::schedule_at(Nanos time, std::function<void()> action,

@@ -2,7 +2,8 @@
 // Simulator: the clock and the pending-event set. Not a global: models hold a reference.
 //
 //   Simulator sim;
-//   sim.schedule_in(5 * kMillisecond, handler, /*tag=*/3);   // handler.on_event(3) at t=5ms
+//   sim.schedule_in(5 * kMillisecond, make_event<&Tenant::on_arrival>(tenant));  // at t=5ms
+//   sim.schedule_in(1 * kMillisecond, make_event<&Run::on_fault>(run, 3));  // run.on_fault(3)
 //   sim.run_until(10 * kSecond);
 //
 // Zero-delay work also goes through the queue (schedule_in(0, ...)), so the order of same-time
@@ -35,11 +36,12 @@ class Simulator {
   Nanos now() const { return now_; }
   QueueKind queue_kind() const { return queue_.kind(); }
 
-  EventId schedule_at(Nanos time, EventHandler& handler, std::uint64_t tag,
+  /// Runs `event` at `time` (>= now(); throws std::logic_error otherwise). No allocation.
+  EventId schedule_at(Nanos time, const Event& event,
                       EventQueue::Priority priority = kPriorityDefault);
-  EventId schedule_in(Nanos delay, EventHandler& handler, std::uint64_t tag,
+  EventId schedule_in(Nanos delay, const Event& event,
                       EventQueue::Priority priority = kPriorityDefault) {
-    return schedule_at(now_ + delay, handler, tag, priority);
+    return schedule_at(now_ + delay, event, priority);
   }
   /// Convenience form with a closure (allocates when the closure is large).
   EventId schedule_at(Nanos time, std::function<void()> action,

@@ -301,13 +301,13 @@ TEST(MaxMinProperty, RandomInstancesRespectEveryConstraintAndAreMaxMinFair) {
 
 /// Submits kernels at given times and records when each finishes; checks at every completion
 /// that the kernels on the device never hold more SMs than it has.
-class KernelDriver : public EventHandler, public KernelOwner {
+class KernelDriver : public KernelOwner {
  public:
   KernelDriver(Device& device, std::vector<KernelRun>& kernels, double sms)
       : device_(device), kernels_(kernels), sms_(sms), finish_(kernels.size(), -1) {}
-  void on_event(std::uint64_t tag) override {
-    submitted_.push_back(tag);
-    device_.submit(kernels_[tag]);
+  void submit(std::size_t index) {
+    submitted_.push_back(index);
+    device_.submit(kernels_[index]);
   }
   void on_kernel_finished(KernelRun& kernel, Nanos now) override {
     finish_[kernel.request_id] = now;
@@ -368,7 +368,7 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
       k.priority = u(rng) < 0.2 ? 1 : 0;
       total_work += k.work;
       submit[i] = static_cast<Nanos>(u(rng) * 5e6);
-      sim.schedule_at(submit[i], driver, i, kPriorityArrival);
+      sim.schedule_at(submit[i], make_event<&KernelDriver::submit>(driver, i), kPriorityArrival);
     }
     sim.run();
     const double tolerance = static_cast<double>(kernels.size()) * (1e-9 * 1e6 + 1e-3);

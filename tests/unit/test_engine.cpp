@@ -1,4 +1,5 @@
-// Engine tests: event order, cancel, run_until/stop, random streams, statistics, max-min solver.
+// Engine tests: event order, typed events, cancel, run_until/stop, random streams, statistics,
+// max-min solver.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,28 +14,62 @@
 namespace gpumux {
 namespace {
 
-struct Recorder : EventHandler {
+struct Recorder {
   std::vector<std::uint64_t> tags;
   std::vector<Nanos> times;
   Simulator* sim = nullptr;
-  void on_event(std::uint64_t tag) override {
+  void on_event(std::uint64_t tag) {
     tags.push_back(tag);
     times.push_back(sim->now());
   }
 };
 
+/// The typed event that records `tag` in `rec` (make_event binding Recorder::on_event).
+Event tagged(Recorder& rec, std::uint64_t tag) { return make_event<&Recorder::on_event>(rec, tag); }
+
 TEST(EventOrder, TimeThenPriorityThenSequence) {
   Simulator sim;
   Recorder rec;
   rec.sim = &sim;
-  sim.schedule_at(20, rec, 1);
-  sim.schedule_at(10, rec, 2, kPriorityArrival);
-  sim.schedule_at(10, rec, 3, kPriorityCompletion);  // same time, lower class: first
-  sim.schedule_at(10, rec, 4, kPriorityArrival);     // same time and class: after 2
-  sim.schedule_at(5, rec, 5);
+  sim.schedule_at(20, tagged(rec, 1));
+  sim.schedule_at(10, tagged(rec, 2), kPriorityArrival);
+  sim.schedule_at(10, tagged(rec, 3), kPriorityCompletion);  // same time, lower class: first
+  sim.schedule_at(10, tagged(rec, 4), kPriorityArrival);     // same time and class: after 2
+  sim.schedule_at(5, tagged(rec, 5));
   sim.run();
   EXPECT_EQ(rec.tags, (std::vector<std::uint64_t>{5, 3, 2, 4, 1}));
   EXPECT_EQ(rec.times, (std::vector<Nanos>{5, 10, 10, 10, 20}));
+  EXPECT_EQ(sim.events_processed(), 5u);
+}
+
+// A target with one handler of each form make_event binds.
+struct Target {
+  std::vector<std::uint64_t> log;
+  void tick() { log.push_back(1); }
+  void with(std::vector<int>& v) {
+    v.push_back(7);
+    log.push_back(2);
+  }
+  void index(std::size_t i) { log.push_back(100 + i); }
+  void offset(int delta) { log.push_back(static_cast<std::uint64_t>(1000 + delta)); }
+};
+void free_handler(Target& t) { t.log.push_back(3); }
+
+TEST(TypedEvents, BindMembersReferencesIntegersAndFunctions) {
+  static_assert(sizeof(Event) == 3 * sizeof(void*), "an event is three words, no allocation");
+  Simulator sim;
+  Target target;
+  std::vector<int> payload;
+  sim.schedule_at(4, make_event<&Target::index>(target, std::size_t{42}));
+  sim.schedule_at(1, make_event<&Target::tick>(target));
+  sim.schedule_at(2, make_event<&Target::with>(target, payload));
+  sim.schedule_at(3, make_event<&free_handler>(target));
+  sim.schedule_at(5, make_event<&Target::offset>(target, -5));  // a signed integer round-trips
+  const EventId cancelled = sim.schedule_at(6, make_event<&Target::tick>(target));
+  EXPECT_TRUE(sim.cancel(cancelled));
+  sim.run();
+  EXPECT_EQ(target.log, (std::vector<std::uint64_t>{1, 2, 3, 142, 995}));
+  EXPECT_EQ(payload, (std::vector<int>{7}));
   EXPECT_EQ(sim.events_processed(), 5u);
 }
 
@@ -70,13 +105,13 @@ TEST(Cancel, CancelledEventDoesNotRunAndStaleIdIsIgnored) {
   Simulator sim;
   Recorder rec;
   rec.sim = &sim;
-  const EventId a = sim.schedule_at(10, rec, 1);
-  sim.schedule_at(20, rec, 2);
+  const EventId a = sim.schedule_at(10, tagged(rec, 1));
+  sim.schedule_at(20, tagged(rec, 2));
   EXPECT_TRUE(sim.cancel(a));
   EXPECT_FALSE(sim.cancel(a));  // already cancelled
   EXPECT_EQ(sim.pending(), 1u);
   // The slot of `a` gets reused; the stale id must not cancel the new event.
-  const EventId b = sim.schedule_at(15, rec, 3);
+  const EventId b = sim.schedule_at(15, tagged(rec, 3));
   EXPECT_FALSE(sim.cancel(a));
   sim.run();
   EXPECT_EQ(rec.tags, (std::vector<std::uint64_t>{3, 2}));
@@ -87,7 +122,7 @@ TEST(RunControl, RunUntilStopsAtHorizonAndResumes) {
   Simulator sim;
   Recorder rec;
   rec.sim = &sim;
-  for (Nanos t : {5, 10, 15, 20}) sim.schedule_at(t, rec, static_cast<std::uint64_t>(t));
+  for (Nanos t : {5, 10, 15, 20}) sim.schedule_at(t, tagged(rec, static_cast<std::uint64_t>(t)));
   sim.run_until(12);
   EXPECT_EQ(rec.tags.size(), 2u);
   EXPECT_EQ(sim.now(), 12);

@@ -22,15 +22,18 @@ namespace {
 
 constexpr QueueKind kAllKinds[] = {QueueKind::heap, QueueKind::calendar, QueueKind::ladder};
 
-struct Recorder : EventHandler {
+struct Recorder {
   std::vector<std::uint64_t> tags;
   std::vector<Nanos> times;
   Simulator* sim = nullptr;
-  void on_event(std::uint64_t tag) override {
+  void on_event(std::uint64_t tag) {
     tags.push_back(tag);
     times.push_back(sim != nullptr ? sim->now() : 0);
   }
 };
+
+/// The typed event that records `tag` in `rec` (make_event binding Recorder::on_event).
+Event tagged(Recorder& rec, std::uint64_t tag) { return make_event<&Recorder::on_event>(rec, tag); }
 
 class QueueKindTest : public testing::TestWithParam<QueueKind> {};
 
@@ -39,13 +42,13 @@ TEST_P(QueueKindTest, TimeThenPriorityThenSequence) {
   EXPECT_EQ(sim.queue_kind(), GetParam());
   Recorder rec;
   rec.sim = &sim;
-  sim.schedule_at(20, rec, 1);
-  sim.schedule_at(10, rec, 2, kPriorityArrival);
-  sim.schedule_at(10, rec, 3, kPriorityCompletion);  // same time, lower class: first
-  sim.schedule_at(10, rec, 4, kPriorityArrival);     // same time and class: after 2
-  sim.schedule_at(5, rec, 5);
-  sim.schedule_at(10, rec, 6, 0);  // class 0 beats every other class at t=10
-  sim.schedule_at(10, rec, 7, 255);
+  sim.schedule_at(20, tagged(rec, 1));
+  sim.schedule_at(10, tagged(rec, 2), kPriorityArrival);
+  sim.schedule_at(10, tagged(rec, 3), kPriorityCompletion);  // same time, lower class: first
+  sim.schedule_at(10, tagged(rec, 4), kPriorityArrival);     // same time and class: after 2
+  sim.schedule_at(5, tagged(rec, 5));
+  sim.schedule_at(10, tagged(rec, 6), 0);  // class 0 beats every other class at t=10
+  sim.schedule_at(10, tagged(rec, 7), 255);
   sim.run();
   EXPECT_EQ(rec.tags, (std::vector<std::uint64_t>{5, 6, 3, 2, 4, 7, 1}));
   EXPECT_EQ(rec.times, (std::vector<Nanos>{5, 10, 10, 10, 10, 10, 20}));
@@ -71,13 +74,13 @@ TEST_P(QueueKindTest, CancelIgnoresStaleIdsAfterSlotReuse) {
   Simulator sim(GetParam());
   Recorder rec;
   rec.sim = &sim;
-  const EventId a = sim.schedule_at(10, rec, 1);
-  sim.schedule_at(20, rec, 2);
+  const EventId a = sim.schedule_at(10, tagged(rec, 1));
+  sim.schedule_at(20, tagged(rec, 2));
   EXPECT_TRUE(sim.cancel(a));
   EXPECT_FALSE(sim.cancel(a));
   EXPECT_EQ(sim.pending(), 1u);
   sim.run_until(12);  // discards the cancelled event, so its slot is free again
-  const EventId b = sim.schedule_at(15, rec, 3);
+  const EventId b = sim.schedule_at(15, tagged(rec, 3));
   EXPECT_FALSE(sim.cancel(a));
   sim.run();
   EXPECT_EQ(rec.tags, (std::vector<std::uint64_t>{3, 2}));
@@ -91,7 +94,7 @@ TEST_P(QueueKindTest, CancelTheHeadAndThenEverything) {
   Recorder rec;
   rec.sim = &sim;
   std::vector<EventId> ids;
-  for (int i = 0; i < 1000; ++i) ids.push_back(sim.schedule_at(100 + i % 37, rec, i));
+  for (int i = 0; i < 1000; ++i) ids.push_back(sim.schedule_at(100 + i % 37, tagged(rec, i)));
   EXPECT_EQ(sim.queue_kind(), GetParam());
   // The head: the first event scheduled at the earliest time, 100.
   EXPECT_TRUE(sim.cancel(ids[0]));
@@ -105,8 +108,8 @@ TEST_P(QueueKindTest, CancelTheHeadAndThenEverything) {
   EXPECT_EQ(rec.tags.size(), ran);
   EXPECT_EQ(sim.now(), 100);
   // The queue keeps working after being emptied by cancellation.
-  sim.schedule_at(300, rec, 7);
-  sim.schedule_at(200, rec, 8);
+  sim.schedule_at(300, tagged(rec, 7));
+  sim.schedule_at(200, tagged(rec, 8));
   sim.run();
   EXPECT_EQ(rec.tags.back(), 7u);
   EXPECT_EQ(sim.now(), 300);
@@ -127,12 +130,12 @@ TEST_P(QueueKindTest, RunUntilAndStop) {
   Simulator sim(GetParam());
   Recorder rec;
   rec.sim = &sim;
-  for (Nanos t : {5, 10, 15, 20}) sim.schedule_at(t, rec, static_cast<std::uint64_t>(t));
+  for (Nanos t : {5, 10, 15, 20}) sim.schedule_at(t, tagged(rec, static_cast<std::uint64_t>(t)));
   sim.run_until(12);
   EXPECT_EQ(rec.tags.size(), 2u);
   EXPECT_EQ(sim.now(), 12);
   // An event between now and the look-ahead the queue did for t=15.
-  sim.schedule_at(13, rec, 13);
+  sim.schedule_at(13, tagged(rec, 13));
   sim.run_until(15);  // inclusive horizon
   EXPECT_EQ(rec.tags, (std::vector<std::uint64_t>{5, 10, 13, 15}));
   sim.schedule_at(16, [&] { sim.stop(); });
@@ -149,7 +152,7 @@ TEST_P(QueueKindTest, BurstsOfEqualTimesKeepSchedulingOrder) {
   Simulator sim(GetParam());
   Recorder rec;
   rec.sim = &sim;
-  for (int i = 0; i < 20000; ++i) sim.schedule_at(i < 10000 ? 5 * kSecond : 1, rec, i);
+  for (int i = 0; i < 20000; ++i) sim.schedule_at(i < 10000 ? 5 * kSecond : 1, tagged(rec, i));
   sim.run();
   ASSERT_EQ(rec.tags.size(), 20000u);
   for (std::size_t i = 0; i < 10000; ++i) EXPECT_EQ(rec.tags[i], i + 10000) << i;
@@ -198,7 +201,7 @@ std::vector<std::uint64_t> run_against_reference(QueueKind kind, std::uint64_t s
       const int priority = static_cast<int>(rng.next_u64() % 3) * 10;
       const std::uint64_t tag = keys.size();
       keys.emplace_back(time, priority, sequence++, tag);
-      ids.push_back(queue.push(time, static_cast<EventQueue::Priority>(priority), &rec, tag));
+      ids.push_back(queue.push(time, static_cast<EventQueue::Priority>(priority), tagged(rec, tag)));
       reference.insert(keys.back());
     } else if (r < 7) {
       const std::uint64_t tag = rng.next_u64() % keys.size();
@@ -238,12 +241,12 @@ TEST_P(QueueKindTest, GrowsAndShrinksThroughPhases) {
   std::vector<std::tuple<Nanos, std::uint64_t>> expected;
   for (std::uint64_t i = 0; i < 50000; ++i) {
     const Nanos t = static_cast<Nanos>(rng.next_u64() % (50000 * 3600 * kSecond));
-    sim.schedule_at(t, rec, i);
+    sim.schedule_at(t, tagged(rec, i));
     expected.emplace_back(t, i);
   }
   for (std::uint64_t i = 50000; i < 100000; ++i) {
     const Nanos t = static_cast<Nanos>(rng.next_u64() % 1000);
-    sim.schedule_at(t, rec, i);
+    sim.schedule_at(t, tagged(rec, i));
     expected.emplace_back(t, i);
   }
   std::sort(expected.begin(), expected.end());
@@ -273,7 +276,7 @@ TEST(CalendarQueue, AdaptsBucketWidthToTheEventSpacing) {
   CalendarQueue queue;
   Recorder rec;
   std::uint64_t order = 0;
-  for (int i = 0; i < 4096; ++i) queue.push(i * kMillisecond, order++, &rec, 0);
+  for (int i = 0; i < 4096; ++i) queue.push(i * kMillisecond, order++, tagged(rec, 0));
   EXPECT_GE(queue.bucket_width(), kMillisecond / 2);
   EXPECT_LE(queue.bucket_width(), 8 * kMillisecond);
   EXPECT_GE(queue.bucket_count(), 1024u);
@@ -281,10 +284,10 @@ TEST(CalendarQueue, AdaptsBucketWidthToTheEventSpacing) {
   EXPECT_LE(queue.bucket_count(), 16u);
   // A hold model at constant size whose spacing jumps from 100 ns to an hour: the width follows
   // through the work check (a whole-year scan per pop), not through a resize.
-  for (int i = 0; i < 64; ++i) queue.push(5 * kSecond + i * 100, order++, &rec, 0);
+  for (int i = 0; i < 64; ++i) queue.push(5 * kSecond + i * 100, order++, tagged(rec, 0));
   for (int round = 0; round < 2000; ++round) {
     const PoppedEvent event = queue.pop();
-    queue.push(event.time + 64 * 100, order++, &rec, 0);
+    queue.push(event.time + 64 * 100, order++, tagged(rec, 0));
   }
   EXPECT_LE(queue.bucket_width(), 1024);
   const std::uint64_t rebuilds = queue.rebuilds();
@@ -292,7 +295,7 @@ TEST(CalendarQueue, AdaptsBucketWidthToTheEventSpacing) {
   for (int round = 0; round < 2000; ++round) {
     const PoppedEvent event = queue.pop();
     const Nanos hours = 1 + (round * 7919) % 128;
-    queue.push(event.time + hours * 3600 * kSecond, order++, &rec, 0);
+    queue.push(event.time + hours * 3600 * kSecond, order++, tagged(rec, 0));
   }
   EXPECT_GT(queue.rebuilds(), rebuilds);
   EXPECT_EQ(queue.bucket_count(), buckets);
@@ -305,27 +308,27 @@ TEST(LadderQueue, CancelledTimeoutsAreCompactedAway) {
   LadderQueue queue;
   Recorder rec;
   std::uint64_t order = 0;
-  for (int i = 0; i < 100; ++i) queue.push(i, order++, &rec, 0);
+  for (int i = 0; i < 100; ++i) queue.push(i, order++, tagged(rec, 0));
   Nanos now = 0;
   for (int round = 0; round < 100000; ++round) {
-    const EventId timeout = queue.push(now + 3600 * kSecond + round, order++, &rec, 1);
+    const EventId timeout = queue.push(now + 3600 * kSecond + round, order++, tagged(rec, 1));
     PoppedEvent cancelled{};
     ASSERT_TRUE(queue.cancel(timeout, cancelled));
-    EXPECT_EQ(cancelled.tag, 1u);
+    EXPECT_EQ(cancelled.event.argument().value, 1u);
     const PoppedEvent event = queue.pop();
     ASSERT_GE(event.time, now);
     now = event.time;
-    queue.push(now + 100, order++, &rec, 0);
+    queue.push(now + 100, order++, tagged(rec, 0));
   }
   EXPECT_GT(queue.compactions(), 0u);
   EXPECT_LE(queue.stored(), 100u + 2 * 4096u + 1);
   // Events pushed between the current time and a looked-ahead next_time() come first.
   const Nanos ahead = queue.next_time();
-  queue.push(ahead - 1, order++, &rec, 2);
-  queue.push(ahead - 1, order++, &rec, 3);
+  queue.push(ahead - 1, order++, tagged(rec, 2));
+  queue.push(ahead - 1, order++, tagged(rec, 3));
   EXPECT_EQ(queue.next_time(), ahead - 1);
-  EXPECT_EQ(queue.pop().tag, 2u);
-  EXPECT_EQ(queue.pop().tag, 3u);
+  EXPECT_EQ(queue.pop().event.argument().value, 2u);
+  EXPECT_EQ(queue.pop().event.argument().value, 3u);
   EXPECT_EQ(queue.pop().time, ahead);
 }
 

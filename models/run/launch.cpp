@@ -1,0 +1,165 @@
+// Launch timing: a launch sequence's kernels are drawn when it starts (the one kernel
+// expansion; a request also takes its memory and its solo latency then), then run in order on
+// each stream. Kernel k is issued by the CPU at
+// start + k * host_gap and can start on the GPU at
+//     ready_k = max(finish_{k-1}, start + k * host_gap) + L
+// (L: the profile's launch overhead, or the graph launch overhead with `cuda_graph: true`).
+// A kernel not ready yet waits for an on_stream_ready event; while it is already issued and only
+// L is left, its device is told it is launching (time-slicing counts the context as busy).
+#include <algorithm>
+#include <cmath>
+
+#include "models/run/run.hpp"
+#include "models/run/tenant.hpp"
+
+namespace gpumux::run {
+
+void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling) {
+  auto tokens = [&scaling](TokenCount c) -> std::int64_t {
+    return c == TokenCount::input ? scaling.input_tokens
+           : c == TokenCount::output ? scaling.output_tokens
+                                     : 1;
+  };
+  for (const KernelSpec& k : spec_.workload.kernels) {
+    const std::int64_t launches = k.repeat_per_token == TokenCount::none ? k.repeat
+                                  : scaling.repeat_per_token ? tokens(k.repeat_per_token)
+                                                             : 1;
+    const double scale = k.duration_per_token == TokenCount::none
+                             ? 1.0
+                             : static_cast<double>(tokens(k.duration_per_token));
+    if (scale <= 0) continue;  // no tokens of that kind: the kernel is not launched
+    for (std::int64_t i = 0; i < launches; ++i) {
+      const double d = draw(kernels_rng_, k.duration) * scale +
+                       static_cast<double>(k.per_sequence) * scaling.sequences;
+      sequence.durations.push_back(std::max(1.0, std::round(d)));
+      sequence.specs.push_back(&k);
+    }
+  }
+}
+
+bool Tenant::begin_request(Request& r) {
+  r.start = run_.sim.now();
+  const std::int64_t bytes = request_bytes(r);
+  if (!allocate(bytes, "per-request allocation:")) return false;
+  r.memory = bytes;
+  // Draw every kernel's duration now, so the solo latency of this exact request is known.
+  expand_kernels(r, KernelScaling{r.input_tokens, r.output_tokens, true, 1.0});
+  if (r.durations.empty()) {
+    // Nothing to run (e.g. zero tokens): the request completes at once.
+    r.solo_latency = 0;
+    finish_request(r, RequestStatus::completed);
+    return true;
+  }
+  r.solo_latency = stream_time(r.durations);  // the same request alone on the whole GPU
+  start_streams(r);
+  return true;
+}
+
+double Tenant::stream_time(const std::vector<double>& durations) const {
+  double finish = 0;
+  for (std::size_t k = 0; k < durations.size(); ++k) {
+    const double issue = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap);
+    finish = std::max(finish, issue) + static_cast<double>(launch_overhead_) + durations[k];
+  }
+  return finish;
+}
+
+Nanos Tenant::ready_time(const LaunchSequence& sequence, std::size_t kernel,
+                         Nanos previous_finish) const {
+  const Nanos issue = sequence.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap;
+  return std::max(previous_finish, issue) + launch_overhead_;
+}
+
+void Tenant::start_streams(LaunchSequence& sequence) {
+  sequence.streams.resize(devices_.size());
+  sequence.streams_done = 0;
+  sequence.at_barrier = 0;
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    Stream& stream = sequence.streams[d];
+    stream = Stream{};
+    stream.sequence = &sequence;
+    stream.device = static_cast<int>(d);
+  }
+  for (Stream& stream : sequence.streams) advance_stream(stream);
+}
+
+void Tenant::advance_stream(Stream& stream) {
+  LaunchSequence& sequence = *stream.sequence;
+  if (stream.next_kernel == sequence.durations.size()) {
+    if (++sequence.streams_done == static_cast<int>(sequence.streams.size())) {
+      sequence_done(sequence);
+    }
+    return;
+  }
+  if (wait_at_collective(stream)) return;
+  issue_next_kernel(stream);
+}
+
+void Tenant::issue_next_kernel(Stream& stream) {
+  const Nanos now = run_.sim.now();
+  const LaunchSequence& sequence = *stream.sequence;
+  const Nanos ready = ready_time(sequence, stream.next_kernel, now);
+  if (ready <= now) {
+    submit_kernel(stream);
+    return;
+  }
+  stream.ready_event = run_.sim.schedule_at(
+      ready, make_event<&Tenant::on_stream_ready>(*this, stream), kPriorityControl);
+  // Already in the stream's queue (the CPU issued it): its context is not idle meanwhile.
+  if (sequence.start + static_cast<Nanos>(stream.next_kernel) * spec_.workload.host_gap <= now) {
+    stream.launching = true;
+    devices_[static_cast<std::size_t>(stream.device)]->kernel_launching(index_, true);
+  }
+}
+
+void Tenant::on_stream_ready(Stream& stream) {
+  recycle_graveyard();
+  stream.ready_event = EventId{};
+  if (stream.launching) {
+    stream.launching = false;
+    devices_[static_cast<std::size_t>(stream.device)]->kernel_launching(index_, false);
+  }
+  submit_kernel(stream);
+}
+
+void Tenant::submit_kernel(Stream& stream) {
+  const LaunchSequence& sequence = *stream.sequence;
+  const KernelSpec& spec = *sequence.specs[stream.next_kernel];
+  KernelRun& k = stream.kernel;
+  k = KernelRun{};
+  k.owner = this;
+  k.owner_data = &stream;
+  k.tenant = index_;
+  k.request_id = sequence.id;
+  k.kernel_index = static_cast<std::uint32_t>(stream.next_kernel);
+  k.work = sequence.durations[stream.next_kernel];
+  k.remaining = k.work;
+  k.sm_fraction = spec.sm_fraction;
+  k.memory_bound = spec.memory_bound;
+  k.waves = spec.waves;
+  k.working_set = static_cast<double>(spec.working_set);
+  k.priority = -spec_.workload.priority;  // CUDA: lower number = more urgent
+  devices_[static_cast<std::size_t>(stream.device)]->submit(k);
+}
+
+void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
+  Stream& stream = *static_cast<Stream*>(kernel.owner_data);
+  LaunchSequence& sequence = *stream.sequence;
+  if (sequence.dead) return;
+  if (run_.record_kernels) {
+    run_.result.kernels.push_back(KernelRecord{
+        static_cast<std::uint32_t>(index_), sequence.id, kernel.kernel_index,
+        devices_[static_cast<std::size_t>(stream.device)]->index(), kernel.first_start, now});
+  }
+  // A request alone: its first token is ready when its first decode kernel ends (a batched
+  // iteration's first token is counted for the whole batch by end_iteration).
+  Request* r = sequence.request;
+  if (r != nullptr && r->first_token < 0 && stream.device == 0 &&
+      sequence.specs[stream.next_kernel]->repeat_per_token == TokenCount::output) {
+    r->first_token = now;
+  }
+  ++stream.next_kernel;
+  advance_stream(stream);
+}
+
+}  // namespace gpumux::run

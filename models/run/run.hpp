@@ -1,0 +1,84 @@
+#pragma once
+// Run: one simulation of a resolved scenario — the simulator, the devices, the tenants and the
+// result being filled. Its parts, one file each:
+//   run.cpp         construction (devices, tenants, admission), the run loop: start, warm-up,
+//                   faults and sampler armed, interruption polled, the end of the run (drain)
+//   faults.cpp      injected fatal faults: the blast radius and restarts
+//   sampling.cpp    the utilization timeseries (a ticker: observes, schedules nothing)
+//   summary.cpp     the measured window: warm-up baselines, per-tenant and per-device metrics
+//   cost.cpp        attributed GPU time and cost per tenant, the GPUs' cost
+//   provenance.cpp  what the result was made from: scenario, seed, profile hashes, notes
+// Internal to the runner; the public entry point is simulate() (runner.hpp).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/random.hpp"
+#include "sim/core/simulator.hpp"
+
+#include "models/gpu/device.hpp"
+#include "models/scenario/resolve.hpp"
+#include "models/run/result.hpp"
+#include "models/run/request.hpp"
+#include "models/run/runner.hpp"
+#include "models/run/tenant.hpp"
+
+namespace gpumux::run {
+
+class Run {
+ public:
+  Run(const ResolvedScenario& resolved, const RunOptions& options);
+  RunResult execute();
+
+  Simulator sim;
+  const ResolvedScenario& resolved;
+  const Scenario& scenario;
+  RandomStreams streams;
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<Tenant>> tenants;
+  RunResult result;
+  bool record_kernels = false;
+  bool record_requests = true;
+
+  void record_event(EventKind kind, int tenant, int device, const std::string& detail) {
+    result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});
+  }
+  /// Every completed or failed request passes here: the run ends at the last of them (or at
+  /// `duration`), whatever else is still pending.
+  void record_request(int tenant, const Request& r) {
+    if (r.status != RequestStatus::unfinished) last_finish_ = std::max(last_finish_, r.finish);
+    if (!record_requests) return;
+    result.requests.push_back(RequestRecord{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
+                                            r.start, r.finish, r.status});
+  }
+
+ private:
+  // events (typed handlers)
+  void on_warmup();                // summary.cpp: the measured window starts
+  void on_fault(std::size_t fault);  // faults.cpp: scenario.faults[fault] strikes
+  // sampling.cpp
+  void sample(Nanos now);
+  void finish_timeseries(Nanos end);
+  // summary.cpp, cost.cpp, provenance.cpp
+  void fill_results(Nanos end);
+  /// Length of the measured window [min(warmup, end), end], ns.
+  double measured_window(Nanos end) const;
+  void fill_tenant_summary(const Tenant& tenant, TenantResult& tr) const;
+  void fill_tenant_cost(const Tenant& tenant, Nanos end, TenantResult& tr) const;
+  void fill_gpu_cost(Nanos end);
+  void fill_device_results(Nanos end);
+  void fill_provenance(Nanos end);
+  void add_assumption_notes();
+
+  const RunOptions& options_;
+  Nanos last_finish_ = 0;  // latest completion or failure of a request
+  Nanos last_sample_ = 0;
+  // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).
+  std::vector<std::vector<double>> sample_busy_, sample_dram_;
+  // Per device at the end of warm-up: integrals, and each client's SM integral (by slot).
+  std::vector<double> warm_busy_, warm_useful_, warm_dram_;
+  std::vector<std::vector<double>> warm_client_sm_;
+};
+
+}  // namespace gpumux::run

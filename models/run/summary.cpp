@@ -1,0 +1,108 @@
+// The measured window and its metrics: at the end of warm-up each device's busy, useful and DRAM
+// integrals and each client's SM integral are taken as baselines; at the end, per tenant:
+// request counts, latency / queueing / time-to-first-token summaries (ns, nearest-rank
+// quantiles), mean slowdown, throughput over [warmup, duration], SLO targets and violations,
+// OOM events; per device: time-average SM busy, useful and DRAM busy fractions over
+// [warmup, end], memory peak, context switches. fill_results assembles the whole RunResult
+// (provenance.cpp, cost.cpp add theirs).
+#include <algorithm>
+
+#include "models/run/run.hpp"
+
+namespace gpumux::run {
+namespace {
+
+LatencySummary summarize(const ExactQuantiles& samples) {
+  // quantile() partitions in place (the statistics are finished, so this is their last use).
+  ExactQuantiles& q = const_cast<ExactQuantiles&>(samples);
+  LatencySummary s;
+  s.count = static_cast<std::int64_t>(q.count());
+  s.mean = q.mean();
+  s.p50 = q.quantile(0.5);
+  s.p90 = q.quantile(0.9);
+  s.p99 = q.quantile(0.99);
+  s.p999 = q.quantile(0.999);
+  s.max = q.max();
+  return s;
+}
+
+}  // namespace
+
+void Run::on_warmup() {
+  const Nanos now = sim.now();
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    warm_busy_[d] = devices[d]->busy_integral(now);
+    warm_useful_[d] = devices[d]->useful_integral(now);
+    warm_dram_[d] = devices[d]->dram_integral(now);
+    for (std::size_t c = 0; c < devices[d]->clients().size(); ++c) {
+      warm_client_sm_[d][c] = devices[d]->client_sm_integral(devices[d]->clients()[c], now);
+    }
+  }
+}
+
+double Run::measured_window(Nanos end) const {
+  return static_cast<double>(end - std::min(scenario.warmup, end));
+}
+
+void Run::fill_results(Nanos end) {
+  fill_provenance(end);
+  for (auto& t : tenants) {
+    TenantResult tr;
+    fill_tenant_summary(*t, tr);
+    fill_tenant_cost(*t, end, tr);
+    result.tenants.push_back(tr);
+  }
+  fill_gpu_cost(end);
+  fill_device_results(end);
+  if (result.status != "complete") {
+    for (auto& t : tenants) t->record_unfinished();
+  }
+}
+
+void Run::fill_tenant_summary(const Tenant& t, TenantResult& tr) const {
+  const TenantStats& stats = t.stats();
+  const double measured_s = to_seconds(scenario.duration - scenario.warmup);
+  tr.name = t.spec().name;
+  for (int d : resolved.tenant_devices[static_cast<std::size_t>(t.index())]) {
+    tr.device += (tr.device.empty() ? "" : ",") + resolved.devices[static_cast<std::size_t>(d)].geometry.name;
+  }
+  tr.requests = stats.requests;
+  tr.completed = stats.completed;
+  tr.failed = stats.failed;
+  tr.latency = summarize(stats.latency);
+  tr.queueing = summarize(stats.queueing);
+  tr.time_to_first_token = summarize(stats.time_to_first_token);
+  tr.slowdown_mean =
+      stats.completed > 0 ? stats.slowdown_sum / static_cast<double>(stats.completed) : 0;
+  tr.throughput_per_s = measured_s > 0 ? static_cast<double>(stats.completed) / measured_s : 0;
+  tr.slo_violations = stats.slo_violations;
+  const SloSpec& slo = t.spec().slo;
+  if (slo.p50) tr.slo_ns["p50"] = *slo.p50;
+  if (slo.p90) tr.slo_ns["p90"] = *slo.p90;
+  if (slo.p99) tr.slo_ns["p99"] = *slo.p99;
+  if (slo.p999) tr.slo_ns["p999"] = *slo.p999;
+  tr.oom_events = stats.oom_events;
+}
+
+void Run::fill_device_results(Nanos end) {
+  const double window = measured_window(end);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const Device& device = *devices[d];
+    const ResolvedDevice& rd = resolved.devices[d];
+    DeviceResult dr;
+    dr.name = rd.geometry.name;
+    dr.profile = rd.geometry.profile;
+    dr.sharing = sharing_mode_name(rd.sharing.mode);
+    dr.sms = rd.geometry.sms;
+    dr.memory_bytes = rd.geometry.memory;
+    dr.sm_busy = window > 0 ? (device.busy_integral(end) - warm_busy_[d]) / window : 0;
+    dr.useful_fraction = window > 0 ? (device.useful_integral(end) - warm_useful_[d]) / window : 0;
+    dr.dram_busy = window > 0 ? (device.dram_integral(end) - warm_dram_[d]) / window : 0;
+    dr.memory_peak_bytes = device.memory_peak();
+    dr.context_switches = device.context_switches();
+    dr.switch_overhead_ns = device.switch_overhead();
+    result.devices.push_back(dr);
+  }
+}
+
+}  // namespace gpumux::run

@@ -1,0 +1,97 @@
+// Tenant lifecycle: construction (random streams, trace, reserved sample space), start-up at
+// t = 0, kill (an OOM or a fault: every request fails, memory and kernels are freed, neighbours
+// untouched), restart after `recovery`, and the records of requests an interrupted run leaves.
+#include "models/run/tenant.hpp"
+
+#include "models/run/run.hpp"
+
+namespace gpumux::run {
+
+Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*> devices,
+               Nanos launch_overhead)
+    : run_(run),
+      index_(index),
+      spec_(spec),
+      devices_(std::move(devices)),
+      launch_overhead_(launch_overhead),
+      arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
+      kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
+      tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")),
+      stats_(spec.slo) {
+  trace_ = run.resolved.traces[static_cast<std::size_t>(index)];
+  // Reserve the expected number of measured latencies (avoids regrowing large vectors).
+  const ArrivalSpec& a = spec.workload.arrivals;
+  const double window_s = to_seconds(run.scenario.duration - run.scenario.warmup);
+  double expected = 0;
+  if (a.process == ArrivalProcess::poisson || a.process == ArrivalProcess::constant) {
+    expected = a.rate_per_s * window_s * 1.02 + 64;
+  } else if (a.process == ArrivalProcess::trace) {
+    expected = static_cast<double>(trace_.size());
+  }
+  if (expected > 0 && expected < 5e8) {
+    stats_.latency.reserve(static_cast<std::size_t>(expected));
+    stats_.queueing.reserve(static_cast<std::size_t>(expected));
+  }
+}
+
+void Tenant::start() {
+  run_.sim.schedule_at(0, make_event<&Tenant::on_start>(*this), kPriorityControl);
+}
+
+void Tenant::on_start() {
+  recycle_graveyard();
+  if (rejected_) {
+    dead_ = true;
+  } else {
+    allocate(spec_.memory, "start-up allocation:");
+  }
+  const ArrivalSpec& a = spec_.workload.arrivals;
+  if (a.process == ArrivalProcess::closed) {
+    for (int i = 0; i < a.concurrency; ++i) arrive();
+  } else {
+    schedule_next_open_arrival();
+  }
+}
+
+void Tenant::schedule_restart(Nanos delay) {
+  run_.sim.schedule_in(delay, make_event<&Tenant::on_restart>(*this), kPriorityControl);
+}
+
+void Tenant::on_restart() {
+  recycle_graveyard();
+  if (!dead_ || rejected_) return;
+  dead_ = false;
+  run_.record_event(EventKind::restart, index_, devices_.front()->index(),
+                    spec_.name + " restarted");
+  if (allocate(spec_.memory, "start-up allocation:")) dispatch();
+}
+
+void Tenant::kill(EventKind kind, const std::string& detail) {
+  if (dead_) return;
+  dead_ = true;
+  run_.record_event(kind, index_, devices_.front()->index(), detail);
+  for (Device* d : devices_) d->remove_client_kernels(index_);
+  if (iteration_running_) {
+    for (Stream& stream : iteration_.streams) run_.sim.cancel(stream.ready_event);
+    iteration_.dead = true;
+    iteration_running_ = false;
+  }
+  while (!in_flight_list_.empty()) {
+    Request& r = *in_flight_list_.front();
+    for (Stream& stream : r.streams) run_.sim.cancel(stream.ready_event);
+    finish_request(r, RequestStatus::failed);
+  }
+  while (!queue_.empty()) {
+    std::unique_ptr<Request> r = std::move(queue_.front());
+    queue_.pop_front();
+    fail_waiting(std::move(r));
+  }
+  release_all();
+}
+
+void Tenant::record_unfinished() {
+  for (const auto& r : in_flight_list_) run_.record_request(index_, *r);
+  for (const auto& r : queue_) run_.record_request(index_, *r);
+}
+
+}  // namespace gpumux::run

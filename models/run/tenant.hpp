@@ -1,0 +1,169 @@
+#pragma once
+// Tenant: one workload on its devices during a run — the event handlers and state of its
+// arrivals, requests, launches, batching engine, collectives and memory. The class is declared
+// here; its parts are defined by responsibility, one file each:
+//   tenant.cpp       construction, start, kill (OOM or fault), restart, unfinished records
+//   arrivals.cpp     arrival processes (poisson, constant, trace, closed loop), token counts
+//   requests.cpp     request lifecycle: arrival, queue, dispatch, completion, the one failure
+//                    record
+//   launch.cpp       starting a request, kernel expansion and launch timing:
+//                    ready_k = max(finish_{k-1}, start + k * host_gap) + L; submission
+//   collectives.cpp  data-parallel barriers: a collective starts on every GPU together
+//   batching.cpp     continuous batching: the serving engine's Iterations
+//   memory.cpp       allocations on every GPU of the tenant and the OOM rule
+// Statistics go to TenantStats (tenant_stats.hpp). Costs: O(1) per event except the kernel
+// expansion (O(kernels) per request) and dispatch (O(in flight) to find a finished request).
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/random.hpp"
+#include "sim/core/time.hpp"
+
+#include "models/gpu/device.hpp"
+#include "models/gpu/kernel_run.hpp"
+#include "models/run/result.hpp"
+#include "models/run/request.hpp"
+#include "models/run/tenant_stats.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/trace_reader.hpp"
+
+namespace gpumux::run {
+
+class Run;
+
+/// How a launch sequence counts and scales the workload's kernels (`per_token`, `repeat`).
+struct KernelScaling {
+  std::int64_t input_tokens = 0;   // scales `per_token: input` kernels
+  std::int64_t output_tokens = 0;  // scales `per_token: output` kernels
+  /// `repeat: output_tokens` kernels run once per token (a request alone) or once (a batched
+  /// iteration decodes one token for the whole batch).
+  bool repeat_per_token = true;
+  double sequences = 1;  // `per_sequence` time is added once per sequence in the launch
+};
+
+/// A sample of a duration distribution (ns).
+double draw(RandomStream& rng, const DurationDistribution& d);
+
+class Tenant : public KernelOwner {
+ public:
+  Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*> devices,
+         Nanos launch_overhead);
+
+  // --- lifecycle (tenant.cpp) ----------------------------------------------------------------
+  /// Schedules the start-up (memory, first arrivals) at t = 0.
+  void start();
+  /// Fails every request, frees the tenant's memory and kernels; `detail` is recorded.
+  void kill(EventKind kind, const std::string& detail);
+  void schedule_restart(Nanos delay);
+  /// Refused by a device before the run (e.g. the MPS client limit): never runs.
+  void mark_rejected() {
+    dead_ = true;
+    rejected_ = true;
+  }
+  bool dead() const { return dead_; }
+  /// Records requests still queued or running (an interrupted run) as unfinished.
+  void record_unfinished();
+
+  const std::vector<Device*>& devices() const { return devices_; }
+  const TenantSpec& spec() const { return spec_; }
+  int index() const { return index_; }
+  const TenantStats& stats() const { return stats_; }
+
+  void on_kernel_finished(KernelRun& kernel, Nanos now) override;  // launch.cpp
+
+ private:
+  // --- events (typed handlers, scheduled with make_event) ------------------------------------
+  void on_start();                       // tenant.cpp
+  void on_restart();                     // tenant.cpp
+  void on_open_arrival();                // arrivals.cpp
+  void on_closed_arrival();              // arrivals.cpp
+  void on_iteration_due();               // batching.cpp
+  void on_stream_ready(Stream& stream);  // launch.cpp: the launch overhead is over
+
+  // --- arrivals (arrivals.cpp) ---------------------------------------------------------------
+  void assign_tokens(Request& r);
+  void schedule_next_open_arrival();
+  void schedule_closed_arrival(Nanos at);
+
+  // --- request lifecycle (requests.cpp) ------------------------------------------------------
+  /// A request arrives now: fails at once if the tenant is dead, else joins the queue.
+  void arrive();
+  std::unique_ptr<Request> acquire_request();
+  /// Called first by every tenant event (never inside a device callback). Inline: per event.
+  void recycle_graveyard() {
+    for (auto& r : graveyard_) free_requests_.push_back(std::move(r));
+    graveyard_.clear();
+  }
+  void dispatch();
+  void finish_request(Request& r, RequestStatus status);
+  /// The one place a request that never ran is recorded as failed (tenant dead, killed while
+  /// queued, too large for its batch server); it goes to the graveyard.
+  void fail_waiting(std::unique_ptr<Request> request);
+  /// Every stream of `sequence` ran its last kernel.
+  void sequence_done(LaunchSequence& sequence);
+
+  // --- launch timing (launch.cpp) ------------------------------------------------------------
+  /// Starts a dispatched request: memory, kernels, solo latency, streams. False when the
+  /// tenant was killed (OOM).
+  bool begin_request(Request& r);
+  /// Appends the workload's kernels to `sequence` with their durations drawn now (the one
+  /// kernel expansion: requests and batched iterations).
+  void expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling);
+  /// The launch recursion with these durations alone, ns.
+  double stream_time(const std::vector<double>& durations) const;
+  Nanos ready_time(const LaunchSequence& sequence, std::size_t kernel, Nanos previous_finish) const;
+  void start_streams(LaunchSequence& sequence);
+  void advance_stream(Stream& stream);
+  void issue_next_kernel(Stream& stream);
+  void submit_kernel(Stream& stream);
+
+  // --- collectives (collectives.cpp) ---------------------------------------------------------
+  /// At a collective kernel of a multi-GPU sequence: true while other streams have not reached
+  /// it yet (this one waits); the last to arrive issues it on every stream.
+  bool wait_at_collective(Stream& stream) {
+    return stream.sequence->streams.size() > 1 && barrier(stream);
+  }
+  bool barrier(Stream& stream);
+
+  // --- batched serving (batching.cpp) --------------------------------------------------------
+  void start_iteration();
+  void end_iteration();
+  double batched_solo_latency(const Request& r) const;
+
+  // --- memory (memory.cpp) -------------------------------------------------------------------
+  /// Bytes a request holds on each GPU while it runs.
+  std::int64_t request_bytes(const Request& r) const;
+  /// `bytes` on every GPU, or an OOM event and the tenant killed (returns false).
+  bool allocate(std::int64_t bytes, const char* what);
+  /// `bytes` on every GPU (returns -1), or nothing allocated and the index of the GPU that
+  /// refused (`why` says which limit).
+  int try_allocate(std::int64_t bytes, std::string& why);
+  void release(std::int64_t bytes);
+  void release_all();
+
+  Run& run_;
+  int index_;
+  const TenantSpec& spec_;
+  std::vector<Device*> devices_;
+  Nanos launch_overhead_;
+  RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
+  std::vector<TraceRequest> trace_;
+  std::size_t trace_next_ = 0;
+  std::uint64_t next_id_ = 0;
+  std::deque<std::unique_ptr<Request>> queue_;
+  std::vector<std::unique_ptr<Request>> in_flight_list_;
+  std::vector<std::unique_ptr<Request>> graveyard_;      // recycled outside device callbacks
+  std::vector<std::unique_ptr<Request>> free_requests_;  // recycled, capacity kept
+  int in_flight_ = 0;
+  bool dead_ = false;
+  bool rejected_ = false;
+  TenantStats stats_;
+  Iteration iteration_;             // the batched-serving iteration in progress
+  bool iteration_running_ = false;
+  bool iteration_pending_ = false;  // an on_iteration_due event is scheduled
+};
+
+}  // namespace gpumux::run
