@@ -54,7 +54,8 @@ class ProfileParser {
     check_keys(root, "",
                {"display_name", "nvidia_smi_name", "notes", "sms", "memory", "hbm_bandwidth", "hbm_bandwidth_measured",
                 "l2_cache", "l2_bandwidth", "launch_overhead", "graph_launch_overhead", "timeslice",
-                "context_switch", "preemption_latency", "cache_refill", "mps_max_clients", "mig"});
+                "context_switch", "preemption_latency", "cache_refill", "mps_max_clients", "mig",
+                "boost_clock", "compute_capability", "sm_limits"});
     DeviceProfile gpu;
     gpu.display_name = string_at(root, "display_name", "");
     if (root["nvidia_smi_name"]) {
@@ -88,6 +89,29 @@ class ProfileParser {
     gpu.cache_refill = duration_at(root, "cache_refill", "", false);
     gpu.mps_max_clients = positive_int(root, "mps_max_clients", "", false);
     if (root["mig"]) parse_mig(root["mig"], gpu);
+    if (root["boost_clock"]) {
+      const YAML::Node clock = sourced(root, "boost_clock", "", false);
+      const std::string text = clock.IsScalar() ? clock.Scalar() : "";
+      const std::size_t unit = text.find("MHz");
+      if (unit == std::string::npos || unit + 3 != text.size()) {
+        fail(clock, "boost_clock", "expected a clock in MHz, e.g. 1410MHz");
+      }
+      std::size_t used = 0;
+      double mhz = 0;
+      try {
+        mhz = std::stod(text.substr(0, unit), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != unit || !(mhz > 0)) fail(clock, "boost_clock", "expected a clock in MHz, e.g. 1410MHz");
+      gpu.boost_clock_mhz = mhz;
+    }
+    if (root["compute_capability"]) {
+      const YAML::Node cc = sourced(root, "compute_capability", "", false);
+      if (!cc.IsScalar()) fail(cc, "compute_capability", "expected a text such as \"8.0\"");
+      gpu.compute_capability = cc.Scalar();
+    }
+    if (root["sm_limits"]) parse_sm_limits(root["sm_limits"], gpu);
     gpu.assumed = assumed_;
     return gpu;
   }
@@ -255,6 +279,25 @@ class ProfileParser {
     if (has_source) provenance_text(entry, "source", path);
     if (has_assumption) provenance_text(entry, "assumption", path);
     return has_source || has_assumption;
+  }
+
+  void parse_sm_limits(const YAML::Node& entry, DeviceProfile& gpu) const {
+    const std::string path = "sm_limits";
+    if (!entry.IsMap()) fail(entry, path, "expected a mapping");
+    check_keys(entry, path,
+               {"source", "assumption", "max_threads", "max_blocks", "registers", "shared_memory",
+                "shared_memory_reserved_per_block"});
+    const bool covered = entry_covered(entry, path);
+    SmLimits& l = gpu.sm_limits;
+    l.max_threads = positive_int(entry, "max_threads", path, covered);
+    l.max_blocks = positive_int(entry, "max_blocks", path, covered);
+    l.registers = positive_int(entry, "registers", path, covered);
+    l.shared_memory = size_at(entry, "shared_memory", path, covered);
+    if (entry["shared_memory_reserved_per_block"]) {
+      l.shared_reserved_per_block =
+          with_unit(entry, "shared_memory_reserved_per_block", path, covered,
+                    units::parse_size_bytes);
+    }
   }
 
   void parse_mig(const YAML::Node& mig, DeviceProfile& gpu) const {

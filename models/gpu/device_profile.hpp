@@ -22,6 +22,18 @@ struct MigProfileSpec {
   std::vector<int> placements; ///< allowed start memory slices, e.g. {0, 4}
 };
 
+/// Per-SM residency limits of the GPU's architecture (`sm_limits:` in a profile; NVIDIA CUDA C++
+/// Programming Guide, "Technical Specifications per Compute Capability"). They turn a recorded
+/// kernel's block size, registers and shared memory into blocks per SM (kernel traces).
+struct SmLimits {
+  int max_threads = 0;  ///< resident threads per SM; 0 = the profile has no sm_limits
+  int max_blocks = 0;   ///< resident blocks per SM
+  int registers = 0;    ///< 32-bit registers per SM
+  std::int64_t shared_memory = 0;             ///< bytes of shared memory per SM (max carveout)
+  std::int64_t shared_reserved_per_block = 0; ///< bytes the system reserves per block (1 KiB 8.0+)
+  bool known() const { return max_threads > 0; }
+};
+
 struct DeviceProfile {
   std::string name;          ///< file stem, e.g. "h100-sxm-80gb"
   std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
@@ -38,6 +50,11 @@ struct DeviceProfile {
   /// its CPU issue reached) and its start, ns (models/workload docs; gpu-benches intercept).
   Nanos launch_overhead = 0;
   Nanos graph_launch_overhead = 0;   ///< the same for kernels of a CUDA graph (`cuda_graph: true`)
+  /// Boost SM clock in MHz (`boost_clock:`); 0 = not in the profile. With `sms` it scales the
+  /// compute part of a kernel recorded on another model (kernel traces).
+  double boost_clock_mhz = 0;
+  std::string compute_capability;  ///< "8.0", "9.0" (`compute_capability:`), "" = unknown
+  SmLimits sm_limits;
   // time-slicing defaults
   Nanos timeslice = 0;
   Nanos context_switch = 0;

@@ -23,21 +23,27 @@ void Tenant::on_iteration_due() {
 double Tenant::batched_solo_latency(const Request& r) const {
   // Alone: the first iteration prefills its prompt; every iteration decodes one token.
   std::vector<double> first, later;
+  std::vector<const KernelSpec*> first_specs, later_specs;
   for (const KernelSpec& k : spec_.workload.kernels) {
     const double mean = k.duration.mean();
     const double per_seq = static_cast<double>(k.per_sequence);
     if (k.duration_per_token == TokenCount::input) {
-      if (r.input_tokens > 0) first.push_back(mean * static_cast<double>(r.input_tokens) + per_seq);
+      if (r.input_tokens > 0) {
+        first.push_back(mean * static_cast<double>(r.input_tokens) + per_seq);
+        first_specs.push_back(&k);
+      }
       continue;
     }
     const int launches = k.repeat_per_token != TokenCount::none ? 1 : k.repeat;
     for (int i = 0; i < launches; ++i) {
       first.push_back(mean + per_seq);
+      first_specs.push_back(&k);
       later.push_back(mean + per_seq);
+      later_specs.push_back(&k);
     }
   }
   const double iterations = static_cast<double>(std::max<std::int64_t>(1, r.output_tokens));
-  return stream_time(first) + (iterations - 1) * stream_time(later);
+  return stream_time(first, first_specs) + (iterations - 1) * stream_time(later, later_specs);
 }
 
 void Tenant::start_iteration() {

@@ -1,9 +1,11 @@
 // Launch timing: a launch sequence's kernels are drawn when it starts (the one kernel
 // expansion; a request also takes its memory and its solo latency then), then run in order on
 // each stream. Kernel k is issued by the CPU at
-// start + k * host_gap and can start on the GPU at
-//     ready_k = max(finish_{k-1}, start + k * host_gap) + L
-// (L: the profile's launch overhead, or the graph launch overhead with `cuda_graph: true`).
+//     issue_k = max(finish_{k-1} + host_before_k, start + k * host_gap)
+// and can start on the GPU at ready_k = issue_k + L_k (L: the profile's launch overhead, or the
+// graph launch overhead with `cuda_graph: true`; a kernel-trace kernel may carry its own L_k and
+// host_before_k, docs/traces.md). Kernel-trace kernels keep their recorded streams as lanes: one
+// Stream per GPU and lane, each running its lane's kernels in order.
 // A kernel not ready yet waits for an on_stream_ready event; while it is already issued and only
 // L is left, its device is told it is launching (time-slicing counts the context as busy).
 #include <algorithm>
@@ -50,35 +52,60 @@ bool Tenant::begin_request(Request& r) {
     finish_request(r, RequestStatus::completed);
     return true;
   }
-  r.solo_latency = stream_time(r.durations);  // the same request alone on the whole GPU
+  r.solo_latency = stream_time(r.durations, r.specs);  // the same request alone on the whole GPU
   start_streams(r);
   return true;
 }
 
-double Tenant::stream_time(const std::vector<double>& durations) const {
-  double finish = 0;
+double Tenant::stream_time(const std::vector<double>& durations,
+                           const std::vector<const KernelSpec*>& specs) const {
+  std::vector<double>& lane_finish = lane_finish_scratch_;
+  lane_finish.assign(static_cast<std::size_t>(lanes_), 0.0);
+  double end = 0;
   for (std::size_t k = 0; k < durations.size(); ++k) {
-    const double issue = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap);
-    finish = std::max(finish, issue) + static_cast<double>(launch_overhead_) + durations[k];
+    const KernelSpec& spec = *specs[k];
+    const double paced = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap);
+    const double launch = static_cast<double>(spec.launch_overhead >= 0 ? spec.launch_overhead
+                                                                        : launch_overhead_);
+    double& finish = lane_finish[static_cast<std::size_t>(spec.lane)];
+    finish = std::max(finish + static_cast<double>(spec.host_before), paced) + launch + durations[k];
+    end = std::max(end, finish);
   }
-  return finish;
+  return end;
 }
 
-Nanos Tenant::ready_time(const LaunchSequence& sequence, std::size_t kernel,
+Nanos Tenant::issue_time(const LaunchSequence& sequence, std::size_t kernel,
                          Nanos previous_finish) const {
-  const Nanos issue = sequence.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap;
-  return std::max(previous_finish, issue) + launch_overhead_;
+  const Nanos paced = sequence.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap;
+  return std::max(previous_finish + sequence.specs[kernel]->host_before, paced);
+}
+
+Nanos Tenant::launch_time(const LaunchSequence& sequence, std::size_t kernel) const {
+  const Nanos own = sequence.specs[kernel]->launch_overhead;
+  return own >= 0 ? own : launch_overhead_;
+}
+
+std::size_t Tenant::next_of_lane(const LaunchSequence& sequence, std::size_t from,
+                                 int lane) const {
+  if (lanes_ == 1) return from;
+  while (from < sequence.specs.size() && sequence.specs[from]->lane != lane) ++from;
+  return from;
 }
 
 void Tenant::start_streams(LaunchSequence& sequence) {
-  sequence.streams.resize(devices_.size());
+  const std::size_t lanes = static_cast<std::size_t>(lanes_);
+  sequence.streams.resize(devices_.size() * lanes);
   sequence.streams_done = 0;
   sequence.at_barrier = 0;
   for (std::size_t d = 0; d < devices_.size(); ++d) {
-    Stream& stream = sequence.streams[d];
-    stream = Stream{};
-    stream.sequence = &sequence;
-    stream.device = static_cast<int>(d);
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+      Stream& stream = sequence.streams[d * lanes + lane];
+      stream = Stream{};
+      stream.sequence = &sequence;
+      stream.device = static_cast<int>(d);
+      stream.lane = static_cast<int>(lane);
+      stream.next_kernel = next_of_lane(sequence, 0, stream.lane);
+    }
   }
   for (Stream& stream : sequence.streams) advance_stream(stream);
 }
@@ -98,7 +125,8 @@ void Tenant::advance_stream(Stream& stream) {
 void Tenant::issue_next_kernel(Stream& stream) {
   const Nanos now = run_.sim.now();
   const LaunchSequence& sequence = *stream.sequence;
-  const Nanos ready = ready_time(sequence, stream.next_kernel, now);
+  const Nanos issue = issue_time(sequence, stream.next_kernel, now);
+  const Nanos ready = issue + launch_time(sequence, stream.next_kernel);
   if (ready <= now) {
     submit_kernel(stream);
     return;
@@ -106,7 +134,7 @@ void Tenant::issue_next_kernel(Stream& stream) {
   stream.ready_event = run_.sim.schedule_at(
       ready, make_event<&Tenant::on_stream_ready>(*this, stream), kPriorityControl);
   // Already in the stream's queue (the CPU issued it): its context is not idle meanwhile.
-  if (sequence.start + static_cast<Nanos>(stream.next_kernel) * spec_.workload.host_gap <= now) {
+  if (issue <= now) {
     stream.launching = true;
     devices_[static_cast<std::size_t>(stream.device)]->kernel_launching(index_, true);
   }
@@ -158,7 +186,7 @@ void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
       sequence.specs[stream.next_kernel]->repeat_per_token == TokenCount::output) {
     r->first_token = now;
   }
-  ++stream.next_kernel;
+  stream.next_kernel = next_of_lane(sequence, stream.next_kernel + 1, stream.lane);
   advance_stream(stream);
 }
 

@@ -26,6 +26,7 @@ struct Request;
 struct Stream {
   LaunchSequence* sequence = nullptr;
   int device = 0;               // index into the tenant's devices
+  int lane = 0;                 // kernel-trace stream of the sequence (KernelSpec::lane)
   std::size_t next_kernel = 0;  // next kernel of the launch sequence
   KernelRun kernel;             // the kernel now on the device
   EventId ready_event;          // the kernel's launch overhead ends (pending or invalid)
@@ -40,7 +41,7 @@ struct LaunchSequence {
   bool dead = false;                     // finished or killed: late completions are ignored
   std::vector<double> durations;         // per launched kernel, ns
   std::vector<const KernelSpec*> specs;  // per launched kernel
-  std::vector<Stream> streams;           // one per GPU of the tenant
+  std::vector<Stream> streams;           // per GPU of the tenant, one per lane (GPU-major)
   int streams_done = 0;                  // streams past their last kernel
   int at_barrier = 0;                    // streams waiting at the current collective
   /// The Request this sequence is, or nullptr for a batched-serving Iteration.

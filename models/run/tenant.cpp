@@ -3,6 +3,8 @@
 // untouched), restart after `recovery`, and the records of requests an interrupted run leaves.
 #include "models/run/tenant.hpp"
 
+#include <algorithm>
+
 #include "models/run/run.hpp"
 
 namespace gpumux::run {
@@ -19,6 +21,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")),
       stats_(spec.slo) {
   trace_ = run.resolved.traces[static_cast<std::size_t>(index)];
+  for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
   // Reserve the expected number of measured latencies (avoids regrowing large vectors).
   const ArrivalSpec& a = spec.workload.arrivals;
   const double window_s = to_seconds(run.scenario.duration - run.scenario.warmup);

@@ -112,9 +112,17 @@ class Tenant : public KernelOwner {
   /// Appends the workload's kernels to `sequence` with their durations drawn now (the one
   /// kernel expansion: requests and batched iterations).
   void expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling);
-  /// The launch recursion with these durations alone, ns.
-  double stream_time(const std::vector<double>& durations) const;
-  Nanos ready_time(const LaunchSequence& sequence, std::size_t kernel, Nanos previous_finish) const;
+  /// The launch recursion with these durations alone, ns (each lane in order; the last lane's
+  /// end).
+  double stream_time(const std::vector<double>& durations,
+                     const std::vector<const KernelSpec*>& specs) const;
+  /// When the CPU issues kernel `kernel` of its stream, whose previous kernel finished at
+  /// `previous_finish` (or the sequence started then).
+  Nanos issue_time(const LaunchSequence& sequence, std::size_t kernel, Nanos previous_finish) const;
+  /// The launch overhead of kernel `kernel`: its own (kernel traces) or the tenant's.
+  Nanos launch_time(const LaunchSequence& sequence, std::size_t kernel) const;
+  /// The first kernel at or after `from` on `lane` (the sequence's size when none).
+  std::size_t next_of_lane(const LaunchSequence& sequence, std::size_t from, int lane) const;
   void start_streams(LaunchSequence& sequence);
   void advance_stream(Stream& stream);
   void issue_next_kernel(Stream& stream);
@@ -124,7 +132,7 @@ class Tenant : public KernelOwner {
   /// At a collective kernel of a multi-GPU sequence: true while other streams have not reached
   /// it yet (this one waits); the last to arrive issues it on every stream.
   bool wait_at_collective(Stream& stream) {
-    return stream.sequence->streams.size() > 1 && barrier(stream);
+    return devices_.size() > 1 && barrier(stream);
   }
   bool barrier(Stream& stream);
 
@@ -149,6 +157,8 @@ class Tenant : public KernelOwner {
   const TenantSpec& spec_;
   std::vector<Device*> devices_;
   Nanos launch_overhead_;
+  int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
+  mutable std::vector<double> lane_finish_scratch_;
   RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
   std::vector<TraceRequest> trace_;
   std::size_t trace_next_ = 0;

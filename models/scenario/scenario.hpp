@@ -60,6 +60,16 @@ struct KernelSpec {
   /// Bytes the kernel re-reads through L2 (`working_set:`); 0 = it streams (no L2 reuse), so
   /// neighbours cannot raise its HBM traffic (models/gpu/device.hpp, L2 capacity law).
   std::int64_t working_set = 0;
+  /// Kernel traces (`request: {kernel_trace: ...}`, docs/traces.md): CPU time between the end of
+  /// the previous kernel of its lane (or the request's start) and this kernel's issue: the
+  /// recorded idle gap less the launch overhead.
+  Nanos host_before = 0;
+  /// Kernel traces: this kernel's launch overhead when the trace recorded a shorter gap than the
+  /// profile's launch_overhead (kernels already queued on the GPU); -1 = the profile's.
+  Nanos launch_overhead = -1;
+  /// Kernel traces: the recorded CUDA stream as a lane of the request, 0..lanes-1. Kernels of one
+  /// lane run in order; lanes run side by side. Hand-written kernels are all on lane 0.
+  int lane = 0;
 };
 
 enum class ArrivalProcess { poisson, constant, closed, trace };

@@ -1,0 +1,236 @@
+#include "models/scenario/kernel_trace_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+#include "sim/util/units.hpp"
+
+namespace gpumux {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool contains_any(const std::string& text, std::initializer_list<const char*> needles) {
+  for (const char* n : needles) {
+    if (text.find(n) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string join_ids(const std::vector<std::int64_t>& ids) {
+  std::string out;
+  for (const std::int64_t id : ids) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(id);
+  }
+  return out;
+}
+
+// Waves of the grid alone on the whole GPU with `sms` SMs (>= 1; 1 when unknown).
+double waves_on(const TraceKernel& k, int bps, int sms) {
+  if (!k.has_grid() || bps <= 0 || sms <= 0) return 1.0;
+  return std::max(1.0, static_cast<double>(k.blocks()) / (static_cast<double>(bps) * sms));
+}
+
+}  // namespace
+
+const char* kernel_name_class(const std::string& name) {
+  const std::string n = lower(name);
+  // Matrix-vector products (decode GEMV) stream their weights: memory-bound although "gemv"
+  // shares letters with gemm.
+  if (contains_any(n, {"gemv", "gemvx", "splitkreduce"})) return "memory";
+  if (contains_any(n, {"gemm", "conv", "cutlass", "cublas", "xmma", "matmul", "wgmma", "hmma",
+                       "mma_", "implicit_", "winograd", "fmha", "flash", "attention", "sm80_",
+                       "sm90_", "ampere_", "hopper_", "volta_", "turing_", "cudnn", "bmm"})) {
+    return "compute";
+  }
+  if (contains_any(n, {"elementwise", "vectorized", "unrolled", "reduce", "norm", "softmax",
+                       "copy", "memcpy", "memset", "fill", "cat", "index", "gather", "scatter",
+                       "embedding", "transpose", "permute", "pool", "dropout", "add", "mul",
+                       "relu", "gelu", "silu", "cast", "where", "sum", "mean", "bias", "rotary",
+                       "cache", "argmax", "topk", "sort", "scan", "upsample", "pad"})) {
+    return "memory";
+  }
+  return "other";
+}
+
+double default_memory_bound(const std::string& name) {
+  const std::string_view c = kernel_name_class(name);
+  if (c == "compute") return kComputeBoundMemoryShare;
+  if (c == "memory") return kMemoryBoundMemoryShare;
+  return kNeitherMemoryShare;
+}
+
+int blocks_per_sm(const TraceKernel& k, const SmLimits& limits) {
+  if (!limits.known() || k.block[0] <= 0) return 0;
+  const std::int64_t threads = k.threads_per_block();
+  if (threads <= 0 || threads > limits.max_threads) return 0;
+  const std::int64_t warps = (threads + 31) / 32;
+  std::int64_t bps = std::min<std::int64_t>(limits.max_blocks, limits.max_threads / (warps * 32));
+  if (k.registers_per_thread > 0) {
+    // Registers are allocated per warp in units of 256 (the occupancy calculator's granularity).
+    const std::int64_t per_warp = (k.registers_per_thread * 32 + 255) / 256 * 256;
+    const std::int64_t resident_warps = limits.registers / per_warp;
+    bps = std::min(bps, resident_warps / warps);
+  }
+  const std::int64_t shared = k.shared_memory + limits.shared_reserved_per_block;
+  if (shared > 0) {
+    const std::int64_t per_block = (shared + 127) / 128 * 128;
+    bps = std::min(bps, limits.shared_memory / per_block);
+  }
+  return static_cast<int>(std::max<std::int64_t>(0, bps));
+}
+
+ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceSelect& select,
+                                    const DeviceProfile& recorded, const DeviceProfile& target,
+                                    const std::map<std::string, NcuMetrics>* ncu) {
+  ConvertedTrace out;
+  if (trace.kernels.empty()) {
+    throw InputError(SourceLocation{trace.source, 0, 0, ""}, "no kernels in the trace");
+  }
+  const Nanos origin = trace.kernels.front().start;
+  const Nanos t0 = origin + select.window_start.value_or(0);
+  const Nanos t1 = select.window_end ? origin + *select.window_end
+                                     : std::numeric_limits<Nanos>::max();
+  std::vector<const TraceKernel*> chosen;
+  for (const TraceKernel& k : trace.kernels) {
+    if (select.stream && k.stream != *select.stream) continue;
+    if (k.start < t0 || k.end > t1) continue;
+    chosen.push_back(&k);
+  }
+  if (chosen.empty()) {
+    std::vector<std::int64_t> streams;
+    for (const TraceKernel& k : trace.kernels) {
+      if (std::find(streams.begin(), streams.end(), k.stream) == streams.end()) {
+        streams.push_back(k.stream);
+      }
+    }
+    std::sort(streams.begin(), streams.end());
+    std::string what = "no kernels in the selection";
+    if (select.stream) what += " (stream " + std::to_string(*select.stream) + ")";
+    if (select.window_start || select.window_end) {
+      what += " (window [" + units::format_duration(select.window_start.value_or(0)) + ", " +
+              (select.window_end ? units::format_duration(*select.window_end) : "end") + "])";
+    }
+    what += ": the trace has " + std::to_string(trace.kernels.size()) + " kernels on stream(s) " +
+            join_ids(streams) + " over " +
+            units::format_duration(trace.kernels.back().end - origin) +
+            " after its first kernel";
+    throw InputError(SourceLocation{trace.source, 0, 0, "select"}, what);
+  }
+
+  const bool same_gpu = recorded.name == target.name;
+  if (!same_gpu && (recorded.boost_clock_mhz <= 0 || target.boost_clock_mhz <= 0)) {
+    throw InputError(SourceLocation{trace.source, 0, 0, "recorded_on"},
+                     "rescaling from " + recorded.name + " to " + target.name +
+                         " needs boost_clock in both profiles; " +
+                         (recorded.boost_clock_mhz <= 0 ? recorded.name : target.name) +
+                         " has none");
+  }
+  const double clock_ratio =
+      same_gpu ? 1.0 : recorded.boost_clock_mhz / target.boost_clock_mhz;
+  const double bandwidth_ratio = same_gpu ? 1.0 : recorded.hbm_bandwidth / target.hbm_bandwidth;
+  const Nanos launch_rec = recorded.launch_overhead;
+  const Nanos launch_tgt = target.launch_overhead;
+
+  // Lanes in order of first appearance; the previous kernel end per lane.
+  std::map<std::int64_t, int> lane_of;
+  std::vector<Nanos> lane_end;
+  const Nanos request_origin = chosen.front()->start;
+  Nanos span_end = request_origin;
+  for (const TraceKernel* kp : chosen) {
+    const TraceKernel& k = *kp;
+    auto [it, fresh] = lane_of.emplace(k.stream, static_cast<int>(out.streams.size()));
+    if (fresh) {
+      out.streams.push_back(k.stream);
+      lane_end.push_back(request_origin);
+    }
+    const int lane = it->second;
+    KernelSpec spec;
+    spec.name = k.name;
+    spec.lane = lane;
+    // Boundedness.
+    double m = -1;
+    if (ncu) {
+      auto found = ncu->find(k.name);
+      if (found == ncu->end()) found = ncu->find(ncu_key(k.name));
+      if (found != ncu->end()) {
+        const double total = found->second.sm_pct + found->second.dram_pct;
+        m = total > 0 ? found->second.dram_pct / total : kNeitherMemoryShare;
+        ++out.ncu_matched;
+      }
+    }
+    if (m < 0 && k.memory_bound >= 0) m = k.memory_bound;
+    if (m < 0) {
+      m = default_memory_bound(k.name);
+      ++out.class_defaults;
+    }
+    spec.memory_bound = m;
+    // Grid shape on the recorded and the target GPU.
+    const int bps_rec = blocks_per_sm(k, recorded.sm_limits);
+    const int bps_tgt = blocks_per_sm(k, target.sm_limits);
+    double compute_scale = 1.0;
+    if (k.has_grid()) {
+      const double blocks = static_cast<double>(k.blocks());
+      spec.sm_fraction = std::min(1.0, blocks / target.sms);
+      spec.waves = waves_on(k, bps_tgt, target.sms);
+      if (!same_gpu) {
+        compute_scale = clock_ratio * spec.waves / waves_on(k, bps_rec, recorded.sms);
+      }
+    } else {
+      double f = 1.0;
+      if (k.sm_fraction > 0) {
+        f = k.sm_fraction;
+      } else if (k.sm_usage > 0) {
+        f = std::min(1.0, static_cast<double>(k.sm_usage) / recorded.sms);
+      }
+      // A grid narrower than the GPU keeps its SM count on the target; a full-GPU one spreads.
+      const double sms_needed = f * recorded.sms;
+      spec.sm_fraction = std::clamp(sms_needed / target.sms, 1.0 / target.sms, 1.0);
+      if (!same_gpu) {
+        compute_scale = f >= 1.0 ? clock_ratio * recorded.sms / target.sms : clock_ratio;
+      }
+    }
+    const double recorded_ns = static_cast<double>(k.duration());
+    const double scale = same_gpu ? 1.0 : (1.0 - m) * compute_scale + m * bandwidth_ratio;
+    spec.duration.kind = DurationDistribution::Kind::fixed;
+    spec.duration.value = std::max<Nanos>(1, std::llround(recorded_ns * scale));
+    // Timing: the gap after the previous kernel of the lane becomes host time.
+    if (trace.timed) {
+      const Nanos gap = std::max<Nanos>(0, k.start - lane_end[static_cast<std::size_t>(lane)]);
+      if (fresh && k.start == request_origin) {
+        // The request's first kernel: it pays a launch like any request start.
+        spec.host_before = 0;
+      } else if (gap >= launch_rec) {
+        spec.host_before = gap - launch_rec;
+      } else {
+        spec.host_before = 0;
+        spec.launch_overhead = std::min(gap, launch_tgt);
+      }
+    }
+    lane_end[static_cast<std::size_t>(lane)] = k.end;
+    span_end = std::max(span_end, k.end);
+    out.recorded_busy += k.duration();
+    out.kernels.push_back(std::move(spec));
+  }
+  out.recorded_span = span_end - request_origin;
+  const Nanos select_end = span_end;
+  for (const TraceCopy& c : trace.copies) {
+    if (c.start >= request_origin && c.end <= select_end &&
+        (!select.stream || c.stream == *select.stream)) {
+      ++out.copies;
+    }
+  }
+  out.peak_memory = trace.peak_memory;
+  return out;
+}
+
+}  // namespace gpumux
