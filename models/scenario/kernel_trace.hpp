@@ -48,8 +48,6 @@
 
 namespace gpumux {
 
-enum class KernelTraceFormat { nsys, torch, csv };
-
 /// One kernel launch as recorded.
 struct TraceKernel {
   std::string name;

@@ -8,6 +8,7 @@
 #include "models/config/mig_names.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
+#include "models/scenario/kernel_trace_model.hpp"
 
 namespace gpumux {
 namespace {
@@ -119,11 +120,48 @@ const char* sharing_mode_name(SharingMode mode) {
   return "?";
 }
 
+// `request: {kernel_trace: ...}`: reads the trace (once per file), converts the selected kernels
+// for the tenant's GPU model (rescaled when it was recorded on another), and takes the tenant's
+// memory from the trace's allocations when the scenario does not set `memory:`.
+static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& target,
+                         const std::string& base_dir,
+                         std::map<std::string, KernelTrace>& cache) {
+  const KernelTraceSpec& spec = *tenant.workload.kernel_trace;
+  auto found = cache.find(spec.path);
+  if (found == cache.end()) {
+    found = cache.emplace(spec.path, read_kernel_trace(spec.path, spec.format)).first;
+  }
+  const DeviceProfile* recorded = &target;
+  if (!spec.recorded_on.empty()) {
+    SourceLocation where = spec.where;
+    where.key_path = tenant.where.key_path + ".workload.request.recorded_on";
+    where = scenario.locate(where.key_path);
+    try {
+      recorded = &load_device_profile(spec.recorded_on, base_dir);
+    } catch (const InputError& e) {
+      throw InputError(where, e.what());
+    }
+  }
+  std::map<std::string, NcuMetrics> ncu;
+  if (!spec.ncu_path.empty()) ncu = read_ncu_metrics(spec.ncu_path);
+  KernelTraceSelect select;
+  select.stream = spec.stream;
+  select.window_start = spec.window_start;
+  select.window_end = spec.window_end;
+  ConvertedTrace converted = convert_kernel_trace(found->second, select, *recorded, target,
+                                                  spec.ncu_path.empty() ? nullptr : &ncu);
+  tenant.workload.kernels = std::move(converted.kernels);
+  if (converted.peak_memory && !scenario.locations.count(tenant.where.key_path + ".memory")) {
+    tenant.memory = *converted.peak_memory;
+  }
+}
+
 ResolvedScenario resolve_scenario(Scenario scenario) {
   ResolvedScenario out;
   const std::string base_dir = base_dir_of(scenario);
   std::map<std::string, int> device_by_name;
   std::map<std::string, int> mig_gpu_by_name;  // GPUs that have MIG instances
+  std::map<std::string, KernelTrace> trace_cache;  // kernel traces by path (replicas share one)
 
   for (std::size_t g = 0; g < scenario.gpus.size(); ++g) {
     GpuSpec& gpu = scenario.gpus[g];
@@ -247,6 +285,11 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
     out.tenant_device.push_back(indices.front());
     out.tenant_devices.push_back(indices);
+    if (tenant.workload.kernel_trace) {
+      const DeviceProfile& target = *out.gpu_profiles[static_cast<std::size_t>(
+          out.devices[static_cast<std::size_t>(indices.front())].gpu)];
+      replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
+    }
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();
     if (arrivals.process == ArrivalProcess::trace) {

@@ -72,6 +72,22 @@ struct KernelSpec {
   int lane = 0;
 };
 
+/// Formats of kernel traces recorded by profilers (models/scenario/kernel_trace.hpp).
+enum class KernelTraceFormat { nsys, torch, csv };
+
+/// `request: {kernel_trace: PATH, format: ..., recorded_on: MODEL, select: {...}, ncu: PATH}`:
+/// the request's kernels come from a recorded trace (docs/traces.md). resolve_scenario() reads
+/// it and fills WorkloadSpec::kernels for the tenant's GPU model.
+struct KernelTraceSpec {
+  std::string path;         ///< resolved relative to the scenario file
+  KernelTraceFormat format = KernelTraceFormat::nsys;
+  std::string recorded_on;  ///< device profile of the GPU it was recorded on; "" = the tenant's
+  std::optional<std::int64_t> stream;  ///< select.stream
+  std::optional<Nanos> window_start, window_end;  ///< select.window, after the first kernel
+  std::string ncu_path;     ///< `ncu:` Nsight Compute metrics (--csv), "" = none
+  SourceLocation where;     ///< the `kernel_trace:` key
+};
+
 enum class ArrivalProcess { poisson, constant, closed, trace };
 enum class TraceFormat { csv, azure_llm, mooncake };
 
@@ -88,6 +104,8 @@ struct ArrivalSpec {
 struct WorkloadSpec {
   ArrivalSpec arrivals;
   std::vector<KernelSpec> kernels;  ///< run in order, one stream per request (non-empty)
+  /// Set when the kernels come from a recorded trace (filled in by resolve_scenario()).
+  std::optional<KernelTraceSpec> kernel_trace;
   Nanos host_gap = 0;               ///< CPU time between consecutive kernel launches of a request
   /// Requests of this tenant that may be on the GPU at once. Open-loop default 1 (FIFO single
   /// server); closed loop: = concurrency.
