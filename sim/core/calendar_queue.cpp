@@ -73,19 +73,20 @@ void CalendarQueue::insert(std::uint32_t index) {
   if (at == kNil) bucket.tail = index;
 }
 
-EventId CalendarQueue::push(Nanos time, EventOrder order, const Event& event) {
+EventId CalendarQueue::push(Nanos time, EventOrder order, Event::Function function, void* object,
+                            Event::Argument argument) {
   std::uint32_t index;
   if (free_ != kNil) {
     index = free_;
     free_ = nodes_[index].next;
   } else {
     index = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.push_back(Node{0, 0, Event{}, kNil, 0});
+    nodes_.push_back(Node{0, 0, kNil, 0, Event{}});
   }
   Node& node = nodes_[index];
   node.key = key_of(time);
   node.order = order;
-  node.event = event;
+  node.event = Event(function, object, argument);
   ++node.generation;
   const std::uint32_t generation = node.generation;
   if (node.key < current_start_) {

@@ -17,19 +17,20 @@ const char* to_string(QueueKind kind) {
   return "?";
 }
 
-EventId EventQueue::push_event(Nanos time, Priority priority, const Event& event) {
+EventId EventQueue::push_event(Nanos time, Priority priority, Event::Function function,
+                               void* object, Event::Argument argument) {
   assert(next_sequence_ < (std::uint64_t{1} << 56));
   const EventOrder order = (static_cast<EventOrder>(priority) << 56) | next_sequence_++;
   ++live_;
   switch (kind_) {
     case QueueKind::heap:
-      return heap_.push(time, order, event);
+      return heap_.push(time, order, function, object, argument);
     case QueueKind::calendar:
-      return calendar_.push(time, order, event);
+      return calendar_.push(time, order, function, object, argument);
     case QueueKind::ladder:
       break;
   }
-  return ladder_.push(time, order, event);
+  return ladder_.push(time, order, function, object, argument);
 }
 
 EventId EventQueue::push(Nanos time, Priority priority, std::function<void()> action) {
@@ -44,7 +45,7 @@ EventId EventQueue::push(Nanos time, Priority priority, std::function<void()> ac
   }
   Event::Argument argument{};
   argument.value = index;
-  return push_event(time, priority, Event(&EventQueue::run_closure, this, argument));
+  return push_event(time, priority, &EventQueue::run_closure, this, argument);
 }
 
 void EventQueue::release_closure(std::uint64_t index) {

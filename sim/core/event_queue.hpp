@@ -50,7 +50,7 @@ class EventQueue {
   QueueKind kind() const { return kind_; }
 
   EventId push(Nanos time, Priority priority, const Event& event) {
-    return push_event(time, priority, event);
+    return push_event(time, priority, event.function(), event.object(), event.argument());
   }
   /// A closure event: the action is kept in a side pool until it runs or is cancelled.
   EventId push(Nanos time, Priority priority, std::function<void()> action);
@@ -93,7 +93,8 @@ class EventQueue {
   }
 
  private:
-  EventId push_event(Nanos time, Priority priority, const Event& event);
+  EventId push_event(Nanos time, Priority priority, Event::Function function, void* object,
+                     Event::Argument argument);
   /// A closure event's function: runs (and frees) closures_[argument] of the EventQueue object.
   static void run_closure(void* queue, Event::Argument argument);
   void release_closure(std::uint64_t index);

@@ -4,10 +4,11 @@
 
 namespace gpumux {
 
-EventId HeapQueue::push(Nanos time, EventOrder order, const Event& event) {
+EventId HeapQueue::push(Nanos time, EventOrder order, Event::Function function, void* object,
+                        Event::Argument argument) {
   const std::uint32_t slot = acquire_slot(slots_, free_slots_);
   Slot& s = slots_[slot];
-  s.event = event;
+  s.event = Event(function, object, argument);
   ++s.generation;
   heap_.push_back(Key{time, order, slot});
   sift_up(heap_.size() - 1);

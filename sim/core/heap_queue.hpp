@@ -15,7 +15,12 @@ namespace gpumux {
 
 class HeapQueue {
  public:
-  EventId push(Nanos time, EventOrder order, const Event& event);
+  /// The event's parts travel in registers (a 24-byte struct would go through memory).
+  EventId push(Nanos time, EventOrder order, Event::Function function, void* object,
+               Event::Argument argument);
+  EventId push(Nanos time, EventOrder order, const Event& event) {
+    return push(time, order, event.function(), event.object(), event.argument());
+  }
   /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds it.
   bool cancel(EventId id, PoppedEvent& cancelled);
   /// Time of the earliest live event; kNever when none. Discards dead keys on the way.

@@ -50,10 +50,11 @@ void LadderQueue::file(const Entry& entry) {
   rung_mask_ |= 1u << rung;
 }
 
-EventId LadderQueue::push(Nanos time, EventOrder order, const Event& event) {
+EventId LadderQueue::push(Nanos time, EventOrder order, Event::Function function, void* object,
+                          Event::Argument argument) {
   const std::uint32_t slot = acquire_slot(slots_, free_slots_);
   Slot& s = slots_[slot];
-  s.event = event;
+  s.event = Event(function, object, argument);
   s.order = order;
   ++s.generation;
   const std::uint32_t generation = s.generation;

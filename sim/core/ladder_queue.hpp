@@ -35,7 +35,12 @@ namespace gpumux {
 
 class LadderQueue {
  public:
-  EventId push(Nanos time, EventOrder order, const Event& event);
+  /// The event's parts travel in registers (a 24-byte struct would go through memory).
+  EventId push(Nanos time, EventOrder order, Event::Function function, void* object,
+               Event::Argument argument);
+  EventId push(Nanos time, EventOrder order, const Event& event) {
+    return push(time, order, event.function(), event.object(), event.argument());
+  }
   /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds its
   /// target (time kNever, as in HeapQueue).
   bool cancel(EventId id, PoppedEvent& cancelled);

@@ -33,6 +33,7 @@ class Event {
   /// Runs the event. Precondition: bound (a default Event does nothing useful).
   void run() const { function_(object_, argument_); }
   Function function() const { return function_; }
+  void* object() const { return object_; }
   Argument argument() const { return argument_; }
 
  private:

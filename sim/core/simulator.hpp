@@ -38,7 +38,10 @@ class Simulator {
 
   /// Runs `event` at `time` (>= now(); throws std::logic_error otherwise). No allocation.
   EventId schedule_at(Nanos time, const Event& event,
-                      EventQueue::Priority priority = kPriorityDefault);
+                      EventQueue::Priority priority = kPriorityDefault) {
+    if (time < now_) throw_past();
+    return queue_.push(time, priority, event);  // inline: the event's parts stay in registers
+  }
   EventId schedule_in(Nanos delay, const Event& event,
                       EventQueue::Priority priority = kPriorityDefault) {
     return schedule_at(now_ + delay, event, priority);
@@ -79,6 +82,8 @@ class Simulator {
   std::size_t pending() const { return queue_.size(); }
 
  private:
+  [[noreturn]] static void throw_past();
+
   EventQueue queue_;
   Nanos now_ = 0;
   std::uint64_t events_ = 0;
