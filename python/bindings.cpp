@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "models/config/input_error.hpp"
@@ -28,6 +29,8 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/strategy_variants.hpp"
+#include "models/run/slo.hpp"
+#include "models/output/metric_table.hpp"
 
 #ifndef GPUMUX_VERSION
 #define GPUMUX_VERSION "0.0.0"
@@ -207,14 +210,24 @@ std::vector<RunResult> unwrap(const std::vector<ResultPtr>& results) {
   return out;
 }
 
-void latency_dict(const LatencySummary& s, const std::string& prefix, py::dict& row) {
-  row[(prefix + "_count").c_str()] = s.count;
-  row[(prefix + "_mean_ns").c_str()] = s.mean;
-  row[(prefix + "_p50_ns").c_str()] = s.p50;
-  row[(prefix + "_p90_ns").c_str()] = s.p90;
-  row[(prefix + "_p99_ns").c_str()] = s.p99;
-  row[(prefix + "_p999_ns").c_str()] = s.p999;
-  row[(prefix + "_max_ns").c_str()] = s.max;
+// One dict per row, keys = the HDF5 columns of the metric table (models/output/metric_table.hpp).
+template <class Row>
+py::list metric_rows(const std::vector<Metric<Row>>& metrics, const std::vector<Row>& rows) {
+  py::list out;
+  for (const Row& r : rows) {
+    py::dict row;
+    for (const Metric<Row>& m : metrics) {
+      if (!m.h5) continue;
+      const MetricValue value = m.get(r);
+      py::object cell = py::none();
+      if (const auto* i = std::get_if<std::int64_t>(&value)) cell = py::int_(*i);
+      if (const auto* d = std::get_if<double>(&value)) cell = py::float_(*d);
+      if (const auto* t = std::get_if<std::string>(&value)) cell = py::str(*t);
+      row[m.column.c_str()] = cell;
+    }
+    out.append(row);
+  }
+  return out;
 }
 
 }  // namespace
@@ -253,51 +266,34 @@ PYBIND11_MODULE(_gpumux, m) {
              for (const DeviceResult& d : r.devices) names.push_back(d.name);
              return names;
            })
-      .def("tenants",
+      .def("tenants", [](const RunResult& r) { return metric_rows(tenant_metrics(), r.tenants); },
+           "One dict per tenant, keys = the HDF5 /tenants columns (the metric table).")
+      .def("devices", [](const RunResult& r) { return metric_rows(device_metrics(), r.devices); },
+           "One dict per device, keys = the HDF5 /devices columns (the metric table).")
+      .def("slos",
            [](const RunResult& r) {
-             // One dict per tenant, keys = the HDF5 /tenants columns.
-             py::list rows;
-             for (const TenantResult& t : r.tenants) {
-               py::dict row;
-               row["name"] = t.name;
-               row["device"] = t.device;
-               row["requests"] = t.requests;
-               row["completed"] = t.completed;
-               row["failed"] = t.failed;
-               latency_dict(t.latency, "latency", row);
-               latency_dict(t.queueing, "queueing", row);
-               latency_dict(t.time_to_first_token, "ttft", row);
-               row["slowdown_mean"] = t.slowdown_mean;
-               row["throughput_per_s"] = t.throughput_per_s;
-               row["slo_violations"] = t.slo_violations;
-               row["oom_events"] = t.oom_events;
-               row["gpu_seconds"] = t.gpu_seconds;
-               row["cost"] = t.cost;
-               rows.append(row);
+             // Columns of the HDF5 /slos table: one row per SLO target.
+             py::dict out;
+             py::list tenant, key, target, value, met;
+             const std::vector<TenantSlo> slos = evaluate_slos(r);
+             for (std::size_t t = 0; t < slos.size(); ++t) {
+               for (const SloCheck& c : slos[t].checks) {
+                 tenant.append(t);
+                 key.append(c.key);
+                 target.append(c.target_ns);
+                 value.append(c.value_ns.value_or(-1));
+                 met.append(c.met ? 1 : 0);
+               }
              }
-             return rows;
-           })
-      .def("devices",
-           [](const RunResult& r) {
-             // One dict per device, keys = the HDF5 /devices columns.
-             py::list rows;
-             for (const DeviceResult& d : r.devices) {
-               py::dict row;
-               row["name"] = d.name;
-               row["profile"] = d.profile;
-               row["sharing"] = d.sharing;
-               row["sms"] = d.sms;
-               row["memory_bytes"] = d.memory_bytes;
-               row["sm_busy"] = d.sm_busy;
-               row["useful_fraction"] = d.useful_fraction;
-               row["dram_busy"] = d.dram_busy;
-               row["memory_peak_bytes"] = d.memory_peak_bytes;
-               row["context_switches"] = d.context_switches;
-               row["switch_overhead_ns"] = d.switch_overhead_ns;
-               rows.append(row);
-             }
-             return rows;
-           })
+             out["tenant"] = tenant;
+             out["key"] = key;
+             out["target_ns"] = target;
+             out["value_ns"] = value;
+             out["met"] = met;
+             return out;
+           },
+           "dict of lists, the HDF5 /slos columns: tenant (index), key, target_ns, value_ns "
+           "(-1: no samples), met")
       .def("requests",
            [](const RunResult& r) {
              const auto& q = r.requests;
@@ -422,6 +418,11 @@ PYBIND11_MODULE(_gpumux, m) {
       py::arg("summary_jsons"));
   m.def("version", [] { return std::string(GPUMUX_VERSION); });
   m.attr("__version__") = GPUMUX_VERSION;
-  m.attr("REQUEST_STATUS") = py::make_tuple("completed", "failed", "unfinished");
-  m.attr("EVENT_KINDS") = py::make_tuple("oom", "kill", "fault", "reject", "restart");
+  m.attr("REQUEST_STATUS") = py::tuple(py::cast(std::vector<std::string>(
+      kRequestStatusNames.begin(), kRequestStatusNames.end())));
+  m.attr("EVENT_KINDS") = py::tuple(
+      py::cast(std::vector<std::string>(kEventKindNames.begin(), kEventKindNames.end())));
+  m.def("metric_table", [] { return metric_table_json().dump(); },
+        "The metric table as a JSON string: a list of {scope, column, json, unit, description, "
+        "type, h5} (gpumux.metrics() gives it as a DataFrame).");
 }

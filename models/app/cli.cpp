@@ -132,11 +132,13 @@ const CommandHelp kValidateHelp{
     "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
 const CommandHelp kCompareHelp{
     "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
-    "[--set KEY=VALUE ...] [--format table|json|csv] [--json]",
-    "Runs the same tenants and arrivals under each strategy and prints one overview table.\n"
+    "[--set KEY=VALUE ...] [--format table|json|csv] [--json] [--fail-on-slo]",
+    "Runs the same tenants and arrivals under each strategy and prints one overview table\n"
+    "(SLOs met: tenants meeting every target of their slo: block, per strategy).\n"
     "--strategies is required; defaults: no result file, the scenario's seed, no overrides.\n"
     "-o, signals and exit codes as for `gpumux run` (see gpumux run --help): a signal stops the\n"
-    "strategy running and the file holds the strategies run so far.",
+    "strategy running and the file holds the strategies run so far; --fail-on-slo exits 1 when\n"
+    "a tenant misses an SLO target under any strategy (each miss on stderr: [strategy] tenant).",
     "  gpumux compare scenarios/hybrid-h100.yaml --strategies mig,time-slicing,mps,dedicated\n"
     "  gpumux compare scenarios/antipattern-mps-fault-blast-radius.yaml --strategies mig,mps "
     "-o cmp.h5\n"};
@@ -216,7 +218,9 @@ po::options_description compare_options() {
       "set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override")(
       "format", po::value<std::string>()->value_name("table|json|csv"),
       "output: table (default), json (an array of summaries), csv (one row per strategy and "
-      "tenant)")("json", po::bool_switch(), "the same as --format json");
+      "tenant)")("json", po::bool_switch(), "the same as --format json")(
+      "fail-on-slo", po::bool_switch(),
+      "exit 1 when a tenant misses an SLO target under any strategy");
   return o;
 }
 
@@ -307,96 +311,6 @@ OutputFormat output_format(const po::variables_map& vm) {
   return format;
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
-/// A JSON number or string as a CSV field; empty for null/absent.
-std::string csv_value(const nlohmann::ordered_json& value) {
-  if (value.is_null()) return "";
-  if (value.is_string()) return csv_field(value.get<std::string>());
-  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
-  return value.dump();
-}
-
-/// One CSV table, one row per tenant of each summary (SPEC §4 JSON); units in the column names.
-/// with_strategy adds a strategy column (compare runs, compare files).
-std::string summaries_csv(const std::vector<nlohmann::ordered_json>& summaries,
-                          bool with_strategy) {
-  static const char* kLatency[] = {"mean", "p50", "p90", "p99", "p999", "max"};
-  static const char* kSlo[] = {"p50", "p90", "p99", "p999"};
-  std::string out = "scenario,";
-  if (with_strategy) out += "strategy,";
-  out += "tenant,device,requests,completed,failed";
-  for (const char* k : kLatency) out += fmt::format(",latency_{}_ns", k);
-  out += ",queueing_mean_ns,queueing_p99_ns,throughput_per_s,slowdown_mean_x";
-  for (const char* k : kSlo) out += fmt::format(",slo_{}_target_ns", k);
-  out += ",slo_violations_count,oom_events_count,gpu_seconds_s,cost_usd,device_sm_busy_fraction,"
-         "device_dram_busy_fraction\n";
-  const nlohmann::ordered_json null;
-  auto at = [&null](const nlohmann::ordered_json& object, const char* key)
-      -> const nlohmann::ordered_json& {
-    if (!object.is_object()) return null;
-    const auto it = object.find(key);
-    return it == object.end() ? null : *it;
-  };
-  for (const nlohmann::ordered_json& summary : summaries) {
-    const nlohmann::ordered_json& tenants = at(summary, "tenants");
-    if (!tenants.is_object()) continue;
-    for (const auto& [name, t] : tenants.items()) {
-      out += csv_value(at(summary, "scenario"));
-      out += ",";
-      if (with_strategy) {
-        const auto& strategy = at(summary, "strategy");
-        out += strategy.is_null() ? std::string("as-is") : csv_value(strategy);
-        out += ",";
-      }
-      out += csv_field(name);
-      for (const char* key : {"device", "requests", "completed", "failed"}) {
-        out += ',';
-        out += csv_value(at(t, key));
-      }
-      for (const char* k : kLatency) {
-        out += ',';
-        out += csv_value(at(at(t, "latency_ns"), k));
-      }
-      out += ',';
-      out += csv_value(at(at(t, "queueing_ns"), "mean"));
-      out += ',';
-      out += csv_value(at(at(t, "queueing_ns"), "p99"));
-      out += ',';
-      out += csv_value(at(t, "throughput_per_s"));
-      out += ',';
-      out += csv_value(at(t, "slowdown_mean"));
-      for (const char* k : kSlo) {
-        out += ',';
-        out += csv_value(at(at(t, "slo_ns"), k));
-      }
-      for (const char* key : {"slo_violations", "oom_events", "gpu_seconds", "cost"}) {
-        out += ',';
-        out += csv_value(at(t, key));
-      }
-      const auto& device = at(at(summary, "devices"),
-                              at(t, "device").is_string()
-                                  ? at(t, "device").get_ref<const std::string&>().c_str()
-                                  : "");
-      out += ',';
-      out += csv_value(at(device, "sm_busy"));
-      out += ',';
-      out += csv_value(at(device, "dram_busy"));
-      out += "\n";
-    }
-  }
-  return out;
-}
-
 /// Parses ARGS of one command: one positional argument plus the options.
 po::variables_map parse_command(const std::vector<std::string>& args,
                                 const po::options_description& options,
@@ -428,25 +342,12 @@ std::vector<Override> overrides_from(const po::variables_map& vm) {
   return out;
 }
 
-/// Did every tenant meet its SLO targets? Prints the misses to stderr.
-bool slo_met(const Scenario& scenario, const RunResult& result) {
-  bool ok = true;
-  for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
-    const SloSpec& slo = scenario.tenants[t].slo;
-    const LatencySummary& lat = result.tenants[t].latency;
-    auto check = [&](const std::optional<Nanos>& target, std::int64_t value, const char* name) {
-      if (target && value > *target) {
-        std::cerr << "gpumux: SLO missed: " << scenario.tenants[t].name << " " << name << " "
-                  << value << " ns > target " << *target << " ns\n";
-        ok = false;
-      }
-    };
-    check(slo.p50, lat.p50, "p50");
-    check(slo.p90, lat.p90, "p90");
-    check(slo.p99, lat.p99, "p99");
-    check(slo.p999, lat.p999, "p99.9");
-  }
-  return ok;
+/// Did every tenant meet its SLO targets (models/slo.hpp)? Prints each miss to stderr in the
+/// tables' units; PREFIX names the strategy in `compare`.
+bool slo_met(const RunResult& result, const std::string& prefix = "") {
+  const std::vector<std::string> misses = slo_miss_messages(evaluate_slos(result), prefix);
+  for (const std::string& line : misses) std::cerr << "gpumux: " << line << "\n";
+  return misses.empty();
 }
 
 RunResult simulate_with_progress(const ResolvedScenario& resolved, bool record_requests) {
@@ -561,7 +462,7 @@ int command_run(const std::vector<std::string>& args) {
               << "results are complete\n";
     return signal_exit_status();
   }
-  if (vm["fail-on-slo"].as<bool>() && !slo_met(resolved.scenario, result)) return kExitSlo;
+  if (vm["fail-on-slo"].as<bool>() && !slo_met(result)) return kExitSlo;
   return kExitOk;
 }
 
@@ -619,6 +520,11 @@ int command_compare(const std::vector<std::string>& args) {
     std::cerr << "gpumux: " << signal_name(g_signal) << ": stopped; the results cover the strategies "
               << "run so far (an interrupted run is marked status=interrupted)\n";
     return signal_exit_status();
+  }
+  if (vm["fail-on-slo"].as<bool>()) {
+    bool met = true;
+    for (const RunResult& r : results) met = slo_met(r, fmt::format("[{}] ", r.strategy)) && met;
+    if (!met) return kExitSlo;
   }
   return kExitOk;
 }

@@ -2,6 +2,7 @@
 // RunResult: everything one simulation run produces, independent of how it is written out
 // (text table, JSON summary, HDF5 file, Python). Times in integer nanoseconds, sizes in bytes.
 // Metric definitions: see docs/metrics.md (the one catalogue).
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -26,13 +27,17 @@ struct TenantResult {
   /// LLM workloads: arrival -> first output token (end of the first decode launch, or of the
   /// first batched iteration); count 0 when the tenant has no per-token kernels.
   LatencySummary time_to_first_token;
+  /// LLM workloads: time per output token of each completed request with more than one
+  /// output token and a first token, (latency - ttft) / (output_tokens - 1); count 0 otherwise.
+  LatencySummary time_per_output_token;
   double slowdown_mean = 0;    ///< latency / solo latency on a dedicated whole GPU
   double throughput_per_s = 0; ///< completed / measured window
   std::int64_t slo_violations = 0;
   std::int64_t oom_events = 0;
   double gpu_seconds = 0;      ///< device-time share attributed to the tenant (cost basis)
   double cost = 0;             ///< gpu cost_per_hour x attributed hours (0 without prices)
-  /// The tenant's `slo:` targets in ns by quantile ("p99" -> 100000000); empty = best-effort.
+  /// The tenant's `slo:` targets in ns by key ("p99" -> 100000000, "ttft_p99", "tpot_p50";
+  /// models/run/slo.hpp); empty = best-effort. Verdicts: evaluate_slo (models/run/slo.hpp).
   std::map<std::string, std::int64_t> slo_ns;
 };
 
@@ -53,6 +58,10 @@ struct DeviceResult {
 };
 
 enum class RequestStatus : std::uint8_t { completed = 0, failed = 1, unfinished = 2 };
+/// The names of RequestStatus values, indexed by value: the one list the HDF5 enum type, the
+/// bindings' REQUEST_STATUS and (through them or the file's enum) Python use.
+inline constexpr std::array<const char*, 3> kRequestStatusNames = {"completed", "failed",
+                                                                   "unfinished"};
 
 struct RequestRecord {
   std::uint32_t tenant = 0;  ///< index into RunResult::tenants
@@ -62,6 +71,9 @@ struct RequestRecord {
 };
 
 enum class EventKind : std::uint8_t { oom = 0, kill = 1, fault = 2, reject = 3, restart = 4 };
+/// The names of EventKind values, indexed by value (as kRequestStatusNames).
+inline constexpr std::array<const char*, 5> kEventKindNames = {"oom", "kill", "fault", "reject",
+                                                               "restart"};
 
 struct EventRecord {
   std::int64_t time_ns = 0;

@@ -1,6 +1,6 @@
 // The measured window and its metrics: at the end of warm-up each device's busy, useful and DRAM
 // integrals and each client's SM integral are taken as baselines; at the end, per tenant:
-// request counts, latency / queueing / time-to-first-token summaries (ns, nearest-rank
+// request counts, latency / queueing / TTFT / TPOT summaries (ns, nearest-rank
 // quantiles), mean slowdown, throughput over [warmup, duration], SLO targets and violations,
 // OOM events; per device: time-average SM busy, useful and DRAM busy fractions over
 // [warmup, end], memory peak, context switches. fill_results assembles the whole RunResult
@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "models/run/run.hpp"
+#include "models/run/slo.hpp"
 
 namespace gpumux::run {
 namespace {
@@ -72,15 +73,12 @@ void Run::fill_tenant_summary(const Tenant& t, TenantResult& tr) const {
   tr.latency = summarize(stats.latency);
   tr.queueing = summarize(stats.queueing);
   tr.time_to_first_token = summarize(stats.time_to_first_token);
+  tr.time_per_output_token = summarize(stats.time_per_output_token);
   tr.slowdown_mean =
       stats.completed > 0 ? stats.slowdown_sum / static_cast<double>(stats.completed) : 0;
   tr.throughput_per_s = measured_s > 0 ? static_cast<double>(stats.completed) / measured_s : 0;
   tr.slo_violations = stats.slo_violations;
-  const SloSpec& slo = t.spec().slo;
-  if (slo.p50) tr.slo_ns["p50"] = *slo.p50;
-  if (slo.p90) tr.slo_ns["p90"] = *slo.p90;
-  if (slo.p99) tr.slo_ns["p99"] = *slo.p99;
-  if (slo.p999) tr.slo_ns["p999"] = *slo.p999;
+  tr.slo_ns = slo_targets(t.spec().slo);
   tr.oom_events = stats.oom_events;
 }
 

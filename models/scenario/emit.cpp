@@ -160,6 +160,13 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   out << YAML::EndMap;
 }
 
+void emit_slo_quantiles(YAML::Emitter& out, const SloQuantiles& q) {
+  optional_duration(out, "p50", q.p50);
+  optional_duration(out, "p90", q.p90);
+  optional_duration(out, "p99", q.p99);
+  optional_duration(out, "p999", q.p999);
+}
+
 void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << t.name;
@@ -206,10 +213,14 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::EndMap;
   if (t.slo.any()) {
     out << YAML::Key << "slo" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    optional_duration(out, "p50", t.slo.p50);
-    optional_duration(out, "p90", t.slo.p90);
-    optional_duration(out, "p99", t.slo.p99);
-    optional_duration(out, "p999", t.slo.p999);
+    emit_slo_quantiles(out, t.slo);
+    for (const auto& [key, q] : {std::pair<const char*, const SloQuantiles*>{"ttft", &t.slo.ttft},
+                                 {"tpot", &t.slo.tpot}}) {
+      if (!q->any()) continue;
+      out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+      emit_slo_quantiles(out, *q);
+      out << YAML::EndMap;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -729,13 +729,23 @@ GpuSpec gpu_of(Context& ctx, const Field& field) {
   return g;
 }
 
+void slo_quantiles_of(Context& ctx, const MapReader& map, SloQuantiles& q) {
+  if (const auto f = map.get("p50")) q.p50 = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("p90")) q.p90 = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("p99")) q.p99 = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("p999")) q.p999 = positive_duration_of(ctx, *f);
+}
+
 SloSpec slo_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"p50", "p90", "p99", "p999"});
+  const MapReader map(ctx, field, {"p50", "p90", "p99", "p999", "ttft", "tpot"});
   SloSpec slo;
-  if (const auto f = map.get("p50")) slo.p50 = positive_duration_of(ctx, *f);
-  if (const auto f = map.get("p90")) slo.p90 = positive_duration_of(ctx, *f);
-  if (const auto f = map.get("p99")) slo.p99 = positive_duration_of(ctx, *f);
-  if (const auto f = map.get("p999")) slo.p999 = positive_duration_of(ctx, *f);
+  slo_quantiles_of(ctx, map, slo);
+  if (const auto f = map.get("ttft")) {
+    slo_quantiles_of(ctx, MapReader(ctx, *f, {"p50", "p90", "p99", "p999"}), slo.ttft);
+  }
+  if (const auto f = map.get("tpot")) {
+    slo_quantiles_of(ctx, MapReader(ctx, *f, {"p50", "p90", "p99", "p999"}), slo.tpot);
+  }
   return slo;
 }
 

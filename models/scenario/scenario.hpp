@@ -140,9 +140,18 @@ struct GpuSpec {
   SourceLocation where;        ///< location of this gpus[] entry
 };
 
-struct SloSpec {
+/// Targets on the quantiles of one per-request measure (unset = no target).
+struct SloQuantiles {
   std::optional<Nanos> p50, p90, p99, p999;
   bool any() const { return p50 || p90 || p99 || p999; }
+};
+
+/// A tenant's `slo:` block: latency targets (`p50`..`p999`, the inherited fields), and for LLM
+/// tenants `ttft: {p99: ...}` (time to first token) and `tpot: {p99: ...}` (time per output
+/// token). Verdicts: models/slo.hpp.
+struct SloSpec : SloQuantiles {
+  SloQuantiles ttft, tpot;
+  bool any() const { return SloQuantiles::any() || ttft.any() || tpot.any(); }
 };
 
 struct TenantSpec {

@@ -27,7 +27,7 @@ _gpumux = _native_loader.load(__path__)  # noqa: F821 (__path__ is the package's
 import pandas as pd  # noqa: E402
 
 from ._h5 import load  # noqa: E402
-from .result import Result  # noqa: E402
+from .result import Result, metrics  # noqa: E402
 from . import scenarios  # noqa: E402  (gpumux.scenarios.path("quickstart"))
 
 __version__: str = _gpumux.version()
@@ -37,7 +37,7 @@ __version__: str = _gpumux.version()
 ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
-__all__ = ["run", "load", "compare", "sweep", "validate", "save_compare", "Result",
+__all__ = ["run", "load", "compare", "sweep", "validate", "save_compare", "Result", "metrics",
            "ScenarioError", "__version__", "STRATEGIES"]
 
 #: The strategy names compare() accepts.
@@ -181,6 +181,7 @@ def _strategy_list(strategies) -> list[str]:
 
 COMPARE_COLUMNS = ["device", "requests", "completed", "failed", "p50_ns", "p90_ns", "p99_ns",
                    "p999_ns", "mean_ns", "throughput_per_s", "slowdown_mean", "slo_violations",
+                   "slo_met",
                    "oom_events", "gpu_seconds", "cost", "device_sm_busy", "mean_sm_busy",
                    "devices"]
 
@@ -202,6 +203,7 @@ def compare_frame(results: Iterable[Result]) -> pd.DataFrame:
                 "p99_ns": t["latency_p99_ns"], "p999_ns": t["latency_p999_ns"],
                 "mean_ns": t["latency_mean_ns"], "throughput_per_s": t["throughput_per_s"],
                 "slowdown_mean": t["slowdown_mean"], "slo_violations": t["slo_violations"],
+                "slo_met": t.get("slo_met", pd.NA),
                 "oom_events": t["oom_events"], "gpu_seconds": t["gpu_seconds"],
                 "cost": t["cost"],
                 "device_sm_busy": (float(devices.loc[device, "sm_busy"])

@@ -12,7 +12,7 @@ import numpy as np
 
 from .result import Result, _text
 
-_TABLES = ("requests", "tenants", "devices", "events", "kernels")
+_TABLES = ("requests", "tenants", "devices", "events", "kernels", "slos")
 _RUN_ATTRIBUTES = ("scenario", "seed", "status", "sim_time_ns", "events", "wall_s", "strategy")
 
 
@@ -30,6 +30,11 @@ class _H5Source:
         except ValueError:
             self.calibration = {}
         self._tables = {name: group[name][()] if name in group else None for name in _TABLES}
+        self._units, self._descriptions = {}, {}
+        for name in ("tenants", "devices"):
+            attrs = group[name].attrs if name in group else {}
+            self._units[name] = json.loads(_text(attrs.get("units", "{}")))
+            self._descriptions[name] = json.loads(_text(attrs.get("description", "{}")))
         self.tenant_names = self._read_tenant_names(group)
         self._timeseries = {}
         if "timeseries" in group:
@@ -70,8 +75,38 @@ class _H5Source:
             return {n: np.array([], dtype=np.int64) for n in names}
         return {n: table[n] for n in names}
 
+    def enum_names(self, table, column):
+        """Names by code of an HDF5 enum column (the file's own list), or None."""
+        data = self._tables.get(table)
+        if data is None or column not in (data.dtype.names or ()):
+            return None
+        mapping = h5py.check_enum_dtype(data.dtype[column])
+        if not mapping:
+            return None
+        return tuple(name for name, _ in sorted(mapping.items(), key=lambda kv: kv[1]))
+
+    def column_types(self, table):
+        """Column -> "flag" for the int8 verdict columns of TABLE (the others: their dtype)."""
+        data = self._tables.get(table)
+        if data is None:
+            return {}
+        return {name: "flag" if data.dtype[name] == np.int8 else str(data.dtype[name])
+                for name in data.dtype.names}
+
+    def column_meta(self):
+        """(table, column, unit, description) of /tenants and /devices, from their attributes."""
+        return [(table, column, unit, self._descriptions[table].get(column, ""))
+                for table in ("tenants", "devices")
+                for column, unit in self._units[table].items()]
+
     def tenants(self):
         return self._rows(self._tables["tenants"])
+
+    def slos(self):
+        table = self._tables["slos"]
+        if table is None:  # files written before SLO verdicts existed
+            return {"tenant": [], "key": [], "target_ns": [], "value_ns": [], "met": []}
+        return {n: table[n] for n in table.dtype.names}
 
     def devices(self):
         return self._rows(self._tables["devices"])

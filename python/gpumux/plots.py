@@ -36,7 +36,13 @@ def _legend(ax, count):
 
 
 def slo_targets_ns(result, percentile: str = "p99") -> dict:
-    """{tenant: SLO target in ns} from the result's scenario (tenants without one are left out)."""
+    """{tenant: SLO target in ns} for the SLO key `percentile` ("p99", "ttft_p99", ...) from the
+    result's SLO verdicts (tenants without one are left out); files written before verdicts
+    existed: from the scenario stored in them."""
+    slos = result.slos
+    if len(slos):
+        rows = slos[slos["key"] == percentile]
+        return {str(t): float(v) for t, v in zip(rows["tenant"], rows["target_ns"])}
     import yaml
     doc = yaml.safe_load(result.scenario_yaml) or {}
     targets = {}

@@ -14,6 +14,12 @@ A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :fu
                   tenant, device (categorical names, NaN when none), detail (str)
 * Names (tenant, device, profile, sharing) are categorical; statistics of a tenant
   whose count is 0 (ttft_* without LLM tokens, latency_* with nothing completed) are NaN.
+* ``slos``        DataFrame, one row per SLO target: tenant (categorical), key (p99, ttft_p99,
+                  tpot_p50, ...), target_ns, value_ns (float, NaN without samples), met (bool);
+                  ``tenants.slo_met`` is the per-tenant verdict (boolean, <NA> without an SLO)
+* ``metrics``     DataFrame: unit and description of every column of tenants and devices (read
+                  from the file's ``units``/``description`` attributes, or the bindings' metric
+                  table; gpumux.metrics() gives the whole table)
 * ``timeseries``  dict device name -> DataFrame (time_ns, sm_busy, dram_busy, memory_used_bytes)
 * ``kernels``     DataFrame of kernel records (empty unless ``output: {kernels: true}``)
 
@@ -29,8 +35,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-REQUEST_STATUS = ("completed", "failed", "unfinished")
-EVENT_KINDS = ("oom", "kill", "fault", "reject", "restart")
+
+def _native():
+    from . import _native_module
+    return _native_module()
+
+
+def request_status_names() -> tuple:
+    """Request status names by code (the C++ list, through the bindings)."""
+    return tuple(_native().REQUEST_STATUS)
+
+
+def event_kind_names() -> tuple:
+    """Event kind names by code (the C++ list, through the bindings)."""
+    return tuple(_native().EVENT_KINDS)
 
 
 def _text(value) -> str:
@@ -41,7 +59,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def _requests_frame(columns: dict, tenant_names: list[str]) -> pd.DataFrame:
+def _requests_frame(columns: dict, tenant_names: list[str], status_names) -> pd.DataFrame:
     tenant = np.asarray(columns["tenant"]).astype(np.int64)
     status = np.asarray(columns["status"]).astype(np.int64)
     arrival = np.asarray(columns["arrival_ns"], dtype=np.int64)
@@ -57,7 +75,7 @@ def _requests_frame(columns: dict, tenant_names: list[str]) -> pd.DataFrame:
         # never started / never finished: NaN (the file stores -1), like latency_ns
         "start_ns": np.where(start >= 0, start.astype(np.float64), np.nan),
         "finish_ns": np.where(finish >= 0, finish.astype(np.float64), np.nan),
-        "status": pd.Categorical.from_codes(status, categories=list(REQUEST_STATUS)),
+        "status": pd.Categorical.from_codes(status, categories=list(status_names)),
         "latency_ns": latency,
         "queueing_ns": queueing,
     })
@@ -70,18 +88,15 @@ def _name_or_none(indices, names) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=list(names))
 
 
-#: Summary statistics that do not apply when their count is 0 (no completed request, no LLM
-#: tokens): NaN rather than 0 in Result.tenants.
-_COUNTED = ("latency", "queueing", "ttft")
 #: Name columns of the tenants / devices tables, categorical.
 _CATEGORICAL = ("device", "profile", "sharing")
 
 
-def _events_frame(columns: dict, tenant_names, device_names) -> pd.DataFrame:
+def _events_frame(columns: dict, tenant_names, device_names, kind_names) -> pd.DataFrame:
     kind = np.asarray(columns["kind"]).astype(np.int64)
     return pd.DataFrame({
         "time_ns": np.asarray(columns["time_ns"], dtype=np.int64),
-        "kind": pd.Categorical.from_codes(kind, categories=list(EVENT_KINDS)),
+        "kind": pd.Categorical.from_codes(kind, categories=list(kind_names)),
         "tenant": _name_or_none(columns["tenant"], tenant_names),
         "device": _name_or_none(columns["device"], device_names),
         "detail": [_text(d) for d in columns["detail"]],
@@ -105,18 +120,35 @@ def _kernels_frame(columns: dict | None, tenant_names, device_names) -> pd.DataF
     })
 
 
-def _table_frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=columns)
+def _slos_frame(columns: dict, tenant_names) -> pd.DataFrame:
+    value = np.asarray(columns["value_ns"], dtype=np.int64)
+    return pd.DataFrame({
+        "tenant": pd.Categorical.from_codes(np.asarray(columns["tenant"]).astype(np.int64),
+                                            categories=list(tenant_names)),
+        "key": [_text(k) for k in columns["key"]],
+        "target_ns": np.asarray(columns["target_ns"], dtype=np.int64),
+        "value_ns": np.where(value >= 0, value.astype(np.float64), np.nan),
+        "met": np.asarray(columns["met"]).astype(bool),
+    })
+
+
+def _table_frame(rows: list[dict], units: dict | None = None) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
     if "name" in frame.columns:
         frame = frame.set_index("name")
         frame.index.name = "name"
-    for prefix in _COUNTED:
-        count = f"{prefix}_count"
-        if count not in frame.columns:
-            continue
-        stats = [c for c in frame.columns if c.startswith(prefix + "_") and c != count]
+    # Summary statistics that do not apply when their count is 0 (no completed request, no LLM
+    # tokens): NaN rather than 0. A group is every PREFIX_* column beside a PREFIX_count column.
+    for count in [c for c in frame.columns if c.endswith("_count")]:
+        prefix = count[:-len("count")]
+        stats = [c for c in frame.columns if c.startswith(prefix) and c != count]
         frame[stats] = frame[stats].astype(np.float64)
         frame.loc[frame[count] == 0, stats] = np.nan
+    # Verdict columns (metric type flag: 1 yes, 0 no, -1 not applicable): nullable booleans.
+    for column, kind in (units or {}).items():
+        if kind == "flag" and column in frame.columns:
+            codes = frame[column].astype(np.int64)
+            frame[column] = pd.array([None if c < 0 else bool(c) for c in codes], dtype="boolean")
     for column in _CATEGORICAL:
         if column in frame.columns:
             frame[column] = pd.Categorical(frame[column].map(_text),
@@ -208,32 +240,69 @@ class Result:
         return list(self.summary["devices"].keys())
 
     # -- tables ---------------------------------------------------------------------------
+    def _column_types(self, scope: str) -> dict:
+        """Column -> metric type ("flag", "i64", ...) from the bindings' metric table; a file's
+        int8 columns are flags too (the only int8 metric type)."""
+        if self._native is not None:
+            return {m["column"]: m["type"] for m in _metric_table() if m["scope"] == scope}
+        return self._source.column_types(scope + "s")
+
     @property
     def tenants(self) -> pd.DataFrame:
         def build():
             rows = self._native.tenants() if self._native is not None else self._source.tenants()
-            return _table_frame(rows)
+            return _table_frame(rows, self._column_types("tenant"))
         return self._cached("tenants", build).copy()
 
     @property
     def devices(self) -> pd.DataFrame:
         def build():
             rows = self._native.devices() if self._native is not None else self._source.devices()
-            return _table_frame(rows)
+            return _table_frame(rows, self._column_types("device"))
         return self._cached("devices", build).copy()
+
+    @property
+    def slos(self) -> pd.DataFrame:
+        """One row per SLO target of every tenant: tenant, key, target_ns, value_ns, met."""
+        def build():
+            cols = self._native.slos() if self._native is not None else self._source.slos()
+            return _slos_frame(cols, self.tenant_names)
+        return self._cached("slos", build).copy()
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """Unit and description of every column of ``tenants`` and ``devices`` (index: table,
+        column), from the file's attributes or the bindings' metric table."""
+        def build():
+            if self._native is not None:
+                rows = [(m["scope"] + "s", m["column"], m["unit"], m["description"])
+                        for m in _metric_table() if m["h5"]]
+            else:
+                rows = self._source.column_meta()
+            frame = pd.DataFrame(rows, columns=["table", "column", "unit", "description"])
+            return frame.set_index(["table", "column"])
+        return self._cached("metrics", build).copy()
+
+    def _status_names(self):
+        names = self._source.enum_names("requests", "status") if self._source is not None else None
+        return names or request_status_names()
+
+    def _kind_names(self):
+        names = self._source.enum_names("events", "kind") if self._source is not None else None
+        return names or event_kind_names()
 
     @property
     def requests(self) -> pd.DataFrame:
         def build():
             cols = self._native.requests() if self._native is not None else self._source.requests()
-            return _requests_frame(cols, self.tenant_names)
+            return _requests_frame(cols, self.tenant_names, self._status_names())
         return self._cached("requests", build).copy()
 
     @property
     def events(self) -> pd.DataFrame:
         def build():
             cols = self._native.events() if self._native is not None else self._source.events()
-            return _events_frame(cols, self.tenant_names, self.device_names)
+            return _events_frame(cols, self.tenant_names, self.device_names, self._kind_names())
         return self._cached("events", build).copy()
 
     @property
@@ -296,6 +365,17 @@ class Result:
         return (f"<p><code>{header}</code></p>"
                 + tenants[[c for c in cols if c in tenants.columns]].to_html()
                 + self.devices.to_html())
+
+
+def _metric_table() -> list[dict]:
+    """The bindings' metric table (models/output/metric_table.hpp) as a list of dicts."""
+    return json.loads(_native().metric_table())
+
+
+def metrics() -> pd.DataFrame:
+    """Every metric gpumux reports: scope (tenant/device), column (HDF5, DataFrame), json (key
+    path in the summary), unit, description, type, h5 (a column of the file's table)."""
+    return pd.DataFrame(_metric_table())
 
 
 def _fmt_ns(value) -> str:

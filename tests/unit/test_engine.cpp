@@ -253,9 +253,10 @@ TEST(MaxMin, BoundedVariableLeavesTheRestToOthers) {
 }
 
 TEST(MaxMin, WeightsAndTwoConstraints) {
-  // SMs: a uses 0.5, b uses 0.5 per unit -> both fit at rate 1 (half the SMs each).
+  // One constraint: SMs, a uses 0.5, b uses 0.5 per unit -> both fit at rate 1 (half the SMs
+  // each); c uses nothing, so only its bound limits it.
   MaxMinProblem p;
-  const int sm = p.add_constraint(1.0), bw = p.add_constraint(1.0);
+  const int sm = p.add_constraint(1.0);
   const int a = p.add_variable(1, 1.0), b = p.add_variable(1, 1.0), c = p.add_variable(2, 1.0);
   p.add_consumption(a, sm, 0.5);
   p.add_consumption(b, sm, 0.5);
@@ -272,7 +273,23 @@ TEST(MaxMin, WeightsAndTwoConstraints) {
   q.solve();
   EXPECT_NEAR(q.rate(x), 0.25, 1e-12);
   EXPECT_NEAR(q.rate(y), 0.75, 1e-12);
-  (void)bw;
+  // Two constraints, weights: SMs (capacity 1) used 0.5 by u and by v; bandwidth (capacity 1)
+  // used 1.0 by u and by w (weight 2). Filling r = weight x lambda: bandwidth saturates first,
+  // at lambda = 1/3 (u + w = 3 lambda = 1), freezing u = 1/3 and w = 2/3; v then grows alone
+  // until its bound 1 (SMs: 0.5/3 + 0.5 = 2/3 < 1, not saturated).
+  MaxMinProblem two;
+  const int sms = two.add_constraint(1.0), bw = two.add_constraint(1.0);
+  const int u = two.add_variable(1, 1.0), v = two.add_variable(1, 1.0), w = two.add_variable(2, 1.0);
+  two.add_consumption(u, sms, 0.5);
+  two.add_consumption(v, sms, 0.5);
+  two.add_consumption(u, bw, 1.0);
+  two.add_consumption(w, bw, 1.0);
+  two.solve();
+  EXPECT_NEAR(two.rate(u), 1.0 / 3, 1e-12);
+  EXPECT_NEAR(two.rate(w), 2.0 / 3, 1e-12);
+  EXPECT_NEAR(two.rate(v), 1.0, 1e-12);
+  EXPECT_NEAR(two.rate(u) + two.rate(w), 1.0, 1e-12);                // bandwidth saturated
+  EXPECT_LT(0.5 * two.rate(u) + 0.5 * two.rate(v), 1.0 - 1e-9);      // SMs not
 }
 
 }  // namespace

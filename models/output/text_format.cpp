@@ -1,0 +1,129 @@
+#include "models/output/text_format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+namespace gpumux {
+
+namespace {
+
+std::string three_digits(double value) {
+  const double a = std::fabs(value);
+  if (a > 0 && a < 0.9995) return fmt::format("{:.3g}", value);  // 0.083, not 0.08
+  if (a < 9.995) return fmt::format("{:.2f}", value);
+  if (a < 99.95) return fmt::format("{:.1f}", value);
+  return fmt::format("{:.0f}", value);
+}
+
+}  // namespace
+
+std::string format_duration_ns(double ns) {
+  if (!std::isfinite(ns)) return "-";
+  const double a = std::fabs(ns);
+  if (a < 999.5) return fmt::format("{:.0f} ns", ns);
+  if (a < 999.5e3) return three_digits(ns / 1e3) + " us";
+  if (a < 999.5e6) return three_digits(ns / 1e6) + " ms";
+  return three_digits(ns / 1e9) + " s";
+}
+
+std::string format_bytes(double bytes) {
+  if (!std::isfinite(bytes)) return "-";
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t unit = 0;
+  while (std::fabs(bytes) >= 1023.5 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{:.0f} B", bytes) : three_digits(bytes) + " " + kUnits[unit];
+}
+
+std::string format_si(double value) {
+  if (!std::isfinite(value)) return "-";
+  static constexpr const char* kSuffixes[] = {"", "k", "M", "G", "T"};
+  std::size_t i = 0;
+  while (std::fabs(value) >= 999.5 && i + 1 < std::size(kSuffixes)) {
+    value /= 1000;
+    ++i;
+  }
+  return three_digits(value) + kSuffixes[i];
+}
+
+std::string format_count(double value) {
+  return std::isfinite(value) ? fmt::format("{:.0f}", value) : "-";
+}
+
+std::string format_rate(double per_s) {
+  return std::isfinite(per_s) ? three_digits(per_s) + "/s" : "-";
+}
+
+std::string format_percent(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:.1f}%", 100 * fraction) : "-";
+}
+
+std::string format_factor(double factor) {
+  return std::isfinite(factor) ? fmt::format("{:.2f}x", factor) : "-";
+}
+
+std::string format_metric(MetricFormat format, const nlohmann::ordered_json* value) {
+  if (value == nullptr || value->is_null()) return "-";
+  if (format == MetricFormat::text || value->is_string()) {
+    return value->is_string() ? value->get<std::string>() : value->dump();
+  }
+  if (format == MetricFormat::verdict) {
+    if (value->is_boolean()) return value->get<bool>() ? "met" : "MISSED";
+    return "-";
+  }
+  if (!value->is_number()) return "-";
+  const double x = value->get<double>();
+  switch (format) {
+    case MetricFormat::duration:
+      return format_duration_ns(x);
+    case MetricFormat::rate:
+      return format_rate(x);
+    case MetricFormat::factor:
+      return format_factor(x);
+    case MetricFormat::percent:
+      return format_percent(x);
+    case MetricFormat::bytes:
+      return format_bytes(x);
+    case MetricFormat::number:
+      return format_si(x);
+    default:
+      return format_count(x);
+  }
+}
+
+void TextTable::add_row(std::vector<std::string> row) {
+  row.resize(headers_.size(), "");
+  rows_.push_back(std::move(row));
+}
+
+std::string TextTable::render(const std::string& indent) const {
+  std::vector<std::size_t> widths(headers_.size());
+  for (std::size_t c = 0; c < headers_.size(); ++c) widths[c] = headers_[c].size();
+  for (const auto& row : rows_) {
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l = indent;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) l += "  ";
+      l += c < left_columns_ ? fmt::format("{:<{}}", cells[c], widths[c])
+                             : fmt::format("{:>{}}", cells[c], widths[c]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(headers_);
+  std::vector<std::string> rule;
+  for (std::size_t w : widths) rule.emplace_back(w, '-');
+  line(rule);
+  for (const auto& row : rows_) line(row);
+  return out;
+}
+
+}  // namespace gpumux

@@ -1,0 +1,38 @@
+#pragma once
+// Text formatting of the tables: three significant digits with an adaptive unit ("1.23 ms",
+// "80.0 GiB"), and a column-aligned text table. Non-finite values print as "-".
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/output/metric_table.hpp"
+
+namespace gpumux {
+
+std::string format_duration_ns(double ns);
+std::string format_bytes(double bytes);
+std::string format_si(double value);
+std::string format_count(double value);
+std::string format_rate(double per_s);
+std::string format_percent(double fraction);
+std::string format_factor(double factor);
+
+/// A summary value (nullptr or null = "-") as FORMAT prints it.
+std::string format_metric(MetricFormat format, const nlohmann::ordered_json* value);
+
+/// Columns sized to their widest cell; the first `left_columns` are left-aligned (names), the
+/// rest right-aligned (numbers).
+class TextTable {
+ public:
+  TextTable(std::vector<std::string> headers, std::size_t left_columns)
+      : headers_(std::move(headers)), left_columns_(left_columns) {}
+  void add_row(std::vector<std::string> row);
+  std::string render(const std::string& indent = "") const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::size_t left_columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace gpumux
