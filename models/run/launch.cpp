@@ -174,11 +174,10 @@ void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
   Stream& stream = *static_cast<Stream*>(kernel.owner_data);
   LaunchSequence& sequence = *stream.sequence;
   if (sequence.dead) return;
-  if (run_.record_kernels) {
-    run_.result.kernels.push_back(KernelRecord{
-        static_cast<std::uint32_t>(index_), sequence.id, kernel.kernel_index,
-        devices_[static_cast<std::size_t>(stream.device)]->index(), kernel.first_start, now});
-  }
+  run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), sequence.id,
+                                  kernel.kernel_index,
+                                  devices_[static_cast<std::size_t>(stream.device)]->index(),
+                                  kernel.first_start, now});
   // A request alone: its first token is ready when its first decode kernel ends (a batched
   // iteration's first token is counted for the whole batch by end_iteration).
   Request* r = sequence.request;

@@ -36,7 +36,8 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
       resolved(r),
       scenario(r.scenario),
       streams(r.scenario.seed),
-      options_(options) {
+      options_(options),
+      observers_(options.observers) {
   record_kernels = scenario.output.kernels;
   record_requests = options.record_requests;
   for (const ResolvedDevice& d : resolved.devices) {
@@ -57,9 +58,8 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
       std::string reason;
       if (!device->attach_client(static_cast<int>(t), reason) && !tenants.back()->dead()) {
         tenants.back()->mark_rejected();
-        result.events_log.push_back(
-            EventRecord{0, EventKind::reject, static_cast<int>(t), device->index(),
-                        scenario.tenants[t].name + " rejected: " + reason});
+        record_event(EventKind::reject, static_cast<int>(t), device->index(),
+                     scenario.tenants[t].name + " rejected: " + reason);
       }
     }
   }

@@ -43,14 +43,31 @@ class Run {
 
   void record_event(EventKind kind, int tenant, int device, const std::string& detail) {
     result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});
+    for (Recorder* o : observers_) o->on_event(result.events_log.back());
   }
   /// Every completed or failed request passes here: the run ends at the last of them (or at
   /// `duration`), whatever else is still pending.
   void record_request(int tenant, const Request& r) {
     if (r.status != RequestStatus::unfinished) last_finish_ = std::max(last_finish_, r.finish);
-    if (!record_requests) return;
-    result.requests.push_back(RequestRecord{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
-                                            r.start, r.finish, r.status});
+    const RequestRecord record{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
+                               r.start,  r.finish, r.status};
+    if (!observers_.empty() && r.status != RequestStatus::unfinished) {
+      const RequestOutcome outcome{record, r.measured, r.first_token, r.output_tokens,
+                                   r.solo_latency};
+      for (Recorder* o : observers_) {
+        if (r.status == RequestStatus::completed) {
+          o->on_request_completed(outcome);
+        } else {
+          o->on_request_failed(outcome);
+        }
+      }
+    }
+    if (record_requests) result.requests.push_back(record);
+  }
+  /// A kernel ran to completion: kept when output.kernels, shown to the observers.
+  void record_kernel(const KernelRecord& k) {
+    if (record_kernels) result.kernels.push_back(k);
+    for (Recorder* o : observers_) o->on_kernel_completed(k);
   }
 
  private:
@@ -72,6 +89,7 @@ class Run {
   void add_assumption_notes();
 
   const RunOptions& options_;
+  std::vector<Recorder*> observers_;  // RunOptions::observers
   Nanos last_finish_ = 0;  // latest completion or failure of a request
   Nanos last_sample_ = 0;
   // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).

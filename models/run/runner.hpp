@@ -20,9 +20,11 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "sim/core/event_queue.hpp"
 
+#include "models/run/recorder.hpp"
 #include "models/run/result.hpp"
 #include "models/scenario/resolve.hpp"
 
@@ -40,6 +42,9 @@ struct RunOptions {
   /// The pending-event set; unset = chosen from the scenario's size (results are identical
   /// either way, only speed differs).
   std::optional<QueueKind> queue;
+  /// Observers of the run (recorder.hpp), called as requests, kernels, events and samples are
+  /// recorded; not owned. They change no number of the result.
+  std::vector<Recorder*> observers;
 };
 
 RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options = {});

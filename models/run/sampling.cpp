@@ -41,6 +41,14 @@ void Run::finish_timeseries(Nanos end) {
     if (!series.empty()) last_sample_ = series.back().time_ns;
   }
   if (!devices.empty() && last_sample_ < end) sample(end);
+  // Observers get the samples now that the end is known: exactly the series of the result.
+  for (Recorder* o : observers_) {
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      for (const TimeseriesSample& s : result.timeseries[devices[d]->geometry().name]) {
+        o->on_sample(d, s);
+      }
+    }
+  }
 }
 
 }  // namespace gpumux::run

@@ -139,6 +139,64 @@ output: {sample: 7s}
 // the measured window. A tenant spanning several GPUs (data parallel) is checked against the sum
 // of their windows. Fails while kernels can be double-booked on SMs (issue 6, item 1: passes
 // once kernels hold SMs by residency).
+// A recorder that counts what it is shown (models/run/recorder.hpp).
+struct CountingObserver : Recorder {
+  std::int64_t completed = 0, failed = 0, measured_completed = 0, kernels = 0, events = 0,
+               samples = 0;
+  void on_request_completed(const RequestOutcome& r) override {
+    ++completed;
+    measured_completed += r.measured;
+  }
+  void on_request_failed(const RequestOutcome&) override { ++failed; }
+  void on_kernel_completed(const KernelRecord&) override { ++kernels; }
+  void on_event(const EventRecord&) override { ++events; }
+  void on_sample(std::size_t, const TimeseriesSample&) override { ++samples; }
+};
+
+TEST(MetricsAreObservers, ExtraObserversChangeNothingAndSeeEveryRecord) {
+  for (const std::string& stem : kStems) {
+    RunOptions plain;
+    plain.record_requests = true;
+    const RunResult reference = run(stem, {Override{"output", "{kernels: true}"}}, plain);
+    CountingObserver a, b;
+    RunOptions observed = plain;
+    observed.observers = {&a, &b};
+    const RunResult other = run(stem, {Override{"output", "{kernels: true}"}}, observed);
+    // Bit-identical: the summary, every record and every sample.
+    EXPECT_EQ(summary_of(reference), summary_of(other)) << stem;
+    EXPECT_EQ(reference.requests.size(), other.requests.size()) << stem;
+    EXPECT_EQ(reference.kernels.size(), other.kernels.size()) << stem;
+    EXPECT_EQ(reference.events_log.size(), other.events_log.size()) << stem;
+    EXPECT_EQ(reference.timeseries.size(), other.timeseries.size()) << stem;
+    for (const auto& [device, series] : reference.timeseries) {
+      const auto& again = other.timeseries.at(device);
+      ASSERT_EQ(series.size(), again.size()) << stem << " " << device;
+      for (std::size_t i = 0; i < series.size(); ++i) {
+        EXPECT_EQ(series[i].sm_busy, again[i].sm_busy) << stem << " " << device << " " << i;
+        EXPECT_EQ(series[i].memory_used_bytes, again[i].memory_used_bytes) << stem;
+      }
+    }
+    // The observers saw exactly what the result records.
+    std::int64_t completed = 0, failed = 0, measured = 0, samples = 0;
+    for (const RequestRecord& r : other.requests) {
+      completed += r.status == RequestStatus::completed;
+      failed += r.status == RequestStatus::failed;
+    }
+    for (const TenantResult& t : other.tenants) measured += t.completed;
+    for (const auto& [device, series] : other.timeseries) {
+      samples += static_cast<std::int64_t>(series.size());
+    }
+    for (const CountingObserver* o : {&a, &b}) {
+      EXPECT_EQ(o->completed, completed) << stem;
+      EXPECT_EQ(o->failed, failed) << stem;
+      EXPECT_EQ(o->measured_completed, measured) << stem;
+      EXPECT_EQ(o->kernels, static_cast<std::int64_t>(other.kernels.size())) << stem;
+      EXPECT_EQ(o->events, static_cast<std::int64_t>(other.events_log.size())) << stem;
+      EXPECT_EQ(o->samples, samples) << stem;
+    }
+  }
+}
+
 TEST(OccupancyInvariant, GpuSecondsOfOneGpuAtMostTheWindow) {
   std::vector<std::string> stems;
   for (const auto& entry : fs::directory_iterator(kScenarioDir)) {

@@ -1,0 +1,37 @@
+#pragma once
+// Recorder: an observer of one run. The run calls every recorder attached through
+// RunOptions::observers when a request completes or fails, a kernel completes, an event (OOM,
+// kill, fault, reject, restart) happens, and for each timeseries sample (delivered when the run's
+// end is known, so exactly the samples of RunResult::timeseries). Recorders see const records
+// only and schedule nothing: attaching any number changes no number of the result
+// (tests/unit/test_metrics_observers.cpp). Calls come in simulated-time order per kind.
+#include <cstddef>
+#include <cstdint>
+
+#include "models/run/result.hpp"
+#include "sim/core/time.hpp"
+
+namespace gpumux {
+
+/// A request at its end, as observers see it.
+struct RequestOutcome {
+  RequestRecord record;          ///< tenant, id, arrival, start, finish, status
+  bool measured = false;         ///< arrived in [warmup, duration): counted in the statistics
+  Nanos first_token = -1;        ///< when its first output token was ready; -1: none
+  std::int64_t output_tokens = 0;
+  double solo_latency_ns = 0;    ///< the same request alone on a dedicated whole GPU
+};
+
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  virtual void on_request_completed(const RequestOutcome&) {}
+  virtual void on_request_failed(const RequestOutcome&) {}
+  /// Every kernel that ran to completion (whether or not output.kernels records it).
+  virtual void on_kernel_completed(const KernelRecord&) {}
+  virtual void on_event(const EventRecord&) {}
+  /// DEVICE: index into RunResult::devices.
+  virtual void on_sample(std::size_t /*device*/, const TimeseriesSample&) {}
+};
+
+}  // namespace gpumux
