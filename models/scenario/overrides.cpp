@@ -1,0 +1,155 @@
+// `--set KEY=VALUE`: edits of the YAML tree before it is read.
+#include "models/scenario/loader_parts.hpp"
+
+#include <cctype>
+#include <charconv>
+
+namespace gpumux::scenario_detail {
+
+using namespace yaml;
+
+namespace {
+
+// --- overrides: edits of the YAML tree before it is read ---
+
+// Finds a key of a mapping without creating it (yaml-cpp's operator[] would).
+std::optional<YAML::Node> find_key(const YAML::Node& map, const std::string& key) {
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> keys_of(const YAML::Node& map) {
+  std::vector<std::string> keys;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (it->first.IsScalar()) keys.push_back(it->first.Scalar());
+  }
+  return keys;
+}
+
+// The index of the entry of list LIST (at PARENT) whose `name:` is NAME, for --set
+// tenants.<name>.KEY; one-line InputError naming the unknown entry and the names there are.
+// A replica's expanded name (small-a-0 of small-a with replicas: 3) is pointed at its template.
+std::size_t entry_named(const SourceLocation& where, const YAML::Node& list,
+                        const std::string& parent, const std::string& name) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node entry = list[i];
+    if (!entry.IsMap()) continue;
+    const auto value = find_key(entry, "name");
+    if (!value || !value->IsScalar()) continue;
+    if (value->Scalar() == name) return i;
+    names.push_back(value->Scalar());
+  }
+  std::string message = parent;
+  if (names.empty()) {
+    message += " is a list without names; expected an index, got '";
+    message += name;
+    message += "'";
+    throw InputError(where, message);
+  }
+  message += " has no entry named '";
+  message += name;
+  message += "'";
+  for (const std::string& candidate : names) {
+    const std::string prefix = candidate + "-";
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                    [](unsigned char c) { return std::isdigit(c) != 0; })) {
+      message += " (a replica of '";
+      message += candidate;
+      message += "': --set ";
+      message += parent;
+      message += ".";
+      message += candidate;
+      message += ".KEY sets all its replicas)";
+      throw InputError(where, message);
+    }
+  }
+  message += hint(name, names);
+  message += "; names: ";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) message += ", ";
+    message += names[i];
+  }
+  message += " (or an index 0-";
+  message += std::to_string(list.size() - 1);
+  message += ")";
+  throw InputError(where, message);
+}
+
+// Applies one --set and returns its normalised key path (sequence indices without leading
+// zeros) for Context::add_override.
+
+}  // namespace
+
+std::string apply_override(YAML::Node& root, const Override& override) {
+  SourceLocation where;
+  where.file = kOverrideSource;
+  where.key_path = override.key_path;
+  const std::vector<std::string> parts = split(override.key_path, '.');
+  if (parts.empty() ||
+      std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
+    throw InputError(where, "expected a dotted key path such as gpus.0.sharing.timeslice");
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(override.value);
+  } catch (const YAML::Exception& e) {
+    throw InputError(where, "bad YAML value '" + override.value + "': " + e.msg);
+  }
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+
+  YAML::Node cur;
+  cur.reset(root);
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
+    const std::string parent = walked.empty() ? "the scenario" : walked;
+    std::string normalised = part;
+    if (cur.IsSequence()) {
+      std::size_t index = 0;
+      const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), index);
+      if (ec != std::errc() || end != part.data() + part.size()) {
+        index = entry_named(where, cur, parent, part);  // tenants.<name>.KEY, gpus.<name>.KEY
+      }
+      if (index >= cur.size()) {
+        throw InputError(where, parent + " has " + std::to_string(cur.size()) + " entries");
+      }
+      normalised = std::to_string(index);
+      if (last) {
+        cur[index] = value;
+      } else {
+        YAML::Node next = cur[index];
+        cur.reset(next);
+      }
+    } else if (cur.IsMap() || (last && cur.IsNull())) {
+      if (last) {
+        cur[part] = value;
+      } else {
+        const auto next = find_key(cur, part);
+        if (!next) {
+          // The parent must exist; offer the flag that sets the missing block whole.
+          std::string block = override.value;
+          for (std::size_t j = parts.size() - 1; j > i; --j)
+            block = "{" + parts[j] + ": " + block + "}";
+          const std::string close = hint(part, keys_of(cur));
+          throw InputError(where, parent + " has no key '" + part + "'" +
+                                      (close.empty() ? "; to add it, set the whole block: --set " +
+                                                           child_path(walked, part) + "=" + block
+                                                     : close));
+        }
+        cur.reset(*next);
+      }
+    } else {
+      throw InputError(where, parent + " is " + kind_of(cur) + ", not a mapping or list");
+    }
+    walked = child_path(walked, normalised);
+  }
+  return walked;
+}
+
+
+}  // namespace gpumux::scenario_detail

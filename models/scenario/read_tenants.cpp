@@ -1,0 +1,135 @@
+// Reads `tenants:` entries (device names, SLOs), `faults:` and `output:`.
+#include "models/scenario/loader_parts.hpp"
+
+#include <cctype>
+
+namespace gpumux::scenario_detail {
+
+using namespace yaml;
+
+namespace {
+
+void slo_quantiles_of(Context& ctx, const MapReader& map, SloQuantiles& q) {
+  if (const auto f = map.get("p50")) q.p50 = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("p90")) q.p90 = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("p99")) q.p99 = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("p999")) q.p999 = positive_duration_of(ctx, *f);
+}
+
+SloSpec slo_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field, {"p50", "p90", "p99", "p999", "ttft", "tpot"});
+  SloSpec slo;
+  slo_quantiles_of(ctx, map, slo);
+  if (const auto f = map.get("ttft")) {
+    slo_quantiles_of(ctx, MapReader(ctx, *f, {"p50", "p90", "p99", "p999"}), slo.ttft);
+  }
+  if (const auto f = map.get("tpot")) {
+    slo_quantiles_of(ctx, MapReader(ctx, *f, {"p50", "p90", "p99", "p999"}), slo.tpot);
+  }
+  return slo;
+}
+
+// Checks the form "GPU" or "GPU/INDEX" and that GPU names one device of the expanded list (a
+// written name with count > 1 is a group, which a tenant cannot run on as a whole).
+void check_device(Context& ctx, const Field& field, const std::string& device,
+                  const std::vector<GpuSpec>& written, const std::vector<std::string>& expanded) {
+  const auto slash = device.find('/');
+  const std::string gpu = device.substr(0, slash);
+  if (slash != std::string::npos) {
+    const std::string index = device.substr(slash + 1);
+    if (index.empty() ||
+        !std::all_of(index.begin(), index.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      ctx.fail(field, "expected GPU or GPU/INSTANCE (MIG instance index, e.g. gpu0/1), got '" +
+                          device + "'");
+    }
+  }
+  if (std::find(expanded.begin(), expanded.end(), gpu) != expanded.end()) return;
+  for (const GpuSpec& g : written) {
+    if (g.name == gpu) {
+      ctx.fail(field, "gpu '" + gpu + "' has count " + std::to_string(g.count) +
+                          "; name one of its devices (" + gpu + "-0 .. " + gpu + "-" +
+                          std::to_string(g.count - 1) + ")");
+    }
+  }
+  ctx.fail(field, "no gpu named '" + gpu + "'" + hint(gpu, expanded) + "; gpus: " + join(expanded));
+}
+
+
+}  // namespace
+
+TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec>& gpus,
+                     const std::vector<std::string>& gpu_names) {
+  const MapReader map(
+      ctx, field, {"name", "device", "replicas", "memory", "gpus", "workload", "slo"},
+      {{"arrivals", "workload"}, {"request", "workload"}, {"kernels", "workload.request"}});
+  TenantSpec t;
+  t.where = ctx.at(field.path, field.mark);
+  t.name = name_of(ctx, map.require("name"));
+  const Field device = map.require("device");
+  if (device.node.IsSequence()) {
+    for (const Field& item : list_of(ctx, device, true)) {
+      const std::string name = non_empty_text(ctx, item);
+      check_device(ctx, item, name, gpus, gpu_names);
+      if (std::find(t.devices.begin(), t.devices.end(), name) != t.devices.end()) {
+        ctx.fail(item, "device '" + name + "' listed twice");
+      }
+      t.devices.push_back(name);
+    }
+  } else {
+    t.devices.push_back(non_empty_text(ctx, device));
+    check_device(ctx, device, t.devices.front(), gpus, gpu_names);
+  }
+  t.device = t.devices.front();
+  t.gpus = static_cast<int>(t.devices.size());
+  if (const auto f = map.get("replicas")) t.replicas = int_of(ctx, *f, 1);
+  if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
+  if (const auto f = map.get("gpus")) {
+    t.gpus = int_of(ctx, *f, 1);
+    if (device.node.IsSequence() && t.gpus != static_cast<int>(t.devices.size())) {
+      ctx.fail(*f, "gpus: " + std::to_string(t.gpus) + " but `device` lists " +
+                       std::to_string(t.devices.size()) + " devices");
+    }
+  }
+  t.workload = workload_of(ctx, map.require("workload"));
+  if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f);
+  return t;
+}
+
+FaultSpec fault_of(Context& ctx, const Field& field, const std::vector<TenantSpec>& written,
+                   const std::set<std::string>& expanded) {
+  const MapReader map(ctx, field, {"tenant", "at", "kind", "recovery"});
+  FaultSpec f;
+  f.where = ctx.at(field.path, field.mark);
+  const Field tenant = map.require("tenant");
+  f.tenant = text_of(ctx, tenant);
+  if (expanded.count(f.tenant) == 0) {
+    for (const TenantSpec& t : written) {
+      if (t.name == f.tenant) {
+        ctx.fail(tenant, "tenant '" + f.tenant + "' has " + std::to_string(t.replicas) +
+                             " replicas; name one of them (" + f.tenant + "-0 .. " + f.tenant +
+                             "-" + std::to_string(t.replicas - 1) + ")");
+      }
+    }
+    ctx.fail(tenant, "no tenant named '" + f.tenant + "'" +
+                         hint(f.tenant, {expanded.begin(), expanded.end()}));
+  }
+  f.at = duration_of(ctx, map.require("at"));
+  if (const auto kind = map.get("kind")) {
+    f.kind =
+        choice_of<FaultKind>(ctx, *kind, {{"fatal", FaultKind::fatal}}, {"fatal"}, "fault kind");
+  }
+  if (const auto recovery = map.get("recovery")) f.recovery = duration_of(ctx, *recovery);
+  return f;
+}
+
+OutputSpec output_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field, {"sample", "kernels"});
+  OutputSpec out;
+  if (const auto f = map.get("sample")) out.sample = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("kernels")) out.kernels = bool_of(ctx, *f);
+  return out;
+}
+
+// Copies written entries into the expanded list: count/replicas N > 1 give NAME-0 .. NAME-(N-1).
+
+}  // namespace gpumux::scenario_detail

@@ -1,0 +1,241 @@
+// Reads a tenant's `workload:` block: arrivals, the request's kernels, tokens, batching.
+#include "models/scenario/loader_parts.hpp"
+
+#include <cmath>
+#include <optional>
+
+#include "models/scenario/trace_reader.hpp"
+
+namespace gpumux::scenario_detail {
+
+using namespace yaml;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A value that is fixed or drawn from a distribution: a scalar, or exactly one of {fixed: V},
+// {exponential: MEAN}, {lognormal: {median: V, sigma: S}}, {uniform: {min: A, max: B}}.
+// `value(field, positive)` parses one value (a duration, or a plain count); `forms` is the
+// example text for the error message.
+template <typename ParseValue>
+DurationDistribution distribution_with(Context& ctx, const Field& field, ParseValue value,
+                                       const char* forms) {
+  DurationDistribution d;
+  if (field.node.IsScalar()) {
+    d.value = value(field, true);
+    return d;
+  }
+  const MapReader map(ctx, field, {"fixed", "exponential", "lognormal", "uniform"});
+  if (!field.node.IsMap() || field.node.size() != 1) ctx.fail(field, forms);
+  if (const auto fixed = map.get("fixed")) {
+    d.value = value(*fixed, true);
+  } else if (const auto exponential = map.get("exponential")) {
+    d.kind = DurationDistribution::Kind::exponential;
+    d.value = value(*exponential, true);
+  } else if (const auto lognormal = map.get("lognormal")) {
+    d.kind = DurationDistribution::Kind::lognormal;
+    const MapReader params(ctx, *lognormal, {"median", "sigma"});
+    d.value = value(params.require("median"), true);
+    const Field sigma = params.require("sigma");
+    d.sigma = number_of(ctx, sigma);
+    if (d.sigma < 0) ctx.fail(sigma, "must be >= 0, got " + text_of(ctx, sigma));
+  } else {
+    d.kind = DurationDistribution::Kind::uniform;
+    const MapReader params(ctx, *map.get("uniform"), {"min", "max"});
+    d.value = value(params.require("min"), false);
+    const Field max = params.require("max");
+    d.upper = value(max, true);
+    if (d.upper < d.value) ctx.fail(max, "max must be >= min");
+  }
+  return d;
+}
+
+DurationDistribution distribution_of(Context& ctx, const Field& field) {
+  return distribution_with(
+      ctx, field,
+      [&ctx](const Field& f, bool positive) {
+        return positive ? positive_duration_of(ctx, f) : duration_of(ctx, f);
+      },
+      "expected a duration (2ms) or exactly one of {fixed: 2ms}, {exponential: 2ms}, "
+      "{lognormal: {median: 2ms, sigma: 0.4}}, {uniform: {min: 1ms, max: 3ms}}");
+}
+
+// A token count: plain numbers, no units; a fixed count may be 0, a mean or median must be >= 1.
+DurationDistribution token_count_of(Context& ctx, const Field& field) {
+  const bool scalar = field.node.IsScalar();
+  return distribution_with(
+      ctx, field,
+      [&ctx, scalar](const Field& f, bool positive) {
+        const std::int64_t minimum = positive && !scalar ? 1 : 0;
+        const double v = number_of(ctx, f);
+        if (!(v >= static_cast<double>(minimum)) || v > 1e9) {
+          ctx.fail(f, "expected a token count >= " + std::to_string(minimum) + ", got " +
+                          text_of(ctx, f));
+        }
+        return static_cast<std::int64_t>(std::llround(v));
+      },
+      "expected a count (512) or exactly one of {exponential: 500}, "
+      "{lognormal: {median: 500, sigma: 1.0}}, {uniform: {min: 100, max: 900}}");
+}
+
+TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
+  return choice_of<TokenCount>(ctx, field,
+                               {{"input", TokenCount::input},
+                                {"input_tokens", TokenCount::input},
+                                {"output", TokenCount::output},
+                                {"output_tokens", TokenCount::output}},
+                               {"input_tokens", "output_tokens"}, what);
+}
+
+KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
+  const MapReader map(ctx, field,
+                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
+                       "collective", "per_sequence", "waves", "block_time", "working_set"});
+  KernelSpec k;
+  k.name = "kernel" + std::to_string(index);
+  if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
+  k.duration = distribution_of(ctx, map.require("duration"));
+  if (const auto f = map.get("sm_fraction")) k.sm_fraction = fraction_of(ctx, *f, 0, true, 1);
+  if (const auto f = map.get("memory_bound")) k.memory_bound = fraction_of(ctx, *f, 0, false, 1);
+  if (const auto f = map.get("repeat")) {
+    const std::string text = f->node.IsScalar() ? f->node.Scalar() : "";
+    if (text.find("token") != std::string::npos) {
+      k.repeat_per_token = token_kind_of(ctx, *f, "token count to repeat per");
+    } else {
+      k.repeat = int_of(ctx, *f, 1);
+    }
+  }
+  if (const auto f = map.get("per_token")) {
+    k.duration_per_token = token_kind_of(ctx, *f, "token count the duration is per");
+  }
+  if (const auto f = map.get("collective")) k.collective = bool_of(ctx, *f);
+  if (const auto f = map.get("per_sequence")) k.per_sequence = duration_of(ctx, *f);
+  const auto waves = map.get("waves");
+  const auto block_time = map.get("block_time");
+  if (waves && block_time) ctx.fail(*block_time, "give either waves or block_time, not both");
+  if (waves) {
+    k.waves = number_of(ctx, *waves);
+    if (!(k.waves >= 1) || k.waves > 1e9) {
+      ctx.fail(*waves, "must be a number of waves >= 1, got " + text_of(ctx, *waves));
+    }
+  }
+  if (block_time) {
+    const Nanos block = positive_duration_of(ctx, *block_time);
+    k.waves = std::max(1.0, k.duration.mean() / static_cast<double>(block));
+  }
+  if (const auto f = map.get("working_set")) k.working_set = size_of(ctx, *f);
+  return k;
+}
+
+ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
+  ArrivalSpec a;
+  // The keys allowed depend on the process, so read `process` before checking the others.
+  if (!field.node.IsMap()) {
+    ctx.record(field);
+    ctx.fail(field, std::string("expected a mapping such as {process: poisson, rate: 50/s}, got ") +
+                        kind_of(field.node));
+  }
+  std::optional<Field> process_field;
+  for (auto it = field.node.begin(); it != field.node.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == "process") {
+      process_field = Field{it->second, child_path(field.path, "process"),
+                            it->second.IsNull() ? it->first.Mark() : it->second.Mark()};
+    }
+  }
+  if (!process_field) {
+    // Let a misspelt key ("proces") be reported as such, with its hint.
+    const MapReader all(
+        ctx, field, {"process", "rate", "concurrency", "think", "file", "format", "time_scale"});
+    ctx.fail({field.node, child_path(field.path, "process"), field.mark},
+             "missing required key 'process' (poisson, constant, closed or trace)");
+  }
+  a.process =
+      choice_of<ArrivalProcess>(ctx, *process_field,
+                                {{"poisson", ArrivalProcess::poisson},
+                                 {"constant", ArrivalProcess::constant},
+                                 {"closed", ArrivalProcess::closed},
+                                 {"trace", ArrivalProcess::trace}},
+                                {"poisson", "constant", "closed", "trace"}, "arrival process");
+  switch (a.process) {
+    case ArrivalProcess::poisson:
+    case ArrivalProcess::constant: {
+      const MapReader map(ctx, field, {"process", "rate"});
+      a.rate_per_s = rate_of(ctx, map.require("rate"));
+      break;
+    }
+    case ArrivalProcess::closed: {
+      const MapReader map(ctx, field, {"process", "concurrency", "think"});
+      a.concurrency = int_of(ctx, map.require("concurrency"), 1);
+      if (const auto think = map.get("think")) a.think = duration_of(ctx, *think);
+      break;
+    }
+    case ArrivalProcess::trace: {
+      const MapReader map(ctx, field, {"process", "file", "format", "time_scale"});
+      const Field file = map.require("file");
+      const fs::path path = ctx.resolve_path(file, non_empty_text(ctx, file));
+      std::error_code error;
+      if (!fs::is_regular_file(path, error)) {
+        ctx.fail(file, "trace file not found: " + path.string());
+      }
+      a.trace_file = path.string();
+      if (const auto format = map.get("format")) {
+        const std::string name = text_of(ctx, *format);
+        try {
+          a.trace_format = parse_trace_format(name);
+        } catch (const std::invalid_argument& e) {
+          ctx.fail(*format, e.what() + hint(name, {"csv", "azure-llm", "mooncake"}));
+        }
+      }
+      if (const auto scale = map.get("time_scale")) {
+        a.time_scale = number_of(ctx, *scale);
+        if (!(a.time_scale > 0)) ctx.fail(*scale, "must be > 0, got " + text_of(ctx, *scale));
+      }
+      break;
+    }
+  }
+  return a;
+}
+
+
+}  // namespace
+
+WorkloadSpec workload_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"arrivals", "request", "max_in_flight", "memory_per_request",
+                       "memory_per_token", "tokens", "batching", "priority"},
+                      {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
+  WorkloadSpec w;
+  w.arrivals = arrivals_of(ctx, map.require("arrivals"));
+  const MapReader request(ctx, map.require("request"), {"kernels", "host_gap", "cuda_graph"});
+  std::size_t index = 0;
+  for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
+    w.kernels.push_back(kernel_of(ctx, kernel, index++));
+  }
+  if (const auto gap = request.get("host_gap")) w.host_gap = duration_of(ctx, *gap);
+  if (const auto graph = request.get("cuda_graph")) w.cuda_graph = bool_of(ctx, *graph);
+  if (const auto f = map.get("priority")) {
+    const double p = number_of(ctx, *f);
+    if (p != std::floor(p) || p < -100 || p > 100) {
+      ctx.fail(*f, "must be an integer stream priority (lower is more urgent, as in CUDA), got " +
+                       text_of(ctx, *f));
+    }
+    w.priority = static_cast<int>(p);
+  }
+  w.max_in_flight = w.arrivals.process == ArrivalProcess::closed ? w.arrivals.concurrency : 1;
+  if (const auto f = map.get("max_in_flight")) w.max_in_flight = int_of(ctx, *f, 1);
+  if (const auto f = map.get("memory_per_request")) w.memory_per_request = size_of(ctx, *f);
+  if (const auto f = map.get("memory_per_token")) w.memory_per_token = size_of(ctx, *f);
+  if (const auto f = map.get("batching")) {
+    const MapReader batching(ctx, *f, {"max_batch"});
+    w.max_batch = int_of(ctx, batching.require("max_batch"), 1);
+  }
+  if (const auto f = map.get("tokens")) {
+    const MapReader tokens(ctx, *f, {"input", "output"});
+    w.has_tokens = true;
+    if (const auto in = tokens.get("input")) w.input_tokens = token_count_of(ctx, *in);
+    if (const auto out = tokens.get("output")) w.output_tokens = token_count_of(ctx, *out);
+  }
+  return w;
+}
+
+}  // namespace gpumux::scenario_detail
