@@ -29,8 +29,9 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/strategy_variants.hpp"
-#include "models/run/slo.hpp"
 #include "models/output/metric_table.hpp"
+#include "models/run/slo.hpp"
+#include "models/strategies/registry.hpp"
 
 #ifndef GPUMUX_VERSION
 #define GPUMUX_VERSION "0.0.0"
@@ -183,7 +184,7 @@ py::dict validate(const std::string& scenario, bool is_path,
     device["name"] = d.geometry.name;
     device["profile"] = d.geometry.profile;
     device["sms"] = d.geometry.sms;
-    device["sharing"] = std::string(sharing_mode_name(d.sharing.mode));
+    device["sharing"] = std::string(d.sharing.mode_name());
     device["tenants"] = tenants;
     devices.append(device);
   }
@@ -389,6 +390,10 @@ PYBIND11_MODULE(_gpumux, m) {
         py::arg("source_name") = std::string("<text>"),
         "Loads and resolves without running (as `gpumux validate`): a dict describing devices.");
   m.def("parse_strategy_list", &parse_strategy_list, py::arg("text"));
+  m.def("strategies", &compare_strategy_names,
+        "Every strategy name compare() accepts, from the strategy registry.");
+  m.def("sharing_modes", &strategy_names,
+        "Every `sharing.mode` a scenario may name, from the strategy registry.");
   m.def(
       "save_compare",
       [](const std::string& path, const std::vector<ResultPtr>& results) {

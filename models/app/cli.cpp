@@ -23,6 +23,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/strategy_variants.hpp"
+#include "models/strategies/registry.hpp"
 #include "sim/io/output_target.hpp"
 
 #ifndef GPUMUX_VERSION
@@ -86,6 +87,7 @@ const char* kUsage =
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
     "  mig GPU_MODEL [--check LAYOUT]           MIG profiles, layouts, placement check\n"
     "  models                                   GPU models: SMs, memory, bandwidth, MIG, nvidia-smi names\n"
+    "  strategies                               sharing strategies: modes, keys, compare names\n"
     "  report OUT.h5 [--format F] [--html R.html] the summary of a result file, or an HTML report\n"
     "  plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|svg\n"
     "                                           latency CDFs, utilisation/memory timelines, strategies\n"
@@ -157,6 +159,12 @@ const CommandHelp kModelsHelp{
     "Lists the GPU models built in (calibration/profiles/*.yaml): SMs, memory, HBM bandwidth,\n"
     "MIG profiles, and the nvidia-smi names accepted as `model:` in scenarios.",
     "  gpumux models\n"};
+const CommandHelp kStrategiesHelp{
+    "usage: gpumux strategies",
+    "Lists the sharing strategies (models/strategies/registry.cpp): the `sharing.mode` each is\n"
+    "named by, its `sharing:` keys, what a fatal fault takes down, and the names `gpumux compare\n"
+    "--strategies` accepts. docs/strategies.md says what each models and what it does not.",
+    "  gpumux strategies\n"};
 const CommandHelp kReportHelp{
     "usage: gpumux report OUT.h5 [--format table|json|csv] [--json] [--html REPORT.html]",
     "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
@@ -210,9 +218,13 @@ po::options_description validate_options() {
 
 po::options_description compare_options() {
   po::options_description o("gpumux compare SCENARIO.yaml");
+  std::string names = "comma-separated:";
+  for (const std::string& name : compare_strategy_names()) {
+    names += names.back() == ':' ? " " : ", ";
+    names += name;
+  }
   o.add_options()("strategies", po::value<std::string>()->required()->value_name("A,B,..."),
-                  "comma-separated: as-is, exclusive, time-slicing, mps, mig, mig+time-slicing, "
-                  "mig+mps, mig+exclusive")("output,o", po::value<std::string>(),
+                  names.c_str())("output,o", po::value<std::string>(),
                                             "write all results into one HDF5 file")(
       "seed", po::value<std::uint64_t>(), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override")(
@@ -233,6 +245,9 @@ po::options_description mig_options() {
 }
 
 po::options_description models_options() { return po::options_description("gpumux models"); }
+po::options_description strategies_options() {
+  return po::options_description("gpumux strategies");
+}
 
 po::options_description report_options() {
   po::options_description o("gpumux report OUT.h5");
@@ -475,7 +490,7 @@ int command_validate(const std::vector<std::string>& args) {
             << " tenant(s)\n";
   for (const ResolvedDevice& d : resolved.devices) {
     std::cout << "  " << d.geometry.name << "  " << d.geometry.profile << "  " << d.geometry.sms
-              << " SMs  " << sharing_mode_name(d.sharing.mode) << "  tenants:";
+              << " SMs  " << d.sharing.mode_name() << "  tenants:";
     for (int t : d.tenants) std::cout << " " << resolved.scenario.tenants[static_cast<std::size_t>(t)].name;
     std::cout << "\n";
   }
@@ -577,6 +592,38 @@ int command_models(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int command_strategies(const std::vector<std::string>& args) {
+  if (!args.empty()) throw po::error("unexpected argument '" + args.front() + "'");
+  for (const Strategy* strategy : strategies()) {
+    std::string spellings;
+    for (const std::string& s : strategy->spellings()) {
+      spellings += spellings.empty() ? "" : ", ";
+      spellings += s;
+    }
+    std::string keys = "replicas";
+    for (const std::string& key : strategy->keys()) {
+      keys += ", ";
+      keys += key;
+    }
+    std::cout << strategy->name() << ": " << strategy->summary() << "\n"
+              << "  mode:        " << spellings << "\n"
+              << "  keys:        " << keys << "\n"
+              << "  a fault:     "
+              << (strategy->fault_scope() == FaultScope::device ? "kills every client of the device"
+                                                                 : "kills only its client")
+              << "\n";
+  }
+  std::string names;
+  for (const std::string& name : compare_strategy_names()) {
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  std::cout << "\ncompare --strategies: " << names << "\n"
+            << "MIG (`mig:` on a gpus entry) runs a strategy inside every instance; "
+               "`mig+NAME` in compare.\n";
+  return kExitOk;
+}
+
 int command_report(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, report_options(), "file");
   const OutputFormat format = output_format(vm);
@@ -649,13 +696,15 @@ int command_help(const std::vector<std::string>& args) {
     show(kMigHelp, mig_options());
   } else if (command == "models") {
     show(kModelsHelp, models_options());
+  } else if (command == "strategies") {
+    show(kStrategiesHelp, strategies_options());
   } else if (command == "report") {
     show(kReportHelp, report_options());
   } else if (command == "plot") {
     show(kPlotHelp, plot_options());
   } else {
     std::cerr << "gpumux: error: no command '" << command << "' (commands: run, validate, compare, "
-              << "mig, models, report, plot, help)\n";
+              << "mig, models, strategies, report, plot, help)\n";
     return kExitBadInput;
   }
   return kExitOk;
@@ -683,6 +732,7 @@ int run_cli(int argc, char** argv) {
       if (arg == "--help" || arg == "-h") return command_help({command});
     }
     if (command == "models") return command_models(args);
+    if (command == "strategies") return command_strategies(args);
     if (command == "run") return command_run(args);
     if (command == "validate") return command_validate(args);
     if (command == "compare") return command_compare(args);

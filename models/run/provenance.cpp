@@ -6,6 +6,7 @@
 #include "models/gpu/device_profile.hpp"
 #include "models/run/run.hpp"
 #include "models/scenario/emit.hpp"
+#include "models/strategies/registry.hpp"
 
 namespace gpumux::run {
 
@@ -31,13 +32,8 @@ void Run::add_assumption_notes() {
              profile.assumed.end();
     };
     // (profile key, scenario `sharing:` key) of the parameters each strategy uses.
-    std::vector<std::pair<std::string, std::string>> relevant;
-    if (d.sharing.mode == SharingMode::time_slicing) {
-      relevant = {{"timeslice", "timeslice"},
-                  {"context_switch", "context_switch"},
-                  {"preemption_latency", "preemption_latency"},
-                  {"cache_refill", "cache_refill"}};
-    }
+    const std::vector<std::pair<std::string, std::string>> relevant =
+        d.sharing.strategy().profile_keys();
     std::string used;
     int count = 0;
     for (const auto& [profile_key, scenario_key] : relevant) {
@@ -51,20 +47,14 @@ void Run::add_assumption_notes() {
     }
     if (!used.empty()) {
       result.notes.push_back(gpu.name + " (" + profile.name + ", " +
-                             sharing_mode_name(d.sharing.mode) + "): " + used +
+                             d.sharing.mode_name() + "): " + used +
                              " from the profile " + (count > 1 ? "are assumptions" : "is an assumption") +
                              ", not measured; sweep with --set " + gpu.where.key_path +
                              ".sharing.KEY=VALUE");
     }
     if (d.mig_instance >= 0) {
-      for (const std::string& key : profile.assumed) {
-        if (key.rfind("mig.", 0) == 0) {
-          result.notes.push_back(gpu.name + ": some MIG numbers of " + profile.name +
-                                 " are assumptions (e.g. " + key +
-                                 "; see calibration/README.md)");
-          break;
-        }
-      }
+      std::string note = mig_partition().assumption_note(gpu.name, profile);
+      if (!note.empty()) result.notes.push_back(std::move(note));
     }
     noted.push_back(d.gpu);
   }

@@ -41,7 +41,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
   record_kernels = scenario.output.kernels;
   record_requests = options.record_requests;
   for (const ResolvedDevice& d : resolved.devices) {
-    devices.push_back(make_device(sim, d.geometry, d.sharing));
+    devices.push_back(d.sharing.strategy().make_device(sim, d.geometry, d.sharing.params()));
     devices.back()->set_index(static_cast<int>(devices.size() - 1));
   }
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {

@@ -90,7 +90,7 @@ void Run::fill_device_results(Nanos end) {
     DeviceResult dr;
     dr.name = rd.geometry.name;
     dr.profile = rd.geometry.profile;
-    dr.sharing = sharing_mode_name(rd.sharing.mode);
+    dr.sharing = rd.sharing.mode_name();
     dr.sms = rd.geometry.sms;
     dr.memory_bytes = rd.geometry.memory;
     dr.sm_busy = window > 0 ? (device.busy_integral(end) - warm_busy_[d]) / window : 0;

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/scenario/trace_reader.hpp"
+#include "models/strategies/strategy.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -47,30 +48,13 @@ void emit_distribution(YAML::Emitter& out, const DurationDistribution& d) {
   }
 }
 
+// Only the strategy's own keys (models/strategies/): an exclusive or MPS GPU lists no
+// time-slicing parameters.
 void emit_sharing(YAML::Emitter& out, const SharingSpec& s) {
-  static constexpr const char* kModes[] = {"exclusive", "time-slicing", "mps"};
   out << YAML::BeginMap;
-  out << YAML::Key << "mode" << YAML::Value << kModes[static_cast<int>(s.mode)];
+  out << YAML::Key << "mode" << YAML::Value << s.mode_name();
   if (s.replicas > 0) out << YAML::Key << "replicas" << YAML::Value << s.replicas;
-  optional_duration(out, "timeslice", s.timeslice);
-  optional_duration(out, "context_switch", s.context_switch);
-  out << YAML::Key << "preemption" << YAML::Value
-      << (s.preemption == PreemptionMode::instruction ? "instruction" : "kernel-boundary");
-  optional_duration(out, "preemption_latency", s.preemption_latency);
-  optional_duration(out, "cache_refill", s.cache_refill);
-  if (s.active_thread_percentage) {
-    out << YAML::Key << "active_thread_percentage" << YAML::Value
-        << number(*s.active_thread_percentage);
-  }
-  if (s.pinned_memory_limit) {
-    out << YAML::Key << "pinned_memory_limit" << YAML::Value
-        << units::format_size(*s.pinned_memory_limit);
-  }
-  if (s.max_clients) out << YAML::Key << "max_clients" << YAML::Value << *s.max_clients;
-  if (s.cuda_version) {
-    out << YAML::Key << "cuda_version" << YAML::Value
-        << (std::to_string(*s.cuda_version / 100) + "." + std::to_string(*s.cuda_version % 100));
-  }
+  s.strategy().emit(out, s.params());
   out << YAML::EndMap;
 }
 

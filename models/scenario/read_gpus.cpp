@@ -1,7 +1,10 @@
 // Reads a `gpus:` entry: model, count, `mig:` and the `sharing:` block.
 #include "models/scenario/loader_parts.hpp"
 
+#include <algorithm>
+
 #include "models/config/mig_names.hpp"
+#include "models/strategies/registry.hpp"
 
 namespace gpumux::scenario_detail {
 
@@ -9,63 +12,54 @@ using namespace yaml;
 
 namespace {
 
+// The `sharing:` block: `mode` picks the strategy in the registry, `replicas` is common, and
+// every other key belongs to a strategy, which reads it (models/strategies/). A key of another
+// strategy than the one chosen is still checked (a sweep may switch `mode` with --set and leave
+// it) and kept aside, unused (SharingSpec::block_for).
 SharingSpec sharing_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"mode", "replicas", "timeslice", "context_switch", "preemption",
-                       "preemption_latency", "cache_refill", "active_thread_percentage",
-                       "pinned_memory_limit", "max_clients", "interference", "cuda_version"});
+  std::vector<std::string> allowed{"mode", "replicas"};
+  for (const Strategy* strategy : strategies()) {
+    for (const std::string& key : strategy->keys()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) allowed.push_back(key);
+    }
+  }
+  allowed.emplace_back("interference");
+  const MapReader map(ctx, field, allowed);
   if (const auto f = map.get("interference")) {
     ctx.fail(*f, "was removed: MPS interference now follows from SM residency, fair HBM sharing "
                  "and L2 capacity (set a kernel's working_set; docs/strategies.md)");
   }
-  SharingSpec s;
+  const Strategy* strategy = &default_strategy();
   if (const auto f = map.get("mode")) {
-    s.mode = choice_of<SharingMode>(ctx, *f,
-                                    {{"exclusive", SharingMode::exclusive},
-                                     {"time-slicing", SharingMode::time_slicing},
-                                     {"time_slicing", SharingMode::time_slicing},
-                                     {"timeslicing", SharingMode::time_slicing},
-                                     {"mps", SharingMode::mps}},
-                                    {"exclusive", "time-slicing", "mps"}, "sharing mode");
-  }
-  if (const auto f = map.get("replicas")) s.replicas = int_of(ctx, *f, 1);
-  if (const auto f = map.get("timeslice")) s.timeslice = positive_duration_of(ctx, *f);
-  if (const auto f = map.get("context_switch")) s.context_switch = duration_of(ctx, *f);
-  if (const auto f = map.get("preemption")) {
-    s.preemption = choice_of<PreemptionMode>(ctx, *f,
-                                             {{"instruction", PreemptionMode::instruction},
-                                              {"kernel-boundary", PreemptionMode::kernel_boundary},
-                                              {"kernel_boundary", PreemptionMode::kernel_boundary}},
-                                             {"instruction", "kernel-boundary"}, "preemption mode");
-  }
-  if (const auto f = map.get("preemption_latency")) s.preemption_latency = duration_of(ctx, *f);
-  if (const auto f = map.get("cache_refill")) s.cache_refill = duration_of(ctx, *f);
-  if (const auto f = map.get("active_thread_percentage")) {
-    s.active_thread_percentage = fraction_of(ctx, *f, 0, true, 100);
-  }
-  if (const auto f = map.get("pinned_memory_limit")) s.pinned_memory_limit = size_of(ctx, *f);
-  if (const auto f = map.get("max_clients")) s.max_clients = int_of(ctx, *f, 1);
-  if (const auto f = map.get("cuda_version")) {
-    // "13.1" -> 1301; written as a string or a number (13.1 and 13.10 are the same version).
     const std::string text = text_of(ctx, *f);
-    const auto dot = text.find('.');
-    int major = -1, minor = 0;
-    try {
-      std::size_t used = 0;
-      major = std::stoi(text.substr(0, dot), &used);
-      if (used != text.substr(0, dot).size()) major = -1;
-      if (dot != std::string::npos) {
-        const std::string rest = text.substr(dot + 1);
-        minor = std::stoi(rest, &used);
-        if (used != rest.size() || rest.empty()) major = -1;
+    strategy = find_strategy(text);
+    if (strategy == nullptr) {
+      std::vector<std::pair<std::string, const Strategy*>> spellings;
+      for (const Strategy* known : strategies()) {
+        for (const std::string& spelling : known->spellings()) spellings.emplace_back(spelling, known);
       }
-    } catch (const std::exception&) {
-      major = -1;
+      const std::string suggestion = closest_choice(text, spellings);
+      ctx.fail(*f, "unknown sharing mode '" + text + "'" +
+                       (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
+                       "; use one of: " + join(strategy_names()));
     }
-    if (major < 1 || minor < 0 || minor > 99) {
-      ctx.fail(*f, "expected a CUDA version such as 12.6 or 13.1, got '" + text + "'");
+  }
+  SharingSpec s(*strategy);
+  if (const auto f = map.get("replicas")) s.replicas = int_of(ctx, *f, 1);
+  for (const Strategy* each : strategies()) {
+    if (each == strategy) {
+      each->read(ctx, map, s.params());
+    } else {
+      const std::vector<std::string> keys = each->keys();
+      if (std::none_of(keys.begin(), keys.end(), [&map](const std::string& key) {
+            return map.get(key).has_value();
+          })) {
+        continue;
+      }
+      std::shared_ptr<StrategyParams> other = each->make_params();
+      each->read(ctx, map, *other);
+      s.keep_other_block(*each, std::move(other));
     }
-    s.cuda_version = major * 100 + minor;
   }
   return s;
 }

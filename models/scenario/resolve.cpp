@@ -9,6 +9,7 @@
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
+#include "models/strategies/strategy.hpp"
 
 namespace gpumux {
 namespace {
@@ -16,83 +17,6 @@ namespace {
 std::string base_dir_of(const Scenario& scenario) {
   if (scenario.source_file.empty()) return "";
   return std::filesystem::path(scenario.source_file).parent_path().string();
-}
-
-// Fills the unset sharing parameters from the profile; returns the profile keys it used.
-std::vector<std::string> fill_sharing_defaults(SharingSpec& sharing, const DeviceProfile& profile) {
-  std::vector<std::string> used;
-  auto fill = [&used](auto& field, const auto& value, const char* key) {
-    if (!field) {
-      field = value;
-      used.emplace_back(key);
-    }
-  };
-  fill(sharing.timeslice, profile.timeslice, "timeslice");
-  fill(sharing.context_switch, profile.context_switch, "context_switch");
-  fill(sharing.preemption_latency, profile.preemption_latency, "preemption_latency");
-  fill(sharing.cache_refill, profile.cache_refill, "cache_refill");
-  if (sharing.mode == SharingMode::mps) {
-    // MPS documentation: 48 clients per device up to CUDA 13.0, 60 from CUDA 13.1.
-    const bool cuda_13_1 = sharing.cuda_version && *sharing.cuda_version >= 1301;
-    fill(sharing.max_clients, cuda_13_1 ? std::max(60, profile.mps_max_clients)
-                                        : profile.mps_max_clients,
-         "mps_max_clients");
-    // `replicas: N` under MPS gives each client an equal share of the threads, as the NVIDIA
-    // k8s-device-plugin (the GPU Operator's MPS sharing) and GKE's MPS sharing do; see
-    // replica_pinned_memory_limit for the memory half and the citations. The device plugin's
-    // mps-control-daemon computes it in integer arithmetic,
-    // `fmt.Sprintf("%d", 100/replicasPerDevice)` (cmd/mps-control-daemon/mps/daemon.go,
-    // activeThreadPercentage), so 3 replicas get 33 %, not 33.3 %. Above 100 replicas that
-    // would be 0 %, not a valid percentage: gpumux keeps 1 %. An explicit
-    // `active_thread_percentage` wins. Without replicas: 100 (the MPS default).
-    if (!sharing.active_thread_percentage) {
-      sharing.active_thread_percentage =
-          sharing.replicas > 0 ? static_cast<double>(std::max(1, 100 / sharing.replicas)) : 100.0;
-    }
-  }
-  return used;
-}
-
-// The pinned device memory limit `replicas: N` gives each MPS client of a device with `memory`
-// bytes, or nothing when the scenario sets its own `pinned_memory_limit` or no replicas.
-// NVIDIA k8s-device-plugin README, "With CUDA MPS" (https://github.com/NVIDIA/k8s-device-plugin
-// #with-cuda-mps): "the amount of memory allowed per client (i.e. per partition) is managed by
-// the MPS control daemon and limited to an equal fraction of the total device memory. In addition
-// to controlling the amount of memory that each client can consume, the MPS control daemon also
-// limits the amount of compute capacity that can be consumed by a client." Its daemon sends
-// `set_default_device_pinned_mem_limit <index> <totalMemory/replicas/1024/1024>M`
-// (cmd/mps-control-daemon/mps/daemon.go, perDevicePinnedDeviceMemoryLimits): whole MiB, rounded
-// down. The GPU Operator configures MPS through this plugin ("Multi-Process Service in
-// Kubernetes",
-// https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing-mps.html).
-// GKE (https://cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus): the maximum
-// shared containers of a GPU "determines how much of the physical GPU power each container gets,
-// in terms of [...] Pinned device memory limit [and] Active thread percentage".
-// The device plugin does not support MPS on MIG devices (README: "Sharing with MPS is currently
-// not supported on devices with MIG enabled"); gpumux applies the same rule to a MIG instance
-// with its own memory, as the one MPS server per instance would be configured (an extrapolation,
-// docs/strategies.md).
-std::optional<std::int64_t> replica_pinned_memory_limit(const SharingSpec& sharing,
-                                                        std::int64_t memory) {
-  if (sharing.mode != SharingMode::mps || sharing.replicas <= 0 || sharing.pinned_memory_limit) {
-    return sharing.pinned_memory_limit;
-  }
-  constexpr std::int64_t mib = 1024 * 1024;
-  return memory / sharing.replicas / mib * mib;
-}
-
-// MPS client limit of one MIG instance. MIG User Guide, "Deployment Considerations" ->
-// "Application Considerations" (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
-// deployment-considerations.html): "CUDA MPS is supported on top of MIG. The only limitation is
-// that the maximum number of clients (48) is lowered proportionally to the Compute Instance
-// size." gpumux has one compute instance per GPU instance, so the CI size is the instance's
-// compute slices of the GPU's (7 on A100/H100/H200, 4 on A30); the guide gives no rounding, a
-// client count is whole: rounded down, at least 1 (1g on H100: 48 x 1/7 -> 6). The CUDA 13.1
-// limit of 60 is scaled the same way. Only the profile default is scaled: an explicit
-// `max_clients` wins.
-int mig_mps_max_clients(int whole_gpu_limit, int ci_compute_slices, int gpu_compute_slices) {
-  if (ci_compute_slices <= 0 || gpu_compute_slices <= 0) return whole_gpu_limit;
-  return std::max(1, whole_gpu_limit * ci_compute_slices / gpu_compute_slices);
 }
 
 // L2 of a device for the capacity law (device.hpp): MIG gives an instance the L2 of its memory
@@ -107,18 +31,6 @@ void set_l2(DeviceGeometry& geometry, const DeviceProfile& profile, double slice
 }
 
 }  // namespace
-
-const char* sharing_mode_name(SharingMode mode) {
-  switch (mode) {
-    case SharingMode::exclusive:
-      return "exclusive";
-    case SharingMode::time_slicing:
-      return "time-slicing";
-    case SharingMode::mps:
-      return "mps";
-  }
-  return "?";
-}
 
 // `request: {kernel_trace: ...}`: reads the trace (once per file), converts the selected kernels
 // for the tenant's GPU model (rescaled when it was recorded on another), and takes the tenant's
@@ -162,6 +74,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
   std::map<std::string, int> device_by_name;
   std::map<std::string, int> mig_gpu_by_name;  // GPUs that have MIG instances
   std::map<std::string, KernelTrace> trace_cache;  // kernel traces by path (replicas share one)
+  std::map<std::size_t, int> compute_slices;    // of each MIG instance, by device index
 
   for (std::size_t g = 0; g < scenario.gpus.size(); ++g) {
     GpuSpec& gpu = scenario.gpus[g];
@@ -173,7 +86,8 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       throw InputError(scenario.locate(key + ".model"), e.what());
     }
     out.gpu_profiles.push_back(profile);
-    const std::vector<std::string> defaults = fill_sharing_defaults(gpu.sharing, *profile);
+    const std::vector<std::string> defaults =
+        gpu.sharing.strategy().fill_defaults(gpu.sharing.params(), gpu.sharing.replicas, *profile);
     const double gpu_bandwidth = 1.0;
 
     std::vector<std::string> layout = gpu.mig;
@@ -190,8 +104,6 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                        gpu_bandwidth, profile->memory, 1.0};
       set_l2(device.geometry, *profile, 1.0);
       device.sharing = gpu.sharing;
-      device.sharing.pinned_memory_limit =
-          replica_pinned_memory_limit(gpu.sharing, device.geometry.memory);
       device.gpu = static_cast<int>(g);
       device.cost_per_hour = gpu.cost_per_hour;
       device.profile_defaults = defaults;
@@ -223,13 +135,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                        slice_fraction};
       set_l2(device.geometry, *profile, slice_fraction);
       device.sharing = gpu.sharing;
-      device.sharing.pinned_memory_limit =
-          replica_pinned_memory_limit(gpu.sharing, device.geometry.memory);
-      if (device.sharing.mode == SharingMode::mps && device.sharing.max_clients &&
-          std::find(defaults.begin(), defaults.end(), "mps_max_clients") != defaults.end()) {
-        device.sharing.max_clients = mig_mps_max_clients(
-            *device.sharing.max_clients, mig.compute_slices, profile->compute_slices);
-      }
+      compute_slices[out.devices.size()] = mig.compute_slices;
       device.gpu = static_cast<int>(g);
       device.profile_defaults = defaults;
       device.mig_instance = placement.index;
@@ -269,11 +175,13 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                     "instances have no GPU peer-to-peer path between processes "
                                     "(MIG User Guide); give each replica a whole GPU");
       }
-      if (tenant.gpus > 1 && device.sharing.mode == SharingMode::time_slicing) {
-        throw InputError(scenario.locate(tenant.where.key_path + ".gpus"),
-                         "tenant '" + tenant.name + "' asks for " + std::to_string(tenant.gpus) +
-                             " GPUs, but time-shared GPUs only serve requests for one GPU (the "
-                             "device plugin rejects multi-GPU requests under time-slicing)");
+      const std::string refused = device.sharing.strategy().multi_gpu_error(tenant.gpus);
+      if (!refused.empty()) {
+        std::string message = "tenant '";
+        message += tenant.name;
+        message += "' ";
+        message += refused;
+        throw InputError(scenario.locate(tenant.where.key_path + ".gpus"), message);
       }
       device.tenants.push_back(static_cast<int>(t));
       indices.push_back(found->second);
@@ -297,21 +205,28 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
   }
 
-  for (const ResolvedDevice& device : out.devices) {
+  for (std::size_t d = 0; d < out.devices.size(); ++d) {
+    ResolvedDevice& device = out.devices[d];
     const int count = static_cast<int>(device.tenants.size());
     const GpuSpec& gpu = scenario.gpus[static_cast<std::size_t>(device.gpu)];
     const SourceLocation where = scenario.locate(gpu.where.key_path + ".sharing");
-    if (device.sharing.mode == SharingMode::exclusive && count > 1) {
-      throw InputError(where, device.geometry.name + " is exclusive but has " +
-                                  std::to_string(count) +
-                                  " tenants; use sharing.mode time-slicing or mps, or MIG");
-    }
+    const Strategy& strategy = device.sharing.strategy();
+    const std::string crowded = strategy.placement_error(device.geometry.name, count);
+    if (!crowded.empty()) throw InputError(where, crowded);
     if (device.sharing.replicas > 0 && count > device.sharing.replicas) {
       throw InputError(scenario.locate(gpu.where.key_path + ".sharing.replicas"),
                        device.geometry.name + " allows " +
                            std::to_string(device.sharing.replicas) + " clients (replicas) but " +
                            std::to_string(count) + " tenants are placed on it");
     }
+    DeviceFit fit;
+    fit.memory = device.geometry.memory;
+    fit.compute_slices = compute_slices[d];
+    fit.gpu_compute_slices = out.gpu_profiles[static_cast<std::size_t>(device.gpu)]->compute_slices;
+    fit.clients = count;
+    fit.replicas = device.sharing.replicas;
+    fit.profile_defaults = &device.profile_defaults;
+    strategy.fit_device(device.sharing.params(), fit);
   }
 
   std::map<std::string, int> tenant_by_name;

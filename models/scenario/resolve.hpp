@@ -6,14 +6,15 @@
 // MIG layout fits the GPU's placement rules (mig_layout.hpp); every tenant names an existing
 // device ("gpu0", or "gpu0/INDEX" on a MIG GPU — a MIG GPU must be addressed by instance); an
 // exclusive device has at most one tenant; a device has at most `replicas` tenants when set;
-// time-slicing rejects tenants asking for more than one GPU; a data-parallel tenant (several
+// time-slicing rejects tenants asking for more than one GPU (both by the strategy); a data-parallel tenant (several
 // devices) may not use a MIG instance (no NCCL / peer-to-peer between MIG instances); faults name
 // existing tenants; trace files parse (errors name the trace file and line).
-// Fills in the scenario: SharingSpec timeslice / context_switch / preemption_latency /
-// cache_refill / max_clients from the profile; under MPS, `replicas: N` sets each client's
-// active_thread_percentage (100/N) and, per device, pinned_memory_limit (device memory / N)
-// unless the scenario sets them (NVIDIA k8s-device-plugin / GKE rule); inside a MIG instance the
-// default MPS client limit is scaled by the instance's compute slices (MIG User Guide).
+// Fills in the scenario: each GPU's strategy fills its parameter block from the profile
+// (Strategy::fill_defaults: e.g. time-slicing's timeslice / context_switch / preemption_latency /
+// cache_refill, MPS's client limit and `replicas` thread share) and fits it to every device after
+// placement (Strategy::fit_device: e.g. MPS's per-client memory of `replicas` and its client
+// limit inside a MIG instance); the strategy also refuses placements it cannot serve
+// (placement_error, multi_gpu_error). The rules themselves live in models/strategies/.
 #include <string>
 #include <vector>
 
@@ -27,13 +28,13 @@ struct DeviceProfile;
 
 struct ResolvedDevice {
   DeviceGeometry geometry;
-  SharingSpec sharing;  ///< all defaults filled
+  SharingSpec sharing;  ///< all defaults filled, fitted to this device
   int gpu = 0;          ///< index into Scenario::gpus
   int mig_instance = -1;
   std::vector<int> tenants;  ///< indices into Scenario::tenants
   double cost_per_hour = 0;  ///< price of the device's share of its GPU
   /// Sharing parameters the scenario left unset and the profile filled, by profile key
-  /// ("context_switch", "mps_interference", ...).
+  /// ("context_switch", "mps_max_clients", ...).
   std::vector<std::string> profile_defaults;
 };
 
@@ -47,9 +48,6 @@ struct ResolvedScenario {
   /// so that `validate` catches a corrupt trace; empty for other processes.
   std::vector<std::vector<TraceRequest>> traces;
 };
-
-/// "exclusive" | "time-slicing" | "mps" (the scenario-file spelling).
-const char* sharing_mode_name(SharingMode mode);
 
 /// Throws InputError on the first problem found.
 ResolvedScenario resolve_scenario(Scenario scenario);

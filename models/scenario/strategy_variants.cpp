@@ -3,18 +3,43 @@
 #include <algorithm>
 #include <map>
 
-#include "models/scenario/resolve.hpp"
+#include "models/strategies/registry.hpp"
 
 namespace gpumux {
 namespace {
 
-SharingMode parse_mode(const std::string& text, const std::string& strategy) {
-  if (text == "time-slicing") return SharingMode::time_slicing;
-  if (text == "mps") return SharingMode::mps;
-  if (text == "exclusive") return SharingMode::exclusive;
-  throw InputError(SourceLocation{"--strategies", 0, 0, ""},
-                   "unknown sharing mode '" + text + "' in strategy '" + strategy +
-                       "' (use exclusive, time-slicing or mps)");
+const SourceLocation kStrategiesFlag{"--strategies", 0, 0, ""};
+
+// The strategy whose whole-GPU compare variant is called `name` (time-slicing, mps, exclusive,
+// dedicated, ...), or nullptr.
+const Strategy* whole_gpu_variant(const std::string& name) {
+  for (const Strategy* strategy : strategies()) {
+    const std::vector<std::string> names = strategy->compare().whole_gpu;
+    if (std::find(names.begin(), names.end(), name) != names.end()) return strategy;
+  }
+  return nullptr;
+}
+
+bool is_dedicated(const std::string& name) {
+  const Strategy* strategy = whole_gpu_variant(name);
+  return strategy != nullptr && strategy->compare().dedicated;
+}
+
+// The strategy NAME of `mig+NAME`.
+const Strategy& inner_strategy(const std::string& text, const std::string& variant) {
+  const Strategy* strategy = find_strategy(text);
+  if (strategy != nullptr && strategy->compare().inside_mig) return *strategy;
+  std::vector<std::string> names;
+  for (const Strategy* each : strategies()) {
+    if (each->compare().inside_mig) names.emplace_back(each->name());
+  }
+  std::string offered;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) offered += i + 1 == names.size() ? " or " : ", ";
+    offered += names[i];
+  }
+  throw InputError(kStrategiesFlag, "unknown sharing mode '" + text + "' in strategy '" + variant +
+                                        "' (use " + offered + ")");
 }
 
 std::string gpu_of(const std::string& device) {
@@ -22,20 +47,27 @@ std::string gpu_of(const std::string& device) {
   return slash == std::string::npos ? device : device.substr(0, slash);
 }
 
-// Copies one `sharing:` key from `from` to `to`; false for a key this function does not know.
+// Copies one `sharing:` key from `from` to `to`: `replicas`, or a key of `to`'s strategy (from
+// the block of that strategy `from` holds: its own, or the one kept aside). A key of another
+// strategy does not apply to `to`: ignored. False for a key no strategy owns.
 bool copy_sharing_key(const std::string& key, const SharingSpec& from, SharingSpec& to) {
-  if (key == "replicas") to.replicas = from.replicas;
-  else if (key == "timeslice") to.timeslice = from.timeslice;
-  else if (key == "context_switch") to.context_switch = from.context_switch;
-  else if (key == "preemption") to.preemption = from.preemption;
-  else if (key == "preemption_latency") to.preemption_latency = from.preemption_latency;
-  else if (key == "cache_refill") to.cache_refill = from.cache_refill;
-  else if (key == "active_thread_percentage") to.active_thread_percentage = from.active_thread_percentage;
-  else if (key == "pinned_memory_limit") to.pinned_memory_limit = from.pinned_memory_limit;
-  else if (key == "max_clients") to.max_clients = from.max_clients;
-  else if (key == "cuda_version") to.cuda_version = from.cuda_version;
-  else return false;
-  return true;
+  if (key == "replicas") {
+    to.replicas = from.replicas;
+    return true;
+  }
+  const Strategy& target = to.strategy();
+  const std::vector<std::string> keys = target.keys();
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+    if (const StrategyParams* source = from.block_for(target)) {
+      return target.copy_key(key, *source, to.params());
+    }
+    return true;
+  }
+  for (const Strategy* other : strategies()) {
+    const std::vector<std::string> owned = other->keys();
+    if (std::find(owned.begin(), owned.end(), key) != owned.end()) return true;
+  }
+  return false;
 }
 
 // `--set` overrides are applied to the file before the variant is built, so a strategy that
@@ -46,7 +78,7 @@ bool copy_sharing_key(const std::string& key, const SharingSpec& from, SharingSp
 void keep_sharing_overrides(const Scenario& original, Scenario& variant,
                             const std::string& strategy) {
   // The dedicated baseline gives each tenant a new, unshared GPU: sharing keys do not apply.
-  if (strategy == "exclusive" || strategy == "dedicated") return;
+  if (is_dedicated(strategy)) return;
   for (const auto& [path, where] : original.locations) {
     if (where.file != "--set") continue;
     const std::string::size_type marker = path.find(".sharing.");
@@ -65,10 +97,10 @@ void keep_sharing_overrides(const Scenario& original, Scenario& variant,
     for (GpuSpec& to : variant.gpus) {
       if (to.where.key_path != gpu_path) continue;
       if (key == "mode") {
-        if (to.sharing.mode != from->sharing.mode) {
+        if (&to.sharing.strategy() != &from->sharing.strategy()) {
           throw InputError(where, std::string("strategy '") + strategy + "' shares " + to.name +
-                                      " by " + sharing_mode_name(to.sharing.mode) +
-                                      ", not " + sharing_mode_name(from->sharing.mode) +
+                                      " by " + to.sharing.mode_name() + ", not " +
+                                      from->sharing.mode_name() +
                                       "; name the mode in --strategies instead of --set");
         }
         continue;
@@ -103,7 +135,7 @@ std::vector<std::string> parse_strategy_list(const std::string& text) {
   }
   flush();
   if (out.empty()) {
-    throw InputError(SourceLocation{"--strategies", 0, 0, ""}, "no strategy given");
+    throw InputError(kStrategiesFlag, "no strategy given");
   }
   return out;
 }
@@ -119,16 +151,13 @@ namespace {
 Scenario build_variant(const Scenario& original, const std::string& strategy) {
   Scenario s = original;
   if (strategy == "as-is") return s;
-  if (strategy == "time-slicing" || strategy == "mps") {
-    const SharingMode mode = parse_mode(strategy, strategy);
+  const Strategy* whole = whole_gpu_variant(strategy);
+  if (whole != nullptr && !whole->compare().dedicated) {
     for (GpuSpec& gpu : s.gpus) {
       gpu.mig.clear();
       gpu.mig_layout_name.clear();
-      const SharingSpec old = gpu.sharing;
-      gpu.sharing = SharingSpec{};
-      gpu.sharing.mode = mode;
       // Keep the explicitly tuned knobs of the same mode.
-      if (old.mode == mode) gpu.sharing = old;
+      if (&gpu.sharing.strategy() != whole) gpu.sharing = SharingSpec(*whole);
       gpu.sharing.replicas = 0;
     }
     for (TenantSpec& t : s.tenants) {
@@ -144,7 +173,7 @@ Scenario build_variant(const Scenario& original, const std::string& strategy) {
     }
     return s;
   }
-  if (strategy == "exclusive" || strategy == "dedicated") {
+  if (whole != nullptr) {  // the dedicated baseline
     std::map<std::string, const GpuSpec*> by_name;
     for (const GpuSpec& gpu : original.gpus) by_name[gpu.name] = &gpu;
     s.gpus.clear();
@@ -163,7 +192,7 @@ Scenario build_variant(const Scenario& original, const std::string& strategy) {
         }
         gpu.mig.clear();
         gpu.mig_layout_name.clear();
-        gpu.sharing = SharingSpec{};
+        gpu.sharing = SharingSpec(*whole);
         gpu.count = 1;
         s.gpus.push_back(gpu);
         t.devices.push_back(gpu.name);
@@ -172,29 +201,31 @@ Scenario build_variant(const Scenario& original, const std::string& strategy) {
     }
     return s;
   }
-  if (strategy.rfind("mig", 0) == 0) {
+  const Partition& mig = mig_partition();
+  if (strategy.rfind(mig.name, 0) == 0) {
     for (const GpuSpec& gpu : s.gpus) {
       if (gpu.mig.empty() && gpu.mig_layout_name.empty()) {
         throw InputError(s.locate(gpu.where.key_path),
                          "strategy '" + strategy + "' needs a `mig:` layout on " + gpu.name);
       }
     }
-    if (strategy == "mig") return s;
-    if (strategy.rfind("mig+", 0) == 0) {
-      const SharingMode mode = parse_mode(strategy.substr(4), strategy);
+    if (strategy == mig.name) return s;
+    const std::string prefix = mig.hybrid_prefix;
+    if (strategy.rfind(prefix, 0) == 0) {
+      const Strategy& inner = inner_strategy(strategy.substr(prefix.size()), strategy);
       for (GpuSpec& gpu : s.gpus) {
-        if (gpu.sharing.mode != mode) {
-          gpu.sharing = SharingSpec{};
-          gpu.sharing.mode = mode;
-        }
+        if (&gpu.sharing.strategy() != &inner) gpu.sharing = SharingSpec(inner);
       }
       return s;
     }
   }
-  throw InputError(SourceLocation{"--strategies", 0, 0, ""},
-                   "unknown strategy '" + strategy +
-                       "' (use as-is, exclusive, time-slicing, mps, mig, mig+time-slicing, "
-                       "mig+mps, mig+exclusive)");
+  std::string known;
+  for (const std::string& name : compare_strategy_names()) {
+    if (name == "dedicated") continue;  // an alias of the dedicated baseline
+    known += known.empty() ? "" : ", ";
+    known += name;
+  }
+  throw InputError(kStrategiesFlag, "unknown strategy '" + strategy + "' (use " + known + ")");
 }
 
 }  // namespace

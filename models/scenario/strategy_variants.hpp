@@ -9,6 +9,8 @@
 //                         sharing, more GPUs — cost rises accordingly)
 //   mig                   the scenario's MIG layouts, with the scenario's sharing inside
 //   mig+time-slicing | mig+mps | mig+exclusive   the MIG layouts with that mode inside
+// The names come from the strategy registry (models/strategies/registry.hpp: each strategy's
+// CompareVariants, the MIG partition); compare_strategy_names() lists them all.
 // `--set gpus.N.sharing.KEY` overrides (applied to the file before this) are re-applied to the
 // variant's GPUs that come from gpus.N, so a strategy that rebuilds `sharing:` keeps them; one
 // that sets `mode` to something else than the strategy's is refused (InputError naming the key).

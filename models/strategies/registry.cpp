@@ -1,35 +1,52 @@
-// The strategy registry: sharing mode -> Device subclass. The only place that knows them all.
+// The strategy registry: the only list of strategies. Adding one = its folder plus one line here.
 #include "models/strategies/registry.hpp"
 
-#include <stdexcept>
-
-#include "models/gpu/concurrent.hpp"
-#include "models/gpu/time_slicing.hpp"
+#include "models/strategies/exclusive/strategy.hpp"
+#include "models/strategies/mps/strategy.hpp"
+#include "models/strategies/time_slicing/strategy.hpp"
 
 namespace gpumux {
 
-std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                    const SharingSpec& sharing) {
-  SharingLimits limits;
-  limits.client_memory_limit = sharing.pinned_memory_limit;
-  switch (sharing.mode) {
-    case SharingMode::exclusive:
-      limits.max_clients = 1;
-      return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
-    case SharingMode::mps:
-      limits.max_clients = sharing.max_clients.value_or(48);
-      limits.shared_server = true;
-      limits.thread_share = sharing.active_thread_percentage.value_or(100.0) / 100.0;
-      return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
-    case SharingMode::time_slicing:
-      limits.timeslice = sharing.timeslice.value_or(1'024'000);
-      limits.context_switch = sharing.context_switch.value_or(0);
-      limits.preemption_latency = sharing.preemption_latency.value_or(0);
-      limits.cache_refill = sharing.cache_refill.value_or(0);
-      limits.preemption = sharing.preemption;
-      return std::make_unique<TimeSlicingDevice>(sim, std::move(geometry), limits);
+const std::vector<const Strategy*>& strategies() {
+  static const std::vector<const Strategy*> all{
+      &exclusive_strategy(),
+      &time_slicing_strategy(),
+      &mps_strategy(),
+  };
+  return all;
+}
+
+const Strategy* find_strategy(const std::string& mode) {
+  for (const Strategy* strategy : strategies()) {
+    for (const std::string& spelling : strategy->spellings()) {
+      if (spelling == mode) return strategy;
+    }
   }
-  throw std::logic_error("unknown sharing mode");
+  return nullptr;
+}
+
+const Strategy& default_strategy() { return *strategies().front(); }
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const Strategy* strategy : strategies()) names.emplace_back(strategy->name());
+  return names;
+}
+
+std::vector<std::string> compare_strategy_names() {
+  std::vector<std::string> names{"as-is"};
+  for (const Strategy* strategy : strategies()) {
+    for (const std::string& name : strategy->compare().whole_gpu) names.push_back(name);
+  }
+  const Partition& mig = mig_partition();
+  names.emplace_back(mig.name);
+  for (const Strategy* strategy : strategies()) {
+    if (!strategy->compare().inside_mig) continue;
+    std::string name = mig.hybrid_prefix;
+    name += strategy->name();
+    names.push_back(std::move(name));
+  }
+  return names;
 }
 
 }  // namespace gpumux

@@ -1,15 +1,29 @@
 #pragma once
-// The strategy registry: a sharing mode and its parameters (SharingSpec, as resolved) -> the
-// Device that simulates it, with the limits its physics takes (models/gpu/sharing_limits.hpp).
-#include <memory>
+// The strategy registry: every sharing strategy gpumux knows, found by name. The one list of
+// strategies (registry.cpp); the loader, resolver, runner, emitter, `compare`, the CLI and the
+// Python bindings ask it instead of naming strategies themselves.
+#include <string>
+#include <vector>
 
-#include "models/gpu/device.hpp"
-#include "models/strategies/sharing_spec.hpp"
+#include "models/strategies/mig/mig.hpp"
+#include "models/strategies/strategy.hpp"
 
 namespace gpumux {
 
-/// Builds the device for a sharing mode.
-std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                    const SharingSpec& sharing);
+/// Every registered strategy, in registration order (exclusive first: the default).
+const std::vector<const Strategy*>& strategies();
+
+/// The strategy one of whose spellings is `mode`, or nullptr.
+const Strategy* find_strategy(const std::string& mode);
+
+/// `sharing.mode` when none is written: exclusive.
+const Strategy& default_strategy();
+
+/// Canonical names, in registration order ("exclusive, time-slicing, mps, ...").
+std::vector<std::string> strategy_names();
+
+/// Every name `gpumux compare --strategies` accepts, in the order help texts list them:
+/// as-is, each strategy's whole-GPU variant names, mig, mig+NAME for each strategy.
+std::vector<std::string> compare_strategy_names();
 
 }  // namespace gpumux

@@ -38,11 +38,12 @@ ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
 __all__ = ["run", "load", "compare", "sweep", "validate", "save_compare", "Result", "metrics",
-           "ScenarioError", "__version__", "STRATEGIES"]
+           "ScenarioError", "__version__", "STRATEGIES", "SHARING_MODES"]
 
-#: The strategy names compare() accepts.
-STRATEGIES = ("as-is", "exclusive", "dedicated", "time-slicing", "mps", "mig",
-              "mig+time-slicing", "mig+mps", "mig+exclusive")
+#: The strategy names compare() accepts (from the strategy registry, models/strategies/).
+STRATEGIES: tuple[str, ...] = tuple(_gpumux.strategies())
+#: The ``sharing.mode`` values a scenario may name (from the same registry).
+SHARING_MODES: tuple[str, ...] = tuple(_gpumux.sharing_modes())
 
 
 def _native_module():

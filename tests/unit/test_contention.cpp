@@ -10,7 +10,9 @@
 
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/device.hpp"
-#include "models/strategies/registry.hpp"
+#include "models/strategies/exclusive/strategy.hpp"
+#include "models/strategies/mps/strategy.hpp"
+#include "models/strategies/time_slicing/strategy.hpp"
 #include "sim/core/max_min.hpp"
 #include "tests/support/run_yaml.hpp"
 
@@ -332,20 +334,24 @@ class KernelDriver : public KernelOwner {
 TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
   boost::random::mt19937 rng(2026);
   boost::random::uniform_real_distribution<double> u(0.0, 1.0);
-  const SharingMode modes[] = {SharingMode::exclusive, SharingMode::mps, SharingMode::time_slicing};
+  const Strategy* modes[] = {&exclusive_strategy(), &mps_strategy(), &time_slicing_strategy()};
   for (int instance = 0; instance < 60; ++instance) {
-    const SharingMode mode = modes[instance % 3];
+    const Strategy& mode = *modes[instance % 3];
     Simulator sim;
-    SharingSpec sharing;
-    sharing.mode = mode;
-    sharing.timeslice = 200'000;
-    sharing.context_switch = 20'000;
-    sharing.preemption_latency = 10'000;
-    sharing.cache_refill = 5'000;
-    if (mode == SharingMode::mps && instance % 2 == 0) sharing.active_thread_percentage = 60.0;
+    std::unique_ptr<StrategyParams> sharing = mode.make_params();
+    if (&mode == &time_slicing_strategy()) {
+      auto& ts = params_as<TimeSlicingParams>(*sharing);
+      ts.timeslice = 200'000;
+      ts.context_switch = 20'000;
+      ts.preemption_latency = 10'000;
+      ts.cache_refill = 5'000;
+    }
+    if (&mode == &mps_strategy() && instance % 2 == 0) {
+      params_as<MpsParams>(*sharing).active_thread_percentage = 60.0;
+    }
     DeviceGeometry geometry{"gpu0", "test", 132, 132, 1.0, 80LL << 30, 1.0, 50e6, 0.34};
-    std::unique_ptr<Device> device = make_device(sim, geometry, sharing);
-    const int clients = mode == SharingMode::exclusive ? 1 : 4;
+    std::unique_ptr<Device> device = mode.make_device(sim, geometry, *sharing);
+    const int clients = &mode == &exclusive_strategy() ? 1 : 4;
     for (int c = 0; c < clients; ++c) {
       std::string reason;
       ASSERT_TRUE(device->attach_client(c, reason)) << reason;

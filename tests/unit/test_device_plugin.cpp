@@ -6,6 +6,7 @@
 
 #include "models/config/profile_loader.hpp"
 #include "tests/support/run_yaml.hpp"
+#include "tests/support/sharing.hpp"
 
 namespace gpumux {
 namespace {
@@ -54,13 +55,13 @@ TEST(MpsReplicas, FourReplicasGiveEachClientAQuarterOfTheSmsSoAFullGridKernelTak
 TEST(MpsReplicas, ResolvedLimitsFollowTheDevicePluginArithmetic) {
   const ResolvedScenario four = resolve_yaml(solo_mps(", replicas: 4"));
   ASSERT_EQ(four.devices.size(), 1u);
-  EXPECT_DOUBLE_EQ(*four.devices[0].sharing.active_thread_percentage, 25.0);
+  EXPECT_DOUBLE_EQ(*mps_params(four.devices[0].sharing).active_thread_percentage, 25.0);
   // 79.25 GiB / 4 = 20288 MiB.
-  EXPECT_EQ(*four.devices[0].sharing.pinned_memory_limit, 20288 * kMiB);
+  EXPECT_EQ(*mps_params(four.devices[0].sharing).pinned_memory_limit, 20288 * kMiB);
   // Integer percentage as the plugin's 100/replicasPerDevice; memory in whole MiB, rounded down.
   const ResolvedScenario three = resolve_yaml(solo_mps(", replicas: 3"));
-  EXPECT_DOUBLE_EQ(*three.devices[0].sharing.active_thread_percentage, 33.0);
-  EXPECT_EQ(*three.devices[0].sharing.pinned_memory_limit, (79LL * 1024 + 256) / 3 * kMiB);
+  EXPECT_DOUBLE_EQ(*mps_params(three.devices[0].sharing).active_thread_percentage, 33.0);
+  EXPECT_EQ(*mps_params(three.devices[0].sharing).pinned_memory_limit, (79LL * 1024 + 256) / 3 * kMiB);
   // These are device-plugin rules, not profile assumptions: not listed as profile defaults.
   for (const std::string& key : four.devices[0].profile_defaults) {
     EXPECT_NE(key, "pinned_memory_limit");
@@ -68,12 +69,12 @@ TEST(MpsReplicas, ResolvedLimitsFollowTheDevicePluginArithmetic) {
   }
   // Without replicas: 100 % and no memory limit (plain MPS defaults).
   const ResolvedScenario none = resolve_yaml(solo_mps(""));
-  EXPECT_DOUBLE_EQ(*none.devices[0].sharing.active_thread_percentage, 100.0);
-  EXPECT_FALSE(none.devices[0].sharing.pinned_memory_limit);
+  EXPECT_DOUBLE_EQ(*mps_params(none.devices[0].sharing).active_thread_percentage, 100.0);
+  EXPECT_FALSE(mps_params(none.devices[0].sharing).pinned_memory_limit);
   // Time-slicing replicas set neither.
   std::string ts = solo_mps(", replicas: 4");
   ts.replace(ts.find("mode: mps"), 9, "mode: time-slicing");
-  EXPECT_FALSE(resolve_yaml(ts).devices[0].sharing.pinned_memory_limit);
+  EXPECT_FALSE(mps_params(resolve_yaml(ts).devices[0].sharing).pinned_memory_limit);
 }
 
 TEST(MpsReplicas, AClientAllocatingMoreThanAQuarterOfMemoryIsOomKilled) {
@@ -111,9 +112,9 @@ tenants:
   - {name: a, device: gpu0/0, workload: {arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: k, duration: 1ms}]}}}
 )");
   ASSERT_EQ(r.devices.size(), 2u);
-  EXPECT_EQ(*r.devices[0].sharing.pinned_memory_limit, (39 * 1024 + 512) / 2 * kMiB);
-  EXPECT_EQ(*r.devices[1].sharing.pinned_memory_limit, (9 * 1024 + 768) / 2 * kMiB);
-  EXPECT_DOUBLE_EQ(*r.devices[0].sharing.active_thread_percentage, 50.0);
+  EXPECT_EQ(*mps_params(r.devices[0].sharing).pinned_memory_limit, (39 * 1024 + 512) / 2 * kMiB);
+  EXPECT_EQ(*mps_params(r.devices[1].sharing).pinned_memory_limit, (9 * 1024 + 768) / 2 * kMiB);
+  EXPECT_DOUBLE_EQ(*mps_params(r.devices[0].sharing).active_thread_percentage, 50.0);
 }
 
 // ------------------------------------------------------------- MPS client limit inside MIG
@@ -143,7 +144,7 @@ int rejected(const RunResult& r) {
 TEST(MpsInMig, ClientLimitIsLoweredProportionallyToTheComputeInstanceSize) {
   // 48 x 1/7 -> 6 on a 1g; 48 x 3/7 -> 20 on a 3g; 48 on the 7g; 60 x 1/7 -> 8 from CUDA 13.1.
   auto limit = [](const std::string& mig, const std::string& extra) {
-    return *resolve_yaml(mig_clients(mig, 1, extra)).devices[0].sharing.max_clients;
+    return *mps_params(resolve_yaml(mig_clients(mig, 1, extra)).devices[0].sharing).max_clients;
   };
   EXPECT_EQ(limit("1g.10gb", ""), 6);
   EXPECT_EQ(limit("2g.20gb", ""), 13);

@@ -27,6 +27,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/strategy_variants.hpp"
+#include "tests/support/sharing.hpp"
 
 namespace gpumux {
 namespace {
@@ -379,7 +380,7 @@ TEST(ScenarioPoint, DevelopmentNotebooksLeaveTheGpuMostlyIdle) {
 // Pascal-and-later GPUs preempt at instruction level, where the same tenants meet the SLO.
 TEST(ScenarioPoint, TrainingBlocksInferenceUntilInstructionPreemption) {
   const std::string stem = "antipattern-training-plus-inference-timesliced";
-  ASSERT_EQ(load_scenario_file((kScenarioDir / (stem + ".yaml")).string()).gpus[0].sharing.preemption,
+  ASSERT_EQ(ts_params(load_scenario_file((kScenarioDir / (stem + ".yaml")).string()).gpus[0].sharing).preemption,
             PreemptionMode::kernel_boundary)
       << "the scenario exists to show the kernel-boundary case; say so if that changes";
   const RunResult kb = run_scenario(stem);

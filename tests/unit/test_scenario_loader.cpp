@@ -8,6 +8,7 @@
 
 #include "models/scenario/emit.hpp"
 #include "models/scenario/loader.hpp"
+#include "tests/support/sharing.hpp"
 
 namespace gpumux {
 namespace {
@@ -67,10 +68,10 @@ TEST(ScenarioLoader, MinimalScenarioGetsTheDefaults) {
   ASSERT_EQ(s.gpus.size(), 1u);
   EXPECT_EQ(s.gpus[0].count, 1);
   EXPECT_TRUE(s.gpus[0].mig.empty());
-  EXPECT_EQ(s.gpus[0].sharing.mode, SharingMode::time_slicing);
-  EXPECT_EQ(s.gpus[0].sharing.preemption, PreemptionMode::instruction);
+  EXPECT_STREQ(s.gpus[0].sharing.mode_name(), "time-slicing");
+  EXPECT_EQ(ts_params(s.gpus[0].sharing).preemption, PreemptionMode::instruction);
   EXPECT_EQ(s.gpus[0].sharing.replicas, 0);
-  EXPECT_FALSE(s.gpus[0].sharing.timeslice.has_value());
+  EXPECT_FALSE(ts_params(s.gpus[0].sharing).timeslice.has_value());
   ASSERT_EQ(s.tenants.size(), 1u);
   const TenantSpec& t = s.tenants[0];
   EXPECT_EQ(t.memory, 0);
@@ -87,7 +88,7 @@ TEST(ScenarioLoader, MinimalScenarioGetsTheDefaults) {
   EXPECT_FALSE(s.output.kernels);
 
   const std::string no_sharing = edited("    sharing:\n      mode: time-slicing\n", "");
-  EXPECT_EQ(load_scenario_text(no_sharing, "x.yaml").gpus[0].sharing.mode, SharingMode::exclusive);
+  EXPECT_STREQ(load_scenario_text(no_sharing, "x.yaml").gpus[0].sharing.mode_name(), "exclusive");
 }
 
 TEST(ScenarioLoader, FullScenarioValues) {
@@ -105,22 +106,22 @@ TEST(ScenarioLoader, FullScenarioValues) {
   EXPECT_EQ(g.model, "h100-sxm-80gb");
   EXPECT_EQ(g.mig, (std::vector<std::string>{"2g.20gb", "1g.10gb", "1g.10gb"}));
   EXPECT_DOUBLE_EQ(g.cost_per_hour, 4.5);
-  EXPECT_EQ(g.sharing.mode, SharingMode::time_slicing);
+  EXPECT_STREQ(g.sharing.mode_name(), "time-slicing");
   EXPECT_EQ(g.sharing.replicas, 3);
-  EXPECT_EQ(g.sharing.timeslice, 1'024'000);
-  EXPECT_EQ(g.sharing.context_switch, 50'000);
-  EXPECT_EQ(g.sharing.preemption, PreemptionMode::kernel_boundary);
-  EXPECT_EQ(g.sharing.preemption_latency, 20'000);
-  EXPECT_EQ(g.sharing.cache_refill, 15'000);
+  EXPECT_EQ(ts_params(g.sharing).timeslice, 1'024'000);
+  EXPECT_EQ(ts_params(g.sharing).context_switch, 50'000);
+  EXPECT_EQ(ts_params(g.sharing).preemption, PreemptionMode::kernel_boundary);
+  EXPECT_EQ(ts_params(g.sharing).preemption_latency, 20'000);
+  EXPECT_EQ(ts_params(g.sharing).cache_refill, 15'000);
   const GpuSpec& pool = s.gpus[2];
   EXPECT_EQ(pool.name, "pool-1");
   EXPECT_EQ(pool.count, 2);
   EXPECT_TRUE(pool.mig.empty());
   EXPECT_EQ(pool.mig_layout_name, "all-balanced");
-  EXPECT_EQ(pool.sharing.mode, SharingMode::mps);
-  EXPECT_EQ(pool.sharing.active_thread_percentage, 50.0);
-  EXPECT_EQ(pool.sharing.pinned_memory_limit, 10LL << 30);
-  EXPECT_EQ(pool.sharing.max_clients, 48);
+  EXPECT_STREQ(pool.sharing.mode_name(), "mps");
+  EXPECT_EQ(mps_params(pool.sharing).active_thread_percentage, 50.0);
+  EXPECT_EQ(mps_params(pool.sharing).pinned_memory_limit, 10LL << 30);
+  EXPECT_EQ(mps_params(pool.sharing).max_clients, 48);
 
   ASSERT_EQ(s.tenants.size(), 4u);  // chat, batch-0, batch-1, replay
   const TenantSpec& chat = s.tenants[0];
@@ -239,10 +240,10 @@ TEST(ScenarioLoader, SpellingsOfModes) {
   for (const char* mode : {"time-slicing", "time_slicing", "timeslicing"}) {
     const Scenario s =
         load_scenario_text(edited("mode: time-slicing", "mode: " + std::string(mode)), "x.yaml");
-    EXPECT_EQ(s.gpus[0].sharing.mode, SharingMode::time_slicing) << mode;
+    EXPECT_STREQ(s.gpus[0].sharing.mode_name(), "time-slicing") << mode;
   }
-  EXPECT_EQ(load_scenario_text(edited("time-slicing", "mps"), "x.yaml").gpus[0].sharing.mode,
-            SharingMode::mps);
+  EXPECT_STREQ(load_scenario_text(edited("time-slicing", "mps"), "x.yaml").gpus[0].sharing.mode_name(),
+               "mps");
   const Scenario constant =
       load_scenario_text(edited("process: poisson", "process: constant"), "x.yaml");
   EXPECT_EQ(constant.tenants[0].workload.arrivals.process, ArrivalProcess::constant);
@@ -518,7 +519,7 @@ TEST(ScenarioOverrides, ValuesReplaceAndAddKeys) {
        parse_override("tenants.0.workload.arrivals.rate=80/s"),
        parse_override("tenants.0.workload.request.kernels.0={duration: 5ms, repeat: 2}")});
   EXPECT_EQ(s.seed, 9u);
-  EXPECT_EQ(s.gpus[0].sharing.timeslice, 2'000'000);
+  EXPECT_EQ(ts_params(s.gpus[0].sharing).timeslice, 2'000'000);
   EXPECT_EQ(s.tenants[0].workload.arrivals.rate_per_s, 80.0);
   EXPECT_EQ(s.tenants[0].workload.kernels[0].duration.value, 5'000'000);
   EXPECT_EQ(s.tenants[0].workload.kernels[0].repeat, 2);
@@ -544,7 +545,7 @@ TEST(ScenarioOverrides, ByName) {
       {parse_override("tenants.chat.replicas=3"), parse_override("gpus.gpu0.sharing.mode=mps")});
   ASSERT_EQ(s.tenants.size(), 3u);
   EXPECT_EQ(s.tenants[1].name, "chat-1");
-  EXPECT_EQ(s.gpus[0].sharing.mode, SharingMode::mps);
+  EXPECT_STREQ(s.gpus[0].sharing.mode_name(), "mps");
   EXPECT_EQ(error_of(kMinimal,
                      {parse_override("tenants.chat.replicas=3"),
                       parse_override("tenants.chat-1.memory=1Gi")}),
@@ -574,11 +575,13 @@ TEST(ScenarioOverrides, BadPaths) {
   EXPECT_EQ(error_of(no_sharing, {parse_override("gpus.0.sharing.timeslice=2ms")}),
             "--set gpus.0.sharing.timeslice: gpus.0 has no key 'sharing'; to add it, set the whole "
             "block: --set gpus.0.sharing={timeslice: 2ms}");
-  EXPECT_EQ(
-      load_scenario_text(no_sharing, "x.yaml", {parse_override("gpus.0.sharing={timeslice: 2ms}")})
-          .gpus[0]
-          .sharing.timeslice,
-      2'000'000);
+  // Exclusive GPU: the time-slicing key is read and checked, kept aside for `compare`.
+  EXPECT_EQ(ts_params(load_scenario_text(no_sharing, "x.yaml",
+                                         {parse_override("gpus.0.sharing={timeslice: 2ms}")})
+                          .gpus[0]
+                          .sharing)
+                .timeslice,
+            2'000'000);
   EXPECT_EQ(error_of(kMinimal, {parse_override("name.x=1")}),
             "--set name.x: name is a single value, not a mapping or list");
   EXPECT_EQ(error_of(kMinimal, {parse_override("gpus..model=a")}),
@@ -640,16 +643,16 @@ void expect_same(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(x.mig, y.mig);
     EXPECT_EQ(x.mig_layout_name, y.mig_layout_name);
     EXPECT_EQ(x.cost_per_hour, y.cost_per_hour);
-    EXPECT_EQ(x.sharing.mode, y.sharing.mode);
+    EXPECT_STREQ(x.sharing.mode_name(), y.sharing.mode_name());
     EXPECT_EQ(x.sharing.replicas, y.sharing.replicas);
-    EXPECT_EQ(x.sharing.timeslice, y.sharing.timeslice);
-    EXPECT_EQ(x.sharing.context_switch, y.sharing.context_switch);
-    EXPECT_EQ(x.sharing.preemption, y.sharing.preemption);
-    EXPECT_EQ(x.sharing.preemption_latency, y.sharing.preemption_latency);
-    EXPECT_EQ(x.sharing.cache_refill, y.sharing.cache_refill);
-    EXPECT_EQ(x.sharing.active_thread_percentage, y.sharing.active_thread_percentage);
-    EXPECT_EQ(x.sharing.pinned_memory_limit, y.sharing.pinned_memory_limit);
-    EXPECT_EQ(x.sharing.max_clients, y.sharing.max_clients);
+    EXPECT_EQ(ts_params(x.sharing).timeslice, ts_params(y.sharing).timeslice);
+    EXPECT_EQ(ts_params(x.sharing).context_switch, ts_params(y.sharing).context_switch);
+    EXPECT_EQ(ts_params(x.sharing).preemption, ts_params(y.sharing).preemption);
+    EXPECT_EQ(ts_params(x.sharing).preemption_latency, ts_params(y.sharing).preemption_latency);
+    EXPECT_EQ(ts_params(x.sharing).cache_refill, ts_params(y.sharing).cache_refill);
+    EXPECT_EQ(mps_params(x.sharing).active_thread_percentage, mps_params(y.sharing).active_thread_percentage);
+    EXPECT_EQ(mps_params(x.sharing).pinned_memory_limit, mps_params(y.sharing).pinned_memory_limit);
+    EXPECT_EQ(mps_params(x.sharing).max_clients, mps_params(y.sharing).max_clients);
   }
   ASSERT_EQ(a.tenants.size(), b.tenants.size());
   for (std::size_t i = 0; i < a.tenants.size(); ++i) {

@@ -6,6 +6,7 @@
 #include "models/config/input_error.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/strategy_variants.hpp"
+#include "tests/support/sharing.hpp"
 
 namespace gpumux {
 namespace {
@@ -33,33 +34,33 @@ TEST(StrategyVariants, MpsKeepsSharingOverridesOnEveryExpandedGpu) {
   const Scenario mps = apply_strategy(s, "mps");
   ASSERT_EQ(mps.gpus.size(), 2u);
   for (const GpuSpec& g : mps.gpus) {
-    EXPECT_EQ(g.sharing.mode, SharingMode::mps);
-    ASSERT_TRUE(g.sharing.active_thread_percentage.has_value()) << g.name;
-    EXPECT_DOUBLE_EQ(*g.sharing.active_thread_percentage, 50.0);
-    ASSERT_TRUE(g.sharing.pinned_memory_limit.has_value());
-    EXPECT_EQ(*g.sharing.pinned_memory_limit, std::int64_t{8} << 30);
+    EXPECT_STREQ(g.sharing.mode_name(), "mps");
+    ASSERT_TRUE(mps_params(g.sharing).active_thread_percentage.has_value()) << g.name;
+    EXPECT_DOUBLE_EQ(*mps_params(g.sharing).active_thread_percentage, 50.0);
+    ASSERT_TRUE(mps_params(g.sharing).pinned_memory_limit.has_value());
+    EXPECT_EQ(*mps_params(g.sharing).pinned_memory_limit, std::int64_t{8} << 30);
     // Keys written in the file (not by --set) of another mode are not carried over.
-    EXPECT_FALSE(g.sharing.timeslice.has_value());
+    EXPECT_EQ(g.sharing.block_for(time_slicing_strategy()), nullptr);
   }
   // Without the override the MPS variant has no cap.
-  EXPECT_FALSE(apply_strategy(load({}), "mps").gpus[0].sharing.active_thread_percentage);
+  EXPECT_FALSE(mps_params(apply_strategy(load({}), "mps").gpus[0].sharing).active_thread_percentage);
 }
 
 TEST(StrategyVariants, MigPlusModeKeepsOverridesAndDedicatedIgnoresThem) {
   const Scenario s = load({{"gpus.0.sharing.active_thread_percentage", "30"}});
   const Scenario hybrid = apply_strategy(s, "mig+mps");
-  EXPECT_EQ(hybrid.gpus[0].sharing.mode, SharingMode::mps);
-  EXPECT_DOUBLE_EQ(hybrid.gpus[0].sharing.active_thread_percentage.value_or(0), 30.0);
+  EXPECT_STREQ(hybrid.gpus[0].sharing.mode_name(), "mps");
+  EXPECT_DOUBLE_EQ(mps_params(hybrid.gpus[0].sharing).active_thread_percentage.value_or(0), 30.0);
   const Scenario dedicated = apply_strategy(s, "exclusive");
-  for (const GpuSpec& g : dedicated.gpus) EXPECT_EQ(g.sharing.mode, SharingMode::exclusive);
+  for (const GpuSpec& g : dedicated.gpus) EXPECT_STREQ(g.sharing.mode_name(), "exclusive");
 }
 
 TEST(StrategyVariants, TimeSlicingOverrideSurvivesTheWholeGpuVariant) {
   const Scenario s = load({{"gpus.0.sharing.preemption", "kernel-boundary"}});
   const Scenario ts = apply_strategy(s, "time-slicing");
-  EXPECT_EQ(ts.gpus[0].sharing.preemption, PreemptionMode::kernel_boundary);
+  EXPECT_EQ(ts_params(ts.gpus[0].sharing).preemption, PreemptionMode::kernel_boundary);
   // The file's own time-slicing knobs are kept too (same mode).
-  EXPECT_EQ(ts.gpus[0].sharing.timeslice.value_or(0), 2'000'000);
+  EXPECT_EQ(ts_params(ts.gpus[0].sharing).timeslice.value_or(0), 2'000'000);
 }
 
 TEST(StrategyVariants, ModeOverrideContradictingTheStrategyIsRefused) {
