@@ -64,7 +64,9 @@ TEST(StrategyRegistry, CompareOffersEveryStrategyWholeAndInsideMig) {
   EXPECT_TRUE(offered("dedicated"));
   for (const Strategy* strategy : strategies()) {
     EXPECT_TRUE(offered(strategy->name())) << strategy->name();
-    EXPECT_TRUE(offered("mig+" + std::string(strategy->name()))) << strategy->name();
+    std::string hybrid = "mig+";
+    hybrid += strategy->name();
+    EXPECT_TRUE(offered(hybrid)) << hybrid;
     // Each whole-GPU variant builds and resolves.
     const Scenario s = load_scenario_text(scenario_with("exclusive"), "r.yaml");
     EXPECT_NO_THROW(resolve_scenario(apply_strategy(s, strategy->name()))) << strategy->name();
