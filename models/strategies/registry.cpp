@@ -3,6 +3,7 @@
 
 #include "models/strategies/exclusive/strategy.hpp"
 #include "models/strategies/mps/strategy.hpp"
+#include "models/strategies/mps_static_partition/strategy.hpp"
 #include "models/strategies/time_slicing/strategy.hpp"
 
 namespace gpumux {
@@ -12,6 +13,7 @@ const std::vector<const Strategy*>& strategies() {
       &exclusive_strategy(),
       &time_slicing_strategy(),
       &mps_strategy(),
+      &mps_static_partition_strategy(),
   };
   return all;
 }
