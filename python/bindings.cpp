@@ -390,7 +390,7 @@ PYBIND11_MODULE(_gpumux, m) {
         py::arg("source_name") = std::string("<text>"),
         "Loads and resolves without running (as `gpumux validate`): a dict describing devices.");
   m.def("parse_strategy_list", &parse_strategy_list, py::arg("text"));
-  m.def("strategies", &compare_strategy_names,
+  m.def("strategies", [] { return compare_strategy_names(); },
         "Every strategy name compare() accepts, from the strategy registry.");
   m.def("sharing_modes", &strategy_names,
         "Every `sharing.mode` a scenario may name, from the strategy registry.");

@@ -44,7 +44,7 @@ struct TenantResult {
 struct DeviceResult {
   std::string name;     ///< "gpu0" or "gpu0/1"
   std::string profile;  ///< "h100-sxm-80gb" or MIG profile "1g.10gb"
-  std::string sharing;  ///< "exclusive" | "time-slicing" | "mps"
+  std::string sharing;  ///< the strategy's `sharing.mode` name (models/strategies/registry.hpp)
   int sms = 0;
   std::int64_t memory_bytes = 0;
   double sm_busy = 0;          ///< time-average fraction of the device's SMs occupied

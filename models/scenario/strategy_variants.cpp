@@ -220,8 +220,7 @@ Scenario build_variant(const Scenario& original, const std::string& strategy) {
     }
   }
   std::string known;
-  for (const std::string& name : compare_strategy_names()) {
-    if (name == "dedicated") continue;  // an alias of the dedicated baseline
+  for (const std::string& name : compare_strategy_names(false)) {
     known += known.empty() ? "" : ", ";
     known += name;
   }

@@ -35,10 +35,13 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
-std::vector<std::string> compare_strategy_names() {
+std::vector<std::string> compare_strategy_names(bool aliases) {
   std::vector<std::string> names{"as-is"};
   for (const Strategy* strategy : strategies()) {
-    for (const std::string& name : strategy->compare().whole_gpu) names.push_back(name);
+    for (const std::string& name : strategy->compare().whole_gpu) {
+      names.push_back(name);
+      if (!aliases) break;
+    }
   }
   const Partition& mig = mig_partition();
   names.emplace_back(mig.name);

@@ -23,7 +23,8 @@ const Strategy& default_strategy();
 std::vector<std::string> strategy_names();
 
 /// Every name `gpumux compare --strategies` accepts, in the order help texts list them:
-/// as-is, each strategy's whole-GPU variant names, mig, mig+NAME for each strategy.
-std::vector<std::string> compare_strategy_names();
+/// as-is, each strategy's whole-GPU variant names, mig, mig+NAME for each strategy. Without
+/// `aliases`, only the first whole-GPU name of each strategy (exclusive, not also dedicated).
+std::vector<std::string> compare_strategy_names(bool aliases = true);
 
 }  // namespace gpumux
