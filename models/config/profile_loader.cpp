@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "models/config/input_error.hpp"
+#include "models/config/yaml_reader.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
@@ -35,16 +36,16 @@ std::string fnv1a_64_hex(std::string_view text) {
   return buffer;
 }
 
-std::string join_path(const std::string& parent, const std::string& key) {
-  return parent.empty() ? key : parent + "." + key;
-}
+using yaml::child_path;
 
 // Reads one profile document. Every numeric leaf must carry provenance: either it is written as
 // {value: X, source: "..."} / {value: X, assumption: "..."}, or it sits inside a MIG profile or
 // layout entry that itself carries `source:` or `assumption:` (which then covers its numbers).
+// Reading, locating and number parsing are the scenario loader's (models/config/yaml_reader.hpp);
+// the provenance rules and messages are the profile's own.
 class ProfileParser {
  public:
-  explicit ProfileParser(std::string file) : file_(std::move(file)) {}
+  explicit ProfileParser(std::string file) : file_(std::move(file)), ctx_(file_, locations_) {}
 
   DeviceProfile parse(const std::string& text) {
     // Const from here on: yaml-cpp's non-const operator[] would insert missing keys.
@@ -118,22 +119,13 @@ class ProfileParser {
 
  private:
   YAML::Node load(const std::string& text) const {
-    try {
-      return YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
-      SourceLocation where{file_, e.mark.line + 1, e.mark.column + 1, ""};
-      throw InputError(where, "invalid YAML: " + e.msg);
-    }
+    return yaml::parse(text, file_, "invalid YAML: ");
   }
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
                          const std::string& message) const {
-    SourceLocation where{file_, 0, 0, path};
-    if (node.IsDefined() && node.Mark().line >= 0) {
-      where.line = node.Mark().line + 1;
-      where.column = node.Mark().column + 1;
-    }
-    throw InputError(where, message);
+    ctx_.fail(yaml::Field{node, path, node.IsDefined() ? node.Mark() : YAML::Mark::null_mark()},
+              message);
   }
 
   void check_keys(const YAML::Node& map, const std::string& path,
@@ -142,7 +134,7 @@ class ProfileParser {
       const std::string key = it->first.as<std::string>();
       if (!allowed.count(key)) {
         std::vector<std::string> names(allowed.begin(), allowed.end());
-        fail(it->first, join_path(path, key),
+        fail(it->first, child_path(path, key),
              "unknown key '" + key + "' (allowed: " + join(names, ", ") + ")");
       }
     }
@@ -151,7 +143,7 @@ class ProfileParser {
   YAML::Node required(const YAML::Node& map, const std::string& key,
                       const std::string& path) const {
     const YAML::Node node = map[key];
-    if (!node) fail(map, join_path(path, key), "missing required key");
+    if (!node) fail(map, child_path(path, key), "missing required key");
     return node;
   }
 
@@ -159,7 +151,7 @@ class ProfileParser {
   // an entry that carries its own source/assumption.
   YAML::Node sourced(const YAML::Node& map, const std::string& key, const std::string& parent,
                      bool covered) const {
-    const std::string path = join_path(parent, key);
+    const std::string path = child_path(parent, key);
     const YAML::Node node = required(map, key, parent);
     if (node.IsMap()) {
       check_keys(node, path, {"value", "source", "assumption"});
@@ -185,7 +177,7 @@ class ProfileParser {
 
   void provenance_text(const YAML::Node& map, const char* key, const std::string& path) const {
     const YAML::Node node = map[key];
-    const std::string full = join_path(path, key);
+    const std::string full = child_path(path, key);
     if (!node.IsScalar()) fail(node, full, "must be a text");
     const std::string text = node.as<std::string>();
     if (text.find_first_not_of(" \t") == std::string::npos) fail(node, full, "must not be empty");
@@ -194,44 +186,31 @@ class ProfileParser {
   std::string string_at(const YAML::Node& map, const std::string& key,
                         const std::string& parent) const {
     const YAML::Node node = required(map, key, parent);
-    if (!node.IsScalar()) fail(node, join_path(parent, key), "expected a text");
+    if (!node.IsScalar()) fail(node, child_path(parent, key), "expected a text");
     return node.as<std::string>();
   }
 
   long long as_integer(const YAML::Node& node, const std::string& path) const {
     if (!node.IsScalar()) fail(node, path, "expected an integer");
     const std::string text = node.Scalar();
-    std::size_t used = 0;
-    long long value = 0;
-    try {
-      value = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size())
-      fail(node, path, "expected an integer, got '" + text + "'");
-    return value;
+    const std::optional<long long> value = yaml::parse_integer(text);
+    if (!value) fail(node, path, "expected an integer, got '" + text + "'");
+    return *value;
   }
 
   double as_number(const YAML::Node& node, const std::string& path) const {
     if (!node.IsScalar()) fail(node, path, "expected a number");
     const std::string text = node.Scalar();
-    std::size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size() || !std::isfinite(value)) {
+    const std::optional<double> value = yaml::parse_number(text);
+    if (!value || !std::isfinite(*value)) {
       fail(node, path, "expected a plain number, got '" + text + "'");
     }
-    return value;
+    return *value;
   }
 
   int positive_int(const YAML::Node& map, const std::string& key, const std::string& parent,
                    bool covered) const {
-    const std::string path = join_path(parent, key);
+    const std::string path = child_path(parent, key);
     const YAML::Node node = sourced(map, key, parent, covered);
     const long long value = as_integer(node, path);
     if (value < 1 || value > 1'000'000) fail(node, path, "must be a positive integer");
@@ -241,7 +220,7 @@ class ProfileParser {
   template <typename Parser>
   auto with_unit(const YAML::Node& map, const std::string& key, const std::string& parent,
                  bool covered, Parser parser) const {
-    const std::string path = join_path(parent, key);
+    const std::string path = child_path(parent, key);
     const YAML::Node node = sourced(map, key, parent, covered);
     if (!node.IsScalar()) fail(node, path, "expected a value with a unit");
     try {
@@ -254,14 +233,14 @@ class ProfileParser {
   std::int64_t size_at(const YAML::Node& map, const std::string& key, const std::string& parent,
                        bool covered) const {
     const std::int64_t bytes = with_unit(map, key, parent, covered, units::parse_size_bytes);
-    if (bytes <= 0) fail(map[key], join_path(parent, key), "must be greater than zero");
+    if (bytes <= 0) fail(map[key], child_path(parent, key), "must be greater than zero");
     return bytes;
   }
 
   double bandwidth_at(const YAML::Node& map, const std::string& key, const std::string& parent,
                       bool covered) const {
     const double rate = with_unit(map, key, parent, covered, units::parse_bandwidth_bytes_per_s);
-    if (!(rate > 0)) fail(map[key], join_path(parent, key), "must be greater than zero");
+    if (!(rate > 0)) fail(map[key], child_path(parent, key), "must be greater than zero");
     return rate;
   }
 
@@ -418,6 +397,8 @@ class ProfileParser {
 
   mutable std::vector<std::string> assumed_;  // key paths whose value is an assumption
   std::string file_;
+  std::map<std::string, SourceLocation> locations_;
+  yaml::Context ctx_;
 };
 
 std::string file_stem(const std::string& path) {
