@@ -49,7 +49,7 @@ struct DeviceFit {
   const std::vector<std::string>* profile_defaults = nullptr;
 };
 
-/// How `gpumux compare` offers a strategy (built by models/strategy_variants.cpp).
+/// How `gpumux compare` offers a strategy (built by models/scenario/strategy_variants.cpp).
 struct CompareVariants {
   /// Names of the whole-GPU variant: every GPU shared whole under this strategy (MIG layouts
   /// dropped, tenants on "gpuX/i" move to "gpuX", replicas lifted). Empty: none.
