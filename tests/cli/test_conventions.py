@@ -41,6 +41,7 @@ tenants:
     ("compare", ["SCENARIO.yaml", "--strategies A,B", "OUT.h5"]),
     ("mig", ["GPU_MODEL", "--check LAYOUT", "3g.40gb:2"]),
     ("models", ["gpumux models"]),
+    ("strategies", ["gpumux strategies"]),
     ("report", ["OUT.h5", "--json"]),
 ])
 @pytest.mark.parametrize("flag", ["--help", "-h"])
@@ -59,6 +60,18 @@ def test_every_command_has_help(command, names, flag):
 def test_help_for_unknown_command_is_one_line_exit_2():
     proc = gpumux("help", "frobnicate")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+def test_strategies_lists_the_registry():
+    proc = gpumux("strategies")
+    assert proc.returncode == 0, proc.stderr
+    out = "\n" + proc.stdout
+    for mode in ("exclusive", "time-slicing", "mps", "mps-static-partition"):
+        assert f"\n{mode}: " in out, mode
+    assert "time_slicing" in out and "active_thread_percentage" in out
+    assert "compare --strategies: as-is, exclusive, dedicated, time-slicing, mps" in out
+    assert "mig+mps-static-partition" in out
+    assert gpumux("strategies", "extra").returncode == 2
 
 
 def test_models_lists_numbers_and_nvidia_smi_names():

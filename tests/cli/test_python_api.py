@@ -58,6 +58,11 @@ def test_version_and_exports():
     assert issubclass(gpumux.ScenarioError, ValueError)
     for name in ("run", "load", "compare", "sweep", "validate", "Result"):
         assert hasattr(gpumux, name)
+    # The strategy names come from the C++ registry (models/strategies/registry.cpp).
+    assert gpumux.SHARING_MODES[:3] == ("exclusive", "time-slicing", "mps")
+    assert "mps-static-partition" in gpumux.SHARING_MODES
+    for name in ("as-is", "dedicated", "mig", "mig+mps", "mps-static-partition"):
+        assert name in gpumux.STRATEGIES
 
 
 def test_run_matches_cli_json(quick):
