@@ -26,6 +26,7 @@
 #include "models/output/result_io.hpp"
 #include "models/run/result.hpp"
 #include "models/run/runner.hpp"
+#include "models/plan/planner.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/strategy_variants.hpp"
@@ -421,6 +422,37 @@ PYBIND11_MODULE(_gpumux, m) {
         return compare_table_from_json(parsed);
       },
       py::arg("summary_jsons"));
+  m.def(
+      "plan",
+      [](const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
+         std::optional<std::uint64_t> seed, const std::string& source_name, int jobs,
+         py::object batch_runner) {
+        PlanOptions options;
+        options.jobs = jobs;
+        if (!batch_runner.is_none()) {
+          // Called from the planner (GIL released): take the GIL for the Python runner (Dask).
+          options.batch_runner = [batch_runner](const std::vector<std::string>& texts) {
+            py::gil_scoped_acquire acquire;
+            return batch_runner(texts).cast<std::vector<std::string>>();
+          };
+        }
+        std::string json, table;
+        {
+          py::gil_scoped_release release;
+          const Scenario loaded =
+              load(scenario, is_path, parse_overrides(overrides, seed), source_name);
+          const PlanResult result = plan_scenario(loaded, options);
+          json = plan_json(result).dump();
+          table = plan_table(result);
+        }
+        return py::make_tuple(json, table);
+      },
+      py::arg("scenario"), py::arg("is_path"), py::arg("overrides") = std::vector<std::string>{},
+      py::arg("seed") = py::none(), py::arg("source_name") = std::string("<text>"),
+      py::arg("jobs") = 0, py::arg("batch_runner") = py::none(),
+      "Plans a scenario with `plan:` (as `gpumux plan`): (JSON text, table text). "
+      "batch_runner: optional callable(list of YAML texts) -> list of summary JSON texts "
+      "(e.g. a Dask map); default: `jobs` threads in this process.");
   m.def("version", [] { return std::string(GPUMUX_VERSION); });
   m.attr("__version__") = GPUMUX_VERSION;
   m.attr("REQUEST_STATUS") = py::tuple(py::cast(std::vector<std::string>(

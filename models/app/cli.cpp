@@ -1,5 +1,6 @@
 #include "models/app/cli.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <csignal>
@@ -12,6 +13,9 @@
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
 
 #include "models/app/progress.hpp"
 #include "models/app/python_tool.hpp"
@@ -20,6 +24,8 @@
 #include "models/gpu/mig_layout.hpp"
 #include "models/output/result_io.hpp"
 #include "models/run/runner.hpp"
+#include "models/plan/capacity_check.hpp"
+#include "models/plan/planner.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/strategy_variants.hpp"
@@ -85,6 +91,7 @@ const char* kUsage =
     "                    [--quiet] [--fail-on-slo] simulate and print the summary\n"
     "  validate SCENARIO.yaml [--set ...]       check a scenario without running it\n"
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
+    "  plan SCENARIO.yaml [-o BEST.yaml]        the cheapest GPU setup that meets every SLO\n"
     "  mig GPU_MODEL [--check LAYOUT]           MIG profiles, layouts, placement check\n"
     "  models                                   GPU models: SMs, memory, bandwidth, MIG, nvidia-smi names\n"
     "  strategies                               sharing strategies: modes, keys, compare names\n"
@@ -129,7 +136,13 @@ const CommandHelp kRunHelp{
 const CommandHelp kValidateHelp{
     "usage: gpumux validate SCENARIO.yaml [--set KEY=VALUE ...]",
     "Checks schema, units, MIG placement and memory capacity without running; prints the devices\n"
-    "and their tenants. Exit 0 when valid, 2 with one line FILE:LINE:COLUMN: KEY: message.",
+    "and their tenants. What will fail is an error: a tenant whose static memory (or static +\n"
+    "one request's) exceeds its device or MPS pinned limit. What is likely to fail is a warning\n"
+    "on stderr: tenants that together exceed a device's memory, an offered load at or above\n"
+    "what the device serves with the tenant alone, a device's tenants offering more SM or HBM\n"
+    "time than it has. A planning scenario (plan:, tenants without devices) is checked against\n"
+    "its GPU models. Exit 0 when valid (warnings allowed), 2 with one line\n"
+    "FILE:LINE:COLUMN: KEY: message.",
     "  gpumux validate scenarios/mig-all-balanced-a100.yaml\n"
     "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
 const CommandHelp kCompareHelp{
@@ -176,6 +189,24 @@ const CommandHelp kReportHelp{
     "  gpumux report cmp.h5 --json\n"
     "  gpumux report cmp.h5 --format csv\n"
     "  gpumux report out.h5 --html report.html\n"};
+const CommandHelp kPlanHelp{
+    "usage: gpumux plan SCENARIO.yaml [-o BEST.yaml] [--gpus MODEL=PRICE,...] [--max-gpus N] "
+    "[--strategies A,B] [--headroom F] [--jobs N] [--set KEY=VALUE ...] [--seed N] "
+    "[--format table|json] [--json]",
+    "Finds the cheapest setup (GPUs of which model, partitioned and shared how) in which every\n"
+    "tenant meets its SLO over the whole run. The search space comes from the scenario's `plan:`\n"
+    "block (gpus: [{model, cost_per_hour, currency}], max_gpus, strategies, headroom) or the\n"
+    "flags; tenants need no `device:` (`isolation: memory|fault`, `best_effort: true` honoured).\n"
+    "Setups are packings of the tenants onto GPUs, each GPU dedicated, time-sliced, MPS, MIG or\n"
+    "a MIG hybrid; analytical bounds (memory, MPS client limit, sustainable load, latency floor)\n"
+    "prune before simulating, survivors are simulated cheapest-first on --jobs threads until\n"
+    "the cheapest feasible cost is proven (docs/plan.md). Prints the ranked table: the best setup\n"
+    "and the cheapest of each strategy family, with why the cheaper ones failed.\n"
+    "-o BEST.yaml writes the winning setup as a scenario `gpumux run` reproduces.\n"
+    "Exit: 0 a setup was found, 1 none meets every SLO, 2 bad input.",
+    "  gpumux plan scenarios/plan/plan-h100-node.yaml\n"
+    "  gpumux plan scenarios/plan/plan-h100-node.yaml -o best.yaml && gpumux run best.yaml\n"
+    "  gpumux plan my.yaml --gpus h100-sxm-80gb=4.0,a100-sxm4-40gb=1.8 --max-gpus 4 --json\n"};
 const CommandHelp kPlotHelp{
     "usage: gpumux plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|FIG.svg",
     "Draws a figure of a result file (run -o or compare -o) with matplotlib:\n"
@@ -233,6 +264,26 @@ po::options_description compare_options() {
       "tenant)")("json", po::bool_switch(), "the same as --format json")(
       "fail-on-slo", po::bool_switch(),
       "exit 1 when a tenant misses an SLO target under any strategy");
+  return o;
+}
+
+po::options_description plan_options() {
+  po::options_description o("gpumux plan SCENARIO.yaml");
+  o.add_options()("output,o", po::value<std::string>()->value_name("BEST.yaml"),
+                  "write the winning setup as a scenario file (.yaml or .yml)")(
+      "gpus", po::value<std::string>()->value_name("MODEL=PRICE,..."),
+      "GPU models to buy and their price per hour (replaces plan.gpus)")(
+      "max-gpus", po::value<int>()->value_name("N"), "at most N GPUs (default: plan.max_gpus, 8)")(
+      "strategies", po::value<std::string>()->value_name("A,B,..."),
+      "families searched: dedicated, mig, time-slicing, mps, mig+time-slicing, mig+mps")(
+      "headroom", po::value<double>()->value_name("F"),
+      "margin kept below every SLO target, e.g. 0.1 (default: plan.headroom, 0)")(
+      "jobs,j", po::value<int>()->value_name("N"), "simulation threads (default: the cores)")(
+      "seed", po::value<std::uint64_t>()->value_name("N"), "override the master seed")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "KEY=VALUE override (repeatable)")(
+      "format", po::value<std::string>()->value_name("table|json"), "output: table (default) or json")(
+      "json", po::bool_switch(), "the same as --format json");
   return o;
 }
 
@@ -484,7 +535,22 @@ int command_run(const std::vector<std::string>& args) {
 int command_validate(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, validate_options(), "scenario");
   const Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), overrides_from(vm));
+  const bool planning = scenario.plan && std::any_of(scenario.tenants.begin(), scenario.tenants.end(),
+                                                     [](const TenantSpec& t) { return t.device.empty(); });
+  if (planning) {
+    check_plan_scenario(scenario);
+    std::cout << "ok: " << scenario.name << ": a planning scenario, " << scenario.tenants.size()
+              << " tenant(s), " << scenario.plan->gpus.size()
+              << " GPU model(s); place them with `gpumux plan`\n";
+    return kExitOk;
+  }
   const ResolvedScenario resolved = resolve_scenario(scenario);
+  // What will fail: errors (exit 2, the first one) and warnings (stderr, exit 0).
+  const std::vector<CapacityFinding> findings = capacity_findings(resolved);
+  for (const CapacityFinding& f : findings) {
+    if (f.error) throw InputError(f.where, f.message);
+  }
+  for (const CapacityFinding& f : findings) std::cerr << "gpumux: warning: " << f.text() << "\n";
   std::cout << "ok: " << scenario.name << ": " << scenario.gpus.size() << " GPU(s), "
             << resolved.devices.size() << " device(s), " << scenario.tenants.size()
             << " tenant(s)\n";
@@ -540,6 +606,133 @@ int command_compare(const std::vector<std::string>& args) {
     bool met = true;
     for (const RunResult& r : results) met = slo_met(r, fmt::format("[{}] ", r.strategy)) && met;
     if (!met) return kExitSlo;
+  }
+  return kExitOk;
+}
+
+/// The plan flags as overrides of the scenario's `plan:` block (so errors name the flag).
+std::vector<Override> plan_overrides(const po::variables_map& vm, const std::string& path) {
+  std::vector<Override> out;
+  bool has_plan = false;
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    has_plan = root.IsMap() && root["plan"].IsDefined();
+  } catch (const std::exception&) {
+    return out;  // the loader reports the file's problem
+  }
+  std::string gpus;
+  if (vm.count("gpus")) {
+    gpus = "[";
+    std::string text = vm["gpus"].as<std::string>();
+    std::size_t start = 0;
+    bool first = true;
+    while (start <= text.size()) {
+      std::size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      const std::string item = text.substr(start, comma - start);
+      start = comma + 1;
+      if (item.empty()) continue;
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+        throw po::error("--gpus: expected MODEL=PRICE, got '" + item + "'");
+      }
+      if (!first) gpus += ", ";
+      first = false;
+      gpus += "{model: \"";
+      gpus += item.substr(0, eq);
+      gpus += "\", cost_per_hour: ";
+      gpus += item.substr(eq + 1);
+      gpus += "}";
+    }
+    gpus += "]";
+  }
+  std::vector<std::pair<std::string, std::string>> keys;
+  if (!gpus.empty()) keys.emplace_back("gpus", gpus);
+  if (vm.count("max-gpus")) keys.emplace_back("max_gpus", std::to_string(vm["max-gpus"].as<int>()));
+  if (vm.count("strategies")) {
+    std::string list = "[";
+    for (const std::string& s : parse_strategy_list(vm["strategies"].as<std::string>())) {
+      if (list.size() > 1) list += ", ";
+      list += s;
+    }
+    list += "]";
+    keys.emplace_back("strategies", list);
+  }
+  if (vm.count("headroom")) keys.emplace_back("headroom", fmt::format("{}", vm["headroom"].as<double>()));
+  if (keys.empty()) return out;
+  if (has_plan) {
+    for (const auto& [key, value] : keys) out.push_back(Override{"plan." + key, value});
+    return out;
+  }
+  if (gpus.empty()) {
+    throw InputError(SourceLocation{path, 0, 0, "plan"},
+                     "no `plan:` block and no --gpus: give the GPU models to buy, e.g. --gpus "
+                     "h100-sxm-80gb=4.0");
+  }
+  std::string block = "{";
+  for (const auto& [key, value] : keys) {
+    if (block.size() > 1) block += ", ";
+    block += key;
+    block += ": ";
+    block += value;
+  }
+  block += "}";
+  out.push_back(Override{"plan", block});
+  return out;
+}
+
+int command_plan(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, plan_options(), "scenario");
+  const OutputFormat format = output_format(vm);
+  if (format == OutputFormat::csv) throw po::error("--format csv: plan prints table or json");
+  std::string output;
+  if (vm.count("output")) {
+    output = vm["output"].as<std::string>();
+    const std::string extension = extension_of(output);
+    if (extension != ".yaml" && extension != ".yml") bad_extension("-o", output, ".yaml or .yml");
+    try {
+      check_output_target(output);
+    } catch (const OutputError& e) {
+      std::string message = "-o ";
+      message += e.what();
+      throw InputError(message);
+    }
+  }
+  const std::string path = vm["scenario"].as<std::string>();
+  std::vector<Override> overrides = plan_overrides(vm, path);
+  for (const Override& o : overrides_from(vm)) overrides.push_back(o);
+  const Scenario scenario = load_scenario_file(path, overrides);
+  PlanOptions options;
+  if (vm.count("jobs")) {
+    options.jobs = vm["jobs"].as<int>();
+    if (options.jobs < 1) throw po::error("--jobs must be >= 1");
+  }
+  const PlanResult result = plan_scenario(scenario, options);
+  if (!output.empty() && result.found()) {
+    try {
+      replace_file_atomically(output, [&](const std::string& temp) {
+        std::ofstream out(temp);
+        out << "# gpumux plan " << path
+            << ": the cheapest setup found (`gpumux run` reproduces it)\n"
+            << result.best_yaml;
+        out.flush();
+        if (!out) throw OutputError("cannot write " + output);
+      });
+    } catch (const OutputError& e) {
+      std::string message = "-o ";
+      message += e.what();
+      throw InputError(message);
+    }
+  }
+  if (format == OutputFormat::json) {
+    std::cout << plan_json(result).dump() << "\n";
+  } else {
+    std::cout << plan_table(result);
+    if (!output.empty() && result.found()) std::cout << "wrote " << output << "\n";
+  }
+  if (!result.found()) {
+    std::cerr << "gpumux: plan: no setup meets every SLO: " << result.ranked.front().reason << "\n";
+    return kExitSlo;
   }
   return kExitOk;
 }
@@ -702,9 +895,11 @@ int command_help(const std::vector<std::string>& args) {
     show(kReportHelp, report_options());
   } else if (command == "plot") {
     show(kPlotHelp, plot_options());
+  } else if (command == "plan") {
+    show(kPlanHelp, plan_options());
   } else {
     std::cerr << "gpumux: error: no command '" << command << "' (commands: run, validate, compare, "
-              << "mig, models, strategies, report, plot, help)\n";
+              << "plan, mig, models, strategies, report, plot, help)\n";
     return kExitBadInput;
   }
   return kExitOk;
@@ -736,6 +931,7 @@ int run_cli(int argc, char** argv) {
     if (command == "run") return command_run(args);
     if (command == "validate") return command_validate(args);
     if (command == "compare") return command_compare(args);
+    if (command == "plan") return command_plan(args);
     if (command == "mig") return command_mig(args);
     if (command == "report") return command_report(args);
     if (command == "plot") return command_plot(args);

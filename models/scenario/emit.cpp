@@ -195,6 +195,14 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
+  // Plan constraints, written only when set (gpumux plan -o keeps them with the tenant).
+  if (t.isolation.memory && t.isolation.fault) {
+    out << YAML::Key << "isolation" << YAML::Value << YAML::Flow << YAML::BeginSeq << "memory"
+        << "fault" << YAML::EndSeq;
+  } else if (t.isolation.any()) {
+    out << YAML::Key << "isolation" << YAML::Value << (t.isolation.memory ? "memory" : "fault");
+  }
+  if (t.best_effort) out << YAML::Key << "best_effort" << YAML::Value << true;
   if (t.slo.any()) {
     out << YAML::Key << "slo" << YAML::Value << YAML::Flow << YAML::BeginMap;
     emit_slo_quantiles(out, t.slo);

@@ -53,6 +53,57 @@ std::vector<Spec> expand(Context& ctx, const std::vector<Spec>& written,
   return expanded;
 }
 
+PlanSpec plan_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field, {"gpus", "max_gpus", "strategies", "headroom"});
+  PlanSpec plan;
+  plan.where = ctx.at(field.path, field.mark);
+  for (const Field& item : list_of(ctx, map.require("gpus"), true)) {
+    const MapReader gpu(ctx, item, {"model", "cost_per_hour", "currency"});
+    PlanGpuSpec g;
+    g.where = ctx.at(item.path, item.mark);
+    g.model = non_empty_text(ctx, gpu.require("model"));
+    const Field price = gpu.require("cost_per_hour");
+    g.cost_per_hour = number_of(ctx, price);
+    if (!(g.cost_per_hour > 0)) ctx.fail(price, "must be > 0, got " + text_of(ctx, price));
+    if (const auto f = gpu.get("currency")) g.currency = non_empty_text(ctx, *f);
+    for (const PlanGpuSpec& other : plan.gpus) {
+      if (other.model == g.model) ctx.fail(item, "model '" + g.model + "' listed twice");
+    }
+    plan.gpus.push_back(g);
+  }
+  for (const PlanGpuSpec& g : plan.gpus) {
+    if (g.currency != plan.gpus.front().currency) {
+      throw InputError(g.where, "currency " + g.currency + " differs from " +
+                                    plan.gpus.front().currency +
+                                    " of the first model; give every price in one currency");
+    }
+  }
+  if (const auto f = map.get("max_gpus")) plan.max_gpus = int_of(ctx, *f, 1);
+  if (const auto f = map.get("strategies")) {
+    for (const Field& item : list_of(ctx, *f, true)) {
+      const std::string name = choice_of<std::string>(
+          ctx, item,
+          {{"dedicated", "dedicated"},
+           {"exclusive", "dedicated"},
+           {"mig", "mig"},
+           {"time-slicing", "time-slicing"},
+           {"mps", "mps"},
+           {"mig+time-slicing", "mig+time-slicing"},
+           {"mig+mps", "mig+mps"}},
+          {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"},
+          "strategy");
+      if (std::find(plan.strategies.begin(), plan.strategies.end(), name) ==
+          plan.strategies.end()) {
+        plan.strategies.push_back(name);
+      }
+    }
+  } else {
+    plan.strategies = {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"};
+  }
+  if (const auto f = map.get("headroom")) plan.headroom = fraction_of(ctx, *f, 0.0, false, 0.99);
+  return plan;
+}
+
 void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   if (root.IsNull()) {
     throw InputError(SourceLocation{scenario.source_file, 0, 0, ""},
@@ -60,8 +111,11 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   }
   const MapReader map(
       ctx, Field{root, "", root.Mark()},
-      {"name", "description", "seed", "duration", "warmup", "gpus", "tenants", "faults", "output"},
+      {"name", "description", "seed", "duration", "warmup", "gpus", "tenants", "faults", "output",
+       "plan"},
       {{"sharing", "a gpus entry"}, {"workload", "a tenants entry"}});
+  if (const auto f = map.get("plan")) scenario.plan = plan_of(ctx, *f);
+  const bool planning = scenario.plan.has_value();
   scenario.name = non_empty_text(ctx, map.require("name"));
   if (const auto f = map.get("description")) scenario.description = text_of(ctx, *f);
   scenario.seed = 1;
@@ -76,7 +130,10 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
     }
   }
 
-  const std::vector<Field> gpu_fields = list_of(ctx, map.require("gpus"), true);
+  const std::optional<Field> gpus_field = map.get("gpus");
+  const std::vector<Field> gpu_fields =
+      (planning && !gpus_field) ? std::vector<Field>{}
+                                : list_of(ctx, gpus_field ? *gpus_field : map.require("gpus"), true);
   std::vector<GpuSpec> gpus;
   for (const Field& field : gpu_fields) gpus.push_back(gpu_of(ctx, field));
   scenario.gpus = expand(ctx, gpus, gpu_fields, &GpuSpec::count, "gpu");
@@ -87,7 +144,7 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   const std::vector<Field> tenant_fields = list_of(ctx, map.require("tenants"), true);
   std::vector<TenantSpec> tenants;
   for (const Field& field : tenant_fields)
-    tenants.push_back(tenant_of(ctx, field, gpus, gpu_names));
+    tenants.push_back(tenant_of(ctx, field, gpus, gpu_names, planning));
   scenario.tenants = expand(ctx, tenants, tenant_fields, &TenantSpec::replicas, "tenant");
 
   if (const auto f = map.get("faults")) {

@@ -17,7 +17,7 @@ namespace gpumux::scenario_detail {
 WorkloadSpec workload_of(yaml::Context& ctx, const yaml::Field& field);
 GpuSpec gpu_of(yaml::Context& ctx, const yaml::Field& field);
 TenantSpec tenant_of(yaml::Context& ctx, const yaml::Field& field, const std::vector<GpuSpec>& gpus,
-                     const std::vector<std::string>& gpu_names);
+                     const std::vector<std::string>& gpu_names, bool planning = false);
 FaultSpec fault_of(yaml::Context& ctx, const yaml::Field& field,
                    const std::vector<TenantSpec>& written, const std::set<std::string>& expanded);
 OutputSpec output_of(yaml::Context& ctx, const yaml::Field& field);

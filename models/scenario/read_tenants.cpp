@@ -54,18 +54,54 @@ void check_device(Context& ctx, const Field& field, const std::string& device,
   ctx.fail(field, "no gpu named '" + gpu + "'" + hint(gpu, expanded) + "; gpus: " + join(expanded));
 }
 
+IsolationSpec isolation_of(Context& ctx, const Field& field) {
+  IsolationSpec out;
+  std::vector<Field> items;
+  if (field.node.IsSequence()) {
+    items = list_of(ctx, field, false);
+  } else {
+    items.push_back(field);
+  }
+  for (const Field& item : items) {
+    const std::string kind =
+        choice_of<std::string>(ctx, item,
+                               {{"memory", "memory"}, {"fault", "fault"}, {"none", "none"}},
+                               {"memory", "fault", "none"}, "isolation");
+    if (kind == "memory") out.memory = true;
+    if (kind == "fault") out.fault = true;
+  }
+  return out;
+}
 
 }  // namespace
 
 TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec>& gpus,
-                     const std::vector<std::string>& gpu_names) {
-  const MapReader map(
-      ctx, field, {"name", "device", "replicas", "memory", "gpus", "workload", "slo"},
-      {{"arrivals", "workload"}, {"request", "workload"}, {"kernels", "workload.request"}});
+                     const std::vector<std::string>& gpu_names, bool planning) {
+  const MapReader map(ctx, field,
+                      {"name", "device", "replicas", "memory", "gpus", "workload", "slo",
+                       "isolation", "best_effort"},
+                      {{"arrivals", "workload"},
+                       {"request", "workload"},
+                       {"kernels", "workload.request"}});
   TenantSpec t;
   t.where = ctx.at(field.path, field.mark);
   t.name = name_of(ctx, map.require("name"));
-  const Field device = map.require("device");
+  if (const auto f = map.get("isolation")) t.isolation = isolation_of(ctx, *f);
+  if (const auto f = map.get("best_effort")) t.best_effort = bool_of(ctx, *f);
+  const std::optional<Field> placed = map.get("device");
+  if (!placed && planning) {
+    // A tenant of a planning scenario: `gpumux plan` chooses its device.
+    if (const auto f = map.get("replicas")) t.replicas = int_of(ctx, *f, 1);
+    if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
+    if (const auto f = map.get("gpus")) {
+      t.gpus = int_of(ctx, *f, 1);
+      if (t.gpus != 1) ctx.fail(*f, "gpumux plan places single-GPU tenants only (gpus: 1)");
+    }
+    t.workload = workload_of(ctx, map.require("workload"));
+    if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f);
+    return t;
+  }
+  const Field device = placed ? *placed : map.require("device");
   if (device.node.IsSequence()) {
     for (const Field& item : list_of(ctx, device, true)) {
       const std::string name = non_empty_text(ctx, item);

@@ -148,6 +148,12 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
     const TenantSpec& tenant = scenario.tenants[t];
     const SourceLocation where = scenario.locate(tenant.where.key_path + ".device");
+    if (tenant.devices.empty() && tenant.device.empty()) {
+      throw InputError(scenario.locate(tenant.where.key_path),
+                       "tenant '" + tenant.name +
+                           "' has no device: this is a planning scenario (plan:); run `gpumux "
+                           "plan FILE -o best.yaml`, then `gpumux run best.yaml`");
+    }
     const std::vector<std::string> names =
         tenant.devices.empty() ? std::vector<std::string>{tenant.device} : tenant.devices;
     std::vector<int> indices;

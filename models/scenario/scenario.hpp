@@ -154,6 +154,14 @@ struct SloSpec : SloQuantiles {
   bool any() const { return SloQuantiles::any() || ttft.any() || tpot.any(); }
 };
 
+/// What a tenant may not share (`isolation:` memory | fault | none, or a list): `gpumux plan`
+/// honours it; `run` ignores it (the placement is the scenario's).
+struct IsolationSpec {
+  bool memory = false;  ///< no neighbour may take its memory: MIG, dedicated, or MPS with pinned limits
+  bool fault = false;   ///< no neighbour's fault may kill it: no shared MPS server
+  bool any() const { return memory || fault; }
+};
+
 struct TenantSpec {
   std::string name;    ///< after expansion of replicas>1: name-0 .. name-(n-1)
   std::string device;  ///< "GPU" or "GPU/INSTANCE" (MIG instance index in `mig:` order); the
@@ -167,6 +175,29 @@ struct TenantSpec {
   int gpus = 1;             ///< GPUs the tenant asks for (time-slicing rejects > 1); = devices
   WorkloadSpec workload;
   SloSpec slo;
+  IsolationSpec isolation;  ///< `isolation:` (plan constraint)
+  bool best_effort = false; ///< `best_effort: true`: `gpumux plan` places it without an SLO
+  SourceLocation where;
+};
+
+/// One GPU model `gpumux plan` may buy (`plan.gpus[]`).
+struct PlanGpuSpec {
+  std::string model;           ///< device profile name or nvidia-smi name
+  double cost_per_hour = 0.0;  ///< price of one GPU per hour
+  std::string currency = "USD";
+  SourceLocation where;
+};
+
+/// The search space of `gpumux plan` (`plan:` in a scenario). A scenario with `plan:` may leave
+/// out `gpus:` and the tenants' `device:`.
+struct PlanSpec {
+  std::vector<PlanGpuSpec> gpus;     ///< GPU models with prices (non-empty)
+  int max_gpus = 8;                  ///< at most this many GPUs in a setup
+  /// Strategy families searched: dedicated, mig, time-slicing, mps, mig+time-slicing, mig+mps.
+  std::vector<std::string> strategies;
+  /// Required margin below every SLO target, a fraction: 0.1 = each percentile at most 90 % of
+  /// its target.
+  double headroom = 0.0;
   SourceLocation where;
 };
 
@@ -195,6 +226,7 @@ struct Scenario {
   std::vector<TenantSpec> tenants;  ///< expanded: one entry per tenant replica
   std::vector<FaultSpec> faults;
   OutputSpec output;
+  std::optional<PlanSpec> plan;  ///< `plan:` (gpumux plan); gpus/devices optional when set
 
   std::string source_file;  ///< path it was loaded from ("" for an in-memory document)
   /// Where each key of the document was written, by dotted key path ("tenants.1.memory"),

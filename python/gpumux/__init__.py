@@ -9,6 +9,7 @@
     gpumux.load("out.h5")
     gpumux.compare("scenarios/hybrid-h100.yaml", ["mig", "time-slicing", "mps"])
     gpumux.sweep("scenarios/quickstart.yaml", {"tenants.0.workload.arrivals.rate": ["100/s", "200/s"]})
+    gpumux.plan("scenarios/plan/plan-h100-node.yaml").setups   # the cheapest setup meeting every SLO
 
 The simulation itself runs in C++ (the same entry point as the `gpumux` command) with the GIL
 released, so threads can run simulations in parallel. Bad input raises :class:`ScenarioError`
@@ -37,8 +38,8 @@ __version__: str = _gpumux.version()
 ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
-__all__ = ["run", "load", "compare", "sweep", "validate", "save_compare", "Result", "metrics",
-           "ScenarioError", "__version__", "STRATEGIES", "SHARING_MODES"]
+__all__ = ["run", "load", "compare", "sweep", "plan", "validate", "save_compare", "Result",
+           "metrics", "ScenarioError", "__version__", "STRATEGIES", "SHARING_MODES"]
 
 #: The strategy names compare() accepts (from the strategy registry, models/strategies/).
 STRATEGIES: tuple[str, ...] = tuple(_gpumux.strategies())
@@ -262,3 +263,4 @@ def save_compare(path, results) -> None:
 
 
 from .sweep import sweep  # noqa: E402
+from .plan import plan, PlanResult  # noqa: E402

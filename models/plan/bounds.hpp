@@ -1,0 +1,67 @@
+#pragma once
+// Analytical bounds on what a device can do for its tenants, from the physics of device.hpp and
+// kernel_run.hpp, used by `gpumux plan` to prune before simulating and by `gpumux validate` to
+// warn. Each is a necessary condition, never an estimate (docs/plan.md, "Bounds"):
+//  - SM time: a kernel holding h SMs runs at r <= sigma / (1 - m), sigma = min(1, h / (f S_gpu)),
+//    so while it does work W it holds at least (1 - m) f S_gpu W SM-ns; concurrent kernels
+//    never hold the same SMs, so a device of S_dev SMs serves at most S_dev SM-ns per ns.
+//  - HBM time: sum_k m_k phi_k r_k <= B_dev with phi >= 1: at most B_dev of m x work per ns.
+//  - Service: a request alone on the device takes at least sum over its launches of (launch
+//    overhead + work x ((1 - m) / sigma_max + m / min(1, B_dev))); with max_in_flight requests at
+//    a time a tenant can complete at most max_in_flight / E[service] requests per ns.
+//  - Latency floor: no request finishes faster than its kernels' minimum durations at that speed.
+// Batched (continuous batching), closed-loop and trace tenants have no known offered load and
+// are skipped by the load bounds (0); batched and trace tenants have no floor.
+#include <cstdint>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+
+namespace gpumux {
+
+struct DeviceProfile;
+
+/// What one device (a whole GPU or a MIG instance) offers one tenant.
+struct DeviceCapacity {
+  double gpu_sms = 1;        ///< SMs of the whole GPU (S_gpu: the kernels' sm_fraction base)
+  double sms = 1;            ///< SMs of the device (S_dev)
+  double client_sms = 1;     ///< SMs one client may hold (MPS active thread percentage)
+  double bandwidth = 1;      ///< fraction of the GPU's HBM bandwidth (B_dev)
+  std::int64_t memory = 0;   ///< bytes
+  double launch_overhead = 0, graph_launch_overhead = 0;  ///< ns
+};
+
+/// A whole GPU, or one of its MIG profiles (by name).
+DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_profile = "");
+
+/// A tenant's demand, independent of the device.
+struct TenantDemand {
+  bool open_loop = false;    ///< poisson / constant without batching: offered load known
+  bool floor_known = false;  ///< no batching, no trace: a latency floor exists
+  double rate_per_s = 0;
+  int max_in_flight = 1;
+  bool graph = false;
+  struct Kernel {
+    double f = 1, m = 0;
+    double mean_work = 0;  ///< E[launches] x E[solo ns per launch]
+    double mean_launches = 0, min_launches = 0;
+    double min_duration = 0;  ///< ns per launch, the smallest the distribution can draw
+  };
+  std::vector<Kernel> kernels;
+};
+
+TenantDemand demand_of(const TenantSpec& tenant);
+
+/// SM-ns and HBM-ns (GPU-bandwidth fraction x ns) per second of arrivals (0 without a known
+/// offered load).
+double sm_load_per_s(const TenantDemand& d, const DeviceCapacity& c);
+double hbm_load_per_s(const TenantDemand& d, const DeviceCapacity& c);
+/// Mean service time of one request alone on the device, ns (a lower bound: no queueing, no
+/// neighbours).
+double service_ns(const TenantDemand& d, const DeviceCapacity& c);
+/// Requests per second it could complete at most: max_in_flight / service (inf when unknown).
+double solo_capacity_per_s(const TenantDemand& d, const DeviceCapacity& c);
+/// The shortest latency any request can have on the device, ns (0 when unknown).
+double latency_floor_ns(const TenantDemand& d, const DeviceCapacity& c);
+
+}  // namespace gpumux

@@ -1,0 +1,126 @@
+#pragma once
+// gpumux plan: the cheapest GPU setup in which every tenant meets its SLO (docs/plan.md).
+//
+// Input: a scenario whose tenants need no `device:` and a search space (`plan:` — GPU models
+// with prices, max_gpus, strategy families, headroom). Output: ranked setups (the cheapest
+// overall, then the cheapest of each strategy family), each a Scenario `gpumux run` reproduces.
+//
+// The space. A setup is a set partition of the tenants into at most max_gpus groups, one GPU
+// per group, and per GPU a model and a configuration of one family:
+//   dedicated          a group of one tenant on a whole GPU (the only choice for one tenant)
+//   time-slicing       a group of >= 2 on a whole GPU, replicas = group size
+//   mps                a group of >= 2 on a whole GPU: no limits, or replicas = group size
+//                      (equal thread share, pinned memory limit = memory / size)
+//   mig                >= 2 tenants, each alone in a MIG instance; any layout that fits
+//   mig+time-slicing   the group split into blocks, one instance per block, time-sliced inside
+//   mig+mps            the same with MPS inside: no limits, or replicas R (blocks <= R tenants)
+// Layouts come from the placement checker (mig_layout.hpp): every multiset of profiles that
+// fits, every assignment of blocks to them.
+//
+// The search. Tenants on different GPUs, or in different MIG instances, never interact (same
+// seed, per-tenant random streams, isolated devices), so a setup is feasible iff each of its
+// "units" (tenants, device, sharing mode) is, and a unit is simulated once (a one-GPU
+// scenario) and cached. Before simulating, analytical necessary conditions prune a unit:
+// memory (static memory within the device / pinned limit), the MPS client limit, isolation,
+// sustainable load (the SLO tenants' SM-time and HBM-time per second of arrivals below the
+// device's, derived from the residency and bandwidth laws of device.hpp), and a latency floor
+// (every request takes at least its kernels alone on the device plus launch overheads, so a
+// target below it cannot be met). The partition search is a lazy dynamic programme over tenant
+// subsets: optimistic group costs (bounds only) until the cheapest partition consists of
+// groups whose feasibility is proven by simulation; it stops there (the optimum is proven).
+// Unknown units are simulated in batches on `jobs` threads, or by `batch_runner` (Dask).
+// Cost: O(3^n max_gpus) per DP round for n tenants, plus the simulations.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/run/result.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace gpumux {
+
+/// Runs scenarios (YAML text each) and returns each one's summary JSON text (summary_json), in
+/// order. Lets Python spread the simulations over a Dask cluster.
+using PlanBatchRunner = std::function<std::vector<std::string>(const std::vector<std::string>&)>;
+
+struct PlanOptions {
+  int jobs = 0;             ///< simulation threads; 0 = the machine's cores
+  /// Brute force (tests): no bounds, no early stop; every configuration of every group is
+  /// simulated as a whole GPU. Only for small instances.
+  bool exhaustive = false;
+  bool refine = true;       ///< at the optimum's cost, prefer configurations with more headroom
+  bool verify = true;       ///< simulate the winning setup whole (the numbers of the table)
+  PlanBatchRunner batch_runner;  ///< unset = in-process threads
+};
+
+/// One tenant's outcome in a setup.
+struct PlanTenantOutcome {
+  std::string name;
+  std::string device;       ///< "gpu0" or "gpu0/1"
+  bool met = true;
+  double worst_ratio = 0;   ///< max value / target over its SLO percentiles (0 without SLO)
+  std::string reason;       ///< first miss, e.g. "embed p99 11.6 ms > 10 ms"
+  std::string worst;        ///< its percentile closest to target, e.g. "p99 4.2 ms / 10 ms"
+};
+
+/// One GPU of a setup.
+struct PlanGpu {
+  std::string model;
+  double cost_per_hour = 0;
+  std::string family;   ///< dedicated | time-slicing | mps | mig | mig+time-slicing | mig+mps
+  int replicas = 0;     ///< sharing.replicas (0 = none)
+  /// Whole GPU: one block with every tenant. MIG: one block per instance, profile in `mig`.
+  std::vector<std::vector<int>> blocks;
+  std::vector<std::string> mig;
+  std::string describe(const std::vector<TenantSpec>& tenants) const;
+};
+
+struct PlanSetup {
+  std::string label;       ///< "best" or the family ("mig", ...)
+  bool feasible = false;
+  double cost_per_hour = 0;
+  std::vector<PlanGpu> gpus;
+  double worst_ratio = 0;  ///< max over SLO tenants (< 1 - headroom when feasible)
+  int memory_isolated = 0, fault_isolated = 0, tenants = 0;
+  std::string reason;      ///< why the family has no setup, or why its cheaper setups failed
+  std::vector<PlanTenantOutcome> outcomes;
+  Scenario scenario;       ///< the setup as a runnable scenario (gpus + devices, no plan:)
+};
+
+struct PlanStats {
+  double setups = 0;           ///< size of the space (set partitions x per-GPU configurations)
+  double setups_surviving = 0; ///< setups none of whose units the bounds rule out
+  std::int64_t units = 0;      ///< distinct (tenants, device, mode) units considered
+  std::int64_t units_pruned = 0;
+  std::int64_t simulations = 0;
+  int dp_rounds = 0;
+  int jobs = 1;
+  double wall_s = 0;
+};
+
+struct PlanResult {
+  std::string scenario_name;
+  std::string currency = "USD";
+  double headroom = 0;
+  int max_gpus = 0;
+  std::vector<std::string> strategies;
+  std::vector<PlanSetup> ranked;       ///< ranked[0]: the cheapest feasible setup (if any)
+  PlanStats stats;
+  std::optional<RunResult> best_run;   ///< the winning setup simulated whole (verify)
+  std::string best_yaml;               ///< the winning setup as a scenario file
+  bool found() const { return !ranked.empty() && ranked.front().feasible; }
+};
+
+/// Plans `scenario` (which must have `plan:`). Throws InputError for bad input.
+PlanResult plan_scenario(const Scenario& scenario, const PlanOptions& options = {});
+
+/// The ranked table (text), the stats line and the reasons.
+std::string plan_table(const PlanResult& result);
+/// Everything as one JSON object.
+nlohmann::ordered_json plan_json(const PlanResult& result);
+
+}  // namespace gpumux

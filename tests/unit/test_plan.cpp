@@ -1,0 +1,251 @@
+// gpumux plan: the planner (bounds, unit decomposition, lazy partition search) against brute
+// force on small random instances, the winning setup reproduced by a plain run, input errors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "models/plan/planner.hpp"
+#include "models/plan/slo_check.hpp"
+#include "models/scenario/resolve.hpp"
+#include "models/run/runner.hpp"
+#include "models/scenario/loader.hpp"
+
+namespace gpumux {
+namespace {
+
+/// A random planning instance: a few inference tenants with memory, load and SLOs that make
+/// some packings work and others fail.
+std::string random_instance(std::mt19937& rng, int tenants, int max_gpus) {
+  std::uniform_int_distribution<int> memory_gib(2, 45);
+  std::uniform_int_distribution<int> rate(20, 400);
+  std::uniform_int_distribution<int> kernel_us(100, 3000);
+  std::uniform_real_distribution<double> fraction(0.2, 1.0);
+  std::uniform_real_distribution<double> bound(0.0, 0.9);
+  std::uniform_int_distribution<int> slo_x(2, 30);
+  std::uniform_int_distribution<int> coin(0, 5);
+  std::string yaml = fmt::format(
+      "name: random\nseed: {}\nduration: 2s\nwarmup: 200ms\n"
+      "plan:\n  gpus: [{{model: h100-sxm-80gb, cost_per_hour: 4.0}}, "
+      "{{model: a100-sxm4-40gb, cost_per_hour: 1.5}}]\n  max_gpus: {}\n"
+      "tenants:\n",
+      rng() % 1000, max_gpus);
+  for (int t = 0; t < tenants; ++t) {
+    const int us = kernel_us(rng);
+    const int r = rate(rng) * 1000 / std::max(us, 1000) + 5;  // keep solo load moderate
+    yaml += fmt::format("  - name: t{}\n    memory: {}GiB\n", t, memory_gib(rng));
+    const int kind = coin(rng);
+    if (kind == 0) yaml += "    isolation: memory\n";
+    if (kind == 1) yaml += "    isolation: fault\n";
+    yaml += fmt::format(
+        "    workload:\n      arrivals: {{process: poisson, rate: {}/s}}\n      request:\n"
+        "        kernels:\n          - {{name: k, duration: {}us, sm_fraction: {:.2f}, "
+        "memory_bound: {:.2f}}}\n",
+        r, us, fraction(rng), bound(rng));
+    if (kind == 2) {
+      yaml += "    best_effort: true\n";
+    } else {
+      yaml += fmt::format("    slo: {{p99: {}us}}\n", us * slo_x(rng));
+    }
+  }
+  return yaml;
+}
+
+TEST(Plan, MatchesBruteForceOnRandomSmallInstances) {
+  std::mt19937 rng(20261201);
+  int feasible = 0, shared = 0;
+  for (int instance = 0; instance < 12; ++instance) {
+    const int tenants = instance < 10 ? 3 : 4;
+    const std::string yaml = random_instance(rng, tenants, instance % 2 ? 2 : 3);
+    const Scenario scenario = load_scenario_text(yaml, "random.yaml");
+    PlanOptions fast;
+    fast.jobs = 2;
+    fast.refine = false;
+    const PlanResult planned = plan_scenario(scenario, fast);
+    PlanOptions brute;
+    brute.exhaustive = true;
+    const PlanResult exhaustive = plan_scenario(scenario, brute);
+    std::printf("instance %d: planner %lld simulations, brute force %lld, cost %g vs %g\n",
+                instance, static_cast<long long>(planned.stats.simulations),
+                static_cast<long long>(exhaustive.stats.simulations),
+                planned.found() ? planned.ranked.front().cost_per_hour : -1.0,
+                exhaustive.found() ? exhaustive.ranked.front().cost_per_hour : -1.0);
+    SCOPED_TRACE(yaml);
+    ASSERT_EQ(planned.found(), exhaustive.found());
+    if (!planned.found()) continue;
+    ++feasible;
+    EXPECT_DOUBLE_EQ(planned.ranked.front().cost_per_hour, exhaustive.ranked.front().cost_per_hour);
+    if (planned.ranked.front().gpus.size() < static_cast<std::size_t>(tenants)) ++shared;
+    // The planner simulates fewer configurations than brute force.
+    EXPECT_LE(planned.stats.simulations, exhaustive.stats.simulations);
+    // Every tenant of the winner meets its SLO in the whole-setup run.
+    for (const PlanTenantOutcome& o : planned.ranked.front().outcomes) {
+      EXPECT_TRUE(o.met) << o.name << ": " << o.reason;
+    }
+  }
+  // The instances exercise both outcomes: some setups found, some of them sharing GPUs.
+  EXPECT_GE(feasible, 4);
+  EXPECT_GE(shared, 1);
+}
+
+const char* kNode = R"(
+name: node
+seed: 5
+duration: 4s
+warmup: 500ms
+plan:
+  gpus: [{model: h100-sxm-80gb, cost_per_hour: 4.0, currency: EUR}]
+  max_gpus: 4
+tenants:
+  - name: embed
+    memory: 4GiB
+    isolation: fault
+    workload:
+      arrivals: {process: poisson, rate: 200/s}
+      request:
+        kernels:
+          - {name: enc, duration: 300us, sm_fraction: 0.5, memory_bound: 0.5, repeat: 2}
+    slo: {p99: 10ms}
+  - name: rerank
+    memory: 6GiB
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request:
+        kernels:
+          - {name: score, duration: 1ms, sm_fraction: 0.6, memory_bound: 0.3}
+    slo: {p99: 20ms}
+  - name: big
+    memory: 60GiB
+    workload:
+      arrivals: {process: poisson, rate: 50/s}
+      request:
+        kernels:
+          - {name: gemm, duration: 8ms, sm_fraction: 1.0, memory_bound: 0.3}
+    slo: {p99: 60ms}
+  - name: batch
+    memory: 30GiB
+    best_effort: true
+    workload:
+      arrivals: {process: closed, concurrency: 2}
+      request:
+        kernels:
+          - {name: step, duration: 20ms, sm_fraction: 1.0, memory_bound: 0.4}
+)";
+
+TEST(Plan, BestSetupReproducesWithRun) {
+  const Scenario scenario = load_scenario_text(kNode, "node.yaml");
+  const PlanResult result = plan_scenario(scenario);
+  ASSERT_TRUE(result.found());
+  EXPECT_EQ(result.currency, "EUR");
+  ASSERT_TRUE(result.best_run.has_value());
+  // The written scenario, loaded and run like `gpumux run best.yaml`, gives the same numbers.
+  const Scenario best = load_scenario_text(result.best_yaml, "best.yaml");
+  EXPECT_FALSE(best.plan.has_value());
+  RunOptions options;
+  options.record_requests = false;
+  const RunResult rerun = simulate(resolve_scenario(best), options);
+  ASSERT_EQ(rerun.tenants.size(), result.best_run->tenants.size());
+  for (std::size_t t = 0; t < rerun.tenants.size(); ++t) {
+    EXPECT_EQ(rerun.tenants[t].name, result.best_run->tenants[t].name);
+    EXPECT_EQ(rerun.tenants[t].device, result.best_run->tenants[t].device);
+    EXPECT_EQ(rerun.tenants[t].latency.p99, result.best_run->tenants[t].latency.p99);
+    EXPECT_EQ(rerun.tenants[t].completed, result.best_run->tenants[t].completed);
+  }
+  // The per-unit runs the planner judged on agree with the whole setup's run.
+  for (const PlanTenantOutcome& o : result.ranked.front().outcomes) {
+    EXPECT_TRUE(o.met) << o.name << ": " << o.reason;
+  }
+  EXPECT_TRUE(result.ranked.front().reason.empty()) << result.ranked.front().reason;
+  // Fault isolation honoured: embed never shares an MPS server.
+  for (const PlanGpu& gpu : result.ranked.front().gpus) {
+    if (gpu.family.find("mps") == std::string::npos) continue;
+    for (const auto& block : gpu.blocks) {
+      if (block.size() < 2) continue;
+      for (int t : block) EXPECT_NE(scenario.tenants[static_cast<std::size_t>(t)].name, "embed");
+    }
+  }
+  // Every family of the plan gets a row, and the space is counted.
+  EXPECT_EQ(result.ranked.size(), 7u);
+  EXPECT_GT(result.stats.setups, result.stats.setups_surviving);
+  EXPECT_GT(result.stats.setups_surviving, 0);
+}
+
+TEST(Plan, NoSetupNamesTheTenantThatCannotMeetItsSlo) {
+  std::string yaml = kNode;
+  // 8 ms of work per request cannot finish in 5 ms anywhere.
+  yaml.replace(yaml.find("slo: {p99: 60ms}"), 16, "slo: {p99: 5ms} ");
+  const PlanResult result = plan_scenario(load_scenario_text(yaml, "node.yaml"));
+  EXPECT_FALSE(result.found());
+  EXPECT_NE(result.ranked.front().reason.find("big"), std::string::npos)
+      << result.ranked.front().reason;
+}
+
+TEST(Plan, MemoryIsolationExcludesTimeSlicingAndUnpinnedMps) {
+  std::string yaml = kNode;
+  yaml.replace(yaml.find("isolation: fault"), 16, "isolation: memory");
+  const PlanResult result = plan_scenario(load_scenario_text(yaml, "node.yaml"));
+  ASSERT_TRUE(result.found());
+  for (const PlanGpu& gpu : result.ranked.front().gpus) {
+    for (const auto& block : gpu.blocks) {
+      if (block.size() < 2) continue;
+      for (int t : block) {
+        if (t != 0) continue;  // embed
+        EXPECT_TRUE(gpu.family.find("mps") != std::string::npos && gpu.replicas > 0)
+            << gpu.family;
+      }
+    }
+  }
+}
+
+TEST(Plan, InputErrorsNameTheKey) {
+  const auto error_of = [](const std::string& yaml) -> std::string {
+    try {
+      plan_scenario(load_scenario_text(yaml, "p.yaml"));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  std::string yaml = kNode;
+  std::string bad = yaml;
+  bad.replace(bad.find("cost_per_hour: 4.0"), 18, "cost_per_hour: -1");
+  EXPECT_NE(error_of(bad).find("plan.gpus.0.cost_per_hour"), std::string::npos) << error_of(bad);
+  bad = yaml;
+  bad.replace(bad.find("max_gpus: 4"), 11, "max_gpus: 0");
+  EXPECT_NE(error_of(bad).find("plan.max_gpus"), std::string::npos) << error_of(bad);
+  bad = yaml;
+  bad.replace(bad.find("isolation: fault"), 16, "isolation: faults");
+  EXPECT_NE(error_of(bad).find("did you mean 'fault'"), std::string::npos) << error_of(bad);
+  bad = yaml;
+  bad.replace(bad.find("model: h100-sxm-80gb"), 20, "model: h900");
+  EXPECT_NE(error_of(bad).find("plan.gpus.0.model"), std::string::npos) << error_of(bad);
+  bad = yaml;
+  bad.replace(bad.find("plan:"), 5, "plon:");
+  EXPECT_NE(error_of(bad).find("did you mean 'plan'"), std::string::npos) << error_of(bad);
+}
+
+TEST(Plan, SloCheckUsesHeadroomAndFailures) {
+  PlanSloInput in;
+  in.name = "embed";
+  in.targets = {{"p99", "p99", 10'000'000.0, 9'500'000.0}};
+  EXPECT_TRUE(check_plan_slo(in).met);
+  in.headroom = 0.1;
+  const PlanSloVerdict tight = check_plan_slo(in);
+  EXPECT_FALSE(tight.met);
+  EXPECT_NE(tight.reason.find("embed p99 9.5 ms > 10 ms"), std::string::npos) << tight.reason;
+  EXPECT_NEAR(tight.worst_ratio, 0.95, 1e-12);
+  in.headroom = 0;
+  in.oom_events = 1;
+  EXPECT_FALSE(check_plan_slo(in).met);
+  in.oom_events = 0;
+  in.targets = {{"ttft_p99", "TTFT p99", 1e9, std::nullopt}};  // no samples: missed
+  EXPECT_FALSE(check_plan_slo(in).met);
+  in.best_effort = true;
+  EXPECT_TRUE(check_plan_slo(in).met);
+}
+
+}  // namespace
+}  // namespace gpumux
