@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "models/scenario/kernel_trace.hpp"
 #include "models/scenario/trace_reader.hpp"
 
 namespace gpumux::scenario_detail {
@@ -199,6 +200,53 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 
 }  // namespace
 
+// `request: {kernel_trace: PATH, format: nsys|torch|csv, recorded_on: MODEL,
+//            select: {stream: N, device: N, window: [T0, T1]}, ncu: PATH}` (docs/traces.md).
+// The trace is read by resolve_scenario(), which knows the tenant's GPU model.
+static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request,
+                                       const Field& trace) {
+  KernelTraceSpec k;
+  if (const auto kernels = request.get("kernels")) {
+    ctx.fail(*kernels, "give kernels or kernel_trace, not both");
+  }
+  const auto existing_file = [&](const Field& f, const char* what) {
+    const fs::path path = ctx.resolve_path(f, non_empty_text(ctx, f));
+    std::error_code error;
+    if (!fs::is_regular_file(path, error)) {
+      ctx.fail(f, std::string(what) + " not found: " + path.string());
+    }
+    return path.string();
+  };
+  k.path = existing_file(trace, "kernel trace");
+  k.where = ctx.at(trace.path, trace.mark);
+  const auto format = request.get("format");
+  if (!format) {
+    ctx.fail(trace, "kernel_trace needs format: nsys (Nsight Systems SQLite export), torch "
+                    "(PyTorch profiler / Kineto JSON) or csv");
+  }
+  const std::string name = text_of(ctx, *format);
+  try {
+    k.format = parse_kernel_trace_format(name);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(*format, e.what() + hint(name, {"nsys", "torch", "csv"}));
+  }
+  if (const auto f = request.get("recorded_on")) k.recorded_on = non_empty_text(ctx, *f);
+  if (const auto f = request.get("ncu")) k.ncu_path = existing_file(*f, "ncu metrics file");
+  if (const auto f = request.get("select")) {
+    const MapReader select(ctx, *f, {"stream", "window", "device"});
+    if (const auto stream = select.get("stream")) k.stream = int_of(ctx, *stream, 0);
+    if (const auto device = select.get("device")) k.device = int_of(ctx, *device, 0);
+    if (const auto window = select.get("window")) {
+      const std::vector<Field> ends = list_of(ctx, *window, true);
+      if (ends.size() != 2) ctx.fail(*window, "expected [start, end], e.g. [0ms, 25ms]");
+      k.window_start = duration_of(ctx, ends[0]);
+      k.window_end = duration_of(ctx, ends[1]);
+      if (*k.window_end <= *k.window_start) ctx.fail(ends[1], "must be after the window's start");
+    }
+  }
+  return k;
+}
+
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"arrivals", "request", "max_in_flight", "memory_per_request",
@@ -206,10 +254,21 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
-  const MapReader request(ctx, map.require("request"), {"kernels", "host_gap", "cuda_graph"});
-  std::size_t index = 0;
-  for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
-    w.kernels.push_back(kernel_of(ctx, kernel, index++));
+  const MapReader request(ctx, map.require("request"),
+                          {"kernels", "host_gap", "cuda_graph", "kernel_trace", "format",
+                           "recorded_on", "select", "ncu"});
+  if (const auto trace = request.get("kernel_trace")) {
+    w.kernel_trace = kernel_trace_of(ctx, request, *trace);
+  } else {
+    for (const char* key : {"format", "recorded_on", "select", "ncu"}) {
+      if (const auto f = request.get(key)) {
+        ctx.fail(*f, std::string("'") + key + "' belongs to a kernel_trace: request");
+      }
+    }
+    std::size_t index = 0;
+    for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
+      w.kernels.push_back(kernel_of(ctx, kernel, index++));
+    }
   }
   if (const auto gap = request.get("host_gap")) w.host_gap = duration_of(ctx, *gap);
   if (const auto graph = request.get("cuda_graph")) w.cuda_graph = bool_of(ctx, *graph);
