@@ -166,9 +166,30 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::Key << "arrivals" << YAML::Value;
   emit_arrivals(out, t.workload.arrivals);
   out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
-  for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
-  out << YAML::EndSeq;
+  if (const auto& trace = t.workload.kernel_trace) {
+    // Kernels from a recorded trace: the trace reference reproduces them (docs/traces.md).
+    out << YAML::Key << "kernel_trace" << YAML::Value << trace->path;
+    const char* formats[] = {"nsys", "torch", "csv"};
+    out << YAML::Key << "format" << YAML::Value << formats[static_cast<int>(trace->format)];
+    if (!trace->recorded_on.empty()) {
+      out << YAML::Key << "recorded_on" << YAML::Value << trace->recorded_on;
+    }
+    if (trace->stream || trace->window_start) {
+      out << YAML::Key << "select" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      if (trace->stream) out << YAML::Key << "stream" << YAML::Value << *trace->stream;
+      if (trace->window_start && trace->window_end) {
+        out << YAML::Key << "window" << YAML::Value << YAML::Flow << YAML::BeginSeq
+            << units::format_duration(*trace->window_start)
+            << units::format_duration(*trace->window_end) << YAML::EndSeq;
+      }
+      out << YAML::EndMap;
+    }
+    if (!trace->ncu_path.empty()) out << YAML::Key << "ncu" << YAML::Value << trace->ncu_path;
+  } else {
+    out << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
+    for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
+    out << YAML::EndSeq;
+  }
   duration_key(out, "host_gap", t.workload.host_gap);
   if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   out << YAML::EndMap;
