@@ -18,6 +18,8 @@ Rows:
   Gavel points of pairs whose measured total r_a + r_b < 1 carry a written reason when worse than
   25 %: that loss is outside what the law can produce (see gavel-mps-v100.md); other points
   worse than 25 % are counted as unexplained.
+A separate section (not a sharing mechanism): the cross-GPU rescale rule of kernel traces on the
+Splitwise A100/H100 pairs (rescale_splitwise.py, docs/traces.md), one line per phase.
 """
 from __future__ import annotations
 
@@ -110,7 +112,7 @@ def summarise(rows: list) -> dict:
     return out
 
 
-def render(rows: list, summary: dict, gavel: dict, ver: str, date: str) -> str:
+def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale: dict) -> str:
     gs = gavel["summary"]
     L = ["# Validation report", "",
          f"Generated {date} by `calibration/validation/run_all.py`; gpumux {ver}.",
@@ -138,7 +140,20 @@ def render(rows: list, summary: dict, gavel: dict, ver: str, date: str) -> str:
         L.append(f"| {r['mechanism']} | {r['source']} | {r['setup']} | {r['measured']:.3f}{u} | "
                  f"{r['predicted']:.3f}{u} | {100 * r['error']:+.1f}% | "
                  f"{r['reason'] if abs(r['error']) > 0.25 else ''} |")
-    L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md.", ""]
+    L += ["", "## Kernel traces: cross-GPU rescale rule", "",
+          "A100 times of the Splitwise perf model replayed as kernel traces recorded on "
+          "`a100-80gb` on an `h100-sxm-80gb` (compute part x SM count x clock, memory part x HBM "
+          "bandwidth; docs/traces.md), against the measured H100 times of the same model, batch, "
+          "prompt and tensor parallelism. Details: rescale-splitwise-a100-h100.md.", "",
+          "| phase | points | median error | median abs error | max abs error | measured speedup | predicted speedup |",
+          "|---|---:|---:|---:|---:|---:|---:|"]
+    for phase, p in rescale["phases"].items():
+        L.append(f"| {phase} | {p['points']} | {100 * p['median_error']:+.1f}% | "
+                 f"{100 * p['median_abs_error']:.1f}% | {100 * p['max_abs_error']:.1f}% | "
+                 f"{p['measured_speedup_median']:.2f}x | {p['predicted_speedup']:.2f}x |")
+    L += ["", "Prefill is predicted too slow: Hopper's tensor cores do about twice the dense FP16 "
+          "work per SM per clock of Ampere's, which SM count x clock cannot see.", ""]
+    L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md, rescale-splitwise-a100-h100.md.", ""]
     return "\n".join(L)
 
 
@@ -157,16 +172,18 @@ def main(argv=None) -> int:
         gavel = run_script("gavel_mps", gpumux, args.outdir, Path(td))
         nos = run_script("nos_mps", gpumux, args.outdir, Path(td))
         ts = run_script("timeslicing", gpumux, args.outdir, Path(td))
+        rescale = run_script("rescale_splitwise", gpumux, args.outdir, Path(td))
     rows = mig_rows(miso) + gavel_rows(gavel) + nos["rows"]
     for r in ts["rows"]:
         rows.append(dict(r, reason=""))
     summary = summarise(rows)
     date = dt.date.today().isoformat()
     ver = version(gpumux)
-    Path(args.report).write_text(render(rows, summary, gavel, ver, date))
+    Path(args.report).write_text(render(rows, summary, gavel, ver, date, rescale))
     if args.json:
         Path(args.json).write_text(json.dumps({"date": date, "version": ver, "rows": rows,
                                                "summary": summary,
+                                               "rescale": rescale["phases"],
                                                "gavel": {k: v for k, v in gavel["summary"].items()
                                                          if not k.startswith("pair_total")}},
                                               indent=1))

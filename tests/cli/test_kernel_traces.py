@@ -311,3 +311,21 @@ def test_shipped_trace_scenarios_run_and_compare(name):
     assert r.returncode == 0, r.stderr
     for s in strategies.split(","):
         assert s in r.stdout
+
+
+def test_rescale_rule_against_splitwise_a100_h100(tmp_path):
+    """calibration/validation/rescale_splitwise.py: the documented numbers (REPORT.md section
+    "Kernel traces: cross-GPU rescale rule"): decode within ~11 % (median) of the measured H100,
+    prefill predicted too slow (Hopper's tensor cores), as the docs say."""
+    script = REPO / "calibration" / "validation" / "rescale_splitwise.py"
+    out = tmp_path / "rescale.json"
+    proc = subprocess.run(["/usr/bin/python3", str(script), "--gpumux", GPUMUX, "--report",
+                           str(tmp_path / "r.md"), "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    phases = json.loads(out.read_text())["phases"]
+    assert phases["decode"]["points"] == 52 and phases["prefill"]["points"] == 52
+    assert phases["decode"]["median_abs_error"] < 0.15
+    assert 0.2 < phases["prefill"]["median_error"] < 0.4
+    assert abs(phases["prefill"]["predicted_speedup"] - 132 * 1980 / (108 * 1410)
+               / (0.9 + 0.1 * (132 * 1980 / (108 * 1410)) / (3350 / 2039))) < 0.02
