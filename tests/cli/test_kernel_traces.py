@@ -296,7 +296,8 @@ def test_errors_are_one_line_naming_the_file(tmp_path):
                     "recorded_on", "v99-gpu")
 
 
-SHIPPED = ["trace-nsys-decode-a100", "trace-torch-rescaled-h100", "trace-csv-mig-a100"]
+SHIPPED = ["trace-nsys-decode-a100", "trace-torch-rescaled-h100", "trace-csv-mig-a100",
+           "trace-orion-resnet50-a100"]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -306,7 +307,8 @@ def test_shipped_trace_scenarios_run_and_compare(name):
     assert out["tenants"]["decode"]["completed"] > 500
     strategies = {"trace-nsys-decode-a100": "time-slicing,mps,dedicated",
                   "trace-torch-rescaled-h100": "mps,time-slicing,dedicated",
-                  "trace-csv-mig-a100": "mig,mps,time-slicing"}[name]
+                  "trace-csv-mig-a100": "mig,mps,time-slicing",
+                  "trace-orion-resnet50-a100": "mps,time-slicing,dedicated"}[name]
     r = gpumux("compare", str(path), "--strategies", strategies)
     assert r.returncode == 0, r.stderr
     for s in strategies.split(","):
@@ -329,3 +331,28 @@ def test_rescale_rule_against_splitwise_a100_h100(tmp_path):
     assert 0.2 < phases["prefill"]["median_error"] < 0.4
     assert abs(phases["prefill"]["predicted_speedup"] - 132 * 1980 / (108 * 1410)
                / (0.9 + 0.1 * (132 * 1980 / (108 * 1410)) / (3350 / 2039))) < 0.02
+
+
+def test_orion_file_reads_unchanged_and_replays_on_its_v100(tmp_path):
+    """The Orion per-kernel file as released (Name,Profile,Memory_footprint,SM_usage,Duration),
+    replayed on the V100 profile it was measured on: back to back, each kernel its Duration plus
+    the profile's launch overhead (the file has no gaps)."""
+    kernels = REPO / "scenarios" / "traces" / "kernels"
+    orion = kernels / "orion" / "resnet50_4_fwd.csv"
+    assert orion.read_text().splitlines()[0] == "Name,Profile,Memory_footprint,SM_usage,Duration"
+    durations = [int(line.rsplit(",", 1)[1]) for line in orion.read_text().splitlines()[1:] if line]
+    v100 = kernels / "v100-sxm2-16gb.yaml"
+    path = tmp_path / "orion.yaml"
+    path.write_text(f"""name: orion
+seed: 1
+duration: 2s
+gpus: [{{name: gpu0, model: {v100}, sharing: {{mode: exclusive}}}}]
+tenants:
+  - name: app
+    device: gpu0
+    workload:
+      arrivals: {{process: closed, concurrency: 1, think: 0ms}}
+      request: {{kernel_trace: {orion}, format: csv, recorded_on: {v100}}}
+""")
+    p50 = run_json(path)["tenants"]["app"]["latency_ns"]["p50"]
+    assert abs(p50 - (sum(durations) + len(durations) * 1860)) <= 2
