@@ -19,7 +19,8 @@ Rows:
   25 %: that loss is outside what the law can produce (see gavel-mps-v100.md); other points
   worse than 25 % are counted as unexplained.
 A separate section (not a sharing mechanism): the cross-GPU rescale rule of kernel traces on the
-Splitwise A100/H100 pairs (rescale_splitwise.py, docs/traces.md), one line per phase.
+Splitwise A100/H100 pairs (rescale_splitwise.py, docs/traces.md), one line per phase, and the
+continuous-batching iteration time against the same data (batching_splitwise.py).
 """
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ def summarise(rows: list) -> dict:
     return out
 
 
-def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale: dict) -> str:
+def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale: dict,
+           batching: dict) -> str:
     gs = gavel["summary"]
     L = ["# Validation report", "",
          f"Generated {date} by `calibration/validation/run_all.py`; gpumux {ver}.",
@@ -152,8 +154,15 @@ def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale:
                  f"{100 * p['median_abs_error']:.1f}% | {100 * p['max_abs_error']:.1f}% | "
                  f"{p['measured_speedup_median']:.2f}x | {p['predicted_speedup']:.2f}x |")
     L += ["", "Prefill is predicted too slow: Hopper's tensor cores do about twice the dense FP16 "
-          "work per SM per clock of Ampere's, which SM count x clock cannot see.", ""]
-    L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md, rescale-splitwise-a100-h100.md.", ""]
+          "work per SM per clock of Ampere's, which SM count x clock cannot see.", "",
+          "## Continuous batching: iteration time", "",
+          f"Splitwise's per-token (decode iteration) time at batch 1-64 (prompt 512) on A100 and "
+          f"H100, against gpumux's `duration + per_sequence x batch` fitted leave-one-batch-out "
+          f"and run with `batching: {{max_batch: b}}`: {batching['summary']['points']} points, "
+          f"median |error| {100 * batching['summary']['median_abs_error']:.1f}%, max "
+          f"{100 * batching['summary']['max_abs_error']:.1f}% (the linear law misses the knee "
+          f"where decode turns compute-bound). Details: batching-splitwise.md.", ""]
+    L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md, rescale-splitwise-a100-h100.md, batching-splitwise.md.", ""]
     return "\n".join(L)
 
 
@@ -173,17 +182,19 @@ def main(argv=None) -> int:
         nos = run_script("nos_mps", gpumux, args.outdir, Path(td))
         ts = run_script("timeslicing", gpumux, args.outdir, Path(td))
         rescale = run_script("rescale_splitwise", gpumux, args.outdir, Path(td))
+        batching = run_script("batching_splitwise", gpumux, args.outdir, Path(td))
     rows = mig_rows(miso) + gavel_rows(gavel) + nos["rows"]
     for r in ts["rows"]:
         rows.append(dict(r, reason=""))
     summary = summarise(rows)
     date = dt.date.today().isoformat()
     ver = version(gpumux)
-    Path(args.report).write_text(render(rows, summary, gavel, ver, date, rescale))
+    Path(args.report).write_text(render(rows, summary, gavel, ver, date, rescale, batching))
     if args.json:
         Path(args.json).write_text(json.dumps({"date": date, "version": ver, "rows": rows,
                                                "summary": summary,
                                                "rescale": rescale["phases"],
+                                               "batching": batching["summary"],
                                                "gavel": {k: v for k, v in gavel["summary"].items()
                                                          if not k.startswith("pair_total")}},
                                               indent=1))
