@@ -174,9 +174,10 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (!trace->recorded_on.empty()) {
       out << YAML::Key << "recorded_on" << YAML::Value << trace->recorded_on;
     }
-    if (trace->stream || trace->window_start) {
+    if (trace->stream || trace->device || trace->window_start) {
       out << YAML::Key << "select" << YAML::Value << YAML::Flow << YAML::BeginMap;
       if (trace->stream) out << YAML::Key << "stream" << YAML::Value << *trace->stream;
+      if (trace->device) out << YAML::Key << "device" << YAML::Value << *trace->device;
       if (trace->window_start && trace->window_end) {
         out << YAML::Key << "window" << YAML::Value << YAML::Flow << YAML::BeginSeq
             << units::format_duration(*trace->window_start)

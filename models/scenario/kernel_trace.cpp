@@ -187,7 +187,8 @@ KernelTrace read_nsys(const std::string& path) {
       kc.count("shortName") ? "shortName" : kc.count("demangledName") ? "demangledName" : "NULL";
   const auto col = [&](const char* name) { return column_or(kc, name, "0"); };
   const std::string sql =
-      "SELECT rowid, start, \"end\", " + col("streamId") + ", " + col("gridX") + ", " +
+      "SELECT rowid, start, \"end\", " + col("streamId") + ", " + col("deviceId") + ", " +
+      col("gridX") + ", " +
       col("gridY") + ", " + col("gridZ") + ", " + col("blockX") + ", " + col("blockY") + ", " +
       col("blockZ") + ", " + col("registersPerThread") + ", " + col("staticSharedMemory") + ", " +
       col("dynamicSharedMemory") + ", " + name_column + " FROM " + kKernels + " ORDER BY start";
@@ -197,17 +198,18 @@ KernelTrace read_nsys(const std::string& path) {
     k.start = sqlite3_column_int64(s, 1);
     k.end = sqlite3_column_int64(s, 2);
     k.stream = sqlite3_column_int64(s, 3);
+    k.device = sqlite3_column_int64(s, 4);
     for (int i = 0; i < 3; ++i) {
-      k.grid[i] = sqlite3_column_int64(s, 4 + i);
-      k.block[i] = sqlite3_column_int64(s, 7 + i);
+      k.grid[i] = sqlite3_column_int64(s, 5 + i);
+      k.block[i] = sqlite3_column_int64(s, 8 + i);
     }
-    k.registers_per_thread = static_cast<int>(sqlite3_column_int64(s, 10));
-    k.shared_memory = sqlite3_column_int64(s, 11) + sqlite3_column_int64(s, 12);
-    if (sqlite3_column_type(s, 13) == SQLITE_INTEGER) {
-      const auto it = strings.find(sqlite3_column_int64(s, 13));
+    k.registers_per_thread = static_cast<int>(sqlite3_column_int64(s, 11));
+    k.shared_memory = sqlite3_column_int64(s, 12) + sqlite3_column_int64(s, 13);
+    if (sqlite3_column_type(s, 14) == SQLITE_INTEGER) {
+      const auto it = strings.find(sqlite3_column_int64(s, 14));
       k.name = it != strings.end() ? it->second : "kernel";
-    } else if (sqlite3_column_type(s, 13) == SQLITE_TEXT) {
-      k.name = reinterpret_cast<const char*>(sqlite3_column_text(s, 13));
+    } else if (sqlite3_column_type(s, 14) == SQLITE_TEXT) {
+      k.name = reinterpret_cast<const char*>(sqlite3_column_text(s, 14));
     } else {
       k.name = "kernel";
     }
@@ -368,6 +370,7 @@ KernelTrace parse_torch_trace(std::istream& in, const std::string& path) {
     k.start = start;
     k.end = start + std::max<Nanos>(1, dur);
     k.stream = stream;
+    k.device = static_cast<std::int64_t>(number_arg(args, "device", 0));
     dims(args, "grid", k.grid);
     dims(args, "block", k.block);
     k.registers_per_thread = static_cast<int>(number_arg(args, "registers per thread", 0));

@@ -54,6 +54,7 @@ struct TraceKernel {
   Nanos start = 0;  ///< ns in the trace's clock
   Nanos end = 0;    ///< > start
   std::int64_t stream = 0;
+  std::int64_t device = 0;            ///< GPU of the recording (nsys deviceId, torch args.device)
   std::int64_t grid[3] = {0, 0, 0};   ///< 0 = not recorded
   std::int64_t block[3] = {0, 0, 0};  ///< 0 = not recorded
   int registers_per_thread = 0;       ///< 0 = not recorded

@@ -96,12 +96,26 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
   if (trace.kernels.empty()) {
     throw InputError(SourceLocation{trace.source, 0, 0, ""}, "no kernels in the trace");
   }
+  std::vector<std::int64_t> devices;
+  for (const TraceKernel& k : trace.kernels) {
+    if (std::find(devices.begin(), devices.end(), k.device) == devices.end()) {
+      devices.push_back(k.device);
+    }
+  }
+  std::sort(devices.begin(), devices.end());
+  if (!select.device && devices.size() > 1) {
+    throw InputError(SourceLocation{trace.source, 0, 0, "select"},
+                     "the trace holds kernels of " + std::to_string(devices.size()) +
+                         " GPUs (device " + join_ids(devices) +
+                         "): choose one with select: {device: N}");
+  }
   const Nanos origin = trace.kernels.front().start;
   const Nanos t0 = origin + select.window_start.value_or(0);
   const Nanos t1 = select.window_end ? origin + *select.window_end
                                      : std::numeric_limits<Nanos>::max();
   std::vector<const TraceKernel*> chosen;
   for (const TraceKernel& k : trace.kernels) {
+    if (select.device && k.device != *select.device) continue;
     if (select.stream && k.stream != *select.stream) continue;
     if (k.start < t0 || k.end > t1) continue;
     chosen.push_back(&k);
@@ -115,13 +129,14 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
     }
     std::sort(streams.begin(), streams.end());
     std::string what = "no kernels in the selection";
+    if (select.device) what += " (device " + std::to_string(*select.device) + ")";
     if (select.stream) what += " (stream " + std::to_string(*select.stream) + ")";
     if (select.window_start || select.window_end) {
       what += " (window [" + units::format_duration(select.window_start.value_or(0)) + ", " +
               (select.window_end ? units::format_duration(*select.window_end) : "end") + "])";
     }
     what += ": the trace has " + std::to_string(trace.kernels.size()) + " kernels on stream(s) " +
-            join_ids(streams) + " over " +
+            join_ids(streams) + " of device(s) " + join_ids(devices) + " over " +
             units::format_duration(trace.kernels.back().end - origin) +
             " after its first kernel";
     throw InputError(SourceLocation{trace.source, 0, 0, "select"}, what);

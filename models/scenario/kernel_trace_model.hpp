@@ -2,8 +2,9 @@
 // From a recorded kernel trace (kernel_trace.hpp) to the kernels of a request (KernelSpec),
 // for the GPU model the request runs on. docs/traces.md has the derivation; in short:
 //
-//   Selection   kernels of `select.stream` (all streams by default) lying wholly inside
-//               `select.window` [t0, t1] (times after the trace's first kernel start).
+//   Selection   kernels of `select.device` (required when the trace holds several GPUs) and
+//               `select.stream` (all streams by default) lying wholly inside `select.window`
+//               [t0, t1] (times after the trace's first kernel start).
 //   Occupancy   blocks per SM B_sm = min(max_blocks, floor(max_threads / threads),
 //               floor(floor(registers / (ceil(regs x 32 / 256) x 256)) / warps),
 //               floor(shared_per_SM / (shared_per_block + reserved))), on the per-SM limits of
@@ -36,6 +37,9 @@ namespace gpumux {
 
 struct KernelTraceSelect {
   std::optional<std::int64_t> stream;  ///< unset = every stream
+  /// GPU of a recording that holds several (nsys deviceId, torch args.device); unset = the
+  /// only one (a trace of several GPUs without it is an error).
+  std::optional<std::int64_t> device;
   std::optional<Nanos> window_start;   ///< ns after the trace's first kernel start
   std::optional<Nanos> window_end;
 };

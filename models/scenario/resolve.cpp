@@ -58,6 +58,7 @@ static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant, co
   if (!spec.ncu_path.empty()) ncu = read_ncu_metrics(spec.ncu_path);
   KernelTraceSelect select;
   select.stream = spec.stream;
+  select.device = spec.device;
   select.window_start = spec.window_start;
   select.window_end = spec.window_end;
   ConvertedTrace converted = convert_kernel_trace(found->second, select, *recorded, target,

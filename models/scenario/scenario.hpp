@@ -83,6 +83,7 @@ struct KernelTraceSpec {
   KernelTraceFormat format = KernelTraceFormat::nsys;
   std::string recorded_on;  ///< device profile of the GPU it was recorded on; "" = the tenant's
   std::optional<std::int64_t> stream;  ///< select.stream
+  std::optional<std::int64_t> device;  ///< select.device (a recording of several GPUs)
   std::optional<Nanos> window_start, window_end;  ///< select.window, after the first kernel
   std::string ncu_path;     ///< `ncu:` Nsight Compute metrics (--csv), "" = none
   SourceLocation where;     ///< the `kernel_trace:` key

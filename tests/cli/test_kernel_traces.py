@@ -89,9 +89,9 @@ def write_nsys(path, ks):
         db.execute("INSERT INTO StringIds VALUES (?, ?)", (2 * i + 1, k["name"]))
         db.execute("INSERT INTO StringIds VALUES (?, ?)", (2 * i + 2, "void " + k["name"] + "()"))
         db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
-                   "(?,?,0,1,?,?,1,?,?,?,?,1,1,?,1,1,?,0)",
-                   (k["start"], k["end"], k["stream"], 100 + i, 2 * i + 2, 2 * i + 1, k["regs"],
-                    k["grid"], k["block"], k["smem"]))
+                   "(?,?,?,1,?,?,1,?,?,?,?,1,1,?,1,1,?,0)",
+                   (k["start"], k["end"], k.get("device", 0), k["stream"], 100 + i, 2 * i + 2,
+                    2 * i + 1, k["regs"], k["grid"], k["block"], k["smem"]))
     db.commit()
     db.close()
 
@@ -247,6 +247,17 @@ def test_select_stream_and_window(tmp_path):
     window = run_json(scenario(tmp_path, "nsys", "two.sqlite", "a100-80gb",
                                extra="        select: {window: [0ms, 5ms]}\n"))
     assert abs(window["tenants"]["app"]["latency_ns"]["p50"] - recorded) <= 2
+
+
+def test_select_device_of_a_multi_gpu_recording(tmp_path):
+    ks = timeline() + [dict(k, device=1) for k in timeline()]
+    write_nsys(tmp_path / "two-gpus.sqlite", ks)
+    one_line_exit_2(gpumux("run", str(scenario(tmp_path, "nsys", "two-gpus.sqlite", "a100-80gb"))),
+                    "two-gpus.sqlite", "kernels of 2 GPUs (device 0, 1)", "select: {device: N}")
+    out = run_json(scenario(tmp_path, "nsys", "two-gpus.sqlite", "a100-80gb",
+                            extra="        select: {device: 1}\n"))
+    recorded = span(timeline()) + profile("a100-80gb")["launch_ns"]
+    assert abs(out["tenants"]["app"]["latency_ns"]["p50"] - recorded) <= 2
 
 
 def one_line_exit_2(r, *needles):

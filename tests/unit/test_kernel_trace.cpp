@@ -456,6 +456,19 @@ TEST(KernelTraceModel, SelectionByStreamAndWindow) {
             std::string::npos);
 }
 
+TEST(KernelTraceModel, SeveralGpusNeedSelectDevice) {
+  const DeviceProfile& a100 = load_device_profile("a100-80gb");
+  KernelTrace t = synthetic_trace(20, 1, 9);
+  for (std::size_t i = 0; i < t.kernels.size(); i += 2) t.kernels[i].device = 1;
+  const std::string e = error_of([&] { convert_kernel_trace(t, {}, a100, a100); });
+  EXPECT_NE(e.find("kernels of 2 GPUs (device 0, 1): choose one with select: {device: N}"),
+            std::string::npos)
+      << e;
+  KernelTraceSelect one;
+  one.device = 1;
+  EXPECT_EQ(convert_kernel_trace(t, one, a100, a100).kernels.size(), 10u);
+}
+
 // ---- replay through the simulator -----------------------------------------------------------
 
 // One closed-loop request at a time on a dedicated GPU of `model`, running the converted kernels.
