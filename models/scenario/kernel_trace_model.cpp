@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string_view>
 
@@ -32,6 +33,12 @@ std::string join_ids(const std::vector<std::int64_t>& ids) {
     out += std::to_string(id);
   }
   return out;
+}
+
+std::string milliseconds(Nanos ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", static_cast<double>(ns) / 1e6);
+  return text;
 }
 
 // Waves of the grid alone on the whole GPU with `sms` SMs (>= 1; 1 when unknown).
@@ -137,7 +144,7 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
     }
     what += ": the trace has " + std::to_string(trace.kernels.size()) + " kernels on stream(s) " +
             join_ids(streams) + " of device(s) " + join_ids(devices) + " over " +
-            units::format_duration(trace.kernels.back().end - origin) +
+            milliseconds(trace.kernels.back().end - origin) +
             " after its first kernel";
     throw InputError(SourceLocation{trace.source, 0, 0, "select"}, what);
   }
