@@ -305,6 +305,13 @@ def test_errors_are_one_line_naming_the_file(tmp_path):
     one_line_exit_2(gpumux("run", str(scenario(tmp_path, "nsys", "ok.sqlite", "a100-80gb",
                                                  recorded_on="v99-gpu"))),
                     "recorded_on", "v99-gpu")
+    # kernels and kernel_trace together; trace keys without kernel_trace.
+    both = scenario(tmp_path, "nsys", "ok.sqlite", "a100-80gb",
+                    extra="        kernels: [{name: k, duration: 1ms}]\n")
+    one_line_exit_2(gpumux("validate", str(both)), "give kernels or kernel_trace, not both")
+    stray = tmp_path / "stray.yaml"
+    stray.write_text(both.read_text().replace("        kernel_trace: ok.sqlite\n", ""))
+    one_line_exit_2(gpumux("validate", str(stray)), "'format' belongs to a kernel_trace: request")
 
 
 SHIPPED = ["trace-nsys-decode-a100", "trace-torch-rescaled-h100", "trace-csv-mig-a100",
