@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "sim/util/csv.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -69,35 +70,14 @@ class LineReader {
   int number_ = 0;
 };
 
-// RFC 4180 fields: commas separate, double quotes enclose, "" inside quotes is a quote.
+// RFC 4180 fields (sim/util/csv.hpp); an unterminated quote is an InputError at the line.
 std::vector<std::string> split_csv(const std::string& line, const std::string& source,
                                    int line_number) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back(trim(field));
-      field.clear();
-    } else {
-      field += c;
-    }
+  try {
+    return split_csv_line(line);
+  } catch (const std::invalid_argument& e) {
+    fail(source, line_number, e.what());
   }
-  if (quoted) fail(source, line_number, "unterminated quoted field");
-  fields.emplace_back(trim(field));
-  return fields;
 }
 
 std::int64_t parse_count(std::string_view text, const char* what, const std::string& source,

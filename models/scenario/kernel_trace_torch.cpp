@@ -1,0 +1,131 @@
+// Kernel traces: the PyTorch profiler / Kineto Chrome-trace JSON (format torch;
+// kernel_trace.hpp lists the events and args read): kernels, copies and memsets, and the peak
+// of the [memory] events.
+#include "models/scenario/kernel_trace_internal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace gpumux {
+using namespace kernel_trace_detail;
+namespace {
+
+Nanos micros_to_ns(const nlohmann::json& value, const std::string& path, const std::string& key) {
+  if (value.is_number()) return static_cast<Nanos>(std::llround(value.get<double>() * 1000.0));
+  if (value.is_string()) {
+    try {
+      return static_cast<Nanos>(std::llround(std::stod(value.get<std::string>()) * 1000.0));
+    } catch (const std::exception&) {
+    }
+  }
+  fail_key(path, key, "expected a number of microseconds");
+}
+
+void dims(const nlohmann::json& args, const char* name, std::int64_t out[3]) {
+  const auto it = args.find(name);
+  if (it == args.end() || !it->is_array()) return;
+  for (std::size_t i = 0; i < 3 && i < it->size(); ++i) {
+    if ((*it)[i].is_number()) out[i] = (*it)[i].get<std::int64_t>();
+  }
+}
+
+double number_arg(const nlohmann::json& args, const char* name, double fallback) {
+  const auto it = args.find(name);
+  if (it == args.end() || !it->is_number()) return fallback;
+  return it->get<double>();
+}
+
+}  // namespace
+
+KernelTrace parse_torch_trace(std::istream& in, const std::string& path) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(path, 0, std::string("not a JSON file: ") + e.what());
+  }
+  const nlohmann::json* events = nullptr;
+  if (doc.is_object()) {
+    const auto it = doc.find("traceEvents");
+    if (it != doc.end()) events = &*it;
+  }
+  if (!events) {
+    fail_key(path, "traceEvents",
+             "missing: not a PyTorch profiler (Kineto) trace; write one with "
+             "prof.export_chrome_trace(PATH)");
+  }
+  if (!events->is_array()) fail_key(path, "traceEvents", "expected a list of events");
+  KernelTrace trace;
+  trace.source = path;
+  trace.format = KernelTraceFormat::torch;
+  std::optional<std::int64_t> peak_reserved, peak_allocated;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const nlohmann::json& e = (*events)[i];
+    if (!e.is_object()) continue;
+    const std::string key = "traceEvents." + std::to_string(i);
+    const std::string cat = lower(e.value("cat", std::string()));
+    const std::string name = e.value("name", std::string());
+    static const nlohmann::json kNoArgs = nlohmann::json::object();
+    const auto args_it = e.find("args");
+    const nlohmann::json& args =
+        args_it != e.end() && args_it->is_object() ? *args_it : kNoArgs;
+    if (name == "[memory]") {
+      // Device Type 1 = CUDA (c10::DeviceType); CPU events are 0.
+      if (number_arg(args, "Device Type", 1) != 1) continue;
+      const double reserved = number_arg(args, "Total Reserved", -1);
+      const double allocated = number_arg(args, "Total Allocated", -1);
+      if (reserved >= 0) {
+        peak_reserved = std::max<std::int64_t>(peak_reserved.value_or(0),
+                                               static_cast<std::int64_t>(reserved));
+      }
+      if (allocated >= 0) {
+        peak_allocated = std::max<std::int64_t>(peak_allocated.value_or(0),
+                                                static_cast<std::int64_t>(allocated));
+      }
+      continue;
+    }
+    const bool kernel = cat == "kernel";
+    const bool copy = cat == "gpu_memcpy" || cat == "gpu_memset";
+    if (!kernel && !copy) continue;
+    if (!e.contains("ts")) fail_key(path, key + ".ts", "missing");
+    if (!e.contains("dur")) fail_key(path, key + ".dur", "missing");
+    const Nanos start = micros_to_ns(e["ts"], path, key + ".ts");
+    const Nanos dur = micros_to_ns(e["dur"], path, key + ".dur");
+    if (dur < 0) fail_key(path, key + ".dur", "negative duration");
+    const auto stream = static_cast<std::int64_t>(number_arg(args, "stream", 0));
+    if (copy) {
+      TraceCopy c;
+      c.start = start;
+      c.end = start + dur;
+      c.bytes = static_cast<std::int64_t>(number_arg(args, "bytes", 0));
+      c.stream = stream;
+      c.kind = cat == "gpu_memset" ? "memset" : name;
+      if (c.end > c.start) trace.copies.push_back(c);
+      continue;
+    }
+    TraceKernel k;
+    k.row = static_cast<int>(i);
+    k.name = name.empty() ? "kernel" : name;
+    k.start = start;
+    k.end = start + std::max<Nanos>(1, dur);
+    k.stream = stream;
+    k.device = static_cast<std::int64_t>(number_arg(args, "device", 0));
+    dims(args, "grid", k.grid);
+    dims(args, "block", k.block);
+    k.registers_per_thread = static_cast<int>(number_arg(args, "registers per thread", 0));
+    k.shared_memory = static_cast<std::int64_t>(number_arg(args, "shared memory", 0));
+    k.blocks_per_sm = number_arg(args, "blocks per SM", 0);
+    trace.kernels.push_back(std::move(k));
+  }
+  if (peak_reserved) {
+    trace.peak_memory = *peak_reserved;
+  } else if (peak_allocated) {
+    trace.peak_memory = *peak_allocated;
+  }
+  sort_by_start(trace);
+  return trace;
+}
+
+}  // namespace gpumux
