@@ -1,13 +1,14 @@
-// gpumux._gpumux: thin pybind11 bindings over the entry points the CLI uses
-// (load_scenario_* -> resolve_scenario -> simulate -> summary_json / write_result_h5).
+// gpumux._gpumux: thin pybind11 bindings over the front door the CLI uses
+// (models/app/application.hpp: load -> overrides -> resolve -> simulate / compare / validate)
+// and the result writers (summary_json, write_result_h5).
 //
 // The pure-Python package (python/gpumux/) builds the user API (Result, DataFrames, compare,
 // sweep) on top of this module. Everything crosses as str, dict, list or NumPy arrays (copied
 // out of the RunResult vectors). The scenario loading, resolution and simulation run with the
-// GIL released; a progress hook re-acquires it briefly about every 65536 events to deliver
+// GIL released; a progress hook re-acquires it briefly every 4096 events to deliver
 // Ctrl-C (KeyboardInterrupt) and to call an optional Python progress callback.
-// InputError is translated to gpumux._gpumux.ScenarioError (a ValueError subclass) whose
-// message is the one-line "FILE:LINE:COLUMN: KEY.PATH: message".
+// UserError (InputError, OutputError) is translated to gpumux._gpumux.ScenarioError (a
+// ValueError subclass) whose message is the one-line "FILE:LINE:COLUMN: KEY.PATH: message".
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -22,13 +23,10 @@
 #include <variant>
 #include <vector>
 
-#include "models/config/input_error.hpp"
+#include "models/app/application.hpp"
 #include "models/output/result_io.hpp"
 #include "models/run/result.hpp"
-#include "models/run/runner.hpp"
 #include "models/plan/planner.hpp"
-#include "models/scenario/loader.hpp"
-#include "models/scenario/resolve.hpp"
 #include "models/scenario/strategy_variants.hpp"
 #include "models/output/metric_table.hpp"
 #include "models/run/slo.hpp"
@@ -54,33 +52,30 @@ py::array_t<T> make_array(std::size_t n, Get get) {
   return out;
 }
 
-std::vector<Override> parse_overrides(const std::vector<std::string>& overrides,
-                                      const std::optional<std::uint64_t>& seed) {
-  std::vector<Override> out;
-  out.reserve(overrides.size() + 1);
-  for (const std::string& text : overrides) out.push_back(parse_override(text));
-  // Same as the CLI's --seed: a last override of the master seed.
-  if (seed) out.push_back(Override{"seed", std::to_string(*seed)});
-  return out;
+/// The front door's request (models/app/application.hpp): a path, or YAML text named
+/// `source_name` in error messages (its directory resolves relative trace paths; "" -> the cwd).
+ScenarioRequest make_request(const std::string& scenario, bool is_path,
+                             const std::vector<std::string>& overrides,
+                             const std::optional<std::uint64_t>& seed,
+                             const std::string& source_name) {
+  ScenarioRequest request;
+  request.scenario = scenario;
+  request.is_path = is_path;
+  request.source_name = source_name;
+  request.overrides = overrides;
+  request.seed = seed;  // as the CLI's --seed: a last override of the master seed
+  return request;
 }
 
-/// Loads a scenario: `scenario` is a file path when is_path, else YAML text named `source_name`
-/// in error messages (its directory resolves relative trace paths; "" -> the cwd).
-Scenario load(const std::string& scenario, bool is_path, const std::vector<Override>& overrides,
-              const std::string& source_name) {
-  if (is_path) return load_scenario_file(scenario, overrides);
-  return load_scenario_text(scenario, source_name.empty() ? "<text>" : source_name, overrides);
-}
-
-/// Runs simulate() with the GIL released. Called with the GIL held.
+/// Runs a simulation with the GIL released. Called with the GIL held.
 /// Ctrl-C (on the main thread) stops the run and raises KeyboardInterrupt; an exception from the
 /// Python `progress` callback stops the run and is re-raised.
 class GuardedRun {
  public:
   explicit GuardedRun(py::object progress) : progress_(std::move(progress)) {}
 
-  RunOptions options() {
-    RunOptions o;
+  RunControl control() {
+    RunControl o;
     o.interrupt = &stop_;
     o.progress = [this](Nanos now, Nanos horizon, std::uint64_t events) {
       if (stop_.load()) return;
@@ -127,14 +122,13 @@ class GuardedRun {
 ResultPtr run(const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
               std::optional<std::uint64_t> seed, const std::string& source_name,
               py::object progress) {
+  const ScenarioRequest request = make_request(scenario, is_path, overrides, seed, source_name);
   GuardedRun guard(std::move(progress));
-  const RunOptions options = guard.options();
+  const RunControl control = guard.control();
   auto result = std::make_shared<RunResult>();
   {
     py::gil_scoped_release release;
-    const Scenario loaded = load(scenario, is_path, parse_overrides(overrides, seed), source_name);
-    const ResolvedScenario resolved = resolve_scenario(loaded);
-    *result = simulate(resolved, options);
+    *result = simulate_resolved(resolve_request(request), control);
   }
   guard.check();
   return result;
@@ -145,23 +139,16 @@ std::vector<ResultPtr> compare(const std::string& scenario, bool is_path,
                                const std::vector<std::string>& overrides,
                                std::optional<std::uint64_t> seed, const std::string& source_name,
                                py::object progress) {
-  if (strategies.empty()) throw InputError("compare: no strategies given");
+  const ScenarioRequest request = make_request(scenario, is_path, overrides, seed, source_name);
   GuardedRun guard(std::move(progress));
-  const RunOptions options = guard.options();
+  const RunControl control = guard.control();
   std::vector<ResultPtr> results;
   {
     py::gil_scoped_release release;
-    const Scenario loaded = load(scenario, is_path, parse_overrides(overrides, seed), source_name);
-    // Resolve every variant first, so a bad strategy fails before any time is spent (as the CLI).
-    std::vector<ResolvedScenario> variants;
-    for (const std::string& strategy : strategies) {
-      variants.push_back(resolve_scenario(apply_strategy(loaded, strategy)));
-    }
-    for (std::size_t i = 0; i < variants.size(); ++i) {
-      auto result = std::make_shared<RunResult>(simulate(variants[i], options));
-      result->strategy = strategies[i];
-      results.push_back(std::move(result));
-      if (guard.stopped()) break;
+    // Every variant is resolved before any runs, so a bad strategy fails first (as the CLI).
+    const std::vector<ResolvedScenario> variants = resolve_variants(request, strategies);
+    for (RunResult& result : simulate_variants(variants, strategies, control)) {
+      results.push_back(std::make_shared<RunResult>(std::move(result)));
     }
   }
   guard.check();
@@ -173,8 +160,7 @@ py::dict validate(const std::string& scenario, bool is_path,
   std::optional<ResolvedScenario> resolved;
   {
     py::gil_scoped_release release;
-    resolved.emplace(
-        resolve_scenario(load(scenario, is_path, parse_overrides(overrides, {}), source_name)));
+    resolved.emplace(resolve_request(make_request(scenario, is_path, overrides, {}, source_name)));
   }
   const Scenario& s = resolved->scenario;
   py::list devices;
@@ -253,7 +239,7 @@ PYBIND11_MODULE(_gpumux, m) {
       .def_readonly("scenario_yaml", &RunResult::scenario_yaml)
       .def_readonly("calibration", &RunResult::calibration)
       .def("summary_json", [](const RunResult& r) { return summary_json(r).dump(); },
-           "The SPEC §4 summary as a JSON string (identical to `gpumux run --json`).")
+           "The summary (docs/metrics.md) as a JSON string (identical to `gpumux run --json`).")
       .def("summary_table", [](const RunResult& r) { return summary_table(r); },
            "The text table `gpumux run` prints.")
       .def("tenant_names",
@@ -440,7 +426,7 @@ PYBIND11_MODULE(_gpumux, m) {
         {
           py::gil_scoped_release release;
           const Scenario loaded =
-              load(scenario, is_path, parse_overrides(overrides, seed), source_name);
+              load_request(make_request(scenario, is_path, overrides, seed, source_name));
           const PlanResult result = plan_scenario(loaded, options);
           json = plan_json(result).dump();
           table = plan_table(result);

@@ -18,6 +18,17 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return text;
 }
 
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, start);
+    items.emplace_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return items;
+    start = end + 1;
+  }
+}
+
 std::uint64_t fnv1a64(std::string_view bytes) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // offset basis
   for (const char c : bytes) {

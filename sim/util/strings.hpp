@@ -13,6 +13,9 @@ std::string trim(std::string_view text);
 /// ITEMS separated by SEPARATOR ("a, b, c"); "" for none.
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
+/// TEXT cut at every SEPARATOR ("a,,b" -> "a", "", "b"; "" -> one empty item). No quoting.
+std::vector<std::string> split(std::string_view text, char separator);
+
 /// FNV-1a 64-bit hash of bytes (stable across platforms and runs).
 std::uint64_t fnv1a64(std::string_view bytes);
 

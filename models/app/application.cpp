@@ -1,0 +1,78 @@
+#include "models/app/application.hpp"
+
+#include <cstdlib>
+
+#include "models/config/input_error.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/scenario/strategy_variants.hpp"
+
+namespace gpumux {
+
+Scenario load_request(const ScenarioRequest& request) {
+  std::vector<Override> overrides;
+  overrides.reserve(request.overrides.size() + 1);
+  for (const std::string& text : request.overrides) overrides.push_back(parse_override(text));
+  // --seed is a last override of the master seed.
+  if (request.seed) overrides.push_back(Override{"seed", std::to_string(*request.seed)});
+  if (request.is_path) return load_scenario_file(request.scenario, overrides);
+  return load_scenario_text(
+      request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);
+}
+
+ResolvedScenario resolve_request(const ScenarioRequest& request) {
+  return resolve_scenario(load_request(request));
+}
+
+std::vector<ResolvedScenario> resolve_variants(const Scenario& scenario,
+                                               const std::vector<std::string>& strategies) {
+  if (strategies.empty()) throw InputError("compare: no strategies given");
+  std::vector<ResolvedScenario> variants;
+  variants.reserve(strategies.size());
+  for (const std::string& strategy : strategies) {
+    variants.push_back(resolve_scenario(apply_strategy(scenario, strategy)));
+  }
+  return variants;
+}
+
+std::vector<ResolvedScenario> resolve_variants(const ScenarioRequest& request,
+                                               const std::vector<std::string>& strategies) {
+  if (strategies.empty()) throw InputError("compare: no strategies given");
+  return resolve_variants(load_request(request), strategies);
+}
+
+std::optional<QueueKind> queue_from_environment() {
+  const char* queue = std::getenv("GPUMUX_QUEUE");
+  if (queue == nullptr) return std::nullopt;
+  const std::string kind = queue;
+  if (kind == "heap") return QueueKind::heap;
+  if (kind == "calendar") return QueueKind::calendar;
+  if (kind == "ladder") return QueueKind::ladder;
+  return std::nullopt;
+}
+
+RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& control) {
+  RunOptions options;
+  options.interrupt = control.interrupt;
+  options.progress = control.progress;
+  options.record_requests = control.record_requests;
+  options.queue = queue_from_environment();
+  if (control.started) control.started();
+  RunResult result = simulate(resolved, options);
+  if (control.finished) control.finished();
+  return result;
+}
+
+std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& variants,
+                                         const std::vector<std::string>& strategies,
+                                         const RunControl& control) {
+  std::vector<RunResult> results;
+  results.reserve(variants.size());
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    results.push_back(simulate_resolved(variants[i], control));
+    results.back().strategy = strategies[i];
+    if (control.interrupt != nullptr && control.interrupt->load()) break;
+  }
+  return results;
+}
+
+}  // namespace gpumux

@@ -1,0 +1,82 @@
+#pragma once
+// The front door: what `gpumux` (models/app/cli*.cpp) and the Python module (python/bindings.cpp)
+// do with a scenario, written once:
+//
+//   load (a file or YAML text) -> overrides (--set KEY=VALUE ..., then --seed) -> resolve
+//     -> validate (stop here) | simulate | compare (one resolved variant per strategy)
+//
+// plus the choices every run makes the same way: the pending-event set (GPUMUX_QUEUE), the stop
+// flag polled by the runner (the CLI sets it from SIGINT/SIGTERM/SIGHUP, models/app/interrupt.hpp;
+// Python from KeyboardInterrupt) and the progress callback. The callers only parse their
+// arguments, format, print and translate errors. Every error the user can fix is a UserError
+// (InputError, OutputError): one line.
+//
+// A new front-door operation (e.g. `plan`) goes here, beside simulate/compare, so both the CLI
+// and Python get it from one place.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/run/runner.hpp"
+#include "models/scenario/resolve.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/core/event_queue.hpp"
+
+namespace gpumux {
+
+/// Which scenario, and what to change in it before it is resolved.
+struct ScenarioRequest {
+  std::string scenario;  ///< a file path (is_path), or YAML text
+  bool is_path = true;
+  /// YAML text only: the name error messages give the document; its directory resolves relative
+  /// trace paths ("" = "<text>", relative to the working directory).
+  std::string source_name;
+  std::vector<std::string> overrides;  ///< "KEY=VALUE" (--set), applied in order
+  std::optional<std::uint64_t> seed;   ///< the master seed (--seed), applied after them
+};
+
+/// How a run is watched and stopped.
+struct RunControl {
+  /// Polled by the runner; once true the run stops and its result is marked "interrupted".
+  const std::atomic<bool>* interrupt = nullptr;
+  /// Called every few thousand events with (simulated now, horizon, events so far).
+  std::function<void(Nanos, Nanos, std::uint64_t)> progress;
+  /// Called before and after each simulation (e.g. to draw and erase a progress bar).
+  std::function<void()> started, finished;
+  /// Keep one record per request (HDF5 files and Python need them; a printed summary does not).
+  bool record_requests = true;
+};
+
+/// Loads the scenario and applies the overrides (parsed first: a malformed KEY=VALUE is reported
+/// before the file is read). Throws InputError.
+Scenario load_request(const ScenarioRequest& request);
+
+/// load_request, then resolve_scenario: what `validate` checks. Throws InputError.
+ResolvedScenario resolve_request(const ScenarioRequest& request);
+
+/// One resolved scenario per strategy label (strategy_variants.hpp), all resolved before anything
+/// runs so a bad strategy fails first. Throws InputError (also for an empty list).
+std::vector<ResolvedScenario> resolve_variants(const Scenario& scenario,
+                                               const std::vector<std::string>& strategies);
+
+/// The same from a request: an empty list is refused before the scenario is loaded.
+std::vector<ResolvedScenario> resolve_variants(const ScenarioRequest& request,
+                                               const std::vector<std::string>& strategies);
+
+/// GPUMUX_QUEUE=heap|calendar|ladder forces the pending-event set (for benchmarks; results are
+/// the same); unset or anything else: chosen by the runner from the scenario's size.
+std::optional<QueueKind> queue_from_environment();
+
+/// Simulates one resolved scenario (queue from the environment).
+RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& control);
+
+/// Simulates each variant in order, labelling each result with its strategy; stops after the
+/// variant during which the stop flag was set (the results cover the strategies run so far).
+std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& variants,
+                                         const std::vector<std::string>& strategies,
+                                         const RunControl& control);
+
+}  // namespace gpumux

@@ -1,0 +1,141 @@
+#include "models/app/cli_common.hpp"
+
+#include <cctype>
+
+#include "models/app/interrupt.hpp"
+#include "models/config/input_error.hpp"
+#include "models/output/result_io.hpp"
+#include "models/run/slo.hpp"
+
+namespace gpumux::cli {
+
+po::variables_map parse_command(const std::vector<std::string>& args,
+                                const po::options_description& options,
+                                const std::string& positional_name) {
+  po::options_description all;
+  all.add(options);
+  all.add_options()(positional_name.c_str(), po::value<std::string>());
+  po::positional_options_description positional;
+  positional.add(positional_name.c_str(), 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+  po::notify(vm);
+  if (!vm.count(positional_name)) {
+    throw po::error("missing " + positional_name);
+  }
+  return vm;
+}
+
+ScenarioRequest scenario_request(const po::variables_map& vm) {
+  ScenarioRequest request;
+  request.scenario = vm["scenario"].as<std::string>();
+  if (vm.count("set")) request.overrides = vm["set"].as<std::vector<std::string>>();
+  if (vm.count("seed")) request.seed = vm["seed"].as<std::uint64_t>();
+  return request;
+}
+
+std::string extension_of(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string extension = path.substr(dot);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension;
+}
+
+[[noreturn]] void bad_extension(const std::string& option, const std::string& path,
+                                const std::string& wanted) {
+  std::string message = option;
+  message += " ";
+  message += path;
+  message += ": gpumux writes ";
+  message += wanted;
+  const std::string extension = extension_of(path);
+  if (extension.empty()) {
+    message += " (no extension)";
+  } else {
+    message += ", not ";
+    message += extension;
+  }
+  throw InputError(message);
+}
+
+OutputFormat output_format(const po::variables_map& vm) {
+  const bool json = vm.count("json") && vm["json"].as<bool>();
+  if (!vm.count("format")) return json ? OutputFormat::json : OutputFormat::table;
+  const std::string name = vm["format"].as<std::string>();
+  OutputFormat format;
+  if (name == "table") {
+    format = OutputFormat::table;
+  } else if (name == "json") {
+    format = OutputFormat::json;
+  } else if (name == "csv") {
+    format = OutputFormat::csv;
+  } else {
+    std::string message = "--format ";
+    message += name;
+    message += ": not one of table, json, csv";
+    throw po::error(message);
+  }
+  if (json && format != OutputFormat::json) {
+    std::string message = "--json contradicts --format ";
+    message += name;
+    message += " (--json means --format json)";
+    throw po::error(message);
+  }
+  return format;
+}
+
+void check_output_path(const po::variables_map& vm) {
+  if (!vm.count("output")) return;
+  const std::string path = vm["output"].as<std::string>();
+  const std::string extension = extension_of(path);
+  if (extension == ".h5" || extension == ".hdf5") {
+    try {
+      check_output_target(path);
+    } catch (const OutputError& e) {
+      std::string message = "-o ";
+      message += e.what();
+      throw InputError(message);
+    }
+    return;
+  }
+  throw InputError("-o " + path + ": gpumux writes HDF5 result files only (.h5 or .hdf5)" +
+                   (extension.empty() ? std::string() : ", not " + extension) +
+                   "; for a table use --json or `gpumux report OUT.h5`");
+}
+
+bool slo_met(const RunResult& result, const std::string& prefix) {
+  const std::vector<std::string> misses = slo_miss_messages(evaluate_slos(result), prefix);
+  for (const std::string& line : misses) std::cerr << "gpumux: " << line << "\n";
+  return misses.empty();
+}
+
+void warn_overload(const ResolvedScenario& resolved, const RunResult& result) {
+  constexpr double kOverloadSlowdown = 100.0;
+  const Nanos duration = resolved.scenario.duration;
+  if (duration <= 0 || result.sim_time_ns <= duration + duration / 10) return;
+  for (std::size_t t = 0; t < result.tenants.size() && t < resolved.scenario.tenants.size(); ++t) {
+    const auto& tenant = result.tenants[t];
+    if (!(tenant.slowdown_mean >= kOverloadSlowdown)) continue;
+    std::cerr << "gpumux: warning: tenant " << resolved.scenario.tenants[t].name
+              << ": offered load exceeds what its device can serve (mean slowdown "
+              << static_cast<long long>(tenant.slowdown_mean) << "x; the backlog drained "
+              << (result.sim_time_ns - duration) / 1'000'000'000 << " s after arrivals stopped)"
+              << "; lower its rate or give it more GPU\n";
+  }
+}
+
+RunControl CliProgress::control(bool record_requests) {
+  RunControl control;
+  control.record_requests = record_requests;
+  control.interrupt = &stop_requested();
+  control.started = [this] { bar_.emplace(); };
+  control.progress = [this](Nanos now, Nanos horizon, std::uint64_t events) {
+    bar_->update(now, horizon, events);
+  };
+  control.finished = [this] { bar_->finish(); };
+  return control;
+}
+
+}  // namespace gpumux::cli

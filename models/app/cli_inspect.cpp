@@ -1,0 +1,226 @@
+// gpumux mig, models, report, plot: the device profiles and stored result files; no simulation.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "models/app/cli_common.hpp"
+#include "models/app/python_tool.hpp"
+#include "models/config/mig_names.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/gpu/mig_layout.hpp"
+#include "models/output/result_io.hpp"
+#include "models/strategies/registry.hpp"
+#include "sim/util/strings.hpp"
+
+namespace gpumux::cli {
+namespace {
+
+const CommandHelp kMigHelp{
+    "usage: gpumux mig GPU_MODEL [--check LAYOUT]",
+    "Without --check: the MIG profiles of GPU_MODEL (SMs, memory, slices, max count, placements)\n"
+    "and its named layouts. With --check: does LAYOUT fit, and where does each instance go?\n"
+    "LAYOUT is comma-separated profiles, PROFILE:COUNT for repeats (mig-parted/GKE syntax), or a\n"
+    "named layout. GPU_MODEL is a profile name (see `gpumux models`) or an nvidia-smi name.\n"
+    "Exit: 0 fits, 1 does not fit, 2 bad input.",
+    "  gpumux mig h100-sxm-80gb\n"
+    "  gpumux mig h100-sxm-80gb --check 3g.40gb:2,1g.10gb:1\n"
+    "  gpumux mig \"NVIDIA H100 80GB HBM3\" --check all-balanced\n"};
+const CommandHelp kModelsHelp{
+    "usage: gpumux models",
+    "Lists the GPU models built in (calibration/profiles/*.yaml): SMs, memory, HBM bandwidth,\n"
+    "MIG profiles, and the nvidia-smi names accepted as `model:` in scenarios.",
+    "  gpumux models\n"};
+const CommandHelp kReportHelp{
+    "usage: gpumux report OUT.h5 [--format table|json|csv] [--json] [--html REPORT.html]",
+    "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
+    "Default: the table; --json prints the stored JSON summary (one line per run).\n"
+    "--html writes one self-contained page (no external files): summary tables, SLO verdicts,\n"
+    "latency CDFs, utilisation and memory timelines, notes and assumptions (needs python3 with\n"
+    "matplotlib; GPUMUX_PYTHON selects the interpreter).",
+    "  gpumux report out.h5\n"
+    "  gpumux report cmp.h5 --json\n"
+    "  gpumux report cmp.h5 --format csv\n"
+    "  gpumux report out.h5 --html report.html\n"};
+const CommandHelp kPlotHelp{
+    "usage: gpumux plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|FIG.svg",
+    "Draws a figure of a result file (run -o or compare -o) with matplotlib:\n"
+    "  cdf       latency CDF per tenant (ms, log scale) and its tail (1 - CDF, log), SLO lines\n"
+    "  timeline  SM busy, DRAM busy and memory used per device over simulated time\n"
+    "  compare   p99 per tenant for each strategy with SLO targets; throughput, SM busy, cost\n"
+    "Default kind: compare for a compare file, cdf for a single run. Needs python3 with\n"
+    "matplotlib (GPUMUX_PYTHON selects the interpreter). Exit 0 written, 2 bad input.",
+    "  gpumux plot out.h5 -o cdf.png\n"
+    "  gpumux plot out.h5 --kind timeline -o timeline.svg\n"
+    "  gpumux plot cmp.h5 --kind compare -o compare.png\n"};
+
+po::options_description mig_options() {
+  po::options_description o("gpumux mig GPU_MODEL");
+  o.add_options()("check", po::value<std::string>()->value_name("LAYOUT"),
+                  "a layout: comma-separated profiles (3g.40gb,2g.20gb,1g.10gb), with counts "
+                  "(3g.40gb:2,1g.10gb:1), or a name (all-balanced)");
+  return o;
+}
+
+po::options_description models_options() { return po::options_description("gpumux models"); }
+
+po::options_description report_options() {
+  po::options_description o("gpumux report OUT.h5");
+  o.add_options()("format", po::value<std::string>()->value_name("table|json|csv"),
+                  "output: table (default), json (the stored summary, one line per run), csv "
+                  "(one row per tenant, a strategy column for compare files)")(
+      "json", po::bool_switch(), "the same as --format json")(
+      "html", po::value<std::string>()->value_name("REPORT.html"),
+      "write a self-contained HTML report here");
+  return o;
+}
+
+po::options_description plot_options() {
+  po::options_description o("gpumux plot OUT.h5");
+  o.add_options()("kind", po::value<std::string>()->value_name("cdf|timeline|compare"),
+                  "the figure (default: compare for a compare file, else cdf)")(
+      "output,o", po::value<std::string>()->required()->value_name("FIG.png|svg"),
+      "the figure file: .png or .svg");
+  return o;
+}
+
+int command_mig(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, mig_options(), "model");
+  const DeviceProfile& profile = load_device_profile(vm["model"].as<std::string>());
+  if (!vm.count("check")) {
+    std::cout << describe_mig(profile);
+    return kExitOk;
+  }
+  const std::string layout_text = vm["check"].as<std::string>();
+  const std::vector<std::string> layout = expand_mig_layout(profile, {layout_text});
+  const MigFitResult fit = fit_mig_layout(profile, layout);
+  if (!fit.fits) {
+    std::cout << "does not fit on " << profile.name << ": " << fit.reason << "\n";
+    return kExitSlo;
+  }
+  std::cout << "fits on " << profile.name << ":\n";
+  int compute = 0;
+  for (const MigInstancePlacement& p : fit.placements) {
+    compute += p.profile->compute_slices;
+    std::cout << "  #" << p.index << "  " << p.profile->name << "  memory slices " << p.start << "-"
+              << p.end() - 1 << "  " << p.profile->sms << " SMs\n";
+  }
+  std::cout << "  compute slices used: " << compute << " of " << profile.compute_slices << "\n";
+  return kExitOk;
+}
+
+int command_models(const std::vector<std::string>& args) {
+  if (!args.empty()) throw po::error(fmt::format("unexpected argument '{}'", args.front()));
+  std::cout << fmt::format("{:<15} {:>4} {:>10} {:>10}  {:<48} {}\n", "model", "SMs", "memory",
+                           "HBM", "MIG profiles", "nvidia-smi name");
+  for (const std::string& name : embedded_profile_names()) {
+    const DeviceProfile& gpu = load_device_profile(name);
+    std::string mig;
+    for (const MigProfileSpec& spec : gpu.mig_profiles) {
+      if (spec.name.find('+') != std::string::npos) continue;  // +me/+gfx variants: `gpumux mig`
+      mig += (mig.empty() ? "" : " ") + spec.name;
+    }
+    std::string smi;
+    for (const std::string& alias : gpu.nvidia_smi_names) smi += (smi.empty() ? "" : " | ") + alias;
+    std::cout << fmt::format("{:<15} {:>4} {:>6.1f} GiB {:>5.2f} TB/s  {:<48} {}\n", gpu.name,
+                             gpu.sms, static_cast<double>(gpu.memory) / (1024.0 * 1024 * 1024),
+                             gpu.hbm_bandwidth / 1e12, mig.empty() ? "-" : mig,
+                             smi.empty() ? "-" : smi);
+  }
+  std::cout << "\nUse a model name or its nvidia-smi name as `model:` in a scenario; "
+               "`gpumux mig MODEL` shows the MIG details.\n";
+  return kExitOk;
+}
+
+int command_report(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, report_options(), "file");
+  const OutputFormat format = output_format(vm);
+  if (vm.count("html") && extension_of(vm["html"].as<std::string>()) != ".html" &&
+      extension_of(vm["html"].as<std::string>()) != ".htm") {
+    bad_extension("--html", vm["html"].as<std::string>(), ".html");
+  }
+  const std::vector<nlohmann::ordered_json> summaries =
+      read_summaries_h5(vm["file"].as<std::string>());
+  if (vm.count("html")) {
+    return exec_python_module(
+        "gpumux.report", {vm["file"].as<std::string>(), "--html", vm["html"].as<std::string>()});
+  }
+  if (format == OutputFormat::json) {
+    for (const nlohmann::ordered_json& s : summaries) std::cout << s.dump() << "\n";
+  } else if (format == OutputFormat::csv) {
+    bool compare_file = summaries.size() > 1;
+    for (const nlohmann::ordered_json& s : summaries) {
+      if (s.contains("strategy") && !s["strategy"].is_null()) compare_file = true;
+    }
+    std::cout << summaries_csv(summaries, compare_file);
+  } else if (summaries.size() > 1) {
+    std::cout << compare_table_from_json(summaries);
+  } else {
+    for (const nlohmann::ordered_json& s : summaries) std::cout << summary_table_from_json(s);
+  }
+  return kExitOk;
+}
+
+/// gpumux plot: checks the arguments and the file here (one-line errors, exit 2), then draws
+/// with `python3 -m gpumux.plot` (matplotlib).
+int command_plot(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, plot_options(), "file");
+  const std::string output = vm["output"].as<std::string>();
+  const std::string extension = extension_of(output);
+  if (extension != ".png" && extension != ".svg") bad_extension("-o", output, ".png or .svg");
+  std::vector<std::string> forwarded{vm["file"].as<std::string>(), "-o", output};
+  if (vm.count("kind")) {
+    const std::string kind = vm["kind"].as<std::string>();
+    if (kind != "cdf" && kind != "timeline" && kind != "compare") {
+      std::string message = "--kind ";
+      message += kind;
+      message += ": not one of cdf, timeline, compare";
+      throw po::error(message);
+    }
+    forwarded.push_back("--kind");
+    forwarded.push_back(kind);
+  }
+  read_summaries_h5(vm["file"].as<std::string>());  // a gpumux result file, or one line, exit 2
+  return exec_python_module("gpumux.plot", forwarded);
+}
+
+const CommandHelp kStrategiesHelp{
+    "usage: gpumux strategies",
+    "Lists the sharing strategies (models/strategies/registry.cpp): the `sharing.mode` each is\n"
+    "named by, its `sharing:` keys, what a fatal fault takes down, and the names `gpumux compare\n"
+    "--strategies` accepts. docs/strategies.md says what each models and what it does not.",
+    "  gpumux strategies\n"};
+
+po::options_description strategies_options() {
+  return po::options_description("gpumux strategies");
+}
+
+int command_strategies(const std::vector<std::string>& args) {
+  if (!args.empty()) throw po::error(fmt::format("unexpected argument '{}'", args.front()));
+  for (const Strategy* strategy : strategies()) {
+    std::vector<std::string> keys{"replicas"};
+    for (const std::string& key : strategy->keys()) keys.push_back(key);
+    std::cout << strategy->name() << ": " << strategy->summary() << "\n"
+              << "  mode:        " << join(strategy->spellings(), ", ") << "\n"
+              << "  keys:        " << join(keys, ", ") << "\n"
+              << "  a fault:     "
+              << (strategy->fault_scope() == FaultScope::device ? "kills every client of the device"
+                                                                 : "kills only its client")
+              << "\n";
+  }
+  std::cout << "\ncompare --strategies: " << join(compare_strategy_names(), ", ") << "\n"
+            << "MIG (`mig:` on a gpus entry) runs a strategy inside every instance; "
+               "`mig+NAME` in compare.\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command mig_command() { return Command{"mig", &kMigHelp, mig_options, command_mig}; }
+Command models_command() { return Command{"models", &kModelsHelp, models_options, command_models}; }
+Command report_command() { return Command{"report", &kReportHelp, report_options, command_report}; }
+Command plot_command() { return Command{"plot", &kPlotHelp, plot_options, command_plot}; }
+Command strategies_command() {
+  return Command{"strategies", &kStrategiesHelp, strategies_options, command_strategies};
+}
+
+}  // namespace gpumux::cli

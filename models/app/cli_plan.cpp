@@ -1,0 +1,178 @@
+// gpumux plan: the plan flags become overrides of the scenario's `plan:` block, then the front
+// door loads the scenario and the planner (models/plan/planner.hpp) searches.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "models/app/application.hpp"
+#include "models/app/cli_common.hpp"
+#include "models/config/input_error.hpp"
+#include "models/plan/planner.hpp"
+#include "models/scenario/strategy_variants.hpp"
+#include "sim/util/strings.hpp"
+
+namespace gpumux::cli {
+namespace {
+
+const CommandHelp kPlanHelp{
+    "usage: gpumux plan SCENARIO.yaml [-o BEST.yaml] [--gpus MODEL=PRICE,...] [--max-gpus N] "
+    "[--strategies A,B] [--headroom F] [--jobs N] [--set KEY=VALUE ...] [--seed N] "
+    "[--format table|json] [--json]",
+    "Finds the cheapest setup (GPUs of which model, partitioned and shared how) in which every\n"
+    "tenant meets its SLO over the whole run. The search space comes from the scenario's `plan:`\n"
+    "block (gpus: [{model, cost_per_hour, currency}], max_gpus, strategies, headroom) or the\n"
+    "flags; tenants need no `device:` (`isolation: memory|fault`, `best_effort: true` honoured).\n"
+    "Setups are packings of the tenants onto GPUs, each GPU dedicated, time-sliced, MPS, MIG or\n"
+    "a MIG hybrid; analytical bounds (memory, MPS client limit, sustainable load, latency floor)\n"
+    "prune before simulating, survivors are simulated cheapest-first on --jobs threads until\n"
+    "the cheapest feasible cost is proven (docs/plan.md). Prints the ranked table: the best setup\n"
+    "and the cheapest of each strategy family, with why the cheaper ones failed.\n"
+    "-o BEST.yaml writes the winning setup as a scenario `gpumux run` reproduces.\n"
+    "Exit: 0 a setup was found, 1 none meets every SLO, 2 bad input.",
+    "  gpumux plan scenarios/plan/plan-h100-node.yaml\n"
+    "  gpumux plan scenarios/plan/plan-h100-node.yaml -o best.yaml && gpumux run best.yaml\n"
+    "  gpumux plan my.yaml --gpus h100-sxm-80gb=4.0,a100-sxm4-40gb=1.8 --max-gpus 4 --json\n"};
+
+po::options_description plan_options() {
+  po::options_description o("gpumux plan SCENARIO.yaml");
+  o.add_options()("output,o", po::value<std::string>()->value_name("BEST.yaml"),
+                  "write the winning setup as a scenario file (.yaml or .yml)")(
+      "gpus", po::value<std::string>()->value_name("MODEL=PRICE,..."),
+      "GPU models to buy and their price per hour (replaces plan.gpus)")(
+      "max-gpus", po::value<int>()->value_name("N"), "at most N GPUs (default: plan.max_gpus, 8)")(
+      "strategies", po::value<std::string>()->value_name("A,B,..."),
+      "families searched: dedicated, mig, time-slicing, mps, mig+time-slicing, mig+mps")(
+      "headroom", po::value<double>()->value_name("F"),
+      "margin kept below every SLO target, e.g. 0.1 (default: plan.headroom, 0)")(
+      "jobs,j", po::value<int>()->value_name("N"), "simulation threads (default: the cores)")(
+      "seed", po::value<std::uint64_t>()->value_name("N"), "override the master seed")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "KEY=VALUE override (repeatable)")(
+      "format", po::value<std::string>()->value_name("table|json"),
+      "output: table (default) or json")("json", po::bool_switch(), "the same as --format json");
+  return o;
+}
+
+/// --gpus MODEL=PRICE,... as a YAML flow list of plan.gpus entries ("" when not given).
+std::string gpus_flow_list(const po::variables_map& vm) {
+  if (!vm.count("gpus")) return "";
+  std::vector<std::string> entries;
+  for (const std::string& item : split(vm["gpus"].as<std::string>(), ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw po::error(fmt::format("--gpus: expected MODEL=PRICE, got '{}'", item));
+    }
+    entries.push_back(
+        fmt::format("{{model: \"{}\", cost_per_hour: {}}}", item.substr(0, eq), item.substr(eq + 1)));
+  }
+  return fmt::format("[{}]", join(entries, ", "));
+}
+
+/// The plan flags as KEY=VALUE overrides of the scenario's `plan:` block (so errors name the
+/// flag's key); without a `plan:` block, one override that creates it (--gpus required).
+std::vector<std::string> plan_overrides(const po::variables_map& vm, const std::string& path) {
+  bool has_plan = false;
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    has_plan = root.IsMap() && root["plan"].IsDefined();
+  } catch (const std::exception&) {
+    return {};  // the loader reports the file's problem
+  }
+  const std::string gpus = gpus_flow_list(vm);
+  std::vector<std::pair<std::string, std::string>> keys;
+  if (!gpus.empty()) keys.emplace_back("gpus", gpus);
+  if (vm.count("max-gpus")) keys.emplace_back("max_gpus", std::to_string(vm["max-gpus"].as<int>()));
+  if (vm.count("strategies")) {
+    keys.emplace_back("strategies", fmt::format("[{}]", join(parse_strategy_list(
+                                                            vm["strategies"].as<std::string>()),
+                                                        ", ")));
+  }
+  if (vm.count("headroom")) {
+    keys.emplace_back("headroom", fmt::format("{}", vm["headroom"].as<double>()));
+  }
+  std::vector<std::string> out;
+  if (keys.empty()) return out;
+  if (has_plan) {
+    for (const auto& [key, value] : keys) out.push_back(fmt::format("plan.{}={}", key, value));
+    return out;
+  }
+  if (gpus.empty()) {
+    throw InputError(SourceLocation{path, 0, 0, "plan"},
+                     "no `plan:` block and no --gpus: give the GPU models to buy, e.g. --gpus "
+                     "h100-sxm-80gb=4.0");
+  }
+  std::vector<std::string> block;
+  for (const auto& [key, value] : keys) block.push_back(fmt::format("{}: {}", key, value));
+  out.push_back(fmt::format("plan={{{}}}", join(block, ", ")));
+  return out;
+}
+
+/// Writes the winning setup to OUTPUT atomically; a failure is bad input (exit 2).
+void write_best_yaml(const std::string& output, const std::string& scenario_path,
+                     const PlanResult& result) {
+  try {
+    replace_file_atomically(output, [&](const std::string& temp) {
+      std::ofstream out(temp);
+      out << "# gpumux plan " << scenario_path
+          << ": the cheapest setup found (`gpumux run` reproduces it)\n"
+          << result.best_yaml;
+      out.flush();
+      if (!out) throw OutputError("cannot write " + output);
+    });
+  } catch (const OutputError& e) {
+    std::string message = "-o ";
+    message += e.what();
+    throw InputError(message);
+  }
+}
+
+int command_plan(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, plan_options(), "scenario");
+  const OutputFormat format = output_format(vm);
+  if (format == OutputFormat::csv) throw po::error("--format csv: plan prints table or json");
+  std::string output;
+  if (vm.count("output")) {
+    output = vm["output"].as<std::string>();
+    const std::string extension = extension_of(output);
+    if (extension != ".yaml" && extension != ".yml") bad_extension("-o", output, ".yaml or .yml");
+    try {
+      check_output_target(output);
+    } catch (const OutputError& e) {
+      std::string message = "-o ";
+      message += e.what();
+      throw InputError(message);
+    }
+  }
+  ScenarioRequest request = scenario_request(vm);
+  std::vector<std::string> overrides = plan_overrides(vm, request.scenario);
+  overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
+  request.overrides = std::move(overrides);
+  const Scenario scenario = load_request(request);
+  PlanOptions options;
+  if (vm.count("jobs")) {
+    options.jobs = vm["jobs"].as<int>();
+    if (options.jobs < 1) throw po::error("--jobs must be >= 1");
+  }
+  const PlanResult result = plan_scenario(scenario, options);
+  if (!output.empty() && result.found()) write_best_yaml(output, request.scenario, result);
+  if (format == OutputFormat::json) {
+    std::cout << plan_json(result).dump() << "\n";
+  } else {
+    std::cout << plan_table(result);
+    if (!output.empty() && result.found()) std::cout << "wrote " << output << "\n";
+  }
+  if (!result.found()) {
+    std::cerr << "gpumux: plan: no setup meets every SLO: " << result.ranked.front().reason << "\n";
+    return kExitSlo;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command plan_command() { return Command{"plan", &kPlanHelp, plan_options, command_plan}; }
+
+}  // namespace gpumux::cli

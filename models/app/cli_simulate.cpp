@@ -1,0 +1,229 @@
+// gpumux run, validate, compare: load -> overrides -> resolve -> simulate through the front door
+// (models/app/application.hpp), then print and write what it returns.
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "models/app/application.hpp"
+#include "models/app/cli_common.hpp"
+#include "models/app/interrupt.hpp"
+#include "models/config/input_error.hpp"
+#include "models/output/result_io.hpp"
+#include "models/plan/capacity_check.hpp"
+#include "models/scenario/strategy_variants.hpp"
+#include "models/strategies/registry.hpp"
+
+namespace gpumux::cli {
+namespace {
+
+const CommandHelp kRunHelp{
+    "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] "
+    "[--format table|json|csv] [--json] [--quiet] [--fail-on-slo]",
+    "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
+    "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
+    "-o OUT.h5 is checked before simulating: a regular file (replaced atomically) or a new name\n"
+    "in an existing directory where files can be created; a symlink is followed and the file it\n"
+    "points to is replaced (the link stays). Directories, devices (/dev/null), FIFOs and sockets\n"
+    "are refused. The file is written as OUT.h5.tmp.PID beside it, fsynced and renamed; the\n"
+    "temporary file is removed on errors and signals (not SIGKILL), and a failed write leaves\n"
+    "the previous OUT.h5 unchanged.\n"
+    "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run: what was simulated is written marked\n"
+    "status=interrupted, exit 128+signal; a signal during the write lets it finish; a second\n"
+    "signal exits at once without writing.\n"
+    "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input or -o refused (before simulating)\n"
+    "or not writable (after: the summary is still printed), 3 internal error, 130 SIGINT,\n"
+    "143 SIGTERM, 129 SIGHUP.",
+    "  gpumux run scenarios/quickstart.yaml\n"
+    "  gpumux run scenarios/quickstart.yaml -o out.h5 --seed 9\n"
+    "  gpumux run scenarios/quickstart.yaml --format csv > tenants.csv\n"
+    "  gpumux run scenarios/hybrid-h100.yaml --set gpus.0.sharing.timeslice=2ms --json\n"
+    "  gpumux run scenarios/quickstart.yaml --set tenants.0.workload.arrivals.rate=400/s "
+    "--fail-on-slo\n"};
+const CommandHelp kValidateHelp{
+    "usage: gpumux validate SCENARIO.yaml [--set KEY=VALUE ...]",
+    "Checks schema, units, MIG placement and memory capacity without running; prints the devices\n"
+    "and their tenants. What will fail is an error: a tenant whose static memory (or static +\n"
+    "one request's) exceeds its device or MPS pinned limit. What is likely to fail is a warning\n"
+    "on stderr: tenants that together exceed a device's memory, an offered load at or above\n"
+    "what the device serves with the tenant alone, a device's tenants offering more SM or HBM\n"
+    "time than it has. A planning scenario (plan:, tenants without devices) is checked against\n"
+    "its GPU models. Exit 0 when valid (warnings allowed), 2 with one line\n"
+    "FILE:LINE:COLUMN: KEY: message.",
+    "  gpumux validate scenarios/mig-all-balanced-a100.yaml\n"
+    "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
+const CommandHelp kCompareHelp{
+    "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
+    "[--set KEY=VALUE ...] [--format table|json|csv] [--json] [--fail-on-slo]",
+    "Runs the same tenants and arrivals under each strategy and prints one overview table\n"
+    "(SLOs met: tenants meeting every target of their slo: block, per strategy).\n"
+    "--strategies is required; defaults: no result file, the scenario's seed, no overrides.\n"
+    "-o, signals and exit codes as for `gpumux run` (see gpumux run --help): a signal stops the\n"
+    "strategy running and the file holds the strategies run so far; --fail-on-slo exits 1 when\n"
+    "a tenant misses an SLO target under any strategy (each miss on stderr: [strategy] tenant).",
+    "  gpumux compare scenarios/hybrid-h100.yaml --strategies mig,time-slicing,mps,dedicated\n"
+    "  gpumux compare scenarios/antipattern-mps-fault-blast-radius.yaml --strategies mig,mps "
+    "-o cmp.h5\n"};
+po::options_description run_options() {
+  po::options_description o("gpumux run SCENARIO.yaml");
+  o.add_options()("output,o", po::value<std::string>()->value_name("OUT.h5"),
+                  "write the HDF5 result file here (.h5 or .hdf5; a regular file or a new "
+                  "name, symlinks followed)")("seed", po::value<std::uint64_t>()->value_name("N"),
+                                              "override the scenario's master seed")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "KEY=VALUE override, e.g. gpus.0.sharing.timeslice=2ms (repeatable)")(
+      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "output: table (default), json (one object), csv (one row per tenant, units in the "
+      "column names)")("json", po::bool_switch(), "the same as --format json")(
+      "quiet,q", po::bool_switch(), "print nothing on success")(
+      "fail-on-slo", po::bool_switch(), "exit 1 when a tenant misses its SLO");
+  return o;
+}
+
+po::options_description validate_options() {
+  po::options_description o("gpumux validate SCENARIO.yaml");
+  o.add_options()("set",
+                  po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+                  "override a scenario key, e.g. gpus.0.mig=all-balanced (repeatable)");
+  return o;
+}
+
+po::options_description compare_options() {
+  po::options_description o("gpumux compare SCENARIO.yaml");
+  std::string names = "comma-separated:";
+  for (const std::string& name : compare_strategy_names()) {
+    names += names.back() == ':' ? " " : ", ";
+    names += name;
+  }
+  o.add_options()("strategies", po::value<std::string>()->required()->value_name("A,B,..."),
+                  names.c_str())("output,o", po::value<std::string>(),
+                                 "write all results into one HDF5 file")(
+      "seed", po::value<std::uint64_t>(), "override the master seed")(
+      "set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override")(
+      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "output: table (default), json (an array of summaries), csv (one row per strategy and "
+      "tenant)")("json", po::bool_switch(), "the same as --format json")(
+      "fail-on-slo", po::bool_switch(),
+      "exit 1 when a tenant misses an SLO target under any strategy");
+  return o;
+}
+
+int command_run(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, run_options(), "scenario");
+  const OutputFormat format = output_format(vm);
+  check_output_path(vm);
+  const ResolvedScenario resolved = resolve_request(scenario_request(vm));
+  catch_stop_signals();
+  CliProgress progress;
+  const RunResult result = simulate_resolved(resolved, progress.control(vm.count("output") > 0));
+  warn_overload(resolved, result);
+  const bool written =
+      write_output(vm, [&](const std::string& path) { write_result_h5(path, result); });
+  if (format == OutputFormat::json) {
+    std::cout << summary_json(result).dump() << "\n";
+  } else if (format == OutputFormat::csv) {
+    std::cout << summaries_csv({summary_json(result)}, false);
+  } else if (!vm["quiet"].as<bool>()) {
+    std::cout << summary_table(result);
+  }
+  if (!written) return kExitBadInput;
+  if (result.status == "interrupted") {
+    std::cerr << "gpumux: interrupted (" << stop_signal_name() << ") at simulated "
+              << to_seconds(result.sim_time_ns)
+              << " s; partial results are marked status=interrupted\n";
+    return signal_exit_status();
+  }
+  if (stop_requested().load()) {
+    std::cerr << "gpumux: " << stop_signal_name() << " after the simulation finished; the "
+              << "results are complete\n";
+    return signal_exit_status();
+  }
+  if (vm["fail-on-slo"].as<bool>() && !slo_met(result)) return kExitSlo;
+  return kExitOk;
+}
+
+int command_validate(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, validate_options(), "scenario");
+  const Scenario loaded = load_request(scenario_request(vm));
+  const bool planning =
+      loaded.plan && std::any_of(loaded.tenants.begin(), loaded.tenants.end(),
+                                 [](const TenantSpec& t) { return t.device.empty(); });
+  if (planning) {
+    check_plan_scenario(loaded);
+    std::cout << "ok: " << loaded.name << ": a planning scenario, " << loaded.tenants.size()
+              << " tenant(s), " << loaded.plan->gpus.size()
+              << " GPU model(s); place them with `gpumux plan`\n";
+    return kExitOk;
+  }
+  const ResolvedScenario resolved = resolve_scenario(loaded);
+  // What will fail: errors (exit 2, the first one) and warnings (stderr, exit 0).
+  const std::vector<CapacityFinding> findings = capacity_findings(resolved);
+  for (const CapacityFinding& f : findings) {
+    if (f.error) throw InputError(f.where, f.message);
+  }
+  for (const CapacityFinding& f : findings) std::cerr << "gpumux: warning: " << f.text() << "\n";
+  const Scenario& scenario = resolved.scenario;
+  std::cout << "ok: " << scenario.name << ": " << scenario.gpus.size() << " GPU(s), "
+            << resolved.devices.size() << " device(s), " << scenario.tenants.size()
+            << " tenant(s)\n";
+  for (const ResolvedDevice& d : resolved.devices) {
+    std::cout << "  " << d.geometry.name << "  " << d.geometry.profile << "  " << d.geometry.sms
+              << " SMs  " << d.sharing.mode_name() << "  tenants:";
+    for (int t : d.tenants)
+      std::cout << " " << resolved.scenario.tenants[static_cast<std::size_t>(t)].name;
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+int command_compare(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, compare_options(), "scenario");
+  const OutputFormat format = output_format(vm);
+  check_output_path(vm);
+  const Scenario scenario = load_request(scenario_request(vm));
+  const std::vector<std::string> strategies =
+      parse_strategy_list(vm["strategies"].as<std::string>());
+  // Every variant is resolved first, so a bad strategy fails before any time is spent.
+  const std::vector<ResolvedScenario> variants = resolve_variants(scenario, strategies);
+  catch_stop_signals();
+  CliProgress progress;
+  const std::vector<RunResult> results =
+      simulate_variants(variants, strategies, progress.control(vm.count("output") > 0));
+  const bool written =
+      write_output(vm, [&](const std::string& path) { write_results_h5(path, results); });
+  if (format == OutputFormat::json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const RunResult& r : results) all.push_back(summary_json(r));
+    std::cout << all.dump() << "\n";
+  } else if (format == OutputFormat::csv) {
+    std::vector<nlohmann::ordered_json> all;
+    for (const RunResult& r : results) all.push_back(summary_json(r));
+    std::cout << summaries_csv(all, true);
+  } else {
+    std::cout << compare_table(results);
+  }
+  if (!written) return kExitBadInput;
+  if (stop_requested().load()) {
+    std::cerr << "gpumux: " << stop_signal_name() << ": stopped; the results cover the strategies "
+              << "run so far (an interrupted run is marked status=interrupted)\n";
+    return signal_exit_status();
+  }
+  if (vm["fail-on-slo"].as<bool>()) {
+    bool met = true;
+    for (const RunResult& r : results) met = slo_met(r, fmt::format("[{}] ", r.strategy)) && met;
+    if (!met) return kExitSlo;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command run_command() { return Command{"run", &kRunHelp, run_options, command_run}; }
+Command validate_command() {
+  return Command{"validate", &kValidateHelp, validate_options, command_validate};
+}
+Command compare_command() {
+  return Command{"compare", &kCompareHelp, compare_options, command_compare};
+}
+
+}  // namespace gpumux::cli
