@@ -18,10 +18,6 @@ bool Device::attach_client(int tenant, std::string& /*reason*/) {
   return true;
 }
 
-bool Device::has_client(int tenant) const {
-  return std::find(clients_.begin(), clients_.end(), tenant) != clients_.end();
-}
-
 static std::size_t client_slot(const std::vector<int>& clients, int tenant) {
   const auto it = std::find(clients.begin(), clients.end(), tenant);
   if (it == clients.end()) throw std::logic_error("Device: tenant is not a client");

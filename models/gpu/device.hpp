@@ -5,7 +5,7 @@
 // device and what each may consume; the fluid arithmetic, memory accounting and statistics are
 // shared here.
 //
-// Physics (ARCHITECTURE.md; every law below is tested in tests/unit/test_contention.cpp):
+// Physics (docs/strategies.md; every law below is tested in tests/unit/test_contention.cpp):
 //
 // 1. SM residency. A kernel's resident thread blocks hold their SMs for as long as the kernel
 //    runs, whatever its bottleneck; concurrent kernels (MPS clients, a tenant's concurrent
@@ -90,7 +90,6 @@ class Device {
   /// Registers a tenant as a client (before the run). Returns false when the strategy refuses
   /// it (reported through the observer by the caller).
   virtual bool attach_client(int tenant, std::string& reason);
-  bool has_client(int tenant) const;
   const std::vector<int>& clients() const { return clients_; }
 
   /// A kernel is ready to run (stream order satisfied). The device owns when it runs.
@@ -164,7 +163,6 @@ class Device {
     ++context_switches_;
     switch_overhead_ += overhead;
   }
-  bool batching() const { return batching_; }
 
   Simulator& sim_;
 

@@ -1,7 +1,7 @@
 #pragma once
 // KernelRun: one launched kernel while it is on a device (queued, running, or preempted).
 //
-// Work model (ARCHITECTURE.md "physics"): a kernel carries `work` = its solo duration on the
+// Work model (docs/strategies.md): a kernel carries `work` = its solo duration on the
 // whole GPU of its model, in ns. It progresses at `rate` (solo-ns of work per ns of time, 1.0 =
 // as fast as alone on the whole GPU). Its roofline position m = memory_bound and grid width
 // f = sm_fraction (share of the GPU's S_gpu SMs one wave of its grid occupies) set how fast it

@@ -1,12 +1,14 @@
 #pragma once
-// The typed, validated scenario: what a YAML scenario file (SPEC.md §3) becomes before anything is
-// simulated. Units are already resolved: durations are integer nanoseconds, sizes bytes, rates
-// per second. No text parsing happens past this point.
+// The typed, validated scenario: what a YAML scenario file (README.md "Scenario files"; every
+// key in tests/data/scenarios/full.yaml) becomes before anything is simulated. Units are already
+// resolved: durations are integer nanoseconds, sizes bytes, rates per second. No text parsing
+// happens past this point.
 //
-// Lifecycle: load_scenario() (loader.hpp) parses and checks syntax, units and schema and fills
-// the defaults that need no device knowledge; resolve_scenario() (resolve.hpp) then checks the
-// scenario against the device profiles (models exist, MIG layouts fit, tenants reference real
-// devices, capacities) and fills the profile-derived defaults (timeslice, context switch, ...).
+// Lifecycle: load_scenario_file() / load_scenario_text() (loader.hpp) parse and check syntax,
+// units and schema and fill the defaults that need no device knowledge; resolve_scenario()
+// (resolve.hpp) then checks the scenario against the device profiles (models exist, MIG layouts
+// fit, tenants reference real devices, capacities) and fills the profile-derived defaults
+// (timeslice, context switch, ...).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,7 +36,7 @@ struct DurationDistribution {
 /// Which token count of a request scales a kernel (LLM workloads).
 enum class TokenCount { none, input, output };
 
-/// One GPU kernel of a request (SPEC §3 "Kernel fields").
+/// One GPU kernel of a request (`request: {kernels: [...]}`).
 struct KernelSpec {
   std::string name;
   DurationDistribution duration;  ///< solo time on the whole GPU of the tenant's model

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "sim/util/csv.hpp"
+#include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -35,7 +36,8 @@ struct RawRequest {
   throw InputError(where, message);
 }
 
-std::string_view trim(std::string_view text) {
+// Every whitespace character (a CRLF file leaves \r), unlike gpumux::trim (spaces and tabs).
+std::string_view strip_whitespace(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
     text.remove_prefix(1);
   }
@@ -212,18 +214,12 @@ int find_column(const std::vector<std::string>& header, std::initializer_list<co
   return -1;
 }
 
-std::string join(const std::vector<std::string>& fields) {
-  std::string out;
-  for (const auto& field : fields) out += (out.empty() ? "" : ",") + field;
-  return out;
-}
-
 void read_csv_like(LineReader& lines, const std::string& source, TraceFormat format,
                    std::vector<RawRequest>& out) {
   std::string line;
-  while (lines.next(line) && trim(line).empty()) {
+  while (lines.next(line) && strip_whitespace(line).empty()) {
   }
-  if (trim(line).empty()) fail(source, 0, "empty trace file (expected a header row)");
+  if (strip_whitespace(line).empty()) fail(source, 0, "empty trace file (expected a header row)");
   const int header_line = lines.number();
   const std::vector<std::string> header = split_csv(line, source, header_line);
 
@@ -241,7 +237,7 @@ void read_csv_like(LineReader& lines, const std::string& source, TraceFormat for
       fail(source, header_line,
            "azure-llm trace needs the columns TIMESTAMP,ContextTokens,GeneratedTokens; header "
            "is '" +
-               join(header) + "'");
+               join(header, ",") + "'");
     }
   } else {
     if ((time_col = find_column(header, {"arrival"})) >= 0) {
@@ -253,14 +249,14 @@ void read_csv_like(LineReader& lines, const std::string& source, TraceFormat for
       fail(source, header_line,
            "csv trace needs a header with a column 'arrival' (e.g. 1.5ms), 'arrival_s' or "
            "'timestamp' (seconds); header is '" +
-               join(header) + "'");
+               join(header, ",") + "'");
     }
     input_col = find_column(header, {"input_tokens"});
     output_col = find_column(header, {"output_tokens"});
   }
 
   while (lines.next(line)) {
-    if (trim(line).empty()) continue;
+    if (strip_whitespace(line).empty()) continue;
     const int number = lines.number();
     const std::vector<std::string> fields = split_csv(line, source, number);
     if (fields.size() != header.size()) {
@@ -314,7 +310,7 @@ std::int64_t json_count(const nlohmann::json& object, const char* key, const std
 void read_mooncake(LineReader& lines, const std::string& source, std::vector<RawRequest>& out) {
   std::string line;
   while (lines.next(line)) {
-    if (trim(line).empty()) continue;
+    if (strip_whitespace(line).empty()) continue;
     const int number = lines.number();
     nlohmann::json object;
     try {

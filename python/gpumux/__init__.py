@@ -147,7 +147,7 @@ def run(scenario, overrides=None, seed: int | None = None,
     overrides: {"gpus.0.sharing.timeslice": "2ms", ...}, or ["KEY=VALUE", ...] — the CLI's
                ``--set``. Values that are not str are written as YAML (numbers, bools, dicts).
     seed:      the master seed (the CLI's ``--seed``); default: the scenario's.
-    progress:  optional callable(now_ns, horizon_ns, events) called about every 65536 events
+    progress:  optional callable(now_ns, horizon_ns, events) called every 4096 events
                (e.g. to drive a tqdm bar); an exception from it stops the run and propagates.
 
     Runs in C++ with the GIL released. Ctrl-C raises KeyboardInterrupt (main thread).

@@ -1,4 +1,4 @@
-"""Reading HDF5 result files (SPEC §5) written by ``gpumux run -o`` / ``compare -o`` or
+"""Reading HDF5 result files (docs/metrics.md) written by ``gpumux run -o`` / ``compare -o`` or
 :meth:`Result.save`, with h5py. The whole file is read when loaded (no file handle is kept)."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :func:`gpumux.load`
 (backed by the HDF5 file). Both give the same tables with the same columns:
 
-* ``summary``     dict, the SPEC §4 JSON (what ``gpumux run --json`` prints)
+* ``summary``     dict, the JSON summary (what ``gpumux run --json`` prints)
 * ``tenants``     DataFrame, one row per tenant, index = tenant name, columns = the HDF5
                   ``/tenants`` columns (latencies in ns: latency_p50_ns, latency_p99_ns, ...)
 * ``devices``     DataFrame, one row per device, index = device name ("gpu0", "gpu0/1")
@@ -182,7 +182,7 @@ class Result:
     # -- scalar properties ----------------------------------------------------------------
     @property
     def summary(self) -> dict:
-        """The SPEC §4 summary (a fresh copy each time, so it may be modified freely)."""
+        """The summary (docs/metrics.md; a fresh copy each time, so it may be modified freely)."""
         text = self._cached("summary_json", lambda: self._native.summary_json()
                             if self._native is not None else self._source.summary_json)
         return json.loads(text)
@@ -328,7 +328,7 @@ class Result:
 
     # -- output ---------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        """Writes the HDF5 result file (SPEC §5), the same file as ``gpumux run -o PATH``.
+        """Writes the HDF5 result file (docs/metrics.md), the same file as ``gpumux run -o PATH``.
 
         A Result loaded from a single-run file is copied; one loaded from a compare file is
         extracted into a single-run file.

@@ -115,7 +115,7 @@ def grid_points(grid) -> list[dict]:
 
 
 def metrics_rows(summary: dict) -> list[dict]:
-    """One row per tenant of a summary (SPEC §4): status, tenant, device, TENANT_METRICS and
+    """One row per tenant of a summary (docs/metrics.md): status, tenant, device, TENANT_METRICS and
     device_sm_busy / device_dram_busy of the tenant's device."""
     rows = []
     devices = summary.get("devices", {}) or {}

@@ -8,8 +8,9 @@
 //
 // Zero-delay work also goes through the queue (schedule_in(0, ...)), so the order of same-time
 // events is always (time, priority class, sequence of scheduling), whatever the queue kind.
-// Costs as EventQueue: with the default calendar queue, schedule and each event O(1) expected
-// (heap: O(log n)); cancel O(1).
+// Costs as EventQueue: with the default heap, schedule and each event O(log n); with the calendar
+// or ladder queue O(1) expected; cancel O(1). (The runner picks the calendar queue for scenarios
+// that keep many events pending: models/run/run.cpp, choose_queue.)
 #include <cstdint>
 #include <functional>
 

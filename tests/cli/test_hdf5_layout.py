@@ -1,4 +1,4 @@
-"""SPEC §5 HDF5 result layout, checked with h5py on files written by the gpumux binary.
+"""HDF5 result layout (docs/metrics.md), checked with h5py on files written by the gpumux binary.
 
 Runs `$GPUMUX_BIN run scenarios/quickstart.yaml -o OUT.h5` (GPUMUX_BIN defaults to build/gpumux)
 and checks root attributes, /summary, the compound tables, /timeseries and `gpumux report`.

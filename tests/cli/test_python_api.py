@@ -1,4 +1,4 @@
-"""The Python API (SPEC §6): gpumux.run / load / compare / sweep over the pybind11 module.
+"""The Python API (python/README.md): gpumux.run / load / compare / sweep over the pybind11 module.
 
 Needs the built module on the path: PYTHONPATH=BUILD/python:python (ctest's pytest_cli sets it),
 or GPUMUX_BUILD_DIR=BUILD. The CLI comparison uses $GPUMUX_BIN (default build/gpumux, or the

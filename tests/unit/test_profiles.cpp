@@ -360,7 +360,7 @@ TEST(Profiles, RejectsUnsourcedAndMalformedValues) {
   // Empty source.
   expect_rejected(replace_line(kBase, "sms", R"(sms: {value: 8, source: ""})"),
                   {"sms.source", "empty"});
-  // A size without a unit (SPEC §2: a bare number where a unit is required is an error).
+  // A size without a unit (a bare number where a unit is required is an error).
   expect_rejected(replace_line(kBase, "memory", R"(memory: {value: 16, source: "x"})"),
                   {"test.yaml:3:", "memory", "unit"});
   expect_rejected(replace_line(kBase, "timeslice", R"(timeslice: {value: 1024, source: "x"})"),

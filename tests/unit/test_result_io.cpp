@@ -1,4 +1,4 @@
-// Output layer: SPEC §4 summary JSON, text tables, SPEC §5 HDF5 file (layout, round trip,
+// Output layer (docs/metrics.md): summary JSON, text tables, HDF5 file (layout, round trip,
 // atomic write, errors on files that are not results).
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Unit parsing and formatting for scenario files (SPEC.md §2).
+// Unit parsing and formatting for scenario files (sim/util/units.hpp; README.md "Scenario files").
 #include <gtest/gtest.h>
 
 #include <stdexcept>
