@@ -157,14 +157,16 @@ std::vector<ResultPtr> compare(const std::string& scenario, bool is_path,
 
 py::dict validate(const std::string& scenario, bool is_path,
                   const std::vector<std::string>& overrides, const std::string& source_name) {
-  std::optional<ResolvedScenario> resolved;
+  std::optional<Validation> validation;
   {
     py::gil_scoped_release release;
-    resolved.emplace(resolve_request(make_request(scenario, is_path, overrides, {}, source_name)));
+    validation.emplace(
+        validate_request(make_request(scenario, is_path, overrides, {}, source_name)));
   }
-  const Scenario& s = resolved->scenario;
+  const Scenario& s = validation->scenario;
   py::list devices;
-  for (const ResolvedDevice& d : resolved->devices) {
+  const std::vector<ResolvedDevice> none;
+  for (const ResolvedDevice& d : validation->resolved ? validation->resolved->devices : none) {
     py::list tenants;
     for (int t : d.tenants) tenants.append(s.tenants[static_cast<std::size_t>(t)].name);
     py::dict device;
@@ -185,6 +187,10 @@ py::dict validate(const std::string& scenario, bool is_path,
   out["gpus"] = s.gpus.size();
   out["devices"] = devices;
   out["tenants"] = tenants;
+  out["planning"] = validation->planning;
+  py::list warnings;
+  for (const std::string& w : validation->warnings) warnings.append(w);
+  out["warnings"] = warnings;
   return out;
 }
 
@@ -425,9 +431,8 @@ PYBIND11_MODULE(_gpumux, m) {
         std::string json, table;
         {
           py::gil_scoped_release release;
-          const Scenario loaded =
-              load_request(make_request(scenario, is_path, overrides, seed, source_name));
-          const PlanResult result = plan_scenario(loaded, options);
+          const PlanResult result =
+              plan_request(make_request(scenario, is_path, overrides, seed, source_name), options);
           json = plan_json(result).dump();
           table = plan_table(result);
         }

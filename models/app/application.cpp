@@ -1,8 +1,10 @@
 #include "models/app/application.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "models/config/input_error.hpp"
+#include "models/plan/capacity_check.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/strategy_variants.hpp"
 
@@ -21,6 +23,29 @@ Scenario load_request(const ScenarioRequest& request) {
 
 ResolvedScenario resolve_request(const ScenarioRequest& request) {
   return resolve_scenario(load_request(request));
+}
+
+Validation validate_request(const ScenarioRequest& request) {
+  Validation out;
+  out.scenario = load_request(request);
+  const Scenario& s = out.scenario;
+  out.planning = s.plan && std::any_of(s.tenants.begin(), s.tenants.end(),
+                                       [](const TenantSpec& t) { return t.device.empty(); });
+  if (out.planning) {
+    check_plan_scenario(s);
+    return out;
+  }
+  out.resolved.emplace(resolve_scenario(s));
+  const std::vector<CapacityFinding> findings = capacity_findings(*out.resolved);
+  for (const CapacityFinding& f : findings) {
+    if (f.error) throw InputError(f.where, f.message);  // the first error
+  }
+  for (const CapacityFinding& f : findings) out.warnings.push_back(f.text());
+  return out;
+}
+
+PlanResult plan_request(const ScenarioRequest& request, const PlanOptions& options) {
+  return plan_scenario(load_request(request), options);
 }
 
 std::vector<ResolvedScenario> resolve_variants(const Scenario& scenario,

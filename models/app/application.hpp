@@ -11,7 +11,7 @@
 // arguments, format, print and translate errors. Every error the user can fix is a UserError
 // (InputError, OutputError): one line.
 //
-// A new front-door operation (e.g. `plan`) goes here, beside simulate/compare, so both the CLI
+// A new front-door operation goes here, beside validate/simulate/compare/plan, so both the CLI
 // and Python get it from one place.
 #include <atomic>
 #include <cstdint>
@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "models/plan/planner.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/scenario.hpp"
@@ -56,6 +57,22 @@ Scenario load_request(const ScenarioRequest& request);
 
 /// load_request, then resolve_scenario: what `validate` checks. Throws InputError.
 ResolvedScenario resolve_request(const ScenarioRequest& request);
+
+/// What `validate` finds. A planning scenario (a `plan:` block and tenants without a device) is
+/// checked against its GPU models (models/plan/capacity_check.hpp) and not resolved; any other
+/// is resolved and its capacity checked: what will fail (static memory over a device or MPS
+/// limit) is thrown as InputError, what is likely to fail is a warning.
+struct Validation {
+  bool planning = false;
+  Scenario scenario;                         ///< as loaded (overrides and seed applied)
+  std::optional<ResolvedScenario> resolved;  ///< empty for a planning scenario
+  std::vector<std::string> warnings;         ///< one line each, without a "warning:" prefix
+};
+Validation validate_request(const ScenarioRequest& request);
+
+/// load_request, then the planner (models/plan/planner.hpp): the cheapest setup meeting every
+/// SLO. Throws InputError.
+PlanResult plan_request(const ScenarioRequest& request, const PlanOptions& options);
 
 /// One resolved scenario per strategy label (strategy_variants.hpp), all resolved before anything
 /// runs so a bad strategy fails first. Throws InputError (also for an empty list).

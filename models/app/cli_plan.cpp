@@ -150,13 +150,12 @@ int command_plan(const std::vector<std::string>& args) {
   std::vector<std::string> overrides = plan_overrides(vm, request.scenario);
   overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
   request.overrides = std::move(overrides);
-  const Scenario scenario = load_request(request);
   PlanOptions options;
   if (vm.count("jobs")) {
     options.jobs = vm["jobs"].as<int>();
     if (options.jobs < 1) throw po::error("--jobs must be >= 1");
   }
-  const PlanResult result = plan_scenario(scenario, options);
+  const PlanResult result = plan_request(request, options);
   if (!output.empty() && result.found()) write_best_yaml(output, request.scenario, result);
   if (format == OutputFormat::json) {
     std::cout << plan_json(result).dump() << "\n";

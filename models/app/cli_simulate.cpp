@@ -1,6 +1,5 @@
 // gpumux run, validate, compare: load -> overrides -> resolve -> simulate through the front door
 // (models/app/application.hpp), then print and write what it returns.
-#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -10,7 +9,6 @@
 #include "models/app/interrupt.hpp"
 #include "models/config/input_error.hpp"
 #include "models/output/result_io.hpp"
-#include "models/plan/capacity_check.hpp"
 #include "models/scenario/strategy_variants.hpp"
 #include "models/strategies/registry.hpp"
 
@@ -144,24 +142,16 @@ int command_run(const std::vector<std::string>& args) {
 
 int command_validate(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, validate_options(), "scenario");
-  const Scenario loaded = load_request(scenario_request(vm));
-  const bool planning =
-      loaded.plan && std::any_of(loaded.tenants.begin(), loaded.tenants.end(),
-                                 [](const TenantSpec& t) { return t.device.empty(); });
-  if (planning) {
-    check_plan_scenario(loaded);
+  const Validation validation = validate_request(scenario_request(vm));
+  if (validation.planning) {
+    const Scenario& loaded = validation.scenario;
     std::cout << "ok: " << loaded.name << ": a planning scenario, " << loaded.tenants.size()
               << " tenant(s), " << loaded.plan->gpus.size()
               << " GPU model(s); place them with `gpumux plan`\n";
     return kExitOk;
   }
-  const ResolvedScenario resolved = resolve_scenario(loaded);
-  // What will fail: errors (exit 2, the first one) and warnings (stderr, exit 0).
-  const std::vector<CapacityFinding> findings = capacity_findings(resolved);
-  for (const CapacityFinding& f : findings) {
-    if (f.error) throw InputError(f.where, f.message);
-  }
-  for (const CapacityFinding& f : findings) std::cerr << "gpumux: warning: " << f.text() << "\n";
+  for (const std::string& w : validation.warnings) std::cerr << "gpumux: warning: " << w << "\n";
+  const ResolvedScenario& resolved = *validation.resolved;
   const Scenario& scenario = resolved.scenario;
   std::cout << "ok: " << scenario.name << ": " << scenario.gpus.size() << " GPU(s), "
             << resolved.devices.size() << " device(s), " << scenario.tenants.size()

@@ -162,7 +162,10 @@ def validate(scenario, overrides=None) -> dict:
     """Loads and resolves a scenario without running it (``gpumux validate``).
 
     Returns {"name", "seed", "duration_ns", "warmup_ns", "gpus", "tenants": [names],
-    "devices": [{"name", "profile", "sms", "sharing", "tenants"}]}; raises ScenarioError.
+    "devices": [{"name", "profile", "sms", "sharing", "tenants"}], "planning": bool (a `plan:`
+    scenario with tenants not yet placed: checked against its GPU models, no devices),
+    "warnings": [lines] (what is likely to fail, as `gpumux validate` prints)}; raises
+    ScenarioError for what will fail (e.g. static memory over the device's).
     """
     text, is_path, source = _scenario_args(scenario)
     return _gpumux.validate(text, is_path, _override_list(overrides), source)

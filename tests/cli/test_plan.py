@@ -192,3 +192,32 @@ def test_validate_planning_scenario(tmp_path):
     path = small(tmp_path, SMALL.replace("memory: 60GiB", "memory: 90GiB"))
     proc = gpumux("validate", path)
     assert proc.returncode == 2 and "big" in proc.stderr and "79.25 GiB" in proc.stderr
+
+
+def test_python_validate_is_the_cli_validate(tmp_path):
+    """gpumux.validate goes through the same front door as `gpumux validate`: the same warnings,
+    planning scenarios recognised, capacity errors raised as ScenarioError."""
+    import gpumux
+
+    path = tmp_path / "m.yaml"
+    path.write_text(MIG_10G.replace("memory: 10GiB", "memory: 8GiB").replace("rate: 20/s",
+                                                                            "rate: 60/s"))
+    info = gpumux.validate(str(path))
+    cli = gpumux_cli_warnings(str(path))
+    assert info["warnings"] and info["warnings"] == cli
+    assert info["planning"] is False and info["devices"]
+    plan = gpumux.validate(NODE)
+    assert plan["planning"] is True and plan["devices"] == [] and plan["warnings"] == []
+    too_big = small(tmp_path, SMALL.replace("memory: 60GiB", "memory: 90GiB"))
+    try:
+        gpumux.validate(too_big)
+    except gpumux.ScenarioError as e:
+        assert "big" in str(e) and "79.25 GiB" in str(e)
+    else:
+        raise AssertionError("a tenant over the GPU's memory passed gpumux.validate")
+
+
+def gpumux_cli_warnings(path):
+    proc = gpumux("validate", path, check=0)
+    prefix = "gpumux: warning: "
+    return [line[len(prefix):] for line in proc.stderr.splitlines() if line.startswith(prefix)]
