@@ -57,7 +57,6 @@ void Tenant::start_iteration() {
       // It cannot fit even alone: the server rejects it.
       std::unique_ptr<Request> rejected = std::move(queue_.front());
       queue_.pop_front();
-      ++stats_.oom_events;
       run_.record_event(EventKind::oom, index_, devices_.front()->index(),
                         spec_.name + ": request " + std::to_string(rejected->id) +
                             " does not fit alone: " + why);

@@ -29,7 +29,6 @@ bool Tenant::allocate(std::int64_t bytes, const char* what) {
   const int refused = try_allocate(bytes, why);
   if (refused < 0) return true;
   const Device& device = *devices_[static_cast<std::size_t>(refused)];
-  ++stats_.oom_events;
   run_.record_event(EventKind::oom, index_, device.index(), spec_.name + ": " + what + " " + why);
   kill(EventKind::kill, spec_.name + " OOM-killed on " + device.geometry().name);
   return false;

@@ -2,7 +2,9 @@
 // Recorder: an observer of one run. The run calls every recorder attached through
 // RunOptions::observers when a request completes or fails, a kernel completes, an event (OOM,
 // kill, fault, reject, restart) happens, and for each timeseries sample (delivered when the run's
-// end is known, so exactly the samples of RunResult::timeseries). Recorders see const records
+// end is known, so exactly the samples of RunResult::timeseries); also when a request arrives.
+// The per-tenant statistics of the result are themselves a recorder (TenantStatsRecorder,
+// tenant_stats.hpp), fed through the same calls. Recorders see const records
 // only and schedule nothing: attaching any number changes no number of the result
 // (tests/unit/test_metrics_observers.cpp). Calls come in simulated-time order per kind.
 #include <cstddef>
@@ -25,6 +27,9 @@ struct RequestOutcome {
 class Recorder {
  public:
   virtual ~Recorder() = default;
+  /// A request arrived at ARRIVAL for TENANT (index into RunResult::tenants); MEASURED: after
+  /// warm-up, so counted in the statistics.
+  virtual void on_request_arrived(std::uint32_t /*tenant*/, Nanos /*arrival*/, bool /*measured*/) {}
   virtual void on_request_completed(const RequestOutcome&) {}
   virtual void on_request_failed(const RequestOutcome&) {}
   /// Every kernel that ran to completion (whether or not output.kernels records it).

@@ -21,7 +21,7 @@ void Tenant::arrive() {
   request->arrival = now;
   request->measured = now >= run_.scenario.warmup;
   assign_tokens(*request);
-  if (request->measured) ++stats_.requests;
+  run_.record_arrival(index_, *request);
   if (dead_) {
     fail_waiting(std::move(request));
     if (spec_.workload.arrivals.process == ArrivalProcess::closed) {
@@ -90,11 +90,6 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
   r.dead = true;
   release(r.memory);
   r.memory = 0;
-  if (status == RequestStatus::completed) {
-    stats_.count_completion(r);
-  } else {
-    stats_.count_failure(r);
-  }
   run_.record_request(index_, r);
   --in_flight_;
   const auto it = std::find_if(in_flight_list_.begin(), in_flight_list_.end(),
@@ -114,7 +109,6 @@ void Tenant::fail_waiting(std::unique_ptr<Request> request) {
   r.start = -1;
   r.finish = run_.sim.now();
   r.status = RequestStatus::failed;
-  stats_.count_failure(r);
   run_.record_request(index_, r);
   graveyard_.push_back(std::move(request));
 }

@@ -23,6 +23,7 @@
 #include "models/run/request.hpp"
 #include "models/run/runner.hpp"
 #include "models/run/tenant.hpp"
+#include "models/run/tenant_stats.hpp"
 
 namespace gpumux::run {
 
@@ -43,7 +44,15 @@ class Run {
 
   void record_event(EventKind kind, int tenant, int device, const std::string& detail) {
     result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});
+    stats_.on_event(result.events_log.back());
     for (Recorder* o : observers_) o->on_event(result.events_log.back());
+  }
+  /// A request arrived (now): counted when measured.
+  void record_arrival(int tenant, const Request& r) {
+    stats_.on_request_arrived(static_cast<std::uint32_t>(tenant), r.arrival, r.measured);
+    for (Recorder* o : observers_) {
+      o->on_request_arrived(static_cast<std::uint32_t>(tenant), r.arrival, r.measured);
+    }
   }
   /// Every completed or failed request passes here: the run ends at the last of them (or at
   /// `duration`), whatever else is still pending.
@@ -51,9 +60,14 @@ class Run {
     if (r.status != RequestStatus::unfinished) last_finish_ = std::max(last_finish_, r.finish);
     const RequestRecord record{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
                                r.start,  r.finish, r.status};
-    if (!observers_.empty() && r.status != RequestStatus::unfinished) {
+    if (r.status != RequestStatus::unfinished) {
       const RequestOutcome outcome{record, r.measured, r.first_token, r.output_tokens,
                                    r.solo_latency};
+      if (r.status == RequestStatus::completed) {
+        stats_.on_request_completed(outcome);
+      } else {
+        stats_.on_request_failed(outcome);
+      }
       for (Recorder* o : observers_) {
         if (r.status == RequestStatus::completed) {
           o->on_request_completed(outcome);
@@ -65,6 +79,11 @@ class Run {
     if (record_requests) result.requests.push_back(record);
   }
   /// A kernel ran to completion: kept when output.kernels, shown to the observers.
+  /// The statistics of TENANT so far (the result's per-tenant numbers come from these).
+  const TenantStats& tenant_stats(int tenant) const {
+    return stats_.tenant(static_cast<std::size_t>(tenant));
+  }
+  TenantStatsRecorder& stats_recorder() { return stats_; }
   void record_kernel(const KernelRecord& k) {
     if (record_kernels) result.kernels.push_back(k);
     for (Recorder* o : observers_) o->on_kernel_completed(k);
@@ -89,6 +108,7 @@ class Run {
   void add_assumption_notes();
 
   const RunOptions& options_;
+  TenantStatsRecorder stats_;         // the built-in recorder: TenantResult's statistics
   std::vector<Recorder*> observers_;  // RunOptions::observers
   Nanos last_finish_ = 0;  // latest completion or failure of a request
   Nanos last_sample_ = 0;

@@ -18,8 +18,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       launch_overhead_(launch_overhead),
       arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
       kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
-      tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")),
-      stats_(spec.slo) {
+      tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")) {
   trace_ = run.resolved.traces[static_cast<std::size_t>(index)];
   for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
   // Reserve the expected number of measured latencies (avoids regrowing large vectors).
@@ -32,10 +31,12 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
     expected = static_cast<double>(trace_.size());
   }
   if (expected > 0 && expected < 5e8) {
-    stats_.latency.reserve(static_cast<std::size_t>(expected));
-    stats_.queueing.reserve(static_cast<std::size_t>(expected));
+    run.stats_recorder().reserve(static_cast<std::size_t>(index),
+                                 static_cast<std::size_t>(expected));
   }
 }
+
+const TenantStats& Tenant::stats() const { return run_.tenant_stats(index_); }
 
 void Tenant::start() {
   run_.sim.schedule_at(0, make_event<&Tenant::on_start>(*this), kPriorityControl);

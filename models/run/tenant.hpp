@@ -11,7 +11,7 @@
 //   collectives.cpp  data-parallel barriers: a collective starts on every GPU together
 //   batching.cpp     continuous batching: the serving engine's Iterations
 //   memory.cpp       allocations on every GPU of the tenant and the OOM rule
-// Statistics go to TenantStats (tenant_stats.hpp). Costs: O(1) per event except the kernel
+// Statistics are a recorder of the run (TenantStatsRecorder, tenant_stats.hpp). Costs: O(1) per event except the kernel
 // expansion (O(kernels) per request) and dispatch (O(in flight) to find a finished request).
 #include <cstdint>
 #include <deque>
@@ -70,7 +70,7 @@ class Tenant : public KernelOwner {
   const std::vector<Device*>& devices() const { return devices_; }
   const TenantSpec& spec() const { return spec_; }
   int index() const { return index_; }
-  const TenantStats& stats() const { return stats_; }
+  const TenantStats& stats() const;  // the run's TenantStatsRecorder entry (tenant.cpp)
 
   void on_kernel_finished(KernelRun& kernel, Nanos now) override;  // launch.cpp
 
@@ -170,7 +170,6 @@ class Tenant : public KernelOwner {
   int in_flight_ = 0;
   bool dead_ = false;
   bool rejected_ = false;
-  TenantStats stats_;
   Iteration iteration_;             // the batched-serving iteration in progress
   bool iteration_running_ = false;
   bool iteration_pending_ = false;  // an on_iteration_due event is scheduled

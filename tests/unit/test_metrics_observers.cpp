@@ -15,6 +15,7 @@
 #include "models/output/result_io.hpp"
 #include "models/run/result.hpp"
 #include "models/run/runner.hpp"
+#include "models/run/tenant_stats.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 
@@ -193,6 +194,38 @@ TEST(MetricsAreObservers, ExtraObserversChangeNothingAndSeeEveryRecord) {
       EXPECT_EQ(o->kernels, static_cast<std::int64_t>(other.kernels.size())) << stem;
       EXPECT_EQ(o->events, static_cast<std::int64_t>(other.events_log.size())) << stem;
       EXPECT_EQ(o->samples, samples) << stem;
+    }
+  }
+}
+
+// The result's per-tenant statistics are a recorder: a second TenantStatsRecorder attached from
+// outside, fed only through the Recorder calls, arrives at exactly the run's counts and
+// percentiles for every tenant (arrivals, completions, failures, OOM events, latencies).
+TEST(MetricsAreObservers, TenantStatisticsAreWhatAnAttachedStatsRecorderSees) {
+  for (const std::string& stem : kStems) {
+    const Scenario scenario = load(stem);
+    run::TenantStatsRecorder outside(scenario.tenants);
+    RunOptions options;
+    options.observers.push_back(&outside);
+    const RunResult result = simulate(resolve_scenario(scenario), options);
+    ASSERT_EQ(result.tenants.size(), scenario.tenants.size());
+    for (std::size_t t = 0; t < result.tenants.size(); ++t) {
+      run::TenantStats seen = outside.tenant(t);  // a copy: quantile() partitions in place
+      const TenantResult& tr = result.tenants[t];
+      EXPECT_EQ(seen.requests, tr.requests) << stem << " " << tr.name;
+      EXPECT_EQ(seen.completed, tr.completed) << stem << " " << tr.name;
+      EXPECT_EQ(seen.failed, tr.failed) << stem << " " << tr.name;
+      EXPECT_EQ(seen.oom_events, tr.oom_events) << stem << " " << tr.name;
+      EXPECT_EQ(seen.slo_violations, tr.slo_violations) << stem << " " << tr.name;
+      EXPECT_EQ(static_cast<std::int64_t>(seen.latency.count()), tr.latency.count)
+          << stem << " " << tr.name;
+      if (tr.latency.count > 0) {
+        EXPECT_EQ(seen.latency.quantile(0.99), tr.latency.p99) << stem << " " << tr.name;
+      }
+      if (tr.time_per_output_token.count > 0) {
+        EXPECT_EQ(seen.time_per_output_token.quantile(0.5), tr.time_per_output_token.p50)
+            << stem << " " << tr.name;
+      }
     }
   }
 }
