@@ -8,7 +8,7 @@ packages=(
   libgmock-dev libbenchmark-dev libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
   python3-numpy python3-h5py python3-pandas python3-matplotlib python3-scipy python3-pytest
   python3-tqdm python3-yaml python3-dask python3-distributed python3-nbclient python3-nbconvert
-  python3-ipykernel jupyter-nbconvert python3-simpy3
+  python3-ipykernel jupyter-nbconvert python3-simpy3 clang-format
 )
 missing=()
 for p in "${packages[@]}"; do
