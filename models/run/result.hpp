@@ -32,6 +32,8 @@ struct TenantResult {
   LatencySummary time_per_output_token;
   double slowdown_mean = 0;    ///< latency / solo latency on a dedicated whole GPU
   double throughput_per_s = 0; ///< completed / measured window
+  /// Output tokens of completed measured requests / measured window (LLM tenants; 0 otherwise).
+  double output_tokens_per_s = 0;
   std::int64_t slo_violations = 0;
   std::int64_t oom_events = 0;
   double gpu_seconds = 0;      ///< device-time share attributed to the tenant (cost basis)

@@ -77,6 +77,8 @@ void Run::fill_tenant_summary(const Tenant& t, TenantResult& tr) const {
   tr.slowdown_mean =
       stats.completed > 0 ? stats.slowdown_sum / static_cast<double>(stats.completed) : 0;
   tr.throughput_per_s = measured_s > 0 ? static_cast<double>(stats.completed) / measured_s : 0;
+  tr.output_tokens_per_s =
+      measured_s > 0 ? static_cast<double>(stats.output_tokens) / measured_s : 0;
   tr.slo_violations = stats.slo_violations;
   tr.slo_ns = slo_targets(t.spec().slo);
   tr.oom_events = stats.oom_events;

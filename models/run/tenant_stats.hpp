@@ -30,6 +30,7 @@ struct TenantStats {
     if (!outcome.measured) return;
     const RequestRecord& r = outcome.record;
     ++completed;
+    output_tokens += outcome.output_tokens;
     const Nanos lat = r.finish_ns - r.arrival_ns;
     latency.add(lat);
     queueing.add(r.start_ns - r.arrival_ns);
@@ -55,6 +56,7 @@ struct TenantStats {
   ExactQuantiles latency, queueing, time_to_first_token, time_per_output_token;
   double slowdown_sum = 0;
   std::int64_t requests = 0, completed = 0, failed = 0, oom_events = 0, slo_violations = 0;
+  std::int64_t output_tokens = 0;  // of the completed measured requests
   Nanos smallest_slo = kNever;  // the tightest latency target; kNever: best-effort
 };
 

@@ -148,6 +148,27 @@ TEST(SloVerdict, TtftAndTpotTargetsUseTheirClosedForms) {
   EXPECT_NE(table.find("MISSED"), std::string::npos) << table;
 }
 
+TEST(TokenThroughput, IsOutputTokensTimesRequestThroughputWithFixedTokens) {
+  // 10 output tokens per request: tokens/s = 10 x completed requests/s exactly, in the result,
+  // the JSON summary and the LLM table; a tenant without tokens has none in its summary.
+  const RunResult r = run_yaml(llm_scenario("{ttft: {p99: 1s}}"));
+  const TenantResult& t = tenant(r, "t");
+  ASSERT_GT(t.completed, 100);
+  EXPECT_DOUBLE_EQ(t.output_tokens_per_s, 10 * t.throughput_per_s);
+  const auto json = summary_json(r)["tenants"]["t"];
+  EXPECT_DOUBLE_EQ(json["output_tokens_per_s"].get<double>(), t.output_tokens_per_s);
+  EXPECT_NE(summary_table(r).find("tokens/s"), std::string::npos);
+  std::string plain = llm_scenario("{p99: 1s}");
+  plain.replace(plain.find("      tokens: {input: 100, output: 10}\n"),
+                std::string("      tokens: {input: 100, output: 10}\n").size(), "");
+  plain.replace(plain.find(", repeat: output_tokens"), std::string(", repeat: output_tokens").size(),
+                "");
+  plain.replace(plain.find(", per_token: input"), std::string(", per_token: input").size(), "");
+  const RunResult no_tokens = run_yaml(plain);
+  EXPECT_EQ(tenant(no_tokens, "t").output_tokens_per_s, 0);
+  EXPECT_FALSE(summary_json(no_tokens)["tenants"]["t"].contains("output_tokens_per_s"));
+}
+
 TEST(SloVerdict, NoSamplesIsAMissNotAPass) {
   // Bug fixed on purpose: a tenant OOM-killed at t = 0 completes nothing; its p99 "0 ns" used to
   // pass --fail-on-slo. A TPOT target on a tenant without output tokens has no samples either.
