@@ -1,0 +1,52 @@
+#pragma once
+// Checked arithmetic: the one place where a double becomes integer nanoseconds, bytes or a
+// count, and where int64 products and sums that come from user input are formed. Each function
+// either returns the exact (rounded) result or throws RangeError, a UserError whose message
+// says what overflowed ("1e+21ns is out of range ..."); callers that know the file, line and key
+// catch it and rethrow with the location (InputError, or the trace reader's `fail`).
+// Cost: a few comparisons; no allocation unless it throws.
+#include <cstdint>
+#include <string>
+
+#include "sim/util/error.hpp"
+
+namespace gpumux::checked {
+
+/// A value that does not fit the integer it must become. One line; no location (the caller adds
+/// it).
+class RangeError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+/// The largest int64 value, and as nanoseconds about 292 years.
+inline constexpr std::int64_t kMaxInt64 = INT64_MAX;
+
+/// `value` rounded to the nearest integer as int64. Throws RangeError for NaN, infinities and
+/// values outside [-2^63, 2^63). `what` names the quantity in the message ("nanoseconds").
+std::int64_t to_int64(double value, const char* what);
+
+/// Rounded nanoseconds (may be negative: a time difference). Throws RangeError beyond about
+/// +-292 years, or for NaN / infinity.
+std::int64_t to_nanos(double ns);
+/// Rounded bytes, >= 0. Throws RangeError when negative, NaN, infinite or beyond 8 EiB.
+std::int64_t to_bytes(double bytes);
+/// Rounded count (tokens, requests), >= 0. Throws RangeError when negative, NaN, infinite or
+/// beyond INT64_MAX.
+std::int64_t to_count(double count);
+
+/// a * b and a + b and a - b, throwing RangeError on int64 overflow. `what` names the result
+/// ("memory_per_token x tokens").
+std::int64_t mul(std::int64_t a, std::int64_t b, const char* what);
+std::int64_t add(std::int64_t a, std::int64_t b, const char* what);
+std::int64_t sub(std::int64_t a, std::int64_t b, const char* what);
+
+/// a * b (a, b >= 0), INT64_MAX when it overflows: for quantities where "more than can be
+/// represented" has the same consequence as "too large" (an allocation that cannot fit).
+std::int64_t mul_saturating(std::int64_t a, std::int64_t b);
+
+/// A double known to be a nanosecond offset, clamped into [0, INT64_MAX] (NaN -> INT64_MAX):
+/// for random draws whose only use is "when", where beyond-the-horizon means never.
+std::int64_t nanos_saturating(double ns);
+
+}  // namespace gpumux::checked
