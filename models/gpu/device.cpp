@@ -30,13 +30,13 @@ std::int64_t Device::client_memory(int tenant) const {
 
 bool Device::allocate(int tenant, std::int64_t bytes, std::string& why) {
   const std::size_t slot = client_slot(clients_, tenant);
-  if (limits_.client_memory_limit && client_memory_[slot] + bytes > *limits_.client_memory_limit) {
+  if (limits_.client_memory_limit && bytes > *limits_.client_memory_limit - client_memory_[slot]) {
     why = "allocation of " + units::format_size(bytes) + " exceeds the MPS pinned memory limit of " +
           units::format_size(*limits_.client_memory_limit) + " (client holds " +
           units::format_size(client_memory_[slot]) + ")";
     return false;
   }
-  if (memory_used_ + bytes > geometry_.memory) {
+  if (bytes > geometry_.memory - memory_used_) {  // (no overflow for huge `bytes`)
     why = "allocation of " + units::format_size(bytes) + " does not fit on " + geometry_.name +
           ": " + units::format_size(memory_used_) + " of " + units::format_size(geometry_.memory) +
           " already in use";

@@ -9,6 +9,7 @@
 
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux::run {
 
@@ -47,11 +48,15 @@ void Tenant::schedule_next_open_arrival() {
   Nanos next = kNever;
   switch (a.process) {
     case ArrivalProcess::poisson:
-      next = now + static_cast<Nanos>(std::llround(arrivals_rng_.exponential(1e9 / a.rate_per_s)));
+    {
+      // Saturating: a gap beyond the int64 horizon is an arrival that never comes.
+      const Nanos gap = checked::nanos_saturating(arrivals_rng_.exponential(1e9 / a.rate_per_s));
+      next = gap > kNever - now ? kNever : now + gap;
+    }
       break;
     case ArrivalProcess::constant:
       // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift).
-      next = static_cast<Nanos>(std::llround(static_cast<double>(next_id_) * 1e9 / a.rate_per_s));
+      next = checked::nanos_saturating(static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
       break;
     case ArrivalProcess::trace:
       if (trace_next_ < trace_.size()) next = trace_[trace_next_++].arrival;
@@ -70,8 +75,13 @@ void Tenant::assign_tokens(Request& r) {
     r.input_tokens = t.input_tokens;
     r.output_tokens = t.output_tokens;
   } else if (spec_.workload.has_tokens) {
-    r.input_tokens = std::llround(std::max(0.0, draw(tokens_rng_, spec_.workload.input_tokens)));
-    r.output_tokens = std::llround(std::max(0.0, draw(tokens_rng_, spec_.workload.output_tokens)));
+    // A draw is clamped to [0, kMaxTokens] (a lognormal tail may reach infinity).
+    const auto tokens = [this](const DurationDistribution& d) {
+      const double v = draw(tokens_rng_, d);
+      return v > 0 ? std::llround(std::min(v, static_cast<double>(kMaxTokens))) : 0;
+    };
+    r.input_tokens = tokens(spec_.workload.input_tokens);
+    r.output_tokens = tokens(spec_.workload.output_tokens);
   } else {
     r.input_tokens = r.output_tokens = 0;
   }

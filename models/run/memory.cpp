@@ -5,12 +5,17 @@
 // serving asks first (try_allocate) and waits or rejects instead.
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux::run {
 
 std::int64_t Tenant::request_bytes(const Request& r) const {
   const WorkloadSpec& w = spec_.workload;
-  return w.memory_per_request + w.memory_per_token * (r.input_tokens + r.output_tokens);
+  // Saturating: a request whose KV cache exceeds int64 bytes fits nowhere, as INT64_MAX does not.
+  const std::int64_t per_token =
+      checked::mul_saturating(w.memory_per_token, r.input_tokens + r.output_tokens);
+  return per_token > checked::kMaxInt64 - w.memory_per_request ? checked::kMaxInt64
+                                                                : w.memory_per_request + per_token;
 }
 
 int Tenant::try_allocate(std::int64_t bytes, std::string& why) {

@@ -2,6 +2,7 @@
 // kernel_trace.hpp lists the events and args read): kernels, copies and memsets, and the peak
 // of the [memory] events.
 #include "models/scenario/kernel_trace_internal.hpp"
+#include "sim/util/checked.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,12 +14,22 @@ using namespace kernel_trace_detail;
 namespace {
 
 Nanos micros_to_ns(const nlohmann::json& value, const std::string& path, const std::string& key) {
-  if (value.is_number()) return static_cast<Nanos>(std::llround(value.get<double>() * 1000.0));
-  if (value.is_string()) {
+  const auto ns = [&](double micros) {
     try {
-      return static_cast<Nanos>(std::llround(std::stod(value.get<std::string>()) * 1000.0));
-    } catch (const std::exception&) {
+      return checked::to_nanos(micros * 1000.0);
+    } catch (const checked::RangeError& e) {
+      fail_key(path, key, e.what());
     }
+  };
+  if (value.is_number()) return ns(value.get<double>());
+  if (value.is_string()) {
+    double micros = 0;
+    try {
+      micros = std::stod(value.get<std::string>());
+    } catch (const std::exception&) {
+      fail_key(path, key, "expected a number of microseconds");
+    }
+    return ns(micros);
   }
   fail_key(path, key, "expected a number of microseconds");
 }
@@ -34,7 +45,8 @@ void dims(const nlohmann::json& args, const char* name, std::int64_t out[3]) {
 double number_arg(const nlohmann::json& args, const char* name, double fallback) {
   const auto it = args.find(name);
   if (it == args.end() || !it->is_number()) return fallback;
-  return it->get<double>();
+  // Integer uses (bytes, stream, device) cast this: keep it inside int64 (checked.hpp's range).
+  return std::clamp(it->get<double>(), -9e18, 9e18);
 }
 
 }  // namespace

@@ -69,7 +69,11 @@ DurationDistribution token_count_of(Context& ctx, const Field& field) {
       [&ctx, scalar](const Field& f, bool positive) {
         const std::int64_t minimum = positive && !scalar ? 1 : 0;
         const double v = number_of(ctx, f);
-        if (!(v >= static_cast<double>(minimum)) || v > 1e9) {
+        if (v > static_cast<double>(kMaxTokens)) {
+          ctx.fail(f, "at most " + std::to_string(kMaxTokens) + " tokens per request, got " +
+                          text_of(ctx, f));
+        }
+        if (!(v >= static_cast<double>(minimum))) {
           ctx.fail(f, "expected a token count >= " + std::to_string(minimum) + ", got " +
                           text_of(ctx, f));
         }

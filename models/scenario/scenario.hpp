@@ -21,6 +21,11 @@
 
 namespace gpumux {
 
+/// The most tokens (input or output) one request may have, in the scenario (token counts and
+/// distributions) and in traces: 1e9, three orders of magnitude beyond any model's context, and
+/// small enough that tokens x memory_per_token or x a per-token duration stays far from int64.
+inline constexpr std::int64_t kMaxTokens = 1'000'000'000;
+
 /// A duration that is fixed or drawn per use from a distribution.
 struct DurationDistribution {
   enum class Kind { fixed, exponential, lognormal, uniform };

@@ -10,11 +10,13 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
 #include "sim/util/csv.hpp"
 #include "sim/util/strings.hpp"
+#include "sim/util/checked.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -90,6 +92,11 @@ std::int64_t parse_count(std::string_view text, const char* what, const std::str
     fail(source, line,
          std::string(what) + ": expected a non-negative integer, got '" + std::string(text) + "'");
   }
+  if (value > kMaxTokens) {
+    fail(source, line,
+         std::string(what) + ": " + std::string(text) + " is more than the most tokens a request may have (" +
+             std::to_string(kMaxTokens) + ")");
+  }
   return value;
 }
 
@@ -134,7 +141,7 @@ Nanos parse_seconds(std::string_view text, const char* column, const std::string
     fail(source, line,
          std::string(column) + ": expected plain seconds (e.g. 1.25), got '" + owned + "'");
   }
-  return std::llround(seconds * 1e9);
+  return checked::to_nanos(seconds * 1e9);  // |seconds| <= 9e9: in range
 }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
@@ -201,7 +208,14 @@ Nanos parse_calendar_time(std::string_view text, const std::string& source, int 
   const std::int64_t days =
       days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   const std::int64_t seconds = days * 86'400 + hour * 3'600 + minute * 60 + second;
-  return seconds * 1'000'000'000 + fraction_ns;
+  // Nanoseconds since 1970 in int64 reach from 1677 to 2262; a date outside is refused.
+  try {
+    return checked::add(checked::mul(seconds, 1'000'000'000, "the date in nanoseconds"),
+                        fraction_ns, "the date in nanoseconds");
+  } catch (const checked::RangeError&) {
+    bad("date out of range (gpumux times reach from 1677 to 2262)");
+  }
+  return 0;  // unreachable: bad() throws
 }
 
 // Returns the index of the first column whose name (case-insensitive) is in `names`, or -1.
@@ -304,6 +318,11 @@ std::int64_t json_count(const nlohmann::json& object, const char* key, const std
   if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
     fail(source, line, std::string(key) + ": expected a non-negative integer, got " + it->dump());
   }
+  if (it->get<std::int64_t>() > kMaxTokens) {
+    fail(source, line,
+         std::string(key) + ": " + it->dump() + " is more than the most tokens a request may have (" +
+             std::to_string(kMaxTokens) + ")");
+  }
   return it->get<std::int64_t>();
 }
 
@@ -315,7 +334,10 @@ void read_mooncake(LineReader& lines, const std::string& source, std::vector<Raw
     nlohmann::json object;
     try {
       object = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::out_of_range& e) {
+      // e.g. 1e400: a number beyond a double ("[json.exception.out_of_range.406] ...")
+      fail(source, number, "a number out of range (beyond a double): " + std::string(e.what()));
+    } catch (const nlohmann::json::exception& e) {
       fail(source, number, "not a JSON object: " + std::string(e.what()));
     }
     if (!object.is_object()) fail(source, number, "expected a JSON object per line");
@@ -331,7 +353,7 @@ void read_mooncake(LineReader& lines, const std::string& source, std::vector<Raw
       request.time = ms * 1'000'000;
     } else if (stamp->is_number() && std::isfinite(stamp->get<double>()) &&
                std::fabs(stamp->get<double>()) < 9e12) {
-      request.time = std::llround(stamp->get<double>() * 1e6);
+      request.time = checked::to_nanos(stamp->get<double>() * 1e6);  // |ms| < 9e12: in range
     } else {
       fail(source, number, "timestamp: expected milliseconds, got " + stamp->dump());
     }
@@ -368,9 +390,20 @@ std::vector<TraceRequest> parse_trace(std::istream& in, const std::string& sourc
                " before the request on line " + std::to_string(raw[i - 1].line) +
                "); a trace must be sorted by time");
     }
-    const Nanos offset = raw[i].time - origin;
-    const Nanos arrival =
-        time_scale == 1.0 ? offset : std::llround(static_cast<double>(offset) * time_scale);
+    Nanos offset = 0;
+    Nanos arrival = 0;
+    try {
+      offset = checked::sub(raw[i].time, origin, "the time since the first request");
+      arrival = time_scale == 1.0 ? offset
+                                  : checked::to_nanos(static_cast<double>(offset) * time_scale);
+    } catch (const checked::RangeError& e) {
+      std::ostringstream scale;
+      scale << time_scale;
+      fail(source_name, raw[i].line,
+           (time_scale == 1.0 ? "arrival out of range: "
+                              : "arrivals.time_scale " + scale.str() + " puts this arrival out of range: ") +
+               std::string(e.what()));
+    }
     requests.push_back({arrival, raw[i].input_tokens, raw[i].output_tokens});
   }
   return requests;

@@ -131,6 +131,14 @@ double parse_rate_per_s(const std::string& text) {
   const double factor = factor_for(q.unit, kRateUnits, "rate");
   const double rate = factor < 0 ? q.number / -factor : q.number * factor;
   if (!(rate > 0)) throw std::invalid_argument("rate must be greater than zero");
+  // The mean gap 1/rate becomes integer nanoseconds (at most ~292 years); a rate below one per
+  // 100 years (3.17e-10/s) leaves no room for the exponential tail and is surely a typo.
+  constexpr double kLeastRatePerS = 1.0 / (100 * 365.25 * 86400);
+  if (rate < kLeastRatePerS) {
+    throw std::invalid_argument(
+        "rate too small: the least rate is one per 100 years (3.17e-10/s; gpumux times reach "
+        "about 292 years)");
+  }
   return rate;
 }
 

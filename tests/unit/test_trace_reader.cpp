@@ -216,5 +216,46 @@ TEST(TraceReaderPublicData, RealAzureAndMooncakeTraces) {
   EXPECT_EQ(synthetic.back().arrival, 1'022'025'000);  // 1022025 ms scaled by 1/1000
 }
 
+
+// Issue 13 (checked arithmetic): values that would overflow int64 nanoseconds or exceed the token
+// maximum are one-line errors naming the file and line, never wrapped numbers.
+TEST(TraceReader, OutOfRangeValuesAreErrorsWithTheLine) {
+  // Dates beyond int64 ns since 1970 (1677..2262): the year 0001 and 9999.
+  EXPECT_EQ(parse_error("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                        "0001-01-01 00:00:00,1,1\n",
+                        TraceFormat::azure_llm),
+            "mem.trace:2: TIMESTAMP: date out of range (gpumux times reach from 1677 to 2262) in "
+            "'0001-01-01 00:00:00' (expected YYYY-MM-DD HH:MM:SS.fffffff)");
+  EXPECT_CONTAINS(parse_error("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                              "9999-12-31 23:59:59,1,1\n",
+                              TraceFormat::azure_llm),
+                  "mem.trace:2: TIMESTAMP: date out of range");
+  // Two in-range dates whose difference overflows (2262 - 1677 > 292 years).
+  EXPECT_CONTAINS(parse_error("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                              "1678-01-01 00:00:00,1,1\n2261-12-31 00:00:00,1,1\n",
+                              TraceFormat::azure_llm),
+                  "mem.trace:3: arrival out of range: the time since the first request overflows");
+  // time_scale: 1e10 on a 4 s trace: 4e19 ns.
+  EXPECT_CONTAINS(parse_error("arrival\n0s\n4s\n", TraceFormat::csv, 1e10),
+                  "mem.trace:3: arrivals.time_scale 1e+10 puts this arrival out of range: "
+                  "4e+19ns is out of range");
+  // mooncake: a number beyond a double (nlohmann's out_of_range.406), tokens beyond 1e9.
+  EXPECT_CONTAINS(parse_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n"
+                              "{\"timestamp\": 1e400, \"input_length\": 1, \"output_length\": 1}\n",
+                              TraceFormat::mooncake),
+                  "mem.trace:2: a number out of range (beyond a double): "
+                  "[json.exception.out_of_range.406]");
+  EXPECT_EQ(parse_error("{\"timestamp\": 0, \"input_length\": 1000000001, \"output_length\": 1}\n",
+                        TraceFormat::mooncake),
+            "mem.trace:1: input_length: 1000000001 is more than the most tokens a request may have "
+            "(1000000000)");
+  EXPECT_EQ(parse_error("arrival,input_tokens\n0s,5000000000\n", TraceFormat::csv),
+            "mem.trace:2: input_tokens: 5000000000 is more than the most tokens a request may have "
+            "(1000000000)");
+  // The maximum itself is accepted.
+  EXPECT_EQ(parse("arrival,input_tokens\n0s,1000000000\n", TraceFormat::csv)[0].input_tokens,
+            kMaxTokens);
+}
+
 }  // namespace
 }  // namespace gpumux

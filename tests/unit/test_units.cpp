@@ -125,6 +125,11 @@ TEST(Units, EveryRateUnit) {
 TEST(Units, RateErrors) {
   EXPECT_NE(rate_error("50").find("missing unit, e.g. 50/s"), std::string::npos);
   EXPECT_NE(rate_error("0/s").find("greater than zero"), std::string::npos);
+  // Issue 13: the mean gap 1/rate must fit integer nanoseconds: at least one per 100 years.
+  EXPECT_NE(rate_error("1e-9/h").find("rate too small"), std::string::npos);
+  EXPECT_NE(rate_error("5e-324/s").find("rate too small"), std::string::npos);
+  EXPECT_EQ(rate_error("1/min"), "no error");
+  EXPECT_EQ(rate_error("4e-10/s"), "no error");
   EXPECT_NE(rate_error("-5/s").find("must not be negative"), std::string::npos);
   EXPECT_NE(rate_error("5/day").find("unknown rate unit '/day'"), std::string::npos);
   EXPECT_NE(rate_error("5 per s").find("unknown rate unit"), std::string::npos);
