@@ -1,8 +1,11 @@
 #include "models/config/yaml_reader.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -75,10 +78,102 @@ std::string child_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }
 
+namespace {
+
+// The length of the UTF-8 sequence at `i` (1..4), or 0 when the bytes there are not one
+// (overlong forms, surrogates and code points beyond U+10FFFF are invalid too).
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  const unsigned c = byte(0);
+  const auto tail = [&](std::size_t k) { return (byte(k) & 0xC0u) == 0x80u; };
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return tail(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!tail(1) || !tail(2)) return 0;
+    if (c == 0xE0 && byte(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && byte(1) >= 0xA0) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!tail(1) || !tail(2) || !tail(3)) return 0;
+    if (c == 0xF0 && byte(1) < 0x90) return 0;
+    if (c == 0xF4 && byte(1) >= 0x90) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+[[noreturn]] void fail_in(const std::string& source_name, int line, int column,
+                          const std::string& message) {
+  SourceLocation where;
+  where.file = source_name;
+  where.line = line;
+  where.column = column;
+  throw InputError(where, message);
+}
+
+// gpumux reads UTF-8 only (a name or description goes into JSON and HDF5 results, which must be
+// UTF-8): a UTF-16/32 byte-order mark or an invalid byte is an error at its line and column.
+void check_utf8(const std::string& text, const std::string& source_name) {
+  const auto starts = [&](std::initializer_list<unsigned char> bom) {
+    return text.size() >= bom.size() &&
+           std::equal(bom.begin(), bom.end(), text.begin(),
+                      [](unsigned char b, char c) { return b == static_cast<unsigned char>(c); });
+  };
+  if (starts({0x00, 0x00, 0xFE, 0xFF}) || starts({0xFF, 0xFE, 0x00, 0x00})) {
+    fail_in(source_name, 0, 0, "the file is UTF-32 text; gpumux reads UTF-8: save it as UTF-8");
+  }
+  if (starts({0xFE, 0xFF}) || starts({0xFF, 0xFE})) {
+    fail_in(source_name, 0, 0, "the file is UTF-16 text; gpumux reads UTF-8: save it as UTF-8");
+  }
+  int line = 1;
+  int column = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_length(text, i);
+    if (length == 0) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[i]));
+      fail_in(source_name, line, column,
+              "not UTF-8 text (byte " + std::string(byte) +
+                  "; a Latin-1 or Windows-1252 file?): gpumux reads UTF-8: save the file as UTF-8");
+    }
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += length;
+  }
+}
+
+// YAML nesting deeper than this is refused by yaml-cpp (its depth guard, DeepRecursion).
+constexpr int kYamlMaxDepth = 2000;
+
+}  // namespace
+
 YAML::Node parse(const std::string& text, const std::string& source_name,
                  const std::string& prefix) {
+  check_utf8(text, source_name);
   try {
-    return YAML::Load(text);
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.empty()) return YAML::Node();
+    for (std::size_t d = 1; d < documents.size(); ++d) {
+      if (documents[d].IsNull()) continue;  // an empty document after a trailing '---'
+      const YAML::Mark mark = documents[d].Mark();
+      fail_in(source_name, mark.line >= 0 ? mark.line + 1 : 0,
+              mark.line >= 0 ? mark.column + 1 : 0,
+              "several YAML documents (a second one starts after '---'); gpumux reads one: put "
+              "each scenario in its own file");
+    }
+    return documents.front();
+  } catch (const YAML::DeepRecursion& e) {
+    fail_in(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0,
+            e.mark.line >= 0 ? e.mark.column + 1 : 0,
+            "nested too deeply: gpumux reads YAML nested at most " + std::to_string(kYamlMaxDepth) +
+                " levels (yaml-cpp's limit)");
   } catch (const YAML::Exception& e) {
     SourceLocation where;
     where.file = source_name;

@@ -1,0 +1,166 @@
+"""The error contract under bad input (issue 13, items 3 and 4).
+
+Every user mistake is exit 2 with one line on stderr naming the file (and line, and the key
+where the mistake is a scenario key), for `validate` and `run` alike; Python raises
+gpumux.ScenarioError. Each case writes its bad input into tmp_path. The cases are the ones an
+operator's fuzz campaign found ending in exit 3 "internal error", in an overflow, or passing
+`validate` and then failing the run.
+"""
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
+
+SCENARIO = """\
+name: bad
+duration: 1s
+warmup: 100ms
+gpus: [{{name: gpu0, model: h100-sxm-80gb}}]
+tenants:
+  - name: {tenant}
+    device: gpu0
+    workload:
+      arrivals: {arrivals}
+      request: {{kernels: [{{name: k, duration: {duration}}}]}}
+"""
+
+
+def scenario(tenant="t", arrivals="{process: poisson, rate: 10/s}", duration="1ms"):
+    return SCENARIO.format(tenant=tenant, arrivals=arrivals, duration=duration)
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return path
+
+
+def trace_scenario(tmp_path, trace_name, trace, fmt, extra=""):
+    write(tmp_path, trace_name, trace)
+    return write(tmp_path, "scenario.yaml",
+                 scenario(arrivals=f"{{process: trace, file: {trace_name}, format: {fmt}{extra}}}"))
+
+
+AZURE_HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+MOONCAKE_LINE = '{{"timestamp": {t}, "input_length": {i}, "output_length": 5}}\n'
+
+
+def case_rate_per_hour(tmp_path):
+    return write(tmp_path, "scenario.yaml", scenario(arrivals="{process: poisson, rate: 1e-9/h}"))
+
+
+def case_rate_subnormal(tmp_path):
+    return write(tmp_path, "scenario.yaml",
+                 scenario(arrivals="{process: constant, rate: 5e-324/s}"))
+
+
+def case_time_scale(tmp_path):
+    return trace_scenario(tmp_path, "t.csv", AZURE_HEADER + "2023-11-16 18:15:46.68,10,5\n"
+                          "2023-11-16 18:15:50.99,10,5\n", "azure-llm", ", time_scale: 1e10")
+
+
+def case_date_out_of_range(tmp_path):
+    return trace_scenario(tmp_path, "t.csv", AZURE_HEADER + "9999-11-16 18:15:46.68,10,5\n",
+                          "azure-llm")
+
+
+def case_trace_tokens(tmp_path):
+    return trace_scenario(tmp_path, "t.csv", AZURE_HEADER + "2023-11-16 18:15:46.68,10,5\n"
+                          "2023-11-16 18:15:47.00,4000000000,5\n", "azure-llm")
+
+
+def case_mooncake_1e400(tmp_path):
+    return trace_scenario(tmp_path, "t.jsonl", MOONCAKE_LINE.format(t=0, i=10)
+                          + MOONCAKE_LINE.format(t="1e400", i=10), "mooncake")
+
+
+def case_mooncake_tokens(tmp_path):
+    return trace_scenario(tmp_path, "t.jsonl", MOONCAKE_LINE.format(t=0, i=10**12), "mooncake")
+
+
+def case_two_documents(tmp_path):
+    return write(tmp_path, "scenario.yaml", scenario() + "---\nname: second\n")
+
+
+def case_too_deep(tmp_path):
+    return write(tmp_path, "scenario.yaml", "name: " + "[" * 3000 + "]" * 3000 + "\n")
+
+
+def case_latin1(tmp_path):
+    return write(tmp_path, "scenario.yaml", scenario().replace("name: bad", "name: café")
+                 .encode("latin-1"))
+
+
+def case_utf16(tmp_path):
+    return write(tmp_path, "scenario.yaml", scenario().encode("utf-16"))
+
+
+def case_invalid_utf8_name(tmp_path):
+    # Accepted by `validate` and simulated before: the result's JSON then failed (exit 3).
+    return write(tmp_path, "scenario.yaml", scenario().replace("name: bad", "name: b\xc3(")
+                 .encode("utf-8", "surrogateescape").replace(b"\xc3\x83(", b"\xc3("))
+
+
+# case -> (file the message names, line, text in the message)
+CASES = {
+    case_rate_per_hour: ("scenario.yaml", 9, "tenants.0.workload.arrivals.rate: rate too small"),
+    case_rate_subnormal: ("scenario.yaml", 9, "tenants.0.workload.arrivals.rate: rate too small"),
+    case_time_scale: ("t.csv", 3, "arrivals.time_scale 1e+10 puts this arrival out of range"),
+    case_date_out_of_range: ("t.csv", 2, "TIMESTAMP: date out of range"),
+    case_trace_tokens: ("t.csv", 3, "ContextTokens: 4000000000 is more than the most tokens"),
+    case_mooncake_1e400: ("t.jsonl", 2, "a number out of range (beyond a double)"),
+    case_mooncake_tokens: ("t.jsonl", 1, "input_length: 1000000000000 is more than the most"),
+    case_two_documents: ("scenario.yaml", 12, "several YAML documents"),
+    case_too_deep: ("scenario.yaml", 1, "nested too deeply"),
+    case_latin1: ("scenario.yaml", 1, "not UTF-8 text (byte 0xE9"),
+    case_utf16: ("scenario.yaml", None, "the file is UTF-16 text"),
+    case_invalid_utf8_name: ("scenario.yaml", 1, "not UTF-8 text (byte 0xC3"),
+}
+
+
+def gpumux(*args, cwd):
+    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          errors="replace")
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("case", list(CASES), ids=lambda c: c.__name__[5:])
+def test_bad_input_is_exit_2_with_one_line_naming_the_file(tmp_path, case, command):
+    path = case(tmp_path)
+    file, line, text = CASES[case]
+    out = gpumux(command, str(path), cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("gpumux: error: "), lines[0]
+    assert "internal error" not in lines[0]
+    location = re.escape(file) + (f":{line}:" if line is not None else ":")
+    assert re.search(location, lines[0]), lines[0]
+    assert text in lines[0], lines[0]
+
+
+def python_api():
+    gpumux_py = pytest.importorskip("gpumux")
+    if not hasattr(gpumux_py, "run"):
+        pytest.skip("gpumux package: put python/ on PYTHONPATH too")
+    return gpumux_py
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=lambda c: c.__name__[5:])
+def test_python_raises_scenario_error(tmp_path, case, monkeypatch):
+    api = python_api()
+    path = case(tmp_path)
+    file, _, text = CASES[case]
+    monkeypatch.chdir(tmp_path)
+    for call in (api.validate, api.run):
+        with pytest.raises(api.ScenarioError) as error:
+            call(str(path))
+        assert file in str(error.value) and text in str(error.value)
