@@ -105,7 +105,13 @@ GpuSpec gpu_of(Context& ctx, const Field& field) {
   g.where = ctx.at(field.path, field.mark);
   g.name = name_of(ctx, map.require("name"));
   g.model = non_empty_text(ctx, map.require("model"));
-  if (const auto f = map.get("count")) g.count = int_of(ctx, *f, 1);
+  if (const auto f = map.get("count")) {
+    g.count = int_of(ctx, *f, 1);
+    if (g.count > kMaxGpuCount) {
+      ctx.fail(*f, "at most " + std::to_string(kMaxGpuCount) + " GPUs per entry, got " +
+                       text_of(ctx, *f));
+    }
+  }
   if (const auto f = map.get("mig")) g.mig = mig_of(ctx, *f, g.mig_layout_name);
   if (const auto f = map.get("sharing")) g.sharing = sharing_of(ctx, *f);
   if (const auto f = map.get("cost_per_hour")) {

@@ -91,7 +91,13 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
   const std::optional<Field> placed = map.get("device");
   if (!placed && planning) {
     // A tenant of a planning scenario: `gpumux plan` chooses its device.
-    if (const auto f = map.get("replicas")) t.replicas = int_of(ctx, *f, 1);
+    if (const auto f = map.get("replicas")) {
+    t.replicas = int_of(ctx, *f, 1);
+    if (t.replicas > kMaxTenantReplicas) {
+      ctx.fail(*f, "at most " + std::to_string(kMaxTenantReplicas) + " replicas of a tenant, got " +
+                       text_of(ctx, *f));
+    }
+  }
     if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
     if (const auto f = map.get("gpus")) {
       t.gpus = int_of(ctx, *f, 1);
@@ -117,7 +123,13 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
   }
   t.device = t.devices.front();
   t.gpus = static_cast<int>(t.devices.size());
-  if (const auto f = map.get("replicas")) t.replicas = int_of(ctx, *f, 1);
+  if (const auto f = map.get("replicas")) {
+    t.replicas = int_of(ctx, *f, 1);
+    if (t.replicas > kMaxTenantReplicas) {
+      ctx.fail(*f, "at most " + std::to_string(kMaxTenantReplicas) + " replicas of a tenant, got " +
+                       text_of(ctx, *f));
+    }
+  }
   if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
   if (const auto f = map.get("gpus")) {
     t.gpus = int_of(ctx, *f, 1);

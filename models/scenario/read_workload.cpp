@@ -1,6 +1,7 @@
 // Reads a tenant's `workload:` block: arrivals, the request's kernels, tokens, batching.
 #include "models/scenario/loader_parts.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -40,6 +41,12 @@ DurationDistribution distribution_with(Context& ctx, const Field& field, ParseVa
     const Field sigma = params.require("sigma");
     d.sigma = number_of(ctx, sigma);
     if (d.sigma < 0) ctx.fail(sigma, "must be >= 0, got " + text_of(ctx, sigma));
+    if (d.sigma > kMaxLognormalSigma) {
+      ctx.fail(sigma, "at most 3 (the mean would be exp(sigma^2/2) = " +
+                          std::to_string(static_cast<long long>(std::min(1e18, std::exp(d.sigma * d.sigma / 2)))) +
+                          "x the median, set by draws a run almost never makes), got " +
+                          text_of(ctx, sigma));
+    }
   } else {
     d.kind = DurationDistribution::Kind::uniform;
     const MapReader params(ctx, *map.get("uniform"), {"min", "max"});
@@ -108,6 +115,10 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
       k.repeat_per_token = token_kind_of(ctx, *f, "token count to repeat per");
     } else {
       k.repeat = int_of(ctx, *f, 1);
+      if (k.repeat > kMaxRepeat) {
+        ctx.fail(*f, "at most " + std::to_string(kMaxRepeat) + " launches per request, got " +
+                         text_of(ctx, *f));
+      }
     }
   }
   if (const auto f = map.get("per_token")) {

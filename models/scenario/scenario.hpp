@@ -26,6 +26,23 @@ namespace gpumux {
 /// small enough that tokens x memory_per_token or x a per-token duration stays far from int64.
 inline constexpr std::int64_t kMaxTokens = 1'000'000'000;
 
+// Stated maxima of the counts that multiply work or memory before anything is simulated
+// (issue 13: `count: 1000000000` exhausted memory inside `validate`). Each is far beyond any
+// real use and small enough that the expanded scenario fits in memory at once.
+/// gpus[].count: GPUs per entry (a node has 8-16; 4096 is a large cluster).
+inline constexpr int kMaxGpuCount = 4096;
+/// tenants[].replicas: copies of one tenant (each is a full tenant with its own state).
+inline constexpr int kMaxTenantReplicas = 100'000;
+/// A kernel's `repeat`: launches per request (each drawn duration is stored per request in
+/// flight; a million is ~8 MB per request).
+inline constexpr int kMaxRepeat = 1'000'000;
+/// lognormal `sigma`. The mean is median x exp(sigma^2/2) and one draw in a billion exceeds
+/// median x exp(6 sigma): at sigma 3 that is 90x and 6.6e7x the median. Beyond, the mean (which
+/// sets the load) comes from draws a run almost never makes, so results do not converge, and the
+/// tail overflows integer nanoseconds (sigma 8: the mean is 8e13x the median, one draw in a
+/// thousand 5e10x). Measured kernel and token spreads are 0.1-1.5.
+inline constexpr double kMaxLognormalSigma = 3.0;
+
 /// A duration that is fixed or drawn per use from a distribution.
 struct DurationDistribution {
   enum class Kind { fixed, exponential, lognormal, uniform };

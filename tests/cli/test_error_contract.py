@@ -109,6 +109,27 @@ def case_invalid_utf8_name(tmp_path):
                  .encode("utf-8", "surrogateescape").replace(b"\xc3\x83(", b"\xc3("))
 
 
+def case_lognormal_sigma(tmp_path):
+    return write(tmp_path, "scenario.yaml",
+                 scenario(duration="{lognormal: {median: 1ms, sigma: 8}}"))
+
+
+def case_repeat(tmp_path):
+    return write(tmp_path, "scenario.yaml",
+                 scenario(duration="1ms, repeat: 1000000000"))
+
+
+def case_gpu_count(tmp_path):
+    return write(tmp_path, "scenario.yaml", scenario().replace(
+        "{name: gpu0, model: h100-sxm-80gb}", "{name: gpu, model: h100-sxm-80gb, count: 1000000000}")
+        .replace("device: gpu0", "device: gpu-0"))
+
+
+def case_replicas(tmp_path):
+    return write(tmp_path, "scenario.yaml",
+                 scenario().replace("    device: gpu0\n", "    device: gpu0\n    replicas: 100000000\n"))
+
+
 # case -> (file the message names, line, text in the message)
 CASES = {
     case_rate_per_hour: ("scenario.yaml", 9, "tenants.0.workload.arrivals.rate: rate too small"),
@@ -123,6 +144,10 @@ CASES = {
     case_latin1: ("scenario.yaml", 1, "not UTF-8 text (byte 0xE9"),
     case_utf16: ("scenario.yaml", None, "the file is UTF-16 text"),
     case_invalid_utf8_name: ("scenario.yaml", 1, "not UTF-8 text (byte 0xC3"),
+    case_lognormal_sigma: ("scenario.yaml", 10, "lognormal.sigma: at most 3 (the mean would be"),
+    case_repeat: ("scenario.yaml", 10, "repeat: at most 1000000 launches per request"),
+    case_gpu_count: ("scenario.yaml", 4, "gpus.0.count: at most 4096 GPUs per entry"),
+    case_replicas: ("scenario.yaml", 8, "tenants.0.replicas: at most 100000 replicas"),
 }
 
 
