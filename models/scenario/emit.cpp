@@ -259,6 +259,7 @@ std::string emit_scenario_yaml(const Scenario& scenario) {
   out << YAML::Key << "seed" << YAML::Value << scenario.seed;
   duration_key(out, "duration", scenario.duration);
   duration_key(out, "warmup", scenario.warmup);
+  if (scenario.allow_large) out << YAML::Key << "allow_large" << YAML::Value << true;
   out << YAML::Key << "gpus" << YAML::Value << YAML::BeginSeq;
   for (const GpuSpec& g : scenario.gpus) emit_gpu(out, g);
   out << YAML::EndSeq;

@@ -112,7 +112,7 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   const MapReader map(
       ctx, Field{root, "", root.Mark()},
       {"name", "description", "seed", "duration", "warmup", "gpus", "tenants", "faults", "output",
-       "plan"},
+       "plan", "allow_large"},
       {{"sharing", "a gpus entry"}, {"workload", "a tenants entry"}});
   if (const auto f = map.get("plan")) scenario.plan = plan_of(ctx, *f);
   const bool planning = scenario.plan.has_value();
@@ -120,6 +120,7 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   if (const auto f = map.get("description")) scenario.description = text_of(ctx, *f);
   scenario.seed = 1;
   if (const auto f = map.get("seed")) scenario.seed = seed_of(ctx, *f);
+  if (const auto f = map.get("allow_large")) scenario.allow_large = bool_of(ctx, *f);
   scenario.duration = positive_duration_of(ctx, map.require("duration"));
   if (const auto f = map.get("warmup")) {
     scenario.warmup = duration_of(ctx, *f);

@@ -9,6 +9,7 @@
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
+#include "models/scenario/work_estimate.hpp"
 #include "models/strategies/strategy.hpp"
 
 namespace gpumux {
@@ -247,6 +248,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
   }
   out.scenario = std::move(scenario);
+  check_work_budget(out.scenario, out.traces);
   return out;
 }
 

@@ -247,6 +247,9 @@ struct Scenario {
   std::uint64_t seed = 0;
   Nanos duration = 0;  ///< arrivals stop here; in-flight work then drains
   Nanos warmup = 0;    ///< requests arriving earlier are excluded from statistics
+  /// `allow_large: true`: skip the work budget (work_estimate.hpp) that refuses scenarios whose
+  /// estimated requests, kernel launches or timeseries samples exceed what runs in minutes.
+  bool allow_large = false;
   std::vector<GpuSpec> gpus;        ///< expanded: one entry per physical GPU
   std::vector<TenantSpec> tenants;  ///< expanded: one entry per tenant replica
   std::vector<FaultSpec> faults;

@@ -130,6 +130,21 @@ def case_replicas(tmp_path):
                  scenario().replace("    device: gpu0\n", "    device: gpu0\n    replicas: 100000000\n"))
 
 
+def case_work_rate(tmp_path):
+    # rate 1e9/s over a minute: 6e10 requests (budget 1e8); used to run for hours.
+    return write(tmp_path, "scenario.yaml", scenario(arrivals="{process: poisson, rate: 1e9/s}")
+                 .replace("duration: 1s", "duration: 60s"))
+
+
+def case_work_kernel_duration(tmp_path):
+    # 100000h (a typo for 100000us): the drain records billions of timeseries samples.
+    return write(tmp_path, "scenario.yaml", scenario(duration="100000h"))
+
+
+def case_work_sample(tmp_path):
+    return write(tmp_path, "scenario.yaml", scenario() + "output: {sample: 1ns}\n")
+
+
 # case -> (file the message names, line, text in the message)
 CASES = {
     case_rate_per_hour: ("scenario.yaml", 9, "tenants.0.workload.arrivals.rate: rate too small"),
@@ -148,6 +163,12 @@ CASES = {
     case_repeat: ("scenario.yaml", 10, "repeat: at most 1000000 launches per request"),
     case_gpu_count: ("scenario.yaml", 4, "gpus.0.count: at most 4096 GPUs per entry"),
     case_replicas: ("scenario.yaml", 8, "tenants.0.replicas: at most 100000 replicas"),
+    case_work_rate: ("scenario.yaml", 9,
+                     "tenants.0.workload.arrivals.rate: the scenario asks for about 6e+10 requests"),
+    case_work_kernel_duration: ("scenario.yaml", 10,
+                                "tenants.0.workload.request.kernels.0.duration: the run would "
+                                "record about"),
+    case_work_sample: ("scenario.yaml", 11, "output.sample: the run would record about 2e+09"),
 }
 
 
@@ -189,3 +210,14 @@ def test_python_raises_scenario_error(tmp_path, case, monkeypatch):
         with pytest.raises(api.ScenarioError) as error:
             call(str(path))
         assert file in str(error.value) and text in str(error.value)
+
+
+def test_allow_large_lifts_the_work_budget(tmp_path):
+    """`allow_large: true` (or --set allow_large=true) accepts what the budget refuses."""
+    path = case_work_kernel_duration(tmp_path)
+    refused = gpumux("validate", str(path), cwd=tmp_path)
+    assert refused.returncode == 2 and "set allow_large: true to run it anyway" in refused.stderr
+    allowed = gpumux("validate", str(path), "--set", "allow_large=true", cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+    path.write_text("allow_large: true\n" + path.read_text())
+    assert gpumux("validate", str(path), cwd=tmp_path).returncode == 0

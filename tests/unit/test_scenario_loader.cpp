@@ -634,6 +634,7 @@ void expect_same(const Scenario& a, const Scenario& b) {
   EXPECT_EQ(a.seed, b.seed);
   EXPECT_EQ(a.duration, b.duration);
   EXPECT_EQ(a.warmup, b.warmup);
+  EXPECT_EQ(a.allow_large, b.allow_large);
   ASSERT_EQ(a.gpus.size(), b.gpus.size());
   for (std::size_t i = 0; i < a.gpus.size(); ++i) {
     const GpuSpec& x = a.gpus[i];

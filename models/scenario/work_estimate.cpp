@@ -1,0 +1,166 @@
+#include "models/scenario/work_estimate.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "sim/util/units.hpp"
+
+namespace gpumux {
+namespace {
+
+struct TenantWork {
+  double requests = 0;
+  double launches_per_request = 0;
+  double solo_ns = 0;            // mean time of one request alone (no contention)
+  std::string driver;            // key path that sets the request count
+  std::size_t longest_kernel = 0;  // index of the kernel with the largest share of solo_ns
+  double drain_ns = 0;  // after `duration`: the backlog of an overloaded tenant, or one request
+};
+
+double token_mean(const WorkloadSpec& w, TokenCount which) {
+  if (!w.has_tokens) return 1.0;
+  return which == TokenCount::input ? w.input_tokens.mean() : w.output_tokens.mean();
+}
+
+std::string sci(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+TenantWork tenant_work(const Scenario& scenario, std::size_t t,
+                       const std::vector<TraceRequest>& trace) {
+  const TenantSpec& tenant = scenario.tenants[t];
+  const WorkloadSpec& w = tenant.workload;
+  const std::string path = tenant.where.key_path + ".workload";
+  TenantWork out;
+  double longest = -1;
+  for (std::size_t k = 0; k < w.kernels.size(); ++k) {
+    const KernelSpec& kernel = w.kernels[k];
+    const double launches = kernel.repeat_per_token == TokenCount::none
+                                ? kernel.repeat
+                                : token_mean(w, kernel.repeat_per_token);
+    const double scale =
+        kernel.duration_per_token == TokenCount::none ? 1.0 : token_mean(w, kernel.duration_per_token);
+    const double ns = launches * (kernel.duration.mean() * scale + static_cast<double>(w.host_gap));
+    out.launches_per_request += launches;
+    out.solo_ns += ns;
+    if (ns > longest) {
+      longest = ns;
+      out.longest_kernel = k;
+    }
+  }
+  const double duration_s = static_cast<double>(scenario.duration) * 1e-9;
+  const ArrivalSpec& a = w.arrivals;
+  switch (a.process) {
+    case ArrivalProcess::poisson:
+    case ArrivalProcess::constant:
+      out.requests = a.rate_per_s * duration_s;
+      out.driver = path + ".arrivals.rate";
+      break;
+    case ArrivalProcess::trace:
+      out.requests = static_cast<double>(trace.size());
+      out.driver = path + ".arrivals.file";
+      break;
+    case ArrivalProcess::closed:
+      out.requests = a.concurrency * static_cast<double>(scenario.duration) /
+                     std::max(1000.0, static_cast<double>(a.think) + out.solo_ns);
+      out.driver = path + ".arrivals.concurrency";
+      break;
+  }
+  // Served alone, max_in_flight at a time: what is left at `duration` drains afterwards.
+  const double busy = out.requests * out.solo_ns / std::max(1, w.max_in_flight);
+  out.drain_ns = std::max(out.solo_ns, busy - static_cast<double>(scenario.duration));
+  return out;
+}
+
+}  // namespace
+
+WorkEstimate estimate_work(const Scenario& scenario,
+                           const std::vector<std::vector<TraceRequest>>& traces) {
+  WorkEstimate total;
+  double drain = 0;
+  for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
+    static const std::vector<TraceRequest> kNone;
+    const TenantWork w = tenant_work(scenario, t, t < traces.size() ? traces[t] : kNone);
+    const double copies = std::max<std::size_t>(1, scenario.tenants[t].devices.size());
+    total.requests += w.requests;
+    total.launches += w.requests * w.launches_per_request * copies;
+    drain = std::max(drain, w.drain_ns);
+  }
+  const double series = static_cast<double>(scenario.gpus.size() + scenario.tenants.size());
+  total.samples = series * (static_cast<double>(scenario.duration) + drain) /
+                  static_cast<double>(std::max<Nanos>(1, scenario.output.sample));
+  return total;
+}
+
+void check_work_budget(const Scenario& scenario,
+                       const std::vector<std::vector<TraceRequest>>& traces) {
+  if (scenario.allow_large) return;
+  const WorkEstimate total = estimate_work(scenario, traces);
+  const std::string escape = "; set allow_large: true to run it anyway";
+  if (total.requests <= kWorkBudgetRequests && total.launches <= kWorkBudgetLaunches &&
+      total.samples <= kWorkBudgetSamples) {
+    return;
+  }
+  // The tenant with the most launches (or requests) names the key that drives the estimate.
+  std::size_t worst = 0;
+  TenantWork worst_work;
+  double worst_launches = -1;
+  double drain = 0;
+  std::size_t drain_tenant = 0;
+  TenantWork drain_work;
+  for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
+    static const std::vector<TraceRequest> kNone;
+    const TenantWork w = tenant_work(scenario, t, t < traces.size() ? traces[t] : kNone);
+    const double launches = w.requests * std::max(1.0, w.launches_per_request);
+    if (launches > worst_launches) {
+      worst_launches = launches;
+      worst = t;
+      worst_work = w;
+    }
+    if (w.drain_ns > drain) {
+      drain = w.drain_ns;
+      drain_tenant = t;
+      drain_work = w;
+    }
+  }
+  if (total.requests > kWorkBudgetRequests || total.launches > kWorkBudgetLaunches) {
+    const bool by_requests = total.requests > kWorkBudgetRequests;
+    const std::string what =
+        by_requests ? "about " + sci(total.requests) + " requests (budget " +
+                          sci(kWorkBudgetRequests) + ")"
+                    : "about " + sci(total.launches) + " kernel launches (budget " +
+                          sci(kWorkBudgetLaunches) + ")";
+    const double per_request = worst_work.launches_per_request;
+    const bool by_kernels = !by_requests && per_request > worst_work.requests;
+    const std::string key =
+        by_kernels ? scenario.tenants[worst].where.key_path + ".workload.request.kernels"
+                   : worst_work.driver;
+    throw InputError(scenario.locate(key),
+                     "the scenario asks for " + what + ": tenant '" +
+                         scenario.tenants[worst].name + "' " + sci(worst_work.requests) +
+                         " requests x " + sci(per_request) +
+                         " launches each over duration " + units::format_duration(scenario.duration) +
+                         "; shorten duration or lower the load" + escape);
+  }
+  // Samples: a long drain (a very long kernel) or a short sampling period.
+  const bool by_drain = drain > static_cast<double>(scenario.duration);
+  const std::string key =
+      by_drain ? scenario.tenants[drain_tenant].where.key_path + ".workload.request.kernels." +
+                     std::to_string(drain_work.longest_kernel) + ".duration"
+               : (scenario.output.sample < 100'000'000 ? "output.sample" : "duration");
+  throw InputError(scenario.locate(key),
+                   "the run would record about " + sci(total.samples) +
+                       " timeseries samples (budget " + sci(kWorkBudgetSamples) + "): " +
+                       (by_drain ? "the requests of tenant '" + scenario.tenants[drain_tenant].name +
+                                       "' take about " + sci(drain * 1e-9) +
+                                       " s to drain after duration (a kernel duration typo for a shorter unit?)"
+                                 : "duration " + units::format_duration(scenario.duration) +
+                                       " sampled every " +
+                                       units::format_duration(scenario.output.sample)) +
+                       escape);
+}
+
+}  // namespace gpumux

@@ -1,0 +1,41 @@
+#pragma once
+// The work estimate (issue 13, bounded work): before anything is simulated, `validate` and `run`
+// (both through resolve_scenario) estimate how many requests, kernel launches and timeseries
+// samples the scenario asks for, and refuse one beyond the budget below with one line naming
+// the key that drives it, unless the scenario sets `allow_large: true`. Estimates are means
+// (rate x duration, tokens at their mean), not bounds: a scenario near the budget may pass.
+// Cost: O(tenants x kernels).
+#include <cstdint>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "models/scenario/trace_reader.hpp"
+
+namespace gpumux {
+
+/// Kernel launches: at ~1.6 million launches per second (one tenant, measured on a 2-core
+/// machine with quickstart-like kernels) a billion is about ten minutes of simulation.
+inline constexpr double kWorkBudgetLaunches = 1e9;
+/// Requests: each keeps its latency and token records until the run ends (~100 bytes), so 1e8
+/// requests are about 10 GB.
+inline constexpr double kWorkBudgetRequests = 1e8;
+/// Timeseries samples (per device and tenant, every output.sample over duration + the drain of
+/// the longest request): each stores a row of the timeseries; 1e7 rows are about 1 GB.
+inline constexpr double kWorkBudgetSamples = 1e7;
+
+struct WorkEstimate {
+  double requests = 0;
+  double launches = 0;
+  double samples = 0;
+};
+
+/// The estimate; `traces` holds each tenant's trace requests (empty for other processes).
+WorkEstimate estimate_work(const Scenario& scenario,
+                           const std::vector<std::vector<TraceRequest>>& traces);
+
+/// Throws InputError naming the driving key when an estimate exceeds its budget and the
+/// scenario does not set allow_large.
+void check_work_budget(const Scenario& scenario,
+                       const std::vector<std::vector<TraceRequest>>& traces);
+
+}  // namespace gpumux
