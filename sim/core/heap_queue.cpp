@@ -10,8 +10,7 @@ EventId HeapQueue::push(Nanos time, EventOrder order, Event::Function function, 
   Slot& s = slots_[slot];
   s.event = Event(function, object, argument);
   ++s.generation;
-  heap_.push_back(Key{time, order, slot});
-  sift_up(heap_.size() - 1);
+  sift_up(Key{time, order, slot});
   return EventId{slot, s.generation};
 }
 
@@ -25,39 +24,46 @@ bool HeapQueue::cancel(EventId id, PoppedEvent& cancelled) {
   return true;
 }
 
-void HeapQueue::sift_up(std::size_t index) {
-  const Key key = heap_[index];
+void HeapQueue::sift_up(const Key& key) {
+  // A hole moves up from the new last position and the key is stored once, where it belongs:
+  // the key stays in registers (storing it at the end and loading it back stalls on store-to-
+  // load forwarding of a 24-byte struct).
+  std::size_t index = heap_.size();
+  heap_.emplace_back();
+  Key* heap = heap_.data();
   while (index > 0) {
     const std::size_t parent = (index - 1) / 4;
-    if (!before(key, heap_[parent])) break;
-    heap_[index] = heap_[parent];
+    if (!before(key, heap[parent])) break;
+    heap[index] = heap[parent];
     index = parent;
   }
-  heap_[index] = key;
+  heap[index] = key;
 }
 
-void HeapQueue::sift_down(std::size_t index) {
+void HeapQueue::sift_down(const Key& key) {
+  // A hole moves down from the root; `key` (the former last key) is stored once, at the end.
   const std::size_t n = heap_.size();
-  const Key key = heap_[index];
+  Key* heap = heap_.data();
+  std::size_t index = 0;
   for (;;) {
     const std::size_t first = 4 * index + 1;
     if (first >= n) break;
     std::size_t best = first;
     const std::size_t last = first + 4 < n ? first + 4 : n;
     for (std::size_t c = first + 1; c < last; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
+      if (before(heap[c], heap[best])) best = c;
     }
-    if (!before(heap_[best], key)) break;
-    heap_[index] = heap_[best];
+    if (!before(heap[best], key)) break;
+    heap[index] = heap[best];
     index = best;
   }
-  heap_[index] = key;
+  heap[index] = key;
 }
 
 void HeapQueue::pop_top() {
-  heap_.front() = heap_.back();
+  const Key last = heap_.back();
   heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
+  if (!heap_.empty()) sift_down(last);
 }
 
 void HeapQueue::discard_dead_top() {
@@ -73,7 +79,9 @@ Nanos HeapQueue::next_time() {
 }
 
 PoppedEvent HeapQueue::pop() {
-  discard_dead_top();
+  // One liveness check per event: the run loop's next_time() has normally discarded the dead
+  // keys already, and the slot read here is the one the event is taken from anyway.
+  if (!generation_live(slots_[heap_.front().slot].generation)) discard_dead_top();
   assert(!heap_.empty());
   const Key top = heap_.front();
   pop_top();
