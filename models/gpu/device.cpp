@@ -12,9 +12,19 @@ Device::Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits)
     : sim_(sim), geometry_(std::move(geometry)), limits_(std::move(limits)) {}
 
 bool Device::attach_client(int tenant, std::string& /*reason*/) {
+  if (tenant >= 0) {
+    if (static_cast<std::size_t>(tenant) >= client_of_tenant_.size()) {
+      client_of_tenant_.resize(static_cast<std::size_t>(tenant) + 1, -1);
+    }
+    if (client_of_tenant_[static_cast<std::size_t>(tenant)] < 0) {
+      client_of_tenant_[static_cast<std::size_t>(tenant)] = static_cast<int>(clients_.size());
+    }
+  }
   clients_.push_back(tenant);
   client_memory_.push_back(0);
   client_sm_.emplace_back();
+  client_occupancy_scratch_.push_back(0.0);
+  client_touched_scratch_.push_back(0);
   return true;
 }
 
@@ -231,19 +241,42 @@ void Device::update_busy() {
   double occupied = 0;
   double bandwidth = 0;
   std::vector<double>& per_client = client_occupancy_scratch_;
-  per_client.assign(clients_.size(), 0.0);
+  std::vector<char>& touched = client_touched_scratch_;
+  std::vector<std::uint32_t>& to_set = touched_scratch_;
+  to_set.clear();
   for (const KernelRun* k : running_) {
     occupied += k->occupancy;
     bandwidth += k->memory_bound * k->l2_factor * k->rate;
-    const auto it = std::find(clients_.begin(), clients_.end(), k->tenant);
-    if (it != clients_.end()) per_client[static_cast<std::size_t>(it - clients_.begin())] += k->occupancy;
+    const auto tenant = static_cast<std::size_t>(k->tenant);
+    if (k->tenant < 0 || tenant >= client_of_tenant_.size()) continue;
+    const int position = client_of_tenant_[tenant];
+    if (position < 0) continue;
+    const auto c = static_cast<std::size_t>(position);
+    per_client[c] += k->occupancy;  // the first add to 0.0 is exact: the same sum as before
+    if (!touched[c]) {
+      touched[c] = 1;
+      to_set.push_back(static_cast<std::uint32_t>(c));
+    }
   }
   const double sms = std::max(1, geometry_.sms);
   const double fraction = std::min(1.0, occupied / sms);
   busy_.set(now, in_overhead_ ? 1.0 : fraction);
   useful_.set(now, in_overhead_ ? 0.0 : fraction);
   dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
-  for (std::size_t c = 0; c < clients_.size(); ++c) client_sm_[c].set(now, per_client[c]);
+  // Clients that held SMs at the last update go back to 0 unless touched again.
+  for (const std::uint32_t c : busy_clients_) {
+    if (!touched[c]) {
+      touched[c] = 1;
+      to_set.push_back(c);
+    }
+  }
+  busy_clients_.clear();
+  for (const std::uint32_t c : to_set) {
+    client_sm_[c].set(now, per_client[c]);
+    if (per_client[c] != 0.0) busy_clients_.push_back(c);
+    per_client[c] = 0.0;
+    touched[c] = 0;
+  }
 }
 
 void Device::complete_finished() {

@@ -190,7 +190,13 @@ class Device {
   std::int64_t memory_peak_ = 0;
   TimeWeightedValue busy_, useful_, dram_;
   std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_
-  std::vector<double> client_occupancy_scratch_;
+  // update_busy touches only the clients holding SMs now or at the last update (a client at 0
+  // staying at 0 adds exactly nothing to its integral), so a recompute costs O(running kernels).
+  std::vector<int> client_of_tenant_;             // tenant index -> position in clients_, or -1
+  std::vector<std::uint32_t> busy_clients_;       // positions whose client_sm_ value is not 0
+  std::vector<std::uint32_t> touched_scratch_;    // positions to set in this update
+  std::vector<double> client_occupancy_scratch_;  // by position; all 0 between updates
+  std::vector<char> client_touched_scratch_;      // by position; all 0 between updates
   std::vector<KernelRun*> finished_scratch_;
   std::vector<KernelRun*> order_scratch_;
   std::vector<double> client_held_scratch_;  // by tenant index

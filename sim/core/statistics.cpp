@@ -30,15 +30,4 @@ std::int64_t ExactQuantiles::max() {
   return *std::max_element(values_.begin(), values_.end());
 }
 
-void TimeWeightedValue::set(Nanos now, double value) {
-  integral_ += value_ * static_cast<double>(now - last_);
-  last_ = now;
-  value_ = value;
-  peak_ = std::max(peak_, value);
-}
-
-double TimeWeightedValue::integral(Nanos now) const {
-  return integral_ + value_ * static_cast<double>(now - last_);
-}
-
 }  // namespace gpumux

@@ -36,9 +36,14 @@ class ExactQuantiles {
 class TimeWeightedValue {
  public:
   /// The value becomes `value` at time `now` (now must not decrease).
-  void set(Nanos now, double value);
+  void set(Nanos now, double value) {
+    integral_ += value_ * static_cast<double>(now - last_);
+    last_ = now;
+    value_ = value;
+    peak_ = value > peak_ ? value : peak_;
+  }
   /// Integral of the value over [0, now] (value x ns); windows are differences of two calls.
-  double integral(Nanos now) const;
+  double integral(Nanos now) const { return integral_ + value_ * static_cast<double>(now - last_); }
   double value() const { return value_; }
   double peak() const { return peak_; }
 
