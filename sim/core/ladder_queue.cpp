@@ -32,7 +32,7 @@ struct EarlyAfter {  // min-heap by (key, order)
 }  // namespace
 
 void LadderQueue::push_ready(const Entry& entry) {
-  ready_.push_back(Ready{slots_[entry.slot].order, entry.slot, entry.generation});
+  ready_.push_back(Ready{entry.order, entry.slot, entry.generation});
   std::push_heap(ready_.begin(), ready_.end(), ReadyAfter{});
 }
 
@@ -55,7 +55,6 @@ EventId LadderQueue::push(Nanos time, EventOrder order, Event::Function function
   const std::uint32_t slot = acquire_slot(slots_, free_slots_);
   Slot& s = slots_[slot];
   s.event = Event(function, object, argument);
-  s.order = order;
   ++s.generation;
   const std::uint32_t generation = s.generation;
   const std::uint64_t key = key_of(time);
@@ -69,7 +68,7 @@ EventId LadderQueue::push(Nanos time, EventOrder order, Event::Function function
     early_.push_back(Early{key, order, slot, generation});
     std::push_heap(early_.begin(), early_.end(), EarlyAfter{});
   } else {
-    file(Entry{key, slot, generation});
+    file(Entry{key, order, slot, generation});
   }
   return EventId{slot, generation};
 }

@@ -17,12 +17,12 @@
 // Costs: push O(1) (an append); pop O(1) amortised: an event is re-filed at most once per rung
 // (<= 8 times, ~3-4 for times spread over seconds), each time by a sequential read and an append
 // to one of a few hundred active buckets, so the tables are streamed rather than hit at random.
-// The only random access per event is its slot (event, order, generation; a huge-page
+// The only random access per event is its slot (event, generation; a huge-page
 // table), prefetched when the event nears the Bottom. k events at one time cost O(log k) each
 // in the Bottom heap; pushes before `last` O(log e) in the side heap (rare). Cancel O(1): the
 // slot's generation is bumped and the slot reused at once; the stale entry is dropped when it
 // reaches the Bottom, or by a compaction once dead entries outnumber live ones by 4096
-// (amortised O(1)). Memory: 16 B per stored entry (live or dead) + 40 B per slot + bucket
+// (amortised O(1)). Memory: 24 B per stored entry (live or dead) + 32 B per slot + bucket
 // slack (a drained bucket keeps <= 64 KiB); 48 KiB of bucket headers from the first push.
 // Used through EventQueue, which assigns the order keys.
 #include <cstdint>
@@ -62,6 +62,7 @@ class LadderQueue {
 
   struct Entry {
     std::uint64_t key;  // time with the sign bit flipped: unsigned order = signed time order
+    EventOrder order;   // carried here, so the Bottom never reads the slot to order ties
     std::uint32_t slot;
     std::uint32_t generation;  // the slot's generation at push; the entry is live while equal
   };
@@ -76,11 +77,11 @@ class LadderQueue {
     std::uint32_t slot;
     std::uint32_t generation;
   };
-  struct Slot {
+  struct Slot {  // 32 B: two per cache line
     Event event;
-    EventOrder order = 0;
     std::uint32_t generation = 0;
   };
+  static_assert(sizeof(Slot) == 32);
 
   static std::uint64_t key_of(Nanos time) {
     return static_cast<std::uint64_t>(time) ^ (std::uint64_t{1} << 63);
