@@ -116,6 +116,7 @@ void Device::advance() {
 }
 
 void Device::grant_sms() {
+  if (running_.empty()) return;  // an emptied device: nothing to grant
   const double sms = geometry_.sms;
   const double epsilon = 1e-9 * sms;
   double free = sms;

@@ -73,7 +73,7 @@ void HeapQueue::discard_dead_top() {
   }
 }
 
-Nanos HeapQueue::next_time() {
+Nanos HeapQueue::next_time_slow() {
   discard_dead_top();
   return heap_.empty() ? kNever : heap_.front().time;
 }

@@ -24,7 +24,12 @@ class HeapQueue {
   /// O(1). True when the event was pending and is now cancelled; `cancelled` then holds it.
   bool cancel(EventId id, PoppedEvent& cancelled);
   /// Time of the earliest live event; kNever when none. Discards dead keys on the way.
-  Nanos next_time();
+  Nanos next_time() {
+    if (!heap_.empty() && generation_live(slots_[heap_.front().slot].generation)) {
+      return heap_.front().time;  // the usual case, inline: a live top
+    }
+    return next_time_slow();
+  }
   /// Removes the earliest live event. Precondition: a live event is pending.
   PoppedEvent pop();
 
@@ -46,6 +51,7 @@ class HeapQueue {
   void sift_down(const Key& key);  // fills the root's hole with `key`, moving it down
   void pop_top();
   void discard_dead_top();
+  Nanos next_time_slow();
 
   std::vector<Key> heap_;
   std::vector<Slot> slots_;
