@@ -75,9 +75,8 @@ void BM_CancelHeavy(benchmark::State& state) {
     ids.reserve(100000);
     const Nanos base = sim.now();
     for (int i = 0; i < 100000; ++i) {
-      ids.push_back(
-          sim.schedule_at(base + 1 + static_cast<Nanos>(rng.next_u64() % 1000000),
-                          make_event<&Noop::on_event>(noop)));
+      ids.push_back(sim.schedule_at(base + 1 + static_cast<Nanos>(rng.next_u64() % 1000000),
+                                    make_event<&Noop::on_event>(noop)));
     }
     for (std::size_t i = 0; i < ids.size(); i += 2) sim.cancel(ids[i]);
     const std::uint64_t before = sim.events_processed();

@@ -231,7 +231,8 @@ PYBIND11_MODULE(_gpumux, m) {
   using namespace gpumux;
   m.doc() = "gpumux C++ core (use the `gpumux` package, not this module, directly)";
 
-  py::register_exception<UserError>(m, "ScenarioError", PyExc_ValueError);  // InputError, OutputError
+  py::register_exception<UserError>(m, "ScenarioError",
+                                    PyExc_ValueError);  // InputError, OutputError
 
   py::class_<RunResult, ResultPtr>(m, "RunResult",
                                    "One simulation's results (C++ RunResult); see gpumux.Result")
@@ -244,10 +245,12 @@ PYBIND11_MODULE(_gpumux, m) {
       .def_readwrite("strategy", &RunResult::strategy)
       .def_readonly("scenario_yaml", &RunResult::scenario_yaml)
       .def_readonly("calibration", &RunResult::calibration)
-      .def("summary_json", [](const RunResult& r) { return summary_json(r).dump(); },
-           "The summary (docs/metrics.md) as a JSON string (identical to `gpumux run --json`).")
-      .def("summary_table", [](const RunResult& r) { return summary_table(r); },
-           "The text table `gpumux run` prints.")
+      .def(
+          "summary_json", [](const RunResult& r) { return summary_json(r).dump(); },
+          "The summary (docs/metrics.md) as a JSON string (identical to `gpumux run --json`).")
+      .def(
+          "summary_table", [](const RunResult& r) { return summary_table(r); },
+          "The text table `gpumux run` prints.")
       .def("tenant_names",
            [](const RunResult& r) {
              std::vector<std::string> names;
@@ -260,72 +263,86 @@ PYBIND11_MODULE(_gpumux, m) {
              for (const DeviceResult& d : r.devices) names.push_back(d.name);
              return names;
            })
-      .def("tenants", [](const RunResult& r) { return metric_rows(tenant_metrics(), r.tenants); },
-           "One dict per tenant, keys = the HDF5 /tenants columns (the metric table).")
-      .def("devices", [](const RunResult& r) { return metric_rows(device_metrics(), r.devices); },
-           "One dict per device, keys = the HDF5 /devices columns (the metric table).")
-      .def("slos",
-           [](const RunResult& r) {
-             // Columns of the HDF5 /slos table: one row per SLO target.
-             py::dict out;
-             py::list tenant, key, target, value, met;
-             const std::vector<TenantSlo> slos = evaluate_slos(r);
-             for (std::size_t t = 0; t < slos.size(); ++t) {
-               for (const SloCheck& c : slos[t].checks) {
-                 tenant.append(t);
-                 key.append(c.key);
-                 target.append(c.target_ns);
-                 value.append(c.value_ns.value_or(-1));
-                 met.append(c.met ? 1 : 0);
-               }
-             }
-             out["tenant"] = tenant;
-             out["key"] = key;
-             out["target_ns"] = target;
-             out["value_ns"] = value;
-             out["met"] = met;
-             return out;
-           },
-           "dict of lists, the HDF5 /slos columns: tenant (index), key, target_ns, value_ns "
-           "(-1: no samples), met")
-      .def("requests",
-           [](const RunResult& r) {
-             const auto& q = r.requests;
-             py::dict out;
-             out["tenant"] = make_array<std::uint32_t>(q.size(), [&](std::size_t i) { return q[i].tenant; });
-             out["request_id"] = make_array<std::uint64_t>(q.size(), [&](std::size_t i) { return q[i].request_id; });
-             out["arrival_ns"] = make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].arrival_ns; });
-             out["start_ns"] = make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].start_ns; });
-             out["finish_ns"] = make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].finish_ns; });
-             out["status"] = make_array<std::uint8_t>(
-                 q.size(), [&](std::size_t i) { return static_cast<std::uint8_t>(q[i].status); });
-             return out;
-           },
-           "dict of NumPy arrays: tenant (index into tenant_names()), request_id, arrival_ns, "
-           "start_ns, finish_ns (-1 if never), status (0 completed, 1 failed, 2 unfinished)")
-      .def("events",
-           [](const RunResult& r) {
-             const auto& e = r.events_log;
-             py::dict out;
-             out["time_ns"] = make_array<std::int64_t>(e.size(), [&](std::size_t i) { return e[i].time_ns; });
-             out["kind"] = make_array<std::uint8_t>(
-                 e.size(), [&](std::size_t i) { return static_cast<std::uint8_t>(e[i].kind); });
-             out["tenant"] = make_array<std::int32_t>(e.size(), [&](std::size_t i) { return e[i].tenant; });
-             out["device"] = make_array<std::int32_t>(e.size(), [&](std::size_t i) { return e[i].device; });
-             py::list detail;
-             for (const EventRecord& x : e) detail.append(x.detail);
-             out["detail"] = detail;
-             return out;
-           },
-           "dict: time_ns, kind (0 oom, 1 kill, 2 fault, 3 reject, 4 restart), tenant, device "
-           "(indices, -1 = none) as NumPy arrays, detail as a list of str")
+      .def(
+          "tenants", [](const RunResult& r) { return metric_rows(tenant_metrics(), r.tenants); },
+          "One dict per tenant, keys = the HDF5 /tenants columns (the metric table).")
+      .def(
+          "devices", [](const RunResult& r) { return metric_rows(device_metrics(), r.devices); },
+          "One dict per device, keys = the HDF5 /devices columns (the metric table).")
+      .def(
+          "slos",
+          [](const RunResult& r) {
+            // Columns of the HDF5 /slos table: one row per SLO target.
+            py::dict out;
+            py::list tenant, key, target, value, met;
+            const std::vector<TenantSlo> slos = evaluate_slos(r);
+            for (std::size_t t = 0; t < slos.size(); ++t) {
+              for (const SloCheck& c : slos[t].checks) {
+                tenant.append(t);
+                key.append(c.key);
+                target.append(c.target_ns);
+                value.append(c.value_ns.value_or(-1));
+                met.append(c.met ? 1 : 0);
+              }
+            }
+            out["tenant"] = tenant;
+            out["key"] = key;
+            out["target_ns"] = target;
+            out["value_ns"] = value;
+            out["met"] = met;
+            return out;
+          },
+          "dict of lists, the HDF5 /slos columns: tenant (index), key, target_ns, value_ns "
+          "(-1: no samples), met")
+      .def(
+          "requests",
+          [](const RunResult& r) {
+            const auto& q = r.requests;
+            py::dict out;
+            out["tenant"] =
+                make_array<std::uint32_t>(q.size(), [&](std::size_t i) { return q[i].tenant; });
+            out["request_id"] =
+                make_array<std::uint64_t>(q.size(), [&](std::size_t i) { return q[i].request_id; });
+            out["arrival_ns"] =
+                make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].arrival_ns; });
+            out["start_ns"] =
+                make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].start_ns; });
+            out["finish_ns"] =
+                make_array<std::int64_t>(q.size(), [&](std::size_t i) { return q[i].finish_ns; });
+            out["status"] = make_array<std::uint8_t>(
+                q.size(), [&](std::size_t i) { return static_cast<std::uint8_t>(q[i].status); });
+            return out;
+          },
+          "dict of NumPy arrays: tenant (index into tenant_names()), request_id, arrival_ns, "
+          "start_ns, finish_ns (-1 if never), status (0 completed, 1 failed, 2 unfinished)")
+      .def(
+          "events",
+          [](const RunResult& r) {
+            const auto& e = r.events_log;
+            py::dict out;
+            out["time_ns"] =
+                make_array<std::int64_t>(e.size(), [&](std::size_t i) { return e[i].time_ns; });
+            out["kind"] = make_array<std::uint8_t>(
+                e.size(), [&](std::size_t i) { return static_cast<std::uint8_t>(e[i].kind); });
+            out["tenant"] =
+                make_array<std::int32_t>(e.size(), [&](std::size_t i) { return e[i].tenant; });
+            out["device"] =
+                make_array<std::int32_t>(e.size(), [&](std::size_t i) { return e[i].device; });
+            py::list detail;
+            for (const EventRecord& x : e) detail.append(x.detail);
+            out["detail"] = detail;
+            return out;
+          },
+          "dict: time_ns, kind (0 oom, 1 kill, 2 fault, 3 reject, 4 restart), tenant, device "
+          "(indices, -1 = none) as NumPy arrays, detail as a list of str")
       .def("timeseries",
            [](const RunResult& r) {
              // Devices' order first (as the HDF5 writer), then any other sampled series.
              std::vector<std::string> names;
              for (const DeviceResult& d : r.devices) names.push_back(d.name);
              for (const auto& [name, samples] : r.timeseries) {
-               if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+               if (std::find(names.begin(), names.end(), name) == names.end())
+                 names.push_back(name);
              }
              static const std::vector<TimeseriesSample> kNone;
              py::dict out;
@@ -333,9 +350,12 @@ PYBIND11_MODULE(_gpumux, m) {
                const auto it = r.timeseries.find(name);
                const auto& s = it != r.timeseries.end() ? it->second : kNone;
                py::dict series;
-               series["time_ns"] = make_array<std::int64_t>(s.size(), [&](std::size_t i) { return s[i].time_ns; });
-               series["sm_busy"] = make_array<double>(s.size(), [&](std::size_t i) { return s[i].sm_busy; });
-               series["dram_busy"] = make_array<double>(s.size(), [&](std::size_t i) { return s[i].dram_busy; });
+               series["time_ns"] =
+                   make_array<std::int64_t>(s.size(), [&](std::size_t i) { return s[i].time_ns; });
+               series["sm_busy"] =
+                   make_array<double>(s.size(), [&](std::size_t i) { return s[i].sm_busy; });
+               series["dram_busy"] =
+                   make_array<double>(s.size(), [&](std::size_t i) { return s[i].dram_busy; });
                series["memory_used_bytes"] = make_array<std::int64_t>(
                    s.size(), [&](std::size_t i) { return s[i].memory_used_bytes; });
                out[name.c_str()] = series;
@@ -346,12 +366,18 @@ PYBIND11_MODULE(_gpumux, m) {
            [](const RunResult& r) {
              const auto& k = r.kernels;
              py::dict out;
-             out["tenant"] = make_array<std::uint32_t>(k.size(), [&](std::size_t i) { return k[i].tenant; });
-             out["request_id"] = make_array<std::uint64_t>(k.size(), [&](std::size_t i) { return k[i].request_id; });
-             out["kernel_index"] = make_array<std::uint32_t>(k.size(), [&](std::size_t i) { return k[i].kernel_index; });
-             out["device"] = make_array<std::int32_t>(k.size(), [&](std::size_t i) { return k[i].device; });
-             out["start_ns"] = make_array<std::int64_t>(k.size(), [&](std::size_t i) { return k[i].start_ns; });
-             out["finish_ns"] = make_array<std::int64_t>(k.size(), [&](std::size_t i) { return k[i].finish_ns; });
+             out["tenant"] =
+                 make_array<std::uint32_t>(k.size(), [&](std::size_t i) { return k[i].tenant; });
+             out["request_id"] = make_array<std::uint64_t>(
+                 k.size(), [&](std::size_t i) { return k[i].request_id; });
+             out["kernel_index"] = make_array<std::uint32_t>(
+                 k.size(), [&](std::size_t i) { return k[i].kernel_index; });
+             out["device"] =
+                 make_array<std::int32_t>(k.size(), [&](std::size_t i) { return k[i].device; });
+             out["start_ns"] =
+                 make_array<std::int64_t>(k.size(), [&](std::size_t i) { return k[i].start_ns; });
+             out["finish_ns"] =
+                 make_array<std::int64_t>(k.size(), [&](std::size_t i) { return k[i].finish_ns; });
              return out;
            })
       .def(
@@ -383,8 +409,9 @@ PYBIND11_MODULE(_gpumux, m) {
         py::arg("source_name") = std::string("<text>"),
         "Loads and resolves without running (as `gpumux validate`): a dict describing devices.");
   m.def("parse_strategy_list", &parse_strategy_list, py::arg("text"));
-  m.def("strategies", [] { return compare_strategy_names(); },
-        "Every strategy name compare() accepts, from the strategy registry.");
+  m.def(
+      "strategies", [] { return compare_strategy_names(); },
+      "Every strategy name compare() accepts, from the strategy registry.");
   m.def("sharing_modes", &strategy_names,
         "Every `sharing.mode` a scenario may name, from the strategy registry.");
   m.def(
@@ -446,11 +473,12 @@ PYBIND11_MODULE(_gpumux, m) {
       "(e.g. a Dask map); default: `jobs` threads in this process.");
   m.def("version", [] { return std::string(GPUMUX_VERSION); });
   m.attr("__version__") = GPUMUX_VERSION;
-  m.attr("REQUEST_STATUS") = py::tuple(py::cast(std::vector<std::string>(
-      kRequestStatusNames.begin(), kRequestStatusNames.end())));
-  m.attr("EVENT_KINDS") = py::tuple(
-      py::cast(std::vector<std::string>(kEventKindNames.begin(), kEventKindNames.end())));
-  m.def("metric_table", [] { return metric_table_json().dump(); },
-        "The metric table as a JSON string: a list of {scope, column, json, unit, description, "
-        "type, h5} (gpumux.metrics() gives it as a DataFrame).");
+  m.attr("REQUEST_STATUS") = py::tuple(
+      py::cast(std::vector<std::string>(kRequestStatusNames.begin(), kRequestStatusNames.end())));
+  m.attr("EVENT_KINDS") =
+      py::tuple(py::cast(std::vector<std::string>(kEventKindNames.begin(), kEventKindNames.end())));
+  m.def(
+      "metric_table", [] { return metric_table_json().dump(); },
+      "The metric table as a JSON string: a list of {scope, column, json, unit, description, "
+      "type, h5} (gpumux.metrics() gives it as a DataFrame).");
 }

@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
   MB_CHECK(cudaGetLastError());
   const std::string np = "n=" + std::to_string(nk) + "x5";
   csv.row("launch_stream_us", np, median(per_kernel), "us");
-  csv.row("launch_stream_min_us", np, *std::min_element(per_kernel.begin(), per_kernel.end()), "us");
+  csv.row("launch_stream_min_us", np, *std::min_element(per_kernel.begin(), per_kernel.end()),
+          "us");
   csv.row("launch_host_call_us", np, median(host_call), "us");
 
   // --- launch overhead, graph of 1000 empty kernels

@@ -87,8 +87,9 @@ __global__ void spin_kernel(unsigned long long duration_ns, unsigned long long t
     if (now >= end) break;
   }
   const long long c1 = clock64();
-  if (lane0) stats[blockIdx.x] = BlockStats{t0, prev, reads, changes, mind, back, n,
-                                 static_cast<unsigned long long>(c1 - c0)};
+  if (lane0)
+    stats[blockIdx.x] = BlockStats{t0,   prev, reads, changes,
+                                   mind, back, n,     static_cast<unsigned long long>(c1 - c0)};
 }
 
 // A short kernel: spins busy_ns, block 0 thread 0 records (start, end) at rec.
@@ -156,8 +157,8 @@ int child_spin(const mb::Args& a) {
   const int sms = sm_count();
   int blocks = static_cast<int>(a.num("blocks", 0));
   if (blocks <= 0) blocks = sms;
-  const unsigned log_blocks =
-      static_cast<unsigned>(std::min<long long>(std::max<long long>(a.num("log-blocks", 2), 1), blocks));
+  const unsigned log_blocks = static_cast<unsigned>(
+      std::min<long long>(std::max<long long>(a.num("log-blocks", 2), 1), blocks));
 
   unsigned long long* d_log = nullptr;
   BlockStats* d_stats = nullptr;
@@ -183,8 +184,8 @@ int child_spin(const mb::Args& a) {
   std::vector<BlockStats> stats(log_blocks);
   MB_CHECK(cudaMemcpy(log.data(), d_log, log.size() * sizeof(unsigned long long),
                       cudaMemcpyDeviceToHost));
-  MB_CHECK(cudaMemcpy(stats.data(), d_stats, stats.size() * sizeof(BlockStats),
-                      cudaMemcpyDeviceToHost));
+  MB_CHECK(
+      cudaMemcpy(stats.data(), d_stats, stats.size() * sizeof(BlockStats), cudaMemcpyDeviceToHost));
 
   std::ofstream gaps(prefix + "_p" + std::to_string(id) + ".gaps.csv");
   std::ofstream meta(prefix + "_p" + std::to_string(id) + ".meta.csv");
@@ -208,7 +209,8 @@ int child_spin(const mb::Args& a) {
          << s.backwards << ',' << s.gaps << ',' << logged << ',' << blocks << ',' << threads << ','
          << threshold_ns << ',' << sms << ',' << static_cast<long long>(mhz) << '\n';
   }
-  std::fprintf(stderr, "timeslice_probe[%d]: spin %d x %d on %d SMs, block 0: %llu gaps, tick %llu ns\n",
+  std::fprintf(stderr,
+               "timeslice_probe[%d]: spin %d x %d on %d SMs, block 0: %llu gaps, tick %llu ns\n",
                id, blocks, threads, sms, stats[0].gaps, stats[0].min_delta);
   return 0;
 }
@@ -245,7 +247,10 @@ int child_short(const mb::Args& a) {
   }
   std::mt19937_64 rng(0x9e3779b97f4a7c15ULL + static_cast<unsigned long long>(id));
   std::uniform_int_distribution<long long> sleep_dist(0, std::max<long long>(sleep_max_ns, 0));
-  struct Host { long long submit, done; int batch; };
+  struct Host {
+    long long submit, done;
+    int batch;
+  };
   std::vector<Host> host;
   host.reserve(static_cast<std::size_t>(max_k));
   const long long t_begin = mb::host_ns() + start_delay_ns;
@@ -342,8 +347,8 @@ int reap(std::vector<Child>& kids, long long deadline_ns) {
         --left;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
           ++failed;
-          std::fprintf(stderr, "timeslice_probe: child %d (pid %d) failed, status %d\n",
-                       kids[i].id, kids[i].pid, status);
+          std::fprintf(stderr, "timeslice_probe: child %d (pid %d) failed, status %d\n", kids[i].id,
+                       kids[i].pid, status);
         }
       }
     }
@@ -471,15 +476,15 @@ int shortk(const mb::Args& a) {
   const long long delay_ms = a.num("start-delay-ms", 100);
   std::vector<Child> kids;
   // The spinners outlive the short-kernel process: start delay + its duration + margin.
-  std::vector<std::string> spin{"--role", "spin", "--out", prefix, "--duration-ms",
-                                std::to_string(dur_ms + delay_ms + 500)};
+  std::vector<std::string> spin{"--role", "spin",          "--out",
+                                prefix,   "--duration-ms", std::to_string(dur_ms + delay_ms + 500)};
   for (auto& s : pass(a, {"threshold-ns", "blocks", "threads", "log-blocks", "warmup-ms", "cap"})) {
     spin.push_back(s);
   }
   for (int i = 0; i < neighbours; ++i) kids.push_back(spawn(spin, i));
   std::vector<std::string> sk{"--role", "short", "--out", prefix};
-  for (auto& s : pass(a, {"duration-ms", "kernel-us", "sleep-max-us", "sync", "batch",
-                          "sk-blocks", "sk-threads", "max-kernels", "start-delay-ms"})) {
+  for (auto& s : pass(a, {"duration-ms", "kernel-us", "sleep-max-us", "sync", "batch", "sk-blocks",
+                          "sk-threads", "max-kernels", "start-delay-ms"})) {
     sk.push_back(s);
   }
   kids.push_back(spawn(sk, neighbours));

@@ -204,7 +204,7 @@ int command_strategies(const std::vector<std::string>& args) {
               << "  keys:        " << join(keys, ", ") << "\n"
               << "  a fault:     "
               << (strategy->fault_scope() == FaultScope::device ? "kills every client of the device"
-                                                                 : "kills only its client")
+                                                                : "kills only its client")
               << "\n";
   }
   std::cout << "\ncompare --strategies: " << join(compare_strategy_names(), ", ") << "\n"

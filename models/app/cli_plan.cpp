@@ -65,8 +65,8 @@ std::string gpus_flow_list(const po::variables_map& vm) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
       throw po::error(fmt::format("--gpus: expected MODEL=PRICE, got '{}'", item));
     }
-    entries.push_back(
-        fmt::format("{{model: \"{}\", cost_per_hour: {}}}", item.substr(0, eq), item.substr(eq + 1)));
+    entries.push_back(fmt::format("{{model: \"{}\", cost_per_hour: {}}}", item.substr(0, eq),
+                                  item.substr(eq + 1)));
   }
   return fmt::format("[{}]", join(entries, ", "));
 }
@@ -86,9 +86,9 @@ std::vector<std::string> plan_overrides(const po::variables_map& vm, const std::
   if (!gpus.empty()) keys.emplace_back("gpus", gpus);
   if (vm.count("max-gpus")) keys.emplace_back("max_gpus", std::to_string(vm["max-gpus"].as<int>()));
   if (vm.count("strategies")) {
-    keys.emplace_back("strategies", fmt::format("[{}]", join(parse_strategy_list(
-                                                            vm["strategies"].as<std::string>()),
-                                                        ", ")));
+    keys.emplace_back(
+        "strategies",
+        fmt::format("[{}]", join(parse_strategy_list(vm["strategies"].as<std::string>()), ", ")));
   }
   if (vm.count("headroom")) {
     keys.emplace_back("headroom", fmt::format("{}", vm["headroom"].as<double>()));

@@ -44,7 +44,8 @@ std::vector<std::string> package_roots() {
   const fs::path source = fs::path(GPUMUX_SOURCE_DIR) / "python";
   if (fs::exists(source / "gpumux" / "__init__.py", error)) roots.push_back(source.string());
 #endif
-  if (fs::is_directory(dir / "python" / "gpumux", error)) roots.push_back((dir / "python").string());
+  if (fs::is_directory(dir / "python" / "gpumux", error))
+    roots.push_back((dir / "python").string());
   return roots;
 }
 

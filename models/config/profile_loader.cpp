@@ -50,10 +50,26 @@ class ProfileParser {
     if (!root.IsMap()) fail(root, "", "a device profile must be a YAML mapping");
 
     check_keys(root, "",
-               {"display_name", "nvidia_smi_name", "notes", "sms", "memory", "hbm_bandwidth", "hbm_bandwidth_measured",
-                "l2_cache", "l2_bandwidth", "launch_overhead", "graph_launch_overhead", "timeslice",
-                "context_switch", "preemption_latency", "cache_refill", "mps_max_clients", "mig",
-                "boost_clock", "compute_capability", "sm_limits"});
+               {"display_name",
+                "nvidia_smi_name",
+                "notes",
+                "sms",
+                "memory",
+                "hbm_bandwidth",
+                "hbm_bandwidth_measured",
+                "l2_cache",
+                "l2_bandwidth",
+                "launch_overhead",
+                "graph_launch_overhead",
+                "timeslice",
+                "context_switch",
+                "preemption_latency",
+                "cache_refill",
+                "mps_max_clients",
+                "mig",
+                "boost_clock",
+                "compute_capability",
+                "sm_limits"});
     DeviceProfile gpu;
     gpu.display_name = string_at(root, "display_name", "");
     if (root["nvidia_smi_name"]) {
@@ -101,7 +117,8 @@ class ProfileParser {
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != unit || !(mhz > 0)) fail(clock, "boost_clock", "expected a clock in MHz, e.g. 1410MHz");
+      if (used != unit || !(mhz > 0))
+        fail(clock, "boost_clock", "expected a clock in MHz, e.g. 1410MHz");
       gpu.boost_clock_mhz = mhz;
     }
     if (root["compute_capability"]) {
@@ -270,9 +287,8 @@ class ProfileParser {
     l.registers = positive_int(entry, "registers", path, covered);
     l.shared_memory = size_at(entry, "shared_memory", path, covered);
     if (entry["shared_memory_reserved_per_block"]) {
-      l.shared_reserved_per_block =
-          with_unit(entry, "shared_memory_reserved_per_block", path, covered,
-                    units::parse_size_bytes);
+      l.shared_reserved_per_block = with_unit(entry, "shared_memory_reserved_per_block", path,
+                                              covered, units::parse_size_bytes);
     }
   }
 

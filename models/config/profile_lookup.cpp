@@ -74,9 +74,10 @@ std::string embedded_profile_for_alias(const std::string& name) {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& [stem, text] : embedded_profiles()) {
       try {
-        const DeviceProfile gpu =
-            parse_device_profile(std::string(text), "calibration/profiles/" + std::string(stem) + ".yaml");
-        for (const std::string& alias : gpu.nvidia_smi_names) out.emplace_back(alias_key(alias), stem);
+        const DeviceProfile gpu = parse_device_profile(
+            std::string(text), "calibration/profiles/" + std::string(stem) + ".yaml");
+        for (const std::string& alias : gpu.nvidia_smi_names)
+          out.emplace_back(alias_key(alias), stem);
       } catch (const InputError&) {
         // a broken embedded profile is reported when it is loaded by name
       }
@@ -122,9 +123,10 @@ const DeviceProfile& load_device_profile(const std::string& name_or_path,
                         [&](const auto& entry) { return !stem.empty() && entry.first == stem; });
     }
     if (it == embedded.end()) {
-      throw InputError("unknown GPU model '" + name_or_path +
-                       "'; known: " + join(embedded_profile_names(), ", ") +
-                       " (or an nvidia-smi name, see `gpumux models`, or a path to a profile .yaml)");
+      throw InputError(
+          "unknown GPU model '" + name_or_path +
+          "'; known: " + join(embedded_profile_names(), ", ") +
+          " (or an nvidia-smi name, see `gpumux models`, or a path to a profile .yaml)");
     }
     const std::string text(it->second);
     const std::string stem(it->first);

@@ -73,7 +73,6 @@ const char* kind_of(const YAML::Node& node) {
   }
 }
 
-
 std::string child_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }
@@ -92,7 +91,7 @@ std::size_t utf8_length(const std::string& text, std::size_t i) {
   if (c >= 0xC2 && c <= 0xDF) return tail(1) ? 2 : 0;
   if (c >= 0xE0 && c <= 0xEF) {
     if (!tail(1) || !tail(2)) return 0;
-    if (c == 0xE0 && byte(1) < 0xA0) return 0;  // overlong
+    if (c == 0xE0 && byte(1) < 0xA0) return 0;   // overlong
     if (c == 0xED && byte(1) >= 0xA0) return 0;  // UTF-16 surrogate
     return 3;
   }
@@ -163,8 +162,7 @@ YAML::Node parse(const std::string& text, const std::string& source_name,
     for (std::size_t d = 1; d < documents.size(); ++d) {
       if (documents[d].IsNull()) continue;  // an empty document after a trailing '---'
       const YAML::Mark mark = documents[d].Mark();
-      fail_in(source_name, mark.line >= 0 ? mark.line + 1 : 0,
-              mark.line >= 0 ? mark.column + 1 : 0,
+      fail_in(source_name, mark.line >= 0 ? mark.line + 1 : 0, mark.line >= 0 ? mark.column + 1 : 0,
               "several YAML documents (a second one starts after '---'); gpumux reads one: put "
               "each scenario in its own file");
     }
@@ -398,7 +396,6 @@ Field MapReader::require(const std::string& key) const {
   Field missing{self_.node, child_path(self_.path, key), self_.mark};
   ctx_.fail(missing, "missing required key '" + key + "'");
 }
-
 
 std::vector<Field> list_of(Context& ctx, const Field& field, bool required_non_empty) {
   ctx.record(field);

@@ -41,7 +41,8 @@ std::int64_t Device::client_memory(int tenant) const {
 bool Device::allocate(int tenant, std::int64_t bytes, std::string& why) {
   const std::size_t slot = client_slot(clients_, tenant);
   if (limits_.client_memory_limit && bytes > *limits_.client_memory_limit - client_memory_[slot]) {
-    why = "allocation of " + units::format_size(bytes) + " exceeds the MPS pinned memory limit of " +
+    why = "allocation of " + units::format_size(bytes) +
+          " exceeds the MPS pinned memory limit of " +
           units::format_size(*limits_.client_memory_limit) + " (client holds " +
           units::format_size(client_memory_[slot]) + ")";
     return false;
@@ -131,13 +132,15 @@ void Device::grant_sms() {
   const std::vector<KernelRun*>* order = &running_;
   if (mixed_priorities) {
     order_scratch_.assign(running_.begin(), running_.end());
-    std::stable_sort(order_scratch_.begin(), order_scratch_.end(),
-                     [](const KernelRun* a, const KernelRun* b) { return a->priority > b->priority; });
+    std::stable_sort(
+        order_scratch_.begin(), order_scratch_.end(),
+        [](const KernelRun* a, const KernelRun* b) { return a->priority > b->priority; });
     order = &order_scratch_;
   }
   std::vector<double>& client_held = client_held_scratch_;
   client_held.assign(static_cast<std::size_t>(max_tenant + 1), 0.0);
-  for (const KernelRun* k : running_) client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
+  for (const KernelRun* k : running_)
+    client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
   for (KernelRun* k : *order) {
     const double full_width = k->sm_fraction * geometry_.gpu_sms;
     const double cap = client_sm_cap(k->tenant);
@@ -146,8 +149,8 @@ void Device::grant_sms() {
     // In its last wave (every remaining block already resident on what it holds) it takes no
     // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or
     // new kernel holds nothing, so it is always dispatching.
-    const double remaining_blocks = k->work > 0 ? (k->remaining / k->work) * k->waves * full_width
-                                                : 0.0;
+    const double remaining_blocks =
+        k->work > 0 ? (k->remaining / k->work) * k->waves * full_width : 0.0;
     if (k->occupancy > 0 && remaining_blocks <= k->occupancy + epsilon) continue;
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
     const double grant = std::min({demand - k->occupancy, free, cap - held_by_client});

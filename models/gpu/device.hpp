@@ -54,14 +54,14 @@ struct DeviceProfile;
 
 /// Static description of a device, fixed at build time.
 struct DeviceGeometry {
-  std::string name;         ///< "gpu0" or "gpu0/1"
-  std::string profile;      ///< "h100-sxm-80gb" or "1g.10gb"
-  int gpu_sms = 0;          ///< SMs of the whole GPU (S_gpu in kernel_run.hpp)
-  int sms = 0;              ///< SMs of this device (S_cap)
-  double bandwidth = 1.0;   ///< fraction of the whole GPU's HBM bandwidth (B_cap)
-  std::int64_t memory = 0;  ///< bytes
+  std::string name;                ///< "gpu0" or "gpu0/1"
+  std::string profile;             ///< "h100-sxm-80gb" or "1g.10gb"
+  int gpu_sms = 0;                 ///< SMs of the whole GPU (S_gpu in kernel_run.hpp)
+  int sms = 0;                     ///< SMs of this device (S_cap)
+  double bandwidth = 1.0;          ///< fraction of the whole GPU's HBM bandwidth (B_cap)
+  std::int64_t memory = 0;         ///< bytes
   double reserved_fraction = 1.0;  ///< share of the physical GPU this device reserves (cost)
-  double l2_bytes = 0;      ///< L2 capacity of this device (a MIG instance: its slices' share)
+  double l2_bytes = 0;         ///< L2 capacity of this device (a MIG instance: its slices' share)
   double l2_cost_ratio = 1.0;  ///< rho = HBM bandwidth / L2 bandwidth, in (0, 1]
 };
 
@@ -169,7 +169,7 @@ class Device {
  private:
   void on_completion();  // event: the earliest running kernel finishes now
   void update_busy();
-  void grant_sms();     // residency: freed SMs to dispatching kernels, in dispatch order
+  void grant_sms();  // residency: freed SMs to dispatching kernels, in dispatch order
   void apply_l2_factors();
   void complete_finished();
   void finish_recompute();  // schedules the next completion and updates utilization

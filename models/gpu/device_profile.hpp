@@ -13,24 +13,24 @@ namespace gpumux {
 
 /// One MIG GPU-instance profile, e.g. H100 "3g.40gb".
 struct MigProfileSpec {
-  std::string name;            ///< "3g.40gb"
-  int sms = 0;                 ///< multiprocessors of one instance
-  std::int64_t memory = 0;     ///< bytes usable by CUDA in the instance
-  int memory_slices = 0;       ///< of the GPU's `memory_slices` (8 on A100/H100/H200)
-  int compute_slices = 0;      ///< of the GPU's `compute_slices` (7)
-  int max_count = 0;           ///< at most this many instances of this profile per GPU
-  std::vector<int> placements; ///< allowed start memory slices, e.g. {0, 4}
+  std::string name;             ///< "3g.40gb"
+  int sms = 0;                  ///< multiprocessors of one instance
+  std::int64_t memory = 0;      ///< bytes usable by CUDA in the instance
+  int memory_slices = 0;        ///< of the GPU's `memory_slices` (8 on A100/H100/H200)
+  int compute_slices = 0;       ///< of the GPU's `compute_slices` (7)
+  int max_count = 0;            ///< at most this many instances of this profile per GPU
+  std::vector<int> placements;  ///< allowed start memory slices, e.g. {0, 4}
 };
 
 /// Per-SM residency limits of the GPU's architecture (`sm_limits:` in a profile; NVIDIA CUDA C++
 /// Programming Guide, "Technical Specifications per Compute Capability"). They turn a recorded
 /// kernel's block size, registers and shared memory into blocks per SM (kernel traces).
 struct SmLimits {
-  int max_threads = 0;  ///< resident threads per SM; 0 = the profile has no sm_limits
-  int max_blocks = 0;   ///< resident blocks per SM
-  int registers = 0;    ///< 32-bit registers per SM
-  std::int64_t shared_memory = 0;             ///< bytes of shared memory per SM (max carveout)
-  std::int64_t shared_reserved_per_block = 0; ///< bytes the system reserves per block (1 KiB 8.0+)
+  int max_threads = 0;             ///< resident threads per SM; 0 = the profile has no sm_limits
+  int max_blocks = 0;              ///< resident blocks per SM
+  int registers = 0;               ///< 32-bit registers per SM
+  std::int64_t shared_memory = 0;  ///< bytes of shared memory per SM (max carveout)
+  std::int64_t shared_reserved_per_block = 0;  ///< bytes the system reserves per block (1 KiB 8.0+)
   bool known() const { return max_threads > 0; }
 };
 
@@ -40,16 +40,16 @@ struct DeviceProfile {
   /// Names `nvidia-smi --query-gpu=name` prints for this model (`nvidia_smi_name:` in the
   /// profile, with its source), e.g. "NVIDIA H100 80GB HBM3"; accepted as `model:` aliases.
   std::vector<std::string> nvidia_smi_names;
-  int sms = 0;                       ///< SMs enabled on the whole GPU (non-MIG)
-  std::int64_t memory = 0;           ///< bytes usable on the whole GPU
-  double hbm_bandwidth = 0;          ///< bytes/s, datasheet peak
-  double hbm_bandwidth_measured = 0; ///< bytes/s, measured achievable (0 = unknown)
-  std::int64_t l2_cache = 0;         ///< bytes
-  double l2_bandwidth = 0;           ///< bytes/s, measured L2 read plateau (L2 capacity law)
+  int sms = 0;                        ///< SMs enabled on the whole GPU (non-MIG)
+  std::int64_t memory = 0;            ///< bytes usable on the whole GPU
+  double hbm_bandwidth = 0;           ///< bytes/s, datasheet peak
+  double hbm_bandwidth_measured = 0;  ///< bytes/s, measured achievable (0 = unknown)
+  std::int64_t l2_cache = 0;          ///< bytes
+  double l2_bandwidth = 0;            ///< bytes/s, measured L2 read plateau (L2 capacity law)
   /// Per kernel in a stream: time between a kernel becoming launchable (its predecessor done,
   /// its CPU issue reached) and its start, ns (models/workload docs; gpu-benches intercept).
   Nanos launch_overhead = 0;
-  Nanos graph_launch_overhead = 0;   ///< the same for kernels of a CUDA graph (`cuda_graph: true`)
+  Nanos graph_launch_overhead = 0;  ///< the same for kernels of a CUDA graph (`cuda_graph: true`)
   /// Boost SM clock in MHz (`boost_clock:`); 0 = not in the profile. With `sms` it scales the
   /// compute part of a kernel recorded on another model (kernel traces).
   double boost_clock_mhz = 0;

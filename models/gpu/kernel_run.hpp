@@ -23,21 +23,21 @@ struct KernelSpec;
 struct KernelRun {
   KernelOwner* owner = nullptr;
   void* owner_data = nullptr;  ///< the owner's own context for this kernel (e.g. its request)
-  int tenant = -1;            ///< tenant index (the client / context on the device)
+  int tenant = -1;             ///< tenant index (the client / context on the device)
   std::uint64_t request_id = 0;
   std::uint32_t kernel_index = 0;  ///< position in the request's launch sequence
-  double work = 0;            ///< solo ns on the whole GPU
-  double remaining = 0;       ///< solo ns still to do
-  double sm_fraction = 1.0;   ///< f
-  double memory_bound = 0.0;  ///< m
-  double waves = 1.0;         ///< W > 0: waves of its grid at full width f * S_gpu when alone
-  double working_set = 0;     ///< bytes it re-reads through L2 (0 = streams, no reuse)
-  int priority = 0;           ///< block-dispatch priority; higher first (stream/MPS priority)
-  double rate = 0;            ///< current progress rate (set by the device)
-  double rate_max = 0;        ///< bound on the SMs it holds now (set by the device)
-  double occupancy = 0;       ///< SMs its resident blocks hold now (set by the device)
-  double l2_factor = 1.0;     ///< HBM traffic per unit work relative to alone (set by the device)
-  Nanos first_start = -1;     ///< when it first received SMs (-1: not yet)
+  double work = 0;                 ///< solo ns on the whole GPU
+  double remaining = 0;            ///< solo ns still to do
+  double sm_fraction = 1.0;        ///< f
+  double memory_bound = 0.0;       ///< m
+  double waves = 1.0;              ///< W > 0: waves of its grid at full width f * S_gpu when alone
+  double working_set = 0;          ///< bytes it re-reads through L2 (0 = streams, no reuse)
+  int priority = 0;                ///< block-dispatch priority; higher first (stream/MPS priority)
+  double rate = 0;                 ///< current progress rate (set by the device)
+  double rate_max = 0;             ///< bound on the SMs it holds now (set by the device)
+  double occupancy = 0;            ///< SMs its resident blocks hold now (set by the device)
+  double l2_factor = 1.0;  ///< HBM traffic per unit work relative to alone (set by the device)
+  Nanos first_start = -1;  ///< when it first received SMs (-1: not yet)
 };
 
 /// Told when a kernel finishes. The device must not touch the KernelRun after this call.

@@ -20,7 +20,7 @@ namespace gpumux {
 struct MigInstancePlacement {
   int index = 0;  ///< position in the layout as written (the tenant's "gpu0/INDEX")
   const MigProfileSpec* profile = nullptr;
-  int start = 0;  ///< first memory slice
+  int start = 0;                                              ///< first memory slice
   int end() const { return start + profile->memory_slices; }  ///< one past the last slice
 };
 

@@ -73,9 +73,9 @@ void TimeSlicingDevice::arm_slice_end() {
   // Slices run back to back from slice_start_; the holder is told to yield at the next boundary.
   const Nanos elapsed = sim_.now() - slice_start_;
   const Nanos slices = std::max<Nanos>(1, (elapsed + timeslice_ - 1) / timeslice_);
-  slice_event_ = sim_.schedule_at(slice_start_ + slices * timeslice_,
-                                  make_event<&TimeSlicingDevice::on_slice_end>(*this),
-                                  kPriorityControl);
+  slice_event_ =
+      sim_.schedule_at(slice_start_ + slices * timeslice_,
+                       make_event<&TimeSlicingDevice::on_slice_end>(*this), kPriorityControl);
 }
 
 void TimeSlicingDevice::begin_switch(int next, Nanos overhead) {

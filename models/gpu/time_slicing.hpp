@@ -15,7 +15,8 @@
 //    kernels finish (a long kernel makes everyone wait), then C + R pass.
 //  * When the holder runs out of work and another context has some, the device switches at once
 //    (no preemption needed). A context whose next kernel is issued and only waits for its
-//    launch overhead is not out of work: the kernel sits in its channel. A device left idle keeps the last context loaded.
+//    launch overhead is not out of work: the kernel sits in its channel. A device left idle keeps
+//    the last context loaded.
 //  * C charges in full only when the incoming context has preempted state to restore. Restoring
 //    moves the same SM state the save moved, so a context with nothing preempted pays C - P
 //    (the profiles derive P as save time and C as restore time plus a fixed switch cost).
@@ -70,8 +71,8 @@ class TimeSlicingDevice : public Device {
   Nanos timeslice_, context_switch_, preemption_latency_, cache_refill_;
   std::vector<Context> contexts_;
   State state_ = State::idle;
-  int holder_ = -1;     // context index holding (or being switched to) the device
-  int last_ran_ = -1;   // context whose state is loaded
+  int holder_ = -1;        // context index holding (or being switched to) the device
+  int last_ran_ = -1;      // context whose state is loaded
   Nanos slice_start_ = 0;  // when the holder got the device; slices follow back to back
   EventId slice_event_;
   EventId switch_event_;

@@ -223,10 +223,10 @@ std::vector<TenantMetric> build_tenant_metrics() {
                       "completed requests per second of the measured window", Ty::f64, F::rate,
                       [](const T& t) -> MetricValue { return t.throughput_per_s; }),
             main, "throughput", "throughput", "throughput_per_s"));
-  TenantMetric tokens = metric<T>(
-      "output_tokens_per_s", "output_tokens_per_s", "1/s",
-      "output tokens of completed requests per second of the measured window", Ty::f64, F::rate,
-      [](const T& t) -> MetricValue { return t.output_tokens_per_s; });
+  TenantMetric tokens =
+      metric<T>("output_tokens_per_s", "output_tokens_per_s", "1/s",
+                "output tokens of completed requests per second of the measured window", Ty::f64,
+                F::rate, [](const T& t) -> MetricValue { return t.output_tokens_per_s; });
   tokens.in_summary = [](const T& t) { return t.output_tokens_per_s > 0; };
   m.push_back(shown(tokens, TextTableId::llm, "tokens/s", "", "output_tokens_per_s"));
   m.push_back(shown(metric<T>("slo_violations", "slo_violations", "count",

@@ -1,9 +1,9 @@
 #pragma once
 // Writing and reading results: JSON summary (SPEC §4), text summary table, CSV, HDF5 file
 // (SPEC §5). Every per-tenant and per-device column comes from the metric table
-// (models/output/metric_table.hpp). Files: summary_json.cpp (JSON), text_tables.cpp (tables, CSV, SLO
-// messages), result_h5.cpp (HDF5 layout and reading back), text_format.cpp (units).
-// JSON objects are nlohmann::ordered_json so tenants and devices keep the scenario's order in
+// (models/output/metric_table.hpp). Files: summary_json.cpp (JSON), text_tables.cpp (tables, CSV,
+// SLO messages), result_h5.cpp (HDF5 layout and reading back), text_format.cpp (units). JSON
+// objects are nlohmann::ordered_json so tenants and devices keep the scenario's order in
 // `--json` output, in the HDF5 /summary string and in `gpumux report`.
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,19 +30,18 @@ std::string compare_table(const std::vector<RunResult>& results);
 /// One CSV table, one row per tenant of each summary; units in the column names (the metric
 /// table's `csv` names, device columns prefixed device_). with_strategy adds a strategy column
 /// (compare runs, compare files).
-std::string summaries_csv(const std::vector<nlohmann::ordered_json>& summaries,
-                          bool with_strategy);
+std::string summaries_csv(const std::vector<nlohmann::ordered_json>& summaries, bool with_strategy);
 
 /// "SLO missed: chat p99 117 ms > target 100 ms": one line per missed check of SLOS, values in
 /// the tables' units; PREFIX goes before the tenant name (compare: "[mps] ").
 std::vector<std::string> slo_miss_messages(const std::vector<TenantSlo>& slos,
                                            const std::string& prefix = "");
 
-/// Writes the HDF5 file (layout in models/output/result_h5.cpp and docs/metrics.md): root attributes,
-/// /summary (JSON string), /requests, /tenants, /tenant_names, /devices, /slos, /events,
-/// /timeseries/<device>, /kernels (when present). Written to PATH.tmp.PID then renamed, so a
-/// reader never sees a half-written file. Throws std::runtime_error on I/O failure (the
-/// temporary file is removed). Cost: O(records), one compressed chunk of extra memory.
+/// Writes the HDF5 file (layout in models/output/result_h5.cpp and docs/metrics.md): root
+/// attributes, /summary (JSON string), /requests, /tenants, /tenant_names, /devices, /slos,
+/// /events, /timeseries/<device>, /kernels (when present). Written to PATH.tmp.PID then renamed, so
+/// a reader never sees a half-written file. Throws std::runtime_error on I/O failure (the temporary
+/// file is removed). Cost: O(records), one compressed chunk of extra memory.
 void write_result_h5(const std::string& path, const RunResult& result);
 
 /// The `compare` file: root attributes from the first result, /summary = JSON array of the

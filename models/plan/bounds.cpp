@@ -87,7 +87,8 @@ TenantDemand demand_of(const TenantSpec& t) {
 double sm_load_per_s(const TenantDemand& d, const DeviceCapacity& c) {
   if (!d.open_loop) return 0;
   double sm_ns = 0;
-  for (const TenantDemand::Kernel& k : d.kernels) sm_ns += (1.0 - k.m) * k.f * c.gpu_sms * k.mean_work;
+  for (const TenantDemand::Kernel& k : d.kernels)
+    sm_ns += (1.0 - k.m) * k.f * c.gpu_sms * k.mean_work;
   return sm_ns * d.rate_per_s / 1e9;
 }
 

@@ -23,11 +23,11 @@ struct DeviceProfile;
 
 /// What one device (a whole GPU or a MIG instance) offers one tenant.
 struct DeviceCapacity {
-  double gpu_sms = 1;        ///< SMs of the whole GPU (S_gpu: the kernels' sm_fraction base)
-  double sms = 1;            ///< SMs of the device (S_dev)
-  double client_sms = 1;     ///< SMs one client may hold (MPS active thread percentage)
-  double bandwidth = 1;      ///< fraction of the GPU's HBM bandwidth (B_dev)
-  std::int64_t memory = 0;   ///< bytes
+  double gpu_sms = 1;       ///< SMs of the whole GPU (S_gpu: the kernels' sm_fraction base)
+  double sms = 1;           ///< SMs of the device (S_dev)
+  double client_sms = 1;    ///< SMs one client may hold (MPS active thread percentage)
+  double bandwidth = 1;     ///< fraction of the GPU's HBM bandwidth (B_dev)
+  std::int64_t memory = 0;  ///< bytes
   double launch_overhead = 0, graph_launch_overhead = 0;  ///< ns
 };
 

@@ -75,24 +75,27 @@ std::vector<CapacityFinding> capacity_findings(const ResolvedScenario& r) {
       if (demand.open_loop && tenant.devices.size() <= 1) {
         const double most = solo_capacity_per_s(demand, cap);
         if (demand.rate_per_s >= most) {
-          out.push_back({false, s.locate(key + ".workload.arrivals.rate"),
-                         fmt::format("tenant {} offers {:.4g}/s but {} serves at most {:.4g}/s "
-                                     "with it alone ({} request(s) at a time, each >= {}): its "
-                                     "queue grows without bound",
-                                     tenant.name, demand.rate_per_s, device_text(device), most,
-                                     demand.max_in_flight,
-                                     units::format_duration(static_cast<Nanos>(service_ns(demand, cap))))});
+          out.push_back(
+              {false, s.locate(key + ".workload.arrivals.rate"),
+               fmt::format("tenant {} offers {:.4g}/s but {} serves at most {:.4g}/s "
+                           "with it alone ({} request(s) at a time, each >= {}): its "
+                           "queue grows without bound",
+                           tenant.name, demand.rate_per_s, device_text(device), most,
+                           demand.max_in_flight,
+                           units::format_duration(static_cast<Nanos>(service_ns(demand, cap))))});
         }
         sm += sm_load_per_s(demand, cap);
         hbm += hbm_load_per_s(demand, cap);
       }
     }
-    const SourceLocation gpu_where = s.locate(s.gpus[static_cast<std::size_t>(device.gpu)].where.key_path);
+    const SourceLocation gpu_where =
+        s.locate(s.gpus[static_cast<std::size_t>(device.gpu)].where.key_path);
     if (device.tenants.size() > 1 && at_start > memory) {
-      out.push_back({false, gpu_where,
-                     fmt::format("tenants {} allocate {} at start but {} has {}: one is "
-                                 "OOM-killed at t = 0",
-                                 names, size_text(at_start), device_text(device), size_text(memory))});
+      out.push_back(
+          {false, gpu_where,
+           fmt::format("tenants {} allocate {} at start but {} has {}: one is "
+                       "OOM-killed at t = 0",
+                       names, size_text(at_start), device_text(device), size_text(memory))});
     } else if (device.tenants.size() > 1 && at_first_request > memory) {
       out.push_back({false, gpu_where,
                      fmt::format("tenants {} need {} with one request each but {} has {}: a "

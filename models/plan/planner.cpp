@@ -38,16 +38,18 @@ std::string format_ms(double ns) {
   return fmt::format("{:.3g} us", ns / 1e3);
 }
 
-std::string format_gib(double bytes) { return fmt::format("{:.3g} GiB", bytes / (1024.0 * 1024 * 1024)); }
+std::string format_gib(double bytes) {
+  return fmt::format("{:.3g} GiB", bytes / (1024.0 * 1024 * 1024));
+}
 
 Planner::Planner(const Scenario& scenario, const PlanOptions& options)
     : scenario_(scenario), options_(options), plan_(*scenario.plan) {
   n_ = static_cast<int>(scenario_.tenants.size());
   if (n_ == 0) throw InputError(scenario_.locate("tenants"), "no tenants to plan");
   if (n_ > kMaxTenants) {
-    throw InputError(scenario_.locate("tenants"),
-                     fmt::format("gpumux plan handles up to {} tenants, the scenario has {}",
-                                 kMaxTenants, n_));
+    throw InputError(
+        scenario_.locate("tenants"),
+        fmt::format("gpumux plan handles up to {} tenants, the scenario has {}", kMaxTenants, n_));
   }
   for (const TenantSpec& t : scenario_.tenants) {
     if (t.gpus > 1 || t.devices.size() > 1) {
@@ -61,13 +63,12 @@ Planner::Planner(const Scenario& scenario, const PlanOptions& options)
     if (f < 0) throw InputError(plan_.where, "unknown strategy '" + name + "'");
     allowed_[f] = true;
   }
-  const std::string base_dir =
-      scenario_.source_file.empty()
-          ? std::string()
-          : std::string(scenario_.source_file.substr(0, scenario_.source_file.rfind('/') ==
-                                                                std::string::npos
-                                                            ? 0
-                                                            : scenario_.source_file.rfind('/')));
+  const std::string base_dir = scenario_.source_file.empty()
+                                   ? std::string()
+                                   : std::string(scenario_.source_file.substr(
+                                         0, scenario_.source_file.rfind('/') == std::string::npos
+                                                ? 0
+                                                : scenario_.source_file.rfind('/')));
   for (std::size_t i = 0; i < plan_.gpus.size(); ++i) {
     ModelInfo m;
     m.spec = plan_.gpus[i];

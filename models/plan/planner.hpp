@@ -48,31 +48,31 @@ namespace gpumux {
 using PlanBatchRunner = std::function<std::vector<std::string>(const std::vector<std::string>&)>;
 
 struct PlanOptions {
-  int jobs = 0;             ///< simulation threads; 0 = the machine's cores
+  int jobs = 0;  ///< simulation threads; 0 = the machine's cores
   /// Brute force (tests): no bounds, no early stop; every configuration of every group is
   /// simulated as a whole GPU. Only for small instances.
   bool exhaustive = false;
-  bool refine = true;       ///< at the optimum's cost, prefer configurations with more headroom
-  bool verify = true;       ///< simulate the winning setup whole (the numbers of the table)
+  bool refine = true;  ///< at the optimum's cost, prefer configurations with more headroom
+  bool verify = true;  ///< simulate the winning setup whole (the numbers of the table)
   PlanBatchRunner batch_runner;  ///< unset = in-process threads
 };
 
 /// One tenant's outcome in a setup.
 struct PlanTenantOutcome {
   std::string name;
-  std::string device;       ///< "gpu0" or "gpu0/1"
+  std::string device;  ///< "gpu0" or "gpu0/1"
   bool met = true;
-  double worst_ratio = 0;   ///< max value / target over its SLO percentiles (0 without SLO)
-  std::string reason;       ///< first miss, e.g. "embed p99 11.6 ms > 10 ms"
-  std::string worst;        ///< its percentile closest to target, e.g. "p99 4.2 ms / 10 ms"
+  double worst_ratio = 0;  ///< max value / target over its SLO percentiles (0 without SLO)
+  std::string reason;      ///< first miss, e.g. "embed p99 11.6 ms > 10 ms"
+  std::string worst;       ///< its percentile closest to target, e.g. "p99 4.2 ms / 10 ms"
 };
 
 /// One GPU of a setup.
 struct PlanGpu {
   std::string model;
   double cost_per_hour = 0;
-  std::string family;   ///< dedicated | time-slicing | mps | mig | mig+time-slicing | mig+mps
-  int replicas = 0;     ///< sharing.replicas (0 = none)
+  std::string family;  ///< dedicated | time-slicing | mps | mig | mig+time-slicing | mig+mps
+  int replicas = 0;    ///< sharing.replicas (0 = none)
   /// Whole GPU: one block with every tenant. MIG: one block per instance, profile in `mig`.
   std::vector<std::vector<int>> blocks;
   std::vector<std::string> mig;
@@ -80,21 +80,21 @@ struct PlanGpu {
 };
 
 struct PlanSetup {
-  std::string label;       ///< "best" or the family ("mig", ...)
+  std::string label;  ///< "best" or the family ("mig", ...)
   bool feasible = false;
   double cost_per_hour = 0;
   std::vector<PlanGpu> gpus;
   double worst_ratio = 0;  ///< max over SLO tenants (< 1 - headroom when feasible)
   int memory_isolated = 0, fault_isolated = 0, tenants = 0;
-  std::string reason;      ///< why the family has no setup, or why its cheaper setups failed
+  std::string reason;  ///< why the family has no setup, or why its cheaper setups failed
   std::vector<PlanTenantOutcome> outcomes;
-  Scenario scenario;       ///< the setup as a runnable scenario (gpus + devices, no plan:)
+  Scenario scenario;  ///< the setup as a runnable scenario (gpus + devices, no plan:)
 };
 
 struct PlanStats {
-  double setups = 0;           ///< size of the space (set partitions x per-GPU configurations)
-  double setups_surviving = 0; ///< setups none of whose units the bounds rule out
-  std::int64_t units = 0;      ///< distinct (tenants, device, mode) units considered
+  double setups = 0;            ///< size of the space (set partitions x per-GPU configurations)
+  double setups_surviving = 0;  ///< setups none of whose units the bounds rule out
+  std::int64_t units = 0;       ///< distinct (tenants, device, mode) units considered
   std::int64_t units_pruned = 0;
   std::int64_t simulations = 0;
   int dp_rounds = 0;
@@ -108,10 +108,10 @@ struct PlanResult {
   double headroom = 0;
   int max_gpus = 0;
   std::vector<std::string> strategies;
-  std::vector<PlanSetup> ranked;       ///< ranked[0]: the cheapest feasible setup (if any)
+  std::vector<PlanSetup> ranked;  ///< ranked[0]: the cheapest feasible setup (if any)
   PlanStats stats;
-  std::optional<RunResult> best_run;   ///< the winning setup simulated whole (verify)
-  std::string best_yaml;               ///< the winning setup as a scenario file
+  std::optional<RunResult> best_run;  ///< the winning setup simulated whole (verify)
+  std::string best_yaml;              ///< the winning setup as a scenario file
   bool found() const { return !ranked.empty() && ranked.front().feasible; }
 };
 

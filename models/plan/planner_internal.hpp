@@ -144,9 +144,9 @@ class Planner {
   // --- groups --------------------------------------------------------------------------------
   struct GroupState {
     enum Status { unknown, feasible, infeasible } status = unknown;
-    Config config;                  // the candidate (unknown) or the feasible configuration
-    std::vector<UnitKey> pending;   // units of the candidate not simulated yet
-    std::string reason;             // why infeasible (or the last failure seen)
+    Config config;                 // the candidate (unknown) or the feasible configuration
+    std::vector<UnitKey> pending;  // units of the candidate not simulated yet
+    std::string reason;            // why infeasible (or the last failure seen)
   };
   using GroupKey = std::tuple<Mask, int, int, int>;  // group, model, family, replicas
   GroupState& group_state(Mask group, int model, const Variant& v);
@@ -188,7 +188,7 @@ class Planner {
   std::vector<ModelInfo> models_;
   bool allowed_[kFamilies] = {};
   std::vector<bool> faults_of_;
-  int reason_rank_ = -1;  // search_mig: rank of the failure kept as the reason
+  int reason_rank_ = -1;            // search_mig: rank of the failure kept as the reason
   bool layout_full_ = false;        // search_mig: a layout had no room left for a block
   bool simulated_failure_ = false;  // search_mig: the kept reason comes from a simulation
 

@@ -9,7 +9,8 @@ namespace gpumux {
 
 std::string PlanGpu::describe(const std::vector<TenantSpec>& tenants) const {
   std::string out = model + " " + family;
-  if (replicas > 0 && family.find("mps") != std::string::npos) out += fmt::format(" (replicas {})", replicas);
+  if (replicas > 0 && family.find("mps") != std::string::npos)
+    out += fmt::format(" (replicas {})", replicas);
   out += " ";
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (b) out += '+';
@@ -37,13 +38,13 @@ std::string plan_table(const PlanResult& r) {
   (void)s;
   out += fmt::format("plan: {}  {} tenant(s), up to {} GPU(s), headroom {:.0f} %\n",
                      r.scenario_name, tenants.size(), r.max_gpus, r.headroom * 100);
-  out += fmt::format("{:<4} {:<17} {:>12} {:>4} {:>9} {:>9} {:>9}  {}\n", "rank", "setup",
-                     "cost/h", "GPUs", "worst SLO", "mem iso", "fault iso", "configuration");
+  out += fmt::format("{:<4} {:<17} {:>12} {:>4} {:>9} {:>9} {:>9}  {}\n", "rank", "setup", "cost/h",
+                     "GPUs", "worst SLO", "mem iso", "fault iso", "configuration");
   int rank = 0;
   for (const PlanSetup& setup : r.ranked) {
     if (!setup.feasible) {
-      out += fmt::format("{:<4} {:<17} {:>12} {:>4} {:>9} {:>9} {:>9}  {}\n", "-", setup.label,
-                         "-", "-", "-", "-", "-",
+      out += fmt::format("{:<4} {:<17} {:>12} {:>4} {:>9} {:>9} {:>9}  {}\n", "-", setup.label, "-",
+                         "-", "-", "-", "-",
                          setup.reason.empty() ? std::string("no feasible setup") : setup.reason);
       continue;
     }
@@ -52,26 +53,28 @@ std::string plan_table(const PlanResult& r) {
       if (g) config += "; ";
       config += fmt::format("gpu{} {}", g, setup.gpus[g].describe(setup.scenario.tenants));
     }
-    out += fmt::format("{:<4} {:<17} {:>8.2f} {:<3} {:>4} {:>9.2f} {:>9} {:>9}  {}\n", ++rank,
-                       setup.label, setup.cost_per_hour, r.currency, setup.gpus.size(),
-                       setup.worst_ratio,
-                       fmt::format("{}/{}", setup.memory_isolated, setup.tenants),
-                       fmt::format("{}/{}", setup.fault_isolated, setup.tenants), config);
-    if (!setup.reason.empty()) out += fmt::format("{:<4} {:<17} cheaper failed: {}\n", "", "", setup.reason);
+    out +=
+        fmt::format("{:<4} {:<17} {:>8.2f} {:<3} {:>4} {:>9.2f} {:>9} {:>9}  {}\n", ++rank,
+                    setup.label, setup.cost_per_hour, r.currency, setup.gpus.size(),
+                    setup.worst_ratio, fmt::format("{}/{}", setup.memory_isolated, setup.tenants),
+                    fmt::format("{}/{}", setup.fault_isolated, setup.tenants), config);
+    if (!setup.reason.empty())
+      out += fmt::format("{:<4} {:<17} cheaper failed: {}\n", "", "", setup.reason);
   }
   if (r.found()) {
     const PlanSetup& best = r.ranked.front();
-    out += fmt::format("\nbest: {:.2f} {}/h on {} GPU(s); headroom {:.0f} % (worst SLO ratio "
-                       "{:.2f})\n",
-                       best.cost_per_hour, r.currency, best.gpus.size(),
-                       (1.0 - best.worst_ratio) * 100, best.worst_ratio);
+    out += fmt::format(
+        "\nbest: {:.2f} {}/h on {} GPU(s); headroom {:.0f} % (worst SLO ratio "
+        "{:.2f})\n",
+        best.cost_per_hour, r.currency, best.gpus.size(), (1.0 - best.worst_ratio) * 100,
+        best.worst_ratio);
     out += fmt::format("  {:<20} {:<10} {:>9}  {}\n", "tenant", "device", "SLO ratio",
                        "closest target");
     for (const PlanTenantOutcome& o : best.outcomes) {
-      out += fmt::format("  {:<20} {:<10} {:>9}  {}\n", o.name, o.device,
-                         o.worst_ratio > 0 ? fmt::format("{:.2f}", o.worst_ratio) : "-",
-                         o.met ? (o.worst.empty() ? std::string("best effort") : o.worst)
-                               : o.reason);
+      out +=
+          fmt::format("  {:<20} {:<10} {:>9}  {}\n", o.name, o.device,
+                      o.worst_ratio > 0 ? fmt::format("{:.2f}", o.worst_ratio) : "-",
+                      o.met ? (o.worst.empty() ? std::string("best effort") : o.worst) : o.reason);
     }
   }
   const PlanStats& st = r.stats;

@@ -18,10 +18,12 @@ namespace planner_detail {
 
 DeviceCapacity Planner::capacity(const UnitKey& u) const {
   const DeviceProfile& gpu = *models_[static_cast<std::size_t>(u.model)].profile;
-  DeviceCapacity c = capacity_of(
-      gpu, u.profile < 0 ? std::string() : gpu.mig_profiles[static_cast<std::size_t>(u.profile)].name);
+  DeviceCapacity c =
+      capacity_of(gpu, u.profile < 0 ? std::string()
+                                     : gpu.mig_profiles[static_cast<std::size_t>(u.profile)].name);
   // MPS with replicas R: each client gets 100/R % of the threads (integer percent, >= 1).
-  if (u.mode == Mode::mps && u.replicas > 0) c.client_sms = c.sms * std::max(1, 100 / u.replicas) / 100.0;
+  if (u.mode == Mode::mps && u.replicas > 0)
+    c.client_sms = c.sms * std::max(1, 100 / u.replicas) / 100.0;
   return c;
 }
 
@@ -39,8 +41,8 @@ std::optional<std::string> Planner::constraint_violation(const UnitKey& u) const
   for (int t = 0; t < n_; ++t) {
     if (!(u.tenants >> t & 1u) || count < 2) continue;
     const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
-    if (spec.isolation.memory && (u.mode == Mode::time_slicing ||
-                                  (u.mode == Mode::mps && u.replicas == 0))) {
+    if (spec.isolation.memory &&
+        (u.mode == Mode::time_slicing || (u.mode == Mode::mps && u.replicas == 0))) {
       return spec.name + " needs memory isolation: " +
              (u.mode == Mode::mps ? "MPS without pinned limits" : "time-slicing") +
              " shares memory";
@@ -58,15 +60,15 @@ std::optional<std::string> Planner::constraint_violation(const UnitKey& u) const
     if (spec.best_effort || !demand.open_loop) continue;
     const double sm = sm_load_per_s(demand, cap);
     if (sm > cap.client_sms && cap.client_sms < cap.sms) {
-      return fmt::format("{} offers {:.2f}x the SMs its MPS share ({:.0f} % of {}) has",
-                         spec.name, sm / cap.client_sms, 100.0 * cap.client_sms / cap.sms,
-                         device_label(u));
+      return fmt::format("{} offers {:.2f}x the SMs its MPS share ({:.0f} % of {}) has", spec.name,
+                         sm / cap.client_sms, 100.0 * cap.client_sms / cap.sms, device_label(u));
     }
     const double most = solo_capacity_per_s(demand, cap);
     if (demand.rate_per_s >= most) {
-      return fmt::format("{} offers {:.2f}x what {} can serve ({} request(s) at a time, each >= {})",
-                         spec.name, demand.rate_per_s / most, device_label(u),
-                         demand.max_in_flight, format_ms(service_ns(demand, cap)));
+      return fmt::format(
+          "{} offers {:.2f}x what {} can serve ({} request(s) at a time, each >= {})", spec.name,
+          demand.rate_per_s / most, device_label(u), demand.max_in_flight,
+          format_ms(service_ns(demand, cap)));
     }
     sm_load += sm;
     bw_load += hbm_load_per_s(demand, cap);
@@ -99,7 +101,8 @@ std::optional<std::string> Planner::physical_violation(const UnitKey& u) const {
   }
   const int count = popcount(u.tenants);
   if (u.mode == Mode::mps && count > max_clients) {
-    return fmt::format("{} MPS clients > the limit of {} on {}", count, max_clients, device_label(u));
+    return fmt::format("{} MPS clients > the limit of {} on {}", count, max_clients,
+                       device_label(u));
   }
   std::int64_t total = 0;
   constexpr std::int64_t mib = 1024 * 1024;
@@ -127,8 +130,9 @@ std::optional<std::string> Planner::physical_violation(const UnitKey& u) const {
     if (spec.best_effort || !spec.slo.any()) continue;
     const double floor = latency_floor_ns(demands_[static_cast<std::size_t>(t)], cap);
     const double allowed = 1.0 - plan_.headroom;
-    for (const auto& [q, target] : {std::pair{"p50", spec.slo.p50}, std::pair{"p90", spec.slo.p90},
-                                    std::pair{"p99", spec.slo.p99}, std::pair{"p999", spec.slo.p999}}) {
+    for (const auto& [q, target] :
+         {std::pair{"p50", spec.slo.p50}, std::pair{"p90", spec.slo.p90},
+          std::pair{"p99", spec.slo.p99}, std::pair{"p999", spec.slo.p999}}) {
       if (target && static_cast<double>(*target) * allowed < floor) {
         return fmt::format("{} {} target {} < {}, its kernels alone on {}", spec.name, q,
                            format_ms(static_cast<double>(*target) * allowed), format_ms(floor),

@@ -77,13 +77,13 @@ void Planner::refresh(GroupState& state, Mask group, int model, const Variant& v
   if (!search_mig(group, 0, model, v, true, blocks, state.pending, reason, failed)) {
     state.status = GroupState::infeasible;
     if (reason.empty()) {
-      state.reason = fmt::format("no MIG layout of {} gives each of {} tenants an instance",
-                                 models_[static_cast<std::size_t>(model)].profile->name,
-                                 popcount(group));
+      state.reason =
+          fmt::format("no MIG layout of {} gives each of {} tenants an instance",
+                      models_[static_cast<std::size_t>(model)].profile->name, popcount(group));
     } else if (layout_full_ && !simulated_failure_) {
-      state.reason = fmt::format("{} {{{}}}: no MIG layout fits every block (e.g. {})",
-                                 kFamilyNames[v.family], join_names(scenario_.tenants, group),
-                                 reason);
+      state.reason =
+          fmt::format("{} {{{}}}: no MIG layout fits every block (e.g. {})", kFamilyNames[v.family],
+                      join_names(scenario_.tenants, group), reason);
     } else {
       state.reason = reason;
     }

@@ -56,7 +56,8 @@ Scenario Planner::unit_scenario(const Config& config) const {
   if (mode == Mode::mps) gpu.sharing.replicas = config.variant.replicas;
   const bool mig = config.blocks.front().profile >= 0;
   for (const Block& b : config.blocks) {
-    if (mig) gpu.mig.push_back(model.profile->mig_profiles[static_cast<std::size_t>(b.profile)].name);
+    if (mig)
+      gpu.mig.push_back(model.profile->mig_profiles[static_cast<std::size_t>(b.profile)].name);
   }
   s.gpus.push_back(gpu);
   for (int t = 0; t < n_; ++t) {
@@ -158,10 +159,10 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
   for (const UnitKey& u : batch) {
     Config c;
     c.model = u.model;
-    c.variant.family = u.profile >= 0 ? (u.mode == Mode::exclusive ? kMig
+    c.variant.family = u.profile >= 0 ? (u.mode == Mode::exclusive      ? kMig
                                          : u.mode == Mode::time_slicing ? kMigTs
                                                                         : kMigMps)
-                                      : (u.mode == Mode::exclusive ? kDedicated
+                                      : (u.mode == Mode::exclusive      ? kDedicated
                                          : u.mode == Mode::time_slicing ? kTimeSlicing
                                                                         : kMps);
     c.variant.replicas = u.mode == Mode::mps ? u.replicas : 0;

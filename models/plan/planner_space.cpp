@@ -42,7 +42,9 @@ void Planner::build_layouts(ModelInfo& m) {
         continue;
       }
       std::vector<std::string> names;
-      for (int g : grown) names.push_back(p.mig_profiles[static_cast<std::size_t>(m.mig[static_cast<std::size_t>(g)])].name);
+      for (int g : grown)
+        names.push_back(
+            p.mig_profiles[static_cast<std::size_t>(m.mig[static_cast<std::size_t>(g)])].name);
       if (!fit_mig_layout(p, names).fits) continue;
       const int new_id = static_cast<int>(m.layouts.size());
       id[grown] = new_id;
@@ -110,14 +112,13 @@ double Planner::count_configs(Mask group, int model, const Variant& v, bool surv
     double total = 0;
     for (Mask s = rest;; s = (s - 1) & rest) {
       const Mask block = s | (Mask{1} << f);
-      const bool ok_size = (v.family != kMig || s == 0) &&
-                           (v.replicas == 0 || popcount(block) <= v.replicas);
+      const bool ok_size =
+          (v.family != kMig || s == 0) && (v.replicas == 0 || popcount(block) <= v.replicas);
       if (ok_size) {
         for (std::size_t k = 0; k < m.mig.size(); ++k) {
           const int grown = m.next[static_cast<std::size_t>(layout)][k];
           if (grown < 0) continue;
-          if (surviving &&
-              unit(unit_key(block, model, m.mig[k], v)).verdict == Verdict::pruned) {
+          if (surviving && unit(unit_key(block, model, m.mig[k], v)).verdict == Verdict::pruned) {
             continue;
           }
           total += count(remaining & ~block, grown);

@@ -42,8 +42,8 @@ PlanSloVerdict check_plan_slo(const PlanSloInput& in) {
     const double ratio = value / t.target_ns;
     if (ratio >= out.worst_ratio) {
       out.worst_ratio = ratio;
-      out.worst = fmt::format("{} {} / {}", t.label, format_latency(value),
-                              format_latency(t.target_ns));
+      out.worst =
+          fmt::format("{} {} / {}", t.label, format_latency(value), format_latency(t.target_ns));
     }
     if (value > t.target_ns * allowed && out.met) {
       out.met = false;

@@ -47,13 +47,11 @@ void Tenant::schedule_next_open_arrival() {
   const Nanos now = run_.sim.now();
   Nanos next = kNever;
   switch (a.process) {
-    case ArrivalProcess::poisson:
-    {
+    case ArrivalProcess::poisson: {
       // Saturating: a gap beyond the int64 horizon is an arrival that never comes.
       const Nanos gap = checked::nanos_saturating(arrivals_rng_.exponential(1e9 / a.rate_per_s));
       next = gap > kNever - now ? kNever : now + gap;
-    }
-      break;
+    } break;
     case ArrivalProcess::constant:
       // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift).
       next = checked::nanos_saturating(static_cast<double>(next_id_) * 1e9 / a.rate_per_s);

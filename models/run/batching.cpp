@@ -57,9 +57,9 @@ void Tenant::start_iteration() {
       // It cannot fit even alone: the server rejects it.
       std::unique_ptr<Request> rejected = std::move(queue_.front());
       queue_.pop_front();
-      run_.record_event(EventKind::oom, index_, devices_.front()->index(),
-                        spec_.name + ": request " + std::to_string(rejected->id) +
-                            " does not fit alone: " + why);
+      run_.record_event(
+          EventKind::oom, index_, devices_.front()->index(),
+          spec_.name + ": request " + std::to_string(rejected->id) + " does not fit alone: " + why);
       fail_waiting(std::move(rejected));
       continue;
     }
@@ -81,8 +81,8 @@ void Tenant::start_iteration() {
   it.start = now;
   // One iteration: prefill kernels over the prompts admitted now, one launch of each
   // per-token (decode) kernel for the whole batch, and the other kernels as per-iteration work.
-  expand_kernels(it, KernelScaling{prefill_tokens, in_flight_, false,
-                                   static_cast<double>(in_flight_)});
+  expand_kernels(it,
+                 KernelScaling{prefill_tokens, in_flight_, false, static_cast<double>(in_flight_)});
   iteration_running_ = true;
   start_streams(it);
 }

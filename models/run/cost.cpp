@@ -20,8 +20,7 @@ void Run::fill_tenant_cost(const Tenant& t, Nanos end, TenantResult& tr) const {
     if (slot < clients.size()) {
       const double sm_ns = device.client_sm_integral(t.index(), end) -
                            warm_client_sm_[static_cast<std::size_t>(d)][slot];
-      tr.gpu_seconds +=
-          sm_ns / std::max(1, rd.geometry.sms) * rd.geometry.reserved_fraction * 1e-9;
+      tr.gpu_seconds += sm_ns / std::max(1, rd.geometry.sms) * rd.geometry.reserved_fraction * 1e-9;
     }
     const double sharing = static_cast<double>(std::max<std::size_t>(1, rd.tenants.size()));
     tr.cost += rd.cost_per_hour * (window * 1e-9 / 3600.0) / sharing;

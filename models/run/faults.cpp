@@ -36,8 +36,8 @@ void Run::on_fault(std::size_t index) {
                    (affected.size() > 1 ? note : ""));
   for (int t : affected) {
     Tenant& victim = *tenants[static_cast<std::size_t>(t)];
-    victim.kill(EventKind::kill, victim.spec().name + " terminated by the fault in " +
-                                     fault.tenant);
+    victim.kill(EventKind::kill,
+                victim.spec().name + " terminated by the fault in " + fault.tenant);
     if (fault.recovery) victim.schedule_restart(*fault.recovery);
   }
 }

@@ -18,7 +18,7 @@ namespace gpumux::run {
 
 void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling) {
   auto tokens = [&scaling](TokenCount c) -> std::int64_t {
-    return c == TokenCount::input ? scaling.input_tokens
+    return c == TokenCount::input    ? scaling.input_tokens
            : c == TokenCount::output ? scaling.output_tokens
                                      : 1;
   };
@@ -65,10 +65,11 @@ double Tenant::stream_time(const std::vector<double>& durations,
   for (std::size_t k = 0; k < durations.size(); ++k) {
     const KernelSpec& spec = *specs[k];
     const double paced = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap);
-    const double launch = static_cast<double>(spec.launch_overhead >= 0 ? spec.launch_overhead
-                                                                        : launch_overhead_);
+    const double launch =
+        static_cast<double>(spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_);
     double& finish = lane_finish[static_cast<std::size_t>(spec.lane)];
-    finish = std::max(finish + static_cast<double>(spec.host_before), paced) + launch + durations[k];
+    finish =
+        std::max(finish + static_cast<double>(spec.host_before), paced) + launch + durations[k];
     end = std::max(end, finish);
   }
   return end;
@@ -85,8 +86,7 @@ Nanos Tenant::launch_time(const LaunchSequence& sequence, std::size_t kernel) co
   return own >= 0 ? own : launch_overhead_;
 }
 
-std::size_t Tenant::next_of_lane(const LaunchSequence& sequence, std::size_t from,
-                                 int lane) const {
+std::size_t Tenant::next_of_lane(const LaunchSequence& sequence, std::size_t from, int lane) const {
   if (lanes_ == 1) return from;
   while (from < sequence.specs.size() && sequence.specs[from]->lane != lane) ++from;
   return from;
@@ -174,10 +174,9 @@ void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
   Stream& stream = *static_cast<Stream*>(kernel.owner_data);
   LaunchSequence& sequence = *stream.sequence;
   if (sequence.dead) return;
-  run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), sequence.id,
-                                  kernel.kernel_index,
-                                  devices_[static_cast<std::size_t>(stream.device)]->index(),
-                                  kernel.first_start, now});
+  run_.record_kernel(KernelRecord{
+      static_cast<std::uint32_t>(index_), sequence.id, kernel.kernel_index,
+      devices_[static_cast<std::size_t>(stream.device)]->index(), kernel.first_start, now});
   // A request alone: its first token is ready when its first decode kernel ends (a batched
   // iteration's first token is counted for the whole batch by end_iteration).
   Request* r = sequence.request;

@@ -15,7 +15,7 @@ std::int64_t Tenant::request_bytes(const Request& r) const {
   const std::int64_t per_token =
       checked::mul_saturating(w.memory_per_token, r.input_tokens + r.output_tokens);
   return per_token > checked::kMaxInt64 - w.memory_per_request ? checked::kMaxInt64
-                                                                : w.memory_per_request + per_token;
+                                                               : w.memory_per_request + per_token;
 }
 
 int Tenant::try_allocate(std::int64_t bytes, std::string& why) {

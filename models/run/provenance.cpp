@@ -16,7 +16,8 @@ void Run::fill_provenance(Nanos end) {
   result.sim_time_ns = end;
   result.events = sim.events_processed();
   result.scenario_yaml = emit_scenario_yaml(scenario);
-  for (const DeviceProfile* p : resolved.gpu_profiles) result.calibration[p->name] = p->content_hash;
+  for (const DeviceProfile* p : resolved.gpu_profiles)
+    result.calibration[p->name] = p->content_hash;
   add_assumption_notes();
 }
 
@@ -46,11 +47,10 @@ void Run::add_assumption_notes() {
       ++count;
     }
     if (!used.empty()) {
-      result.notes.push_back(gpu.name + " (" + profile.name + ", " +
-                             d.sharing.mode_name() + "): " + used +
-                             " from the profile " + (count > 1 ? "are assumptions" : "is an assumption") +
-                             ", not measured; sweep with --set " + gpu.where.key_path +
-                             ".sharing.KEY=VALUE");
+      result.notes.push_back(
+          gpu.name + " (" + profile.name + ", " + d.sharing.mode_name() + "): " + used +
+          " from the profile " + (count > 1 ? "are assumptions" : "is an assumption") +
+          ", not measured; sweep with --set " + gpu.where.key_path + ".sharing.KEY=VALUE");
     }
     if (d.mig_instance >= 0) {
       std::string note = mig_partition().assumption_note(gpu.name, profile);

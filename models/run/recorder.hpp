@@ -17,11 +17,11 @@ namespace gpumux {
 
 /// A request at its end, as observers see it.
 struct RequestOutcome {
-  RequestRecord record;          ///< tenant, id, arrival, start, finish, status
-  bool measured = false;         ///< arrived in [warmup, duration): counted in the statistics
-  Nanos first_token = -1;        ///< when its first output token was ready; -1: none
+  RequestRecord record;    ///< tenant, id, arrival, start, finish, status
+  bool measured = false;   ///< arrived in [warmup, duration): counted in the statistics
+  Nanos first_token = -1;  ///< when its first output token was ready; -1: none
   std::int64_t output_tokens = 0;
-  double solo_latency_ns = 0;    ///< the same request alone on a dedicated whole GPU
+  double solo_latency_ns = 0;  ///< the same request alone on a dedicated whole GPU
 };
 
 class Recorder {

@@ -18,7 +18,7 @@ struct LatencySummary {
 
 struct TenantResult {
   std::string name;
-  std::string device;  ///< "gpu0" or "gpu0/1"
+  std::string device;          ///< "gpu0" or "gpu0/1"
   std::int64_t requests = 0;   ///< arrived after warmup (and before duration)
   std::int64_t completed = 0;  ///< of those, finished successfully
   std::int64_t failed = 0;     ///< of those, failed (OOM, fault, rejected)
@@ -30,14 +30,14 @@ struct TenantResult {
   /// LLM workloads: time per output token of each completed request with more than one
   /// output token and a first token, (latency - ttft) / (output_tokens - 1); count 0 otherwise.
   LatencySummary time_per_output_token;
-  double slowdown_mean = 0;    ///< latency / solo latency on a dedicated whole GPU
-  double throughput_per_s = 0; ///< completed / measured window
+  double slowdown_mean = 0;     ///< latency / solo latency on a dedicated whole GPU
+  double throughput_per_s = 0;  ///< completed / measured window
   /// Output tokens of completed measured requests / measured window (LLM tenants; 0 otherwise).
   double output_tokens_per_s = 0;
   std::int64_t slo_violations = 0;
   std::int64_t oom_events = 0;
-  double gpu_seconds = 0;      ///< device-time share attributed to the tenant (cost basis)
-  double cost = 0;             ///< gpu cost_per_hour x attributed hours (0 without prices)
+  double gpu_seconds = 0;  ///< device-time share attributed to the tenant (cost basis)
+  double cost = 0;         ///< gpu cost_per_hour x attributed hours (0 without prices)
   /// The tenant's `slo:` targets in ns by key ("p99" -> 100000000, "ttft_p99", "tpot_p50";
   /// models/run/slo.hpp); empty = best-effort. Verdicts: evaluate_slo (models/run/slo.hpp).
   std::map<std::string, std::int64_t> slo_ns;
@@ -117,8 +117,8 @@ struct RunResult {
   std::vector<RequestRecord> requests;
   std::vector<EventRecord> events_log;
   std::map<std::string, std::vector<TimeseriesSample>> timeseries;  ///< by device name
-  std::vector<KernelRecord> kernels;  ///< only when output.kernels
-  std::string scenario_yaml;          ///< the resolved scenario, all defaults filled
+  std::vector<KernelRecord> kernels;                                ///< only when output.kernels
+  std::string scenario_yaml;  ///< the resolved scenario, all defaults filled
   /// One-line caveats about this run's inputs, e.g. which profile defaults it used that are
   /// assumptions rather than measurements (shown under the summary table, in JSON "notes").
   std::vector<std::string> notes;

@@ -24,7 +24,8 @@ QueueKind choose_queue(const ResolvedScenario& resolved, const RunOptions& optio
   std::int64_t pending = static_cast<std::int64_t>(resolved.devices.size());
   for (const TenantSpec& t : resolved.scenario.tenants) {
     const int in_flight = std::max(t.workload.max_in_flight, t.workload.max_batch);
-    pending += 1 + static_cast<std::int64_t>(in_flight) * static_cast<std::int64_t>(t.devices.size());
+    pending +=
+        1 + static_cast<std::int64_t>(in_flight) * static_cast<std::int64_t>(t.devices.size());
   }
   return pending > 64 ? QueueKind::calendar : QueueKind::heap;
 }
@@ -46,15 +47,15 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     devices.back()->set_index(static_cast<int>(devices.size() - 1));
   }
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
-    const ResolvedDevice& first = resolved.devices[static_cast<std::size_t>(resolved.tenant_device[t])];
+    const ResolvedDevice& first =
+        resolved.devices[static_cast<std::size_t>(resolved.tenant_device[t])];
     const DeviceProfile& gpu = *resolved.gpu_profiles[static_cast<std::size_t>(first.gpu)];
     std::vector<Device*> tenant_devices;
-    for (int d : resolved.tenant_devices[t]) tenant_devices.push_back(devices[static_cast<std::size_t>(d)].get());
-    tenants.push_back(std::make_unique<Tenant>(*this, static_cast<int>(t), scenario.tenants[t],
-                                               tenant_devices,
-                                               scenario.tenants[t].workload.cuda_graph
-                                                   ? gpu.graph_launch_overhead
-                                                   : gpu.launch_overhead));
+    for (int d : resolved.tenant_devices[t])
+      tenant_devices.push_back(devices[static_cast<std::size_t>(d)].get());
+    tenants.push_back(std::make_unique<Tenant>(
+        *this, static_cast<int>(t), scenario.tenants[t], tenant_devices,
+        scenario.tenants[t].workload.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead));
     for (Device* device : tenant_devices) {
       std::string reason;
       if (!device->attach_client(static_cast<int>(t), reason) && !tenants.back()->dead()) {
@@ -96,7 +97,8 @@ RunResult Run::execute() {
           interrupted = true;
           sim.stop();
         }
-        if (options_.progress) options_.progress(sim.now(), scenario.duration, sim.events_processed());
+        if (options_.progress)
+          options_.progress(sim.now(), scenario.duration, sim.events_processed());
       },
       4096);
   sim.run();

@@ -58,8 +58,8 @@ class Run {
   /// `duration`), whatever else is still pending.
   void record_request(int tenant, const Request& r) {
     if (r.status != RequestStatus::unfinished) last_finish_ = std::max(last_finish_, r.finish);
-    const RequestRecord record{static_cast<std::uint32_t>(tenant), r.id, r.arrival,
-                               r.start,  r.finish, r.status};
+    const RequestRecord record{
+        static_cast<std::uint32_t>(tenant), r.id, r.arrival, r.start, r.finish, r.status};
     if (r.status != RequestStatus::unfinished) {
       const RequestOutcome outcome{record, r.measured, r.first_token, r.output_tokens,
                                    r.solo_latency};
@@ -91,7 +91,7 @@ class Run {
 
  private:
   // events (typed handlers)
-  void on_warmup();                // summary.cpp: the measured window starts
+  void on_warmup();                  // summary.cpp: the measured window starts
   void on_fault(std::size_t fault);  // faults.cpp: scenario.faults[fault] strikes
   // sampling.cpp
   void sample(Nanos now);
@@ -110,7 +110,7 @@ class Run {
   const RunOptions& options_;
   TenantStatsRecorder stats_;         // the built-in recorder: TenantResult's statistics
   std::vector<Recorder*> observers_;  // RunOptions::observers
-  Nanos last_finish_ = 0;  // latest completion or failure of a request
+  Nanos last_finish_ = 0;             // latest completion or failure of a request
   Nanos last_sample_ = 0;
   // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).
   std::vector<std::vector<double>> sample_busy_, sample_dram_;

@@ -65,7 +65,8 @@ void Run::fill_tenant_summary(const Tenant& t, TenantResult& tr) const {
   const double measured_s = to_seconds(scenario.duration - scenario.warmup);
   tr.name = t.spec().name;
   for (int d : resolved.tenant_devices[static_cast<std::size_t>(t.index())]) {
-    tr.device += (tr.device.empty() ? "" : ",") + resolved.devices[static_cast<std::size_t>(d)].geometry.name;
+    tr.device += (tr.device.empty() ? "" : ",") +
+                 resolved.devices[static_cast<std::size_t>(d)].geometry.name;
   }
   tr.requests = stats.requests;
   tr.completed = stats.completed;

@@ -11,8 +11,9 @@
 //   collectives.cpp  data-parallel barriers: a collective starts on every GPU together
 //   batching.cpp     continuous batching: the serving engine's Iterations
 //   memory.cpp       allocations on every GPU of the tenant and the OOM rule
-// Statistics are a recorder of the run (TenantStatsRecorder, tenant_stats.hpp). Costs: O(1) per event except the kernel
-// expansion (O(kernels) per request) and dispatch (O(in flight) to find a finished request).
+// Statistics are a recorder of the run (TenantStatsRecorder, tenant_stats.hpp). Costs: O(1) per
+// event except the kernel expansion (O(kernels) per request) and dispatch (O(in flight) to find a
+// finished request).
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -131,9 +132,7 @@ class Tenant : public KernelOwner {
   // --- collectives (collectives.cpp) ---------------------------------------------------------
   /// At a collective kernel of a multi-GPU sequence: true while other streams have not reached
   /// it yet (this one waits); the last to arrive issues it on every stream.
-  bool wait_at_collective(Stream& stream) {
-    return devices_.size() > 1 && barrier(stream);
-  }
+  bool wait_at_collective(Stream& stream) { return devices_.size() > 1 && barrier(stream); }
   bool barrier(Stream& stream);
 
   // --- batched serving (batching.cpp) --------------------------------------------------------
@@ -170,7 +169,7 @@ class Tenant : public KernelOwner {
   int in_flight_ = 0;
   bool dead_ = false;
   bool rejected_ = false;
-  Iteration iteration_;             // the batched-serving iteration in progress
+  Iteration iteration_;  // the batched-serving iteration in progress
   bool iteration_running_ = false;
   bool iteration_pending_ = false;  // an on_iteration_due event is scheduled
 };

@@ -57,7 +57,7 @@ struct TenantStats {
   double slowdown_sum = 0;
   std::int64_t requests = 0, completed = 0, failed = 0, oom_events = 0, slo_violations = 0;
   std::int64_t output_tokens = 0;  // of the completed measured requests
-  Nanos smallest_slo = kNever;  // the tightest latency target; kNever: best-effort
+  Nanos smallest_slo = kNever;     // the tightest latency target; kNever: best-effort
 };
 
 /// Every tenant's TenantStats (index = tenant), as a recorder. `final`: the run calls it

@@ -110,9 +110,9 @@ void emit_token_count(YAML::Emitter& out, const DurationDistribution& d) {
           << "sigma" << YAML::Value << number(d.sigma) << YAML::EndMap << YAML::EndMap;
       return;
     case DurationDistribution::Kind::uniform:
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "uniform" << YAML::Value
-          << YAML::BeginMap << YAML::Key << "min" << YAML::Value << d.value << YAML::Key << "max"
-          << YAML::Value << d.upper << YAML::EndMap << YAML::EndMap;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "uniform" << YAML::Value << YAML::BeginMap
+          << YAML::Key << "min" << YAML::Value << d.value << YAML::Key << "max" << YAML::Value
+          << d.upper << YAML::EndMap << YAML::EndMap;
       return;
   }
 }
@@ -124,7 +124,9 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   emit_distribution(out, k.duration);
   out << YAML::Key << "sm_fraction" << YAML::Value << number(k.sm_fraction);
   out << YAML::Key << "memory_bound" << YAML::Value << number(k.memory_bound);
-  auto token_name = [](TokenCount c) { return c == TokenCount::input ? "input_tokens" : "output_tokens"; };
+  auto token_name = [](TokenCount c) {
+    return c == TokenCount::input ? "input_tokens" : "output_tokens";
+  };
   if (k.repeat_per_token != TokenCount::none) {
     out << YAML::Key << "repeat" << YAML::Value << token_name(k.repeat_per_token);
   } else {

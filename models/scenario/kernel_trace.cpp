@@ -112,9 +112,12 @@ KernelTraceFormat parse_kernel_trace_format(const std::string& name) {
 
 const char* kernel_trace_format_name(KernelTraceFormat format) {
   switch (format) {
-    case KernelTraceFormat::nsys: return "nsys";
-    case KernelTraceFormat::torch: return "torch";
-    case KernelTraceFormat::csv: return "csv";
+    case KernelTraceFormat::nsys:
+      return "nsys";
+    case KernelTraceFormat::torch:
+      return "torch";
+    case KernelTraceFormat::csv:
+      return "csv";
   }
   return "csv";
 }

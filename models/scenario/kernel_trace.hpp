@@ -61,14 +61,15 @@ struct TraceKernel {
   std::int64_t shared_memory = 0;     ///< bytes per block, static + dynamic
   double blocks_per_sm = 0;           ///< as the profiler estimated it (torch), 0 = not recorded
   double sm_fraction = 0;             ///< csv only, 0 = not given
-  int sm_usage = 0;                   ///< csv only (Orion SM_usage): SMs the grid needs, 0 = not given
-  double memory_bound = -1;           ///< csv only, [0, 1]; < 0 = not given
-  int row = 0;                        ///< csv line / nsys rowid / index in traceEvents
+  int sm_usage = 0;          ///< csv only (Orion SM_usage): SMs the grid needs, 0 = not given
+  double memory_bound = -1;  ///< csv only, [0, 1]; < 0 = not given
+  int row = 0;               ///< csv line / nsys rowid / index in traceEvents
 
   Nanos duration() const { return end - start; }
   bool has_grid() const { return grid[0] > 0 && block[0] > 0; }
-  std::int64_t blocks() const { return grid[0] * std::max<std::int64_t>(1, grid[1]) *
-                                       std::max<std::int64_t>(1, grid[2]); }
+  std::int64_t blocks() const {
+    return grid[0] * std::max<std::int64_t>(1, grid[1]) * std::max<std::int64_t>(1, grid[2]);
+  }
   std::int64_t threads_per_block() const {
     return block[0] * std::max<std::int64_t>(1, block[1]) * std::max<std::int64_t>(1, block[2]);
   }

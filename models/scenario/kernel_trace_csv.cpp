@@ -73,8 +73,9 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
   const auto grid_col = find({"grid"});
   const auto block_col = find({"block"});
   if (grid_col.has_value() != block_col.has_value()) {
-    fail(path, 1, std::string("missing column '") + (grid_col ? "block" : "grid") +
-                      "': give grid and block together");
+    fail(path, 1,
+         std::string("missing column '") + (grid_col ? "block" : "grid") +
+             "': give grid and block together");
   }
   const auto regs_col = find({"registers_per_thread", "registers"});
   const auto smem_col = find({"shared_memory_bytes", "shared_memory"});
@@ -113,7 +114,8 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
       k.registers_per_thread =
           static_cast<int>(integer_field(field(*regs_col), header[*regs_col], path, number));
     }
-    if (smem_col) k.shared_memory = integer_field(field(*smem_col), header[*smem_col], path, number);
+    if (smem_col)
+      k.shared_memory = integer_field(field(*smem_col), header[*smem_col], path, number);
     if (fraction_col) {
       k.sm_fraction = number_field(field(*fraction_col), header[*fraction_col], path, number);
       if (!(k.sm_fraction > 0 && k.sm_fraction <= 1)) {
@@ -121,7 +123,8 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
       }
     }
     if (usage_col) {
-      k.sm_usage = static_cast<int>(integer_field(field(*usage_col), header[*usage_col], path, number));
+      k.sm_usage =
+          static_cast<int>(integer_field(field(*usage_col), header[*usage_col], path, number));
     }
     if (bound_col) {
       k.memory_bound = number_field(field(*bound_col), header[*bound_col], path, number);
@@ -138,8 +141,8 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
       } else if (p == -1) {
         k.memory_bound = kNeitherMemoryShare;
       } else {
-        fail(path, number, header[*profile_col] + ": expected 1, 0 or -1, got '" +
-                               field(*profile_col) + "'");
+        fail(path, number,
+             header[*profile_col] + ": expected 1, 0 or -1, got '" + field(*profile_col) + "'");
       }
     }
     if (stream_col) {

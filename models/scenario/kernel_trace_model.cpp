@@ -54,16 +54,19 @@ const char* kernel_name_class(const std::string& name) {
   // Matrix-vector products (decode GEMV) stream their weights: memory-bound although "gemv"
   // shares letters with gemm.
   if (contains_any(n, {"gemv", "gemvx", "splitkreduce"})) return "memory";
-  if (contains_any(n, {"gemm", "conv", "cutlass", "cublas", "xmma", "matmul", "wgmma", "hmma",
-                       "mma_", "implicit_", "winograd", "fmha", "flash", "attention", "sm80_",
-                       "sm90_", "ampere_", "hopper_", "volta_", "turing_", "cudnn", "bmm"})) {
+  if (contains_any(
+          n, {"gemm",    "conv",      "cutlass",  "cublas",  "xmma",  "matmul",    "wgmma", "hmma",
+              "mma_",    "implicit_", "winograd", "fmha",    "flash", "attention", "sm80_", "sm90_",
+              "ampere_", "hopper_",   "volta_",   "turing_", "cudnn", "bmm"})) {
     return "compute";
   }
-  if (contains_any(n, {"elementwise", "vectorized", "unrolled", "reduce", "norm", "softmax",
-                       "copy", "memcpy", "memset", "fill", "cat", "index", "gather", "scatter",
-                       "embedding", "transpose", "permute", "pool", "dropout", "add", "mul",
-                       "relu", "gelu", "silu", "cast", "where", "sum", "mean", "bias", "rotary",
-                       "cache", "argmax", "topk", "sort", "scan", "upsample", "pad"})) {
+  if (contains_any(
+          n, {"elementwise", "vectorized", "unrolled", "reduce", "norm",    "softmax", "copy",
+              "memcpy",      "memset",     "fill",     "cat",    "index",   "gather",  "scatter",
+              "embedding",   "transpose",  "permute",  "pool",   "dropout", "add",     "mul",
+              "relu",        "gelu",       "silu",     "cast",   "where",   "sum",     "mean",
+              "bias",        "rotary",     "cache",    "argmax", "topk",    "sort",    "scan",
+              "upsample",    "pad"})) {
     return "memory";
   }
   return "other";
@@ -118,8 +121,8 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
   }
   const Nanos origin = trace.kernels.front().start;
   const Nanos t0 = origin + select.window_start.value_or(0);
-  const Nanos t1 = select.window_end ? origin + *select.window_end
-                                     : std::numeric_limits<Nanos>::max();
+  const Nanos t1 =
+      select.window_end ? origin + *select.window_end : std::numeric_limits<Nanos>::max();
   std::vector<const TraceKernel*> chosen;
   for (const TraceKernel& k : trace.kernels) {
     if (select.device && k.device != *select.device) continue;
@@ -144,8 +147,7 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
     }
     what += ": the trace has " + std::to_string(trace.kernels.size()) + " kernels on stream(s) " +
             join_ids(streams) + " of device(s) " + join_ids(devices) + " over " +
-            milliseconds(trace.kernels.back().end - origin) +
-            " after its first kernel";
+            milliseconds(trace.kernels.back().end - origin) + " after its first kernel";
     throw InputError(SourceLocation{trace.source, 0, 0, "select"}, what);
   }
 
@@ -157,8 +159,7 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
                          (recorded.boost_clock_mhz <= 0 ? recorded.name : target.name) +
                          " has none");
   }
-  const double clock_ratio =
-      same_gpu ? 1.0 : recorded.boost_clock_mhz / target.boost_clock_mhz;
+  const double clock_ratio = same_gpu ? 1.0 : recorded.boost_clock_mhz / target.boost_clock_mhz;
   const double bandwidth_ratio = same_gpu ? 1.0 : recorded.hbm_bandwidth / target.hbm_bandwidth;
   const Nanos launch_rec = recorded.launch_overhead;
   const Nanos launch_tgt = target.launch_overhead;

@@ -40,7 +40,7 @@ struct KernelTraceSelect {
   /// GPU of a recording that holds several (nsys deviceId, torch args.device); unset = the
   /// only one (a trace of several GPUs without it is an error).
   std::optional<std::int64_t> device;
-  std::optional<Nanos> window_start;   ///< ns after the trace's first kernel start
+  std::optional<Nanos> window_start;  ///< ns after the trace's first kernel start
   std::optional<Nanos> window_end;
 };
 
@@ -56,14 +56,14 @@ double default_memory_bound(const std::string& name);
 int blocks_per_sm(const TraceKernel& kernel, const SmLimits& limits);
 
 struct ConvertedTrace {
-  std::vector<KernelSpec> kernels;  ///< in launch order; KernelSpec::lane = stream index
+  std::vector<KernelSpec> kernels;    ///< in launch order; KernelSpec::lane = stream index
   std::vector<std::int64_t> streams;  ///< recorded stream id of each lane
-  Nanos recorded_span = 0;  ///< first selected kernel start to last end (incl. host gaps)
-  Nanos recorded_busy = 0;  ///< sum of the selected kernels' recorded durations
-  std::size_t copies = 0;   ///< memcpy/memset records inside the selection (kept as host time)
+  Nanos recorded_span = 0;            ///< first selected kernel start to last end (incl. host gaps)
+  Nanos recorded_busy = 0;            ///< sum of the selected kernels' recorded durations
+  std::size_t copies = 0;  ///< memcpy/memset records inside the selection (kept as host time)
   std::optional<std::int64_t> peak_memory;  ///< from the trace's allocation records
-  int ncu_matched = 0;      ///< kernels whose memory_bound came from ncu metrics
-  int class_defaults = 0;   ///< kernels whose memory_bound is the name-class assumption
+  int ncu_matched = 0;                      ///< kernels whose memory_bound came from ncu metrics
+  int class_defaults = 0;  ///< kernels whose memory_bound is the name-class assumption
 };
 
 /// Converts the selected kernels for replay on `target`, recorded on `recorded`. `ncu` may be

@@ -35,7 +35,8 @@ std::map<std::string, NcuMetrics> parse_ncu_metrics(std::istream& in, const std:
   std::map<std::string, std::size_t> at;
   for (std::size_t i = 0; i < header.size(); ++i) at.emplace(header[i], i);
   const auto name_it = at.find("Kernel Name");
-  if (name_it == at.end()) fail(path, number, "missing column 'Kernel Name' (not ncu --csv output?)");
+  if (name_it == at.end())
+    fail(path, number, "missing column 'Kernel Name' (not ncu --csv output?)");
   struct Sum {
     double sm = 0, dram = 0;
     int n_sm = 0, n_dram = 0;
@@ -48,16 +49,17 @@ std::map<std::string, NcuMetrics> parse_ncu_metrics(std::istream& in, const std:
   const auto dram_col = at.find(kDram);
   if (!long_layout && (sm_col == at.end() || dram_col == at.end())) {
     fail(path, number,
-         "missing column '" + (sm_col == at.end() ? kSm : kDram) +
-             "': run ncu --csv --metrics " + kSm + "," + kDram);
+         "missing column '" + (sm_col == at.end() ? kSm : kDram) + "': run ncu --csv --metrics " +
+             kSm + "," + kDram);
   }
   const int header_line = number;
   while (read_line(in, line, number)) {
     if (trim(line).empty() || line.rfind("==", 0) == 0) continue;
     const std::vector<std::string> f = split_csv(line, path, number);
     if (f.size() < header.size()) {
-      fail(path, number, "missing fields (" + std::to_string(f.size()) + " of " +
-                             std::to_string(header.size()) + " columns)");
+      fail(path, number,
+           "missing fields (" + std::to_string(f.size()) + " of " + std::to_string(header.size()) +
+               " columns)");
     }
     const std::string& name = f[name_it->second];
     const auto add = [&](Sum& s, bool sm, const std::string& text, const std::string& column) {

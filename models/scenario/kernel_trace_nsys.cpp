@@ -97,9 +97,9 @@ void query(sqlite3* db, const std::string& path, const std::string& table, const
   int rc = 0;
   while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) row(s.stmt);
   if (rc != SQLITE_DONE) {
-    fail_key(path, table,
-             std::string("cannot read the SQLite file (truncated or corrupt?): ") +
-                 sqlite3_errmsg(db));
+    fail_key(
+        path, table,
+        std::string("cannot read the SQLite file (truncated or corrupt?): ") + sqlite3_errmsg(db));
   }
 }
 
@@ -137,15 +137,16 @@ KernelTrace read_nsys(const std::string& path) {
       strings[sqlite3_column_int64(s, 0)] = text ? reinterpret_cast<const char*>(text) : "";
     });
   }
-  const std::string name_column =
-      kc.count("shortName") ? "shortName" : kc.count("demangledName") ? "demangledName" : "NULL";
+  const std::string name_column = kc.count("shortName")       ? "shortName"
+                                  : kc.count("demangledName") ? "demangledName"
+                                                              : "NULL";
   const auto col = [&](const char* name) { return column_or(kc, name, "0"); };
-  const std::string sql =
-      "SELECT rowid, start, \"end\", " + col("streamId") + ", " + col("deviceId") + ", " +
-      col("gridX") + ", " +
-      col("gridY") + ", " + col("gridZ") + ", " + col("blockX") + ", " + col("blockY") + ", " +
-      col("blockZ") + ", " + col("registersPerThread") + ", " + col("staticSharedMemory") + ", " +
-      col("dynamicSharedMemory") + ", " + name_column + " FROM " + kKernels + " ORDER BY start";
+  const std::string sql = "SELECT rowid, start, \"end\", " + col("streamId") + ", " +
+                          col("deviceId") + ", " + col("gridX") + ", " + col("gridY") + ", " +
+                          col("gridZ") + ", " + col("blockX") + ", " + col("blockY") + ", " +
+                          col("blockZ") + ", " + col("registersPerThread") + ", " +
+                          col("staticSharedMemory") + ", " + col("dynamicSharedMemory") + ", " +
+                          name_column + " FROM " + kKernels + " ORDER BY start";
   query(d.db, path, kKernels, sql, [&](sqlite3_stmt* s) {
     TraceKernel k;
     k.row = static_cast<int>(sqlite3_column_int64(s, 0));
@@ -190,11 +191,21 @@ KernelTrace read_nsys(const std::string& path) {
       c.stream = sqlite3_column_int64(s, 3);
       // ENUM_CUDA_MEMCPY_OPER: 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP (others kept as numbers).
       switch (sqlite3_column_int64(s, 4)) {
-        case 1: c.kind = "HtoD"; break;
-        case 2: c.kind = "DtoH"; break;
-        case 8: c.kind = "DtoD"; break;
-        case 10: c.kind = "PtoP"; break;
-        default: c.kind = "copy"; break;
+        case 1:
+          c.kind = "HtoD";
+          break;
+        case 2:
+          c.kind = "DtoH";
+          break;
+        case 8:
+          c.kind = "DtoD";
+          break;
+        case 10:
+          c.kind = "PtoP";
+          break;
+        default:
+          c.kind = "copy";
+          break;
       }
       if (c.end > c.start) trace.copies.push_back(c);
     });

@@ -81,16 +81,15 @@ KernelTrace parse_torch_trace(std::istream& in, const std::string& path) {
     const std::string name = e.value("name", std::string());
     static const nlohmann::json kNoArgs = nlohmann::json::object();
     const auto args_it = e.find("args");
-    const nlohmann::json& args =
-        args_it != e.end() && args_it->is_object() ? *args_it : kNoArgs;
+    const nlohmann::json& args = args_it != e.end() && args_it->is_object() ? *args_it : kNoArgs;
     if (name == "[memory]") {
       // Device Type 1 = CUDA (c10::DeviceType); CPU events are 0.
       if (number_arg(args, "Device Type", 1) != 1) continue;
       const double reserved = number_arg(args, "Total Reserved", -1);
       const double allocated = number_arg(args, "Total Allocated", -1);
       if (reserved >= 0) {
-        peak_reserved = std::max<std::int64_t>(peak_reserved.value_or(0),
-                                               static_cast<std::int64_t>(reserved));
+        peak_reserved =
+            std::max<std::int64_t>(peak_reserved.value_or(0), static_cast<std::int64_t>(reserved));
       }
       if (allocated >= 0) {
         peak_allocated = std::max<std::int64_t>(peak_allocated.value_or(0),

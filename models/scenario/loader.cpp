@@ -90,8 +90,7 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
            {"mps", "mps"},
            {"mig+time-slicing", "mig+time-slicing"},
            {"mig+mps", "mig+mps"}},
-          {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"},
-          "strategy");
+          {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"}, "strategy");
       if (std::find(plan.strategies.begin(), plan.strategies.end(), name) ==
           plan.strategies.end()) {
         plan.strategies.push_back(name);
@@ -109,11 +108,10 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
     throw InputError(SourceLocation{scenario.source_file, 0, 0, ""},
                      "empty scenario (expected a mapping with name, duration, gpus, tenants)");
   }
-  const MapReader map(
-      ctx, Field{root, "", root.Mark()},
-      {"name", "description", "seed", "duration", "warmup", "gpus", "tenants", "faults", "output",
-       "plan", "allow_large"},
-      {{"sharing", "a gpus entry"}, {"workload", "a tenants entry"}});
+  const MapReader map(ctx, Field{root, "", root.Mark()},
+                      {"name", "description", "seed", "duration", "warmup", "gpus", "tenants",
+                       "faults", "output", "plan", "allow_large"},
+                      {{"sharing", "a gpus entry"}, {"workload", "a tenants entry"}});
   if (const auto f = map.get("plan")) scenario.plan = plan_of(ctx, *f);
   const bool planning = scenario.plan.has_value();
   scenario.name = non_empty_text(ctx, map.require("name"));
@@ -133,8 +131,9 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
 
   const std::optional<Field> gpus_field = map.get("gpus");
   const std::vector<Field> gpu_fields =
-      (planning && !gpus_field) ? std::vector<Field>{}
-                                : list_of(ctx, gpus_field ? *gpus_field : map.require("gpus"), true);
+      (planning && !gpus_field)
+          ? std::vector<Field>{}
+          : list_of(ctx, gpus_field ? *gpus_field : map.require("gpus"), true);
   std::vector<GpuSpec> gpus;
   for (const Field& field : gpu_fields) gpus.push_back(gpu_of(ctx, field));
   scenario.gpus = expand(ctx, gpus, gpu_fields, &GpuSpec::count, "gpu");

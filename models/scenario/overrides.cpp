@@ -151,5 +151,4 @@ std::string apply_override(YAML::Node& root, const Override& override) {
   return walked;
 }
 
-
 }  // namespace gpumux::scenario_detail

@@ -26,8 +26,9 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
   allowed.emplace_back("interference");
   const MapReader map(ctx, field, allowed);
   if (const auto f = map.get("interference")) {
-    ctx.fail(*f, "was removed: MPS interference now follows from SM residency, fair HBM sharing "
-                 "and L2 capacity (set a kernel's working_set; docs/strategies.md)");
+    ctx.fail(*f,
+             "was removed: MPS interference now follows from SM residency, fair HBM sharing "
+             "and L2 capacity (set a kernel's working_set; docs/strategies.md)");
   }
   const Strategy* strategy = &default_strategy();
   if (const auto f = map.get("mode")) {
@@ -36,7 +37,8 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
     if (strategy == nullptr) {
       std::vector<std::pair<std::string, const Strategy*>> spellings;
       for (const Strategy* known : strategies()) {
-        for (const std::string& spelling : known->spellings()) spellings.emplace_back(spelling, known);
+        for (const std::string& spelling : known->spellings())
+          spellings.emplace_back(spelling, known);
       }
       const std::string suggestion = closest_choice(text, spellings);
       ctx.fail(*f, "unknown sharing mode '" + text + "'" +
@@ -51,9 +53,8 @@ SharingSpec sharing_of(Context& ctx, const Field& field) {
       each->read(ctx, map, s.params());
     } else {
       const std::vector<std::string> keys = each->keys();
-      if (std::none_of(keys.begin(), keys.end(), [&map](const std::string& key) {
-            return map.get(key).has_value();
-          })) {
+      if (std::none_of(keys.begin(), keys.end(),
+                       [&map](const std::string& key) { return map.get(key).has_value(); })) {
         continue;
       }
       std::shared_ptr<StrategyParams> other = each->make_params();
@@ -89,7 +90,6 @@ std::vector<std::string> mig_of(Context& ctx, const Field& field, std::string& l
   }
   return profiles;
 }
-
 
 }  // namespace
 

@@ -63,10 +63,9 @@ IsolationSpec isolation_of(Context& ctx, const Field& field) {
     items.push_back(field);
   }
   for (const Field& item : items) {
-    const std::string kind =
-        choice_of<std::string>(ctx, item,
-                               {{"memory", "memory"}, {"fault", "fault"}, {"none", "none"}},
-                               {"memory", "fault", "none"}, "isolation");
+    const std::string kind = choice_of<std::string>(
+        ctx, item, {{"memory", "memory"}, {"fault", "fault"}, {"none", "none"}},
+        {"memory", "fault", "none"}, "isolation");
     if (kind == "memory") out.memory = true;
     if (kind == "fault") out.fault = true;
   }
@@ -77,12 +76,11 @@ IsolationSpec isolation_of(Context& ctx, const Field& field) {
 
 TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec>& gpus,
                      const std::vector<std::string>& gpu_names, bool planning) {
-  const MapReader map(ctx, field,
-                      {"name", "device", "replicas", "memory", "gpus", "workload", "slo",
-                       "isolation", "best_effort"},
-                      {{"arrivals", "workload"},
-                       {"request", "workload"},
-                       {"kernels", "workload.request"}});
+  const MapReader map(
+      ctx, field,
+      {"name", "device", "replicas", "memory", "gpus", "workload", "slo", "isolation",
+       "best_effort"},
+      {{"arrivals", "workload"}, {"request", "workload"}, {"kernels", "workload.request"}});
   TenantSpec t;
   t.where = ctx.at(field.path, field.mark);
   t.name = name_of(ctx, map.require("name"));
@@ -92,12 +90,12 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
   if (!placed && planning) {
     // A tenant of a planning scenario: `gpumux plan` chooses its device.
     if (const auto f = map.get("replicas")) {
-    t.replicas = int_of(ctx, *f, 1);
-    if (t.replicas > kMaxTenantReplicas) {
-      ctx.fail(*f, "at most " + std::to_string(kMaxTenantReplicas) + " replicas of a tenant, got " +
-                       text_of(ctx, *f));
+      t.replicas = int_of(ctx, *f, 1);
+      if (t.replicas > kMaxTenantReplicas) {
+        ctx.fail(*f, "at most " + std::to_string(kMaxTenantReplicas) +
+                         " replicas of a tenant, got " + text_of(ctx, *f));
+      }
     }
-  }
     if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
     if (const auto f = map.get("gpus")) {
       t.gpus = int_of(ctx, *f, 1);

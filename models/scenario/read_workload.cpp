@@ -43,7 +43,8 @@ DurationDistribution distribution_with(Context& ctx, const Field& field, ParseVa
     if (d.sigma < 0) ctx.fail(sigma, "must be >= 0, got " + text_of(ctx, sigma));
     if (d.sigma > kMaxLognormalSigma) {
       ctx.fail(sigma, "at most 3 (the mean would be exp(sigma^2/2) = " +
-                          std::to_string(static_cast<long long>(std::min(1e18, std::exp(d.sigma * d.sigma / 2)))) +
+                          std::to_string(static_cast<long long>(
+                              std::min(1e18, std::exp(d.sigma * d.sigma / 2)))) +
                           "x the median, set by draws a run almost never makes), got " +
                           text_of(ctx, sigma));
     }
@@ -212,14 +213,12 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
   return a;
 }
 
-
 }  // namespace
 
 // `request: {kernel_trace: PATH, format: nsys|torch|csv, recorded_on: MODEL,
 //            select: {stream: N, device: N, window: [T0, T1]}, ncu: PATH}` (docs/traces.md).
 // The trace is read by resolve_scenario(), which knows the tenant's GPU model.
-static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request,
-                                       const Field& trace) {
+static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, const Field& trace) {
   KernelTraceSpec k;
   if (const auto kernels = request.get("kernels")) {
     ctx.fail(*kernels, "give kernels or kernel_trace, not both");
@@ -236,8 +235,9 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request,
   k.where = ctx.at(trace.path, trace.mark);
   const auto format = request.get("format");
   if (!format) {
-    ctx.fail(trace, "kernel_trace needs format: nsys (Nsight Systems SQLite export), torch "
-                    "(PyTorch profiler / Kineto JSON) or csv");
+    ctx.fail(trace,
+             "kernel_trace needs format: nsys (Nsight Systems SQLite export), torch "
+             "(PyTorch profiler / Kineto JSON) or csv");
   }
   const std::string name = text_of(ctx, *format);
   try {

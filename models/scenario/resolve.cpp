@@ -25,8 +25,8 @@ std::string base_dir_of(const Scenario& scenario) {
 // where the profile has them.
 void set_l2(DeviceGeometry& geometry, const DeviceProfile& profile, double slice_fraction) {
   geometry.l2_bytes = static_cast<double>(profile.l2_cache) * slice_fraction;
-  const double hbm = profile.hbm_bandwidth_measured > 0 ? profile.hbm_bandwidth_measured
-                                                         : profile.hbm_bandwidth;
+  const double hbm =
+      profile.hbm_bandwidth_measured > 0 ? profile.hbm_bandwidth_measured : profile.hbm_bandwidth;
   geometry.l2_cost_ratio =
       profile.l2_bandwidth > 0 ? std::min(1.0, hbm / profile.l2_bandwidth) : 1.0;
 }
@@ -36,9 +36,9 @@ void set_l2(DeviceGeometry& geometry, const DeviceProfile& profile, double slice
 // `request: {kernel_trace: ...}`: reads the trace (once per file), converts the selected kernels
 // for the tenant's GPU model (rescaled when it was recorded on another), and takes the tenant's
 // memory from the trace's allocations when the scenario does not set `memory:`.
-static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& target,
-                         const std::string& base_dir,
-                         std::map<std::string, KernelTrace>& cache) {
+static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant,
+                                const DeviceProfile& target, const std::string& base_dir,
+                                std::map<std::string, KernelTrace>& cache) {
   const KernelTraceSpec& spec = *tenant.workload.kernel_trace;
   auto found = cache.find(spec.path);
   if (found == cache.end()) {
@@ -74,9 +74,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
   ResolvedScenario out;
   const std::string base_dir = base_dir_of(scenario);
   std::map<std::string, int> device_by_name;
-  std::map<std::string, int> mig_gpu_by_name;  // GPUs that have MIG instances
+  std::map<std::string, int> mig_gpu_by_name;      // GPUs that have MIG instances
   std::map<std::string, KernelTrace> trace_cache;  // kernel traces by path (replicas share one)
-  std::map<std::size_t, int> compute_slices;    // of each MIG instance, by device index
+  std::map<std::size_t, int> compute_slices;       // of each MIG instance, by device index
 
   for (std::size_t g = 0; g < scenario.gpus.size(); ++g) {
     GpuSpec& gpu = scenario.gpus[g];
@@ -102,7 +102,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
     if (layout.empty()) {
       ResolvedDevice device;
-      device.geometry = DeviceGeometry{gpu.name, profile->name, profile->sms, profile->sms,
+      device.geometry = DeviceGeometry{gpu.name,      profile->name,   profile->sms, profile->sms,
                                        gpu_bandwidth, profile->memory, 1.0};
       set_l2(device.geometry, *profile, 1.0);
       device.sharing = gpu.sharing;
@@ -163,8 +163,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       const auto found = device_by_name.find(name);
       if (found == device_by_name.end()) {
         if (mig_gpu_by_name.count(name)) {
-          throw InputError(where, "'" + name + "' is partitioned with MIG: name an instance, e.g. '" +
-                                      name + "/0'");
+          throw InputError(
+              where,
+              "'" + name + "' is partitioned with MIG: name an instance, e.g. '" + name + "/0'");
         }
         std::string known;
         for (const auto& [n, index] : device_by_name) known += (known.empty() ? "" : ", ") + n;
@@ -209,7 +210,8 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();
     if (arrivals.process == ArrivalProcess::trace) {
-      out.traces.back() = read_trace(arrivals.trace_file, arrivals.trace_format, arrivals.time_scale);
+      out.traces.back() =
+          read_trace(arrivals.trace_file, arrivals.trace_format, arrivals.time_scale);
     }
   }
 
@@ -223,9 +225,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     if (!crowded.empty()) throw InputError(where, crowded);
     if (device.sharing.replicas > 0 && count > device.sharing.replicas) {
       throw InputError(scenario.locate(gpu.where.key_path + ".sharing.replicas"),
-                       device.geometry.name + " allows " +
-                           std::to_string(device.sharing.replicas) + " clients (replicas) but " +
-                           std::to_string(count) + " tenants are placed on it");
+                       device.geometry.name + " allows " + std::to_string(device.sharing.replicas) +
+                           " clients (replicas) but " + std::to_string(count) +
+                           " tenants are placed on it");
     }
     DeviceFit fit;
     fit.memory = device.geometry.memory;

@@ -6,10 +6,10 @@
 // MIG layout fits the GPU's placement rules (mig_layout.hpp); every tenant names an existing
 // device ("gpu0", or "gpu0/INDEX" on a MIG GPU — a MIG GPU must be addressed by instance); an
 // exclusive device has at most one tenant; a device has at most `replicas` tenants when set;
-// time-slicing rejects tenants asking for more than one GPU (both by the strategy); a data-parallel tenant (several
-// devices) may not use a MIG instance (no NCCL / peer-to-peer between MIG instances); faults name
-// existing tenants; trace files parse (errors name the trace file and line).
-// Fills in the scenario: each GPU's strategy fills its parameter block from the profile
+// time-slicing rejects tenants asking for more than one GPU (both by the strategy); a data-parallel
+// tenant (several devices) may not use a MIG instance (no NCCL / peer-to-peer between MIG
+// instances); faults name existing tenants; trace files parse (errors name the trace file and
+// line). Fills in the scenario: each GPU's strategy fills its parameter block from the profile
 // (Strategy::fill_defaults: e.g. time-slicing's timeslice / context_switch / preemption_latency /
 // cache_refill, MPS's client limit and `replicas` thread share) and fits it to every device after
 // placement (Strategy::fit_device: e.g. MPS's per-client memory of `replicas` and its client
@@ -41,8 +41,8 @@ struct ResolvedDevice {
 struct ResolvedScenario {
   Scenario scenario;  ///< with sharing defaults filled
   std::vector<ResolvedDevice> devices;
-  std::vector<int> tenant_device;              ///< first device index per tenant
-  std::vector<std::vector<int>> tenant_devices;  ///< every device index per tenant
+  std::vector<int> tenant_device;                  ///< first device index per tenant
+  std::vector<std::vector<int>> tenant_devices;    ///< every device index per tenant
   std::vector<const DeviceProfile*> gpu_profiles;  ///< per Scenario::gpus entry
   /// Per tenant: the requests of its trace (arrivals: {process: trace}), read and checked here
   /// so that `validate` catches a corrupt trace; empty for other processes.

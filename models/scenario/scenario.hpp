@@ -103,14 +103,14 @@ enum class KernelTraceFormat { nsys, torch, csv };
 /// the request's kernels come from a recorded trace (docs/traces.md). resolve_scenario() reads
 /// it and fills WorkloadSpec::kernels for the tenant's GPU model.
 struct KernelTraceSpec {
-  std::string path;         ///< resolved relative to the scenario file
+  std::string path;  ///< resolved relative to the scenario file
   KernelTraceFormat format = KernelTraceFormat::nsys;
   std::string recorded_on;  ///< device profile of the GPU it was recorded on; "" = the tenant's
-  std::optional<std::int64_t> stream;  ///< select.stream
-  std::optional<std::int64_t> device;  ///< select.device (a recording of several GPUs)
+  std::optional<std::int64_t> stream;             ///< select.stream
+  std::optional<std::int64_t> device;             ///< select.device (a recording of several GPUs)
   std::optional<Nanos> window_start, window_end;  ///< select.window, after the first kernel
-  std::string ncu_path;     ///< `ncu:` Nsight Compute metrics (--csv), "" = none
-  SourceLocation where;     ///< the `kernel_trace:` key
+  std::string ncu_path;  ///< `ncu:` Nsight Compute metrics (--csv), "" = none
+  SourceLocation where;  ///< the `kernel_trace:` key
 };
 
 enum class ArrivalProcess { poisson, constant, closed, trace };
@@ -131,7 +131,7 @@ struct WorkloadSpec {
   std::vector<KernelSpec> kernels;  ///< run in order, one stream per request (non-empty)
   /// Set when the kernels come from a recorded trace (filled in by resolve_scenario()).
   std::optional<KernelTraceSpec> kernel_trace;
-  Nanos host_gap = 0;               ///< CPU time between consecutive kernel launches of a request
+  Nanos host_gap = 0;  ///< CPU time between consecutive kernel launches of a request
   /// Requests of this tenant that may be on the GPU at once. Open-loop default 1 (FIFO single
   /// server); closed loop: = concurrency.
   int max_in_flight = 1;
@@ -182,8 +182,9 @@ struct SloSpec : SloQuantiles {
 /// What a tenant may not share (`isolation:` memory | fault | none, or a list): `gpumux plan`
 /// honours it; `run` ignores it (the placement is the scenario's).
 struct IsolationSpec {
-  bool memory = false;  ///< no neighbour may take its memory: MIG, dedicated, or MPS with pinned limits
-  bool fault = false;   ///< no neighbour's fault may kill it: no shared MPS server
+  bool memory =
+      false;  ///< no neighbour may take its memory: MIG, dedicated, or MPS with pinned limits
+  bool fault = false;  ///< no neighbour's fault may kill it: no shared MPS server
   bool any() const { return memory || fault; }
 };
 
@@ -195,13 +196,13 @@ struct TenantSpec {
   /// [gpu0-0, gpu0-1]`, one replica of each request per device, kernels marked `collective`
   /// synchronise them). Always non-empty after loading.
   std::vector<std::string> devices;
-  int replicas = 1;    ///< as written
+  int replicas = 1;         ///< as written
   std::int64_t memory = 0;  ///< bytes allocated at start
   int gpus = 1;             ///< GPUs the tenant asks for (time-slicing rejects > 1); = devices
   WorkloadSpec workload;
   SloSpec slo;
-  IsolationSpec isolation;  ///< `isolation:` (plan constraint)
-  bool best_effort = false; ///< `best_effort: true`: `gpumux plan` places it without an SLO
+  IsolationSpec isolation;   ///< `isolation:` (plan constraint)
+  bool best_effort = false;  ///< `best_effort: true`: `gpumux plan` places it without an SLO
   SourceLocation where;
 };
 
@@ -216,8 +217,8 @@ struct PlanGpuSpec {
 /// The search space of `gpumux plan` (`plan:` in a scenario). A scenario with `plan:` may leave
 /// out `gpus:` and the tenants' `device:`.
 struct PlanSpec {
-  std::vector<PlanGpuSpec> gpus;     ///< GPU models with prices (non-empty)
-  int max_gpus = 8;                  ///< at most this many GPUs in a setup
+  std::vector<PlanGpuSpec> gpus;  ///< GPU models with prices (non-empty)
+  int max_gpus = 8;               ///< at most this many GPUs in a setup
   /// Strategy families searched: dedicated, mig, time-slicing, mps, mig+time-slicing, mig+mps.
   std::vector<std::string> strategies;
   /// Required margin below every SLO target, a fraction: 0.1 = each percentile at most 90 % of

@@ -94,8 +94,9 @@ std::int64_t parse_count(std::string_view text, const char* what, const std::str
   }
   if (value > kMaxTokens) {
     fail(source, line,
-         std::string(what) + ": " + std::string(text) + " is more than the most tokens a request may have (" +
-             std::to_string(kMaxTokens) + ")");
+         std::string(what) + ": " + std::string(text) +
+             " is more than the most tokens a request may have (" + std::to_string(kMaxTokens) +
+             ")");
   }
   return value;
 }
@@ -320,8 +321,9 @@ std::int64_t json_count(const nlohmann::json& object, const char* key, const std
   }
   if (it->get<std::int64_t>() > kMaxTokens) {
     fail(source, line,
-         std::string(key) + ": " + it->dump() + " is more than the most tokens a request may have (" +
-             std::to_string(kMaxTokens) + ")");
+         std::string(key) + ": " + it->dump() +
+             " is more than the most tokens a request may have (" + std::to_string(kMaxTokens) +
+             ")");
   }
   return it->get<std::int64_t>();
 }
@@ -394,14 +396,15 @@ std::vector<TraceRequest> parse_trace(std::istream& in, const std::string& sourc
     Nanos arrival = 0;
     try {
       offset = checked::sub(raw[i].time, origin, "the time since the first request");
-      arrival = time_scale == 1.0 ? offset
-                                  : checked::to_nanos(static_cast<double>(offset) * time_scale);
+      arrival =
+          time_scale == 1.0 ? offset : checked::to_nanos(static_cast<double>(offset) * time_scale);
     } catch (const checked::RangeError& e) {
       std::ostringstream scale;
       scale << time_scale;
       fail(source_name, raw[i].line,
-           (time_scale == 1.0 ? "arrival out of range: "
-                              : "arrivals.time_scale " + scale.str() + " puts this arrival out of range: ") +
+           (time_scale == 1.0
+                ? "arrival out of range: "
+                : "arrivals.time_scale " + scale.str() + " puts this arrival out of range: ") +
                std::string(e.what()));
     }
     requests.push_back({arrival, raw[i].input_tokens, raw[i].output_tokens});

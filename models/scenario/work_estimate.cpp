@@ -12,8 +12,8 @@ namespace {
 struct TenantWork {
   double requests = 0;
   double launches_per_request = 0;
-  double solo_ns = 0;            // mean time of one request alone (no contention)
-  std::string driver;            // key path that sets the request count
+  double solo_ns = 0;              // mean time of one request alone (no contention)
+  std::string driver;              // key path that sets the request count
   std::size_t longest_kernel = 0;  // index of the kernel with the largest share of solo_ns
   double drain_ns = 0;  // after `duration`: the backlog of an overloaded tenant, or one request
 };
@@ -41,8 +41,9 @@ TenantWork tenant_work(const Scenario& scenario, std::size_t t,
     const double launches = kernel.repeat_per_token == TokenCount::none
                                 ? kernel.repeat
                                 : token_mean(w, kernel.repeat_per_token);
-    const double scale =
-        kernel.duration_per_token == TokenCount::none ? 1.0 : token_mean(w, kernel.duration_per_token);
+    const double scale = kernel.duration_per_token == TokenCount::none
+                             ? 1.0
+                             : token_mean(w, kernel.duration_per_token);
     const double ns = launches * (kernel.duration.mean() * scale + static_cast<double>(w.host_gap));
     out.launches_per_request += launches;
     out.solo_ns += ns;
@@ -129,21 +130,21 @@ void check_work_budget(const Scenario& scenario,
   if (total.requests > kWorkBudgetRequests || total.launches > kWorkBudgetLaunches) {
     const bool by_requests = total.requests > kWorkBudgetRequests;
     const std::string what =
-        by_requests ? "about " + sci(total.requests) + " requests (budget " +
-                          sci(kWorkBudgetRequests) + ")"
-                    : "about " + sci(total.launches) + " kernel launches (budget " +
-                          sci(kWorkBudgetLaunches) + ")";
+        by_requests
+            ? "about " + sci(total.requests) + " requests (budget " + sci(kWorkBudgetRequests) + ")"
+            : "about " + sci(total.launches) + " kernel launches (budget " +
+                  sci(kWorkBudgetLaunches) + ")";
     const double per_request = worst_work.launches_per_request;
     const bool by_kernels = !by_requests && per_request > worst_work.requests;
     const std::string key =
         by_kernels ? scenario.tenants[worst].where.key_path + ".workload.request.kernels"
                    : worst_work.driver;
-    throw InputError(scenario.locate(key),
-                     "the scenario asks for " + what + ": tenant '" +
-                         scenario.tenants[worst].name + "' " + sci(worst_work.requests) +
-                         " requests x " + sci(per_request) +
-                         " launches each over duration " + units::format_duration(scenario.duration) +
-                         "; shorten duration or lower the load" + escape);
+    throw InputError(scenario.locate(key), "the scenario asks for " + what + ": tenant '" +
+                                               scenario.tenants[worst].name + "' " +
+                                               sci(worst_work.requests) + " requests x " +
+                                               sci(per_request) + " launches each over duration " +
+                                               units::format_duration(scenario.duration) +
+                                               "; shorten duration or lower the load" + escape);
   }
   // Samples: a long drain (a very long kernel) or a short sampling period.
   const bool by_drain = drain > static_cast<double>(scenario.duration);
@@ -151,16 +152,16 @@ void check_work_budget(const Scenario& scenario,
       by_drain ? scenario.tenants[drain_tenant].where.key_path + ".workload.request.kernels." +
                      std::to_string(drain_work.longest_kernel) + ".duration"
                : (scenario.output.sample < 100'000'000 ? "output.sample" : "duration");
-  throw InputError(scenario.locate(key),
-                   "the run would record about " + sci(total.samples) +
-                       " timeseries samples (budget " + sci(kWorkBudgetSamples) + "): " +
-                       (by_drain ? "the requests of tenant '" + scenario.tenants[drain_tenant].name +
-                                       "' take about " + sci(drain * 1e-9) +
-                                       " s to drain after duration (a kernel duration typo for a shorter unit?)"
-                                 : "duration " + units::format_duration(scenario.duration) +
-                                       " sampled every " +
-                                       units::format_duration(scenario.output.sample)) +
-                       escape);
+  throw InputError(
+      scenario.locate(key),
+      "the run would record about " + sci(total.samples) + " timeseries samples (budget " +
+          sci(kWorkBudgetSamples) + "): " +
+          (by_drain ? "the requests of tenant '" + scenario.tenants[drain_tenant].name +
+                          "' take about " + sci(drain * 1e-9) +
+                          " s to drain after duration (a kernel duration typo for a shorter unit?)"
+                    : "duration " + units::format_duration(scenario.duration) + " sampled every " +
+                          units::format_duration(scenario.output.sample)) +
+          escape);
 }
 
 }  // namespace gpumux

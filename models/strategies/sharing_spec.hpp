@@ -17,7 +17,7 @@ namespace gpumux {
 /// deep (the block is cloned).
 class SharingSpec {
  public:
-  SharingSpec();                          ///< exclusive, nothing set
+  SharingSpec();                                   ///< exclusive, nothing set
   explicit SharingSpec(const Strategy& strategy);  ///< that strategy, nothing set
   SharingSpec(const SharingSpec& other);
   SharingSpec& operator=(const SharingSpec& other);

@@ -39,11 +39,11 @@ enum class FaultScope {
 
 /// One device a strategy's parameter block is fitted to (after tenants are placed).
 struct DeviceFit {
-  std::int64_t memory = 0;    ///< bytes of the device (the whole GPU or the MIG instance)
-  int compute_slices = 0;     ///< of the MIG instance; 0 for a whole GPU
-  int gpu_compute_slices = 0; ///< of the whole GPU
-  int clients = 0;            ///< tenants placed on the device
-  int replicas = 0;           ///< `sharing.replicas` (0 = not set)
+  std::int64_t memory = 0;     ///< bytes of the device (the whole GPU or the MIG instance)
+  int compute_slices = 0;      ///< of the MIG instance; 0 for a whole GPU
+  int gpu_compute_slices = 0;  ///< of the whole GPU
+  int clients = 0;             ///< tenants placed on the device
+  int replicas = 0;            ///< `sharing.replicas` (0 = not set)
   /// Profile keys the strategy's fill_defaults used (a limit taken from the profile may be
   /// scaled to the device; an explicit one is not).
   const std::vector<std::string>* profile_defaults = nullptr;

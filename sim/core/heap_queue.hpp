@@ -47,7 +47,7 @@ class HeapQueue {
   static bool before(const Key& a, const Key& b) {
     return a.time < b.time || (a.time == b.time && a.order < b.order);
   }
-  void sift_up(const Key& key);  // adds `key` at the end and moves it up
+  void sift_up(const Key& key);    // adds `key` at the end and moves it up
   void sift_down(const Key& key);  // fills the root's hole with `key`, moving it down
   void pop_top();
   void discard_dead_top();

@@ -46,8 +46,7 @@ class Event {
 ///   sim.schedule_at(t, make_event<&Tenant::on_arrival>(tenant));
 /// The object must outlive the event (or the event be cancelled first).
 template <auto Method, class T>
-  requires std::is_invocable_v<decltype(Method), T&>
-Event make_event(T& object) {
+requires std::is_invocable_v<decltype(Method), T&> Event make_event(T& object) {
   return Event([](void* o, Event::Argument) { std::invoke(Method, *static_cast<T*>(o)); },
                static_cast<void*>(std::addressof(object)), Event::Argument{nullptr});
 }
@@ -56,29 +55,30 @@ Event make_event(T& object) {
 /// outlive the event too): Method is `void (T::*)(A&)` or `void f(T&, A&)`.
 ///   sim.schedule_at(t, make_event<&Tenant::on_stream_ready>(tenant, stream));
 template <auto Method, class T, class A>
-  requires std::is_class_v<A> && std::is_invocable_v<decltype(Method), T&, A&>
-Event make_event(T& object, A& argument) {
+requires std::is_class_v<A> && std::is_invocable_v<decltype(Method), T&, A&> Event
+make_event(T& object, A& argument) {
   Event::Argument a{};
   a.pointer = static_cast<void*>(std::addressof(argument));
-  return Event([](void* o, Event::Argument p) {
-                 std::invoke(Method, *static_cast<T*>(o), *static_cast<A*>(p.pointer));
-               },
-               static_cast<void*>(std::addressof(object)), a);
+  return Event(
+      [](void* o, Event::Argument p) {
+        std::invoke(Method, *static_cast<T*>(o), *static_cast<A*>(p.pointer));
+      },
+      static_cast<void*>(std::addressof(object)), a);
 }
 
 /// `Method` on `object` with an integer (an index, a tag): Method is `void (T::*)(I)` or
 /// `void f(T&, I)`, I an integral type of at most 64 bits.
 ///   sim.schedule_at(t, make_event<&Run::on_fault>(run, fault_index));
 template <auto Method, class T, std::integral I>
-  requires std::is_invocable_v<decltype(Method), T&, I>
-Event make_event(T& object, I value) {
+requires std::is_invocable_v<decltype(Method), T&, I> Event make_event(T& object, I value) {
   static_assert(sizeof(I) <= sizeof(std::uint64_t));
   Event::Argument a{};
   a.value = static_cast<std::uint64_t>(value);
-  return Event([](void* o, Event::Argument p) {
-                 std::invoke(Method, *static_cast<T*>(o), static_cast<I>(p.value));
-               },
-               static_cast<void*>(std::addressof(object)), a);
+  return Event(
+      [](void* o, Event::Argument p) {
+        std::invoke(Method, *static_cast<T*>(o), static_cast<I>(p.value));
+      },
+      static_cast<void*>(std::addressof(object)), a);
 }
 
 /// Handle of a scheduled event, for cancel(). Stale handles (event already run or cancelled)

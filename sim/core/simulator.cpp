@@ -5,9 +5,7 @@
 
 namespace gpumux {
 
-void Simulator::throw_past() {
-  throw std::logic_error("Simulator: event scheduled in the past");
-}
+void Simulator::throw_past() { throw std::logic_error("Simulator: event scheduled in the past"); }
 
 EventId Simulator::schedule_at(Nanos time, std::function<void()> action,
                                EventQueue::Priority priority) {

@@ -62,8 +62,8 @@ double factor_for(const std::string& unit, const Table& table, const char* kind)
 }
 
 constexpr std::pair<const char*, double> kDurationUnits[] = {
-    {"ns", 1.0}, {"us", 1e3}, {"µs", 1e3}, {"μs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9},
-    {"min", 60e9}, {"h", 3600e9}};
+    {"ns", 1.0}, {"us", 1e3}, {"µs", 1e3},   {"μs", 1e3},  {"ms", 1e6},
+    {"s", 1e9},  {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}};
 
 constexpr std::pair<const char*, double> kSizeUnits[] = {
     {"B", 1.0},
@@ -112,7 +112,8 @@ std::int64_t parse_duration_ns(const std::string& text) {
 std::int64_t parse_size_bytes(const std::string& text) {
   const Quantity q = split_quantity(text, "10GiB");
   if (q.unit == "m") {
-    throw std::invalid_argument("'m' is milli (a Kubernetes CPU quantity), not a size; use Mi or MiB");
+    throw std::invalid_argument(
+        "'m' is milli (a Kubernetes CPU quantity), not a size; use Mi or MiB");
   }
   return to_int64(q.number * factor_for(q.unit, kSizeUnits, "size"));
 }
@@ -147,8 +148,11 @@ std::string format_duration(std::int64_t ns) {
     std::int64_t factor;
     const char* unit;
   };
-  constexpr Step steps[] = {{3'600'000'000'000, "h"}, {60'000'000'000, "m"}, {1'000'000'000, "s"},
-                            {1'000'000, "ms"},        {1'000, "us"}};
+  constexpr Step steps[] = {{3'600'000'000'000, "h"},
+                            {60'000'000'000, "m"},
+                            {1'000'000'000, "s"},
+                            {1'000'000, "ms"},
+                            {1'000, "us"}};
   if (ns == 0) return "0ns";
   for (const Step& step : steps) {
     if (ns % step.factor == 0) return std::to_string(ns / step.factor) + step.unit;
@@ -161,7 +165,7 @@ std::string format_size(std::int64_t bytes) {
     std::int64_t factor;
     const char* unit;
   };
-  constexpr Step steps[] = {{1LL << 40, "TiB"},         {1LL << 30, "GiB"}, {1LL << 20, "MiB"},
+  constexpr Step steps[] = {{1LL << 40, "TiB"},        {1LL << 30, "GiB"},    {1LL << 20, "MiB"},
                             {1'000'000'000'000, "TB"}, {1'000'000'000, "GB"}, {1'000'000, "MB"},
                             {1LL << 10, "KiB"}};
   if (bytes == 0) return "0B";

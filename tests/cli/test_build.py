@@ -34,3 +34,22 @@ def test_ci_runs_the_warning_check_then_make_test():
     steps = [l for l in ci if l.startswith(("make ", "scripts/check-warnings.sh"))]
     assert steps[0].startswith("make build") and "tee" in steps[0]
     assert steps[1].startswith("scripts/check-warnings.sh") and steps[2] == "make test"
+
+
+def test_ci_checks_the_format_and_the_check_finds_drift(tmp_path):
+    """.ci/run runs scripts/check-format.sh; clang-format with the repository's .clang-format
+    flags a file that drifts from the house format (so the check can fail)."""
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert "scripts/check-format.sh" in ci
+    import shutil
+    clang_format = shutil.which("clang-format")
+    assert clang_format, "clang-format is installed by make deps"
+    shutil.copy(REPO / ".clang-format", tmp_path / ".clang-format")
+    good = tmp_path / "good.cpp"
+    good.write_text("int add(int a, int b) { return a + b; }\n")
+    bad = tmp_path / "bad.cpp"
+    bad.write_text("int add(int a,int b){return a+b;}\n")
+    for path, drift in ((good, False), (bad, True)):
+        proc = subprocess.run([clang_format, "--dry-run", str(path)], capture_output=True,
+                              text=True, cwd=tmp_path)
+        assert ("code should be clang-formatted" in proc.stderr) == drift, proc.stderr

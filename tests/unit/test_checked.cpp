@@ -27,9 +27,7 @@ std::string error_of(F f) {
   return "no error";
 }
 
-TEST(Checked, RangeErrorIsAUserError) {
-  EXPECT_THROW(to_nanos(kNaN), UserError);
-}
+TEST(Checked, RangeErrorIsAUserError) { EXPECT_THROW(to_nanos(kNaN), UserError); }
 
 TEST(Checked, NanosRoundToNearest) {
   EXPECT_EQ(to_nanos(0.0), 0);
@@ -46,8 +44,7 @@ TEST(Checked, NanosAtTheEdgesOfInt64) {
   EXPECT_EQ(to_nanos(std::nextafter(9223372036854775808.0, 0.0)), kMax - 1023);
   EXPECT_NE(error_of([] { to_nanos(static_cast<double>(kMax)); }), "no error");
   EXPECT_EQ(to_nanos(-9223372036854775808.0), kMin);
-  EXPECT_NE(error_of([] { to_nanos(std::nextafter(-9223372036854775808.0, -kInf)); }),
-            "no error");
+  EXPECT_NE(error_of([] { to_nanos(std::nextafter(-9223372036854775808.0, -kInf)); }), "no error");
 }
 
 TEST(Checked, NanosRefuseNaNAndInfinity) {

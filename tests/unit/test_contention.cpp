@@ -62,16 +62,17 @@ TEST(Residency, TwoFullGridKernelsAreNotDoubleBooked) {
   const RunResult streams = run_yaml(
       gpu("{mode: exclusive}") +
       "  - {name: a, device: gpu0, workload: {arrivals: {process: closed, concurrency: 2}, "
-      "request: {kernels: [" + kernel + "]}}}\n");
+      "request: {kernels: [" +
+      kernel + "]}}}\n");
   EXPECT_LE(completed_per_s(streams), completed_per_s(solo) * 1.01);
   // No SM is held twice: occupancy never exceeds the device.
   EXPECT_LE(device(pair, "gpu0").sm_busy, 1.0 + 1e-9);
 }
 
 TEST(Residency, ComputeAndStreamingFullGridKernelsDoNotBothRunAtFullSpeed) {
-  const RunResult r = run_yaml(
-      gpu("{mode: mps}") + closed_client("compute", "{name: c, duration: 1ms}") +
-      closed_client("stream", "{name: s, duration: 1ms, memory_bound: 1.0}"));
+  const RunResult r =
+      run_yaml(gpu("{mode: mps}") + closed_client("compute", "{name: c, duration: 1ms}") +
+               closed_client("stream", "{name: s, duration: 1ms, memory_bound: 1.0}"));
   // Each waits for the other's kernel: about 2 ms per request instead of 1 ms.
   EXPECT_NEAR(tenant(r, "compute").latency.mean, 2e6, 0.05e6);
   EXPECT_NEAR(tenant(r, "stream").latency.mean, 2e6, 0.05e6);
@@ -110,8 +111,7 @@ TEST(Residency, FreedSmsGoToTheMoreUrgentStreamFirst) {
   // the freed SMs go to the more urgent stream (CUDA: lower priority number), which runs its
   // full-grid 100 us kernel first. Without priorities, launch order decides.
   auto scenario = [](int urgent_priority) {
-    return gpu("{mode: mps}") +
-           closed_client("train", "{name: step, duration: 10ms}") +
+    return gpu("{mode: mps}") + closed_client("train", "{name: step, duration: 10ms}") +
            "  - {name: late, device: gpu0, workload: {arrivals: {process: constant, rate: "
            "10/s}, request: {kernels: [{name: k, duration: 100us}]}}}\n"
            "  - {name: urgent, device: gpu0, workload: {priority: " +
@@ -120,11 +120,10 @@ TEST(Residency, FreedSmsGoToTheMoreUrgentStreamFirst) {
            "duration: 100us}]}}}\n";
   };
   const RunResult with = run_yaml(scenario(-1));
-  EXPECT_NEAR(tenant(with, "late").latency.mean - tenant(with, "urgent").latency.mean, 100e3,
-              5e3);
+  EXPECT_NEAR(tenant(with, "late").latency.mean - tenant(with, "urgent").latency.mean, 100e3, 5e3);
   const RunResult without = run_yaml(scenario(0));
-  EXPECT_NEAR(tenant(without, "urgent").latency.mean - tenant(without, "late").latency.mean,
-              100e3, 5e3);
+  EXPECT_NEAR(tenant(without, "urgent").latency.mean - tenant(without, "late").latency.mean, 100e3,
+              5e3);
 }
 
 // ------------------------------------------------------------------------------ HBM bandwidth
@@ -134,8 +133,7 @@ TEST(Bandwidth, AggregateHbmThroughputIsConservedFor1To48StreamingClients) {
   // (the old interference factor left 14 % at n = 16). Grids of 1/n of the GPU run side by
   // side, so this is the bandwidth law, not residency, at work.
   const std::string one_kernel = "{name: s, duration: 200us, memory_bound: 1.0, sm_fraction: ";
-  const RunResult solo =
-      run_yaml(gpu("{mode: mps}") + closed_client("c0", one_kernel + "1.0}"));
+  const RunResult solo = run_yaml(gpu("{mode: mps}") + closed_client("c0", one_kernel + "1.0}"));
   const double solo_work = completed_per_s(solo) * 200e3;  // solo-ns of work per second
   for (int n : {2, 4, 8, 16, 48}) {
     std::string yaml = gpu("{mode: mps}");
@@ -171,7 +169,8 @@ TEST(LaunchCost, EveryKernelPaysTheLaunchOverheadOfItsStream) {
   auto scenario = [](const std::string& graph) {
     return "name: t\nduration: 1s\ngpus:\n  - {name: gpu0, model: h200-141gb}\ntenants:\n"
            "  - {name: a, device: gpu0, workload: {arrivals: {process: closed, concurrency: 1}, "
-           "request: {" + graph + "kernels: [{name: tiny, duration: 1us, repeat: 1000}]}}}\n";
+           "request: {" +
+           graph + "kernels: [{name: tiny, duration: 1us, repeat: 1000}]}}}\n";
   };
   const DeviceProfile& h200 = load_device_profile("h200-141gb");
   // 1000 x (launch + 1 us): 3.37 ms with a stream launch (gpu-benches: 2.4 us per tiny kernel;
@@ -233,9 +232,13 @@ TEST(Invariants, OneTimeSlicedContextIsExclusive) {
 
 TEST(Invariants, HeldSmsNeverExceedTheDeviceUnderAnyStrategy) {
   for (const std::string mode : {"{mode: exclusive}", "{mode: mps}", "{mode: time-slicing}"}) {
-    std::string yaml = mode == "{mode: exclusive}" ? mixed_tenant(mode) : mixed_tenant(mode) +
-        "  - {name: b, device: gpu0, workload: {arrivals: {process: closed, concurrency: 2}, "
-        "request: {kernels: [{name: t, duration: 2ms, memory_bound: 0.3}]}}}\n";
+    std::string yaml =
+        mode == "{mode: exclusive}"
+            ? mixed_tenant(mode)
+            : mixed_tenant(mode) +
+                  "  - {name: b, device: gpu0, workload: {arrivals: {process: closed, concurrency: "
+                  "2}, "
+                  "request: {kernels: [{name: t, duration: 2ms, memory_bound: 0.3}]}}}\n";
     const RunResult r = run_yaml(yaml);
     const DeviceResult& d = device(r, "gpu0");
     EXPECT_LE(d.sm_busy, 1.0 + 1e-9) << mode;

@@ -35,7 +35,8 @@ gpus:
 tenants:
   - name: a
     device: gpu0
-    memory: )" + memory + R"(
+    memory: )" +
+         memory + R"(
     workload:
       arrivals: {process: closed, concurrency: 1}
       request: {kernels: [{name: k, duration: 1ms, sm_fraction: 1.0}]}
@@ -61,7 +62,8 @@ TEST(MpsReplicas, ResolvedLimitsFollowTheDevicePluginArithmetic) {
   // Integer percentage as the plugin's 100/replicasPerDevice; memory in whole MiB, rounded down.
   const ResolvedScenario three = resolve_yaml(solo_mps(", replicas: 3"));
   EXPECT_DOUBLE_EQ(*mps_params(three.devices[0].sharing).active_thread_percentage, 33.0);
-  EXPECT_EQ(*mps_params(three.devices[0].sharing).pinned_memory_limit, (79LL * 1024 + 256) / 3 * kMiB);
+  EXPECT_EQ(*mps_params(three.devices[0].sharing).pinned_memory_limit,
+            (79LL * 1024 + 256) / 3 * kMiB);
   // These are device-plugin rules, not profile assumptions: not listed as profile defaults.
   for (const std::string& key : four.devices[0].profile_defaults) {
     EXPECT_NE(key, "pinned_memory_limit");
@@ -93,8 +95,7 @@ TEST(MpsReplicas, ExplicitActiveThreadPercentageAndPinnedLimitWin) {
   const RunResult r = run_yaml(solo_mps(", replicas: 4, active_thread_percentage: 50", "19GiB"));
   EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 2e6, 2.0);  // 50 %, not 25 %
   // The memory share still applies.
-  const RunResult big =
-      run_yaml(solo_mps(", replicas: 4, active_thread_percentage: 50", "20GiB"));
+  const RunResult big = run_yaml(solo_mps(", replicas: 4, active_thread_percentage: 50", "20GiB"));
   EXPECT_EQ(tenant(big, "a").oom_events, 1);
   const RunResult mem = run_yaml(solo_mps(", replicas: 4, pinned_memory_limit: 30GiB", "20GiB"));
   EXPECT_EQ(tenant(mem, "a").oom_events, 0);
@@ -128,7 +129,8 @@ gpus:
          mig + R"(], sharing: {mode: mps)" + extra + R"(}}
 tenants:
   - name: c
-    replicas: )" + std::to_string(clients) +
+    replicas: )" +
+         std::to_string(clients) +
          R"(
     device: gpu0/0
     workload: {arrivals: {process: poisson, rate: 10/s}, request: {kernels: [{name: k, duration: 10us}]}}

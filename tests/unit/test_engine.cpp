@@ -137,7 +137,10 @@ TEST(RunControl, StopReturnsAfterCurrentEvent) {
   Simulator sim;
   int ran = 0;
   sim.schedule_at(1, [&] { ++ran; });
-  sim.schedule_at(2, [&] { ++ran; sim.stop(); });
+  sim.schedule_at(2, [&] {
+    ++ran;
+    sim.stop();
+  });
   sim.schedule_at(3, [&] { ++ran; });
   sim.run();
   EXPECT_EQ(ran, 2);
@@ -208,7 +211,8 @@ TEST(Statistics, SelectionMatchesSortingForAnyOrderOfQuantiles) {
   }
   std::sort(reference.begin(), reference.end());
   auto nearest_rank = [&](double p) {
-    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(reference.size())));
+    const auto rank =
+        static_cast<std::size_t>(std::ceil(p * static_cast<double>(reference.size())));
     return reference[std::max<std::size_t>(rank, 1) - 1];
   };
   for (double p : {0.999, 0.5, 0.9, 0.1, 0.99, 0.0, 1.0, 0.5}) {
@@ -279,7 +283,8 @@ TEST(MaxMin, WeightsAndTwoConstraints) {
   // until its bound 1 (SMs: 0.5/3 + 0.5 = 2/3 < 1, not saturated).
   MaxMinProblem two;
   const int sms = two.add_constraint(1.0), bw = two.add_constraint(1.0);
-  const int u = two.add_variable(1, 1.0), v = two.add_variable(1, 1.0), w = two.add_variable(2, 1.0);
+  const int u = two.add_variable(1, 1.0), v = two.add_variable(1, 1.0),
+            w = two.add_variable(2, 1.0);
   two.add_consumption(u, sms, 0.5);
   two.add_consumption(v, sms, 0.5);
   two.add_consumption(u, bw, 1.0);
@@ -288,8 +293,8 @@ TEST(MaxMin, WeightsAndTwoConstraints) {
   EXPECT_NEAR(two.rate(u), 1.0 / 3, 1e-12);
   EXPECT_NEAR(two.rate(w), 2.0 / 3, 1e-12);
   EXPECT_NEAR(two.rate(v), 1.0, 1e-12);
-  EXPECT_NEAR(two.rate(u) + two.rate(w), 1.0, 1e-12);                // bandwidth saturated
-  EXPECT_LT(0.5 * two.rate(u) + 0.5 * two.rate(v), 1.0 - 1e-9);      // SMs not
+  EXPECT_NEAR(two.rate(u) + two.rate(w), 1.0, 1e-12);            // bandwidth saturated
+  EXPECT_LT(0.5 * two.rate(u) + 0.5 * two.rate(v), 1.0 - 1e-9);  // SMs not
 }
 
 }  // namespace

@@ -201,7 +201,8 @@ std::vector<std::uint64_t> run_against_reference(QueueKind kind, std::uint64_t s
       const int priority = static_cast<int>(rng.next_u64() % 3) * 10;
       const std::uint64_t tag = keys.size();
       keys.emplace_back(time, priority, sequence++, tag);
-      ids.push_back(queue.push(time, static_cast<EventQueue::Priority>(priority), tagged(rec, tag)));
+      ids.push_back(
+          queue.push(time, static_cast<EventQueue::Priority>(priority), tagged(rec, tag)));
       reference.insert(keys.back());
     } else if (r < 7) {
       const std::uint64_t tag = rng.next_u64() % keys.size();

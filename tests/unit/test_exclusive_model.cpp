@@ -22,17 +22,20 @@ std::string single_kernel_scenario(const std::string& arrivals, const std::strin
   return R"(
 name: closed-form
 seed: 11
-)" + run + R"(
+)" + run +
+         R"(
 gpus:
   - {name: gpu0, model: h100-sxm-80gb}
 tenants:
   - name: t
     device: gpu0
     workload:
-      arrivals: )" + arrivals + R"(
+      arrivals: )" +
+         arrivals + R"(
       request:
         kernels:
-          - {name: k, duration: )" + duration + extra_kernel_fields + R"(}
+          - {name: k, duration: )" +
+         duration + extra_kernel_fields + R"(}
 )";
 }
 
@@ -40,8 +43,8 @@ TEST(ExclusiveClosedForm, MD1MeanLatencyMatchesPollaczekKhinchine) {
   // M/D/1: W = S + lambda S^2 / (2 (1 - rho)), S = kernel + launch overhead.
   const double lambda = 700.0;  // per second
   const double service_ns = 1e6 + launch_overhead_ns();
-  const RunResult r = run_yaml(single_kernel_scenario(
-      "{process: poisson, rate: 700/s}", "1ms", "", "duration: 400s\nwarmup: 10s"));
+  const RunResult r = run_yaml(single_kernel_scenario("{process: poisson, rate: 700/s}", "1ms", "",
+                                                      "duration: 400s\nwarmup: 10s"));
   const TenantResult& t = tenant(r, "t");
   ASSERT_GE(t.completed, 200000);
   const double s = service_ns * 1e-9;
@@ -72,8 +75,8 @@ TEST(ExclusiveFluid, TwoConcurrentMemoryBoundKernelsEachRunAtHalfSpeed) {
   // every SM (residency), so the two run one after the other, each at full bandwidth. A request
   // waits for the other's kernel and then runs its own: 2D, its launch hidden behind the other;
   // the very first one also pays L.
-  const RunResult r = run_yaml(single_kernel_scenario(
-      "{process: closed, concurrency: 2}", "1ms", ", memory_bound: 1.0", "duration: 1s"));
+  const RunResult r = run_yaml(single_kernel_scenario("{process: closed, concurrency: 2}", "1ms",
+                                                      ", memory_bound: 1.0", "duration: 1s"));
   const TenantResult& t = tenant(r, "t");
   ASSERT_GT(t.completed, 100);
   EXPECT_NEAR(t.latency.p50, 2e6, 2.0);
@@ -82,12 +85,12 @@ TEST(ExclusiveFluid, TwoConcurrentMemoryBoundKernelsEachRunAtHalfSpeed) {
 
 TEST(ExclusiveFluid, TwoHalfWidthComputeKernelsRunUnslowed) {
   // sm_fraction 0.5: each grid spans 66 of 132 SMs, so two fit side by side at full speed.
-  const RunResult r = run_yaml(single_kernel_scenario(
-      "{process: closed, concurrency: 2}", "1ms", ", sm_fraction: 0.5", "duration: 1s"));
+  const RunResult r = run_yaml(single_kernel_scenario("{process: closed, concurrency: 2}", "1ms",
+                                                      ", sm_fraction: 0.5", "duration: 1s"));
   EXPECT_NEAR(tenant(r, "t").latency.p50, launch_overhead_ns() + 1e6, 2.0);
   // ... while two full-width compute kernels run one after the other (each waits for the other).
-  const RunResult full = run_yaml(single_kernel_scenario(
-      "{process: closed, concurrency: 2}", "1ms", ", sm_fraction: 1.0", "duration: 1s"));
+  const RunResult full = run_yaml(single_kernel_scenario("{process: closed, concurrency: 2}", "1ms",
+                                                         ", sm_fraction: 1.0", "duration: 1s"));
   EXPECT_NEAR(tenant(full, "t").latency.p50, 2e6, 2.0);
 }
 
@@ -107,7 +110,8 @@ tenants:
       arrivals: {process: closed, concurrency: 1}
       request:
         kernels: [{name: k, duration: 1ms, repeat: 4}]
-        host_gap: )" + gap + "\n";
+        host_gap: )" +
+           gap + "\n";
   };
   const double l = launch_overhead_ns();
   EXPECT_NEAR(tenant(run_yaml(scenario("100us")), "t").latency.p50, 4 * (l + 1e6), 2.0);
@@ -155,7 +159,8 @@ tenants:
   - name: t
     device: gpu0
     workload:
-      arrivals: {process: trace, file: )" + trace + R"(, format: csv, time_scale: 1000}
+      arrivals: {process: trace, file: )" +
+                               trace + R"(, format: csv, time_scale: 1000}
       request:
         kernels: [{name: decode, duration: 1us, repeat: output_tokens}]
 )");
@@ -176,12 +181,14 @@ gpus: [{name: gpu0, model: h100-sxm-80gb}]
 tenants:
   - name: llm
     device: gpu0
-    memory: )" + memory + R"(
+    memory: )" +
+         memory + R"(
     workload:
       arrivals: {process: closed, concurrency: 8}
       tokens: {input: 0, output: 10}
       memory_per_token: 512MiB
-      )" + batching + R"(
+      )" +
+         batching + R"(
       request:
         kernels:
           - {name: decode, duration: 10ms, memory_bound: 0.9, per_sequence: 1ms, repeat: output_tokens}
@@ -222,9 +229,9 @@ TEST(ContinuousBatching, KvMemoryLimitsTheBatch) {
 }
 
 TEST(Determinism, SameSeedGivesIdenticalResultsAndAnotherSeedDiffers) {
-  const std::string yaml = single_kernel_scenario(
-      "{process: poisson, rate: 800/s}", "{lognormal: {median: 1ms, sigma: 0.5}}",
-      ", memory_bound: 0.4", "duration: 20s");
+  const std::string yaml = single_kernel_scenario("{process: poisson, rate: 800/s}",
+                                                  "{lognormal: {median: 1ms, sigma: 0.5}}",
+                                                  ", memory_bound: 0.4", "duration: 20s");
   const RunResult a = run_yaml(yaml), b = run_yaml(yaml);
   ASSERT_EQ(a.requests.size(), b.requests.size());
   for (std::size_t i = 0; i < a.requests.size(); ++i) {

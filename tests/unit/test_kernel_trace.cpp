@@ -1,6 +1,6 @@
-// Kernel traces (models/scenario/kernel_trace*.cpp): the nsys, torch and csv readers on files written
-// in each tool's real schema, ncu metrics, occupancy, the trace -> kernel conversion, and replay
-// timing through the simulator (recorded GPU: exact; another GPU: the rescale rule).
+// Kernel traces (models/scenario/kernel_trace*.cpp): the nsys, torch and csv readers on files
+// written in each tool's real schema, ncu metrics, occupancy, the trace -> kernel conversion, and
+// replay timing through the simulator (recorded GPU: exact; another GPU: the rescale rule).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -25,8 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("gpumux_kernel_trace_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpumux_kernel_trace_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir;
 }
@@ -84,9 +84,8 @@ void write_nsys(const fs::path& path, const std::vector<NsysKernel>& kernels,
     std::ostringstream sql;
     sql << "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" << k.start << ", " << k.end
         << ", 0, 1, " << k.stream << ", " << correlation++ << ", 281474976710656, " << long_id
-        << ", " << short_id << ", NULL, 0, 0, " << k.regs << ", " << k.grid << ", 1, 1, "
-        << k.block << ", 1, 1, " << k.static_smem << ", " << k.dynamic_smem
-        << ", 0, 0, 1, 0, NULL, 0)";
+        << ", " << short_id << ", NULL, 0, 0, " << k.regs << ", " << k.grid << ", 1, 1, " << k.block
+        << ", 1, 1, " << k.static_smem << ", " << k.dynamic_smem << ", 0, 0, 1, 0, NULL, 0)";
     exec(db, sql.str());
   }
   exec(db, "COMMIT");
@@ -115,9 +114,10 @@ void write_nsys(const fs::path& path, const std::vector<NsysKernel>& kernels,
          "importedMemoryPoolProcessId INTEGER)");
     // 3 GiB + 1 GiB device allocations, 1 GiB freed, 2 GiB more: peak 5 GiB. Pinned host memory
     // (memKind 1) is not counted.
-    const char* rows[] = {"1, 1, 0, 1, 4096, 0, 3221225472, 2, 0", "2, 1, 0, 1, 8192, 0, 1073741824, 2, 0",
-                          "3, 1, 0, 1, 8192, 0, 1073741824, 2, 1", "4, 1, 0, 1, 9999, 0, 2147483648, 2, 0",
-                          "5, 1, 0, 1, 7777, 0, 99999999999, 1, 0"};
+    const char* rows[] = {
+        "1, 1, 0, 1, 4096, 0, 3221225472, 2, 0", "2, 1, 0, 1, 8192, 0, 1073741824, 2, 0",
+        "3, 1, 0, 1, 8192, 0, 1073741824, 2, 1", "4, 1, 0, 1, 9999, 0, 2147483648, 2, 0",
+        "5, 1, 0, 1, 7777, 0, 99999999999, 1, 0"};
     for (const char* r : rows) {
       exec(db, std::string("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (") + r +
                    ", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL)");
@@ -179,8 +179,9 @@ TEST(KernelTraceNsys, RefusesTruncatedOrForeignFiles) {
 
   const fs::path text = dir / "text.sqlite";
   std::ofstream(text) << "name,duration_ns\n";
-  EXPECT_NE(error_of([&] { read_kernel_trace(text.string(), KernelTraceFormat::nsys); })
-                .find("not a SQLite database"),
+  EXPECT_NE(error_of([&] {
+              read_kernel_trace(text.string(), KernelTraceFormat::nsys);
+            }).find("not a SQLite database"),
             std::string::npos);
 
   const fs::path empty_db = dir / "nokernels.sqlite";
@@ -400,8 +401,8 @@ TEST(KernelTraceModel, SameGpuKeepsDurationsAndTurnsGapsIntoHostTime) {
     EXPECT_EQ(c.kernels[i].duration.value, t.kernels[i].duration());
     if (i == 0) continue;
     const Nanos gap = t.kernels[i].start - t.kernels[i - 1].end;
-    const Nanos launch = c.kernels[i].launch_overhead >= 0 ? c.kernels[i].launch_overhead
-                                                           : a100.launch_overhead;
+    const Nanos launch =
+        c.kernels[i].launch_overhead >= 0 ? c.kernels[i].launch_overhead : a100.launch_overhead;
     EXPECT_EQ(c.kernels[i].host_before + launch, gap) << i;
   }
   // Grid 864 x 256 threads, 122 registers (2 blocks/SM on sm_80): 864 / (2 x 108) = 4 waves.
@@ -475,11 +476,13 @@ TEST(KernelTraceModel, SeveralGpusNeedSelectDevice) {
 RunResult replay(const ConvertedTrace& c, const std::string& model) {
   Scenario s = load_scenario_text(
       "name: replay\nseed: 1\nduration: 10s\n"
-      "gpus: [{name: gpu0, model: " + model + ", sharing: {mode: exclusive}}]\n"
-      "tenants:\n"
-      "  - name: app\n    device: gpu0\n    workload:\n"
-      "      arrivals: {process: closed, concurrency: 1, think: 0ms}\n"
-      "      request: {kernels: [{name: k, duration: 1ms}]}\n",
+      "gpus: [{name: gpu0, model: " +
+          model +
+          ", sharing: {mode: exclusive}}]\n"
+          "tenants:\n"
+          "  - name: app\n    device: gpu0\n    workload:\n"
+          "      arrivals: {process: closed, concurrency: 1, think: 0ms}\n"
+          "      request: {kernels: [{name: k, duration: 1ms}]}\n",
       "replay.yaml");
   s.tenants[0].workload.kernels = c.kernels;
   s.duration = 20 * (c.recorded_span + 1'000'000);
@@ -513,10 +516,10 @@ TEST(KernelTraceReplay, AnotherGpuFollowsTheRescaleRule) {
   // Expected: the rescaled durations back to back with the recorded host time between them.
   double expected = 0;
   for (const KernelSpec& k : on_h100.kernels) {
-    expected += static_cast<double>(k.host_before) +
-                static_cast<double>(k.launch_overhead >= 0 ? k.launch_overhead
-                                                           : h100.launch_overhead) +
-                static_cast<double>(k.duration.value);
+    expected +=
+        static_cast<double>(k.host_before) +
+        static_cast<double>(k.launch_overhead >= 0 ? k.launch_overhead : h100.launch_overhead) +
+        static_cast<double>(k.duration.value);
   }
   const RunResult r = replay(on_h100, "h100-sxm-80gb");
   EXPECT_NEAR(static_cast<double>(testing::tenant(r, "app").latency.p50), expected, 2.0);

@@ -28,9 +28,13 @@ using nlohmann::ordered_json;
 const fs::path kScenarioDir = fs::path{GPUMUX_SOURCE_DIR} / "scenarios";
 
 // Shipped scenarios that cover every strategy, batching, faults with restarts and MIG hybrids.
-const std::vector<std::string> kStems = {
-    "antipattern-training-plus-inference-timesliced", "antipattern-mps-fault-blast-radius",
-    "quickstart", "hybrid-h100", "mps-in-mig-h200", "pattern-llm-serving", "pattern-training"};
+const std::vector<std::string> kStems = {"antipattern-training-plus-inference-timesliced",
+                                         "antipattern-mps-fault-blast-radius",
+                                         "quickstart",
+                                         "hybrid-h100",
+                                         "mps-in-mig-h200",
+                                         "pattern-llm-serving",
+                                         "pattern-training"};
 
 Scenario load(const std::string& stem, const std::vector<Override>& overrides = {}) {
   return load_scenario_file((kScenarioDir / (stem + ".yaml")).string(), overrides);
@@ -48,7 +52,9 @@ std::string summary_of(const RunResult& r) {
   return j.dump();
 }
 
-Override sample(const std::string& period) { return Override{"output", "{sample: " + period + "}"}; }
+Override sample(const std::string& period) {
+  return Override{"output", "{sample: " + period + "}"};
+}
 
 TEST(MetricsAreObservers, SummaryIsIdenticalWhateverTheSampleInterval) {
   for (const std::string& stem : kStems) {

@@ -1,9 +1,10 @@
 // MIG placement: every layout NVIDIA's mig-parted ships is accepted, impossible layouts are
 // rejected with a specific one-line reason, and the search is exhaustive and deterministic.
 //
-// Placement model (NVIDIA MIG User Guide; real `nvidia-smi mig -lgipp`): instance i of profile P takes P.memory_slices
-// consecutive memory slices starting at one of P.placements; instances may not share a slice;
-// compute slices add up to at most 7 (4 on A30); at most P.max_count instances of P.
+// Placement model (NVIDIA MIG User Guide; real `nvidia-smi mig -lgipp`): instance i of profile P
+// takes P.memory_slices consecutive memory slices starting at one of P.placements; instances may
+// not share a slice; compute slices add up to at most 7 (4 on A30); at most P.max_count instances
+// of P.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -82,8 +83,8 @@ std::string pci_device(const std::string& filter) {
 // to: entries with a device filter go to the mapped profiles (skipped when none maps); entries
 // without one (`devices: all`) go to every profile that defines all the named MIG profiles.
 TEST(MigLayout, EveryMigPartedDefaultLayoutFits) {
-  const YAML::Node config = YAML::LoadFile(std::string(GPUMUX_SOURCE_DIR) +
-                                           "/tests/data/mig-parted/config-default.yaml");
+  const YAML::Node config =
+      YAML::LoadFile(std::string(GPUMUX_SOURCE_DIR) + "/tests/data/mig-parted/config-default.yaml");
   int checked = 0;
   int matched_names = 0;
   std::set<std::string> gpus_seen;
@@ -255,7 +256,8 @@ TEST(MigLayout, PlacementIsDeterministic) {
 }
 
 TEST(MigLayout, ZeroWasteGeometriesFit) {
-  // Arithmetic on the real -lgipp placements: 7g, 4g+3g, 2g x2+3g, 1g x2+2g+3g use all 7 compute and 8 memory slices.
+  // Arithmetic on the real -lgipp placements: 7g, 4g+3g, 2g x2+3g, 1g x2+2g+3g use all 7 compute
+  // and 8 memory slices.
   for (const char* layout : {"7g.80gb", "4g.40gb,3g.40gb", "2g.20gb,2g.20gb,3g.40gb",
                              "1g.10gb,1g.10gb,2g.20gb,3g.40gb", "3g.40gb,3g.40gb"}) {
     EXPECT_TRUE(fit("h100-sxm-80gb", layout).fits) << layout;

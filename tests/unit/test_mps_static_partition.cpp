@@ -35,7 +35,8 @@ tenants:
     yaml += std::to_string(c);
     yaml += R"(
     device: gpu0
-    memory: )" + memory + R"(
+    memory: )" +
+            memory + R"(
     workload:
       arrivals: {process: closed, concurrency: 1}
       request: {kernels: [{name: k, duration: 1ms, sm_fraction: 1.0}]}

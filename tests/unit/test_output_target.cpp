@@ -96,12 +96,14 @@ TEST_F(OutputTargetTest, RefusedKindsNameThePathAndWhy) {
   EXPECT_EQ(refusal(path("dir.h5")),
             path("dir.h5") + ": is a directory; a result file replaces only a regular file");
   EXPECT_EQ(refusal(path("fifo.h5")),
-            path("fifo.h5") + ": is a FIFO (named pipe); a result file replaces only a regular "
-                              "file");
+            path("fifo.h5") +
+                ": is a FIFO (named pipe); a result file replaces only a regular "
+                "file");
   EXPECT_NE(refusal(socket_path).find(": is a socket;"), std::string::npos);
   EXPECT_EQ(refusal(path("null.h5")),
-            path("null.h5") + ": is a symlink to /dev/null, which is a character device; a "
-                              "result file replaces only a regular file");
+            path("null.h5") +
+                ": is a symlink to /dev/null, which is a character device; a "
+                "result file replaces only a regular file");
   EXPECT_NE(refusal("/dev/null").find("character device"), std::string::npos);
   ::close(fd);
 }

@@ -193,8 +193,7 @@ TEST(Plan, MemoryIsolationExcludesTimeSlicingAndUnpinnedMps) {
       if (block.size() < 2) continue;
       for (int t : block) {
         if (t != 0) continue;  // embed
-        EXPECT_TRUE(gpu.family.find("mps") != std::string::npos && gpu.replicas > 0)
-            << gpu.family;
+        EXPECT_TRUE(gpu.family.find("mps") != std::string::npos && gpu.replicas > 0) << gpu.family;
       }
     }
   }

@@ -1,6 +1,6 @@
 // Device profiles: every embedded profile loads under the strict source rule, the numbers match
-// their primary sources (named in each profile), and unsourced, unknown or malformed values are rejected with file:line:col and
-// the key path.
+// their primary sources (named in each profile), and unsourced, unknown or malformed values are
+// rejected with file:line:col and the key path.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -111,11 +111,13 @@ TEST(Profiles, EveryEmbeddedProfileLoadsUnderTheStrictSourceRule) {
     EXPECT_GT(gpu.hbm_bandwidth, 0);
     EXPECT_GT(gpu.l2_cache, 0);
     EXPECT_GT(gpu.launch_overhead, 0);
-    // open-gpu-kernel-modules kfifoChannelGroupGetDefaultTimeslice_GV100: 1024 us default TSG timeslice on every Volta+ GPU.
+    // open-gpu-kernel-modules kfifoChannelGroupGetDefaultTimeslice_GV100: 1024 us default TSG
+    // timeslice on every Volta+ GPU.
     EXPECT_EQ(gpu.timeslice, 1'024'000);
     EXPECT_GT(gpu.context_switch, gpu.preemption_latency);  // restore + fixed switch cost
     EXPECT_GT(gpu.cache_refill, 0);
-    EXPECT_EQ(gpu.mps_max_clients, 48);  // MPS documentation, Client-Server Connection Limits, CUDA <= 13.0
+    EXPECT_EQ(gpu.mps_max_clients,
+              48);  // MPS documentation, Client-Server Connection Limits, CUDA <= 13.0
     // gpu-benches: L2 is 2.5-3.5x faster than HBM; a CUDA graph halves the per-kernel cost.
     EXPECT_GT(gpu.l2_bandwidth, 2 * gpu.hbm_bandwidth_measured);
     EXPECT_LT(gpu.graph_launch_overhead, gpu.launch_overhead);
@@ -203,7 +205,7 @@ TEST(Profiles, H100NvlAndH200Numbers) {
   EXPECT_EQ(h200.find_mig_profile("1g.18gb+me")->max_count, 1);
   EXPECT_DOUBLE_EQ(h200.hbm_bandwidth, 4.8e12);
   EXPECT_DOUBLE_EQ(h200.hbm_bandwidth_measured, 3888e9);
-  EXPECT_EQ(h200.launch_overhead, 2'370);  // gpu-small-kernels__h200.txt intercept
+  EXPECT_EQ(h200.launch_overhead, 2'370);        // gpu-small-kernels__h200.txt intercept
   EXPECT_EQ(h200.graph_launch_overhead, 1'190);  // gpu-small-kernels__h200_graph.txt
 }
 
@@ -217,7 +219,8 @@ TEST(Profiles, AmpereNumbers) {
   EXPECT_EQ(a40.find_mig_profile("7g.40gb")->sms, 98);
   EXPECT_EQ(a40.find_mig_profile("1g.5gb")->memory, 4864 * kMiB);
   EXPECT_EQ(a40.find_mig_profile("7g.40gb")->memory, 40192 * kMiB);
-  // The MIG User Guide table says 1/8, real -lgipp (ID15 {0,2,4,6}:2) places 1g.10gb on 2 memory slices.
+  // The MIG User Guide table says 1/8, real -lgipp (ID15 {0,2,4,6}:2) places 1g.10gb on 2 memory
+  // slices.
   EXPECT_EQ(a40.find_mig_profile("1g.10gb")->memory_slices, 2);
   EXPECT_EQ(a40.l2_cache, 41'943'040);
   EXPECT_DOUBLE_EQ(a40.hbm_bandwidth, 1555e9);
@@ -229,7 +232,7 @@ TEST(Profiles, AmpereNumbers) {
   EXPECT_DOUBLE_EQ(a80.find_mig_profile("3g.40gb")->memory / kGiB, 39.25);
   EXPECT_DOUBLE_EQ(a80.hbm_bandwidth, 2039e9);
   EXPECT_DOUBLE_EQ(a80.hbm_bandwidth_measured, 1769e9);
-  EXPECT_EQ(a80.launch_overhead, 1'860);  // gpu-small-kernels__a100_80.txt intercept
+  EXPECT_EQ(a80.launch_overhead, 1'860);      // gpu-small-kernels__a100_80.txt intercept
   EXPECT_EQ(a80.graph_launch_overhead, 600);  // gpu-small-kernels__a100_80_graph.txt
 
   const DeviceProfile& a30 = load_device_profile("a30-24gb");

@@ -94,10 +94,9 @@ RunResult sample_result() {
   r.events_log = {
       {5000, EventKind::oom, 0, 0, "zchat: out of memory on gpu0/1 (10.2 GiB > 10 GiB)"},
       {9000, EventKind::restart, 0, 0, "zchat restarted"}};
-  r.timeseries["gpu0/1"] = {{.time_ns = 0, .sm_busy = 0.5, .dram_busy = 0.1,
-                             .memory_used_bytes = 1 << 30},
-                            {.time_ns = 100'000'000, .sm_busy = 0.7, .dram_busy = 0.2,
-                             .memory_used_bytes = 2LL << 30}};
+  r.timeseries["gpu0/1"] = {
+      {.time_ns = 0, .sm_busy = 0.5, .dram_busy = 0.1, .memory_used_bytes = 1 << 30},
+      {.time_ns = 100'000'000, .sm_busy = 0.7, .dram_busy = 0.2, .memory_used_bytes = 2LL << 30}};
   r.timeseries["gpu1"] = {{.time_ns = 0, .sm_busy = 0.2, .dram_busy = 0, .memory_used_bytes = 0}};
   return r;
 }
@@ -331,7 +330,8 @@ TEST_F(ResultIoTest, WriteThenReadBack) {
   EXPECT_EQ(string_dataset(file, "/tenant_names"), (std::vector<std::string>{"zchat", "batch"}));
   {
     const hid_t names = H5Dopen2(file, "/tenant_names", H5P_DEFAULT);
-    EXPECT_EQ(nlohmann::json::parse(string_attribute(names, "units")), (nlohmann::json{{"name", ""}}));
+    EXPECT_EQ(nlohmann::json::parse(string_attribute(names, "units")),
+              (nlohmann::json{{"name", ""}}));
     EXPECT_NE(string_attribute(names, "description").find("tenant index"), std::string::npos);
     H5Dclose(names);
   }
@@ -500,7 +500,8 @@ TEST_F(ResultIoTest, MetricTableDrivesJsonAndHdf5Columns) {
   }
   // /slos: one row per target in key order (p50 then p99), with the verdicts.
   EXPECT_EQ(row_count(file, "/slos"), 2u);
-  EXPECT_EQ(int64_column(file, "/slos", "value_ns"), (std::vector<std::int64_t>{1'230'000, 4'560'000}));
+  EXPECT_EQ(int64_column(file, "/slos", "value_ns"),
+            (std::vector<std::int64_t>{1'230'000, 4'560'000}));
   EXPECT_EQ(int64_column(file, "/slos", "met"), (std::vector<std::int64_t>{0, 1}));
   H5Fclose(file);
 

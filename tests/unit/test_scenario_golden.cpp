@@ -233,11 +233,11 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioGolden, ::testing::ValuesIn(scenario
 TEST(ScenarioSet, RequiredScenariosAreShipped) {
   const std::vector<std::string> stems = scenario_stems();
   for (const char* required :
-       {"exclusive-h100", "mig-all-balanced-a100", "time-slicing-h100", "mps-h100",
-        "hybrid-h100", "mps-in-mig-h200", "pattern-llm-serving", "pattern-batch-inference",
-        "pattern-training", "pattern-development",
-        "antipattern-training-plus-inference-timesliced", "antipattern-memory-hog-timesliced",
-        "antipattern-mps-fault-blast-radius", "trace-azure-llm"}) {
+       {"exclusive-h100", "mig-all-balanced-a100", "time-slicing-h100", "mps-h100", "hybrid-h100",
+        "mps-in-mig-h200", "pattern-llm-serving", "pattern-batch-inference", "pattern-training",
+        "pattern-development", "antipattern-training-plus-inference-timesliced",
+        "antipattern-memory-hog-timesliced", "antipattern-mps-fault-blast-radius",
+        "trace-azure-llm"}) {
     EXPECT_NE(std::find(stems.begin(), stems.end(), required), stems.end()) << required;
   }
 }
@@ -345,8 +345,8 @@ TEST(ScenarioPoint, LlmServingModelsDoNotFitTogether) {
 
 TEST(ScenarioPoint, ContinuousBatchingAbsorbsTenTimesTheLoad) {
   const RunResult base = run_scenario("pattern-llm-serving");
-  const RunResult busy = run_scenario(
-      "pattern-llm-serving", {Override{"tenants.0.workload.arrivals.rate", "240/min"}});
+  const RunResult busy = run_scenario("pattern-llm-serving",
+                                      {Override{"tenants.0.workload.arrivals.rate", "240/min"}});
   const TenantResult& a = tenant(base, "chat-13b");
   const TenantResult& b = tenant(busy, "chat-13b");
   EXPECT_GT(b.throughput_per_s, 8 * a.throughput_per_s);
@@ -380,8 +380,10 @@ TEST(ScenarioPoint, DevelopmentNotebooksLeaveTheGpuMostlyIdle) {
 // Pascal-and-later GPUs preempt at instruction level, where the same tenants meet the SLO.
 TEST(ScenarioPoint, TrainingBlocksInferenceUntilInstructionPreemption) {
   const std::string stem = "antipattern-training-plus-inference-timesliced";
-  ASSERT_EQ(ts_params(load_scenario_file((kScenarioDir / (stem + ".yaml")).string()).gpus[0].sharing).preemption,
-            PreemptionMode::kernel_boundary)
+  ASSERT_EQ(
+      ts_params(load_scenario_file((kScenarioDir / (stem + ".yaml")).string()).gpus[0].sharing)
+          .preemption,
+      PreemptionMode::kernel_boundary)
       << "the scenario exists to show the kernel-boundary case; say so if that changes";
   const RunResult kb = run_scenario(stem);
   const TenantResult& inference = tenant(kb, "inference");

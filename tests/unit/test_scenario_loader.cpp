@@ -242,8 +242,9 @@ TEST(ScenarioLoader, SpellingsOfModes) {
         load_scenario_text(edited("mode: time-slicing", "mode: " + std::string(mode)), "x.yaml");
     EXPECT_STREQ(s.gpus[0].sharing.mode_name(), "time-slicing") << mode;
   }
-  EXPECT_STREQ(load_scenario_text(edited("time-slicing", "mps"), "x.yaml").gpus[0].sharing.mode_name(),
-               "mps");
+  EXPECT_STREQ(
+      load_scenario_text(edited("time-slicing", "mps"), "x.yaml").gpus[0].sharing.mode_name(),
+      "mps");
   const Scenario constant =
       load_scenario_text(edited("process: poisson", "process: constant"), "x.yaml");
   EXPECT_EQ(constant.tenants[0].workload.arrivals.process, ArrivalProcess::constant);
@@ -546,9 +547,8 @@ TEST(ScenarioOverrides, ByName) {
   ASSERT_EQ(s.tenants.size(), 3u);
   EXPECT_EQ(s.tenants[1].name, "chat-1");
   EXPECT_STREQ(s.gpus[0].sharing.mode_name(), "mps");
-  EXPECT_EQ(error_of(kMinimal,
-                     {parse_override("tenants.chat.replicas=3"),
-                      parse_override("tenants.chat-1.memory=1Gi")}),
+  EXPECT_EQ(error_of(kMinimal, {parse_override("tenants.chat.replicas=3"),
+                                parse_override("tenants.chat-1.memory=1Gi")}),
             "--set tenants.chat-1.memory: tenants has no entry named 'chat-1' (a replica of "
             "'chat': --set tenants.chat.KEY sets all its replicas)");
 }
@@ -651,7 +651,8 @@ void expect_same(const Scenario& a, const Scenario& b) {
     EXPECT_EQ(ts_params(x.sharing).preemption, ts_params(y.sharing).preemption);
     EXPECT_EQ(ts_params(x.sharing).preemption_latency, ts_params(y.sharing).preemption_latency);
     EXPECT_EQ(ts_params(x.sharing).cache_refill, ts_params(y.sharing).cache_refill);
-    EXPECT_EQ(mps_params(x.sharing).active_thread_percentage, mps_params(y.sharing).active_thread_percentage);
+    EXPECT_EQ(mps_params(x.sharing).active_thread_percentage,
+              mps_params(y.sharing).active_thread_percentage);
     EXPECT_EQ(mps_params(x.sharing).pinned_memory_limit, mps_params(y.sharing).pinned_memory_limit);
     EXPECT_EQ(mps_params(x.sharing).max_clients, mps_params(y.sharing).max_clients);
   }

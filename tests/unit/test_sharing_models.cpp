@@ -13,7 +13,9 @@ using testing::device;
 using testing::run_yaml;
 using testing::tenant;
 
-double launch_ns() { return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead); }
+double launch_ns() {
+  return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead);
+}
 
 // ---------------------------------------------------------------------------------------- MIG
 
@@ -28,7 +30,8 @@ tenants:
     device: gpu0/0
     workload:
       arrivals: {process: closed, concurrency: 1}
-      request: {kernels: [{name: k, duration: 1ms, )" + kernel_fields + R"(}]}
+      request: {kernels: [{name: k, duration: 1ms, )" +
+         kernel_fields + R"(}]}
   - name: noisy
     device: gpu0/1
     workload:
@@ -120,23 +123,28 @@ std::string ts_pair(const std::string& sharing, const std::string& a_workload,
                     const std::string& b_workload, const std::string& duration) {
   return R"(
 name: ts
-duration: )" + duration + R"(
+duration: )" +
+         duration + R"(
 seed: 5
 gpus:
   - name: gpu0
     model: h100-sxm-80gb
-    sharing: )" + sharing + R"(
+    sharing: )" +
+         sharing + R"(
 tenants:
   - name: a
     device: gpu0
-    workload: )" + a_workload + R"(
+    workload: )" +
+         a_workload + R"(
   - name: b
     device: gpu0
-    workload: )" + b_workload + "\n";
+    workload: )" +
+         b_workload + "\n";
 }
 
 const char* kSaturating =
-    "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, duration: 200ms}]}}";
+    "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, duration: "
+    "200ms}]}}";
 
 TEST(TimeSlicingClosedForm, TwoSaturatingContextsEachGetTOver2TPlusPPlusC) {
   const double t = 1024e3, p = 20e3, c = 50e3;
@@ -163,7 +171,8 @@ const char* kProbe =
     "{arrivals: {process: poisson, rate: 20/s}, max_in_flight: 1000, "
     "request: {kernels: [{name: short, duration: 10us}]}}";
 
-TEST(TimeSlicingClosedForm, ShortKernelBesideSaturatingNeighbourWaitsHalfASliceWithInstructionPreemption) {
+TEST(TimeSlicingClosedForm,
+     ShortKernelBesideSaturatingNeighbourWaitsHalfASliceWithInstructionPreemption) {
   // E[latency] = L + T/2 + P + (C - P) + D_probe (arrivals uniform over the neighbour's slice
   // grid; the probe's own context had nothing preempted, so nothing to restore).
   const RunResult r = run_yaml(ts_pair(
@@ -183,11 +192,12 @@ TEST(TimeSlicingClosedForm, KernelBoundaryPreemptionMakesTheProbeWaitForTheNeigh
   // Neighbour kernels of K = 20 ms back to back, short timeslice: the probe waits for the
   // residual of the running kernel, K/2 on average, then the switch: nothing is ever preempted,
   // so it costs C - P (P = the profile's 20 us): E[latency] = L + K/2 + (C - P) + D.
-  const RunResult r = run_yaml(ts_pair(
-      "{mode: time-slicing, timeslice: 10us, context_switch: 50us, cache_refill: 0us, "
-      "preemption: kernel-boundary}",
-      "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, duration: 20ms}]}}",
-      kProbe, "300s"));
+  const RunResult r = run_yaml(
+      ts_pair("{mode: time-slicing, timeslice: 10us, context_switch: 50us, cache_refill: 0us, "
+              "preemption: kernel-boundary}",
+              "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, "
+              "duration: 20ms}]}}",
+              kProbe, "300s"));
   const TenantResult& probe = tenant(r, "b");
   ASSERT_GT(probe.completed, 5000);
   const double expected = launch_ns() + 10e6 + 30e3 + 10e3;
@@ -251,7 +261,8 @@ std::string mps_pair(const std::string& kernel, const std::string& sharing_extra
 name: mps
 duration: 1s
 gpus:
-  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps)" + sharing_extra +
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps)" +
+         sharing_extra +
          R"(}}
 tenants:
   - {name: a, device: gpu0, workload: {arrivals: {process: closed, concurrency: 1}, request: {kernels: [)" +
@@ -323,7 +334,8 @@ TEST(MpsLimits, SixtyClientsFromCuda13_1FortyEightBefore) {
 name: many
 duration: 200ms
 gpus:
-  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps, cuda_version: )" + cuda + R"(}}
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps, cuda_version: )" +
+           cuda + R"(}}
 tenants:
   - name: c
     replicas: 60
@@ -362,7 +374,8 @@ std::string fault_scenario(const std::string& gpu) {
 name: faults
 duration: 4s
 gpus:
-  - )" + gpu + R"(
+  - )" + gpu +
+         R"(
 tenants:
   - {name: a, device: DEV0, workload: {arrivals: {process: poisson, rate: 100/s}, request: {kernels: [{name: k, duration: 200us}]}}}
   - {name: b, device: DEV1, workload: {arrivals: {process: poisson, rate: 100/s}, request: {kernels: [{name: k, duration: 200us}]}}}
@@ -517,7 +530,8 @@ tenants:
   - {name: c, device: mp/0, workload: {arrivals: {process: constant, rate: 100/s}, request: {kernels: [{name: k, duration: 300us}]}}}
 faults:
   - {tenant: b-0, at: 1s, kind: fatal, recovery: 300ms}
-)", "queues.yaml"));
+)",
+                                                                        "queues.yaml"));
   RunOptions heap_options;
   heap_options.queue = QueueKind::heap;
   const RunResult h = simulate(resolved, heap_options);

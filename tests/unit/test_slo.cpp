@@ -161,8 +161,8 @@ TEST(TokenThroughput, IsOutputTokensTimesRequestThroughputWithFixedTokens) {
   std::string plain = llm_scenario("{p99: 1s}");
   plain.replace(plain.find("      tokens: {input: 100, output: 10}\n"),
                 std::string("      tokens: {input: 100, output: 10}\n").size(), "");
-  plain.replace(plain.find(", repeat: output_tokens"), std::string(", repeat: output_tokens").size(),
-                "");
+  plain.replace(plain.find(", repeat: output_tokens"),
+                std::string(", repeat: output_tokens").size(), "");
   plain.replace(plain.find(", per_token: input"), std::string(", per_token: input").size(), "");
   const RunResult no_tokens = run_yaml(plain);
   EXPECT_EQ(tenant(no_tokens, "t").output_tokens_per_s, 0);

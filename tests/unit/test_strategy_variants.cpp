@@ -43,7 +43,8 @@ TEST(StrategyVariants, MpsKeepsSharingOverridesOnEveryExpandedGpu) {
     EXPECT_EQ(g.sharing.block_for(time_slicing_strategy()), nullptr);
   }
   // Without the override the MPS variant has no cap.
-  EXPECT_FALSE(mps_params(apply_strategy(load({}), "mps").gpus[0].sharing).active_thread_percentage);
+  EXPECT_FALSE(
+      mps_params(apply_strategy(load({}), "mps").gpus[0].sharing).active_thread_percentage);
 }
 
 TEST(StrategyVariants, MigPlusModeKeepsOverridesAndDedicatedIgnoresThem) {

@@ -216,7 +216,6 @@ TEST(TraceReaderPublicData, RealAzureAndMooncakeTraces) {
   EXPECT_EQ(synthetic.back().arrival, 1'022'025'000);  // 1022025 ms scaled by 1/1000
 }
 
-
 // Issue 13 (checked arithmetic): values that would overflow int64 nanoseconds or exceed the token
 // maximum are one-line errors naming the file and line, never wrapped numbers.
 TEST(TraceReader, OutOfRangeValuesAreErrorsWithTheLine) {

@@ -106,11 +106,16 @@ class Mps final : public Strategy {
                 StrategyParams& to_block) const override {
     const auto& from = params_as<MpsParams>(from_block);
     auto& to = params_as<MpsParams>(to_block);
-    if (key == "active_thread_percentage") to.active_thread_percentage = from.active_thread_percentage;
-    else if (key == "pinned_memory_limit") to.pinned_memory_limit = from.pinned_memory_limit;
-    else if (key == "max_clients") to.max_clients = from.max_clients;
-    else if (key == "cuda_version") to.cuda_version = from.cuda_version;
-    else return false;
+    if (key == "active_thread_percentage")
+      to.active_thread_percentage = from.active_thread_percentage;
+    else if (key == "pinned_memory_limit")
+      to.pinned_memory_limit = from.pinned_memory_limit;
+    else if (key == "max_clients")
+      to.max_clients = from.max_clients;
+    else if (key == "cuda_version")
+      to.cuda_version = from.cuda_version;
+    else
+      return false;
     return true;
   }
 

@@ -6,7 +6,8 @@
 //   active thread percentage  p = floor(100 / N)  (at least 1; CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
 //                                                  as the plugin's daemon sets it)
 //   SMs one client may hold   h_c <= p / 100 x S  (sum over clients <= S: a static partition of
-//                                                  the SMs by count; nobody takes a share left idle)
+//                                                  the SMs by count; nobody takes a share left
+//                                                  idle)
 //   pinned memory per client  floor(M / N) in whole MiB (the plugin's pinned memory limit)
 // HBM bandwidth and L2 stay shared as under `mps` (the plugin partitions neither). So one client
 // behaves exactly as `exclusive`; N clients each running full-grid compute kernels each see N x

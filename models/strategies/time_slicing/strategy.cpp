@@ -29,12 +29,12 @@ class TimeSlicing final : public Strategy {
     if (const auto f = map.get("timeslice")) s.timeslice = positive_duration_of(ctx, *f);
     if (const auto f = map.get("context_switch")) s.context_switch = duration_of(ctx, *f);
     if (const auto f = map.get("preemption")) {
-      s.preemption = choice_of<PreemptionMode>(
-          ctx, *f,
-          {{"instruction", PreemptionMode::instruction},
-           {"kernel-boundary", PreemptionMode::kernel_boundary},
-           {"kernel_boundary", PreemptionMode::kernel_boundary}},
-          {"instruction", "kernel-boundary"}, "preemption mode");
+      s.preemption =
+          choice_of<PreemptionMode>(ctx, *f,
+                                    {{"instruction", PreemptionMode::instruction},
+                                     {"kernel-boundary", PreemptionMode::kernel_boundary},
+                                     {"kernel_boundary", PreemptionMode::kernel_boundary}},
+                                    {"instruction", "kernel-boundary"}, "preemption mode");
     }
     if (const auto f = map.get("preemption_latency")) s.preemption_latency = duration_of(ctx, *f);
     if (const auto f = map.get("cache_refill")) s.cache_refill = duration_of(ctx, *f);
@@ -57,12 +57,18 @@ class TimeSlicing final : public Strategy {
                 StrategyParams& to_block) const override {
     const auto& from = params_as<TimeSlicingParams>(from_block);
     auto& to = params_as<TimeSlicingParams>(to_block);
-    if (key == "timeslice") to.timeslice = from.timeslice;
-    else if (key == "context_switch") to.context_switch = from.context_switch;
-    else if (key == "preemption") to.preemption = from.preemption;
-    else if (key == "preemption_latency") to.preemption_latency = from.preemption_latency;
-    else if (key == "cache_refill") to.cache_refill = from.cache_refill;
-    else return false;
+    if (key == "timeslice")
+      to.timeslice = from.timeslice;
+    else if (key == "context_switch")
+      to.context_switch = from.context_switch;
+    else if (key == "preemption")
+      to.preemption = from.preemption;
+    else if (key == "preemption_latency")
+      to.preemption_latency = from.preemption_latency;
+    else if (key == "cache_refill")
+      to.cache_refill = from.cache_refill;
+    else
+      return false;
     return true;
   }
 
