@@ -91,13 +91,7 @@ void check_output_path(const po::variables_map& vm) {
   const std::string path = vm["output"].as<std::string>();
   const std::string extension = extension_of(path);
   if (extension == ".h5" || extension == ".hdf5") {
-    try {
-      check_output_target(path);
-    } catch (const OutputError& e) {
-      std::string message = "-o ";
-      message += e.what();
-      throw InputError(message);
-    }
+    output_errors_as_bad_input([&] { check_output_target(path); });
     return;
   }
   throw InputError("-o " + path + ": gpumux writes HDF5 result files only (.h5 or .hdf5)" +

@@ -14,6 +14,7 @@
 
 #include "models/app/application.hpp"
 #include "models/app/progress.hpp"
+#include "models/config/input_error.hpp"
 #include "models/run/result.hpp"
 #include "models/scenario/resolve.hpp"
 #include "sim/io/output_target.hpp"
@@ -78,6 +79,19 @@ std::string extension_of(const std::string& path);
 /// files can be created. Anything else is bad input (exit 2), checked before the run so no time
 /// is spent on a file that would not be written (write_result_h5 checks again when writing).
 void check_output_path(const po::variables_map& vm);
+
+/// Runs WORK (checking or writing the -o target); an OutputError from it becomes bad input
+/// (InputError, exit 2) reading "-o PATH: why".
+template <class Work>
+void output_errors_as_bad_input(Work&& work) {
+  try {
+    work();
+  } catch (const OutputError& e) {
+    std::string message = "-o ";
+    message += e.what();
+    throw InputError(message);
+  }
+}
 
 /// Writes -o (when given) with WRITE(path). A failed write (disk full, the target replaced by a
 /// directory during the run...) prints one line and returns false, so the caller still prints

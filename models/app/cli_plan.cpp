@@ -113,7 +113,7 @@ std::vector<std::string> plan_overrides(const po::variables_map& vm, const std::
 /// Writes the winning setup to OUTPUT atomically; a failure is bad input (exit 2).
 void write_best_yaml(const std::string& output, const std::string& scenario_path,
                      const PlanResult& result) {
-  try {
+  output_errors_as_bad_input([&] {
     replace_file_atomically(output, [&](const std::string& temp) {
       std::ofstream out(temp);
       out << "# gpumux plan " << scenario_path
@@ -122,11 +122,7 @@ void write_best_yaml(const std::string& output, const std::string& scenario_path
       out.flush();
       if (!out) throw OutputError("cannot write " + output);
     });
-  } catch (const OutputError& e) {
-    std::string message = "-o ";
-    message += e.what();
-    throw InputError(message);
-  }
+  });
 }
 
 int command_plan(const std::vector<std::string>& args) {
@@ -138,13 +134,7 @@ int command_plan(const std::vector<std::string>& args) {
     output = vm["output"].as<std::string>();
     const std::string extension = extension_of(output);
     if (extension != ".yaml" && extension != ".yml") bad_extension("-o", output, ".yaml or .yml");
-    try {
-      check_output_target(output);
-    } catch (const OutputError& e) {
-      std::string message = "-o ";
-      message += e.what();
-      throw InputError(message);
-    }
+    output_errors_as_bad_input([&] { check_output_target(output); });
   }
   ScenarioRequest request = scenario_request(vm);
   std::vector<std::string> overrides = plan_overrides(vm, request.scenario);

@@ -39,16 +39,6 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 void check_readable(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, 0, "kernel trace not found");

@@ -91,7 +91,7 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
 
   Nanos clock = 0;
   while (read_line(in, line, number)) {
-    if (trim(line).empty()) continue;
+    if (strip_whitespace(line).empty()) continue;
     const std::vector<std::string> f = split_csv(line, path, number);
     const auto field = [&](std::size_t column) -> const std::string& {
       if (column >= f.size()) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/scenario/kernel_trace.hpp"
+#include "sim/util/strings.hpp"
 
 namespace gpumux {
 namespace kernel_trace_detail {
@@ -22,7 +23,6 @@ namespace kernel_trace_detail {
 [[noreturn]] void fail_key(const std::string& file, const std::string& key,
                            const std::string& message);
 std::string lower(std::string_view text);
-std::string_view trim(std::string_view text);
 void check_readable(const std::string& path);
 void sort_by_start(KernelTrace& trace);
 

@@ -10,13 +10,13 @@ namespace gpumux {
 using namespace kernel_trace_detail;
 
 std::string ncu_key(const std::string& name) {
-  std::string_view s = trim(name);
+  std::string_view s = strip_whitespace(name);
   if (s.rfind("void ", 0) == 0) s.remove_prefix(5);
   const std::size_t stop = s.find_first_of("(<");
   if (stop != std::string_view::npos) s = s.substr(0, stop);
   const std::size_t scope = s.rfind("::");
   if (scope != std::string_view::npos) s.remove_prefix(scope + 2);
-  return std::string(trim(s));
+  return std::string(strip_whitespace(s));
 }
 
 std::map<std::string, NcuMetrics> parse_ncu_metrics(std::istream& in, const std::string& path) {
@@ -27,7 +27,7 @@ std::map<std::string, NcuMetrics> parse_ncu_metrics(std::istream& in, const std:
   // ncu prints "==PROF==" lines before the table when its output is captured whole.
   std::vector<std::string> header;
   while (read_line(in, line, number)) {
-    if (line.rfind("==", 0) == 0 || trim(line).empty()) continue;
+    if (line.rfind("==", 0) == 0 || strip_whitespace(line).empty()) continue;
     header = split_csv(line, path, number);
     break;
   }
@@ -54,7 +54,7 @@ std::map<std::string, NcuMetrics> parse_ncu_metrics(std::istream& in, const std:
   }
   const int header_line = number;
   while (read_line(in, line, number)) {
-    if (trim(line).empty() || line.rfind("==", 0) == 0) continue;
+    if (strip_whitespace(line).empty() || line.rfind("==", 0) == 0) continue;
     const std::vector<std::string> f = split_csv(line, path, number);
     if (f.size() < header.size()) {
       fail(path, number,

@@ -38,17 +38,6 @@ struct RawRequest {
   throw InputError(where, message);
 }
 
-// Every whitespace character (a CRLF file leaves \r), unlike gpumux::trim (spaces and tabs).
-std::string_view strip_whitespace(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 std::string lower(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),

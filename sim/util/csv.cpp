@@ -1,22 +1,11 @@
 #include "sim/util/csv.hpp"
 
+#include "sim/util/strings.hpp"
+
 #include <cctype>
 #include <stdexcept>
 
 namespace gpumux {
-namespace {
-
-std::string_view trim_space(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-}  // namespace
 
 std::vector<std::string> split_csv_line(std::string_view line) {
   std::vector<std::string> fields;
@@ -36,14 +25,14 @@ std::vector<std::string> split_csv_line(std::string_view line) {
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
-      fields.emplace_back(trim_space(field));
+      fields.emplace_back(strip_whitespace(field));
       field.clear();
     } else {
       field += c;
     }
   }
   if (quoted) throw std::invalid_argument("unterminated quoted field");
-  fields.emplace_back(trim_space(field));
+  fields.emplace_back(strip_whitespace(field));
   return fields;
 }
 

@@ -1,5 +1,7 @@
 #include "sim/util/strings.hpp"
 
+#include <cctype>
+
 namespace gpumux {
 
 std::string trim(std::string_view text) {
@@ -7,6 +9,16 @@ std::string trim(std::string_view text) {
   if (begin == std::string_view::npos) return "";
   const auto end = text.find_last_not_of(" \t");
   return std::string(text.substr(begin, end - begin + 1));
+}
+
+std::string_view strip_whitespace(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {

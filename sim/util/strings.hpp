@@ -10,6 +10,10 @@ namespace gpumux {
 /// TEXT without leading and trailing spaces and tabs.
 std::string trim(std::string_view text);
 
+/// TEXT without leading and trailing whitespace of every kind (isspace: also \r, \n), e.g. the
+/// \r a CRLF file leaves on each line.
+std::string_view strip_whitespace(std::string_view text);
+
 /// ITEMS separated by SEPARATOR ("a, b, c"); "" for none.
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
