@@ -1,6 +1,7 @@
 #include "models/config/yaml_reader.hpp"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <cctype>
 #include <charconv>
@@ -151,22 +152,70 @@ void check_utf8(const std::string& text, const std::string& source_name) {
 // YAML nesting deeper than this is refused by yaml-cpp (its depth guard, DeepRecursion).
 constexpr int kYamlMaxDepth = 2000;
 
+// Documents after the first that are scanned for content (the "several documents" error).
+// yaml-cpp 0.7's parser can report documents forever on malformed text without consuming it
+// (YAML::LoadAll then loops, growing without bound: a 659-byte fuzz finding ran > 2 min and
+// 5 GB, tests/fuzz/corpus/timeout-yaml-loadall), so gpumux never calls LoadAll: it loads the
+// first document with YAML::Load and scans the following ones as events, at most this many.
+constexpr int kYamlMaxDocumentsScanned = 64;
+
+// Counts documents and notes where the first one after the first with content begins.
+class DocumentScan : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  bool second_has_content = false;
+  YAML::Mark second_mark;
+
+  void OnDocumentStart(const YAML::Mark&) override { ++documents; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { content(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    content(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    content(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    content(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void content(const YAML::Mark& mark) {
+    if (documents >= 2 && !second_has_content) {
+      second_has_content = true;
+      second_mark = mark;
+    }
+  }
+};
+
 }  // namespace
 
 YAML::Node parse(const std::string& text, const std::string& source_name,
                  const std::string& prefix) {
   check_utf8(text, source_name);
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.empty()) return YAML::Node();
-    for (std::size_t d = 1; d < documents.size(); ++d) {
-      if (documents[d].IsNull()) continue;  // an empty document after a trailing '---'
-      const YAML::Mark mark = documents[d].Mark();
+    YAML::Node first = YAML::Load(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentScan scan;
+    // An empty document after a trailing '---' is no second document.
+    for (int d = 0; d < kYamlMaxDocumentsScanned && !scan.second_has_content &&
+                    parser.HandleNextDocument(scan);
+         ++d) {
+    }
+    if (scan.second_has_content) {
+      const YAML::Mark mark = scan.second_mark;
       fail_in(source_name, mark.line >= 0 ? mark.line + 1 : 0, mark.line >= 0 ? mark.column + 1 : 0,
               "several YAML documents (a second one starts after '---'); gpumux reads one: put "
               "each scenario in its own file");
     }
-    return documents.front();
+    return first;
   } catch (const YAML::DeepRecursion& e) {
     fail_in(source_name, e.mark.line >= 0 ? e.mark.line + 1 : 0,
             e.mark.line >= 0 ? e.mark.column + 1 : 0,
