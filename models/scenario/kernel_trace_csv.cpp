@@ -3,6 +3,7 @@
 #include "models/scenario/kernel_trace_internal.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -41,7 +42,15 @@ void dims_field(const std::string& text, std::int64_t out[3], const std::string&
       continue;
     }
     const std::size_t stop = cleaned.find(' ', pos);
-    out[i] = std::stoll(cleaned.substr(pos, stop - pos));
+    // from_chars, not stoll: a dimension beyond int64 is a line error, not std::out_of_range
+    // escaping as an internal error (a fuzz finding, tests/fuzz/corpus/crash-csv-dims-range).
+    const std::size_t end = stop == std::string::npos ? cleaned.size() : stop;
+    long long value = 0;
+    const auto [ptr, ec] = std::from_chars(cleaned.data() + pos, cleaned.data() + end, value);
+    if (ec != std::errc() || ptr != cleaned.data() + end) {
+      fail(path, line, column + ": dimension out of range in '" + text + "'");
+    }
+    out[i] = value;
     pos = stop == std::string::npos ? cleaned.size() : stop;
   }
   if (out[0] <= 0) fail(path, line, column + ": expected X or XxYxZ, got '" + text + "'");
