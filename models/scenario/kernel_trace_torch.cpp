@@ -57,6 +57,10 @@ KernelTrace parse_torch_trace(std::istream& in, const std::string& path) {
     doc = nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, 0, std::string("not a JSON file: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range.406: a number beyond a double ("1e535"); was an internal error (a fuzz
+    // finding, tests/fuzz/corpus/crash-torch-json-number-range).
+    fail(path, 0, std::string("not a valid JSON file: ") + e.what());
   }
   const nlohmann::json* events = nullptr;
   if (doc.is_object()) {
