@@ -1,0 +1,161 @@
+#pragma once
+// The typed cluster description (issue 8): node pools with the sharing configuration their
+// device plugin advertises, and the pods that ask for it. What the `cluster:` section of a
+// scenario (or a cluster file it references, or the Alibaba openb CSVs) becomes before the
+// scheduler (models/cluster/scheduler.hpp) runs. Units are resolved: times are integer
+// nanoseconds, memory bytes, CPU millicores, GPU shares milli-GPUs (1000 = one whole GPU).
+//
+// Contract between the input side (cluster_loader, device_plugin_config, mig_parted_config,
+// gke_config, quantity, openb_reader) and the engine side (scheduler, cluster_run, metrics).
+// Change it only with both sides in view.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/config/input_error.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/core/time.hpp"
+
+namespace gpumux::cluster {
+
+/// One whole GPU in milli-GPUs (the unit of openb's `gpu_milli` and of FGD's scheduler).
+inline constexpr int kMilliPerGpu = 1000;
+
+/// The device plugin's `flags.migStrategy` (NVIDIA k8s-device-plugin): how MIG devices are
+/// advertised. none: MIG off (or ignored), whole GPUs as nvidia.com/gpu. single: every GPU of the
+/// node has one MIG profile, advertised as nvidia.com/gpu. mixed: each profile as its own
+/// resource nvidia.com/mig-<profile> (e.g. nvidia.com/mig-1g.10gb).
+enum class MigStrategy { none, single, mixed };
+
+/// How the replicas of a shared resource share the GPU (device plugin `sharing.timeSlicing` /
+/// `sharing.mps`; GKE `gpu-sharing-strategy: time-sharing|mps`). `fractional` is Alibaba's
+/// GPU-share model used by the openb trace (a pod asks for gpu_milli of one GPU; FGD ATC'23).
+enum class SharingKind { none, time_slicing, mps, fractional };
+
+/// One `sharing.*.resources[]` entry of the device plugin config: a resource advertised with
+/// `replicas` slots per device (GPU or MIG instance).
+struct SharedResource {
+  std::string name;  ///< as configured: "nvidia.com/gpu" or "nvidia.com/mig-1g.10gb"
+  /// The name pods ask for: `rename` if given, else name + ".shared" when renameByDefault, else
+  /// name.
+  std::string advertised_name;
+  int replicas = 1;  ///< >= 2 for a shared resource
+  /// The device plugin's `devices:` selector; empty = all devices of that resource.
+  std::vector<std::string> devices;
+};
+
+/// What the device plugin advertises for each GPU of a pool, from a k8s-device-plugin config,
+/// a mig-parted config (the MIG layout) and/or GKE flags. Defaults: whole GPUs, no MIG.
+struct GpuSharingConfig {
+  MigStrategy mig_strategy = MigStrategy::none;
+  /// MIG profile names, one per GPU instance, applied to every GPU of the pool (mig-parted's
+  /// `mig-devices: {1g.10gb: 7}` or GKE's `--mig-config=2g.20gb:1,1g.10gb:4`, expanded by
+  /// models/config/mig_names.hpp). Empty = MIG disabled.
+  std::vector<std::string> mig_devices;
+  /// Per-GPU layouts when a mig-parted config gives different layouts to different device
+  /// indices (`devices: [0,1]` / `devices: all`): index -> profiles. Empty = mig_devices on all.
+  std::map<int, std::vector<std::string>> mig_devices_by_index;
+  SharingKind sharing = SharingKind::none;
+  std::vector<SharedResource> shared;  ///< sharing != none: the shared resources
+  /// `failRequestsGreaterThanOne`: a pod asking for more than one replica of a shared resource
+  /// is refused (the plugin's documented behaviour) rather than given several replicas.
+  bool fail_requests_greater_than_one = false;
+  bool rename_by_default = false;
+  /// The strategy each GPU (or MIG instance) runs when several pods share it, for pods with a
+  /// workload (models/strategies): time-slicing or mps; from `sharing`.
+  SharingSpec device_sharing;
+  std::string source;    ///< e.g. "device-plugin config FILE", "mig-parted config NAME", "gke"
+  SourceLocation where;  ///< the `sharing:` / `device_plugin:` key of the pool
+};
+
+/// Cluster autoscaler bounds for one pool (`autoscaling: {min, max, provisioning_delay}`).
+struct AutoscalingSpec {
+  int min_nodes = 0;
+  int max_nodes = 0;
+  /// Time from the scale-up decision to a schedulable node. assumption unless sourced.
+  Nanos provisioning_delay = 0;
+  /// An empty node above min_nodes is removed after this long idle.
+  Nanos scale_down_after = 600 * kSecond;
+};
+
+/// A node pool: `count` identical nodes (GKE node pool, or one openb node model).
+struct NodePoolSpec {
+  std::string name;
+  int count = 1;                 ///< nodes at start (autoscaling may change it)
+  std::string gpu_model;         ///< device profile name (calibration/profiles), or the trace's
+                                 ///< model string when no profile exists (e.g. openb "P100")
+  int gpus_per_node = 1;         ///< 0 = a CPU-only pool
+  std::int64_t cpu_milli = 0;    ///< allocatable CPU per node, millicores ("64", "1500m")
+  std::int64_t memory_bytes = 0; ///< allocatable memory per node ("256Gi")
+  double cost_per_hour = 0.0;    ///< per node
+  std::string currency = "USD";
+  /// Bandwidth between two nodes of the pool, bytes/s, for a gang whose GPUs span nodes.
+  double network_bytes_per_s = 0.0;
+  std::optional<AutoscalingSpec> autoscaling;
+  GpuSharingConfig sharing;
+  /// Node labels (e.g. gpu model for a pod's `gpu_spec` / nodeSelector).
+  std::map<std::string, std::string> labels;
+  /// openb: explicit node names (one per node); empty = POOL-0..POOL-(count-1).
+  std::vector<std::string> node_names;
+  SourceLocation where;
+};
+
+/// What a pod runs once placed.
+struct PodWorkload {
+  /// The pod runs this long after it starts (openb: deletion_time - scheduled/creation_time).
+  std::optional<Nanos> duration;
+  /// Or a tenant workload that runs through the device models on the GPU(s) it is placed on, so
+  /// its latency reflects its neighbours (the tenant's `device` is filled in at placement).
+  std::optional<TenantSpec> tenant;
+};
+
+/// A pod (or a gang of identical pods) and its resource requests.
+struct PodSpec {
+  std::string name;
+  /// The pod class pending-time percentiles and costs are reported by (`class:`; openb: the
+  /// request shape, e.g. "1x460m", "8x1000m").
+  std::string pod_class;
+  Nanos arrival = 0;  ///< creation time
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_bytes = 0;
+  /// Extended resources as Kubernetes `resources.limits` writes them: "nvidia.com/gpu" -> 2,
+  /// "nvidia.com/mig-1g.10gb" -> 1, "nvidia.com/gpu.shared" -> 1.
+  std::map<std::string, std::int64_t> gpu_resources;
+  /// openb / fractional sharing: milli-GPUs per GPU when num_gpu == 1 and < 1000; 0 otherwise.
+  int gpu_milli = 0;
+  /// Node GPU models the pod may run on (openb `gpu_spec` "V100M16|V100M32"; nodeSelector);
+  /// empty = any.
+  std::vector<std::string> gpu_models;
+  int priority = 0;  ///< PriorityClass value: higher may preempt lower
+  /// `gang: N`: N pods of this shape scheduled all or nothing (a multi-node job); 1 = no gang.
+  int gang = 1;
+  /// Bytes a gang member exchanges with the others per step, for the inter-node penalty.
+  std::int64_t gang_bytes_per_step = 0;
+  PodWorkload workload;
+  SourceLocation where;
+};
+
+/// Scheduling policies (`scheduler.policy`). fgd: Fragmentation Gradient Descent (Weng et al.,
+/// "Beware of Fragmentation", USENIX ATC'23): the node whose fragmentation grows least.
+enum class SchedulingPolicy { first_fit, best_fit, worst_fit, fgd };
+
+struct SchedulerSpec {
+  SchedulingPolicy policy = SchedulingPolicy::best_fit;
+  bool preemption = false;  ///< lower-priority pods may be evicted for a higher-priority one
+  /// openb replay as FGD does it: pods are never deleted (the cluster fills up); false = pods
+  /// leave at arrival + duration.
+  bool ignore_deletions = false;
+};
+
+struct ClusterSpec {
+  std::vector<NodePoolSpec> pools;
+  std::vector<PodSpec> pods;  ///< sorted by arrival (ties: file order)
+  SchedulerSpec scheduler;
+  Nanos duration = 0;  ///< the replay ends here (0 = when the last pod ends)
+  Nanos sample = 0;    ///< timeseries period (allocation, fragmentation); 0 = on every event
+  SourceLocation where;
+};
+
+}  // namespace gpumux::cluster
