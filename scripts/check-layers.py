@@ -29,6 +29,7 @@ LAYERS = [
     (7, "models/run", "the runner and its result types"),
     (8, "models/output", "result files and tables: JSON, HDF5, text"),
     (9, "models/plan", "capacity planning"),
+    (9, "models/cluster", "node pools, device-plugin/mig-parted/GKE configs, pods, the cluster scheduler"),
     (10, "models/app", "the front end: application layer, command-line program"),
     (11, "python", "pybind11 bindings (clients of models/app)"),
     (11, "bench", "benchmarks"),
