@@ -83,13 +83,13 @@ struct AutoscalingSpec {
 /// A node pool: `count` identical nodes (GKE node pool, or one openb node model).
 struct NodePoolSpec {
   std::string name;
-  int count = 1;                 ///< nodes at start (autoscaling may change it)
-  std::string gpu_model;         ///< device profile name (calibration/profiles), or the trace's
-                                 ///< model string when no profile exists (e.g. openb "P100")
-  int gpus_per_node = 1;         ///< 0 = a CPU-only pool
-  std::int64_t cpu_milli = 0;    ///< allocatable CPU per node, millicores ("64", "1500m")
-  std::int64_t memory_bytes = 0; ///< allocatable memory per node ("256Gi")
-  double cost_per_hour = 0.0;    ///< per node
+  int count = 1;                  ///< nodes at start (autoscaling may change it)
+  std::string gpu_model;          ///< device profile name (calibration/profiles), or the trace's
+                                  ///< model string when no profile exists (e.g. openb "P100")
+  int gpus_per_node = 1;          ///< 0 = a CPU-only pool
+  std::int64_t cpu_milli = 0;     ///< allocatable CPU per node, millicores ("64", "1500m")
+  std::int64_t memory_bytes = 0;  ///< allocatable memory per node ("256Gi")
+  double cost_per_hour = 0.0;     ///< per node
   std::string currency = "USD";
   /// Bandwidth between two nodes of the pool, bytes/s, for a gang whose GPUs span nodes.
   double network_bytes_per_s = 0.0;

@@ -54,15 +54,20 @@ void Tenant::schedule_next_open_arrival() {
     } break;
     case ArrivalProcess::constant:
       // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift).
-      next = checked::nanos_saturating(static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
+      // Shifted to start at active.from.
+      next = checked::nanos_saturating(static_cast<double>(spec_.active_from) +
+                                       static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
       break;
     case ArrivalProcess::trace:
-      if (trace_next_ < trace_.size()) next = trace_[trace_next_++].arrival;
+      if (trace_next_ < trace_.size()) {
+        const Nanos t = trace_[trace_next_++].arrival;
+        next = t > kNever - spec_.active_from ? kNever : spec_.active_from + t;
+      }
       break;
     case ArrivalProcess::closed:
       return;
   }
-  if (next < run_.scenario.duration) {
+  if (next < arrivals_end_) {
     run_.sim.schedule_at(next, make_event<&Tenant::on_open_arrival>(*this), kPriorityArrival);
   }
 }

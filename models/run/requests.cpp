@@ -15,7 +15,7 @@ namespace gpumux::run {
 
 void Tenant::arrive() {
   const Nanos now = run_.sim.now();
-  if (now >= run_.scenario.duration) return;
+  if (now >= arrivals_end_) return;
   std::unique_ptr<Request> request = acquire_request();
   request->id = next_id_++;
   request->arrival = now;
@@ -27,7 +27,7 @@ void Tenant::arrive() {
     if (spec_.workload.arrivals.process == ArrivalProcess::closed) {
       // A dead closed-loop client retries after its think time (at least 1 ms, to avoid a storm).
       const Nanos delay = std::max<Nanos>(spec_.workload.arrivals.think, kMillisecond);
-      if (now + delay < run_.scenario.duration) schedule_closed_arrival(now + delay);
+      if (now + delay < arrivals_end_) schedule_closed_arrival(now + delay);
     }
     return;
   }
@@ -99,7 +99,7 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
     in_flight_list_.erase(it);
   }
   const ArrivalSpec& a = spec_.workload.arrivals;
-  if (a.process == ArrivalProcess::closed && now + a.think < run_.scenario.duration) {
+  if (a.process == ArrivalProcess::closed && now + a.think < arrivals_end_) {
     schedule_closed_arrival(now + a.think);
   }
 }

@@ -20,6 +20,8 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
       tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")) {
   trace_ = run.resolved.traces[static_cast<std::size_t>(index)];
+  arrivals_end_ =
+      std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
   for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
   // Reserve the expected number of measured latencies (avoids regrowing large vectors).
   const ArrivalSpec& a = spec.workload.arrivals;
@@ -39,7 +41,19 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
 const TenantStats& Tenant::stats() const { return run_.tenant_stats(index_); }
 
 void Tenant::start() {
-  run_.sim.schedule_at(0, make_event<&Tenant::on_start>(*this), kPriorityControl);
+  run_.sim.schedule_at(spec_.active_from, make_event<&Tenant::on_start>(*this), kPriorityControl);
+  if (spec_.active_until) {
+    run_.sim.schedule_at(*spec_.active_until, make_event<&Tenant::on_stop>(*this),
+                         kPriorityControl);
+  }
+}
+
+void Tenant::on_stop() {
+  recycle_graveyard();
+  stopped_ = true;
+  // Requests queued or running drain (graceful termination); their own memory is freed as each
+  // finishes. A dead tenant holds nothing.
+  if (!dead_) release(spec_.memory);
 }
 
 void Tenant::on_start() {
@@ -63,7 +77,7 @@ void Tenant::schedule_restart(Nanos delay) {
 
 void Tenant::on_restart() {
   recycle_graveyard();
-  if (!dead_ || rejected_) return;
+  if (!dead_ || rejected_ || stopped_) return;
   dead_ = false;
   run_.record_event(EventKind::restart, index_, devices_.front()->index(),
                     spec_.name + " restarted");

@@ -54,7 +54,8 @@ class Tenant : public KernelOwner {
          Nanos launch_overhead);
 
   // --- lifecycle (tenant.cpp) ----------------------------------------------------------------
-  /// Schedules the start-up (memory, first arrivals) at t = 0.
+  /// Schedules the start-up (memory, first arrivals) at `active.from` (default t = 0) and, with
+  /// `active.until`, the stop (no more arrivals, start-up memory freed).
   void start();
   /// Fails every request, frees the tenant's memory and kernels; `detail` is recorded.
   void kill(EventKind kind, const std::string& detail);
@@ -79,6 +80,7 @@ class Tenant : public KernelOwner {
   // --- events (typed handlers, scheduled with make_event) ------------------------------------
   void on_start();                       // tenant.cpp
   void on_restart();                     // tenant.cpp
+  void on_stop();                        // tenant.cpp: `active.until` reached
   void on_open_arrival();                // arrivals.cpp
   void on_closed_arrival();              // arrivals.cpp
   void on_iteration_due();               // batching.cpp
@@ -168,6 +170,10 @@ class Tenant : public KernelOwner {
   std::vector<std::unique_ptr<Request>> free_requests_;  // recycled, capacity kept
   int in_flight_ = 0;
   bool dead_ = false;
+  /// `active.until` has passed: no arrivals, no restart, the start-up memory is freed.
+  bool stopped_ = false;
+  /// Arrivals stop here: min(scenario duration, active.until).
+  Nanos arrivals_end_ = 0;
   bool rejected_ = false;
   Iteration iteration_;  // the batched-serving iteration in progress
   bool iteration_running_ = false;

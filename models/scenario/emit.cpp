@@ -227,6 +227,16 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     out << YAML::Key << "isolation" << YAML::Value << (t.isolation.memory ? "memory" : "fault");
   }
   if (t.best_effort) out << YAML::Key << "best_effort" << YAML::Value << true;
+  if (t.active_from > 0 || t.active_until) {
+    out << YAML::Key << "active" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (t.active_from > 0) {
+      out << YAML::Key << "from" << YAML::Value << units::format_duration(t.active_from);
+    }
+    if (t.active_until) {
+      out << YAML::Key << "until" << YAML::Value << units::format_duration(*t.active_until);
+    }
+    out << YAML::EndMap;
+  }
   if (t.slo.any()) {
     out << YAML::Key << "slo" << YAML::Value << YAML::Flow << YAML::BeginMap;
     emit_slo_quantiles(out, t.slo);

@@ -143,8 +143,14 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
 
   const std::vector<Field> tenant_fields = list_of(ctx, map.require("tenants"), true);
   std::vector<TenantSpec> tenants;
-  for (const Field& field : tenant_fields)
+  for (const Field& field : tenant_fields) {
     tenants.push_back(tenant_of(ctx, field, gpus, gpu_names, planning));
+    if (tenants.back().active_from >= scenario.duration) {
+      ctx.fail(field, "active.from (" + units::format_duration(tenants.back().active_from) +
+                          ") is not before the scenario's duration (" +
+                          units::format_duration(scenario.duration) + "): the tenant never runs");
+    }
+  }
   scenario.tenants = expand(ctx, tenants, tenant_fields, &TenantSpec::replicas, "tenant");
 
   if (const auto f = map.get("faults")) {

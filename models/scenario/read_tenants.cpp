@@ -72,6 +72,19 @@ IsolationSpec isolation_of(Context& ctx, const Field& field) {
   return out;
 }
 
+// `active: {from: 10s, until: 50s}` (either may be left out): from >= 0, until > from.
+void active_window_of(Context& ctx, const Field& field, TenantSpec& t) {
+  const MapReader map(ctx, field, {"from", "until"});
+  if (const auto f = map.get("from")) t.active_from = duration_of(ctx, *f);
+  if (const auto f = map.get("until")) {
+    t.active_until = positive_duration_of(ctx, *f);
+    if (*t.active_until <= t.active_from) {
+      ctx.fail(*f, "until (" + text_of(ctx, *f) + ") must be after from (" +
+                       units::format_duration(t.active_from) + ")");
+    }
+  }
+}
+
 }  // namespace
 
 TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec>& gpus,
@@ -79,13 +92,14 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
   const MapReader map(
       ctx, field,
       {"name", "device", "replicas", "memory", "gpus", "workload", "slo", "isolation",
-       "best_effort"},
+       "best_effort", "active"},
       {{"arrivals", "workload"}, {"request", "workload"}, {"kernels", "workload.request"}});
   TenantSpec t;
   t.where = ctx.at(field.path, field.mark);
   t.name = name_of(ctx, map.require("name"));
   if (const auto f = map.get("isolation")) t.isolation = isolation_of(ctx, *f);
   if (const auto f = map.get("best_effort")) t.best_effort = bool_of(ctx, *f);
+  if (const auto f = map.get("active")) active_window_of(ctx, *f, t);
   const std::optional<Field> placed = map.get("device");
   if (!placed && planning) {
     // A tenant of a planning scenario: `gpumux plan` chooses its device.

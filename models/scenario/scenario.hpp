@@ -203,6 +203,14 @@ struct TenantSpec {
   SloSpec slo;
   IsolationSpec isolation;   ///< `isolation:` (plan constraint)
   bool best_effort = false;  ///< `best_effort: true`: `gpumux plan` places it without an SLO
+  /// `active: {from, until}`: the tenant starts at `active_from` (its memory allocated, its
+  /// first arrival drawn from then; a trace's times and a constant rate's grid are shifted to
+  /// start there) and takes no arrival at or after `active_until` (unset = the scenario's
+  /// `duration`), when its start-up memory is freed; requests already queued or running drain
+  /// (a pod's graceful termination). Defaults: the whole run. Used by cluster replays for pods
+  /// that start and end inside the run.
+  Nanos active_from = 0;
+  std::optional<Nanos> active_until;
   SourceLocation where;
 };
 

@@ -169,6 +169,10 @@ TEST(ScenarioLoader, FullScenarioValues) {
   EXPECT_EQ(replay.process, ArrivalProcess::trace);
   EXPECT_EQ(replay.trace_format, TraceFormat::csv);
   EXPECT_DOUBLE_EQ(replay.time_scale, 0.5);
+  EXPECT_EQ(s.tenants[3].active_from, 1'000'000'000);
+  EXPECT_EQ(s.tenants[3].active_until, 100'000'000'000);
+  EXPECT_EQ(s.tenants[0].active_from, 0);
+  EXPECT_FALSE(s.tenants[0].active_until.has_value());
   // Resolved against the scenario's directory, absolute and normalised.
   EXPECT_EQ(fs::path(replay.trace_file),
             fs::absolute(kData + "traces/small.csv").lexically_normal());
@@ -219,7 +223,7 @@ TEST(ScenarioLoader, LocateFindsKeysAndAncestors) {
   const SourceLocation nothing = s.locate("nowhere.at.all");
   EXPECT_EQ(nothing.file, kFull);
   EXPECT_EQ(nothing.line, 0);
-  EXPECT_EQ(s.locate("faults.0.recovery").line, 67);
+  EXPECT_EQ(s.locate("faults.0.recovery").line, 68);  // active: added above
 }
 
 TEST(ScenarioLoader, MigListLayoutNameOrCommaString) {
