@@ -157,7 +157,11 @@ def _table_frame(rows: list[dict], units: dict | None = None) -> pd.DataFrame:
 
 
 class Result:
-    """One simulation run. Build with :func:`gpumux.run` or :func:`gpumux.load`."""
+    """One simulation run. Build with :func:`gpumux.run` or :func:`gpumux.load`.
+
+    Tables (``tenants``, ``requests``, ``timeseries``, ...) are built on first access and kept;
+    later accesses return new frames over the same arrays without copying rows (see
+    ``_frame``): add columns freely, ``.copy()`` before writing values in place."""
 
     def __init__(self, *, native=None, source=None):
         # Exactly one backing: `native` (gpumux._gpumux.RunResult) or `source` (an _H5Source).
@@ -178,6 +182,14 @@ class Result:
         if key not in self._cache:
             self._cache[key] = build()
         return self._cache[key]
+
+    def _frame(self, key, build) -> pd.DataFrame:
+        """The table ``key``, built once; each access returns a new frame over the same column
+        arrays (``copy(deep=False)``: O(columns), no row is copied). Adding, dropping or
+        renaming columns of the returned frame leaves later accesses as they were; writing
+        values in place (``frame.loc[...] = ...``) writes the shared arrays, so ``.copy()``
+        first to edit values."""
+        return self._cached(key, build).copy(deep=False)
 
     # -- scalar properties ----------------------------------------------------------------
     @property
@@ -252,14 +264,14 @@ class Result:
         def build():
             rows = self._native.tenants() if self._native is not None else self._source.tenants()
             return _table_frame(rows, self._column_types("tenant"))
-        return self._cached("tenants", build).copy()
+        return self._frame("tenants", build)
 
     @property
     def devices(self) -> pd.DataFrame:
         def build():
             rows = self._native.devices() if self._native is not None else self._source.devices()
             return _table_frame(rows, self._column_types("device"))
-        return self._cached("devices", build).copy()
+        return self._frame("devices", build)
 
     @property
     def slos(self) -> pd.DataFrame:
@@ -267,7 +279,7 @@ class Result:
         def build():
             cols = self._native.slos() if self._native is not None else self._source.slos()
             return _slos_frame(cols, self.tenant_names)
-        return self._cached("slos", build).copy()
+        return self._frame("slos", build)
 
     @property
     def metrics(self) -> pd.DataFrame:
@@ -281,7 +293,7 @@ class Result:
                 rows = self._source.column_meta()
             frame = pd.DataFrame(rows, columns=["table", "column", "unit", "description"])
             return frame.set_index(["table", "column"])
-        return self._cached("metrics", build).copy()
+        return self._frame("metrics", build)
 
     def _status_names(self):
         names = self._source.enum_names("requests", "status") if self._source is not None else None
@@ -296,14 +308,14 @@ class Result:
         def build():
             cols = self._native.requests() if self._native is not None else self._source.requests()
             return _requests_frame(cols, self.tenant_names, self._status_names())
-        return self._cached("requests", build).copy()
+        return self._frame("requests", build)
 
     @property
     def events(self) -> pd.DataFrame:
         def build():
             cols = self._native.events() if self._native is not None else self._source.events()
             return _events_frame(cols, self.tenant_names, self.device_names, self._kind_names())
-        return self._cached("events", build).copy()
+        return self._frame("events", build)
 
     @property
     def timeseries(self) -> dict[str, pd.DataFrame]:
@@ -317,14 +329,14 @@ class Result:
                                         dtype=np.float64),
                 "memory_used_bytes": np.asarray(cols["memory_used_bytes"], dtype=np.int64),
             }) for name, cols in series.items()}
-        return {k: v.copy() for k, v in self._cached("timeseries", build).items()}
+        return {k: v.copy(deep=False) for k, v in self._cached("timeseries", build).items()}
 
     @property
     def kernels(self) -> pd.DataFrame:
         def build():
             cols = self._native.kernels() if self._native is not None else self._source.kernels()
             return _kernels_frame(cols, self.tenant_names, self.device_names)
-        return self._cached("kernels", build).copy()
+        return self._frame("kernels", build)
 
     # -- output ---------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:

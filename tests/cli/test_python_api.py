@@ -85,6 +85,22 @@ def test_run_matches_cli_json(quick):
     assert got == expected
 
 
+def test_tables_are_built_once_and_not_copied_on_access(quick):
+    # Issue 12 item 5: each access is a new frame over the same arrays (no row copied), so
+    # adding a column to one leaves the next access as it was.
+    first, second = quick.requests, quick.requests
+    assert first is not second
+    assert np.shares_memory(first["arrival_ns"].to_numpy(), second["arrival_ns"].to_numpy())
+    first["my_column"] = first["finish_ns"] - first["arrival_ns"]
+    assert "my_column" not in quick.requests.columns
+    series = quick.timeseries
+    name = next(iter(series))
+    assert np.shares_memory(series[name]["time_ns"].to_numpy(),
+                            quick.timeseries[name]["time_ns"].to_numpy())
+    assert np.shares_memory(quick.tenants["completed"].to_numpy(),
+                            quick.tenants["completed"].to_numpy())
+
+
 def test_result_tables(quick):
     s = quick.summary
     tenants, devices, requests = quick.tenants, quick.devices, quick.requests
