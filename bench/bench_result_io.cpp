@@ -59,6 +59,26 @@ BENCHMARK(BM_WriteRequests)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
+void BM_SummaryJson(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  RunResult r;
+  r.scenario_name = "bench";
+  r.tenants.resize(n);
+  r.devices.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    r.tenants[i].name = "tenant-" + std::to_string(i);
+    r.tenants[i].device = "gpu-" + std::to_string(i);
+    r.devices[i].name = "gpu-" + std::to_string(i);
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(summary_json(r));
+  state.SetComplexityN(static_cast<std::int64_t>(n));
+}
+BENCHMARK(BM_SummaryJson)
+    ->RangeMultiplier(4)
+    ->Range(64, 4096)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
+
 }  // namespace
 }  // namespace gpumux
 

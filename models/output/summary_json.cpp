@@ -62,11 +62,20 @@ nlohmann::ordered_json summary_json(const RunResult& result) {
   j["wall_s"] = result.wall_s;
   j["gpu_cost"] = result.gpu_cost;
   if (!result.notes.empty()) j["notes"] = result.notes;
+  // Appended, not inserted by key: an ordered_json object is a vector searched linearly on
+  // every `obj[key]`, which made the summary quadratic in tenants and devices (issue 12). Names
+  // are unique (the loader refuses duplicates), so nothing is lost.
   Json tenants = Json::object();
-  for (const TenantResult& t : result.tenants) tenants[t.name] = row_json(tenant_metrics(), t);
+  auto& tenant_rows = tenants.get_ref<Json::object_t&>();
+  tenant_rows.reserve(result.tenants.size());
+  for (const TenantResult& t : result.tenants)
+    tenant_rows.emplace_back(t.name, row_json(tenant_metrics(), t));
   j["tenants"] = std::move(tenants);
   Json devices = Json::object();
-  for (const DeviceResult& d : result.devices) devices[d.name] = row_json(device_metrics(), d);
+  auto& device_rows = devices.get_ref<Json::object_t&>();
+  device_rows.reserve(result.devices.size());
+  for (const DeviceResult& d : result.devices)
+    device_rows.emplace_back(d.name, row_json(device_metrics(), d));
   j["devices"] = std::move(devices);
   return j;
 }

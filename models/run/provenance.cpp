@@ -5,7 +5,6 @@
 
 #include "models/gpu/device_profile.hpp"
 #include "models/run/run.hpp"
-#include "models/scenario/emit.hpp"
 #include "models/strategies/registry.hpp"
 
 namespace gpumux::run {
@@ -15,7 +14,8 @@ void Run::fill_provenance(Nanos end) {
   result.seed = scenario.seed;
   result.sim_time_ns = end;
   result.events = sim.events_processed();
-  result.scenario_yaml = emit_scenario_yaml(scenario);
+  // The resolved scenario's YAML (result.scenario_yaml) is emitted by execute() after wall_s is
+  // taken: it is output, not simulation (issue 12).
   for (const DeviceProfile* p : resolved.gpu_profiles)
     result.calibration[p->name] = p->content_hash;
   add_assumption_notes();

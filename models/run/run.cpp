@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "models/gpu/device_profile.hpp"
+#include "models/scenario/emit.hpp"
 #include "models/strategies/registry.hpp"
 
 namespace gpumux {
@@ -110,6 +111,7 @@ RunResult Run::execute() {
   fill_results(end);
   result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.scenario_yaml = emit_scenario_yaml(scenario);
   return std::move(result);
 }
 

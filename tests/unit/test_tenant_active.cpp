@@ -29,7 +29,8 @@ tenants:
   - name: t
     device: g
     memory: 1GiB
-)" + active + R"(
+)" + active +
+         R"(
     workload:
       arrivals: {process: constant, rate: 10/s}
       request: {kernels: [{duration: 1ms}]}
@@ -41,8 +42,7 @@ TEST(TenantActiveWindow, ConstantArrivalsStartAtFromAndStopBeforeUntil) {
   // A grid of 100 ms from 2 s: 2.0, 2.1, ..., 4.9 s -> 30 arrivals.
   ASSERT_EQ(r.requests.size(), 30u);
   for (std::size_t i = 0; i < r.requests.size(); ++i) {
-    EXPECT_EQ(r.requests[i].arrival_ns,
-              2 * kSecond + static_cast<Nanos>(i) * 100 * kMillisecond);
+    EXPECT_EQ(r.requests[i].arrival_ns, 2 * kSecond + static_cast<Nanos>(i) * 100 * kMillisecond);
   }
   // The same requests, shifted, as a tenant active for the whole run's first 3 s.
   const RunResult whole = run_with_records(constant_tenant("    active: {until: 3s}"));
@@ -55,7 +55,8 @@ TEST(TenantActiveWindow, ConstantArrivalsStartAtFromAndStopBeforeUntil) {
 
 TEST(TenantActiveWindow, WholeRunWindowChangesNothing) {
   const RunResult plain = run_with_records(constant_tenant(""));
-  const RunResult windowed = run_with_records(constant_tenant("    active: {from: 0s, until: 10s}"));
+  const RunResult windowed =
+      run_with_records(constant_tenant("    active: {from: 0s, until: 10s}"));
   ASSERT_EQ(plain.requests.size(), windowed.requests.size());
   for (std::size_t i = 0; i < plain.requests.size(); ++i) {
     EXPECT_EQ(plain.requests[i].arrival_ns, windowed.requests[i].arrival_ns);
@@ -163,8 +164,8 @@ TEST(TenantActiveWindow, LoaderRefusesEmptyOrLateWindows) {
 }
 
 TEST(TenantActiveWindow, EmitWritesTheWindowBack) {
-  const Scenario s = load_scenario_text(constant_tenant("    active: {from: 2s, until: 5s}"),
-                                        "test.yaml");
+  const Scenario s =
+      load_scenario_text(constant_tenant("    active: {from: 2s, until: 5s}"), "test.yaml");
   const Scenario again = load_scenario_text(emit_scenario_yaml(s), "again.yaml");
   ASSERT_EQ(again.tenants.size(), 1u);
   EXPECT_EQ(again.tenants[0].active_from, 2 * kSecond);
