@@ -19,7 +19,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
       kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
       tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")) {
-  trace_ = run.resolved.traces[static_cast<std::size_t>(index)];
+  trace_ = std::span<const TraceRequest>(run.resolved.traces[static_cast<std::size_t>(index)]);
   arrivals_end_ =
       std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
   for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);

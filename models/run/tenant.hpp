@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -161,7 +162,9 @@ class Tenant : public KernelOwner {
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
   mutable std::vector<double> lane_finish_scratch_;
   RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
-  std::vector<TraceRequest> trace_;
+  /// The tenant's arrival trace, read by the resolver (run.resolved.traces, which outlives the
+  /// run); a view, not a copy (a long trace was held twice: issue 12 item 3).
+  std::span<const TraceRequest> trace_;
   std::size_t trace_next_ = 0;
   std::uint64_t next_id_ = 0;
   std::deque<std::unique_ptr<Request>> queue_;
