@@ -83,16 +83,19 @@ struct AutoscalingSpec {
 /// A node pool: `count` identical nodes (GKE node pool, or one openb node model).
 struct NodePoolSpec {
   std::string name;
-  int count = 1;                 ///< nodes at start (autoscaling may change it)
-  std::string gpu_model;         ///< device profile name (calibration/profiles), or the trace's
-                                 ///< model string when no profile exists (e.g. openb "P100")
-  int gpus_per_node = 1;         ///< 0 = a CPU-only pool
-  std::int64_t cpu_milli = 0;    ///< allocatable CPU per node, millicores ("64", "1500m")
-  std::int64_t memory_bytes = 0; ///< allocatable memory per node ("256Gi")
-  double cost_per_hour = 0.0;    ///< per node
+  int count = 1;                  ///< nodes at start (autoscaling may change it)
+  std::string gpu_model;          ///< device profile name (calibration/profiles), or the trace's
+                                  ///< model string when no profile exists (e.g. openb "P100")
+  int gpus_per_node = 1;          ///< 0 = a CPU-only pool
+  std::int64_t cpu_milli = 0;     ///< allocatable CPU per node, millicores ("64", "1500m")
+  std::int64_t memory_bytes = 0;  ///< allocatable memory per node ("256Gi")
+  double cost_per_hour = 0.0;     ///< per node
   std::string currency = "USD";
   /// Bandwidth between two nodes of the pool, bytes/s, for a gang whose GPUs span nodes.
   double network_bytes_per_s = 0.0;
+  /// (engine) GPU-to-GPU bandwidth within a node, bytes/s, for a gang on one node; 0 = the
+  /// scheduler's kDefaultNvlinkBytesPerS (an assumption, sourced there).
+  double nvlink_bytes_per_s = 0.0;
   std::optional<AutoscalingSpec> autoscaling;
   GpuSharingConfig sharing;
   /// Node labels (e.g. gpu model for a pod's `gpu_spec` / nodeSelector).
@@ -133,6 +136,15 @@ struct PodSpec {
   int gang = 1;
   /// Bytes a gang member exchanges with the others per step, for the inter-node penalty.
   std::int64_t gang_bytes_per_step = 0;
+  /// (engine) Training steps of a gang: the run lasts duration + gang_steps x the ring
+  /// all-reduce time of gang_bytes_per_step over the link its placement uses (NVLink within a
+  /// node, the pool's network across nodes; models/cluster/scheduler.hpp). 0 = duration only.
+  std::int64_t gang_steps = 0;
+  /// (engine) Fraction of the allocated GPU share the pod keeps busy, for utilization and cost
+  /// by use. assumption: 1.0 (no usage data) unless given.
+  double gpu_utilization = 1.0;
+  /// (engine) GPU memory the pod uses, bytes, for $/GB-month used; 0 = its allocated share.
+  std::int64_t gpu_memory_bytes = 0;
   PodWorkload workload;
   SourceLocation where;
 };
