@@ -159,6 +159,15 @@ struct SchedulerSpec {
   /// openb replay as FGD does it: pods are never deleted (the cluster fills up); false = pods
   /// leave at arrival + duration.
   bool ignore_deletions = false;
+  /// (engine) FGD's typical pods: the most frequent request shapes covering this percentage of
+  /// the pods (source: kubernetes-scheduler-simulator scripts/generate_config_and_run.py, the
+  /// ATC'23 experiments' `--pod-popularity-threshold` default 95).
+  int fgd_popularity_threshold = 95;
+  /// (engine) Whether CPU-only pods are among FGD's typical pods (same source:
+  /// typicalPodsConfig.isInvolvedCpuPods: true).
+  bool fgd_include_cpu_pods = true;
+  /// (engine) Seed of the deterministic tie-break among equal-score nodes (scheduler.hpp).
+  std::uint64_t tie_seed = 0;
 };
 
 struct ClusterSpec {

@@ -10,6 +10,16 @@
 namespace gpumux::cluster {
 namespace {
 
+// splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014):
+// a stateless hash giving each (decision, node) pair a pseudo-random rank for tie-breaking.
+std::uint64_t tie_hash(std::uint64_t call, int node, std::uint64_t seed) {
+  std::uint64_t z = seed + call * 0x9E3779B97F4A7C15ULL +
+                    static_cast<std::uint64_t>(node) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 constexpr double kInfeasible = -std::numeric_limits<double>::infinity();
 constexpr std::int64_t kNoMemoryLimit = std::numeric_limits<std::int64_t>::max();
 
@@ -89,10 +99,12 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
       const PodShape s = shape_of(pod);
       std::int64_t gpus = 0;
       for (const auto& [n, c] : s.gpu_resources) gpus += c;
-      if (gpus == 0) continue;
+      if (gpus == 0 && !spec.scheduler.fgd_include_cpu_pods) continue;
       std::string type;
       for (const std::string& m : s.gpu_models) type += type.empty() ? m : fmt::format("|{}", m);
-      const int milli = s.gpu_milli > 0 && s.gpu_milli < kMilliPerGpu ? s.gpu_milli : kMilliPerGpu;
+      const int milli = gpus == 0                                       ? 0
+                        : s.gpu_milli > 0 && s.gpu_milli < kMilliPerGpu ? s.gpu_milli
+                                                                        : kMilliPerGpu;
       const double weight = std::max(1, pod.gang);
       counts[FgdKey{s.cpu_milli, milli, gpus, type}] += weight;
       total += weight;
@@ -103,8 +115,8 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
       if (a.second != b.second) return a.second > b.second;
       return b.first < a.first;
     });
-    const double threshold = 0.60 * total;  // DefaultTypicalPodPopularityThreshold = 60 (%)
-    const std::size_t step = 10;            // DefaultTypicalPodIncreaseStep = 10
+    const double threshold = spec.scheduler.fgd_popularity_threshold / 100.0 * total;
+    const std::size_t step = 10;  // DefaultTypicalPodIncreaseStep = 10
     std::size_t taken = 0;
     double cum = 0;
     while (cum < threshold && taken < list.size()) {
@@ -116,7 +128,7 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
       PodShape s;
       s.cpu_milli = k.cpu;
       s.gpu_milli = k.milli < kMilliPerGpu ? k.milli : 0;
-      s.gpu_resources["nvidia.com/gpu"] = k.gpus;
+      if (k.gpus > 0) s.gpu_resources["nvidia.com/gpu"] = k.gpus;
       if (!k.type.empty()) {
         std::size_t start = 0;
         while (start <= k.type.size()) {
@@ -426,6 +438,10 @@ bool Scheduler::choose(int shape, Allocation& out) {
   if (cache.empty()) cache.resize(static_cast<std::size_t>(state_.nodes()));
   int best_node = -1;
   double best_score = kInfeasible;
+  ++calls_;
+  const bool hashed = spec_->scheduler.policy != SchedulingPolicy::first_fit;
+  const std::uint64_t tie_seed = spec_->scheduler.tie_seed;
+  std::uint64_t best_tie = 0;
   const int nodes = state_.nodes();
   for (int node = 0; node < nodes; ++node) {
     const std::size_t nn = static_cast<std::size_t>(node);
@@ -438,6 +454,13 @@ bool Scheduler::choose(int shape, Allocation& out) {
     if (c.score > best_score) {
       best_score = c.score;
       best_node = node;
+      best_tie = hashed ? tie_hash(calls_, node, tie_seed) : 0;
+    } else if (hashed && c.score == best_score && best_node >= 0) {
+      const std::uint64_t h = tie_hash(calls_, node, tie_seed);
+      if (h < best_tie) {
+        best_tie = h;
+        best_node = node;
+      }
     }
     if (best_node >= 0 && spec_->scheduler.policy == SchedulingPolicy::first_fit) break;
   }

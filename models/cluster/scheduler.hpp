@@ -7,8 +7,11 @@
 // pod's `gpu_models`, free CPU >= request, free memory >= request, and each GPU need fits
 // (N units with >= per_unit free slots; for replicas, N free slots among the units).
 //
-// Score (the feasible node with the highest score wins; ties: the lowest node index, so a run is
-// deterministic):
+// Score (the feasible node with the highest score wins). Ties: first_fit takes the lowest node
+// index; the other policies take the tied node with the smallest splitmix64 hash of (decision
+// number, node, scheduler.tie_seed) -- a deterministic stand-in for kube-scheduler's random
+// choice among equal-score nodes (selectHost), which matters: lowest-index ties make FGD pile
+// onto the first pool's nodes (docs/cluster.md, openb):
 //  * first_fit: the first feasible node; the first fitting unit(s).
 //  * best_fit: the node whose normalised leftover (free milli-GPUs / node milli-GPUs + free CPU /
 //    node CPU, after placement) is smallest; within it the fitting unit with the fewest free
@@ -24,9 +27,11 @@
 //    definition: kubernetes-scheduler-simulator pkg/utils/frag.go (NodeGpuShareFragAmount,
 //    GetNodePodFrag, GetGpuFragMilliByNodeResAndPodRes, FragAmountSumExceptQ3) and
 //    pkg/simulator/plugin/fgd_score.go (calculateGpuShareFragExtendScore). Typical shapes: the
-//    GPU pods' (cpu, per-GPU milli, GPU count, GPU models) from the whole workload, most frequent
-//    first, taken in steps of 10 until they cover 60 % of the pods, renormalised
-//    (pkg/utils/frag.go GetTypicalPods; pkg/type/resource.go DefaultTypicalPod*).
+//    pods' (cpu, per-GPU milli, GPU count, GPU models) from the whole workload, most frequent
+//    first, taken in steps of 10 until they cover scheduler.fgd_popularity_threshold % (95, the
+//    experiments' setting) of the pods, renormalised (pkg/utils/frag.go GetTypicalPods;
+//    scripts/generate_config_and_run.py); CPU-only pods count (isInvolvedCpuPods: true) and make
+//    all of a node's free GPU capacity fragment for their share.
 //    Differences: the exact frag difference is the score (FGD maps it through a sigmoid to an
 //    integer 0..100 and breaks ties at random); memory is part of the fit; units of MIG / replica
 //    pools count with their milli-GPU share.
@@ -160,6 +165,7 @@ class Scheduler {
   std::vector<std::uint32_t> node_frag_version_;
   std::vector<double> frag_by_resource_;
   std::string key_buffer_;
+  std::uint64_t calls_ = 0;  ///< choose() calls, for the tie-break hash
 };
 
 /// The time a ring all-reduce of `bytes` among `members` takes at `bandwidth` bytes/s:
