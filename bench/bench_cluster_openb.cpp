@@ -2,7 +2,7 @@
 // each scheduling policy. Prints wall time, the final GPU allocation ratio, FGD fragmentation and
 // the number of pods that failed to schedule.
 //
-//   build/bench/bench_cluster_openb [POD_CSV] [NODE_CSV] [REPEATS]
+//   build/bench/bench_cluster_openb [POD_CSV] [NODE_CSV] [REPEATS] [SAMPLE_S] [SHUFFLE_SEED]
 //
 // Defaults: scenarios/traces/alibaba-openb/openb_pod_list_default.csv and
 // openb_node_list_gpu_node.csv (falls back to ../shared/traces/alibaba-gpu-v2023/). The CSVs are
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <random>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -127,6 +128,17 @@ int main(int argc, char** argv) {
                             "/work/shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"});
   const int repeats = argc > 3 ? std::stoi(argv[3]) : 3;
   ClusterSpec spec = openb(pods, nodes);
+  // Optional: a sample period in seconds (0 = every event instant), and a seed that shuffles
+  // the arrival order as FGD's experiments do (--shuffle-pod), keeping the arrival times.
+  if (argc > 4) spec.sample = std::stoll(argv[4]) * kSecond;
+  if (argc > 5) {
+    std::mt19937_64 rng(std::stoull(argv[5]));
+    std::vector<Nanos> times;
+    for (const PodSpec& p : spec.pods) times.push_back(p.arrival);
+    std::shuffle(spec.pods.begin(), spec.pods.end(), rng);
+    for (std::size_t i = 0; i < times.size(); ++i) spec.pods[i].arrival = times[i];
+    spec.scheduler.tie_seed = std::stoull(argv[5]);
+  }
   if (spec.pods.empty() || spec.pools.empty()) {
     std::fprintf(stderr, "bench_cluster_openb: cannot read %s / %s\n", pods.c_str(), nodes.c_str());
     return 2;
