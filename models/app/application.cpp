@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <yaml-cpp/yaml.h>
+
 #include "models/config/input_error.hpp"
 #include "models/plan/capacity_check.hpp"
 #include "models/scenario/loader.hpp"
@@ -98,6 +100,32 @@ std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& va
     if (control.interrupt != nullptr && control.interrupt->load()) break;
   }
   return results;
+}
+
+bool is_cluster_request(const ScenarioRequest& request) {
+  try {
+    const YAML::Node doc =
+        request.is_path ? YAML::LoadFile(request.scenario) : YAML::Load(request.scenario);
+    return doc.IsMap() && doc["cluster"].IsDefined();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
+  (void)request;
+  throw InputError("cluster scenarios: the cluster loader is not in this build yet");
+}
+
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec) {
+  ClusterRun run;
+  run.result = cluster::run_cluster(spec);
+  run.metrics = cluster::cluster_metrics(run.result);
+  return run;
+}
+
+ClusterRun simulate_cluster_request(const ScenarioRequest& request) {
+  return simulate_cluster(load_cluster_request(request));
 }
 
 }  // namespace gpumux
