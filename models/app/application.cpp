@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "models/cluster/workload_pods.hpp"
 #include "models/config/input_error.hpp"
 #include "models/plan/capacity_check.hpp"
 #include "models/scenario/loader.hpp"
@@ -120,6 +121,7 @@ cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
 ClusterRun simulate_cluster(const cluster::ClusterSpec& spec) {
   ClusterRun run;
   run.result = cluster::run_cluster(spec);
+  cluster::simulate_workload_pods(spec, run.result);
   run.metrics = cluster::cluster_metrics(run.result);
   return run;
 }

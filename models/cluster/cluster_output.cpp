@@ -123,6 +123,16 @@ Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m) {
   for (const auto& [why, n] : m.pending_reasons)
     reasons.push_back(Json{{"reason", why}, {"pods", n}});
   j["pending_reasons"] = reasons;
+  Json workload = Json::array();
+  for (const PodRecord& p : r.pods) {
+    if (p.workload_device.empty()) continue;
+    workload.push_back(Json{{"pod", p.name},
+                            {"device", p.workload_device},
+                            {"completed", p.workload_completed},
+                            {"latency_p50_ns", p.latency_p50_ns},
+                            {"latency_p99_ns", p.latency_p99_ns}});
+  }
+  if (!workload.empty()) j["workload_pods"] = workload;
   return j;
 }
 
@@ -177,6 +187,16 @@ std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& 
         money(m.usd_per_gb_month_allocated, m.currency),
         money(m.usd_per_gb_month_used, m.currency));
   }
+  TextTable work({"pod", "device", "completed", "p50", "p99"}, 2);
+  bool any_work = false;
+  for (const PodRecord& p : r.pods) {
+    if (p.workload_device.empty()) continue;
+    any_work = true;
+    work.add_row({p.name, p.workload_device, std::to_string(p.workload_completed),
+                  format_duration_ns(static_cast<double>(p.latency_p50_ns)),
+                  format_duration_ns(static_cast<double>(p.latency_p99_ns))});
+  }
+  if (any_work) out += "\nworkload pods on their placed GPUs\n" + work.render("  ");
   if (!m.pending_reasons.empty()) {
     out += "\ntop pending reasons\n";
     std::size_t shown = 0;

@@ -192,10 +192,12 @@ void Replay::start_group(int g) {
     r.node_gpu_milli = tpl.total_gpu_milli();
     r.node_cpu_milli = tpl.cpu_milli;
     r.gpus.clear();
+    r.units.clear();
     double milli = 0;
     double vram = 0;
     for (const auto& [u, take] : in.alloc.takes) {
       const UnitTemplate& ut = tpl.units[static_cast<std::size_t>(u - st.unit_begin[node])];
+      r.units.push_back(u - st.unit_begin[node]);
       const std::string id =
           ut.profile.empty() ? fmt::format("{}", ut.gpu) : fmt::format("{}:{}", ut.gpu, ut.profile);
       if (r.gpus.find(id) == std::string::npos)

@@ -62,6 +62,11 @@ struct PodRecord {
   double node_cost_per_hour = 0;  ///< price of the node it ran on
   double node_gpu_milli = 0;      ///< the node's milli-GPUs (for cost shares)
   std::int64_t node_cpu_milli = 0;
+  std::vector<int> units;  ///< node-local indices of the advertised units it holds
+  // A pod with a `workload:` tenant, simulated on its GPU (models/cluster/workload_pods.hpp):
+  std::string workload_device;  ///< the device it ran on in that simulation, "" = none
+  std::int64_t workload_completed = 0;
+  std::int64_t latency_p50_ns = -1, latency_p99_ns = -1;
   Nanos pending_ns() const;  ///< start - arrival, or (replay end - arrival) if never started
 };
 

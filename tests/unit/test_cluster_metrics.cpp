@@ -7,6 +7,9 @@
 #include "models/cluster/cluster_metrics.hpp"
 #include "models/cluster/cluster_output.hpp"
 #include "models/cluster/node_state.hpp"
+#include "models/cluster/workload_pods.hpp"
+
+#include <fmt/format.h>
 
 namespace gpumux::cluster {
 namespace {
@@ -72,6 +75,57 @@ TEST(ClusterMetrics, HandCheckedCostsPendingAndVram) {
   const auto j = cluster_summary_json(r, m);
   EXPECT_DOUBLE_EQ(j["cost"]["total"].get<double>(), 20.0);
   EXPECT_EQ(j["classes"][0]["class"], "big");
+}
+
+}  // namespace
+}  // namespace gpumux::cluster
+
+namespace gpumux::cluster {
+namespace {
+
+TenantSpec inference_tenant() {
+  TenantSpec t;
+  t.workload.arrivals.process = ArrivalProcess::constant;
+  t.workload.arrivals.rate_per_s = 40;
+  KernelSpec k;
+  k.name = "step";
+  k.duration.value = 10 * kMillisecond;
+  t.workload.kernels = {k};
+  t.memory = std::int64_t{1} << 30;
+  return t;
+}
+
+// Two workload pods time-sliced on one GPU see each other: their latency exceeds that of the
+// same pod alone on its GPU.
+TEST(ClusterWorkloadPods, LatencyReflectsNeighbours) {
+  auto make = [](int pods) {
+    ClusterSpec c;
+    NodePoolSpec p;
+    p.name = "p";
+    p.gpus_per_node = 1;
+    p.gpu_model = "a100-80gb";
+    p.cpu_milli = 16000;
+    p.memory_bytes = std::int64_t{64} << 30;
+    p.sharing.sharing = SharingKind::time_slicing;
+    p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}}};
+    c.pools.push_back(p);
+    for (int i = 0; i < pods; ++i) {
+      PodSpec w;
+      w.name = fmt::format("svc-{}", i);
+      w.gpu_resources["nvidia.com/gpu"] = 1;
+      w.workload.duration = 10 * kSecond;
+      w.workload.tenant = inference_tenant();
+      c.pods.push_back(w);
+    }
+    ClusterResult r = run_cluster(c);
+    simulate_workload_pods(c, r);
+    return r;
+  };
+  const ClusterResult alone = make(1), shared = make(2);
+  ASSERT_FALSE(alone.pods[0].workload_device.empty());
+  EXPECT_EQ(shared.pods[0].workload_device, shared.pods[1].workload_device);
+  EXPECT_GT(alone.pods[0].workload_completed, 0);
+  EXPECT_GT(shared.pods[0].latency_p50_ns, alone.pods[0].latency_p50_ns);
 }
 
 }  // namespace
