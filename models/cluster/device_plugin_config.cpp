@@ -23,9 +23,9 @@ constexpr std::size_t kMaxResourceNameLength = 63;  // MaxResourceNameLength, co
 
 // The keys of `flags` (api/config/v1/flags.go, type Flags). Booleans are type-checked.
 const std::vector<std::string> kFlagKeys = {
-    "migStrategy", "failOnInitError", "mpsRoot",           "nvidiaDriverRoot",
-    "nvidiaDevRoot", "gdrcopyEnabled", "gdsEnabled",       "mofedEnabled",
-    "useNodeFeatureAPI", "deviceDiscoveryStrategy", "plugin", "gfd"};
+    "migStrategy",       "failOnInitError",         "mpsRoot",    "nvidiaDriverRoot",
+    "nvidiaDevRoot",     "gdrcopyEnabled",          "gdsEnabled", "mofedEnabled",
+    "useNodeFeatureAPI", "deviceDiscoveryStrategy", "plugin",     "gfd"};
 const std::vector<std::string> kBooleanFlags = {"failOnInitError", "gdrcopyEnabled", "gdsEnabled",
                                                 "mofedEnabled", "useNodeFeatureAPI"};
 
@@ -38,7 +38,8 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 bool dns_subdomain(const std::string& name) {
   if (name.empty() || name.size() > 253) return false;
   const auto alnum = [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c));
+    return std::islower(static_cast<unsigned char>(c)) ||
+           std::isdigit(static_cast<unsigned char>(c));
   };
   if (!alnum(name.front()) || !alnum(name.back())) return false;
   return std::all_of(name.begin(), name.end(),
@@ -87,9 +88,8 @@ std::vector<std::string> devices_of(Context& ctx, const Field& field) {
   for (const Field& item : list_of(ctx, field, false)) {
     const std::string ref = trim(text_of(ctx, item));
     const auto all_digits = [](const std::string& s) {
-      return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-        return std::isdigit(c);
-      });
+      return !s.empty() &&
+             std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
     };
     const auto colon = ref.find(':');
     const bool gpu_index = all_digits(ref);
@@ -197,8 +197,9 @@ GpuSharingConfig read_device_plugin_config(Context& ctx, const Field& document) 
     const auto time_slicing = sharing.get("timeSlicing");
     const auto mps = sharing.get("mps");
     if (time_slicing && mps && !time_slicing->node.IsNull() && !mps->node.IsNull()) {
-      ctx.fail(*mps, "time-slicing and MPS are mutually exclusive (the device plugin README); "
-                     "keep one of sharing.timeSlicing and sharing.mps");
+      ctx.fail(*mps,
+               "time-slicing and MPS are mutually exclusive (the device plugin README); "
+               "keep one of sharing.timeSlicing and sharing.mps");
     }
     const bool is_mps = mps && !mps->node.IsNull();
     const bool is_time_slicing = time_slicing && !time_slicing->node.IsNull();
@@ -213,8 +214,9 @@ GpuSharingConfig read_device_plugin_config(Context& ctx, const Field& document) 
       config.shared = std::move(replicated.resources);
       const Strategy* strategy = find_strategy(is_mps ? "mps" : "time-slicing");
       config.device_sharing = SharingSpec(*strategy);
-      const auto gpu = std::find_if(config.shared.begin(), config.shared.end(),
-                                    [](const SharedResource& r) { return r.name == "nvidia.com/gpu"; });
+      const auto gpu =
+          std::find_if(config.shared.begin(), config.shared.end(),
+                       [](const SharedResource& r) { return r.name == "nvidia.com/gpu"; });
       config.device_sharing.replicas =
           gpu != config.shared.end() ? gpu->replicas : config.shared.front().replicas;
     }

@@ -34,7 +34,8 @@ bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0;
 
 ExactQuantity split(const std::string& original, const char* example) {
   std::string_view text = trim_blanks(original);
-  if (text.empty()) throw std::invalid_argument("empty quantity (e.g. " + std::string(example) + ")");
+  if (text.empty())
+    throw std::invalid_argument("empty quantity (e.g. " + std::string(example) + ")");
   if (text.front() == '-') throw std::invalid_argument("must not be negative");
   if (text.front() == '+') text.remove_prefix(1);
   ExactQuantity q;
@@ -55,7 +56,8 @@ ExactQuantity split(const std::string& original, const char* example) {
     if (seen_point) ++fraction_digits;
     if (q.mantissa == 0 && c == '0') continue;  // leading zeros carry no digits
     if (++digits > kMaxDigits) {
-      throw std::invalid_argument("more than " + std::to_string(kMaxDigits) + " significant digits");
+      throw std::invalid_argument("more than " + std::to_string(kMaxDigits) +
+                                  " significant digits");
     }
     q.mantissa = q.mantissa * 10 + static_cast<unsigned>(c - '0');
   }
@@ -157,8 +159,7 @@ std::int64_t parse_memory_bytes(const std::string& text) {
     throw std::invalid_argument(
         "'m' is milli (thousandths of a byte, a CPU suffix); for mebibytes write Mi");
   }
-  return exact_value(text, q, 0, "memory",
-                     "not a whole number of bytes (e.g. 1.5Gi, 512Mi, 1e3)");
+  return exact_value(text, q, 0, "memory", "not a whole number of bytes (e.g. 1.5Gi, 512Mi, 1e3)");
 }
 
 std::int64_t parse_cpu_millicores(const std::string& text) {

@@ -46,8 +46,8 @@ TEST(ClusterDevicePlugin, ReadmeTimeSlicingExampleLoadsUnchanged) {
   EXPECT_EQ(c.shared[0].name, "nvidia.com/gpu");
   EXPECT_EQ(c.shared[0].advertised_name, "nvidia.com/gpu");  // renameByDefault unset
   EXPECT_EQ(c.shared[0].replicas, 10);
-  EXPECT_TRUE(c.shared[0].devices.empty());          // all devices
-  EXPECT_FALSE(c.fail_requests_greater_than_one);    // the plugin's default for time-slicing
+  EXPECT_TRUE(c.shared[0].devices.empty());        // all devices
+  EXPECT_FALSE(c.fail_requests_greater_than_one);  // the plugin's default for time-slicing
   EXPECT_TRUE(c.device_sharing.is("time-slicing"));
   EXPECT_EQ(c.device_sharing.replicas, 10);
 }
@@ -122,9 +122,11 @@ TEST(ClusterDevicePlugin, Errors) {
             "'mixed'?); use one of: none, single, mixed");
   EXPECT_EQ(error_of("flags:\n  failOnInitError: maybe\n"),
             "plugin.yaml:2:20: flags.failOnInitError: expected true or false, got 'maybe'");
-  expect_error_contains("flags:\n  migStrateg: none\n", "plugin.yaml:2:3: flags.migStrateg: unknown key 'migStrateg' in flags "
-                      "(did you mean 'migStrategy'?)");
-  expect_error_contains("sharing:\n  timeSlicing:\n    renameByDefualt: true\n    resources: []\n", "plugin.yaml:3:5: sharing.timeSlicing.renameByDefualt: unknown key");
+  expect_error_contains("flags:\n  migStrateg: none\n",
+                        "plugin.yaml:2:3: flags.migStrateg: unknown key 'migStrateg' in flags "
+                        "(did you mean 'migStrategy'?)");
+  expect_error_contains("sharing:\n  timeSlicing:\n    renameByDefualt: true\n    resources: []\n",
+                        "plugin.yaml:3:5: sharing.timeSlicing.renameByDefualt: unknown key");
   EXPECT_EQ(error_of("sharing:\n  timeSlicing:\n    renameByDefault: true\n"),
             "plugin.yaml:3:5: sharing.timeSlicing.resources: missing required key 'resources'");
   EXPECT_EQ(error_of("sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
@@ -138,22 +140,34 @@ TEST(ClusterDevicePlugin, Errors) {
                      "      replicas: 2\n"),
             "plugin.yaml:4:13: sharing.timeSlicing.resources.0.name: incorrect format for resource "
             "name 'nvidia.com/GPU' (lower-case letters, digits, '-' and '.')");
-  expect_error_contains("sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/mig-1g.10gb\n"
-                     "      replicas: 2\n", "plugin.yaml:4:13: sharing.timeSlicing.resources.0.name: "
-                      "'nvidia.com/mig-1g.10gb' is advertised only with flags.migStrategy: mixed");
-  expect_error_contains("flags: {migStrategy: mixed}\nsharing:\n  mps:\n    resources:\n"
-                     "    - {name: nvidia.com/mig-1g.10gb, replicas: 2}\n", "plugin.yaml:5:14: sharing.mps.resources.0.name: sharing using MPS is not "
-                      "supported for MIG devices");
-  expect_error_contains("sharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n"
-                     "  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n", "plugin.yaml:5:5: sharing.mps: time-slicing and MPS are mutually exclusive");
-  expect_error_contains("sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
-                     "      replicas: 2\n      devices: some\n", "plugin.yaml:6:16: sharing.timeSlicing.resources.0.devices: devices set as "
-                      "'some' but the only valid string input is 'all'");
-  expect_error_contains("sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
-                     "      replicas: 2\n      devices: [zero]\n", "plugin.yaml:6:17: sharing.timeSlicing.resources.0.devices.0: unsupported "
-                      "device 'zero'");
-  expect_error_contains("sharing:\n  timeSlicing:\n    resources:\n    - name: example.com/fpga\n"
-                     "      replicas: 2\n", "is not an nvidia.com/ resource");
+  expect_error_contains(
+      "sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/mig-1g.10gb\n"
+      "      replicas: 2\n",
+      "plugin.yaml:4:13: sharing.timeSlicing.resources.0.name: "
+      "'nvidia.com/mig-1g.10gb' is advertised only with flags.migStrategy: mixed");
+  expect_error_contains(
+      "flags: {migStrategy: mixed}\nsharing:\n  mps:\n    resources:\n"
+      "    - {name: nvidia.com/mig-1g.10gb, replicas: 2}\n",
+      "plugin.yaml:5:14: sharing.mps.resources.0.name: sharing using MPS is not "
+      "supported for MIG devices");
+  expect_error_contains(
+      "sharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n"
+      "  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n",
+      "plugin.yaml:5:5: sharing.mps: time-slicing and MPS are mutually exclusive");
+  expect_error_contains(
+      "sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
+      "      replicas: 2\n      devices: some\n",
+      "plugin.yaml:6:16: sharing.timeSlicing.resources.0.devices: devices set as "
+      "'some' but the only valid string input is 'all'");
+  expect_error_contains(
+      "sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
+      "      replicas: 2\n      devices: [zero]\n",
+      "plugin.yaml:6:17: sharing.timeSlicing.resources.0.devices.0: unsupported "
+      "device 'zero'");
+  expect_error_contains(
+      "sharing:\n  timeSlicing:\n    resources:\n    - name: example.com/fpga\n"
+      "      replicas: 2\n",
+      "is not an nvidia.com/ resource");
   expect_error_contains("version: [v1\n", "plugin.yaml:");  // syntax
 }
 
