@@ -73,8 +73,8 @@ MigPartedEntry entry_of(Context& ctx, const Field& field) {
     e.mig_devices_where = ctx.at(f->path, f->mark);
     ctx.record(*f);
     if (!f->node.IsNull() && !f->node.IsMap()) {
-      ctx.fail(*f, fmt::format("expected a mapping of MIG profile to count, got {}",
-                               kind_of(f->node)));
+      ctx.fail(*f,
+               fmt::format("expected a mapping of MIG profile to count, got {}", kind_of(f->node)));
     }
     bool any = false;
     for (auto it = f->node.begin(); f->node.IsMap() && it != f->node.end(); ++it) {
@@ -118,15 +118,15 @@ MigPartedFile read_mig_parted_config(Context& ctx, const Field& document) {
   const MapReader top(ctx, document, {"version", "mig-configs"});
   const Field version = top.require("version");
   if (text_of(ctx, version) != "v1") {
-    ctx.fail(version, fmt::format("unknown version: {} (mig-parted reads v1)",
-                                  text_of(ctx, version)));
+    ctx.fail(version,
+             fmt::format("unknown version: {} (mig-parted reads v1)", text_of(ctx, version)));
   }
   MigPartedFile file;
   file.source = ctx.file();
   const Field configs = top.require("mig-configs");
   if (!configs.node.IsMap()) {
-    ctx.fail(configs, fmt::format("expected a mapping of config names, got {}",
-                                  kind_of(configs.node)));
+    ctx.fail(configs,
+             fmt::format("expected a mapping of config names, got {}", kind_of(configs.node)));
   }
   for (auto it = configs.node.begin(); it != configs.node.end(); ++it) {
     const std::string name = it->first.Scalar();
@@ -221,8 +221,8 @@ void apply_mig_parted_config(const MigPartedFile& file, const std::string& name,
       }
       const MigFitResult fit = fit_mig_layout(gpu, layout);
       if (!fit.fits) {
-        throw InputError(e.mig_devices_where,
-                         fmt::format("config '{}' does not fit {}: {}", name, gpu.name, fit.reason));
+        throw InputError(e.mig_devices_where, fmt::format("config '{}' does not fit {}: {}", name,
+                                                          gpu.name, fit.reason));
       }
     }
     std::vector<int> indices = e.devices;
@@ -246,11 +246,12 @@ void apply_mig_parted_config(const MigPartedFile& file, const std::string& name,
     }
   }
   if (!any_entry) {
-    throw InputError(name_where,
-                     fmt::format("config '{}' has no entry for {} (every entry has a device-filter "
-                                 "of another GPU{})",
-                                 name, gpu.name,
-                                 ids.empty() ? "; gpumux knows no PCI device id of this model" : ""));
+    throw InputError(
+        name_where,
+        fmt::format("config '{}' has no entry for {} (every entry has a device-filter "
+                    "of another GPU{})",
+                    name, gpu.name,
+                    ids.empty() ? "; gpumux knows no PCI device id of this model" : ""));
   }
   out.mig_devices.clear();
   out.mig_devices_by_index.clear();

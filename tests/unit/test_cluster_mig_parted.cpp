@@ -17,8 +17,8 @@ std::string fixture(const std::string& name) {
 
 using Layout = std::vector<std::string>;
 
-GpuSharingConfig apply(const MigPartedFile& file, const std::string& name,
-                       const std::string& model, int gpus_per_node) {
+GpuSharingConfig apply(const MigPartedFile& file, const std::string& name, const std::string& model,
+                       int gpus_per_node) {
   GpuSharingConfig out;
   apply_mig_parted_config(file, name, SourceLocation{"cluster.yaml", 7, 9, "pools.0.sharing"},
                           load_device_profile(model), gpus_per_node, out);
@@ -90,11 +90,12 @@ TEST(ClusterMigParted, ExamplesCheckedAgainstThePoolModel) {
   expect_contains(apply_error(file, "all-enabled", "a100-sxm4-40gb", 8),
                   "enables MIG with no instance");
   expect_contains(apply_error(file, "all-balanced", "a100-sxm4-40gb", 8), "");
-  EXPECT_EQ(apply_error(file, "all-balance", "a100-sxm4-40gb", 8).rfind(
-                "cluster.yaml:7:9: pools.0.sharing: no config named 'all-balance' in mig-parted "
-                "config ",
-                0),
-            0u);
+  EXPECT_EQ(
+      apply_error(file, "all-balance", "a100-sxm4-40gb", 8)
+          .rfind("cluster.yaml:7:9: pools.0.sharing: no config named 'all-balance' in mig-parted "
+                 "config ",
+                 0),
+      0u);
   expect_contains(apply_error(file, "all-balance", "a100-sxm4-40gb", 8),
                   "(did you mean 'all-balanced'?)");
 }
