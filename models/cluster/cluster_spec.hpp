@@ -83,13 +83,13 @@ struct AutoscalingSpec {
 /// A node pool: `count` identical nodes (GKE node pool, or one openb node model).
 struct NodePoolSpec {
   std::string name;
-  int count = 1;                 ///< nodes at start (autoscaling may change it)
-  std::string gpu_model;         ///< device profile name (calibration/profiles), or the trace's
-                                 ///< model string when no profile exists (e.g. openb "P100")
-  int gpus_per_node = 1;         ///< 0 = a CPU-only pool
-  std::int64_t cpu_milli = 0;    ///< allocatable CPU per node, millicores ("64", "1500m")
-  std::int64_t memory_bytes = 0; ///< allocatable memory per node ("256Gi")
-  double cost_per_hour = 0.0;    ///< per node
+  int count = 1;                  ///< nodes at start (autoscaling may change it)
+  std::string gpu_model;          ///< device profile name (calibration/profiles), or the trace's
+                                  ///< model string when no profile exists (e.g. openb "P100")
+  int gpus_per_node = 1;          ///< 0 = a CPU-only pool
+  std::int64_t cpu_milli = 0;     ///< allocatable CPU per node, millicores ("64", "1500m")
+  std::int64_t memory_bytes = 0;  ///< allocatable memory per node ("256Gi")
+  double cost_per_hour = 0.0;     ///< per node
   std::string currency = "USD";
   /// Bandwidth between two nodes of the pool, bytes/s, for a gang whose GPUs span nodes.
   double network_bytes_per_s = 0.0;
@@ -105,6 +105,7 @@ struct NodePoolSpec {
 /// What a pod runs once placed.
 struct PodWorkload {
   /// The pod runs this long after it starts (openb: deletion_time - scheduled/creation_time).
+  /// Neither duration nor tenant (openb files without times, e.g. multigpu50): it never ends.
   std::optional<Nanos> duration;
   /// Or a tenant workload that runs through the device models on the GPU(s) it is placed on, so
   /// its latency reflects its neighbours (the tenant's `device` is filled in at placement).
@@ -155,6 +156,9 @@ struct ClusterSpec {
   SchedulerSpec scheduler;
   Nanos duration = 0;  ///< the replay ends here (0 = when the last pod ends)
   Nanos sample = 0;    ///< timeseries period (allocation, fragmentation); 0 = on every event
+  /// The scenario's `seed` (default 1): generated pod arrivals (`arrivals:`) were drawn from it;
+  /// the engine seeds pod workloads from it too.
+  std::uint64_t seed = 1;
   SourceLocation where;
 };
 

@@ -30,22 +30,24 @@ void check_fits(Context& ctx, const Field& field, const DeviceProfile& gpu,
 
 GpuSharingConfig read_gke_config(Context& ctx, const Field& field, const DeviceProfile& gpu,
                                  std::map<std::string, std::string>& labels) {
-  const MapReader map(ctx, field,
-                      {"gpu-sharing-strategy", "max-shared-clients-per-gpu", "gpu-partition-size",
-                       "mig-config"});
+  const MapReader map(
+      ctx, field,
+      {"gpu-sharing-strategy", "max-shared-clients-per-gpu", "gpu-partition-size", "mig-config"});
   GpuSharingConfig config;
   config.where = ctx.at(field.path, field.mark);
   config.source = "gke";
   const auto partition = map.get("gpu-partition-size");
   const auto mig_config = map.get("mig-config");
   if (partition && mig_config) {
-    ctx.fail(*mig_config, "give gpu-partition-size (one size, GKE) or mig-config (a mixed "
-                          "layout), not both");
+    ctx.fail(*mig_config,
+             "give gpu-partition-size (one size, GKE) or mig-config (a mixed "
+             "layout), not both");
   }
   if (partition) {
     const std::string size = trim(non_empty_text(ctx, *partition));
     const MigProfileSpec* profile = gpu.find_mig_profile(size);
-    if (gpu.mig_profiles.empty()) ctx.fail(*partition, fmt::format("{} does not support MIG", gpu.name));
+    if (gpu.mig_profiles.empty())
+      ctx.fail(*partition, fmt::format("{} does not support MIG", gpu.name));
     if (profile == nullptr) {
       std::vector<std::string> names;
       for (const MigProfileSpec& p : gpu.mig_profiles) names.push_back(p.name);
@@ -60,7 +62,8 @@ GpuSharingConfig read_gke_config(Context& ctx, const Field& field, const DeviceP
   }
   if (mig_config) {
     std::string text = trim(non_empty_text(ctx, *mig_config));
-    if (text.rfind("--mig-config=", 0) == 0) text = text.substr(std::string("--mig-config=").size());
+    if (text.rfind("--mig-config=", 0) == 0)
+      text = text.substr(std::string("--mig-config=").size());
     std::vector<std::string> layout;
     for (const std::string& item : split(text, ',')) {
       try {
@@ -79,8 +82,9 @@ GpuSharingConfig read_gke_config(Context& ctx, const Field& field, const DeviceP
   const auto strategy = map.get("gpu-sharing-strategy");
   const auto clients = map.get("max-shared-clients-per-gpu");
   if (clients && !strategy) {
-    ctx.fail(*clients, "max-shared-clients-per-gpu needs gpu-sharing-strategy (time-sharing or "
-                       "mps)");
+    ctx.fail(*clients,
+             "max-shared-clients-per-gpu needs gpu-sharing-strategy (time-sharing or "
+             "mps)");
   }
   if (strategy) {
     const SharingKind kind = choice_of<SharingKind>(
@@ -96,8 +100,9 @@ GpuSharingConfig read_gke_config(Context& ctx, const Field& field, const DeviceP
                                      kMaxSharedClients, replicas));
     }
     if (kind == SharingKind::mps && !config.mig_devices.empty()) {
-      ctx.fail(*strategy, "mps cannot share MIG partitions (the NVIDIA device plugin: sharing "
-                          "using MPS is not supported for MIG devices); use time-sharing");
+      ctx.fail(*strategy,
+               "mps cannot share MIG partitions (the NVIDIA device plugin: sharing "
+               "using MPS is not supported for MIG devices); use time-sharing");
     }
     config.sharing = kind;
     config.fail_requests_greater_than_one = true;

@@ -6,7 +6,8 @@
 //     gpu-sharing-strategy: time-sharing | mps    (needs max-shared-clients-per-gpu)
 //     max-shared-clients-per-gpu: N               (N >= 2)
 //     gpu-partition-size: 1g.10gb                 (MIG: every GPU cut into the most instances of
-//                                                  that size that fit; advertised as nvidia.com/gpu)
+//                                                  that size that fit; advertised as
+//                                                  nvidia.com/gpu)
 //     mig-config: "2g.20gb:1,1g.10gb:4"           (gpumux extension, not a GKE flag: a mixed
 //                                                  layout, advertised as nvidia.com/mig-PROFILE)
 //

@@ -50,7 +50,8 @@ TEST(ClusterGke, TimeSharing) {
 }
 
 TEST(ClusterGke, Mps) {
-  const Read r = read("gke: {gpu-sharing-strategy: mps, max-shared-clients-per-gpu: 3}", "h100-sxm-80gb");
+  const Read r =
+      read("gke: {gpu-sharing-strategy: mps, max-shared-clients-per-gpu: 3}", "h100-sxm-80gb");
   EXPECT_EQ(r.config.sharing, SharingKind::mps);
   EXPECT_TRUE(r.config.device_sharing.is("mps"));
   EXPECT_EQ(r.labels.at("cloud.google.com/gke-gpu-sharing-strategy"), "mps");
@@ -111,8 +112,9 @@ TEST(ClusterGke, Errors) {
             std::string::npos);
   EXPECT_NE(error_of("gke: {gpu-partition-size: 1g.10gb}", "h200-141gb").find("gke."),
             std::string::npos);
-  EXPECT_NE(error_of("gke: {gpu-sharing-strategys: mps}").find("unknown key 'gpu-sharing-strategys'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("gke: {gpu-sharing-strategys: mps}").find("unknown key 'gpu-sharing-strategys'"),
+      std::string::npos);
 }
 
 }  // namespace
