@@ -24,8 +24,8 @@ namespace {
 using namespace yaml;
 
 // Stated maxima, far beyond any real cluster, that keep the expanded spec in memory.
-constexpr int kMaxNodesPerPool = 100'000;   // assumption: larger than any published cluster
-constexpr int kMaxGpusPerNode = 64;         // assumption: HGX nodes have 8, GB200 NVL72 racks 72/4
+constexpr int kMaxNodesPerPool = 100'000;    // assumption: larger than any published cluster
+constexpr int kMaxGpusPerNode = 64;          // assumption: HGX nodes have 8, GB200 NVL72 racks 72/4
 constexpr int kMaxPodsPerEntry = 1'000'000;  // count or arrivals.count of one pods[] entry
 
 // --- network rates: "100Gbit/s" (bits) or "12.5GB/s" (bytes) -> bytes per second ---
@@ -40,8 +40,8 @@ double network_rate_of(Context& ctx, const Field& field) {
       {"Tbit/s", 1e12}, {"Gbit/s", 1e9}, {"Mbit/s", 1e6}, {"kbit/s", 1e3}, {"bit/s", 1.0}};
   for (const BitUnit& unit : kBitUnits) {
     const std::string suffix = unit.suffix;
-    if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(),
-                                                    suffix) == 0) {
+    if (text.size() > suffix.size() &&
+        text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
       const auto number = parse_number(trim(text.substr(0, text.size() - suffix.size())));
       if (!number || !std::isfinite(*number) || *number <= 0) {
         ctx.fail(field, fmt::format("expected a positive rate such as 100Gbit/s, got '{}'", text));
@@ -88,8 +88,9 @@ void check_mig_strategy(Context& ctx, const Field& where, const GpuSharingConfig
   }
   if (profiles.empty()) return;
   if (s.mig_strategy == MigStrategy::none) {
-    ctx.fail(where, "the MIG layout needs the device plugin's flags.migStrategy single or mixed "
-                    "(with none it advertises no MIG device)");
+    ctx.fail(where,
+             "the MIG layout needs the device plugin's flags.migStrategy single or mixed "
+             "(with none it advertises no MIG device)");
   }
   if (s.mig_strategy == MigStrategy::single && profiles.size() > 1) {
     ctx.fail(where, fmt::format("migStrategy single needs one MIG profile on every GPU of a node; "
@@ -97,8 +98,9 @@ void check_mig_strategy(Context& ctx, const Field& where, const GpuSharingConfig
                                 profiles.size(), join({profiles.begin(), profiles.end()})));
   }
   if (s.sharing == SharingKind::mps) {
-    ctx.fail(where, "sharing using MPS is not supported for MIG devices (the NVIDIA device "
-                    "plugin, internal/plugin/mps.go); use timeSlicing or no MIG layout");
+    ctx.fail(where,
+             "sharing using MPS is not supported for MIG devices (the NVIDIA device "
+             "plugin, internal/plugin/mps.go); use timeSlicing or no MIG layout");
   }
   for (const SharedResource& r : s.shared) {
     if (r.name.rfind("nvidia.com/mig-", 0) == 0 &&
@@ -117,8 +119,9 @@ GpuSharingConfig sharing_of(Context& ctx, const Field& field, const DeviceProfil
   const auto mig = map.get("mig_parted");
   const auto gke = map.get("gke");
   if (gke && (plugin || mig)) {
-    ctx.fail(*gke, "gke describes the whole GPU setup of a GKE node pool; give it alone, or "
-                   "device_plugin and/or mig_parted instead");
+    ctx.fail(*gke,
+             "gke describes the whole GPU setup of a GKE node pool; give it alone, or "
+             "device_plugin and/or mig_parted instead");
   }
   const auto need_gpu = [&](const Field& f) -> const DeviceProfile& {
     if (gpu == nullptr) ctx.fail(f, "a pool without GPUs (gpus_per_node: 0) has no GPU sharing");
@@ -179,8 +182,8 @@ NodePoolSpec pool_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("gpus_per_node")) {
     pool.gpus_per_node = int_of(ctx, *f, 0);
     if (pool.gpus_per_node > kMaxGpusPerNode) {
-      ctx.fail(*f, fmt::format("at most {} GPUs per node, got {}", kMaxGpusPerNode,
-                               pool.gpus_per_node));
+      ctx.fail(
+          *f, fmt::format("at most {} GPUs per node, got {}", kMaxGpusPerNode, pool.gpus_per_node));
     }
   }
   const DeviceProfile* gpu = nullptr;
@@ -211,8 +214,8 @@ NodePoolSpec pool_of(Context& ctx, const Field& field) {
       ctx.fail(max, fmt::format("max ({}) is below min ({})", spec.max_nodes, spec.min_nodes));
     }
     if (spec.max_nodes > kMaxNodesPerPool) {
-      ctx.fail(max, fmt::format("at most {} nodes per pool, got {}", kMaxNodesPerPool,
-                                spec.max_nodes));
+      ctx.fail(max,
+               fmt::format("at most {} nodes per pool, got {}", kMaxNodesPerPool, spec.max_nodes));
     }
     if (pool.count < spec.min_nodes || pool.count > spec.max_nodes) {
       ctx.fail(max, fmt::format("count ({}) must lie in [min, max] = [{}, {}]", pool.count,
@@ -245,8 +248,8 @@ NodePoolSpec pool_of(Context& ctx, const Field& field) {
 void requests_of(Context& ctx, const Field& field, PodSpec& pod) {
   ctx.record(field);
   if (!field.node.IsMap()) {
-    ctx.fail(field, fmt::format("expected a mapping of resource: quantity, got {}",
-                                kind_of(field.node)));
+    ctx.fail(field,
+             fmt::format("expected a mapping of resource: quantity, got {}", kind_of(field.node)));
   }
   std::set<std::string> seen;
   for (auto it = field.node.begin(); it != field.node.end(); ++it) {
@@ -264,8 +267,8 @@ void requests_of(Context& ctx, const Field& field, PodSpec& pod) {
       if (key.rfind("nvidia.com/mig-", 0) == 0) {
         const std::string profile = key.substr(std::string("nvidia.com/mig-").size());
         if (profile.find("g.") == std::string::npos || profile.find("gb") == std::string::npos) {
-          ctx.fail(key_field, fmt::format("'{}' is not a MIG resource name (nvidia.com/mig-1g.10gb)",
-                                          key));
+          ctx.fail(key_field,
+                   fmt::format("'{}' is not a MIG resource name (nvidia.com/mig-1g.10gb)", key));
         }
       }
       if (count > 0) pod.gpu_resources[key] = count;
@@ -288,11 +291,11 @@ struct PodEntry {
 };
 
 PodEntry pod_entry_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli",
-                       "gpu_models", "priority", "gang", "gang_bytes_per_step", "duration",
-                       "workload"},
-                      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
+  const MapReader map(
+      ctx, field,
+      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli", "gpu_models",
+       "priority", "gang", "gang_bytes_per_step", "duration", "workload"},
+      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
   PodEntry e;
   PodSpec& pod = e.pod;
   pod.where = ctx.at(field.path, field.mark);
@@ -468,7 +471,8 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed) {
     for (const Field& item : list_of(ctx, map.require("pools"), true)) {
       NodePoolSpec pool = pool_of(ctx, item);
       if (!pool_names.insert(pool.name).second) {
-        ctx.fail_at(child_path(item.path, "name"), fmt::format("duplicate pool name '{}'", pool.name));
+        ctx.fail_at(child_path(item.path, "name"),
+                    fmt::format("duplicate pool name '{}'", pool.name));
       }
       spec.pools.push_back(std::move(pool));
     }

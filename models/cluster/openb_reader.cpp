@@ -154,10 +154,12 @@ std::vector<NodePoolSpec> parse_openb_nodes(const std::string& csv_text,
     auto it = index.find(key);
     if (it == index.end()) {
       NodePoolSpec pool;
-      const int same_model = static_cast<int>(std::count_if(
-          pools.begin(), pools.end(), [&](const NodePoolSpec& p) { return p.gpu_model == gpu_model; }));
-      pool.name = fmt::format("openb-{}-{}x-{}", gpu_model.empty() ? "cpu" : gpu_model, gpus,
-                              same_model);
+      const int same_model =
+          static_cast<int>(std::count_if(pools.begin(), pools.end(), [&](const NodePoolSpec& p) {
+            return p.gpu_model == gpu_model;
+          }));
+      pool.name =
+          fmt::format("openb-{}-{}x-{}", gpu_model.empty() ? "cpu" : gpu_model, gpus, same_model);
       pool.count = 0;
       pool.gpu_model = gpu_model;
       pool.gpus_per_node = gpus;
@@ -181,8 +183,7 @@ std::vector<NodePoolSpec> parse_openb_nodes(const std::string& csv_text,
   return pools;
 }
 
-std::vector<PodSpec> parse_openb_pods(const std::string& csv_text,
-                                      const std::string& source_name) {
+std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::string& source_name) {
   const CsvTable table(csv_text, source_name);
   const std::size_t name = *table.column("name", true);
   const std::size_t cpu = *table.column("cpu_milli", true);
@@ -194,7 +195,8 @@ std::vector<PodSpec> parse_openb_pods(const std::string& csv_text,
   const auto creation = table.column("creation_time", false);
   const auto deletion = table.column("deletion_time", false);
   const auto scheduled = table.column("scheduled_time", false);
-  if (deletion && !creation) table.fail_at(1, 1, "creation_time", "deletion_time needs creation_time");
+  if (deletion && !creation)
+    table.fail_at(1, 1, "creation_time", "deletion_time needs creation_time");
   std::vector<PodSpec> pods;
   pods.reserve(table.rows().size());
   std::map<std::string_view, int> seen;
@@ -216,9 +218,10 @@ std::vector<PodSpec> parse_openb_pods(const std::string& csv_text,
     if (gpus > 64) table.fail(row, num_gpu, fmt::format("at most 64 GPUs, got {}", gpus));
     if (gpus == 0) {
       if (milli != 0) {
-        table.fail(row, gpu_milli, fmt::format("a pod with num_gpu 0 asks for no GPU share, got "
-                                               "gpu_milli {}",
-                                               milli));
+        table.fail(row, gpu_milli,
+                   fmt::format("a pod with num_gpu 0 asks for no GPU share, got "
+                               "gpu_milli {}",
+                               milli));
       }
     } else if (milli == kMilliPerGpu) {
       pod.gpu_resources["nvidia.com/gpu"] = gpus;
@@ -249,9 +252,9 @@ std::vector<PodSpec> parse_openb_pods(const std::string& csv_text,
       if (deletion) {
         if (const auto deleted = table.optional_integer(row, *deletion, 0)) {
           if (*deleted < created) {
-            table.fail(row, *deletion,
-                       fmt::format("deletion_time {} is before creation_time {}", *deleted,
-                                   created));
+            table.fail(
+                row, *deletion,
+                fmt::format("deletion_time {} is before creation_time {}", *deleted, created));
           }
           pod.workload.duration = (*deleted - created) * kSecond;
         }

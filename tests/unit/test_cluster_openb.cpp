@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <set>
@@ -71,8 +72,17 @@ TEST(ClusterOpenb, DefaultPodsFollowTheMappingRule) {
   const std::vector<PodSpec> pods = load_openb_pods(trace("openb_pod_list_default.csv"));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  RecordProperty("parse_ms", std::to_string(ms));
+  std::printf("openb_pod_list_default.csv: %zu bytes parsed in %.1f ms\n", std::size_t{575468}, ms);
+  // The bound for the parse (well under 100 ms); sanitizer builds run 2-10x slower.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if !__has_feature(address_sanitizer) && !__has_feature(undefined_behavior_sanitizer)
   EXPECT_LT(ms, 100.0) << "parsing 8,152 pods took " << ms << " ms";
+#endif
+#else
+  EXPECT_LT(ms, 100.0) << "parsing 8,152 pods took " << ms << " ms";
+#endif
+#endif
   ASSERT_EQ(pods.size(), 8152u);
   std::map<std::string, int> classes;
   int cpu_only = 0;
@@ -114,10 +124,11 @@ TEST(ClusterOpenb, DefaultPodsFollowTheMappingRule) {
 }
 
 TEST(ClusterOpenb, EveryVariantParses) {
-  const std::map<std::string, std::size_t> rows = {
-      {"openb_pod_list_gpushare40.csv", 8152}, {"openb_pod_list_gpushare100.csv", 8152},
-      {"openb_pod_list_gpuspec33.csv", 8152},  {"openb_pod_list_cpu050.csv", 7439},
-      {"openb_pod_list_multigpu50.csv", 9061}};
+  const std::map<std::string, std::size_t> rows = {{"openb_pod_list_gpushare40.csv", 8152},
+                                                   {"openb_pod_list_gpushare100.csv", 8152},
+                                                   {"openb_pod_list_gpuspec33.csv", 8152},
+                                                   {"openb_pod_list_cpu050.csv", 7439},
+                                                   {"openb_pod_list_multigpu50.csv", 9061}};
   for (const auto& [file, count] : rows) {
     EXPECT_EQ(load_openb_pods(trace(file)).size(), count) << file;
   }
@@ -142,8 +153,9 @@ TEST(ClusterOpenb, EveryVariantParses) {
 
 TEST(ClusterOpenb, CorruptRows) {
   const std::string h = kHeader;
-  EXPECT_EQ(pods_error(h + "p0,1000,1024,1,500,,LS,Running,0,10,0\np1,x,1024,0,0,,LS,Running,0,1,0\n"),
-            "pods.csv:3:4: cpu_milli: expected an integer, got 'x'");
+  EXPECT_EQ(
+      pods_error(h + "p0,1000,1024,1,500,,LS,Running,0,10,0\np1,x,1024,0,0,,LS,Running,0,1,0\n"),
+      "pods.csv:3:4: cpu_milli: expected an integer, got 'x'");
   EXPECT_EQ(pods_error(h + "p0,1000,1024,2,500,,LS,Running,0,10,0\n"),
             "pods.csv:2:16: gpu_milli: num_gpu 2 with gpu_milli 500: a share (1-999) is for one "
             "GPU, whole GPUs have gpu_milli 1000");
@@ -158,8 +170,9 @@ TEST(ClusterOpenb, CorruptRows) {
   EXPECT_EQ(pods_error(h + "p0,1000,-1,1,1000,,LS,Running,0,10,0\n"),
             "pods.csv:2:9: memory_mib: must be from 0 to 1000000000, got -1");
   EXPECT_EQ(pods_error(h + "p0,1000,1024,1,1000\n"), "pods.csv:2:1: 5 fields, the header has 11");
-  EXPECT_EQ(pods_error(h + "p0,1000,1024,1,1000,,LS,Running,0,10,0\np0,1,1,0,0,,LS,Running,0,1,0\n"),
-            "pods.csv:3:1: name: pod 'p0' listed twice (also line 2)");
+  EXPECT_EQ(
+      pods_error(h + "p0,1000,1024,1,1000,,LS,Running,0,10,0\np0,1,1,0,0,,LS,Running,0,1,0\n"),
+      "pods.csv:3:1: name: pod 'p0' listed twice (also line 2)");
   EXPECT_EQ(pods_error("name,cpu_milli,memory_mib,num_gpu\np0,1,1,0\n"),
             "pods.csv:1:1: gpu_milli: missing column 'gpu_milli' (header: name, cpu_milli, "
             "memory_mib, num_gpu)");
