@@ -108,6 +108,7 @@ struct NodePoolSpec {
 /// What a pod runs once placed.
 struct PodWorkload {
   /// The pod runs this long after it starts (openb: deletion_time - scheduled/creation_time).
+  /// Neither duration nor tenant (openb files without times, e.g. multigpu50): it never ends.
   std::optional<Nanos> duration;
   /// Or a tenant workload that runs through the device models on the GPU(s) it is placed on, so
   /// its latency reflects its neighbours (the tenant's `device` is filled in at placement).
@@ -176,6 +177,9 @@ struct ClusterSpec {
   SchedulerSpec scheduler;
   Nanos duration = 0;  ///< the replay ends here (0 = when the last pod ends)
   Nanos sample = 0;    ///< timeseries period (allocation, fragmentation); 0 = on every event
+  /// The scenario's `seed` (default 1): generated pod arrivals (`arrivals:`) were drawn from it;
+  /// the engine seeds pod workloads from it too.
+  std::uint64_t seed = 1;
   SourceLocation where;
 };
 
