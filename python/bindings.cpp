@@ -430,7 +430,8 @@ PYBIND11_MODULE(_gpumux, m) {
         col("end_ns", [](const cluster::PodRecord& p) { return p.end; });
         col("failed_at_ns", [](const cluster::PodRecord& p) { return p.failed_at; });
         col("gpu_milli", [](const cluster::PodRecord& p) { return p.gpu_milli; });
-        col("vram_allocated_bytes", [](const cluster::PodRecord& p) { return p.vram_allocated_bytes; });
+        col("vram_allocated_bytes",
+            [](const cluster::PodRecord& p) { return p.vram_allocated_bytes; });
         col("evictions", [](const cluster::PodRecord& p) { return p.evictions; });
         col("spans_nodes", [](const cluster::PodRecord& p) { return p.spans_nodes; });
         col("allreduce_step_ns", [](const cluster::PodRecord& p) { return p.allreduce_step_ns; });
