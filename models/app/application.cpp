@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "models/cluster/cluster_loader.hpp"
 #include "models/cluster/workload_pods.hpp"
 #include "models/config/input_error.hpp"
 #include "models/plan/capacity_check.hpp"
@@ -114,8 +115,12 @@ bool is_cluster_request(const ScenarioRequest& request) {
 }
 
 cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
-  (void)request;
-  throw InputError("cluster scenarios: the cluster loader is not in this build yet");
+  std::vector<Override> overrides;
+  overrides.reserve(request.overrides.size());
+  for (const std::string& text : request.overrides) overrides.push_back(parse_override(text));
+  if (request.is_path) return cluster::load_cluster(request.scenario, overrides);
+  return cluster::load_cluster_text(
+      request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);
 }
 
 ClusterRun simulate_cluster(const cluster::ClusterSpec& spec) {

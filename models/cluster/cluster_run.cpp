@@ -172,6 +172,8 @@ void Replay::start_group(int g) {
   const bool spans = nodes.size() > 1;
   const int members = static_cast<int>(gr.members.size());
   const Nanos step = ring_allreduce_time(p.gang_bytes_per_step, members, spans ? network : nvlink);
+  // A workload pod without a duration runs to the end of the replay.
+  const bool forever = !p.workload.duration.has_value();
   Nanos duration = p.workload.duration.value_or(0) + p.gang_steps * step;
   const ClusterState& st = sched_.state();
   for (int i : gr.members) {
@@ -212,7 +214,9 @@ void Replay::start_group(int g) {
     in.epoch += 1;
     on_node_[static_cast<std::size_t>(node)].push_back(i);
     ++running_;
-    if (!spec_.scheduler.ignore_deletions) push(now_ + duration, Kind::completion, i, in.epoch);
+    if (!spec_.scheduler.ignore_deletions && !forever) {
+      push(now_ + duration, Kind::completion, i, in.epoch);
+    }
   }
 }
 
@@ -414,7 +418,7 @@ void Replay::maybe_provision(int g) {
       }
       if (slot < 0) break;
       const PoolTemplate& tpl = sched_.templates()[static_cast<std::size_t>(pool)];
-      Provisioning pr{slot, tpl.cpu_milli, tpl.memory_bytes, {}};
+      Provisioning pr{slot, tpl.cpu_allocatable(), tpl.memory_allocatable(), {}};
       for (const UnitTemplate& u : tpl.units) pr.frees.push_back(u.slots);
       const Demand& d = sched_.demand(shape, pool);
       pr.cpu -= d.cpu_milli;
@@ -454,8 +458,10 @@ void Replay::sample() {
     ++s.active_nodes;
     const int pool = st.pool[nn];
     const PoolTemplate& tpl = sched_.templates()[static_cast<std::size_t>(pool)];
-    s.cpu_total += tpl.cpu_milli;
-    s.cpu_allocated += tpl.cpu_milli - st.cpu_free[nn];
+    if (tpl.cpu_milli > 0) {
+      s.cpu_total += tpl.cpu_milli;
+      s.cpu_allocated += tpl.cpu_milli - st.cpu_free[nn];
+    }
     s.gpus_total += tpl.gpus;
     s.gpu_milli_total += tpl.total_gpu_milli();
     std::vector<bool> gpu_used(static_cast<std::size_t>(tpl.gpus), false);
@@ -526,33 +532,44 @@ ClusterResult Replay::run() {
   }
   // Pods -> groups and instances.
   Nanos last_arrival = 0;
-  for (std::size_t i = 0; i < spec_.pods.size(); ++i) {
+  // A gang of N is N consecutive pods with gang N, the same arrival and the same shape (the
+  // loader writes `count: K, gang: N` as K pods, K/N gangs).
+  for (std::size_t i = 0; i < spec_.pods.size();) {
     const PodSpec& p = spec_.pods[i];
-    if (!spec_.scheduler.ignore_deletions && !p.workload.duration) {
-      throw InputError(p.where, fmt::format("pod {}: no duration (the replay deletes pods at "
-                                            "start + duration; or set ignore_deletions)",
-                                            p.name));
-    }
+    const int members = std::max(1, p.gang);
     Group g;
     g.spec = static_cast<int>(i);
-    const int members = std::max(1, p.gang);
     for (int m = 0; m < members; ++m) {
+      const std::size_t k = i + static_cast<std::size_t>(m);
+      if (k >= spec_.pods.size() || spec_.pods[k].gang != p.gang ||
+          spec_.pods[k].arrival != p.arrival || sched_.shape_of_pod(k) != sched_.shape_of_pod(i)) {
+        throw InputError(p.where, fmt::format("pod {}: gang {} needs {} consecutive identical pods "
+                                              "arriving together; found {}",
+                                              p.name, p.gang, members, m));
+      }
+      const PodSpec& q = spec_.pods[k];
+      if (!spec_.scheduler.ignore_deletions && !q.workload.duration && !q.workload.tenant) {
+        throw InputError(q.where, fmt::format("pod {}: no duration (the replay deletes pods at "
+                                              "start + duration; or set ignore_deletions)",
+                                              q.name));
+      }
       g.members.push_back(static_cast<int>(inst_.size()));
       inst_.push_back(Instance{static_cast<int>(groups_.size()), {}, 0, false});
       PodRecord r;
-      r.name = members > 1 ? fmt::format("{}-{}", p.name, m) : p.name;
-      r.pod_class = p.pod_class.empty() ? p.name : p.pod_class;
-      r.spec_index = static_cast<int>(i);
+      r.name = q.name;
+      r.pod_class = q.pod_class.empty() ? q.name : q.pod_class;
+      r.spec_index = static_cast<int>(k);
       r.member = m;
-      r.priority = p.priority;
-      r.arrival = p.arrival;
-      r.cpu_milli = p.cpu_milli;
-      r.gpu_utilization = p.gpu_utilization;
+      r.priority = q.priority;
+      r.arrival = q.arrival;
+      r.cpu_milli = q.cpu_milli;
+      r.gpu_utilization = q.gpu_utilization;
       recs_.push_back(std::move(r));
     }
     groups_.push_back(std::move(g));
     push(p.arrival, Kind::arrival, static_cast<int>(groups_.size() - 1));
     last_arrival = std::max(last_arrival, p.arrival);
+    i += static_cast<std::size_t>(members);
   }
   // Autoscaled nodes that start empty may be scaled down.
   for (int n = 0; n < st.nodes(); ++n) {

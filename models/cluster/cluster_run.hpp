@@ -5,8 +5,9 @@
 // Law of the loop:
 //  * Events are ordered by (time, kind, sequence): completions and node-ready before arrivals at
 //    the same instant (capacity freed at t is usable by a pod arriving at t), then samples.
-//  * A gang (`gang: N`) is scheduled all or nothing: N members placed one after the other by the
-//    policy, rolled back if one does not fit. Its run lasts duration + gang_steps x the ring
+//  * A gang (`gang: N`: N consecutive pods with gang N, the same arrival and shape, as the loader
+//    writes `count: K, gang: N`) is scheduled all or nothing: N members placed one after the other
+//    by the policy, rolled back if one does not fit. Its run lasts duration + gang_steps x the ring
 //    all-reduce time of gang_bytes_per_step among the N members (scheduler.hpp
 //    ring_allreduce_time) over NVLink when all members share a node, else over the slowest
 //    pool network among the nodes it spans.

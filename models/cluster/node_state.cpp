@@ -144,7 +144,13 @@ PoolTemplate advertise(const NodePoolSpec& spec, int pool_index, ResourceNames& 
     u.resource = names.intern(advertised);
     out.units.push_back(u);
   }
+  // Alibaba GPU share's resource (the openb reader's kGpuMilliResource): milli-GPUs of one GPU.
+  const int milli_resource = out.fractional ? names.intern(kGpuShareResource) : -1;
   out.capacity.assign(static_cast<std::size_t>(names.size()), 0);
+  if (milli_resource >= 0) {
+    out.capacity[static_cast<std::size_t>(milli_resource)] =
+        static_cast<std::int64_t>(out.units.size()) * kMilliPerGpu;
+  }
   for (const UnitTemplate& u : out.units)
     out.capacity[static_cast<std::size_t>(u.resource)] += u.slots;
   if (out.fractional) {
@@ -162,7 +168,22 @@ Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplat
   d.cpu_milli = pod.cpu_milli;
   d.memory_bytes = pod.memory_bytes;
   std::map<std::string, std::int64_t> requests = pod.gpu_resources;
-  if (requests.empty() && pod.gpu_milli > 0) requests["nvidia.com/gpu"] = 1;
+  // A GPU share (alibabacloud.com/gpu-milli: m, or gpu_milli) is one nvidia.com/gpu of
+  // pod.gpu_milli on a fractional pool.
+  auto share = requests.find(kGpuShareResource);
+  int share_milli = pod.gpu_milli;
+  if (share != requests.end()) {
+    if (share_milli == 0) share_milli = static_cast<int>(share->second);
+    requests.erase(share);
+    if (pool.fractional) {
+      requests["nvidia.com/gpu"] = 1;
+    } else {
+      d.possible = false;
+      d.refused_resource = names.find(kGpuShareResource);
+      d.refused_name = kGpuShareResource;
+    }
+  }
+  if (requests.empty() && share_milli > 0 && pool.fractional) requests["nvidia.com/gpu"] = 1;
   const bool any_gpu =
       std::any_of(requests.begin(), requests.end(), [](const auto& kv) { return kv.second > 0; });
   if (any_gpu && !pod.gpu_models.empty() &&
@@ -192,10 +213,10 @@ Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplat
     Need n;
     n.resource = r;
     if (pool.fractional) {
-      if (pod.gpu_milli > 0 && pod.gpu_milli < kMilliPerGpu && count == 1) {
+      if (share_milli > 0 && share_milli < kMilliPerGpu && count == 1) {
         n.count = 1;
-        n.per_unit = pod.gpu_milli;
-        d.gpu_milli_total += pod.gpu_milli;
+        n.per_unit = share_milli;
+        d.gpu_milli_total += share_milli;
       } else {
         n.count = static_cast<int>(count);
         n.per_unit = kMilliPerGpu;
@@ -239,8 +260,8 @@ ClusterState make_state(const std::vector<NodePoolSpec>& pools,
     for (int i = 0; i < slots_n; ++i) {
       s.pool.push_back(static_cast<int>(p));
       s.active.push_back(i < active_n);
-      s.cpu_free.push_back(spec.cpu_milli);
-      s.memory_free.push_back(spec.memory_bytes);
+      s.cpu_free.push_back(templates[p].cpu_allocatable());
+      s.memory_free.push_back(templates[p].memory_allocatable());
       for (const UnitTemplate& u : templates[p].units) s.slot_free.push_back(u.slots);
       s.unit_begin.push_back(static_cast<int>(s.slot_free.size()));
       s.pods_on.push_back(0);

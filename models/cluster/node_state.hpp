@@ -32,6 +32,10 @@
 
 namespace gpumux::cluster {
 
+/// Alibaba GPU share's extended resource: a pod asking `alibabacloud.com/gpu-milli: m` takes m
+/// milli-GPUs of one GPU of a fractional pool (the openb reader writes shares so).
+inline constexpr const char* kGpuShareResource = "alibabacloud.com/gpu-milli";
+
 /// Interned resource names ("nvidia.com/gpu" -> 0, ...). Ids are dense and stable.
 class ResourceNames {
  public:
@@ -77,6 +81,11 @@ struct PoolTemplate {
                : 0;
   }
   int total_gpu_milli() const { return gpus * kMilliPerGpu; }
+  /// What the filter compares against: a pool that does not state its CPU (or memory), 0, does
+  /// not constrain it (kUnstated).
+  static constexpr std::int64_t kUnstated = std::int64_t{1} << 60;
+  std::int64_t cpu_allocatable() const { return cpu_milli > 0 ? cpu_milli : kUnstated; }
+  std::int64_t memory_allocatable() const { return memory_bytes > 0 ? memory_bytes : kUnstated; }
 };
 
 /// VRAM of a GPU model in bytes: an embedded device profile (calibration/profiles), else the

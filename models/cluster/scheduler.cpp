@@ -32,6 +32,10 @@ PodShape shape_of(const PodSpec& p) {
   }
   if (s.gpu_resources.empty() && p.gpu_milli > 0) s.gpu_resources["nvidia.com/gpu"] = 1;
   s.gpu_milli = p.gpu_milli;
+  auto share = s.gpu_resources.find(kGpuShareResource);
+  if (share != s.gpu_resources.end() && s.gpu_milli == 0) {
+    s.gpu_milli = static_cast<int>(share->second);
+  }
   s.gpu_models = p.gpu_models;
   return s;
 }
@@ -99,13 +103,14 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
       const PodShape s = shape_of(pod);
       std::int64_t gpus = 0;
       for (const auto& [n, c] : s.gpu_resources) gpus += c;
+      if (s.gpu_milli > 0 && s.gpu_milli < kMilliPerGpu) gpus = 1;  // a share of one GPU
       if (gpus == 0 && !spec.scheduler.fgd_include_cpu_pods) continue;
       std::string type;
       for (const std::string& m : s.gpu_models) type += type.empty() ? m : fmt::format("|{}", m);
       const int milli = gpus == 0                                       ? 0
                         : s.gpu_milli > 0 && s.gpu_milli < kMilliPerGpu ? s.gpu_milli
                                                                         : kMilliPerGpu;
-      const double weight = std::max(1, pod.gang);
+      const double weight = 1.0;
       counts[FgdKey{s.cpu_milli, milli, gpus, type}] += weight;
       total += weight;
     }
@@ -502,7 +507,8 @@ bool Scheduler::fits_empty(int shape, int pool) const {
   const PoolTemplate& tpl = templates_[static_cast<std::size_t>(pool)];
   std::vector<int> frees;
   for (const UnitTemplate& u : tpl.units) frees.push_back(u.slots);
-  return fits_raw(demand(shape, pool), tpl, tpl.cpu_milli, tpl.memory_bytes, frees.data());
+  return fits_raw(demand(shape, pool), tpl, tpl.cpu_allocatable(), tpl.memory_allocatable(),
+                  frees.data());
 }
 
 bool Scheduler::fits_after_release(int shape, int node,

@@ -193,6 +193,9 @@ TEST(ClusterStory, GangAcrossNodesIsSlowerByTheRingAllReduceLaw) {
     g.gang = 2;
     g.gang_bytes_per_step = bytes;
     g.gang_steps = steps;
+    g.name = "dp-0";
+    c.pods.push_back(g);
+    g.name = "dp-1";
     c.pods.push_back(g);
     return run_cluster(c);
   };
@@ -207,12 +210,23 @@ TEST(ClusterStory, GangAcrossNodesIsSlowerByTheRingAllReduceLaw) {
   EXPECT_EQ(find(two, "dp-1").end, 60 * kSecond + steps * net);
 }
 
+TEST(ClusterGang, MembersMustBeConsecutiveIdenticalPods) {
+  ClusterSpec c;
+  c.pools.push_back(pool("p", 1, 2, "a100-80gb"));
+  PodSpec g = pod("g-0", 0, kSecond, {{"nvidia.com/gpu", 1}});
+  g.gang = 2;
+  c.pods.push_back(g);
+  EXPECT_THROW(run_cluster(c), InputError);
+}
+
 TEST(ClusterGang, AllOrNothing) {
   ClusterSpec c;
   c.pools.push_back(pool("p", 2, 1, "a100-80gb"));
   c.pods.push_back(pod("solo", 0, 50 * kSecond, {{"nvidia.com/gpu", 1}}));
-  PodSpec g = pod("g", kSecond, 10 * kSecond, {{"nvidia.com/gpu", 1}});
+  PodSpec g = pod("g-0", kSecond, 10 * kSecond, {{"nvidia.com/gpu", 1}});
   g.gang = 2;
+  c.pods.push_back(g);
+  g.name = "g-1";
   c.pods.push_back(g);
   const ClusterResult r = run_cluster(c);
   // Only one GPU is free at 1 s: neither member starts until solo ends.
@@ -344,7 +358,11 @@ TEST_P(ClusterRandom, Invariants) {
     p.workload.duration = static_cast<Nanos>(1 + rng() % 200) * kSecond;
     p.cpu_milli = static_cast<std::int64_t>(1 + rng() % 8) * 1000;
     p.priority = static_cast<int>(rng() % 3);
-    if (rng() % 6 == 0) p.gang = 2;
+    if (rng() % 6 == 0) {
+      p.gang = 2;
+      c.pods.push_back(p);
+      p.name += "-b";
+    }
     c.pods.push_back(p);
   }
   c.sample = 5 * kSecond;
@@ -378,8 +396,7 @@ TEST_P(ClusterRandom, Invariants) {
   }
   // Gangs: both members started at the same time or neither.
   for (std::size_t i = 0; i + 1 < r.pods.size(); ++i) {
-    if (r.pods[i].spec_index == r.pods[i + 1].spec_index && r.pods[i].evictions == 0 &&
-        r.pods[i + 1].evictions == 0) {
+    if (r.pods[i + 1].member == 1 && r.pods[i].evictions == 0 && r.pods[i + 1].evictions == 0) {
       EXPECT_EQ(r.pods[i].start, r.pods[i + 1].start) << r.pods[i].name;
     }
   }
