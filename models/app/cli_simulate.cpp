@@ -8,6 +8,7 @@
 #include "models/app/cli_common.hpp"
 #include "models/app/interrupt.hpp"
 #include "models/cluster/cluster_output.hpp"
+#include "models/cluster/node_state.hpp"
 #include "models/config/input_error.hpp"
 #include "models/output/result_io.hpp"
 #include "models/scenario/strategy_variants.hpp"
@@ -163,6 +164,17 @@ int command_run(const std::vector<std::string>& args) {
 
 int command_validate(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, validate_options(), "scenario");
+  if (is_cluster_request(scenario_request(vm))) {
+    // A cluster scenario: the loader's checks (schema, units, device-plugin / mig-parted / GKE
+    // settings, openb rows), then what each pool advertises.
+    const cluster::ClusterSpec spec = load_cluster_request(scenario_request(vm));
+    std::cout << "ok: a cluster scenario: " << spec.pools.size() << " pool(s), " << spec.pods.size()
+              << " pod(s), policy " << cluster::policy_name(spec.scheduler.policy) << "\n";
+    for (const std::string& line : cluster::advertised_lines(spec)) {
+      std::cout << "  " << line << "\n";
+    }
+    return kExitOk;
+  }
   const Validation validation = validate_request(scenario_request(vm));
   if (validation.planning) {
     const Scenario& loaded = validation.scenario;

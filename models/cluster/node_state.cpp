@@ -162,6 +162,27 @@ PoolTemplate advertise(const NodePoolSpec& spec, int pool_index, ResourceNames& 
   return out;
 }
 
+std::vector<std::string> advertised_lines(const ClusterSpec& spec) {
+  ResourceNames names;
+  std::vector<PoolTemplate> templates;
+  for (std::size_t p = 0; p < spec.pools.size(); ++p) {
+    templates.push_back(advertise(spec.pools[p], static_cast<int>(p), names));
+  }
+  std::vector<std::string> out;
+  for (std::size_t p = 0; p < spec.pools.size(); ++p) {
+    const NodePoolSpec& pool = spec.pools[p];
+    std::string line = fmt::format("{}: {} node(s)", pool.name, pool.count);
+    if (pool.gpus_per_node > 0) line += fmt::format(" x {} {}", pool.gpus_per_node, pool.gpu_model);
+    std::string res;
+    for (int r = 0; r < names.size(); ++r) {
+      const std::int64_t c = templates[p].capacity_of(r);
+      if (c > 0) res += fmt::format("{}{}: {}", res.empty() ? "" : ", ", names.name(r), c);
+    }
+    out.push_back(res.empty() ? line : fmt::format("{}, advertises {}", line, res));
+  }
+  return out;
+}
+
 Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplate& pool,
                  const ResourceNames& names) {
   Demand d;

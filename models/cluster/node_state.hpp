@@ -98,6 +98,10 @@ std::int64_t gpu_model_memory_bytes(const std::string& gpu_model);
 /// profile) or a malformed profile name.
 PoolTemplate advertise(const NodePoolSpec& pool, int pool_index, ResourceNames& names);
 
+/// One line per pool: "NAME: N node(s) x GPU_MODEL, advertises nvidia.com/gpu: 8, ..." (per
+/// node, as `kubectl describe node` lists allocatable). Throws InputError as advertise().
+std::vector<std::string> advertised_lines(const ClusterSpec& spec);
+
 /// One GPU resource need of a pod on one pool, resolved by that pool's semantics.
 struct Need {
   int resource = -1;
