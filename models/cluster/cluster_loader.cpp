@@ -169,7 +169,7 @@ GpuSharingConfig sharing_of(Context& ctx, const Field& field, const DeviceProfil
 NodePoolSpec pool_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"name", "count", "gpu", "gpus_per_node", "cpu", "memory", "cost_per_hour",
-                       "currency", "network", "autoscaling", "labels", "sharing"});
+                       "currency", "network", "nvlink", "autoscaling", "labels", "sharing"});
   NodePoolSpec pool;
   pool.where = ctx.at(field.path, field.mark);
   pool.name = name_of(ctx, map.require("name"));
@@ -204,6 +204,7 @@ NodePoolSpec pool_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("currency")) pool.currency = non_empty_text(ctx, *f);
   if (const auto f = map.get("network")) pool.network_bytes_per_s = network_rate_of(ctx, *f);
+  if (const auto f = map.get("nvlink")) pool.nvlink_bytes_per_s = network_rate_of(ctx, *f);
   if (const auto f = map.get("autoscaling")) {
     const MapReader a(ctx, *f, {"min", "max", "provisioning_delay", "scale_down_after"});
     AutoscalingSpec spec;
@@ -291,11 +292,11 @@ struct PodEntry {
 };
 
 PodEntry pod_entry_of(Context& ctx, const Field& field) {
-  const MapReader map(
-      ctx, field,
-      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli", "gpu_models",
-       "priority", "gang", "gang_bytes_per_step", "duration", "workload"},
-      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
+  const MapReader map(ctx, field,
+                      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli",
+                       "gpu_models", "priority", "gang", "gang_bytes_per_step", "gang_steps",
+                       "gpu_utilization", "gpu_memory", "duration", "workload"},
+                      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
   PodEntry e;
   PodSpec& pod = e.pod;
   pod.where = ctx.at(field.path, field.mark);
@@ -365,6 +366,11 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
     }
   }
   if (const auto f = map.get("gang_bytes_per_step")) pod.gang_bytes_per_step = size_of(ctx, *f);
+  if (const auto f = map.get("gang_steps")) pod.gang_steps = integer_of(ctx, *f, 0);
+  if (const auto f = map.get("gpu_utilization")) {
+    pod.gpu_utilization = fraction_of(ctx, *f, 0.0, false, 1.0);
+  }
+  if (const auto f = map.get("gpu_memory")) pod.gpu_memory_bytes = memory_bytes_of(ctx, *f);
   const auto duration = map.get("duration");
   const auto workload = map.get("workload");
   if (duration && workload) ctx.fail(*workload, "give duration or workload, not both");
@@ -397,7 +403,9 @@ void expand(const PodEntry& e, std::uint64_t seed, std::size_t entry_index,
 }
 
 SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"policy", "preemption", "ignore_deletions"});
+  const MapReader map(ctx, field,
+                      {"policy", "preemption", "ignore_deletions", "fgd_popularity_threshold",
+                       "fgd_include_cpu_pods", "tie_seed"});
   SchedulerSpec s;
   if (const auto f = map.get("policy")) {
     s.policy = choice_of<SchedulingPolicy>(ctx, *f,
@@ -413,6 +421,15 @@ SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("preemption")) s.preemption = bool_of(ctx, *f);
   if (const auto f = map.get("ignore_deletions")) s.ignore_deletions = bool_of(ctx, *f);
+  if (const auto f = map.get("fgd_popularity_threshold")) {
+    s.fgd_popularity_threshold = int_of(ctx, *f, 1);
+    if (s.fgd_popularity_threshold > 100) {
+      ctx.fail(*f,
+               fmt::format("a percentage of the pods, 1-100, got {}", s.fgd_popularity_threshold));
+    }
+  }
+  if (const auto f = map.get("fgd_include_cpu_pods")) s.fgd_include_cpu_pods = bool_of(ctx, *f);
+  if (const auto f = map.get("tie_seed")) s.tie_seed = yaml::seed_of(ctx, *f);
   return s;
 }
 
