@@ -526,6 +526,18 @@ std::uint64_t seed_of_root(Context& ctx, const YAML::Node& root) {
   return 1;
 }
 
+// The overrides for the cluster: `cluster.*` (and `seed`, which draws generated arrivals when
+// `with_seed`). The others edit the scenario's own keys, which the scenario loader applies.
+std::vector<Override> cluster_overrides(const std::vector<Override>& overrides, bool with_seed) {
+  std::vector<Override> selected;
+  for (const Override& o : overrides) {
+    if (o.key_path.rfind("cluster.", 0) == 0 || (with_seed && o.key_path == "seed")) {
+      selected.push_back(o);
+    }
+  }
+  return selected;
+}
+
 }  // namespace
 
 ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& source_name,
@@ -539,9 +551,11 @@ ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& s
                      "no `cluster:` section in this scenario");
   }
   const YAML::Node cluster = read_only["cluster"];
-  if (!cluster.IsScalar()) {
-    apply_overrides(root, ctx, overrides);
+  std::vector<Override> scenario_level = cluster_overrides(overrides, true);
+  if (cluster.IsScalar()) {  // `cluster: FILE`: cluster.* edit that file (below)
+    std::erase_if(scenario_level, [](const Override& o) { return o.key_path != "seed"; });
   }
+  apply_overrides(root, ctx, scenario_level);
   const std::uint64_t seed = seed_of_root(ctx, root);
   // Find the key's own mark for the field (the value's mark when there is one).
   YAML::Mark mark;
@@ -561,11 +575,8 @@ ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& s
   Context file_ctx(path, file_locations);
   const YAML::Node& file_read_only = file_root;
   const bool wrapped = file_root.IsMap() && file_read_only["cluster"];
-  if (wrapped) {
-    apply_overrides(file_root, file_ctx, overrides);
-  } else {
-    apply_overrides(file_root, file_ctx, overrides, "cluster.");
-  }
+  apply_overrides(file_root, file_ctx, cluster_overrides(overrides, false),
+                  wrapped ? "" : "cluster.");
   const YAML::Node body = wrapped ? YAML::Node(file_read_only["cluster"]) : file_root;
   return read_cluster(file_ctx, Field{body, wrapped ? "cluster" : "", body.Mark()}, seed);
 }

@@ -9,6 +9,7 @@
 
 #include "models/cluster/cluster_loader.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
 
 namespace gpumux::cluster {
 namespace {
@@ -142,6 +143,16 @@ TEST(ClusterLoader, ScenarioLoaderAcceptsAndSkipsTheClusterSection) {
   // --set cluster.KEY on a file reference is for the cluster loader, not a scenario error.
   EXPECT_NO_THROW(load_scenario_file(data("cluster-file-scenario.yaml"),
                                      {{"cluster.scheduler.policy", "worst-fit"}}));
+  // Resolving it as GPUs and tenants is refused with one line (the cluster replay runs it).
+  try {
+    resolve_scenario(load_scenario_file(data("cluster-scenario.yaml")));
+    FAIL() << "a cluster-only scenario must not resolve as GPUs and tenants";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cluster-scenario.yaml: cluster: this scenario has a "
+                                         "cluster: section and no gpus or tenants"),
+              std::string::npos)
+        << e.what();
+  }
   // Without `cluster:`, gpus and tenants stay required.
   try {
     load_scenario_text("name: x\nduration: 1s\n", "s.yaml");
@@ -161,6 +172,12 @@ TEST(ClusterLoader, ReferencedClusterFileAndOverrides) {
   const ClusterSpec worst =
       load_cluster(data("cluster-file-scenario.yaml"), {{"cluster.scheduler.policy", "worst-fit"}});
   EXPECT_EQ(worst.scheduler.policy, SchedulingPolicy::worst_fit);
+  // Overrides of the scenario's own keys are the scenario loader's; seed draws the arrivals.
+  EXPECT_NO_THROW(load_cluster(data("cluster-file-scenario.yaml"), {{"output.sample", "1s"}}));
+  const ClusterSpec reseeded = load_cluster(data("cluster-scenario.yaml"), {{"seed", "12"}});
+  EXPECT_EQ(reseeded.seed, 12u);
+  EXPECT_NE(pod_named(reseeded, "batch-57").arrival,
+            pod_named(load_cluster(data("cluster-scenario.yaml")), "batch-57").arrival);
   const ClusterSpec inline_set =
       load_cluster(data("cluster-scenario.yaml"), {{"cluster.pools.a100-mig.count", "2"}});
   EXPECT_EQ(pool_named(inline_set, "a100-mig").count, 2);
@@ -393,6 +410,27 @@ TEST(ClusterLoader, ErrorsInsideAReferencedFileNameThatFile) {
                                    "'version'"),
         std::string::npos)
         << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpumux::cluster
+
+namespace gpumux::cluster {
+namespace {
+
+TEST(ClusterLoader, UnknownGpuModelNamesThePoolKeyOnce) {
+  try {
+    load_cluster_text(
+        "cluster:\n  pools:\n    - {name: p, gpu: h101}\n  pods:\n    - {name: q, "
+        "duration: 1s}\n",
+        "s.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("s.yaml:3:22: cluster.pools.0.gpu: ", 0), 0u) << message;
+    EXPECT_NE(message.find("h100-sxm-80gb"), std::string::npos) << message;  // known names
+    EXPECT_EQ(message.find("s.yaml", 1), std::string::npos) << message;      // one location
   }
 }
 
