@@ -337,9 +337,16 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
                                "nvidia.com/gpu",
                                kMilliPerGpu - 1));
     }
-    if (!pod.gpu_resources.empty()) {
-      ctx.fail(*f, "gpu_milli (a share of one GPU) and GPU resources exclude each other");
+    const bool one_gpu_or_none =
+        pod.gpu_resources.empty() ||
+        (pod.gpu_resources.size() == 1 && pod.gpu_resources.count("nvidia.com/gpu") == 1 &&
+         pod.gpu_resources.at("nvidia.com/gpu") == 1);
+    if (!one_gpu_or_none) {
+      ctx.fail(*f,
+               "gpu_milli is a share of one GPU: request nvidia.com/gpu: 1 or no GPU "
+               "resource with it");
     }
+    pod.gpu_resources["nvidia.com/gpu"] = 1;
   }
   if (const auto f = map.get("gpu_models")) {
     if (f->node.IsSequence()) {

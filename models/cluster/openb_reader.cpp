@@ -227,7 +227,7 @@ std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::st
       pod.gpu_resources["nvidia.com/gpu"] = gpus;
     } else if (gpus == 1 && milli > 0 && milli < kMilliPerGpu) {
       pod.gpu_milli = static_cast<int>(milli);
-      pod.gpu_resources[kGpuMilliResource] = milli;
+      pod.gpu_resources["nvidia.com/gpu"] = 1;
     } else {
       table.fail(row, gpu_milli,
                  fmt::format("num_gpu {} with gpu_milli {}: a share (1-999) is for one GPU, "

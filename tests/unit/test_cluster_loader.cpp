@@ -381,6 +381,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "pods, 1-100, got 101"},
         ErrorCase{POOL "  pods:\n    - {name: q, duration: 1s, gpu_utilization: 1.5}\n",
                   "s.yaml:6:48: cluster.pods.0.gpu_utilization: must be in [0, 1], got 1.5"},
+        ErrorCase{POOL "  pods:\n    - {name: q, duration: 1s, requests: {nvidia.com/gpu: 2}, "
+                       "gpu_milli: 500}\n",
+                  "s.yaml:6:73: cluster.pods.0.gpu_milli: gpu_milli is a share of one GPU: request "
+                  "nvidia.com/gpu: 1 or no GPU resource with it"},
         ErrorCase{POOL PODS "  sample: 0s\n",
                   "s.yaml:7:11: cluster.sample: must be greater than zero (got '0s')"},
         ErrorCase{"cluster:\n  openb: {nodes: n.csv}\n",
@@ -418,6 +422,16 @@ TEST(ClusterLoader, ErrorsInsideAReferencedFileNameThatFile) {
 
 namespace gpumux::cluster {
 namespace {
+
+TEST(ClusterLoader, GpuMilliIsAShareOfOneGpu) {
+  const ClusterSpec c = load_cluster_text(
+      "cluster:\n  pools:\n    - {name: p, gpu: h100-sxm-80gb}\n  pods:\n"
+      "    - {name: q, duration: 1s, gpu_milli: 250}\n",
+      "s.yaml");
+  ASSERT_EQ(c.pods.size(), 1u);
+  EXPECT_EQ(c.pods[0].gpu_milli, 250);
+  EXPECT_EQ(c.pods[0].gpu_resources.at("nvidia.com/gpu"), 1);
+}
 
 TEST(ClusterLoader, UnknownGpuModelNamesThePoolKeyOnce) {
   try {

@@ -95,8 +95,8 @@ TEST(ClusterOpenb, DefaultPodsFollowTheMappingRule) {
     if (p.gpu_resources.empty()) ++cpu_only;
     if (p.gpu_milli > 0) {
       EXPECT_LT(p.gpu_milli, kMilliPerGpu);
-      EXPECT_EQ(p.gpu_resources.at(kGpuMilliResource), p.gpu_milli);
-      EXPECT_EQ(p.gpu_resources.count("nvidia.com/gpu"), 0u);
+      EXPECT_EQ(p.gpu_resources.at("nvidia.com/gpu"), 1);  // a share of one GPU
+      EXPECT_EQ(p.gpu_resources.size(), 1u);
     }
     ASSERT_TRUE(p.workload.duration.has_value()) << p.name;
     EXPECT_GE(*p.workload.duration, 0);
@@ -112,6 +112,7 @@ TEST(ClusterOpenb, DefaultPodsFollowTheMappingRule) {
   EXPECT_EQ(pod1->cpu_milli, 6000);
   EXPECT_EQ(pod1->memory_bytes, 12288LL * 1024 * 1024);
   EXPECT_EQ(pod1->gpu_milli, 460);
+  EXPECT_EQ(pod1->gpu_resources.at("nvidia.com/gpu"), 1);
   EXPECT_EQ(pod1->arrival, 427061 * kSecond);
   EXPECT_EQ(*pod1->workload.duration, (12902960 - 427061) * kSecond);
   EXPECT_TRUE(pod1->gpu_models.empty());
