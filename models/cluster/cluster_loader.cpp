@@ -514,8 +514,7 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed) {
         }
       }
     }
-    std::stable_sort(spec.pods.begin(), spec.pods.end(),
-                     [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; });
+    spec.pods = sorted_by_arrival(std::move(spec.pods));
   }
   if (const auto f = map.get("scheduler")) spec.scheduler = scheduler_of(ctx, *f);
   if (const auto f = map.get("duration")) spec.duration = positive_duration_of(ctx, *f);

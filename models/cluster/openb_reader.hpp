@@ -27,13 +27,16 @@
 //   simulator schedules; FGD's simulator does the same).
 // Rows are sorted by creation_time (stable). A corrupt row is an InputError
 // "FILE:LINE:COLUMN: COLUMN_NAME: message". Cost: linear; the 8,152-pod default file parses in
-// a few milliseconds (tests/unit/test_cluster_openb.cpp measures it).
+// about 25 ms (tests/unit/test_cluster_openb.cpp measures it).
 #include <string>
 #include <vector>
 
 #include "models/cluster/cluster_spec.hpp"
 
 namespace gpumux::cluster {
+
+/// `pods` in order of arrival, ties in their given order (stable). Moves each pod once.
+std::vector<PodSpec> sorted_by_arrival(std::vector<PodSpec> pods);
 
 /// Parses an openb node list (openb_node_list_*.csv). Throws InputError.
 std::vector<NodePoolSpec> parse_openb_nodes(const std::string& csv_text,
