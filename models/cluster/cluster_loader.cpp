@@ -169,7 +169,7 @@ GpuSharingConfig sharing_of(Context& ctx, const Field& field, const DeviceProfil
 NodePoolSpec pool_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"name", "count", "gpu", "gpus_per_node", "cpu", "memory", "cost_per_hour",
-                       "currency", "network", "autoscaling", "labels", "sharing"});
+                       "currency", "network", "nvlink", "autoscaling", "labels", "sharing"});
   NodePoolSpec pool;
   pool.where = ctx.at(field.path, field.mark);
   pool.name = name_of(ctx, map.require("name"));
@@ -204,6 +204,7 @@ NodePoolSpec pool_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("currency")) pool.currency = non_empty_text(ctx, *f);
   if (const auto f = map.get("network")) pool.network_bytes_per_s = network_rate_of(ctx, *f);
+  if (const auto f = map.get("nvlink")) pool.nvlink_bytes_per_s = network_rate_of(ctx, *f);
   if (const auto f = map.get("autoscaling")) {
     const MapReader a(ctx, *f, {"min", "max", "provisioning_delay", "scale_down_after"});
     AutoscalingSpec spec;
@@ -291,11 +292,11 @@ struct PodEntry {
 };
 
 PodEntry pod_entry_of(Context& ctx, const Field& field) {
-  const MapReader map(
-      ctx, field,
-      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli", "gpu_models",
-       "priority", "gang", "gang_bytes_per_step", "duration", "workload"},
-      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
+  const MapReader map(ctx, field,
+                      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli",
+                       "gpu_models", "priority", "gang", "gang_bytes_per_step", "gang_steps",
+                       "gpu_utilization", "gpu_memory", "duration", "workload"},
+                      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
   PodEntry e;
   PodSpec& pod = e.pod;
   pod.where = ctx.at(field.path, field.mark);
@@ -336,9 +337,16 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
                                "nvidia.com/gpu",
                                kMilliPerGpu - 1));
     }
-    if (!pod.gpu_resources.empty()) {
-      ctx.fail(*f, "gpu_milli (a share of one GPU) and GPU resources exclude each other");
+    const bool one_gpu_or_none =
+        pod.gpu_resources.empty() ||
+        (pod.gpu_resources.size() == 1 && pod.gpu_resources.count("nvidia.com/gpu") == 1 &&
+         pod.gpu_resources.at("nvidia.com/gpu") == 1);
+    if (!one_gpu_or_none) {
+      ctx.fail(*f,
+               "gpu_milli is a share of one GPU: request nvidia.com/gpu: 1 or no GPU "
+               "resource with it");
     }
+    pod.gpu_resources["nvidia.com/gpu"] = 1;
   }
   if (const auto f = map.get("gpu_models")) {
     if (f->node.IsSequence()) {
@@ -365,6 +373,11 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
     }
   }
   if (const auto f = map.get("gang_bytes_per_step")) pod.gang_bytes_per_step = size_of(ctx, *f);
+  if (const auto f = map.get("gang_steps")) pod.gang_steps = integer_of(ctx, *f, 0);
+  if (const auto f = map.get("gpu_utilization")) {
+    pod.gpu_utilization = fraction_of(ctx, *f, 0.0, false, 1.0);
+  }
+  if (const auto f = map.get("gpu_memory")) pod.gpu_memory_bytes = memory_bytes_of(ctx, *f);
   const auto duration = map.get("duration");
   const auto workload = map.get("workload");
   if (duration && workload) ctx.fail(*workload, "give duration or workload, not both");
@@ -397,7 +410,9 @@ void expand(const PodEntry& e, std::uint64_t seed, std::size_t entry_index,
 }
 
 SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"policy", "preemption", "ignore_deletions"});
+  const MapReader map(ctx, field,
+                      {"policy", "preemption", "ignore_deletions", "fgd_popularity_threshold",
+                       "fgd_include_cpu_pods", "tie_seed"});
   SchedulerSpec s;
   if (const auto f = map.get("policy")) {
     s.policy = choice_of<SchedulingPolicy>(ctx, *f,
@@ -413,6 +428,15 @@ SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("preemption")) s.preemption = bool_of(ctx, *f);
   if (const auto f = map.get("ignore_deletions")) s.ignore_deletions = bool_of(ctx, *f);
+  if (const auto f = map.get("fgd_popularity_threshold")) {
+    s.fgd_popularity_threshold = int_of(ctx, *f, 1);
+    if (s.fgd_popularity_threshold > 100) {
+      ctx.fail(*f,
+               fmt::format("a percentage of the pods, 1-100, got {}", s.fgd_popularity_threshold));
+    }
+  }
+  if (const auto f = map.get("fgd_include_cpu_pods")) s.fgd_include_cpu_pods = bool_of(ctx, *f);
+  if (const auto f = map.get("tie_seed")) s.tie_seed = yaml::seed_of(ctx, *f);
   return s;
 }
 
@@ -490,8 +514,7 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed) {
         }
       }
     }
-    std::stable_sort(spec.pods.begin(), spec.pods.end(),
-                     [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; });
+    spec.pods = sorted_by_arrival(std::move(spec.pods));
   }
   if (const auto f = map.get("scheduler")) spec.scheduler = scheduler_of(ctx, *f);
   if (const auto f = map.get("duration")) spec.duration = positive_duration_of(ctx, *f);
@@ -509,6 +532,18 @@ std::uint64_t seed_of_root(Context& ctx, const YAML::Node& root) {
   return 1;
 }
 
+// The overrides for the cluster: `cluster.*` (and `seed`, which draws generated arrivals when
+// `with_seed`). The others edit the scenario's own keys, which the scenario loader applies.
+std::vector<Override> cluster_overrides(const std::vector<Override>& overrides, bool with_seed) {
+  std::vector<Override> selected;
+  for (const Override& o : overrides) {
+    if (o.key_path.rfind("cluster.", 0) == 0 || (with_seed && o.key_path == "seed")) {
+      selected.push_back(o);
+    }
+  }
+  return selected;
+}
+
 }  // namespace
 
 ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& source_name,
@@ -522,9 +557,11 @@ ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& s
                      "no `cluster:` section in this scenario");
   }
   const YAML::Node cluster = read_only["cluster"];
-  if (!cluster.IsScalar()) {
-    apply_overrides(root, ctx, overrides);
+  std::vector<Override> scenario_level = cluster_overrides(overrides, true);
+  if (cluster.IsScalar()) {  // `cluster: FILE`: cluster.* edit that file (below)
+    std::erase_if(scenario_level, [](const Override& o) { return o.key_path != "seed"; });
   }
+  apply_overrides(root, ctx, scenario_level);
   const std::uint64_t seed = seed_of_root(ctx, root);
   // Find the key's own mark for the field (the value's mark when there is one).
   YAML::Mark mark;
@@ -544,11 +581,8 @@ ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& s
   Context file_ctx(path, file_locations);
   const YAML::Node& file_read_only = file_root;
   const bool wrapped = file_root.IsMap() && file_read_only["cluster"];
-  if (wrapped) {
-    apply_overrides(file_root, file_ctx, overrides);
-  } else {
-    apply_overrides(file_root, file_ctx, overrides, "cluster.");
-  }
+  apply_overrides(file_root, file_ctx, cluster_overrides(overrides, false),
+                  wrapped ? "" : "cluster.");
   const YAML::Node body = wrapped ? YAML::Node(file_read_only["cluster"]) : file_root;
   return read_cluster(file_ctx, Field{body, wrapped ? "cluster" : "", body.Mark()}, seed);
 }

@@ -80,7 +80,8 @@ std::vector<std::string> devices_of(Context& ctx, const Field& field) {
                                   text));
     }
     if (*count <= 0 || *count > 1024) {
-      ctx.fail(field, fmt::format("devices set as '{}' but a count of devices must be > 0", text));
+      ctx.fail(field,
+               fmt::format("devices set as '{}' but a count of devices must be 1-1024", text));
     }
     for (long long i = 0; i < *count; ++i) devices.push_back(std::to_string(i));
     return devices;

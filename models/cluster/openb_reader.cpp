@@ -125,6 +125,23 @@ class CsvTable {
 
 }  // namespace
 
+std::vector<PodSpec> sorted_by_arrival(std::vector<PodSpec> pods) {
+  if (std::is_sorted(pods.begin(), pods.end(),
+                     [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; })) {
+    return pods;
+  }
+  // Sort indices, then move each pod once: a PodSpec is large (its optional tenant), and
+  // std::stable_sort would move each O(log n) times.
+  std::vector<std::size_t> order(pods.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return pods[a].arrival < pods[b].arrival; });
+  std::vector<PodSpec> sorted;
+  sorted.reserve(pods.size());
+  for (const std::size_t i : order) sorted.push_back(std::move(pods[i]));
+  return sorted;
+}
+
 std::vector<NodePoolSpec> parse_openb_nodes(const std::string& csv_text,
                                             const std::string& source_name) {
   const CsvTable table(csv_text, source_name);
@@ -227,7 +244,7 @@ std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::st
       pod.gpu_resources["nvidia.com/gpu"] = gpus;
     } else if (gpus == 1 && milli > 0 && milli < kMilliPerGpu) {
       pod.gpu_milli = static_cast<int>(milli);
-      pod.gpu_resources[kGpuMilliResource] = milli;
+      pod.gpu_resources["nvidia.com/gpu"] = 1;
     } else {
       table.fail(row, gpu_milli,
                  fmt::format("num_gpu {} with gpu_milli {}: a share (1-999) is for one GPU, "
@@ -269,9 +286,7 @@ std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::st
     pods.push_back(std::move(pod));
   }
   if (pods.empty()) table.fail_at(1, 1, "", "no pods (the file has only a header)");
-  std::stable_sort(pods.begin(), pods.end(),
-                   [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; });
-  return pods;
+  return sorted_by_arrival(std::move(pods));
 }
 
 std::vector<NodePoolSpec> load_openb_nodes(const std::string& path,

@@ -15,8 +15,8 @@
 //
 // Pods: the documented mapping rule (docs/cluster.md, "Alibaba openb"):
 //   num_gpu = 0                      -> a CPU-only pod (no GPU resource)
-//   num_gpu = 1, 0 < gpu_milli < 1000 -> gpu_milli = that share of one GPU
-//                                      (gpu_resources["alibabacloud.com/gpu-milli"] = gpu_milli)
+//   num_gpu = 1, 0 < gpu_milli < 1000 -> gpu_milli = that share of one GPU, with
+//                                      gpu_resources["nvidia.com/gpu"] = 1 (the one GPU it shares)
 //   num_gpu >= 1, gpu_milli = 1000   -> num_gpu whole GPUs (gpu_resources["nvidia.com/gpu"])
 //   anything else (num_gpu > 1 with a share, gpu_milli 0 or > 1000 with num_gpu > 0, negative
 //   values) is refused as corrupt.
@@ -27,7 +27,7 @@
 //   simulator schedules; FGD's simulator does the same).
 // Rows are sorted by creation_time (stable). A corrupt row is an InputError
 // "FILE:LINE:COLUMN: COLUMN_NAME: message". Cost: linear; the 8,152-pod default file parses in
-// a few milliseconds (tests/unit/test_cluster_openb.cpp measures it).
+// about 25 ms (tests/unit/test_cluster_openb.cpp measures it).
 #include <string>
 #include <vector>
 
@@ -35,9 +35,8 @@
 
 namespace gpumux::cluster {
 
-/// The extended resource a fractional openb pod asks for (milli-GPUs of one GPU), after the
-/// annotation alibabacloud.com/gpu-milli of the FGD simulator (data/pod_csv_to_yaml.py).
-inline constexpr const char* kGpuMilliResource = "alibabacloud.com/gpu-milli";
+/// `pods` in order of arrival, ties in their given order (stable). Moves each pod once.
+std::vector<PodSpec> sorted_by_arrival(std::vector<PodSpec> pods);
 
 /// Parses an openb node list (openb_node_list_*.csv). Throws InputError.
 std::vector<NodePoolSpec> parse_openb_nodes(const std::string& csv_text,

@@ -9,6 +9,7 @@
 
 #include "models/cluster/cluster_loader.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
 
 namespace gpumux::cluster {
 namespace {
@@ -40,6 +41,9 @@ TEST(ClusterLoader, ScenarioWithEveryKindOfPool) {
   EXPECT_EQ(c.scheduler.policy, SchedulingPolicy::fgd);
   EXPECT_TRUE(c.scheduler.preemption);
   EXPECT_FALSE(c.scheduler.ignore_deletions);
+  EXPECT_EQ(c.scheduler.fgd_popularity_threshold, 90);
+  EXPECT_TRUE(c.scheduler.fgd_include_cpu_pods);
+  EXPECT_EQ(c.scheduler.tie_seed, 5u);
   EXPECT_EQ(c.duration, 3600 * kSecond);
   EXPECT_EQ(c.sample, 10 * kSecond);
 
@@ -51,6 +55,7 @@ TEST(ClusterLoader, ScenarioWithEveryKindOfPool) {
   EXPECT_EQ(mig.memory_bytes, 1360 * kGi);
   EXPECT_DOUBLE_EQ(mig.cost_per_hour, 32.77);
   EXPECT_DOUBLE_EQ(mig.network_bytes_per_s, 12.5e9);  // 100 Gbit/s
+  EXPECT_DOUBLE_EQ(mig.nvlink_bytes_per_s, 600e9);
   ASSERT_TRUE(mig.autoscaling.has_value());
   EXPECT_EQ(mig.autoscaling->min_nodes, 1);
   EXPECT_EQ(mig.autoscaling->max_nodes, 10);
@@ -66,7 +71,7 @@ TEST(ClusterLoader, ScenarioWithEveryKindOfPool) {
   EXPECT_EQ(shared.sharing.sharing, SharingKind::time_slicing);
   ASSERT_EQ(shared.sharing.shared.size(), 1u);
   EXPECT_EQ(shared.sharing.shared[0].replicas, 10);
-  EXPECT_EQ(shared.sharing.where.line, 25);  // the device_plugin key's value
+  EXPECT_EQ(shared.sharing.where.line, 26);  // the device_plugin key's value
 
   const NodePoolSpec& gke = pool_named(c, "gke-mig");
   EXPECT_EQ(gke.count, 1);
@@ -107,6 +112,9 @@ TEST(ClusterLoader, ScenarioWithEveryKindOfPool) {
   const PodSpec& train = pod_named(c, "train-1");
   EXPECT_EQ(train.gang, 2);
   EXPECT_EQ(train.gang_bytes_per_step, kGi);
+  EXPECT_EQ(train.gang_steps, 1000);
+  EXPECT_DOUBLE_EQ(train.gpu_utilization, 0.8);
+  EXPECT_EQ(train.gpu_memory_bytes, 60 * kGi);
   EXPECT_EQ(train.gpu_resources.at("nvidia.com/gpu"), 8);
   EXPECT_EQ(*train.workload.duration, 1800 * kSecond);
   EXPECT_EQ(train.pod_class, "training");
@@ -135,6 +143,16 @@ TEST(ClusterLoader, ScenarioLoaderAcceptsAndSkipsTheClusterSection) {
   // --set cluster.KEY on a file reference is for the cluster loader, not a scenario error.
   EXPECT_NO_THROW(load_scenario_file(data("cluster-file-scenario.yaml"),
                                      {{"cluster.scheduler.policy", "worst-fit"}}));
+  // Resolving it as GPUs and tenants is refused with one line (the cluster replay runs it).
+  try {
+    resolve_scenario(load_scenario_file(data("cluster-scenario.yaml")));
+    FAIL() << "a cluster-only scenario must not resolve as GPUs and tenants";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cluster-scenario.yaml: cluster: this scenario has a "
+                                         "cluster: section and no gpus or tenants"),
+              std::string::npos)
+        << e.what();
+  }
   // Without `cluster:`, gpus and tenants stay required.
   try {
     load_scenario_text("name: x\nduration: 1s\n", "s.yaml");
@@ -154,6 +172,12 @@ TEST(ClusterLoader, ReferencedClusterFileAndOverrides) {
   const ClusterSpec worst =
       load_cluster(data("cluster-file-scenario.yaml"), {{"cluster.scheduler.policy", "worst-fit"}});
   EXPECT_EQ(worst.scheduler.policy, SchedulingPolicy::worst_fit);
+  // Overrides of the scenario's own keys are the scenario loader's; seed draws the arrivals.
+  EXPECT_NO_THROW(load_cluster(data("cluster-file-scenario.yaml"), {{"output.sample", "1s"}}));
+  const ClusterSpec reseeded = load_cluster(data("cluster-scenario.yaml"), {{"seed", "12"}});
+  EXPECT_EQ(reseeded.seed, 12u);
+  EXPECT_NE(pod_named(reseeded, "batch-57").arrival,
+            pod_named(load_cluster(data("cluster-scenario.yaml")), "batch-57").arrival);
   const ClusterSpec inline_set =
       load_cluster(data("cluster-scenario.yaml"), {{"cluster.pools.a100-mig.count", "2"}});
   EXPECT_EQ(pool_named(inline_set, "a100-mig").count, 2);
@@ -352,6 +376,15 @@ INSTANTIATE_TEST_SUITE_P(
             "'rate'"},
         ErrorCase{POOL PODS "  scheduler: {policy: best}\n",
                   "s.yaml:7:23: cluster.scheduler.policy: unknown scheduling policy 'best'"},
+        ErrorCase{POOL PODS "  scheduler: {fgd_popularity_threshold: 101}\n",
+                  "s.yaml:7:41: cluster.scheduler.fgd_popularity_threshold: a percentage of the "
+                  "pods, 1-100, got 101"},
+        ErrorCase{POOL "  pods:\n    - {name: q, duration: 1s, gpu_utilization: 1.5}\n",
+                  "s.yaml:6:48: cluster.pods.0.gpu_utilization: must be in [0, 1], got 1.5"},
+        ErrorCase{POOL "  pods:\n    - {name: q, duration: 1s, requests: {nvidia.com/gpu: 2}, "
+                       "gpu_milli: 500}\n",
+                  "s.yaml:6:73: cluster.pods.0.gpu_milli: gpu_milli is a share of one GPU: request "
+                  "nvidia.com/gpu: 1 or no GPU resource with it"},
         ErrorCase{POOL PODS "  sample: 0s\n",
                   "s.yaml:7:11: cluster.sample: must be greater than zero (got '0s')"},
         ErrorCase{"cluster:\n  openb: {nodes: n.csv}\n",
@@ -381,6 +414,37 @@ TEST(ClusterLoader, ErrorsInsideAReferencedFileNameThatFile) {
                                    "'version'"),
         std::string::npos)
         << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpumux::cluster
+
+namespace gpumux::cluster {
+namespace {
+
+TEST(ClusterLoader, GpuMilliIsAShareOfOneGpu) {
+  const ClusterSpec c = load_cluster_text(
+      "cluster:\n  pools:\n    - {name: p, gpu: h100-sxm-80gb}\n  pods:\n"
+      "    - {name: q, duration: 1s, gpu_milli: 250}\n",
+      "s.yaml");
+  ASSERT_EQ(c.pods.size(), 1u);
+  EXPECT_EQ(c.pods[0].gpu_milli, 250);
+  EXPECT_EQ(c.pods[0].gpu_resources.at("nvidia.com/gpu"), 1);
+}
+
+TEST(ClusterLoader, UnknownGpuModelNamesThePoolKeyOnce) {
+  try {
+    load_cluster_text(
+        "cluster:\n  pools:\n    - {name: p, gpu: h101}\n  pods:\n    - {name: q, "
+        "duration: 1s}\n",
+        "s.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("s.yaml:3:22: cluster.pools.0.gpu: ", 0), 0u) << message;
+    EXPECT_NE(message.find("h100-sxm-80gb"), std::string::npos) << message;  // known names
+    EXPECT_EQ(message.find("s.yaml", 1), std::string::npos) << message;      // one location
   }
 }
 
