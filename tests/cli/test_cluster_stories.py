@@ -76,6 +76,9 @@ def test_gang_on_two_nodes_pays_the_ring_allreduce_over_the_network(tmp_path):
     assert two["dp-0"]["allreduce_step_ns"] == round(gib / 12.5e9 * 1e9)
     assert one["dp-0"]["allreduce_step_ns"] == round(gib / 300e9 * 1e9)
     assert two["dp-0"]["allreduce_step_ns"] > 20 * one["dp-0"]["allreduce_step_ns"]
+    # The run lasts 1 h of compute + gang_steps (10,000) x the step's all-reduce.
+    for rows in (one, two):
+        assert rows["dp-0"]["end_ns"] == 3600 * 10**9 + 10000 * rows["dp-0"]["allreduce_step_ns"]
     # All or nothing: both members start together.
     assert two["dp-0"]["start_ns"] == two["dp-1"]["start_ns"] == 0
 
