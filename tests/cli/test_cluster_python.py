@@ -1,5 +1,6 @@
 """gpumux.run on a cluster scenario returns a ClusterResult whose summary is the CLI's --json
 and whose frames hold one row per pod and per sample."""
+import importlib
 import json
 import os
 import subprocess
@@ -33,3 +34,14 @@ def test_overrides_reach_the_cluster_section():
     r = gpumux.run(str(SCENARIO), overrides={"cluster.scheduler.policy": "best-fit"})
     assert r.summary["policy"] == "best-fit"
     assert (r.pods["pending_reason"] == "").all()
+
+
+def test_sweep_of_a_cluster_scenario_gives_one_row_per_point():
+    grid = {"cluster.scheduler.policy": ["worst-fit", "best-fit"]}
+    frame = gpumux.sweep(str(SCENARIO), grid, processes=1)
+    assert list(frame["policy"].astype(str)) == ["worst-fit", "best-fit"]
+    assert list(frame["status"].astype(str)) == ["worst-fit", "best-fit"]
+    for column in importlib.import_module("gpumux.sweep").CLUSTER_METRICS:
+        assert column in frame
+    # Spreading leaves the 2-GPU pod waiting 7,140 s; packing starts it at once.
+    assert list(frame["pending_p99_s"]) == [7140.0, 0.0]
