@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <yaml-cpp/yaml.h>
+
+#include "models/cluster/cluster_loader.hpp"
+#include "models/cluster/workload_pods.hpp"
 #include "models/config/input_error.hpp"
 #include "models/plan/capacity_check.hpp"
 #include "models/scenario/loader.hpp"
@@ -98,6 +102,37 @@ std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& va
     if (control.interrupt != nullptr && control.interrupt->load()) break;
   }
   return results;
+}
+
+bool is_cluster_request(const ScenarioRequest& request) {
+  try {
+    const YAML::Node doc =
+        request.is_path ? YAML::LoadFile(request.scenario) : YAML::Load(request.scenario);
+    return doc.IsMap() && doc["cluster"].IsDefined();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
+  std::vector<Override> overrides;
+  overrides.reserve(request.overrides.size());
+  for (const std::string& text : request.overrides) overrides.push_back(parse_override(text));
+  if (request.is_path) return cluster::load_cluster(request.scenario, overrides);
+  return cluster::load_cluster_text(
+      request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);
+}
+
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec) {
+  ClusterRun run;
+  run.result = cluster::run_cluster(spec);
+  cluster::simulate_workload_pods(spec, run.result);
+  run.metrics = cluster::cluster_metrics(run.result);
+  return run;
+}
+
+ClusterRun simulate_cluster_request(const ScenarioRequest& request) {
+  return simulate_cluster(load_cluster_request(request));
 }
 
 }  // namespace gpumux

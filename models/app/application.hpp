@@ -20,6 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "models/cluster/cluster_metrics.hpp"
+#include "models/cluster/cluster_run.hpp"
+#include "models/cluster/cluster_spec.hpp"
 #include "models/plan/planner.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/resolve.hpp"
@@ -95,5 +98,26 @@ RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& 
 std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& variants,
                                          const std::vector<std::string>& strategies,
                                          const RunControl& control);
+
+/// Whether the scenario has a top-level `cluster:` section (a cluster replay, docs/cluster.md)
+/// rather than hand-placed tenants. A document that does not parse answers false (the scenario
+/// loader then reports it). Cost: one YAML parse.
+bool is_cluster_request(const ScenarioRequest& request);
+
+/// The `cluster:` section as the typed cluster description (models/cluster/cluster_loader.hpp),
+/// the overrides applied. Throws InputError.
+cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request);
+
+/// A cluster replay and its metrics.
+struct ClusterRun {
+  cluster::ClusterResult result;
+  cluster::ClusterMetrics metrics;
+};
+
+/// Replays a cluster description (models/cluster/cluster_run.hpp) and computes its metrics.
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec);
+
+/// load_cluster_request, then simulate_cluster. Throws InputError.
+ClusterRun simulate_cluster_request(const ScenarioRequest& request);
 
 }  // namespace gpumux

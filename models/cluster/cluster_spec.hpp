@@ -93,6 +93,9 @@ struct NodePoolSpec {
   std::string currency = "USD";
   /// Bandwidth between two nodes of the pool, bytes/s, for a gang whose GPUs span nodes.
   double network_bytes_per_s = 0.0;
+  /// (engine) GPU-to-GPU bandwidth within a node, bytes/s, for a gang on one node; 0 = the
+  /// scheduler's kDefaultNvlinkBytesPerS (an assumption, sourced there).
+  double nvlink_bytes_per_s = 0.0;
   std::optional<AutoscalingSpec> autoscaling;
   GpuSharingConfig sharing;
   /// Node labels (e.g. gpu model for a pod's `gpu_spec` / nodeSelector).
@@ -105,6 +108,7 @@ struct NodePoolSpec {
 /// What a pod runs once placed.
 struct PodWorkload {
   /// The pod runs this long after it starts (openb: deletion_time - scheduled/creation_time).
+  /// Neither duration nor tenant (openb files without times, e.g. multigpu50): it never ends.
   std::optional<Nanos> duration;
   /// Or a tenant workload that runs through the device models on the GPU(s) it is placed on, so
   /// its latency reflects its neighbours (the tenant's `device` is filled in at placement).
@@ -133,6 +137,15 @@ struct PodSpec {
   int gang = 1;
   /// Bytes a gang member exchanges with the others per step, for the inter-node penalty.
   std::int64_t gang_bytes_per_step = 0;
+  /// (engine) Training steps of a gang: the run lasts duration + gang_steps x the ring
+  /// all-reduce time of gang_bytes_per_step over the link its placement uses (NVLink within a
+  /// node, the pool's network across nodes; models/cluster/scheduler.hpp). 0 = duration only.
+  std::int64_t gang_steps = 0;
+  /// (engine) Fraction of the allocated GPU share the pod keeps busy, for utilization and cost
+  /// by use. assumption: 1.0 (no usage data) unless given.
+  double gpu_utilization = 1.0;
+  /// (engine) GPU memory the pod uses, bytes, for $/GB-month used; 0 = its allocated share.
+  std::int64_t gpu_memory_bytes = 0;
   PodWorkload workload;
   SourceLocation where;
 };
@@ -147,6 +160,15 @@ struct SchedulerSpec {
   /// openb replay as FGD does it: pods are never deleted (the cluster fills up); false = pods
   /// leave at arrival + duration.
   bool ignore_deletions = false;
+  /// (engine) FGD's typical pods: the most frequent request shapes covering this percentage of
+  /// the pods (source: kubernetes-scheduler-simulator scripts/generate_config_and_run.py, the
+  /// ATC'23 experiments' `--pod-popularity-threshold` default 95).
+  int fgd_popularity_threshold = 95;
+  /// (engine) Whether CPU-only pods are among FGD's typical pods (same source:
+  /// typicalPodsConfig.isInvolvedCpuPods: true).
+  bool fgd_include_cpu_pods = true;
+  /// (engine) Seed of the deterministic tie-break among equal-score nodes (scheduler.hpp).
+  std::uint64_t tie_seed = 0;
 };
 
 struct ClusterSpec {
@@ -155,6 +177,9 @@ struct ClusterSpec {
   SchedulerSpec scheduler;
   Nanos duration = 0;  ///< the replay ends here (0 = when the last pod ends)
   Nanos sample = 0;    ///< timeseries period (allocation, fragmentation); 0 = on every event
+  /// The scenario's `seed` (default 1): generated pod arrivals (`arrivals:`) were drawn from it;
+  /// the engine seeds pod workloads from it too.
+  std::uint64_t seed = 1;
   SourceLocation where;
 };
 

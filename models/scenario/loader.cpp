@@ -110,16 +110,22 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   }
   const MapReader map(ctx, Field{root, "", root.Mark()},
                       {"name", "description", "seed", "duration", "warmup", "gpus", "tenants",
-                       "faults", "output", "plan", "allow_large"},
+                       "faults", "output", "plan", "allow_large", "cluster"},
                       {{"sharing", "a gpus entry"}, {"workload", "a tenants entry"}});
   if (const auto f = map.get("plan")) scenario.plan = plan_of(ctx, *f);
   const bool planning = scenario.plan.has_value();
+  // `cluster:` is read by models/cluster/cluster_loader.hpp (a layer above); here it is only
+  // accepted, and it makes duration, gpus and tenants optional (a cluster has its own).
+  scenario.has_cluster = map.get("cluster").has_value();
+  const bool cluster = scenario.has_cluster;
   scenario.name = non_empty_text(ctx, map.require("name"));
   if (const auto f = map.get("description")) scenario.description = text_of(ctx, *f);
   scenario.seed = 1;
   if (const auto f = map.get("seed")) scenario.seed = seed_of(ctx, *f);
   if (const auto f = map.get("allow_large")) scenario.allow_large = bool_of(ctx, *f);
-  scenario.duration = positive_duration_of(ctx, map.require("duration"));
+  if (const auto f = map.get("duration"); f || !cluster) {
+    scenario.duration = positive_duration_of(ctx, f ? *f : map.require("duration"));
+  }
   if (const auto f = map.get("warmup")) {
     scenario.warmup = duration_of(ctx, *f);
     if (scenario.warmup >= scenario.duration) {
@@ -131,7 +137,7 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
 
   const std::optional<Field> gpus_field = map.get("gpus");
   const std::vector<Field> gpu_fields =
-      (planning && !gpus_field)
+      ((planning || cluster) && !gpus_field)
           ? std::vector<Field>{}
           : list_of(ctx, gpus_field ? *gpus_field : map.require("gpus"), true);
   std::vector<GpuSpec> gpus;
@@ -141,7 +147,11 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   std::vector<std::string> gpu_names;
   for (const GpuSpec& g : scenario.gpus) gpu_names.push_back(g.name);
 
-  const std::vector<Field> tenant_fields = list_of(ctx, map.require("tenants"), true);
+  const std::optional<Field> tenants_field = map.get("tenants");
+  const std::vector<Field> tenant_fields =
+      (cluster && !tenants_field)
+          ? std::vector<Field>{}
+          : list_of(ctx, tenants_field ? *tenants_field : map.require("tenants"), true);
   std::vector<TenantSpec> tenants;
   for (const Field& field : tenant_fields) {
     tenants.push_back(tenant_of(ctx, field, gpus, gpu_names, planning));
@@ -182,7 +192,15 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
   Scenario scenario;
   scenario.source_file = source_name;
   Context ctx(source_name, scenario.locations);
-  for (const Override& override : overrides) ctx.add_override(apply_override(root, override));
+  // `cluster: FILE` refers to a cluster file: --set cluster.KEY edits that file
+  // (models/cluster/cluster_loader.hpp), not this tree.
+  const YAML::Node& read_only = root;  // const operator[]: looking does not add the key
+  const YAML::Node cluster = root.IsMap() ? read_only["cluster"] : YAML::Node();
+  const bool cluster_file = cluster && cluster.IsScalar();
+  for (const Override& override : overrides) {
+    if (cluster_file && override.key_path.rfind("cluster.", 0) == 0) continue;
+    ctx.add_override(apply_override(root, override));
+  }
   read_scenario(ctx, root, scenario);
   return scenario;
 }

@@ -1,5 +1,6 @@
 // `--set KEY=VALUE`: edits of the YAML tree before it is read.
 #include "models/scenario/loader_parts.hpp"
+#include "models/scenario/override_tree.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -152,3 +153,20 @@ std::string apply_override(YAML::Node& root, const Override& override) {
 }
 
 }  // namespace gpumux::scenario_detail
+
+namespace gpumux {
+
+void apply_overrides(YAML::Node& root, yaml::Context& ctx, const std::vector<Override>& overrides,
+                     const std::string& prefix) {
+  for (const Override& override : overrides) {
+    if (prefix.empty()) {
+      ctx.add_override(scenario_detail::apply_override(root, override));
+    } else if (override.key_path.rfind(prefix, 0) == 0 &&
+               override.key_path.size() > prefix.size()) {
+      const Override inner{override.key_path.substr(prefix.size()), override.value};
+      ctx.add_override(scenario_detail::apply_override(root, inner));
+    }
+  }
+}
+
+}  // namespace gpumux

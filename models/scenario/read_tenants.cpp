@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "models/scenario/pod_workload.hpp"
+
 namespace gpumux::scenario_detail {
 
 using namespace yaml;
@@ -154,6 +156,48 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
   if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f);
   return t;
 }
+
+}  // namespace gpumux::scenario_detail
+
+namespace gpumux {
+
+TenantSpec read_pod_workload(yaml::Context& ctx, const yaml::Field& field,
+                             const std::string& pod_name) {
+  using namespace yaml;
+  const std::pair<const char*, const char*> placement_keys[] = {
+      {"device", "the cluster scheduler places the pod"},
+      {"replicas", "use the pod's `count:`"},
+      {"gpus", "the pod's requests (nvidia.com/gpu: N) say how many GPUs"}};
+  if (field.node.IsMap()) {
+    for (const auto& [key, why] : placement_keys) {
+      if (const YAML::Node value = field.node[key]; value) {
+        for (auto it = field.node.begin(); it != field.node.end(); ++it) {
+          if (it->first.IsScalar() && it->first.Scalar() == key) {
+            ctx.fail(Field{value, child_path(field.path, key), it->first.Mark()},
+                     std::string("a pod's workload has no `") + key + "`: " + why);
+          }
+        }
+      }
+    }
+  }
+  const MapReader map(
+      ctx, field, {"name", "memory", "workload", "slo", "isolation", "best_effort"},
+      {{"arrivals", "workload"}, {"request", "workload"}, {"kernels", "workload.request"}});
+  TenantSpec t;
+  t.where = ctx.at(field.path, field.mark);
+  t.name = pod_name;
+  if (const auto f = map.get("name")) t.name = name_of(ctx, *f);
+  if (const auto f = map.get("isolation")) t.isolation = scenario_detail::isolation_of(ctx, *f);
+  if (const auto f = map.get("best_effort")) t.best_effort = bool_of(ctx, *f);
+  if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
+  t.workload = scenario_detail::workload_of(ctx, map.require("workload"));
+  if (const auto f = map.get("slo")) t.slo = scenario_detail::slo_of(ctx, *f);
+  return t;
+}
+
+}  // namespace gpumux
+
+namespace gpumux::scenario_detail {
 
 FaultSpec fault_of(Context& ctx, const Field& field, const std::vector<TenantSpec>& written,
                    const std::set<std::string>& expanded) {

@@ -71,6 +71,12 @@ static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant,
 }
 
 ResolvedScenario resolve_scenario(Scenario scenario) {
+  if (scenario.has_cluster && scenario.gpus.empty() && scenario.tenants.empty()) {
+    // Only the `cluster:` section: models/cluster replays it (the front end routes it there).
+    throw InputError(SourceLocation{scenario.source_file, 0, 0, "cluster"},
+                     "this scenario has a cluster: section and no gpus or tenants: it is replayed "
+                     "as a cluster (gpumux run), not resolved as GPUs and tenants");
+  }
   ResolvedScenario out;
   const std::string base_dir = base_dir_of(scenario);
   std::map<std::string, int> device_by_name;

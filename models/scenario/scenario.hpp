@@ -264,6 +264,9 @@ struct Scenario {
   std::vector<FaultSpec> faults;
   OutputSpec output;
   std::optional<PlanSpec> plan;  ///< `plan:` (gpumux plan); gpus/devices optional when set
+  /// The file has a `cluster:` section (issue 8), read by models/cluster/cluster_loader.hpp, not
+  /// here; duration, gpus and tenants are then optional (and usually absent).
+  bool has_cluster = false;
 
   std::string source_file;  ///< path it was loaded from ("" for an in-memory document)
   /// Where each key of the document was written, by dotted key path ("tenants.1.memory"),

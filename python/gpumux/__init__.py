@@ -29,6 +29,7 @@ import pandas as pd  # noqa: E402
 
 from ._h5 import load  # noqa: E402
 from .result import Result, metrics  # noqa: E402
+from .cluster import ClusterResult  # noqa: E402
 from . import scenarios  # noqa: E402  (gpumux.scenarios.path("quickstart"))
 
 __version__: str = _gpumux.version()
@@ -38,7 +39,7 @@ __version__: str = _gpumux.version()
 ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
-__all__ = ["run", "load", "compare", "sweep", "plan", "validate", "save_compare", "Result",
+__all__ = ["ClusterResult", "run", "load", "compare", "sweep", "plan", "validate", "save_compare", "Result",
            "metrics", "ScenarioError", "__version__", "STRATEGIES", "SHARING_MODES"]
 
 #: The strategy names compare() accepts (from the strategy registry, models/strategies/).
@@ -140,7 +141,8 @@ def _seed(seed) -> int | None:
 # ---------------------------------------------------------------------------------------------
 def run(scenario, overrides=None, seed: int | None = None,
         progress: Callable[[int, int, int], Any] | None = None) -> Result:
-    """Simulates one scenario and returns its :class:`Result`.
+    """Simulates one scenario and returns its :class:`Result` (a :class:`ClusterResult` for a
+    scenario with a ``cluster:`` section: the cluster replay).
 
     scenario:  a path (str / os.PathLike), a dict (the YAML document as Python objects), YAML
                text (a str with a newline), or a Result (re-runs its resolved scenario).
@@ -154,6 +156,10 @@ def run(scenario, overrides=None, seed: int | None = None,
     Raises ScenarioError for bad input, FileNotFoundError for a missing scenario file.
     """
     text, is_path, source = _scenario_args(scenario)
+    if _gpumux.is_cluster(text, is_path, source):
+        # A `cluster:` scenario: the cluster replay (docs/cluster.md).
+        native = _gpumux.run_cluster(text, is_path, _override_list(overrides), source)
+        return ClusterResult(native)
     native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source, progress)
     return Result._from_native(native)
 

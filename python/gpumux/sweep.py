@@ -23,6 +23,9 @@ TENANT_METRICS = ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "completed"
                   "slowdown_mean", "oom_events")
 #: Metrics of the tenant's device, as "device_<metric>" columns.
 DEVICE_METRICS = ("sm_busy", "dram_busy")
+#: Per-point metrics of a cluster scenario (one row per point; docs/metrics.md "Cluster metrics").
+CLUSTER_METRICS = ("allocation", "gpus_allocated", "fragmentation_ratio", "failed_on_arrival",
+                   "never_started", "pending_p99_s", "cost")
 
 _VALUE = re.compile(r"^\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*(.*?)\s*$")
 #: unit -> (dimension, factor to the dimension's base unit, column suffix)
@@ -140,11 +143,27 @@ def metrics_rows(summary: dict) -> list[dict]:
     return rows
 
 
+def cluster_rows(summary: dict) -> list[dict]:
+    """The one row of a cluster replay's summary: policy as status, CLUSTER_METRICS."""
+    return [{"status": summary.get("policy"),
+             "allocation": summary["allocation"]["gpu_milli_final"],
+             "gpus_allocated": summary["allocation"]["gpus_final"],
+             "fragmentation_ratio": summary["fragmentation"]["fgd_final_ratio"],
+             "failed_on_arrival": summary["failed_on_arrival"],
+             "never_started": summary["never_started"],
+             "pending_p99_s": summary["pending"]["pending_p99_s"],
+             "cost": summary["cost"]["total"]}]
+
+
 def _run_point(text, is_path, source, overrides, seed):
     """Worker: one simulation -> (metrics row, error message or None). Top-level so it pickles
-    into processes and dask workers."""
+    into processes and dask workers. A cluster scenario runs the cluster replay."""
     import gpumux
     try:
+        if gpumux._gpumux.is_cluster(text, is_path, source):
+            import json
+            native = gpumux._gpumux.run_cluster(text, is_path, overrides, source)
+            return cluster_rows(json.loads(native["summary"])), None
         native = gpumux._gpumux.run(text, is_path, overrides, seed, source, None)
     except gpumux.ScenarioError as e:
         return None, str(e)
@@ -169,6 +188,9 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
                 metrics NaN).
     progress:   show a tqdm bar (local processes).
     mp_context: a multiprocessing context for the pool (default: the platform's).
+
+    A cluster scenario (``cluster:``) gives one row per point with CLUSTER_METRICS (allocation,
+    fragmentation ratio, failed pods, pending p99, cost; ``status`` = the policy).
 
     Returns a tidy (long) DataFrame, one row per point x tenant, points in grid order:
     ``point`` (the point's number), one column per grid key (values parsed by
@@ -234,11 +256,20 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
             if on_error == "record":
                 row["error"] = error
             rows.append(row)
-    columns = ["point", *grid, "status", "tenant", "device", *TENANT_METRICS,
-               *(f"device_{m}" for m in DEVICE_METRICS)]
+    cluster = gpumux._gpumux.is_cluster(text, is_path, source)
+    columns = (["point", *grid, "status", *CLUSTER_METRICS] if cluster else
+               ["point", *grid, "status", "tenant", "device", *TENANT_METRICS,
+                *(f"device_{m}" for m in DEVICE_METRICS)])
     if on_error == "record":
         columns.append("error")
     frame = pd.DataFrame(rows, columns=columns)
+    if cluster:  # one row per point: the replay's metrics, status = the policy
+        frame["status"] = frame["status"].astype("category")
+        for name, values in grid.items():
+            if not all(isinstance(v, (int, float)) for v in values):
+                frame[name] = pd.Categorical(frame[name].astype(str),
+                                             categories=list(dict.fromkeys(map(str, values))))
+        return frame
     tenants = list(dict.fromkeys(r["tenant"] for r in rows if r.get("tenant") is not None))
     devices = list(dict.fromkeys(r["device"] for r in rows if r.get("device") is not None))
     frame["tenant"] = pd.Categorical(frame["tenant"], categories=tenants)

@@ -1,0 +1,595 @@
+#include "models/cluster/cluster_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "models/cluster/device_plugin_config.hpp"
+#include "models/cluster/gke_config.hpp"
+#include "models/cluster/input_files.hpp"
+#include "models/cluster/mig_parted_config.hpp"
+#include "models/cluster/openb_reader.hpp"
+#include "models/cluster/quantity.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/scenario/override_tree.hpp"
+#include "models/scenario/pod_workload.hpp"
+#include "sim/util/checked.hpp"
+
+namespace gpumux::cluster {
+namespace {
+
+using namespace yaml;
+
+// Stated maxima, far beyond any real cluster, that keep the expanded spec in memory.
+constexpr int kMaxNodesPerPool = 100'000;    // assumption: larger than any published cluster
+constexpr int kMaxGpusPerNode = 64;          // assumption: HGX nodes have 8, GB200 NVL72 racks 72/4
+constexpr int kMaxPodsPerEntry = 1'000'000;  // count or arrivals.count of one pods[] entry
+
+// --- network rates: "100Gbit/s" (bits) or "12.5GB/s" (bytes) -> bytes per second ---
+
+double network_rate_of(Context& ctx, const Field& field) {
+  const std::string text = trim(text_of(ctx, field));
+  struct BitUnit {
+    const char* suffix;
+    double bits;
+  };
+  constexpr BitUnit kBitUnits[] = {
+      {"Tbit/s", 1e12}, {"Gbit/s", 1e9}, {"Mbit/s", 1e6}, {"kbit/s", 1e3}, {"bit/s", 1.0}};
+  for (const BitUnit& unit : kBitUnits) {
+    const std::string suffix = unit.suffix;
+    if (text.size() > suffix.size() &&
+        text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      const auto number = parse_number(trim(text.substr(0, text.size() - suffix.size())));
+      if (!number || !std::isfinite(*number) || *number <= 0) {
+        ctx.fail(field, fmt::format("expected a positive rate such as 100Gbit/s, got '{}'", text));
+      }
+      return *number * unit.bits / 8.0;
+    }
+  }
+  const double bytes = with_unit(ctx, field, units::parse_bandwidth_bytes_per_s);
+  if (!(bytes > 0)) ctx.fail(field, fmt::format("must be greater than zero, got '{}'", text));
+  return bytes;
+}
+
+// --- pools ---
+
+const DeviceProfile& profile_of(Context& ctx, const Field& field) {
+  const std::string name = trim(non_empty_text(ctx, field));
+  try {
+    const bool path = name.find('/') != std::string::npos || name.ends_with(".yaml");
+    return load_device_profile(path ? ctx.resolve_path(field, name).string() : name);
+  } catch (const InputError& e) {
+    // The profile's own file errors keep their location; an unknown name is the pool's error.
+    if (!e.where().file.empty() && e.where().line > 0) throw;
+    ctx.fail(field, e.what());
+  }
+}
+
+GpuSharingConfig device_plugin_of(Context& ctx, const Field& field) {
+  if (field.node.IsScalar()) {
+    const std::string path = ctx.resolve_path(field, non_empty_text(ctx, field)).string();
+    const std::string text =
+        detail::read_text_file(path, "device-plugin config", ctx.at(field.path, field.mark));
+    GpuSharingConfig config = parse_device_plugin_config(text, path);
+    config.where = ctx.at(field.path, field.mark);
+    return config;
+  }
+  return read_device_plugin_config(ctx, field);
+}
+
+// Checks a combined device-plugin + MIG layout: what the strategy advertises must exist.
+void check_mig_strategy(Context& ctx, const Field& where, const GpuSharingConfig& s) {
+  std::set<std::string> profiles(s.mig_devices.begin(), s.mig_devices.end());
+  for (const auto& [index, layout] : s.mig_devices_by_index) {
+    profiles.insert(layout.begin(), layout.end());
+  }
+  if (profiles.empty()) return;
+  if (s.mig_strategy == MigStrategy::none) {
+    ctx.fail(where,
+             "the MIG layout needs the device plugin's flags.migStrategy single or mixed "
+             "(with none it advertises no MIG device)");
+  }
+  if (s.mig_strategy == MigStrategy::single && profiles.size() > 1) {
+    ctx.fail(where, fmt::format("migStrategy single needs one MIG profile on every GPU of a node; "
+                                "the layout has {} ({}): use mixed",
+                                profiles.size(), join({profiles.begin(), profiles.end()})));
+  }
+  if (s.sharing == SharingKind::mps) {
+    ctx.fail(where,
+             "sharing using MPS is not supported for MIG devices (the NVIDIA device "
+             "plugin, internal/plugin/mps.go); use timeSlicing or no MIG layout");
+  }
+  for (const SharedResource& r : s.shared) {
+    if (r.name.rfind("nvidia.com/mig-", 0) == 0 &&
+        profiles.count(r.name.substr(std::string("nvidia.com/mig-").size())) == 0) {
+      ctx.fail(where, fmt::format("the device plugin shares {} but the MIG layout has no such "
+                                  "device (profiles: {})",
+                                  r.name, join({profiles.begin(), profiles.end()})));
+    }
+  }
+}
+
+GpuSharingConfig sharing_of(Context& ctx, const Field& field, const DeviceProfile* gpu,
+                            int gpus_per_node, std::map<std::string, std::string>& labels) {
+  const MapReader map(ctx, field, {"device_plugin", "mig_parted", "gke"});
+  const auto plugin = map.get("device_plugin");
+  const auto mig = map.get("mig_parted");
+  const auto gke = map.get("gke");
+  if (gke && (plugin || mig)) {
+    ctx.fail(*gke,
+             "gke describes the whole GPU setup of a GKE node pool; give it alone, or "
+             "device_plugin and/or mig_parted instead");
+  }
+  const auto need_gpu = [&](const Field& f) -> const DeviceProfile& {
+    if (gpu == nullptr) ctx.fail(f, "a pool without GPUs (gpus_per_node: 0) has no GPU sharing");
+    return *gpu;
+  };
+  if (gke) {
+    GpuSharingConfig config = read_gke_config(ctx, *gke, need_gpu(*gke), labels);
+    return config;
+  }
+  GpuSharingConfig config;
+  config.where = ctx.at(field.path, field.mark);
+  if (plugin) {
+    need_gpu(*plugin);
+    config = device_plugin_of(ctx, *plugin);
+  }
+  if (mig) {
+    const DeviceProfile& profile = need_gpu(*mig);
+    const MapReader spec(ctx, *mig, {"file", "config"});
+    const Field file_field = spec.require("file");
+    const std::string path = ctx.resolve_path(file_field, non_empty_text(ctx, file_field)).string();
+    const MigPartedFile file = parse_mig_parted_config(
+        detail::read_text_file(path, "mig-parted config", ctx.at(file_field.path, file_field.mark)),
+        path);
+    const Field name = spec.require("config");
+    apply_mig_parted_config(file, non_empty_text(ctx, name), ctx.at(name.path, name.mark), profile,
+                            gpus_per_node, config);
+    if (!plugin) {
+      // assumption: without a device-plugin config, one profile per node is advertised as
+      // nvidia.com/gpu (migStrategy single, the GPU operator's default) and several profiles
+      // each as nvidia.com/mig-PROFILE (mixed).
+      std::set<std::string> profiles(config.mig_devices.begin(), config.mig_devices.end());
+      for (const auto& [index, layout] : config.mig_devices_by_index) {
+        profiles.insert(layout.begin(), layout.end());
+      }
+      config.mig_strategy = profiles.size() > 1 ? MigStrategy::mixed : MigStrategy::single;
+    }
+    check_mig_strategy(ctx, *mig, config);
+    if (plugin) {
+      config.source = fmt::format("device-plugin config and {}", config.source);
+    }
+  }
+  return config;
+}
+
+NodePoolSpec pool_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"name", "count", "gpu", "gpus_per_node", "cpu", "memory", "cost_per_hour",
+                       "currency", "network", "nvlink", "autoscaling", "labels", "sharing"});
+  NodePoolSpec pool;
+  pool.where = ctx.at(field.path, field.mark);
+  pool.name = name_of(ctx, map.require("name"));
+  if (const auto f = map.get("count")) {
+    pool.count = int_of(ctx, *f, 0);
+    if (pool.count > kMaxNodesPerPool) {
+      ctx.fail(*f, fmt::format("at most {} nodes per pool, got {}", kMaxNodesPerPool, pool.count));
+    }
+  }
+  if (const auto f = map.get("gpus_per_node")) {
+    pool.gpus_per_node = int_of(ctx, *f, 0);
+    if (pool.gpus_per_node > kMaxGpusPerNode) {
+      ctx.fail(
+          *f, fmt::format("at most {} GPUs per node, got {}", kMaxGpusPerNode, pool.gpus_per_node));
+    }
+  }
+  const DeviceProfile* gpu = nullptr;
+  if (const auto f = map.get("gpu")) {
+    gpu = &profile_of(ctx, *f);
+    pool.gpu_model = gpu->name;
+    if (pool.gpus_per_node == 0) {
+      ctx.fail(*f, "a pool with gpus_per_node: 0 has no GPU model; drop `gpu`");
+    }
+  } else if (pool.gpus_per_node > 0) {
+    map.require("gpu");
+  }
+  if (const auto f = map.get("cpu")) pool.cpu_milli = cpu_millicores_of(ctx, *f);
+  if (const auto f = map.get("memory")) pool.memory_bytes = memory_bytes_of(ctx, *f);
+  if (const auto f = map.get("cost_per_hour")) {
+    pool.cost_per_hour = number_of(ctx, *f);
+    if (pool.cost_per_hour < 0) ctx.fail(*f, "must not be negative");
+  }
+  if (const auto f = map.get("currency")) pool.currency = non_empty_text(ctx, *f);
+  if (const auto f = map.get("network")) pool.network_bytes_per_s = network_rate_of(ctx, *f);
+  if (const auto f = map.get("nvlink")) pool.nvlink_bytes_per_s = network_rate_of(ctx, *f);
+  if (const auto f = map.get("autoscaling")) {
+    const MapReader a(ctx, *f, {"min", "max", "provisioning_delay", "scale_down_after"});
+    AutoscalingSpec spec;
+    spec.min_nodes = int_of(ctx, a.require("min"), 0);
+    const Field max = a.require("max");
+    spec.max_nodes = int_of(ctx, max, 0);
+    if (spec.max_nodes < spec.min_nodes) {
+      ctx.fail(max, fmt::format("max ({}) is below min ({})", spec.max_nodes, spec.min_nodes));
+    }
+    if (spec.max_nodes > kMaxNodesPerPool) {
+      ctx.fail(max,
+               fmt::format("at most {} nodes per pool, got {}", kMaxNodesPerPool, spec.max_nodes));
+    }
+    if (pool.count < spec.min_nodes || pool.count > spec.max_nodes) {
+      ctx.fail(max, fmt::format("count ({}) must lie in [min, max] = [{}, {}]", pool.count,
+                                spec.min_nodes, spec.max_nodes));
+    }
+    if (const auto d = a.get("provisioning_delay")) spec.provisioning_delay = duration_of(ctx, *d);
+    if (const auto d = a.get("scale_down_after")) spec.scale_down_after = duration_of(ctx, *d);
+    pool.autoscaling = spec;
+  }
+  if (const auto f = map.get("labels")) {
+    ctx.record(*f);
+    if (!f->node.IsMap() && !f->node.IsNull()) {
+      ctx.fail(*f, fmt::format("expected a mapping of label: value, got {}", kind_of(f->node)));
+    }
+    for (auto it = f->node.begin(); f->node.IsMap() && it != f->node.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const Field value{it->second, child_path(f->path, key),
+                        it->second.Mark().line >= 0 ? it->second.Mark() : it->first.Mark()};
+      pool.labels[key] = text_of(ctx, value);
+    }
+  }
+  if (const auto f = map.get("sharing")) {
+    pool.sharing = sharing_of(ctx, *f, gpu, pool.gpus_per_node, pool.labels);
+  }
+  return pool;
+}
+
+// --- pods ---
+
+void requests_of(Context& ctx, const Field& field, PodSpec& pod) {
+  ctx.record(field);
+  if (!field.node.IsMap()) {
+    ctx.fail(field,
+             fmt::format("expected a mapping of resource: quantity, got {}", kind_of(field.node)));
+  }
+  std::set<std::string> seen;
+  for (auto it = field.node.begin(); it != field.node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const Field key_field{it->first, child_path(field.path, key), it->first.Mark()};
+    const Field value{it->second, key_field.path,
+                      it->second.Mark().line >= 0 ? it->second.Mark() : it->first.Mark()};
+    if (!seen.insert(key).second) ctx.fail(key_field, fmt::format("duplicate key '{}'", key));
+    if (key == "cpu") {
+      pod.cpu_milli = cpu_millicores_of(ctx, value);
+    } else if (key == "memory") {
+      pod.memory_bytes = memory_bytes_of(ctx, value);
+    } else if (key.find('/') != std::string::npos) {
+      const std::int64_t count = resource_count_of(ctx, value);
+      if (key.rfind("nvidia.com/mig-", 0) == 0) {
+        const std::string profile = key.substr(std::string("nvidia.com/mig-").size());
+        if (profile.find("g.") == std::string::npos || profile.find("gb") == std::string::npos) {
+          ctx.fail(key_field,
+                   fmt::format("'{}' is not a MIG resource name (nvidia.com/mig-1g.10gb)", key));
+        }
+      }
+      if (count > 0) pod.gpu_resources[key] = count;
+    } else {
+      ctx.fail(key_field, fmt::format("unknown resource '{}'{}; requests take cpu, memory and "
+                                      "extended resources such as nvidia.com/gpu",
+                                      key, hint(key, {"cpu", "memory"})));
+    }
+  }
+}
+
+struct PodEntry {
+  PodSpec pod;
+  int count = 1;
+  // Generated arrivals (`arrivals:`): process, rate, count, start.
+  bool generated = false;
+  bool poisson = true;
+  double rate_per_s = 0;
+  Nanos start = 0;
+};
+
+PodEntry pod_entry_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli",
+                       "gpu_models", "priority", "gang", "gang_bytes_per_step", "gang_steps",
+                       "gpu_utilization", "gpu_memory", "duration", "workload"},
+                      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
+  PodEntry e;
+  PodSpec& pod = e.pod;
+  pod.where = ctx.at(field.path, field.mark);
+  pod.name = name_of(ctx, map.require("name"));
+  pod.pod_class = pod.name;
+  if (const auto f = map.get("class")) pod.pod_class = non_empty_text(ctx, *f);
+  const auto arrival = map.get("arrival");
+  const auto arrivals = map.get("arrivals");
+  if (arrival && arrivals) ctx.fail(*arrivals, "give arrival (one time) or arrivals, not both");
+  if (arrival) pod.arrival = duration_of(ctx, *arrival);
+  if (const auto f = map.get("count")) {
+    if (arrivals) ctx.fail(*f, "with arrivals, the number of pods is arrivals.count");
+    e.count = int_of(ctx, *f, 1);
+    if (e.count > kMaxPodsPerEntry) {
+      ctx.fail(*f, fmt::format("at most {} pods per entry, got {}", kMaxPodsPerEntry, e.count));
+    }
+  }
+  if (arrivals) {
+    const MapReader a(ctx, *arrivals, {"process", "rate", "count", "start"});
+    e.generated = true;
+    if (const auto f = a.get("process")) {
+      e.poisson = choice_of<bool>(ctx, *f, {{"poisson", true}, {"constant", false}},
+                                  {"poisson", "constant"}, "arrival process");
+    }
+    e.rate_per_s = rate_of(ctx, a.require("rate"));
+    const Field count = a.require("count");
+    e.count = int_of(ctx, count, 1);
+    if (e.count > kMaxPodsPerEntry) {
+      ctx.fail(count, fmt::format("at most {} pods per entry, got {}", kMaxPodsPerEntry, e.count));
+    }
+    if (const auto f = a.get("start")) e.start = duration_of(ctx, *f);
+  }
+  if (const auto f = map.get("requests")) requests_of(ctx, *f, pod);
+  if (const auto f = map.get("gpu_milli")) {
+    pod.gpu_milli = int_of(ctx, *f, 1);
+    if (pod.gpu_milli >= kMilliPerGpu) {
+      ctx.fail(*f, fmt::format("a share of one GPU is 1-{} milli-GPUs; ask for whole GPUs with "
+                               "nvidia.com/gpu",
+                               kMilliPerGpu - 1));
+    }
+    const bool one_gpu_or_none =
+        pod.gpu_resources.empty() ||
+        (pod.gpu_resources.size() == 1 && pod.gpu_resources.count("nvidia.com/gpu") == 1 &&
+         pod.gpu_resources.at("nvidia.com/gpu") == 1);
+    if (!one_gpu_or_none) {
+      ctx.fail(*f,
+               "gpu_milli is a share of one GPU: request nvidia.com/gpu: 1 or no GPU "
+               "resource with it");
+    }
+    pod.gpu_resources["nvidia.com/gpu"] = 1;
+  }
+  if (const auto f = map.get("gpu_models")) {
+    if (f->node.IsSequence()) {
+      for (const Field& item : list_of(ctx, *f, false)) {
+        pod.gpu_models.push_back(non_empty_text(ctx, item));
+      }
+    } else {
+      pod.gpu_models.push_back(non_empty_text(ctx, *f));
+    }
+  }
+  if (const auto f = map.get("priority")) {
+    const std::int64_t value = integer_of(ctx, *f, -2'000'000'000);
+    // source: Kubernetes PriorityClass values are 32-bit integers up to 1e9 for user classes
+    // (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/).
+    if (value > 1'000'000'000) ctx.fail(*f, fmt::format("at most 1000000000, got {}", value));
+    pod.priority = static_cast<int>(value);
+  }
+  if (const auto f = map.get("gang")) {
+    pod.gang = int_of(ctx, *f, 1);
+    if (e.count % pod.gang != 0) {
+      ctx.fail(*f, fmt::format("gang {} must divide the number of pods ({}): each gang is {} "
+                               "identical pods",
+                               pod.gang, e.count, pod.gang));
+    }
+  }
+  if (const auto f = map.get("gang_bytes_per_step")) pod.gang_bytes_per_step = size_of(ctx, *f);
+  if (const auto f = map.get("gang_steps")) pod.gang_steps = integer_of(ctx, *f, 0);
+  if (const auto f = map.get("gpu_utilization")) {
+    pod.gpu_utilization = fraction_of(ctx, *f, 0.0, false, 1.0);
+  }
+  if (const auto f = map.get("gpu_memory")) pod.gpu_memory_bytes = memory_bytes_of(ctx, *f);
+  const auto duration = map.get("duration");
+  const auto workload = map.get("workload");
+  if (duration && workload) ctx.fail(*workload, "give duration or workload, not both");
+  if (duration) pod.workload.duration = positive_duration_of(ctx, *duration);
+  if (workload) pod.workload.tenant = read_pod_workload(ctx, *workload, pod.name);
+  if (!duration && !workload) {
+    ctx.fail(Field{field.node, child_path(field.path, "duration"), field.mark},
+             "missing required key 'duration' (or `workload`): what the pod runs once placed");
+  }
+  return e;
+}
+
+// Expands one pods[] entry into its pods: NAME-0 .. NAME-(N-1) when more than one; arrivals
+// drawn from a stream seeded by the scenario seed and the entry index.
+void expand(const PodEntry& e, std::uint64_t seed, std::size_t entry_index,
+            std::vector<PodSpec>& out) {
+  std::mt19937_64 random(seed ^ (0x9E3779B97F4A7C15ULL * (entry_index + 1)));
+  std::exponential_distribution<double> gap(e.generated ? e.rate_per_s : 1.0);
+  double time_ns = static_cast<double>(e.start);
+  for (int k = 0; k < e.count; ++k) {
+    PodSpec pod = e.pod;
+    if (e.count > 1) pod.name = fmt::format("{}-{}", e.pod.name, k);
+    if (pod.workload.tenant) pod.workload.tenant->name = pod.name;
+    if (e.generated) {
+      if (k > 0) time_ns += e.poisson ? gap(random) * 1e9 : 1e9 / e.rate_per_s;
+      pod.arrival = checked::nanos_saturating(time_ns);
+    }
+    out.push_back(std::move(pod));
+  }
+}
+
+SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"policy", "preemption", "ignore_deletions", "fgd_popularity_threshold",
+                       "fgd_include_cpu_pods", "tie_seed"});
+  SchedulerSpec s;
+  if (const auto f = map.get("policy")) {
+    s.policy = choice_of<SchedulingPolicy>(ctx, *f,
+                                           {{"best-fit", SchedulingPolicy::best_fit},
+                                            {"first-fit", SchedulingPolicy::first_fit},
+                                            {"worst-fit", SchedulingPolicy::worst_fit},
+                                            {"fgd", SchedulingPolicy::fgd},
+                                            {"best_fit", SchedulingPolicy::best_fit},
+                                            {"first_fit", SchedulingPolicy::first_fit},
+                                            {"worst_fit", SchedulingPolicy::worst_fit}},
+                                           {"best-fit", "first-fit", "worst-fit", "fgd"},
+                                           "scheduling policy");
+  }
+  if (const auto f = map.get("preemption")) s.preemption = bool_of(ctx, *f);
+  if (const auto f = map.get("ignore_deletions")) s.ignore_deletions = bool_of(ctx, *f);
+  if (const auto f = map.get("fgd_popularity_threshold")) {
+    s.fgd_popularity_threshold = int_of(ctx, *f, 1);
+    if (s.fgd_popularity_threshold > 100) {
+      ctx.fail(*f,
+               fmt::format("a percentage of the pods, 1-100, got {}", s.fgd_popularity_threshold));
+    }
+  }
+  if (const auto f = map.get("fgd_include_cpu_pods")) s.fgd_include_cpu_pods = bool_of(ctx, *f);
+  if (const auto f = map.get("tie_seed")) s.tie_seed = yaml::seed_of(ctx, *f);
+  return s;
+}
+
+void openb_of(Context& ctx, const Field& field, ClusterSpec& spec) {
+  const MapReader map(ctx, field, {"nodes", "pods", "cost_per_hour"});
+  const Field nodes = map.require("nodes");
+  const Field pods = map.require("pods");
+  spec.pools = load_openb_nodes(ctx.resolve_path(nodes, non_empty_text(ctx, nodes)).string(),
+                                ctx.at(nodes.path, nodes.mark));
+  spec.pods = load_openb_pods(ctx.resolve_path(pods, non_empty_text(ctx, pods)).string(),
+                              ctx.at(pods.path, pods.mark));
+  if (const auto f = map.get("cost_per_hour")) {
+    ctx.record(*f);
+    if (!f->node.IsMap()) {
+      ctx.fail(*f, fmt::format("expected a mapping of GPU model: price per node-hour, got {}",
+                               kind_of(f->node)));
+    }
+    for (auto it = f->node.begin(); it != f->node.end(); ++it) {
+      const std::string model = it->first.Scalar();
+      const Field value{it->second, child_path(f->path, model),
+                        it->second.Mark().line >= 0 ? it->second.Mark() : it->first.Mark()};
+      const double price = number_of(ctx, value);
+      if (price < 0) ctx.fail(value, "must not be negative");
+      bool used = false;
+      for (NodePoolSpec& pool : spec.pools) {
+        if (pool.gpu_model == model) {
+          pool.cost_per_hour = price;
+          used = true;
+        }
+      }
+      if (!used) {
+        std::set<std::string> models;
+        for (const NodePoolSpec& pool : spec.pools) models.insert(pool.gpu_model);
+        ctx.fail(Field{it->first, value.path, it->first.Mark()},
+                 fmt::format("no node of model '{}' in the node list; models: {}", model,
+                             join({models.begin(), models.end()})));
+      }
+    }
+  }
+}
+
+ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed) {
+  const MapReader map(ctx, field, {"pools", "pods", "openb", "scheduler", "duration", "sample"});
+  ClusterSpec spec;
+  spec.where = ctx.at(field.path, field.mark);
+  spec.seed = seed;
+  if (const auto f = map.get("openb")) {
+    for (const char* key : {"pools", "pods"}) {
+      if (const auto other = map.get(key)) {
+        ctx.fail(*other, fmt::format("openb gives the {}; drop `{}` or `openb`", key, key));
+      }
+    }
+    openb_of(ctx, *f, spec);
+  } else {
+    std::set<std::string> pool_names;
+    for (const Field& item : list_of(ctx, map.require("pools"), true)) {
+      NodePoolSpec pool = pool_of(ctx, item);
+      if (!pool_names.insert(pool.name).second) {
+        ctx.fail_at(child_path(item.path, "name"),
+                    fmt::format("duplicate pool name '{}'", pool.name));
+      }
+      spec.pools.push_back(std::move(pool));
+    }
+    std::set<std::string> pod_names;
+    std::size_t index = 0;
+    for (const Field& item : list_of(ctx, map.require("pods"), true)) {
+      const std::size_t first = spec.pods.size();
+      expand(pod_entry_of(ctx, item), seed, index++, spec.pods);
+      for (std::size_t i = first; i < spec.pods.size(); ++i) {
+        if (!pod_names.insert(spec.pods[i].name).second) {
+          ctx.fail_at(child_path(item.path, "name"),
+                      fmt::format("duplicate pod name '{}' (count/arrivals N > 1 names copies "
+                                  "NAME-0 .. NAME-(N-1))",
+                                  spec.pods[i].name));
+        }
+      }
+    }
+    spec.pods = sorted_by_arrival(std::move(spec.pods));
+  }
+  if (const auto f = map.get("scheduler")) spec.scheduler = scheduler_of(ctx, *f);
+  if (const auto f = map.get("duration")) spec.duration = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("sample")) spec.sample = positive_duration_of(ctx, *f);
+  return spec;
+}
+
+// The scenario's `seed` (default 1, as the scenario loader), read without the scenario's schema.
+std::uint64_t seed_of_root(Context& ctx, const YAML::Node& root) {
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == "seed") {
+      return yaml::seed_of(ctx, Field{it->second, "seed", it->second.Mark()});
+    }
+  }
+  return 1;
+}
+
+// The overrides for the cluster: `cluster.*` (and `seed`, which draws generated arrivals when
+// `with_seed`). The others edit the scenario's own keys, which the scenario loader applies.
+std::vector<Override> cluster_overrides(const std::vector<Override>& overrides, bool with_seed) {
+  std::vector<Override> selected;
+  for (const Override& o : overrides) {
+    if (o.key_path.rfind("cluster.", 0) == 0 || (with_seed && o.key_path == "seed")) {
+      selected.push_back(o);
+    }
+  }
+  return selected;
+}
+
+}  // namespace
+
+ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& source_name,
+                              const std::vector<Override>& overrides) {
+  YAML::Node root = yaml::parse(yaml_text, source_name);
+  std::map<std::string, SourceLocation> locations;
+  Context ctx(source_name, locations);
+  const YAML::Node& read_only = root;
+  if (!root.IsMap() || !read_only["cluster"]) {
+    throw InputError(SourceLocation{source_name, 0, 0, "cluster"},
+                     "no `cluster:` section in this scenario");
+  }
+  const YAML::Node cluster = read_only["cluster"];
+  std::vector<Override> scenario_level = cluster_overrides(overrides, true);
+  if (cluster.IsScalar()) {  // `cluster: FILE`: cluster.* edit that file (below)
+    std::erase_if(scenario_level, [](const Override& o) { return o.key_path != "seed"; });
+  }
+  apply_overrides(root, ctx, scenario_level);
+  const std::uint64_t seed = seed_of_root(ctx, root);
+  // Find the key's own mark for the field (the value's mark when there is one).
+  YAML::Mark mark;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == "cluster") {
+      mark = it->second.Mark().line >= 0 ? it->second.Mark() : it->first.Mark();
+    }
+  }
+  const Field field{read_only["cluster"], "cluster", mark};
+  if (!field.node.IsScalar()) return read_cluster(ctx, field, seed);
+
+  // `cluster: FILE`: the cluster file holds the mapping at its root or under `cluster:`.
+  const std::string path = ctx.resolve_path(field, non_empty_text(ctx, field)).string();
+  const std::string text = detail::read_text_file(path, "cluster file", ctx.at(field.path, mark));
+  YAML::Node file_root = yaml::parse(text, path);
+  std::map<std::string, SourceLocation> file_locations;
+  Context file_ctx(path, file_locations);
+  const YAML::Node& file_read_only = file_root;
+  const bool wrapped = file_root.IsMap() && file_read_only["cluster"];
+  apply_overrides(file_root, file_ctx, cluster_overrides(overrides, false),
+                  wrapped ? "" : "cluster.");
+  const YAML::Node body = wrapped ? YAML::Node(file_read_only["cluster"]) : file_root;
+  return read_cluster(file_ctx, Field{body, wrapped ? "cluster" : "", body.Mark()}, seed);
+}
+
+ClusterSpec load_cluster(const std::string& scenario_file, const std::vector<Override>& overrides) {
+  return load_cluster_text(detail::read_text_file(scenario_file, "scenario file"), scenario_file,
+                           overrides);
+}
+
+}  // namespace gpumux::cluster

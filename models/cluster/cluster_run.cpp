@@ -1,0 +1,683 @@
+#include "models/cluster/cluster_run.hpp"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "models/cluster/scheduler.hpp"
+
+namespace gpumux::cluster {
+
+const char* policy_name(SchedulingPolicy policy) {
+  switch (policy) {
+    case SchedulingPolicy::first_fit:
+      return "first-fit";
+    case SchedulingPolicy::best_fit:
+      return "best-fit";
+    case SchedulingPolicy::worst_fit:
+      return "worst-fit";
+    case SchedulingPolicy::fgd:
+      return "fgd";
+  }
+  return "?";
+}
+
+Nanos PodRecord::pending_ns() const { return start >= 0 ? start - arrival : -1; }
+
+namespace {
+
+enum class Kind : int { completion = 0, node_ready = 1, scale_down = 2, arrival = 3, sample = 4 };
+
+struct Event {
+  Nanos time;
+  Kind kind;
+  std::uint64_t seq;
+  int id;
+  std::uint64_t stamp;  // completion: the instance's epoch; scale_down: the node's version
+  bool operator>(const Event& o) const {
+    return std::tie(time, kind, seq) > std::tie(o.time, o.kind, o.seq);
+  }
+};
+
+struct Group {
+  int spec = 0;
+  std::vector<int> members;  // instance ids
+  int key = -1;
+  bool provisioned = false;
+};
+
+struct Instance {
+  int group = 0;
+  Allocation alloc;
+  std::uint64_t epoch = 0;
+  bool running = false;
+};
+
+class Replay {
+ public:
+  explicit Replay(const ClusterSpec& spec) : spec_(spec), sched_(spec) {}
+
+  ClusterResult run();
+
+ private:
+  void push(Nanos t, Kind k, int id, std::uint64_t stamp = 0) {
+    events_.push(Event{t, k, seq_++, id, stamp});
+  }
+  int key_of(int g);
+  bool try_schedule(int g);
+  void start_group(int g);
+  void stop_instance(int i, bool completed);
+  void enqueue(int g, bool at_back);
+  void retry_pending();
+  bool try_preempt(int g);
+  void maybe_provision(int g);
+  void node_emptied(int node);
+  void sample();
+  void mark_dirty(int node) {
+    if (!dirty_flag_[static_cast<std::size_t>(node)]) {
+      dirty_flag_[static_cast<std::size_t>(node)] = true;
+      dirty_.push_back(node);
+    }
+  }
+
+  const ClusterSpec& spec_;
+  Scheduler sched_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::uint64_t seq_ = 0;
+  Nanos now_ = 0;
+  std::vector<Group> groups_;
+  std::vector<Instance> inst_;
+  std::vector<PodRecord> recs_;
+  // Pending queues: key -> ordered set of (−priority, arrival, group).
+  std::map<std::tuple<int, int, int>, int> key_ids_;  // (shape, members, priority) -> key
+  std::vector<int> key_shape_, key_members_;
+  std::vector<std::set<std::tuple<int, Nanos, int>>> queues_;
+  std::set<int> nonempty_;
+  std::vector<int> dirty_;
+  std::vector<bool> dirty_flag_;
+  std::vector<std::vector<int>> on_node_;  // instances per node
+  // Autoscaling.
+  struct Provisioning {
+    int node;
+    std::int64_t cpu, mem;
+    std::vector<int> frees;
+  };
+  std::vector<Provisioning> inflight_;
+  std::vector<Nanos> active_since_;
+  std::vector<PoolRecord> pools_;
+  std::vector<int> pool_active_;
+  int running_ = 0, pending_ = 0, preemptions_ = 0;
+  double arrived_milli_ = 0;
+  std::uint64_t n_events_ = 0;
+  std::vector<ClusterSample> samples_;
+};
+
+int Replay::key_of(int g) {
+  const Group& gr = groups_[static_cast<std::size_t>(g)];
+  const PodSpec& p = spec_.pods[static_cast<std::size_t>(gr.spec)];
+  const auto k = std::make_tuple(sched_.shape_of_pod(static_cast<std::size_t>(gr.spec)),
+                                 static_cast<int>(gr.members.size()), p.priority);
+  auto it = key_ids_.find(k);
+  if (it != key_ids_.end()) return it->second;
+  const int id = static_cast<int>(key_shape_.size());
+  key_ids_.emplace(k, id);
+  key_shape_.push_back(std::get<0>(k));
+  key_members_.push_back(std::get<1>(k));
+  queues_.emplace_back();
+  return id;
+}
+
+bool Replay::try_schedule(int g) {
+  Group& gr = groups_[static_cast<std::size_t>(g)];
+  const int shape = sched_.shape_of_pod(static_cast<std::size_t>(gr.spec));
+  std::size_t placed = 0;
+  for (; placed < gr.members.size(); ++placed) {
+    Allocation a;
+    if (!sched_.choose(shape, a)) break;
+    sched_.apply(shape, a);
+    inst_[static_cast<std::size_t>(gr.members[placed])].alloc = std::move(a);
+  }
+  if (placed == gr.members.size()) {
+    start_group(g);
+    return true;
+  }
+  for (std::size_t i = placed; i-- > 0;) {  // roll back, last placed first
+    Instance& in = inst_[static_cast<std::size_t>(gr.members[i])];
+    sched_.release(shape, in.alloc);
+    in.alloc = Allocation{};
+  }
+  return false;
+}
+
+void Replay::start_group(int g) {
+  Group& gr = groups_[static_cast<std::size_t>(g)];
+  const PodSpec& p = spec_.pods[static_cast<std::size_t>(gr.spec)];
+  std::set<int> nodes;
+  double network = 0;
+  double nvlink = 0;
+  for (int i : gr.members) {
+    const int node = inst_[static_cast<std::size_t>(i)].alloc.node;
+    nodes.insert(node);
+    const NodePoolSpec& pool =
+        spec_.pools[static_cast<std::size_t>(sched_.state().pool[static_cast<std::size_t>(node)])];
+    network = network == 0 ? pool.network_bytes_per_s : std::min(network, pool.network_bytes_per_s);
+    const double nv =
+        pool.nvlink_bytes_per_s > 0 ? pool.nvlink_bytes_per_s : kDefaultNvlinkBytesPerS;
+    nvlink = nvlink == 0 ? nv : std::min(nvlink, nv);
+  }
+  const bool spans = nodes.size() > 1;
+  const int members = static_cast<int>(gr.members.size());
+  const Nanos step = ring_allreduce_time(p.gang_bytes_per_step, members, spans ? network : nvlink);
+  // A workload pod without a duration runs to the end of the replay.
+  const bool forever = !p.workload.duration.has_value();
+  Nanos duration = p.workload.duration.value_or(0) + p.gang_steps * step;
+  const ClusterState& st = sched_.state();
+  for (int i : gr.members) {
+    Instance& in = inst_[static_cast<std::size_t>(i)];
+    PodRecord& r = recs_[static_cast<std::size_t>(i)];
+    const int node = in.alloc.node;
+    const int pool = st.pool[static_cast<std::size_t>(node)];
+    const PoolTemplate& tpl = sched_.templates()[static_cast<std::size_t>(pool)];
+    const NodePoolSpec& ps = spec_.pools[static_cast<std::size_t>(pool)];
+    r.start = now_;
+    r.end = -1;
+    r.node = node;
+    r.node_name = st.node_name[static_cast<std::size_t>(node)];
+    r.pool = ps.name;
+    r.spans_nodes = spans;
+    r.allreduce_step_ns = members > 1 ? step : 0;
+    r.node_cost_per_hour = ps.cost_per_hour;
+    r.node_gpu_milli = tpl.total_gpu_milli();
+    r.node_cpu_milli = tpl.cpu_milli;
+    r.gpus.clear();
+    r.units.clear();
+    double milli = 0;
+    double vram = 0;
+    for (const auto& [u, take] : in.alloc.takes) {
+      const UnitTemplate& ut = tpl.units[static_cast<std::size_t>(u - st.unit_begin[node])];
+      r.units.push_back(u - st.unit_begin[node]);
+      const std::string id =
+          ut.profile.empty() ? fmt::format("{}", ut.gpu) : fmt::format("{}:{}", ut.gpu, ut.profile);
+      if (r.gpus.find(id) == std::string::npos)
+        r.gpus += r.gpus.empty() ? id : fmt::format(",{}", id);
+      milli += static_cast<double>(take) * ut.gpu_milli / ut.slots;
+      vram += static_cast<double>(take) * static_cast<double>(ut.memory_bytes) / ut.slots;
+    }
+    r.gpu_milli = static_cast<int>(milli + 0.5);
+    r.vram_allocated_bytes = static_cast<std::int64_t>(vram);
+    r.vram_used_bytes = p.gpu_memory_bytes > 0 ? p.gpu_memory_bytes : r.vram_allocated_bytes;
+    in.running = true;
+    in.epoch += 1;
+    on_node_[static_cast<std::size_t>(node)].push_back(i);
+    ++running_;
+    if (!spec_.scheduler.ignore_deletions && !forever) {
+      push(now_ + duration, Kind::completion, i, in.epoch);
+    }
+  }
+}
+
+void Replay::stop_instance(int i, bool completed) {
+  Instance& in = inst_[static_cast<std::size_t>(i)];
+  PodRecord& r = recs_[static_cast<std::size_t>(i)];
+  const int node = in.alloc.node;
+  const int shape = sched_.shape_of_pod(static_cast<std::size_t>(r.spec_index));
+  sched_.release(shape, in.alloc);
+  auto& list = on_node_[static_cast<std::size_t>(node)];
+  list.erase(std::find(list.begin(), list.end(), i));
+  in.running = false;
+  in.epoch += 1;  // invalidates a pending completion
+  in.alloc = Allocation{};
+  --running_;
+  if (completed) {
+    r.end = now_;
+  } else {
+    r.evictions += 1;
+    r.start = -1;
+  }
+  mark_dirty(node);
+  if (sched_.state().pods_on[static_cast<std::size_t>(node)] == 0) node_emptied(node);
+}
+
+void Replay::enqueue(int g, bool) {
+  Group& gr = groups_[static_cast<std::size_t>(g)];
+  gr.key = key_of(g);
+  const PodSpec& p = spec_.pods[static_cast<std::size_t>(gr.spec)];
+  queues_[static_cast<std::size_t>(gr.key)].emplace(-p.priority, p.arrival, g);
+  nonempty_.insert(gr.key);
+  pending_ += static_cast<int>(gr.members.size());
+  const int shape = sched_.shape_of_pod(static_cast<std::size_t>(gr.spec));
+  const PendingReason why = sched_.explain(shape, static_cast<int>(gr.members.size()));
+  for (int i : gr.members) {
+    PodRecord& r = recs_[static_cast<std::size_t>(i)];
+    r.pending_reason = why.reason;
+    r.pending_message = why.message;
+    if (r.failed_at < 0) r.failed_at = now_;
+  }
+  maybe_provision(g);
+}
+
+void Replay::retry_pending() {
+  if (dirty_.empty() || nonempty_.empty()) {
+    for (int n : dirty_) dirty_flag_[static_cast<std::size_t>(n)] = false;
+    dirty_.clear();
+    return;
+  }
+  // Queues in order of their heads (priority, arrival, group).
+  std::vector<std::pair<std::tuple<int, Nanos, int>, int>> heads;
+  for (int k : nonempty_) heads.emplace_back(*queues_[static_cast<std::size_t>(k)].begin(), k);
+  std::sort(heads.begin(), heads.end());
+  const ClusterState& st = sched_.state();
+  for (const auto& [head, k] : heads) {
+    auto& q = queues_[static_cast<std::size_t>(k)];
+    const int shape = key_shape_[static_cast<std::size_t>(k)];
+    while (!q.empty()) {
+      // Only a node whose capacity grew can host what failed before (gangs: any node, as
+      // members may spread over several).
+      bool could = key_members_[static_cast<std::size_t>(k)] > 1;
+      for (int n : dirty_) {
+        if (could) break;
+        const int pool = st.pool[static_cast<std::size_t>(n)];
+        could = st.active[static_cast<std::size_t>(n)] &&
+                demand_fits(st, sched_.templates()[static_cast<std::size_t>(pool)], n,
+                            sched_.demand(shape, pool));
+      }
+      if (!could) break;
+      const int g = std::get<2>(*q.begin());
+      if (!try_schedule(g)) break;
+      q.erase(q.begin());
+      pending_ -= static_cast<int>(groups_[static_cast<std::size_t>(g)].members.size());
+    }
+    if (q.empty()) nonempty_.erase(k);
+  }
+  for (int n : dirty_) dirty_flag_[static_cast<std::size_t>(n)] = false;
+  dirty_.clear();
+}
+
+bool Replay::try_preempt(int g) {
+  Group& gr = groups_[static_cast<std::size_t>(g)];
+  if (gr.members.size() != 1) return false;
+  const PodSpec& p = spec_.pods[static_cast<std::size_t>(gr.spec)];
+  const int shape = sched_.shape_of_pod(static_cast<std::size_t>(gr.spec));
+  const ClusterState& st = sched_.state();
+  int best_node = -1;
+  std::tuple<int, int, int> best_cost{0, 0, 0};
+  std::vector<int> best_victims;
+  for (int node = 0; node < st.nodes(); ++node) {
+    if (!st.active[static_cast<std::size_t>(node)]) continue;
+    if (!sched_.demand(shape, st.pool[static_cast<std::size_t>(node)]).possible) continue;
+    std::vector<int> lower;
+    for (int i : on_node_[static_cast<std::size_t>(node)]) {
+      if (recs_[static_cast<std::size_t>(i)].priority < p.priority) lower.push_back(i);
+    }
+    if (lower.empty()) continue;
+    // Lowest priority first; among equals the latest started first.
+    std::stable_sort(lower.begin(), lower.end(), [&](int a, int b) {
+      const PodRecord& ra = recs_[static_cast<std::size_t>(a)];
+      const PodRecord& rb = recs_[static_cast<std::size_t>(b)];
+      if (ra.priority != rb.priority) return ra.priority < rb.priority;
+      return ra.start > rb.start;
+    });
+    std::vector<const Allocation*> freed;
+    std::vector<int> victims;
+    bool fits = false;
+    for (int i : lower) {
+      // Members of a gang are not split by preemption.
+      if (groups_[static_cast<std::size_t>(inst_[static_cast<std::size_t>(i)].group)]
+              .members.size() > 1) {
+        continue;
+      }
+      freed.push_back(&inst_[static_cast<std::size_t>(i)].alloc);
+      victims.push_back(i);
+      if (sched_.fits_after_release(shape, node, freed)) {
+        fits = true;
+        break;
+      }
+    }
+    if (!fits) continue;
+    int top = 0;
+    for (int v : victims) top = std::max(top, recs_[static_cast<std::size_t>(v)].priority);
+    const std::tuple<int, int, int> cost{top, static_cast<int>(victims.size()), node};
+    if (best_node < 0 || cost < best_cost) {
+      best_node = node;
+      best_cost = cost;
+      best_victims = victims;
+    }
+  }
+  if (best_node < 0) return false;
+  for (int v : best_victims) {
+    const int vg = inst_[static_cast<std::size_t>(v)].group;
+    stop_instance(v, false);
+    ++preemptions_;
+    enqueue(vg, true);
+  }
+  Allocation a = sched_.allocate_on(shape, best_node);
+  sched_.apply(shape, a);
+  inst_[static_cast<std::size_t>(gr.members[0])].alloc = std::move(a);
+  start_group(g);
+  return true;
+}
+
+void Replay::maybe_provision(int g) {
+  Group& gr = groups_[static_cast<std::size_t>(g)];
+  if (gr.provisioned) return;
+  const int shape = sched_.shape_of_pod(static_cast<std::size_t>(gr.spec));
+  const ClusterState& st = sched_.state();
+  const int members = static_cast<int>(gr.members.size());
+  // Room on a node being provisioned (virtual state), in file order.
+  for (Provisioning& pr : inflight_) {
+    const int pool = st.pool[static_cast<std::size_t>(pr.node)];
+    const PoolTemplate& tpl = sched_.templates()[static_cast<std::size_t>(pool)];
+    const Demand& d = sched_.demand(shape, pool);
+    if (!d.possible || members > 1) continue;
+    if (pr.cpu < d.cpu_milli || pr.mem < d.memory_bytes) continue;
+    std::vector<int> frees = pr.frees;
+    bool ok = true;
+    for (const Need& need : d.needs) {
+      int left = need.count;
+      for (std::size_t u = 0; u < frees.size() && left > 0; ++u) {
+        if (tpl.units[u].resource != need.resource) continue;
+        if (need.spread) {
+          const int t = std::min(left, frees[u]);
+          frees[u] -= t;
+          left -= t;
+        } else if (frees[u] >= need.per_unit) {
+          frees[u] -= need.per_unit;
+          --left;
+        }
+      }
+      ok = ok && left == 0;
+    }
+    if (!ok) continue;
+    pr.frees = frees;
+    pr.cpu -= d.cpu_milli;
+    pr.mem -= d.memory_bytes;
+    gr.provisioned = true;
+    return;
+  }
+  for (int pool = 0; pool < sched_.pools(); ++pool) {
+    const NodePoolSpec& ps = spec_.pools[static_cast<std::size_t>(pool)];
+    if (!ps.autoscaling || !sched_.fits_empty(shape, pool)) continue;
+    for (int m = 0; m < members; ++m) {
+      // The first inactive node slot of the pool that is not already being provisioned.
+      int slot = -1;
+      for (int n = 0; n < st.nodes(); ++n) {
+        if (st.pool[static_cast<std::size_t>(n)] != pool ||
+            st.active[static_cast<std::size_t>(n)]) {
+          continue;
+        }
+        bool busy = false;
+        for (const Provisioning& pr : inflight_) busy |= pr.node == n;
+        if (!busy) {
+          slot = n;
+          break;
+        }
+      }
+      if (slot < 0) break;
+      const PoolTemplate& tpl = sched_.templates()[static_cast<std::size_t>(pool)];
+      Provisioning pr{slot, tpl.cpu_allocatable(), tpl.memory_allocatable(), {}};
+      for (const UnitTemplate& u : tpl.units) pr.frees.push_back(u.slots);
+      const Demand& d = sched_.demand(shape, pool);
+      pr.cpu -= d.cpu_milli;
+      pr.mem -= d.memory_bytes;
+      inflight_.push_back(pr);
+      pools_[static_cast<std::size_t>(pool)].scale_ups += 1;
+      push(now_ + ps.autoscaling->provisioning_delay, Kind::node_ready, slot);
+      gr.provisioned = true;
+    }
+    if (gr.provisioned) return;
+  }
+}
+
+void Replay::node_emptied(int node) {
+  const int pool = sched_.state().pool[static_cast<std::size_t>(node)];
+  const NodePoolSpec& ps = spec_.pools[static_cast<std::size_t>(pool)];
+  if (!ps.autoscaling) return;
+  push(now_ + ps.autoscaling->scale_down_after, Kind::scale_down, node,
+       sched_.state().version[static_cast<std::size_t>(node)]);
+}
+
+void Replay::sample() {
+  const ClusterState& st = sched_.state();
+  ClusterSample s;
+  s.time = now_;
+  const int nres = std::max(1, sched_.names().size());
+  s.unusable_by_resource.assign(static_cast<std::size_t>(nres), 0.0);
+  // Pending queues' demands, for the "unusable by any pending pod" measure.
+  std::vector<int> pending_shapes;
+  for (int k : nonempty_) pending_shapes.push_back(key_shape_[static_cast<std::size_t>(k)]);
+  std::sort(pending_shapes.begin(), pending_shapes.end());
+  pending_shapes.erase(std::unique(pending_shapes.begin(), pending_shapes.end()),
+                       pending_shapes.end());
+  for (int n = 0; n < st.nodes(); ++n) {
+    const std::size_t nn = static_cast<std::size_t>(n);
+    if (!st.active[nn]) continue;
+    ++s.active_nodes;
+    const int pool = st.pool[nn];
+    const PoolTemplate& tpl = sched_.templates()[static_cast<std::size_t>(pool)];
+    if (tpl.cpu_milli > 0) {
+      s.cpu_total += tpl.cpu_milli;
+      s.cpu_allocated += tpl.cpu_milli - st.cpu_free[nn];
+    }
+    s.gpus_total += tpl.gpus;
+    s.gpu_milli_total += tpl.total_gpu_milli();
+    std::vector<bool> gpu_used(static_cast<std::size_t>(tpl.gpus), false);
+    std::vector<const Demand*> fitting;
+    for (int shape : pending_shapes) {
+      const Demand& d = sched_.demand(shape, pool);
+      if (demand_fits(st, tpl, n, d)) fitting.push_back(&d);
+    }
+    for (int i = 0; i < st.units(n); ++i) {
+      const UnitTemplate& u = tpl.units[static_cast<std::size_t>(i)];
+      const int f = st.slot_free[static_cast<std::size_t>(st.unit_begin[n] + i)];
+      const double used_milli = static_cast<double>(u.slots - f) * u.gpu_milli / u.slots;
+      s.gpu_milli_allocated += static_cast<std::int64_t>(used_milli + 0.5);
+      if (f < u.slots) gpu_used[static_cast<std::size_t>(u.gpu)] = true;
+      if (f == 0 || pending_shapes.empty()) continue;
+      bool usable = false;
+      for (const Demand* d : fitting) {
+        for (const Need& need : d->needs) {
+          usable |= need.resource == u.resource && f >= (need.spread ? 1 : need.per_unit);
+        }
+      }
+      if (!usable) {
+        const double m = static_cast<double>(f) * u.gpu_milli / u.slots;
+        s.unusable_milli += m;
+        s.unusable_by_resource[static_cast<std::size_t>(u.resource)] += m;
+      }
+    }
+    for (bool b : gpu_used) s.gpus_allocated += b ? 1 : 0;
+    for (int i : on_node_[nn]) {
+      s.gpu_milli_used += recs_[static_cast<std::size_t>(i)].gpu_milli *
+                          recs_[static_cast<std::size_t>(i)].gpu_utilization;
+    }
+  }
+  s.fragmentation_by_resource = sched_.fragmentation_by_resource();
+  s.fragmentation_milli = 0;
+  for (double v : s.fragmentation_by_resource) s.fragmentation_milli += v;
+  s.pending = pending_;
+  s.running = running_;
+  s.arrived_gpu_milli = arrived_milli_;
+  samples_.push_back(std::move(s));
+}
+
+ClusterResult Replay::run() {
+  if (spec_.pools.empty()) throw InputError(spec_.where, "cluster: no node pools");
+  const ClusterState& st = sched_.state();
+  dirty_flag_.assign(static_cast<std::size_t>(st.nodes()), false);
+  on_node_.resize(static_cast<std::size_t>(st.nodes()));
+  active_since_.assign(static_cast<std::size_t>(st.nodes()), 0);
+  pools_.resize(spec_.pools.size());
+  pool_active_.assign(spec_.pools.size(), 0);
+  for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
+    const NodePoolSpec& ps = spec_.pools[p];
+    PoolRecord& r = pools_[p];
+    r.name = ps.name;
+    r.gpu_model = ps.gpu_model;
+    r.currency = ps.currency;
+    r.gpus_per_node = ps.gpus_per_node;
+    r.cost_per_hour = ps.cost_per_hour;
+    r.gpu_memory_bytes = sched_.templates()[p].gpu_memory_bytes;
+  }
+  for (int n = 0; n < st.nodes(); ++n) {
+    if (st.active[static_cast<std::size_t>(n)]) {
+      pool_active_[static_cast<std::size_t>(st.pool[static_cast<std::size_t>(n)])] += 1;
+    }
+  }
+  for (std::size_t p = 0; p < pools_.size(); ++p) {
+    pools_[p].nodes_initial = pools_[p].nodes_peak = pool_active_[p];
+  }
+  // Pods -> groups and instances.
+  Nanos last_arrival = 0;
+  // A gang of N is N consecutive pods with gang N, the same arrival and the same shape (the
+  // loader writes `count: K, gang: N` as K pods, K/N gangs).
+  for (std::size_t i = 0; i < spec_.pods.size();) {
+    const PodSpec& p = spec_.pods[i];
+    const int members = std::max(1, p.gang);
+    Group g;
+    g.spec = static_cast<int>(i);
+    for (int m = 0; m < members; ++m) {
+      const std::size_t k = i + static_cast<std::size_t>(m);
+      if (k >= spec_.pods.size() || spec_.pods[k].gang != p.gang ||
+          spec_.pods[k].arrival != p.arrival || sched_.shape_of_pod(k) != sched_.shape_of_pod(i)) {
+        throw InputError(p.where, fmt::format("pod {}: gang {} needs {} consecutive identical pods "
+                                              "arriving together; found {}",
+                                              p.name, p.gang, members, m));
+      }
+      const PodSpec& q = spec_.pods[k];
+      if (!spec_.scheduler.ignore_deletions && !q.workload.duration && !q.workload.tenant) {
+        throw InputError(q.where, fmt::format("pod {}: no duration (the replay deletes pods at "
+                                              "start + duration; or set ignore_deletions)",
+                                              q.name));
+      }
+      g.members.push_back(static_cast<int>(inst_.size()));
+      inst_.push_back(Instance{static_cast<int>(groups_.size()), {}, 0, false});
+      PodRecord r;
+      r.name = q.name;
+      r.pod_class = q.pod_class.empty() ? q.name : q.pod_class;
+      r.spec_index = static_cast<int>(k);
+      r.member = m;
+      r.priority = q.priority;
+      r.arrival = q.arrival;
+      r.cpu_milli = q.cpu_milli;
+      r.gpu_utilization = q.gpu_utilization;
+      recs_.push_back(std::move(r));
+    }
+    groups_.push_back(std::move(g));
+    push(p.arrival, Kind::arrival, static_cast<int>(groups_.size() - 1));
+    last_arrival = std::max(last_arrival, p.arrival);
+    i += static_cast<std::size_t>(members);
+  }
+  // Autoscaled nodes that start empty may be scaled down.
+  for (int n = 0; n < st.nodes(); ++n) {
+    if (st.active[static_cast<std::size_t>(n)]) node_emptied(n);
+  }
+  if (spec_.sample > 0) {
+    const Nanos horizon = spec_.duration > 0 ? spec_.duration : last_arrival;
+    for (Nanos t = 0; t <= horizon; t += spec_.sample) push(t, Kind::sample, 0);
+  }
+  const Nanos stop = spec_.duration > 0 ? spec_.duration : kNever;
+  while (!events_.empty()) {
+    const Event e = events_.top();
+    if (e.time > stop) break;
+    events_.pop();
+    now_ = e.time;
+    ++n_events_;
+    switch (e.kind) {
+      case Kind::arrival: {
+        const Group& gr = groups_[static_cast<std::size_t>(e.id)];
+        const PodSpec& p = spec_.pods[static_cast<std::size_t>(gr.spec)];
+        const int shape = sched_.shape_of_pod(static_cast<std::size_t>(gr.spec));
+        arrived_milli_ += static_cast<double>(sched_.gpu_milli_of(shape)) * gr.members.size();
+        const int key = key_of(e.id);
+        // Pods of a shape already waiting would not fit either: queue behind them.
+        const bool blocked = !queues_[static_cast<std::size_t>(key)].empty();
+        if (!blocked && try_schedule(e.id)) break;
+        if (spec_.scheduler.preemption && p.priority != 0 && try_preempt(e.id)) break;
+        enqueue(e.id, true);
+        break;
+      }
+      case Kind::completion: {
+        const Instance& in = inst_[static_cast<std::size_t>(e.id)];
+        if (!in.running || in.epoch != e.stamp) break;  // evicted since
+        stop_instance(e.id, true);
+        break;
+      }
+      case Kind::node_ready: {
+        const int pool = st.pool[static_cast<std::size_t>(e.id)];
+        inflight_.erase(std::remove_if(inflight_.begin(), inflight_.end(),
+                                       [&](const Provisioning& p) { return p.node == e.id; }),
+                        inflight_.end());
+        sched_.set_active(e.id, true);
+        active_since_[static_cast<std::size_t>(e.id)] = now_;
+        pool_active_[static_cast<std::size_t>(pool)] += 1;
+        pools_[static_cast<std::size_t>(pool)].nodes_peak =
+            std::max(pools_[static_cast<std::size_t>(pool)].nodes_peak,
+                     pool_active_[static_cast<std::size_t>(pool)]);
+        // Groups that asked for this node may ask again if they still do not fit.
+        for (Group& g : groups_) g.provisioned = false;
+        mark_dirty(e.id);
+        node_emptied(e.id);
+        break;
+      }
+      case Kind::scale_down: {
+        const std::size_t nn = static_cast<std::size_t>(e.id);
+        const int pool = st.pool[nn];
+        const NodePoolSpec& ps = spec_.pools[static_cast<std::size_t>(pool)];
+        if (!st.active[nn] || st.pods_on[nn] != 0 || st.version[nn] != e.stamp) break;
+        if (pool_active_[static_cast<std::size_t>(pool)] <= ps.autoscaling->min_nodes) break;
+        pools_[static_cast<std::size_t>(pool)].node_seconds += to_seconds(now_ - active_since_[nn]);
+        sched_.set_active(e.id, false);
+        pool_active_[static_cast<std::size_t>(pool)] -= 1;
+        pools_[static_cast<std::size_t>(pool)].scale_downs += 1;
+        break;
+      }
+      case Kind::sample:
+        break;
+    }
+    // Retry the pending queues once the instant's releases are in (same-time events first).
+    if (events_.empty() || events_.top().time != now_ || e.kind == Kind::sample) retry_pending();
+    if (spec_.sample == 0 && e.kind != Kind::sample &&
+        (events_.empty() || events_.top().time != now_)) {
+      sample();
+    } else if (e.kind == Kind::sample) {
+      sample();
+    }
+  }
+  const Nanos end = spec_.duration > 0 ? spec_.duration
+                                       : (spec_.scheduler.ignore_deletions ? last_arrival : now_);
+  ClusterResult out;
+  out.policy = policy_name(spec_.scheduler.policy);
+  out.ignore_deletions = spec_.scheduler.ignore_deletions;
+  out.end_time = end;
+  for (int n = 0; n < st.nodes(); ++n) {
+    const std::size_t nn = static_cast<std::size_t>(n);
+    if (!st.active[nn]) continue;
+    pools_[static_cast<std::size_t>(st.pool[nn])].node_seconds +=
+        to_seconds(end - active_since_[nn]);
+  }
+  for (std::size_t p = 0; p < pools_.size(); ++p) {
+    pools_[p].nodes_final = pool_active_[p];
+    pools_[p].cost = pools_[p].node_seconds / 3600.0 * pools_[p].cost_per_hour;
+  }
+  out.pods = std::move(recs_);
+  out.samples = std::move(samples_);
+  out.pools = std::move(pools_);
+  for (int r = 0; r < sched_.names().size(); ++r) out.resources.push_back(sched_.names().name(r));
+  out.events = n_events_;
+  out.fragmentation_states = sched_.memo_states();
+  out.preemptions = preemptions_;
+  return out;
+}
+
+}  // namespace
+
+ClusterResult run_cluster(const ClusterSpec& spec) {
+  Replay replay(spec);
+  return replay.run();
+}
+
+}  // namespace gpumux::cluster

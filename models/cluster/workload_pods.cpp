@@ -1,0 +1,97 @@
+#include "models/cluster/workload_pods.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "models/cluster/node_state.hpp"
+#include "models/run/runner.hpp"
+#include "models/strategies/registry.hpp"
+#include "models/scenario/resolve.hpp"
+
+namespace gpumux::cluster {
+
+void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
+  std::vector<std::size_t> pods;
+  for (std::size_t i = 0; i < result.pods.size(); ++i) {
+    const PodRecord& p = result.pods[i];
+    if (p.start >= 0 && p.node >= 0 && !p.units.empty() &&
+        spec.pods[static_cast<std::size_t>(p.spec_index)].workload.tenant) {
+      pods.push_back(i);
+    }
+  }
+  if (pods.empty()) return;
+  std::map<std::string, int> pool_index;
+  for (std::size_t p = 0; p < spec.pools.size(); ++p) {
+    pool_index[spec.pools[p].name] = static_cast<int>(p);
+  }
+  ResourceNames names;
+  std::vector<PoolTemplate> templates;
+  for (std::size_t p = 0; p < spec.pools.size(); ++p) {
+    templates.push_back(advertise(spec.pools[p], static_cast<int>(p), names));
+  }
+  Scenario s;
+  s.name = "cluster-workload-pods";
+  Nanos longest = 0;
+  std::map<std::pair<int, int>, std::string> gpu_names;  // (node, gpu) -> scenario GPU name
+  for (std::size_t i : pods) {
+    PodRecord& r = result.pods[i];
+    const PodSpec& ps = spec.pods[static_cast<std::size_t>(r.spec_index)];
+    const int pool = pool_index.at(r.pool);
+    const NodePoolSpec& pool_spec = spec.pools[static_cast<std::size_t>(pool)];
+    const PoolTemplate& tpl = templates[static_cast<std::size_t>(pool)];
+    const UnitTemplate& unit = tpl.units[static_cast<std::size_t>(r.units.front())];
+    const auto key = std::make_pair(r.node, unit.gpu);
+    auto it = gpu_names.find(key);
+    if (it == gpu_names.end()) {
+      GpuSpec g;
+      g.name = fmt::format("{}-gpu{}", r.node_name, unit.gpu);
+      g.model = pool_spec.gpu_model;
+      for (const UnitTemplate& u : tpl.units) {
+        if (u.gpu == unit.gpu && !u.profile.empty()) g.mig.push_back(u.profile);
+      }
+      g.sharing = pool_spec.sharing.device_sharing;
+      // The device plugin's sharing kind, when the pool did not name a device strategy.
+      const SharingKind kind = pool_spec.sharing.sharing;
+      if (g.sharing.is("exclusive") &&
+          (kind == SharingKind::time_slicing || kind == SharingKind::mps)) {
+        if (const Strategy* st = find_strategy(kind == SharingKind::mps ? "mps" : "time-slicing")) {
+          g.sharing = SharingSpec(*st);
+        }
+      }
+      g.where = pool_spec.where;
+      s.gpus.push_back(g);
+      it = gpu_names.emplace(key, g.name).first;
+    }
+    TenantSpec t = *ps.workload.tenant;
+    t.name = r.name;
+    t.device = it->second;
+    if (!unit.profile.empty()) {
+      int instance = 0;
+      for (int u = 0; u < r.units.front(); ++u) {
+        if (tpl.units[static_cast<std::size_t>(u)].gpu == unit.gpu) ++instance;
+      }
+      t.device = fmt::format("{}/{}", it->second, instance);
+    }
+    t.devices = {t.device};
+    t.gpus = 1;
+    t.replicas = 1;
+    r.workload_device = t.device;
+    s.tenants.push_back(t);
+    longest = std::max(longest, ps.workload.duration.value_or(60 * kSecond));
+  }
+  s.duration = spec.duration > 0 ? std::min(spec.duration, longest) : longest;
+  const RunResult run = simulate(resolve_scenario(s));
+  std::map<std::string, const TenantResult*> by_name;
+  for (const TenantResult& t : run.tenants) by_name[t.name] = &t;
+  for (std::size_t i : pods) {
+    PodRecord& r = result.pods[i];
+    auto it = by_name.find(r.name);
+    if (it == by_name.end()) continue;
+    r.workload_completed = it->second->completed;
+    r.latency_p50_ns = it->second->latency.p50;
+    r.latency_p99_ns = it->second->latency.p99;
+  }
+}
+
+}  // namespace gpumux::cluster

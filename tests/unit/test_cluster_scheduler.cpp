@@ -1,0 +1,419 @@
+// The cluster engine (models/cluster): the device plugin's advertised capacity, the scheduler's
+// filter, scoring policies (FGD by hand-checked fragmentation values), gangs and the inter-node
+// law, preemption, autoscaling, pending reasons, and invariants on random instances.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "models/cluster/cluster_run.hpp"
+#include "models/cluster/node_state.hpp"
+#include "models/cluster/scheduler.hpp"
+
+namespace gpumux::cluster {
+namespace {
+
+NodePoolSpec pool(const std::string& name, int count, int gpus, const std::string& model = "") {
+  NodePoolSpec p;
+  p.name = name;
+  p.count = count;
+  p.gpus_per_node = gpus;
+  p.gpu_model = model;
+  p.cpu_milli = 64000;
+  p.memory_bytes = std::int64_t{256} << 30;
+  p.cost_per_hour = 10.0;
+  p.network_bytes_per_s = 25e9;
+  return p;
+}
+
+PodSpec pod(const std::string& name, Nanos arrival, Nanos duration,
+            std::map<std::string, std::int64_t> gpu, int gpu_milli = 0) {
+  PodSpec p;
+  p.name = name;
+  p.arrival = arrival;
+  p.cpu_milli = 1000;
+  p.memory_bytes = std::int64_t{1} << 30;
+  p.gpu_resources = std::move(gpu);
+  p.gpu_milli = gpu_milli;
+  p.workload.duration = duration;
+  return p;
+}
+
+const PodRecord& find(const ClusterResult& r, const std::string& name) {
+  for (const PodRecord& p : r.pods) {
+    if (p.name == name) return p;
+  }
+  throw std::runtime_error("no pod " + name);
+}
+
+TEST(ClusterAdvertise, WholeGpusAreNvidiaComGpu) {
+  ResourceNames names;
+  const PoolTemplate t = advertise(pool("p", 1, 8, "a100-80gb"), 0, names);
+  EXPECT_EQ(t.units.size(), 8u);
+  EXPECT_EQ(t.capacity_of(names.find("nvidia.com/gpu")), 8);
+  EXPECT_EQ(t.gpu_memory_bytes, gpu_model_memory_bytes("a100-80gb"));
+  EXPECT_GT(t.gpu_memory_bytes, std::int64_t{79} << 30);
+}
+
+TEST(ClusterAdvertise, MigMixedAdvertisesOneResourcePerProfile) {
+  ResourceNames names;
+  NodePoolSpec p = pool("p", 1, 2, "a100-80gb");
+  p.sharing.mig_strategy = MigStrategy::mixed;
+  p.sharing.mig_devices = {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"};
+  const PoolTemplate t = advertise(p, 0, names);
+  EXPECT_EQ(t.capacity_of(names.find("nvidia.com/mig-3g.40gb")), 2);
+  EXPECT_EQ(t.capacity_of(names.find("nvidia.com/mig-2g.20gb")), 2);
+  EXPECT_EQ(t.capacity_of(names.find("nvidia.com/mig-1g.10gb")), 4);
+  EXPECT_EQ(names.find("nvidia.com/gpu"), -1);
+  // A 3g instance is 3 of 7 compute slices.
+  EXPECT_EQ(t.units[0].gpu_milli, 1000 * 3 / 7);
+}
+
+TEST(ClusterAdvertise, MigSingleAdvertisesInstancesAsNvidiaComGpu) {
+  ResourceNames names;
+  NodePoolSpec p = pool("p", 1, 4, "a100-80gb");
+  p.sharing.mig_strategy = MigStrategy::single;
+  p.sharing.mig_devices = std::vector<std::string>(7, "1g.10gb");
+  const PoolTemplate t = advertise(p, 0, names);
+  EXPECT_EQ(t.capacity_of(names.find("nvidia.com/gpu")), 28);
+}
+
+TEST(ClusterAdvertise, TimeSlicingReplicasAndRename) {
+  ResourceNames names;
+  NodePoolSpec p = pool("p", 1, 2, "a100-80gb");
+  p.sharing.sharing = SharingKind::time_slicing;
+  p.sharing.rename_by_default = true;
+  p.sharing.shared = {SharedResource{"nvidia.com/gpu", "", 4, {}}};
+  const PoolTemplate t = advertise(p, 0, names);
+  EXPECT_EQ(t.capacity_of(names.find("nvidia.com/gpu.shared")), 8);
+  EXPECT_EQ(names.find("nvidia.com/gpu"), -1);
+}
+
+TEST(ClusterAdvertise, FailRequestsGreaterThanOneRefusesTwoReplicas) {
+  ResourceNames names;
+  NodePoolSpec p = pool("p", 1, 1, "a100-80gb");
+  p.sharing.sharing = SharingKind::time_slicing;
+  p.sharing.fail_requests_greater_than_one = true;
+  p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}}};
+  const PoolTemplate t = advertise(p, 0, names);
+  EXPECT_FALSE(demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 2}}), p, t, names).possible);
+  EXPECT_TRUE(demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 1}}), p, t, names).possible);
+}
+
+TEST(ClusterAdvertise, UnknownMigProfileIsAnInputError) {
+  ResourceNames names;
+  NodePoolSpec p = pool("p", 1, 1, "a100-80gb");
+  p.sharing.mig_strategy = MigStrategy::mixed;
+  p.sharing.mig_devices = {"5g.50gb"};
+  EXPECT_THROW(advertise(p, 0, names), InputError);
+}
+
+// Anti-pattern 3: three pods asking for a 2g.20gb slice on a pool whose layout has one.
+ClusterSpec antipattern3(const std::vector<std::string>& layout, bool time_slice) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("a100", 1, 1, "a100-80gb");
+  p.sharing.mig_strategy = MigStrategy::mixed;
+  p.sharing.mig_devices = layout;
+  if (time_slice) {
+    p.sharing.sharing = SharingKind::time_slicing;
+    p.sharing.shared = {SharedResource{"nvidia.com/mig-2g.20gb", "nvidia.com/mig-2g.20gb", 3, {}}};
+  }
+  c.pools.push_back(p);
+  for (int i = 0; i < 3; ++i) {
+    c.pods.push_back(
+        pod(fmt::format("train-{}", i), 0, 100 * kSecond, {{"nvidia.com/mig-2g.20gb", 1}}));
+  }
+  return c;
+}
+
+TEST(ClusterStory, MigLayoutMismatchLeavesPodsPendingInsufficient) {
+  const ClusterResult r =
+      run_cluster(antipattern3({"2g.20gb", "1g.10gb", "1g.10gb", "1g.10gb"}, false));
+  int waited = 0;
+  for (const PodRecord& p : r.pods) {
+    if (p.pending_reason.empty()) continue;
+    ++waited;
+    EXPECT_EQ(p.pending_reason, "Insufficient nvidia.com/mig-2g.20gb");
+    EXPECT_EQ(p.pending_message, "0/1 nodes are available: 1 Insufficient nvidia.com/mig-2g.20gb.");
+  }
+  EXPECT_EQ(waited, 2);
+  // They run one after another: 0, 100 s, 200 s.
+  std::vector<Nanos> starts;
+  for (const PodRecord& p : r.pods) starts.push_back(p.start);
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<Nanos>{0, 100 * kSecond, 200 * kSecond}));
+}
+
+TEST(ClusterStory, MatchingLayoutOrTimeSlicingRunsAllThree) {
+  for (const ClusterResult& r :
+       {run_cluster(antipattern3({"2g.20gb", "2g.20gb", "2g.20gb"}, false)),
+        run_cluster(antipattern3({"2g.20gb", "1g.10gb"}, true))}) {
+    for (const PodRecord& p : r.pods) {
+      EXPECT_EQ(p.start, 0) << p.name;
+      EXPECT_TRUE(p.pending_reason.empty());
+    }
+  }
+}
+
+// "Pod pending, GPU available": two nodes with one free GPU each; a 2-GPU pod waits, fragmented.
+TEST(ClusterStory, FreeGpusSplitAcrossNodesIsFragmented) {
+  ClusterSpec c;
+  c.pools.push_back(pool("p", 2, 2, "a100-80gb"));
+  c.pods.push_back(pod("a", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.pods.push_back(pod("b", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.scheduler.policy = SchedulingPolicy::worst_fit;  // spreads a and b over the two nodes
+  c.pods.push_back(pod("big", kSecond, 10 * kSecond, {{"nvidia.com/gpu", 2}}));
+  const ClusterResult r = run_cluster(c);
+  EXPECT_NE(find(r, "a").node, find(r, "b").node);
+  const PodRecord& big = find(r, "big");
+  EXPECT_EQ(big.pending_reason, "fragmented");
+  EXPECT_EQ(big.pending_message, "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+  EXPECT_EQ(big.start, 100 * kSecond);
+  // Best-fit packs a and b on one node and the 2-GPU pod runs at once.
+  c.scheduler.policy = SchedulingPolicy::best_fit;
+  EXPECT_EQ(find(run_cluster(c), "big").start, kSecond);
+}
+
+// A data-parallel gang of two on one node vs two nodes: the run differs by exactly
+// steps x (ring all-reduce over the network - over NVLink).
+TEST(ClusterStory, GangAcrossNodesIsSlowerByTheRingAllReduceLaw) {
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const std::int64_t steps = 1000;
+  auto make = [&](int gpus_per_node) {
+    ClusterSpec c;
+    NodePoolSpec p = pool("p", 2, gpus_per_node, "a100-80gb");
+    p.nvlink_bytes_per_s = 300e9;
+    p.network_bytes_per_s = 12.5e9;
+    c.pools.push_back(p);
+    PodSpec g = pod("dp", 0, 60 * kSecond, {{"nvidia.com/gpu", 1}});
+    g.gang = 2;
+    g.gang_bytes_per_step = bytes;
+    g.gang_steps = steps;
+    g.name = "dp-0";
+    c.pods.push_back(g);
+    g.name = "dp-1";
+    c.pods.push_back(g);
+    return run_cluster(c);
+  };
+  const ClusterResult one = make(2), two = make(1);
+  EXPECT_FALSE(find(one, "dp-0").spans_nodes);
+  EXPECT_TRUE(find(two, "dp-0").spans_nodes);
+  EXPECT_EQ(find(one, "dp-0").node, find(one, "dp-1").node);
+  // 2 (n-1)/n x bytes / bw with n = 2: bytes / bw.
+  const Nanos nv = static_cast<Nanos>(std::llround(static_cast<double>(bytes) / 300e9 * 1e9));
+  const Nanos net = static_cast<Nanos>(std::llround(static_cast<double>(bytes) / 12.5e9 * 1e9));
+  EXPECT_EQ(find(one, "dp-0").end, 60 * kSecond + steps * nv);
+  EXPECT_EQ(find(two, "dp-1").end, 60 * kSecond + steps * net);
+}
+
+TEST(ClusterGang, MembersMustBeConsecutiveIdenticalPods) {
+  ClusterSpec c;
+  c.pools.push_back(pool("p", 1, 2, "a100-80gb"));
+  PodSpec g = pod("g-0", 0, kSecond, {{"nvidia.com/gpu", 1}});
+  g.gang = 2;
+  c.pods.push_back(g);
+  EXPECT_THROW(run_cluster(c), InputError);
+}
+
+TEST(ClusterGang, AllOrNothing) {
+  ClusterSpec c;
+  c.pools.push_back(pool("p", 2, 1, "a100-80gb"));
+  c.pods.push_back(pod("solo", 0, 50 * kSecond, {{"nvidia.com/gpu", 1}}));
+  PodSpec g = pod("g-0", kSecond, 10 * kSecond, {{"nvidia.com/gpu", 1}});
+  g.gang = 2;
+  c.pods.push_back(g);
+  g.name = "g-1";
+  c.pods.push_back(g);
+  const ClusterResult r = run_cluster(c);
+  // Only one GPU is free at 1 s: neither member starts until solo ends.
+  EXPECT_EQ(find(r, "g-0").start, 50 * kSecond);
+  EXPECT_EQ(find(r, "g-1").start, 50 * kSecond);
+  // One GPU free in the whole cluster for a gang of two: not fragmentation, too little.
+  EXPECT_EQ(find(r, "g-0").pending_reason, "Insufficient nvidia.com/gpu");
+}
+
+// FGD on a hand-checked case: typical pods all ask 600 milli-GPUs. Node A is empty, node B has
+// 400 m used on GPU 0. A 400 m pod on B's GPU 0 leaves 200 m no typical pod can use
+// (fragmentation +200); on A's GPU 0 it leaves 600 m, usable (+0). FGD picks A, best-fit B.
+TEST(ClusterFgd, PicksTheNodeWhoseFragmentationGrowsLeast) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("p", 2, 1, "T4");
+  p.sharing.sharing = SharingKind::fractional;
+  c.pools.push_back(p);
+  c.pods.push_back(pod("first", 0, 1000 * kSecond, {{"nvidia.com/gpu", 1}}, 400));
+  c.pods.push_back(pod("second", kSecond, 1000 * kSecond, {{"nvidia.com/gpu", 1}}, 400));
+  for (int i = 0; i < 20; ++i) {
+    PodSpec t = pod(fmt::format("t{}", i), 2000 * kSecond, kSecond, {{"nvidia.com/gpu", 1}}, 600);
+    c.pods.push_back(t);
+  }
+  c.pods[0].cpu_milli = c.pods[1].cpu_milli = 1000;
+  for (PodSpec& t : c.pods) t.cpu_milli = 1000;
+  c.scheduler.policy = SchedulingPolicy::fgd;
+  const ClusterResult fgd = run_cluster(c);
+  EXPECT_NE(find(fgd, "first").node, find(fgd, "second").node);
+  c.scheduler.policy = SchedulingPolicy::best_fit;
+  const ClusterResult bf = run_cluster(c);
+  EXPECT_EQ(find(bf, "first").node, find(bf, "second").node);
+}
+
+TEST(ClusterFgd, NodeFragmentationMatchesTheDefinition) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("p", 1, 2, "T4");
+  p.sharing.sharing = SharingKind::fractional;
+  c.pools.push_back(p);
+  c.pods.push_back(pod("a", 0, 1000 * kSecond, {{"nvidia.com/gpu", 1}}, 700));  // typical 700 m
+  c.pods.push_back(pod("b", 0, 1000 * kSecond, {{"nvidia.com/gpu", 2}}));       // typical 2 GPUs
+  Scheduler s(c);
+  ASSERT_EQ(s.typical().size(), 2u);
+  EXPECT_DOUBLE_EQ(s.node_fragmentation(0), 0.0);  // empty: both shapes fit, all usable
+  Allocation a;
+  ASSERT_TRUE(s.choose(s.shape_of_pod(0), a));
+  s.apply(s.shape_of_pod(0), a);
+  // Free [300, 1000]: the 700 m shape (p = 1/2) cannot use 300; the 2-GPU shape (p = 1/2) does
+  // not fit: all 1300 free are unusable. F = 0.5 x 300 + 0.5 x 1300 = 800.
+  EXPECT_DOUBLE_EQ(s.node_fragmentation(0), 800.0);
+  EXPECT_DOUBLE_EQ(s.fragmentation_total(), 800.0);
+}
+
+TEST(ClusterPreemption, HigherPriorityEvictsLowerWhichRequeues) {
+  ClusterSpec c;
+  c.pools.push_back(pool("p", 1, 1, "a100-80gb"));
+  c.scheduler.preemption = true;
+  PodSpec low = pod("low", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}});
+  low.priority = 1;
+  PodSpec high = pod("high", 10 * kSecond, 20 * kSecond, {{"nvidia.com/gpu", 1}});
+  high.priority = 100;
+  c.pods = {low, high};
+  const ClusterResult r = run_cluster(c);
+  EXPECT_EQ(find(r, "high").start, 10 * kSecond);
+  EXPECT_EQ(find(r, "low").evictions, 1);
+  EXPECT_EQ(find(r, "low").start, 30 * kSecond);  // restarted when high ended
+  EXPECT_EQ(r.preemptions, 1);
+  c.scheduler.preemption = false;
+  EXPECT_EQ(find(run_cluster(c), "high").start, 100 * kSecond);
+}
+
+TEST(ClusterAutoscaling, ProvisionsAfterDelayAndScalesDownIdleNodes) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("p", 0, 1, "a100-80gb");
+  p.autoscaling = AutoscalingSpec{0, 2, 90 * kSecond, 600 * kSecond};
+  c.pools.push_back(p);
+  c.pods.push_back(pod("a", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.pods.push_back(pod("b", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.pods.push_back(pod("c", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.duration = 2000 * kSecond;
+  const ClusterResult r = run_cluster(c);
+  EXPECT_EQ(find(r, "a").start, 90 * kSecond);
+  EXPECT_EQ(find(r, "b").start, 90 * kSecond);
+  EXPECT_EQ(find(r, "c").start, 190 * kSecond);  // max 2 nodes: waits for a GPU
+  EXPECT_EQ(r.pools[0].nodes_peak, 2);
+  EXPECT_EQ(r.pools[0].nodes_final, 0);
+  EXPECT_EQ(r.pools[0].scale_ups, 2);
+  // Node 1 idles from 190 s, node 0 from 290 s: 100 + 10 min each... node-seconds:
+  // node0 90..(290+600), node1 90..(190+600).
+  EXPECT_DOUBLE_EQ(r.pools[0].node_seconds, (890.0 - 90.0) + (790.0 - 90.0));
+}
+
+TEST(ClusterIgnoreDeletions, PodsNeverLeaveAndFailuresAreRecorded) {
+  ClusterSpec c;
+  c.pools.push_back(pool("p", 1, 2, "a100-80gb"));
+  c.scheduler.ignore_deletions = true;
+  for (int i = 0; i < 3; ++i) {
+    c.pods.push_back(pod(fmt::format("p{}", i), i * kSecond, kSecond, {{"nvidia.com/gpu", 1}}));
+  }
+  const ClusterResult r = run_cluster(c);
+  EXPECT_EQ(find(r, "p0").end, -1);
+  EXPECT_EQ(find(r, "p2").start, -1);
+  EXPECT_EQ(find(r, "p2").failed_at, 2 * kSecond);
+  EXPECT_EQ(find(r, "p2").pending_reason, "Insufficient nvidia.com/gpu");
+}
+
+// Random instances: capacity conservation at every sample, no node over-committed, gangs all or
+// nothing, pending times >= 0, bit-identical reruns.
+class ClusterRandom : public ::testing::TestWithParam<int> {};
+
+TEST_P(ClusterRandom, Invariants) {
+  std::mt19937_64 rng(static_cast<std::uint64_t>(GetParam()));
+  ClusterSpec c;
+  NodePoolSpec frac = pool("frac", 4, 4, "T4");
+  frac.sharing.sharing = SharingKind::fractional;
+  frac.cpu_milli = 16000;
+  c.pools.push_back(frac);
+  const SchedulingPolicy policies[] = {SchedulingPolicy::first_fit, SchedulingPolicy::best_fit,
+                                       SchedulingPolicy::worst_fit, SchedulingPolicy::fgd};
+  c.scheduler.policy = policies[GetParam() % 4];
+  c.scheduler.preemption = GetParam() % 3 == 0;
+  Nanos t = 0;
+  for (int i = 0; i < 120; ++i) {
+    t += static_cast<Nanos>(rng() % 20) * kSecond;
+    const int kind = static_cast<int>(rng() % 4);
+    PodSpec p = kind == 0 ? pod(fmt::format("p{}", i), t, 0, {{"nvidia.com/gpu", 1}},
+                                100 * static_cast<int>(1 + rng() % 9))
+                          : pod(fmt::format("p{}", i), t, 0,
+                                {{"nvidia.com/gpu", static_cast<int>(1 + rng() % 2)}});
+    p.workload.duration = static_cast<Nanos>(1 + rng() % 200) * kSecond;
+    p.cpu_milli = static_cast<std::int64_t>(1 + rng() % 8) * 1000;
+    p.priority = static_cast<int>(rng() % 3);
+    if (rng() % 6 == 0) {
+      p.gang = 2;
+      c.pods.push_back(p);
+      p.name += "-b";
+    }
+    c.pods.push_back(p);
+  }
+  c.sample = 5 * kSecond;
+  const ClusterResult r = run_cluster(c);
+  const std::int64_t total = 4 * 4 * 1000;
+  for (const ClusterSample& s : r.samples) {
+    EXPECT_EQ(s.gpu_milli_total, total);
+    EXPECT_GE(s.gpu_milli_allocated, 0);
+    EXPECT_LE(s.gpu_milli_allocated, total);
+    EXPECT_LE(s.cpu_allocated, s.cpu_total);
+    EXPECT_GE(s.fragmentation_milli, -1e-9);
+    EXPECT_LE(s.fragmentation_milli, static_cast<double>(total - s.gpu_milli_allocated) + 1e-6);
+    // Allocation equals what the running pods hold.
+    std::int64_t held = 0;
+    std::map<int, std::int64_t> cpu_by_node;
+    for (const PodRecord& p : r.pods) {
+      if (p.start >= 0 && p.start <= s.time && (p.end < 0 || p.end > s.time)) {
+        held += p.gpu_milli;
+        cpu_by_node[p.node] += p.cpu_milli;
+      }
+    }
+    if (!c.scheduler.preemption) {
+      EXPECT_EQ(held, s.gpu_milli_allocated) << "t=" << s.time;
+      for (const auto& [node, cpu] : cpu_by_node) EXPECT_LE(cpu, 16000);
+    }
+  }
+  for (const PodRecord& p : r.pods) {
+    if (p.start >= 0) {
+      EXPECT_GE(p.pending_ns(), 0);
+    }
+  }
+  // Gangs: both members started at the same time or neither.
+  for (std::size_t i = 0; i + 1 < r.pods.size(); ++i) {
+    if (r.pods[i + 1].member == 1 && r.pods[i].evictions == 0 && r.pods[i + 1].evictions == 0) {
+      EXPECT_EQ(r.pods[i].start, r.pods[i + 1].start) << r.pods[i].name;
+    }
+  }
+  const ClusterResult again = run_cluster(c);
+  ASSERT_EQ(again.pods.size(), r.pods.size());
+  for (std::size_t i = 0; i < r.pods.size(); ++i) {
+    EXPECT_EQ(again.pods[i].start, r.pods[i].start);
+    EXPECT_EQ(again.pods[i].node, r.pods[i].node);
+    EXPECT_EQ(again.pods[i].gpus, r.pods[i].gpus);
+  }
+  ASSERT_EQ(again.samples.size(), r.samples.size());
+  for (std::size_t i = 0; i < r.samples.size(); ++i) {
+    EXPECT_EQ(again.samples[i].fragmentation_milli, r.samples[i].fragmentation_milli);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, ClusterRandom, ::testing::Range(0, 12));
+
+}  // namespace
+}  // namespace gpumux::cluster
