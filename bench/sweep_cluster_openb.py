@@ -26,10 +26,13 @@ def main():
             Client(cluster) as client:
         frame = gpumux.sweep(str(REPO / "scenarios" / "cluster" / "openb-default.yaml"), grid,
                              client=client)
-    print(f"{len(frame)} points in {time.time() - t0:.1f} s on a {workers}-worker LocalCluster")
-    frame["pods"] = frame["pods"].astype(str).str.extract(r"openb_pod_list_(\w+)\.csv")[0]
-    print(frame.pivot_table(index="pods", columns="policy", values="allocation").round(4))
-    print(frame.pivot_table(index="pods", columns="policy", values="failed_on_arrival"))
+    overall = frame[frame["class"] == "all"].copy()  # one row per point (and one per class)
+    print(f"{len(overall)} points in {time.time() - t0:.1f} s on a {workers}-worker LocalCluster")
+    overall["pods"] = overall["cluster_openb_pods"].astype(str).str.extract(
+        r"openb_pod_list_(\w+)\.csv")[0]
+    print(overall.pivot_table(index="pods", columns="policy",
+                              values="allocation_gpu_milli_final").round(4))
+    print(overall.pivot_table(index="pods", columns="policy", values="failed_on_arrival"))
 
 
 if __name__ == "__main__":

@@ -122,10 +122,11 @@ class GuardedRun {
 
 ResultPtr run(const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
               std::optional<std::uint64_t> seed, const std::string& source_name,
-              py::object progress) {
+              py::object progress, bool record_requests) {
   const ScenarioRequest request = make_request(scenario, is_path, overrides, seed, source_name);
   GuardedRun guard(std::move(progress));
-  const RunControl control = guard.control();
+  RunControl control = guard.control();
+  control.record_requests = record_requests;
   auto result = std::make_shared<RunResult>();
   {
     py::gil_scoped_release release;
@@ -466,9 +467,11 @@ PYBIND11_MODULE(_gpumux, m) {
   m.def("run", &run, py::arg("scenario"), py::arg("is_path"),
         py::arg("overrides") = std::vector<std::string>{}, py::arg("seed") = py::none(),
         py::arg("source_name") = std::string("<text>"), py::arg("progress") = py::none(),
+        py::arg("record_requests") = true,
         "Loads (path or YAML text), resolves and simulates one scenario with the GIL released. "
         "overrides: list of 'KEY=VALUE'; seed: overrides the master seed (as --seed); "
-        "progress: optional callable(now_ns, horizon_ns, events).");
+        "progress: optional callable(now_ns, horizon_ns, events); record_requests: keep one "
+        "record per request (False: the summary and tables only, as gpumux run without -o).");
   m.def("compare", &compare, py::arg("scenario"), py::arg("is_path"), py::arg("strategies"),
         py::arg("overrides") = std::vector<std::string>{}, py::arg("seed") = py::none(),
         py::arg("source_name") = std::string("<text>"), py::arg("progress") = py::none(),

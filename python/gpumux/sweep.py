@@ -23,9 +23,16 @@ TENANT_METRICS = ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "completed"
                   "slowdown_mean", "oom_events")
 #: Metrics of the tenant's device, as "device_<metric>" columns.
 DEVICE_METRICS = ("sm_busy", "dram_busy")
-#: Per-point metrics of a cluster scenario (one row per point; docs/metrics.md "Cluster metrics").
-CLUSTER_METRICS = ("allocation", "gpus_allocated", "fragmentation_ratio", "failed_on_arrival",
-                   "never_started", "pending_p99_s", "cost")
+#: Metrics of a cluster sweep row (a scenario with ``cluster:``; one row per point x pod class,
+#: plus class "all"): the class's pending statistics (docs/metrics.md, "Cluster metrics") and
+#: the cluster's allocation, fragmentation and cost at that point (the same on every class row).
+CLUSTER_CLASS_METRICS = ("pods", "started", "never_started", "pending_p50_s", "pending_p90_s",
+                         "pending_p99_s", "pending_max_s", "gpu_hours", "cost_allocated",
+                         "cost_used")
+CLUSTER_METRICS = CLUSTER_CLASS_METRICS + (
+    "failed_on_arrival", "allocation_gpu_milli_final", "allocation_gpu_milli_mean",
+    "allocation_gpus_final", "fragmentation_fgd_final_ratio", "fragmentation_unusable_final_milli",
+    "cost_total", "cost_unallocated")
 
 _VALUE = re.compile(r"^\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*(.*?)\s*$")
 #: unit -> (dimension, factor to the dimension's base unit, column suffix)
@@ -82,16 +89,17 @@ def grid_column(key: str, values) -> tuple[str, list]:
     return f"{name}_{_BASE[dimension]}", [v * _UNITS[u][1] for v, u in parsed]
 
 
-def grid_columns(keys, points) -> dict:
+def grid_columns(keys, points, reserved=()) -> dict:
     """{column: values} for the grid keys of POINTS (see :func:`grid_column`); a name two keys
-    share gets the key's earlier parts (tenants_0_rate_per_s)."""
+    share, or one of ``reserved`` (the result's own columns, e.g. ``pods``), gets the key's
+    earlier parts (tenants_0_rate_per_s, cluster_openb_pods)."""
     columns = {}
     named = [(key, *grid_column(key, [p.get(key) for p in points])) for key in keys]
     counts = {}
     for _, name, _ in named:
         counts[name] = counts.get(name, 0) + 1
     for key, name, values in named:
-        if counts[name] > 1:
+        if counts[name] > 1 or name in reserved:
             prefix = key.rsplit(".", 1)[0].replace(".", "_")
             name = f"{prefix}_{name}"
         columns[name] = values
@@ -144,30 +152,48 @@ def metrics_rows(summary: dict) -> list[dict]:
 
 
 def cluster_rows(summary: dict) -> list[dict]:
-    """The one row of a cluster replay's summary: policy as status, CLUSTER_METRICS."""
-    return [{"status": summary.get("policy"),
-             "allocation": summary["allocation"]["gpu_milli_final"],
-             "gpus_allocated": summary["allocation"]["gpus_final"],
-             "fragmentation_ratio": summary["fragmentation"]["fgd_final_ratio"],
-             "failed_on_arrival": summary["failed_on_arrival"],
-             "never_started": summary["never_started"],
-             "pending_p99_s": summary["pending"]["pending_p99_s"],
-             "cost": summary["cost"]["total"]}]
+    """One row per pod class of a cluster summary (``gpumux run --json`` of a ``cluster:``
+    scenario), then one for class "all": status, class, CLUSTER_METRICS."""
+    def num(v):
+        return float("nan") if v is None else v
+    allocation = summary.get("allocation", {}) or {}
+    fragmentation = summary.get("fragmentation", {}) or {}
+    cost = summary.get("cost", {}) or {}
+    cluster = {"failed_on_arrival": summary.get("failed_on_arrival"),
+               "allocation_gpu_milli_final": allocation.get("gpu_milli_final"),
+               "allocation_gpu_milli_mean": allocation.get("gpu_milli_mean"),
+               "allocation_gpus_final": allocation.get("gpus_final"),
+               "fragmentation_fgd_final_ratio": fragmentation.get("fgd_final_ratio"),
+               "fragmentation_unusable_final_milli": fragmentation.get("unusable_final_milli"),
+               "cost_total": cost.get("total"), "cost_unallocated": cost.get("unallocated")}
+    rows = []
+    classes = list(summary.get("classes", []) or [])
+    overall = dict(summary.get("pending", {}) or {})
+    overall["class"] = "all"
+    for stats in classes + [overall]:
+        row = {"status": "complete", "class": stats.get("class")}
+        for metric in CLUSTER_CLASS_METRICS:
+            row[metric] = num(stats.get(metric))
+        for metric, value in cluster.items():
+            row[metric] = num(value)
+        rows.append(row)
+    return rows
 
 
-def _run_point(text, is_path, source, overrides, seed):
-    """Worker: one simulation -> (metrics row, error message or None). Top-level so it pickles
-    into processes and dask workers. A cluster scenario runs the cluster replay."""
+def _run_point(text, is_path, source, overrides, seed, cluster=False):
+    """Worker: one simulation -> (metrics rows, error message or None). Top-level so it pickles
+    into processes and dask workers. Records only what the rows use: no per-request records
+    for a device scenario; the summary of a cluster replay (``cluster=True``)."""
     import gpumux
+    import json
     try:
-        if gpumux._gpumux.is_cluster(text, is_path, source):
-            import json
+        if cluster:
             native = gpumux._gpumux.run_cluster(text, is_path, overrides, source)
             return cluster_rows(json.loads(native["summary"])), None
-        native = gpumux._gpumux.run(text, is_path, overrides, seed, source, None)
+        native = gpumux._gpumux.run(text, is_path, overrides, seed, source, None,
+                                    record_requests=False)
     except gpumux.ScenarioError as e:
         return None, str(e)
-    import json
     return metrics_rows(json.loads(native.summary_json())), None
 
 
@@ -189,16 +215,17 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
     progress:   show a tqdm bar (local processes).
     mp_context: a multiprocessing context for the pool (default: the platform's).
 
-    A cluster scenario (``cluster:``) gives one row per point with CLUSTER_METRICS (allocation,
-    fragmentation ratio, failed pods, pending p99, cost; ``status`` = the policy).
-
     Returns a tidy (long) DataFrame, one row per point x tenant, points in grid order:
     ``point`` (the point's number), one column per grid key (values parsed by
     :func:`grid_column`: "100/s" -> 100.0 in ``rate_per_s``, "2ms" -> 2.0 in ``timeslice_ms``;
     names and modes categorical), ``status``, ``tenant`` and ``device`` (categorical), the
     TENANT_METRICS (latencies in ns, NaN when not applicable) and ``device_sm_busy`` /
     ``device_dram_busy`` of the tenant's device; plus ``error`` with on_error="record" (a
-    failed point is one row with NaN metrics). ``frame.pivot_table(index="rate_per_s",
+    failed point is one row with NaN metrics). A scenario with a ``cluster:`` section (a cluster
+    replay, docs/cluster.md) gives one row per point x pod class (and class "all") with
+    ``class`` and the CLUSTER_METRICS instead of ``tenant``/``device`` and the tenant metrics:
+    ``gpumux.sweep("scenarios/cluster/openb-default.yaml", {"cluster.scheduler.policy":
+    ["fgd", "best-fit"], "cluster.openb.pods": [ABSOLUTE_PATH, ...]}, client=dask_client)``. ``frame.pivot_table(index="rate_per_s",
     columns="tenant", values="p99_ns")`` gives a wide view.
     """
     import gpumux
@@ -209,6 +236,7 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
     base = gpumux._override_list(overrides)
     seed = gpumux._seed(seed)
     tasks = [base + gpumux._override_list(p) for p in points]
+    cluster = gpumux._gpumux.is_cluster(text, is_path, source)
 
     if client is not None:
         if is_path:  # ship the document, not the path; relative traces resolve as for the file
@@ -216,7 +244,7 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
                 text, is_path, source = f.read(), False, os.path.abspath(text)
         n = len(tasks)
         futures = client.map(_run_point, [text] * n, [is_path] * n, [source] * n, tasks,
-                             [seed] * n, pure=False)
+                             [seed] * n, [cluster] * n, pure=False)
         outputs = client.gather(futures)
     else:
         if processes is None:
@@ -229,12 +257,12 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
         outputs = [None] * len(tasks)
         if processes == 1:
             for i, task in enumerate(tasks):
-                outputs[i] = _run_point(text, is_path, source, task, seed)
+                outputs[i] = _run_point(text, is_path, source, task, seed, cluster)
                 if bar is not None:
                     bar.update(1)
         else:
             with ProcessPoolExecutor(max_workers=processes, mp_context=mp_context) as pool:
-                futures = {pool.submit(_run_point, text, is_path, source, task, seed): i
+                futures = {pool.submit(_run_point, text, is_path, source, task, seed, cluster): i
                            for i, task in enumerate(tasks)}
                 for future in as_completed(futures):
                     outputs[futures[future]] = future.result()
@@ -244,7 +272,10 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
             bar.close()
 
     keys = list(dict.fromkeys(k for p in points for k in p))
-    grid = grid_columns(keys, points)
+    reserved = (("point", "status", "class", "error", *CLUSTER_METRICS) if cluster else
+                ("point", "status", "tenant", "device", "error", *TENANT_METRICS,
+                 *(f"device_{m}" for m in DEVICE_METRICS)))
+    grid = grid_columns(keys, points, reserved)
     rows = []
     for i, (point, (metrics, error)) in enumerate(zip(points, outputs)):
         if error is not None and on_error == "raise":
@@ -256,24 +287,19 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
             if on_error == "record":
                 row["error"] = error
             rows.append(row)
-    cluster = gpumux._gpumux.is_cluster(text, is_path, source)
-    columns = (["point", *grid, "status", *CLUSTER_METRICS] if cluster else
-               ["point", *grid, "status", "tenant", "device", *TENANT_METRICS,
-                *(f"device_{m}" for m in DEVICE_METRICS)])
+    if cluster:
+        columns = ["point", *grid, "status", "class", *CLUSTER_METRICS]
+        categorical = ("class",)
+    else:
+        columns = ["point", *grid, "status", "tenant", "device", *TENANT_METRICS,
+                   *(f"device_{m}" for m in DEVICE_METRICS)]
+        categorical = ("tenant", "device")
     if on_error == "record":
         columns.append("error")
     frame = pd.DataFrame(rows, columns=columns)
-    if cluster:  # one row per point: the replay's metrics, status = the policy
-        frame["status"] = frame["status"].astype("category")
-        for name, values in grid.items():
-            if not all(isinstance(v, (int, float)) for v in values):
-                frame[name] = pd.Categorical(frame[name].astype(str),
-                                             categories=list(dict.fromkeys(map(str, values))))
-        return frame
-    tenants = list(dict.fromkeys(r["tenant"] for r in rows if r.get("tenant") is not None))
-    devices = list(dict.fromkeys(r["device"] for r in rows if r.get("device") is not None))
-    frame["tenant"] = pd.Categorical(frame["tenant"], categories=tenants)
-    frame["device"] = pd.Categorical(frame["device"], categories=devices)
+    for column in categorical:
+        values = list(dict.fromkeys(r[column] for r in rows if r.get(column) is not None))
+        frame[column] = pd.Categorical(frame[column], categories=values)
     frame["status"] = frame["status"].astype("category")
     for name, values in grid.items():
         if not all(isinstance(v, (int, float)) for v in values):

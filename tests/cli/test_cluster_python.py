@@ -36,12 +36,14 @@ def test_overrides_reach_the_cluster_section():
     assert (r.pods["pending_reason"] == "").all()
 
 
-def test_sweep_of_a_cluster_scenario_gives_one_row_per_point():
+def test_sweep_of_a_cluster_scenario_gives_a_row_per_point_and_pod_class():
     grid = {"cluster.scheduler.policy": ["worst-fit", "best-fit"]}
     frame = gpumux.sweep(str(SCENARIO), grid, processes=1)
-    assert list(frame["policy"].astype(str)) == ["worst-fit", "best-fit"]
-    assert list(frame["status"].astype(str)) == ["worst-fit", "best-fit"]
     for column in importlib.import_module("gpumux.sweep").CLUSTER_METRICS:
         assert column in frame
+    overall = frame[frame["class"] == "all"]
+    assert list(overall["policy"].astype(str)) == ["worst-fit", "best-fit"]
     # Spreading leaves the 2-GPU pod waiting 7,140 s; packing starts it at once.
-    assert list(frame["pending_p99_s"]) == [7140.0, 0.0]
+    assert list(overall["pending_p99_s"]) == [7140.0, 0.0]
+    training = frame[frame["class"] == "training"]
+    assert list(training["pending_max_s"]) == [7140.0, 0.0]
