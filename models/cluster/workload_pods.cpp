@@ -32,10 +32,23 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
   }
   Scenario s;
   s.name = "cluster-workload-pods";
-  Nanos longest = 0;
+  s.seed = spec.seed;
+  // The horizon: the replay's duration, else the last end of a workload pod; a pod that never
+  // ended runs to it. Without either, the last start + 60 s (assumption: the time a workload
+  // pod that never ends is measured for).
+  Nanos horizon = spec.duration;
+  if (horizon <= 0) {
+    Nanos last_start = 0;
+    for (std::size_t i : pods) {
+      horizon = std::max(horizon, result.pods[i].end);
+      last_start = std::max(last_start, result.pods[i].start);
+    }
+    if (horizon <= last_start) horizon = last_start + 60 * kSecond;
+  }
   std::map<std::pair<int, int>, std::string> gpu_names;  // (node, gpu) -> scenario GPU name
   for (std::size_t i : pods) {
     PodRecord& r = result.pods[i];
+    if (r.start >= horizon) continue;  // started after the replay ended: nothing to measure
     const PodSpec& ps = spec.pods[static_cast<std::size_t>(r.spec_index)];
     const int pool = pool_index.at(r.pool);
     const NodePoolSpec& pool_spec = spec.pools[static_cast<std::size_t>(pool)];
@@ -76,11 +89,15 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
     t.devices = {t.device};
     t.gpus = 1;
     t.replicas = 1;
+    // The pod is on its GPU from its start to its end (TenantSpec::active_from/until): its
+    // neighbours are the pods placed there at the same time, not every pod the GPU ever hosted.
+    t.active_from = r.start;
+    t.active_until.reset();
+    if (r.end > r.start && r.end < horizon) t.active_until = r.end;
     r.workload_device = t.device;
     s.tenants.push_back(t);
-    longest = std::max(longest, ps.workload.duration.value_or(60 * kSecond));
   }
-  s.duration = spec.duration > 0 ? std::min(spec.duration, longest) : longest;
+  s.duration = horizon;
   const RunResult run = simulate(resolve_scenario(s));
   std::map<std::string, const TenantResult*> by_name;
   for (const TenantResult& t : run.tenants) by_name[t.name] = &t;

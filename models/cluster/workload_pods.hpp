@@ -6,10 +6,12 @@
 // pool's GPU model, its MIG layout (when MIG is on), the pool's device sharing
 // (GpuSharingConfig::device_sharing: time-slicing or MPS between the pods of one GPU or MIG
 // instance). Each workload pod becomes a tenant on its GPU (or "GPU/INSTANCE" for a MIG slice;
-// a multi-GPU pod on its first GPU). The scenario runs for the longest time a workload pod ran
-// (its duration, else 60 s -- assumption), all tenants active together: pods that were not on
-// the GPU at the same time are simulated as if they were (the engine has no tenant start/stop
-// windows yet), so the result is an upper bound on interference. Cost: one simulation.
+// a multi-GPU pod on its first GPU), active from the pod's start to its end
+// (TenantSpec::active_from/until: arrivals and memory only then, so a pod's neighbours are the
+// pods on its GPU at the same time). The scenario runs to the replay's `duration`, else to the
+// last end of a workload pod (a pod still running then stops there), else to the last start +
+// 60 s (assumption). A multi-GPU pod's replicas on its other GPUs are not simulated. Cost: one
+// simulation.
 #include "models/cluster/cluster_run.hpp"
 #include "models/cluster/cluster_spec.hpp"
 

@@ -98,7 +98,7 @@ TenantSpec inference_tenant() {
 // Two workload pods time-sliced on one GPU see each other: their latency exceeds that of the
 // same pod alone on its GPU.
 TEST(ClusterWorkloadPods, LatencyReflectsNeighbours) {
-  auto make = [](int pods) {
+  auto make = [](int pods, Nanos spacing = 0) {
     ClusterSpec c;
     NodePoolSpec p;
     p.name = "p";
@@ -113,6 +113,7 @@ TEST(ClusterWorkloadPods, LatencyReflectsNeighbours) {
       PodSpec w;
       w.name = fmt::format("svc-{}", i);
       w.gpu_resources["nvidia.com/gpu"] = 1;
+      w.arrival = i * spacing;
       w.workload.duration = 10 * kSecond;
       w.workload.tenant = inference_tenant();
       c.pods.push_back(w);
@@ -126,6 +127,19 @@ TEST(ClusterWorkloadPods, LatencyReflectsNeighbours) {
   EXPECT_EQ(shared.pods[0].workload_device, shared.pods[1].workload_device);
   EXPECT_GT(alone.pods[0].workload_completed, 0);
   EXPECT_GT(shared.pods[0].latency_p50_ns, alone.pods[0].latency_p50_ns);
+
+  // The same two pods 20 s apart (each runs 10 s): one GPU, never at the same time. Each runs
+  // from its start to its end (tenant active windows), so each is the pod alone: the same
+  // requests (10 s x 40/s) and the same latency.
+  const ClusterResult apart = make(2, 20 * kSecond);
+  ASSERT_EQ(apart.pods.size(), 2u);
+  EXPECT_EQ(apart.pods[0].workload_device, apart.pods[1].workload_device);
+  for (const PodRecord& p : apart.pods) {
+    EXPECT_EQ(p.workload_completed, alone.pods[0].workload_completed) << p.name;
+    EXPECT_EQ(p.latency_p50_ns, alone.pods[0].latency_p50_ns) << p.name;
+    EXPECT_EQ(p.latency_p99_ns, alone.pods[0].latency_p99_ns) << p.name;
+  }
+  EXPECT_EQ(alone.pods[0].workload_completed, 400);
 }
 
 }  // namespace
