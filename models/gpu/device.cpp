@@ -116,10 +116,41 @@ void Device::advance() {
   }
 }
 
+bool Device::grant_to(KernelRun& k, double sms, double epsilon, double& free,
+                      double& held_by_client) const {
+  const double full_width = k.sm_fraction * geometry_.gpu_sms;
+  const double cap = client_sm_cap(k.tenant);
+  const double demand = std::min({full_width, sms, cap});
+  if (k.occupancy >= demand - epsilon) return false;  // holding its full width
+  // In its last wave (every remaining block already resident on what it holds) it takes no
+  // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or
+  // new kernel holds nothing, so it is always dispatching.
+  const double remaining_blocks = k.work > 0 ? (k.remaining / k.work) * k.waves * full_width : 0.0;
+  if (k.occupancy > 0 && remaining_blocks <= k.occupancy + epsilon) return false;
+  const double grant = std::min({demand - k.occupancy, free, cap - held_by_client});
+  if (grant <= epsilon) return false;
+  k.occupancy += grant;
+  held_by_client += grant;
+  free -= grant;
+  return true;
+}
+
 void Device::grant_sms() {
   if (running_.empty()) return;  // an emptied device: nothing to grant
   const double sms = geometry_.sms;
   const double epsilon = 1e-9 * sms;
+  if (running_.size() == 1 && running_.front()->tenant >= 0) {
+    // One kernel (the usual exclusive device): the same arithmetic as below without the
+    // per-client table (its client holds exactly what the kernel holds).
+    KernelRun& k = *running_.front();
+    double free = sms;
+    free -= k.occupancy;
+    if (free <= epsilon) return;
+    double held_by_client = 0.0;
+    held_by_client += k.occupancy;
+    grant_to(k, sms, epsilon, free, held_by_client);
+    return;
+  }
   double free = sms;
   bool mixed_priorities = false;
   int max_tenant = -1;
@@ -142,22 +173,8 @@ void Device::grant_sms() {
   for (const KernelRun* k : running_)
     client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
   for (KernelRun* k : *order) {
-    const double full_width = k->sm_fraction * geometry_.gpu_sms;
-    const double cap = client_sm_cap(k->tenant);
-    const double demand = std::min({full_width, sms, cap});
-    if (k->occupancy >= demand - epsilon) continue;  // holding its full width
-    // In its last wave (every remaining block already resident on what it holds) it takes no
-    // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or
-    // new kernel holds nothing, so it is always dispatching.
-    const double remaining_blocks =
-        k->work > 0 ? (k->remaining / k->work) * k->waves * full_width : 0.0;
-    if (k->occupancy > 0 && remaining_blocks <= k->occupancy + epsilon) continue;
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
-    const double grant = std::min({demand - k->occupancy, free, cap - held_by_client});
-    if (grant <= epsilon) continue;
-    k->occupancy += grant;
-    held_by_client += grant;
-    free -= grant;
+    if (!grant_to(*k, sms, epsilon, free, held_by_client)) continue;
     if (free <= epsilon) break;
   }
 }
@@ -240,7 +257,45 @@ void Device::set_overhead(bool in_overhead) {
   update_busy();
 }
 
+void Device::update_busy_single() {
+  // The same values as update_busy's loops for zero or one running kernel, set in the same
+  // way (each integral is its own object, so the order of the client sets does not matter).
+  const Nanos now = sim_.now();
+  double occupied = 0;
+  double bandwidth = 0;
+  double client_value = 0.0;
+  std::uint32_t position = ~std::uint32_t{0};  // the running kernel's client position, if any
+  if (!running_.empty()) {
+    const KernelRun* k = running_.front();
+    occupied += k->occupancy;
+    bandwidth += k->memory_bound * k->l2_factor * k->rate;
+    const auto tenant = static_cast<std::size_t>(k->tenant);
+    if (k->tenant >= 0 && tenant < client_of_tenant_.size() && client_of_tenant_[tenant] >= 0) {
+      position = static_cast<std::uint32_t>(client_of_tenant_[tenant]);
+      client_value += k->occupancy;
+    }
+  }
+  const double sms = std::max(1, geometry_.sms);
+  const double fraction = std::min(1.0, occupied / sms);
+  busy_.set(now, in_overhead_ ? 1.0 : fraction);
+  useful_.set(now, in_overhead_ ? 0.0 : fraction);
+  dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
+  // Clients that held SMs at the last update go back to 0 unless the kernel's.
+  for (const std::uint32_t c : busy_clients_) {
+    if (c != position) client_sm_[c].set(now, 0.0);
+  }
+  busy_clients_.clear();
+  if (position != ~std::uint32_t{0}) {
+    client_sm_[position].set(now, client_value);
+    if (client_value != 0.0) busy_clients_.push_back(position);
+  }
+}
+
 void Device::update_busy() {
+  if (running_.size() <= 1) {
+    update_busy_single();
+    return;
+  }
   const Nanos now = sim_.now();
   double occupied = 0;
   double bandwidth = 0;
@@ -291,9 +346,13 @@ void Device::complete_finished() {
     const double tolerance = 1e-9 * k->work + 1e-3;
     if (k->remaining <= tolerance) finished.push_back(k);
   }
-  std::erase_if(running_, [&](KernelRun* k) {
-    return std::find(finished.begin(), finished.end(), k) != finished.end();
-  });
+  if (finished.size() == running_.size()) {
+    running_.clear();  // all finished (the usual single kernel)
+  } else if (!finished.empty()) {
+    std::erase_if(running_, [&](KernelRun* k) {
+      return std::find(finished.begin(), finished.end(), k) != finished.end();
+    });
+  }
   batching_ = true;
   for (KernelRun* k : finished) {
     work_completed_ += k->work - k->remaining;

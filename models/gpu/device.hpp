@@ -170,6 +170,10 @@ class Device {
   void on_completion();  // event: the earliest running kernel finishes now
   void update_busy();
   void grant_sms();  // residency: freed SMs to dispatching kernels, in dispatch order
+  // One kernel's grant from `free` SMs (its client holding `held_by_client`); true if granted.
+  bool grant_to(KernelRun& k, double sms, double epsilon, double& free,
+                double& held_by_client) const;
+  void update_busy_single();  // update_busy for at most one running kernel
   void apply_l2_factors();
   void complete_finished();
   void finish_recompute();  // schedules the next completion and updates utilization

@@ -59,6 +59,21 @@ bool Tenant::begin_request(Request& r) {
 
 double Tenant::stream_time(const std::vector<double>& durations,
                            const std::vector<const KernelSpec*>& specs) const {
+  if (lanes_ == 1) {
+    // One lane (every kernel list, most traces): the same sums without the per-lane table.
+    double finish = 0.0;
+    double end = 0;
+    for (std::size_t k = 0; k < durations.size(); ++k) {
+      const KernelSpec& spec = *specs[k];
+      const double paced = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap);
+      const double launch =
+          static_cast<double>(spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_);
+      finish =
+          std::max(finish + static_cast<double>(spec.host_before), paced) + launch + durations[k];
+      end = std::max(end, finish);
+    }
+    return end;
+  }
   std::vector<double>& lane_finish = lane_finish_scratch_;
   lane_finish.assign(static_cast<std::size_t>(lanes_), 0.0);
   double end = 0;

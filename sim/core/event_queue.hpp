@@ -91,6 +91,17 @@ class EventQueue {
     event.event.run();
     return event.time;
   }
+  /// pop_and_run() right after next_time() returned a time, with nothing pushed or cancelled
+  /// in between (the run loop): the heap then skips its second liveness check of the top.
+  Nanos pop_and_run_after_next_time(Nanos& clock) {
+    const PoppedEvent event = kind_ == QueueKind::heap       ? heap_.pop_live_top()
+                              : kind_ == QueueKind::calendar ? calendar_.pop()
+                                                             : ladder_.pop();
+    --live_;
+    clock = event.time;
+    event.event.run();
+    return event.time;
+  }
 
  private:
   EventId push_event(Nanos time, Priority priority, Event::Function function, void* object,

@@ -79,10 +79,13 @@ Nanos HeapQueue::next_time_slow() {
 }
 
 PoppedEvent HeapQueue::pop() {
-  // One liveness check per event: the run loop's next_time() has normally discarded the dead
-  // keys already, and the slot read here is the one the event is taken from anyway.
   if (!generation_live(slots_[heap_.front().slot].generation)) discard_dead_top();
-  assert(!heap_.empty());
+  return pop_live_top();
+}
+
+PoppedEvent HeapQueue::pop_live_top() {
+  // The run loop's next_time() has checked the top's liveness (one check per event).
+  assert(!heap_.empty() && generation_live(slots_[heap_.front().slot].generation));
   const Key top = heap_.front();
   pop_top();
   Slot& s = slots_[top.slot];

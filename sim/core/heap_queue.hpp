@@ -32,6 +32,9 @@ class HeapQueue {
   }
   /// Removes the earliest live event. Precondition: a live event is pending.
   PoppedEvent pop();
+  /// pop() without the liveness check. Precondition: next_time() returned a time (so the top is
+  /// live) and nothing was pushed or cancelled since.
+  PoppedEvent pop_live_top();
 
  private:
   struct Key {

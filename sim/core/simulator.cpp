@@ -46,7 +46,7 @@ void Simulator::run_until(Nanos horizon) {
       tick_(next_tick_);
       next_tick_ += tick_every_;
     }
-    queue_.pop_and_run(now_);
+    queue_.pop_and_run_after_next_time(now_);  // ticks schedule and cancel nothing
     ++events_;
     if (poll_every_ != 0 && --until_poll == 0) {
       until_poll = poll_every_;
