@@ -65,6 +65,8 @@ class Tenant : public KernelOwner {
     rejected_ = true;
   }
   bool dead() const { return dead_; }
+  /// No request queued or running.
+  bool idle() const { return queue_.empty() && in_flight_ == 0; }
   /// Records requests still queued or running (an interrupted run) as unfinished.
   void record_unfinished();
 
