@@ -21,10 +21,10 @@ std::string size_text(double bytes) {
   if (unit == 0) {
     std::snprintf(text, sizeof text, "%.0f bytes", bytes);
   } else {
-    std::snprintf(text, sizeof text, bytes == static_cast<double>(static_cast<std::int64_t>(bytes))
-                                         ? "%.0f %s"
-                                         : "%.1f %s",
-                  bytes, kUnits[unit]);
+    std::snprintf(
+        text, sizeof text,
+        bytes == static_cast<double>(static_cast<std::int64_t>(bytes)) ? "%.0f %s" : "%.1f %s",
+        bytes, kUnits[unit]);
   }
   return text;
 }

@@ -64,7 +64,8 @@ TEST_F(InputFile, DevicesAndDirectoriesAreRefusedBeforeAnyByteIsRead) {
   EXPECT_EQ(error_of("/dev/zero", input_file::kMaxScenarioBytes),
             "is a device, not a test input (gpumux reads regular files and pipes)");
   EXPECT_EQ(error_of(dir_.string(), 100), "is a directory, not a test input");
-  EXPECT_EQ(error_of((dir_ / "missing").string(), 100), "cannot open test input: No such file or directory");
+  EXPECT_EQ(error_of((dir_ / "missing").string(), 100),
+            "cannot open test input: No such file or directory");
 }
 
 TEST_F(InputFile, AnEndlessPipeStopsAtTheLimit) {
