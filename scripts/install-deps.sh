@@ -9,6 +9,7 @@ packages=(
   python3-numpy python3-h5py python3-pandas python3-matplotlib python3-scipy python3-pytest
   python3-tqdm python3-yaml python3-dask python3-distributed python3-nbclient python3-nbconvert
   python3-ipykernel jupyter-nbconvert python3-simpy3 clang-format
+  clang libclang-rt-14-dev  # scripts/ci-sanitize.sh: ASan + UBSan + libFuzzer (clang 14)
 )
 missing=()
 for p in "${packages[@]}"; do

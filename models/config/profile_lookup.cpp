@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "models/config/input_error.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/strings.hpp"
 
 namespace gpumux {
@@ -33,11 +34,11 @@ bool looks_like_path(const std::string& name) {
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLocation{path, 0, 0, ""}, "cannot open device profile file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return input_file::read(path, input_file::kMaxScenarioBytes, "device profile file");
+  } catch (const input_file::FileError& e) {
+    throw InputError(SourceLocation{path, 0, 0, ""}, e.what());
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/util/checked.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -240,8 +241,10 @@ void Device::finish_recompute() {
   const Nanos now = sim_.now();
   for (const KernelRun* k : running_) {
     if (k->rate > 0) {
-      const double wait = std::ceil(k->remaining / k->rate);
-      next = std::min(next, now + static_cast<Nanos>(wait));
+      // A finish beyond the int64 horizon (a huge draw, a tiny share) is "never", not a wrapped
+      // time in the past.
+      const Nanos wait = checked::nanos_saturating(std::ceil(k->remaining / k->rate));
+      if (wait < kNever - now) next = std::min(next, now + wait);
     }
   }
   update_busy();

@@ -15,6 +15,12 @@
 #include "models/run/tenant.hpp"
 
 namespace gpumux::run {
+namespace {
+
+// The largest kernel work (ns at full rate): 2^62 ns, about 146 years, below the int64 horizon.
+constexpr double kMaxKernelWork = 4611686018427387904.0;
+
+}  // namespace
 
 void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling) {
   auto tokens = [&scaling](TokenCount c) -> std::int64_t {
@@ -33,7 +39,10 @@ void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scali
     for (std::int64_t i = 0; i < launches; ++i) {
       const double d = draw(kernels_rng_, k.duration) * scale +
                        static_cast<double>(k.per_sequence) * scaling.sequences;
-      sequence.durations.push_back(std::max(1.0, std::round(d)));
+      // A draw beyond the int64 horizon (lognormal tail x per-token count) saturates there: the
+      // kernel never finishes within representable time (NaN counts as that too).
+      sequence.durations.push_back(std::isnan(d) ? kMaxKernelWork
+                                                 : std::clamp(std::round(d), 1.0, kMaxKernelWork));
       sequence.specs.push_back(&k);
     }
   }

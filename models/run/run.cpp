@@ -71,6 +71,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
 RunResult Run::execute() {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::size_t n = devices.size();
+  sample_every_ = scenario.output.sample;
   sample_busy_.assign(n, std::vector<double>{0.0});
   sample_dram_.assign(n, std::vector<double>{0.0});
   warm_busy_.assign(n, 0.0);

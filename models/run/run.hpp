@@ -94,7 +94,11 @@ class Run {
   void on_warmup();                  // summary.cpp: the measured window starts
   void on_fault(std::size_t fault);  // faults.cpp: scenario.faults[fault] strikes
   // sampling.cpp
-  void sample(Nanos now);
+  /// A tick: records a sample when the current period (output.sample, doubled by each
+  /// decimation) is over, or always when `force` (the end of the run).
+  void sample(Nanos now, bool force = false);
+  /// Halves every device's series (pairs of samples merged, from the integrals).
+  void decimate_timeseries();
   void finish_timeseries(Nanos end);
   // summary.cpp, cost.cpp, provenance.cpp
   void fill_results(Nanos end);
@@ -112,6 +116,7 @@ class Run {
   std::vector<Recorder*> observers_;  // RunOptions::observers
   Nanos last_finish_ = 0;             // latest completion or failure of a request
   Nanos last_sample_ = 0;
+  Nanos sample_every_ = 0;  // output.sample x 2^decimations
   // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).
   std::vector<std::vector<double>> sample_busy_, sample_dram_;
   // Per device at the end of warm-up: integrals, and each client's SM integral (by slot).

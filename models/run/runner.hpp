@@ -42,6 +42,9 @@ struct RunOptions {
   /// The pending-event set; unset = chosen from the scenario's size (results are identical
   /// either way, only speed differs).
   std::optional<QueueKind> queue;
+  /// The most samples one device's timeseries keeps: when a series reaches it, every pair of
+  /// neighbouring samples is merged into one (the resolution halves; docs/metrics.md).
+  std::size_t max_samples_per_series = kMaxSamplesPerSeries;
   /// Observers of the run (recorder.hpp), called as requests, kernels, events and samples are
   /// recorded; not owned. They change no number of the result.
   std::vector<Recorder*> observers;

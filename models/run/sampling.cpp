@@ -4,11 +4,21 @@
 // series is closed at the run's end (a partial last period, nothing past the end).
 #include "models/run/run.hpp"
 
+#include <algorithm>
+
 namespace gpumux::run {
 
 // Called by the simulator's ticker (not an event): reads the device integrals at `now`, after
-// every event at or before `now` ran.
-void Run::sample(Nanos now) {
+// every event at or before `now` ran. Once the run is over (after `duration`, nothing queued or
+// running) the ticker stops: late events (a restart long after the drain) get no ticks.
+void Run::sample(Nanos now, bool force) {
+  if (!force) {
+    if (now > scenario.duration &&
+        std::all_of(tenants.begin(), tenants.end(), [](const auto& t) { return t->idle(); })) {
+      sim.stop_ticker();
+    }
+    if (now - last_sample_ < sample_every_) return;  // a decimated series: not due yet
+  }
   const double period = static_cast<double>(now - last_sample_);
   for (std::size_t d = 0; d < devices.size(); ++d) {
     const double busy = devices[d]->busy_integral(now);
@@ -23,13 +33,68 @@ void Run::sample(Nanos now) {
     sample_dram_[d].push_back(dram);
   }
   last_sample_ = now;
+  if (!devices.empty() &&
+      result.timeseries[devices[0]->geometry().name].size() >= options_.max_samples_per_series) {
+    decimate_timeseries();
+  }
+}
+
+// Keeps every second sample (the 2nd, 4th, ...: the end of each merged pair), recomputes its
+// busy fractions over the doubled period from the integrals (exact, not an average of
+// averages), and keeps its memory reading (the memory in use at its time). Series stay aligned
+// with their integrals (index i of a series <-> index i + 1 of the integrals; index 0 is time 0).
+void Run::decimate_timeseries() {
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    auto& series = result.timeseries[devices[d]->geometry().name];
+    std::vector<double>& busy = sample_busy_[d];
+    std::vector<double>& dram = sample_dram_[d];
+    std::size_t kept = 0;
+    Nanos previous_time = 0;
+    for (std::size_t i = 1; i < series.size(); i += 2) {
+      TimeseriesSample s = series[i];
+      const double period = static_cast<double>(s.time_ns - previous_time);
+      s.sm_busy = period > 0 ? (busy[i + 1] - busy[2 * kept]) / period : 0.0;
+      s.dram_busy = period > 0 ? (dram[i + 1] - dram[2 * kept]) / period : 0.0;
+      previous_time = s.time_ns;
+      series[kept] = s;
+      ++kept;
+    }
+    // The integral at the end of kept sample k is the old one at index 2k + 2.
+    for (std::size_t k = 0; k < kept; ++k) {
+      busy[k + 1] = busy[2 * k + 2];
+      dram[k + 1] = dram[2 * k + 2];
+    }
+    // An odd last sample stays as the newest one (its period is not doubled).
+    if (series.size() % 2 == 1) {
+      const std::size_t last = series.size() - 1;
+      TimeseriesSample s = series[last];
+      const double period = static_cast<double>(s.time_ns - previous_time);
+      s.sm_busy = period > 0 ? (busy[last + 1] - busy[kept]) / period : 0.0;
+      s.dram_busy = period > 0 ? (dram[last + 1] - dram[kept]) / period : 0.0;
+      busy[kept + 1] = busy[last + 1];
+      dram[kept + 1] = dram[last + 1];
+      series[kept] = s;
+      ++kept;
+    }
+    series.resize(kept);
+    busy.resize(kept + 1);
+    dram.resize(kept + 1);
+  }
+  sample_every_ = sample_every_ > kNever / 4 ? kNever / 2 : 2 * sample_every_;
+  // Ticks every doubled period, on the grid of the kept samples: a run of any length costs
+  // O(max_samples_per_series x log(length / output.sample)) ticks.
+  sim.retime_ticker(last_sample_ > kNever - sample_every_ ? kNever : last_sample_ + sample_every_,
+                    sample_every_);
 }
 
 // The timeseries ends at `end`: ticks the simulator did not deliver (the queue ran dry before
 // `end`) are taken now, ticks after `end` (events that outlive the run, e.g. a restart after the
 // drain) are dropped, and a last sample at `end` covers a final partial period.
 void Run::finish_timeseries(Nanos end) {
-  for (Nanos t = sim.next_tick(); t <= end; t += scenario.output.sample) sample(t);
+  for (Nanos t = sim.next_tick(); t <= end; t += sample_every_) {
+    sample(t);
+    if (t > kNever - sample_every_) break;
+  }
   last_sample_ = 0;
   for (std::size_t d = 0; d < devices.size(); ++d) {
     auto& series = result.timeseries[devices[d]->geometry().name];
@@ -40,7 +105,7 @@ void Run::finish_timeseries(Nanos end) {
     }
     if (!series.empty()) last_sample_ = series.back().time_ns;
   }
-  if (!devices.empty() && last_sample_ < end) sample(end);
+  if (!devices.empty() && last_sample_ < end) sample(end, true);
   // Observers get the samples now that the end is known: exactly the series of the result.
   for (Recorder* o : observers_) {
     for (std::size_t d = 0; d < devices.size(); ++d) {

@@ -49,7 +49,7 @@ struct KernelScaling {
 /// A sample of a duration distribution (ns).
 double draw(RandomStream& rng, const DurationDistribution& d);
 
-class Tenant : public KernelOwner {
+class Tenant final : public KernelOwner {
  public:
   Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*> devices,
          Nanos launch_overhead);
@@ -67,6 +67,8 @@ class Tenant : public KernelOwner {
     rejected_ = true;
   }
   bool dead() const { return dead_; }
+  /// No request queued or running.
+  bool idle() const { return queue_.empty() && in_flight_ == 0; }
   /// Records requests still queued or running (an interrupted run) as unfinished.
   void record_unfinished();
 

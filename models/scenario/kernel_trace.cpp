@@ -3,6 +3,7 @@
 // format names, and read_kernel_trace (the file checks and the dispatch to one reader).
 #include "models/scenario/kernel_trace.hpp"
 
+#include <sstream>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -39,10 +40,24 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-void check_readable(const std::string& path) {
+void check_readable(const std::string& path, std::int64_t limit) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, 0, "kernel trace not found");
   if (std::filesystem::is_directory(path, ec)) fail(path, 0, "is a directory, not a kernel trace");
+  try {
+    input_file::check(path, limit, "kernel trace");
+  } catch (const input_file::FileError& e) {
+    fail(path, 0, e.what());
+  }
+}
+
+std::string read_whole(const std::string& path) {
+  check_readable(path, input_file::kMaxTraceBytes);
+  try {
+    return input_file::read(path, input_file::kMaxTraceBytes, "kernel trace");
+  } catch (const input_file::FileError& e) {
+    fail(path, 0, e.what());
+  }
 }
 
 void sort_by_start(KernelTrace& trace) {
@@ -113,13 +128,12 @@ const char* kernel_trace_format_name(KernelTraceFormat format) {
 }
 
 KernelTrace read_kernel_trace(const std::string& path, KernelTraceFormat format) {
-  check_readable(path);
   KernelTrace trace;
   if (format == KernelTraceFormat::nsys) {
+    check_readable(path, input_file::kMaxSqliteBytes);
     trace = read_nsys(path);
   } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, 0, "cannot open the kernel trace");
+    std::istringstream in(read_whole(path));
     trace = format == KernelTraceFormat::torch ? parse_torch_trace(in, path)
                                                : parse_csv_kernel_trace(in, path);
   }

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux {
 
@@ -67,11 +68,16 @@ struct TraceKernel {
 
   Nanos duration() const { return end - start; }
   bool has_grid() const { return grid[0] > 0 && block[0] > 0; }
+  // Products saturate at INT64_MAX: dimensions come from the file (a csv may hold 9e18x9e18).
   std::int64_t blocks() const {
-    return grid[0] * std::max<std::int64_t>(1, grid[1]) * std::max<std::int64_t>(1, grid[2]);
+    return checked::mul_saturating(
+        checked::mul_saturating(grid[0], std::max<std::int64_t>(1, grid[1])),
+        std::max<std::int64_t>(1, grid[2]));
   }
   std::int64_t threads_per_block() const {
-    return block[0] * std::max<std::int64_t>(1, block[1]) * std::max<std::int64_t>(1, block[2]);
+    return checked::mul_saturating(
+        checked::mul_saturating(block[0], std::max<std::int64_t>(1, block[1])),
+        std::max<std::int64_t>(1, block[2]));
   }
 };
 

@@ -2,6 +2,7 @@
 // including the Orion per-kernel files (Name, Profile, SM_usage, Duration) read unchanged.
 #include "models/scenario/kernel_trace_internal.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -120,8 +121,8 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
       dims_field(field(*block_col), k.block, header[*block_col], path, number);
     }
     if (regs_col) {
-      k.registers_per_thread =
-          static_cast<int>(integer_field(field(*regs_col), header[*regs_col], path, number));
+      k.registers_per_thread = static_cast<int>(std::min<std::int64_t>(
+          65536, integer_field(field(*regs_col), header[*regs_col], path, number)));
     }
     if (smem_col)
       k.shared_memory = integer_field(field(*smem_col), header[*smem_col], path, number);
@@ -132,8 +133,8 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
       }
     }
     if (usage_col) {
-      k.sm_usage =
-          static_cast<int>(integer_field(field(*usage_col), header[*usage_col], path, number));
+      k.sm_usage = static_cast<int>(std::min<std::int64_t>(
+          1 << 20, integer_field(field(*usage_col), header[*usage_col], path, number)));
     }
     if (bound_col) {
       k.memory_bound = number_field(field(*bound_col), header[*bound_col], path, number);
@@ -155,8 +156,9 @@ KernelTrace parse_csv_kernel_trace(std::istream& in, const std::string& path) {
       }
     }
     if (stream_col) {
-      k.stream = static_cast<std::int64_t>(
-          number_field(field(*stream_col), header[*stream_col], path, number));
+      // number_field is finite; clamped into int64 before the conversion (9e18 < 2^63).
+      k.stream = static_cast<std::int64_t>(std::clamp(
+          number_field(field(*stream_col), header[*stream_col], path, number), -9e18, 9e18));
     }
     if (start_col) {
       k.start = integer_field(field(*start_col), header[*start_col], path, number);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/scenario/kernel_trace.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/strings.hpp"
 
 namespace gpumux {
@@ -23,7 +24,10 @@ namespace kernel_trace_detail {
 [[noreturn]] void fail_key(const std::string& file, const std::string& key,
                            const std::string& message);
 std::string lower(std::string_view text);
-void check_readable(const std::string& path);
+/// Fails (file error) for a missing file, a directory, a device or a file over LIMIT bytes.
+void check_readable(const std::string& path, std::int64_t limit);
+/// The whole file, at most input_file::kMaxTraceBytes (sim/util/input_file.hpp).
+std::string read_whole(const std::string& path);
 void sort_by_start(KernelTrace& trace);
 
 /// The fields of one CSV line (sim/util/csv.hpp); an unterminated quote is an InputError at

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "sim/util/checked.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -87,14 +88,17 @@ int blocks_per_sm(const TraceKernel& k, const SmLimits& limits) {
   std::int64_t bps = std::min<std::int64_t>(limits.max_blocks, limits.max_threads / (warps * 32));
   if (k.registers_per_thread > 0) {
     // Registers are allocated per warp in units of 256 (the occupancy calculator's granularity).
-    const std::int64_t per_warp = (k.registers_per_thread * 32 + 255) / 256 * 256;
+    const std::int64_t per_warp = (std::int64_t{k.registers_per_thread} * 32 + 255) / 256 * 256;
     const std::int64_t resident_warps = limits.registers / per_warp;
     bps = std::min(bps, resident_warps / warps);
   }
-  const std::int64_t shared = k.shared_memory + limits.shared_reserved_per_block;
+  // Saturating: shared memory comes from the file. In 128-byte units, so that rounding up
+  // cannot overflow: floor(S / (128 u)) = floor(floor(S / 128) / u).
+  const std::int64_t shared =
+      checked::add_saturating(k.shared_memory, limits.shared_reserved_per_block);
   if (shared > 0) {
-    const std::int64_t per_block = (shared + 127) / 128 * 128;
-    bps = std::min(bps, limits.shared_memory / per_block);
+    const std::int64_t units = shared / 128 + (shared % 128 != 0 ? 1 : 0);
+    bps = std::min(bps, limits.shared_memory / 128 / units);
   }
   return static_cast<int>(std::max<std::int64_t>(0, bps));
 }

@@ -3,6 +3,7 @@
 // (Metric Name / Metric Value) layout.
 #include "models/scenario/kernel_trace_internal.hpp"
 
+#include <sstream>
 #include <fstream>
 #include <map>
 
@@ -94,9 +95,7 @@ std::map<std::string, NcuMetrics> parse_ncu_metrics(std::istream& in, const std:
 }
 
 std::map<std::string, NcuMetrics> read_ncu_metrics(const std::string& path) {
-  check_readable(path);
-  std::ifstream in(path);
-  if (!in) fail(path, 0, "cannot open the ncu metrics file");
+  std::istringstream in(read_whole(path));
   return parse_ncu_metrics(in, path);
 }
 

@@ -4,6 +4,8 @@
 
 #include <sqlite3.h>
 
+#include "sim/util/checked.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -158,8 +160,10 @@ KernelTrace read_nsys(const std::string& path) {
       k.grid[i] = sqlite3_column_int64(s, 5 + i);
       k.block[i] = sqlite3_column_int64(s, 8 + i);
     }
-    k.registers_per_thread = static_cast<int>(sqlite3_column_int64(s, 11));
-    k.shared_memory = sqlite3_column_int64(s, 12) + sqlite3_column_int64(s, 13);
+    k.registers_per_thread =
+        static_cast<int>(std::clamp<std::int64_t>(sqlite3_column_int64(s, 11), 0, 65536));
+    k.shared_memory =
+        checked::add_saturating(sqlite3_column_int64(s, 12), sqlite3_column_int64(s, 13));
     if (sqlite3_column_type(s, 14) == SQLITE_INTEGER) {
       const auto it = strings.find(sqlite3_column_int64(s, 14));
       k.name = it != strings.end() ? it->second : "kernel";

@@ -34,11 +34,24 @@ Nanos micros_to_ns(const nlohmann::json& value, const std::string& path, const s
   fail_key(path, key, "expected a number of microseconds");
 }
 
-void dims(const nlohmann::json& args, const char* name, std::int64_t out[3]) {
+// CUDA's largest grid dimension (x: 2^31 - 1; y, z and block dimensions are smaller).
+constexpr double kMaxDim = 2147483647.0;
+
+// args.grid / args.block: up to three whole numbers in [0, 2^31 - 1]; anything else (a float
+// such as 1e30, which get<int64_t> would convert with undefined behaviour) is a key error.
+void dims(const nlohmann::json& args, const char* name, std::int64_t out[3],
+          const std::string& path, const std::string& key) {
   const auto it = args.find(name);
   if (it == args.end() || !it->is_array()) return;
   for (std::size_t i = 0; i < 3 && i < it->size(); ++i) {
-    if ((*it)[i].is_number()) out[i] = (*it)[i].get<std::int64_t>();
+    const nlohmann::json& v = (*it)[i];
+    if (!v.is_number()) continue;
+    const double d = v.get<double>();
+    if (!(d >= 0 && d <= kMaxDim && d == std::floor(d))) {
+      fail_key(path, key + ".args." + name + "." + std::to_string(i),
+               "expected a whole number in 0..2147483647, got " + v.dump());
+    }
+    out[i] = static_cast<std::int64_t>(d);
   }
 }
 
@@ -127,9 +140,12 @@ KernelTrace parse_torch_trace(std::istream& in, const std::string& path) {
     k.end = start + std::max<Nanos>(1, dur);
     k.stream = stream;
     k.device = static_cast<std::int64_t>(number_arg(args, "device", 0));
-    dims(args, "grid", k.grid);
-    dims(args, "block", k.block);
-    k.registers_per_thread = static_cast<int>(number_arg(args, "registers per thread", 0));
+    dims(args, "grid", k.grid, path, key);
+    dims(args, "block", k.block, path, key);
+    // Clamped before the conversion to int (a double beyond int is undefined behaviour); a
+    // thread has at most 255 registers, so the clamp changes no real trace.
+    k.registers_per_thread =
+        static_cast<int>(std::clamp(number_arg(args, "registers per thread", 0), 0.0, 65536.0));
     k.shared_memory = static_cast<std::int64_t>(number_arg(args, "shared memory", 0));
     k.blocks_per_sm = number_arg(args, "blocks per SM", 0);
     trace.kernels.push_back(std::move(k));

@@ -11,6 +11,7 @@
 
 #include "models/config/yaml_reader.hpp"
 #include "models/scenario/loader_parts.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -206,19 +207,15 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
 }
 
 Scenario load_scenario_file(const std::string& path, const std::vector<Override>& overrides) {
-  std::ifstream in(path, std::ios::binary);
   SourceLocation where;
   where.file = path;
-  if (!in) throw InputError(where, "cannot open scenario file: " + std::string(strerror(errno)));
-  std::error_code error;
-  if (fs::is_directory(path, error)) {
-    throw InputError(where, "cannot open scenario file: it is a directory");
+  std::string text;
+  try {
+    text = input_file::read(path, input_file::kMaxScenarioBytes, "scenario file");
+  } catch (const input_file::FileError& e) {
+    throw InputError(where, e.what());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throw InputError(where, "cannot read scenario file: " + std::string(strerror(errno)));
-  return load_scenario_text(text.str(), path, overrides);
+  return load_scenario_text(text, path, overrides);
 }
 
 }  // namespace gpumux

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <fmt/format.h>
+
 namespace gpumux::scenario_detail {
 
 using namespace yaml;
@@ -80,6 +82,18 @@ std::size_t entry_named(const SourceLocation& where, const YAML::Node& list,
   throw InputError(where, message);
 }
 
+// The value as one printable line for a message: control and non-ASCII bytes as \xNN, at most
+// 60 bytes of it.
+std::string printable(const std::string& value) {
+  std::string out;
+  for (std::size_t i = 0; i < value.size() && i < 60; ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    out += c < 0x20 || c >= 0x7F ? fmt::format("\\x{:02X}", c) : std::string(1, value[i]);
+  }
+  if (value.size() > 60) out += "...";
+  return out;
+}
+
 // Applies one --set and returns its normalised key path (sequence indices without leading
 // zeros) for Context::add_override.
 
@@ -94,11 +108,23 @@ std::string apply_override(YAML::Node& root, const Override& override) {
       std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
     throw InputError(where, "expected a dotted key path such as gpus.0.sharing.timeslice");
   }
+  // The value goes through the same reader as a scenario file (UTF-8, one document, depth), so
+  // `--set name=<Latin-1 bytes>` is refused here rather than after simulating.
   YAML::Node value;
   try {
-    value = YAML::Load(override.value);
-  } catch (const YAML::Exception& e) {
-    throw InputError(where, "bad YAML value '" + override.value + "': " + e.msg);
+    value = parse(override.value, kOverrideSource, "");
+  } catch (const InputError& e) {
+    const SourceLocation& at = e.where();
+    std::string message = e.what();
+    // parse() names "--set:LINE:COLUMN: "; keep the reason, add the key and where in the value.
+    const std::string prefix = at.describe() + ": ";
+    if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+    std::string position;
+    if (at.line > 0) {
+      position = fmt::format(" (line {}, column {} of the value)", at.line, at.column);
+    }
+    throw InputError(
+        where, "bad YAML value '" + printable(override.value) + "'" + position + ": " + message);
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
 

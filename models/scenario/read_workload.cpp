@@ -192,7 +192,9 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
       const fs::path path = ctx.resolve_path(file, non_empty_text(ctx, file));
       std::error_code error;
       if (!fs::is_regular_file(path, error)) {
-        ctx.fail(file, "trace file not found: " + path.string());
+        ctx.fail(file, (fs::exists(path, error) ? "trace file is not a regular file: "
+                                                : "trace file not found: ") +
+                           path.string());
       }
       a.trace_file = path.string();
       if (const auto format = map.get("format")) {
@@ -227,7 +229,9 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
     const fs::path path = ctx.resolve_path(f, non_empty_text(ctx, f));
     std::error_code error;
     if (!fs::is_regular_file(path, error)) {
-      ctx.fail(f, std::string(what) + " not found: " + path.string());
+      ctx.fail(f, std::string(what) +
+                      (fs::exists(path, error) ? " is not a regular file: " : " not found: ") +
+                      path.string());
     }
     return path.string();
   };

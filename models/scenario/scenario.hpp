@@ -245,6 +245,12 @@ struct FaultSpec {
   SourceLocation where;
 };
 
+/// The most samples one device's utilization timeseries keeps (RunOptions can lower it): when a
+/// series reaches it, neighbouring samples are merged pairwise and the period doubles
+/// (docs/metrics.md). 1e6 samples are 32 MB per device (plus 16 MB of integrals); a day at the
+/// default 100 ms period is 864,000.
+inline constexpr std::size_t kMaxSamplesPerSeries = 1'000'000;
+
 struct OutputSpec {
   Nanos sample = 100'000'000;  ///< timeseries sampling period (default 100 ms)
   bool kernels = false;        ///< write /kernels

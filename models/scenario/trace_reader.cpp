@@ -17,6 +17,7 @@
 #include "sim/util/csv.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/checked.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -403,8 +404,13 @@ std::vector<TraceRequest> parse_trace(std::istream& in, const std::string& sourc
 
 std::vector<TraceRequest> read_trace(const std::string& path, TraceFormat format,
                                      double time_scale) {
-  std::ifstream in(path);
-  if (!in) fail(path, 0, "cannot open trace file: " + std::string(strerror(errno)));
+  std::string text;
+  try {
+    text = input_file::read(path, input_file::kMaxTraceBytes, "trace file");
+  } catch (const input_file::FileError& e) {
+    fail(path, 0, e.what());
+  }
+  std::istringstream in(std::move(text));
   return parse_trace(in, path, format, time_scale);
 }
 

@@ -29,6 +29,12 @@ std::string sci(double value) {
   return text;
 }
 
+std::string gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g GiB", bytes / (1 << 30));
+  return text;
+}
+
 TenantWork tenant_work(const Scenario& scenario, std::size_t t,
                        const std::vector<TraceRequest>& trace) {
   const TenantSpec& tenant = scenario.tenants[t];
@@ -93,6 +99,15 @@ WorkEstimate estimate_work(const Scenario& scenario,
   const double series = static_cast<double>(scenario.gpus.size() + scenario.tenants.size());
   total.samples = series * (static_cast<double>(scenario.duration) + drain) /
                   static_cast<double>(std::max<Nanos>(1, scenario.output.sample));
+  total.request_memory = total.requests * kBytesPerRequest;
+  total.kernel_record_memory = scenario.output.kernels ? total.launches * kBytesPerKernelRecord : 0;
+  // Only devices keep a series (kept samples are capped per series by decimation).
+  const double devices = static_cast<double>(std::max<std::size_t>(1, scenario.gpus.size()));
+  total.timeseries_memory =
+      devices *
+      std::min(total.samples / std::max(1.0, series), static_cast<double>(kMaxSamplesPerSeries)) *
+      kBytesPerSample;
+  total.memory = total.request_memory + total.kernel_record_memory + total.timeseries_memory;
   return total;
 }
 
@@ -102,7 +117,7 @@ void check_work_budget(const Scenario& scenario,
   const WorkEstimate total = estimate_work(scenario, traces);
   const std::string escape = "; set allow_large: true to run it anyway";
   if (total.requests <= kWorkBudgetRequests && total.launches <= kWorkBudgetLaunches &&
-      total.samples <= kWorkBudgetSamples) {
+      total.samples <= kWorkBudgetSamples && total.memory <= kWorkBudgetMemoryBytes) {
     return;
   }
   // The tenant with the most launches (or requests) names the key that drives the estimate.
@@ -145,6 +160,28 @@ void check_work_budget(const Scenario& scenario,
                                                sci(per_request) + " launches each over duration " +
                                                units::format_duration(scenario.duration) +
                                                "; shorten duration or lower the load" + escape);
+  }
+  if (total.samples <= kWorkBudgetSamples) {
+    // Memory: name the largest part's key.
+    std::string key;
+    std::string part;
+    if (total.kernel_record_memory >= total.request_memory &&
+        total.kernel_record_memory >= total.timeseries_memory) {
+      key = "output.kernels";
+      part = "a record of each of about " + sci(total.launches) +
+             " kernel launches (output.kernels: true; turn it off or shorten duration)";
+    } else if (total.request_memory >= total.timeseries_memory) {
+      key = worst_work.driver;
+      part = "the statistics of about " + sci(total.requests) + " requests (lower the load or " +
+             "shorten duration)";
+    } else {
+      key = scenario.output.sample < 100'000'000 ? "output.sample" : "duration";
+      part = "the utilization timeseries of " + std::to_string(scenario.gpus.size()) +
+             " GPUs (sample less often)";
+    }
+    throw InputError(scenario.locate(key), "the run would hold about " + gib(total.memory) +
+                                               " of memory (budget " + gib(kWorkBudgetMemoryBytes) +
+                                               "), mostly " + part + escape);
   }
   // Samples: a long drain (a very long kernel) or a short sampling period.
   const bool by_drain = drain > static_cast<double>(scenario.duration);

@@ -1,8 +1,9 @@
 #pragma once
 // The work estimate (issue 13, bounded work): before anything is simulated, `validate` and `run`
 // (both through resolve_scenario) estimate how many requests, kernel launches and timeseries
-// samples the scenario asks for, and refuse one beyond the budget below with one line naming
-// the key that drives it, unless the scenario sets `allow_large: true`. Estimates are means
+// samples the scenario asks for and the memory the run will hold, and refuse one beyond the
+// budget below with one line naming the key that drives it, unless the scenario sets
+// `allow_large: true`. Estimates are means
 // (rate x duration, tokens at their mean), not bounds: a scenario near the budget may pass.
 // Cost: O(tenants x kernels).
 #include <cstdint>
@@ -23,10 +24,28 @@ inline constexpr double kWorkBudgetRequests = 1e8;
 /// the longest request): each stores a row of the timeseries; 1e7 rows are about 1 GB.
 inline constexpr double kWorkBudgetSamples = 1e7;
 
+/// Memory the run keeps until it ends (statistics, records, timeseries; not the scenario or
+/// traces, already in memory when this is checked): 16 GiB. Every request the request budget
+/// allows fits (1e8 x 150 B); what can exceed it is `output.kernels: true` (a record per launch)
+/// and long timeseries on many devices.
+inline constexpr double kWorkBudgetMemoryBytes = 16.0 * (1 << 30);
+/// Memory per request: its latency, queueing and token statistics (~100 B) and a 48 B
+/// RequestRecord (models/run/result.hpp).
+inline constexpr double kBytesPerRequest = 150;
+/// A KernelRecord (output.kernels: true): 40 B.
+inline constexpr double kBytesPerKernelRecord = 40;
+/// A timeseries sample: 32 B, plus the two 8 B integrals it is computed from.
+inline constexpr double kBytesPerSample = 48;
+
 struct WorkEstimate {
   double requests = 0;
   double launches = 0;
   double samples = 0;
+  /// Bytes, the sum of the three parts below.
+  double memory = 0;
+  double request_memory = 0;
+  double kernel_record_memory = 0;
+  double timeseries_memory = 0;  ///< samples kept, at most kMaxSamplesPerSeries per series
 };
 
 /// The estimate; `traces` holds each tenant's trace requests (empty for other processes).

@@ -83,7 +83,10 @@ def _scenario_args(scenario) -> tuple[str, bool, str]:
         return scenario.scenario_yaml, False, "<result>"
     if isinstance(scenario, Mapping):
         import yaml
-        return yaml.safe_dump(_plain(scenario), sort_keys=False), False, "<dict>"
+        try:
+            return yaml.safe_dump(_plain(scenario), sort_keys=False), False, "<dict>"
+        except yaml.YAMLError as e:
+            raise ScenarioError(f"<dict>: a value YAML cannot represent: {e}") from None
     if isinstance(scenario, str) and "\n" in scenario:
         return scenario, False, "<text>"
     if isinstance(scenario, (str, os.PathLike)):
@@ -94,7 +97,7 @@ def _scenario_args(scenario) -> tuple[str, bool, str]:
     raise TypeError(f"scenario must be a path, a dict or YAML text, not {type(scenario).__name__}")
 
 
-def _override_value(value: Any) -> str:
+def _override_value(value: Any, key: str = "") -> str:
     value = _plain(value)
     if isinstance(value, str):
         return value
@@ -105,7 +108,21 @@ def _override_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     import yaml
-    return yaml.safe_dump(value, default_flow_style=True, width=1 << 30).strip()
+    try:
+        return yaml.safe_dump(value, default_flow_style=True, width=1 << 30).strip()
+    except yaml.YAMLError:
+        raise ScenarioError(f"--set {key}: a {type(value).__name__} value cannot be written as "
+                            "YAML (use a str, number, bool, None, list or dict)") from None
+
+
+def _checked_override(text: str) -> str:
+    """KEY=VALUE as the C++ side receives it: text that encodes to UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ScenarioError(f"--set {text.partition('=')[0]}: not UTF-8 text ({e.reason} at "
+                            f"character {e.start})") from None
+    return text
 
 
 def _override_list(overrides) -> list[str]:
@@ -113,27 +130,36 @@ def _override_list(overrides) -> list[str]:
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
-        return [f"{k}={_override_value(v)}" for k, v in overrides.items()]
+        return [_checked_override(f"{k}={_override_value(v, k)}") for k, v in overrides.items()]
     if isinstance(overrides, str):
-        return [overrides]
+        return [_checked_override(overrides)]
     out = []
     for item in overrides:
         if isinstance(item, str):
-            out.append(item)
+            out.append(_checked_override(item))
         elif isinstance(item, (tuple, list)) and len(item) == 2:
-            out.append(f"{item[0]}={_override_value(item[1])}")
+            out.append(_checked_override(f"{item[0]}={_override_value(item[1], item[0])}"))
         else:
             raise TypeError(f"override must be 'KEY=VALUE' or (key, value), not {item!r}")
     return out
 
 
 def _seed(seed) -> int | None:
+    """The master seed: a whole number in [0, 2**64 - 1] (ScenarioError otherwise)."""
     if seed is None:
         return None
-    seed = int(_plain(seed))
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, not {seed}")
-    return seed
+    value = _plain(seed)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ScenarioError(f"seed must be a whole number, not {type(value).__name__}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"seed must be a whole number, not {value!r}") from None
+    if isinstance(value, float) and number != value:
+        raise ScenarioError(f"seed must be a whole number, not {value!r}")
+    if not 0 <= number < 2**64:
+        raise ScenarioError(f"seed must be in 0..2**64 - 1 (a 64-bit seed), not {number}")
+    return number
 
 
 # ---------------------------------------------------------------------------------------------

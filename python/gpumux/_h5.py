@@ -138,7 +138,11 @@ class _H5Source:
     def save(self, path):
         """Copies this run into a single-run result file, written atomically."""
         folder = os.path.dirname(os.path.abspath(path)) or "."
-        fd, temp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=folder)
+        try:
+            fd, temp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=folder)
+        except OSError as e:
+            from . import ScenarioError  # a write failure is the user's to fix, as in the CLI
+            raise ScenarioError(f"{path}: cannot write the result file: {e.strerror}") from None
         os.close(fd)
         try:
             if self.group_name == "/":
@@ -158,9 +162,13 @@ class _H5Source:
                         if name in group:
                             src.copy(group[name], dst, name=name)
             os.replace(temp, path)
-        except BaseException:
+        except BaseException as e:
             if os.path.exists(temp):
                 os.remove(temp)
+            if isinstance(e, OSError):
+                from . import ScenarioError
+                raise ScenarioError(f"{path}: cannot write the result file: "
+                                    f"{e.strerror or e}") from None
             raise
 
 

@@ -25,6 +25,14 @@ void Simulator::set_ticker(std::function<void(Nanos)> tick, Nanos first, Nanos e
   tick_every_ = every;
 }
 
+// The next tick is set before the callback runs, so the callback may stop the ticker; it
+// saturates at kNever (no tick) rather than wrapping past the int64 horizon.
+void Simulator::advance_tick() {
+  const Nanos t = next_tick_;
+  next_tick_ = t > kNever - tick_every_ ? kNever : t + tick_every_;
+  tick_(t);
+}
+
 void Simulator::run_until(Nanos horizon) {
   stopped_ = false;
   std::uint64_t until_poll = poll_every_;
@@ -33,19 +41,13 @@ void Simulator::run_until(Nanos horizon) {
     if (next == kNever || next > horizon) {
       if (horizon != kNever) {
         // Ticks up to the horizon see the state after the last event before it.
-        while (tick_ && next_tick_ <= horizon) {
-          tick_(next_tick_);
-          next_tick_ += tick_every_;
-        }
+        while (tick_ && next_tick_ <= horizon) advance_tick();
         now_ = horizon;
       }
       return;
     }
     // Ticks strictly before the next event see every event at or before them.
-    while (tick_ && next_tick_ < next) {
-      tick_(next_tick_);
-      next_tick_ += tick_every_;
-    }
+    while (tick_ && next_tick_ < next) advance_tick();
     queue_.pop_and_run_after_next_time(now_);  // ticks schedule and cancel nothing
     ++events_;
     if (poll_every_ != 0 && --until_poll == 0) {

@@ -78,12 +78,21 @@ class Simulator {
   /// Returns the next tick not yet delivered (kNever when no ticker is set).
   void set_ticker(std::function<void(Nanos)> tick, Nanos first, Nanos every);
   Nanos next_tick() const { return tick_ ? next_tick_ : kNever; }
+  /// No further ticks (callable from the ticker itself): the observer has seen the end.
+  void stop_ticker() { next_tick_ = kNever; }
+  /// The next tick at `next`, then every `every` (> 0; callable from the ticker itself): a
+  /// sampler that halves its resolution also halves the ticks it is sent.
+  void retime_ticker(Nanos next, Nanos every) {
+    next_tick_ = next;
+    tick_every_ = every;
+  }
 
   std::uint64_t events_processed() const { return events_; }
   std::size_t pending() const { return queue_.size(); }
 
  private:
   [[noreturn]] static void throw_past();
+  void advance_tick();
 
   EventQueue queue_;
   Nanos now_ = 0;

@@ -80,6 +80,12 @@ std::int64_t mul_saturating(std::int64_t a, std::int64_t b) {
   return out;
 }
 
+std::int64_t add_saturating(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) return a > 0 ? kMaxInt64 : INT64_MIN;
+  return out;
+}
+
 std::int64_t nanos_saturating(double ns) {
   if (!(ns < kTwo63)) return kMaxInt64;  // also NaN
   if (ns <= 0) return 0;

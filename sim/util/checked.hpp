@@ -45,6 +45,10 @@ std::int64_t sub(std::int64_t a, std::int64_t b, const char* what);
 /// represented" has the same consequence as "too large" (an allocation that cannot fit).
 std::int64_t mul_saturating(std::int64_t a, std::int64_t b);
 
+/// a + b, INT64_MAX (INT64_MIN) when it overflows upwards (downwards): for sizes read from a
+/// file whose only use is a comparison against a limit.
+std::int64_t add_saturating(std::int64_t a, std::int64_t b);
+
 /// A double known to be a nanosecond offset, clamped into [0, INT64_MAX] (NaN -> INT64_MAX):
 /// for random draws whose only use is "when", where beyond-the-horizon means never.
 std::int64_t nanos_saturating(double ns);

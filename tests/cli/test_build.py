@@ -36,6 +36,20 @@ def test_ci_runs_the_warning_check_then_make_test():
     assert steps[1].startswith("scripts/check-warnings.sh") and steps[2] == "make test"
 
 
+def test_ci_runs_the_sanitizers_and_the_fuzzer_after_make_test():
+    """.ci/run ends with scripts/ci-sanitize.sh (ASan + UBSan tests, corpus replay, a timed
+    libFuzzer run); a sanitizer report or a fuzz finding must fail it, not scroll by."""
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert ci.index("scripts/ci-sanitize.sh") > ci.index("make test")
+    script = (REPO / "scripts" / "ci-sanitize.sh").read_text()
+    assert "set -euo pipefail" in script
+    assert "halt_on_error=1" in script and "abort_on_error=1" in script
+    assert "-DGPUMUX_FUZZ=ON" in script and "-max_total_time=" in script
+    assert "tests/fuzz/corpus" in script and "exit 1" in script
+    deps = (REPO / "scripts" / "install-deps.sh").read_text()
+    assert "clang libclang-rt-14-dev" in deps
+
+
 def test_ci_checks_the_format_and_the_check_finds_drift(tmp_path):
     """.ci/run runs scripts/check-format.sh; clang-format with the repository's .clang-format
     flags a file that drifts from the house format (so the check can fail)."""

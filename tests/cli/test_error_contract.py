@@ -145,6 +145,45 @@ def case_work_sample(tmp_path):
     return write(tmp_path, "scenario.yaml", scenario() + "output: {sample: 1ns}\n")
 
 
+def case_work_memory(tmp_path):
+    # 6e7 requests x 10 launches, each kept as a record (output.kernels): about 24 GB.
+    return write(tmp_path, "scenario.yaml",
+                 scenario(arrivals="{process: poisson, rate: 1e6/s}", duration="1us, repeat: 10")
+                 .replace("duration: 1s", "duration: 60s") + "output: {kernels: true}\n")
+
+
+def sparse(path, size):
+    """A file of SIZE bytes that takes no disk space (a hole): the size check alone refuses it."""
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+def case_scenario_too_large(tmp_path):
+    path = write(tmp_path, "scenario.yaml", scenario())
+    with open(path, "r+b") as f:
+        f.truncate(17 << 20)
+    return path
+
+
+def case_trace_too_large(tmp_path):
+    path = trace_scenario(tmp_path, "t.csv", AZURE_HEADER, "azure-llm")
+    sparse(tmp_path / "t.csv", 3 << 30)
+    return path
+
+
+def case_profile_device(tmp_path):
+    # `model: /dev/zero` used to be read without bound.
+    return write(tmp_path, "scenario.yaml", scenario().replace("model: h100-sxm-80gb",
+                                                               "model: /dev/zero"))
+
+
+def case_kernel_trace_device(tmp_path):
+    return write(tmp_path, "scenario.yaml", scenario().replace(
+        "request: {kernels: [{name: k, duration: 1ms}]}",
+        "request: {kernel_trace: /dev/zero, format: torch}"))
+
+
 # case -> (file the message names, line, text in the message)
 CASES = {
     case_rate_per_hour: ("scenario.yaml", 9, "tenants.0.workload.arrivals.rate: rate too small"),
@@ -169,6 +208,14 @@ CASES = {
                                 "tenants.0.workload.request.kernels.0.duration: the run would "
                                 "record about"),
     case_work_sample: ("scenario.yaml", 11, "output.sample: the run would record about 2e+09"),
+    case_work_memory: ("scenario.yaml", 11, "output.kernels: the run would hold about"),
+    case_scenario_too_large: ("scenario.yaml", None,
+                              "scenario.yaml: 17 MiB: over the 16 MiB limit for a scenario file"),
+    case_trace_too_large: ("t.csv", None, "t.csv: 3 GiB: over the 2 GiB limit for a trace file"),
+    case_profile_device: ("scenario.yaml", 4, "gpus.0.model: /dev/zero: is a device, not a "
+                          "device profile file (gpumux reads regular files and pipes)"),
+    case_kernel_trace_device: ("scenario.yaml", 10,
+                               "kernel_trace: kernel trace is not a regular file: /dev/zero"),
 }
 
 
@@ -221,3 +268,78 @@ def test_allow_large_lifts_the_work_budget(tmp_path):
     assert allowed.returncode == 0, allowed.stderr
     path.write_text("allow_large: true\n" + path.read_text())
     assert gpumux("validate", str(path), cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_set_values_are_checked_like_the_file(tmp_path, command):
+    """--set values go through the scenario's reader: invalid UTF-8 is refused before running
+    (it used to reach the result's JSON after simulating), and so is a second document."""
+    path = write(tmp_path, "scenario.yaml", scenario())
+    cases = [
+        (b"name=b\xc3(", "--set name: bad YAML value 'b\\xC3(' (line 1, column 2 of the value): "
+                         "not UTF-8 text (byte 0xC3"),
+        (b"name=caf\xe9", "not UTF-8 text (byte 0xE9"),
+        (b"name=a\n---\nb", "several YAML documents"),
+    ]
+    for setting, text in cases:
+        out = subprocess.run([GPUMUX.encode(), command.encode(), str(path).encode(), b"--set",
+                              setting], capture_output=True, timeout=120, cwd=tmp_path)
+        stderr = out.stderr.decode("utf-8", "replace")
+        assert out.returncode == 2, stderr
+        lines = stderr.strip().splitlines()
+        assert len(lines) == 1 and "internal error" not in lines[0], stderr
+        assert text in lines[0], lines[0]
+
+
+def test_a_scenario_pipe_is_read_up_to_the_limit(tmp_path):
+    """A pipe that never ends (here fed from /dev/zero) stops at the 16 MiB scenario limit."""
+    fifo = tmp_path / "scenario.yaml"
+    os.mkfifo(fifo)
+    feeder = subprocess.Popen(["sh", "-c", f"cat /dev/zero > '{fifo}'"],
+                              stderr=subprocess.DEVNULL)
+    try:
+        out = gpumux("validate", str(fifo), cwd=tmp_path)
+    finally:
+        feeder.kill()
+        feeder.wait()
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0] == (f"gpumux: error: {fifo}: more than 16 MiB from a pipe: over the limit for "
+                        "a scenario file"), lines[0]
+
+
+def test_python_bad_arguments_raise_scenario_error(tmp_path):
+    """Overrides YAML cannot represent, text that is not UTF-8, seeds outside 64 bits and
+    result files that cannot be written raise gpumux.ScenarioError (they raised yaml's
+    RepresenterError, pybind11's TypeError and RuntimeError/OSError)."""
+    api = python_api()
+    path = write(tmp_path, "scenario.yaml", scenario())
+    bad = [
+        ({"overrides": {"name": object()}}, "--set name: a object value cannot be written"),
+        ({"overrides": {"duration": complex(1, 2)}}, "--set duration: a complex value"),
+        ({"overrides": {"name": "b\udcc3("}}, "--set name: not UTF-8 text"),
+        ({"overrides": ["name=b\udcc3("]}, "--set name: not UTF-8 text"),
+        ({"seed": 2**64}, "seed must be in 0..2**64 - 1"),
+        ({"seed": -1}, "seed must be in 0..2**64 - 1"),
+        ({"seed": 1.5}, "seed must be a whole number"),
+        ({"seed": "x"}, "seed must be a whole number"),
+    ]
+    for call in (api.validate, api.run):
+        for kwargs, text in bad:
+            if call is api.validate and "seed" in kwargs:
+                continue  # validate takes no seed
+            with pytest.raises(api.ScenarioError, match=re.escape(text)):
+                call(str(path), **kwargs)
+    with pytest.raises(api.ScenarioError, match="YAML cannot represent"):
+        api.validate({"name": object()})
+    assert api.run(str(path), seed=2**64 - 1).seed == 2**64 - 1
+    result = api.run(str(path))
+    missing = tmp_path / "missing" / "out.h5"
+    with pytest.raises(api.ScenarioError, match="out.h5"):
+        result.save(missing)
+    saved = tmp_path / "out.h5"
+    result.save(saved)
+    with pytest.raises(api.ScenarioError, match="cannot write the result file"):
+        api.load(saved).save(missing)
+    assert not missing.parent.exists()

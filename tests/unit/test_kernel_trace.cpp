@@ -349,6 +349,55 @@ TEST(KernelTraceModel, BlocksPerSmFromTheArchitectureLimits) {
   EXPECT_EQ(blocks_per_sm(k, a100.sm_limits), 32);
 }
 
+// Dimensions, registers and shared memory come from the file: values beyond int / int64 are
+// refused with the key (torch) or saturate (products, sums), never converted with undefined
+// behaviour (issue 13, checked arithmetic; UBSan-clean in scripts/ci-sanitize.sh).
+TEST(KernelTraceTorch, DimensionsOutOfRangeAreKeyErrors) {
+  const auto trace = [](const std::string& grid, const std::string& extra = "") {
+    return R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,
+                "args": {"grid": )" +
+           grid + R"(, "block": [128, 1, 1])" + extra + "}}]}";
+  };
+  for (const std::string grid : {"[1e30, 1, 1]", "[-1, 1, 1]", "[2147483648, 1, 1]", "[1.5, 1, 1]",
+                                 "[1, 18446744073709551615, 1]"}) {
+    std::istringstream in(trace(grid));
+    const std::string e = error_of([&] { parse_torch_trace(in, "t.json"); });
+    EXPECT_NE(e.find("t.json"), std::string::npos) << grid << ": " << e;
+    EXPECT_NE(e.find("traceEvents.0.args.grid."), std::string::npos) << grid << ": " << e;
+    EXPECT_NE(e.find("expected a whole number in 0..2147483647"), std::string::npos) << e;
+  }
+  std::istringstream largest(trace("[2147483647, 65535, 65535]",
+                                   R"(, "registers per thread": 1e30, "shared memory": 1e300)"));
+  const KernelTrace t = parse_torch_trace(largest, "t.json");
+  ASSERT_EQ(t.kernels.size(), 1u);
+  // The largest accepted dimensions still multiply exactly within int64 (9.22309e18).
+  EXPECT_EQ(t.kernels[0].blocks(), std::int64_t{2147483647} * 65535 * 65535);
+  EXPECT_EQ(t.kernels[0].registers_per_thread, 65536);
+  const DeviceProfile& a100 = load_device_profile("a100-80gb");
+  EXPECT_EQ(blocks_per_sm(t.kernels[0], a100.sm_limits), 0);  // cannot be resident
+}
+
+TEST(KernelTraceModel, HugeCsvDimensionsAndSharedMemorySaturate) {
+  std::istringstream in(
+      "name,duration_ns,grid,block,registers_per_thread,shared_memory_bytes\n"
+      "k,1000,9000000000000000000x9000000000000000000x2,9000000000000000000x3,"
+      "9000000000000000000,9000000000000000000\n");
+  const KernelTrace t = parse_csv_kernel_trace(in, "k.csv");
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].blocks(), INT64_MAX);
+  EXPECT_EQ(t.kernels[0].threads_per_block(), INT64_MAX);
+  EXPECT_EQ(t.kernels[0].registers_per_thread, 65536);
+  const DeviceProfile& a100 = load_device_profile("a100-80gb");
+  TraceKernel k;
+  k.grid[0] = 1;
+  k.block[0] = 32;
+  k.shared_memory = INT64_MAX;  // + the reserved KiB: saturates instead of wrapping negative
+  EXPECT_EQ(blocks_per_sm(k, a100.sm_limits), 0);
+  k.shared_memory = 0;
+  k.registers_per_thread = 65536;  // x 32 threads: beyond int, computed in int64
+  EXPECT_EQ(blocks_per_sm(k, a100.sm_limits), 0);
+}
+
 TEST(KernelTraceModel, NameClasses) {
   EXPECT_STREQ(kernel_name_class("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_tn"), "compute");
   EXPECT_STREQ(kernel_name_class("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>"), "compute");

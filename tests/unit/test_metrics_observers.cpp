@@ -142,6 +142,111 @@ output: {sample: 7s}
   EXPECT_GT(r.devices[0].sm_busy, 0.0);
 }
 
+// The sampler keeps at most max_samples_per_series samples per device: on reaching it, pairs of
+// samples merge (from the exact integrals) and the period doubles. What is kept is a coarser
+// view of the same run: same end, same busy integral, the same memory readings at kept times.
+TEST(Timeseries, LongSeriesAreDecimatedKeepingTheIntegral) {
+  const std::vector<Override> fine = {sample("10ms"), Override{"duration", "20s"}};
+  const RunResult full = run("quickstart", fine);
+  RunOptions options;
+  options.max_samples_per_series = 64;
+  const RunResult coarse = run("quickstart", fine, options);
+  EXPECT_EQ(summary_of(full), summary_of(coarse));
+  for (const auto& [device, series] : full.timeseries) {
+    const auto& kept = coarse.timeseries.at(device);
+    ASSERT_GT(series.size(), 1000u) << device;  // 20 s every 10 ms (plus the drain)
+    EXPECT_LT(kept.size(), 64u) << device;
+    EXPECT_GE(kept.size(), 32u) << device;
+    EXPECT_EQ(kept.back().time_ns, series.back().time_ns) << device;
+    std::map<std::int64_t, const TimeseriesSample*> by_time;
+    for (const TimeseriesSample& s : series) by_time[s.time_ns] = &s;
+    double busy_full = 0, busy_kept = 0, dram_full = 0, dram_kept = 0;
+    std::int64_t previous = 0;
+    for (const TimeseriesSample& s : series) {
+      busy_full += s.sm_busy * static_cast<double>(s.time_ns - previous);
+      dram_full += s.dram_busy * static_cast<double>(s.time_ns - previous);
+      previous = s.time_ns;
+    }
+    previous = 0;
+    for (const TimeseriesSample& s : kept) {
+      ASSERT_GT(s.time_ns, previous) << device;
+      ASSERT_TRUE(by_time.count(s.time_ns)) << device << " " << s.time_ns;
+      EXPECT_EQ(s.memory_used_bytes, by_time[s.time_ns]->memory_used_bytes);
+      busy_kept += s.sm_busy * static_cast<double>(s.time_ns - previous);
+      dram_kept += s.dram_busy * static_cast<double>(s.time_ns - previous);
+      previous = s.time_ns;
+    }
+    EXPECT_GT(busy_full, 0.0) << device;
+    EXPECT_NEAR(busy_kept, busy_full, 1e-9 * busy_full) << device;
+    EXPECT_NEAR(dram_kept, dram_full, 1e-9 * std::max(1.0, dram_full)) << device;
+    // Before the last (partial) sample, the kept samples are evenly spaced, a power-of-two
+    // multiple of 10 ms.
+    const std::int64_t step = kept[1].time_ns - kept[0].time_ns;
+    EXPECT_EQ(step % 10'000'000, 0) << device;
+    EXPECT_EQ((step / 10'000'000) & (step / 10'000'000 - 1), 0) << device << " step " << step;
+    for (std::size_t i = 1; i + 1 < kept.size(); ++i) {
+      EXPECT_EQ(kept[i].time_ns - kept[i - 1].time_ns, step) << device << " at " << i;
+    }
+  }
+}
+
+const char* kLateRestart = R"(
+name: late-restart
+duration: 1s
+gpus: [{name: gpu0, model: h100-sxm-80gb}]
+tenants:
+  - name: t
+    device: gpu0
+    workload:
+      arrivals: {process: constant, rate: 10/s}
+      request: {kernels: [{name: k, duration: 1ms}]}
+faults:
+  - {tenant: t, at: 500ms, kind: fatal, recovery: 20000h}
+output: {sample: 1ms}
+)";
+
+TEST(Timeseries, TheSamplerStopsWithTheRun) {
+  // The restart comes 20000 h after the fault, long after the run ended (at 1 s: nothing runs
+  // after the fault). The sampler used to tick every 1 ms up to it: 7e13 ticks and samples.
+  const RunResult r =
+      simulate(resolve_scenario(load_scenario_text(kLateRestart, "late-restart.yaml")));
+  EXPECT_EQ(r.sim_time_ns, 1'000'000'000);
+  const auto& series = r.timeseries.at("gpu0");
+  EXPECT_EQ(series.size(), 1000u);
+  EXPECT_EQ(series.back().time_ns, 1'000'000'000);
+}
+
+TEST(Timeseries, AKernelDrawBeyondTheInt64HorizonSaturates) {
+  // 1e8 input tokens x 10000 h per token: 3.6e24 ns, beyond int64 nanoseconds (9.2e18). The
+  // device's finish time used to wrap (exit 3, "event scheduled in the past"); now the draw
+  // saturates at 2^62 ns (about 146 years) and the request finishes then.
+  const std::string yaml = R"(
+name: huge-draw
+duration: 1s
+allow_large: true
+gpus: [{name: gpu0, model: h100-sxm-80gb}]
+tenants:
+  - name: t
+    device: gpu0
+    workload:
+      arrivals: {process: constant, rate: 1/s}
+      tokens: {input: 100000000, output: 1}
+      request: {kernels: [{name: k, duration: 10000h, per_token: input}]}
+)";
+  RunOptions options;
+  options.max_samples_per_series = 64;
+  const RunResult r =
+      simulate(resolve_scenario(load_scenario_text(yaml, "huge-draw.yaml")), options);
+  ASSERT_EQ(r.requests.size(), 1u);
+  EXPECT_EQ(r.requests[0].status, RequestStatus::completed);
+  EXPECT_GE(r.requests[0].finish_ns, std::int64_t{1} << 62);
+  EXPECT_EQ(r.sim_time_ns, r.requests[0].finish_ns);
+  const auto& series = r.timeseries.at("gpu0");
+  EXPECT_LT(series.size(), 64u);
+  EXPECT_EQ(series.back().time_ns, r.sim_time_ns);
+  EXPECT_NEAR(series.back().sm_busy, 1.0, 1e-9);  // the one kernel holds the GPU throughout
+}
+
 // Per physical GPU: the GPU time attributed to its tenants (occupancy integral) cannot exceed
 // the measured window. A tenant spanning several GPUs (data parallel) is checked against the sum
 // of their windows. Fails while kernels can be double-booked on SMs (issue 6, item 1: passes

@@ -603,7 +603,12 @@ TEST(ScenarioOverrides, ValuesAreCheckedLikeTheFile) {
   EXPECT_EQ(error_of(kMinimal, {parse_override("tenants.0.workload.arrivals={process: closed}")}),
             "--set tenants.0.workload.arrivals.concurrency: missing required key 'concurrency'");
   EXPECT_CONTAINS(error_of(kMinimal, {parse_override("seed={a: [")}),
-                  "--set seed: bad YAML value '{a: [':");
+                  "--set seed: bad YAML value '{a: [' (line 1, column ");
+  // The value is read like a file: UTF-8 only, one document.
+  EXPECT_CONTAINS(error_of(kMinimal, {parse_override("name=caf\xE9")}),
+                  "--set name: bad YAML value 'caf\\xE9' (line 1, column 4 of the value): not "
+                  "UTF-8 text (byte 0xE9");
+  EXPECT_CONTAINS(error_of(kMinimal, {parse_override("name=a\n---\nb")}), "several YAML documents");
   // The file's own errors still point into the file.
   EXPECT_CONTAINS(error_of(edited("rate: 50/s", "rate: 50"), {parse_override("seed=2")}),
                   "bad.yaml:13:42: tenants.0.workload.arrivals.rate: missing unit");
