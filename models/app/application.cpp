@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include <yaml-cpp/yaml.h>
 
 #include "models/cluster/cluster_loader.hpp"
 #include "models/cluster/workload_pods.hpp"
 #include "models/config/input_error.hpp"
+#include "models/config/yaml_reader.hpp"
 #include "models/plan/capacity_check.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/strategy_variants.hpp"
+#include "sim/util/input_file.hpp"
 
 namespace gpumux {
 
@@ -104,14 +107,23 @@ std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& va
   return results;
 }
 
-bool is_cluster_request(const ScenarioRequest& request) {
+bool scenario_has_top_level_key(const std::string& scenario, bool is_path, const std::string& key) {
   try {
-    const YAML::Node doc =
-        request.is_path ? YAML::LoadFile(request.scenario) : YAML::Load(request.scenario);
-    return doc.IsMap() && doc["cluster"].IsDefined();
-  } catch (const YAML::Exception&) {
-    return false;
+    std::string text;
+    if (is_path) {
+      std::error_code error;
+      if (!std::filesystem::is_regular_file(scenario, error)) return false;
+      text = input_file::read(scenario, input_file::kMaxScenarioBytes, "scenario file");
+    }
+    const YAML::Node doc = yaml::parse(is_path ? text : scenario, is_path ? scenario : "<text>");
+    return doc.IsMap() && doc[key].IsDefined();
+  } catch (const std::exception&) {
+    return false;  // the loader reports the problem
   }
+}
+
+bool is_cluster_request(const ScenarioRequest& request) {
+  return scenario_has_top_level_key(request.scenario, request.is_path, "cluster");
 }
 
 cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {

@@ -104,6 +104,13 @@ std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& va
 /// loader then reports it). Cost: one YAML parse.
 bool is_cluster_request(const ScenarioRequest& request);
 
+/// Whether the scenario (a path, or YAML text when !is_path) is a mapping with the top-level
+/// `key`, read as the loader reads it: a regular file within the scenario size limit
+/// (sim/util/input_file.hpp), parsed with the nesting and encoding checks. False for anything
+/// the loader would refuse (it then reports it) and for a path that is not a regular file (a
+/// pipe is read once, by the loader). Cost: one read and parse of the document.
+bool scenario_has_top_level_key(const std::string& scenario, bool is_path, const std::string& key);
+
 /// The `cluster:` section as the typed cluster description (models/cluster/cluster_loader.hpp),
 /// the overrides applied. Throws InputError.
 cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request);

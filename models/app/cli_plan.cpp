@@ -74,13 +74,7 @@ std::string gpus_flow_list(const po::variables_map& vm) {
 /// The plan flags as KEY=VALUE overrides of the scenario's `plan:` block (so errors name the
 /// flag's key); without a `plan:` block, one override that creates it (--gpus required).
 std::vector<std::string> plan_overrides(const po::variables_map& vm, const std::string& path) {
-  bool has_plan = false;
-  try {
-    const YAML::Node root = YAML::LoadFile(path);
-    has_plan = root.IsMap() && root["plan"].IsDefined();
-  } catch (const std::exception&) {
-    return {};  // the loader reports the file's problem
-  }
+  const bool has_plan = scenario_has_top_level_key(path, true, "plan");
   const std::string gpus = gpus_flow_list(vm);
   std::vector<std::pair<std::string, std::string>> keys;
   if (!gpus.empty()) keys.emplace_back("gpus", gpus);

@@ -4,31 +4,25 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <sstream>
+
+#include "sim/util/input_file.hpp"
 
 namespace gpumux::cluster::detail {
 
 std::string read_text_file(const std::string& path, const std::string& what,
-                           const SourceLocation& referenced_from) {
+                           const SourceLocation& referenced_from, std::int64_t limit) {
   SourceLocation where = referenced_from;
   if (where.file.empty()) where.file = path;
   const std::string shown = referenced_from.file.empty() ? "" : fmt::format(" {}", path);
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw InputError(where, fmt::format("cannot open {}{}: it is a directory", what, shown));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  if (!std::ifstream(path, std::ios::binary)) {
     throw InputError(where, fmt::format("cannot open {}{}: {}", what, shown, std::strerror(errno)));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    throw InputError(where, fmt::format("cannot read {}{}: {}", what, shown, std::strerror(errno)));
+  try {
+    return input_file::read(path, limit, what.c_str());
+  } catch (const input_file::FileError& e) {
+    throw InputError(where, fmt::format("{}{}: {}", what, shown, e.what()));
   }
-  return text.str();
 }
 
 }  // namespace gpumux::cluster::detail

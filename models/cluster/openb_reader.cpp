@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "models/cluster/input_files.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/checked.hpp"
 #include "sim/util/strings.hpp"
 
@@ -291,12 +292,16 @@ std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::st
 
 std::vector<NodePoolSpec> load_openb_nodes(const std::string& path,
                                            const SourceLocation& referenced_from) {
-  return parse_openb_nodes(detail::read_text_file(path, "openb node list", referenced_from), path);
+  return parse_openb_nodes(
+      detail::read_text_file(path, "openb node list", referenced_from, input_file::kMaxTraceBytes),
+      path);
 }
 
 std::vector<PodSpec> load_openb_pods(const std::string& path,
                                      const SourceLocation& referenced_from) {
-  return parse_openb_pods(detail::read_text_file(path, "openb pod list", referenced_from), path);
+  return parse_openb_pods(
+      detail::read_text_file(path, "openb pod list", referenced_from, input_file::kMaxTraceBytes),
+      path);
 }
 
 }  // namespace gpumux::cluster

@@ -401,6 +401,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "node list; models: A10, G2, G3, P100, T4, V100M16, V100M32"},
         ErrorCase{"cluster: nowhere.yaml\n",
                   "s.yaml:1:10: cluster: cannot open cluster file nowhere.yaml"},
+        // Bounded reads (issue 13): a device is refused before any byte is read.
+        ErrorCase{"cluster: /dev/zero\n",
+                  "s.yaml:1:10: cluster: cluster file /dev/zero: is a device, not a cluster file"},
+        ErrorCase{POOL "      sharing: {device_plugin: /dev/zero}\n" PODS,
+                  "s.yaml:5:32: cluster.pools.0.sharing.device_plugin: device-plugin config "
+                  "/dev/zero: is a device, not a device-plugin config"},
+        ErrorCase{"cluster:\n  openb: {nodes: /dev/zero, pods: p.csv}\n",
+                  "s.yaml:2:18: cluster.openb.nodes: openb node list /dev/zero: is a device, not a "
+                  "openb node list"},
         ErrorCase{"cluster: cluster-pools.yaml\nseed: -1\n",
                   "s.yaml:2:7: seed: expected an integer from 0"}));
 
