@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "models/output/result_io.hpp"
 #include "models/output/text_format.hpp"
 #include "sim/io/hdf5_file.hpp"
 #include "sim/io/output_target.hpp"
@@ -13,12 +14,6 @@ namespace gpumux::cluster {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-#ifdef GPUMUX_VERSION
-constexpr const char* kVersion = GPUMUX_VERSION;
-#else
-constexpr const char* kVersion = "0.1.0";
-#endif
 
 Json stats_json(const PendingStats& s) {
   Json j;
@@ -213,7 +208,7 @@ void write_cluster_h5(const std::string& path, const ClusterResult& r, const Clu
     h5::File file = h5::File::create(temp);
     {
       h5::Group root = file.root();
-      root.set_attribute("gpumux_version", kVersion);
+      root.set_attribute("gpumux_version", ::gpumux::gpumux_version());
       root.set_attribute("kind", "cluster");
       root.set_attribute("policy", r.policy);
       root.set_attribute("ignore_deletions", static_cast<std::int64_t>(r.ignore_deletions));

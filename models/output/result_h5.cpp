@@ -45,11 +45,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-#ifdef GPUMUX_VERSION
-constexpr const char* kVersion = GPUMUX_VERSION;
-#else
-constexpr const char* kVersion = "0.1.0";
-#endif
 constexpr std::int64_t kSchemaVersion = 1;
 
 template <std::size_t N>
@@ -316,7 +311,7 @@ void write_run_attributes(h5::Group& group, const RunResult& result) {
 }
 
 void write_root_attributes(h5::Group& root, const RunResult& result) {
-  root.set_attribute("gpumux_version", kVersion);
+  root.set_attribute("gpumux_version", gpumux_version());
   root.set_attribute("schema_version", kSchemaVersion);
   root.set_attribute("scenario_yaml", result.scenario_yaml);
   Json calibration = Json::object();
@@ -426,6 +421,14 @@ std::vector<nlohmann::ordered_json> read_summaries_h5(const std::string& path) {
     throw not_a_result("/summary is not a summary object or array");
   }
   return summaries;
+}
+
+const char* gpumux_version() {
+#ifdef GPUMUX_VERSION
+  return GPUMUX_VERSION;
+#else
+  return "0.1.0";
+#endif
 }
 
 }  // namespace gpumux

@@ -44,6 +44,9 @@ std::vector<std::string> slo_miss_messages(const std::vector<TenantSlo>& slos,
 /// file is removed). Cost: O(records), one compressed chunk of extra memory.
 void write_result_h5(const std::string& path, const RunResult& result);
 
+/// The version written into result files (`gpumux_version` attribute): the CMake project's.
+const char* gpumux_version();
+
 /// The `compare` file: root attributes from the first result, /summary = JSON array of the
 /// summaries, and each result's datasets under /strategies/<label>/ (label '/' -> '_').
 void write_results_h5(const std::string& path, const std::vector<RunResult>& results);

@@ -83,27 +83,28 @@ class EventQueue {
   /// Removes the earliest live event, sets `clock` to its time and runs it.
   /// Precondition: !empty(). Returns the event's time.
   Nanos pop_and_run(Nanos& clock) {
-    const PoppedEvent event = kind_ == QueueKind::heap       ? heap_.pop()
-                              : kind_ == QueueKind::calendar ? calendar_.pop()
-                                                             : ladder_.pop();
-    --live_;
-    clock = event.time;
-    event.event.run();
-    return event.time;
+    return run(kind_ == QueueKind::heap       ? heap_.pop()
+               : kind_ == QueueKind::calendar ? calendar_.pop()
+                                              : ladder_.pop(),
+               clock);
   }
   /// pop_and_run() right after next_time() returned a time, with nothing pushed or cancelled
   /// in between (the run loop): the heap then skips its second liveness check of the top.
   Nanos pop_and_run_after_next_time(Nanos& clock) {
-    const PoppedEvent event = kind_ == QueueKind::heap       ? heap_.pop_live_top()
-                              : kind_ == QueueKind::calendar ? calendar_.pop()
-                                                             : ladder_.pop();
+    return run(kind_ == QueueKind::heap       ? heap_.pop_live_top()
+               : kind_ == QueueKind::calendar ? calendar_.pop()
+                                              : ladder_.pop(),
+               clock);
+  }
+
+ private:
+  /// Sets `clock` to a popped event's time and runs it (inline: once per event).
+  Nanos run(const PoppedEvent& event, Nanos& clock) {
     --live_;
     clock = event.time;
     event.event.run();
     return event.time;
   }
-
- private:
   EventId push_event(Nanos time, Priority priority, Event::Function function, void* object,
                      Event::Argument argument);
   /// A closure event's function: runs (and frees) closures_[argument] of the EventQueue object.
