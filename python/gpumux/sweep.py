@@ -272,10 +272,17 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
             bar.close()
 
     keys = list(dict.fromkeys(k for p in points for k in p))
-    reserved = (("point", "status", "class", "error", *CLUSTER_METRICS) if cluster else
-                ("point", "status", "tenant", "device", "error", *TENANT_METRICS,
-                 *(f"device_{m}" for m in DEVICE_METRICS)))
-    grid = grid_columns(keys, points, reserved)
+    # The result's own columns (after the point and grid columns); grid names must avoid them.
+    if cluster:
+        categorical = ("class",)
+        metric_columns = ["status", *categorical, *CLUSTER_METRICS]
+    else:
+        categorical = ("tenant", "device")
+        metric_columns = ["status", *categorical, *TENANT_METRICS,
+                          *(f"device_{m}" for m in DEVICE_METRICS)]
+    if on_error == "record":
+        metric_columns.append("error")
+    grid = grid_columns(keys, points, ("point", "error", *metric_columns))
     rows = []
     for i, (point, (metrics, error)) in enumerate(zip(points, outputs)):
         if error is not None and on_error == "raise":
@@ -287,16 +294,7 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
             if on_error == "record":
                 row["error"] = error
             rows.append(row)
-    if cluster:
-        columns = ["point", *grid, "status", "class", *CLUSTER_METRICS]
-        categorical = ("class",)
-    else:
-        columns = ["point", *grid, "status", "tenant", "device", *TENANT_METRICS,
-                   *(f"device_{m}" for m in DEVICE_METRICS)]
-        categorical = ("tenant", "device")
-    if on_error == "record":
-        columns.append("error")
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=["point", *grid, *metric_columns])
     for column in categorical:
         values = list(dict.fromkeys(r[column] for r in rows if r.get(column) is not None))
         frame[column] = pd.Categorical(frame[column], categories=values)
