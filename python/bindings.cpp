@@ -140,10 +140,11 @@ std::vector<ResultPtr> compare(const std::string& scenario, bool is_path,
                                const std::vector<std::string>& strategies,
                                const std::vector<std::string>& overrides,
                                std::optional<std::uint64_t> seed, const std::string& source_name,
-                               py::object progress) {
+                               py::object progress, bool record_requests) {
   const ScenarioRequest request = make_request(scenario, is_path, overrides, seed, source_name);
   GuardedRun guard(std::move(progress));
-  const RunControl control = guard.control();
+  RunControl control = guard.control();
+  control.record_requests = record_requests;
   std::vector<ResultPtr> results;
   {
     py::gil_scoped_release release;
@@ -475,8 +476,9 @@ PYBIND11_MODULE(_gpumux, m) {
   m.def("compare", &compare, py::arg("scenario"), py::arg("is_path"), py::arg("strategies"),
         py::arg("overrides") = std::vector<std::string>{}, py::arg("seed") = py::none(),
         py::arg("source_name") = std::string("<text>"), py::arg("progress") = py::none(),
+        py::arg("record_requests") = true,
         "The same tenants under each strategy (as `gpumux compare`): a list of RunResult, "
-        "strategy labels set.");
+        "strategy labels set; record_requests as run().");
   m.def("validate", &validate, py::arg("scenario"), py::arg("is_path"),
         py::arg("overrides") = std::vector<std::string>{},
         py::arg("source_name") = std::string("<text>"),

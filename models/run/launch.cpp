@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "models/run/run.hpp"
+#include "sim/util/checked.hpp"
 #include "models/run/tenant.hpp"
 
 namespace gpumux::run {
@@ -41,8 +42,9 @@ void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scali
                        static_cast<double>(k.per_sequence) * scaling.sequences;
       // A draw beyond the int64 horizon (lognormal tail x per-token count) saturates there: the
       // kernel never finishes within representable time (NaN counts as that too).
-      sequence.durations.push_back(std::isnan(d) ? kMaxKernelWork
-                                                 : std::clamp(std::round(d), 1.0, kMaxKernelWork));
+      sequence.durations.push_back(
+          std::isnan(d) ? kMaxKernelWork
+                        : std::clamp(checked::round_half_away(d), 1.0, kMaxKernelWork));
       sequence.specs.push_back(&k);
     }
   }

@@ -278,8 +278,10 @@ def compare(scenario, strategies, overrides=None, seed: int | None = None, *,
     """
     names = _strategy_list(strategies)
     text, is_path, source = _scenario_args(scenario)
+    # The frame needs only the summaries: per-request records are kept only when the Results
+    # are returned (their .requests tables).
     natives = _gpumux.compare(text, is_path, names, _override_list(overrides), _seed(seed),
-                              source, progress)
+                              source, progress, record_requests=return_results)
     results = {n.strategy: Result._from_native(n) for n in natives}
     frame = compare_frame(results.values())
     return (frame, results) if return_results else frame

@@ -9,14 +9,21 @@
 
 namespace gpumux {
 
-namespace {
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-}  // namespace
+
+Xoshiro256StarStar::Xoshiro256StarStar(std::uint64_t seed) {
+  // splitmix64's sequence from `seed`: state word i is the mix of seed + (i + 1) * gamma
+  // (splitmix64() adds one gamma itself).
+  for (std::size_t i = 0; i < s_.size(); ++i) {
+    s_[i] = splitmix64(seed);
+    seed += 0x9e3779b97f4a7c15ULL;
+  }
+}
 
 RandomStream RandomStreams::stream(std::string_view name) const {
   return RandomStream(splitmix64(master_seed_ ^ splitmix64(fnv1a64(name))));

@@ -86,10 +86,4 @@ std::int64_t add_saturating(std::int64_t a, std::int64_t b) {
   return out;
 }
 
-std::int64_t nanos_saturating(double ns) {
-  if (!(ns < kTwo63)) return kMaxInt64;  // also NaN
-  if (ns <= 0) return 0;
-  return static_cast<std::int64_t>(std::round(ns));
-}
-
 }  // namespace gpumux::checked

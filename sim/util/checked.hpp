@@ -5,6 +5,7 @@
 // says what overflowed ("1e+21ns is out of range ..."); callers that know the file, line and key
 // catch it and rethrow with the location (InputError, or the trace reader's `fail`).
 // Cost: a few comparisons; no allocation unless it throws.
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -49,8 +50,27 @@ std::int64_t mul_saturating(std::int64_t a, std::int64_t b);
 /// file whose only use is a comparison against a limit.
 std::int64_t add_saturating(std::int64_t a, std::int64_t b);
 
+/// std::round(x) (nearest integer, halves away from zero), inline: the run loop rounds every
+/// drawn duration and completion time, and libm's round is an out-of-line call. Exact: below
+/// 2^52 the truncation and the fraction x - trunc(x) are exact doubles; from 2^52 on (and for
+/// infinities and NaN) x is returned as it is, as std::round does.
+inline double round_half_away(double x) {
+  if (!(std::fabs(x) < 4503599627370496.0)) return x;  // 2^52: already an integer, or inf/NaN
+  const double truncated = static_cast<double>(static_cast<std::int64_t>(x));
+  const double fraction = x - truncated;
+  const double rounded = fraction >= 0.5    ? truncated + 1.0
+                         : fraction <= -0.5 ? truncated - 1.0
+                                            : truncated;
+  return rounded == 0.0 ? std::copysign(0.0, x) : rounded;  // round(-0.3) is -0.0
+}
+
 /// A double known to be a nanosecond offset, clamped into [0, INT64_MAX] (NaN -> INT64_MAX):
 /// for random draws whose only use is "when", where beyond-the-horizon means never.
-std::int64_t nanos_saturating(double ns);
+/// Inline (once or twice per event): the same value as std::llround on [0, 2^63).
+inline std::int64_t nanos_saturating(double ns) {
+  if (!(ns < 9223372036854775808.0)) return kMaxInt64;  // 2^63; also NaN
+  if (ns <= 0) return 0;
+  return static_cast<std::int64_t>(round_half_away(ns));
+}
 
 }  // namespace gpumux::checked

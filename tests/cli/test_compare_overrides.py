@@ -52,11 +52,14 @@ def test_mps_keeps_active_thread_percentage(tmp_path):
     plain = compare_json(path, "--strategies", "mps")["mps"]
     capped = compare_json(path, "--strategies", "mps", "--set",
                           "gpus.0.sharing.active_thread_percentage=25")["mps"]
-    # A compute-bound full-grid 1 ms kernel capped at 25 % of the SMs takes >= 4 ms: the
-    # override took effect (without it the p50 stays near 1-2 ms).
-    slow = capped["tenants"]["online"]["latency_ns"]["p50"]
-    fast = plain["tenants"]["online"]["latency_ns"]["p50"]
-    assert slow >= 3_900_000 and slow > 1.5 * fast
+    # A compute-bound full-grid kernel capped at 25 % of the SMs takes 4x as long: the online
+    # tenant's 1 ms kernel >= 4 ms every time, and the batch tenant's 20 ms kernel 80 ms, which
+    # overloads it (20/s x 80 ms) where uncapped it ran at 40 % load. (The online p50 alone
+    # cannot tell: uncapped, it often waits behind a whole 20 ms batch kernel.)
+    assert capped["tenants"]["online"]["latency_ns"]["p50"] >= 3_900_000
+    slow = capped["tenants"]["batch"]["latency_ns"]["p50"]
+    fast = plain["tenants"]["batch"]["latency_ns"]["p50"]
+    assert slow >= 80_000_000 and slow > 3 * fast
 
 
 def test_mig_plus_mps_keeps_the_override_too(tmp_path):

@@ -231,7 +231,10 @@ def test_compare_mig_strategies(tmp_path):
     requests = frame["requests"].unstack("strategy")
     assert (requests.nunique(axis=1) == 1).all()
     assert list(results) == strategies and results["mps"].strategy == "mps"
-    # A comma-separated string works too, and equals a single run of that variant.
+    # Returned Results keep their per-request records (the frame alone does not need them).
+    assert len(results["mps"].requests) >= results["mps"].tenants["completed"].sum() > 0
+    # A comma-separated string works too (without return_results: no request records kept),
+    # and equals a single run of that variant.
     again = gpumux.compare(mig_scenario(), "mig, mps")
     pd.testing.assert_frame_equal(again.loc[["mig", "mps"]].reset_index(drop=True),
                                   frame.loc[["mig", "mps"]].reset_index(drop=True),
