@@ -102,9 +102,7 @@ double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 void Device::start_running(KernelRun& kernel) {
   if (kernel.first_start < 0) kernel.first_start = sim_.now();
   kernel.rate = 0;
-  // The same three numbers grant_to() takes the minimum of, once per start instead of per grant.
-  kernel.sm_demand = std::min({kernel.sm_fraction * geometry_.gpu_sms,
-                               static_cast<double>(geometry_.sms), client_sm_cap(kernel.tenant)});
+  kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
   kernel.solo_bound_occupancy = -1;
   running_.push_back(&kernel);
 }
@@ -177,9 +175,13 @@ void Device::grant_sms() {
   bool mixed_priorities = false;
   bool wanting = false;  // some kernel holds less than its full width (grant_to's first test)
   int max_tenant = -1;
-  for (const KernelRun* k : running_) {
+  for (KernelRun* k : running_) {
     free -= k->occupancy;
     mixed_priorities |= k->priority != running_.front()->priority;
+    if (k->sm_demand < 0) {
+      // The same three numbers grant_to() takes the minimum of, once per start of the kernel.
+      k->sm_demand = std::min({k->sm_fraction * geometry_.gpu_sms, sms, client_sm_cap(k->tenant)});
+    }
     wanting |= k->occupancy < k->sm_demand - epsilon;
     max_tenant = std::max(max_tenant, k->tenant);
   }

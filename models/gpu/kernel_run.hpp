@@ -40,7 +40,7 @@ struct KernelRun {
   Nanos first_start = -1;  ///< when it first received SMs (-1: not yet)
   // The device's own caches (set by the device when the kernel starts running; exact: each is
   // the value the device would compute again from the same inputs).
-  double sm_demand = 0;              ///< SMs it wants: min(f S_gpu, S_dev, its client's cap)
+  double sm_demand = -1;  ///< SMs it wants: min(f S_gpu, S_dev, its client's cap); -1: not yet
   double solo_bound_occupancy = -1;  ///< occupancy `solo_bound` was computed for (-1: none)
   double solo_bound = 0;             ///< rate_max on that occupancy with l2_factor 1
 };
