@@ -23,6 +23,8 @@ Below each case: the growth exponent of each column's total time (least-squares 
 log(time) vs log(N); 1 = linear, 2 = quadratic).
 
 Timings: min of --repeat runs of each point (the development machine is a shared 2-core VM).
+With --instructions: instead, callgrind's instruction count per kernel of the run loop at the
+smallest and largest N of each case (load-independent; cache misses are not in it).
 
 usage: /usr/bin/python3 bench/bench_scaling.py [--gpumux build/gpumux] [--base 20000]
                                                 [--repeat 3] [--cases mps,ts,gpus,setup]
@@ -152,6 +154,44 @@ def report(case, rows):
               f"({'ok' if ratio <= 2 else 'ABOVE'} target <= 2)")
 
 
+def instructions(binary, path):
+    """Instructions the whole process executes (valgrind's callgrind), and its summary."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                               binary, "run", path, "--json"], check=True, capture_output=True,
+                              text=True)
+        with open(out) as f:
+            total = next(int(line.split()[1]) for line in f if line.startswith("totals:"))
+    return total, json.loads(proc.stdout)
+
+
+def measure_instructions(args, case, sizes, tmp):
+    """Instructions per kernel of the run loop at each size: (I(D) - I(0)) / kernels, where
+    I(D) runs about --instr-kernels kernels and I(0) the same scenario for 0.1 ms (start-up,
+    summary and output cancel). Immune to the shared machine's load."""
+    rows = []
+    for n in sizes:
+        path = os.path.join(tmp, f"{case}-{n}-ir.yaml")
+        with open(path, "w") as f:
+            f.write(scenario(case, n, 0.05))
+        _, s = run_once(args.gpumux, path, tmp, False)
+        duration = args.instr_kernels / (max(kernels_of(s), 1) / 0.05)
+        with open(path, "w") as f:
+            f.write(scenario(case, n, duration))
+        full, s_full = instructions(args.gpumux, path)
+        with open(path, "w") as f:
+            f.write(scenario(case, n, 1e-4))
+        empty, s_empty = instructions(args.gpumux, path)
+        kernels = kernels_of(s_full) - kernels_of(s_empty)
+        rows.append((n, kernels, (full - empty) / max(kernels, 1)))
+    print(f"\n{case}, instructions per kernel (callgrind):")
+    for n, k, per in rows:
+        print(f"  N={n:4d}: {per:8.0f} instructions/kernel ({k} kernels), "
+              f"ratio {per / rows[0][2]:.2f}")
+    sys.stdout.flush()
+
+
 SIZES = {
     "mps": [1, 2, 4, 8, 16, 32, 48],
     "ts": [1, 2, 4, 8, 16, 32, 64],
@@ -173,11 +213,20 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cases", default="mps,ts,gpus,setup")
     parser.add_argument("--quick", action="store_true", help="three sizes per case")
+    parser.add_argument("--instructions", action="store_true",
+                        help="instead of timings: callgrind instructions per kernel at the "
+                             "smallest and largest N of mps, ts and gpus (needs valgrind)")
+    parser.add_argument("--instr-kernels", type=int, default=20000)
     args = parser.parse_args()
     sizes = QUICK if args.quick else SIZES
     print(f"gpumux {args.gpumux}; {KPR} kernels per request; about {args.base} x N kernels per "
           f"run; min of {args.repeat} runs")
     with tempfile.TemporaryDirectory() as tmp:
+        if args.instructions:
+            for case in args.cases.split(","):
+                if case != "setup":
+                    measure_instructions(args, case, [SIZES[case][0], SIZES[case][-1]], tmp)
+            return 0
         for case in args.cases.split(","):
             rows = measure_case(args, case, sizes[case], tmp)
             report(case, rows)
