@@ -36,7 +36,10 @@
 //    exactly B_dev: the aggregate never collapses, whatever n.
 //
 // Cost per recompute: O(k log k) for k running kernels (one sort when priorities differ, else
-// O(k)), plus the max-min solve, O(k) for one constraint. One running kernel: O(1).
+// O(k)), plus the max-min solve only while HBM is saturated at the kernels' bounds (O(k x
+// steps), steps <= k); a kernel's rate bound is computed again only when its SMs changed. One
+// running kernel: O(1). Every event is O(k): the remaining work and utilization integrals of
+// all k kernels are brought up to now (README, "Scaling": why, and what flat would change).
 #include <cstdint>
 #include <memory>
 #include <string>
