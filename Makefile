@@ -35,6 +35,7 @@ test: build
 bench: build
 	$(BUILD)/bench/bench_engine --benchmark_min_time=0.5
 	$(PYTHON) bench/compare_simpy.py --gpumux $(BUILD)/gpumux
+	$(PYTHON) bench/bench_scaling.py --gpumux $(BUILD)/gpumux
 
 clean:
 	rm -rf $(BUILD)

@@ -2,12 +2,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "sim/util/checked.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
+namespace {
+
+// checked::nanos_saturating(std::ceil(q)), the same integer, without the two libm calls (the
+// build targets baseline x86-64, where ceil and round are calls): per running kernel per
+// recompute.
+Nanos ceil_nanos_saturating(double q) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (!(q < kTwo63)) return std::numeric_limits<Nanos>::max();  // also NaN
+  if (q <= 0) return 0;
+  // q in (0, 2^63): truncation is its floor (exact: q >= 2^52 is already an integer).
+  auto t = static_cast<Nanos>(q);
+  if (static_cast<double>(t) < q) ++t;
+  return t;
+}
+
+}  // namespace
 
 Device::Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits)
     : sim_(sim), geometry_(std::move(geometry)), limits_(std::move(limits)) {}
@@ -85,6 +102,8 @@ double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 void Device::start_running(KernelRun& kernel) {
   if (kernel.first_start < 0) kernel.first_start = sim_.now();
   kernel.rate = 0;
+  kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
+  kernel.solo_bound_occupancy = -1;
   running_.push_back(&kernel);
 }
 
@@ -154,13 +173,21 @@ void Device::grant_sms() {
   }
   double free = sms;
   bool mixed_priorities = false;
+  bool wanting = false;  // some kernel holds less than its full width (grant_to's first test)
   int max_tenant = -1;
-  for (const KernelRun* k : running_) {
+  for (KernelRun* k : running_) {
     free -= k->occupancy;
     mixed_priorities |= k->priority != running_.front()->priority;
+    if (k->sm_demand < 0) {
+      // The same three numbers grant_to() takes the minimum of, once per start of the kernel.
+      k->sm_demand = std::min({k->sm_fraction * geometry_.gpu_sms, sms, client_sm_cap(k->tenant)});
+    }
+    wanting |= k->occupancy < k->sm_demand - epsilon;
     max_tenant = std::max(max_tenant, k->tenant);
   }
-  if (free <= epsilon) return;
+  // Nothing to grant: grant_to would refuse every kernel at its first test (co-running clients
+  // that all hold their width, the usual state between arrivals), so skip the client table.
+  if (free <= epsilon || !wanting) return;
   const std::vector<KernelRun*>* order = &running_;
   if (mixed_priorities) {
     order_scratch_.assign(running_.begin(), running_.end());
@@ -174,25 +201,17 @@ void Device::grant_sms() {
   for (const KernelRun* k : running_)
     client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
   for (KernelRun* k : *order) {
+    if (k->occupancy >= k->sm_demand - epsilon) continue;  // grant_to's first refusal
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
     if (!grant_to(*k, sms, epsilon, free, held_by_client)) continue;
     if (free <= epsilon) break;
   }
 }
 
-void Device::apply_l2_factors() {
+void Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse) {
   const double rho = geometry_.l2_cost_ratio;
   const double l2 = geometry_.l2_bytes;
   if (l2 <= 0 || rho >= 1.0) return;
-  double traffic = 0;
-  int memory_kernels = 0;
-  bool any_reuse = false;
-  for (const KernelRun* k : running_) {
-    if (k->memory_bound <= 0 || k->rate_max <= 0) continue;
-    traffic += k->memory_bound * k->rate_max;
-    ++memory_kernels;
-    any_reuse |= k->working_set > 0;
-  }
   if (memory_kernels < 2 || !any_reuse) return;
   auto cost = [rho](double cache, double working_set) {
     const double hit = std::min(1.0, cache / working_set);
@@ -211,17 +230,53 @@ void Device::recompute() {
   prepare_recompute();
   grant_sms();
   int active = 0;
+  // The L2 law's inputs (apply_l2_factors), summed in the same pass and order.
+  double traffic = 0;
+  int memory_kernels = 0;
+  bool any_reuse = false;
   for (KernelRun* k : running_) {
     k->l2_factor = 1.0;
-    k->rate_max = k->occupancy > 0 ? rate_bound(*k, k->occupancy) : 0.0;
-    if (k->rate_max > 0) ++active;
+    if (k->occupancy > 0) {
+      // rate_bound with l2_factor 1 depends only on the occupancy (the kernel's f and m and the
+      // geometry are fixed while it runs): computed again only when its SMs changed.
+      if (k->solo_bound_occupancy != k->occupancy) {
+        k->solo_bound = rate_bound(*k, k->occupancy);
+        k->solo_bound_occupancy = k->occupancy;
+      }
+      k->rate_max = k->solo_bound;
+    } else {
+      k->rate_max = 0.0;
+    }
+    if (k->rate_max > 0) {
+      ++active;
+      if (k->memory_bound > 0) {
+        traffic += k->memory_bound * k->rate_max;
+        ++memory_kernels;
+        any_reuse |= k->working_set > 0;
+      }
+    }
   }
-  if (active > 1) apply_l2_factors();
+  if (active > 1) apply_l2_factors(traffic, memory_kernels, any_reuse);
   if (active <= 1) {
     // At most one kernel holds SMs: no sharing, it runs at its bound on what it holds.
     for (KernelRun* k : running_) k->rate = k->rate_max;
     finish_recompute();
     return;
+  }
+  // HBM not saturated: the max-min solution is every kernel at its bound. Progressive filling
+  // (sim/core/max_min.cpp) freezes a variable at exactly its bound unless the constraint
+  // saturates first (remaining <= 1e-12 max(1, C)), which cannot happen when the total demand
+  // at the bounds leaves 1e-9 max(1, C) free (far above the filling's rounding), so this is the
+  // solver's own result without the O(k x steps) solve.
+  const double capacity = geometry_.bandwidth;
+  if (capacity > 0) {
+    double demand = 0;
+    for (const KernelRun* k : running_) demand += k->memory_bound * k->l2_factor * k->rate_max;
+    if (demand <= capacity - 1e-9 * std::max(1.0, capacity)) {
+      for (KernelRun* k : running_) k->rate = k->rate_max;
+      finish_recompute();
+      return;
+    }
   }
   problem_.clear();
   const int bw_constraint = problem_.add_constraint(geometry_.bandwidth);
@@ -243,7 +298,7 @@ void Device::finish_recompute() {
     if (k->rate > 0) {
       // A finish beyond the int64 horizon (a huge draw, a tiny share) is "never", not a wrapped
       // time in the past.
-      const Nanos wait = checked::nanos_saturating(std::ceil(k->remaining / k->rate));
+      const Nanos wait = ceil_nanos_saturating(k->remaining / k->rate);
       if (wait < kNever - now) next = std::min(next, now + wait);
     }
   }

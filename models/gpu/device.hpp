@@ -36,7 +36,10 @@
 //    exactly B_dev: the aggregate never collapses, whatever n.
 //
 // Cost per recompute: O(k log k) for k running kernels (one sort when priorities differ, else
-// O(k)), plus the max-min solve, O(k) for one constraint. One running kernel: O(1).
+// O(k)), plus the max-min solve only while HBM is saturated at the kernels' bounds (O(k x
+// steps), steps <= k); a kernel's rate bound is computed again only when its SMs changed. One
+// running kernel: O(1). Every event is O(k): the remaining work and utilization integrals of
+// all k kernels are brought up to now (README, "Scaling": why, and what flat would change).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -91,6 +94,11 @@ class Device {
   /// it (reported through the observer by the caller).
   virtual bool attach_client(int tenant, std::string& reason);
   const std::vector<int>& clients() const { return clients_; }
+  /// Position of `tenant` in clients() (its first attachment), or -1. O(1).
+  int client_position(int tenant) const {
+    const auto t = static_cast<std::size_t>(tenant);
+    return tenant >= 0 && t < client_of_tenant_.size() ? client_of_tenant_[t] : -1;
+  }
 
   /// A kernel is ready to run (stream order satisfied). The device owns when it runs.
   virtual void submit(KernelRun& kernel) = 0;
@@ -174,7 +182,9 @@ class Device {
   bool grant_to(KernelRun& k, double sms, double epsilon, double& free,
                 double& held_by_client) const;
   void update_busy_single();  // update_busy for at most one running kernel
-  void apply_l2_factors();
+  // The L2 law (physics 3) from the sums over kernels holding SMs: sum of m * rate_max over the
+  // memory-touching ones, their count, and whether any re-reads a working set.
+  void apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
   void complete_finished();
   void finish_recompute();  // schedules the next completion and updates utilization
 

@@ -38,6 +38,11 @@ struct KernelRun {
   double occupancy = 0;            ///< SMs its resident blocks hold now (set by the device)
   double l2_factor = 1.0;  ///< HBM traffic per unit work relative to alone (set by the device)
   Nanos first_start = -1;  ///< when it first received SMs (-1: not yet)
+  // The device's own caches (set by the device when the kernel starts running; exact: each is
+  // the value the device would compute again from the same inputs).
+  double sm_demand = -1;  ///< SMs it wants: min(f S_gpu, S_dev, its client's cap); -1: not yet
+  double solo_bound_occupancy = -1;  ///< occupancy `solo_bound` was computed for (-1: none)
+  double solo_bound = 0;             ///< rate_max on that occupancy with l2_factor 1
 };
 
 /// Told when a kernel finishes. The device must not touch the KernelRun after this call.

@@ -21,6 +21,9 @@ bool TimeSlicingDevice::attach_client(int tenant, std::string& reason) {
 }
 
 TimeSlicingDevice::Context& TimeSlicingDevice::context_of(int tenant) {
+  // contexts_ is parallel to clients(): the first context of a tenant is at its client position.
+  const int position = client_position(tenant);
+  if (position >= 0) return contexts_[static_cast<std::size_t>(position)];
   for (Context& c : contexts_) {
     if (c.tenant == tenant) return c;
   }
@@ -42,7 +45,7 @@ void TimeSlicingDevice::launch_waiting() {
     KernelRun* k = ctx.waiting.front();
     ctx.waiting.pop_front();
     start_running(*k);
-    ++ctx.running;
+    count_running(ctx);
   }
 }
 
@@ -100,7 +103,7 @@ void TimeSlicingDevice::submit(KernelRun& kernel) {
   const int index = static_cast<int>(&ctx - contexts_.data());
   if (state_ == State::running && index == holder_) {
     start_running(kernel);
-    ++ctx.running;
+    count_running(ctx);
     recompute_soon();
     return;
   }
@@ -126,9 +129,11 @@ void TimeSlicingDevice::on_holder_idle() {
 }
 
 void TimeSlicingDevice::after_completions() {
-  // Recount the holder's running kernels (completions removed some).
-  for (Context& c : contexts_) c.running = 0;
-  for (const KernelRun* k : running()) ++context_of(k->tenant).running;
+  // Recount the running kernels per context (completions removed some). Only contexts in
+  // counted_ can hold a nonzero count, so this is O(running kernels), not O(contexts).
+  for (const int c : counted_) contexts_[static_cast<std::size_t>(c)].running = 0;
+  counted_.clear();
+  for (const KernelRun* k : running()) count_running(context_of(k->tenant));
   if (state_ == State::running) {
     if (!contexts_[static_cast<std::size_t>(holder_)].has_work()) on_holder_idle();
   } else if (state_ == State::draining) {

@@ -67,9 +67,14 @@ class TimeSlicingDevice : public Device {
   void on_switch_done();  // event: the context switch finished
   void launch_waiting();
   Nanos switch_cost(int next) const;  // C, or C - P when `next` has nothing to restore
+  // ++ctx.running, remembering in counted_ a context whose count leaves 0.
+  void count_running(Context& ctx) {
+    if (ctx.running++ == 0) counted_.push_back(static_cast<int>(&ctx - contexts_.data()));
+  }
 
   Nanos timeslice_, context_switch_, preemption_latency_, cache_refill_;
   std::vector<Context> contexts_;
+  std::vector<int> counted_;  // every context whose `running` may be nonzero (repeats allowed)
   State state_ = State::idle;
   int holder_ = -1;        // context index holding (or being switched to) the device
   int last_ran_ = -1;      // context whose state is loaded

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "sim/core/max_min.hpp"
@@ -359,6 +360,51 @@ TEST(MaxMin, WeightsAndTwoConstraints) {
   EXPECT_NEAR(two.rate(v), 1.0, 1e-12);
   EXPECT_NEAR(two.rate(u) + two.rate(w), 1.0, 1e-12);            // bandwidth saturated
   EXPECT_LT(0.5 * two.rate(u) + 0.5 * two.rate(v), 1.0 - 1e-9);  // SMs not
+}
+
+TEST(MaxMinProperty, OneConstraintWithRoomAtTheBoundsGivesEveryVariableExactlyItsBound) {
+  // The device skips the solve when the HBM demand at the bounds leaves 1e-9 max(1, C) free
+  // (models/gpu/device.cpp, recompute): that shortcut is exact only if the solver then returns
+  // every bound bit for bit. Random instances on both sides of the line: with room, rates ==
+  // bounds; with demand above C, the filling saturates and some variable stays below its bound.
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int instance = 0; instance < 2000; ++instance) {
+    const int n = 1 + static_cast<int>(rng() % 64);
+    const double capacity = instance % 3 == 0 ? 1.0 : 1e-3 + unit(rng);
+    std::vector<double> bounds(static_cast<std::size_t>(n)), amounts(bounds.size());
+    double demand = 0;
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+      bounds[i] = rng() % 8 == 0 ? 0.0 : unit(rng);
+      amounts[i] = rng() % 5 == 0 ? 0.0 : unit(rng);
+      demand += amounts[i] * bounds[i];
+    }
+    // Scale the amounts so the demand at the bounds is just inside or just above C.
+    const bool room = instance % 2 == 0;
+    const double target = room ? capacity - 2e-9 * std::max(1.0, capacity) * (1 + unit(rng))
+                               : capacity * (1.0 + 1e-6 + unit(rng));
+    if (demand <= 0) continue;
+    MaxMinProblem p;
+    const int c = p.add_constraint(capacity);
+    double scaled = 0;
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+      amounts[i] *= target / demand;
+      scaled += amounts[i] * bounds[i];
+      const int v = p.add_variable(1.0, bounds[i]);
+      p.add_consumption(v, c, amounts[i]);
+    }
+    p.solve();
+    bool all_at_bound = true;
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+      all_at_bound &= p.rate(static_cast<int>(i)) == bounds[i];
+    }
+    if (room) {
+      ASSERT_LE(scaled, capacity - 1e-9 * std::max(1.0, capacity));
+      EXPECT_TRUE(all_at_bound) << "instance " << instance;
+    } else {
+      EXPECT_FALSE(all_at_bound) << "instance " << instance;
+    }
+  }
 }
 
 }  // namespace
