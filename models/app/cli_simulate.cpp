@@ -1,6 +1,7 @@
 // gpumux run, validate, compare: load -> overrides -> resolve -> simulate through the front door
 // (models/app/application.hpp), then print and write what it returns.
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -135,10 +136,19 @@ int command_run(const std::vector<std::string>& args) {
   const ResolvedScenario resolved = resolve_request(scenario_request(vm));
   catch_stop_signals();
   CliProgress progress;
-  const RunResult result = simulate_resolved(resolved, progress.control(vm.count("output") > 0));
+  RunControl control = progress.control(false);
+  // -o: the records go to the file as the run produces them (memory flat in the run's length);
+  // the file stays OUT.h5.tmp.PID until the rest is written after the run.
+  std::optional<StreamedResultFile> file;
+  if (vm.count("output")) {
+    output_errors_as_bad_input(
+        [&] { file.emplace(vm["output"].as<std::string>(), resolved.scenario.output.kernels); });
+    control.record_kernels = false;
+    control.observers.push_back(&*file);
+  }
+  const RunResult result = simulate_resolved(resolved, control);
   warn_overload(resolved, result);
-  const bool written =
-      write_output(vm, [&](const std::string& path) { write_result_h5(path, result); });
+  const bool written = write_output(vm, [&](const std::string&) { file->finish(result); });
   if (format == OutputFormat::json) {
     std::cout << summary_json(result).dump() << "\n";
   } else if (format == OutputFormat::csv) {
