@@ -1,5 +1,7 @@
 // HDF5 result files. Layout (schema_version 1), all tables 1-D compound datasets, packed,
-// chunked (<= 65536 rows), shuffle + deflate(4), maxdims unlimited (zero rows is valid); every
+// chunked, shuffle + deflate, maxdims unlimited (zero rows is valid): /requests and /kernels in
+// chunks of 4,096 rows encoded by sim/io/table_stream (streamed during `gpumux run -o`, from
+// memory otherwise: the same bytes), the other tables <= 16,384 rows per chunk, zlib level 1; every
 // table carries `units` and `description` attributes, JSON objects {column: text}
 // (json.loads(ds.attrs["units"])["latency_p99_ns"]):
 //   root attributes: gpumux_version, schema_version (int64 1), scenario (name), scenario_yaml,
