@@ -15,7 +15,8 @@ length; 0 = flat, 1 = proportional).
 
 Without -o the statistics keep exact percentile samples (16 B per measured request) until a
 bounded sketch replaces them, so that column grows; with -o the request records are streamed to
-the file (models/output StreamedResultFile) and must not grow.
+the file (models/output StreamedResultFile) and must not grow: the `-o extra` column (RSS with
+-o minus RSS without) is what writing the file costs in memory, flat in the run's length.
 """
 import argparse
 import math
@@ -102,7 +103,8 @@ def main():
         print(f"gpumux run, peak RSS and -o write cost by simulated length "
               f"({args.scenario or 'Poisson 1000/s, one 200 us kernel, one H100'}); "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-        header = (f"{'length':>8} {'requests':>11} | {'RSS':>9} {'RSS -o':>9} | {'wall':>7} "
+        header = (f"{'length':>8} {'requests':>11} | {'RSS':>9} {'RSS -o':>9} {'-o extra':>9} | "
+                  f"{'wall':>7} "
                   f"{'wall -o':>7} {'cpu':>7} {'cpu -o':>7} | {'B/req':>5} "
                   f"{'write/wall':>10} {'write/cpu':>9}")
         print(header)
@@ -123,13 +125,16 @@ def main():
             requests = requests_in(out)
             size = os.path.getsize(out)
             print(f"{human(seconds):>8} {requests:>11,} | {rss[-1] / 2**20:>7.1f}MB "
-                  f"{rss_o[-1] / 2**20:>7.1f}MB | {wall:>6.2f}s {wall_o:>6.2f}s {cpu:>6.2f}s "
+                  f"{rss_o[-1] / 2**20:>7.1f}MB {(rss_o[-1] - rss[-1]) / 2**20:>7.1f}MB | "
+                  f"{wall:>6.2f}s {wall_o:>6.2f}s {cpu:>6.2f}s "
                   f"{cpu_o:>6.2f}s | {size / max(requests, 1):>5.1f} "
                   f"{(wall_o - wall) / wall:>9.0%} {(cpu_o - cpu) / cpu:>9.0%}", flush=True)
         if len(lengths) >= 2:
             print(f"growth exponent of peak RSS in run length: without -o "
                   f"{slope(lengths, rss):.2f}, with -o {slope(lengths, rss_o):.2f} "
-                  f"(0 = flat, 1 = proportional)")
+                  f"(0 = flat, 1 = proportional); what -o adds (RSS -o - RSS) ranges "
+                  f"{min(o - p for o, p in zip(rss_o, rss)) / 2**20:.1f}.."
+                  f"{max(o - p for o, p in zip(rss_o, rss)) / 2**20:.1f} MB")
 
 
 if __name__ == "__main__":
