@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "models/output/result_io.hpp"
 #include "models/run/result.hpp"
+#include "sim/io/table_stream.hpp"
 
 namespace gpumux {
 namespace {
@@ -58,6 +60,42 @@ BENCHMARK(BM_WriteRequests)
     ->Arg(10'000'000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+
+// One chunk of request rows (16,384 x 37 B) as the streamed tables encode it: the shuffle alone,
+// then shuffle + deflate with zlib's run-length strategy (what gpumux writes) or its default
+// strategy at level 1 (what H5Pset_deflate(1) would do). Counters: ns and stored bytes per row.
+std::vector<std::byte> request_chunk() {
+  const RunResult r = requests_result(h5::kStreamChunkRows);
+  std::vector<std::byte> rows(h5::kStreamChunkRows * 37);
+  for (std::size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestRecord& q = r.requests[i];
+    std::byte* row = rows.data() + i * 37;
+    h5::put(row, 0, q.tenant);
+    h5::put(row, 4, q.request_id);
+    h5::put(row, 12, q.arrival_ns);
+    h5::put(row, 20, q.start_ns);
+    h5::put(row, 28, q.finish_ns);
+    h5::put(row, 36, static_cast<std::uint8_t>(q.status));
+  }
+  return rows;
+}
+
+void BM_EncodeChunk(benchmark::State& state) {
+  const std::vector<std::byte> rows = request_chunk();
+  const auto deflate = static_cast<h5::Deflate>(state.range(0));
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    bytes = h5::encode_chunk(rows.data(), 37, h5::kStreamChunkRows, deflate).size();
+  }
+  state.SetLabel(deflate == h5::Deflate::planes ? "shuffle+planes (gpumux)"
+                 : deflate == h5::Deflate::rle  ? "shuffle+zlib Z_RLE"
+                                                : "shuffle+zlib level 1");
+  state.counters["B/row"] = static_cast<double>(bytes) / h5::kStreamChunkRows;
+  state.counters["ns/row"] = benchmark::Counter(
+      static_cast<double>(h5::kStreamChunkRows) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_EncodeChunk)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 void BM_SummaryJson(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config libboost-random-dev libboost-program-options-dev
-  libhdf5-dev hdf5-tools pybind11-dev python3-dev python3-pybind11 libgtest-dev
+  libhdf5-dev zlib1g-dev hdf5-tools pybind11-dev python3-dev python3-pybind11 libgtest-dev
   libgmock-dev libbenchmark-dev libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
   python3-numpy python3-h5py python3-pandas python3-matplotlib python3-scipy python3-pytest
   python3-tqdm python3-yaml python3-dask python3-distributed python3-nbclient python3-nbconvert

@@ -87,6 +87,8 @@ RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& 
   options.interrupt = control.interrupt;
   options.progress = control.progress;
   options.record_requests = control.record_requests;
+  options.record_kernels = control.record_kernels;
+  options.observers = control.observers;
   options.queue = queue_from_environment();
   if (control.started) control.started();
   RunResult result = simulate(resolved, options);

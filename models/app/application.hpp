@@ -52,6 +52,11 @@ struct RunControl {
   std::function<void()> started, finished;
   /// Keep one record per request (HDF5 files and Python need them; a printed summary does not).
   bool record_requests = true;
+  /// Keep output.kernels' kernel records (false when an observer streams them to a file).
+  bool record_kernels = true;
+  /// Observers of each run (models/run/recorder.hpp; not owned), e.g. a streamed result file
+  /// (models/output/result_io.hpp, StreamedResultFile). They change no number of the result.
+  std::vector<Recorder*> observers;
 };
 
 /// Loads the scenario and applies the overrides (parsed first: a malformed KEY=VALUE is reported

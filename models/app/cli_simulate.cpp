@@ -1,6 +1,7 @@
 // gpumux run, validate, compare: load -> overrides -> resolve -> simulate through the front door
 // (models/app/application.hpp), then print and write what it returns.
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -28,9 +29,10 @@ const CommandHelp kRunHelp{
     "-o OUT.h5 is checked before simulating: a regular file (replaced atomically) or a new name\n"
     "in an existing directory where files can be created; a symlink is followed and the file it\n"
     "points to is replaced (the link stays). Directories, devices (/dev/null), FIFOs and sockets\n"
-    "are refused. The file is written as OUT.h5.tmp.PID beside it, fsynced and renamed; the\n"
-    "temporary file is removed on errors and signals (not SIGKILL), and a failed write leaves\n"
-    "the previous OUT.h5 unchanged.\n"
+    "are refused. The file is written as OUT.h5.tmp.PID beside it (the request records while\n"
+    "the simulation runs, so memory does not grow with its length; the rest after it), fsynced\n"
+    "and renamed; the temporary file is removed on errors and signals (not SIGKILL), and a\n"
+    "failed write leaves the previous OUT.h5 unchanged.\n"
     "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run: what was simulated is written marked\n"
     "status=interrupted, exit 128+signal; a signal during the write lets it finish; a second\n"
     "signal exits at once without writing.\n"
@@ -135,10 +137,19 @@ int command_run(const std::vector<std::string>& args) {
   const ResolvedScenario resolved = resolve_request(scenario_request(vm));
   catch_stop_signals();
   CliProgress progress;
-  const RunResult result = simulate_resolved(resolved, progress.control(vm.count("output") > 0));
+  RunControl control = progress.control(false);
+  // -o: the records go to the file as the run produces them (memory flat in the run's length);
+  // the file stays OUT.h5.tmp.PID until the rest is written after the run.
+  std::optional<StreamedResultFile> file;
+  if (vm.count("output")) {
+    output_errors_as_bad_input(
+        [&] { file.emplace(vm["output"].as<std::string>(), resolved.scenario.output.kernels); });
+    control.record_kernels = false;
+    control.observers.push_back(&*file);
+  }
+  const RunResult result = simulate_resolved(resolved, control);
   warn_overload(resolved, result);
-  const bool written =
-      write_output(vm, [&](const std::string& path) { write_result_h5(path, result); });
+  const bool written = write_output(vm, [&](const std::string&) { file->finish(result); });
   if (format == OutputFormat::json) {
     std::cout << summary_json(result).dump() << "\n";
   } else if (format == OutputFormat::csv) {

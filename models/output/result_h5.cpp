@@ -1,5 +1,7 @@
 // HDF5 result files. Layout (schema_version 1), all tables 1-D compound datasets, packed,
-// chunked (<= 65536 rows), shuffle + deflate(4), maxdims unlimited (zero rows is valid); every
+// chunked, shuffle + deflate, maxdims unlimited (zero rows is valid): /requests and /kernels in
+// chunks of 4,096 rows encoded by sim/io/table_stream (streamed during `gpumux run -o`, from
+// memory otherwise: the same bytes), the other tables <= 16,384 rows per chunk, zlib level 1; every
 // table carries `units` and `description` attributes, JSON objects {column: text}
 // (json.loads(ds.attrs["units"])["latency_p99_ns"]):
 //   root attributes: gpumux_version, schema_version (int64 1), scenario (name), scenario_yaml,
@@ -29,6 +31,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -38,6 +41,7 @@
 #include "models/run/slo.hpp"
 #include "sim/io/hdf5_file.hpp"
 #include "sim/io/output_target.hpp"
+#include "sim/io/table_stream.hpp"
 
 namespace gpumux {
 
@@ -156,26 +160,61 @@ void write_metric_table(h5::Group& group, const std::string& name,
   annotate(dataset, type, name);
 }
 
-void write_requests(h5::Group& group, const std::vector<RequestRecord>& requests) {
+// The /requests row: column offsets of the packed compound type.
+struct RequestTable {
   h5::CompoundType type;
-  const h5::Handle status_type = h5::u8_enum_type(names_of(kRequestStatusNames));
-  const std::size_t tenant = type.add("tenant", H5T_NATIVE_UINT32);
-  const std::size_t request_id = type.add("request_id", H5T_NATIVE_UINT64);
-  const std::size_t arrival = type.add("arrival_ns", H5T_NATIVE_INT64);
-  const std::size_t start = type.add("start_ns", H5T_NATIVE_INT64);
-  const std::size_t finish = type.add("finish_ns", H5T_NATIVE_INT64);
-  const std::size_t status = type.add("status", status_type.id());
-  h5::Dataset dataset =
-      group.write_table("requests", type, requests.size(), [&](std::byte* row, std::size_t i) {
-        const RequestRecord& r = requests[i];
-        h5::put(row, tenant, r.tenant);
-        h5::put(row, request_id, r.request_id);
-        h5::put(row, arrival, r.arrival_ns);
-        h5::put(row, start, r.start_ns);
-        h5::put(row, finish, r.finish_ns);
-        h5::put(row, status, static_cast<std::uint8_t>(r.status));
-      });
-  annotate(dataset, type, "requests");
+  std::size_t tenant, request_id, arrival, start, finish, status;
+  RequestTable() {
+    const h5::Handle status_type = h5::u8_enum_type(names_of(kRequestStatusNames));
+    tenant = type.add("tenant", H5T_NATIVE_UINT32);
+    request_id = type.add("request_id", H5T_NATIVE_UINT64);
+    arrival = type.add("arrival_ns", H5T_NATIVE_INT64);
+    start = type.add("start_ns", H5T_NATIVE_INT64);
+    finish = type.add("finish_ns", H5T_NATIVE_INT64);
+    status = type.add("status", status_type.id());
+  }
+  void put(std::byte* row, const RequestRecord& r) const {
+    h5::put(row, tenant, r.tenant);
+    h5::put(row, request_id, r.request_id);
+    h5::put(row, arrival, r.arrival_ns);
+    h5::put(row, start, r.start_ns);
+    h5::put(row, finish, r.finish_ns);
+    h5::put(row, status, static_cast<std::uint8_t>(r.status));
+  }
+};
+
+// The /kernels row.
+struct KernelTable {
+  h5::CompoundType type;
+  std::size_t tenant, request_id, index, device, start, finish;
+  KernelTable() {
+    tenant = type.add("tenant", H5T_NATIVE_UINT32);
+    request_id = type.add("request_id", H5T_NATIVE_UINT64);
+    index = type.add("kernel_index", H5T_NATIVE_UINT32);
+    device = type.add("device", H5T_NATIVE_INT32);
+    start = type.add("start_ns", H5T_NATIVE_INT64);
+    finish = type.add("finish_ns", H5T_NATIVE_INT64);
+  }
+  void put(std::byte* row, const KernelRecord& k) const {
+    h5::put(row, tenant, k.tenant);
+    h5::put(row, request_id, k.request_id);
+    h5::put(row, index, k.kernel_index);
+    h5::put(row, device, k.device);
+    h5::put(row, start, k.start_ns);
+    h5::put(row, finish, k.finish_ns);
+  }
+};
+
+// A record table (/requests, /kernels) from memory: the same chunks as a streamed one.
+template <class Table, class Record>
+void write_records(h5::Group& group, const std::string& name, const std::vector<Record>& records) {
+  const Table table;
+  h5::BackgroundWriter inline_writer(0);
+  h5::TableStream stream(group, name, table.type, inline_writer);
+  for (const Record& r : records) table.put(stream.next_row(), r);
+  stream.finish();
+  inline_writer.drain();
+  annotate(stream.dataset(), table.type, name);
 }
 
 // The tenant-name table: element i names tenant index i. A plain variable-length string
@@ -278,27 +317,6 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
   }
 }
 
-void write_kernels(h5::Group& group, const std::vector<KernelRecord>& kernels) {
-  h5::CompoundType type;
-  const std::size_t tenant = type.add("tenant", H5T_NATIVE_UINT32);
-  const std::size_t request_id = type.add("request_id", H5T_NATIVE_UINT64);
-  const std::size_t index = type.add("kernel_index", H5T_NATIVE_UINT32);
-  const std::size_t device = type.add("device", H5T_NATIVE_INT32);
-  const std::size_t start = type.add("start_ns", H5T_NATIVE_INT64);
-  const std::size_t finish = type.add("finish_ns", H5T_NATIVE_INT64);
-  h5::Dataset dataset =
-      group.write_table("kernels", type, kernels.size(), [&](std::byte* row, std::size_t i) {
-        const KernelRecord& k = kernels[i];
-        h5::put(row, tenant, k.tenant);
-        h5::put(row, request_id, k.request_id);
-        h5::put(row, index, k.kernel_index);
-        h5::put(row, device, k.device);
-        h5::put(row, start, k.start_ns);
-        h5::put(row, finish, k.finish_ns);
-      });
-  annotate(dataset, type, "kernels");
-}
-
 // What a reader needs to interpret one run without its summary string.
 void write_run_attributes(h5::Group& group, const RunResult& result) {
   group.set_attribute("scenario", result.scenario_name);
@@ -320,16 +338,22 @@ void write_root_attributes(h5::Group& root, const RunResult& result) {
   write_run_attributes(root, result);
 }
 
-void write_run(h5::Group& group, const RunResult& result, bool with_summary) {
+// RECORDS_STREAMED: /requests and /kernels were written during the run (StreamedResultFile).
+void write_run(h5::Group& group, const RunResult& result, bool with_summary,
+               bool records_streamed = false) {
   if (with_summary) group.write_string("summary", summary_json(result).dump());
-  write_requests(group, result.requests);
+  if (!records_streamed) {
+    write_records<RequestTable>(group, "requests", result.requests);
+  }
   write_metric_table(group, "tenants", tenant_metrics(), result.tenants);
   write_tenant_names(group, result.tenants);
   write_metric_table(group, "devices", device_metrics(), result.devices);
   write_slos(group, result);
   write_events(group, result.events_log);
   write_timeseries(group, result);
-  if (!result.kernels.empty()) write_kernels(group, result.kernels);
+  if (!records_streamed && !result.kernels.empty()) {
+    write_records<KernelTable>(group, "kernels", result.kernels);
+  }
 }
 
 // Writes through TARGET.tmp.PID beside the target, fsyncs and renames (replace_file_atomically),
@@ -347,6 +371,85 @@ void write_atomically(const std::string& path, Body&& body) {
 }
 
 }  // namespace
+
+struct StreamedResultFile::State {
+  State(const std::string& path, bool with_kernels)
+      : output(path), file(create(output)), root(file.root()) {
+    requests.emplace(root, "requests", request_table.type, writer);
+    annotate(requests->dataset(), request_table.type, "requests");
+    if (with_kernels) {
+      kernels.emplace(root, "kernels", kernel_table.type, writer);
+      annotate(kernels->dataset(), kernel_table.type, "kernels");
+    }
+  }
+  static h5::File create(AtomicOutput& output) {
+    try {
+      return h5::File::create(output.temp());
+    } catch (const std::exception& e) {
+      throw output.failure(e);
+    }
+  }
+
+  AtomicOutput output;  // declared first: removes the temporary file last
+  h5::File file;
+  h5::Group root;
+  const RequestTable request_table;
+  const KernelTable kernel_table;
+  h5::BackgroundWriter writer{kStreamQueueChunks};
+  std::optional<h5::TableStream> requests, kernels;
+};
+
+StreamedResultFile::StreamedResultFile(const std::string& path, bool kernels) {
+  try {
+    state_ = std::make_unique<State>(path, kernels);
+  } catch (const OutputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Creating the tables failed after the file was created: State's members removed it.
+    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
+  }
+}
+
+StreamedResultFile::~StreamedResultFile() {
+  if (state_) state_->writer.stop();  // before the datasets its jobs write are closed
+}
+
+void StreamedResultFile::on_request_record(const RequestRecord& r) {
+  state_->request_table.put(state_->requests->next_row(), r);
+}
+
+void StreamedResultFile::on_kernel_completed(const KernelRecord& k) {
+  if (state_->kernels) state_->kernel_table.put(state_->kernels->next_row(), k);
+}
+
+std::uint64_t StreamedResultFile::requests_written() const { return state_->requests->rows(); }
+
+void StreamedResultFile::finish(const RunResult& result) {
+  if (!state_) throw std::logic_error("StreamedResultFile::finish called twice");
+  State& s = *state_;
+  try {
+    s.requests->finish();
+    if (s.kernels) s.kernels->finish();
+    s.writer.drain();  // every chunk written: HDF5 is this thread's again
+    if (s.kernels && s.kernels->rows() == 0) {
+      s.kernels.reset();  // no kernel records: no /kernels, as write_result_h5
+      h5::check(H5Ldelete(s.root.id(), "kernels", H5P_DEFAULT), "removing the empty /kernels");
+    }
+    write_root_attributes(s.root, result);
+    write_run(s.root, result, true, true);
+    s.requests.reset();
+    s.kernels.reset();
+    s.root = h5::Group(h5::Handle(), "/");
+    s.file.close();
+  } catch (const std::exception& e) {
+    OutputError error = s.output.failure(e);
+    s.writer.stop();
+    state_.reset();
+    throw error;
+  }
+  s.output.commit();  // OutputError; the temporary file is removed
+  state_.reset();
+}
 
 void write_result_h5(const std::string& path, const RunResult& result) {
   write_atomically(path, [&](h5::Group& root) {

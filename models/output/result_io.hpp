@@ -6,9 +6,14 @@
 // objects are nlohmann::ordered_json so tenants and devices keep the scenario's order in
 // `--json` output, in the HDF5 /summary string and in `gpumux report`.
 #include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "models/run/recorder.hpp"
 #include "models/run/result.hpp"
 #include "models/run/slo.hpp"
 
@@ -41,8 +46,48 @@ std::vector<std::string> slo_miss_messages(const std::vector<TenantSlo>& slos,
 /// attributes, /summary (JSON string), /requests, /tenants, /tenant_names, /devices, /slos,
 /// /events, /timeseries/<device>, /kernels (when present). Written to PATH.tmp.PID then renamed, so
 /// a reader never sees a half-written file. Throws std::runtime_error on I/O failure (the temporary
-/// file is removed). Cost: O(records), one compressed chunk of extra memory.
+/// file is removed). Cost: O(records), one chunk of extra memory.
 void write_result_h5(const std::string& path, const RunResult& result);
+
+/// Chunks of streamed records that may wait for StreamedResultFile's writer thread (each 4,096
+/// rows: 148 KiB of requests, 160 KiB of kernels); the run blocks when they are all taken.
+inline constexpr std::size_t kStreamQueueChunks = 8;
+
+/// A result file written while the run goes, for `gpumux run -o`: attached as an observer
+/// (RunControl::observers, with record_requests and record_kernels off), it appends every
+/// request record (and with `kernels`, output.kernels' kernel records) to /requests (/kernels)
+/// chunk by chunk as the run reports them; finish() writes the rest of the layout of
+/// write_result_h5 (the same datasets, types and attributes; a reader cannot tell the two
+/// apart). The file is PATH.tmp.PID (check_output_target's rules, registered for the signal
+/// handlers) until finish() renames it, so PATH is never half-written; destroyed unfinished (a
+/// failed run), the temporary file is removed.
+///
+/// Cost on the run's thread: packing one 37-byte row per request (40 per kernel); encoding
+/// (shuffle + deflate) and writing run on one background thread, at most kStreamQueueChunks
+/// chunks behind. Memory: about (kStreamQueueChunks + 2) chunks, whatever the run's length.
+/// A write error during the run (disk full) stops the writing, not the run: finish() reports it.
+class StreamedResultFile final : public Recorder {
+ public:
+  /// Checks PATH and creates the temporary file with its (empty) record tables. Throws
+  /// OutputError ("PATH: why" for a refused target, "cannot write PATH: why").
+  StreamedResultFile(const std::string& path, bool kernels);
+  ~StreamedResultFile() override;
+  StreamedResultFile(const StreamedResultFile&) = delete;
+  StreamedResultFile& operator=(const StreamedResultFile&) = delete;
+
+  void on_request_record(const RequestRecord& record) override;
+  void on_kernel_completed(const KernelRecord& kernel) override;
+  /// Request rows appended so far.
+  std::uint64_t requests_written() const;
+  /// Writes everything else of RESULT (its `requests` and `kernels` vectors are not written:
+  /// the observed records were), closes, fsyncs and renames the file over PATH. Call once, after
+  /// the run. Throws OutputError("cannot write PATH: why"); the temporary file is then removed.
+  void finish(const RunResult& result);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 /// The version written into result files (`gpumux_version` attribute): the CMake project's.
 const char* gpumux_version();

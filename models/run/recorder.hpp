@@ -32,6 +32,10 @@ class Recorder {
   virtual void on_request_arrived(std::uint32_t /*tenant*/, Nanos /*arrival*/, bool /*measured*/) {}
   virtual void on_request_completed(const RequestOutcome&) {}
   virtual void on_request_failed(const RequestOutcome&) {}
+  /// Every row of RunResult::requests, in its order (a completed or failed request when it
+  /// ends, after on_request_completed/failed; the unfinished ones when the run ends), whether or
+  /// not RunOptions::record_requests keeps them: a result file streams them from here.
+  virtual void on_request_record(const RequestRecord&) {}
   /// Every kernel that ran to completion (whether or not output.kernels records it).
   virtual void on_kernel_completed(const KernelRecord&) {}
   virtual void on_event(const EventRecord&) {}

@@ -41,7 +41,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
       options_(options),
       stats_(r.scenario.tenants),
       observers_(options.observers) {
-  record_kernels = scenario.output.kernels;
+  record_kernels = scenario.output.kernels && options.record_kernels;
   record_requests = options.record_requests;
   for (const ResolvedDevice& d : resolved.devices) {
     devices.push_back(d.sharing.strategy().make_device(sim, d.geometry, d.sharing.params()));

@@ -76,6 +76,7 @@ class Run {
         }
       }
     }
+    for (Recorder* o : observers_) o->on_request_record(record);
     if (record_requests) result.requests.push_back(record);
   }
   /// A kernel ran to completion: kept when output.kernels, shown to the observers.

@@ -39,6 +39,10 @@ struct RunOptions {
   /// Keep one RequestRecord per request in RunResult::requests (48 B each; needed for HDF5 and
   /// Python, not for the summary).
   bool record_requests = true;
+  /// Keep the kernel records of `output: {kernels: true}` in RunResult::kernels (40 B each);
+  /// false when an observer writes them (a streamed result file): the observers see every
+  /// kernel either way.
+  bool record_kernels = true;
   /// The pending-event set; unset = chosen from the scenario's size (results are identical
   /// either way, only speed differs).
   std::optional<QueueKind> queue;

@@ -256,8 +256,9 @@ Dataset Group::create_table(const std::string& name, hid_t type, std::size_t row
   const hsize_t max_dims[1] = {H5S_UNLIMITED};
   Handle space(H5Screate_simple(1, dims, max_dims), H5Sclose, what);
   Handle dcpl = make_property_list(H5P_DATASET_CREATE, what);
-  const hsize_t chunk[1] = {
-      std::clamp<hsize_t>(rows, 1, std::max<std::size_t>(options.chunk_rows, 1))};
+  // A table created empty is appended to (table_stream.hpp): it gets full-size chunks.
+  const hsize_t most = std::max<std::size_t>(options.chunk_rows, 1);
+  const hsize_t chunk[1] = {rows == 0 ? most : std::clamp<hsize_t>(rows, 1, most)};
   check(H5Pset_chunk(dcpl.id(), 1, chunk), what);
   if (options.shuffle) check(H5Pset_shuffle(dcpl.id()), what);
   if (options.deflate_level > 0) check(H5Pset_deflate(dcpl.id(), options.deflate_level), what);

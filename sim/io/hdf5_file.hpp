@@ -100,9 +100,11 @@ void put_string(std::byte* row, std::size_t offset, std::size_t length, std::str
 
 /// How a table dataset is laid out on disk.
 struct TableOptions {
-  std::size_t chunk_rows = 65536;  ///< rows per chunk (capped by the row count, at least 1)
-  int deflate_level = 4;           ///< 0 disables compression
-  bool shuffle = true;             ///< byte shuffle before deflate (helps integer columns)
+  /// Rows per chunk (capped by the row count, at least 1). 16,384 rows of the widest record
+  /// tables (37-40 B) stay within HDF5's default 1 MiB chunk cache.
+  std::size_t chunk_rows = 16384;
+  int deflate_level = 1;  ///< 0 disables compression (1: 2x faster than 4, ~2 % larger)
+  bool shuffle = true;    ///< byte shuffle before deflate (helps integer columns)
 };
 
 class Group;
@@ -150,7 +152,8 @@ class Group {
   std::string read_string(const std::string& name) const;
 
   /// Creates a chunked, compressed 1-D table of `rows` rows; maxdims unlimited, so zero rows
-  /// is a valid (empty) dataset.
+  /// is a valid (empty) dataset. Chunks of min(rows, chunk_rows) rows; of chunk_rows rows when
+  /// created empty (a table to append to, table_stream.hpp).
   Dataset create_table(const std::string& name, hid_t type, std::size_t rows,
                        const TableOptions& options = {});
 

@@ -181,29 +181,34 @@ OutputTarget check_output_target(const std::string& path) {
   return target;
 }
 
-void replace_file_atomically(const std::string& path,
-                             const std::function<void(const std::string& temp)>& write_temp) {
-  const OutputTarget target = check_output_target(path);
-  const std::string temp = temp_output_name(target.path);
-  auto fail = [&](const std::string& why) {
-    ::unlink(temp.c_str());
+AtomicOutput::AtomicOutput(const std::string& path)
+    : path_(path), target_(check_output_target(path)), temp_(temp_output_name(target_.path)) {
+  register_temp_output(temp_.c_str());
+}
+
+AtomicOutput::~AtomicOutput() {
+  if (done_) return;
+  ::unlink(temp_.c_str());
+  register_temp_output(nullptr);
+}
+
+OutputError AtomicOutput::fail(const std::string& why) {
+  if (!done_) {
+    ::unlink(temp_.c_str());
     register_temp_output(nullptr);
-    std::string message = "cannot write ";
-    message += path;
-    message += ": ";
-    message += why;
-    return OutputError(message);
-  };
-  register_temp_output(temp.c_str());
-  try {
-    write_temp(temp);  // a failed write closes the file while unwinding
-  } catch (const std::exception& e) {
-    throw fail(system_cause(e.what()));
-  } catch (...) {
-    ::unlink(temp.c_str());
-    register_temp_output(nullptr);
-    throw;
+    done_ = true;
   }
+  std::string message = "cannot write ";
+  message += path_;
+  message += ": ";
+  message += why;
+  return OutputError(message);
+}
+
+OutputError AtomicOutput::failure(const std::exception& e) { return fail(system_cause(e.what())); }
+
+void AtomicOutput::commit() {
+  if (done_) throw fail("already closed");
   if (const int error = injected_output_fault("write"); error != 0) {
     std::string why = std::strerror(error);
     why += " [GPUMUX_TEST_FAULT]";
@@ -220,7 +225,7 @@ void replace_file_atomically(const std::string& path,
   // fsync before the rename: after a crash the target is the old file or the complete new one.
   int error = injected_output_fault("fsync");
   if (error == 0) {
-    const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0 || ::fsync(fd) != 0) error = errno;
     if (fd >= 0) ::close(fd);
   }
@@ -230,22 +235,34 @@ void replace_file_atomically(const std::string& path,
     throw fail(why);
   }
   error = injected_output_fault("rename");
-  if (error == 0 && std::rename(temp.c_str(), target.path.c_str()) != 0) error = errno;
+  if (error == 0 && std::rename(temp_.c_str(), target_.path.c_str()) != 0) error = errno;
   if (error != 0) {
     std::string why = "rename from ";
-    why += temp;
+    why += temp_;
     why += " failed: ";
     why += std::strerror(error);
     throw fail(why);
   }
+  done_ = true;
   register_temp_output(nullptr);
   // fsync the directory so the rename itself is durable (best effort: not every file system
   // supports it, and the file is already in place).
-  const int dir = ::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir = ::open(target_.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+void replace_file_atomically(const std::string& path,
+                             const std::function<void(const std::string& temp)>& write_temp) {
+  AtomicOutput output(path);
+  try {
+    write_temp(output.temp());  // a failed write closes the file while unwinding
+  } catch (const std::exception& e) {
+    throw output.failure(e);
+  }
+  output.commit();
 }
 
 void register_temp_output(const char* path) {

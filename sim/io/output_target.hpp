@@ -9,6 +9,7 @@
 // The result is written to TARGET.tmp.PID in the target's directory, fsynced, renamed over the
 // target, and the directory fsynced. The temporary file's name is registered here so that a
 // signal handler can remove it (remove_temp_output_signal_safe) before the process exits.
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -35,6 +36,38 @@ struct OutputTarget {
 /// a simulation). Throws OutputError("PATH: why") naming the path and the reason.
 /// Cost: a few system calls.
 OutputTarget check_output_target(const std::string& path);
+
+/// A result file being written: TARGET.tmp.PID beside the target, registered for the signal
+/// handlers from construction until commit() renames it over the target or the destructor
+/// removes it. For writers that keep the file open for a while (a result file streamed during
+/// a run, models/output); replace_file_atomically is the one-call form.
+class AtomicOutput {
+ public:
+  /// Checks PATH (check_output_target: throws OutputError) and registers the temporary name.
+  /// Creates nothing: the caller creates and writes temp().
+  explicit AtomicOutput(const std::string& path);
+  /// Removes the temporary file unless commit() succeeded.
+  ~AtomicOutput();
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  const std::string& temp() const { return temp_; }
+  /// After temp() is written and closed: the test hooks (GPUMUX_TEST_FAULT write/stall/fsync/
+  /// rename), fsync, rename over the target, fsync of the directory. Throws OutputError("cannot
+  /// write PATH: why"); the temporary file is then removed.
+  void commit();
+  /// OutputError("cannot write PATH: why") for a failure while writing temp(), WHY the system's
+  /// message when E is an HDF5 error naming one ("No space left on device"); removes the
+  /// temporary file.
+  OutputError failure(const std::exception& e);
+
+ private:
+  OutputError fail(const std::string& why);
+  std::string path_;
+  OutputTarget target_;
+  std::string temp_;
+  bool done_ = false;
+};
 
 /// Writes PATH atomically: checks it (check_output_target), calls write_temp(TEMP) to write
 /// TEMP = TARGET.tmp.PID beside the target (write_temp must close the file), fsyncs TEMP, renames

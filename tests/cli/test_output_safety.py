@@ -384,9 +384,12 @@ def test_sigterm_during_compare_writes_what_ran(tmp_path, long_yaml):
 def test_sigterm_during_write_finishes_the_file(tmp_path):
     out = tmp_path / "out.h5"
     proc = start(["run", QUICKSTART, "-o", str(out), "--quiet"],
-                 env={"GPUMUX_TEST_FAULT": "stall:2"})
+                 env={"GPUMUX_TEST_FAULT": "stall:3"})
+    # The temporary file exists from the start of the run (the records are streamed into it);
+    # the quickstart's simulation takes ~20 ms, so 1 s later the process is in the write stall.
     assert wait_for(lambda: temps(tmp_path)), "the temporary file never appeared"
     assert temps(tmp_path) == [f"out.h5.tmp.{proc.pid}"]  # beside the target
+    time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err

@@ -1,0 +1,412 @@
+#include "sim/io/table_stream.hpp"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace gpumux::h5 {
+namespace {
+
+// One zlib stream state per thread, reset between chunks (deflateInit2 allocates ~268 KiB).
+class Deflater {
+ public:
+  explicit Deflater(int strategy) {
+    if (deflateInit2(&z_, 1, Z_DEFLATED, 15, 8, strategy) != Z_OK) {
+      throw std::runtime_error("deflate: cannot initialise zlib");
+    }
+  }
+  ~Deflater() { deflateEnd(&z_); }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+
+  std::vector<std::byte> deflate(const std::byte* data, std::size_t size) {
+    if (deflateReset(&z_) != Z_OK) throw std::runtime_error("deflate: reset failed");
+    std::vector<std::byte> out(deflateBound(&z_, static_cast<uLong>(size)));
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(data));
+    z_.avail_in = static_cast<uInt>(size);
+    z_.next_out = reinterpret_cast<Bytef*>(out.data());
+    z_.avail_out = static_cast<uInt>(out.size());
+    if (::deflate(&z_, Z_FINISH) != Z_STREAM_END) throw std::runtime_error("deflate failed");
+    out.resize(z_.total_out);
+    return out;
+  }
+
+ private:
+  z_stream z_{};
+};
+
+// --- Deflate::planes: one deflate block per shuffled byte plane (RFC 1950/1951) ---------------
+// After the shuffle a chunk is row_size planes of chunk_rows bytes. A plane is either nearly
+// constant (high bytes of times and ids), a few long runs (bytes that change every few rows),
+// or close to uniform (low bytes of times). Each plane becomes one block: a fixed-Huffman block
+// of literals and distance-1 matches (the runs) when that is smaller, else a stored block (a
+// copy). No hashing, no Huffman trees: a scan and a copy per byte.
+
+class BitWriter {
+ public:
+  explicit BitWriter(std::vector<std::byte>& out) : out_(out) {}
+  // COUNT (<= 32) bits of VALUE, least significant first.
+  void bits(std::uint32_t value, int count) {
+    acc_ |= static_cast<std::uint64_t>(value) << fill_;
+    fill_ += count;
+    while (fill_ >= 8) {
+      out_.push_back(static_cast<std::byte>(acc_ & 0xFF));
+      acc_ >>= 8;
+      fill_ -= 8;
+    }
+  }
+  // A Huffman code of LENGTH bits, most significant bit first.
+  void code(std::uint32_t code, int length) {
+    std::uint32_t reversed = 0;
+    for (int i = 0; i < length; ++i) reversed |= ((code >> i) & 1U) << (length - 1 - i);
+    bits(reversed, length);
+  }
+  void align() {
+    if (fill_ > 0) bits(0, 8 - fill_);
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+  std::uint64_t acc_ = 0;
+  int fill_ = 0;
+};
+
+// Fixed Huffman code of a literal/length symbol (RFC 1951 3.2.6).
+void fixed_symbol(BitWriter& w, unsigned symbol) {
+  if (symbol < 144) {
+    w.code(0x30 + symbol, 8);
+  } else if (symbol < 256) {
+    w.code(0x190 + (symbol - 144), 9);
+  } else if (symbol < 280) {
+    w.code(symbol - 256, 7);
+  } else {
+    w.code(0xC0 + (symbol - 280), 8);
+  }
+}
+
+int fixed_literal_bits(unsigned value) { return value < 144 ? 8 : 9; }
+
+struct LengthCode {
+  std::uint16_t symbol;
+  std::uint8_t extra_bits;
+  std::uint16_t extra;
+};
+
+// Length 3..258 -> symbol 257..285 and its extra bits.
+const std::array<LengthCode, 259>& length_codes() {
+  static const std::array<LengthCode, 259> table = [] {
+    constexpr std::array<std::uint16_t, 29> base = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                                    15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                                    67, 83, 99, 115, 131, 163, 195, 227, 258};
+    constexpr std::array<std::uint8_t, 29> extra = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                                    2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+    std::array<LengthCode, 259> t{};
+    for (std::size_t i = 0; i < base.size(); ++i) {
+      const std::size_t last = i + 1 < base.size() ? base[i + 1] - 1U : 258U;
+      for (std::size_t length = base[i]; length <= last && length <= 258; ++length) {
+        t[length] = {static_cast<std::uint16_t>(257 + i), extra[i],
+                     static_cast<std::uint16_t>(length - base[i])};
+      }
+    }
+    t[258] = {285, 0, 0};
+    return t;
+  }();
+  return table;
+}
+
+// The match lengths a run of REST repeated bytes is cut into (each 3..258), literals for 1-2.
+template <class Match, class Literal>
+void cut_run(std::size_t rest, Match&& match, Literal&& literal) {
+  while (rest >= 3) {
+    std::size_t length = std::min<std::size_t>(rest, 258);
+    if (rest - length > 0 && rest - length < 3) length = rest - 3;  // leave a matchable tail
+    match(length);
+    rest -= length;
+  }
+  for (; rest > 0; --rest) literal();
+}
+
+// The end of the run of bytes equal to plane[i] (8 bytes compared at a time).
+std::size_t run_end(const std::uint8_t* plane, std::size_t i, std::size_t n) {
+  const std::uint64_t pattern = 0x0101010101010101ULL * plane[i];
+  std::size_t j = i + 1;
+  for (; j + 8 <= n; j += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, plane + j, 8);
+    if (const std::uint64_t diff = word ^ pattern; diff != 0) {
+      return j + static_cast<std::size_t>(__builtin_ctzll(diff) >> 3);  // little-endian
+    }
+  }
+  while (j < n && plane[j] == plane[i]) ++j;
+  return j;
+}
+
+// Bits of PLANE as a fixed-Huffman block of literals and distance-1 matches (header included),
+// or SIZE_MAX once it is clearly above a stored block's 8 bits per byte (a plane of near-uniform
+// bytes costs 8.4 bits per literal): the choice only picks the smaller of two valid encodings.
+std::size_t fixed_block_bits(const std::uint8_t* plane, std::size_t n) {
+  const auto& lengths = length_codes();
+  std::size_t bits = 3 + 7;  // header, end of block
+  for (std::size_t i = 0; i < n;) {
+    if (bits > 8 * i + 256) return SIZE_MAX;
+    const std::size_t j = run_end(plane, i, n);
+    const int literal = fixed_literal_bits(plane[i]);
+    bits += static_cast<std::size_t>(literal);
+    cut_run(
+        j - i - 1,
+        [&](std::size_t length) {
+          const LengthCode& c = lengths[length];
+          bits += (c.symbol < 280 ? 7U : 8U) + c.extra_bits + 5U;  // + distance code 0
+        },
+        [&] { bits += static_cast<std::size_t>(literal); });
+    i = j;
+  }
+  return bits;
+}
+
+void fixed_block(BitWriter& w, const std::uint8_t* plane, std::size_t n, bool last) {
+  const auto& lengths = length_codes();
+  w.bits(last ? 1U : 0U, 1);
+  w.bits(1, 2);  // BTYPE 01: fixed Huffman codes
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t j = run_end(plane, i, n);
+    fixed_symbol(w, plane[i]);
+    cut_run(
+        j - i - 1,
+        [&](std::size_t length) {
+          const LengthCode& c = lengths[length];
+          fixed_symbol(w, c.symbol);
+          if (c.extra_bits > 0) w.bits(c.extra, c.extra_bits);
+          w.code(0, 5);  // distance code 0: distance 1
+        },
+        [&] { fixed_symbol(w, plane[i]); });
+    i = j;
+  }
+  fixed_symbol(w, 256);  // end of block
+}
+
+void stored_blocks(BitWriter& w, std::vector<std::byte>& out, const std::uint8_t* plane,
+                   std::size_t n, bool last) {
+  do {
+    const std::size_t length = std::min<std::size_t>(n, 65535);
+    n -= length;
+    w.bits(last && n == 0 ? 1U : 0U, 1);
+    w.bits(0, 2);  // BTYPE 00: stored
+    w.align();
+    w.bits(static_cast<std::uint32_t>(length), 16);
+    w.bits(static_cast<std::uint32_t>(~length & 0xFFFF), 16);
+    const auto* data = reinterpret_cast<const std::byte*>(plane);
+    out.insert(out.end(), data, data + length);
+    plane += length;
+  } while (n > 0);
+}
+
+// Adler-32 (RFC 1950) without zlib's byte-serial dependency chain: per block of at most 5,552
+// bytes (the sums stay below 2^32 before the modulo), s1 += sum(p[i]) and
+// s2 += n * s1 + sum((n - i) * p[i]), with 8 independent lanes.
+std::uint32_t adler32_of(const std::uint8_t* p, std::size_t size) {
+  constexpr std::uint32_t kMod = 65521;
+  constexpr std::size_t kBlock = 5552 & ~std::size_t{7};
+  std::uint64_t s1 = 1, s2 = 0;
+  while (size > 0) {
+    const std::size_t n = std::min(size, kBlock);
+    std::uint64_t sum[8] = {}, weighted[8] = {};
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      for (std::size_t l = 0; l < 8; ++l) {
+        sum[l] += p[i + l];
+        weighted[l] += static_cast<std::uint64_t>(n - i - l) * p[i + l];
+      }
+    }
+    std::uint64_t total = 0, weight = 0;
+    for (std::size_t l = 0; l < 8; ++l) {
+      total += sum[l];
+      weight += weighted[l];
+    }
+    for (; i < n; ++i) {
+      total += p[i];
+      weight += static_cast<std::uint64_t>(n - i) * p[i];
+    }
+    s2 = (s2 + n * s1 + weight) % kMod;
+    s1 = (s1 + total) % kMod;
+    p += n;
+    size -= n;
+  }
+  return static_cast<std::uint32_t>((s2 << 16) | s1);
+}
+
+std::vector<std::byte> deflate_planes(const std::byte* data, std::size_t plane_size,
+                                      std::size_t planes) {
+  std::vector<std::byte> out;
+  out.reserve(plane_size * planes / 2 + 64);
+  out.push_back(std::byte{0x78});  // zlib header: deflate, 32 KiB window
+  out.push_back(std::byte{0x01});  // no preset dictionary, fastest; (0x7801 % 31 == 0)
+  {
+    BitWriter w(out);
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(data);
+    if (planes == 0 || plane_size == 0) {
+      stored_blocks(w, out, bytes, 0, true);
+    }
+    for (std::size_t p = 0; p < planes; ++p) {
+      const std::uint8_t* plane = bytes + p * plane_size;
+      const bool last = p + 1 == planes;
+      if (fixed_block_bits(plane, plane_size) < plane_size * 8 + 32) {
+        fixed_block(w, plane, plane_size, last);
+      } else {
+        stored_blocks(w, out, plane, plane_size, last);
+      }
+    }
+    w.align();
+  }
+  const std::uint32_t checksum =
+      adler32_of(reinterpret_cast<const std::uint8_t*>(data), plane_size * planes);
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<std::byte>((checksum >> shift) & 0xFF));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_chunk(const std::byte* rows, std::size_t row_size,
+                                    std::size_t chunk_rows, Deflate deflate) {
+  // The shuffle filter's layout: byte b of row i goes to b * chunk_rows + i. Blocks of 64 rows
+  // keep the rows being read in L1 while each byte plane is written 64 bytes at a time.
+  std::vector<std::byte> shuffled(row_size * chunk_rows);
+  constexpr std::size_t kBlock = 64;
+  for (std::size_t first = 0; first < chunk_rows; first += kBlock) {
+    const std::size_t count = std::min(kBlock, chunk_rows - first);
+    const auto* in = reinterpret_cast<const std::uint8_t*>(rows + first * row_size);
+    for (std::size_t b = 0; b < row_size; ++b) {
+      std::byte* out = shuffled.data() + b * chunk_rows + first;
+      std::size_t i = 0;
+      for (; i + 8 <= count; i += 8) {  // 8 rows' bytes gathered into one 8-byte store
+        std::uint64_t word = 0;
+        for (std::size_t k = 0; k < 8; ++k) {
+          word |= static_cast<std::uint64_t>(in[(i + k) * row_size + b]) << (8 * k);
+        }
+        std::memcpy(out + i, &word, 8);  // little-endian: row i + k at byte k
+      }
+      for (; i < count; ++i) out[i] = static_cast<std::byte>(in[i * row_size + b]);
+    }
+  }
+  if (deflate == Deflate::planes) return deflate_planes(shuffled.data(), chunk_rows, row_size);
+  if (deflate == Deflate::rle) {
+    thread_local Deflater rle(Z_RLE);
+    return rle.deflate(shuffled.data(), shuffled.size());
+  }
+  thread_local Deflater standard(Z_DEFAULT_STRATEGY);
+  return standard.deflate(shuffled.data(), shuffled.size());
+}
+
+BackgroundWriter::BackgroundWriter(std::size_t capacity) : capacity_(capacity) {
+  if (capacity_ > 0) thread_ = std::thread([this] { loop(); });
+}
+
+BackgroundWriter::~BackgroundWriter() { stop(); }
+
+void BackgroundWriter::loop() {
+  silence_errors();  // HDF5 keeps its error stack and printing settings per thread
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, nothing left
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    busy_ = true;
+    done_.notify_all();  // room in the queue
+    if (!error_) {
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        job();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      job = nullptr;  // free the chunk outside the lock
+      lock.lock();
+      if (error && !error_) error_ = error;
+    }
+    if (error_) jobs_.clear();
+    busy_ = false;
+    done_.notify_all();
+  }
+}
+
+void BackgroundWriter::submit(std::function<void()> job) {
+  if (capacity_ == 0) {
+    if (error_) return;
+    try {
+      job();
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    return;
+  }
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return jobs_.size() < capacity_ || error_ || stopping_; });
+  if (error_ || stopping_) return;
+  jobs_.push_back(std::move(job));
+  wake_.notify_one();
+}
+
+void BackgroundWriter::drain() {
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return jobs_.empty() && !busy_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+void BackgroundWriter::stop() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+    jobs_.clear();
+  }
+  wake_.notify_all();
+  done_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool BackgroundWriter::failed() const {
+  std::lock_guard lock(mutex_);
+  return error_ != nullptr;
+}
+
+TableStream::TableStream(Group& group, const std::string& name, const CompoundType& type,
+                         BackgroundWriter& writer, std::size_t chunk_rows)
+    : dataset_(group.create_table(name, type.id(), 0,
+                                  TableOptions{std::max<std::size_t>(chunk_rows, 1), 1, true})),
+      writer_(writer),
+      row_size_(type.row_size()),
+      chunk_rows_(std::max<std::size_t>(chunk_rows, 1)),
+      buffer_(row_size_ * chunk_rows_) {}
+
+void TableStream::hand_over() {
+  if (filled_ == 0) return;
+  std::vector<std::byte> chunk(row_size_ * chunk_rows_);  // the next chunk, zeroed
+  chunk.swap(buffer_);
+  const hsize_t first = first_;
+  const hsize_t end = first_ + filled_;
+  first_ = end;
+  filled_ = 0;
+  writer_.submit([dataset = dataset_.id(), rows = std::move(chunk), row_size = row_size_,
+                  chunk_rows = chunk_rows_, first, end] {
+    const std::vector<std::byte> encoded = encode_chunk(rows.data(), row_size, chunk_rows);
+    const std::string what = fmt::format("writing rows {}..{}", first, end);
+    const hsize_t extent[1] = {end};
+    check(H5Dset_extent(dataset, extent), what);
+    const hsize_t offset[1] = {first};
+    check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, offset, encoded.size(), encoded.data()), what);
+  });
+}
+
+void TableStream::finish() { hand_over(); }
+
+}  // namespace gpumux::h5
