@@ -48,6 +48,10 @@ class ExactQuantiles {
 ///   automatic: exact up to Percentiles::kDefaultExactCap samples per series, then the samples
 ///              are folded into a sketch (short runs exact, long runs bounded). The default.
 enum class PercentileMethod : std::uint8_t { exact, sketch, automatic };
+/// The scenario spelling: "exact", "sketch" or "auto".
+inline const char* percentile_method_name(PercentileMethod m) {
+  return m == PercentileMethod::exact ? "exact" : m == PercentileMethod::sketch ? "sketch" : "auto";
+}
 
 /// A mergeable streaming quantile sketch of integer samples: HDR-style log-linear buckets.
 ///
