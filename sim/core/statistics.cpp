@@ -59,9 +59,12 @@ std::uint64_t QuantileSketch::bucket_width(std::size_t index) {
 }
 
 void QuantileSketch::grow(std::vector<std::uint64_t>& buckets, std::size_t index) {
-  // Doubling (amortized O(1) per add), never beyond the largest possible index.
-  buckets.reserve(std::min(kMaxBuckets, std::max(index + 1, 2 * buckets.size())));
-  buckets.resize(index + 1, 0);
+  // Whole octaves (M buckets, 1 KiB) at a time: at most 58 growths per sketch, so amortized O(1)
+  // per add, and never more than one octave beyond the largest index seen.
+  const std::size_t octaves = index / QuantileSketch::kSubBuckets + 1;
+  const std::size_t size = std::min(kMaxBuckets, octaves * QuantileSketch::kSubBuckets);
+  buckets.reserve(size);
+  buckets.resize(size, 0);
 }
 
 void QuantileSketch::merge(const QuantileSketch& other) {

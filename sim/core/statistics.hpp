@@ -24,6 +24,8 @@ class ExactQuantiles {
   /// q in [0, 1]; 0 when empty. O(n) (O(n - previous rank) for increasing q).
   std::int64_t quantile(double q);
   std::int64_t max();
+  /// Bytes held by the samples (capacity). O(1).
+  std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
   /// The samples (in arrival order until the first quantile() call).
   const std::vector<std::int64_t>& values() const { return values_; }
   /// Frees the samples (count() becomes 0).
@@ -66,10 +68,11 @@ inline const char* percentile_method_name(PercentileMethod m) {
 /// (0.39 %), and values with |x| < 2^(m+1) = 256 are exact. quantile(0) = min and
 /// quantile(1) = max exactly; count, min, max and the sum (so the mean) are exact as well.
 ///
-/// Memory: 8 B per bucket up to the largest index seen (the bucket arrays grow to it), at most
-/// (65-m)*M = 7,424 buckets (58 KiB) per sign whatever the number of samples; 1 ms in ns (2^20)
-/// needs 1,792 buckets (14 KiB). Cost: add() O(1) (amortized; a resize only when a new largest
-/// bucket is reached), quantile() O(buckets), merge() O(buckets).
+/// Memory: 8 B per bucket up to the octave of the largest magnitude seen (the arrays grow a whole
+/// octave of M buckets, 1 KiB, at a time), at most (65-m)*M = 7,424 buckets (58 KiB) per sign
+/// whatever the number of samples; values up to 1 s in ns (< 2^30) need at most 24 octaves
+/// (24 KiB). Cost: add() O(1) (amortized; at most 58 growths), quantile() and merge()
+/// O(buckets).
 ///
 /// Mergeable: merge(a, b) gives the same buckets, count, min and max as one sketch fed both
 /// inputs (the sum differs only by floating-point rounding of the addition order).
@@ -164,6 +167,8 @@ class Percentiles {
     return exact_active_ ? exact_.quantile(q) : sketch_.quantile(q);
   }
   std::int64_t max() { return exact_active_ ? exact_.max() : sketch_.max(); }
+  /// Bytes held (the exact samples' capacity plus the sketch's buckets). O(1).
+  std::size_t memory_bytes() const { return exact_.memory_bytes() + sketch_.memory_bytes(); }
   /// True while every sample is kept (the reported quantiles are exact).
   bool exact() const { return exact_active_; }
 
