@@ -6,7 +6,8 @@
 // (json.loads(ds.attrs["units"])["latency_p99_ns"]):
 //   root attributes: gpumux_version, schema_version (int64 1), scenario (name), scenario_yaml,
 //     seed (uint64), calibration (JSON object profile -> hash), status, sim_time_ns (int64),
-//     events (uint64), wall_s (double), strategy (only when set); compare files add
+//     events (uint64), wall_s (double), percentiles (JSON object: summary_json's "percentiles",
+//     how the quantiles were computed), strategy (only when set); compare files add
 //     strategies (JSON array of labels).
 //   /summary            scalar UTF-8 string: summary_json (compare file: JSON array of them)
 //   /requests           tenant u32, request_id u64, arrival_ns i64, start_ns i64, finish_ns i64,
@@ -325,6 +326,7 @@ void write_run_attributes(h5::Group& group, const RunResult& result) {
   group.set_attribute("sim_time_ns", result.sim_time_ns);
   group.set_attribute("events", static_cast<std::uint64_t>(result.events));
   group.set_attribute("wall_s", result.wall_s);
+  group.set_attribute("percentiles", percentiles_json(result.percentiles).dump());
   if (!result.strategy.empty()) group.set_attribute("strategy", result.strategy);
 }
 

@@ -23,6 +23,10 @@ namespace gpumux {
 /// sharing). Keys in insertion order. Cost: O(tenants + devices).
 nlohmann::ordered_json summary_json(const RunResult& result);
 
+/// The summary's "percentiles" object: {"mode", "method"} and, when a sketch was used,
+/// "relative_error" and "sketched_series" of "series" (docs/metrics.md). O(1).
+nlohmann::ordered_json percentiles_json(const PercentileProvenance& p);
+
 /// Human-readable header line plus per-tenant and per-device tables (what `gpumux run` prints).
 /// Equal to summary_table_from_json(summary_json(result)). Cost: O(tenants + devices).
 std::string summary_table(const RunResult& result);

@@ -51,6 +51,18 @@ Json row_json(const std::vector<Metric<Row>>& metrics, const Row& row) {
 
 }  // namespace
 
+nlohmann::ordered_json percentiles_json(const PercentileProvenance& p) {
+  Json j = Json::object();
+  j["mode"] = p.mode;
+  j["method"] = p.method;
+  if (p.sketched_series > 0) {
+    j["relative_error"] = p.relative_error;
+    j["sketched_series"] = p.sketched_series;
+    j["series"] = p.series;
+  }
+  return j;
+}
+
 nlohmann::ordered_json summary_json(const RunResult& result) {
   Json j = Json::object();
   j["scenario"] = result.scenario_name;
@@ -62,6 +74,7 @@ nlohmann::ordered_json summary_json(const RunResult& result) {
   j["wall_s"] = result.wall_s;
   j["gpu_cost"] = result.gpu_cost;
   if (!result.notes.empty()) j["notes"] = result.notes;
+  j["percentiles"] = percentiles_json(result.percentiles);
   // Appended, not inserted by key: an ordered_json object is a vector searched linearly on
   // every `obj[key]`, which made the summary quadratic in tenants and devices (issue 12). Names
   // are unique (the loader refuses duplicates), so nothing is lost.

@@ -100,6 +100,17 @@ struct KernelRecord {
   std::int64_t start_ns = 0, finish_ns = 0;
 };
 
+/// How a run's latency / queueing / TTFT / TPOT percentiles were computed (output.percentiles,
+/// sim/core/statistics.hpp, docs/metrics.md). Counts, means and maxima are always exact.
+struct PercentileProvenance {
+  std::string mode = "auto";     ///< the scenario's output.percentiles: exact | sketch | auto
+  std::string method = "exact";  ///< exact | sketch | mixed (some series exact, some sketched)
+  /// Bound on |reported - exact| / |exact| of every percentile from a sketch; 0 when exact.
+  double relative_error = 0;
+  std::int64_t series = 0;           ///< 4 per tenant: latency, queueing, TTFT, TPOT
+  std::int64_t sketched_series = 0;  ///< of those, the ones whose percentiles came from a sketch
+};
+
 struct RunResult {
   std::string scenario_name;
   std::uint64_t seed = 0;
@@ -123,6 +134,7 @@ struct RunResult {
   /// assumptions rather than measurements (shown under the summary table, in JSON "notes").
   std::vector<std::string> notes;
   std::map<std::string, std::string> calibration;  ///< profile name -> content hash
+  PercentileProvenance percentiles;
 };
 
 }  // namespace gpumux

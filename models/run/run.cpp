@@ -39,7 +39,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
       scenario(r.scenario),
       streams(r.scenario.seed),
       options_(options),
-      stats_(r.scenario.tenants),
+      stats_(r.scenario.tenants, r.scenario.output.percentiles),
       observers_(options.observers) {
   record_kernels = scenario.output.kernels && options.record_kernels;
   record_requests = options.record_requests;

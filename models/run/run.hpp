@@ -109,6 +109,7 @@ class Run {
   void fill_tenant_cost(const Tenant& tenant, Nanos end, TenantResult& tr) const;
   void fill_gpu_cost(Nanos end);
   void fill_device_results(Nanos end);
+  void fill_percentile_provenance();  // summary.cpp
   void fill_provenance(Nanos end);
   void add_assumption_notes();
 

@@ -13,9 +13,9 @@
 namespace gpumux::run {
 namespace {
 
-LatencySummary summarize(const ExactQuantiles& samples) {
+LatencySummary summarize(const Percentiles& samples) {
   // quantile() partitions in place (the statistics are finished, so this is their last use).
-  ExactQuantiles& q = const_cast<ExactQuantiles&>(samples);
+  Percentiles& q = const_cast<Percentiles&>(samples);
   LatencySummary s;
   s.count = static_cast<std::int64_t>(q.count());
   s.mean = q.mean();
@@ -53,6 +53,7 @@ void Run::fill_results(Nanos end) {
     fill_tenant_cost(*t, end, tr);
     result.tenants.push_back(tr);
   }
+  fill_percentile_provenance();
   fill_gpu_cost(end);
   fill_device_results(end);
   if (result.status != "complete") {
@@ -83,6 +84,33 @@ void Run::fill_tenant_summary(const Tenant& t, TenantResult& tr) const {
   tr.slo_violations = stats.slo_violations;
   tr.slo_ns = slo_targets(t.spec().slo);
   tr.oom_events = stats.oom_events;
+}
+
+// Which series' percentiles came from a sketch, and the note saying so.
+void Run::fill_percentile_provenance() {
+  PercentileProvenance& p = result.percentiles;
+  p.mode = percentile_method_name(scenario.output.percentiles);
+  for (auto& t : tenants) {
+    const TenantStats& s = t->stats();
+    for (const Percentiles* series :
+         {&s.latency, &s.queueing, &s.time_to_first_token, &s.time_per_output_token}) {
+      ++p.series;
+      if (!series->exact()) ++p.sketched_series;
+    }
+  }
+  if (p.sketched_series == 0) return;
+  static_assert(QuantileSketch::kRelativeError == 1.0 / 256, "the note below states 1/256");
+  p.method = p.sketched_series == p.series ? "sketch" : "mixed";
+  p.relative_error = QuantileSketch::kRelativeError;
+  std::string note = "percentiles of " + std::to_string(p.sketched_series) + " of " +
+                     std::to_string(p.series) +
+                     " series (latency, queueing, TTFT, TPOT per tenant) are from a sketch, "
+                     "within 0.39 % (1/256) of the exact values";
+  if (scenario.output.percentiles == PercentileMethod::automatic) {
+    note += " (output.percentiles: auto keeps a series exact up to " +
+            std::to_string(Percentiles::kDefaultExactCap) + " samples)";
+  }
+  result.notes.push_back(note + "; output.percentiles: exact keeps every sample");
 }
 
 void Run::fill_device_results(Nanos end) {

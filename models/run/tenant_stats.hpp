@@ -2,7 +2,8 @@
 // TenantStats: one tenant's statistics over its measured requests (those that arrived after
 // warm-up): counts, latency / queueing / time-to-first-token / time-per-output-token samples
 // (ns), slowdown, SLO violations, OOM events. Owns the rule for what a completed and a failed
-// request add. O(1) per request; 8 B per latency sample (exact quantiles).
+// request add. O(1) per request; the four sample series are Percentiles (sim/core/statistics.hpp)
+// by the scenario's `output.percentiles`: 8 B per sample while exact, a bounded sketch after.
 // TenantStatsRecorder: every tenant's TenantStats, filled as a Recorder (recorder.hpp) from the
 // run's request, arrival and event calls: the result's statistics are an observer like any other.
 #include <algorithm>
@@ -23,7 +24,7 @@ struct TenantSpec;
 namespace run {
 
 struct TenantStats {
-  explicit TenantStats(const SloSpec& slo);
+  TenantStats(const SloSpec& slo, PercentileMethod method);
 
   /// A request that completed at r.finish (measured ones only). Inline: once per request.
   void count_completion(const RequestOutcome& outcome) {
@@ -53,7 +54,7 @@ struct TenantStats {
     if (smallest_slo != kNever) ++slo_violations;
   }
 
-  ExactQuantiles latency, queueing, time_to_first_token, time_per_output_token;
+  Percentiles latency, queueing, time_to_first_token, time_per_output_token;
   double slowdown_sum = 0;
   std::int64_t requests = 0, completed = 0, failed = 0, oom_events = 0, slo_violations = 0;
   std::int64_t output_tokens = 0;  // of the completed measured requests
@@ -64,7 +65,8 @@ struct TenantStats {
 /// directly, so the calls inline. OOM events count whether or not measured (as before).
 class TenantStatsRecorder final : public Recorder {
  public:
-  explicit TenantStatsRecorder(const std::vector<TenantSpec>& tenants);
+  explicit TenantStatsRecorder(const std::vector<TenantSpec>& tenants,
+                               PercentileMethod method = PercentileMethod::automatic);
 
   void on_request_arrived(std::uint32_t tenant, Nanos, bool measured) override {
     if (measured) ++stats_[tenant].requests;
@@ -82,7 +84,8 @@ class TenantStatsRecorder final : public Recorder {
   }
 
   const TenantStats& tenant(std::size_t index) const { return stats_[index]; }
-  /// Reserves room for EXPECTED latency samples of TENANT (avoids regrowing large vectors).
+  /// Reserves room for EXPECTED latency samples of TENANT (avoids regrowing large vectors; no
+  /// more than the exact cap, nothing for a sketch).
   void reserve(std::size_t tenant, std::size_t expected);
 
  private:

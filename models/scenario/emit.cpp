@@ -286,6 +286,8 @@ std::string emit_scenario_yaml(const Scenario& scenario) {
   out << YAML::Key << "output" << YAML::Value << YAML::Flow << YAML::BeginMap;
   duration_key(out, "sample", scenario.output.sample);
   out << YAML::Key << "kernels" << YAML::Value << scenario.output.kernels;
+  out << YAML::Key << "percentiles" << YAML::Value
+      << percentile_method_name(scenario.output.percentiles);
   out << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

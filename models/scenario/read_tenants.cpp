@@ -227,10 +227,17 @@ FaultSpec fault_of(Context& ctx, const Field& field, const std::vector<TenantSpe
 }
 
 OutputSpec output_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"sample", "kernels"});
+  const MapReader map(ctx, field, {"sample", "kernels", "percentiles"});
   OutputSpec out;
   if (const auto f = map.get("sample")) out.sample = positive_duration_of(ctx, *f);
   if (const auto f = map.get("kernels")) out.kernels = bool_of(ctx, *f);
+  if (const auto f = map.get("percentiles")) {
+    out.percentiles = choice_of<PercentileMethod>(ctx, *f,
+                                                  {{"auto", PercentileMethod::automatic},
+                                                   {"exact", PercentileMethod::exact},
+                                                   {"sketch", PercentileMethod::sketch}},
+                                                  {"auto", "exact", "sketch"}, "percentile method");
+  }
   return out;
 }
 

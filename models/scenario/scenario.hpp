@@ -17,6 +17,7 @@
 
 #include "models/config/input_error.hpp"
 #include "models/strategies/sharing_spec.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/core/time.hpp"
 
 namespace gpumux {
@@ -254,6 +255,10 @@ inline constexpr std::size_t kMaxSamplesPerSeries = 1'000'000;
 struct OutputSpec {
   Nanos sample = 100'000'000;  ///< timeseries sampling period (default 100 ms)
   bool kernels = false;        ///< write /kernels
+  /// `percentiles: exact | sketch | auto`: how per-tenant latency, queueing, TTFT and TPOT
+  /// percentiles are computed (sim/core/statistics.hpp: PercentileMethod; docs/metrics.md).
+  /// Default auto: exact up to 2^20 samples per series, then a sketch (relative error 1/256).
+  PercentileMethod percentiles = PercentileMethod::automatic;
 };
 
 struct Scenario {

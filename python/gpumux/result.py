@@ -4,6 +4,7 @@ A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :fu
 (backed by the HDF5 file). Both give the same tables with the same columns:
 
 * ``summary``     dict, the JSON summary (what ``gpumux run --json`` prints)
+* ``percentiles`` dict, how the percentiles were computed (exact, or a sketch and its bound)
 * ``tenants``     DataFrame, one row per tenant, index = tenant name, columns = the HDF5
                   ``/tenants`` columns (latencies in ns: latency_p50_ns, latency_p99_ns, ...)
 * ``devices``     DataFrame, one row per device, index = device name ("gpu0", "gpu0/1")
@@ -224,6 +225,14 @@ class Result:
     @property
     def wall_s(self) -> float:
         return float(self.summary["wall_s"])
+
+    @property
+    def percentiles(self) -> dict:
+        """How the percentiles were computed (docs/metrics.md): {"mode": "exact" | "sketch" |
+        "auto", "method": "exact" | "sketch" | "mixed"} plus "relative_error" (the bound on
+        |reported - exact| / |exact|), "sketched_series" and "series" when a sketch was used.
+        Files written before the key existed had exact percentiles."""
+        return dict(self.summary.get("percentiles", {"mode": "exact", "method": "exact"}))
 
     @property
     def scenario_yaml(self) -> str:

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 
 namespace gpumux {
 
@@ -28,6 +30,99 @@ std::int64_t ExactQuantiles::quantile(double q) {
 std::int64_t ExactQuantiles::max() {
   if (values_.empty()) return 0;
   return *std::max_element(values_.begin(), values_.end());
+}
+
+namespace {
+
+constexpr std::size_t kMaxBuckets =
+    (65 - QuantileSketch::kMantissaBits) * QuantileSketch::kSubBuckets;
+
+// The nearest rank of q among n >= 1 samples, in [1, n] (ExactQuantiles' definition).
+std::uint64_t nearest_rank(double q, std::uint64_t n) {
+  const double r = std::ceil(q * static_cast<double>(n));
+  if (!(r >= 1)) return 1;
+  if (r >= static_cast<double>(n)) return n;
+  return static_cast<std::uint64_t>(r);
+}
+
+}  // namespace
+
+std::uint64_t QuantileSketch::bucket_low(std::size_t index) {
+  if (index < 2 * kSubBuckets) return index;
+  const std::uint64_t shift = index / kSubBuckets - 1;
+  return (index - shift * kSubBuckets) << shift;
+}
+
+std::uint64_t QuantileSketch::bucket_width(std::size_t index) {
+  if (index < 2 * kSubBuckets) return 1;
+  return std::uint64_t{1} << (index / kSubBuckets - 1);
+}
+
+void QuantileSketch::grow(std::vector<std::uint64_t>& buckets, std::size_t index) {
+  // Whole octaves (M buckets, 1 KiB) at a time: at most 58 growths per sketch, so amortized O(1)
+  // per add, and never more than one octave beyond the largest index seen.
+  const std::size_t octaves = index / QuantileSketch::kSubBuckets + 1;
+  const std::size_t size = std::min(kMaxBuckets, octaves * QuantileSketch::kSubBuckets);
+  buckets.reserve(size);
+  buckets.resize(size, 0);
+}
+
+void QuantileSketch::merge(const QuantileSketch& other) {
+  if (other.count_ == 0) return;
+  for (auto [mine, theirs] :
+       {std::pair{&positive_, &other.positive_}, std::pair{&negative_, &other.negative_}}) {
+    if (theirs->size() > mine->size()) grow(*mine, theirs->size() - 1);
+    for (std::size_t i = 0; i < theirs->size(); ++i) (*mine)[i] += (*theirs)[i];
+  }
+  zero_ += other.zero_;
+  min_ = count_ == 0 ? other.min_ : std::min(min_, other.min_);
+  max_ = count_ == 0 ? other.max_ : std::max(max_, other.max_);
+  count_ += other.count_;
+  sum_ += other.sum_;
+}
+
+std::int64_t QuantileSketch::quantile(double q) const {
+  if (count_ == 0) return 0;
+  const std::uint64_t rank = nearest_rank(q, count_);
+  if (rank == 1) return min_;
+  if (rank == count_) return max_;
+  // The middle of the bucket holding the rank-th smallest sample, clamped to [min, max] (which
+  // holds that sample too, so the clamp only brings the answer closer).
+  auto clamp = [this](std::int64_t v) { return std::clamp(v, min_, max_); };
+  std::uint64_t seen = 0;
+  for (std::size_t i = negative_.size(); i-- > 0;) {  // most negative first
+    seen += negative_[i];
+    if (seen >= rank) {
+      const std::uint64_t middle = bucket_low(i) + bucket_width(i) / 2;
+      if (middle > std::uint64_t{1} << 63) return min_;  // beyond int64: clamped to min
+      return clamp(static_cast<std::int64_t>(std::uint64_t{0} - middle));
+    }
+  }
+  seen += zero_;
+  if (seen >= rank) return 0;
+  for (std::size_t i = 0; i < positive_.size(); ++i) {
+    seen += positive_[i];
+    if (seen >= rank) {
+      const std::uint64_t middle = bucket_low(i) + bucket_width(i) / 2;
+      return middle > static_cast<std::uint64_t>(max_) ? max_
+                                                       : clamp(static_cast<std::int64_t>(middle));
+    }
+  }
+  return max_;  // unreachable: the counts add up to count_
+}
+
+Percentiles::Percentiles(PercentileMethod method, std::size_t exact_cap)
+    : cap_(method == PercentileMethod::exact ? std::numeric_limits<std::size_t>::max() : exact_cap),
+      exact_active_(method != PercentileMethod::sketch) {}
+
+void Percentiles::reserve(std::size_t n) {
+  if (exact_active_) exact_.reserve(std::min(n, cap_));
+}
+
+void Percentiles::fold() {
+  for (const std::int64_t v : exact_.values()) sketch_.add(v);
+  exact_.clear();
+  exact_active_ = false;
 }
 
 }  // namespace gpumux

@@ -24,12 +24,161 @@ class ExactQuantiles {
   /// q in [0, 1]; 0 when empty. O(n) (O(n - previous rank) for increasing q).
   std::int64_t quantile(double q);
   std::int64_t max();
+  /// Bytes held by the samples (capacity). O(1).
+  std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
+  /// The samples (in arrival order until the first quantile() call).
+  const std::vector<std::int64_t>& values() const { return values_; }
+  /// Frees the samples (count() becomes 0).
+  void clear() {
+    std::vector<std::int64_t>().swap(values_);
+    sum_ = 0;
+    sorted_ = true;
+    partitioned_below_ = 0;
+  }
 
  private:
   std::vector<std::int64_t> values_;
   double sum_ = 0;
   bool sorted_ = true;
   std::size_t partitioned_below_ = 0;  // values_[0, this) are <= every later element
+};
+
+/// How a series' percentiles are computed (scenario key `output.percentiles`, docs/metrics.md).
+///   exact:     every sample kept (ExactQuantiles): 8 B per sample, exact nearest-rank values.
+///   sketch:    QuantileSketch only: memory bounded by the value range, relative error
+///              QuantileSketch::kRelativeError.
+///   automatic: exact up to Percentiles::kDefaultExactCap samples per series, then the samples
+///              are folded into a sketch (short runs exact, long runs bounded). The default.
+enum class PercentileMethod : std::uint8_t { exact, sketch, automatic };
+/// The scenario spelling: "exact", "sketch" or "auto".
+inline const char* percentile_method_name(PercentileMethod m) {
+  return m == PercentileMethod::exact ? "exact" : m == PercentileMethod::sketch ? "sketch" : "auto";
+}
+
+/// A mergeable streaming quantile sketch of integer samples: HDR-style log-linear buckets.
+///
+/// Buckets. With m = kMantissaBits and M = 2^m: a magnitude u < 2M has a bucket of its own
+/// (exact); a larger u with leading bit e (2^e <= u < 2^(e+1)) falls in one of the M equal
+/// buckets of width 2^(e-m) of its octave, index = (e-m)*M + (u >> (e-m)) — a count-leading-zeros
+/// and a shift, no log(). Negative samples use a mirrored bucket array, zero a counter.
+///
+/// Bound. quantile(q) uses the same definition as ExactQuantiles (nearest rank: the
+/// ceil(q*n)-th smallest sample, x). It returns the middle of x's bucket, clamped to the exact
+/// [min, max]; so |quantile(q) - x| <= kRelativeError * |x|, kRelativeError = 2^-(m+1) = 1/256
+/// (0.39 %), and values with |x| < 2^(m+1) = 256 are exact. quantile(0) = min and
+/// quantile(1) = max exactly; count, min, max and the sum (so the mean) are exact as well.
+///
+/// Memory: 8 B per bucket up to the octave of the largest magnitude seen (the arrays grow a whole
+/// octave of M buckets, 1 KiB, at a time), at most (65-m)*M = 7,424 buckets (58 KiB) per sign
+/// whatever the number of samples; values up to 1 s in ns (< 2^30) need at most 24 octaves
+/// (24 KiB). Cost: add() O(1) (amortized; at most 58 growths), quantile() and merge()
+/// O(buckets).
+///
+/// Mergeable: merge(a, b) gives the same buckets, count, min and max as one sketch fed both
+/// inputs (the sum differs only by floating-point rounding of the addition order).
+/// Deterministic: no randomness, the result depends only on the multiset of samples.
+class QuantileSketch {
+ public:
+  static constexpr int kMantissaBits = 7;
+  static constexpr std::uint64_t kSubBuckets = std::uint64_t{1} << kMantissaBits;  // M
+  static constexpr double kRelativeError = 1.0 / static_cast<double>(2 * kSubBuckets);
+
+  void add(std::int64_t value) {
+    if (value > 0) {
+      bump(positive_, index_of(static_cast<std::uint64_t>(value)));
+    } else if (value < 0) {
+      bump(negative_, index_of(std::uint64_t{0} - static_cast<std::uint64_t>(value)));
+    } else {
+      ++zero_;
+    }
+    if (count_ == 0 || value < min_) min_ = value;
+    if (count_ == 0 || value > max_) max_ = value;
+    ++count_;
+    sum_ += static_cast<double>(value);
+  }
+  /// Adds every sample of OTHER (as if they had been add()ed here).
+  void merge(const QuantileSketch& other);
+
+  std::size_t count() const { return static_cast<std::size_t>(count_); }
+  double mean() const { return count_ == 0 ? 0.0 : sum_ / static_cast<double>(count_); }
+  /// Nearest-rank q-quantile within kRelativeError (see the class comment); 0 when empty.
+  std::int64_t quantile(double q) const;
+  std::int64_t min() const { return count_ == 0 ? 0 : min_; }
+  std::int64_t max() const { return count_ == 0 ? 0 : max_; }
+  /// Bytes held by the bucket arrays (capacity), for the memory benchmark.
+  std::size_t memory_bytes() const {
+    return (positive_.capacity() + negative_.capacity()) * sizeof(std::uint64_t);
+  }
+
+  /// The bucket of a magnitude u >= 1, and that bucket's smallest value and width.
+  static std::size_t index_of(std::uint64_t u) {
+    if (u < 2 * kSubBuckets) return static_cast<std::size_t>(u);
+    const int shift = 63 - __builtin_clzll(u) - kMantissaBits;  // >= 1
+    return static_cast<std::size_t>(static_cast<std::uint64_t>(shift) * kSubBuckets + (u >> shift));
+  }
+  static std::uint64_t bucket_low(std::size_t index);
+  static std::uint64_t bucket_width(std::size_t index);
+
+ private:
+  static void bump(std::vector<std::uint64_t>& buckets, std::size_t index) {
+    if (index >= buckets.size()) grow(buckets, index);
+    ++buckets[index];
+  }
+  static void grow(std::vector<std::uint64_t>& buckets, std::size_t index);
+
+  std::vector<std::uint64_t> positive_, negative_;  // by index_of(|value|)
+  std::uint64_t zero_ = 0, count_ = 0;
+  std::int64_t min_ = 0, max_ = 0;
+  double sum_ = 0;
+};
+
+/// One series' percentiles by a PercentileMethod: an ExactQuantiles while exact, a
+/// QuantileSketch once sketched. `automatic` keeps the first `exact_cap` samples exactly and
+/// folds them (in arrival order) into the sketch when one more arrives, so a series of n <= cap
+/// samples is exact and bit-identical to `exact`, and one of n > cap is bit-identical to
+/// `sketch` fed the same samples. Memory: 8 B per sample while exact (at most 8 * cap B), then
+/// the sketch's. add() is O(1) (the fold, once, O(cap)).
+class Percentiles {
+ public:
+  /// 2^20 samples (8 MiB) per series: every run of under about a million measured requests per
+  /// tenant stays exact.
+  static constexpr std::size_t kDefaultExactCap = std::size_t{1} << 20;
+
+  explicit Percentiles(PercentileMethod method = PercentileMethod::exact,
+                       std::size_t exact_cap = kDefaultExactCap);
+
+  void add(std::int64_t value) {
+    if (exact_active_) {
+      if (exact_.count() < cap_) {
+        exact_.add(value);
+        return;
+      }
+      fold();
+    }
+    sketch_.add(value);
+  }
+  /// Reserves room for N exact samples (no more than the cap; nothing once sketched).
+  void reserve(std::size_t n);
+  std::size_t count() const { return exact_active_ ? exact_.count() : sketch_.count(); }
+  double mean() const { return exact_active_ ? exact_.mean() : sketch_.mean(); }
+  /// Nearest rank; exact while exact, else within QuantileSketch::kRelativeError. Not const:
+  /// the exact selection partitions the samples in place.
+  std::int64_t quantile(double q) {
+    return exact_active_ ? exact_.quantile(q) : sketch_.quantile(q);
+  }
+  std::int64_t max() { return exact_active_ ? exact_.max() : sketch_.max(); }
+  /// Bytes held (the exact samples' capacity plus the sketch's buckets). O(1).
+  std::size_t memory_bytes() const { return exact_.memory_bytes() + sketch_.memory_bytes(); }
+  /// True while every sample is kept (the reported quantiles are exact).
+  bool exact() const { return exact_active_; }
+
+ private:
+  void fold();
+
+  ExactQuantiles exact_;
+  QuantileSketch sketch_;
+  std::size_t cap_;
+  bool exact_active_;
 };
 
 /// Time integral of a piecewise-constant value (utilization, memory in use). O(1) per update.

@@ -86,6 +86,7 @@ TEST(ScenarioLoader, MinimalScenarioGetsTheDefaults) {
   EXPECT_TRUE(s.faults.empty());
   EXPECT_EQ(s.output.sample, 100'000'000);
   EXPECT_FALSE(s.output.kernels);
+  EXPECT_EQ(s.output.percentiles, PercentileMethod::automatic);  // the documented default
 
   const std::string no_sharing = edited("    sharing:\n      mode: time-slicing\n", "");
   EXPECT_STREQ(load_scenario_text(no_sharing, "x.yaml").gpus[0].sharing.mode_name(), "exclusive");
@@ -186,6 +187,7 @@ TEST(ScenarioLoader, FullScenarioValues) {
   EXPECT_FALSE(s.faults[1].recovery.has_value());
   EXPECT_EQ(s.output.sample, 50'000'000);
   EXPECT_TRUE(s.output.kernels);
+  EXPECT_EQ(s.output.percentiles, PercentileMethod::sketch);
 }
 
 TEST(ScenarioLoader, ExpansionKeepsTheWrittenLocation) {
@@ -500,6 +502,9 @@ TEST(ScenarioLoaderErrors, OutputBlock) {
                   "bad.yaml:17:33: output.kernels: expected true or false, got 'maybe'");
   EXPECT_CONTAINS(error_of(std::string(kMinimal) + "output: {sample: 0s}\n"),
                   "bad.yaml:17:18: output.sample: must be greater than zero");
+  EXPECT_CONTAINS(error_of(std::string(kMinimal) + "output: {percentiles: exakt}\n"),
+                  "bad.yaml:17:23: output.percentiles: unknown percentile method 'exakt' "
+                  "(did you mean 'exact'?)");
 }
 
 // --- overrides ---
@@ -714,6 +719,7 @@ void expect_same(const Scenario& a, const Scenario& b) {
   }
   EXPECT_EQ(a.output.sample, b.output.sample);
   EXPECT_EQ(a.output.kernels, b.output.kernels);
+  EXPECT_EQ(a.output.percentiles, b.output.percentiles);
 }
 
 TEST(ScenarioEmit, RoundTripGivesAnEqualScenario) {
@@ -731,9 +737,10 @@ TEST(ScenarioEmit, RoundTripGivesAnEqualScenario) {
 
 TEST(ScenarioEmit, EveryFieldIsExplicit) {
   const std::string yaml = emit_scenario_yaml(load_scenario_text(kMinimal, "min.yaml"));
-  for (const char* key : {"seed: 1", "warmup: 0ns", "description: \"\"", "preemption: instruction",
-                          "memory: 0B", "host_gap: 0ns", "max_in_flight: 1", "memory_bound: 0",
-                          "repeat: 1", "rate: 50/s", "sample: 100ms", "kernels: false"}) {
+  for (const char* key :
+       {"seed: 1", "warmup: 0ns", "description: \"\"", "preemption: instruction", "memory: 0B",
+        "host_gap: 0ns", "max_in_flight: 1", "memory_bound: 0", "repeat: 1", "rate: 50/s",
+        "sample: 100ms", "kernels: false", "percentiles: auto"}) {
     EXPECT_CONTAINS(yaml, key);
   }
   EXPECT_EQ(yaml.find("timeslice"), std::string::npos);  // unset optionals are left out

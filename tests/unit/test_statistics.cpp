@@ -1,0 +1,202 @@
+// The streaming quantile sketch (sim/core/statistics.hpp): every quantile within the stated
+// relative error of the exact nearest-rank value on random instances of several distributions
+// (heavy-tailed included) and sizes; merge == sketch of the union; empty, one sample, huge and
+// negative values; the `automatic` method exact up to its cap and equal to `sketch` beyond it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "sim/core/statistics.hpp"
+
+namespace gpumux {
+namespace {
+
+constexpr double kQs[] = {0.0, 0.001, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999, 1.0};
+
+std::int64_t exact_nearest_rank(std::vector<std::int64_t> sorted, double q) {
+  std::sort(sorted.begin(), sorted.end());
+  const auto n = static_cast<double>(sorted.size());
+  auto rank = static_cast<std::size_t>(std::ceil(q * n));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+void expect_within_bound(const QuantileSketch& sketch, const std::vector<std::int64_t>& samples,
+                         const std::string& what) {
+  std::vector<std::int64_t> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_EQ(sketch.count(), samples.size()) << what;
+  for (double q : kQs) {
+    const std::int64_t x = exact_nearest_rank(sorted, q);
+    const std::int64_t got = sketch.quantile(q);
+    // |q^ - x| <= alpha |x|, computed in long double so huge values do not overflow.
+    const long double error = std::fabs(static_cast<long double>(got) - x);
+    EXPECT_LE(error, QuantileSketch::kRelativeError * std::fabs(static_cast<long double>(x)))
+        << what << " q=" << q << " exact " << x << " sketch " << got;
+  }
+  EXPECT_EQ(sketch.min(), sorted.front()) << what;
+  EXPECT_EQ(sketch.max(), sorted.back()) << what;
+}
+
+// Random samples of one of several distributions (ns-like magnitudes), including heavy tails.
+std::vector<std::int64_t> draw(std::mt19937_64& rng, int kind, std::size_t n) {
+  std::vector<std::int64_t> out;
+  out.reserve(n);
+  std::exponential_distribution<double> expo(1.0 / 2e6);
+  std::lognormal_distribution<double> logn(std::log(5e6), 1.5);
+  std::uniform_int_distribution<std::int64_t> small(0, 600);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    double v = 0;
+    switch (kind) {
+      case 0:
+        v = expo(rng);
+        break;  // exponential
+      case 1:
+        v = logn(rng);
+        break;  // lognormal
+      case 2:
+        v = 1e4 / std::pow(1.0 - unit(rng), 1.0 / 1.1);
+        break;  // Pareto, a = 1.1
+      case 3:
+        v = static_cast<double>(small(rng));
+        break;  // small integers
+      case 4:
+        v = unit(rng) < 0.5 ? 1e3 : 1e9 + 1e7 * unit(rng);
+        break;  // bimodal
+      default:
+        v = static_cast<double>(small(rng)) - 300.0 + 1e7 * (unit(rng) - 0.5);
+        break;
+    }
+    out.push_back(static_cast<std::int64_t>(std::min(v, 9e18)));
+  }
+  return out;
+}
+
+TEST(QuantileSketch, EveryQuantileWithinTheStatedBoundOnRandomInstances) {
+  std::mt19937_64 rng(20261201);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int kind = trial % 6;
+    const std::size_t n = 1 + static_cast<std::size_t>(rng() % (trial < 30 ? 200 : 50000));
+    const std::vector<std::int64_t> samples = draw(rng, kind, n);
+    QuantileSketch sketch;
+    for (std::int64_t v : samples) sketch.add(v);
+    expect_within_bound(sketch, samples,
+                        "trial " + std::to_string(trial) + " kind " + std::to_string(kind));
+  }
+}
+
+TEST(QuantileSketch, BucketsTileTheNumberLineAndMeetTheBound) {
+  // Every bucket starts where the previous one ends, and its width / low <= 2 alpha.
+  std::uint64_t next = 1;
+  for (std::size_t i = 1; i < 58 * QuantileSketch::kSubBuckets; ++i) {
+    ASSERT_EQ(QuantileSketch::bucket_low(i), next) << i;
+    ASSERT_EQ(QuantileSketch::index_of(next), i);
+    const std::uint64_t w = QuantileSketch::bucket_width(i);
+    ASSERT_EQ(QuantileSketch::index_of(next + w - 1), i);
+    EXPECT_LE(static_cast<double>(w / 2),
+              QuantileSketch::kRelativeError * static_cast<double>(next));
+    next += w;
+    if (next == 0) break;  // wrapped past 2^64 - 1: the last bucket
+  }
+  EXPECT_EQ(next, 0u);  // the buckets cover every uint64 magnitude
+}
+
+TEST(QuantileSketch, MergeEqualsTheSketchOfTheUnion) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::vector<std::int64_t> a = draw(rng, trial % 6, 1 + rng() % 3000);
+    const std::vector<std::int64_t> b = draw(rng, (trial + 1) % 6, rng() % 3000);
+    QuantileSketch sa, sb, both;
+    for (std::int64_t v : a) sa.add(v), both.add(v);
+    for (std::int64_t v : b) sb.add(v), both.add(v);
+    sa.merge(sb);
+    ASSERT_EQ(sa.count(), both.count());
+    EXPECT_EQ(sa.min(), both.min());
+    EXPECT_EQ(sa.max(), both.max());
+    EXPECT_NEAR(sa.mean(), both.mean(), 1e-9 * std::fabs(both.mean()) + 1e-9);
+    for (double q : kQs) EXPECT_EQ(sa.quantile(q), both.quantile(q)) << q;
+    std::vector<std::int64_t> all = a;
+    all.insert(all.end(), b.begin(), b.end());
+    expect_within_bound(sa, all, "merged trial " + std::to_string(trial));
+  }
+  // Merging into an empty sketch and merging an empty one.
+  QuantileSketch empty, one;
+  one.add(42);
+  empty.merge(one);
+  EXPECT_EQ(empty.quantile(0.5), 42);
+  one.merge(QuantileSketch{});
+  EXPECT_EQ(one.count(), 1u);
+}
+
+TEST(QuantileSketch, EmptyOneSampleAndExtremes) {
+  QuantileSketch empty;
+  EXPECT_EQ(empty.count(), 0u);
+  EXPECT_EQ(empty.quantile(0.5), 0);
+  EXPECT_EQ(empty.max(), 0);
+  EXPECT_EQ(empty.mean(), 0.0);
+
+  QuantileSketch one;
+  one.add(123456789);
+  for (double q : kQs) EXPECT_EQ(one.quantile(q), 123456789);
+  EXPECT_EQ(one.mean(), 123456789.0);
+
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const std::vector<std::int64_t> extremes = {kMax, kMax - 1,  kMin,         kMin + 1, 0,   -1,
+                                              1,    1LL << 62, -(1LL << 62), 255,      256, -257};
+  QuantileSketch sketch;
+  for (std::int64_t v : extremes) sketch.add(v);
+  expect_within_bound(sketch, extremes, "extremes");
+  EXPECT_LE(sketch.memory_bytes(), 2 * 58 * QuantileSketch::kSubBuckets * sizeof(std::uint64_t));
+}
+
+TEST(QuantileSketch, MemoryBoundedByTheValueRangeNotTheCount) {
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<std::int64_t> range(1000, 10'000'000);
+  QuantileSketch sketch;
+  for (int i = 0; i < 1000; ++i) sketch.add(range(rng));
+  for (int i = 0; i < 200000; ++i) sketch.add(range(rng));
+  const std::size_t after_many = sketch.memory_bytes();
+  // 10^7 < 2^24: at most index_of(2^24) + 1 buckets, whatever the count (capacity may double).
+  EXPECT_LE(after_many, 2 * (QuantileSketch::index_of(1u << 24) + 1) * sizeof(std::uint64_t));
+}
+
+TEST(Percentiles, ExactMethodIsExactQuantiles) {
+  std::mt19937_64 rng(11);
+  const std::vector<std::int64_t> samples = draw(rng, 2, 5000);
+  Percentiles p(PercentileMethod::exact, 10);  // the cap does not apply to `exact`
+  ExactQuantiles e;
+  for (std::int64_t v : samples) p.add(v), e.add(v);
+  EXPECT_TRUE(p.exact());
+  EXPECT_EQ(p.mean(), e.mean());
+  for (double q : kQs) EXPECT_EQ(p.quantile(q), e.quantile(q));
+}
+
+TEST(Percentiles, AutomaticIsExactUpToTheCapAndTheSketchBeyondIt) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 12; ++trial) {
+    const std::size_t cap = 1 + rng() % 500;
+    const std::size_t n = rng() % (2 * cap + 2);
+    const std::vector<std::int64_t> samples = draw(rng, trial % 6, n);
+    Percentiles automatic(PercentileMethod::automatic, cap);
+    Percentiles sketch(PercentileMethod::sketch, cap);
+    Percentiles exact(PercentileMethod::exact);
+    for (std::int64_t v : samples) automatic.add(v), sketch.add(v), exact.add(v);
+    EXPECT_FALSE(sketch.exact());
+    ASSERT_EQ(automatic.exact(), n <= cap) << "n " << n << " cap " << cap;
+    ASSERT_EQ(automatic.count(), n);
+    Percentiles& same = n <= cap ? exact : sketch;
+    EXPECT_EQ(automatic.mean(), same.mean());  // bit-identical: same additions, same order
+    for (double q : kQs) EXPECT_EQ(automatic.quantile(q), same.quantile(q)) << q;
+    EXPECT_EQ(automatic.max(), same.max());
+  }
+}
+
+}  // namespace
+}  // namespace gpumux
