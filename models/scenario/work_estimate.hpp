@@ -17,8 +17,11 @@ namespace gpumux {
 /// Kernel launches: at ~1.6 million launches per second (one tenant, measured on a 2-core
 /// machine with quickstart-like kernels) a billion is about ten minutes of simulation.
 inline constexpr double kWorkBudgetLaunches = 1e9;
-/// Requests: each keeps its latency and token records until the run ends (~100 bytes), so 1e8
-/// requests are about 10 GB.
+/// Requests: a guard against a rate or duration typo (1e8 is ~28 h at 1000 requests/s). Set when
+/// every request kept ~100 B of statistics until the run ended; since issue 12 the CLI keeps
+/// none (`output.percentiles: auto` caps them, `-o` streams the records), but Python's run()
+/// still holds a 48 B record per request, so the budget and kBytesPerRequest stay conservative
+/// for the CLI (README "Honest limits").
 inline constexpr double kWorkBudgetRequests = 1e8;
 /// Timeseries samples (per device and tenant, every output.sample over duration + the drain of
 /// the longest request): each stores a row of the timeseries; 1e7 rows are about 1 GB.
@@ -29,8 +32,9 @@ inline constexpr double kWorkBudgetSamples = 1e7;
 /// allows fits (1e8 x 150 B); what can exceed it is `output.kernels: true` (a record per launch)
 /// and long timeseries on many devices.
 inline constexpr double kWorkBudgetMemoryBytes = 16.0 * (1 << 30);
-/// Memory per request: its latency, queueing and token statistics (~100 B) and a 48 B
-/// RequestRecord (models/run/result.hpp).
+/// Memory per request, as an upper bound: its statistics (~100 B; capped per tenant under
+/// `output.percentiles: auto`) and a 48 B RequestRecord (models/run/result.hpp; streamed to the
+/// file by `gpumux run -o`, kept in memory by Python's run()).
 inline constexpr double kBytesPerRequest = 150;
 /// A KernelRecord (output.kernels: true): 40 B.
 inline constexpr double kBytesPerKernelRecord = 40;
