@@ -315,6 +315,14 @@ void Device::set_overhead(bool in_overhead) {
   update_busy();
 }
 
+inline void Device::set_device_integrals(Nanos now, double occupied_sms, double bandwidth) {
+  const double sms = std::max(1, geometry_.sms);
+  const double fraction = std::min(1.0, occupied_sms / sms);
+  busy_.set(now, in_overhead_ ? 1.0 : fraction);
+  useful_.set(now, in_overhead_ ? 0.0 : fraction);
+  dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
+}
+
 void Device::update_busy_single() {
   // The same values as update_busy's loops for zero or one running kernel, set in the same
   // way (each integral is its own object, so the order of the client sets does not matter).
@@ -333,11 +341,7 @@ void Device::update_busy_single() {
       client_value += k->occupancy;
     }
   }
-  const double sms = std::max(1, geometry_.sms);
-  const double fraction = std::min(1.0, occupied / sms);
-  busy_.set(now, in_overhead_ ? 1.0 : fraction);
-  useful_.set(now, in_overhead_ ? 0.0 : fraction);
-  dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
+  set_device_integrals(now, occupied, bandwidth);
   // Clients that held SMs at the last update go back to 0 unless the kernel's.
   for (const std::uint32_t c : busy_clients_) {
     if (c != position) client_sm_[c].set(now, 0.0);
@@ -375,11 +379,7 @@ void Device::update_busy() {
       to_set.push_back(static_cast<std::uint32_t>(c));
     }
   }
-  const double sms = std::max(1, geometry_.sms);
-  const double fraction = std::min(1.0, occupied / sms);
-  busy_.set(now, in_overhead_ ? 1.0 : fraction);
-  useful_.set(now, in_overhead_ ? 0.0 : fraction);
-  dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
+  set_device_integrals(now, occupied, bandwidth);
   // Clients that held SMs at the last update go back to 0 unless touched again.
   for (const std::uint32_t c : busy_clients_) {
     if (!touched[c]) {

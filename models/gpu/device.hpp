@@ -182,6 +182,9 @@ class Device {
   bool grant_to(KernelRun& k, double sms, double epsilon, double& free,
                 double& held_by_client) const;
   void update_busy_single();  // update_busy for at most one running kernel
+  // The device's busy, useful and DRAM integrals from the SMs held and the HBM rate in use now
+  // (the part both update_busy paths share).
+  void set_device_integrals(Nanos now, double occupied_sms, double bandwidth);
   // The L2 law (physics 3) from the sums over kernels holding SMs: sum of m * rate_max over the
   // memory-touching ones, their count, and whether any re-reads a working set.
   void apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
