@@ -90,6 +90,11 @@ RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& 
   options.record_kernels = control.record_kernels;
   options.observers = control.observers;
   options.queue = queue_from_environment();
+  // GPUMUX_DIRECT=0: every event through the queue (benchmarks and cross-checks; the results
+  // are identical either way).
+  if (const char* direct = std::getenv("GPUMUX_DIRECT"); direct != nullptr) {
+    options.direct_path = std::string(direct) != "0";
+  }
   if (control.started) control.started();
   RunResult result = simulate(resolved, options);
   if (control.finished) control.finished();

@@ -29,6 +29,7 @@ class ConcurrentDevice : public Device {
 
  protected:
   double client_sm_cap(int tenant) const override;
+  bool submits_at_once() const override { return true; }
 
  private:
 };

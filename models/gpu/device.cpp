@@ -303,6 +303,10 @@ void Device::finish_recompute() {
     }
   }
   update_busy();
+  if (inline_) {  // inline operation: no event is pending (inline_ready_for), none is scheduled
+    inline_next_ = next;
+    return;
+  }
   sim_.cancel(completion_event_);
   completion_event_ =
       next == kNever
@@ -421,6 +425,86 @@ void Device::complete_finished() {
   batching_ = false;
   after_completions();
   recompute();
+}
+
+Nanos Device::inline_submit(KernelRun& kernel) {
+  start_running(kernel);  // submit(): ConcurrentDevice's, the one submits_at_once() strategy
+  return inline_recompute_solo();
+}
+
+// complete_finished() for the one running kernel, up to the owner's notification.
+bool Device::inline_complete(KernelRun& kernel, Nanos& next) {
+  advance();
+  const double tolerance = 1e-9 * kernel.work + 1e-3;
+  if (kernel.remaining <= tolerance) {
+    running_.clear();
+    work_completed_ += kernel.work - kernel.remaining;
+    kernel.rate = 0;
+    kernel.occupancy = 0;
+    batching_ = true;
+    return true;
+  }
+  // Runs on: complete_finished() with nothing finished, recomputed in full.
+  after_completions();
+  inline_ = true;
+  recompute();
+  inline_ = false;
+  next = inline_next_;
+  return false;
+}
+
+Nanos Device::inline_end_completions() {
+  batching_ = false;
+  after_completions();
+  return inline_recompute_solo();
+}
+
+// recompute() when the device runs nothing or one kernel that holds no SMs yet (just submitted),
+// for the only client, inline. Step by step the same arithmetic:
+//  - advance(): nothing progresses (an empty device, or a kernel at rate 0), the clock moves;
+//  - grant_sms()'s one-kernel branch gives a new kernel grant_to(0 held, all SMs free), a
+//    function of its grid width f alone (the client's cap is fixed), and rate_bound() with
+//    l2_factor 1 a function of f, m and that grant: both kept for the last (f, m) seen, so a
+//    repeated kernel skips them (each is exactly the value computed again);
+//  - one kernel holds SMs at most: rate = rate_max, no L2 or HBM sharing;
+//  - finish_recompute(): the finish time and update_busy().
+Nanos Device::inline_recompute_solo() {
+  const Nanos now = sim_.now();
+  last_advance_ = now;
+  prepare_recompute();
+  Nanos next = kNever;
+  if (!running_.empty()) {
+    KernelRun& k = *running_.front();
+    if (k.sm_fraction != solo_cache_.sm_fraction || k.memory_bound != solo_cache_.memory_bound) {
+      grant_sms();
+      k.l2_factor = 1.0;
+      solo_cache_ = SoloCache{k.sm_fraction, k.memory_bound, k.occupancy,
+                              k.occupancy > 0 ? rate_bound(k, k.occupancy) : 0.0};
+    }
+    k.occupancy = solo_cache_.occupancy;
+    k.l2_factor = 1.0;
+    if (k.occupancy > 0) {
+      k.solo_bound = solo_cache_.bound;
+      k.solo_bound_occupancy = k.occupancy;
+      k.rate_max = k.solo_bound;
+    } else {
+      k.rate_max = 0.0;
+    }
+    k.rate = k.rate_max;
+    if (k.rate > 0) {
+      const Nanos wait = ceil_nanos_saturating(k.remaining / k.rate);
+      if (wait < kNever - now) next = now + wait;
+    }
+  }
+  update_busy_single();
+  return next;
+}
+
+void Device::schedule_inline_completion(Nanos at) {
+  if (at != kNever) {
+    completion_event_ =
+        sim_.schedule_at(at, make_event<&Device::on_completion>(*this), kPriorityCompletion);
+  }
 }
 
 void Device::on_completion() {

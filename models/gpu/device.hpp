@@ -143,6 +143,33 @@ class Device {
   /// Solo-speed bound of a kernel alone on this device with `sm_cap` SMs available to it.
   double rate_bound(const KernelRun& kernel, double sm_cap) const;
 
+  // --- inline operation (models/run/direct.cpp) ----------------------------------------------
+  // A tenant that is this device's only client may run the device's events inline (without
+  // the event queue): the same state changes, in the same order, by the same functions, with
+  // the completion time handed back instead of scheduled. Each call costs what the queued path
+  // costs minus the queue operations.
+
+  /// True when `tenant` may run this device inline now: the strategy submits every ready kernel
+  /// at once (no time-slicing), `tenant` is the only client, and nothing is running.
+  bool inline_ready_for(int tenant) const {
+    return submits_at_once() && clients_.size() == 1 && clients_.front() == tenant &&
+           running_.empty() && !batching_ && !in_overhead_ && !completion_event_.valid();
+  }
+  /// submit(kernel) at now (ConcurrentDevice's: it joins the running set, then the recompute);
+  /// returns when it finishes (kNever: never).
+  Nanos inline_submit(KernelRun& kernel);
+  /// The completion event at now: advances the running kernel; true when it finished (it left
+  /// the device; the caller tells its owner, may inline_submit_deferred() the next kernel, then
+  /// calls inline_end_completions()), false when it runs on (`next` is its new finish time).
+  bool inline_complete(KernelRun& kernel, Nanos& next);
+  /// A kernel submitted by the owner while its finished kernel is being delivered (submit()
+  /// inside on_kernel_finished: the recompute waits for inline_end_completions()).
+  void inline_submit_deferred(KernelRun& kernel) { start_running(kernel); }
+  /// The end of the completion: returns the next finish time (kNever: nothing runs).
+  Nanos inline_end_completions();
+  /// Back to queued operation: the completion at `at` (if not kNever) becomes a queued event.
+  void schedule_inline_completion(Nanos at);
+
  protected:
   /// Strategy hook: called at the start of recompute(), before variables are built.
   virtual void prepare_recompute() {}
@@ -150,6 +177,9 @@ class Device {
   virtual double client_sm_cap(int tenant) const;
   /// Strategy hook: called after finished kernels were removed and their owners told.
   virtual void after_completions() {}
+  /// Strategy trait: every submitted kernel joins the running set at once and the device has no
+  /// timers of its own (the fluid laws alone decide): inline operation is then exact.
+  virtual bool submits_at_once() const { return false; }
 
   // Fluid pool operations for strategies.
   void start_running(KernelRun& kernel);  ///< joins the running set (call recompute() after)
@@ -190,6 +220,8 @@ class Device {
   void apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
   void complete_finished();
   void finish_recompute();  // schedules the next completion and updates utilization
+  /// recompute() inline when nothing or one new kernel runs: the next completion (kNever: none).
+  Nanos inline_recompute_solo();
 
   DeviceGeometry geometry_;
   SharingLimits limits_;
@@ -202,6 +234,14 @@ class Device {
   Nanos last_advance_ = 0;
   bool batching_ = false;
   bool in_overhead_ = false;
+  bool inline_ = false;         // finish_recompute hands the next completion to inline_next_
+  Nanos inline_next_ = kNever;  // (inline operation) the next completion time
+  /// The grant and rate bound of a new kernel alone on the device, for the last grid width and
+  /// memory-bound fraction seen (inline_recompute_solo); -1: none yet.
+  struct SoloCache {
+    double sm_fraction = -1, memory_bound = -1;
+    double occupancy = 0, bound = 0;
+  } solo_cache_;
 
   std::int64_t memory_used_ = 0;
   std::int64_t memory_peak_ = 0;

@@ -29,6 +29,10 @@ double draw(RandomStream& rng, const DurationDistribution& d) {
 
 void Tenant::on_open_arrival() {
   recycle_graveyard();
+  if (direct_ && !dead_ && idle() && devices_.front()->inline_ready_for(index_)) {
+    run_direct();  // this arrival and what follows it, inline (direct.cpp)
+    return;
+  }
   arrive();
   schedule_next_open_arrival();
 }
@@ -42,7 +46,7 @@ void Tenant::schedule_closed_arrival(Nanos at) {
   run_.sim.schedule_at(at, make_event<&Tenant::on_closed_arrival>(*this), kPriorityArrival);
 }
 
-void Tenant::schedule_next_open_arrival() {
+Nanos Tenant::next_open_arrival() {
   const ArrivalSpec& a = spec_.workload.arrivals;
   const Nanos now = run_.sim.now();
   Nanos next = kNever;
@@ -65,9 +69,14 @@ void Tenant::schedule_next_open_arrival() {
       }
       break;
     case ArrivalProcess::closed:
-      return;
+      return kNever;
   }
-  if (next < arrivals_end_) {
+  return next < arrivals_end_ ? next : kNever;
+}
+
+void Tenant::schedule_next_open_arrival() {
+  const Nanos next = next_open_arrival();
+  if (next != kNever) {
     run_.sim.schedule_at(next, make_event<&Tenant::on_open_arrival>(*this), kPriorityArrival);
   }
 }

@@ -166,6 +166,10 @@ void Tenant::on_stream_ready(Stream& stream) {
 }
 
 void Tenant::submit_kernel(Stream& stream) {
+  devices_[static_cast<std::size_t>(stream.device)]->submit(prepare_kernel(stream));
+}
+
+KernelRun& Tenant::prepare_kernel(Stream& stream) {
   const LaunchSequence& sequence = *stream.sequence;
   const KernelSpec& spec = *sequence.specs[stream.next_kernel];
   KernelRun& k = stream.kernel;
@@ -182,7 +186,7 @@ void Tenant::submit_kernel(Stream& stream) {
   k.waves = spec.waves;
   k.working_set = static_cast<double>(spec.working_set);
   k.priority = -spec_.workload.priority;  // CUDA: lower number = more urgent
-  devices_[static_cast<std::size_t>(stream.device)]->submit(k);
+  return k;
 }
 
 void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {

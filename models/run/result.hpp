@@ -117,6 +117,9 @@ struct RunResult {
   std::string status = "complete";  ///< complete | interrupted
   std::int64_t sim_time_ns = 0;
   std::uint64_t events = 0;
+  /// Of `events`, those a tenant ran inline (models/run/direct.cpp). A diagnostic of how the run
+  /// was computed, like wall_s: not in the summary, the file or the text.
+  std::uint64_t events_inline = 0;
   double wall_s = 0;
   /// Price of every physical GPU of the scenario over the measured window (cost_per_hour x
   /// hours), idle MIG slices included; 0 without prices. Tenant costs attribute only the

@@ -43,6 +43,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
       observers_(options.observers) {
   record_kernels = scenario.output.kernels && options.record_kernels;
   record_requests = options.record_requests;
+  direct_path = options.direct_path;
   for (const ResolvedDevice& d : resolved.devices) {
     devices.push_back(d.sharing.strategy().make_device(sim, d.geometry, d.sharing.params()));
     devices.back()->set_index(static_cast<int>(devices.size() - 1));

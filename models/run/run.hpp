@@ -41,6 +41,7 @@ class Run {
   RunResult result;
   bool record_kernels = false;
   bool record_requests = true;
+  bool direct_path = true;  // RunOptions::direct_path
 
   void record_event(EventKind kind, int tenant, int device, const std::string& detail) {
     result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});

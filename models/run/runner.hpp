@@ -46,6 +46,10 @@ struct RunOptions {
   /// The pending-event set; unset = chosen from the scenario's size (results are identical
   /// either way, only speed differs).
   std::optional<QueueKind> queue;
+  /// Let a tenant alone on an exclusive device run its own events inline (models/run/direct.cpp,
+  /// without the event queue). Results, the event count included, are identical either way
+  /// (tested); false forces every event through the queue (tests, GPUMUX_DIRECT=0).
+  bool direct_path = true;
   /// The most samples one device's timeseries keeps: when a series reaches it, every pair of
   /// neighbouring samples is merged into one (the resolution halves; docs/metrics.md).
   std::size_t max_samples_per_series = kMaxSamplesPerSeries;

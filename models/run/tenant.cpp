@@ -23,6 +23,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
   arrivals_end_ =
       std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
   for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
+  direct_ = run.direct_path && direct_workload();
   // Reserve the expected number of measured latencies (avoids regrowing large vectors).
   const ArrivalSpec& a = spec.workload.arrivals;
   const double window_s = to_seconds(run.scenario.duration - run.scenario.warmup);

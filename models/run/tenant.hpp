@@ -89,9 +89,28 @@ class Tenant final : public KernelOwner {
   void on_iteration_due();               // batching.cpp
   void on_stream_ready(Stream& stream);  // launch.cpp: the launch overhead is over
 
+  // --- the direct path (direct.cpp) ----------------------------------------------------------
+  /// Whether this tenant's workload can run inline at all (fixed at construction): one GPU, one
+  /// lane, an open arrival process, one request in flight, no batching, no per-request memory.
+  bool direct_workload() const;
+  /// The arrival event at now, run with every following event of this tenant and its device
+  /// inline, up to the first event of anything else (or a tick); then the pending ones queued.
+  void run_direct();
+  struct DirectEvents;  // the tenant's pending events while inline (direct.cpp)
+  void direct_arrive(DirectEvents& pending);
+  void direct_begin(Request& r, DirectEvents& pending);
+  void direct_issue(Stream& stream, DirectEvents& pending);
+  void direct_submit(Stream& stream, DirectEvents& pending);
+  void direct_ready(DirectEvents& pending);
+  void direct_completion(DirectEvents& pending);
+  void direct_dispatch(DirectEvents& pending);
+
   // --- arrivals (arrivals.cpp) ---------------------------------------------------------------
   void assign_tokens(Request& r);
   void schedule_next_open_arrival();
+  /// The next open arrival after now (poisson, constant, trace: draws or reads it), or kNever
+  /// when there is none before the end of arrivals.
+  Nanos next_open_arrival();
   void schedule_closed_arrival(Nanos at);
 
   // --- request lifecycle (requests.cpp) ------------------------------------------------------
@@ -133,6 +152,8 @@ class Tenant final : public KernelOwner {
   void advance_stream(Stream& stream);
   void issue_next_kernel(Stream& stream);
   void submit_kernel(Stream& stream);
+  /// The device's KernelRun for the stream's next kernel (submit_kernel's fill).
+  KernelRun& prepare_kernel(Stream& stream);
 
   // --- collectives (collectives.cpp) ---------------------------------------------------------
   /// At a collective kernel of a multi-GPU sequence: true while other streams have not reached
@@ -182,7 +203,9 @@ class Tenant final : public KernelOwner {
   bool rejected_ = false;
   Iteration iteration_;  // the batched-serving iteration in progress
   bool iteration_running_ = false;
-  bool iteration_pending_ = false;  // an on_iteration_due event is scheduled
+  bool iteration_pending_ = false;     // an on_iteration_due event is scheduled
+  bool direct_ = false;                // direct_workload() and the run allows the direct path
+  bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
 };
 
 }  // namespace gpumux::run

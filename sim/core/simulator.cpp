@@ -35,7 +35,7 @@ void Simulator::advance_tick() {
 
 void Simulator::run_until(Nanos horizon) {
   stopped_ = false;
-  std::uint64_t until_poll = poll_every_;
+  until_poll_ = poll_every_;
   while (!stopped_) {
     const Nanos next = queue_.next_time();
     if (next == kNever || next > horizon) {
@@ -49,10 +49,10 @@ void Simulator::run_until(Nanos horizon) {
     // Ticks strictly before the next event see every event at or before them.
     while (tick_ && next_tick_ < next) advance_tick();
     queue_.pop_and_run_after_next_time(now_);  // ticks schedule and cancel nothing
-    ++events_;
-    if (poll_every_ != 0 && --until_poll == 0) {
-      until_poll = poll_every_;
-      poll_();
+    if (current_counted_) {
+      current_counted_ = false;  // counted (and polled) by end_queued_event_early()
+    } else {
+      count_event();
     }
   }
 }

@@ -87,19 +87,59 @@ class Simulator {
     tick_every_ = every;
   }
 
+  // --- inline events ------------------------------------------------------------------------
+  // A model may run some of its own events without the queue (models/run/direct.cpp: a tenant
+  // alone on an exclusive device), as long as each runs exactly where the queue would have run
+  // it: strictly before next_event_time() and next_tick(), nothing else scheduled meanwhile.
+  // Such events count in events_processed() and poll like queued ones, so results (and the
+  // event count) are the same as if they had been queued.
+
+  /// The time of the earliest pending event (kNever when none). O(1) amortised.
+  Nanos next_event_time() { return queue_.next_time(); }
+  /// The queued event now running has done its work and the model goes on inline: it is counted
+  /// (and the poll called when due) now, before the inline events, not when it returns. Returns
+  /// false when the poll stopped the run.
+  bool end_queued_event_early() {
+    current_counted_ = true;
+    return count_event();
+  }
+  /// The clock moves to `t` (>= now(); the caller keeps it below next_event_time() and
+  /// next_tick()) for an event the model runs inline now.
+  void begin_inline_event(Nanos t) { now_ = t; }
+  /// That event has run: counted, and the poll called when due (it may stop the run; then the
+  /// model stops running events inline and returns). Returns false when the run was stopped.
+  bool end_inline_event() {
+    ++events_inline_;
+    return count_event();
+  }
+
   std::uint64_t events_processed() const { return events_; }
+  /// Of those, the events run inline.
+  std::uint64_t events_inline() const { return events_inline_; }
   std::size_t pending() const { return queue_.size(); }
 
  private:
   [[noreturn]] static void throw_past();
+  /// One more event processed; polls when due. False when the run was stopped.
+  bool count_event() {
+    ++events_;
+    if (poll_every_ != 0 && --until_poll_ == 0) {
+      until_poll_ = poll_every_;
+      poll_();
+    }
+    return !stopped_;
+  }
   void advance_tick();
 
   EventQueue queue_;
   Nanos now_ = 0;
   std::uint64_t events_ = 0;
+  std::uint64_t events_inline_ = 0;
+  bool current_counted_ = false;  // the running queued event was counted by the model
   bool stopped_ = false;
   std::function<void()> poll_;
   std::uint64_t poll_every_ = 0;
+  std::uint64_t until_poll_ = 0;  // events until the next poll (run_until's countdown)
   std::function<void(Nanos)> tick_;
   Nanos next_tick_ = kNever;
   Nanos tick_every_ = 0;
