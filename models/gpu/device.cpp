@@ -9,22 +9,6 @@
 #include "sim/util/units.hpp"
 
 namespace gpumux {
-namespace {
-
-// checked::nanos_saturating(std::ceil(q)), the same integer, without the two libm calls (the
-// build targets baseline x86-64, where ceil and round are calls): per running kernel per
-// recompute.
-Nanos ceil_nanos_saturating(double q) {
-  constexpr double kTwo63 = 9223372036854775808.0;
-  if (!(q < kTwo63)) return std::numeric_limits<Nanos>::max();  // also NaN
-  if (q <= 0) return 0;
-  // q in (0, 2^63): truncation is its floor (exact: q >= 2^52 is already an integer).
-  auto t = static_cast<Nanos>(q);
-  if (static_cast<double>(t) < q) ++t;
-  return t;
-}
-
-}  // namespace
 
 Device::Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits)
     : sim_(sim), geometry_(std::move(geometry)), limits_(std::move(limits)) {}
@@ -298,7 +282,7 @@ void Device::finish_recompute() {
     if (k->rate > 0) {
       // A finish beyond the int64 horizon (a huge draw, a tiny share) is "never", not a wrapped
       // time in the past.
-      const Nanos wait = ceil_nanos_saturating(k->remaining / k->rate);
+      const Nanos wait = checked::ceil_nanos_saturating(k->remaining / k->rate);
       if (wait < kNever - now) next = std::min(next, now + wait);
     }
   }
@@ -317,14 +301,6 @@ void Device::finish_recompute() {
 void Device::set_overhead(bool in_overhead) {
   in_overhead_ = in_overhead;
   update_busy();
-}
-
-inline void Device::set_device_integrals(Nanos now, double occupied_sms, double bandwidth) {
-  const double sms = std::max(1, geometry_.sms);
-  const double fraction = std::min(1.0, occupied_sms / sms);
-  busy_.set(now, in_overhead_ ? 1.0 : fraction);
-  useful_.set(now, in_overhead_ ? 0.0 : fraction);
-  dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
 }
 
 void Device::update_busy_single() {
@@ -492,13 +468,36 @@ Nanos Device::inline_recompute_solo() {
     }
     k.rate = k.rate_max;
     if (k.rate > 0) {
-      const Nanos wait = ceil_nanos_saturating(k.remaining / k.rate);
+      const Nanos wait = checked::ceil_nanos_saturating(k.remaining / k.rate);
       if (wait < kNever - now) next = now + wait;
     }
   }
-  update_busy_single();
+  if (running_.empty()) {
+    update_busy_solo_idle(now);
+  } else {
+    const KernelRun& k = *running_.front();
+    update_busy_solo_running(now, k.occupancy, k.memory_bound * k.l2_factor * k.rate);
+  }
   return next;
 }
+
+Device::SoloCache Device::solo_rates(KernelRun& probe) {
+  if (probe.sm_fraction != solo_cache_.sm_fraction ||
+      probe.memory_bound != solo_cache_.memory_bound) {
+    // grant_sms()'s one-kernel branch on the probe alone, then its bound with l2_factor 1 (what
+    // inline_recompute_solo() computes for a new kernel).
+    probe.occupancy = 0;
+    probe.l2_factor = 1.0;
+    running_.push_back(&probe);
+    grant_sms();
+    running_.pop_back();
+    solo_cache_ = SoloCache{probe.sm_fraction, probe.memory_bound, probe.occupancy,
+                            probe.occupancy > 0 ? rate_bound(probe, probe.occupancy) : 0.0};
+  }
+  return solo_cache_;
+}
+
+void Device::adopt_solo_kernel(KernelRun& kernel) { running_.push_back(&kernel); }
 
 void Device::schedule_inline_completion(Nanos at) {
   if (at != kNever) {

@@ -40,6 +40,7 @@
 // steps), steps <= k); a kernel's rate bound is computed again only when its SMs changed. One
 // running kernel: O(1). Every event is O(k): the remaining work and utilization integrals of
 // all k kernels are brought up to now (README, "Scaling": why, and what flat would change).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -170,6 +171,44 @@ class Device {
   /// Back to queued operation: the completion at `at` (if not kNever) becomes a queued event.
   void schedule_inline_completion(Nanos at);
 
+  // A one-kernel-at-a-time session (direct.cpp's single-launch loop): the caller keeps the one
+  // kernel's state itself and makes the device's own changes through these, exactly those of
+  // inline_submit() / inline_complete() / inline_end_completions() for it (and the kernel's
+  // fields as they would be, when it hands the kernel back: adopt_solo_kernel()).
+
+  /// What a new kernel of the only client gets alone on this device: the occupancy grant_sms()
+  /// gives it and its rate bound (l2_factor 1). `probe` holds the kernel's fields as submitted
+  /// (tenant, sm_fraction, memory_bound, waves); cached for the last (f, m).
+  struct SoloCache {
+    double sm_fraction = -1, memory_bound = -1;
+    double occupancy = 0, bound = 0;
+  };
+  SoloCache solo_rates(KernelRun& probe);
+  /// A kernel of rate 0 joins (advance() moves nothing but the clock), then holds `occupancy`
+  /// and uses `bandwidth` of HBM (m x rate): the integrals as update_busy_single() sets them.
+  void solo_kernel_started(Nanos now, double occupancy, double bandwidth) {
+    last_advance_ = now;
+    update_busy_solo_running(now, occupancy, bandwidth);
+  }
+  /// advance() for the one kernel running at `rate`: its remaining work now.
+  double solo_advance(Nanos now, double rate, double remaining) {
+    const double dt = static_cast<double>(now - last_advance_);
+    last_advance_ = now;
+    if (dt <= 0) return remaining;
+    const double step = std::min(remaining, rate * dt);
+    work_progressed_ += step;
+    return remaining - step;
+  }
+  /// The kernel of `work` finished with `remaining` left (<= the completion tolerance).
+  void solo_kernel_finished(double work, double remaining) { work_completed_ += work - remaining; }
+  /// The device is empty now (the completion's recompute with nothing left).
+  void solo_idle(Nanos now) {
+    last_advance_ = now;
+    update_busy_solo_idle(now);
+  }
+  /// The session's running kernel back in the running set (its fields as the session left them).
+  void adopt_solo_kernel(KernelRun& kernel);
+
  protected:
   /// Strategy hook: called at the start of recompute(), before variables are built.
   virtual void prepare_recompute() {}
@@ -214,7 +253,13 @@ class Device {
   void update_busy_single();  // update_busy for at most one running kernel
   // The device's busy, useful and DRAM integrals from the SMs held and the HBM rate in use now
   // (the part both update_busy paths share).
-  void set_device_integrals(Nanos now, double occupied_sms, double bandwidth);
+  void set_device_integrals(Nanos now, double occupied_sms, double bandwidth) {
+    const double sms = std::max(1, geometry_.sms);
+    const double fraction = std::min(1.0, occupied_sms / sms);
+    busy_.set(now, in_overhead_ ? 1.0 : fraction);
+    useful_.set(now, in_overhead_ ? 0.0 : fraction);
+    dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
+  }
   // The L2 law (physics 3) from the sums over kernels holding SMs: sum of m * rate_max over the
   // memory-touching ones, their count, and whether any re-reads a working set.
   void apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
@@ -222,6 +267,27 @@ class Device {
   void finish_recompute();  // schedules the next completion and updates utilization
   /// recompute() inline when nothing or one new kernel runs: the next completion (kNever: none).
   Nanos inline_recompute_solo();
+  // update_busy_single() for the only client (position 0), inline operation: the same sums from
+  // 0 and the same sets, without looking the client up.
+  void update_busy_solo_running(Nanos now, double occupancy, double bandwidth) {
+    double occupied = 0;
+    double used = 0;
+    double client_value = 0.0;
+    occupied += occupancy;
+    used += bandwidth;
+    client_value += occupancy;
+    set_device_integrals(now, occupied, used);
+    client_sm_.front().set(now, client_value);
+    busy_clients_.clear();
+    if (client_value != 0.0) busy_clients_.push_back(0);
+  }
+  void update_busy_solo_idle(Nanos now) {
+    set_device_integrals(now, 0.0, 0.0);
+    if (!busy_clients_.empty()) {  // it held SMs at the last update: back to 0
+      client_sm_.front().set(now, 0.0);
+      busy_clients_.clear();
+    }
+  }
 
   DeviceGeometry geometry_;
   SharingLimits limits_;
@@ -236,12 +302,7 @@ class Device {
   bool in_overhead_ = false;
   bool inline_ = false;         // finish_recompute hands the next completion to inline_next_
   Nanos inline_next_ = kNever;  // (inline operation) the next completion time
-  /// The grant and rate bound of a new kernel alone on the device, for the last grid width and
-  /// memory-bound fraction seen (inline_recompute_solo); -1: none yet.
-  struct SoloCache {
-    double sm_fraction = -1, memory_bound = -1;
-    double occupancy = 0, bound = 0;
-  } solo_cache_;
+  SoloCache solo_cache_;        // solo_rates()' last kernel (inline_recompute_solo)
 
   std::int64_t memory_used_ = 0;
   std::int64_t memory_peak_ = 0;

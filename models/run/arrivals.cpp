@@ -81,21 +81,23 @@ void Tenant::schedule_next_open_arrival() {
   }
 }
 
-void Tenant::assign_tokens(Request& r) {
+void Tenant::assign_tokens(Request& r) { draw_tokens(r.input_tokens, r.output_tokens); }
+
+void Tenant::draw_tokens(std::int64_t& input, std::int64_t& output) {
   if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_next_ > 0) {
     const TraceRequest& t = trace_[trace_next_ - 1];
-    r.input_tokens = t.input_tokens;
-    r.output_tokens = t.output_tokens;
+    input = t.input_tokens;
+    output = t.output_tokens;
   } else if (spec_.workload.has_tokens) {
     // A draw is clamped to [0, kMaxTokens] (a lognormal tail may reach infinity).
     const auto tokens = [this](const DurationDistribution& d) {
       const double v = draw(tokens_rng_, d);
       return v > 0 ? std::llround(std::min(v, static_cast<double>(kMaxTokens))) : 0;
     };
-    r.input_tokens = tokens(spec_.workload.input_tokens);
-    r.output_tokens = tokens(spec_.workload.output_tokens);
+    input = tokens(spec_.workload.input_tokens);
+    output = tokens(spec_.workload.output_tokens);
   } else {
-    r.input_tokens = r.output_tokens = 0;
+    input = output = 0;
   }
 }
 

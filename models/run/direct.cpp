@@ -28,6 +28,7 @@
 // run loop's turn) and the generic dispatch around them.
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux::run {
 
@@ -36,6 +37,10 @@ struct Tenant::DirectEvents {
   Nanos ready = kNever;            // the in-flight kernel's launch overhead ends
   Stream* ready_stream = nullptr;  // whose
   Nanos completion = kNever;       // the device's running kernel finishes
+  /// The request in flight (in_flight_list_'s one entry), or nullptr. While the inline run
+  /// lasts, the next waiting request reuses its storage when it finishes, and waiting requests
+  /// are kept as direct_waiting_ rows: real Requests of queue_ only when the run is queued again.
+  Request* serving = nullptr;
 };
 
 bool Tenant::direct_workload() const {
@@ -52,6 +57,7 @@ void Tenant::run_direct() {
   // None of this tenant's events is queued now (it is idle, its device empty, this arrival was
   // its one pending event), so the earliest queued event is somebody else's.
   const Nanos horizon = std::min(sim.next_event_time(), sim.next_tick());
+  if (single_launch_ != nullptr && run_direct_single(horizon)) return;
   DirectEvents pending;
   direct_arrive(pending);  // the queued arrival event now
   pending.arrival = next_open_arrival();
@@ -76,13 +82,30 @@ void Tenant::run_direct() {
     } else if (which == 1) {
       direct_ready(pending);
     } else {
-      recycle_graveyard();
       direct_arrive(pending);
       pending.arrival = next_open_arrival();
     }
     running = sim.end_inline_event();  // interrupted: stops after this event, as queued
   }
-  // Back to the queue: what is pending becomes queued events (distinct classes).
+  queue_pending(pending);
+}
+
+// Back to the queue: the waiting rows become queued Requests, what is pending queued events (of
+// distinct classes, so their order of scheduling does not matter).
+void Tenant::queue_pending(const DirectEvents& pending) {
+  Simulator& sim = run_.sim;
+  for (std::size_t i = direct_head_; i < direct_waiting_.size(); ++i) {
+    const DirectArrival& a = direct_waiting_[i];
+    std::unique_ptr<Request> request = acquire_request();
+    request->id = a.id;
+    request->arrival = a.arrival;
+    request->measured = a.measured;
+    request->input_tokens = a.input_tokens;
+    request->output_tokens = a.output_tokens;
+    queue_.push_back(std::move(request));
+  }
+  direct_waiting_.clear();
+  direct_head_ = 0;
   if (pending.arrival != kNever) {
     sim.schedule_at(pending.arrival, make_event<&Tenant::on_open_arrival>(*this), kPriorityArrival);
   }
@@ -94,50 +117,93 @@ void Tenant::run_direct() {
   devices_.front()->schedule_inline_completion(pending.completion);
 }
 
-// arrive(), for a live tenant.
+// arrive() and dispatch(), for a live tenant: the request starts now when none is in flight,
+// else waits.
 void Tenant::direct_arrive(DirectEvents& pending) {
   const Nanos now = run_.sim.now();
   if (now >= arrivals_end_) return;
-  std::unique_ptr<Request> request = acquire_request();
-  request->id = next_id_++;
-  request->arrival = now;
-  request->measured = now >= run_.scenario.warmup;
-  assign_tokens(*request);
-  run_.record_arrival(index_, *request);
-  queue_.push_back(std::move(request));
-  direct_dispatch(pending);
-}
-
-// dispatch() without batching.
-void Tenant::direct_dispatch(DirectEvents& pending) {
-  while (in_flight_ < spec_.workload.max_in_flight && !queue_.empty()) {
-    std::unique_ptr<Request> request = std::move(queue_.front());
-    queue_.pop_front();
-    Request& r = *request;
-    in_flight_list_.push_back(std::move(request));
-    ++in_flight_;
-    direct_begin(r, pending);
+  DirectArrival a;
+  a.id = next_id_++;
+  a.arrival = now;
+  a.measured = now >= run_.scenario.warmup;
+  draw_tokens(a.input_tokens, a.output_tokens);
+  run_.record_arrival(index_, a.arrival, a.measured);
+  if (pending.serving != nullptr) {
+    direct_waiting_.push_back(a);
+    return;
   }
+  in_flight_list_.push_back(acquire_request());
+  ++in_flight_;
+  pending.serving = in_flight_list_.back().get();
+  if (!direct_start(a, pending)) direct_next(pending);  // completed at once
 }
 
-// begin_request() with no memory to allocate, then start_streams() for one GPU and one lane.
-void Tenant::direct_begin(Request& r, DirectEvents& pending) {
+// The request in flight (`pending.serving`'s storage) becomes the arrival `a`, and starts: true
+// when it runs, false when it completed at once (no kernels).
+bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
+  Request& r = *pending.serving;
+  r.id = a.id;
+  r.arrival = a.arrival;
+  r.measured = a.measured;
+  r.input_tokens = a.input_tokens;
+  r.output_tokens = a.output_tokens;
+  // begin_request() with no memory to allocate.
   r.start = run_.sim.now();
   r.memory = 0;
   expand_kernels(r, KernelScaling{r.input_tokens, r.output_tokens, true, 1.0});
   if (r.durations.empty()) {
     r.solo_latency = 0;
-    finish_request(r, RequestStatus::completed);
-    return;
+    direct_finish(r);
+    return false;
   }
   r.solo_latency = stream_time(r.durations, r.specs);
+  // start_streams() for one GPU and one lane.
   r.streams.resize(1);
   r.streams_done = 0;
   r.at_barrier = 0;
   Stream& stream = r.streams.front();
-  stream = Stream{};
+  // Stream{} but the kernel, which prepare_kernel() resets before the device sees it.
   stream.sequence = &r;
+  stream.device = 0;
+  stream.lane = 0;
+  stream.next_kernel = 0;
+  stream.ready_event = EventId{};
+  stream.launching = false;
   direct_issue(stream, pending);
+  return true;
+}
+
+// finish_request(r, completed) for the request in flight: recorded; its storage stays with the
+// inline run (direct_next) instead of the graveyard.
+void Tenant::direct_finish(Request& r) {
+  r.finish = run_.sim.now();
+  r.status = RequestStatus::completed;
+  r.dead = true;
+  run_.record_request(index_, r);
+}
+
+// The request in flight finished: the next waiting one starts in its storage (dispatch()), or
+// the storage is recycled and nothing is in flight.
+void Tenant::direct_next(DirectEvents& pending) {
+  while (direct_head_ < direct_waiting_.size()) {
+    const DirectArrival a = direct_waiting_[direct_head_++];
+    reset_request(*pending.serving);
+    if (direct_start(a, pending)) {
+      // Drop the rows already served once they are most of the buffer (amortised O(1)).
+      if (direct_head_ * 2 > direct_waiting_.size() && direct_head_ > 64) {
+        direct_waiting_.erase(direct_waiting_.begin(),
+                              direct_waiting_.begin() + static_cast<std::ptrdiff_t>(direct_head_));
+        direct_head_ = 0;
+      }
+      return;
+    }
+  }
+  direct_waiting_.clear();
+  direct_head_ = 0;
+  free_requests_.push_back(std::move(in_flight_list_.back()));
+  in_flight_list_.pop_back();
+  --in_flight_;
+  pending.serving = nullptr;
 }
 
 // issue_next_kernel().
@@ -171,7 +237,6 @@ void Tenant::direct_submit(Stream& stream, DirectEvents& pending) {
 
 // on_stream_ready().
 void Tenant::direct_ready(DirectEvents& pending) {
-  recycle_graveyard();
   Stream& stream = *pending.ready_stream;
   pending.ready = kNever;
   pending.ready_stream = nullptr;
@@ -188,7 +253,7 @@ void Tenant::direct_ready(DirectEvents& pending) {
 void Tenant::direct_completion(DirectEvents& pending) {
   Device& device = *devices_.front();
   const Nanos now = run_.sim.now();
-  Request& r = *in_flight_list_.front();
+  Request& r = *pending.serving;
   Stream& stream = r.streams.front();
   KernelRun& kernel = stream.kernel;
   pending.completion = kNever;
@@ -202,13 +267,214 @@ void Tenant::direct_completion(DirectEvents& pending) {
   ++stream.next_kernel;
   if (stream.next_kernel == r.durations.size()) {
     ++r.streams_done;  // sequence_done()
-    finish_request(r, RequestStatus::completed);
-    direct_dispatch(pending);
+    direct_finish(r);
+    direct_next(pending);
   } else {
     direct_issue(stream, pending);
   }
   direct_in_completion_ = false;
   pending.completion = device.inline_end_completions();
+}
+
+// The single-launch loop: one kernel per request, so a request's whole state is a handful of
+// numbers. The same changes as the handlers above, for that case:
+//  - start (begin_request): work = kernel_work(draw), solo latency = stream_time() of one kernel
+//    = max(0, max(0 + host_before, 0 x host_gap) + L + work), issued at max(now + host_before,
+//    now), ready L later; submitted at once when ready <= now;
+//  - submit: start_running() + recompute(): the solo grant and bound (Device::solo_rates), the
+//    finish at now + ceil(work / rate), the integrals (Device::solo_kernel_started); inside a
+//    completion the recompute happens at its end, as queued;
+//  - completion: advance(), the tolerance test, work_completed_, the kernel and request records,
+//    the next waiting request started, then the device's recompute (the next kernel, or idle).
+bool Tenant::run_direct_single(Nanos horizon) {
+  Simulator& sim = run_.sim;
+  Device& device = *devices_.front();
+  const KernelSpec& spec = *single_launch_;
+  KernelRun probe;  // the kernel's fields as prepare_kernel() sets them
+  probe.tenant = index_;
+  probe.sm_fraction = spec.sm_fraction;
+  probe.memory_bound = spec.memory_bound;
+  probe.waves = spec.waves;
+  probe.working_set = static_cast<double>(spec.working_set);
+  probe.priority = -spec_.workload.priority;
+  const Device::SoloCache solo = device.solo_rates(probe);
+  const double rate = solo.occupancy > 0 ? solo.bound : 0.0;
+  if (!(rate > 0)) return false;
+  const double l2_factor = 1.0;
+  const double bandwidth = spec.memory_bound * l2_factor * rate;
+  const Nanos host_before = spec.host_before;
+  const Nanos launch = spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_;
+  // stream_time()'s one step from finish 0 for kernel 0, less the work.
+  const double solo_base =
+      std::max(0.0 + static_cast<double>(host_before),
+               static_cast<double>(std::size_t{0}) * static_cast<double>(spec_.workload.host_gap)) +
+      static_cast<double>(launch);
+
+  // The request in flight, if any.
+  bool busy = false;
+  DirectArrival current;
+  Nanos start = 0;
+  double work = 0, remaining = 0, solo_latency = 0;
+  Nanos first_start = -1;
+  bool on_device = false, launching = false, deferred = false;
+  Nanos arrival_at = kNever, ready_at = kNever, completion_at = kNever;
+
+  auto finish_time = [&](Nanos now) {
+    const Nanos wait = checked::ceil_nanos_saturating(remaining / rate);
+    return wait < kNever - now ? now + wait : kNever;
+  };
+  auto submit = [&](Nanos now, bool in_completion) {
+    first_start = now;
+    remaining = work;
+    on_device = true;
+    if (in_completion) {
+      deferred = true;  // the completion's recompute starts it
+      return;
+    }
+    device.solo_kernel_started(now, solo.occupancy, bandwidth);
+    completion_at = finish_time(now);
+  };
+  auto begin = [&](const DirectArrival& a, Nanos now, bool in_completion) {
+    current = a;
+    start = now;
+    work = kernel_work(draw(kernels_rng_, spec.duration) * 1.0 +
+                       static_cast<double>(spec.per_sequence) * 1.0);
+    solo_latency = std::max(0.0, solo_base + work);
+    const Nanos issue = std::max(now + host_before, now);
+    const Nanos ready = issue + launch;
+    if (ready <= now) {
+      submit(now, in_completion);
+    } else {
+      ready_at = ready;
+      launching = issue <= now;
+    }
+  };
+  auto arrive = [&](Nanos now) {
+    if (now >= arrivals_end_) return;
+    DirectArrival a;
+    a.id = next_id_++;
+    a.arrival = now;
+    a.measured = now >= run_.scenario.warmup;
+    draw_tokens(a.input_tokens, a.output_tokens);
+    run_.record_arrival(index_, a.arrival, a.measured);
+    if (busy) {
+      direct_waiting_.push_back(a);
+    } else {
+      busy = true;
+      begin(a, now, false);
+    }
+  };
+  auto complete = [&](Nanos now) {
+    completion_at = kNever;
+    remaining = device.solo_advance(now, rate, remaining);
+    if (remaining > 1e-9 * work + 1e-3) {
+      // Runs on (not reached: the wait is rounded up): recomputed as it is.
+      device.solo_kernel_started(now, solo.occupancy, bandwidth);
+      completion_at = finish_time(now);
+      return;
+    }
+    device.solo_kernel_finished(work, remaining);
+    on_device = false;
+    run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), current.id, 0,
+                                    device.index(), first_start, now});
+    run_.record_request(RequestRecord{static_cast<std::uint32_t>(index_), current.id,
+                                      current.arrival, start, now, RequestStatus::completed},
+                        current.measured, -1, current.output_tokens, solo_latency);
+    if (direct_head_ < direct_waiting_.size()) {
+      begin(direct_waiting_[direct_head_++], now, true);
+      if (direct_head_ * 2 > direct_waiting_.size() && direct_head_ > 64) {
+        direct_waiting_.erase(direct_waiting_.begin(),
+                              direct_waiting_.begin() + static_cast<std::ptrdiff_t>(direct_head_));
+        direct_head_ = 0;
+      }
+    } else {
+      direct_waiting_.clear();
+      direct_head_ = 0;
+      busy = false;
+    }
+    if (deferred) {  // the recompute with the kernel submitted meanwhile
+      deferred = false;
+      device.solo_kernel_started(now, solo.occupancy, bandwidth);
+      completion_at = finish_time(now);
+    } else {
+      device.solo_idle(now);
+    }
+  };
+
+  arrive(sim.now());  // the queued arrival event now
+  arrival_at = next_open_arrival();
+  bool running = sim.end_queued_event_early();
+  while (running) {
+    // The earliest pending event in queue order: time, then class.
+    Nanos t = completion_at;
+    int which = 0;
+    if (ready_at < t) {
+      t = ready_at;
+      which = 1;
+    }
+    if (arrival_at < t) {
+      t = arrival_at;
+      which = 2;
+    }
+    if (t >= horizon) break;
+    sim.begin_inline_event(t);
+    if (which == 0) {
+      complete(t);
+    } else if (which == 1) {
+      ready_at = kNever;
+      launching = false;
+      submit(t, false);
+    } else {
+      arrive(t);
+      arrival_at = next_open_arrival();
+    }
+    running = sim.end_inline_event();
+  }
+
+  // Back to the queue: the request in flight as the Request the handlers would have built.
+  Stream* stream = nullptr;
+  if (busy) {
+    in_flight_list_.push_back(acquire_request());
+    ++in_flight_;
+    Request& r = *in_flight_list_.back();
+    r.id = current.id;
+    r.arrival = current.arrival;
+    r.measured = current.measured;
+    r.input_tokens = current.input_tokens;
+    r.output_tokens = current.output_tokens;
+    r.start = start;
+    r.memory = 0;
+    r.durations.push_back(work);
+    r.specs.push_back(&spec);
+    r.solo_latency = solo_latency;
+    r.streams.resize(1);
+    r.streams_done = 0;
+    r.at_barrier = 0;
+    stream = &r.streams.front();
+    *stream = Stream{};
+    stream->sequence = &r;
+    stream->launching = launching;
+    if (on_device) {
+      KernelRun& k = prepare_kernel(*stream);  // submit_kernel(), then what the device set
+      k.remaining = remaining;
+      k.first_start = first_start;
+      k.occupancy = solo.occupancy;
+      k.l2_factor = l2_factor;
+      k.solo_bound = solo.bound;
+      k.solo_bound_occupancy = solo.occupancy;
+      k.rate_max = rate;
+      k.rate = rate;
+      k.sm_demand = -1;
+      device.adopt_solo_kernel(k);
+    }
+  }
+  DirectEvents pending;
+  pending.arrival = arrival_at;
+  pending.ready = ready_at;
+  pending.ready_stream = stream;
+  pending.completion = completion_at;
+  queue_pending(pending);
+  return true;
 }
 
 }  // namespace gpumux::run

@@ -23,7 +23,27 @@ constexpr double kMaxKernelWork = 4611686018427387904.0;
 
 }  // namespace
 
+double Tenant::kernel_work(double d) {
+  // A draw beyond the int64 horizon (lognormal tail x per-token count) saturates there: the
+  // kernel never finishes within representable time (NaN counts as that too).
+  return std::isnan(d) ? kMaxKernelWork
+                       : std::clamp(checked::round_half_away(d), 1.0, kMaxKernelWork);
+}
+
+void Tenant::push_kernel(LaunchSequence& sequence, const KernelSpec& k, double d) {
+  sequence.durations.push_back(kernel_work(d));
+  sequence.specs.push_back(&k);
+}
+
 void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling) {
+  if (single_launch_ != nullptr) {
+    // The loop below for a workload of one kernel launched once (launches 1, scale 1).
+    const KernelSpec& k = *single_launch_;
+    push_kernel(sequence, k,
+                draw(kernels_rng_, k.duration) * 1.0 +
+                    static_cast<double>(k.per_sequence) * scaling.sequences);
+    return;
+  }
   auto tokens = [&scaling](TokenCount c) -> std::int64_t {
     return c == TokenCount::input    ? scaling.input_tokens
            : c == TokenCount::output ? scaling.output_tokens
@@ -38,14 +58,9 @@ void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scali
                              : static_cast<double>(tokens(k.duration_per_token));
     if (scale <= 0) continue;  // no tokens of that kind: the kernel is not launched
     for (std::int64_t i = 0; i < launches; ++i) {
-      const double d = draw(kernels_rng_, k.duration) * scale +
-                       static_cast<double>(k.per_sequence) * scaling.sequences;
-      // A draw beyond the int64 horizon (lognormal tail x per-token count) saturates there: the
-      // kernel never finishes within representable time (NaN counts as that too).
-      sequence.durations.push_back(
-          std::isnan(d) ? kMaxKernelWork
-                        : std::clamp(checked::round_half_away(d), 1.0, kMaxKernelWork));
-      sequence.specs.push_back(&k);
+      push_kernel(sequence, k,
+                  draw(kernels_rng_, k.duration) * scale +
+                      static_cast<double>(k.per_sequence) * scaling.sequences);
     }
   }
 }
@@ -88,17 +103,6 @@ double Tenant::stream_time(const std::vector<double>& durations,
     end = std::max(end, finish);
   }
   return end;
-}
-
-Nanos Tenant::issue_time(const LaunchSequence& sequence, std::size_t kernel,
-                         Nanos previous_finish) const {
-  const Nanos paced = sequence.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap;
-  return std::max(previous_finish + sequence.specs[kernel]->host_before, paced);
-}
-
-Nanos Tenant::launch_time(const LaunchSequence& sequence, std::size_t kernel) const {
-  const Nanos own = sequence.specs[kernel]->launch_overhead;
-  return own >= 0 ? own : launch_overhead_;
 }
 
 std::size_t Tenant::next_of_lane(const LaunchSequence& sequence, std::size_t from, int lane) const {
@@ -167,26 +171,6 @@ void Tenant::on_stream_ready(Stream& stream) {
 
 void Tenant::submit_kernel(Stream& stream) {
   devices_[static_cast<std::size_t>(stream.device)]->submit(prepare_kernel(stream));
-}
-
-KernelRun& Tenant::prepare_kernel(Stream& stream) {
-  const LaunchSequence& sequence = *stream.sequence;
-  const KernelSpec& spec = *sequence.specs[stream.next_kernel];
-  KernelRun& k = stream.kernel;
-  k = KernelRun{};
-  k.owner = this;
-  k.owner_data = &stream;
-  k.tenant = index_;
-  k.request_id = sequence.id;
-  k.kernel_index = static_cast<std::uint32_t>(stream.next_kernel);
-  k.work = sequence.durations[stream.next_kernel];
-  k.remaining = k.work;
-  k.sm_fraction = spec.sm_fraction;
-  k.memory_bound = spec.memory_bound;
-  k.waves = spec.waves;
-  k.working_set = static_cast<double>(spec.working_set);
-  k.priority = -spec_.workload.priority;  // CUDA: lower number = more urgent
-  return k;
 }
 
 void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {

@@ -39,18 +39,22 @@ std::unique_ptr<Request> Tenant::acquire_request() {
   if (free_requests_.empty()) return std::make_unique<Request>();
   std::unique_ptr<Request> r = std::move(free_requests_.back());
   free_requests_.pop_back();
-  r->start = r->finish = -1;
-  r->status = RequestStatus::unfinished;
-  r->measured = r->dead = false;
-  r->solo_latency = 0;
-  r->durations.clear();
-  r->specs.clear();
-  r->memory = 0;
-  r->tokens_done = 0;
-  r->first_token = -1;
-  r->streams_done = 0;
-  r->at_barrier = 0;
+  reset_request(*r);
   return r;
+}
+
+void Tenant::reset_request(Request& r) {
+  r.start = r.finish = -1;
+  r.status = RequestStatus::unfinished;
+  r.measured = r.dead = false;
+  r.solo_latency = 0;
+  r.durations.clear();
+  r.specs.clear();
+  r.memory = 0;
+  r.tokens_done = 0;
+  r.first_token = -1;
+  r.streams_done = 0;
+  r.at_barrier = 0;
 }
 
 void Tenant::dispatch() {

@@ -50,27 +50,34 @@ class Run {
   }
   /// A request arrived (now): counted when measured.
   void record_arrival(int tenant, const Request& r) {
-    stats_.on_request_arrived(static_cast<std::uint32_t>(tenant), r.arrival, r.measured);
+    record_arrival(tenant, r.arrival, r.measured);
+  }
+  void record_arrival(int tenant, Nanos arrival, bool measured) {
+    stats_.on_request_arrived(static_cast<std::uint32_t>(tenant), arrival, measured);
     for (Recorder* o : observers_) {
-      o->on_request_arrived(static_cast<std::uint32_t>(tenant), r.arrival, r.measured);
+      o->on_request_arrived(static_cast<std::uint32_t>(tenant), arrival, measured);
     }
   }
   /// Every completed or failed request passes here: the run ends at the last of them (or at
   /// `duration`), whatever else is still pending.
   void record_request(int tenant, const Request& r) {
-    if (r.status != RequestStatus::unfinished) last_finish_ = std::max(last_finish_, r.finish);
-    const RequestRecord record{
-        static_cast<std::uint32_t>(tenant), r.id, r.arrival, r.start, r.finish, r.status};
-    if (r.status != RequestStatus::unfinished) {
-      const RequestOutcome outcome{record, r.measured, r.first_token, r.output_tokens,
-                                   r.solo_latency};
-      if (r.status == RequestStatus::completed) {
+    record_request(RequestRecord{static_cast<std::uint32_t>(tenant), r.id, r.arrival, r.start,
+                                 r.finish, r.status},
+                   r.measured, r.first_token, r.output_tokens, r.solo_latency);
+  }
+  /// The same, from the request's parts (the direct path keeps no Request for most requests).
+  void record_request(const RequestRecord& record, bool measured, Nanos first_token,
+                      std::int64_t output_tokens, double solo_latency) {
+    if (record.status != RequestStatus::unfinished) {
+      last_finish_ = std::max(last_finish_, record.finish_ns);
+      const RequestOutcome outcome{record, measured, first_token, output_tokens, solo_latency};
+      if (record.status == RequestStatus::completed) {
         stats_.on_request_completed(outcome);
       } else {
         stats_.on_request_failed(outcome);
       }
       for (Recorder* o : observers_) {
-        if (r.status == RequestStatus::completed) {
+        if (record.status == RequestStatus::completed) {
           o->on_request_completed(outcome);
         } else {
           o->on_request_failed(outcome);

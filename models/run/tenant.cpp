@@ -24,6 +24,13 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
   for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
   direct_ = run.direct_path && direct_workload();
+  if (spec.workload.kernels.size() == 1) {
+    const KernelSpec& k = spec.workload.kernels.front();
+    if (k.repeat == 1 && k.repeat_per_token == TokenCount::none &&
+        k.duration_per_token == TokenCount::none) {
+      single_launch_ = &k;
+    }
+  }
   // Reserve the expected number of measured latencies (avoids regrowing large vectors).
   const ArrivalSpec& a = spec.workload.arrivals;
   const double window_s = to_seconds(run.scenario.duration - run.scenario.warmup);

@@ -14,6 +14,7 @@
 // Statistics are a recorder of the run (TenantStatsRecorder, tenant_stats.hpp). Costs: O(1) per
 // event except the kernel expansion (O(kernels) per request) and dispatch (O(in flight) to find a
 // finished request).
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -96,17 +97,32 @@ class Tenant final : public KernelOwner {
   /// The arrival event at now, run with every following event of this tenant and its device
   /// inline, up to the first event of anything else (or a tick); then the pending ones queued.
   void run_direct();
+  /// run_direct() for a single_launch_ workload: each request's one kernel kept in locals, the
+  /// device's changes through its solo session, Requests built only for what is pending at the
+  /// end. False (nothing done) when the kernel would never finish alone (rate 0).
+  bool run_direct_single(Nanos horizon);
   struct DirectEvents;  // the tenant's pending events while inline (direct.cpp)
+  /// A request that arrived during an inline run and waits (a Request of queue_ once queued).
+  struct DirectArrival {
+    std::uint64_t id = 0;
+    Nanos arrival = 0;
+    std::int64_t input_tokens = 0, output_tokens = 0;
+    bool measured = false;
+  };
   void direct_arrive(DirectEvents& pending);
-  void direct_begin(Request& r, DirectEvents& pending);
+  void queue_pending(const DirectEvents& pending);
+  bool direct_start(const DirectArrival& a, DirectEvents& pending);
+  void direct_finish(Request& r);
+  void direct_next(DirectEvents& pending);
   void direct_issue(Stream& stream, DirectEvents& pending);
   void direct_submit(Stream& stream, DirectEvents& pending);
   void direct_ready(DirectEvents& pending);
   void direct_completion(DirectEvents& pending);
-  void direct_dispatch(DirectEvents& pending);
 
   // --- arrivals (arrivals.cpp) ---------------------------------------------------------------
   void assign_tokens(Request& r);
+  /// The token counts of the request arriving now (the trace row just read, or drawn).
+  void draw_tokens(std::int64_t& input, std::int64_t& output);
   void schedule_next_open_arrival();
   /// The next open arrival after now (poisson, constant, trace: draws or reads it), or kNever
   /// when there is none before the end of arrivals.
@@ -117,6 +133,8 @@ class Tenant final : public KernelOwner {
   /// A request arrives now: fails at once if the tenant is dead, else joins the queue.
   void arrive();
   std::unique_ptr<Request> acquire_request();
+  /// A finished request's storage made ready for another (what acquire_request resets).
+  static void reset_request(Request& r);
   /// Called first by every tenant event (never inside a device callback). Inline: per event.
   void recycle_graveyard() {
     for (auto& r : graveyard_) free_requests_.push_back(std::move(r));
@@ -137,15 +155,26 @@ class Tenant final : public KernelOwner {
   /// Appends the workload's kernels to `sequence` with their durations drawn now (the one
   /// kernel expansion: requests and batched iterations).
   void expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling);
+  /// Appends one launch of `k` with drawn duration `d`, as kernel_work(d).
+  static void push_kernel(LaunchSequence& sequence, const KernelSpec& k, double d);
+  /// A drawn duration as a kernel's work: rounded to whole ns, in [1, 2^62] (NaN: 2^62).
+  static double kernel_work(double d);
   /// The launch recursion with these durations alone, ns (each lane in order; the last lane's
   /// end).
   double stream_time(const std::vector<double>& durations,
                      const std::vector<const KernelSpec*>& specs) const;
   /// When the CPU issues kernel `kernel` of its stream, whose previous kernel finished at
   /// `previous_finish` (or the sequence started then).
-  Nanos issue_time(const LaunchSequence& sequence, std::size_t kernel, Nanos previous_finish) const;
+  Nanos issue_time(const LaunchSequence& sequence, std::size_t kernel,
+                   Nanos previous_finish) const {
+    const Nanos paced = sequence.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap;
+    return std::max(previous_finish + sequence.specs[kernel]->host_before, paced);
+  }
   /// The launch overhead of kernel `kernel`: its own (kernel traces) or the tenant's.
-  Nanos launch_time(const LaunchSequence& sequence, std::size_t kernel) const;
+  Nanos launch_time(const LaunchSequence& sequence, std::size_t kernel) const {
+    const Nanos own = sequence.specs[kernel]->launch_overhead;
+    return own >= 0 ? own : launch_overhead_;
+  }
   /// The first kernel at or after `from` on `lane` (the sequence's size when none).
   std::size_t next_of_lane(const LaunchSequence& sequence, std::size_t from, int lane) const;
   void start_streams(LaunchSequence& sequence);
@@ -153,7 +182,25 @@ class Tenant final : public KernelOwner {
   void issue_next_kernel(Stream& stream);
   void submit_kernel(Stream& stream);
   /// The device's KernelRun for the stream's next kernel (submit_kernel's fill).
-  KernelRun& prepare_kernel(Stream& stream);
+  KernelRun& prepare_kernel(Stream& stream) {
+    const LaunchSequence& sequence = *stream.sequence;
+    const KernelSpec& spec = *sequence.specs[stream.next_kernel];
+    KernelRun& k = stream.kernel;
+    k = KernelRun{};
+    k.owner = this;
+    k.owner_data = &stream;
+    k.tenant = index_;
+    k.request_id = sequence.id;
+    k.kernel_index = static_cast<std::uint32_t>(stream.next_kernel);
+    k.work = sequence.durations[stream.next_kernel];
+    k.remaining = k.work;
+    k.sm_fraction = spec.sm_fraction;
+    k.memory_bound = spec.memory_bound;
+    k.waves = spec.waves;
+    k.working_set = static_cast<double>(spec.working_set);
+    k.priority = -spec_.workload.priority;  // CUDA: lower number = more urgent
+    return k;
+  }
 
   // --- collectives (collectives.cpp) ---------------------------------------------------------
   /// At a collective kernel of a multi-GPU sequence: true while other streams have not reached
@@ -182,6 +229,9 @@ class Tenant final : public KernelOwner {
   const TenantSpec& spec_;
   std::vector<Device*> devices_;
   Nanos launch_overhead_;
+  /// The workload's one kernel when it is launched exactly once per request (no repeat, no
+  /// per-token count or duration): expand_kernels' short path. nullptr otherwise.
+  const KernelSpec* single_launch_ = nullptr;
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
   mutable std::vector<double> lane_finish_scratch_;
   RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
@@ -206,6 +256,8 @@ class Tenant final : public KernelOwner {
   bool iteration_pending_ = false;     // an on_iteration_due event is scheduled
   bool direct_ = false;                // direct_workload() and the run allows the direct path
   bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
+  std::vector<DirectArrival> direct_waiting_;  // inline: waiting requests, from direct_head_ on
+  std::size_t direct_head_ = 0;
 };
 
 }  // namespace gpumux::run

@@ -73,4 +73,17 @@ inline std::int64_t nanos_saturating(double ns) {
   return static_cast<std::int64_t>(round_half_away(ns));
 }
 
+/// nanos_saturating(std::ceil(q)), the same integer, without the two libm calls (the build
+/// targets baseline x86-64, where ceil and round are calls): a wait rounded up to whole ns,
+/// clamped into [0, INT64_MAX] (NaN -> INT64_MAX). Per running kernel per device recompute.
+inline std::int64_t ceil_nanos_saturating(double q) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (!(q < kTwo63)) return kMaxInt64;  // also NaN
+  if (q <= 0) return 0;
+  // q in (0, 2^63): truncation is its floor (exact: q >= 2^52 is already an integer).
+  auto t = static_cast<std::int64_t>(q);
+  if (static_cast<double>(t) < q) ++t;
+  return t;
+}
+
 }  // namespace gpumux::checked

@@ -112,7 +112,8 @@ class ScenarioMaker {
         y << "}\n";  // exclusive (the default)
         devices.emplace_back(name, 1);
       } else if (kind == 3) {
-        y << ", sharing: {mode: mps}}\n";
+        y << ", sharing: {mode: mps" << (chance(0.5) ? ", active_thread_percentage: 40" : "")
+          << "}}\n";
         devices.emplace_back(name, pick(1, 3));  // MPS with one client is eligible too
       } else if (kind == 4) {
         y << ", sharing: {mode: time-slicing, replicas: 2}}\n";
@@ -186,18 +187,23 @@ class ScenarioMaker {
            "4}}}\n";
     }
     y << "      request:\n        kernels:\n";
-    const int kernels = pick(1, 3);
+    // Half the workloads launch one kernel once per request (the direct path's single-launch
+    // loop), the others several (its general loop).
+    const bool single = chance(0.5);
+    const int kernels = single ? 1 : pick(1, 3);
     for (int k = 0; k < kernels; ++k) {
       const double fractions[] = {0.25, 0.5, 1.0};
       const double bounds[] = {0.0, 0.4, 1.0};
       y << "          - {name: k" << k << ", duration: " << duration()
         << ", sm_fraction: " << fractions[pick(0, 2)] << ", memory_bound: " << bounds[pick(0, 2)];
-      if (tokens && chance(0.5)) {
+      if (single) {
+        if (chance(0.2)) y << ", per_sequence: " << pick(1, 20) << "us";
+      } else if (tokens && chance(0.5)) {
         y << ", repeat: output_tokens";
       } else {
         y << ", repeat: " << pick(1, 2);
       }
-      if (tokens && chance(0.3)) y << ", per_token: input";
+      if (!single && tokens && chance(0.3)) y << ", per_token: input";
       y << "}\n";
     }
     if (chance(0.3)) y << "        host_gap: " << pick(1, 30) << "us\n";
