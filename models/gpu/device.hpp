@@ -184,11 +184,35 @@ class Device {
     double occupancy = 0, bound = 0;
   };
   SoloCache solo_rates(KernelRun& probe);
-  /// A kernel of rate 0 joins (advance() moves nothing but the clock), then holds `occupancy`
-  /// and uses `bandwidth` of HBM (m x rate): the integrals as update_busy_single() sets them.
-  void solo_kernel_started(Nanos now, double occupancy, double bandwidth) {
+  /// The values update_busy_single() sets while one kernel holds `occupancy` SMs and uses
+  /// `bandwidth` of HBM (m x rate), or while the device is idle: fixed for a session's kernel, so
+  /// computed once (the same arithmetic: set_device_integrals, the client's sum from 0).
+  struct SoloLevels {
+    double busy = 0, useful = 0, dram = 0, client = 0;
+  };
+  SoloLevels solo_levels(double occupancy, double bandwidth) const {
+    double occupied = 0;
+    double used = 0;
+    double client_value = 0.0;
+    occupied += occupancy;
+    used += bandwidth;
+    client_value += occupancy;
+    const double sms = std::max(1, geometry_.sms);
+    const double fraction = std::min(1.0, occupied / sms);
+    return SoloLevels{in_overhead_ ? 1.0 : fraction, in_overhead_ ? 0.0 : fraction,
+                      geometry_.bandwidth > 0 ? std::min(1.0, used / geometry_.bandwidth) : 0.0,
+                      client_value};
+  }
+  /// A kernel of rate 0 joins (advance() moves nothing but the clock), then holds the SMs and
+  /// HBM `running` says (solo_levels of its occupancy and m x rate): update_busy_single()'s sets.
+  void solo_kernel_started(Nanos now, const SoloLevels& running) {
     last_advance_ = now;
-    update_busy_solo_running(now, occupancy, bandwidth);
+    busy_.set(now, running.busy);
+    useful_.set(now, running.useful);
+    dram_.set(now, running.dram);
+    client_sm_.front().set(now, running.client);
+    busy_clients_.clear();
+    if (running.client != 0.0) busy_clients_.push_back(0);
   }
   /// advance() for the one kernel running at `rate`: its remaining work now.
   double solo_advance(Nanos now, double rate, double remaining) {
@@ -201,10 +225,17 @@ class Device {
   }
   /// The kernel of `work` finished with `remaining` left (<= the completion tolerance).
   void solo_kernel_finished(double work, double remaining) { work_completed_ += work - remaining; }
-  /// The device is empty now (the completion's recompute with nothing left).
-  void solo_idle(Nanos now) {
+  /// The device is empty now (the completion's recompute with nothing left); `idle` is
+  /// solo_levels(0, 0).
+  void solo_idle(Nanos now, const SoloLevels& idle) {
     last_advance_ = now;
-    update_busy_solo_idle(now);
+    busy_.set(now, idle.busy);
+    useful_.set(now, idle.useful);
+    dram_.set(now, idle.dram);
+    if (!busy_clients_.empty()) {  // it held SMs at the last update: back to 0
+      client_sm_.front().set(now, 0.0);
+      busy_clients_.clear();
+    }
   }
   /// The session's running kernel back in the running set (its fields as the session left them).
   void adopt_solo_kernel(KernelRun& kernel);

@@ -46,36 +46,8 @@ void Tenant::schedule_closed_arrival(Nanos at) {
   run_.sim.schedule_at(at, make_event<&Tenant::on_closed_arrival>(*this), kPriorityArrival);
 }
 
-Nanos Tenant::next_open_arrival() {
-  const ArrivalSpec& a = spec_.workload.arrivals;
-  const Nanos now = run_.sim.now();
-  Nanos next = kNever;
-  switch (a.process) {
-    case ArrivalProcess::poisson: {
-      // Saturating: a gap beyond the int64 horizon is an arrival that never comes.
-      const Nanos gap = checked::nanos_saturating(arrivals_rng_.exponential(1e9 / a.rate_per_s));
-      next = gap > kNever - now ? kNever : now + gap;
-    } break;
-    case ArrivalProcess::constant:
-      // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift).
-      // Shifted to start at active.from.
-      next = checked::nanos_saturating(static_cast<double>(spec_.active_from) +
-                                       static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
-      break;
-    case ArrivalProcess::trace:
-      if (trace_next_ < trace_.size()) {
-        const Nanos t = trace_[trace_next_++].arrival;
-        next = t > kNever - spec_.active_from ? kNever : spec_.active_from + t;
-      }
-      break;
-    case ArrivalProcess::closed:
-      return kNever;
-  }
-  return next < arrivals_end_ ? next : kNever;
-}
-
 void Tenant::schedule_next_open_arrival() {
-  const Nanos next = next_open_arrival();
+  const Nanos next = next_open_arrival(run_.sim.now());
   if (next != kNever) {
     run_.sim.schedule_at(next, make_event<&Tenant::on_open_arrival>(*this), kPriorityArrival);
   }
@@ -83,7 +55,7 @@ void Tenant::schedule_next_open_arrival() {
 
 void Tenant::assign_tokens(Request& r) { draw_tokens(r.input_tokens, r.output_tokens); }
 
-void Tenant::draw_tokens(std::int64_t& input, std::int64_t& output) {
+void Tenant::read_or_draw_tokens(std::int64_t& input, std::int64_t& output) {
   if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_next_ > 0) {
     const TraceRequest& t = trace_[trace_next_ - 1];
     input = t.input_tokens;

@@ -60,7 +60,7 @@ void Tenant::run_direct() {
   if (single_launch_ != nullptr && run_direct_single(horizon)) return;
   DirectEvents pending;
   direct_arrive(pending);  // the queued arrival event now
-  pending.arrival = next_open_arrival();
+  pending.arrival = next_open_arrival(sim.now());
   // Counted now, as the run loop would count it after this handler returns.
   bool running = sim.end_queued_event_early();
   while (running) {
@@ -83,7 +83,7 @@ void Tenant::run_direct() {
       direct_ready(pending);
     } else {
       direct_arrive(pending);
-      pending.arrival = next_open_arrival();
+      pending.arrival = next_open_arrival(sim.now());
     }
     running = sim.end_inline_event();  // interrupted: stops after this event, as queued
   }
@@ -302,6 +302,8 @@ bool Tenant::run_direct_single(Nanos horizon) {
   if (!(rate > 0)) return false;
   const double l2_factor = 1.0;
   const double bandwidth = spec.memory_bound * l2_factor * rate;
+  const Device::SoloLevels running_levels = device.solo_levels(solo.occupancy, bandwidth);
+  const Device::SoloLevels idle_levels = device.solo_levels(0.0, 0.0);
   const Nanos host_before = spec.host_before;
   const Nanos launch = spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_;
   // stream_time()'s one step from finish 0 for kernel 0, less the work.
@@ -331,7 +333,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
       deferred = true;  // the completion's recompute starts it
       return;
     }
-    device.solo_kernel_started(now, solo.occupancy, bandwidth);
+    device.solo_kernel_started(now, running_levels);
     completion_at = finish_time(now);
   };
   auto begin = [&](const DirectArrival& a, Nanos now, bool in_completion) {
@@ -369,7 +371,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
     remaining = device.solo_advance(now, rate, remaining);
     if (remaining > 1e-9 * work + 1e-3) {
       // Runs on (not reached: the wait is rounded up): recomputed as it is.
-      device.solo_kernel_started(now, solo.occupancy, bandwidth);
+      device.solo_kernel_started(now, running_levels);
       completion_at = finish_time(now);
       return;
     }
@@ -394,15 +396,15 @@ bool Tenant::run_direct_single(Nanos horizon) {
     }
     if (deferred) {  // the recompute with the kernel submitted meanwhile
       deferred = false;
-      device.solo_kernel_started(now, solo.occupancy, bandwidth);
+      device.solo_kernel_started(now, running_levels);
       completion_at = finish_time(now);
     } else {
-      device.solo_idle(now);
+      device.solo_idle(now, idle_levels);
     }
   };
 
   arrive(sim.now());  // the queued arrival event now
-  arrival_at = next_open_arrival();
+  arrival_at = next_open_arrival(sim.now());
   bool running = sim.end_queued_event_early();
   while (running) {
     // The earliest pending event in queue order: time, then class.
@@ -426,7 +428,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
       submit(t, false);
     } else {
       arrive(t);
-      arrival_at = next_open_arrival();
+      arrival_at = next_open_arrival(sim.now());
     }
     running = sim.end_inline_event();
   }

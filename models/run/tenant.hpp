@@ -24,6 +24,7 @@
 
 #include "sim/core/random.hpp"
 #include "sim/core/time.hpp"
+#include "sim/util/checked.hpp"
 
 #include "models/gpu/device.hpp"
 #include "models/gpu/kernel_run.hpp"
@@ -122,11 +123,43 @@ class Tenant final : public KernelOwner {
   // --- arrivals (arrivals.cpp) ---------------------------------------------------------------
   void assign_tokens(Request& r);
   /// The token counts of the request arriving now (the trace row just read, or drawn).
-  void draw_tokens(std::int64_t& input, std::int64_t& output);
+  void draw_tokens(std::int64_t& input, std::int64_t& output) {
+    if (spec_.workload.arrivals.process != ArrivalProcess::trace && !spec_.workload.has_tokens) {
+      input = output = 0;  // (inline: the usual case, per arrival)
+      return;
+    }
+    read_or_draw_tokens(input, output);
+  }
+  void read_or_draw_tokens(std::int64_t& input, std::int64_t& output);
   void schedule_next_open_arrival();
-  /// The next open arrival after now (poisson, constant, trace: draws or reads it), or kNever
+  /// The next open arrival after `now` (poisson, constant, trace: draws or reads it), or kNever
   /// when there is none before the end of arrivals.
-  Nanos next_open_arrival();
+  Nanos next_open_arrival(Nanos now) {
+    const ArrivalSpec& a = spec_.workload.arrivals;
+    Nanos next = kNever;
+    switch (a.process) {
+      case ArrivalProcess::poisson: {
+        // Saturating: a gap beyond the int64 horizon is an arrival that never comes.
+        const Nanos gap = checked::nanos_saturating(arrivals_rng_.exponential(1e9 / a.rate_per_s));
+        next = gap > kNever - now ? kNever : now + gap;
+      } break;
+      case ArrivalProcess::constant:
+        // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift).
+        // Shifted to start at active.from.
+        next = checked::nanos_saturating(static_cast<double>(spec_.active_from) +
+                                         static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
+        break;
+      case ArrivalProcess::trace:
+        if (trace_next_ < trace_.size()) {
+          const Nanos t = trace_[trace_next_++].arrival;
+          next = t > kNever - spec_.active_from ? kNever : spec_.active_from + t;
+        }
+        break;
+      case ArrivalProcess::closed:
+        return kNever;
+    }
+    return next < arrivals_end_ ? next : kNever;
+  }
   void schedule_closed_arrival(Nanos at);
 
   // --- request lifecycle (requests.cpp) ------------------------------------------------------
