@@ -248,7 +248,11 @@ class Device {
   /// Strategy hook: called after finished kernels were removed and their owners told.
   virtual void after_completions() {}
   /// Strategy trait: every submitted kernel joins the running set at once and the device has no
-  /// timers of its own (the fluid laws alone decide): inline operation is then exact.
+  /// timers or hooks of its own (the fluid laws alone decide): inline operation is then exact.
+  /// A strategy answering true must keep submit() = start_running() + recompute_soon() and the
+  /// default prepare_recompute(), after_completions() and kernel_launching() (the solo session
+  /// and the single-launch loop in models/run/direct.cpp rely on it; test_direct_path checks
+  /// every such strategy against queued operation).
   virtual bool submits_at_once() const { return false; }
 
   // Fluid pool operations for strategies.
