@@ -404,9 +404,8 @@ struct StreamedFile {
     requests.reset();
     kernels.reset();
   }
-  // Closes the file and renames it over the target (OutputError; the temporary file is then
-  // removed).
-  void commit() {
+  // Closes the file (every group and table closed first); output.commit() then renames it.
+  void close_file() {
     root = h5::Group(h5::Handle(), "/");
     file.close();
   }
@@ -461,7 +460,7 @@ void StreamedResultFile::finish(const RunResult& result) {
     write_root_attributes(s.root, result);
     write_run(s.root, result, true, true);
     s.close_tables();
-    s.commit();
+    s.close_file();
   } catch (const std::exception& e) {
     OutputError error = s.output.failure(e);
     s.writer.stop();
@@ -572,7 +571,7 @@ void StreamedCompareFile::finish(const std::vector<RunResult>& results) {
     s.root.set_attribute("strategies", labels.dump());
     s.root.write_string("summary", summaries.dump());
     s.strategies = h5::Group(h5::Handle(), "/strategies");
-    s.commit();
+    s.close_file();
   } catch (const std::exception& e) {
     OutputError error = s.output.failure(e);
     s.writer.stop();

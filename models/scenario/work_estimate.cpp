@@ -191,7 +191,7 @@ void check_work_budget(const Scenario& scenario,
     const double largest = std::max({total.statistics_memory, total.request_memory,
                                      total.kernel_record_memory, total.timeseries_memory});
     const std::string held =
-        kept.results > 1 ? " of each of the " + sci(kept.results) + " results held at once" : "";
+        kept.results > 1 ? " for each of the " + sci(kept.results) + " results held at once" : "";
     if (total.kernel_record_memory == largest) {
       key = "output.kernels";
       part = "a record of each of about " + sci(total.launches) +

@@ -142,7 +142,7 @@ def test_python_compare_counts_every_strategys_records(tmp_path):
         api.run(path, progress=stop_at_once)
     with pytest.raises(api.ScenarioError) as error:
         api.compare(path, ["mps", "time-slicing"], return_results=True)
-    assert "of each of the 2 results held at once" in str(error.value)
+    assert "requests kept in memory for each of the 2 results held at once" in str(error.value)
     with pytest.raises(Started):
         api.compare(path, ["mps", "time-slicing"], progress=stop_at_once)
 
