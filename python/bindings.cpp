@@ -127,6 +127,7 @@ ResultPtr run(const std::string& scenario, bool is_path, const std::vector<std::
   GuardedRun guard(std::move(progress));
   RunControl control = guard.control();
   control.record_requests = record_requests;
+  control.record_kernels = record_requests;  // output.kernels' records: kept with the requests
   auto result = std::make_shared<RunResult>();
   {
     py::gil_scoped_release release;
@@ -145,6 +146,7 @@ std::vector<ResultPtr> compare(const std::string& scenario, bool is_path,
   GuardedRun guard(std::move(progress));
   RunControl control = guard.control();
   control.record_requests = record_requests;
+  control.record_kernels = record_requests;  // output.kernels' records: kept with the requests
   std::vector<ResultPtr> results;
   {
     py::gil_scoped_release release;
@@ -472,7 +474,8 @@ PYBIND11_MODULE(_gpumux, m) {
         "Loads (path or YAML text), resolves and simulates one scenario with the GIL released. "
         "overrides: list of 'KEY=VALUE'; seed: overrides the master seed (as --seed); "
         "progress: optional callable(now_ns, horizon_ns, events); record_requests: keep one "
-        "record per request (False: the summary and tables only, as gpumux run without -o).");
+        "record per request and, with output.kernels, per kernel (False: the summary and tables "
+        "only, as gpumux run without -o); kept records count in the work budget's memory.");
   m.def("compare", &compare, py::arg("scenario"), py::arg("is_path"), py::arg("strategies"),
         py::arg("overrides") = std::vector<std::string>{}, py::arg("seed") = py::none(),
         py::arg("source_name") = std::string("<text>"), py::arg("progress") = py::none(),

@@ -13,6 +13,7 @@
 #include "models/plan/capacity_check.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/strategy_variants.hpp"
+#include "models/scenario/work_estimate.hpp"
 #include "sim/util/input_file.hpp"
 
 namespace gpumux {
@@ -82,7 +83,18 @@ std::optional<QueueKind> queue_from_environment() {
   return std::nullopt;
 }
 
-RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& control) {
+namespace {
+
+// What CONTROL keeps in memory, for the work budget (resolve_scenario checked the case of none).
+KeptRecords kept_records(const RunControl& control, std::size_t results) {
+  KeptRecords kept;
+  kept.requests = control.record_requests;
+  kept.kernels = control.record_kernels;
+  kept.results = static_cast<double>(results);
+  return kept;
+}
+
+RunResult simulate_checked(const ResolvedScenario& resolved, const RunControl& control) {
   RunOptions options;
   options.interrupt = control.interrupt;
   options.progress = control.progress;
@@ -101,14 +113,29 @@ RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& 
   return result;
 }
 
+}  // namespace
+
+RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& control) {
+  if (control.record_requests || (control.record_kernels && resolved.scenario.output.kernels)) {
+    check_work_budget(resolved.scenario, resolved.traces, kept_records(control, 1));
+  }
+  return simulate_checked(resolved, control);
+}
+
 std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& variants,
                                          const std::vector<std::string>& strategies,
                                          const RunControl& control) {
+  // Every result is held until the end: check them all before anything runs.
+  for (const ResolvedScenario& variant : variants) {
+    check_work_budget(variant.scenario, variant.traces, kept_records(control, variants.size()));
+  }
   std::vector<RunResult> results;
   results.reserve(variants.size());
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    results.push_back(simulate_resolved(variants[i], control));
+    if (control.variant_started) control.variant_started(strategies[i]);
+    results.push_back(simulate_checked(variants[i], control));
     results.back().strategy = strategies[i];
+    if (control.variant_finished) control.variant_finished(results.back());
     if (control.interrupt != nullptr && control.interrupt->load()) break;
   }
   return results;

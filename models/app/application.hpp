@@ -57,6 +57,11 @@ struct RunControl {
   /// Observers of each run (models/run/recorder.hpp; not owned), e.g. a streamed result file
   /// (models/output/result_io.hpp, StreamedResultFile). They change no number of the result.
   std::vector<Recorder*> observers;
+  /// simulate_variants only: called with each variant's strategy label before it runs, and with
+  /// its labelled result after it, before the next one starts (a streamed compare file,
+  /// StreamedCompareFile, opens and completes the variant's group).
+  std::function<void(const std::string&)> variant_started;
+  std::function<void(const RunResult&)> variant_finished;
 };
 
 /// Loads the scenario and applies the overrides (parsed first: a malformed KEY=VALUE is reported
@@ -95,11 +100,16 @@ std::vector<ResolvedScenario> resolve_variants(const ScenarioRequest& request,
 /// the same); unset or anything else: chosen by the runner from the scenario's size.
 std::optional<QueueKind> queue_from_environment();
 
-/// Simulates one resolved scenario (queue from the environment).
+/// Simulates one resolved scenario (queue from the environment). When CONTROL keeps records
+/// (record_requests; record_kernels with output.kernels), first checks that they fit the work
+/// budget's memory (check_work_budget with KeptRecords: InputError naming the key that drives
+/// it); resolve_scenario has checked the rest.
 RunResult simulate_resolved(const ResolvedScenario& resolved, const RunControl& control);
 
 /// Simulates each variant in order, labelling each result with its strategy; stops after the
 /// variant during which the stop flag was set (the results cover the strategies run so far).
+/// Before anything runs, checks the work budget's memory for every variant with all results
+/// held at once (KeptRecords::results = the number of variants; InputError).
 std::vector<RunResult> simulate_variants(const std::vector<ResolvedScenario>& variants,
                                          const std::vector<std::string>& strategies,
                                          const RunControl& control);

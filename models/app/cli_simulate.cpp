@@ -1,5 +1,6 @@
 // gpumux run, validate, compare: load -> overrides -> resolve -> simulate through the front door
 // (models/app/application.hpp), then print and write what it returns.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -63,7 +64,8 @@ const CommandHelp kCompareHelp{
     "Runs the same tenants and arrivals under each strategy and prints one overview table\n"
     "(SLOs met: tenants meeting every target of their slo: block, per strategy).\n"
     "--strategies is required; defaults: no result file, the scenario's seed, no overrides.\n"
-    "-o, signals and exit codes as for `gpumux run` (see gpumux run --help): a signal stops the\n"
+    "-o, signals and exit codes as for `gpumux run` (see gpumux run --help): each strategy's\n"
+    "records are streamed into its group of OUT.h5.tmp.PID while it runs; a signal stops the\n"
     "strategy running and the file holds the strategies run so far; --fail-on-slo exits 1 when\n"
     "a tenant misses an SLO target under any strategy (each miss on stderr: [strategy] tenant).",
     "  gpumux compare scenarios/hybrid-h100.yaml --strategies mig,time-slicing,mps,dedicated\n"
@@ -138,13 +140,13 @@ int command_run(const std::vector<std::string>& args) {
   catch_stop_signals();
   CliProgress progress;
   RunControl control = progress.control(false);
+  control.record_kernels = false;  // without -o nothing reads them
   // -o: the records go to the file as the run produces them (memory flat in the run's length);
   // the file stays OUT.h5.tmp.PID until the rest is written after the run.
   std::optional<StreamedResultFile> file;
   if (vm.count("output")) {
     output_errors_as_bad_input(
         [&] { file.emplace(vm["output"].as<std::string>(), resolved.scenario.output.kernels); });
-    control.record_kernels = false;
     control.observers.push_back(&*file);
   }
   const RunResult result = simulate_resolved(resolved, control);
@@ -221,10 +223,22 @@ int command_compare(const std::vector<std::string>& args) {
   const std::vector<ResolvedScenario> variants = resolve_variants(scenario, strategies);
   catch_stop_signals();
   CliProgress progress;
-  const std::vector<RunResult> results =
-      simulate_variants(variants, strategies, progress.control(vm.count("output") > 0));
-  const bool written =
-      write_output(vm, [&](const std::string& path) { write_results_h5(path, results); });
+  RunControl control = progress.control(false);
+  control.record_kernels = false;
+  // -o: each strategy's records go to its group of the file as its run produces them (memory
+  // flat in the runs' length), the rest of the group after its run; the file stays
+  // OUT.h5.tmp.PID until the summaries are written after the last run.
+  std::optional<StreamedCompareFile> file;
+  if (vm.count("output")) {
+    const bool kernels = std::any_of(variants.begin(), variants.end(),
+                                     [](const auto& v) { return v.scenario.output.kernels; });
+    output_errors_as_bad_input([&] { file.emplace(vm["output"].as<std::string>(), kernels); });
+    control.observers.push_back(&*file);
+    control.variant_started = [&](const std::string& label) { file->begin_run(label); };
+    control.variant_finished = [&](const RunResult& result) { file->end_run(result); };
+  }
+  const std::vector<RunResult> results = simulate_variants(variants, strategies, control);
+  const bool written = write_output(vm, [&](const std::string&) { file->finish(results); });
   if (format == OutputFormat::json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const RunResult& r : results) all.push_back(summary_json(r));

@@ -98,7 +98,10 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
     s.tenants.push_back(t);
   }
   s.duration = horizon;
-  const RunResult run = simulate(resolve_scenario(s));
+  RunOptions options;  // only the tenants' statistics are read: no per-request memory
+  options.record_requests = false;
+  options.record_kernels = false;
+  const RunResult run = simulate(resolve_scenario(s), options);
   std::map<std::string, const TenantResult*> by_name;
   for (const TenantResult& t : run.tenants) by_name[t.name] = &t;
   for (std::size_t i : pods) {

@@ -1,9 +1,9 @@
 // HDF5 result files. Layout (schema_version 1), all tables 1-D compound datasets, packed,
 // chunked, shuffle + deflate, maxdims unlimited (zero rows is valid): /requests and /kernels in
-// chunks of 4,096 rows encoded by sim/io/table_stream (streamed during `gpumux run -o`, from
-// memory otherwise: the same bytes), the other tables <= 16,384 rows per chunk, zlib level 1; every
-// table carries `units` and `description` attributes, JSON objects {column: text}
-// (json.loads(ds.attrs["units"])["latency_p99_ns"]):
+// chunks of 4,096 rows encoded by sim/io/table_stream (streamed during `gpumux run -o` and
+// `gpumux compare -o`, from memory otherwise: the same bytes), the other tables <= 16,384 rows per
+// chunk, zlib level 1; every table carries `units` and `description` attributes, JSON objects
+// {column: text} (json.loads(ds.attrs["units"])["latency_p99_ns"]):
 //   root attributes: gpumux_version, schema_version (int64 1), scenario (name), scenario_yaml,
 //     seed (uint64), calibration (JSON object profile -> hash), status, sim_time_ns (int64),
 //     events (uint64), wall_s (double), percentiles (JSON object: summary_json's "percentiles",
@@ -55,12 +55,6 @@ constexpr std::int64_t kSchemaVersion = 1;
 template <std::size_t N>
 std::vector<std::string> names_of(const std::array<const char*, N>& names) {
   return std::vector<std::string>(names.begin(), names.end());
-}
-
-std::string label_of(const Json& summary, std::size_t index) {
-  const auto it = summary.find("strategy");
-  return it != summary.end() && it->is_string() ? it->get<std::string>()
-                                                : fmt::format("run{}", index + 1);
 }
 
 // HDF5 link names cannot contain '/' (and "." names the group itself).
@@ -340,7 +334,8 @@ void write_root_attributes(h5::Group& root, const RunResult& result) {
   write_run_attributes(root, result);
 }
 
-// RECORDS_STREAMED: /requests and /kernels were written during the run (StreamedResultFile).
+// RECORDS_STREAMED: /requests and /kernels were written during the run (StreamedResultFile,
+// StreamedCompareFile).
 void write_run(h5::Group& group, const RunResult& result, bool with_summary,
                bool records_streamed = false) {
   if (with_summary) group.write_string("summary", summary_json(result).dump());
@@ -372,24 +367,47 @@ void write_atomically(const std::string& path, Body&& body) {
   });
 }
 
-}  // namespace
-
-struct StreamedResultFile::State {
-  State(const std::string& path, bool with_kernels)
-      : output(path), file(create(output)), root(file.root()) {
-    requests.emplace(root, "requests", request_table.type, writer);
-    annotate(requests->dataset(), request_table.type, "requests");
-    if (with_kernels) {
-      kernels.emplace(root, "kernels", kernel_table.type, writer);
-      annotate(kernels->dataset(), kernel_table.type, "kernels");
-    }
-  }
+// A result file being streamed: the temporary file, the writer thread and the record tables of
+// the run in progress (StreamedResultFile: one run at the root; StreamedCompareFile: one run
+// per /strategies/<label> group, one after the other).
+struct StreamedFile {
+  explicit StreamedFile(const std::string& path)
+      : output(path), file(create(output)), root(file.root()) {}
   static h5::File create(AtomicOutput& output) {
     try {
       return h5::File::create(output.temp());
     } catch (const std::exception& e) {
       throw output.failure(e);
     }
+  }
+  // Creates GROUP's empty /requests (and /kernels) to append the run's records to.
+  void open_tables(h5::Group& group, bool with_kernels) {
+    requests.emplace(group, "requests", request_table.type, writer);
+    annotate(requests->dataset(), request_table.type, "requests");
+    if (with_kernels) {
+      kernels.emplace(group, "kernels", kernel_table.type, writer);
+      annotate(kernels->dataset(), kernel_table.type, "kernels");
+    }
+  }
+  // The run's last chunks written (the writer drained: HDF5 is this thread's again); no
+  // /kernels when there were no kernel records, as write_result_h5.
+  void finish_tables(h5::Group& group) {
+    requests->finish();
+    if (kernels) kernels->finish();
+    writer.drain();
+    if (kernels && kernels->rows() == 0) {
+      kernels.reset();
+      h5::check(H5Ldelete(group.id(), "kernels", H5P_DEFAULT), "removing the empty /kernels");
+    }
+  }
+  void close_tables() {
+    requests.reset();
+    kernels.reset();
+  }
+  // Closes the file (every group and table closed first); output.commit() then renames it.
+  void close_file() {
+    root = h5::Group(h5::Handle(), "/");
+    file.close();
   }
 
   AtomicOutput output;  // declared first: removes the temporary file last
@@ -399,6 +417,14 @@ struct StreamedResultFile::State {
   const KernelTable kernel_table;
   h5::BackgroundWriter writer{kStreamQueueChunks};
   std::optional<h5::TableStream> requests, kernels;
+};
+
+}  // namespace
+
+struct StreamedResultFile::State : StreamedFile {
+  State(const std::string& path, bool with_kernels) : StreamedFile(path) {
+    open_tables(root, with_kernels);
+  }
 };
 
 StreamedResultFile::StreamedResultFile(const std::string& path, bool kernels) {
@@ -430,19 +456,122 @@ void StreamedResultFile::finish(const RunResult& result) {
   if (!state_) throw std::logic_error("StreamedResultFile::finish called twice");
   State& s = *state_;
   try {
-    s.requests->finish();
-    if (s.kernels) s.kernels->finish();
-    s.writer.drain();  // every chunk written: HDF5 is this thread's again
-    if (s.kernels && s.kernels->rows() == 0) {
-      s.kernels.reset();  // no kernel records: no /kernels, as write_result_h5
-      h5::check(H5Ldelete(s.root.id(), "kernels", H5P_DEFAULT), "removing the empty /kernels");
-    }
+    s.finish_tables(s.root);
     write_root_attributes(s.root, result);
     write_run(s.root, result, true, true);
-    s.requests.reset();
-    s.kernels.reset();
-    s.root = h5::Group(h5::Handle(), "/");
-    s.file.close();
+    s.close_tables();
+    s.close_file();
+  } catch (const std::exception& e) {
+    OutputError error = s.output.failure(e);
+    s.writer.stop();
+    state_.reset();
+    throw error;
+  }
+  s.output.commit();  // OutputError; the temporary file is removed
+  state_.reset();
+}
+
+struct StreamedCompareFile::State : StreamedFile {
+  State(const std::string& path, bool kernels)
+      : StreamedFile(path), with_kernels(kernels), strategies(root.create_group("strategies")) {}
+  // After a write error: no more writing; finish() throws ERROR.
+  void fail(const std::exception& e) {
+    if (error) return;
+    error.emplace(output.failure(e));  // removes the temporary file
+    writer.stop();
+    close_tables();
+    run.reset();
+  }
+
+  bool with_kernels;
+  h5::Group strategies;
+  std::optional<h5::Group> run;     // the group of the run in progress
+  std::vector<std::string> labels;  // of the runs begun
+  std::set<std::string> used;       // group names taken
+  std::uint64_t last_rows = 0;      // request rows of the last finished run
+  std::optional<OutputError> error;
+};
+
+StreamedCompareFile::StreamedCompareFile(const std::string& path, bool kernels) {
+  try {
+    state_ = std::make_unique<State>(path, kernels);
+  } catch (const OutputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
+  }
+}
+
+StreamedCompareFile::~StreamedCompareFile() {
+  if (state_) state_->writer.stop();  // before the datasets its jobs write are closed
+}
+
+void StreamedCompareFile::begin_run(const std::string& label) {
+  State& s = *state_;
+  if (s.run) throw std::logic_error("StreamedCompareFile::begin_run: the last run has not ended");
+  s.labels.push_back(label.empty() ? fmt::format("run{}", s.labels.size() + 1) : label);
+  if (s.error) return;
+  try {
+    s.run.emplace(s.strategies.create_group(encode_name(s.labels.back(), s.used)));
+    s.open_tables(*s.run, s.with_kernels);
+  } catch (const std::exception& e) {
+    s.fail(e);
+  }
+}
+
+void StreamedCompareFile::on_request_record(const RequestRecord& r) {
+  if (state_->requests) state_->request_table.put(state_->requests->next_row(), r);
+}
+
+void StreamedCompareFile::on_kernel_completed(const KernelRecord& k) {
+  if (state_->kernels) state_->kernel_table.put(state_->kernels->next_row(), k);
+}
+
+std::uint64_t StreamedCompareFile::requests_written() const {
+  return state_->requests ? state_->requests->rows() : state_->last_rows;
+}
+
+void StreamedCompareFile::end_run(const RunResult& result) {
+  State& s = *state_;
+  if (s.error || !s.run) return;
+  try {
+    s.finish_tables(*s.run);
+    s.last_rows = s.requests->rows();
+    write_run_attributes(*s.run, result);
+    s.run->set_attribute("strategy", s.labels.back());
+    write_run(*s.run, result, true, true);
+    s.close_tables();
+    s.run.reset();
+  } catch (const std::exception& e) {
+    s.fail(e);
+  }
+}
+
+void StreamedCompareFile::finish(const std::vector<RunResult>& results) {
+  if (!state_) throw std::logic_error("StreamedCompareFile::finish called twice");
+  State& s = *state_;
+  if (s.run || results.size() != s.labels.size() || results.empty()) {
+    throw std::logic_error(fmt::format("StreamedCompareFile::finish: {} results for {} runs{}",
+                                       results.size(), s.labels.size(),
+                                       s.run ? ", the last not ended" : ""));
+  }
+  if (s.error) {
+    const OutputError error = *s.error;
+    state_.reset();
+    throw error;
+  }
+  try {
+    write_root_attributes(s.root, results.front());
+    Json summaries = Json::array();
+    Json labels = Json::array();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      summaries.push_back(summary_json(results[i]));
+      labels.push_back(s.labels[i]);
+    }
+    s.root.set_attribute("strategies", labels.dump());
+    s.root.write_string("summary", summaries.dump());
+    s.strategies = h5::Group(h5::Handle(), "/strategies");
+    s.close_file();
   } catch (const std::exception& e) {
     OutputError error = s.output.failure(e);
     s.writer.stop();
@@ -462,27 +591,16 @@ void write_result_h5(const std::string& path, const RunResult& result) {
 
 void write_results_h5(const std::string& path, const std::vector<RunResult>& results) {
   if (results.empty()) throw std::runtime_error(fmt::format("cannot write {}: no results", path));
-  write_atomically(path, [&](h5::Group& root) {
-    write_root_attributes(root, results.front());
-    Json summaries = Json::array();
-    Json labels = Json::array();
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      Json summary = summary_json(results[i]);
-      labels.push_back(label_of(summary, i));
-      summaries.push_back(std::move(summary));
-    }
-    root.set_attribute("strategies", labels.dump());
-    root.write_string("summary", summaries.dump());
-    h5::Group strategies = root.create_group("strategies");
-    std::set<std::string> used;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const std::string label = labels[i].get<std::string>();
-      h5::Group group = strategies.create_group(encode_name(label, used));
-      write_run_attributes(group, results[i]);
-      group.set_attribute("strategy", label);
-      write_run(group, results[i], true);
-    }
-  });
+  const bool kernels = std::any_of(results.begin(), results.end(),
+                                   [](const RunResult& r) { return !r.kernels.empty(); });
+  StreamedCompareFile file(path, kernels);
+  for (const RunResult& result : results) {
+    file.begin_run(result.strategy);
+    for (const RequestRecord& r : result.requests) file.on_request_record(r);
+    for (const KernelRecord& k : result.kernels) file.on_kernel_completed(k);
+    file.end_run(result);
+  }
+  file.finish(results);
 }
 
 std::vector<nlohmann::ordered_json> read_summaries_h5(const std::string& path) {

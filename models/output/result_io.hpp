@@ -96,8 +96,56 @@ class StreamedResultFile final : public Recorder {
 /// The version written into result files (`gpumux_version` attribute): the CMake project's.
 const char* gpumux_version();
 
+/// A `compare` file written while its runs go, for `gpumux compare -o`: the layout of
+/// write_results_h5 (a reader cannot tell the two apart). Attached as an observer of every run
+/// (RunControl::observers, with record_requests and record_kernels off); begin_run(label) opens
+/// the run's group /strategies/<label> ('/' -> '_'), into which its request (and, with
+/// `kernels`, kernel) records are streamed chunk by chunk as by StreamedResultFile; end_run
+/// writes the rest of that group after the run, so only the run in progress has anything
+/// pending; finish() writes the root attributes (from the first result), the `strategies`
+/// attribute and /summary (the JSON array of the summaries) and renames the file over PATH.
+/// The file is PATH.tmp.PID until then (registered for the signal handlers); destroyed
+/// unfinished, the temporary file is removed.
+///
+/// Cost and memory as StreamedResultFile's: about (kStreamQueueChunks + 2) chunks, whatever the
+/// runs' lengths and number. A write error (disk full) stops the writing, not the runs: later
+/// calls write nothing and finish() reports it.
+class StreamedCompareFile final : public Recorder {
+ public:
+  /// Checks PATH and creates the temporary file. Throws OutputError ("PATH: why" for a refused
+  /// target, "cannot write PATH: why").
+  StreamedCompareFile(const std::string& path, bool kernels);
+  ~StreamedCompareFile() override;
+  StreamedCompareFile(const StreamedCompareFile&) = delete;
+  StreamedCompareFile& operator=(const StreamedCompareFile&) = delete;
+
+  /// Opens the next run's group, /strategies/<LABEL> (an empty label: "runN", N its place from
+  /// 1, as write_results_h5 names a result without a strategy). Call before the run. Never
+  /// throws: an error is kept for finish().
+  void begin_run(const std::string& label);
+  void on_request_record(const RequestRecord& record) override;
+  void on_kernel_completed(const KernelRecord& kernel) override;
+  /// After the run begun last: completes its group from RESULT (its `requests` and `kernels`
+  /// vectors are not written: the observed records were). Never throws: an error is kept for
+  /// finish().
+  void end_run(const RunResult& result);
+  /// Request rows of the run in progress (or of the last one) appended so far.
+  std::uint64_t requests_written() const;
+  /// RESULTS: the results of the runs begun, in order. Writes the root of the file, closes,
+  /// fsyncs and renames it over PATH. Call once. Throws OutputError("cannot write PATH: why")
+  /// for this or any earlier write error; the temporary file is then removed.
+  void finish(const std::vector<RunResult>& results);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 /// The `compare` file: root attributes from the first result, /summary = JSON array of the
-/// summaries, and each result's datasets under /strategies/<label>/ (label '/' -> '_').
+/// summaries, and each result's datasets under /strategies/<label>/ (label: the result's
+/// strategy, "runN" when it has none; '/' -> '_'). Written through StreamedCompareFile from the
+/// results' records, so the same bytes as `gpumux compare -o`. Throws OutputError (an empty
+/// RESULTS: std::runtime_error). Cost: O(records), a few chunks of extra memory.
 void write_results_h5(const std::string& path, const std::vector<RunResult>& results);
 
 /// Reads back the summary JSON stored by write_result_h5 (for `gpumux report`). For a compare

@@ -82,10 +82,24 @@ TenantWork tenant_work(const Scenario& scenario, std::size_t t,
   return out;
 }
 
+// Exact percentile samples held for one series of N samples under METHOD.
+double held_samples(PercentileMethod method, double n) {
+  switch (method) {
+    case PercentileMethod::exact:
+      return n;
+    case PercentileMethod::sketch:
+      return 0;
+    case PercentileMethod::automatic:
+      break;
+  }
+  return std::min(n, static_cast<double>(Percentiles::kDefaultExactCap));
+}
+
 }  // namespace
 
 WorkEstimate estimate_work(const Scenario& scenario,
-                           const std::vector<std::vector<TraceRequest>>& traces) {
+                           const std::vector<std::vector<TraceRequest>>& traces,
+                           const KeptRecords& kept) {
   WorkEstimate total;
   double drain = 0;
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
@@ -95,26 +109,35 @@ WorkEstimate estimate_work(const Scenario& scenario,
     total.requests += w.requests;
     total.launches += w.requests * w.launches_per_request * copies;
     drain = std::max(drain, w.drain_ns);
+    // Latency and queueing; LLM tenants also TTFT and TPOT.
+    const double series = scenario.tenants[t].workload.has_tokens ? 4 : 2;
+    total.statistics_memory +=
+        series * kBytesPerPercentileSample * held_samples(scenario.output.percentiles, w.requests);
   }
   const double series = static_cast<double>(scenario.gpus.size() + scenario.tenants.size());
   total.samples = series * (static_cast<double>(scenario.duration) + drain) /
                   static_cast<double>(std::max<Nanos>(1, scenario.output.sample));
-  total.request_memory = total.requests * kBytesPerRequest;
-  total.kernel_record_memory = scenario.output.kernels ? total.launches * kBytesPerKernelRecord : 0;
+  const double results = std::max(1.0, kept.results);
+  total.request_memory = kept.requests ? results * total.requests * kBytesPerRequestRecord : 0;
+  total.kernel_record_memory = kept.kernels && scenario.output.kernels
+                                   ? results * total.launches * kBytesPerKernelRecord
+                                   : 0;
   // Only devices keep a series (kept samples are capped per series by decimation).
   const double devices = static_cast<double>(std::max<std::size_t>(1, scenario.gpus.size()));
   total.timeseries_memory =
-      devices *
+      results * devices *
       std::min(total.samples / std::max(1.0, series), static_cast<double>(kMaxSamplesPerSeries)) *
       kBytesPerSample;
-  total.memory = total.request_memory + total.kernel_record_memory + total.timeseries_memory;
+  total.memory = total.statistics_memory + total.request_memory + total.kernel_record_memory +
+                 total.timeseries_memory;
   return total;
 }
 
 void check_work_budget(const Scenario& scenario,
-                       const std::vector<std::vector<TraceRequest>>& traces) {
+                       const std::vector<std::vector<TraceRequest>>& traces,
+                       const KeptRecords& kept) {
   if (scenario.allow_large) return;
-  const WorkEstimate total = estimate_work(scenario, traces);
+  const WorkEstimate total = estimate_work(scenario, traces, kept);
   const std::string escape = "; set allow_large: true to run it anyway";
   if (total.requests <= kWorkBudgetRequests && total.launches <= kWorkBudgetLaunches &&
       total.samples <= kWorkBudgetSamples && total.memory <= kWorkBudgetMemoryBytes) {
@@ -165,19 +188,32 @@ void check_work_budget(const Scenario& scenario,
     // Memory: name the largest part's key.
     std::string key;
     std::string part;
-    if (total.kernel_record_memory >= total.request_memory &&
-        total.kernel_record_memory >= total.timeseries_memory) {
+    const double largest = std::max({total.statistics_memory, total.request_memory,
+                                     total.kernel_record_memory, total.timeseries_memory});
+    const std::string held =
+        kept.results > 1 ? " for each of the " + sci(kept.results) + " results held at once" : "";
+    if (total.kernel_record_memory == largest) {
       key = "output.kernels";
       part = "a record of each of about " + sci(total.launches) +
-             " kernel launches (output.kernels: true; turn it off or shorten duration)";
-    } else if (total.request_memory >= total.timeseries_memory) {
+             " kernel launches kept in memory" + held +
+             " (output.kernels: true; turn it off, pass record_requests=False in Python, or "
+             "stream them to a file with `gpumux run -o`)";
+    } else if (total.request_memory == largest) {
       key = worst_work.driver;
-      part = "the statistics of about " + sci(total.requests) + " requests (lower the load or " +
-             "shorten duration)";
+      part = "a record of each of about " + sci(total.requests) + " requests kept in memory" +
+             held +
+             " (Python's record_requests=True: pass record_requests=False, or stream them to a "
+             "file with `gpumux run -o`)";
+    } else if (total.statistics_memory == largest) {
+      const bool exact = scenario.output.percentiles == PercentileMethod::exact;
+      key = exact ? "output.percentiles" : worst_work.driver;
+      part = "the exact percentile samples of about " + sci(total.requests) + " requests (" +
+             (exact ? "output.percentiles: exact; auto or sketch bound them)"
+                    : "lower the load, shorten duration or use output.percentiles: sketch)");
     } else {
       key = scenario.output.sample < 100'000'000 ? "output.sample" : "duration";
-      part = "the utilization timeseries of " + std::to_string(scenario.gpus.size()) +
-             " GPUs (sample less often)";
+      part = "the utilization timeseries of " + std::to_string(scenario.gpus.size()) + " GPUs" +
+             held + " (sample less often)";
     }
     throw InputError(scenario.locate(key), "the run would hold about " + gib(total.memory) +
                                                " of memory (budget " + gib(kWorkBudgetMemoryBytes) +

@@ -166,7 +166,8 @@ def _seed(seed) -> int | None:
 # public API
 # ---------------------------------------------------------------------------------------------
 def run(scenario, overrides=None, seed: int | None = None,
-        progress: Callable[[int, int, int], Any] | None = None) -> Result:
+        progress: Callable[[int, int, int], Any] | None = None, *,
+        record_requests: bool = True) -> Result:
     """Simulates one scenario and returns its :class:`Result` (a :class:`ClusterResult` for a
     scenario with a ``cluster:`` section: the cluster replay).
 
@@ -177,6 +178,12 @@ def run(scenario, overrides=None, seed: int | None = None,
     seed:      the master seed (the CLI's ``--seed``); default: the scenario's.
     progress:  optional callable(now_ns, horizon_ns, events) called every 4096 events
                (e.g. to drive a tqdm bar); an exception from it stops the run and propagates.
+    record_requests: keep one record per request (48 B each; and output.kernels' kernel
+               records) for ``.requests`` / ``.kernels`` and ``save``. The work budget counts
+               them: a run whose records would not fit (over 16 GiB with the rest) raises
+               ScenarioError before it starts, naming the key that drives it; False keeps the
+               summary and tables only (``.requests`` empty), as ``gpumux run`` without -o;
+               ``gpumux run -o`` streams the records to the file instead.
 
     Runs in C++ with the GIL released. Ctrl-C raises KeyboardInterrupt (main thread).
     Raises ScenarioError for bad input, FileNotFoundError for a missing scenario file.
@@ -186,7 +193,8 @@ def run(scenario, overrides=None, seed: int | None = None,
         # A `cluster:` scenario: the cluster replay (docs/cluster.md).
         native = _gpumux.run_cluster(text, is_path, _override_list(overrides), source)
         return ClusterResult(native)
-    native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source, progress)
+    native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source, progress,
+                         record_requests=bool(record_requests))
     return Result._from_native(native)
 
 
@@ -273,7 +281,9 @@ def compare(scenario, strategies, overrides=None, seed: int | None = None, *,
     throughput_per_s, slowdown_mean, failed, oom_events, cost, device_sm_busy (the tenant's
     device) and mean_sm_busy (mean over the strategy's devices).
     With return_results=True returns (frame, {strategy: Result}); the Results can be written
-    to one compare file with :func:`save_compare`.
+    to one compare file with :func:`save_compare`. They keep every request record (48 B each,
+    all strategies at once): the work budget refuses (ScenarioError) a comparison whose records
+    would not fit; ``gpumux compare -o`` streams them to the file instead.
     Every strategy is resolved before any runs, so a bad one fails fast (ScenarioError).
     """
     names = _strategy_list(strategies)

@@ -329,6 +329,13 @@ def test_disk_full_on_a_tiny_tmpfs(tmp_path):
         assert proc.stderr.strip() == f"gpumux: error: cannot write {out}: No space left on device"
         assert out.read_bytes() == before and status_of(out) == "complete"
         assert temps(mountpoint) == []
+        # compare -o: the disk fills while the first strategy's records stream; both strategies
+        # still run and print, the error is reported once at the end.
+        proc = gpumux("compare", QUICKSTART, "--strategies", "mps,time-slicing", "-o", str(out))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == f"gpumux: error: cannot write {out}: No space left on device"
+        assert "mps" in proc.stdout and "time-slicing" in proc.stdout
+        assert out.read_bytes() == before and temps(mountpoint) == []
     finally:
         subprocess.run(["umount", str(mountpoint)], check=True)
 

@@ -2,7 +2,8 @@
 // write_result_h5 writes from the in-memory result: every table's rows, in order, byte for byte
 // (requests across chunk boundaries, kernels, failed and unfinished requests, an interrupted
 // run), while the streamed run keeps no records in memory; and a streamed file that is not
-// finished leaves nothing behind.
+// finished leaves nothing behind. The same for a compare file (StreamedCompareFile, `gpumux
+// compare -o`): each strategy's group holds the tables of its run written from memory.
 #include <unistd.h>
 
 // gpumux_sim_io may keep HDF5's include directory to itself; Debian puts the serial headers here.
@@ -123,18 +124,21 @@ bool has(hid_t file, const std::string& name) {
 }
 
 // Every fixed-size table of A equals B's (the string-valued /tenant_names and /summary hold
-// wall_s-independent text checked elsewhere).
-void expect_same_tables(const std::string& a, const std::string& b) {
+// wall_s-independent text checked elsewhere); GROUP_A, GROUP_B: where the run's tables are
+// ("" for the root, "strategies/mps/" in a compare file).
+void expect_same_tables(const std::string& a, const std::string& b, const std::string& group_a = "",
+                        const std::string& group_b = "") {
   const hid_t fa = H5Fopen(a.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   const hid_t fb = H5Fopen(b.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(fa, 0);
   ASSERT_GE(fb, 0);
-  for (const std::string name :
+  for (const std::string table :
        {"requests", "kernels", "tenants", "devices", "slos", "events", "timeseries/gpu0"}) {
-    ASSERT_EQ(has(fa, name), has(fb, name)) << name;
+    const std::string name = group_a + table, other = group_b + table;
+    ASSERT_EQ(has(fa, name), has(fb, other)) << name;
     if (!has(fa, name)) continue;
-    EXPECT_EQ(rows_of(fa, name), rows_of(fb, name)) << name;
-    EXPECT_TRUE(table_bytes(fa, name) == table_bytes(fb, name)) << name << " differs";
+    EXPECT_EQ(rows_of(fa, name), rows_of(fb, other)) << name;
+    EXPECT_TRUE(table_bytes(fa, name) == table_bytes(fb, other)) << name << " differs";
   }
   H5Fclose(fa);
   H5Fclose(fb);
@@ -276,6 +280,134 @@ TEST_F(StreamedResultTest, AFailedCommitRemovesTheTemporaryFile) {
     EXPECT_NE(std::string(e.what()).find("Invalid cross-device link"), std::string::npos)
         << e.what();
   }
+  ::unsetenv("GPUMUX_TEST_FAULT");
+  EXPECT_TRUE(listing().empty());
+}
+
+// `gpumux compare -o`: each strategy's records streamed into its group while it runs (nothing
+// kept), through the front door's variant hooks, give the tables that write_result_h5 writes
+// from each in-memory result; RUN_LIMIT_EVENTS > 0 stops the second strategy (interrupted).
+struct CompareFiles {
+  std::vector<RunResult> in_memory, streamed;
+};
+CompareFiles compare_both(const std::vector<ResolvedScenario>& variants,
+                          const std::vector<std::string>& strategies,
+                          const std::string& streamed_file, std::uint64_t stop_after_events = 0) {
+  std::atomic<bool> stop{false};
+  RunControl control;
+  control.interrupt = &stop;
+  std::size_t variant = 0;
+  control.started = [&] { ++variant; };
+  if (stop_after_events > 0) {
+    control.progress = [&](Nanos, Nanos, std::uint64_t events) {
+      if (variant == 2 && events >= stop_after_events) stop = true;
+    };
+  }
+  CompareFiles files;
+  files.in_memory = simulate_variants(variants, strategies, control);
+  stop = false;
+  variant = 0;
+  StreamedCompareFile file(streamed_file, variants.front().scenario.output.kernels);
+  control.record_requests = false;
+  control.record_kernels = false;
+  control.observers.push_back(&file);
+  std::vector<std::uint64_t> written;
+  control.variant_started = [&](const std::string& label) { file.begin_run(label); };
+  control.variant_finished = [&](const RunResult& result) {
+    file.end_run(result);
+    written.push_back(file.requests_written());
+  };
+  files.streamed = simulate_variants(variants, strategies, control);
+  EXPECT_EQ(written.size(), files.in_memory.size());
+  for (std::size_t i = 0; i < written.size() && i < files.in_memory.size(); ++i) {
+    EXPECT_EQ(written[i], files.in_memory[i].requests.size());
+  }
+  file.finish(files.streamed);
+  return files;
+}
+
+TEST_F(StreamedResultTest, StreamedCompareFileEqualsEachRunsInMemoryTables) {
+  const Scenario scenario = load_request([] {
+    ScenarioRequest request;
+    request.scenario = kScenario;
+    request.is_path = false;
+    return request;
+  }());
+  const std::vector<std::string> strategies = {"mps", "time-slicing"};
+  const std::vector<ResolvedScenario> variants = resolve_variants(scenario, strategies);
+  const CompareFiles files = compare_both(variants, strategies, path("compare.h5"));
+  ASSERT_EQ(files.streamed.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(files.streamed[i].requests.empty());
+    EXPECT_TRUE(files.streamed[i].kernels.empty());
+    EXPECT_GT(files.in_memory[i].requests.size(), 2 * h5::kStreamChunkRows);
+    const std::string single = path(strategies[i] + ".h5");
+    write_result_h5(single, files.in_memory[i]);
+    expect_same_tables(single, path("compare.h5"), "", "strategies/" + strategies[i] + "/");
+  }
+  // The same file as write_results_h5 from the in-memory results, summaries aside from wall_s.
+  write_results_h5(path("memory.h5"), files.in_memory);
+  for (const std::string& strategy : strategies) {
+    expect_same_tables(path("memory.h5"), path("compare.h5"), "strategies/" + strategy + "/",
+                       "strategies/" + strategy + "/");
+  }
+  auto streamed = read_summaries_h5(path("compare.h5"));
+  auto memory = read_summaries_h5(path("memory.h5"));
+  ASSERT_EQ(streamed.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(streamed[i]["strategy"], strategies[i]);
+    streamed[i].erase("wall_s");
+    memory[i].erase("wall_s");
+    EXPECT_EQ(streamed[i], memory[i]);
+  }
+  EXPECT_EQ(listing().size(), 4u);  // compare, mps, time-slicing, memory: no temporary file
+}
+
+TEST_F(StreamedResultTest, InterruptedCompareStreamsTheStrategiesRunSoFar) {
+  const std::vector<std::string> strategies = {"mps", "time-slicing", "mps-static-partition"};
+  const std::vector<ResolvedScenario> variants = resolve_variants(
+      resolved_scenario({"tenants.1.workload.arrivals.rate=5000/s"}).scenario, strategies);
+  const CompareFiles files = compare_both(variants, strategies, path("compare.h5"), 20'000);
+  ASSERT_EQ(files.in_memory.size(), 2u);  // stopped during time-slicing: the third never ran
+  ASSERT_EQ(files.streamed.size(), 2u);
+  EXPECT_EQ(files.streamed[1].status, "interrupted");
+  const hid_t f = H5Fopen(path("compare.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_TRUE(has(f, "strategies/time-slicing"));
+  EXPECT_FALSE(has(f, "strategies/mps-static-partition"));
+  H5Fclose(f);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string single = path(strategies[i] + ".h5");
+    write_result_h5(single, files.in_memory[i]);
+    expect_same_tables(single, path("compare.h5"), "", "strategies/" + strategies[i] + "/");
+  }
+}
+
+TEST_F(StreamedResultTest, AnUnfinishedCompareFileLeavesNothing) {
+  {
+    StreamedCompareFile file(path("cmp.h5"), false);
+    EXPECT_TRUE(fs::exists(temp_output_name(path("cmp.h5"))));
+    file.begin_run("mps");
+    for (std::size_t i = 0; i < 3 * h5::kStreamChunkRows; ++i) {
+      file.on_request_record({0, i, 1, 2, 3, RequestStatus::completed});
+    }
+    // destroyed without end_run or finish(): a run that threw
+  }
+  EXPECT_TRUE(listing().empty());
+  EXPECT_THROW(StreamedCompareFile(path("no/such/dir/out.h5"), false), OutputError);
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(StreamedResultTest, AFailedCompareCommitRemovesTheTemporaryFile) {
+  ::setenv("GPUMUX_TEST_FAULT", "rename:EXDEV", 1);
+  RunResult result;
+  result.strategy = "mps";
+  result.tenants.resize(1);
+  result.tenants[0].name = "a";
+  StreamedCompareFile file(path("cmp.h5"), false);
+  file.begin_run("mps");
+  file.on_request_record({0, 0, 1, 2, 3, RequestStatus::completed});
+  file.end_run(result);
+  EXPECT_THROW(file.finish({result}), OutputError);
   ::unsetenv("GPUMUX_TEST_FAULT");
   EXPECT_TRUE(listing().empty());
 }
