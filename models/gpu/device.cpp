@@ -630,6 +630,7 @@ bool Device::recompute_lazy() {
     }
   }
   touched_.clear();
+  ++lazy_recomputes_;
   const Nanos next = finish_heap_.empty() ? kNever : finish_heap_.front().at;
   sim_.cancel(completion_event_);
   completion_event_ =

@@ -158,6 +158,8 @@ class Device {
   /// run.
   void set_eager(bool eager) { eager_ = eager; }
   bool eager() const { return eager_; }
+  /// Recomputes the lazy path has done so far (0 when eager), for tests and profiling.
+  std::int64_t lazy_recomputes() const { return lazy_recomputes_; }
 
  protected:
   /// Strategy hook: called at the start of recompute(), before variables are built.
@@ -241,6 +243,7 @@ class Device {
   // bound with l2_factor 1; every running kernel has a finish entry in finish_heap_ (if it
   // finishes before the int64 horizon). Outside it, client_held_ and client_kernels_ are 0.
   bool lazy_ = false;
+  std::int64_t lazy_recomputes_ = 0;
   double occupied_sum_ = 0;          // sum of occupancy
   double bandwidth_sum_ = 0;         // sum of memory_bound * rate (the HBM demand at the bounds)
   int active_ = 0;                   // kernels with rate_max > 0
