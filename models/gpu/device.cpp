@@ -112,14 +112,16 @@ void Device::start_running(KernelRun& kernel) {
   kernel.rate = 0;
   kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
   kernel.solo_bound_occupancy = -1;
-  kernel.since = sim_.now();
-  kernel.run_seq = next_run_seq_++;
   running_.push_back(&kernel);
-  if (lazy_) started_.push_back(&kernel);
+  if (lazy_) {
+    kernel.since = sim_.now();
+    kernel.run_seq = next_run_seq_++;
+    started_.push_back(&kernel);
+  }
 }
 
 void Device::stop_running(KernelRun& kernel) {
-  leave_lazy();
+  if (lazy_) leave_lazy();
   advance();
   const auto it = std::find(running_.begin(), running_.end(), &kernel);
   if (it != running_.end()) running_.erase(it);
@@ -128,7 +130,7 @@ void Device::stop_running(KernelRun& kernel) {
 }
 
 void Device::remove_running_of(int tenant) {
-  leave_lazy();
+  if (lazy_) leave_lazy();
   advance();
   std::erase_if(running_, [this, tenant](const KernelRun* k) {
     if (k->tenant != tenant) return false;
@@ -138,9 +140,7 @@ void Device::remove_running_of(int tenant) {
 }
 
 inline void Device::advance_kernel(KernelRun& k, Nanos now) {
-  // Every kernel's `since` is the device's last advance unless the lazy path left it behind, so
-  // without it this is the arithmetic of one device-wide step (a kernel joining at `now` has
-  // rate 0 until the recompute that follows, and steps 0).
+  // advance()'s step for one kernel from its own last advance (the lazy state only).
   const double dt = static_cast<double>(now - k.since);
   k.since = now;
   if (dt <= 0) return;
@@ -150,8 +150,17 @@ inline void Device::advance_kernel(KernelRun& k, Nanos now) {
 }
 
 void Device::advance() {
+  // Outside the lazy state every kernel was last advanced at last_advance_ (leave_lazy brings
+  // them all to one time).
   const Nanos now = sim_.now();
-  for (KernelRun* k : running_) advance_kernel(*k, now);
+  const double dt = static_cast<double>(now - last_advance_);
+  last_advance_ = now;
+  if (dt <= 0) return;
+  for (KernelRun* k : running_) {
+    const double step = std::min(k->remaining, k->rate * dt);
+    k->remaining -= step;
+    work_progressed_ += step;
+  }
 }
 
 bool Device::grant_to(KernelRun& k, double sms, double epsilon, double& free,
@@ -245,8 +254,10 @@ bool Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse
 }
 
 void Device::recompute() {
-  if (lazy_ && recompute_lazy()) return;
-  leave_lazy();  // (also empties started_: kernels join it only in the lazy state)
+  if (lazy_) {
+    if (recompute_lazy()) return;
+    leave_lazy();  // (also empties started_: kernels join it only in the lazy state)
+  }
   advance();
   prepare_recompute();
   grant_sms();
@@ -329,11 +340,11 @@ void Device::finish_recompute(bool at_bounds) {
       next == kNever
           ? EventId{}
           : sim_.schedule_at(next, make_event<&Device::on_completion>(*this), kPriorityCompletion);
-  if (at_bounds && running_.size() >= 2 && !eager_) enter_lazy(at_bounds);
+  if (running_.size() >= 2 && at_bounds && !eager_) enter_lazy(at_bounds);
 }
 
 void Device::set_overhead(bool in_overhead) {
-  leave_lazy();
+  if (lazy_) leave_lazy();
   in_overhead_ = in_overhead;
   update_busy();
 }
@@ -515,7 +526,9 @@ void Device::enter_lazy(bool at_bounds) {
     }
   }
   for (KernelRun* k : running_) {
-    // The finish_recompute loop's times (every kernel was advanced to now).
+    k->since = now;  // the full recompute advanced every kernel to now
+    k->run_seq = next_run_seq_++;
+    // The finish_recompute loop's times.
     if (k->rate > 0) {
       const Nanos wait = ceil_nanos_saturating(k->remaining / k->rate);
       if (wait < kNever - now) push_finish(now + wait, k);
@@ -529,6 +542,10 @@ void Device::enter_lazy(bool at_bounds) {
 void Device::leave_lazy() {
   if (!lazy_) return;
   lazy_ = false;
+  // Every kernel to now, so that advance() steps them all from last_advance_ again.
+  const Nanos now = sim_.now();
+  for (KernelRun* k : running_) advance_kernel(*k, now);
+  last_advance_ = now;
   // busy_clients_ back to exactly the clients whose integral's value is not 0.
   std::size_t kept = 0;
   for (const std::uint32_t c : busy_clients_) {

@@ -209,7 +209,7 @@ class Device {
   bool apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
   void complete_finished();
   void finish_recompute(bool at_bounds);  // schedules the next completion, updates utilization
-  // Brings one kernel's remaining work from its `since` up to `now`.
+  // Brings one kernel's remaining work from its `since` up to `now` (lazy state).
   void advance_kernel(KernelRun& k, Nanos now);
   // Lazy path (header comment, "Cost per event"). recompute_lazy returns false when the state
   // after this event needs the full recompute (nothing it changed is then wrong, only partial).
@@ -234,6 +234,7 @@ class Device {
   std::vector<KernelRun*> running_;
   MaxMinProblem problem_;
   EventId completion_event_;
+  Nanos last_advance_ = 0;
   bool batching_ = false;
   bool in_overhead_ = false;
   bool eager_ = false;
