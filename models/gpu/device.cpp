@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -11,7 +13,10 @@
 namespace gpumux {
 
 Device::Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits)
-    : sim_(sim), geometry_(std::move(geometry)), limits_(std::move(limits)) {}
+    : sim_(sim), geometry_(std::move(geometry)), limits_(std::move(limits)) {
+  const char* eager = std::getenv("GPUMUX_DEVICE_EAGER");
+  eager_ = eager != nullptr && std::strcmp(eager, "1") == 0;
+}
 
 bool Device::attach_client(int tenant, std::string& /*reason*/) {
   if (tenant >= 0) {
@@ -27,6 +32,9 @@ bool Device::attach_client(int tenant, std::string& /*reason*/) {
   client_sm_.emplace_back();
   client_occupancy_scratch_.push_back(0.0);
   client_touched_scratch_.push_back(0);
+  client_held_.push_back(0.0);
+  client_kernels_.push_back(0);
+  client_listed_.push_back(0);
   return true;
 }
 
@@ -89,9 +97,15 @@ void Device::start_running(KernelRun& kernel) {
   kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
   kernel.solo_bound_occupancy = -1;
   running_.push_back(&kernel);
+  if (lazy_) {
+    kernel.since = sim_.now();
+    kernel.run_seq = next_run_seq_++;
+    started_.push_back(&kernel);
+  }
 }
 
 void Device::stop_running(KernelRun& kernel) {
+  if (lazy_) leave_lazy();
   advance();
   const auto it = std::find(running_.begin(), running_.end(), &kernel);
   if (it != running_.end()) running_.erase(it);
@@ -100,6 +114,7 @@ void Device::stop_running(KernelRun& kernel) {
 }
 
 void Device::remove_running_of(int tenant) {
+  if (lazy_) leave_lazy();
   advance();
   std::erase_if(running_, [this, tenant](const KernelRun* k) {
     if (k->tenant != tenant) return false;
@@ -108,7 +123,19 @@ void Device::remove_running_of(int tenant) {
   });
 }
 
+inline void Device::advance_kernel(KernelRun& k, Nanos now) {
+  // advance()'s step for one kernel from its own last advance (the lazy state only).
+  const double dt = static_cast<double>(now - k.since);
+  k.since = now;
+  if (dt <= 0) return;
+  const double step = std::min(k.remaining, k.rate * dt);
+  k.remaining -= step;
+  work_progressed_ += step;
+}
+
 void Device::advance() {
+  // Outside the lazy state every kernel was last advanced at last_advance_ (leave_lazy brings
+  // them all to one time).
   const Nanos now = sim_.now();
   const double dt = static_cast<double>(now - last_advance_);
   last_advance_ = now;
@@ -192,11 +219,11 @@ void Device::grant_sms() {
   }
 }
 
-void Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse) {
+bool Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse) {
   const double rho = geometry_.l2_cost_ratio;
   const double l2 = geometry_.l2_bytes;
-  if (l2 <= 0 || rho >= 1.0) return;
-  if (memory_kernels < 2 || !any_reuse) return;
+  if (l2 <= 0 || rho >= 1.0) return false;
+  if (memory_kernels < 2 || !any_reuse) return false;
   auto cost = [rho](double cache, double working_set) {
     const double hit = std::min(1.0, cache / working_set);
     return (1.0 - hit) + rho * hit;
@@ -207,9 +234,14 @@ void Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse
     k->l2_factor = cost(share, k->working_set) / cost(l2, k->working_set);
     k->rate_max = rate_bound(*k, k->occupancy);
   }
+  return true;
 }
 
 void Device::recompute() {
+  if (lazy_) {
+    if (recompute_lazy()) return;
+    leave_lazy();  // (also empties started_: kernels join it only in the lazy state)
+  }
   advance();
   prepare_recompute();
   grant_sms();
@@ -240,11 +272,11 @@ void Device::recompute() {
       }
     }
   }
-  if (active > 1) apply_l2_factors(traffic, memory_kernels, any_reuse);
+  const bool l2_applied = active > 1 && apply_l2_factors(traffic, memory_kernels, any_reuse);
   if (active <= 1) {
     // At most one kernel holds SMs: no sharing, it runs at its bound on what it holds.
     for (KernelRun* k : running_) k->rate = k->rate_max;
-    finish_recompute();
+    finish_recompute(true);
     return;
   }
   // HBM not saturated: the max-min solution is every kernel at its bound. Progressive filling
@@ -258,7 +290,7 @@ void Device::recompute() {
     for (const KernelRun* k : running_) demand += k->memory_bound * k->l2_factor * k->rate_max;
     if (demand <= capacity - 1e-9 * std::max(1.0, capacity)) {
       for (KernelRun* k : running_) k->rate = k->rate_max;
-      finish_recompute();
+      finish_recompute(!l2_applied);
       return;
     }
   }
@@ -272,10 +304,10 @@ void Device::recompute() {
   for (std::size_t i = 0; i < running_.size(); ++i) {
     running_[i]->rate = problem_.rate(static_cast<int>(i));
   }
-  finish_recompute();
+  finish_recompute(false);
 }
 
-void Device::finish_recompute() {
+void Device::finish_recompute(bool at_bounds) {
   Nanos next = kNever;
   const Nanos now = sim_.now();
   for (const KernelRun* k : running_) {
@@ -296,9 +328,11 @@ void Device::finish_recompute() {
       next == kNever
           ? EventId{}
           : sim_.schedule_at(next, make_event<&Device::on_completion>(*this), kPriorityCompletion);
+  if (running_.size() >= 2 && at_bounds && !eager_) enter_lazy(at_bounds);
 }
 
 void Device::set_overhead(bool in_overhead) {
+  if (lazy_) leave_lazy();
   in_overhead_ = in_overhead;
   update_busy();
 }
@@ -377,6 +411,10 @@ void Device::update_busy() {
 }
 
 void Device::complete_finished() {
+  if (lazy_) {
+    complete_finished_lazy();
+    return;
+  }
   advance();
   std::vector<KernelRun*>& finished = finished_scratch_;
   finished.clear();
@@ -504,6 +542,268 @@ void Device::schedule_inline_completion(Nanos at) {
     completion_event_ =
         sim_.schedule_at(at, make_event<&Device::on_completion>(*this), kPriorityCompletion);
   }
+}
+
+// ------------------------------------------------------------------------------ lazy path
+
+void Device::push_finish(Nanos at, KernelRun* kernel) {
+  // Binary min-heap by time, the hole moved up (ties in any order: a completion takes every
+  // kernel due and orders them by run_seq).
+  std::size_t i = finish_heap_.size();
+  finish_heap_.push_back(Finish{at, kernel});
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!(at < finish_heap_[parent].at)) break;
+    finish_heap_[i] = finish_heap_[parent];
+    i = parent;
+  }
+  finish_heap_[i] = Finish{at, kernel};
+}
+
+void Device::pop_finish() {
+  const Finish last = finish_heap_.back();
+  finish_heap_.pop_back();
+  const std::size_t n = finish_heap_.size();
+  if (n == 0) return;
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && finish_heap_[child + 1].at < finish_heap_[child].at) ++child;
+    if (!(finish_heap_[child].at < last.at)) break;
+    finish_heap_[i] = finish_heap_[child];
+    i = child;
+  }
+  finish_heap_[i] = last;
+}
+
+void Device::enter_lazy(bool at_bounds) {
+  if (!at_bounds) return;
+  const double sms = geometry_.sms;
+  const double epsilon = 1e-9 * sms;
+  for (KernelRun* k : running_) {
+    if (client_position(k->tenant) < 0) return;
+    if (k->sm_demand < 0) {
+      k->sm_demand = std::min({k->sm_fraction * geometry_.gpu_sms, sms, client_sm_cap(k->tenant)});
+    }
+    // A kernel short of its demand may take freed SMs at any event (grant_sms): full path.
+    if (k->occupancy < k->sm_demand - epsilon) return;
+  }
+  const Nanos now = sim_.now();
+  occupied_sum_ = 0;
+  bandwidth_sum_ = 0;
+  active_ = memory_kernels_ = reuse_kernels_ = 0;
+  finish_heap_.clear();
+  for (const KernelRun* k : running_) {
+    const auto c = static_cast<std::size_t>(client_position(k->tenant));
+    client_held_[c] += k->occupancy;
+    ++client_kernels_[c];
+    occupied_sum_ += k->occupancy;
+    bandwidth_sum_ += k->memory_bound * k->rate;
+    if (k->rate_max > 0) {
+      ++active_;
+      if (k->memory_bound > 0) {
+        ++memory_kernels_;
+        if (k->working_set > 0) ++reuse_kernels_;
+      }
+    }
+  }
+  for (KernelRun* k : running_) {
+    k->since = now;  // the full recompute advanced every kernel to now
+    k->run_seq = next_run_seq_++;
+    // The finish_recompute loop's times.
+    if (k->rate > 0) {
+      const Nanos wait = ceil_nanos_saturating(k->remaining / k->rate);
+      if (wait < kNever - now) push_finish(now + wait, k);
+    }
+  }
+  for (const std::uint32_t c : busy_clients_) client_listed_[c] = 1;
+  touched_.clear();
+  lazy_ = true;
+}
+
+void Device::leave_lazy() {
+  if (!lazy_) return;
+  lazy_ = false;
+  // Every kernel to now, so that advance() steps them all from last_advance_ again.
+  const Nanos now = sim_.now();
+  for (KernelRun* k : running_) advance_kernel(*k, now);
+  last_advance_ = now;
+  // busy_clients_ back to exactly the clients whose integral's value is not 0.
+  std::size_t kept = 0;
+  for (const std::uint32_t c : busy_clients_) {
+    client_listed_[c] = 0;
+    if (client_sm_[c].value() != 0.0) busy_clients_[kept++] = c;
+  }
+  busy_clients_.resize(kept);
+  for (const KernelRun* k : running_) {
+    const int c = client_position(k->tenant);
+    if (c < 0) continue;
+    client_held_[static_cast<std::size_t>(c)] = 0.0;
+    client_kernels_[static_cast<std::size_t>(c)] = 0;
+  }
+  finish_heap_.clear();
+  touched_.clear();
+  started_.clear();
+}
+
+bool Device::recompute_lazy() {
+  if (running_.size() < 2) return false;
+  for (const KernelRun* k : started_) {
+    if (client_position(k->tenant) < 0) return false;
+  }
+  prepare_recompute();
+  const Nanos now = sim_.now();
+  const double sms = geometry_.sms;
+  const double epsilon = 1e-9 * sms;
+  // Grants: every other kernel holds its demand, so only the kernels that joined want SMs; in
+  // block-dispatch order (priority, then launch order), as grant_sms.
+  if (started_.size() > 1) {
+    std::stable_sort(started_.begin(), started_.end(), [](const KernelRun* a, const KernelRun* b) {
+      return a->priority > b->priority;
+    });
+  }
+  double free = sms - occupied_sum_;
+  for (KernelRun* k : started_) {
+    const auto c = static_cast<std::size_t>(client_position(k->tenant));
+    if (k->sm_demand < 0) {
+      k->sm_demand = std::min({k->sm_fraction * geometry_.gpu_sms, sms, client_sm_cap(k->tenant)});
+    }
+    const double before = k->occupancy;
+    client_held_[c] += before;
+    ++client_kernels_[c];
+    if (free > epsilon && k->occupancy < k->sm_demand - epsilon) {
+      grant_to(*k, sms, epsilon, free, client_held_[c]);
+    }
+    occupied_sum_ += k->occupancy;
+    touched_.push_back(static_cast<std::uint32_t>(c));
+  }
+  bool short_of_demand = false;
+  for (KernelRun* k : started_) {
+    k->l2_factor = 1.0;
+    if (k->occupancy > 0) {
+      if (k->solo_bound_occupancy != k->occupancy) {
+        k->solo_bound = rate_bound(*k, k->occupancy);
+        k->solo_bound_occupancy = k->occupancy;
+      }
+      k->rate_max = k->solo_bound;
+    } else {
+      k->rate_max = 0.0;
+    }
+    short_of_demand |= k->occupancy < k->sm_demand - epsilon;
+    if (k->rate_max > 0) {
+      ++active_;
+      if (k->memory_bound > 0) {
+        ++memory_kernels_;
+        if (k->working_set > 0) ++reuse_kernels_;
+      }
+    }
+    bandwidth_sum_ += k->memory_bound * k->rate_max;
+  }
+  // The full recompute's early exits: at most one kernel holding SMs, or HBM with room at every
+  // bound and the L2 law not in play; else (or with a kernel short of SMs) the full path.
+  if (short_of_demand) return false;
+  if (active_ > 1) {
+    const bool l2_law = geometry_.l2_bytes > 0 && geometry_.l2_cost_ratio < 1.0 &&
+                        memory_kernels_ >= 2 && reuse_kernels_ > 0;
+    const double capacity = geometry_.bandwidth;
+    if (l2_law || !(capacity > 0) || !(bandwidth_sum_ <= capacity - 1e-9 * std::max(1.0, capacity)))
+      return false;
+  }
+  for (KernelRun* k : started_) {
+    k->rate = k->rate_max;
+    k->since = now;
+    if (k->rate > 0) {
+      const Nanos wait = ceil_nanos_saturating(k->remaining / k->rate);
+      if (wait < kNever - now) push_finish(now + wait, k);
+    }
+  }
+  started_.clear();
+  // Utilization: the device's integrals from the sums, the clients that changed.
+  set_device_integrals(now, occupied_sum_, bandwidth_sum_);
+  for (const std::uint32_t c : touched_) {
+    const double held = client_held_[c];
+    client_sm_[c].set(now, held);
+    if (held != 0.0 && !client_listed_[c]) {
+      client_listed_[c] = 1;
+      busy_clients_.push_back(c);
+    }
+  }
+  touched_.clear();
+  ++lazy_recomputes_;
+  const Nanos next = finish_heap_.empty() ? kNever : finish_heap_.front().at;
+  sim_.cancel(completion_event_);
+  completion_event_ =
+      next == kNever
+          ? EventId{}
+          : sim_.schedule_at(next, make_event<&Device::on_completion>(*this), kPriorityCompletion);
+  return true;
+}
+
+void Device::complete_finished_lazy() {
+  const Nanos now = sim_.now();
+  std::vector<KernelRun*>& finished = finished_scratch_;
+  finished.clear();
+  while (!finish_heap_.empty() && finish_heap_.front().at <= now) {
+    KernelRun* k = finish_heap_.front().kernel;
+    pop_finish();
+    advance_kernel(*k, now);
+    finished.push_back(k);
+  }
+  // Its projected time leaves it within the completion tolerance (remaining - r ceil(remaining
+  // / r) <= 0 up to rounding); should rounding say otherwise, it waits for its next ns.
+  std::size_t done = 0;
+  for (KernelRun* k : finished) {
+    const double tolerance = 1e-9 * k->work + 1e-3;
+    if (k->remaining <= tolerance) {
+      finished[done++] = k;
+    } else {
+      const Nanos wait = std::max<Nanos>(1, ceil_nanos_saturating(k->remaining / k->rate));
+      if (wait < kNever - now) push_finish(now + wait, k);
+    }
+  }
+  finished.resize(done);
+  if (finished.size() > 1) {
+    std::sort(finished.begin(), finished.end(),
+              [](const KernelRun* a, const KernelRun* b) { return a->run_seq < b->run_seq; });
+  }
+  if (finished.size() == 1) {
+    running_.erase(std::find(running_.begin(), running_.end(), finished.front()));
+  } else if (!finished.empty()) {
+    std::erase_if(running_, [&](KernelRun* k) {
+      return std::binary_search(
+          finished.begin(), finished.end(), k,
+          [](const KernelRun* a, const KernelRun* b) { return a->run_seq < b->run_seq; });
+    });
+  }
+  for (KernelRun* k : finished) {
+    const auto c = static_cast<std::size_t>(client_position(k->tenant));
+    occupied_sum_ -= k->occupancy;
+    bandwidth_sum_ -= k->memory_bound * k->rate;
+    if (--client_kernels_[c] == 0) {
+      client_held_[c] = 0.0;  // exactly, whatever the rounding of the sums
+    } else {
+      client_held_[c] -= k->occupancy;
+    }
+    touched_.push_back(static_cast<std::uint32_t>(c));
+    if (k->rate_max > 0) {
+      --active_;
+      if (k->memory_bound > 0) {
+        --memory_kernels_;
+        if (k->working_set > 0) --reuse_kernels_;
+      }
+    }
+  }
+  batching_ = true;
+  for (KernelRun* k : finished) {
+    work_completed_ += k->work - k->remaining;
+    k->rate = 0;
+    k->occupancy = 0;
+    k->owner->on_kernel_finished(*k, sim_.now());
+  }
+  batching_ = false;
+  after_completions();
+  recompute();
 }
 
 void Device::on_completion() {

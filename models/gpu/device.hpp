@@ -35,11 +35,21 @@
 //    A streaming kernel (WS = 0) has phi = 1, so n streaming clients together always move
 //    exactly B_dev: the aggregate never collapses, whatever n.
 //
-// Cost per recompute: O(k log k) for k running kernels (one sort when priorities differ, else
-// O(k)), plus the max-min solve only while HBM is saturated at the kernels' bounds (O(k x
-// steps), steps <= k); a kernel's rate bound is computed again only when its SMs changed. One
-// running kernel: O(1). Every event is O(k): the remaining work and utilization integrals of
-// all k kernels are brought up to now (README, "Scaling": why, and what flat would change).
+// Cost per event (a kernel's submission or completion), k running kernels. Each kernel keeps
+// its remaining work at the time its rate last changed (`KernelRun::since`) and is brought up to
+// now only when needed. While every kernel holds the SMs it wants and runs at its bound on them
+// (HBM not saturated at the bounds, the L2 law not in play: the usual state of capped MPS
+// clients), an event touches only the kernels that started or finished: a per-device heap of
+// projected finish times gives the next completion, and the SMs held, HBM rate and per-client
+// SM totals behind the utilization integrals are kept as running sums; O(changed x log k).
+// Otherwise (SMs to re-grant, HBM saturated, the L2 law, preemption, a removed client, one
+// running kernel) the full recompute runs: every kernel advanced to now, O(k log k) (one sort
+// when priorities differ), plus the max-min solve only while HBM is saturated at the kernels'
+// bounds (O(k x steps), steps <= k); a kernel's rate bound is computed again only when its SMs
+// changed. One running kernel: O(1), the same arithmetic as before the lazy path. The lazy path
+// changes results in the last bits only (one step r (t2 - t0) instead of r (t1 - t0) +
+// r (t2 - t1), sums kept incrementally; a finish time can move by 1 ns): GPUMUX_DEVICE_EAGER=1
+// (or set_eager) forces the full recompute at every event, the test oracle.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -154,7 +164,8 @@ class Device {
   /// at once (no time-slicing), `tenant` is the only client, and nothing is running.
   bool inline_ready_for(int tenant) const {
     return submits_at_once() && clients_.size() == 1 && clients_.front() == tenant &&
-           running_.empty() && !batching_ && !in_overhead_ && !completion_event_.valid();
+           running_.empty() && !batching_ && !in_overhead_ && !lazy_ &&
+           !completion_event_.valid();
   }
   /// submit(kernel) at now (ConcurrentDevice's: it joins the running set, then the recompute);
   /// returns when it finishes (kNever: never).
@@ -239,6 +250,13 @@ class Device {
   }
   /// The session's running kernel back in the running set (its fields as the session left them).
   void adopt_solo_kernel(KernelRun& kernel);
+  /// true: the full recompute at every event (no lazy path; the results of the code before
+  /// it, bit for bit). Default: the environment variable GPUMUX_DEVICE_EAGER=1. Set before the
+  /// run.
+  void set_eager(bool eager) { eager_ = eager; }
+  bool eager() const { return eager_; }
+  /// Recomputes the lazy path has done so far (0 when eager), for tests and profiling.
+  std::int64_t lazy_recomputes() const { return lazy_recomputes_; }
 
  protected:
   /// Strategy hook: called at the start of recompute(), before variables are built.
@@ -297,9 +315,9 @@ class Device {
   }
   // The L2 law (physics 3) from the sums over kernels holding SMs: sum of m * rate_max over the
   // memory-touching ones, their count, and whether any re-reads a working set.
-  void apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
+  // Returns whether it applied (else every l2_factor stays 1).
+  bool apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
   void complete_finished();
-  void finish_recompute();  // schedules the next completion and updates utilization
   /// recompute() inline when nothing or one new kernel runs: the next completion (kNever: none).
   Nanos inline_recompute_solo();
   // update_busy_single() for the only client (position 0), inline operation: the same sums from
@@ -323,6 +341,23 @@ class Device {
       busy_clients_.clear();
     }
   }
+  void finish_recompute(bool at_bounds);  // schedules the next completion, updates utilization
+  // Brings one kernel's remaining work from its `since` up to `now` (lazy state).
+  void advance_kernel(KernelRun& k, Nanos now);
+  // Lazy path (header comment, "Cost per event"). recompute_lazy returns false when the state
+  // after this event needs the full recompute (nothing it changed is then wrong, only partial).
+  bool recompute_lazy();
+  void complete_finished_lazy();
+  // After a full recompute: enters the lazy state when every kernel holds its SMs and runs at
+  // its bound (`at_bounds`), at least two kernels run and each belongs to an attached client.
+  void enter_lazy(bool at_bounds);
+  void leave_lazy();  // drops the lazy state's sums and heap (the next recompute is full)
+  struct Finish {
+    Nanos at;
+    KernelRun* kernel;
+  };
+  void push_finish(Nanos at, KernelRun* kernel);
+  void pop_finish();
 
   DeviceGeometry geometry_;
   SharingLimits limits_;
@@ -338,6 +373,25 @@ class Device {
   bool inline_ = false;         // finish_recompute hands the next completion to inline_next_
   Nanos inline_next_ = kNever;  // (inline operation) the next completion time
   SoloCache solo_cache_;        // solo_rates()' last kernel (inline_recompute_solo)
+  bool eager_ = false;
+  std::uint64_t next_run_seq_ = 0;
+
+  // Lazy state, valid while lazy_: every running kernel holds its SM demand and runs at its
+  // bound with l2_factor 1; every running kernel has a finish entry in finish_heap_ (if it
+  // finishes before the int64 horizon). Outside it, client_held_ and client_kernels_ are 0.
+  bool lazy_ = false;
+  std::int64_t lazy_recomputes_ = 0;
+  double occupied_sum_ = 0;          // sum of occupancy
+  double bandwidth_sum_ = 0;         // sum of memory_bound * rate (the HBM demand at the bounds)
+  int active_ = 0;                   // kernels with rate_max > 0
+  int memory_kernels_ = 0;           // ... of them touching memory (memory_bound > 0)
+  int reuse_kernels_ = 0;            // ... of those re-reading a working set (the L2 law's trigger)
+  std::vector<double> client_held_;  // by client position: SMs its kernels hold
+  std::vector<int> client_kernels_;  // by client position: its running kernels
+  std::vector<char> client_listed_;  // by client position: in busy_clients_
+  std::vector<std::uint32_t> touched_;  // client positions whose SM integral to set
+  std::vector<KernelRun*> started_;     // kernels started since the last recompute
+  std::vector<Finish> finish_heap_;     // min-heap of projected finish times
 
   std::int64_t memory_used_ = 0;
   std::int64_t memory_peak_ = 0;

@@ -43,6 +43,11 @@ struct KernelRun {
   double sm_demand = -1;  ///< SMs it wants: min(f S_gpu, S_dev, its client's cap); -1: not yet
   double solo_bound_occupancy = -1;  ///< occupancy `solo_bound` was computed for (-1: none)
   double solo_bound = 0;             ///< rate_max on that occupancy with l2_factor 1
+  // Lazy advance (device.hpp, "Cost per event"), set and read only in the device's lazy state:
+  // `remaining` is the work left at time `since`; the device brings it up to now only when it
+  // needs it (the kernel finishes, or the lazy state ends).
+  Nanos since = 0;            ///< time `remaining` refers to
+  std::uint64_t run_seq = 0;  ///< order in which it joined the device's running set
 };
 
 /// Told when a kernel finishes. The device must not touch the KernelRun after this call.
