@@ -59,8 +59,8 @@ void Tenant::schedule_next_open_arrival() {
                                        static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
       break;
     case ArrivalProcess::trace:
-      if (trace_next_ < trace_.size()) {
-        const Nanos t = trace_[trace_next_++].arrival;
+      if (trace_.next(trace_request_)) {
+        const Nanos t = trace_request_.arrival;
         next = t > kNever - spec_.active_from ? kNever : spec_.active_from + t;
       }
       break;
@@ -73,8 +73,8 @@ void Tenant::schedule_next_open_arrival() {
 }
 
 void Tenant::assign_tokens(Request& r) {
-  if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_next_ > 0) {
-    const TraceRequest& t = trace_[trace_next_ - 1];
+  if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_.position() > 0) {
+    const TraceRequest& t = trace_request_;
     r.input_tokens = t.input_tokens;
     r.output_tokens = t.output_tokens;
   } else if (spec_.workload.has_tokens) {

@@ -52,13 +52,11 @@ struct WorkEstimate {
   double timeseries_memory = 0;  ///< samples kept, at most kMaxSamplesPerSeries per series
 };
 
-/// The estimate; `traces` holds each tenant's trace requests (empty for other processes).
-WorkEstimate estimate_work(const Scenario& scenario,
-                           const std::vector<std::vector<TraceRequest>>& traces);
+/// The estimate; `traces` holds each tenant's checked trace (rows == 0 for other processes).
+WorkEstimate estimate_work(const Scenario& scenario, const std::vector<TraceSummary>& traces);
 
 /// Throws InputError naming the driving key when an estimate exceeds its budget and the
 /// scenario does not set allow_large.
-void check_work_budget(const Scenario& scenario,
-                       const std::vector<std::vector<TraceRequest>>& traces);
+void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>& traces);
 
 }  // namespace gpumux
