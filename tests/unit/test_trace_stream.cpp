@@ -96,8 +96,8 @@ std::string random_trace(std::mt19937_64& rng, TraceFormat format, int rows,
       } else {
         out << rel / 1'000'000 << "." << std::to_string(1'000'000 + rel % 1'000'000).substr(1);
       }
-      out << ",\"" << std::string(static_cast<std::size_t>(coin(rng) * 40), 'x') << ", y\"," << in
-          << "," << gen;
+      const std::string note(static_cast<std::size_t>(coin(rng) * 40), 'x');
+      out << (coin(rng) < 5 ? ",\"" + note + ", y\"," : "," + note + " ,") << in << "," << gen;
     }
     if (i + 1 < rows || coin(rng) < 7) out << eol;
   }
@@ -250,6 +250,32 @@ TEST(TraceStream, RunFromTheFileEqualsRunFromMemoryOnRandomTraces) {
     for (const TraceRequest& q : rows) within += q.arrival < 4'000'000'000;
     EXPECT_EQ(k, within);
   }
+}
+
+TEST(TraceStream, UnquotedRowsSplitAsQuotedOnes) {
+  // Rows without a quote are split in place, others by split_csv_line: the same fields.
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int> value(0, 99999);
+  std::uniform_int_distribution<int> pad(0, 2);
+  std::string plain = "arrival_s , input_tokens,note,output_tokens\n";
+  std::string quoted = plain;
+  for (int i = 0; i < 500; ++i) {
+    const std::string spaces(static_cast<std::size_t>(pad(rng)), ' ');
+    const std::string fields[] = {std::to_string(i) + "." + std::to_string(value(rng)),
+                                  std::to_string(value(rng)), "n" + std::to_string(i),
+                                  std::to_string(value(rng))};
+    for (int f = 0; f < 4; ++f) {
+      plain += spaces + fields[f] + spaces + (f < 3 ? "," : "\n");
+      quoted += spaces + "\"" + fields[f] + "\"" + spaces + (f < 3 ? "," : "\n");
+    }
+  }
+  std::istringstream a(plain);
+  std::istringstream b(quoted);
+  EXPECT_TRUE(
+      same(parse_trace(a, "plain", TraceFormat::csv), parse_trace(b, "quoted", TraceFormat::csv)));
+  std::istringstream c(plain + "1000.5,1,2\n");
+  EXPECT_CONTAINS(error_of([&] { parse_trace(c, "plain", TraceFormat::csv); }),
+                  "plain:502: expected 4 fields (as in the header), got 3");
 }
 
 // Sets a file's modification time back to `mtime_ns` (a change that tries to hide).
