@@ -32,7 +32,7 @@ run: gpumux
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# Every figure of the README's speed and memory tables, one command (about 15 min on 2 cores;
+# Every figure of the README's speed and memory tables, one command (about 16 min on 2 cores;
 # bench_memory.py --long adds the 6 h and 24 h runs, ~15 min more).
 bench: build
 	$(BUILD)/bench/bench_engine --benchmark_min_time=0.5
@@ -40,6 +40,7 @@ bench: build
 	$(PYTHON) bench/compare_simpy.py --gpumux $(BUILD)/gpumux
 	$(PYTHON) bench/bench_scaling.py --gpumux $(BUILD)/gpumux
 	GPUMUX_BIN=$(BUILD)/gpumux $(PYTHON) bench/bench_memory.py
+	GPUMUX_BIN=$(BUILD)/gpumux $(PYTHON) bench/bench_memory.py --trace
 
 clean:
 	rm -rf $(BUILD)

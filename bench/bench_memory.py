@@ -7,6 +7,8 @@
     /usr/bin/python3 bench/bench_memory.py --scenario scenarios/mps-h100.yaml --lengths 60,600
     /usr/bin/python3 bench/bench_memory.py --case compare   # only `compare`
     GPUMUX_BIN=/path/to/other/gpumux /usr/bin/python3 bench/bench_memory.py   # another build
+    /usr/bin/python3 bench/bench_memory.py --trace    # arrival traces of 1e5, 1e6, 1e7 rows
+    /usr/bin/python3 bench/bench_memory.py --trace --rows 1e5,1e6 --before OLD/build/gpumux
 
 Runs a high-rate service (Poisson 1000 requests/s on one H100, one 200 us kernel each: 3.6M
 requests per simulated hour) for each length, without and with `-o` (one process each, in the
@@ -24,6 +26,13 @@ Without -o the statistics keep exact percentile samples (16 B per measured reque
 records are streamed to the file (models/output StreamedResultFile, StreamedCompareFile for
 compare) and must not grow: the `-o extra` column (RSS with -o minus RSS without) is what
 writing the file costs in memory, flat in the run's length.
+
+--trace: the same service replaying a request-arrival trace (`arrivals: {process: trace}`, a
+csv of Poisson arrivals at 1000/s with token columns, written to a temporary directory) of each
+--rows length, against the same service with Poisson arrivals (the same number of requests) in
+the same session: `trace extra` (RSS with the trace - RSS without) is what reading the trace
+costs in memory, flat in its length since traces are read as a stream (issue 12 item 3).
+--before BIN adds the same trace runs with another gpumux binary (e.g. one built before).
 """
 import argparse
 import math
@@ -94,6 +103,99 @@ def human(seconds):
     return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds / 60:g} min"
 
 
+TRACE_SCENARIO = """\
+name: bench-memory-trace
+seed: 1
+duration: {duration}s
+gpus: [{{name: gpu0, model: h100-sxm-80gb}}]
+tenants:
+  - name: service
+    device: gpu0
+    workload:
+      arrivals: {arrivals}
+      request: {{kernels: [{{name: k, duration: 200us}}]}}
+"""
+
+
+def write_trace(path, rows, rate=1000.0):
+    """A csv trace of `rows` Poisson arrivals at `rate`/s with token columns (seeded)."""
+    import random
+    rng = random.Random(rows)
+    t = 0.0
+    with open(path, "w") as f:
+        f.write("arrival_s,input_tokens,output_tokens\n")
+        chunk = []
+        for i in range(rows):
+            t += rng.expovariate(rate)
+            chunk.append(f"{t:.9f},{100 + i % 900},{1 + i % 300}\n")
+            if len(chunk) == 65536:
+                f.write("".join(chunk))
+                chunk.clear()
+        f.write("".join(chunk))
+    return t
+
+
+def run_plain(binary, scenario):
+    """(wall s, peak RSS bytes) of one `gpumux run --quiet`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([binary, "run", scenario, "--quiet"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{binary} run failed: {err}")
+    return wall, usage.ru_maxrss * 1024
+
+
+def trace_main(args):
+    rows_list = [int(float(x)) for x in args.rows.split(",")]
+    with tempfile.TemporaryDirectory(prefix="gpumux-bench-trace-") as tmp:
+        print(f"gpumux run replaying an arrival trace vs the same Poisson service, peak RSS by "
+              f"trace length (1000 requests/s, one 200 us kernel, one H100); {os.cpu_count()} "
+              f"CPUs, load average {os.getloadavg()[0]:.1f}")
+        header = (f"{'rows':>10} {'file':>8} | {'RSS poisson':>11} {'RSS trace':>10} "
+                  f"{'trace extra':>11} | {'wall poisson':>12} {'wall trace':>10}"
+                  + (f" | {'RSS before':>10} {'extra before':>12} {'wall before':>11}"
+                     if args.before else ""))
+        print(header)
+        print("-" * len(header))
+        extras, sizes = [], []
+        for rows in rows_list:
+            trace = os.path.join(tmp, "trace.csv")
+            last = write_trace(trace, rows)
+            duration = math.ceil(last) + 1
+            with_trace = os.path.join(tmp, "trace.yaml")
+            Path(with_trace).write_text(TRACE_SCENARIO.format(
+                duration=duration, arrivals="{process: trace, file: trace.csv, format: csv}"))
+            poisson = os.path.join(tmp, "poisson.yaml")
+            Path(poisson).write_text(TRACE_SCENARIO.format(
+                duration=duration, arrivals="{process: poisson, rate: 1000/s}"))
+            repeat = args.repeat if rows < 5_000_000 else 1
+            plain, traced, before = [], [], []
+            for _ in range(max(1, repeat)):
+                plain.append(run_plain(GPUMUX, poisson))
+                traced.append(run_plain(GPUMUX, with_trace))
+                if args.before:
+                    before.append(run_plain(args.before, with_trace))
+            rss_p = min(p[1] for p in plain)
+            rss_t = min(p[1] for p in traced)
+            extras.append(rss_t - rss_p)
+            sizes.append(rows)
+            line = (f"{rows:>10,} {os.path.getsize(trace) / 2**20:>6.1f}MB | "
+                    f"{rss_p / 2**20:>9.1f}MB {rss_t / 2**20:>8.1f}MB "
+                    f"{(rss_t - rss_p) / 2**20:>9.1f}MB | {min(p[0] for p in plain):>11.2f}s "
+                    f"{min(p[0] for p in traced):>9.2f}s")
+            if args.before:
+                rss_b = min(p[1] for p in before)
+                line += (f" | {rss_b / 2**20:>8.1f}MB {(rss_b - rss_p) / 2**20:>10.1f}MB "
+                         f"{min(p[0] for p in before):>10.2f}s")
+            print(line, flush=True)
+        print(f"what the trace adds to peak RSS ranges {min(extras) / 2**20:.1f}.."
+              f"{max(extras) / 2**20:.1f} MB from {sizes[0]:,} to {sizes[-1]:,} rows")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--long", action="store_true", help="add 6 h and 24 h runs")
@@ -106,7 +208,15 @@ def main():
     parser.add_argument("--case", choices=["run", "compare", "both"], default="both",
                         help=f"gpumux run, gpumux compare --strategies {COMPARE_STRATEGIES}, or "
                         "both (default)")
+    parser.add_argument("--trace", action="store_true", help="peak RSS against the length of "
+                        "an arrival trace instead of the run's length")
+    parser.add_argument("--rows", default="1e5,1e6,1e7", help="--trace: comma-separated trace "
+                        "lengths in rows (default 1e5,1e6,1e7)")
+    parser.add_argument("--before", help="--trace: another gpumux binary to measure alongside")
     args = parser.parse_args()
+    if args.trace:
+        trace_main(args)
+        return
     if args.lengths:
         lengths = [float(x) for x in args.lengths.split(",")]
     else:

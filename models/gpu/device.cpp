@@ -613,7 +613,7 @@ void Device::enter_lazy(bool at_bounds) {
     k->run_seq = next_run_seq_++;
     // The finish_recompute loop's times.
     if (k->rate > 0) {
-      const Nanos wait = ceil_nanos_saturating(k->remaining / k->rate);
+      const Nanos wait = checked::ceil_nanos_saturating(k->remaining / k->rate);
       if (wait < kNever - now) push_finish(now + wait, k);
     }
   }
@@ -714,7 +714,7 @@ bool Device::recompute_lazy() {
     k->rate = k->rate_max;
     k->since = now;
     if (k->rate > 0) {
-      const Nanos wait = ceil_nanos_saturating(k->remaining / k->rate);
+      const Nanos wait = checked::ceil_nanos_saturating(k->remaining / k->rate);
       if (wait < kNever - now) push_finish(now + wait, k);
     }
   }
@@ -758,7 +758,7 @@ void Device::complete_finished_lazy() {
     if (k->remaining <= tolerance) {
       finished[done++] = k;
     } else {
-      const Nanos wait = std::max<Nanos>(1, ceil_nanos_saturating(k->remaining / k->rate));
+      const Nanos wait = std::max<Nanos>(1, checked::ceil_nanos_saturating(k->remaining / k->rate));
       if (wait < kNever - now) push_finish(now + wait, k);
     }
   }

@@ -56,8 +56,8 @@ void Tenant::schedule_next_open_arrival() {
 void Tenant::assign_tokens(Request& r) { draw_tokens(r.input_tokens, r.output_tokens); }
 
 void Tenant::read_or_draw_tokens(std::int64_t& input, std::int64_t& output) {
-  if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_next_ > 0) {
-    const TraceRequest& t = trace_[trace_next_ - 1];
+  if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_.position() > 0) {
+    const TraceRequest& t = trace_request_;
     input = t.input_tokens;
     output = t.output_tokens;
   } else if (spec_.workload.has_tokens) {

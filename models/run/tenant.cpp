@@ -19,7 +19,8 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
       kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
       tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")) {
-  trace_ = std::span<const TraceRequest>(run.resolved.traces[static_cast<std::size_t>(index)]);
+  const TraceSummary& trace = run.resolved.traces[static_cast<std::size_t>(index)];
+  if (spec.workload.arrivals.process == ArrivalProcess::trace) trace_ = TraceCursor(trace);
   arrivals_end_ =
       std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
   for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
@@ -38,7 +39,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
   if (a.process == ArrivalProcess::poisson || a.process == ArrivalProcess::constant) {
     expected = a.rate_per_s * window_s * 1.02 + 64;
   } else if (a.process == ArrivalProcess::trace) {
-    expected = static_cast<double>(trace_.size());
+    expected = static_cast<double>(trace.rows);
   }
   if (expected > 0 && expected < 5e8) {
     run.stats_recorder().reserve(static_cast<std::size_t>(index),

@@ -150,8 +150,8 @@ class Tenant final : public KernelOwner {
                                          static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
         break;
       case ArrivalProcess::trace:
-        if (trace_next_ < trace_.size()) {
-          const Nanos t = trace_[trace_next_++].arrival;
+        if (trace_.next(trace_request_)) {
+          const Nanos t = trace_request_.arrival;
           next = t > kNever - spec_.active_from ? kNever : spec_.active_from + t;
         }
         break;
@@ -268,10 +268,11 @@ class Tenant final : public KernelOwner {
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
   mutable std::vector<double> lane_finish_scratch_;
   RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
-  /// The tenant's arrival trace, read by the resolver (run.resolved.traces, which outlives the
-  /// run); a view, not a copy (a long trace was held twice: issue 12 item 3).
-  std::span<const TraceRequest> trace_;
-  std::size_t trace_next_ = 0;
+  /// The tenant's arrival trace, read from its file a request at a time as arrivals are
+  /// scheduled (checked by the resolver, run.resolved.traces; memory O(1) in the trace's length:
+  /// issue 12 item 3). trace_request_ is the last request read: the one arriving next.
+  TraceCursor trace_;
+  TraceRequest trace_request_;
   std::uint64_t next_id_ = 0;
   std::deque<std::unique_ptr<Request>> queue_;
   std::vector<std::unique_ptr<Request>> in_flight_list_;

@@ -217,7 +217,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     out.traces.emplace_back();
     if (arrivals.process == ArrivalProcess::trace) {
       out.traces.back() =
-          read_trace(arrivals.trace_file, arrivals.trace_format, arrivals.time_scale);
+          scan_trace(arrivals.trace_file, arrivals.trace_format, arrivals.time_scale);
     }
   }
 

@@ -44,9 +44,11 @@ struct ResolvedScenario {
   std::vector<int> tenant_device;                  ///< first device index per tenant
   std::vector<std::vector<int>> tenant_devices;    ///< every device index per tenant
   std::vector<const DeviceProfile*> gpu_profiles;  ///< per Scenario::gpus entry
-  /// Per tenant: the requests of its trace (arrivals: {process: trace}), read and checked here
-  /// so that `validate` catches a corrupt trace; empty for other processes.
-  std::vector<std::vector<TraceRequest>> traces;
+  /// Per tenant: its trace (arrivals: {process: trace}), every row checked here so that
+  /// `validate` catches a corrupt trace, but only its summary kept (row count, fingerprint): the
+  /// run reads the rows again through a TraceCursor (trace_reader.hpp). rows == 0 for other
+  /// processes.
+  std::vector<TraceSummary> traces;
 };
 
 /// Throws InputError on the first problem found.

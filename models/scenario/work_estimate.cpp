@@ -35,8 +35,7 @@ std::string gib(double bytes) {
   return text;
 }
 
-TenantWork tenant_work(const Scenario& scenario, std::size_t t,
-                       const std::vector<TraceRequest>& trace) {
+TenantWork tenant_work(const Scenario& scenario, std::size_t t, const TraceSummary& trace) {
   const TenantSpec& tenant = scenario.tenants[t];
   const WorkloadSpec& w = tenant.workload;
   const std::string path = tenant.where.key_path + ".workload";
@@ -67,7 +66,7 @@ TenantWork tenant_work(const Scenario& scenario, std::size_t t,
       out.driver = path + ".arrivals.rate";
       break;
     case ArrivalProcess::trace:
-      out.requests = static_cast<double>(trace.size());
+      out.requests = static_cast<double>(trace.rows);
       out.driver = path + ".arrivals.file";
       break;
     case ArrivalProcess::closed:
@@ -97,13 +96,12 @@ double held_samples(PercentileMethod method, double n) {
 
 }  // namespace
 
-WorkEstimate estimate_work(const Scenario& scenario,
-                           const std::vector<std::vector<TraceRequest>>& traces,
+WorkEstimate estimate_work(const Scenario& scenario, const std::vector<TraceSummary>& traces,
                            const KeptRecords& kept) {
   WorkEstimate total;
   double drain = 0;
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
-    static const std::vector<TraceRequest> kNone;
+    static const TraceSummary kNone;
     const TenantWork w = tenant_work(scenario, t, t < traces.size() ? traces[t] : kNone);
     const double copies = std::max<std::size_t>(1, scenario.tenants[t].devices.size());
     total.requests += w.requests;
@@ -133,8 +131,7 @@ WorkEstimate estimate_work(const Scenario& scenario,
   return total;
 }
 
-void check_work_budget(const Scenario& scenario,
-                       const std::vector<std::vector<TraceRequest>>& traces,
+void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>& traces,
                        const KeptRecords& kept) {
   if (scenario.allow_large) return;
   const WorkEstimate total = estimate_work(scenario, traces, kept);
@@ -151,7 +148,7 @@ void check_work_budget(const Scenario& scenario,
   std::size_t drain_tenant = 0;
   TenantWork drain_work;
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
-    static const std::vector<TraceRequest> kNone;
+    static const TraceSummary kNone;
     const TenantWork w = tenant_work(scenario, t, t < traces.size() ? traces[t] : kNone);
     const double launches = w.requests * std::max(1.0, w.launches_per_request);
     if (launches > worst_launches) {

@@ -75,20 +75,18 @@ struct WorkEstimate {
   double timeseries_memory = 0;     ///< samples kept, at most kMaxSamplesPerSeries per series
 };
 
-/// The estimate; `traces` holds each tenant's trace requests (empty for other processes).
+/// The estimate; `traces` holds each tenant's checked trace (rows == 0 for other processes).
 /// Closed forms: requests = sum over tenants of rate x duration (trace length, closed loops:
 /// concurrency x duration / (think + solo time)); request_memory = requests x 48 B x results
 /// when kept; statistics_memory = sum over tenants of series x 8 B x the samples held (exact:
 /// requests; auto: min(requests, 2^20); sketch: 0), series = 2, or 4 with `tokens:`.
-WorkEstimate estimate_work(const Scenario& scenario,
-                           const std::vector<std::vector<TraceRequest>>& traces,
+WorkEstimate estimate_work(const Scenario& scenario, const std::vector<TraceSummary>& traces,
                            const KeptRecords& kept = {});
 
 /// Throws InputError naming the driving key when an estimate exceeds its budget and the
 /// scenario does not set allow_large. resolve_scenario checks with the CLI's KeptRecords (none);
 /// a caller that keeps records checks again with them (models/app/application.hpp).
-void check_work_budget(const Scenario& scenario,
-                       const std::vector<std::vector<TraceRequest>>& traces,
+void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>& traces,
                        const KeptRecords& kept = {});
 
 }  // namespace gpumux
