@@ -54,7 +54,7 @@ ScenarioRequest request_of(const std::string& text) {
 
 Scenario load(const std::string& text) { return load_request(request_of(text)); }
 
-const std::vector<std::vector<TraceRequest>> kNoTraces;
+const std::vector<TraceSummary> kNoTraces;
 
 void expect_near_relative(double actual, double expected) {
   EXPECT_NEAR(actual, expected, 1e-9 * std::max(1.0, std::fabs(expected)));
