@@ -14,7 +14,7 @@ namespace gpumux::run {
 namespace {
 
 LatencySummary summarize(const Percentiles& samples) {
-  // quantile() partitions in place (the statistics are finished, so this is their last use).
+  // The statistics are finished: this is their last use (quantile() is not const).
   Percentiles& q = const_cast<Percentiles&>(samples);
   LatencySummary s;
   s.count = static_cast<std::int64_t>(q.count());

@@ -7,29 +7,97 @@
 
 namespace gpumux {
 
+namespace {
+
+constexpr int kSelectBits = 12;
+constexpr std::size_t kSelectBuckets = std::size_t{1} << kSelectBits;
+// Up to this many samples nth_element on a copy is as fast as any histogram.
+constexpr std::size_t kSelectSmall = 4096;
+
+std::uint64_t offset_of(std::int64_t x, std::int64_t lo) {
+  return static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(lo);
+}
+
+// The element of rank `index` (0-based, ascending) of `values`, by histogram levels: each level
+// narrows the value range 4096-fold to the bucket holding the rank (two passes with predictable
+// branches), until few elements are left for nth_element.
+std::int64_t select_rank(std::vector<std::int64_t> values, std::size_t index) {
+  std::vector<std::uint32_t> counts(kSelectBuckets);
+  for (;;) {
+    if (values.size() <= kSelectSmall) {
+      std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index),
+                       values.end());
+      return values[index];
+    }
+    const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
+    const std::int64_t lo = *lo_it;
+    const std::uint64_t span = offset_of(*hi_it, lo);
+    if (span == 0) return lo;
+    int shift = 0;
+    while ((span >> shift) >= kSelectBuckets) ++shift;
+    std::fill(counts.begin(), counts.end(), 0);
+    for (const std::int64_t x : values) ++counts[offset_of(x, lo) >> shift];
+    std::size_t bucket = 0;
+    while (index >= counts[bucket]) index -= counts[bucket++];
+    std::vector<std::int64_t> next;
+    next.reserve(counts[bucket]);
+    for (const std::int64_t x : values) {
+      if ((offset_of(x, lo) >> shift) == bucket) next.push_back(x);
+    }
+    values = std::move(next);
+  }
+}
+
+}  // namespace
+
+// The first quantile() after add() builds the selection index: the samples' minimum and maximum
+// and a histogram of (x - min) >> shift over 4096 buckets. Each quantile() then finds the bucket
+// holding its rank, gathers that bucket's samples (one pass, the branch almost never taken) and
+// selects among them alone: about 4 passes over the samples for the usual four quantiles and
+// the maximum, against nth_element's 2-3 passes per quantile with about half its comparisons
+// mispredicted on random data. The value is the nearest-rank element whatever the method; the
+// samples are never reordered.
 std::int64_t ExactQuantiles::quantile(double q) {
   if (values_.empty()) return 0;
-  if (!sorted_) {
-    partitioned_below_ = 0;
-    sorted_ = true;  // "selection state valid" from here on
-  }
   const double n = static_cast<double>(values_.size());
   std::size_t rank = static_cast<std::size_t>(std::ceil(q * n));
   if (rank < 1) rank = 1;
   if (rank > values_.size()) rank = values_.size();
-  const std::size_t index = rank - 1;
-  // Elements before partitioned_below_ are all <= the rest, so a higher rank only needs the
-  // tail partitioned.
-  const auto first = values_.begin() + static_cast<std::ptrdiff_t>(
-                                           index >= partitioned_below_ ? partitioned_below_ : 0);
-  std::nth_element(first, values_.begin() + static_cast<std::ptrdiff_t>(index), values_.end());
-  partitioned_below_ = index;
-  return values_[index];
+  std::size_t index = rank - 1;
+  if (values_.size() <= kSelectSmall) return select_rank(values_, index);
+  if (!indexed_) build_index();
+  if (index == values_.size() - 1) return max_;
+  if (select_shift_ < 0) return min_;  // every sample equal
+  std::size_t bucket = 0;
+  while (index >= select_counts_[bucket]) index -= select_counts_[bucket++];
+  std::vector<std::int64_t> in_bucket;
+  in_bucket.reserve(select_counts_[bucket]);
+  for (const std::int64_t x : values_) {
+    if ((offset_of(x, min_) >> select_shift_) == bucket) in_bucket.push_back(x);
+  }
+  return select_rank(std::move(in_bucket), index);
+}
+
+void ExactQuantiles::build_index() {
+  const auto [lo_it, hi_it] = std::minmax_element(values_.begin(), values_.end());
+  min_ = *lo_it;
+  max_ = *hi_it;
+  const std::uint64_t span = offset_of(max_, min_);
+  select_counts_.assign(kSelectBuckets, 0);
+  select_shift_ = -1;
+  if (span != 0) {
+    select_shift_ = 0;
+    while ((span >> select_shift_) >= kSelectBuckets) ++select_shift_;
+    for (const std::int64_t x : values_) ++select_counts_[offset_of(x, min_) >> select_shift_];
+  }
+  indexed_ = true;
 }
 
 std::int64_t ExactQuantiles::max() {
   if (values_.empty()) return 0;
-  return *std::max_element(values_.begin(), values_.end());
+  if (values_.size() <= kSelectSmall) return *std::max_element(values_.begin(), values_.end());
+  if (!indexed_) build_index();
+  return max_;
 }
 
 namespace {

@@ -16,31 +16,38 @@ class ExactQuantiles {
   void reserve(std::size_t n) { values_.reserve(n); }
   void add(std::int64_t value) {
     values_.push_back(value);
-    sorted_ = false;
+    indexed_ = false;
     sum_ += static_cast<double>(value);
   }
   std::size_t count() const { return values_.size(); }
   double mean() const { return values_.empty() ? 0.0 : sum_ / static_cast<double>(values_.size()); }
-  /// q in [0, 1]; 0 when empty. O(n) (O(n - previous rank) for increasing q).
+  /// q in [0, 1], nearest rank; 0 when empty. O(n): the first call after add() builds a 16 KB
+  /// histogram index (two passes), each call then one pass (statistics.cpp). The samples stay
+  /// in arrival order.
   std::int64_t quantile(double q);
   std::int64_t max();
   /// Bytes held by the samples (capacity). O(1).
   std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
-  /// The samples (in arrival order until the first quantile() call).
+  /// The samples, in arrival order.
   const std::vector<std::int64_t>& values() const { return values_; }
   /// Frees the samples (count() becomes 0).
   void clear() {
     std::vector<std::int64_t>().swap(values_);
     sum_ = 0;
-    sorted_ = true;
-    partitioned_below_ = 0;
+    indexed_ = false;
+    std::vector<std::uint32_t>().swap(select_counts_);
   }
 
  private:
   std::vector<std::int64_t> values_;
   double sum_ = 0;
-  bool sorted_ = true;
-  std::size_t partitioned_below_ = 0;  // values_[0, this) are <= every later element
+  void build_index();
+  // The selection index (valid while indexed_): the extremes, the bucket width 2^select_shift_
+  // (-1: every sample equal) and the samples per bucket.
+  bool indexed_ = false;
+  std::int64_t min_ = 0, max_ = 0;
+  int select_shift_ = -1;
+  std::vector<std::uint32_t> select_counts_;
 };
 
 /// How a series' percentiles are computed (scenario key `output.percentiles`, docs/metrics.md).

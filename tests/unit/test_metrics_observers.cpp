@@ -321,7 +321,7 @@ TEST(MetricsAreObservers, TenantStatisticsAreWhatAnAttachedStatsRecorderSees) {
     const RunResult result = simulate(resolve_scenario(scenario), options);
     ASSERT_EQ(result.tenants.size(), scenario.tenants.size());
     for (std::size_t t = 0; t < result.tenants.size(); ++t) {
-      run::TenantStats seen = outside.tenant(t);  // a copy: quantile() partitions in place
+      run::TenantStats seen = outside.tenant(t);  // a copy (quantile() is not const)
       const TenantResult& tr = result.tenants[t];
       EXPECT_EQ(seen.requests, tr.requests) << stem << " " << tr.name;
       EXPECT_EQ(seen.completed, tr.completed) << stem << " " << tr.name;

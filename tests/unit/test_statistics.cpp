@@ -200,3 +200,57 @@ TEST(Percentiles, AutomaticIsExactUpToTheCapAndTheSketchBeyondIt) {
 
 }  // namespace
 }  // namespace gpumux
+
+namespace gpumux {
+namespace {
+
+// ExactQuantiles selects through a histogram index (statistics.cpp): on every kind of sample set
+// (heavy tails, few distinct values, negative and extreme values, all equal, one far outlier;
+// sizes around the small-set cut-off) each quantile is the nearest-rank element nth_element
+// gives, also after more samples are added, and the samples stay in arrival order.
+TEST(ExactQuantiles, IndexedSelectionIsTheNearestRankElement) {
+  std::mt19937_64 rng(17);
+  const std::size_t sizes[] = {1, 2, 7, 4095, 4096, 4097, 9000, 70000};
+  for (int kind = 0; kind < 9; ++kind) {
+    for (const std::size_t n : sizes) {
+      std::vector<std::int64_t> samples;
+      if (kind < 6) {
+        samples = draw(rng, kind, n);
+      } else if (kind == 6) {  // the full int64 span, extremes included
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint64_t r = rng();
+          samples.push_back(r % 5 == 0   ? std::numeric_limits<std::int64_t>::min()
+                            : r % 5 == 1 ? std::numeric_limits<std::int64_t>::max()
+                                         : static_cast<std::int64_t>(r));
+        }
+      } else if (kind == 7) {  // one value, one outlier far away
+        for (std::size_t i = 0; i < n; ++i) samples.push_back(i == n / 2 ? 1'000'000'000'000 : 7);
+      } else {  // all equal
+        samples.assign(n, -3);
+      }
+      ExactQuantiles e;
+      const std::size_t first = n / 2;  // quantiles, then the rest added, then quantiles again
+      for (std::size_t i = 0; i < first; ++i) e.add(samples[i]);
+      for (const std::size_t have : {first, n}) {
+        if (have == n) {
+          for (std::size_t i = first; i < n; ++i) e.add(samples[i]);
+        }
+        if (have == 0) continue;
+        std::vector<std::int64_t> sorted(samples.begin(),
+                                         samples.begin() + static_cast<std::ptrdiff_t>(have));
+        std::sort(sorted.begin(), sorted.end());
+        for (const double q : kQs) {
+          std::size_t rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(have)));
+          rank = std::clamp<std::size_t>(rank, 1, have);
+          ASSERT_EQ(e.quantile(q), sorted[rank - 1])
+              << "kind " << kind << " n " << have << " q " << q;
+        }
+        EXPECT_EQ(e.max(), sorted.back()) << "kind " << kind << " n " << have;
+      }
+      EXPECT_EQ(e.values(), samples) << "kind " << kind << " n " << n;  // left in place
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpumux
