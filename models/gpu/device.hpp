@@ -164,8 +164,7 @@ class Device {
   /// at once (no time-slicing), `tenant` is the only client, and nothing is running.
   bool inline_ready_for(int tenant) const {
     return submits_at_once() && clients_.size() == 1 && clients_.front() == tenant &&
-           running_.empty() && !batching_ && !in_overhead_ && !lazy_ &&
-           !completion_event_.valid();
+           running_.empty() && !batching_ && !in_overhead_ && !lazy_ && !completion_event_.valid();
   }
   /// submit(kernel) at now (ConcurrentDevice's: it joins the running set, then the recompute);
   /// returns when it finishes (kNever: never).

@@ -377,8 +377,10 @@ bool Tenant::run_direct_single(Nanos horizon) {
     }
     device.solo_kernel_finished(work, remaining);
     on_device = false;
-    run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), current.id, 0,
-                                    device.index(), first_start, now});
+    if (run_.wants_kernels()) {
+      run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), current.id, 0,
+                                      device.index(), first_start, now});
+    }
     run_.record_request(RequestRecord{static_cast<std::uint32_t>(index_), current.id,
                                       current.arrival, start, now, RequestStatus::completed},
                         current.measured, -1, current.output_tokens, solo_latency);

@@ -93,6 +93,8 @@ class Run {
     return stats_.tenant(static_cast<std::size_t>(tenant));
   }
   TenantStatsRecorder& stats_recorder() { return stats_; }
+  /// Whether record_kernel() has anyone to tell (kept records or observers).
+  bool wants_kernels() const { return record_kernels || !observers_.empty(); }
   void record_kernel(const KernelRecord& k) {
     if (record_kernels) result.kernels.push_back(k);
     for (Recorder* o : observers_) o->on_kernel_completed(k);

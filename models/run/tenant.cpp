@@ -25,6 +25,9 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
   for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
   direct_ = run.direct_path && direct_workload();
+  if (spec.workload.arrivals.process == ArrivalProcess::poisson) {
+    arrival_rate_ = 1.0 / (1e9 / spec.workload.arrivals.rate_per_s);
+  }
   if (spec.workload.kernels.size() == 1) {
     const KernelSpec& k = spec.workload.kernels.front();
     if (k.repeat == 1 && k.repeat_per_token == TokenCount::none &&

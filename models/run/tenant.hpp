@@ -140,7 +140,9 @@ class Tenant final : public KernelOwner {
     switch (a.process) {
       case ArrivalProcess::poisson: {
         // Saturating: a gap beyond the int64 horizon is an arrival that never comes.
-        const Nanos gap = checked::nanos_saturating(arrivals_rng_.exponential(1e9 / a.rate_per_s));
+        // exponential(1e9 / rate): both divisions done once (arrival_rate_).
+        const Nanos gap =
+            checked::nanos_saturating(arrivals_rng_.exponential_of_rate(arrival_rate_));
         next = gap > kNever - now ? kNever : now + gap;
       } break;
       case ArrivalProcess::constant:
@@ -265,6 +267,9 @@ class Tenant final : public KernelOwner {
   /// The workload's one kernel when it is launched exactly once per request (no repeat, no
   /// per-token count or duration): expand_kernels' short path. nullptr otherwise.
   const KernelSpec* single_launch_ = nullptr;
+  /// Poisson arrivals: 1.0 / (1e9 / rate), the exponential's parameter per ns (exactly the value
+  /// RandomStream::exponential(1e9 / rate) would compute on every draw).
+  double arrival_rate_ = 0;
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
   mutable std::vector<double> lane_finish_scratch_;
   RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;

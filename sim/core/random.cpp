@@ -31,8 +31,10 @@ RandomStream RandomStreams::stream(std::string_view name) const {
 
 double RandomStream::uniform01() { return boost::random::uniform_01<double>()(engine_); }
 
-double RandomStream::exponential(double mean) {
-  return boost::random::exponential_distribution<double>(1.0 / mean)(engine_);
+double RandomStream::exponential(double mean) { return exponential_of_rate(1.0 / mean); }
+
+double RandomStream::exponential_of_rate(double rate) {
+  return boost::random::exponential_distribution<double>(rate)(engine_);
 }
 
 double RandomStream::lognormal(double median, double sigma) {

@@ -61,6 +61,9 @@ class RandomStream {
   double uniform01();
   /// Exponential with the given mean (> 0), in the mean's units.
   double exponential(double mean);
+  /// The same draw as exponential(1.0 / rate) (the distribution's parameter is the rate), for a
+  /// caller that keeps the rate instead of dividing on every draw.
+  double exponential_of_rate(double rate);
   /// Lognormal with the given median (> 0) and sigma of the underlying normal.
   double lognormal(double median, double sigma);
   /// Uniform in [low, high).
