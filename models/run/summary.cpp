@@ -19,10 +19,13 @@ LatencySummary summarize(const Percentiles& samples) {
   LatencySummary s;
   s.count = static_cast<std::int64_t>(q.count());
   s.mean = q.mean();
-  s.p50 = q.quantile(0.5);
-  s.p90 = q.quantile(0.9);
-  s.p99 = q.quantile(0.99);
-  s.p999 = q.quantile(0.999);
+  const double qs[] = {0.5, 0.9, 0.99, 0.999};
+  std::int64_t values[4];
+  q.quantiles(qs, 4, values);
+  s.p50 = values[0];
+  s.p90 = values[1];
+  s.p99 = values[2];
+  s.p999 = values[3];
   s.max = q.max();
   return s;
 }

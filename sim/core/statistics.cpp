@@ -58,24 +58,60 @@ std::int64_t select_rank(std::vector<std::int64_t> values, std::size_t index) {
 // mispredicted on random data. The value is the nearest-rank element whatever the method; the
 // samples are never reordered.
 std::int64_t ExactQuantiles::quantile(double q) {
-  if (values_.empty()) return 0;
-  const double n = static_cast<double>(values_.size());
-  std::size_t rank = static_cast<std::size_t>(std::ceil(q * n));
-  if (rank < 1) rank = 1;
-  if (rank > values_.size()) rank = values_.size();
-  std::size_t index = rank - 1;
-  if (values_.size() <= kSelectSmall) return select_rank(values_, index);
-  if (!indexed_) build_index();
-  if (index == values_.size() - 1) return max_;
-  if (select_shift_ < 0) return min_;  // every sample equal
-  std::size_t bucket = 0;
-  while (index >= select_counts_[bucket]) index -= select_counts_[bucket++];
-  std::vector<std::int64_t> in_bucket;
-  in_bucket.reserve(select_counts_[bucket]);
-  for (const std::int64_t x : values_) {
-    if ((offset_of(x, min_) >> select_shift_) == bucket) in_bucket.push_back(x);
+  std::int64_t value = 0;
+  quantiles(&q, 1, &value);
+  return value;
+}
+
+void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* out) {
+  if (values_.empty()) {
+    std::fill(out, out + k, std::int64_t{0});
+    return;
   }
-  return select_rank(std::move(in_bucket), index);
+  std::vector<std::size_t> index(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    const double n = static_cast<double>(values_.size());
+    std::size_t rank = static_cast<std::size_t>(std::ceil(qs[i] * n));
+    if (rank < 1) rank = 1;
+    if (rank > values_.size()) rank = values_.size();
+    index[i] = rank - 1;
+  }
+  if (values_.size() <= kSelectSmall) {
+    for (std::size_t i = 0; i < k; ++i) out[i] = select_rank(values_, index[i]);
+    return;
+  }
+  if (!indexed_) build_index();
+  // Each wanted rank's bucket and its rank inside it; then one pass gathers every wanted bucket.
+  std::vector<std::size_t> bucket(k, kSelectBuckets), inner(k, 0);
+  std::vector<int> slot_of(kSelectBuckets, -1);
+  std::vector<std::vector<std::int64_t>> gathered;
+  for (std::size_t i = 0; i < k; ++i) {
+    if (index[i] == values_.size() - 1) {
+      out[i] = max_;
+    } else if (select_shift_ < 0) {
+      out[i] = min_;  // every sample equal
+    } else {
+      std::size_t b = 0;
+      std::size_t r = index[i];
+      while (r >= select_counts_[b]) r -= select_counts_[b++];
+      bucket[i] = b;
+      inner[i] = r;
+      if (slot_of[b] < 0) {
+        slot_of[b] = static_cast<int>(gathered.size());
+        gathered.emplace_back();
+        gathered.back().reserve(select_counts_[b]);
+      }
+    }
+  }
+  if (gathered.empty()) return;
+  for (const std::int64_t x : values_) {
+    const int slot = slot_of[offset_of(x, min_) >> select_shift_];
+    if (slot >= 0) gathered[static_cast<std::size_t>(slot)].push_back(x);
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    if (bucket[i] == kSelectBuckets) continue;
+    out[i] = select_rank(gathered[static_cast<std::size_t>(slot_of[bucket[i]])], inner[i]);
+  }
 }
 
 void ExactQuantiles::build_index() {

@@ -9,8 +9,8 @@ namespace gpumux {
 
 /// Exact order statistics of integer samples (latencies). Stores every sample (8 B each).
 /// Quantile definition: nearest rank, q-quantile = sorted[ceil(q * n) - 1] (so p50 of
-/// {1,2,3,4} is 2, max = quantile(1.0)). quantile() selects with nth_element, O(n) per call and
-/// no full sort; asking for increasing q reuses the partition of the previous call.
+/// {1,2,3,4} is 2, max = quantile(1.0)). quantile() selects through a histogram index, O(n)
+/// per call and no sort (statistics.cpp); quantiles() answers several in one pass.
 class ExactQuantiles {
  public:
   void reserve(std::size_t n) { values_.reserve(n); }
@@ -25,6 +25,8 @@ class ExactQuantiles {
   /// histogram index (two passes), each call then one pass (statistics.cpp). The samples stay
   /// in arrival order.
   std::int64_t quantile(double q);
+  /// quantile(qs[i]) into out[i] for i < k, the wanted buckets gathered in one pass.
+  void quantiles(const double* qs, std::size_t k, std::int64_t* out);
   std::int64_t max();
   /// Bytes held by the samples (capacity). O(1).
   std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
@@ -174,6 +176,14 @@ class Percentiles {
     return exact_active_ ? exact_.quantile(q) : sketch_.quantile(q);
   }
   std::int64_t max() { return exact_active_ ? exact_.max() : sketch_.max(); }
+  /// quantile(qs[i]) into out[i] for i < k (exact: one gathering pass for all).
+  void quantiles(const double* qs, std::size_t k, std::int64_t* out) {
+    if (exact_active_) {
+      exact_.quantiles(qs, k, out);
+    } else {
+      for (std::size_t i = 0; i < k; ++i) out[i] = sketch_.quantile(qs[i]);
+    }
+  }
   /// Bytes held (the exact samples' capacity plus the sketch's buckets). O(1).
   std::size_t memory_bytes() const { return exact_.memory_bytes() + sketch_.memory_bytes(); }
   /// True while every sample is kept (the reported quantiles are exact).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <vector>
@@ -246,6 +247,16 @@ TEST(ExactQuantiles, IndexedSelectionIsTheNearestRankElement) {
               << "kind " << kind << " n " << have << " q " << q;
         }
         EXPECT_EQ(e.max(), sorted.back()) << "kind " << kind << " n " << have;
+        // All at once (one gathering pass; two of them may share a bucket): the same values.
+        std::int64_t batch[std::size(kQs)];
+        e.quantiles(kQs, std::size(kQs), batch);
+        for (std::size_t i = 0; i < std::size(kQs); ++i) {
+          std::size_t rank =
+              static_cast<std::size_t>(std::ceil(kQs[i] * static_cast<double>(have)));
+          rank = std::clamp<std::size_t>(rank, 1, have);
+          ASSERT_EQ(batch[i], sorted[rank - 1])
+              << "kind " << kind << " n " << have << " batch " << i;
+        }
       }
       EXPECT_EQ(e.values(), samples) << "kind " << kind << " n " << n;  // left in place
     }
