@@ -237,6 +237,21 @@ bool Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse
   return true;
 }
 
+void Device::set_unshared_bound(KernelRun& k) const {
+  k.l2_factor = 1.0;
+  if (k.occupancy > 0) {
+    // rate_bound with l2_factor 1 depends only on the occupancy (the kernel's f and m and the
+    // geometry are fixed while it runs): computed again only when its SMs changed.
+    if (k.solo_bound_occupancy != k.occupancy) {
+      k.solo_bound = rate_bound(k, k.occupancy);
+      k.solo_bound_occupancy = k.occupancy;
+    }
+    k.rate_max = k.solo_bound;
+  } else {
+    k.rate_max = 0.0;
+  }
+}
+
 void Device::recompute() {
   if (lazy_) {
     if (recompute_lazy()) return;
@@ -251,18 +266,7 @@ void Device::recompute() {
   int memory_kernels = 0;
   bool any_reuse = false;
   for (KernelRun* k : running_) {
-    k->l2_factor = 1.0;
-    if (k->occupancy > 0) {
-      // rate_bound with l2_factor 1 depends only on the occupancy (the kernel's f and m and the
-      // geometry are fixed while it runs): computed again only when its SMs changed.
-      if (k->solo_bound_occupancy != k->occupancy) {
-        k->solo_bound = rate_bound(*k, k->occupancy);
-        k->solo_bound_occupancy = k->occupancy;
-      }
-      k->rate_max = k->solo_bound;
-    } else {
-      k->rate_max = 0.0;
-    }
+    set_unshared_bound(*k);
     if (k->rate_max > 0) {
       ++active;
       if (k->memory_bound > 0) {
@@ -511,10 +515,10 @@ Nanos Device::inline_recompute_solo() {
     }
   }
   if (running_.empty()) {
-    update_busy_solo_idle(now);
+    set_solo_idle(now, solo_levels(0.0, 0.0));
   } else {
     const KernelRun& k = *running_.front();
-    update_busy_solo_running(now, k.occupancy, k.memory_bound * k.l2_factor * k.rate);
+    set_solo_running(now, solo_levels(k.occupancy, k.memory_bound * k.l2_factor * k.rate));
   }
   return next;
 }
@@ -680,16 +684,7 @@ bool Device::recompute_lazy() {
   }
   bool short_of_demand = false;
   for (KernelRun* k : started_) {
-    k->l2_factor = 1.0;
-    if (k->occupancy > 0) {
-      if (k->solo_bound_occupancy != k->occupancy) {
-        k->solo_bound = rate_bound(*k, k->occupancy);
-        k->solo_bound_occupancy = k->occupancy;
-      }
-      k->rate_max = k->solo_bound;
-    } else {
-      k->rate_max = 0.0;
-    }
+    set_unshared_bound(*k);
     short_of_demand |= k->occupancy < k->sm_demand - epsilon;
     if (k->rate_max > 0) {
       ++active_;

@@ -217,12 +217,7 @@ class Device {
   /// HBM `running` says (solo_levels of its occupancy and m x rate): update_busy_single()'s sets.
   void solo_kernel_started(Nanos now, const SoloLevels& running) {
     last_advance_ = now;
-    busy_.set(now, running.busy);
-    useful_.set(now, running.useful);
-    dram_.set(now, running.dram);
-    client_sm_.front().set(now, running.client);
-    busy_clients_.clear();
-    if (running.client != 0.0) busy_clients_.push_back(0);
+    set_solo_running(now, running);
   }
   /// advance() for the one kernel running at `rate`: its remaining work now.
   double solo_advance(Nanos now, double rate, double remaining) {
@@ -239,13 +234,7 @@ class Device {
   /// solo_levels(0, 0).
   void solo_idle(Nanos now, const SoloLevels& idle) {
     last_advance_ = now;
-    busy_.set(now, idle.busy);
-    useful_.set(now, idle.useful);
-    dram_.set(now, idle.dram);
-    if (!busy_clients_.empty()) {  // it held SMs at the last update: back to 0
-      client_sm_.front().set(now, 0.0);
-      busy_clients_.clear();
-    }
+    set_solo_idle(now, idle);
   }
   /// The session's running kernel back in the running set (its fields as the session left them).
   void adopt_solo_kernel(KernelRun& kernel);
@@ -319,27 +308,28 @@ class Device {
   void complete_finished();
   /// recompute() inline when nothing or one new kernel runs: the next completion (kNever: none).
   Nanos inline_recompute_solo();
-  // update_busy_single() for the only client (position 0), inline operation: the same sums from
-  // 0 and the same sets, without looking the client up.
-  void update_busy_solo_running(Nanos now, double occupancy, double bandwidth) {
-    double occupied = 0;
-    double used = 0;
-    double client_value = 0.0;
-    occupied += occupancy;
-    used += bandwidth;
-    client_value += occupancy;
-    set_device_integrals(now, occupied, used);
-    client_sm_.front().set(now, client_value);
+  // update_busy_single() for the only client (position 0), inline operation, from the levels
+  // solo_levels() computes: the same values, the same sets, without looking the client up.
+  void set_solo_running(Nanos now, const SoloLevels& running) {
+    busy_.set(now, running.busy);
+    useful_.set(now, running.useful);
+    dram_.set(now, running.dram);
+    client_sm_.front().set(now, running.client);
     busy_clients_.clear();
-    if (client_value != 0.0) busy_clients_.push_back(0);
+    if (running.client != 0.0) busy_clients_.push_back(0);
   }
-  void update_busy_solo_idle(Nanos now) {
-    set_device_integrals(now, 0.0, 0.0);
+  void set_solo_idle(Nanos now, const SoloLevels& idle) {
+    busy_.set(now, idle.busy);
+    useful_.set(now, idle.useful);
+    dram_.set(now, idle.dram);
     if (!busy_clients_.empty()) {  // it held SMs at the last update: back to 0
       client_sm_.front().set(now, 0.0);
       busy_clients_.clear();
     }
   }
+  // l2_factor 1 and rate_max = the kernel's bound on the SMs it holds (cached per occupancy).
+  void set_unshared_bound(KernelRun& k) const;
+
   void finish_recompute(bool at_bounds);  // schedules the next completion, updates utilization
   // Brings one kernel's remaining work from its `since` up to `now` (lazy state).
   void advance_kernel(KernelRun& k, Nanos now);

@@ -419,6 +419,20 @@ struct StreamedFile {
   std::optional<h5::TableStream> requests, kernels;
 };
 
+// A streamed file's State (its tables, its writer thread), created at `path`. Creating the tables
+// can fail after the file was created: State's members then removed it, and the failure is one
+// OutputError naming the file.
+template <class State>
+std::unique_ptr<State> open_streamed_state(const std::string& path, bool kernels) {
+  try {
+    return std::make_unique<State>(path, kernels);
+  } catch (const OutputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
+  }
+}
+
 }  // namespace
 
 struct StreamedResultFile::State : StreamedFile {
@@ -427,16 +441,8 @@ struct StreamedResultFile::State : StreamedFile {
   }
 };
 
-StreamedResultFile::StreamedResultFile(const std::string& path, bool kernels) {
-  try {
-    state_ = std::make_unique<State>(path, kernels);
-  } catch (const OutputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    // Creating the tables failed after the file was created: State's members removed it.
-    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
-  }
-}
+StreamedResultFile::StreamedResultFile(const std::string& path, bool kernels)
+    : state_(open_streamed_state<State>(path, kernels)) {}
 
 StreamedResultFile::~StreamedResultFile() {
   if (state_) state_->writer.stop();  // before the datasets its jobs write are closed
@@ -492,15 +498,8 @@ struct StreamedCompareFile::State : StreamedFile {
   std::optional<OutputError> error;
 };
 
-StreamedCompareFile::StreamedCompareFile(const std::string& path, bool kernels) {
-  try {
-    state_ = std::make_unique<State>(path, kernels);
-  } catch (const OutputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
-  }
-}
+StreamedCompareFile::StreamedCompareFile(const std::string& path, bool kernels)
+    : state_(open_streamed_state<State>(path, kernels)) {}
 
 StreamedCompareFile::~StreamedCompareFile() {
   if (state_) state_->writer.stop();  // before the datasets its jobs write are closed

@@ -110,6 +110,7 @@ class Tenant final : public KernelOwner {
     std::int64_t input_tokens = 0, output_tokens = 0;
     bool measured = false;
   };
+  bool direct_arrival(Nanos now, DirectArrival& a);
   void direct_arrive(DirectEvents& pending);
   void queue_pending(const DirectEvents& pending);
   bool direct_start(const DirectArrival& a, DirectEvents& pending);
