@@ -6,6 +6,7 @@
 // (several clients, time-slicing, MIG neighbours, faults, warm-up, active windows, two requests
 // in flight, per-request memory, ties from constant arrivals) and on the shipped scenarios, and
 // for a run interrupted part-way (it stops after the same event).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -105,7 +106,7 @@ class ScenarioMaker {
     y << "gpus:\n";
     std::vector<std::pair<std::string, int>> devices;  // device, tenants on it
     for (int g = 0; g < gpus; ++g) {
-      const std::string name = "g" + std::to_string(g);
+      const std::string name = fmt::format("g{}", g);
       const int kind = pick(0, 5);
       y << "  - {name: " << name << ", model: h100-sxm-80gb";
       if (kind <= 2) {
@@ -129,7 +130,7 @@ class ScenarioMaker {
     int t = 0;
     for (const auto& [device, count] : devices) {
       for (int i = 0; i < count; ++i, ++t) {
-        const std::string name = "t" + std::to_string(t);
+        const std::string name = fmt::format("t{}", t);
         names.push_back(name);
         y << tenant(name, device, duration_ms);
       }
@@ -152,11 +153,12 @@ class ScenarioMaker {
       case 0:
         return std::to_string(pick(20, 900)) + "us";
       case 1:
-        return "{exponential: " + std::to_string(pick(20, 900)) + "us}";
+        return std::string("{exponential: ") + std::to_string(pick(20, 900)) + "us}";
       case 2:
-        return "{lognormal: {median: " + std::to_string(pick(20, 500)) + "us, sigma: 0.6}}";
+        return std::string("{lognormal: {median: ") + std::to_string(pick(20, 500)) +
+               "us, sigma: 0.6}}";
       default:
-        return "{uniform: {min: 10us, max: " + std::to_string(pick(20, 900)) + "us}}";
+        return std::string("{uniform: {min: 10us, max: ") + std::to_string(pick(20, 900)) + "us}}";
     }
   }
 
@@ -233,7 +235,8 @@ fs::path write_trace(const fs::path& dir) {
 }
 
 TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
-  const fs::path dir = fs::temp_directory_path() / ("gpumux-direct-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / (std::string("gpumux-direct-") + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path trace = write_trace(dir);
   int checked = 0;
@@ -249,7 +252,7 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
     }
     const RunResult queued = simulate_with(resolved, false);
     const RunResult direct = simulate_with(resolved, true);
-    expect_identical(queued, direct, "seed " + std::to_string(seed) + "\n" + yaml);
+    expect_identical(queued, direct, std::string("seed ") + std::to_string(seed) + "\n" + yaml);
     if (HasFatalFailure()) return;
     ++checked;
     events += static_cast<std::int64_t>(queued.events);

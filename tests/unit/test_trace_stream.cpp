@@ -4,6 +4,7 @@
 // blank lines); a run reading its trace from the file equals the run from the rows in memory;
 // a file changed between validation and run stops the run with one TraceChangedError.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,7 +142,7 @@ TEST(TraceStream, CursorGivesTheInMemoryRowsOnRandomTraces) {
   for (int round = 0; round < 24; ++round) {
     const TraceFormat format = formats[round % 3];
     const int rows = round < 3 ? 1 : rows_of(rng);
-    const std::string path = dir.file("t" + std::to_string(round));
+    const std::string path = dir.file(fmt::format("t{}", round));
     write_file(path, random_trace(rng, format, rows));
     const double scale = round % 4 == 0 ? 0.37 : 1.0;
     const std::vector<TraceRequest> whole = read_trace(path, format, scale);
@@ -174,7 +175,7 @@ TEST(TraceStream, ScanReportsTheSameFirstErrorAsTheInMemoryReader) {
       std::uniform_int_distribution<std::size_t> at(0, text.size() - 1);
       text[at(rng)] = junk[at(rng) % sizeof junk];
     }
-    const std::string path = dir.file("c" + std::to_string(round));
+    const std::string path = dir.file(fmt::format("c{}", round));
     write_file(path, text);
     const std::string expected = error_of([&] { read_trace(path, format); });
     EXPECT_EQ(error_of([&] { scan_trace(path, format); }), expected) << path;
@@ -214,7 +215,7 @@ TEST(TraceStream, RunFromTheFileEqualsRunFromMemoryOnRandomTraces) {
   for (int round = 0; round < 4; ++round) {
     const TraceFormat format = round % 2 ? TraceFormat::mooncake : TraceFormat::csv;
     const std::string text = random_trace(rng, format, 3000, 40);
-    const std::string file = dir.file("r" + std::to_string(round));
+    const std::string file = dir.file(fmt::format("r{}", round));
     write_file(file, text);
     const std::string name = trace_format_name(format);
     const ResolvedScenario streamed =
@@ -261,9 +262,8 @@ TEST(TraceStream, UnquotedRowsSplitAsQuotedOnes) {
   std::string quoted = plain;
   for (int i = 0; i < 500; ++i) {
     const std::string spaces(static_cast<std::size_t>(pad(rng)), ' ');
-    const std::string fields[] = {std::to_string(i) + "." + std::to_string(value(rng)),
-                                  std::to_string(value(rng)), "n" + std::to_string(i),
-                                  std::to_string(value(rng))};
+    const std::string fields[] = {fmt::format("{}.{}", i, value(rng)), std::to_string(value(rng)),
+                                  fmt::format("n{}", i), std::to_string(value(rng))};
     for (int f = 0; f < 4; ++f) {
       plain += spaces + fields[f] + spaces + (f < 3 ? "," : "\n");
       quoted += spaces + "\"" + fields[f] + "\"" + spaces + (f < 3 ? "," : "\n");
