@@ -433,16 +433,7 @@ void Device::complete_finished() {
       return std::find(finished.begin(), finished.end(), k) != finished.end();
     });
   }
-  batching_ = true;
-  for (KernelRun* k : finished) {
-    work_completed_ += k->work - k->remaining;
-    k->rate = 0;
-    k->occupancy = 0;
-    k->owner->on_kernel_finished(*k, sim_.now());
-  }
-  batching_ = false;
-  after_completions();
-  recompute();
+  deliver_finished(finished);
 }
 
 Nanos Device::inline_submit(KernelRun& kernel) {
@@ -789,6 +780,10 @@ void Device::complete_finished_lazy() {
       }
     }
   }
+  deliver_finished(finished);
+}
+
+void Device::deliver_finished(const std::vector<KernelRun*>& finished) {
   batching_ = true;
   for (KernelRun* k : finished) {
     work_completed_ += k->work - k->remaining;

@@ -337,6 +337,9 @@ class Device {
   // after this event needs the full recompute (nothing it changed is then wrong, only partial).
   bool recompute_lazy();
   void complete_finished_lazy();
+  // The tail of both: FINISHED (out of the running set) counted as completed work, each owner
+  // told (one recompute for them all), then the strategy's hook and the recompute.
+  void deliver_finished(const std::vector<KernelRun*>& finished);
   // After a full recompute: enters the lazy state when every kernel holds its SMs and runs at
   // its bound (`at_bounds`), at least two kernels run and each belongs to an attached client.
   void enter_lazy(bool at_bounds);

@@ -433,6 +433,26 @@ std::unique_ptr<State> open_streamed_state(const std::string& path, bool kernels
   }
 }
 
+// The end of a streamed file: BODY(state) writes what is left and closes every group and table,
+// then the file is closed and renamed into place. A failure anywhere stops the writer, removes
+// the temporary file and is thrown as one OutputError naming the file; STATE is released either
+// way (finish() runs once).
+template <class State, class Body>
+void write_close_commit(std::unique_ptr<State>& state, Body&& body) {
+  State& s = *state;
+  try {
+    body(s);
+    s.close_file();
+  } catch (const std::exception& e) {
+    OutputError error = s.output.failure(e);
+    s.writer.stop();
+    state.reset();
+    throw error;
+  }
+  s.output.commit();  // OutputError; the temporary file is removed
+  state.reset();
+}
+
 }  // namespace
 
 struct StreamedResultFile::State : StreamedFile {
@@ -460,21 +480,12 @@ std::uint64_t StreamedResultFile::requests_written() const { return state_->requ
 
 void StreamedResultFile::finish(const RunResult& result) {
   if (!state_) throw std::logic_error("StreamedResultFile::finish called twice");
-  State& s = *state_;
-  try {
+  write_close_commit(state_, [&](State& s) {
     s.finish_tables(s.root);
     write_root_attributes(s.root, result);
     write_run(s.root, result, true, true);
     s.close_tables();
-    s.close_file();
-  } catch (const std::exception& e) {
-    OutputError error = s.output.failure(e);
-    s.writer.stop();
-    state_.reset();
-    throw error;
-  }
-  s.output.commit();  // OutputError; the temporary file is removed
-  state_.reset();
+  });
 }
 
 struct StreamedCompareFile::State : StreamedFile {
@@ -559,26 +570,18 @@ void StreamedCompareFile::finish(const std::vector<RunResult>& results) {
     state_.reset();
     throw error;
   }
-  try {
-    write_root_attributes(s.root, results.front());
+  write_close_commit(state_, [&](State& state) {
+    write_root_attributes(state.root, results.front());
     Json summaries = Json::array();
     Json labels = Json::array();
     for (std::size_t i = 0; i < results.size(); ++i) {
       summaries.push_back(summary_json(results[i]));
-      labels.push_back(s.labels[i]);
+      labels.push_back(state.labels[i]);
     }
-    s.root.set_attribute("strategies", labels.dump());
-    s.root.write_string("summary", summaries.dump());
-    s.strategies = h5::Group(h5::Handle(), "/strategies");
-    s.close_file();
-  } catch (const std::exception& e) {
-    OutputError error = s.output.failure(e);
-    s.writer.stop();
-    state_.reset();
-    throw error;
-  }
-  s.output.commit();  // OutputError; the temporary file is removed
-  state_.reset();
+    state.root.set_attribute("strategies", labels.dump());
+    state.root.write_string("summary", summaries.dump());
+    state.strategies = h5::Group(h5::Handle(), "/strategies");
+  });
 }
 
 void write_result_h5(const std::string& path, const RunResult& result) {

@@ -318,6 +318,13 @@ bool Tenant::run_direct_single(Nanos horizon) {
                static_cast<double>(std::size_t{0}) * static_cast<double>(spec_.workload.host_gap)) +
       static_cast<double>(launch);
 
+  // A fixed duration draws nothing: every request's work is the same number.
+  const bool fixed_duration = spec.duration.kind == DurationDistribution::Kind::fixed;
+  const double fixed_work = fixed_duration
+                                ? kernel_work(static_cast<double>(spec.duration.value) * 1.0 +
+                                              static_cast<double>(spec.per_sequence) * 1.0)
+                                : 0.0;
+
   // The request in flight, if any. (The handlers below are inlined into the loop: one call per
   // event less.)
   bool busy = false;
@@ -347,8 +354,9 @@ bool Tenant::run_direct_single(Nanos horizon) {
       __attribute__((always_inline)) {
     current = a;
     start = now;
-    work = kernel_work(draw(kernels_rng_, spec.duration) * 1.0 +
-                       static_cast<double>(spec.per_sequence) * 1.0);
+    work = fixed_duration ? fixed_work
+                          : kernel_work(draw(kernels_rng_, spec.duration) * 1.0 +
+                                        static_cast<double>(spec.per_sequence) * 1.0);
     solo_latency = std::max(0.0, solo_base + work);
     const Nanos issue = std::max(now + host_before, now);
     const Nanos ready = issue + launch;
@@ -384,9 +392,10 @@ bool Tenant::run_direct_single(Nanos horizon) {
       run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), current.id, 0,
                                       device.index(), first_start, now});
     }
-    run_.record_request(RequestRecord{static_cast<std::uint32_t>(index_), current.id,
-                                      current.arrival, start, now, RequestStatus::completed},
-                        current.measured, -1, current.output_tokens, solo_latency);
+    run_.record_request(
+        RequestOutcome{RequestRecord{static_cast<std::uint32_t>(index_), current.id,
+                                     current.arrival, start, now, RequestStatus::completed},
+                       current.measured, -1, current.output_tokens, solo_latency});
     if (direct_head_ < direct_waiting_.size()) {
       begin(direct_waiting_[direct_head_++], now, true);
       if (direct_head_ * 2 > direct_waiting_.size() && direct_head_ > 64) {

@@ -33,10 +33,6 @@ double RandomStream::uniform01() { return boost::random::uniform_01<double>()(en
 
 double RandomStream::exponential(double mean) { return exponential_of_rate(1.0 / mean); }
 
-double RandomStream::exponential_of_rate(double rate) {
-  return boost::random::exponential_distribution<double>(rate)(engine_);
-}
-
 double RandomStream::lognormal(double median, double sigma) {
   // median * exp(sigma * Z), Z standard normal.
   if (sigma <= 0) return median;

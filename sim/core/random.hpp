@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <boost/random/exponential_distribution.hpp>
+
 #include "sim/core/time.hpp"
 #include "sim/util/strings.hpp"  // fnv1a64
 
@@ -63,7 +65,10 @@ class RandomStream {
   double exponential(double mean);
   /// The same draw as exponential(1.0 / rate) (the distribution's parameter is the rate), for a
   /// caller that keeps the rate instead of dividing on every draw.
-  double exponential_of_rate(double rate);
+  /// Inline: a Poisson arrival process draws one per request.
+  double exponential_of_rate(double rate) {
+    return boost::random::exponential_distribution<double>(rate)(engine_);
+  }
   /// Lognormal with the given median (> 0) and sigma of the underlying normal.
   double lognormal(double median, double sigma);
   /// Uniform in [low, high).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 namespace gpumux {
@@ -18,6 +19,50 @@ std::uint64_t offset_of(std::int64_t x, std::int64_t lo) {
   return static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(lo);
 }
 
+// The least and greatest of `values` (not empty), without branches (std::minmax_element's
+// mispredict on random data).
+std::pair<std::int64_t, std::int64_t> min_max(const std::vector<std::int64_t>& values) {
+  std::int64_t lo0 = values.front(), lo1 = lo0, hi0 = lo0, hi1 = lo0;
+  const std::size_t n = values.size();
+  std::size_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    lo0 = std::min(lo0, values[i]);
+    hi0 = std::max(hi0, values[i]);
+    lo1 = std::min(lo1, values[i + 1]);
+    hi1 = std::max(hi1, values[i + 1]);
+  }
+  if (i < n) {
+    lo0 = std::min(lo0, values[i]);
+    hi0 = std::max(hi0, values[i]);
+  }
+  return {std::min(lo0, lo1), std::max(hi0, hi1)};
+}
+
+// counts[b] = how many of `values` have (x - lo) >> shift == b (every such b < kSelectBuckets;
+// counts has kSelectBuckets entries, overwritten). Four interleaved histograms, summed at the
+// end: runs of equal buckets (a queue's many zero waits) would otherwise make each increment
+// wait for the previous one's store.
+void fill_histogram(const std::vector<std::int64_t>& values, std::int64_t lo, int shift,
+                    std::vector<std::uint32_t>& counts) {
+  std::vector<std::uint32_t> lanes(4 * kSelectBuckets, 0);
+  std::uint32_t* const c = lanes.data();
+  const std::size_t n = values.size();
+  const std::int64_t* const x = values.data();
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    ++c[offset_of(x[i], lo) >> shift];
+    ++c[kSelectBuckets + (offset_of(x[i + 1], lo) >> shift)];
+    ++c[2 * kSelectBuckets + (offset_of(x[i + 2], lo) >> shift)];
+    ++c[3 * kSelectBuckets + (offset_of(x[i + 3], lo) >> shift)];
+  }
+  for (; i < n; ++i) ++c[offset_of(x[i], lo) >> shift];
+  counts.resize(kSelectBuckets);
+  for (std::size_t b = 0; b < kSelectBuckets; ++b) {
+    counts[b] =
+        c[b] + c[kSelectBuckets + b] + c[2 * kSelectBuckets + b] + c[3 * kSelectBuckets + b];
+  }
+}
+
 // The element of rank `index` (0-based, ascending) of `values`, by histogram levels: each level
 // narrows the value range 4096-fold to the bucket holding the rank (two passes with predictable
 // branches), until few elements are left for nth_element.
@@ -29,14 +74,12 @@ std::int64_t select_rank(std::vector<std::int64_t> values, std::size_t index) {
                        values.end());
       return values[index];
     }
-    const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
-    const std::int64_t lo = *lo_it;
-    const std::uint64_t span = offset_of(*hi_it, lo);
+    const auto [lo, hi] = min_max(values);
+    const std::uint64_t span = offset_of(hi, lo);
     if (span == 0) return lo;
     int shift = 0;
     while ((span >> shift) >= kSelectBuckets) ++shift;
-    std::fill(counts.begin(), counts.end(), 0);
-    for (const std::int64_t x : values) ++counts[offset_of(x, lo) >> shift];
+    fill_histogram(values, lo, shift, counts);
     std::size_t bucket = 0;
     while (index >= counts[bucket]) index -= counts[bucket++];
     std::vector<std::int64_t> next;
@@ -115,16 +158,15 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
 }
 
 void ExactQuantiles::build_index() {
-  const auto [lo_it, hi_it] = std::minmax_element(values_.begin(), values_.end());
-  min_ = *lo_it;
-  max_ = *hi_it;
+  std::tie(min_, max_) = min_max(values_);
   const std::uint64_t span = offset_of(max_, min_);
-  select_counts_.assign(kSelectBuckets, 0);
   select_shift_ = -1;
   if (span != 0) {
     select_shift_ = 0;
     while ((span >> select_shift_) >= kSelectBuckets) ++select_shift_;
-    for (const std::int64_t x : values_) ++select_counts_[offset_of(x, min_) >> select_shift_];
+    fill_histogram(values_, min_, select_shift_, select_counts_);
+  } else {
+    select_counts_.assign(kSelectBuckets, 0);
   }
   indexed_ = true;
 }

@@ -21,6 +21,8 @@ from pathlib import Path
 import h5py
 import pytest
 
+from cli_support import temps, wait_for
+
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
@@ -59,10 +61,6 @@ def gpumux(*args, env=None, timeout=60):
     full_env.update(env or {})
     return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=timeout,
                           env=full_env)
-
-
-def temps(directory):
-    return sorted(p.name for p in Path(directory).iterdir() if ".tmp." in p.name)
 
 
 def status_of(path):
@@ -348,15 +346,6 @@ def start(args, env=None):
     full_env.update(env or {})
     return subprocess.Popen([GPUMUX, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=full_env)
-
-
-def wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129),

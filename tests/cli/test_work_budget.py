@@ -11,10 +11,11 @@ progress callback.
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+
+from cli_support import temps, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
@@ -42,19 +43,6 @@ def long_scenario(tmp_path, rate=20000, extra=""):
 
 def gpumux(*args, cwd):
     return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
-
-
-def temps(directory):
-    return sorted(p.name for p in Path(directory).iterdir() if ".tmp." in p.name)
-
-
-def wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_validate_accepts_what_only_record_memory_refused(tmp_path):

@@ -27,59 +27,12 @@
 #include "models/run/runner.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
+#include "tests/support/identical_runs.hpp"
 
 namespace gpumux {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string summary_of(const RunResult& r) {
-  nlohmann::ordered_json j = summary_json(r);
-  j.erase("wall_s");
-  return j.dump();
-}
-
-// Everything a run reports, compared exactly.
-void expect_identical(const RunResult& a, const RunResult& b, const std::string& what) {
-  EXPECT_EQ(a.status, b.status) << what;
-  EXPECT_EQ(summary_of(a), summary_of(b)) << what;
-  ASSERT_EQ(a.requests.size(), b.requests.size()) << what;
-  for (std::size_t i = 0; i < a.requests.size(); ++i) {
-    const RequestRecord& x = a.requests[i];
-    const RequestRecord& y = b.requests[i];
-    ASSERT_TRUE(x.tenant == y.tenant && x.request_id == y.request_id &&
-                x.arrival_ns == y.arrival_ns && x.start_ns == y.start_ns &&
-                x.finish_ns == y.finish_ns && x.status == y.status)
-        << what << ": request record " << i << " differs (tenant " << x.tenant << "/" << y.tenant
-        << ", id " << x.request_id << "/" << y.request_id << ", finish " << x.finish_ns << "/"
-        << y.finish_ns << ")";
-  }
-  ASSERT_EQ(a.kernels.size(), b.kernels.size()) << what;
-  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
-    const KernelRecord& x = a.kernels[i];
-    const KernelRecord& y = b.kernels[i];
-    ASSERT_TRUE(x.tenant == y.tenant && x.request_id == y.request_id &&
-                x.kernel_index == y.kernel_index && x.device == y.device &&
-                x.start_ns == y.start_ns && x.finish_ns == y.finish_ns)
-        << what << ": kernel record " << i << " differs";
-  }
-  ASSERT_EQ(a.events_log.size(), b.events_log.size()) << what;
-  for (std::size_t i = 0; i < a.events_log.size(); ++i) {
-    EXPECT_EQ(a.events_log[i].time_ns, b.events_log[i].time_ns) << what;
-    EXPECT_EQ(a.events_log[i].detail, b.events_log[i].detail) << what;
-  }
-  ASSERT_EQ(a.timeseries.size(), b.timeseries.size()) << what;
-  for (const auto& [device, series] : a.timeseries) {
-    const auto& other = b.timeseries.at(device);
-    ASSERT_EQ(series.size(), other.size()) << what << " " << device;
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      ASSERT_TRUE(series[i].time_ns == other[i].time_ns && series[i].sm_busy == other[i].sm_busy &&
-                  series[i].dram_busy == other[i].dram_busy &&
-                  series[i].memory_used_bytes == other[i].memory_used_bytes)
-          << what << ": sample " << i << " of " << device << " differs";
-    }
-  }
-}
 
 RunResult simulate_with(const ResolvedScenario& resolved, bool direct) {
   RunOptions options;
@@ -252,7 +205,8 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
     }
     const RunResult queued = simulate_with(resolved, false);
     const RunResult direct = simulate_with(resolved, true);
-    expect_identical(queued, direct, std::string("seed ") + std::to_string(seed) + "\n" + yaml);
+    testing::expect_identical_runs(queued, direct,
+                                   std::string("seed ") + std::to_string(seed) + "\n" + yaml);
     if (HasFatalFailure()) return;
     ++checked;
     events += static_cast<std::int64_t>(queued.events);
@@ -296,7 +250,7 @@ TEST(DirectPath, MD1IsIdentical) {
   const ResolvedScenario resolved = resolve_scenario(load_scenario_text(kMd1, "md1.yaml"));
   const RunResult queued = simulate_with(resolved, false);
   const RunResult direct = simulate_with(resolved, true);
-  expect_identical(queued, direct, "md1");
+  testing::expect_identical_runs(queued, direct, "md1");
   EXPECT_GT(queued.events, 4000);
   // All but the arrivals after each tick (every 100 ms) and their busy periods ran inline.
   EXPECT_GT(direct.events_inline, queued.events * 9 / 10);
@@ -318,7 +272,7 @@ TEST(DirectPath, AnInterruptedRunStopsAfterTheSameEvent) {
   EXPECT_EQ(results[0].status, "interrupted");
   EXPECT_EQ(results[0].events, 8192U);
   EXPECT_GT(results[1].events_inline, 0U);
-  expect_identical(results[0], results[1], "interrupted md1");
+  testing::expect_identical_runs(results[0], results[1], "interrupted md1");
 }
 
 TEST(DirectPath, ShippedScenariosAreIdentical) {
@@ -327,8 +281,8 @@ TEST(DirectPath, ShippedScenariosAreIdentical) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".yaml") continue;
     const ResolvedScenario resolved = resolve_scenario(load_scenario_file(entry.path().string()));
-    expect_identical(simulate_with(resolved, false), simulate_with(resolved, true),
-                     entry.path().filename().string());
+    testing::expect_identical_runs(simulate_with(resolved, false), simulate_with(resolved, true),
+                                   entry.path().filename().string());
     ++checked;
   }
   EXPECT_GE(checked, 10);

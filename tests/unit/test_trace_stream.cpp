@@ -21,6 +21,7 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/trace_reader.hpp"
+#include "tests/support/identical_runs.hpp"
 
 namespace gpumux {
 namespace {
@@ -227,18 +228,8 @@ TEST(TraceStream, RunFromTheFileEqualsRunFromMemoryOnRandomTraces) {
     const std::vector<TraceRequest> rows = read_trace(file, format, 0.5);
     held.traces[0].held = std::make_shared<const std::vector<TraceRequest>>(rows);
     const RunResult b = simulate(held);
-    ASSERT_EQ(a.requests.size(), b.requests.size());
     ASSERT_GT(a.requests.size(), 100u);
-    for (std::size_t i = 0; i < a.requests.size(); ++i) {
-      const RequestRecord& x = a.requests[i];
-      const RequestRecord& y = b.requests[i];
-      ASSERT_TRUE(x.tenant == y.tenant && x.request_id == y.request_id &&
-                  x.arrival_ns == y.arrival_ns && x.start_ns == y.start_ns &&
-                  x.finish_ns == y.finish_ns && x.status == y.status)
-          << "round " << round << " record " << i;
-    }
-    EXPECT_EQ(a.tenants[0].latency.p99, b.tenants[0].latency.p99);
-    EXPECT_EQ(a.events, b.events);
+    testing::expect_identical_runs(a, b, fmt::format("round {}", round));
     // The replayed tenant's arrivals are the trace's, in order, up to `duration`.
     std::size_t k = 0;
     for (const RequestRecord& r : a.requests) {

@@ -1,0 +1,63 @@
+#pragma once
+// Test helper: two runs that must be the same run (an optimisation on and off, a trace streamed
+// and held in memory) compared exactly: status, summary (less wall_s), every request, kernel and
+// event record and every timeseries sample.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/output/result_io.hpp"
+#include "models/run/result.hpp"
+
+namespace gpumux::testing {
+
+inline std::string summary_without_wall_time(const RunResult& r) {
+  nlohmann::ordered_json j = summary_json(r);
+  j.erase("wall_s");
+  return j.dump();
+}
+
+// Everything a run reports, compared exactly; WHAT names the case in failures.
+inline void expect_identical_runs(const RunResult& a, const RunResult& b, const std::string& what) {
+  EXPECT_EQ(a.status, b.status) << what;
+  EXPECT_EQ(summary_without_wall_time(a), summary_without_wall_time(b)) << what;
+  ASSERT_EQ(a.requests.size(), b.requests.size()) << what;
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    const RequestRecord& x = a.requests[i];
+    const RequestRecord& y = b.requests[i];
+    ASSERT_TRUE(x.tenant == y.tenant && x.request_id == y.request_id &&
+                x.arrival_ns == y.arrival_ns && x.start_ns == y.start_ns &&
+                x.finish_ns == y.finish_ns && x.status == y.status)
+        << what << ": request record " << i << " differs (tenant " << x.tenant << "/" << y.tenant
+        << ", id " << x.request_id << "/" << y.request_id << ", finish " << x.finish_ns << "/"
+        << y.finish_ns << ")";
+  }
+  ASSERT_EQ(a.kernels.size(), b.kernels.size()) << what;
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    const KernelRecord& x = a.kernels[i];
+    const KernelRecord& y = b.kernels[i];
+    ASSERT_TRUE(x.tenant == y.tenant && x.request_id == y.request_id &&
+                x.kernel_index == y.kernel_index && x.device == y.device &&
+                x.start_ns == y.start_ns && x.finish_ns == y.finish_ns)
+        << what << ": kernel record " << i << " differs";
+  }
+  ASSERT_EQ(a.events_log.size(), b.events_log.size()) << what;
+  for (std::size_t i = 0; i < a.events_log.size(); ++i) {
+    EXPECT_EQ(a.events_log[i].time_ns, b.events_log[i].time_ns) << what;
+    EXPECT_EQ(a.events_log[i].detail, b.events_log[i].detail) << what;
+  }
+  ASSERT_EQ(a.timeseries.size(), b.timeseries.size()) << what;
+  for (const auto& [device, series] : a.timeseries) {
+    const auto& other = b.timeseries.at(device);
+    ASSERT_EQ(series.size(), other.size()) << what << " " << device;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      ASSERT_TRUE(series[i].time_ns == other[i].time_ns && series[i].sm_busy == other[i].sm_busy &&
+                  series[i].dram_busy == other[i].dram_busy &&
+                  series[i].memory_used_bytes == other[i].memory_used_bytes)
+          << what << ": sample " << i << " of " << device << " differs";
+    }
+  }
+}
+
+}  // namespace gpumux::testing
