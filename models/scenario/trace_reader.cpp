@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <fmt/format.h>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -498,9 +499,12 @@ constexpr std::uint64_t kHashSeed = 0xCBF29CE484222325ULL;
 // Lines from a file read in fixed blocks of kTraceBlockBytes (the last one shorter): the same
 // lines and numbers as std::getline (a last line without '\n' counts; '\r' and a UTF-8
 // byte-order mark on line 1 dropped, as LineReader does). `read_block(buffer, offset)` returns
-// the bytes read, 0 at the end. Hashes every block it reads.
+// the bytes read, 0 at the end. Hashes every block it reads. With no size limit on the file,
+// a line is bounded (kMaxTraceLineBytes: a binary or corrupt file fails at its first block
+// instead of being gathered into one huge line) and so is the line count (int line numbers).
 class BlockLines {
  public:
+  explicit BlockLines(std::string source) : source_(std::move(source)) {}
   template <typename ReadBlock>
   bool next(std::string& line, ReadBlock&& read_block) {
     while (true) {
@@ -509,6 +513,7 @@ class BlockLines {
         const void* newline = std::memchr(start, '\n', size_ - pos_);
         if (newline != nullptr) {
           const auto length = static_cast<std::size_t>(static_cast<const char*>(newline) - start);
+          if (pending_.size() + length > kMaxTraceLineBytes) too_long();
           if (pending_.empty()) {
             line.assign(start, length);
           } else {
@@ -519,6 +524,7 @@ class BlockLines {
           pos_ += length + 1;
           return finish_line(line);
         }
+        if (pending_.size() + (size_ - pos_) > kMaxTraceLineBytes) too_long();
         pending_.append(start, size_ - pos_);
         pos_ = size_;
       }
@@ -545,13 +551,23 @@ class BlockLines {
   bool at_end() const { return eof_; }
 
  private:
+  [[noreturn]] void too_long() const {
+    fail(source_, number_ + 1,
+         fmt::format("a line longer than {}: not a trace (a binary or corrupt file?)",
+                     input_file::format_limit(kMaxTraceLineBytes)));
+  }
   bool finish_line(std::string& line) {
+    if (number_ == std::numeric_limits<int>::max()) {
+      fail(source_, number_,
+           fmt::format("more than {} lines: over the limit for a trace file", number_));
+    }
     ++number_;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (number_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     return true;
   }
 
+  std::string source_;
   std::vector<char> buffer_;
   std::size_t size_ = 0;
   std::size_t pos_ = 0;
@@ -630,7 +646,7 @@ TraceSummary scan_trace(const std::string& path, TraceFormat format, double time
   out.format = format;
   out.time_scale = time_scale;
   try {
-    input_file::check(path, input_file::kMaxTraceBytes, "trace file");
+    input_file::check(path, input_file::kStreamedTraceBytes, "trace file");
   } catch (const input_file::FileError& e) {
     fail(path, 0, e.what());
   }
@@ -653,7 +669,7 @@ TraceSummary scan_trace(const std::string& path, TraceFormat format, double time
   out.inode = static_cast<std::uint64_t>(info.st_ino);
   out.mtime_ns = mtime_ns(info);
 
-  BlockLines lines;
+  BlockLines lines(path);
   RowParser parser(path, format);
   ArrivalClock clock(path, time_scale, /*defer=*/true);
   const auto read_block = [&](char* buffer, std::int64_t offset) {
@@ -679,6 +695,7 @@ TraceSummary scan_trace(const std::string& path, TraceFormat format, double time
 struct TraceCursor::State {
   explicit State(const TraceSummary& s)
       : summary(s),
+        lines(summary.path),
         parser(summary.path, summary.format),
         clock(summary.path, summary.time_scale, /*defer=*/false) {}
   TraceSummary summary;  // a copy: the cursor may outlive the resolved scenario's vector

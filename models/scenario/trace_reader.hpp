@@ -59,6 +59,12 @@ std::vector<TraceRequest> parse_trace(std::istream& in, const std::string& sourc
 
 /// The cursor's read size: its buffer, and the unit the content hash is computed over.
 inline constexpr std::size_t kTraceBlockBytes = std::size_t{64} << 10;
+/// The longest line a streamed trace may have: 1 MiB. The longest rows of the public traces
+/// are a few KB (source: Mooncake FAST'25 conversation_trace.jsonl 2,053 B and
+/// synthetic_trace.jsonl 2,698 B, https://github.com/kvcache-ai/Mooncake; Azure LLM inference
+/// 2023 csv rows under 100 B, https://github.com/Azure/AzurePublicDataset), so a longer line is
+/// a binary or corrupt file, refused at its first block.
+inline constexpr std::size_t kMaxTraceLineBytes = std::size_t{1} << 20;
 
 /// What resolve keeps of a checked trace file (scan_trace): O(1) memory except for a pipe.
 struct TraceSummary {

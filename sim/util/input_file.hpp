@@ -6,6 +6,7 @@
 // sockets and directories are refused before any byte is read. Each refusal is one line that
 // names the limit; the caller adds the location (file, key).
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "sim/util/error.hpp"
@@ -21,10 +22,14 @@ class FileError : public UserError {
 /// Scenario and device-profile YAML: hand-written, a few KB; 16 MiB leaves room for a
 /// generated scenario with thousands of tenants.
 inline constexpr std::int64_t kMaxScenarioBytes = std::int64_t{16} << 20;
-/// Request traces and kernel traces (csv, JSON, ncu csv): read whole, then parsed into about
-/// as much memory again; 2 GiB holds tens of millions of requests (the public Azure and
+/// Kernel traces (JSON, ncu csv) and request traces from a pipe: read whole, then parsed into
+/// about as much memory again; 2 GiB holds tens of millions of requests (the public Azure and
 /// Mooncake traces are below 200 MB).
 inline constexpr std::int64_t kMaxTraceBytes = std::int64_t{2} << 30;
+/// Arrival traces on a regular file are read as a stream (models/scenario/trace_reader.hpp:
+/// two passes, flat memory): the disk is their limit. A trace from a pipe is held in memory and
+/// keeps kMaxTraceBytes.
+inline constexpr std::int64_t kStreamedTraceBytes = std::numeric_limits<std::int64_t>::max();
 /// Nsight Systems SQLite exports: SQLite reads them page by page (only the kernel, copy and
 /// memory tables are loaded), so the limit is the disk's rather than memory's.
 inline constexpr std::int64_t kMaxSqliteBytes = std::int64_t{64} << 30;

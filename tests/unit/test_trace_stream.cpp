@@ -195,6 +195,31 @@ TEST(TraceStream, ScanReportsTheSameFirstErrorAsTheInMemoryReader) {
                   "line 2)");
 }
 
+// A streamed trace has no size limit, so a line is bounded instead: a line one byte over
+// kMaxTraceLineBytes fails at its number, whether it ends in the first block, spans several or
+// is the last (no newline); one of exactly that length is still read.
+TEST(TraceStream, ALineLongerThanTheLimitFailsAtItsNumber) {
+  TempDir dir;
+  const std::string path = dir.file("long.csv");
+  for (const bool last : {false, true}) {
+    for (const std::size_t extra : {std::size_t{0}, std::size_t{1}}) {
+      // Line 3 holds a quoted note of the length wanted, the whole line being N bytes.
+      const std::string head = "arrival,note\n1ms,a\n";
+      const std::size_t n = kMaxTraceLineBytes + extra;
+      std::string line = "2ms,\"" + std::string(n - 6, 'x') + "\"";
+      ASSERT_EQ(line.size(), n);
+      write_file(path, head + line + (last ? "" : "\n3ms,b\n"));
+      const std::string error = error_of([&] { scan_trace(path, TraceFormat::csv); });
+      if (extra == 0) {
+        EXPECT_EQ(error, "") << "last " << last;
+        EXPECT_EQ(scan_trace(path, TraceFormat::csv).rows, last ? 2 : 3);
+      } else {
+        EXPECT_CONTAINS(error, "long.csv:3: a line longer than 1 MiB: not a trace");
+      }
+    }
+  }
+}
+
 std::string trace_scenario(const std::string& trace, const std::string& format) {
   return "name: stream\nseed: 3\nduration: 4s\n"
          "gpus: [{name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps}}]\n"
