@@ -70,7 +70,11 @@ inline double round_half_away(double x) {
 inline std::int64_t nanos_saturating(double ns) {
   if (!(ns < 9223372036854775808.0)) return kMaxInt64;  // 2^63; also NaN
   if (ns <= 0) return 0;
-  return static_cast<std::int64_t>(round_half_away(ns));
+  // round_half_away for ns in (0, 2^63), without its sign cases: the truncation plus one when
+  // the (exact) fraction is at least a half; from 2^52 on ns is already an integer.
+  auto t = static_cast<std::int64_t>(ns);
+  if (ns < 4503599627370496.0) t += (ns - static_cast<double>(t)) >= 0.5 ? 1 : 0;
+  return t;
 }
 
 /// nanos_saturating(std::ceil(q)), the same integer, without the two libm calls (the build

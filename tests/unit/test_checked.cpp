@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "sim/util/checked.hpp"
@@ -95,6 +96,31 @@ TEST(Checked, SaturatingForms) {
   EXPECT_EQ(nanos_saturating(kNaN), kMax);
   EXPECT_EQ(nanos_saturating(1e300), kMax);
   EXPECT_EQ(nanos_saturating(static_cast<double>(kMax)), kMax);
+}
+
+// nanos_saturating is std::llround on (0, 2^63) (clamped outside): on random magnitudes from
+// 1e-3 to 2^63, on exact halves and their neighbours, and across 2^52 where doubles become
+// integers.
+TEST(Checked, NanosSaturatingIsLlroundOnRandomValues) {
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> exponent(-3.0, 18.9);
+  auto expect_llround = [](double x) {
+    const std::int64_t want = x <= 0 ? 0 : std::llround(x);
+    ASSERT_EQ(nanos_saturating(x), want) << std::hexfloat << x;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const double x = std::pow(10.0, exponent(rng));
+    if (x < 9.2e18) expect_llround(x);
+    const double half = std::floor(x) + 0.5;
+    if (half < 4503599627370496.0) {
+      expect_llround(half);
+      expect_llround(std::nextafter(half, 0.0));
+      expect_llround(std::nextafter(half, 1e300));
+    }
+  }
+  for (int k = -16; k <= 16; ++k) expect_llround(4503599627370496.0 + 0.5 * k);  // 2^52 +- 8
+  expect_llround(0.49999999999999994);  // the largest double below 0.5
+  expect_llround(5e-324);
 }
 
 }  // namespace
