@@ -27,6 +27,7 @@ bool Device::attach_client(int tenant, std::string& /*reason*/) {
       client_of_tenant_[static_cast<std::size_t>(tenant)] = static_cast<int>(clients_.size());
     }
   }
+  if (clients_.empty()) first_client_tenant_ = tenant;
   clients_.push_back(tenant);
   client_memory_.push_back(0);
   client_sm_.emplace_back();
@@ -354,7 +355,11 @@ void Device::update_busy_single() {
     occupied += k->occupancy;
     bandwidth += k->memory_bound * k->l2_factor * k->rate;
     const auto tenant = static_cast<std::size_t>(k->tenant);
-    if (k->tenant >= 0 && tenant < client_of_tenant_.size() && client_of_tenant_[tenant] >= 0) {
+    if (k->tenant >= 0 && k->tenant == first_client_tenant_) {
+      position = 0;  // (the usual one client: no lookup in client_of_tenant_)
+      client_value += k->occupancy;
+    } else if (k->tenant >= 0 && tenant < client_of_tenant_.size() &&
+               client_of_tenant_[tenant] >= 0) {
       position = static_cast<std::uint32_t>(client_of_tenant_[tenant]);
       client_value += k->occupancy;
     }

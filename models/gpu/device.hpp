@@ -285,6 +285,31 @@ class Device {
   Simulator& sim_;
 
  private:
+  // What every event on the device reads or writes, together (a few cache lines): a run over
+  // hundreds of devices visits each one's state cold, and a field per line was a miss per field.
+  DeviceGeometry geometry_;  // (its numbers: SMs and bandwidth, for the utilization levels)
+  std::vector<KernelRun*> running_;
+  EventId completion_event_;
+  Nanos last_advance_ = 0;
+  Nanos inline_next_ = kNever;  // (inline operation) the next completion time
+  std::uint64_t next_run_seq_ = 0;
+  bool batching_ = false;
+  bool in_overhead_ = false;
+  bool inline_ = false;  // finish_recompute hands the next completion to inline_next_
+  bool eager_ = false;
+  bool lazy_ = false;     // the lazy state below is valid
+  SoloCache solo_cache_;  // solo_rates()' last kernel (inline_recompute_solo)
+  TimeWeightedValue busy_, useful_, dram_;
+  double work_progressed_ = 0, work_completed_ = 0, work_discarded_ = 0;
+  std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_
+  std::vector<int> client_of_tenant_;         // tenant index -> position in clients_, or -1
+  int first_client_tenant_ = -1;  // clients_[0]'s tenant (client_of_tenant_ says 0 for it)
+  // update_busy touches only the clients holding SMs now or at the last update (a client at 0
+  // staying at 0 adds exactly nothing to its integral), so a recompute costs O(running kernels).
+  std::vector<std::uint32_t> busy_clients_;  // positions whose client_sm_ value is not 0
+  std::vector<KernelRun*> finished_scratch_;
+
+ private:
   void on_completion();  // event: the earliest running kernel finishes now
   void update_busy();
   void grant_sms();  // residency: freed SMs to dispatching kernels, in dispatch order
@@ -351,27 +376,15 @@ class Device {
   void push_finish(Nanos at, KernelRun* kernel);
   void pop_finish();
 
-  DeviceGeometry geometry_;
   SharingLimits limits_;
   int index_ = -1;
   std::vector<int> clients_;
   std::vector<std::int64_t> client_memory_;  // parallel to clients_
-  std::vector<KernelRun*> running_;
   MaxMinProblem problem_;
-  EventId completion_event_;
-  Nanos last_advance_ = 0;
-  bool batching_ = false;
-  bool in_overhead_ = false;
-  bool inline_ = false;         // finish_recompute hands the next completion to inline_next_
-  Nanos inline_next_ = kNever;  // (inline operation) the next completion time
-  SoloCache solo_cache_;        // solo_rates()' last kernel (inline_recompute_solo)
-  bool eager_ = false;
-  std::uint64_t next_run_seq_ = 0;
 
   // Lazy state, valid while lazy_: every running kernel holds its SM demand and runs at its
   // bound with l2_factor 1; every running kernel has a finish entry in finish_heap_ (if it
   // finishes before the int64 horizon). Outside it, client_held_ and client_kernels_ are 0.
-  bool lazy_ = false;
   std::int64_t lazy_recomputes_ = 0;
   double occupied_sum_ = 0;          // sum of occupancy
   double bandwidth_sum_ = 0;         // sum of memory_bound * rate (the HBM demand at the bounds)
@@ -387,19 +400,11 @@ class Device {
 
   std::int64_t memory_used_ = 0;
   std::int64_t memory_peak_ = 0;
-  TimeWeightedValue busy_, useful_, dram_;
-  std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_
-  // update_busy touches only the clients holding SMs now or at the last update (a client at 0
-  // staying at 0 adds exactly nothing to its integral), so a recompute costs O(running kernels).
-  std::vector<int> client_of_tenant_;             // tenant index -> position in clients_, or -1
-  std::vector<std::uint32_t> busy_clients_;       // positions whose client_sm_ value is not 0
   std::vector<std::uint32_t> touched_scratch_;    // positions to set in this update
   std::vector<double> client_occupancy_scratch_;  // by position; all 0 between updates
   std::vector<char> client_touched_scratch_;      // by position; all 0 between updates
-  std::vector<KernelRun*> finished_scratch_;
   std::vector<KernelRun*> order_scratch_;
   std::vector<double> client_held_scratch_;  // by tenant index
-  double work_progressed_ = 0, work_completed_ = 0, work_discarded_ = 0;
   std::int64_t context_switches_ = 0;
   Nanos switch_overhead_ = 0;
 };

@@ -265,9 +265,12 @@ void Tenant::direct_completion(DirectEvents& pending) {
   pending.completion = kNever;
   if (!device.inline_complete(kernel, pending.completion)) return;  // runs on
   direct_in_completion_ = true;
-  run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), r.id, kernel.kernel_index,
-                                  device.index(), kernel.first_start, now});
-  if (r.first_token < 0 && r.specs[stream.next_kernel]->repeat_per_token == TokenCount::output) {
+  if (run_.wants_kernels()) {
+    run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), r.id, kernel.kernel_index,
+                                    device.index(), kernel.first_start, now});
+  }
+  if (output_token_kernels_ && r.first_token < 0 &&
+      r.specs[stream.next_kernel]->repeat_per_token == TokenCount::output) {
     r.first_token = now;
   }
   ++stream.next_kernel;

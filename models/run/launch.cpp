@@ -177,13 +177,15 @@ void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
   Stream& stream = *static_cast<Stream*>(kernel.owner_data);
   LaunchSequence& sequence = *stream.sequence;
   if (sequence.dead) return;
-  run_.record_kernel(KernelRecord{
-      static_cast<std::uint32_t>(index_), sequence.id, kernel.kernel_index,
-      devices_[static_cast<std::size_t>(stream.device)]->index(), kernel.first_start, now});
+  if (run_.wants_kernels()) {  // (else nothing to build: a run over many devices reads each cold)
+    run_.record_kernel(KernelRecord{
+        static_cast<std::uint32_t>(index_), sequence.id, kernel.kernel_index,
+        devices_[static_cast<std::size_t>(stream.device)]->index(), kernel.first_start, now});
+  }
   // A request alone: its first token is ready when its first decode kernel ends (a batched
   // iteration's first token is counted for the whole batch by end_iteration).
   Request* r = sequence.request;
-  if (r != nullptr && r->first_token < 0 && stream.device == 0 &&
+  if (output_token_kernels_ && r != nullptr && r->first_token < 0 && stream.device == 0 &&
       sequence.specs[stream.next_kernel]->repeat_per_token == TokenCount::output) {
     r->first_token = now;
   }

@@ -16,14 +16,17 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
       spec_(spec),
       devices_(std::move(devices)),
       launch_overhead_(launch_overhead),
-      arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
       kernels_rng_(run.streams.stream("tenant/" + spec.name + "/kernels")),
+      arrivals_rng_(run.streams.stream("tenant/" + spec.name + "/arrivals")),
       tokens_rng_(run.streams.stream("tenant/" + spec.name + "/tokens")) {
   const TraceSummary& trace = run.resolved.traces[static_cast<std::size_t>(index)];
   if (spec.workload.arrivals.process == ArrivalProcess::trace) trace_ = TraceCursor(trace);
   arrivals_end_ =
       std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
-  for (const KernelSpec& k : spec.workload.kernels) lanes_ = std::max(lanes_, k.lane + 1);
+  for (const KernelSpec& k : spec.workload.kernels) {
+    lanes_ = std::max(lanes_, k.lane + 1);
+    output_token_kernels_ = output_token_kernels_ || k.repeat_per_token == TokenCount::output;
+  }
   direct_ = run.direct_path && direct_workload();
   if (spec.workload.arrivals.process == ArrivalProcess::poisson) {
     arrival_rate_ = 1.0 / (1e9 / spec.workload.arrivals.rate_per_s);

@@ -260,6 +260,8 @@ class Tenant final : public KernelOwner {
   void release(std::int64_t bytes);
   void release_all();
 
+  // Declared in two groups: first what a kernel's or a request's events read or write (a few
+  // cache lines; a run over hundreds of tenants visits each one's state cold), then the rest.
   Run& run_;
   int index_;
   const TenantSpec& spec_;
@@ -268,34 +270,39 @@ class Tenant final : public KernelOwner {
   /// The workload's one kernel when it is launched exactly once per request (no repeat, no
   /// per-token count or duration): expand_kernels' short path. nullptr otherwise.
   const KernelSpec* single_launch_ = nullptr;
+  /// Some kernel of the workload repeats per output token: only then can a kernel's end be a
+  /// request's first token (every spec a sequence holds is one of the workload's kernels).
+  bool output_token_kernels_ = false;
+  bool dead_ = false;
+  /// `active.until` has passed: no arrivals, no restart, the start-up memory is freed.
+  bool stopped_ = false;
+  bool rejected_ = false;
+  bool iteration_running_ = false;
+  bool iteration_pending_ = false;     // an on_iteration_due event is scheduled
+  bool direct_ = false;                // direct_workload() and the run allows the direct path
+  bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
+  int in_flight_ = 0;
+  int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
+  RandomStream kernels_rng_;
+  std::uint64_t next_id_ = 0;
+  /// Arrivals stop here: min(scenario duration, active.until).
+  Nanos arrivals_end_ = 0;
   /// Poisson arrivals: 1.0 / (1e9 / rate), the exponential's parameter per ns (exactly the value
   /// RandomStream::exponential(1e9 / rate) would compute on every draw).
   double arrival_rate_ = 0;
-  int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
+  std::vector<std::unique_ptr<Request>> in_flight_list_;
+  std::vector<std::unique_ptr<Request>> graveyard_;      // recycled outside device callbacks
+  std::vector<std::unique_ptr<Request>> free_requests_;  // recycled, capacity kept
+  std::deque<std::unique_ptr<Request>> queue_;
+
+  RandomStream arrivals_rng_, tokens_rng_;
   mutable std::vector<double> lane_finish_scratch_;
-  RandomStream arrivals_rng_, kernels_rng_, tokens_rng_;
   /// The tenant's arrival trace, read from its file a request at a time as arrivals are
   /// scheduled (checked by the resolver, run.resolved.traces; memory O(1) in the trace's length:
   /// issue 12 item 3). trace_request_ is the last request read: the one arriving next.
   TraceCursor trace_;
   TraceRequest trace_request_;
-  std::uint64_t next_id_ = 0;
-  std::deque<std::unique_ptr<Request>> queue_;
-  std::vector<std::unique_ptr<Request>> in_flight_list_;
-  std::vector<std::unique_ptr<Request>> graveyard_;      // recycled outside device callbacks
-  std::vector<std::unique_ptr<Request>> free_requests_;  // recycled, capacity kept
-  int in_flight_ = 0;
-  bool dead_ = false;
-  /// `active.until` has passed: no arrivals, no restart, the start-up memory is freed.
-  bool stopped_ = false;
-  /// Arrivals stop here: min(scenario duration, active.until).
-  Nanos arrivals_end_ = 0;
-  bool rejected_ = false;
-  Iteration iteration_;  // the batched-serving iteration in progress
-  bool iteration_running_ = false;
-  bool iteration_pending_ = false;     // an on_iteration_due event is scheduled
-  bool direct_ = false;                // direct_workload() and the run allows the direct path
-  bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
+  Iteration iteration_;                        // the batched-serving iteration in progress
   std::vector<DirectArrival> direct_waiting_;  // inline: waiting requests, from direct_head_ on
   std::size_t direct_head_ = 0;
 };

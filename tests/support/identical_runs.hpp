@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "models/output/result_io.hpp"
 #include "models/run/result.hpp"
@@ -18,30 +19,33 @@ inline std::string summary_without_wall_time(const RunResult& r) {
   return j.dump();
 }
 
+inline bool same_record(const RequestRecord& x, const RequestRecord& y) {
+  return x.tenant == y.tenant && x.request_id == y.request_id && x.arrival_ns == y.arrival_ns &&
+         x.start_ns == y.start_ns && x.finish_ns == y.finish_ns && x.status == y.status;
+}
+inline bool same_record(const KernelRecord& x, const KernelRecord& y) {
+  return x.tenant == y.tenant && x.request_id == y.request_id && x.kernel_index == y.kernel_index &&
+         x.device == y.device && x.start_ns == y.start_ns && x.finish_ns == y.finish_ns;
+}
+// Two runs' request (or kernel) records, field by field; the first difference names its index.
+template <class Record>
+void expect_same_records(const std::vector<Record>& a, const std::vector<Record>& b,
+                         const char* kind, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what << ": " << kind << " records";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(same_record(a[i], b[i]))
+        << what << ": " << kind << " record " << i << " differs (tenant " << a[i].tenant << "/"
+        << b[i].tenant << ", id " << a[i].request_id << "/" << b[i].request_id << ", finish "
+        << a[i].finish_ns << "/" << b[i].finish_ns << ")";
+  }
+}
+
 // Everything a run reports, compared exactly; WHAT names the case in failures.
 inline void expect_identical_runs(const RunResult& a, const RunResult& b, const std::string& what) {
   EXPECT_EQ(a.status, b.status) << what;
   EXPECT_EQ(summary_without_wall_time(a), summary_without_wall_time(b)) << what;
-  ASSERT_EQ(a.requests.size(), b.requests.size()) << what;
-  for (std::size_t i = 0; i < a.requests.size(); ++i) {
-    const RequestRecord& x = a.requests[i];
-    const RequestRecord& y = b.requests[i];
-    ASSERT_TRUE(x.tenant == y.tenant && x.request_id == y.request_id &&
-                x.arrival_ns == y.arrival_ns && x.start_ns == y.start_ns &&
-                x.finish_ns == y.finish_ns && x.status == y.status)
-        << what << ": request record " << i << " differs (tenant " << x.tenant << "/" << y.tenant
-        << ", id " << x.request_id << "/" << y.request_id << ", finish " << x.finish_ns << "/"
-        << y.finish_ns << ")";
-  }
-  ASSERT_EQ(a.kernels.size(), b.kernels.size()) << what;
-  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
-    const KernelRecord& x = a.kernels[i];
-    const KernelRecord& y = b.kernels[i];
-    ASSERT_TRUE(x.tenant == y.tenant && x.request_id == y.request_id &&
-                x.kernel_index == y.kernel_index && x.device == y.device &&
-                x.start_ns == y.start_ns && x.finish_ns == y.finish_ns)
-        << what << ": kernel record " << i << " differs";
-  }
+  expect_same_records(a.requests, b.requests, "request", what);
+  expect_same_records(a.kernels, b.kernels, "kernel", what);
   ASSERT_EQ(a.events_log.size(), b.events_log.size()) << what;
   for (std::size_t i = 0; i < a.events_log.size(); ++i) {
     EXPECT_EQ(a.events_log[i].time_ns, b.events_log[i].time_ns) << what;
