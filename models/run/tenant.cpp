@@ -28,6 +28,8 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
     output_token_kernels_ = output_token_kernels_ || k.repeat_per_token == TokenCount::output;
   }
   direct_ = run.direct_path && direct_workload();
+  host_gap_ = spec.workload.host_gap;
+  kernel_priority_ = -spec.workload.priority;
   if (spec.workload.arrivals.process == ArrivalProcess::poisson) {
     arrival_rate_ = 1.0 / (1e9 / spec.workload.arrivals.rate_per_s);
   }

@@ -203,7 +203,7 @@ class Tenant final : public KernelOwner {
   /// `previous_finish` (or the sequence started then).
   Nanos issue_time(const LaunchSequence& sequence, std::size_t kernel,
                    Nanos previous_finish) const {
-    const Nanos paced = sequence.start + static_cast<Nanos>(kernel) * spec_.workload.host_gap;
+    const Nanos paced = sequence.start + static_cast<Nanos>(kernel) * host_gap_;
     return std::max(previous_finish + sequence.specs[kernel]->host_before, paced);
   }
   /// The launch overhead of kernel `kernel`: its own (kernel traces) or the tenant's.
@@ -234,7 +234,7 @@ class Tenant final : public KernelOwner {
     k.memory_bound = spec.memory_bound;
     k.waves = spec.waves;
     k.working_set = static_cast<double>(spec.working_set);
-    k.priority = -spec_.workload.priority;  // CUDA: lower number = more urgent
+    k.priority = kernel_priority_;
     return k;
   }
 
@@ -273,6 +273,10 @@ class Tenant final : public KernelOwner {
   /// Some kernel of the workload repeats per output token: only then can a kernel's end be a
   /// request's first token (every spec a sequence holds is one of the workload's kernels).
   bool output_token_kernels_ = false;
+  /// spec_.workload's host_gap and -priority (CUDA: lower number = more urgent), copied here:
+  /// read for every kernel, and the spec's lines are cold in a run over many tenants.
+  Nanos host_gap_ = 0;
+  int kernel_priority_ = 0;
   bool dead_ = false;
   /// `active.until` has passed: no arrivals, no restart, the start-up memory is freed.
   bool stopped_ = false;
