@@ -97,11 +97,7 @@ void Tenant::queue_pending(const DirectEvents& pending) {
   for (std::size_t i = direct_head_; i < direct_waiting_.size(); ++i) {
     const DirectArrival& a = direct_waiting_[i];
     std::unique_ptr<Request> request = acquire_request();
-    request->id = a.id;
-    request->arrival = a.arrival;
-    request->measured = a.measured;
-    request->input_tokens = a.input_tokens;
-    request->output_tokens = a.output_tokens;
+    take_arrival(*request, a);
     queue_.push_back(std::move(request));
   }
   direct_waiting_.clear();
@@ -115,6 +111,28 @@ void Tenant::queue_pending(const DirectEvents& pending) {
         pending.ready, make_event<&Tenant::on_stream_ready>(*this, stream), kPriorityControl);
   }
   devices_.front()->schedule_inline_completion(pending.completion);
+}
+
+void Tenant::take_arrival(Request& r, const DirectArrival& a) {
+  r.id = a.id;
+  r.arrival = a.arrival;
+  r.measured = a.measured;
+  r.input_tokens = a.input_tokens;
+  r.output_tokens = a.output_tokens;
+}
+
+Stream& Tenant::one_stream(Request& r) {
+  r.streams.resize(1);
+  r.streams_done = 0;
+  r.at_barrier = 0;
+  Stream& stream = r.streams.front();
+  stream.sequence = &r;
+  stream.device = 0;
+  stream.lane = 0;
+  stream.next_kernel = 0;
+  stream.ready_event = EventId{};
+  stream.launching = false;
+  return stream;
 }
 
 // arrive()'s first half: the request arriving now (id, measured, tokens), recorded; false after
@@ -148,11 +166,7 @@ void Tenant::direct_arrive(DirectEvents& pending) {
 // when it runs, false when it completed at once (no kernels).
 bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
   Request& r = *pending.serving;
-  r.id = a.id;
-  r.arrival = a.arrival;
-  r.measured = a.measured;
-  r.input_tokens = a.input_tokens;
-  r.output_tokens = a.output_tokens;
+  take_arrival(r, a);
   // begin_request() with no memory to allocate.
   r.start = run_.sim.now();
   r.memory = 0;
@@ -164,17 +178,7 @@ bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
   }
   r.solo_latency = stream_time(r.durations, r.specs);
   // start_streams() for one GPU and one lane.
-  r.streams.resize(1);
-  r.streams_done = 0;
-  r.at_barrier = 0;
-  Stream& stream = r.streams.front();
-  // Stream{} but the kernel, which prepare_kernel() resets before the device sees it.
-  stream.sequence = &r;
-  stream.device = 0;
-  stream.lane = 0;
-  stream.next_kernel = 0;
-  stream.ready_event = EventId{};
-  stream.launching = false;
+  Stream& stream = one_stream(r);
   direct_issue(stream, pending);
   return true;
 }
@@ -456,22 +460,13 @@ bool Tenant::run_direct_single(Nanos horizon) {
     in_flight_list_.push_back(acquire_request());
     ++in_flight_;
     Request& r = *in_flight_list_.back();
-    r.id = current.id;
-    r.arrival = current.arrival;
-    r.measured = current.measured;
-    r.input_tokens = current.input_tokens;
-    r.output_tokens = current.output_tokens;
+    take_arrival(r, current);
     r.start = start;
     r.memory = 0;
     r.durations.push_back(work);
     r.specs.push_back(&spec);
     r.solo_latency = solo_latency;
-    r.streams.resize(1);
-    r.streams_done = 0;
-    r.at_barrier = 0;
-    stream = &r.streams.front();
-    *stream = Stream{};
-    stream->sequence = &r;
+    stream = &one_stream(r);
     stream->launching = launching;
     if (on_device) {
       KernelRun& k = prepare_kernel(*stream);  // submit_kernel(), then what the device set

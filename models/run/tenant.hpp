@@ -111,6 +111,11 @@ class Tenant final : public KernelOwner {
     bool measured = false;
   };
   bool direct_arrival(Nanos now, DirectArrival& a);
+  /// The arrival's fields (id, arrival, measured, tokens) into the request R.
+  static void take_arrival(Request& r, const DirectArrival& a);
+  /// R's one stream (one GPU, one lane), as start_streams() leaves it but for the kernel, which
+  /// prepare_kernel() resets before the device sees it.
+  static Stream& one_stream(Request& r);
   void direct_arrive(DirectEvents& pending);
   void queue_pending(const DirectEvents& pending);
   bool direct_start(const DirectArrival& a, DirectEvents& pending);

@@ -51,15 +51,19 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-// Reads lines, tracking the 1-based line number, dropping '\r' and a UTF-8 byte-order mark.
+// A trace line as read: its '\r' dropped, and on line 1 a UTF-8 byte-order mark.
+void trim_trace_line(std::string& line, int number) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+}
+
+// Reads lines, tracking the 1-based line number, trimmed by trim_trace_line.
 class LineReader {
  public:
   explicit LineReader(std::istream& in) : in_(in) {}
   bool next(std::string& line) {
     if (!std::getline(in_, line)) return false;
-    ++number_;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (number_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    trim_trace_line(line, ++number_);
     return true;
   }
   int number() const { return number_; }
@@ -561,9 +565,7 @@ class BlockLines {
       fail(source_, number_,
            fmt::format("more than {} lines: over the limit for a trace file", number_));
     }
-    ++number_;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (number_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    trim_trace_line(line, ++number_);
     return true;
   }
 
