@@ -81,15 +81,6 @@ double Device::client_sm_integral(int tenant, Nanos now) const {
   return client_sm_[client_slot(clients_, tenant)].integral(now);
 }
 
-double Device::rate_bound(const KernelRun& kernel, double held_sms) const {
-  const double f = kernel.sm_fraction;
-  const double m = kernel.memory_bound;
-  const double sigma = std::min(1.0, held_sms / (f * geometry_.gpu_sms));
-  const double beta = std::min(1.0, geometry_.bandwidth);
-  if (sigma <= 0 || beta <= 0) return 0.0;
-  return 1.0 / ((1.0 - m) / sigma + m * kernel.l2_factor / beta);
-}
-
 double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 
 void Device::start_running(KernelRun& kernel) {
@@ -148,25 +139,6 @@ void Device::advance() {
   }
 }
 
-bool Device::grant_to(KernelRun& k, double sms, double epsilon, double& free,
-                      double& held_by_client) const {
-  const double full_width = k.sm_fraction * geometry_.gpu_sms;
-  const double cap = client_sm_cap(k.tenant);
-  const double demand = std::min({full_width, sms, cap});
-  if (k.occupancy >= demand - epsilon) return false;  // holding its full width
-  // In its last wave (every remaining block already resident on what it holds) it takes no
-  // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or
-  // new kernel holds nothing, so it is always dispatching.
-  const double remaining_blocks = k.work > 0 ? (k.remaining / k.work) * k.waves * full_width : 0.0;
-  if (k.occupancy > 0 && remaining_blocks <= k.occupancy + epsilon) return false;
-  const double grant = std::min({demand - k.occupancy, free, cap - held_by_client});
-  if (grant <= epsilon) return false;
-  k.occupancy += grant;
-  held_by_client += grant;
-  free -= grant;
-  return true;
-}
-
 void Device::grant_sms() {
   if (running_.empty()) return;  // an emptied device: nothing to grant
   const double sms = geometry_.sms;
@@ -180,7 +152,7 @@ void Device::grant_sms() {
     if (free <= epsilon) return;
     double held_by_client = 0.0;
     held_by_client += k.occupancy;
-    grant_to(k, sms, epsilon, free, held_by_client);
+    grant_to(k, epsilon, free, held_by_client);
     return;
   }
   double free = sms;
@@ -192,7 +164,7 @@ void Device::grant_sms() {
     mixed_priorities |= k->priority != running_.front()->priority;
     if (k->sm_demand < 0) {
       // The same three numbers grant_to() takes the minimum of, once per start of the kernel.
-      k->sm_demand = std::min({k->sm_fraction * geometry_.gpu_sms, sms, client_sm_cap(k->tenant)});
+      k->sm_demand = sm_demand_of(*k);
     }
     wanting |= k->occupancy < k->sm_demand - epsilon;
     max_tenant = std::max(max_tenant, k->tenant);
@@ -215,24 +187,17 @@ void Device::grant_sms() {
   for (KernelRun* k : *order) {
     if (k->occupancy >= k->sm_demand - epsilon) continue;  // grant_to's first refusal
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
-    if (!grant_to(*k, sms, epsilon, free, held_by_client)) continue;
+    if (!grant_to(*k, epsilon, free, held_by_client)) continue;
     if (free <= epsilon) break;
   }
 }
 
 bool Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse) {
-  const double rho = geometry_.l2_cost_ratio;
-  const double l2 = geometry_.l2_bytes;
-  if (l2 <= 0 || rho >= 1.0) return false;
-  if (memory_kernels < 2 || !any_reuse) return false;
-  auto cost = [rho](double cache, double working_set) {
-    const double hit = std::min(1.0, cache / working_set);
-    return (1.0 - hit) + rho * hit;
-  };
+  if (!contention::l2_law_applies(geometry_, memory_kernels, any_reuse)) return false;
   for (KernelRun* k : running_) {
     if (k->memory_bound <= 0 || k->rate_max <= 0 || k->working_set <= 0) continue;
-    const double share = l2 * (k->memory_bound * k->rate_max) / traffic;
-    k->l2_factor = cost(share, k->working_set) / cost(l2, k->working_set);
+    k->l2_factor = contention::l2_factor(contention::hbm_use(*k, k->rate_max), traffic,
+                                         k->working_set, geometry_);
     k->rate_max = rate_bound(*k, k->occupancy);
   }
   return true;
@@ -271,7 +236,7 @@ void Device::recompute() {
     if (k->rate_max > 0) {
       ++active;
       if (k->memory_bound > 0) {
-        traffic += k->memory_bound * k->rate_max;
+        traffic += contention::hbm_use(*k, k->rate_max);  // (l2_factor 1 here)
         ++memory_kernels;
         any_reuse |= k->working_set > 0;
       }
@@ -284,16 +249,12 @@ void Device::recompute() {
     finish_recompute(true);
     return;
   }
-  // HBM not saturated: the max-min solution is every kernel at its bound. Progressive filling
-  // (sim/core/max_min.cpp) freezes a variable at exactly its bound unless the constraint
-  // saturates first (remaining <= 1e-12 max(1, C)), which cannot happen when the total demand
-  // at the bounds leaves 1e-9 max(1, C) free (far above the filling's rounding), so this is the
-  // solver's own result without the O(k x steps) solve.
-  const double capacity = geometry_.bandwidth;
-  if (capacity > 0) {
+  // HBM not saturated: the max-min solution is every kernel at its bound (the solver's own
+  // result without the O(k x steps) solve; contention::hbm_room_at_bounds).
+  if (geometry_.bandwidth > 0) {
     double demand = 0;
-    for (const KernelRun* k : running_) demand += k->memory_bound * k->l2_factor * k->rate_max;
-    if (demand <= capacity - 1e-9 * std::max(1.0, capacity)) {
+    for (const KernelRun* k : running_) demand += contention::hbm_use(*k, k->rate_max);
+    if (contention::hbm_room_at_bounds(demand, geometry_)) {
       for (KernelRun* k : running_) k->rate = k->rate_max;
       finish_recompute(!l2_applied);
       return;
@@ -303,7 +264,7 @@ void Device::recompute() {
   const int bw_constraint = problem_.add_constraint(geometry_.bandwidth);
   for (KernelRun* k : running_) {
     const int v = problem_.add_variable(1.0, k->rate_max);
-    problem_.add_consumption(v, bw_constraint, k->memory_bound * k->l2_factor);
+    problem_.add_consumption(v, bw_constraint, contention::hbm_use(*k, 1.0));
   }
   problem_.solve();
   for (std::size_t i = 0; i < running_.size(); ++i) {
@@ -353,7 +314,7 @@ void Device::update_busy_single() {
   if (!running_.empty()) {
     const KernelRun* k = running_.front();
     occupied += k->occupancy;
-    bandwidth += k->memory_bound * k->l2_factor * k->rate;
+    bandwidth += contention::hbm_use(*k, k->rate);
     const auto tenant = static_cast<std::size_t>(k->tenant);
     if (k->tenant >= 0 && k->tenant == first_client_tenant_) {
       position = 0;  // (the usual one client: no lookup in client_of_tenant_)
@@ -390,7 +351,7 @@ void Device::update_busy() {
   to_set.clear();
   for (const KernelRun* k : running_) {
     occupied += k->occupancy;
-    bandwidth += k->memory_bound * k->l2_factor * k->rate;
+    bandwidth += contention::hbm_use(*k, k->rate);
     const auto tenant = static_cast<std::size_t>(k->tenant);
     if (k->tenant < 0 || tenant >= client_of_tenant_.size()) continue;
     const int position = client_of_tenant_[tenant];
@@ -489,11 +450,10 @@ Nanos Device::inline_recompute_solo() {
   Nanos next = kNever;
   if (!running_.empty()) {
     KernelRun& k = *running_.front();
-    if (k.sm_fraction != solo_cache_.sm_fraction || k.memory_bound != solo_cache_.memory_bound) {
+    if (!(contention::solo_key(k) == solo_cache_.key)) {
       grant_sms();
       k.l2_factor = 1.0;
-      solo_cache_ = SoloCache{k.sm_fraction, k.memory_bound, k.occupancy,
-                              k.occupancy > 0 ? rate_bound(k, k.occupancy) : 0.0};
+      solo_cache_ = solo_of(k);
     }
     k.occupancy = solo_cache_.occupancy;
     k.l2_factor = 1.0;
@@ -514,14 +474,20 @@ Nanos Device::inline_recompute_solo() {
     set_solo_idle(now, solo_levels(0.0, 0.0));
   } else {
     const KernelRun& k = *running_.front();
-    set_solo_running(now, solo_levels(k.occupancy, k.memory_bound * k.l2_factor * k.rate));
+    set_solo_running(now, solo_levels(k.occupancy, solo_cache_.bandwidth));
   }
   return next;
 }
 
+Device::SoloCache Device::solo_of(const KernelRun& k) const {
+  // (k holds its grant, l2_factor 1)
+  const double bound = k.occupancy > 0 ? rate_bound(k, k.occupancy) : 0.0;
+  return SoloCache{contention::solo_key(k), k.occupancy, bound,
+                   k.occupancy > 0 ? contention::hbm_use(k, bound) : 0.0};
+}
+
 Device::SoloCache Device::solo_rates(KernelRun& probe) {
-  if (probe.sm_fraction != solo_cache_.sm_fraction ||
-      probe.memory_bound != solo_cache_.memory_bound) {
+  if (!(contention::solo_key(probe) == solo_cache_.key)) {
     // grant_sms()'s one-kernel branch on the probe alone, then its bound with l2_factor 1 (what
     // inline_recompute_solo() computes for a new kernel).
     probe.occupancy = 0;
@@ -529,8 +495,7 @@ Device::SoloCache Device::solo_rates(KernelRun& probe) {
     running_.push_back(&probe);
     grant_sms();
     running_.pop_back();
-    solo_cache_ = SoloCache{probe.sm_fraction, probe.memory_bound, probe.occupancy,
-                            probe.occupancy > 0 ? rate_bound(probe, probe.occupancy) : 0.0};
+    solo_cache_ = solo_of(probe);
   }
   return solo_cache_;
 }
@@ -584,7 +549,7 @@ void Device::enter_lazy(bool at_bounds) {
   for (KernelRun* k : running_) {
     if (client_position(k->tenant) < 0) return;
     if (k->sm_demand < 0) {
-      k->sm_demand = std::min({k->sm_fraction * geometry_.gpu_sms, sms, client_sm_cap(k->tenant)});
+      k->sm_demand = sm_demand_of(*k);
     }
     // A kernel short of its demand may take freed SMs at any event (grant_sms): full path.
     if (k->occupancy < k->sm_demand - epsilon) return;
@@ -599,7 +564,7 @@ void Device::enter_lazy(bool at_bounds) {
     client_held_[c] += k->occupancy;
     ++client_kernels_[c];
     occupied_sum_ += k->occupancy;
-    bandwidth_sum_ += k->memory_bound * k->rate;
+    bandwidth_sum_ += contention::hbm_use(*k, k->rate);
     if (k->rate_max > 0) {
       ++active_;
       if (k->memory_bound > 0) {
@@ -667,13 +632,13 @@ bool Device::recompute_lazy() {
   for (KernelRun* k : started_) {
     const auto c = static_cast<std::size_t>(client_position(k->tenant));
     if (k->sm_demand < 0) {
-      k->sm_demand = std::min({k->sm_fraction * geometry_.gpu_sms, sms, client_sm_cap(k->tenant)});
+      k->sm_demand = sm_demand_of(*k);
     }
     const double before = k->occupancy;
     client_held_[c] += before;
     ++client_kernels_[c];
     if (free > epsilon && k->occupancy < k->sm_demand - epsilon) {
-      grant_to(*k, sms, epsilon, free, client_held_[c]);
+      grant_to(*k, epsilon, free, client_held_[c]);
     }
     occupied_sum_ += k->occupancy;
     touched_.push_back(static_cast<std::uint32_t>(c));
@@ -689,16 +654,14 @@ bool Device::recompute_lazy() {
         if (k->working_set > 0) ++reuse_kernels_;
       }
     }
-    bandwidth_sum_ += k->memory_bound * k->rate_max;
+    bandwidth_sum_ += contention::hbm_use(*k, k->rate_max);
   }
   // The full recompute's early exits: at most one kernel holding SMs, or HBM with room at every
   // bound and the L2 law not in play; else (or with a kernel short of SMs) the full path.
   if (short_of_demand) return false;
   if (active_ > 1) {
-    const bool l2_law = geometry_.l2_bytes > 0 && geometry_.l2_cost_ratio < 1.0 &&
-                        memory_kernels_ >= 2 && reuse_kernels_ > 0;
-    const double capacity = geometry_.bandwidth;
-    if (l2_law || !(capacity > 0) || !(bandwidth_sum_ <= capacity - 1e-9 * std::max(1.0, capacity)))
+    if (contention::l2_law_applies(geometry_, memory_kernels_, reuse_kernels_ > 0) ||
+        !contention::hbm_room_at_bounds(bandwidth_sum_, geometry_))
       return false;
   }
   for (KernelRun* k : started_) {
@@ -770,7 +733,7 @@ void Device::complete_finished_lazy() {
   for (KernelRun* k : finished) {
     const auto c = static_cast<std::size_t>(client_position(k->tenant));
     occupied_sum_ -= k->occupancy;
-    bandwidth_sum_ -= k->memory_bound * k->rate;
+    bandwidth_sum_ -= contention::hbm_use(*k, k->rate);
     if (--client_kernels_[c] == 0) {
       client_held_[c] = 0.0;  // exactly, whatever the rounding of the sums
     } else {

@@ -5,7 +5,9 @@
 // device and what each may consume; the fluid arithmetic, memory accounting and statistics are
 // shared here.
 //
-// Physics (docs/strategies.md; every law below is tested in tests/unit/test_contention.cpp):
+// Physics (docs/strategies.md; every law below is tested in tests/unit/test_contention.cpp). The
+// laws' arithmetic is models/gpu/contention_law.hpp (one copy, called by every path below); this
+// summary says how the device applies them:
 //
 // 1. SM residency. A kernel's resident thread blocks hold their SMs for as long as the kernel
 //    runs, whatever its bottleneck; concurrent kernels (MPS clients, a tenant's concurrent
@@ -56,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/contention_law.hpp"
 #include "models/gpu/kernel_run.hpp"
 #include "models/gpu/sharing_limits.hpp"
 #include "sim/core/max_min.hpp"
@@ -65,19 +68,6 @@
 namespace gpumux {
 
 struct DeviceProfile;
-
-/// Static description of a device, fixed at build time.
-struct DeviceGeometry {
-  std::string name;                ///< "gpu0" or "gpu0/1"
-  std::string profile;             ///< "h100-sxm-80gb" or "1g.10gb"
-  int gpu_sms = 0;                 ///< SMs of the whole GPU (S_gpu in kernel_run.hpp)
-  int sms = 0;                     ///< SMs of this device (S_cap)
-  double bandwidth = 1.0;          ///< fraction of the whole GPU's HBM bandwidth (B_cap)
-  std::int64_t memory = 0;         ///< bytes
-  double reserved_fraction = 1.0;  ///< share of the physical GPU this device reserves (cost)
-  double l2_bytes = 0;         ///< L2 capacity of this device (a MIG instance: its slices' share)
-  double l2_cost_ratio = 1.0;  ///< rho = HBM bandwidth / L2 bandwidth, in (0, 1]
-};
 
 /// Receives memory and failure notices from a device (implemented by the runner).
 class DeviceObserver {
@@ -151,8 +141,11 @@ class Device {
   double work_completed() const { return work_completed_; }
   double work_discarded() const { return work_discarded_; }
 
-  /// Solo-speed bound of a kernel alone on this device with `sm_cap` SMs available to it.
-  double rate_bound(const KernelRun& kernel, double sm_cap) const;
+  /// The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
+  double rate_bound(const KernelRun& kernel, double held_sms) const {
+    return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.l2_factor,
+                                  held_sms, geometry_);
+  }
 
   // --- inline operation (models/run/direct.cpp) ----------------------------------------------
   // A tenant that is this device's only client may run the device's events inline (without
@@ -187,13 +180,15 @@ class Device {
   // fields as they would be, when it hands the kernel back: adopt_solo_kernel()).
 
   /// What a new kernel of the only client gets alone on this device: the occupancy grant_sms()
-  /// gives it and its rate bound (l2_factor 1). `probe` holds the kernel's fields as submitted
-  /// (tenant, sm_fraction, memory_bound, waves); cached for the last (f, m).
+  /// gives it, its rate bound (l2_factor 1) and its HBM use at that rate. `probe` holds the
+  /// kernel's fields as submitted (tenant, sm_fraction, memory_bound, waves, working_set);
+  /// cached for the last contention::solo_key (the fields the law reads for a lone kernel).
   struct SoloCache {
-    double sm_fraction = -1, memory_bound = -1;
-    double occupancy = 0, bound = 0;
+    contention::SoloKey key;
+    double occupancy = 0, bound = 0, bandwidth = 0;
   };
   SoloCache solo_rates(KernelRun& probe);
+
   /// The values update_busy_single() sets while one kernel holds `occupancy` SMs and uses
   /// `bandwidth` of HBM (m x rate), or while the device is idle: fixed for a session's kernel, so
   /// computed once (the same arithmetic: set_device_integrals, the client's sum from 0).
@@ -314,8 +309,13 @@ class Device {
   void update_busy();
   void grant_sms();  // residency: freed SMs to dispatching kernels, in dispatch order
   // One kernel's grant from `free` SMs (its client holding `held_by_client`); true if granted.
-  bool grant_to(KernelRun& k, double sms, double epsilon, double& free,
-                double& held_by_client) const;
+  bool grant_to(KernelRun& k, double epsilon, double& free, double& held_by_client) const {
+    return contention::grant(k, geometry_, client_sm_cap(k.tenant), epsilon, free, held_by_client);
+  }
+  // contention::sm_demand of `k` under its client's cap.
+  double sm_demand_of(const KernelRun& k) const {
+    return contention::sm_demand(k.sm_fraction, geometry_, client_sm_cap(k.tenant));
+  }
   void update_busy_single();  // update_busy for at most one running kernel
   // The device's busy, useful and DRAM integrals from the SMs held and the HBM rate in use now
   // (the part both update_busy paths share).
@@ -354,6 +354,8 @@ class Device {
   }
   // l2_factor 1 and rate_max = the kernel's bound on the SMs it holds (cached per occupancy).
   void set_unshared_bound(KernelRun& k) const;
+  // The solo cache entry of `k`, which holds its lone grant with l2_factor 1.
+  SoloCache solo_of(const KernelRun& k) const;
 
   void finish_recompute(bool at_bounds);  // schedules the next completion, updates utilization
   // Brings one kernel's remaining work from its `since` up to `now` (lazy state).

@@ -18,9 +18,11 @@ double min_of(const DurationDistribution& d) {
   }
 }
 
+// The law's slowdown of a lone kernel on the SMs its client may hold (l2_factor 1: L2 sharing
+// only slows a kernel further).
 double slowdown(const TenantDemand::Kernel& k, const DeviceCapacity& c) {
-  const double sigma = std::min(1.0, c.client_sms / (k.f * c.gpu_sms));
-  return (1.0 - k.m) / sigma + k.m / std::min(1.0, c.bandwidth);
+  const double held = contention::sm_demand(k.f, c.geometry, c.client_sms);
+  return contention::slowdown(k.f, k.m, 1.0, held, c.geometry);
 }
 
 }  // namespace
@@ -41,6 +43,9 @@ DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_prof
     }
   }
   c.client_sms = c.sms;
+  c.geometry.gpu_sms = gpu.sms;
+  c.geometry.sms = static_cast<int>(c.sms);
+  c.geometry.bandwidth = c.bandwidth;
   return c;
 }
 

@@ -2,12 +2,14 @@
 // Analytical bounds on what a device can do for its tenants, from the physics of device.hpp and
 // kernel_run.hpp, used by `gpumux plan` to prune before simulating and by `gpumux validate` to
 // warn. Each is a necessary condition, never an estimate (docs/plan.md, "Bounds"):
+// The rates are the contention law's (models/gpu/contention_law.hpp, law 2) for a lone kernel on
+// the SMs its client may hold:
 //  - SM time: a kernel holding h SMs runs at r <= sigma / (1 - m), sigma = min(1, h / (f S_gpu)),
 //    so while it does work W it holds at least (1 - m) f S_gpu W SM-ns; concurrent kernels
 //    never hold the same SMs, so a device of S_dev SMs serves at most S_dev SM-ns per ns.
 //  - HBM time: sum_k m_k phi_k r_k <= B_dev with phi >= 1: at most B_dev of m x work per ns.
 //  - Service: a request alone on the device takes at least sum over its launches of (launch
-//    overhead + work x ((1 - m) / sigma_max + m / min(1, B_dev))); with max_in_flight requests at
+//    overhead + work x contention::slowdown on its demand w); with max_in_flight requests at
 //    a time a tenant can complete at most max_in_flight / E[service] requests per ns.
 //  - Latency floor: no request finishes faster than its kernels' minimum durations at that speed.
 // Batched (continuous batching), closed-loop and trace tenants have no known offered load and
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/gpu/contention_law.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace gpumux {
@@ -29,6 +32,9 @@ struct DeviceCapacity {
   double bandwidth = 1;     ///< fraction of the GPU's HBM bandwidth (B_dev)
   std::int64_t memory = 0;  ///< bytes
   double launch_overhead = 0, graph_launch_overhead = 0;  ///< ns
+  /// The device as the contention law (models/gpu/contention_law.hpp) reads it: the same
+  /// S_gpu, S_dev and B_dev as above, and the law's other terms.
+  DeviceGeometry geometry;
 };
 
 /// A whole GPU, or one of its MIG profiles (by name).

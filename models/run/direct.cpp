@@ -313,9 +313,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
   const Device::SoloCache solo = device.solo_rates(probe);
   const double rate = solo.occupancy > 0 ? solo.bound : 0.0;
   if (!(rate > 0)) return false;
-  const double l2_factor = 1.0;
-  const double bandwidth = spec.memory_bound * l2_factor * rate;
-  const Device::SoloLevels running_levels = device.solo_levels(solo.occupancy, bandwidth);
+  const Device::SoloLevels running_levels = device.solo_levels(solo.occupancy, solo.bandwidth);
   const Device::SoloLevels idle_levels = device.solo_levels(0.0, 0.0);
   const Nanos host_before = spec.host_before;
   const Nanos launch = spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_;
@@ -473,7 +471,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
       k.remaining = remaining;
       k.first_start = first_start;
       k.occupancy = solo.occupancy;
-      k.l2_factor = l2_factor;
+      k.l2_factor = 1.0;  // (alone: solo_rates)
       k.solo_bound = solo.bound;
       k.solo_bound_occupancy = solo.occupancy;
       k.rate_max = rate;
