@@ -64,10 +64,17 @@ struct Request : LaunchSequence {
   std::int64_t memory = 0;       // bytes held for the request, on each GPU
   std::int64_t tokens_done = 0;  // batched serving: tokens generated so far
   Nanos first_token = -1;        // when the first output token was ready
+  // Batched serving (batching.cpp):
+  std::int64_t prefill_goal = 0;  // prompt tokens to compute: input (+ generated, recomputed)
+  std::int64_t prefilled = 0;     // of prefill_goal, computed so far
+  std::int64_t kv_tokens = 0;     // tokens the KV allocation covers (vllm / sarathi blocks)
+  std::int64_t chunk = 0;         // prompt tokens computed in the iteration now running
+  bool decoding = false;          // decodes one token in the iteration now running
+  int preemptions = 0;            // times its KV memory was taken back (recompute)
 };
 
-/// One step of a batched-serving engine: prefill of the prompts admitted now, one decode launch
-/// for the whole batch, the per-iteration kernels (batching.cpp builds it).
+/// One step of a batched-serving engine: prompt tokens (whole prompts or chunks), one decode
+/// launch for the decoding sequences, the per-iteration kernels (batching.cpp builds it).
 struct Iteration : LaunchSequence {};
 
 }  // namespace run

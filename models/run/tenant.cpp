@@ -36,7 +36,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
   if (spec.workload.kernels.size() == 1) {
     const KernelSpec& k = spec.workload.kernels.front();
     if (k.repeat == 1 && k.repeat_per_token == TokenCount::none &&
-        k.duration_per_token == TokenCount::none) {
+        k.duration_per_token == TokenCount::none && k.per_context_token == 0 && !k.roofline.any()) {
       single_launch_ = &k;
     }
   }

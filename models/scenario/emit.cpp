@@ -125,7 +125,9 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   out << YAML::Key << "sm_fraction" << YAML::Value << number(k.sm_fraction);
   out << YAML::Key << "memory_bound" << YAML::Value << number(k.memory_bound);
   auto token_name = [](TokenCount c) {
-    return c == TokenCount::input ? "input_tokens" : "output_tokens";
+    return c == TokenCount::input    ? "input_tokens"
+           : c == TokenCount::output ? "output_tokens"
+                                     : "batch_tokens";
   };
   if (k.repeat_per_token != TokenCount::none) {
     out << YAML::Key << "repeat" << YAML::Value << token_name(k.repeat_per_token);
@@ -138,6 +140,10 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   if (k.collective) out << YAML::Key << "collective" << YAML::Value << true;
   if (k.per_sequence > 0) {
     out << YAML::Key << "per_sequence" << YAML::Value << units::format_duration(k.per_sequence);
+  }
+  if (k.per_context_token > 0) {
+    out << YAML::Key << "per_context_token" << YAML::Value
+        << number(k.per_context_token * 1e3) + "ps";
   }
   if (k.waves != 1.0) out << YAML::Key << "waves" << YAML::Value << number(k.waves);
   if (k.working_set > 0) {
@@ -203,8 +209,21 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::Key << "memory_per_request" << YAML::Value
       << units::format_size(t.workload.memory_per_request);
   if (t.workload.max_batch > 0) {
+    const WorkloadSpec& w = t.workload;
     out << YAML::Key << "batching" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-        << "max_batch" << YAML::Value << t.workload.max_batch << YAML::EndMap;
+        << "max_batch" << YAML::Value << w.max_batch;
+    if (w.scheduler != BatchScheduler::orca) {
+      const char* names[] = {"orca", "vllm", "sarathi"};
+      out << YAML::Key << "scheduler" << YAML::Value << names[static_cast<int>(w.scheduler)];
+      out << YAML::Key << "kv_block" << YAML::Value << w.kv_block;
+    }
+    if (w.scheduler == BatchScheduler::sarathi) {
+      out << YAML::Key << "chunk_size" << YAML::Value << w.chunk_size;
+    }
+    if (w.max_tokens_in_batch > 0) {
+      out << YAML::Key << "max_tokens_in_batch" << YAML::Value << w.max_tokens_in_batch;
+    }
+    out << YAML::EndMap;
   }
   if (t.workload.memory_per_token > 0) {
     out << YAML::Key << "memory_per_token" << YAML::Value

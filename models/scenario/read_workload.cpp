@@ -96,14 +96,26 @@ TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
                                {{"input", TokenCount::input},
                                 {"input_tokens", TokenCount::input},
                                 {"output", TokenCount::output},
-                                {"output_tokens", TokenCount::output}},
-                               {"input_tokens", "output_tokens"}, what);
+                                {"output_tokens", TokenCount::output},
+                                {"batch", TokenCount::batch},
+                                {"batch_tokens", TokenCount::batch}},
+                               {"input_tokens", "output_tokens", "batch_tokens"}, what);
+}
+
+// A non-negative duration in ns with sub-nanosecond resolution ("25ps", "0.4ns").
+double fine_duration_ns(Context& ctx, const Field& field) {
+  const double ns = with_unit(ctx, field, units::parse_fine_duration_ns);
+  if (!(ns >= 0) || ns > 1e15) {
+    ctx.fail(field, "expected a duration >= 0 such as 25ps or 0.4ns, got " + text_of(ctx, field));
+  }
+  return ns;
 }
 
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
-  const MapReader map(ctx, field,
-                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
-                       "collective", "per_sequence", "waves", "block_time", "working_set"});
+  const MapReader map(
+      ctx, field,
+      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token", "collective",
+       "per_sequence", "per_context_token", "waves", "block_time", "working_set"});
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
@@ -127,6 +139,10 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
   }
   if (const auto f = map.get("collective")) k.collective = bool_of(ctx, *f);
   if (const auto f = map.get("per_sequence")) k.per_sequence = duration_of(ctx, *f);
+  if (const auto f = map.get("per_context_token")) {
+    // Fractional nanoseconds matter here (tens of ps per cached token).
+    k.per_context_token = fine_duration_ns(ctx, *f);
+  }
   const auto waves = map.get("waves");
   const auto block_time = map.get("block_time");
   if (waves && block_time) ctx.fail(*block_time, "give either waves or block_time, not both");
@@ -304,8 +320,39 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("memory_per_request")) w.memory_per_request = size_of(ctx, *f);
   if (const auto f = map.get("memory_per_token")) w.memory_per_token = size_of(ctx, *f);
   if (const auto f = map.get("batching")) {
-    const MapReader batching(ctx, *f, {"max_batch"});
+    const MapReader batching(
+        ctx, *f, {"max_batch", "scheduler", "chunk_size", "max_tokens_in_batch", "kv_block"});
     w.max_batch = int_of(ctx, batching.require("max_batch"), 1);
+    if (const auto s = batching.get("scheduler")) {
+      w.scheduler = choice_of<BatchScheduler>(ctx, *s,
+                                              {{"orca", BatchScheduler::orca},
+                                               {"vllm", BatchScheduler::vllm},
+                                               {"sarathi", BatchScheduler::sarathi}},
+                                              {"orca", "vllm", "sarathi"}, "batch scheduler");
+    }
+    if (const auto c = batching.get("chunk_size")) {
+      if (w.scheduler != BatchScheduler::sarathi) {
+        ctx.fail(*c, "chunk_size belongs to scheduler: sarathi (chunked prefill)");
+      }
+      w.chunk_size = int_of(ctx, *c, 1);
+    }
+    if (const auto m = batching.get("max_tokens_in_batch")) {
+      w.max_tokens_in_batch = int_of(ctx, *m, 1);
+    }
+    if (const auto b = batching.get("kv_block")) {
+      if (w.scheduler == BatchScheduler::orca) {
+        ctx.fail(*b,
+                 "kv_block belongs to scheduler: vllm or sarathi (orca reserves a request's "
+                 "whole KV memory at admission)");
+      }
+      w.kv_block = int_of(ctx, *b, 1);
+    }
+  }
+  for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+    if (w.max_batch == 0 && w.kernels[i].duration_per_token == TokenCount::batch) {
+      ctx.fail(field, "kernel " + w.kernels[i].name +
+                          ": per_token: batch_tokens needs batching: {max_batch: N}");
+    }
   }
   if (const auto f = map.get("tokens")) {
     const MapReader tokens(ctx, *f, {"input", "output"});

@@ -1,5 +1,6 @@
 #include "models/scenario/scenario.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpumux {
@@ -15,6 +16,15 @@ double DurationDistribution::mean() const {
       return (static_cast<double>(value) + static_cast<double>(upper)) / 2.0;
   }
   return static_cast<double>(value);
+}
+
+double KernelRoofline::nanos(double n, double s, double c) const {
+  const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
+  const double bytes =
+      bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
+  const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
+  const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
+  return std::max(compute, memory) * 1e9;
 }
 
 // The returned location keeps the requested key path even when the line and column come from an

@@ -109,6 +109,12 @@ std::int64_t parse_duration_ns(const std::string& text) {
   return to_int64(q.number * factor_for(q.unit, kDurationUnits, "duration"));
 }
 
+double parse_fine_duration_ns(const std::string& text) {
+  const Quantity q = split_quantity(text, "12ps");
+  if (q.unit == "ps") return q.number * 1e-3;
+  return q.number * factor_for(q.unit, kDurationUnits, "duration");
+}
+
 std::int64_t parse_size_bytes(const std::string& text) {
   const Quantity q = split_quantity(text, "10GiB");
   if (q.unit == "m") {

@@ -10,6 +10,9 @@ namespace gpumux::units {
 /// "250ns" "10us" "1024us" "2ms" "1.5s" "2m" "1h" (also "µs") -> integer nanoseconds (rounded
 /// to nearest). Negative values and bare numbers are rejected.
 std::int64_t parse_duration_ns(const std::string& text);
+/// A duration in ns as a double, also in picoseconds ("12.5ps", "0.02ns", "1us"): for per-item
+/// costs below a nanosecond (per cached token). Throws as parse_duration_ns.
+double parse_fine_duration_ns(const std::string& text);
 
 /// "512MiB" "10GiB" "80GB" "4096B" "1.5TB" (KB/MB/GB/TB = powers of 1000; KiB/MiB/GiB/TiB =
 /// powers of 1024) -> bytes. Kubernetes quantities too: "30Gi" "500Mi" "1Ki" (powers of 1024),
