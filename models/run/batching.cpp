@@ -384,6 +384,7 @@ void Tenant::start_iteration() {
   Iteration& it = iteration_;
   it.durations.clear();
   it.specs.clear();
+  it.shapes.clear();
   it.dead = false;
   it.start = run_.sim.now();
   expand_kernels(it, s);

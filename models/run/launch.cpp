@@ -35,7 +35,7 @@ void Tenant::push_kernel(LaunchSequence& sequence, const KernelSpec& k, double d
   sequence.specs.push_back(&k);
 }
 
-template <typename Base, typename Push>
+template <bool kShapes, typename Base, typename Push>
 void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) const {
   auto tokens = [&scaling](TokenCount c) -> std::int64_t {
     return c == TokenCount::input    ? scaling.input_tokens
@@ -68,8 +68,15 @@ void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) con
           decode && scaling.repeat_per_token ? context + static_cast<double>(i) : context;
       double d = base(k) * scale + static_cast<double>(k.per_sequence) * sequences +
                  k.per_context_token * c;
-      if (k.roofline.any()) d += k.roofline.nanos(roofline_tokens, sequences, c);
-      push(k, d);
+      LaunchShape shape{k.sm_fraction, k.waves, k.memory_bound};
+      if (k.roofline.any()) {
+        d += k.roofline.nanos(roofline_tokens, sequences, c);
+        if constexpr (kShapes) {
+          k.roofline.shape(roofline_tokens, sequences, c, shape.sm_fraction, shape.waves,
+                           shape.memory_bound);
+        }
+      }
+      push(k, d, shape);
     }
   }
 }
@@ -83,17 +90,22 @@ void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scali
                     static_cast<double>(k.per_sequence) * scaling.sequences);
     return;
   }
-  each_launch(
+  each_launch<true>(
       scaling, [this](const KernelSpec& k) { return draw(kernels_rng_, k.duration); },
-      [&sequence](const KernelSpec& k, double d) { push_kernel(sequence, k, d); });
+      [this, &sequence](const KernelSpec& k, double d, const LaunchShape& shape) {
+        push_kernel(sequence, k, d);
+        if (shaped_launches_) sequence.shapes.push_back(shape);
+      });
 }
 
 double Tenant::mean_iteration_time(const KernelScaling& scaling) const {
-  std::vector<double> durations;
-  std::vector<const KernelSpec*> specs;
-  each_launch(
+  std::vector<double>& durations = mean_durations_scratch_;
+  std::vector<const KernelSpec*>& specs = mean_specs_scratch_;
+  durations.clear();
+  specs.clear();
+  each_launch<false>(
       scaling, [](const KernelSpec& k) { return k.duration.mean(); },
-      [&](const KernelSpec& k, double d) {
+      [&](const KernelSpec& k, double d, const LaunchShape&) {
         durations.push_back(d);
         specs.push_back(&k);
       });

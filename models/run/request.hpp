@@ -33,6 +33,12 @@ struct Stream {
   bool launching = false;       // issued by the CPU; only the launch overhead is left
 };
 
+/// A launch's grid and boundedness when they depend on its size (roofline kernels of an `llm:`
+/// card); otherwise its KernelSpec's.
+struct LaunchShape {
+  double sm_fraction = 1, waves = 1, memory_bound = 0;
+};
+
 /// The kernels of one unit of work, launched in order on each stream (launch.cpp has the
 /// timing). Durations in solo ns on the whole GPU, drawn when the sequence starts.
 struct LaunchSequence {
@@ -41,6 +47,8 @@ struct LaunchSequence {
   bool dead = false;                     // finished or killed: late completions are ignored
   std::vector<double> durations;         // per launched kernel, ns
   std::vector<const KernelSpec*> specs;  // per launched kernel
+  std::vector<LaunchShape> shapes;       // per launched kernel when a roofline kernel is among
+                                         // the workload's (empty otherwise)
   std::vector<Stream> streams;           // per GPU of the tenant, one per lane (GPU-major)
   int streams_done = 0;                  // streams past their last kernel
   int at_barrier = 0;                    // streams waiting at the current collective

@@ -50,6 +50,7 @@ void Tenant::reset_request(Request& r) {
   r.solo_latency = 0;
   r.durations.clear();
   r.specs.clear();
+  r.shapes.clear();
   r.memory = 0;
   r.tokens_done = 0;
   r.first_token = -1;

@@ -223,10 +223,11 @@ class Tenant final : public KernelOwner {
   /// Appends the workload's kernels to `sequence` with their durations drawn now (the one
   /// kernel expansion: requests and batched iterations).
   void expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling);
-  /// Calls push(kernel, duration) for every launch of the workload under `scaling`, each
+  /// Calls push(kernel, duration, shape) for every launch of the workload under `scaling`, each
   /// launch's duration from base(kernel) (a draw, or the mean) and its token, sequence, context
-  /// and roofline terms: the one place the kernel keys' scaling is computed.
-  template <typename Base, typename Push>
+  /// and roofline terms: the one place the kernel keys' scaling is computed. kShapes: compute
+  /// each roofline launch's LaunchShape (else push gets the spec's).
+  template <bool kShapes, typename Base, typename Push>
   void each_launch(const KernelScaling& scaling, Base base, Push push) const;
   /// Appends one launch of `k` with drawn duration `d`, as kernel_work(d).
   static void push_kernel(LaunchSequence& sequence, const KernelSpec& k, double d);
@@ -267,9 +268,16 @@ class Tenant final : public KernelOwner {
     k.kernel_index = static_cast<std::uint32_t>(stream.next_kernel);
     k.work = sequence.durations[stream.next_kernel];
     k.remaining = k.work;
-    k.sm_fraction = spec.sm_fraction;
-    k.memory_bound = spec.memory_bound;
-    k.waves = spec.waves;
+    if (sequence.shapes.empty()) {
+      k.sm_fraction = spec.sm_fraction;
+      k.memory_bound = spec.memory_bound;
+      k.waves = spec.waves;
+    } else {
+      const LaunchShape& shape = sequence.shapes[stream.next_kernel];
+      k.sm_fraction = shape.sm_fraction;
+      k.memory_bound = shape.memory_bound;
+      k.waves = shape.waves;
+    }
     k.working_set = static_cast<double>(spec.working_set);
     k.priority = kernel_priority_;
     return k;
@@ -330,6 +338,8 @@ class Tenant final : public KernelOwner {
   /// Some kernel of the workload repeats per output token: only then can a kernel's end be a
   /// request's first token (every spec a sequence holds is one of the workload's kernels).
   bool output_token_kernels_ = false;
+  /// Some kernel is a roofline (an `llm:` card): every launch carries its LaunchShape.
+  bool shaped_launches_ = false;
   /// spec_.workload's host_gap and -priority (CUDA: lower number = more urgent), copied here:
   /// read for every kernel, and the spec's lines are cold in a run over many tenants.
   Nanos host_gap_ = 0;
@@ -358,6 +368,8 @@ class Tenant final : public KernelOwner {
 
   RandomStream arrivals_rng_, tokens_rng_;
   mutable std::vector<double> lane_finish_scratch_;
+  mutable std::vector<double> mean_durations_scratch_;         // mean_iteration_time's
+  mutable std::vector<const KernelSpec*> mean_specs_scratch_;  // mean_iteration_time's
   /// The tenant's arrival trace, read from its file a request at a time as arrivals are
   /// scheduled (checked by the resolver, run.resolved.traces; memory O(1) in the trace's length:
   /// issue 12 item 3). trace_request_ is the last request read: the one arriving next.

@@ -173,8 +173,39 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "arrivals" << YAML::Value;
   emit_arrivals(out, t.workload.arrivals);
-  out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
-  if (const auto& trace = t.workload.kernel_trace) {
+  if (const auto& card = t.workload.llm) {
+    // The card regenerates the kernels and memory_per_token on resolve.
+    out << YAML::Key << "llm" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (!card->model.empty()) {
+      out << YAML::Key << "model" << YAML::Value << card->model;
+    } else {
+      out << YAML::Key << "layers" << YAML::Value << card->layers;
+      out << YAML::Key << "hidden" << YAML::Value << card->hidden;
+      out << YAML::Key << "heads" << YAML::Value << card->heads;
+      out << YAML::Key << "kv_heads" << YAML::Value << card->kv_heads;
+      out << YAML::Key << "ffn" << YAML::Value << card->ffn;
+      out << YAML::Key << "vocabulary" << YAML::Value << card->vocabulary;
+      out << YAML::Key << "gated_ffn" << YAML::Value << card->gated_ffn;
+    }
+    out << YAML::Key << "dtype" << YAML::Value << card->dtype;
+    out << YAML::Key << "tp" << YAML::Value << card->tp;
+    out << YAML::Key << "gemm_efficiency" << YAML::Value << number(card->gemm_efficiency);
+    out << YAML::Key << "attention_efficiency" << YAML::Value << number(card->attention_efficiency);
+    out << YAML::Key << "memory_efficiency" << YAML::Value << number(card->memory_efficiency);
+    if (card->interconnect > 0) {
+      out << YAML::Key << "interconnect" << YAML::Value
+          << number(card->interconnect / 1e9) + "GB/s";
+    }
+    if (card->activation_reserve > 0) {
+      out << YAML::Key << "activation_reserve" << YAML::Value
+          << units::format_size(card->activation_reserve);
+    }
+    out << YAML::EndMap;
+  }
+  if (!t.workload.llm) out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
+  if (t.workload.llm) {
+    // no request: block (the card above is the request)
+  } else if (const auto& trace = t.workload.kernel_trace) {
     // Kernels from a recorded trace: the trace reference reproduces them (docs/traces.md).
     out << YAML::Key << "kernel_trace" << YAML::Value << trace->path;
     const char* formats[] = {"nsys", "torch", "csv"};
@@ -199,9 +230,11 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
     out << YAML::EndSeq;
   }
-  duration_key(out, "host_gap", t.workload.host_gap);
-  if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
-  out << YAML::EndMap;
+  if (!t.workload.llm) {
+    duration_key(out, "host_gap", t.workload.host_gap);
+    if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
+    out << YAML::EndMap;
+  }
   if (t.workload.priority != 0) {
     out << YAML::Key << "priority" << YAML::Value << t.workload.priority;
   }
@@ -225,7 +258,7 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     }
     out << YAML::EndMap;
   }
-  if (t.workload.memory_per_token > 0) {
+  if (t.workload.memory_per_token > 0 && !t.workload.llm) {
     out << YAML::Key << "memory_per_token" << YAML::Value
         << units::format_size(t.workload.memory_per_token);
   }

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "models/scenario/kernel_trace.hpp"
+#include "models/scenario/llm_card.hpp"
+#include "sim/util/units.hpp"
 #include "models/scenario/trace_reader.hpp"
 
 namespace gpumux::scenario_detail {
@@ -231,6 +233,73 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
   return a;
 }
 
+// `llm: {model: NAME | layers: ..., hidden: ..., ..., dtype: fp16, tp: 1, <assumptions>}`
+// (models/scenario/llm_card.hpp). A named card's architecture comes from the catalog here.
+LlmCard llm_card_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocabulary",
+                       "gated_ffn", "dtype", "tp", "gemm_efficiency", "attention_efficiency",
+                       "memory_efficiency", "interconnect", "activation_reserve"});
+  LlmCard c;
+  c.where = ctx.at(field.path, field.mark);
+  const char* architecture[] = {"layers", "hidden",     "heads",    "kv_heads",
+                                "ffn",    "vocabulary", "gated_ffn"};
+  if (const auto model = map.get("model")) {
+    for (const char* key : architecture) {
+      if (const auto f = map.get(key)) {
+        ctx.fail(*f, std::string("give model or an inline card, not both ('") + key +
+                         "' with model: " + text_of(ctx, *model) + ")");
+      }
+    }
+    const SourceLocation saved = c.where;
+    c.where = ctx.at(model->path, model->mark);
+    load_llm_card(non_empty_text(ctx, *model), c);
+    c.where = saved;
+  } else {
+    c.layers = int_of(ctx, map.require("layers"), 1);
+    c.hidden = integer_of(ctx, map.require("hidden"), 1);
+    const Field heads = map.require("heads");
+    c.heads = int_of(ctx, heads, 1);
+    if (c.hidden % c.heads != 0) {
+      ctx.fail(heads, "hidden " + std::to_string(c.hidden) + " is not a multiple of heads " +
+                          std::to_string(c.heads));
+    }
+    c.kv_heads = c.heads;
+    if (const auto f = map.get("kv_heads")) {
+      c.kv_heads = int_of(ctx, *f, 1);
+      if (c.heads % c.kv_heads != 0) {
+        ctx.fail(*f, "heads " + std::to_string(c.heads) + " is not a multiple of kv_heads " +
+                         std::to_string(c.kv_heads));
+      }
+    }
+    c.ffn = integer_of(ctx, map.require("ffn"), 1);
+    c.vocabulary = integer_of(ctx, map.require("vocabulary"), 1);
+    if (const auto f = map.get("gated_ffn")) c.gated_ffn = bool_of(ctx, *f);
+    c.source = "inline";
+  }
+  if (const auto f = map.get("dtype")) {
+    c.dtype = choice_of<std::string>(
+        ctx, *f, {{"fp16", "fp16"}, {"bf16", "bf16"}, {"fp8", "fp8"}, {"int8", "int8"}},
+        {"fp16", "bf16", "fp8", "int8"}, "dtype");
+  }
+  if (const auto f = map.get("tp")) c.tp = int_of(ctx, *f, 1);
+  if (const auto f = map.get("gemm_efficiency")) {
+    c.gemm_efficiency = fraction_of(ctx, *f, 0, true, 1);
+  }
+  if (const auto f = map.get("attention_efficiency")) {
+    c.attention_efficiency = fraction_of(ctx, *f, 0, true, 1);
+  }
+  if (const auto f = map.get("memory_efficiency")) {
+    c.memory_efficiency = fraction_of(ctx, *f, 0, true, 1);
+  }
+  if (const auto f = map.get("interconnect")) {
+    c.interconnect = with_unit(ctx, *f, units::parse_bandwidth_bytes_per_s);
+    if (!(c.interconnect > 0)) ctx.fail(*f, "must be > 0, e.g. 300GB/s");
+  }
+  if (const auto f = map.get("activation_reserve")) c.activation_reserve = size_of(ctx, *f);
+  return c;
+}
+
 }  // namespace
 
 // `request: {kernel_trace: PATH, format: nsys|torch|csv, recorded_on: MODEL,
@@ -285,11 +354,27 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"arrivals", "request", "max_in_flight", "memory_per_request",
-                       "memory_per_token", "tokens", "batching", "priority"},
+                       "memory_per_token", "tokens", "batching", "priority", "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
-  const MapReader request(ctx, map.require("request"),
+  if (const auto llm = map.get("llm")) {
+    if (const auto request = map.get("request")) {
+      ctx.fail(*request, "give request or llm, not both (an llm: card generates the kernels)");
+    }
+    if (const auto f = map.get("memory_per_token")) {
+      ctx.fail(*f, "memory_per_token comes from the llm: card (its KV-cache bytes per token)");
+    }
+    if (!map.get("batching")) {
+      ctx.fail(*llm,
+               "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
+               "serves one request at a time)");
+    }
+    w.llm = llm_card_of(ctx, *llm);
+  }
+  const MapReader request(ctx,
+                          w.llm ? Field{YAML::Node(YAML::NodeType::Map), field.path, field.mark}
+                                : map.require("request"),
                           {"kernels", "host_gap", "cuda_graph", "kernel_trace", "format",
                            "recorded_on", "select", "ncu"});
   if (const auto trace = request.get("kernel_trace")) {
@@ -301,8 +386,10 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       }
     }
     std::size_t index = 0;
-    for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
-      w.kernels.push_back(kernel_of(ctx, kernel, index++));
+    if (!w.llm) {
+      for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
+        w.kernels.push_back(kernel_of(ctx, kernel, index++));
+      }
     }
   }
   if (const auto gap = request.get("host_gap")) w.host_gap = duration_of(ctx, *gap);

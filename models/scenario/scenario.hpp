@@ -71,9 +71,16 @@ struct KernelRoofline {
   double bytes_fixed = 0, bytes_per_token = 0, bytes_per_sequence = 0, bytes_per_context = 0;
   double flop_rate = 0;  ///< FLOP/s
   double byte_rate = 0;  ///< bytes/s
+  // The grid of a launch: ceil(rows / tile_rows) x column_blocks blocks, rows = n tokens (or s
+  // sequences when rows_are_sequences), on `sms` SMs holding blocks_per_sm each.
+  double tile_rows = 128, column_blocks = 0, sms = 0, blocks_per_sm = 1;
+  bool rows_are_sequences = false;
   bool any() const { return flop_rate > 0 || byte_rate > 0; }
   /// t in ns for n tokens, s sequences, c context tokens.
   double nanos(double n, double s, double c) const;
+  /// The launch's sm_fraction, waves and memory_bound (t_memory / (t_memory + t_compute)).
+  void shape(double n, double s, double c, double& sm_fraction, double& waves,
+             double& memory_bound) const;
 };
 
 /// One GPU kernel of a request (`request: {kernels: [...]}`).

@@ -133,6 +133,14 @@ double parse_bandwidth_bytes_per_s(const std::string& text) {
   return q.number * factor_for(q.unit.substr(0, slash), kSizeUnits, "size");
 }
 
+double parse_flop_rate(const std::string& text) {
+  static constexpr std::pair<const char*, double> kFlopUnits[] = {
+      {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12},
+      {"PFLOPS", 1e15}, {"GOPS", 1e9},     {"TOPS", 1e12},    {"POPS", 1e15}};
+  const Quantity q = split_quantity(text, "312TFLOP/s");
+  return q.number * factor_for(q.unit, kFlopUnits, "throughput");
+}
+
 double parse_rate_per_s(const std::string& text) {
   const Quantity q = split_quantity(text, "50/s");
   const double factor = factor_for(q.unit, kRateUnits, "rate");
