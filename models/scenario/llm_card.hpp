@@ -1,6 +1,6 @@
 #pragma once
 // LLM serving from a model card (`workload: {llm: {model: llama-2-7b, tp: 1, dtype: fp16}}` or an
-// inline card; docs/workloads.md "LLM serving"): the architecture numbers give the serving
+// inline card; docs/llm-serving.md): the architecture numbers give the serving
 // engine's kernels as rooflines on the tenant's GPU, its KV-cache bytes per token and its
 // weights. Per GPU of a TP group of t GPUs, with d = hidden, h = heads, g = kv_heads,
 // e = d / h (head dim), f = ffn, V = vocabulary, L = layers, b = bytes per element of the dtype:

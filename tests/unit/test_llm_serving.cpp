@@ -16,6 +16,7 @@
 #include "models/config/profile_loader.hpp"
 #include "models/run/result.hpp"
 #include "models/run/runner.hpp"
+#include "models/scenario/emit.hpp"
 #include "models/scenario/llm_card.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
@@ -261,6 +262,37 @@ TEST(Schedulers, LlmCardScenarioRunsOnEveryScheduler) {
     // The first token needs at least the prompt's FLOPs at the attainable rate.
     const double prefill_ns = 2 * 6.476e9 * 512 / (312e12 * kLlmGemmEfficiency) * 1e9;
     EXPECT_GT(static_cast<double>(r.tenants[0].time_to_first_token.p50), prefill_ns);
+  }
+}
+
+TEST(Schedulers, EmittedScenarioKeepsTheCardAndTheSchedulerKeys) {
+  const std::string text =
+      "name: card\nseed: 1\nduration: 2s\n"
+      "gpus:\n  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: exclusive}}\n"
+      "tenants:\n  - name: llm\n    device: gpu0\n    workload:\n"
+      "      arrivals: {process: poisson, rate: 5/s}\n"
+      "      batching: {max_batch: 32, scheduler: sarathi, chunk_size: 256, "
+      "max_tokens_in_batch: 1024, kv_block: 32}\n"
+      "      tokens: {input: 512, output: 64}\n"
+      "      llm: {model: mistral-7b, dtype: bf16, tp: 1, gemm_efficiency: 0.6}\n";
+  const ResolvedScenario first = resolve_scenario(load_scenario_text(text, "card.yaml"));
+  const ResolvedScenario again =
+      resolve_scenario(load_scenario_text(emit_scenario_yaml(first.scenario), "card.yaml"));
+  const WorkloadSpec& a = first.scenario.tenants[0].workload;
+  const WorkloadSpec& b = again.scenario.tenants[0].workload;
+  EXPECT_EQ(b.scheduler, BatchScheduler::sarathi);
+  EXPECT_EQ(b.chunk_size, 256);
+  EXPECT_EQ(b.max_tokens_in_batch, 1024);
+  EXPECT_EQ(b.kv_block, 32);
+  ASSERT_TRUE(b.llm);
+  EXPECT_EQ(b.llm->model, "mistral-7b");
+  EXPECT_EQ(b.llm->dtype, "bf16");
+  EXPECT_EQ(b.llm->gemm_efficiency, 0.6);
+  EXPECT_EQ(b.memory_per_token, a.memory_per_token);
+  EXPECT_EQ(again.scenario.tenants[0].memory, first.scenario.tenants[0].memory);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    EXPECT_EQ(a.kernels[i].roofline.nanos(100, 4, 5000), b.kernels[i].roofline.nanos(100, 4, 5000));
   }
 }
 
