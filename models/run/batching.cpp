@@ -125,11 +125,12 @@ int Tenant::admit_front(std::int64_t prefill_budget) {
   const bool reserve = w.scheduler == BatchScheduler::orca;
   const std::int64_t goal = r.input_tokens + r.tokens_done;  // recompute after a preemption
   std::string why;
-  bool never = false;  // it can never be admitted
+  bool never = false;     // it can never be admitted
+  bool too_long = false;  // ... because its prompt exceeds the token cap (else: memory)
   const std::int64_t cap = w.max_tokens_in_batch;
   const bool whole_prompt = w.scheduler != BatchScheduler::sarathi;
   if (whole_prompt && cap > 0 && goal + (reserve ? 1 : 0) > cap) {
-    never = true;
+    never = too_long = true;
     why = "its prompt of " + std::to_string(goal) + " tokens exceeds max_tokens_in_batch " +
           std::to_string(cap);
   } else if (whole_prompt && goal > prefill_budget) {
@@ -154,9 +155,10 @@ int Tenant::admit_front(std::int64_t prefill_budget) {
   std::unique_ptr<Request> front = std::move(queue_.front());
   queue_.pop_front();
   if (never) {
-    run_.record_event(
-        EventKind::oom, index_, devices_.front()->index(),
-        spec_.name + ": request " + std::to_string(front->id) + " does not fit alone: " + why);
+    run_.record_event(too_long ? EventKind::reject : EventKind::oom, index_,
+                      devices_.front()->index(),
+                      spec_.name + ": request " + std::to_string(front->id) +
+                          (too_long ? " rejected: " : " does not fit alone: ") + why);
     if (front->start >= 0) {
       // A preempted request that can no longer be readmitted: it failed while running.
       front->dead = true;

@@ -221,7 +221,7 @@ struct WorkloadSpec {
   /// sarathi: tokens per iteration (decodes count one each; the rest goes to prompt chunks).
   std::int64_t chunk_size = 512;
   /// `max_tokens_in_batch:` at most this many tokens (prompt tokens + one per decoding
-  /// sequence) in one iteration; 0 = no cap. A prompt longer than the cap fails (an event).
+  /// sequence) in one iteration; 0 = no cap. A prompt longer than the cap fails (a reject event).
   std::int64_t max_tokens_in_batch = 0;
   /// vllm / sarathi: KV memory is allocated in blocks of this many tokens (`kv_block:`; vLLM's
   /// default block_size 16, docs.vllm.ai engine arguments).
