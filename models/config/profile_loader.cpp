@@ -69,6 +69,7 @@ class ProfileParser {
                 "mig",
                 "boost_clock",
                 "compute_capability",
+                "compute_throughput",
                 "sm_limits"});
     DeviceProfile gpu;
     gpu.display_name = string_at(root, "display_name", "");
@@ -127,6 +128,7 @@ class ProfileParser {
       gpu.compute_capability = cc.Scalar();
     }
     if (root["sm_limits"]) parse_sm_limits(root["sm_limits"], gpu);
+    if (root["compute_throughput"]) parse_compute_throughput(root["compute_throughput"], gpu);
     gpu.assumed = assumed_;
     return gpu;
   }
@@ -289,6 +291,24 @@ class ProfileParser {
     if (entry["shared_memory_reserved_per_block"]) {
       l.shared_reserved_per_block = with_unit(entry, "shared_memory_reserved_per_block", path,
                                               covered, units::parse_size_bytes);
+    }
+  }
+
+  void parse_compute_throughput(const YAML::Node& entry, DeviceProfile& gpu) const {
+    const std::string path = "compute_throughput";
+    if (!entry.IsMap()) fail(entry, path, "expected a mapping");
+    check_keys(entry, path,
+               {"source", "assumption", "fp16_tensor", "bf16_tensor", "fp8_tensor", "int8_tensor",
+                "tf32_tensor", "fp32"});
+    const bool covered = entry_covered(entry, path);
+    ComputeThroughput& c = gpu.compute;
+    for (const auto& [key, value] : {std::pair<const char*, double*>{"fp16_tensor", &c.fp16_tensor},
+                                     {"bf16_tensor", &c.bf16_tensor},
+                                     {"fp8_tensor", &c.fp8_tensor},
+                                     {"int8_tensor", &c.int8_tensor},
+                                     {"tf32_tensor", &c.tf32_tensor},
+                                     {"fp32", &c.fp32}}) {
+      if (entry[key]) *value = with_unit(entry, key, path, covered, units::parse_flop_rate);
     }
   }
 

@@ -34,6 +34,17 @@ struct SmLimits {
   bool known() const { return max_threads > 0; }
 };
 
+/// Peak dense arithmetic throughput of the whole GPU by data type (`compute_throughput:` in a
+/// profile; datasheet figures without sparsity), FLOP/s (int8: operations/s); 0 = unknown.
+struct ComputeThroughput {
+  double fp16_tensor = 0;
+  double bf16_tensor = 0;
+  double fp8_tensor = 0;
+  double int8_tensor = 0;
+  double tf32_tensor = 0;
+  double fp32 = 0;
+};
+
 struct DeviceProfile {
   std::string name;          ///< file stem, e.g. "h100-sxm-80gb"
   std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
@@ -55,6 +66,7 @@ struct DeviceProfile {
   double boost_clock_mhz = 0;
   std::string compute_capability;  ///< "8.0", "9.0" (`compute_capability:`), "" = unknown
   SmLimits sm_limits;
+  ComputeThroughput compute;  ///< `compute_throughput:`; all 0 when the profile has none
   // time-slicing defaults
   Nanos timeslice = 0;
   Nanos context_switch = 0;

@@ -320,7 +320,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& record_columns
       {"finish_ns", {"ns", "simulated time it completed or failed; -1: never"}},
       {"time_ns", {"ns", "simulated time"}},
       {"status", {"", "enum completed / failed / unfinished"}},
-      {"kind", {"", "enum oom / kill / fault / reject / restart"}},
+      {"kind", {"", "enum oom / kill / fault / reject / restart / preempt"}},
       {"detail", {"", "free text"}},
       {"memory_used_bytes", {"bytes", "allocated device memory"}},
       {"key", {"", "SLO key: p99 (latency), ttft_p99, tpot_p99, ..."}},

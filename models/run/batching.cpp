@@ -1,16 +1,37 @@
-// Continuous batching (`batching: {max_batch: B}`): the tenant is one serving engine that runs
-// Iterations back to back while it has work. Each iteration starts after every event of its
-// instant (so simultaneous arrivals batch together), admits queued requests FIFO up to B in
-// flight — a request only when its KV memory fits; one that cannot fit even alone fails with an
-// OOM event — then runs: `per_token: input` kernels once over all prompt tokens admitted now
-// (prefill; skipped when none), each `repeat: output_tokens` kernel once for the whole batch
-// (decode), other kernels as per-iteration work; `per_sequence` adds that much per request in
-// the batch. Every request in the batch gains one token per iteration and completes after its
-// output tokens. Solo latency: the same request alone (a batch of one, mean durations).
+// Continuous batching (`batching: {max_batch: B, scheduler: ..., chunk_size: C,
+// max_tokens_in_batch: M}`): the tenant is one serving engine that runs Iterations back to back
+// while it has work. Each iteration starts after every event of its instant (so simultaneous
+// arrivals batch together). Its members, by scheduler (docs/scenarios.md "Batched serving"):
+//
+//   orca     admits queued requests FIFO up to B in flight (and M tokens: the prompts plus one
+//            per request already in flight), reserving each one's whole KV memory
+//            (memory_per_request + memory_per_token x (input + output)); the iteration runs the
+//            admitted prompts and one decode step of every request in flight. A request that
+//            cannot fit even alone fails with an OOM event.
+//   vllm     prefill first (vLLM v0, as Vidur's vllm scheduler): if queued requests fit (B, M
+//            tokens, and KV blocks for the prompt) the iteration prefills only them; otherwise it
+//            decodes every running request. KV memory grows by `kv_block` tokens; when a block is
+//            not free the most recently admitted request is preempted: its memory freed, it goes
+//            back to the queue's front and is recomputed (prompt + generated tokens prefilled
+//            again) when readmitted.
+//   sarathi  chunked prefill (Sarathi-Serve): a token budget of min(C, M) per iteration; every
+//            running request past its prompt decodes one token, the rest of the budget goes to
+//            prompt chunks, first of requests already admitted, then of new ones (admitted with
+//            KV blocks for their prompt). KV memory and preemption as vllm.
+//
+// Kernels of an iteration (launch.cpp, each_launch): `per_token: input` kernels over its prompt
+// tokens P (their per_context_token over the prompt chunks' causal (query, key) pairs: a chunk
+// of c tokens after o computed ones has c o + c (c + 1) / 2), `per_token: batch` kernels over
+// P + decoding sequences, `repeat: output_tokens` kernels once when some sequence decodes
+// (per_sequence per decoding sequence, per_context_token per KV token they read: prompt +
+// generated), other kernels once. A request gains a token when its prompt's last chunk or its
+// decode step ran, and completes after its output tokens. Solo latency: the same request alone
+// under the same scheduler (mean durations).
 #include <algorithm>
 
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux::run {
 
@@ -20,78 +41,374 @@ void Tenant::on_iteration_due() {
   if (!dead_ && !iteration_running_) start_iteration();
 }
 
+namespace {
+
+double causal_pairs(std::int64_t done, std::int64_t chunk) {
+  const double o = static_cast<double>(done);
+  const double c = static_cast<double>(chunk);
+  return c * o + c * (c + 1) / 2;
+}
+
+}  // namespace
+
 double Tenant::batched_solo_latency(const Request& r) const {
-  // Alone: the first iteration prefills its prompt; every iteration decodes one token.
-  std::vector<double> first, later;
-  std::vector<const KernelSpec*> first_specs, later_specs;
-  for (const KernelSpec& k : spec_.workload.kernels) {
-    const double mean = k.duration.mean();
-    const double per_seq = static_cast<double>(k.per_sequence);
-    if (k.duration_per_token == TokenCount::input) {
-      if (r.input_tokens > 0) {
-        first.push_back(mean * static_cast<double>(r.input_tokens) + per_seq);
-        first_specs.push_back(&k);
-      }
-      continue;
+  const WorkloadSpec& w = spec_.workload;
+  const std::int64_t prompt = r.input_tokens;
+  const std::int64_t outputs = std::max<std::int64_t>(1, r.output_tokens);
+  KernelScaling s;
+  s.repeat_per_token = false;
+  s.sequences = s.prompt_sequences = s.decode_sequences = 1;
+  double total = 0;
+  std::int64_t decodes = outputs;  // iterations that decode a token
+  if (w.scheduler == BatchScheduler::orca) {
+    // One iteration prefills the prompt and decodes; every later one decodes.
+    s.input_tokens = prompt;
+    s.output_tokens = 1;
+    s.batch_tokens = prompt + 1;
+    s.prompt_pairs = causal_pairs(0, prompt);
+    s.context_tokens = s.all_context_tokens = static_cast<double>(prompt);
+    total += mean_iteration_time(s);
+    decodes = outputs - 1;
+  } else {
+    // Prompt iterations (one, or ceil(prompt / budget) chunks), the last yielding a token.
+    const std::int64_t budget =
+        w.scheduler == BatchScheduler::sarathi
+            ? std::max<std::int64_t>(1, w.max_tokens_in_batch > 0
+                                            ? std::min(w.chunk_size, w.max_tokens_in_batch)
+                                            : w.chunk_size)
+            : std::max<std::int64_t>(1, prompt);
+    s.decode = false;
+    s.output_tokens = 0;
+    for (std::int64_t done = 0; done < prompt;) {
+      const std::int64_t c = std::min(budget, prompt - done);
+      s.input_tokens = s.batch_tokens = c;
+      s.prompt_pairs = causal_pairs(done, c);
+      s.all_context_tokens = static_cast<double>(done + c);
+      total += mean_iteration_time(s);
+      done += c;
+      if (c == budget && w.scheduler == BatchScheduler::vllm) break;
     }
-    const int launches = k.repeat_per_token != TokenCount::none ? 1 : k.repeat;
-    for (int i = 0; i < launches; ++i) {
-      first.push_back(mean + per_seq);
-      first_specs.push_back(&k);
-      later.push_back(mean + per_seq);
-      later_specs.push_back(&k);
+    decodes = prompt > 0 ? outputs - 1 : outputs;
+  }
+  // Decode iterations: the k-th reads the prompt and k generated tokens. When no kernel depends
+  // on the context, all cost the same; else each is summed (at most 1e5, then the mean context).
+  s.decode = true;
+  s.input_tokens = 0;
+  s.output_tokens = 1;
+  s.batch_tokens = 1;
+  s.prompt_pairs = 0;
+  const std::int64_t first = outputs - decodes;
+  bool context_dependent = false;
+  for (const KernelSpec& k : w.kernels) {
+    context_dependent = context_dependent || k.per_context_token != 0 || k.roofline.any();
+  }
+  if (decodes <= 0) return total;
+  if (!context_dependent || decodes > 100'000) {
+    s.context_tokens = s.all_context_tokens =
+        static_cast<double>(prompt) + static_cast<double>(first + outputs - 1) / 2.0;
+    return total + static_cast<double>(decodes) * mean_iteration_time(s);
+  }
+  for (std::int64_t k = first; k < outputs; ++k) {
+    s.context_tokens = s.all_context_tokens = static_cast<double>(prompt + k);
+    total += mean_iteration_time(s);
+  }
+  return total;
+}
+
+std::int64_t Tenant::kv_bytes(std::int64_t tokens) const {
+  return checked::mul_saturating(spec_.workload.memory_per_token, tokens);
+}
+
+int Tenant::admit_front(std::int64_t prefill_budget) {
+  const WorkloadSpec& w = spec_.workload;
+  Request& r = *queue_.front();
+  const bool reserve = w.scheduler == BatchScheduler::orca;
+  const std::int64_t goal = r.input_tokens + r.tokens_done;  // recompute after a preemption
+  std::string why;
+  bool never = false;     // it can never be admitted
+  bool too_long = false;  // ... because its prompt exceeds the token cap (else: memory)
+  const std::int64_t cap = w.max_tokens_in_batch;
+  const bool whole_prompt = w.scheduler != BatchScheduler::sarathi;
+  if (whole_prompt && cap > 0 && goal + (reserve ? 1 : 0) > cap) {
+    never = too_long = true;
+    why = "its prompt of " + std::to_string(goal) + " tokens exceeds max_tokens_in_batch " +
+          std::to_string(cap);
+  } else if (whole_prompt && goal > prefill_budget) {
+    return 0;  // the iteration's token budget is spent
+  }
+  std::int64_t kv_tokens = 0;
+  std::int64_t bytes = 0;
+  if (!never) {
+    if (reserve) {
+      bytes = request_bytes(r);
+    } else {
+      kv_tokens = (goal + w.kv_block - 1) / w.kv_block * w.kv_block;
+      const std::int64_t kv = kv_bytes(kv_tokens);
+      bytes = kv > checked::kMaxInt64 - w.memory_per_request ? checked::kMaxInt64
+                                                             : w.memory_per_request + kv;
+    }
+    if (try_allocate(bytes, why) >= 0) {
+      if (in_flight_ > 0) return 0;  // wait for running requests to free their KV memory
+      never = true;                  // it cannot fit even alone
     }
   }
-  const double iterations = static_cast<double>(std::max<std::int64_t>(1, r.output_tokens));
-  return stream_time(first, first_specs) + (iterations - 1) * stream_time(later, later_specs);
+  std::unique_ptr<Request> front = std::move(queue_.front());
+  queue_.pop_front();
+  if (never) {
+    run_.record_event(too_long ? EventKind::reject : EventKind::oom, index_,
+                      devices_.front()->index(),
+                      spec_.name + ": request " + std::to_string(front->id) +
+                          (too_long ? " rejected: " : " does not fit alone: ") + why);
+    if (front->start >= 0) {
+      // A preempted request that can no longer be readmitted: it failed while running.
+      front->dead = true;
+      front->finish = run_.sim.now();
+      front->status = RequestStatus::failed;
+      run_.record_request(index_, *front);
+      graveyard_.push_back(std::move(front));
+    } else {
+      fail_waiting(std::move(front));
+    }
+    return -1;
+  }
+  if (front->start < 0) {
+    front->start = run_.sim.now();
+    front->solo_latency = batched_solo_latency(*front);
+  }
+  front->memory = bytes;
+  front->kv_tokens = kv_tokens;
+  front->prefill_goal = goal;
+  front->prefilled = 0;
+  in_flight_list_.push_back(std::move(front));
+  ++in_flight_;
+  return 1;
+}
+
+void Tenant::preempt(std::size_t index) {
+  std::unique_ptr<Request> r = std::move(in_flight_list_[index]);
+  in_flight_list_.erase(in_flight_list_.begin() + static_cast<std::ptrdiff_t>(index));
+  --in_flight_;
+  release(r->memory);
+  r->memory = 0;
+  r->kv_tokens = 0;
+  r->prefilled = r->prefill_goal = r->chunk = 0;
+  r->decoding = false;
+  ++r->preemptions;
+  run_.record_event(EventKind::preempt, index_, devices_.front()->index(),
+                    spec_.name + ": request " + std::to_string(r->id) +
+                        " preempted (KV cache full after " + std::to_string(r->tokens_done) +
+                        " tokens; recomputed when readmitted)");
+  queue_.push_front(std::move(r));
+}
+
+bool Tenant::grow_kv(Request& r) {
+  // After this step the cache holds the prompt and every generated token.
+  const std::int64_t needed = r.input_tokens + r.tokens_done;
+  if (needed <= r.kv_tokens) return true;
+  const std::int64_t block = spec_.workload.kv_block;
+  const std::int64_t bytes = kv_bytes(block);
+  for (;;) {
+    std::string why;
+    if (try_allocate(bytes, why) < 0) {
+      r.memory += bytes;
+      r.kv_tokens += block;
+      return true;
+    }
+    // No free block: preempt the most recently admitted request (possibly `r` itself).
+    const std::size_t victim = in_flight_list_.size() - 1;
+    const bool itself = in_flight_list_[victim].get() == &r;
+    if (itself && in_flight_ == 1) {
+      // Alone and still out of memory: it can never complete.
+      run_.record_event(
+          EventKind::oom, index_, devices_.front()->index(),
+          spec_.name + ": request " + std::to_string(r.id) + " does not fit alone: " + why);
+      finish_request(r, RequestStatus::failed);
+      return false;
+    }
+    preempt(victim);
+    if (itself) return false;
+  }
+}
+
+bool Tenant::plan_orca(KernelScaling& s) {
+  const WorkloadSpec& w = spec_.workload;
+  std::int64_t prefill_tokens = 0;
+  double pairs = 0;
+  const std::int64_t decoders = in_flight_;
+  while (!queue_.empty() && in_flight_ < w.max_batch) {
+    const std::int64_t budget = w.max_tokens_in_batch > 0
+                                    ? w.max_tokens_in_batch - decoders - prefill_tokens - 1
+                                    : checked::kMaxInt64;
+    const std::int64_t input = queue_.front()->input_tokens;
+    const int admitted = admit_front(budget);
+    if (admitted == 0) break;
+    if (admitted < 0) continue;
+    prefill_tokens += input;
+    pairs += causal_pairs(0, input);
+    in_flight_list_.back()->chunk = input;
+  }
+  if (in_flight_ == 0) return false;
+  double context = 0;
+  for (const auto& r : in_flight_list_) {
+    r->decoding = true;
+    context += static_cast<double>(r->input_tokens + r->tokens_done);
+  }
+  const double n = static_cast<double>(in_flight_);
+  s.input_tokens = prefill_tokens;
+  s.output_tokens = in_flight_;
+  s.batch_tokens = prefill_tokens + decoders;
+  s.sequences = s.prompt_sequences = s.decode_sequences = n;
+  s.prompt_pairs = pairs;
+  s.context_tokens = s.all_context_tokens = context;
+  return true;
+}
+
+bool Tenant::plan_vllm(KernelScaling& s) {
+  const WorkloadSpec& w = spec_.workload;
+  const std::int64_t cap = w.max_tokens_in_batch > 0 ? w.max_tokens_in_batch : checked::kMaxInt64;
+  std::int64_t prefill_tokens = 0;
+  double pairs = 0, context = 0;
+  int admitted = 0;
+  while (!queue_.empty() && in_flight_ < w.max_batch) {
+    const int a = admit_front(cap - prefill_tokens);
+    if (a == 0) break;
+    if (a < 0) continue;
+    Request& r = *in_flight_list_.back();
+    r.chunk = r.prefill_goal;
+    prefill_tokens += r.chunk;
+    pairs += causal_pairs(0, r.chunk);
+    context += static_cast<double>(r.chunk);
+    ++admitted;
+  }
+  if (admitted > 0) {
+    s.decode = false;
+    s.input_tokens = s.batch_tokens = prefill_tokens;
+    s.output_tokens = 0;
+    s.sequences = s.prompt_sequences = static_cast<double>(admitted);
+    s.decode_sequences = 0;
+    s.prompt_pairs = pairs;
+    s.all_context_tokens = context;
+    return true;
+  }
+  // Decode every running request, each with room for its next token's KV.
+  for (std::size_t i = 0; i < in_flight_list_.size();) {
+    Request& r = *in_flight_list_[i];
+    if (!grow_kv(r)) continue;  // r left the list (preempted or failed): same index
+    ++i;
+  }
+  if (in_flight_ == 0) return false;
+  for (const auto& r : in_flight_list_) {
+    r->decoding = true;
+    context += static_cast<double>(r->input_tokens + r->tokens_done);
+  }
+  s.input_tokens = 0;
+  s.output_tokens = s.batch_tokens = in_flight_;
+  s.sequences = s.decode_sequences = static_cast<double>(in_flight_);
+  s.prompt_sequences = 0;
+  s.context_tokens = s.all_context_tokens = context;
+  return true;
+}
+
+bool Tenant::plan_sarathi(KernelScaling& s) {
+  const WorkloadSpec& w = spec_.workload;
+  std::int64_t budget =
+      w.max_tokens_in_batch > 0 ? std::min(w.chunk_size, w.max_tokens_in_batch) : w.chunk_size;
+  // Decodes first: every running request past its prompt, while the budget lasts.
+  for (std::size_t i = 0; i < in_flight_list_.size() && budget > 0;) {
+    Request& r = *in_flight_list_[i];
+    if (r.prefilled < r.prefill_goal) {
+      ++i;
+      continue;
+    }
+    if (!grow_kv(r)) continue;
+    r.decoding = true;
+    --budget;
+    ++i;
+  }
+  // Then prompt chunks: requests already admitted, then new ones.
+  std::int64_t prefill_tokens = 0, decoders = 0;
+  double pairs = 0, context = 0, prompts = 0;
+  auto take_chunk = [&](Request& r) {
+    r.chunk = std::min(budget, r.prefill_goal - r.prefilled);
+    pairs += causal_pairs(r.prefilled, r.chunk);
+    prefill_tokens += r.chunk;
+    budget -= r.chunk;
+    prompts += 1;
+  };
+  for (const auto& r : in_flight_list_) {
+    if (budget > 0 && !r->decoding && r->prefilled < r->prefill_goal) take_chunk(*r);
+  }
+  while (budget > 0 && !queue_.empty() && in_flight_ < w.max_batch) {
+    const int a = admit_front(budget);
+    if (a == 0) break;
+    if (a > 0) take_chunk(*in_flight_list_.back());
+  }
+  for (const auto& r : in_flight_list_) {
+    if (r->decoding) {
+      ++decoders;
+      context += static_cast<double>(r->input_tokens + r->tokens_done);
+    }
+  }
+  if (prefill_tokens == 0 && decoders == 0) return false;
+  double all_context = context;
+  for (const auto& r : in_flight_list_) {
+    if (r->chunk > 0) all_context += static_cast<double>(r->prefilled + r->chunk);
+  }
+  s.decode = decoders > 0;
+  s.input_tokens = prefill_tokens;
+  s.output_tokens = decoders;
+  s.batch_tokens = prefill_tokens + decoders;
+  s.prompt_sequences = prompts;
+  s.decode_sequences = static_cast<double>(decoders);
+  s.sequences = prompts + static_cast<double>(decoders);
+  s.prompt_pairs = pairs;
+  s.context_tokens = context;
+  s.all_context_tokens = all_context;
+  return true;
 }
 
 void Tenant::start_iteration() {
-  const Nanos now = run_.sim.now();
-  std::int64_t prefill_tokens = 0;
-  while (!queue_.empty() && in_flight_ < spec_.workload.max_batch) {
-    const std::int64_t bytes = request_bytes(*queue_.front());
-    std::string why;
-    if (try_allocate(bytes, why) >= 0) {
-      if (in_flight_ > 0) break;  // wait for running requests to free their KV memory
-      // It cannot fit even alone: the server rejects it.
-      std::unique_ptr<Request> rejected = std::move(queue_.front());
-      queue_.pop_front();
-      run_.record_event(
-          EventKind::oom, index_, devices_.front()->index(),
-          spec_.name + ": request " + std::to_string(rejected->id) + " does not fit alone: " + why);
-      fail_waiting(std::move(rejected));
-      continue;
-    }
-    std::unique_ptr<Request> admitted = std::move(queue_.front());
-    queue_.pop_front();
-    admitted->start = now;
-    admitted->memory = bytes;
-    admitted->tokens_done = 0;
-    admitted->solo_latency = batched_solo_latency(*admitted);
-    prefill_tokens += admitted->input_tokens;
-    in_flight_list_.push_back(std::move(admitted));
-    ++in_flight_;
+  KernelScaling s;
+  s.repeat_per_token = false;
+  bool any = false;
+  switch (spec_.workload.scheduler) {
+    case BatchScheduler::orca:
+      any = plan_orca(s);
+      break;
+    case BatchScheduler::vllm:
+      any = plan_vllm(s);
+      break;
+    case BatchScheduler::sarathi:
+      any = plan_sarathi(s);
+      break;
   }
-  if (in_flight_ == 0) return;
+  if (!any || dead_) return;
   Iteration& it = iteration_;
   it.durations.clear();
   it.specs.clear();
+  it.shapes.clear();
   it.dead = false;
-  it.start = now;
-  // One iteration: prefill kernels over the prompts admitted now, one launch of each
-  // per-token (decode) kernel for the whole batch, and the other kernels as per-iteration work.
-  expand_kernels(it,
-                 KernelScaling{prefill_tokens, in_flight_, false, static_cast<double>(in_flight_)});
+  it.start = run_.sim.now();
+  expand_kernels(it, s);
   iteration_running_ = true;
   start_streams(it);
 }
 
 void Tenant::end_iteration() {
   iteration_running_ = false;
-  // Every request in the batch produced one token; those done leave the batch.
+  // A request gains a token when its decode step or its prompt's last chunk ran (orca: every
+  // request in flight); those with all their output tokens leave the batch.
+  const bool orca = spec_.workload.scheduler == BatchScheduler::orca;
   std::vector<Request*> done;
   for (const auto& r : in_flight_list_) {
+    bool token = r->decoding;
+    if (r->chunk > 0) {
+      r->prefilled += r->chunk;
+      token = token || r->prefilled >= r->prefill_goal;
+    }
+    r->chunk = 0;
+    r->decoding = false;
+    if (!token && !orca) continue;
     if (r->first_token < 0) r->first_token = run_.sim.now();
     if (++r->tokens_done >= std::max<std::int64_t>(1, r->output_tokens)) done.push_back(r.get());
   }

@@ -170,7 +170,7 @@ bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
   // begin_request() with no memory to allocate.
   r.start = run_.sim.now();
   r.memory = 0;
-  expand_kernels(r, KernelScaling{r.input_tokens, r.output_tokens, true, 1.0});
+  expand_kernels(r, alone_scaling(r));
   if (r.durations.empty()) {
     r.solo_latency = 0;
     direct_finish(r);

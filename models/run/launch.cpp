@@ -35,34 +35,81 @@ void Tenant::push_kernel(LaunchSequence& sequence, const KernelSpec& k, double d
   sequence.specs.push_back(&k);
 }
 
+template <bool kShapes, typename Base, typename Push>
+void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) const {
+  auto tokens = [&scaling](TokenCount c) -> std::int64_t {
+    return c == TokenCount::input    ? scaling.input_tokens
+           : c == TokenCount::output ? scaling.output_tokens
+           : c == TokenCount::batch  ? scaling.batch_tokens
+                                     : 1;
+  };
+  for (const KernelSpec& k : spec_.workload.kernels) {
+    const bool decode = k.repeat_per_token != TokenCount::none;
+    if (decode && !scaling.decode) continue;  // no decoding sequence in this iteration
+    const std::int64_t launches = !decode                    ? k.repeat
+                                  : scaling.repeat_per_token ? tokens(k.repeat_per_token)
+                                                             : 1;
+    const std::int64_t count =
+        k.duration_per_token == TokenCount::none ? 1 : tokens(k.duration_per_token);
+    if (count <= 0) continue;  // no tokens of that kind: the kernel is not launched
+    const double scale = static_cast<double>(count);
+    // What the kernel's per-sequence and per-context terms count (KernelSpec::per_context_token).
+    const bool prompt = k.duration_per_token == TokenCount::input;
+    const double sequences = prompt   ? scaling.prompt_sequences
+                             : decode ? scaling.decode_sequences
+                                      : scaling.sequences;
+    const double context = prompt   ? scaling.prompt_pairs
+                           : decode ? scaling.context_tokens
+                                    : scaling.all_context_tokens;
+    const double roofline_tokens = k.duration_per_token == TokenCount::none ? sequences : scale;
+    for (std::int64_t i = 0; i < launches; ++i) {
+      // A request alone: decode launch i reads the prompt and the i tokens generated before it.
+      const double c =
+          decode && scaling.repeat_per_token ? context + static_cast<double>(i) : context;
+      double d = base(k) * scale + static_cast<double>(k.per_sequence) * sequences +
+                 k.per_context_token * c;
+      LaunchShape shape{k.sm_fraction, k.waves, k.memory_bound};
+      if (k.roofline.any()) {
+        d += k.roofline.nanos(roofline_tokens, sequences, c);
+        if constexpr (kShapes) {
+          k.roofline.shape(roofline_tokens, sequences, c, shape.sm_fraction, shape.waves,
+                           shape.memory_bound);
+        }
+      }
+      push(k, d, shape);
+    }
+  }
+}
+
 void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling) {
   if (single_launch_ != nullptr) {
-    // The loop below for a workload of one kernel launched once (launches 1, scale 1).
+    // each_launch for a workload of one kernel launched once (launches 1, scale 1).
     const KernelSpec& k = *single_launch_;
     push_kernel(sequence, k,
                 draw(kernels_rng_, k.duration) * 1.0 +
                     static_cast<double>(k.per_sequence) * scaling.sequences);
     return;
   }
-  auto tokens = [&scaling](TokenCount c) -> std::int64_t {
-    return c == TokenCount::input    ? scaling.input_tokens
-           : c == TokenCount::output ? scaling.output_tokens
-                                     : 1;
-  };
-  for (const KernelSpec& k : spec_.workload.kernels) {
-    const std::int64_t launches = k.repeat_per_token == TokenCount::none ? k.repeat
-                                  : scaling.repeat_per_token ? tokens(k.repeat_per_token)
-                                                             : 1;
-    const double scale = k.duration_per_token == TokenCount::none
-                             ? 1.0
-                             : static_cast<double>(tokens(k.duration_per_token));
-    if (scale <= 0) continue;  // no tokens of that kind: the kernel is not launched
-    for (std::int64_t i = 0; i < launches; ++i) {
-      push_kernel(sequence, k,
-                  draw(kernels_rng_, k.duration) * scale +
-                      static_cast<double>(k.per_sequence) * scaling.sequences);
-    }
-  }
+  each_launch<true>(
+      scaling, [this](const KernelSpec& k) { return draw(kernels_rng_, k.duration); },
+      [this, &sequence](const KernelSpec& k, double d, const LaunchShape& shape) {
+        push_kernel(sequence, k, d);
+        if (shaped_launches_) sequence.shapes.push_back(shape);
+      });
+}
+
+double Tenant::mean_iteration_time(const KernelScaling& scaling) const {
+  std::vector<double>& durations = mean_durations_scratch_;
+  std::vector<const KernelSpec*>& specs = mean_specs_scratch_;
+  durations.clear();
+  specs.clear();
+  each_launch<false>(
+      scaling, [](const KernelSpec& k) { return k.duration.mean(); },
+      [&](const KernelSpec& k, double d, const LaunchShape&) {
+        durations.push_back(d);
+        specs.push_back(&k);
+      });
+  return stream_time(durations, specs);
 }
 
 bool Tenant::begin_request(Request& r) {
@@ -71,7 +118,7 @@ bool Tenant::begin_request(Request& r) {
   if (!allocate(bytes, "per-request allocation:")) return false;
   r.memory = bytes;
   // Draw every kernel's duration now, so the solo latency of this exact request is known.
-  expand_kernels(r, KernelScaling{r.input_tokens, r.output_tokens, true, 1.0});
+  expand_kernels(r, alone_scaling(r));
   if (r.durations.empty()) {
     // Nothing to run (e.g. zero tokens): the request completes at once.
     r.solo_latency = 0;

@@ -33,6 +33,12 @@ struct Stream {
   bool launching = false;       // issued by the CPU; only the launch overhead is left
 };
 
+/// A launch's grid and boundedness when they depend on its size (roofline kernels of an `llm:`
+/// card); otherwise its KernelSpec's.
+struct LaunchShape {
+  double sm_fraction = 1, waves = 1, memory_bound = 0;
+};
+
 /// The kernels of one unit of work, launched in order on each stream (launch.cpp has the
 /// timing). Durations in solo ns on the whole GPU, drawn when the sequence starts.
 struct LaunchSequence {
@@ -41,6 +47,8 @@ struct LaunchSequence {
   bool dead = false;                     // finished or killed: late completions are ignored
   std::vector<double> durations;         // per launched kernel, ns
   std::vector<const KernelSpec*> specs;  // per launched kernel
+  std::vector<LaunchShape> shapes;       // per launched kernel when a roofline kernel is among
+                                         // the workload's (empty otherwise)
   std::vector<Stream> streams;           // per GPU of the tenant, one per lane (GPU-major)
   int streams_done = 0;                  // streams past their last kernel
   int at_barrier = 0;                    // streams waiting at the current collective
@@ -64,10 +72,17 @@ struct Request : LaunchSequence {
   std::int64_t memory = 0;       // bytes held for the request, on each GPU
   std::int64_t tokens_done = 0;  // batched serving: tokens generated so far
   Nanos first_token = -1;        // when the first output token was ready
+  // Batched serving (batching.cpp):
+  std::int64_t prefill_goal = 0;  // prompt tokens to compute: input (+ generated, recomputed)
+  std::int64_t prefilled = 0;     // of prefill_goal, computed so far
+  std::int64_t kv_tokens = 0;     // tokens the KV allocation covers (vllm / sarathi blocks)
+  std::int64_t chunk = 0;         // prompt tokens computed in the iteration now running
+  bool decoding = false;          // decodes one token in the iteration now running
+  int preemptions = 0;            // times its KV memory was taken back (recompute)
 };
 
-/// One step of a batched-serving engine: prefill of the prompts admitted now, one decode launch
-/// for the whole batch, the per-iteration kernels (batching.cpp builds it).
+/// One step of a batched-serving engine: prompt tokens (whole prompts or chunks), one decode
+/// launch for the decoding sequences, the per-iteration kernels (batching.cpp builds it).
 struct Iteration : LaunchSequence {};
 
 }  // namespace run

@@ -50,9 +50,13 @@ void Tenant::reset_request(Request& r) {
   r.solo_latency = 0;
   r.durations.clear();
   r.specs.clear();
+  r.shapes.clear();
   r.memory = 0;
   r.tokens_done = 0;
   r.first_token = -1;
+  r.prefill_goal = r.prefilled = r.kv_tokens = r.chunk = 0;
+  r.decoding = false;
+  r.preemptions = 0;
   r.streams_done = 0;
   r.at_barrier = 0;
 }

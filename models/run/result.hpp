@@ -72,10 +72,19 @@ struct RequestRecord {
   RequestStatus status = RequestStatus::completed;
 };
 
-enum class EventKind : std::uint8_t { oom = 0, kill = 1, fault = 2, reject = 3, restart = 4 };
+/// preempt: a batched-serving request's KV memory taken back (vllm / sarathi scheduler); it is
+/// recomputed when readmitted.
+enum class EventKind : std::uint8_t {
+  oom = 0,
+  kill = 1,
+  fault = 2,
+  reject = 3,
+  restart = 4,
+  preempt = 5
+};
 /// The names of EventKind values, indexed by value (as kRequestStatusNames).
-inline constexpr std::array<const char*, 5> kEventKindNames = {"oom", "kill", "fault", "reject",
-                                                               "restart"};
+inline constexpr std::array<const char*, 6> kEventKindNames = {"oom",    "kill",    "fault",
+                                                               "reject", "restart", "preempt"};
 
 struct EventRecord {
   std::int64_t time_ns = 0;

@@ -26,6 +26,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
   for (const KernelSpec& k : spec.workload.kernels) {
     lanes_ = std::max(lanes_, k.lane + 1);
     output_token_kernels_ = output_token_kernels_ || k.repeat_per_token == TokenCount::output;
+    shaped_launches_ = shaped_launches_ || k.roofline.any();
   }
   direct_ = run.direct_path && direct_workload();
   host_gap_ = spec.workload.host_gap;
@@ -36,7 +37,7 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
   if (spec.workload.kernels.size() == 1) {
     const KernelSpec& k = spec.workload.kernels.front();
     if (k.repeat == 1 && k.repeat_per_token == TokenCount::none &&
-        k.duration_per_token == TokenCount::none) {
+        k.duration_per_token == TokenCount::none && k.per_context_token == 0 && !k.roofline.any()) {
       single_launch_ = &k;
     }
   }

@@ -46,7 +46,31 @@ struct KernelScaling {
   /// iteration decodes one token for the whole batch).
   bool repeat_per_token = true;
   double sequences = 1;  // `per_sequence` time is added once per sequence in the launch
+  // Batched serving and `per_context_token` (scenario.hpp, KernelSpec::per_context_token):
+  std::int64_t batch_tokens = 0;  // scales `per_token: batch` kernels
+  double prompt_sequences = 1;    // sequences of the `per_token: input` kernels
+  double decode_sequences = 1;    // sequences of the `repeat: output_tokens` kernels
+  double prompt_pairs = 0;        // causal (query, key) pairs of the prompt tokens
+  /// KV tokens the decoding sequences read; a request alone: its prompt (launch i of a
+  /// `repeat: output_tokens` kernel reads context_tokens + i).
+  double context_tokens = 0;
+  double all_context_tokens = 0;  // KV tokens of every sequence (the other kernels)
+  bool decode = true;             // `repeat: output_tokens` kernels are launched
 };
+
+/// A request run alone (no batching): every kernel over its own tokens, decode launch i over its
+/// prompt and i generated tokens.
+inline KernelScaling alone_scaling(std::int64_t input_tokens, std::int64_t output_tokens) {
+  KernelScaling s;
+  s.input_tokens = input_tokens;
+  s.output_tokens = output_tokens;
+  s.batch_tokens = input_tokens + output_tokens;
+  const double p = static_cast<double>(input_tokens);
+  s.prompt_pairs = p * (p + 1) / 2;
+  s.context_tokens = p;
+  s.all_context_tokens = p + static_cast<double>(output_tokens);
+  return s;
+}
 
 /// A sample of a duration distribution (ns).
 double draw(RandomStream& rng, const DurationDistribution& d);
@@ -193,9 +217,18 @@ class Tenant final : public KernelOwner {
   /// Starts a dispatched request: memory, kernels, solo latency, streams. False when the
   /// tenant was killed (OOM).
   bool begin_request(Request& r);
+  static KernelScaling alone_scaling(const Request& r) {
+    return run::alone_scaling(r.input_tokens, r.output_tokens);
+  }
   /// Appends the workload's kernels to `sequence` with their durations drawn now (the one
   /// kernel expansion: requests and batched iterations).
   void expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling);
+  /// Calls push(kernel, duration, shape) for every launch of the workload under `scaling`, each
+  /// launch's duration from base(kernel) (a draw, or the mean) and its token, sequence, context
+  /// and roofline terms: the one place the kernel keys' scaling is computed. kShapes: compute
+  /// each roofline launch's LaunchShape (else push gets the spec's).
+  template <bool kShapes, typename Base, typename Push>
+  void each_launch(const KernelScaling& scaling, Base base, Push push) const;
   /// Appends one launch of `k` with drawn duration `d`, as kernel_work(d).
   static void push_kernel(LaunchSequence& sequence, const KernelSpec& k, double d);
   /// A drawn duration as a kernel's work: rounded to whole ns, in [1, 2^62] (NaN: 2^62).
@@ -235,9 +268,16 @@ class Tenant final : public KernelOwner {
     k.kernel_index = static_cast<std::uint32_t>(stream.next_kernel);
     k.work = sequence.durations[stream.next_kernel];
     k.remaining = k.work;
-    k.sm_fraction = spec.sm_fraction;
-    k.memory_bound = spec.memory_bound;
-    k.waves = spec.waves;
+    if (sequence.shapes.empty()) {
+      k.sm_fraction = spec.sm_fraction;
+      k.memory_bound = spec.memory_bound;
+      k.waves = spec.waves;
+    } else {
+      const LaunchShape& shape = sequence.shapes[stream.next_kernel];
+      k.sm_fraction = shape.sm_fraction;
+      k.memory_bound = shape.memory_bound;
+      k.waves = shape.waves;
+    }
     k.working_set = static_cast<double>(spec.working_set);
     k.priority = kernel_priority_;
     return k;
@@ -253,6 +293,26 @@ class Tenant final : public KernelOwner {
   void start_iteration();
   void end_iteration();
   double batched_solo_latency(const Request& r) const;
+  /// Mean kernel times of one iteration with `scaling` (the solo latency's iterations).
+  double mean_iteration_time(const KernelScaling& scaling) const;
+  /// The iteration's members by scheduler: each sets Request::chunk / decoding and returns
+  /// the iteration's scaling; false when nothing can run.
+  bool plan_orca(KernelScaling& scaling);
+  bool plan_vllm(KernelScaling& scaling);
+  bool plan_sarathi(KernelScaling& scaling);
+  /// Admits the queue's front request for a prompt of `prefill` tokens with its KV memory
+  /// (orca: the whole request; vllm / sarathi: the prompt's blocks). Returns 1 admitted, 0 it
+  /// must wait (memory), -1 it was rejected (it can never fit or exceeds the token cap).
+  int admit_front(std::int64_t prefill_budget);
+  /// vllm / sarathi: makes room in `r`'s KV blocks for one more token, preempting the most
+  /// recently admitted requests while a block is not free. False when `r` itself was preempted
+  /// or failed.
+  bool grow_kv(Request& r);
+  /// Frees `r`'s KV memory and puts it back at the queue's front (recompute: its prompt and
+  /// generated tokens are prefilled again when it is readmitted).
+  void preempt(std::size_t in_flight_index);
+  /// Bytes of `tokens` KV tokens (memory_per_token x tokens, saturating).
+  std::int64_t kv_bytes(std::int64_t tokens) const;
 
   // --- memory (memory.cpp) -------------------------------------------------------------------
   /// Bytes a request holds on each GPU while it runs.
@@ -278,6 +338,8 @@ class Tenant final : public KernelOwner {
   /// Some kernel of the workload repeats per output token: only then can a kernel's end be a
   /// request's first token (every spec a sequence holds is one of the workload's kernels).
   bool output_token_kernels_ = false;
+  /// Some kernel is a roofline (an `llm:` card): every launch carries its LaunchShape.
+  bool shaped_launches_ = false;
   /// spec_.workload's host_gap and -priority (CUDA: lower number = more urgent), copied here:
   /// read for every kernel, and the spec's lines are cold in a run over many tenants.
   Nanos host_gap_ = 0;
@@ -306,6 +368,8 @@ class Tenant final : public KernelOwner {
 
   RandomStream arrivals_rng_, tokens_rng_;
   mutable std::vector<double> lane_finish_scratch_;
+  mutable std::vector<double> mean_durations_scratch_;         // mean_iteration_time's
+  mutable std::vector<const KernelSpec*> mean_specs_scratch_;  // mean_iteration_time's
   /// The tenant's arrival trace, read from its file a request at a time as arrivals are
   /// scheduled (checked by the resolver, run.resolved.traces; memory O(1) in the trace's length:
   /// issue 12 item 3). trace_request_ is the last request read: the one arriving next.

@@ -125,7 +125,9 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   out << YAML::Key << "sm_fraction" << YAML::Value << number(k.sm_fraction);
   out << YAML::Key << "memory_bound" << YAML::Value << number(k.memory_bound);
   auto token_name = [](TokenCount c) {
-    return c == TokenCount::input ? "input_tokens" : "output_tokens";
+    return c == TokenCount::input    ? "input_tokens"
+           : c == TokenCount::output ? "output_tokens"
+                                     : "batch_tokens";
   };
   if (k.repeat_per_token != TokenCount::none) {
     out << YAML::Key << "repeat" << YAML::Value << token_name(k.repeat_per_token);
@@ -138,6 +140,10 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   if (k.collective) out << YAML::Key << "collective" << YAML::Value << true;
   if (k.per_sequence > 0) {
     out << YAML::Key << "per_sequence" << YAML::Value << units::format_duration(k.per_sequence);
+  }
+  if (k.per_context_token > 0) {
+    out << YAML::Key << "per_context_token" << YAML::Value
+        << number(k.per_context_token * 1e3) + "ps";
   }
   if (k.waves != 1.0) out << YAML::Key << "waves" << YAML::Value << number(k.waves);
   if (k.working_set > 0) {
@@ -167,8 +173,39 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "arrivals" << YAML::Value;
   emit_arrivals(out, t.workload.arrivals);
-  out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
-  if (const auto& trace = t.workload.kernel_trace) {
+  if (const auto& card = t.workload.llm) {
+    // The card regenerates the kernels and memory_per_token on resolve.
+    out << YAML::Key << "llm" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (!card->model.empty()) {
+      out << YAML::Key << "model" << YAML::Value << card->model;
+    } else {
+      out << YAML::Key << "layers" << YAML::Value << card->layers;
+      out << YAML::Key << "hidden" << YAML::Value << card->hidden;
+      out << YAML::Key << "heads" << YAML::Value << card->heads;
+      out << YAML::Key << "kv_heads" << YAML::Value << card->kv_heads;
+      out << YAML::Key << "ffn" << YAML::Value << card->ffn;
+      out << YAML::Key << "vocabulary" << YAML::Value << card->vocabulary;
+      out << YAML::Key << "gated_ffn" << YAML::Value << card->gated_ffn;
+    }
+    out << YAML::Key << "dtype" << YAML::Value << card->dtype;
+    out << YAML::Key << "tp" << YAML::Value << card->tp;
+    out << YAML::Key << "gemm_efficiency" << YAML::Value << number(card->gemm_efficiency);
+    out << YAML::Key << "attention_efficiency" << YAML::Value << number(card->attention_efficiency);
+    out << YAML::Key << "memory_efficiency" << YAML::Value << number(card->memory_efficiency);
+    if (card->interconnect > 0) {
+      out << YAML::Key << "interconnect" << YAML::Value
+          << number(card->interconnect / 1e9) + "GB/s";
+    }
+    if (card->activation_reserve > 0) {
+      out << YAML::Key << "activation_reserve" << YAML::Value
+          << units::format_size(card->activation_reserve);
+    }
+    out << YAML::EndMap;
+  }
+  if (!t.workload.llm) out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
+  if (t.workload.llm) {
+    // no request: block (the card above is the request)
+  } else if (const auto& trace = t.workload.kernel_trace) {
     // Kernels from a recorded trace: the trace reference reproduces them (docs/traces.md).
     out << YAML::Key << "kernel_trace" << YAML::Value << trace->path;
     const char* formats[] = {"nsys", "torch", "csv"};
@@ -193,9 +230,11 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
     out << YAML::EndSeq;
   }
-  duration_key(out, "host_gap", t.workload.host_gap);
-  if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
-  out << YAML::EndMap;
+  if (!t.workload.llm) {
+    duration_key(out, "host_gap", t.workload.host_gap);
+    if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
+    out << YAML::EndMap;
+  }
   if (t.workload.priority != 0) {
     out << YAML::Key << "priority" << YAML::Value << t.workload.priority;
   }
@@ -203,10 +242,23 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
   out << YAML::Key << "memory_per_request" << YAML::Value
       << units::format_size(t.workload.memory_per_request);
   if (t.workload.max_batch > 0) {
+    const WorkloadSpec& w = t.workload;
     out << YAML::Key << "batching" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-        << "max_batch" << YAML::Value << t.workload.max_batch << YAML::EndMap;
+        << "max_batch" << YAML::Value << w.max_batch;
+    if (w.scheduler != BatchScheduler::orca) {
+      const char* names[] = {"orca", "vllm", "sarathi"};
+      out << YAML::Key << "scheduler" << YAML::Value << names[static_cast<int>(w.scheduler)];
+      out << YAML::Key << "kv_block" << YAML::Value << w.kv_block;
+    }
+    if (w.scheduler == BatchScheduler::sarathi) {
+      out << YAML::Key << "chunk_size" << YAML::Value << w.chunk_size;
+    }
+    if (w.max_tokens_in_batch > 0) {
+      out << YAML::Key << "max_tokens_in_batch" << YAML::Value << w.max_tokens_in_batch;
+    }
+    out << YAML::EndMap;
   }
-  if (t.workload.memory_per_token > 0) {
+  if (t.workload.memory_per_token > 0 && !t.workload.llm) {
     out << YAML::Key << "memory_per_token" << YAML::Value
         << units::format_size(t.workload.memory_per_token);
   }

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "models/scenario/kernel_trace.hpp"
+#include "models/scenario/llm_card.hpp"
+#include "sim/util/units.hpp"
 #include "models/scenario/trace_reader.hpp"
 
 namespace gpumux::scenario_detail {
@@ -96,14 +98,26 @@ TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
                                {{"input", TokenCount::input},
                                 {"input_tokens", TokenCount::input},
                                 {"output", TokenCount::output},
-                                {"output_tokens", TokenCount::output}},
-                               {"input_tokens", "output_tokens"}, what);
+                                {"output_tokens", TokenCount::output},
+                                {"batch", TokenCount::batch},
+                                {"batch_tokens", TokenCount::batch}},
+                               {"input_tokens", "output_tokens", "batch_tokens"}, what);
+}
+
+// A non-negative duration in ns with sub-nanosecond resolution ("25ps", "0.4ns").
+double fine_duration_ns(Context& ctx, const Field& field) {
+  const double ns = with_unit(ctx, field, units::parse_fine_duration_ns);
+  if (!(ns >= 0) || ns > 1e15) {
+    ctx.fail(field, "expected a duration >= 0 such as 25ps or 0.4ns, got " + text_of(ctx, field));
+  }
+  return ns;
 }
 
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
-  const MapReader map(ctx, field,
-                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
-                       "collective", "per_sequence", "waves", "block_time", "working_set"});
+  const MapReader map(
+      ctx, field,
+      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token", "collective",
+       "per_sequence", "per_context_token", "waves", "block_time", "working_set"});
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
@@ -127,6 +141,10 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
   }
   if (const auto f = map.get("collective")) k.collective = bool_of(ctx, *f);
   if (const auto f = map.get("per_sequence")) k.per_sequence = duration_of(ctx, *f);
+  if (const auto f = map.get("per_context_token")) {
+    // Fractional nanoseconds matter here (tens of ps per cached token).
+    k.per_context_token = fine_duration_ns(ctx, *f);
+  }
   const auto waves = map.get("waves");
   const auto block_time = map.get("block_time");
   if (waves && block_time) ctx.fail(*block_time, "give either waves or block_time, not both");
@@ -215,6 +233,73 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
   return a;
 }
 
+// `llm: {model: NAME | layers: ..., hidden: ..., ..., dtype: fp16, tp: 1, <assumptions>}`
+// (models/scenario/llm_card.hpp). A named card's architecture comes from the catalog here.
+LlmCard llm_card_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocabulary",
+                       "gated_ffn", "dtype", "tp", "gemm_efficiency", "attention_efficiency",
+                       "memory_efficiency", "interconnect", "activation_reserve"});
+  LlmCard c;
+  c.where = ctx.at(field.path, field.mark);
+  const char* architecture[] = {"layers", "hidden",     "heads",    "kv_heads",
+                                "ffn",    "vocabulary", "gated_ffn"};
+  if (const auto model = map.get("model")) {
+    for (const char* key : architecture) {
+      if (const auto f = map.get(key)) {
+        ctx.fail(*f, std::string("give model or an inline card, not both ('") + key +
+                         "' with model: " + text_of(ctx, *model) + ")");
+      }
+    }
+    const SourceLocation saved = c.where;
+    c.where = ctx.at(model->path, model->mark);
+    load_llm_card(non_empty_text(ctx, *model), c);
+    c.where = saved;
+  } else {
+    c.layers = int_of(ctx, map.require("layers"), 1);
+    c.hidden = integer_of(ctx, map.require("hidden"), 1);
+    const Field heads = map.require("heads");
+    c.heads = int_of(ctx, heads, 1);
+    if (c.hidden % c.heads != 0) {
+      ctx.fail(heads, "hidden " + std::to_string(c.hidden) + " is not a multiple of heads " +
+                          std::to_string(c.heads));
+    }
+    c.kv_heads = c.heads;
+    if (const auto f = map.get("kv_heads")) {
+      c.kv_heads = int_of(ctx, *f, 1);
+      if (c.heads % c.kv_heads != 0) {
+        ctx.fail(*f, "heads " + std::to_string(c.heads) + " is not a multiple of kv_heads " +
+                         std::to_string(c.kv_heads));
+      }
+    }
+    c.ffn = integer_of(ctx, map.require("ffn"), 1);
+    c.vocabulary = integer_of(ctx, map.require("vocabulary"), 1);
+    if (const auto f = map.get("gated_ffn")) c.gated_ffn = bool_of(ctx, *f);
+    c.source = "inline";
+  }
+  if (const auto f = map.get("dtype")) {
+    c.dtype = choice_of<std::string>(
+        ctx, *f, {{"fp16", "fp16"}, {"bf16", "bf16"}, {"fp8", "fp8"}, {"int8", "int8"}},
+        {"fp16", "bf16", "fp8", "int8"}, "dtype");
+  }
+  if (const auto f = map.get("tp")) c.tp = int_of(ctx, *f, 1);
+  if (const auto f = map.get("gemm_efficiency")) {
+    c.gemm_efficiency = fraction_of(ctx, *f, 0, true, 1);
+  }
+  if (const auto f = map.get("attention_efficiency")) {
+    c.attention_efficiency = fraction_of(ctx, *f, 0, true, 1);
+  }
+  if (const auto f = map.get("memory_efficiency")) {
+    c.memory_efficiency = fraction_of(ctx, *f, 0, true, 1);
+  }
+  if (const auto f = map.get("interconnect")) {
+    c.interconnect = with_unit(ctx, *f, units::parse_bandwidth_bytes_per_s);
+    if (!(c.interconnect > 0)) ctx.fail(*f, "must be > 0, e.g. 300GB/s");
+  }
+  if (const auto f = map.get("activation_reserve")) c.activation_reserve = size_of(ctx, *f);
+  return c;
+}
+
 }  // namespace
 
 // `request: {kernel_trace: PATH, format: nsys|torch|csv, recorded_on: MODEL,
@@ -269,11 +354,27 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"arrivals", "request", "max_in_flight", "memory_per_request",
-                       "memory_per_token", "tokens", "batching", "priority"},
+                       "memory_per_token", "tokens", "batching", "priority", "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
-  const MapReader request(ctx, map.require("request"),
+  if (const auto llm = map.get("llm")) {
+    if (const auto request = map.get("request")) {
+      ctx.fail(*request, "give request or llm, not both (an llm: card generates the kernels)");
+    }
+    if (const auto f = map.get("memory_per_token")) {
+      ctx.fail(*f, "memory_per_token comes from the llm: card (its KV-cache bytes per token)");
+    }
+    if (!map.get("batching")) {
+      ctx.fail(*llm,
+               "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
+               "serves one request at a time)");
+    }
+    w.llm = llm_card_of(ctx, *llm);
+  }
+  const MapReader request(ctx,
+                          w.llm ? Field{YAML::Node(YAML::NodeType::Map), field.path, field.mark}
+                                : map.require("request"),
                           {"kernels", "host_gap", "cuda_graph", "kernel_trace", "format",
                            "recorded_on", "select", "ncu"});
   if (const auto trace = request.get("kernel_trace")) {
@@ -285,8 +386,10 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       }
     }
     std::size_t index = 0;
-    for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
-      w.kernels.push_back(kernel_of(ctx, kernel, index++));
+    if (!w.llm) {
+      for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
+        w.kernels.push_back(kernel_of(ctx, kernel, index++));
+      }
     }
   }
   if (const auto gap = request.get("host_gap")) w.host_gap = duration_of(ctx, *gap);
@@ -304,8 +407,39 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("memory_per_request")) w.memory_per_request = size_of(ctx, *f);
   if (const auto f = map.get("memory_per_token")) w.memory_per_token = size_of(ctx, *f);
   if (const auto f = map.get("batching")) {
-    const MapReader batching(ctx, *f, {"max_batch"});
+    const MapReader batching(
+        ctx, *f, {"max_batch", "scheduler", "chunk_size", "max_tokens_in_batch", "kv_block"});
     w.max_batch = int_of(ctx, batching.require("max_batch"), 1);
+    if (const auto s = batching.get("scheduler")) {
+      w.scheduler = choice_of<BatchScheduler>(ctx, *s,
+                                              {{"orca", BatchScheduler::orca},
+                                               {"vllm", BatchScheduler::vllm},
+                                               {"sarathi", BatchScheduler::sarathi}},
+                                              {"orca", "vllm", "sarathi"}, "batch scheduler");
+    }
+    if (const auto c = batching.get("chunk_size")) {
+      if (w.scheduler != BatchScheduler::sarathi) {
+        ctx.fail(*c, "chunk_size belongs to scheduler: sarathi (chunked prefill)");
+      }
+      w.chunk_size = int_of(ctx, *c, 1);
+    }
+    if (const auto m = batching.get("max_tokens_in_batch")) {
+      w.max_tokens_in_batch = int_of(ctx, *m, 1);
+    }
+    if (const auto b = batching.get("kv_block")) {
+      if (w.scheduler == BatchScheduler::orca) {
+        ctx.fail(*b,
+                 "kv_block belongs to scheduler: vllm or sarathi (orca reserves a request's "
+                 "whole KV memory at admission)");
+      }
+      w.kv_block = int_of(ctx, *b, 1);
+    }
+  }
+  for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+    if (w.max_batch == 0 && w.kernels[i].duration_per_token == TokenCount::batch) {
+      ctx.fail(field, "kernel " + w.kernels[i].name +
+                          ": per_token: batch_tokens needs batching: {max_batch: N}");
+    }
   }
   if (const auto f = map.get("tokens")) {
     const MapReader tokens(ctx, *f, {"input", "output"});

@@ -9,6 +9,8 @@
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
+#include "models/scenario/llm_card.hpp"
+#include "sim/util/units.hpp"
 #include "models/scenario/work_estimate.hpp"
 #include "models/strategies/strategy.hpp"
 
@@ -67,6 +69,41 @@ static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant,
   tenant.workload.kernels = std::move(converted.kernels);
   if (converted.peak_memory && !scenario.locations.count(tenant.where.key_path + ".memory")) {
     tenant.memory = *converted.peak_memory;
+  }
+}
+
+// `workload: {llm: ...}`: the card's kernels on the tenant's GPU model, its KV bytes per token
+// as memory_per_token and, unless `memory:` is written, the weights and activation reserve as
+// the tenant's memory (llm_card.hpp).
+static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
+                           std::int64_t device_memory, const std::string& device_name) {
+  WorkloadSpec& w = tenant.workload;
+  LlmCard& card = *w.llm;
+  if (card.tp != static_cast<int>(tenant.devices.size())) {
+    throw InputError(scenario.locate(tenant.where.key_path + ".workload.llm.tp"),
+                     "tp " + std::to_string(card.tp) + " needs the tenant on " +
+                         std::to_string(card.tp) + " GPUs (device: [...]), it has " +
+                         std::to_string(tenant.devices.size()));
+  }
+  card.where = scenario.locate(tenant.where.key_path + ".workload.llm");
+  w.kernels = llm_kernels(card, gpu);
+  w.memory_per_token = llm_kv_bytes_per_token(card);
+  const std::int64_t tokens =
+      w.max_tokens_in_batch > 0 ? w.max_tokens_in_batch
+      : w.scheduler == BatchScheduler::sarathi
+          ? w.chunk_size
+          : std::max<std::int64_t>(2048, std::llround(w.input_tokens.mean()));
+  const std::int64_t reserve = llm_activation_reserve(card, tokens, w.max_batch);
+  const std::int64_t weights = llm_weight_bytes(card);
+  if (weights + reserve > device_memory) {
+    throw InputError(card.where, "the weights (" + units::format_size(weights) + " per GPU at tp " +
+                                     std::to_string(card.tp) + ") and activation reserve (" +
+                                     units::format_size(reserve) + ") do not fit " + device_name +
+                                     "'s " + units::format_size(device_memory) +
+                                     ": raise tp or use a smaller dtype");
+  }
+  if (!scenario.locations.count(tenant.where.key_path + ".memory")) {
+    tenant.memory = weights + reserve;
   }
 }
 
@@ -212,6 +249,12 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       const DeviceProfile& target = *out.gpu_profiles[static_cast<std::size_t>(
           out.devices[static_cast<std::size_t>(indices.front())].gpu)];
       replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
+    }
+    if (tenant.workload.llm) {
+      const ResolvedDevice& device = out.devices[static_cast<std::size_t>(indices.front())];
+      serve_llm_card(scenario, scenario.tenants[t],
+                     *out.gpu_profiles[static_cast<std::size_t>(device.gpu)],
+                     device.geometry.memory, device.geometry.name);
     }
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();

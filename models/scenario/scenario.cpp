@@ -1,5 +1,6 @@
 #include "models/scenario/scenario.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpumux {
@@ -15,6 +16,33 @@ double DurationDistribution::mean() const {
       return (static_cast<double>(value) + static_cast<double>(upper)) / 2.0;
   }
   return static_cast<double>(value);
+}
+
+double KernelRoofline::nanos(double n, double s, double c) const {
+  const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
+  const double bytes =
+      bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
+  const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
+  const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
+  return std::max(compute, memory) * 1e9;
+}
+
+void KernelRoofline::shape(double n, double s, double c, double& sm_fraction, double& waves,
+                           double& memory_bound) const {
+  const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
+  const double bytes =
+      bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
+  const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
+  const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
+  memory_bound = compute + memory > 0 ? memory / (compute + memory) : 0.0;
+  const double rows = rows_are_sequences ? s : n;
+  const double blocks = std::ceil(std::max(1.0, rows) / tile_rows) * std::max(1.0, column_blocks);
+  if (sms <= 0) {
+    sm_fraction = waves = 1.0;
+    return;
+  }
+  sm_fraction = std::min(1.0, blocks / sms);
+  waves = std::max(1.0, blocks / (std::max(1.0, blocks_per_sm) * sms));
 }
 
 // The returned location keeps the requested key path even when the line and column come from an

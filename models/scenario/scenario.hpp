@@ -56,8 +56,32 @@ struct DurationDistribution {
   double mean() const;
 };
 
-/// Which token count of a request scales a kernel (LLM workloads).
-enum class TokenCount { none, input, output };
+/// Which token count of a request scales a kernel (LLM workloads). `batch` (batched serving
+/// only): every token an iteration processes, its prompt chunks plus one per decoding sequence.
+enum class TokenCount { none, input, output, batch };
+
+/// A kernel whose time is a roofline of its work (LLM serving from a model card,
+/// models/scenario/llm_card.hpp): for a launch over n tokens, s sequences and c context tokens,
+///   F = flops_per_token n + flops_per_sequence s + flops_per_context c          [FLOP]
+///   B = bytes_fixed + bytes_per_token n + bytes_per_sequence s + bytes_per_context c  [bytes]
+///   t = max(F / flop_rate, B / byte_rate)                                         [s]
+/// Rates are the attainable ones (peak x efficiency). All zero = no roofline term.
+struct KernelRoofline {
+  double flops_per_token = 0, flops_per_sequence = 0, flops_per_context = 0;
+  double bytes_fixed = 0, bytes_per_token = 0, bytes_per_sequence = 0, bytes_per_context = 0;
+  double flop_rate = 0;  ///< FLOP/s
+  double byte_rate = 0;  ///< bytes/s
+  // The grid of a launch: ceil(rows / tile_rows) x column_blocks blocks, rows = n tokens (or s
+  // sequences when rows_are_sequences), on `sms` SMs holding blocks_per_sm each.
+  double tile_rows = 128, column_blocks = 0, sms = 0, blocks_per_sm = 1;
+  bool rows_are_sequences = false;
+  bool any() const { return flop_rate > 0 || byte_rate > 0; }
+  /// t in ns for n tokens, s sequences, c context tokens.
+  double nanos(double n, double s, double c) const;
+  /// The launch's sm_fraction, waves and memory_bound (t_memory / (t_memory + t_compute)).
+  void shape(double n, double s, double c, double& sm_fraction, double& waves,
+             double& memory_bound) const;
+};
 
 /// One GPU kernel of a request (`request: {kernels: [...]}`).
 struct KernelSpec {
@@ -78,6 +102,14 @@ struct KernelSpec {
   /// Batched serving only: extra time per sequence in the batch (attention over each
   /// sequence's KV cache); the launch lasts duration (x tokens) + per_sequence x batch size.
   Nanos per_sequence = 0;
+  /// `per_context_token:` extra time per cached token the launch's attention reads, ns (may be
+  /// fractional: 10 ps per token is typical): on a `repeat: output_tokens` kernel the KV tokens
+  /// of every decoding sequence (sum of prompt + generated tokens); on a `per_token: input`
+  /// kernel the causal (query, key) pairs of the prompt tokens it computes (a whole prompt of P
+  /// tokens: P (P + 1) / 2); on other kernels the KV tokens of every sequence in the launch.
+  double per_context_token = 0;
+  /// A roofline time added to the launch (generated from an `llm:` model card).
+  KernelRoofline roofline;
   /// Waves of its grid when alone on the whole GPU (>= 1; `waves:`, or duration / `block_time`).
   /// A kernel still dispatching blocks takes SMs freed by others; default 1 (every block resident
   /// at launch: an assumption, as a kernel list has no grid sizes).
@@ -127,8 +159,48 @@ struct ArrivalSpec {
   double time_scale = 1.0;  ///< trace: arrival times are multiplied by this (> 0)
 };
 
+/// The iteration scheduler of a batched-serving engine (`batching: {scheduler: ...}`,
+/// models/run/batching.cpp, docs/scenarios.md "Batched serving").
+enum class BatchScheduler {
+  /// Orca-style mixing: each iteration runs the whole prompts of the requests admitted now with
+  /// one decode step of the batch; a request's KV memory is reserved in full at admission.
+  orca,
+  /// vLLM (v0) prefill-first: an iteration prefills the queued requests that fit, or else
+  /// decodes every running request; KV memory grows by blocks and the most recently admitted
+  /// request is preempted (recomputed later) when a block is not free.
+  vllm,
+  /// Sarathi-Serve chunked prefill: each iteration decodes the running requests and fills the
+  /// rest of a `chunk_size` token budget with prompt chunks; KV memory as vllm.
+  sarathi
+};
+
+/// An LLM served from a model card (`workload: {llm: {...}}`, models/scenario/llm_card.hpp):
+/// resolve_scenario() turns it into the workload's kernels on the tenant's GPU.
+struct LlmCard {
+  std::string model;  ///< catalog name (calibration/workloads/llm/NAME.yaml), "" = inline card
+  int layers = 0;
+  std::int64_t hidden = 0;      ///< model dimension d
+  int heads = 0;                ///< attention (query) heads
+  int kv_heads = 0;             ///< key/value heads (GQA; = heads for multi-head attention)
+  std::int64_t ffn = 0;         ///< FFN intermediate size
+  std::int64_t vocabulary = 0;  ///< vocabulary (embedding and LM head rows)
+  bool gated_ffn = true;        ///< SwiGLU (gate, up, down: 3 matrices) or 2 matrices
+  std::string dtype = "fp16";   ///< fp16 | bf16 | fp8 | int8
+  int tp = 1;                   ///< tensor-parallel degree (the tenant's GPUs)
+  /// `assumption:` parameters (llm_card.hpp states each default and why).
+  double gemm_efficiency = 0.7;         ///< attainable / peak tensor FLOP/s of the GEMMs
+  double attention_efficiency = 0.5;    ///< attainable / peak tensor FLOP/s of attention
+  double memory_efficiency = 0.8;       ///< attainable / datasheet HBM bandwidth
+  double interconnect = 0;              ///< bytes/s per GPU for the TP all-reduce (0: default)
+  std::int64_t activation_reserve = 0;  ///< bytes per GPU kept for activations (0: default)
+  std::string source;                   ///< the card's `source:` (catalog) or "inline"
+  SourceLocation where;                 ///< the `llm:` key
+};
+
 struct WorkloadSpec {
   ArrivalSpec arrivals;
+  /// `llm:` model card; its kernels replace `request:` (filled in by resolve_scenario()).
+  std::optional<LlmCard> llm;
   std::vector<KernelSpec> kernels;  ///< run in order, one stream per request (non-empty)
   /// Set when the kernels come from a recorded trace (filled in by resolve_scenario()).
   std::optional<KernelTraceSpec> kernel_trace;
@@ -145,6 +217,15 @@ struct WorkloadSpec {
   /// Continuous (iteration-level) batching, as LLM servers do (`batching: {max_batch: 32}`);
   /// 0 = off. See models/run/runner.hpp.
   int max_batch = 0;
+  BatchScheduler scheduler = BatchScheduler::orca;  ///< `batching: {scheduler: ...}`
+  /// sarathi: tokens per iteration (decodes count one each; the rest goes to prompt chunks).
+  std::int64_t chunk_size = 512;
+  /// `max_tokens_in_batch:` at most this many tokens (prompt tokens + one per decoding
+  /// sequence) in one iteration; 0 = no cap. A prompt longer than the cap fails (a reject event).
+  std::int64_t max_tokens_in_batch = 0;
+  /// vllm / sarathi: KV memory is allocated in blocks of this many tokens (`kv_block:`; vLLM's
+  /// default block_size 16, docs.vllm.ai engine arguments).
+  std::int64_t kv_block = 16;
   /// `request: {cuda_graph: true}`: the request's kernels are launched as one CUDA graph, so
   /// each pays the profile's graph_launch_overhead instead of launch_overhead.
   bool cuda_graph = false;

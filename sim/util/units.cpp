@@ -109,6 +109,12 @@ std::int64_t parse_duration_ns(const std::string& text) {
   return to_int64(q.number * factor_for(q.unit, kDurationUnits, "duration"));
 }
 
+double parse_fine_duration_ns(const std::string& text) {
+  const Quantity q = split_quantity(text, "12ps");
+  if (q.unit == "ps") return q.number * 1e-3;
+  return q.number * factor_for(q.unit, kDurationUnits, "duration");
+}
+
 std::int64_t parse_size_bytes(const std::string& text) {
   const Quantity q = split_quantity(text, "10GiB");
   if (q.unit == "m") {
@@ -125,6 +131,14 @@ double parse_bandwidth_bytes_per_s(const std::string& text) {
     throw std::invalid_argument("bandwidth needs a size per second, e.g. 900GB/s");
   }
   return q.number * factor_for(q.unit.substr(0, slash), kSizeUnits, "size");
+}
+
+double parse_flop_rate(const std::string& text) {
+  static constexpr std::pair<const char*, double> kFlopUnits[] = {
+      {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12},
+      {"PFLOPS", 1e15}, {"GOPS", 1e9},     {"TOPS", 1e12},    {"POPS", 1e15}};
+  const Quantity q = split_quantity(text, "312TFLOP/s");
+  return q.number * factor_for(q.unit, kFlopUnits, "throughput");
 }
 
 double parse_rate_per_s(const std::string& text) {

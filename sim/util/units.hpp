@@ -10,6 +10,9 @@ namespace gpumux::units {
 /// "250ns" "10us" "1024us" "2ms" "1.5s" "2m" "1h" (also "µs") -> integer nanoseconds (rounded
 /// to nearest). Negative values and bare numbers are rejected.
 std::int64_t parse_duration_ns(const std::string& text);
+/// A duration in ns as a double, also in picoseconds ("12.5ps", "0.02ns", "1us"): for per-item
+/// costs below a nanosecond (per cached token). Throws as parse_duration_ns.
+double parse_fine_duration_ns(const std::string& text);
 
 /// "512MiB" "10GiB" "80GB" "4096B" "1.5TB" (KB/MB/GB/TB = powers of 1000; KiB/MiB/GiB/TiB =
 /// powers of 1024) -> bytes. Kubernetes quantities too: "30Gi" "500Mi" "1Ki" (powers of 1024),
@@ -18,6 +21,9 @@ std::int64_t parse_size_bytes(const std::string& text);
 
 /// "3.35TB/s" "900GB/s" "512GiB/s" -> bytes per second.
 double parse_bandwidth_bytes_per_s(const std::string& text);
+
+/// "312TFLOP/s" "1.98PFLOP/s" "624TOPS" (also GFLOP/s, TFLOPS, POPS) -> operations per second.
+double parse_flop_rate(const std::string& text);
 
 /// "50/s" "3000/min" "2/ms" "10/h" -> events per second. Must be at least one per 100 years
 /// (3.17e-10/s): the mean gap must fit integer nanoseconds.

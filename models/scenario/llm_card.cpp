@@ -1,0 +1,240 @@
+// LLM model cards: the catalog (embedded calibration/workloads/llm/*.yaml), the derived sizes
+// and the roofline kernels (llm_card.hpp has the laws).
+#include "models/scenario/llm_card.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "models/config/input_error.hpp"
+#include "models/config/yaml_reader.hpp"
+#include "models/scenario/kernel_trace_model.hpp"
+#include "sim/util/checked.hpp"
+#include "sim/util/strings.hpp"
+
+namespace gpumux {
+
+// Generated at build time by scripts/embed_profiles.cmake from calibration/workloads/llm/*.yaml.
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_llm_cards();
+
+std::vector<std::string> llm_card_names() {
+  std::vector<std::string> names;
+  for (const auto& [stem, text] : embedded_llm_cards()) names.emplace_back(stem);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void load_llm_card(const std::string& name, LlmCard& card) {
+  const auto& cards = embedded_llm_cards();
+  const auto it = std::find_if(cards.begin(), cards.end(),
+                               [&](const auto& entry) { return entry.first == name; });
+  if (it == cards.end()) {
+    throw InputError(card.where, "unknown LLM model card '" + name +
+                                     "'; known: " + join(llm_card_names(), ", ") +
+                                     " (or give an inline card: layers, hidden, heads, ...)");
+  }
+  const std::string file = "calibration/workloads/llm/" + std::string(it->first) + ".yaml";
+  std::map<std::string, SourceLocation> locations;
+  yaml::Context ctx(file, locations);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(it->second));
+  } catch (const YAML::Exception& e) {
+    throw InputError(SourceLocation{file, 0, 0, ""}, e.what());
+  }
+  const yaml::MapReader map(ctx, yaml::Field{root, "", root.Mark()},
+                            {"name", "display_name", "source", "layers", "hidden", "heads",
+                             "kv_heads", "ffn", "vocabulary", "gated_ffn"});
+  card.model = name;
+  card.source = yaml::non_empty_text(ctx, map.require("source"));
+  card.layers = yaml::int_of(ctx, map.require("layers"), 1);
+  card.hidden = yaml::integer_of(ctx, map.require("hidden"), 1);
+  card.heads = yaml::int_of(ctx, map.require("heads"), 1);
+  card.kv_heads = yaml::int_of(ctx, map.require("kv_heads"), 1);
+  card.ffn = yaml::integer_of(ctx, map.require("ffn"), 1);
+  card.vocabulary = yaml::integer_of(ctx, map.require("vocabulary"), 1);
+  card.gated_ffn = yaml::bool_of(ctx, map.require("gated_ffn"));
+}
+
+int llm_dtype_bytes(const LlmCard& card) {
+  return card.dtype == "fp8" || card.dtype == "int8" ? 1 : 2;
+}
+
+double llm_peak_throughput(const LlmCard& card, const DeviceProfile& gpu) {
+  const ComputeThroughput& c = gpu.compute;
+  if (card.dtype == "bf16") return c.bf16_tensor;
+  if (card.dtype == "fp8") return c.fp8_tensor;
+  if (card.dtype == "int8") return c.int8_tensor;
+  return c.fp16_tensor;
+}
+
+namespace {
+
+double head_dim(const LlmCard& c) {
+  return static_cast<double>(c.hidden) / static_cast<double>(c.heads);
+}
+
+// KV heads each GPU holds: split by TP, replicated when there are fewer than GPUs.
+double kv_heads_per_gpu(const LlmCard& c) {
+  return std::max(1.0, static_cast<double>(c.kv_heads) / static_cast<double>(c.tp));
+}
+
+// The GEMMs of one layer: (output columns N, weight elements) of QKV, O, gate+up, down.
+std::vector<std::pair<double, double>> layer_gemms(const LlmCard& c) {
+  const double d = static_cast<double>(c.hidden);
+  const double f = static_cast<double>(c.ffn);
+  const double kv = 2.0 * static_cast<double>(c.kv_heads) * head_dim(c);
+  const double up = c.gated_ffn ? 2.0 * f : f;
+  return {{d + kv, d * (d + kv)}, {d, d * d}, {up, d * up}, {d, f * d}};
+}
+
+}  // namespace
+
+double llm_layer_weights(const LlmCard& card) {
+  double w = 0;
+  for (const auto& [columns, weights] : layer_gemms(card)) w += weights;
+  return w;
+}
+
+std::int64_t llm_weight_bytes(const LlmCard& card) {
+  const double elements =
+      static_cast<double>(card.layers) * llm_layer_weights(card) +
+      2.0 * static_cast<double>(card.vocabulary) * static_cast<double>(card.hidden);
+  return static_cast<std::int64_t>(
+      std::ceil(elements * llm_dtype_bytes(card) / static_cast<double>(card.tp)));
+}
+
+std::int64_t llm_kv_bytes_per_token(const LlmCard& card) {
+  return static_cast<std::int64_t>(std::llround(2.0 * card.layers * kv_heads_per_gpu(card) *
+                                                head_dim(card) * llm_dtype_bytes(card)));
+}
+
+std::int64_t llm_activation_reserve(const LlmCard& card, std::int64_t max_tokens_in_batch,
+                                    int max_batch) {
+  if (card.activation_reserve > 0) return card.activation_reserve;
+  const double d = static_cast<double>(card.hidden);
+  const double f = static_cast<double>(card.ffn);
+  const double tokens = static_cast<double>(std::max<std::int64_t>(1, max_tokens_in_batch));
+  const double activations =
+      tokens * (4 * d + 2 * f) * llm_dtype_bytes(card) / static_cast<double>(card.tp);
+  const double logits =
+      static_cast<double>(std::max(1, max_batch)) * static_cast<double>(card.vocabulary) * 4.0;
+  return static_cast<std::int64_t>(std::ceil(activations + logits));
+}
+
+std::int64_t llm_max_batch_for_memory(const LlmCard& card, std::int64_t memory,
+                                      std::int64_t reserve, double tokens_per_request) {
+  const double free = static_cast<double>(memory) - static_cast<double>(llm_weight_bytes(card)) -
+                      static_cast<double>(reserve);
+  const double per_request =
+      static_cast<double>(llm_kv_bytes_per_token(card)) * std::max(1.0, tokens_per_request);
+  if (free <= 0) return 0;
+  return static_cast<std::int64_t>(std::floor(free / per_request));
+}
+
+std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gpu) {
+  const double peak = llm_peak_throughput(card, gpu);
+  if (!(peak > 0)) {
+    throw InputError(card.where, "GPU model " + gpu.name + " has no compute_throughput." +
+                                     (card.dtype == "fp16" ? std::string("fp16") : card.dtype) +
+                                     "_tensor in its profile: the " + card.dtype +
+                                     " roofline needs it (another dtype, or a profile with it)");
+  }
+  const double t = static_cast<double>(card.tp);
+  const double b = llm_dtype_bytes(card);
+  const double L = static_cast<double>(card.layers);
+  const double d = static_cast<double>(card.hidden);
+  const double e = head_dim(card);
+  const double kv_dim = kv_heads_per_gpu(card) * e;  // per GPU
+  const double V = static_cast<double>(card.vocabulary);
+  const double bandwidth = gpu.hbm_bandwidth_measured > 0
+                               ? gpu.hbm_bandwidth_measured
+                               : gpu.hbm_bandwidth * card.memory_efficiency;
+  const double sms = static_cast<double>(gpu.sms);
+  // The assumed block shape (llm_card.hpp) on the profile's per-SM limits.
+  TraceKernel block_shape;
+  block_shape.block[0] = 256;
+  block_shape.registers_per_thread = 128;
+  block_shape.shared_memory = 48 * 1024;
+  const double resident = std::max(1, blocks_per_sm(block_shape, gpu.sm_limits));
+
+  auto base = [&](const char* name) {
+    KernelSpec k;
+    k.name = name;
+    k.duration.value = 0;
+    k.roofline.sms = sms;
+    k.roofline.blocks_per_sm = resident;
+    k.roofline.byte_rate = bandwidth;
+    return k;
+  };
+  std::vector<KernelSpec> kernels;
+
+  KernelSpec gemm = base("gemm");
+  gemm.duration_per_token = TokenCount::batch;
+  double weights = 0, activations = 0, column_blocks = 0;
+  for (const auto& [columns, w] : layer_gemms(card)) {
+    weights += w;
+    activations += (w / columns + columns) / t;  // input row (K) + output row (N / t)
+  }
+  for (const auto& [columns, w] : layer_gemms(card)) {
+    // Each GEMM's output columns split by TP, weighted by its share of the weights (its time).
+    column_blocks += w / weights * std::ceil(columns / t / kLlmTileColumns);
+  }
+  gemm.roofline.flops_per_token = 2 * L * weights / t;
+  gemm.roofline.bytes_fixed = b * L * weights / t;
+  gemm.roofline.bytes_per_token = b * L * activations;
+  gemm.roofline.flop_rate = peak * card.gemm_efficiency;
+  gemm.roofline.tile_rows = kLlmTileRows;
+  gemm.roofline.column_blocks = column_blocks;
+  kernels.push_back(gemm);
+
+  KernelSpec head = base("lm-head");
+  head.roofline.flops_per_sequence = 2 * V * d / t;
+  head.roofline.bytes_fixed = b * V * d / t;
+  head.roofline.bytes_per_sequence = 4 * V / t;  // fp32 logits row
+  head.roofline.flop_rate = peak * card.gemm_efficiency;
+  head.roofline.rows_are_sequences = true;
+  head.roofline.column_blocks = std::ceil(V / t / kLlmTileColumns);
+  kernels.push_back(head);
+
+  KernelSpec prompt = base("attention-prompt");
+  prompt.duration_per_token = TokenCount::input;
+  prompt.roofline.flops_per_context = 4 * L * d / t;
+  prompt.roofline.bytes_per_token = b * L * (2 * d / t + 2 * kv_dim);
+  prompt.roofline.flop_rate = peak * card.attention_efficiency;
+  prompt.roofline.column_blocks = static_cast<double>(card.heads) / t;
+  kernels.push_back(prompt);
+
+  KernelSpec decode = base("attention-decode");
+  decode.repeat_per_token = TokenCount::output;
+  decode.roofline.flops_per_context = 4 * L * d / t;
+  decode.roofline.bytes_per_context = static_cast<double>(llm_kv_bytes_per_token(card));
+  decode.roofline.bytes_per_sequence = b * L * 2 * d / t;  // its query and output rows
+  decode.roofline.flop_rate = peak * card.attention_efficiency;
+  decode.roofline.rows_are_sequences = true;
+  decode.roofline.tile_rows = 1;
+  decode.roofline.column_blocks = kv_heads_per_gpu(card);
+  kernels.push_back(decode);
+
+  if (card.tp > 1) {
+    KernelSpec reduce = base("allreduce");
+    reduce.duration_per_token = TokenCount::batch;
+    reduce.collective = true;
+    const double interconnect = card.interconnect > 0 ? card.interconnect : kLlmInterconnect;
+    reduce.roofline.byte_rate = interconnect;
+    reduce.roofline.bytes_per_token = 2 * L * d * b * 2 * (t - 1) / t;
+    reduce.roofline.column_blocks = 1;
+    kernels.push_back(reduce);
+  }
+  for (KernelSpec& k : kernels) {
+    // Whole-GPU defaults; every launch carries its own shape (KernelRoofline::shape).
+    k.roofline.shape(1, 1, 0, k.sm_fraction, k.waves, k.memory_bound);
+  }
+  return kernels;
+}
+
+}  // namespace gpumux

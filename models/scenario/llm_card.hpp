@@ -1,0 +1,87 @@
+#pragma once
+// LLM serving from a model card (`workload: {llm: {model: llama-2-7b, tp: 1, dtype: fp16}}` or an
+// inline card; docs/llm-serving.md): the architecture numbers give the serving
+// engine's kernels as rooflines on the tenant's GPU, its KV-cache bytes per token and its
+// weights. Per GPU of a TP group of t GPUs, with d = hidden, h = heads, g = kv_heads,
+// e = d / h (head dim), f = ffn, V = vocabulary, L = layers, b = bytes per element of the dtype:
+//
+//   GEMM weights per layer  W = d (d + 2 g e) + d d + (3 or 2) d f         (QKV, O, FFN)
+//   weights                 b (L W + 2 V d) / t   (embedding + LM head, untied as in Llama)
+//   KV bytes per token      2 L max(1, g / t) e b  (K and V of every layer; Llama-2-7B fp16 at
+//                           t = 1: 2 x 32 x 32 x 128 x 2 = 524,288 B)
+//   largest batch           floor((M - weights - reserve) / (KV bytes per token x tokens))
+//
+// Kernels of an iteration (their scaling: models/run/batching.cpp), each t = max(F / (P x
+// eff), B / BW) with P the profile's peak dense throughput of the dtype (`compute_throughput:`)
+// and BW the measured HBM bandwidth (else datasheet x memory_efficiency):
+//   gemm              per_token: batch_tokens   F = 2 L W n / t, B = b L W / t + activations
+//                     (each GEMM reads its input rows and writes its output rows, b per value)
+//   lm-head           once per iteration        F = 2 V d s / t, B = b V d / t (one row of
+//                     logits per sequence that samples a token: vLLM computes only those)
+//   attention-prompt  per_token: input          F = 4 L d p / t over the prompt's causal
+//                     (query, key) pairs p; B = b L (2 d + 2 g e) n / t (FlashAttention reads
+//                     Q, K, V and writes O once)
+//   attention-decode  repeat: output_tokens     F = 4 L d c / t over the c KV tokens the
+//                     decoding sequences read, B = KV bytes per token x c (every cached K and V
+//                     read once: decode cost grows with the KV length)
+//   allreduce         per_token: batch_tokens, collective (t > 1): two ring all-reduces per
+//                     layer of d b bytes per token (Megatron-LM tensor parallelism: after the
+//                     attention and after the MLP), 2 (t - 1) / t of it over the interconnect
+// Grid: the GEMMs and prompt attention tile 128 rows of tokens (ceil(n / 128) row tiles) by 128
+// output columns; decode attention runs one block per (sequence, KV head) pair. sm_fraction =
+// min(1, blocks / SMs), waves = max(1, blocks / (blocks per SM x SMs)) with blocks per SM from the
+// profile's sm_limits (kernel_trace_model.hpp, blocks_per_sm) for the assumed block shape, and
+// memory_bound = t_memory / (t_memory + t_compute), per launch.
+//
+// Assumptions (parameters of the `llm:` block, defaults here): gemm_efficiency 0.7 and
+// attention_efficiency 0.5 of peak (kLlm*), memory_efficiency 0.8 of the datasheet bandwidth
+// when the profile has no measured one, interconnect 300 GB/s per GPU per direction, activation
+// reserve = max_tokens x (4 d + 2 f) b / t + max_batch x V x 4 (activations of the largest
+// iteration and fp32 logits), block shape 256 threads, 128 registers per thread, 48 KiB shared.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/gpu/device_profile.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace gpumux {
+
+// Assumptions (documented above; each is an `llm:` key).
+inline constexpr double kLlmGemmEfficiency = 0.7;
+inline constexpr double kLlmAttentionEfficiency = 0.5;
+inline constexpr double kLlmMemoryEfficiency = 0.8;
+inline constexpr double kLlmInterconnect = 300e9;  ///< bytes/s per GPU and direction
+inline constexpr int kLlmTileRows = 128;
+inline constexpr int kLlmTileColumns = 128;
+
+/// The catalog's card names (calibration/workloads/llm/*.yaml, embedded at build time).
+std::vector<std::string> llm_card_names();
+
+/// The catalog card `name`'s architecture into `card` (its other fields are kept). Throws
+/// InputError naming the card (with the known names) when there is none.
+void load_llm_card(const std::string& name, LlmCard& card);
+
+/// Bytes per element of the card's dtype (fp16, bf16: 2; fp8, int8: 1).
+int llm_dtype_bytes(const LlmCard& card);
+/// The profile's peak dense throughput for the card's dtype, FLOP/s; 0 = the profile lacks it.
+double llm_peak_throughput(const LlmCard& card, const DeviceProfile& gpu);
+/// GEMM weights of one layer (elements, the whole model: not divided by TP).
+double llm_layer_weights(const LlmCard& card);
+/// Weight bytes each GPU of the TP group holds.
+std::int64_t llm_weight_bytes(const LlmCard& card);
+/// KV-cache bytes per token on each GPU of the TP group.
+std::int64_t llm_kv_bytes_per_token(const LlmCard& card);
+/// Activation memory kept per GPU (`activation_reserve:`, else the formula above).
+std::int64_t llm_activation_reserve(const LlmCard& card, std::int64_t max_tokens_in_batch,
+                                    int max_batch);
+/// The most requests of `tokens_per_request` (prompt + output) tokens whose KV cache fits in
+/// `memory` beside the weights and the reserve; 0 when the weights alone do not fit.
+std::int64_t llm_max_batch_for_memory(const LlmCard& card, std::int64_t memory,
+                                      std::int64_t reserve, double tokens_per_request);
+
+/// The serving engine's kernels for `card` on `gpu` (whole-GPU solo times, as every kernel
+/// list). Throws InputError at card.where when the profile has no throughput for the dtype.
+std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gpu);
+
+}  // namespace gpumux

@@ -1,0 +1,300 @@
+// LLM serving (models/scenario/llm_card.hpp, models/run/batching.cpp): the model card's closed
+// forms (weights, KV bytes per token, the largest batch), the roofline's laws (decode time linear
+// in the KV length at a fixed batch, prefill compute-bound at long prompts, decode GEMMs
+// memory-bound on few SMs), and the schedulers' invariants (chunked prefill's iteration count,
+// preemption completing every request, max_tokens_in_batch never exceeded, random instances).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/run/result.hpp"
+#include "models/run/runner.hpp"
+#include "models/scenario/emit.hpp"
+#include "models/scenario/llm_card.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
+
+namespace gpumux {
+namespace {
+
+LlmCard card(const std::string& name, int tp = 1) {
+  LlmCard c;
+  load_llm_card(name, c);
+  c.tp = tp;
+  return c;
+}
+
+const KernelSpec& kernel_named(const std::vector<KernelSpec>& kernels, const std::string& name) {
+  const auto it = std::find_if(kernels.begin(), kernels.end(),
+                               [&](const KernelSpec& k) { return k.name == name; });
+  EXPECT_NE(it, kernels.end()) << name;
+  return *it;
+}
+
+// A decode iteration of b sequences reading `context` cached tokens in all (ns, kernels alone).
+double decode_iteration(const std::vector<KernelSpec>& kernels, double b, double context) {
+  double t = 0;
+  for (const KernelSpec& k : kernels) {
+    if (k.duration_per_token == TokenCount::input) continue;  // no prompt tokens
+    // gemm over b tokens, lm-head and attention-decode over b sequences.
+    t += k.roofline.nanos(b, b, k.repeat_per_token != TokenCount::none ? context : 0);
+  }
+  return t;
+}
+
+TEST(LlmCard, Llama2SevenBClosedForms) {
+  const LlmCard c = card("llama-2-7b");
+  // KV: 2 (K, V) x 32 layers x 32 KV heads x 128 head dim x 2 bytes.
+  EXPECT_EQ(llm_kv_bytes_per_token(c), 2 * 32 * 32 * 128 * 2);
+  EXPECT_EQ(llm_kv_bytes_per_token(c), 524288);
+  // Weights: 32 x (4096 (4096 + 8192) + 4096^2 + 3 x 4096 x 11008) + 2 x 32000 x 4096 =
+  // 6,738,149,376 parameters (the published 6.74B), 2 bytes each.
+  EXPECT_EQ(llm_weight_bytes(c), std::int64_t{6738149376} * 2);
+  // TP halves the weights and the KV heads each GPU holds.
+  EXPECT_EQ(llm_weight_bytes(card("llama-2-7b", 2)), std::int64_t{6738149376});
+  EXPECT_EQ(llm_kv_bytes_per_token(card("llama-2-7b", 2)), 524288 / 2);
+}
+
+TEST(LlmCard, GroupedQueryAttentionKvHeads) {
+  // Llama-2-70B: 8 KV heads of 128; at tp 8 one per GPU, at tp 16 still one (replicated).
+  EXPECT_EQ(llm_kv_bytes_per_token(card("llama-2-70b")), 2 * 80 * 8 * 128 * 2);
+  EXPECT_EQ(llm_kv_bytes_per_token(card("llama-2-70b", 8)), 2 * 80 * 1 * 128 * 2);
+  EXPECT_EQ(llm_kv_bytes_per_token(card("llama-2-70b", 16)), 2 * 80 * 1 * 128 * 2);
+  EXPECT_EQ(llm_kv_bytes_per_token(card("mistral-7b")), 2 * 32 * 8 * 128 * 2);
+}
+
+TEST(LlmCard, LargestBatchFromMemory) {
+  const LlmCard c = card("llama-2-7b");
+  const std::int64_t memory = std::int64_t{80} << 30;
+  const std::int64_t reserve = std::int64_t{2} << 30;
+  const double tokens = 512 + 128;
+  const double free = static_cast<double>(memory - llm_weight_bytes(c) - reserve);
+  EXPECT_EQ(llm_max_batch_for_memory(c, memory, reserve, tokens),
+            static_cast<std::int64_t>(std::floor(free / (524288.0 * tokens))));
+  EXPECT_EQ(llm_max_batch_for_memory(card("llama-2-70b"), memory, reserve, tokens), 0);
+}
+
+TEST(LlmCard, UnknownCardAndMissingThroughputAreInputErrors) {
+  LlmCard c;
+  EXPECT_THROW(load_llm_card("llama-9-1b", c), InputError);
+  // The A30 profile has no compute_throughput: the roofline cannot be built.
+  const DeviceProfile& a30 = load_device_profile("a30-24gb", "");
+  if (a30.compute.fp16_tensor == 0) {
+    EXPECT_THROW(llm_kernels(card("llama-2-7b"), a30), InputError);
+  }
+  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  LlmCard fp8 = card("llama-2-7b");
+  fp8.dtype = "fp8";  // Ampere has no FP8 tensor cores
+  EXPECT_THROW(llm_kernels(fp8, a100), InputError);
+}
+
+TEST(LlmRoofline, DecodeTimeLinearInKvLengthAtFixedBatch) {
+  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  const std::vector<KernelSpec> kernels = llm_kernels(card("llama-2-7b"), a100);
+  const double b = 8;
+  std::vector<double> t;
+  for (const double kv : {256.0, 512.0, 1024.0, 2048.0, 4096.0}) {
+    t.push_back(decode_iteration(kernels, b, b * kv));
+  }
+  // Attention reads every cached K and V: slope = KV bytes per token / bandwidth, per token.
+  const double slope = 524288.0 / a100.hbm_bandwidth_measured * 1e9;
+  for (std::size_t i = 1; i < t.size(); ++i) EXPECT_GT(t[i], t[i - 1]);
+  const double kvs[] = {256, 512, 1024, 2048, 4096};
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    EXPECT_NEAR((t[i] - t[i - 1]) / (b * (kvs[i] - kvs[i - 1])), slope, slope * 1e-9);
+  }
+  // At a fixed batch the GEMMs' time is the weights' read: 13.5 GB at the measured bandwidth.
+  const KernelSpec& gemm = kernel_named(kernels, "gemm");
+  EXPECT_NEAR(gemm.roofline.nanos(b, b, 0),
+              gemm.roofline.bytes_fixed / a100.hbm_bandwidth_measured * 1e9 +
+                  gemm.roofline.bytes_per_token * b / a100.hbm_bandwidth_measured * 1e9,
+              1.0);
+}
+
+TEST(LlmRoofline, PrefillComputeBoundAtLongPromptsDecodeMemoryBoundOnFewSms) {
+  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  const std::vector<KernelSpec> kernels = llm_kernels(card("llama-2-7b"), a100);
+  const KernelSpec& gemm = kernel_named(kernels, "gemm");
+  double f = 0, waves = 0, m = 0;
+  gemm.roofline.shape(4096, 1, 0, f, waves, m);
+  EXPECT_LT(m, 0.5);  // 2 x 6.7e9 x 4096 FLOP at 218 TFLOP/s >> 13.5 GB at 1.77 TB/s
+  EXPECT_EQ(f, 1.0);
+  EXPECT_GT(waves, 1.0);
+  // Time of a long prompt = its FLOPs at the attainable rate.
+  EXPECT_NEAR(gemm.roofline.nanos(4096, 1, 0),
+              gemm.roofline.flops_per_token * 4096 / (312e12 * kLlmGemmEfficiency) * 1e9, 1.0);
+  gemm.roofline.shape(1, 1, 0, f, waves, m);
+  EXPECT_GT(m, 0.99);  // batch 1: the weights' read
+  const KernelSpec& decode = kernel_named(kernels, "attention-decode");
+  decode.roofline.shape(1, 1, 1024, f, waves, m);
+  EXPECT_NEAR(f, 32.0 / 108.0, 1e-12);  // one block per (sequence, KV head)
+  EXPECT_GT(m, 0.9);
+}
+
+TEST(LlmRoofline, TensorParallelSplitsTheGemmsAndAddsAnAllReduce) {
+  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  const auto one = llm_kernels(card("llama-2-7b", 1), a100);
+  const auto two = llm_kernels(card("llama-2-7b", 2), a100);
+  EXPECT_NEAR(kernel_named(two, "gemm").roofline.flops_per_token,
+              kernel_named(one, "gemm").roofline.flops_per_token / 2, 1.0);
+  const KernelSpec& reduce = kernel_named(two, "allreduce");
+  EXPECT_TRUE(reduce.collective);
+  // Two ring all-reduces per layer of 4096 x 2 bytes per token, 2 (t - 1) / t of it sent.
+  EXPECT_DOUBLE_EQ(reduce.roofline.bytes_per_token, 2.0 * 32 * 4096 * 2 * 2 * 0.5);
+  EXPECT_EQ(std::count_if(one.begin(), one.end(), [](const KernelSpec& k) { return k.collective; }),
+            0);
+}
+
+// --- the schedulers --------------------------------------------------------------------------
+
+RunResult run_text(const std::string& text) {
+  return simulate(resolve_scenario(load_scenario_text(text, "llm-test.yaml")));
+}
+
+std::string serving(const std::string& batching, const std::string& tokens,
+                    const std::string& arrivals, const std::string& memory = "1GiB",
+                    const std::string& per_token = "16MiB") {
+  std::ostringstream y;
+  y << "name: llm-sched\nseed: 3\nduration: 10s\noutput: {kernels: true}\n"
+    << "gpus:\n  - {name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}\n"
+    << "tenants:\n  - name: llm\n    device: gpu0\n    memory: " << memory << "\n"
+    << "    workload:\n      arrivals: " << arrivals << "\n      batching: " << batching
+    << "\n      tokens: " << tokens << "\n      memory_per_token: " << per_token
+    << "\n      request:\n        kernels:\n"
+    << "          - {name: prefill, duration: 1us, per_token: input}\n"
+    << "          - {name: decode, duration: 50ms, per_sequence: 10us, per_context_token: 100ps,"
+       " repeat: output_tokens}\n";
+  return y.str();
+}
+
+// Durations of the prefill launches (1 us per prompt token; the decode step is 50 ms and more,
+// beyond any prompt here).
+std::vector<double> prefill_launches(const RunResult& r) {
+  std::vector<double> out;
+  for (const KernelRecord& k : r.kernels) {
+    const double d = static_cast<double>(k.finish_ns - k.start_ns);
+    if (d < 40e6) out.push_back(d);
+  }
+  return out;
+}
+
+TEST(Schedulers, ChunkedPrefillSplitsA2048TokenPromptIntoFourIterations) {
+  const RunResult r =
+      run_text(serving("{max_batch: 8, scheduler: sarathi, chunk_size: 512}",
+                       "{input: 2048, output: 3}", "{process: constant, rate: 0.2/s}"));
+  ASSERT_EQ(r.tenants[0].completed, 2);
+  // Per request: ceil(2048 / 512) = 4 prompt iterations (each 512 us of prefill alone), then
+  // 2 decode iterations (the last chunk yields the first token).
+  EXPECT_EQ(prefill_launches(r).size(), 2u * 4);
+  for (const double d : prefill_launches(r)) EXPECT_NEAR(d, 512'000, 1);
+  EXPECT_EQ(r.kernels.size(), 2u * (4 + 2));
+  // vllm: the whole prompt in one iteration.
+  const RunResult v =
+      run_text(serving("{max_batch: 8, scheduler: vllm}", "{input: 2048, output: 3}",
+                       "{process: constant, rate: 0.2/s}"));
+  EXPECT_EQ(v.kernels.size(), 2u * (1 + 2));
+  for (const double d : prefill_launches(v)) EXPECT_NEAR(d, 2'048'000, 1);
+}
+
+TEST(Schedulers, VllmPreemptsWhenTheKvCacheRunsOutAndStillCompletesEveryRequest) {
+  // 79.25 GiB - 78.25 GiB = 1 GiB of KV at 16 MiB per token: 64 tokens; each request needs
+  // 16 + 24 = 40, so two admitted prompts (32 tokens) run out while decoding.
+  const RunResult r =
+      run_text(serving("{max_batch: 8, scheduler: vllm, kv_block: 4}", "{input: 16, output: 24}",
+                       "{process: poisson, rate: 40/s}", "78.25GiB"));
+  const TenantResult& t = r.tenants[0];
+  EXPECT_GT(t.completed, 100);
+  EXPECT_EQ(t.failed, 0);
+  int preemptions = 0;
+  for (const EventRecord& e : r.events_log) {
+    EXPECT_NE(e.kind, EventKind::oom) << e.detail;
+    EXPECT_NE(e.kind, EventKind::kill) << e.detail;
+    if (e.kind == EventKind::preempt) ++preemptions;
+  }
+  EXPECT_GT(preemptions, 0);
+  for (const RequestRecord& q : r.requests) EXPECT_EQ(q.status, RequestStatus::completed);
+}
+
+TEST(Schedulers, MaxTokensInBatchIsNeverExceededOnRandomInstances) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 12; ++trial) {
+    const char* schedulers[] = {"orca", "vllm", "sarathi"};
+    const std::string scheduler = schedulers[trial % 3];
+    const int cap = std::uniform_int_distribution<int>(300, 2000)(rng);
+    const int median = std::uniform_int_distribution<int>(50, 400)(rng);
+    std::string batching = "{max_batch: " + std::to_string(4 + trial) +
+                           ", scheduler: " + scheduler +
+                           ", max_tokens_in_batch: " + std::to_string(cap) +
+                           (scheduler == "sarathi" ? ", chunk_size: 512}" : "}");
+    const RunResult r = run_text(serving(
+        batching,
+        "{input: {lognormal: {median: " + std::to_string(median) + ", sigma: 0.6}}, output: 4}",
+        "{process: poisson, rate: 30/s}", "1GiB", "1KiB"));
+    for (const double d : prefill_launches(r)) {
+      EXPECT_LE(d, cap * 1000.0 + 1) << batching;  // 1 us per prompt token
+    }
+    // Every request completes, except a prompt longer than the cap (it fails with an event).
+    EXPECT_EQ(r.tenants[0].completed + r.tenants[0].failed, r.tenants[0].requests) << batching;
+    EXPECT_GT(r.tenants[0].completed, 0);
+  }
+}
+
+TEST(Schedulers, LlmCardScenarioRunsOnEveryScheduler) {
+  for (const char* scheduler : {"orca", "vllm", "sarathi"}) {
+    const std::string text =
+        std::string("name: card\nseed: 1\nduration: 3s\n") +
+        "gpus:\n  - {name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}\n" +
+        "tenants:\n  - name: llm\n    device: gpu0\n    workload:\n" +
+        "      arrivals: {process: poisson, rate: 5/s}\n      batching: {max_batch: 32, " +
+        "scheduler: " + scheduler + "}\n      tokens: {input: 512, output: 64}\n" +
+        "      llm: {model: llama-2-7b, dtype: fp16, tp: 1}\n";
+    const ResolvedScenario resolved = resolve_scenario(load_scenario_text(text, "card.yaml"));
+    EXPECT_EQ(resolved.scenario.tenants[0].workload.memory_per_token, 524288);
+    const RunResult r = simulate(resolved);
+    EXPECT_EQ(r.tenants[0].completed, r.tenants[0].requests) << scheduler;
+    // The first token needs at least the prompt's FLOPs at the attainable rate.
+    const double prefill_ns = 2 * 6.476e9 * 512 / (312e12 * kLlmGemmEfficiency) * 1e9;
+    EXPECT_GT(static_cast<double>(r.tenants[0].time_to_first_token.p50), prefill_ns);
+  }
+}
+
+TEST(Schedulers, EmittedScenarioKeepsTheCardAndTheSchedulerKeys) {
+  const std::string text =
+      "name: card\nseed: 1\nduration: 2s\n"
+      "gpus:\n  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: exclusive}}\n"
+      "tenants:\n  - name: llm\n    device: gpu0\n    workload:\n"
+      "      arrivals: {process: poisson, rate: 5/s}\n"
+      "      batching: {max_batch: 32, scheduler: sarathi, chunk_size: 256, "
+      "max_tokens_in_batch: 1024, kv_block: 32}\n"
+      "      tokens: {input: 512, output: 64}\n"
+      "      llm: {model: mistral-7b, dtype: bf16, tp: 1, gemm_efficiency: 0.6}\n";
+  const ResolvedScenario first = resolve_scenario(load_scenario_text(text, "card.yaml"));
+  const ResolvedScenario again =
+      resolve_scenario(load_scenario_text(emit_scenario_yaml(first.scenario), "card.yaml"));
+  const WorkloadSpec& a = first.scenario.tenants[0].workload;
+  const WorkloadSpec& b = again.scenario.tenants[0].workload;
+  EXPECT_EQ(b.scheduler, BatchScheduler::sarathi);
+  EXPECT_EQ(b.chunk_size, 256);
+  EXPECT_EQ(b.max_tokens_in_batch, 1024);
+  EXPECT_EQ(b.kv_block, 32);
+  ASSERT_TRUE(b.llm);
+  EXPECT_EQ(b.llm->model, "mistral-7b");
+  EXPECT_EQ(b.llm->dtype, "bf16");
+  EXPECT_EQ(b.llm->gemm_efficiency, 0.6);
+  EXPECT_EQ(b.memory_per_token, a.memory_per_token);
+  EXPECT_EQ(again.scenario.tenants[0].memory, first.scenario.tenants[0].memory);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    EXPECT_EQ(a.kernels[i].roofline.nanos(100, 4, 5000), b.kernels[i].roofline.nanos(100, 4, 5000));
+  }
+}
+
+}  // namespace
+}  // namespace gpumux
