@@ -93,7 +93,6 @@ double Device::rate_bound(const KernelRun& kernel, double held_sms) const {
 double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 
 void Device::start_running(KernelRun& kernel) {
-  if (kernel.first_start < 0) kernel.first_start = sim_.now();
   kernel.rate = 0;
   kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
   kernel.solo_bound_occupancy = -1;
@@ -162,6 +161,7 @@ bool Device::grant_to(KernelRun& k, double sms, double epsilon, double& free,
   const double grant = std::min({demand - k.occupancy, free, cap - held_by_client});
   if (grant <= epsilon) return false;
   k.occupancy += grant;
+  if (k.first_start < 0) k.first_start = sim_.now();  // its first SMs (docs/metrics.md /kernels)
   held_by_client += grant;
   free -= grant;
   return true;
@@ -498,6 +498,7 @@ Nanos Device::inline_recompute_solo() {
     k.occupancy = solo_cache_.occupancy;
     k.l2_factor = 1.0;
     if (k.occupancy > 0) {
+      if (k.first_start < 0) k.first_start = now;  // grant_to's record, the grant from the cache
       k.solo_bound = solo_cache_.bound;
       k.solo_bound_occupancy = k.occupancy;
       k.rate_max = k.solo_bound;

@@ -65,6 +65,7 @@
 namespace gpumux {
 
 struct DeviceProfile;
+class RandomStream;
 
 /// Static description of a device, fixed at build time.
 struct DeviceGeometry {
@@ -117,6 +118,9 @@ class Device {
   /// (`on`), or it has now been submitted (`!on`). Time-slicing counts such a context as busy:
   /// the kernel already sits in its channel. Default: ignored. Forgotten for a removed client.
   virtual void kernel_launching(int /*tenant*/, bool /*on*/) {}
+  /// Called once after every client attached, before the run: a strategy with a round robin
+  /// draws its start from `rng` (a named stream of the run's seed). Default: ignored.
+  virtual void seed_round_robin(RandomStream& /*rng*/) {}
   /// Drops every kernel of `tenant` (running, queued or preempted) without notifying owners.
   virtual void remove_client_kernels(int tenant) = 0;
 
