@@ -84,7 +84,6 @@ double Device::client_sm_integral(int tenant, Nanos now) const {
 double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 
 void Device::start_running(KernelRun& kernel) {
-  if (kernel.first_start < 0) kernel.first_start = sim_.now();
   kernel.rate = 0;
   kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
   kernel.solo_bound_occupancy = -1;
@@ -458,6 +457,7 @@ Nanos Device::inline_recompute_solo() {
     k.occupancy = solo_cache_.occupancy;
     k.l2_factor = 1.0;
     if (k.occupancy > 0) {
+      if (k.first_start < 0) k.first_start = now;  // grant_to's record, the grant from the cache
       k.solo_bound = solo_cache_.bound;
       k.solo_bound_occupancy = k.occupancy;
       k.rate_max = k.solo_bound;

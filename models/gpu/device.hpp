@@ -68,6 +68,7 @@
 namespace gpumux {
 
 struct DeviceProfile;
+class RandomStream;
 
 /// Receives memory and failure notices from a device (implemented by the runner).
 class DeviceObserver {
@@ -107,6 +108,9 @@ class Device {
   /// (`on`), or it has now been submitted (`!on`). Time-slicing counts such a context as busy:
   /// the kernel already sits in its channel. Default: ignored. Forgotten for a removed client.
   virtual void kernel_launching(int /*tenant*/, bool /*on*/) {}
+  /// Called once after every client attached, before the run: a strategy with a round robin
+  /// draws its start from `rng` (a named stream of the run's seed). Default: ignored.
+  virtual void seed_round_robin(RandomStream& /*rng*/) {}
   /// Drops every kernel of `tenant` (running, queued or preempted) without notifying owners.
   virtual void remove_client_kernels(int tenant) = 0;
 
@@ -310,7 +314,10 @@ class Device {
   void grant_sms();  // residency: freed SMs to dispatching kernels, in dispatch order
   // One kernel's grant from `free` SMs (its client holding `held_by_client`); true if granted.
   bool grant_to(KernelRun& k, double epsilon, double& free, double& held_by_client) const {
-    return contention::grant(k, geometry_, client_sm_cap(k.tenant), epsilon, free, held_by_client);
+    const bool granted =
+        contention::grant(k, geometry_, client_sm_cap(k.tenant), epsilon, free, held_by_client);
+    if (granted && k.first_start < 0) k.first_start = sim_.now();  // its first SMs (/kernels)
+    return granted;
   }
   // contention::sm_demand of `k` under its client's cap.
   double sm_demand_of(const KernelRun& k) const {

@@ -109,11 +109,40 @@ void TimeSlicingDevice::submit(KernelRun& kernel) {
   }
   ctx.waiting.push_back(&kernel);
   if (state_ == State::idle) {
-    // The device was idle: load this context (a switch only if another one was loaded).
-    begin_switch(index, index == last_ran_ || last_ran_ < 0 ? 0 : switch_cost(index));
+    // The device was idle: the scheduler picks among every context that submits at this instant
+    // (on_idle_pick, after this instant's completions, launches and arrivals).
+    if (!pick_event_.valid()) {
+      pick_event_ = sim_.schedule_at(
+          sim_.now(), make_event<&TimeSlicingDevice::on_idle_pick>(*this), kPriorityDefault);
+    }
   } else {
     arm_slice_end();
   }
+}
+
+int TimeSlicingDevice::next_context_waiting(int after) const {
+  const int n = static_cast<int>(contexts_.size());
+  for (int step = 1; step < n + 1; ++step) {
+    const int c = (after + step) % n;  // (after >= -1) ... after itself last
+    if (!contexts_[static_cast<std::size_t>(c)].waiting.empty()) return c;
+  }
+  return -1;
+}
+
+void TimeSlicingDevice::on_idle_pick() {
+  pick_event_ = EventId{};
+  if (state_ != State::idle) return;
+  // Round robin from the last context that ran (before any ran: the seeded start), that one last.
+  const int next = next_context_waiting(last_ran_ >= 0 ? last_ran_ : round_robin_start_);
+  if (next < 0) return;  // its kernels went away (the client was removed)
+  // Load it: a switch only if another context was loaded.
+  begin_switch(next, next == last_ran_ || last_ran_ < 0 ? 0 : switch_cost(next));
+}
+
+void TimeSlicingDevice::seed_round_robin(RandomStream& rng) {
+  const int n = static_cast<int>(contexts_.size());
+  if (n == 0) return;
+  round_robin_start_ = std::min(n - 1, static_cast<int>(rng.uniform01() * n));
 }
 
 void TimeSlicingDevice::on_holder_idle() {
@@ -167,7 +196,8 @@ void TimeSlicingDevice::on_slice_end() {
     }
     holder.running = 0;
     holder.preempted = !preempted.empty();
-    begin_switch(next, preemption_latency_ + switch_cost(next));
+    // P saves the state of resident blocks: nothing resident (the holder only launching), no P.
+    begin_switch(next, (holder.preempted ? preemption_latency_ : 0) + switch_cost(next));
   } else {
     state_ = State::draining;
     if (holder.running == 0) begin_switch(next, switch_cost(next));

@@ -8,9 +8,17 @@
 //    another context has pending work, the holder is preempted; otherwise it keeps the device
 //    for another slice. A newly busy context waits for the running slice to expire. (Slices
 //    run back to back from when the holder got the device; no timer runs while nobody waits.)
+//  * Contexts are in the runlist in the order they attached (the runner attaches tenants in name
+//    order). An idle device picks, once every event of the instant of a submission has run, the
+//    first context with a kernel waiting in round-robin order after the last context that ran
+//    (it comes last); before any ran, after a position drawn from the run's seed
+//    (seed_round_robin). So contexts submitting at the same instant are served in runlist order,
+//    from a seeded start, not in the order their events happen to run.
 //  * instruction preemption: at slice end running kernels stop (their progress is kept), then
-//    P (preemption_latency, saving state) + C (context_switch) + R (cache_refill, when the next
-//    context differs from the last one that ran) pass before the next context runs.
+//    P (preemption_latency, saving state; only when some kernel was resident: a holder whose
+//    next kernel is still in its launch overhead has no state to save) + C (context_switch) +
+//    R (cache_refill, when the next context differs from the last one that ran) pass before the
+//    next context runs.
 //  * kernel-boundary preemption: at slice end the holder launches nothing new, its running
 //    kernels finish (a long kernel makes everyone wait), then C + R pass.
 //  * When the holder runs out of work and another context has some, the device switches at once
@@ -30,6 +38,7 @@
 #include <vector>
 
 #include "models/gpu/device.hpp"
+#include "sim/core/random.hpp"
 
 namespace gpumux {
 
@@ -42,6 +51,8 @@ class TimeSlicingDevice : public Device {
   void submit(KernelRun& kernel) override;
   void remove_client_kernels(int tenant) override;
   void kernel_launching(int tenant, bool on) override;
+  /// The round robin's start before any context ran: uniform over the attached contexts.
+  void seed_round_robin(RandomStream& rng) override;
 
  protected:
   void after_completions() override;
@@ -59,6 +70,9 @@ class TimeSlicingDevice : public Device {
 
   Context& context_of(int tenant);
   int next_context_with_work(int after) const;  // -1 if none (excluding `after`)
+  // The first context after `after` (>= -1) with a kernel waiting, `after` itself last; -1: none.
+  int next_context_waiting(int after) const;
+  void on_idle_pick();  // event: an idle device loads a context with submitted kernels
   void begin_slice();
   void arm_slice_end();  // schedule the yield at the next slice boundary if someone waits
   void begin_switch(int next, Nanos overhead);
@@ -76,11 +90,13 @@ class TimeSlicingDevice : public Device {
   std::vector<Context> contexts_;
   std::vector<int> counted_;  // every context whose `running` may be nonzero (repeats allowed)
   State state_ = State::idle;
-  int holder_ = -1;        // context index holding (or being switched to) the device
-  int last_ran_ = -1;      // context whose state is loaded
-  Nanos slice_start_ = 0;  // when the holder got the device; slices follow back to back
+  int holder_ = -1;             // context index holding (or being switched to) the device
+  int last_ran_ = -1;           // context whose state is loaded
+  int round_robin_start_ = -1;  // the idle pick's start before any context ran (seeded)
+  Nanos slice_start_ = 0;       // when the holder got the device; slices follow back to back
   EventId slice_event_;
   EventId switch_event_;
+  EventId pick_event_;  // on_idle_pick, pending at the instant of a submission to an idle device
 };
 
 }  // namespace gpumux

@@ -125,6 +125,7 @@ Stream& Tenant::one_stream(Request& r) {
   r.streams.resize(1);
   r.streams_done = 0;
   r.at_barrier = 0;
+  r.collective_done = 0;
   Stream& stream = r.streams.front();
   stream.sequence = &r;
   stream.device = 0;

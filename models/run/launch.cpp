@@ -163,6 +163,7 @@ void Tenant::start_streams(LaunchSequence& sequence) {
   sequence.streams.resize(devices_.size() * lanes);
   sequence.streams_done = 0;
   sequence.at_barrier = 0;
+  sequence.collective_done = 0;
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     for (std::size_t lane = 0; lane < lanes; ++lane) {
       Stream& stream = sequence.streams[d * lanes + lane];
@@ -222,8 +223,14 @@ void Tenant::submit_kernel(Stream& stream) {
 
 void Tenant::on_kernel_finished(KernelRun& kernel, Nanos now) {
   Stream& stream = *static_cast<Stream*>(kernel.owner_data);
+  if (stream.sequence->dead) return;
+  if (wait_at_collective_end(stream, now)) return;
+  end_kernel(stream, now);
+}
+
+void Tenant::end_kernel(Stream& stream, Nanos now) {
+  const KernelRun& kernel = stream.kernel;
   LaunchSequence& sequence = *stream.sequence;
-  if (sequence.dead) return;
   if (run_.wants_kernels()) {  // (else nothing to build: a run over many devices reads each cold)
     run_.record_kernel(KernelRecord{
         static_cast<std::uint32_t>(index_), sequence.id, kernel.kernel_index,

@@ -52,6 +52,7 @@ struct LaunchSequence {
   std::vector<Stream> streams;           // per GPU of the tenant, one per lane (GPU-major)
   int streams_done = 0;                  // streams past their last kernel
   int at_barrier = 0;                    // streams waiting at the current collective
+  int collective_done = 0;  // streams whose current collective ended (waiting for the others)
   /// The Request this sequence is, or nullptr for a batched-serving Iteration.
   Request* request = nullptr;
 };

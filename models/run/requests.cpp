@@ -59,6 +59,7 @@ void Tenant::reset_request(Request& r) {
   r.preemptions = 0;
   r.streams_done = 0;
   r.at_barrier = 0;
+  r.collective_done = 0;
 }
 
 void Tenant::dispatch() {

@@ -48,6 +48,15 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     devices.push_back(d.sharing.strategy().make_device(sim, d.geometry, d.sharing.params()));
     devices.back()->set_index(static_cast<int>(devices.size() - 1));
   }
+  // Order in the file is not physics: what happens to tenants at the same instant (their
+  // start-up events, their clients' places on a device: the MPS client limit, time-slicing's
+  // runlist) follows their names, so permuting the tenant list changes no result.
+  std::vector<std::size_t> by_name(scenario.tenants.size());
+  for (std::size_t t = 0; t < by_name.size(); ++t) by_name[t] = t;
+  std::sort(by_name.begin(), by_name.end(), [this](std::size_t a, std::size_t b) {
+    return scenario.tenants[a].name < scenario.tenants[b].name;
+  });
+  start_order_ = by_name;
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
     const ResolvedDevice& first =
         resolved.devices[static_cast<std::size_t>(resolved.tenant_device[t])];
@@ -58,14 +67,21 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     tenants.push_back(std::make_unique<Tenant>(
         *this, static_cast<int>(t), scenario.tenants[t], tenant_devices,
         scenario.tenants[t].workload.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead));
-    for (Device* device : tenant_devices) {
+  }
+  for (const std::size_t t : by_name) {
+    Tenant& tenant = *tenants[t];
+    for (Device* device : tenant.devices()) {
       std::string reason;
-      if (!device->attach_client(static_cast<int>(t), reason) && !tenants.back()->dead()) {
-        tenants.back()->mark_rejected();
+      if (!device->attach_client(static_cast<int>(t), reason) && !tenant.dead()) {
+        tenant.mark_rejected();
         record_event(EventKind::reject, static_cast<int>(t), device->index(),
                      scenario.tenants[t].name + " rejected: " + reason);
       }
     }
+  }
+  for (auto& device : devices) {
+    RandomStream rng = streams.stream("device/" + device->geometry().name + "/round-robin");
+    device->seed_round_robin(rng);
   }
 }
 
@@ -80,7 +96,7 @@ RunResult Run::execute() {
   warm_dram_.assign(n, 0.0);
   warm_client_sm_.assign(n, {});
   for (std::size_t d = 0; d < n; ++d) warm_client_sm_[d].assign(devices[d]->clients().size(), 0.0);
-  for (auto& t : tenants) t->start();
+  for (const std::size_t t : start_order_) tenants[t]->start();
   if (scenario.warmup > 0) {
     sim.schedule_at(scenario.warmup, make_event<&Run::on_warmup>(*this), kPriorityControl);
   }

@@ -125,9 +125,10 @@ class Run {
   void add_assumption_notes();
 
   const RunOptions& options_;
-  TenantStatsRecorder stats_;         // the built-in recorder: TenantResult's statistics
-  std::vector<Recorder*> observers_;  // RunOptions::observers
-  Nanos last_finish_ = 0;             // latest completion or failure of a request
+  TenantStatsRecorder stats_;             // the built-in recorder: TenantResult's statistics
+  std::vector<Recorder*> observers_;      // RunOptions::observers
+  std::vector<std::size_t> start_order_;  // tenant indices by name: the order of set-up and start
+  Nanos last_finish_ = 0;                 // latest completion or failure of a request
   Nanos last_sample_ = 0;
   Nanos sample_every_ = 0;  // output.sample x 2^decimations
   // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).

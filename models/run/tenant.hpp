@@ -8,7 +8,7 @@
 //                    record
 //   launch.cpp       starting a request, kernel expansion and launch timing:
 //                    ready_k = max(finish_{k-1}, start + k * host_gap) + L; submission
-//   collectives.cpp  data-parallel barriers: a collective starts on every GPU together
+//   collectives.cpp  data-parallel barriers: a collective starts and ends on every GPU together
 //   batching.cpp     continuous batching: the serving engine's Iterations
 //   memory.cpp       allocations on every GPU of the tenant and the OOM rule
 // Statistics are a recorder of the run (TenantStatsRecorder, tenant_stats.hpp). Costs: O(1) per
@@ -255,6 +255,8 @@ class Tenant final : public KernelOwner {
   void advance_stream(Stream& stream);
   void issue_next_kernel(Stream& stream);
   void submit_kernel(Stream& stream);
+  /// The stream's kernel has ended at `now`: recorded, then the stream goes on.
+  void end_kernel(Stream& stream, Nanos now);
   /// The device's KernelRun for the stream's next kernel (submit_kernel's fill).
   KernelRun& prepare_kernel(Stream& stream) {
     const LaunchSequence& sequence = *stream.sequence;
@@ -288,6 +290,9 @@ class Tenant final : public KernelOwner {
   /// it yet (this one waits); the last to arrive issues it on every stream.
   bool wait_at_collective(Stream& stream) { return devices_.size() > 1 && barrier(stream); }
   bool barrier(Stream& stream);
+  /// A collective kernel of a multi-GPU sequence finished on `stream`: true when it ended there
+  /// (the stream waits for the other ranks; the last one to end ends it on every stream, now).
+  bool wait_at_collective_end(Stream& stream, Nanos now);
 
   // --- batched serving (batching.cpp) --------------------------------------------------------
   void start_iteration();

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "models/config/mig_names.hpp"
 #include "models/config/profile_loader.hpp"
@@ -31,6 +32,29 @@ void set_l2(DeviceGeometry& geometry, const DeviceProfile& profile, double slice
       profile.hbm_bandwidth_measured > 0 ? profile.hbm_bandwidth_measured : profile.hbm_bandwidth;
   geometry.l2_cost_ratio =
       profile.l2_bandwidth > 0 ? std::min(1.0, hbm / profile.l2_bandwidth) : 1.0;
+}
+
+// The smallest real grid is one thread block, which occupies one SM: a kernel's one wave spans
+// f x S_gpu >= 1 SM on every GPU it runs on (S_gpu: the SMs of that whole GPU). A narrower
+// `sm_fraction` is no grid at all; the residency law would never grant it a block (it would never
+// run). Kernel traces cannot be narrower: their conversion keeps at least one block.
+void check_grid_widths(const Scenario& scenario, const TenantSpec& tenant,
+                       const std::vector<int>& devices, const ResolvedScenario& out) {
+  for (const int d : devices) {
+    const DeviceProfile& gpu =
+        *out.gpu_profiles[static_cast<std::size_t>(out.devices[static_cast<std::size_t>(d)].gpu)];
+    for (std::size_t k = 0; k < tenant.workload.kernels.size(); ++k) {
+      const double f = tenant.workload.kernels[k].sm_fraction;
+      if (f * gpu.sms >= 1.0 - 1e-9) continue;
+      std::ostringstream message;
+      message << "sm_fraction " << f << " is " << f * gpu.sms << " of the " << gpu.sms << " SMs of "
+              << gpu.name << ": a grid is at least one thread block on one SM, so sm_fraction >= 1/"
+              << gpu.sms << " = " << 1.0 / gpu.sms;
+      throw InputError(scenario.locate(tenant.where.key_path + ".workload.request.kernels." +
+                                       std::to_string(k) + ".sm_fraction"),
+                       message.str());
+    }
+  }
 }
 
 }  // namespace
@@ -256,6 +280,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                      *out.gpu_profiles[static_cast<std::size_t>(device.gpu)],
                      device.geometry.memory, device.geometry.name);
     }
+    check_grid_widths(scenario, scenario.tenants[t], indices, out);
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();
     if (arrivals.process == ArrivalProcess::trace) {

@@ -2,9 +2,10 @@
 // events inline. It is an optimisation only, so a run with it must equal the run without it
 // (RunOptions::direct_path = false: every event through the queue) bit for bit: the summary, the
 // event count, every request, kernel and event record and every timeseries sample. Checked on
-// random scenarios that mix eligible tenants with every reason a tenant or device is not
-// (several clients, time-slicing, MIG neighbours, faults, warm-up, active windows, two requests
-// in flight, per-request memory, ties from constant arrivals) and on the shipped scenarios, and
+// random scenarios (tests/support/random_scenario.hpp: every registered strategy) that mix
+// eligible tenants with every reason a tenant or device is not (several clients, time-slicing,
+// MIG neighbours, faults, warm-up, active windows, two requests in flight, per-request memory,
+// ties from constant arrivals) and on the shipped scenarios, and
 // for a run interrupted part-way (it stops after the same event).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,11 +30,14 @@
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "tests/support/identical_runs.hpp"
+#include "tests/support/random_scenario.hpp"
 
 namespace gpumux {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ScenarioMaker;
+using testing::write_arrival_trace;
 
 RunResult simulate_with(const ResolvedScenario& resolved, bool direct) {
   RunOptions options;
@@ -40,163 +45,19 @@ RunResult simulate_with(const ResolvedScenario& resolved, bool direct) {
   return simulate(resolved, options);
 }
 
-// A random scenario: a few GPUs, each exclusive (one tenant: the direct path's case), MPS or
-// time-sliced (several tenants: not), or MIG with exclusive instances beside each other.
-class ScenarioMaker {
- public:
-  ScenarioMaker(std::uint32_t seed, const fs::path& trace) : rng_(seed), trace_(trace) {}
-
-  std::string make() {
-    std::ostringstream y;
-    const int gpus = pick(1, 3);
-    y << "name: direct-" << pick(0, 1 << 20) << "\nseed: " << pick(1, 1000) << "\n";
-    const int duration_ms = pick(50, 400);
-    y << "duration: " << duration_ms << "ms\n";
-    if (chance(0.4)) y << "warmup: " << pick(1, duration_ms / 2) << "ms\n";
-    const char* samples[] = {"1ms", "7ms", "50ms", "1s"};
-    y << "output: {sample: " << samples[pick(0, 3)] << ", kernels: true"
-      << (chance(0.3) ? ", percentiles: sketch" : "") << "}\n";
-    y << "gpus:\n";
-    std::vector<std::pair<std::string, int>> devices;  // device, tenants on it
-    for (int g = 0; g < gpus; ++g) {
-      const std::string name = fmt::format("g{}", g);
-      const int kind = pick(0, 5);
-      y << "  - {name: " << name << ", model: h100-sxm-80gb";
-      if (kind <= 2) {
-        y << "}\n";  // exclusive (the default)
-        devices.emplace_back(name, 1);
-      } else if (kind == 3) {
-        y << ", sharing: {mode: mps" << (chance(0.5) ? ", active_thread_percentage: 40" : "")
-          << "}}\n";
-        devices.emplace_back(name, pick(1, 3));  // MPS with one client is eligible too
-      } else if (kind == 4) {
-        y << ", sharing: {mode: time-slicing, replicas: 2}}\n";
-        devices.emplace_back(name, pick(1, 2));
-      } else {
-        y << ", mig: [3g.40gb, 2g.20gb]}\n";
-        devices.emplace_back(name + "/0", 1);
-        devices.emplace_back(name + "/1", 1);
-      }
-    }
-    y << "tenants:\n";
-    std::vector<std::string> names;
-    int t = 0;
-    for (const auto& [device, count] : devices) {
-      for (int i = 0; i < count; ++i, ++t) {
-        const std::string name = fmt::format("t{}", t);
-        names.push_back(name);
-        y << tenant(name, device, duration_ms);
-      }
-    }
-    if (chance(0.35)) {
-      y << "faults:\n  - {tenant: "
-        << names[static_cast<std::size_t>(pick(0, static_cast<int>(names.size()) - 1))]
-        << ", at: " << pick(1, duration_ms - 1) << "ms, kind: fatal, recovery: " << pick(1, 40)
-        << "ms}\n";
-    }
-    return y.str();
-  }
-
- private:
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
-
-  std::string duration() {
-    switch (pick(0, 3)) {
-      case 0:
-        return std::to_string(pick(20, 900)) + "us";
-      case 1:
-        return std::string("{exponential: ") + std::to_string(pick(20, 900)) + "us}";
-      case 2:
-        return std::string("{lognormal: {median: ") + std::to_string(pick(20, 500)) +
-               "us, sigma: 0.6}}";
-      default:
-        return std::string("{uniform: {min: 10us, max: ") + std::to_string(pick(20, 900)) + "us}}";
-    }
-  }
-
-  std::string tenant(const std::string& name, const std::string& device, int duration_ms) {
-    std::ostringstream y;
-    y << "  - name: " << name << "\n    device: " << device << "\n";
-    if (chance(0.2)) {
-      const int from = pick(0, duration_ms / 3);
-      y << "    active: {from: " << from << "ms, until: " << pick(from + 1, duration_ms) << "ms}\n";
-    }
-    y << "    workload:\n";
-    const int process = pick(0, 5);
-    if (process <= 2) {
-      y << "      arrivals: {process: poisson, rate: " << pick(100, 4000) << "/s}\n";
-    } else if (process == 3) {
-      // Constant arrivals and fixed kernels make exact ties (arrival = completion).
-      y << "      arrivals: {process: constant, rate: " << (chance(0.5) ? 1000 : pick(200, 3000))
-        << "/s}\n";
-    } else if (process == 4) {
-      y << "      arrivals: {process: trace, file: " << trace_.string() << ", format: csv}\n";
-    } else {
-      y << "      arrivals: {process: closed, concurrency: " << pick(1, 3)
-        << ", think: " << pick(0, 300) << "us}\n";
-    }
-    const bool tokens = chance(0.3);
-    if (tokens) {
-      y << "      tokens: {input: {uniform: {min: 1, max: 64}}, output: {uniform: {min: 0, max: "
-           "4}}}\n";
-    }
-    y << "      request:\n        kernels:\n";
-    // Half the workloads launch one kernel once per request (the direct path's single-launch
-    // loop), the others several (its general loop).
-    const bool single = chance(0.5);
-    const int kernels = single ? 1 : pick(1, 3);
-    for (int k = 0; k < kernels; ++k) {
-      const double fractions[] = {0.25, 0.5, 1.0};
-      const double bounds[] = {0.0, 0.4, 1.0};
-      y << "          - {name: k" << k << ", duration: " << duration()
-        << ", sm_fraction: " << fractions[pick(0, 2)] << ", memory_bound: " << bounds[pick(0, 2)];
-      if (single) {
-        if (chance(0.2)) y << ", per_sequence: " << pick(1, 20) << "us";
-      } else if (tokens && chance(0.5)) {
-        y << ", repeat: output_tokens";
-      } else {
-        y << ", repeat: " << pick(1, 2);
-      }
-      if (!single && tokens && chance(0.3)) y << ", per_token: input";
-      y << "}\n";
-    }
-    if (chance(0.3)) y << "        host_gap: " << pick(1, 30) << "us\n";
-    if (chance(0.2)) y << "        cuda_graph: true\n";
-    if (chance(0.15)) y << "      max_in_flight: 2\n";
-    if (chance(0.1)) y << "      memory_per_request: 1GiB\n";
-    return y.str();
-  }
-
-  std::mt19937 rng_;
-  fs::path trace_;
-};
-
-fs::path write_trace(const fs::path& dir) {
-  const fs::path path = dir / "arrivals.csv";
-  std::ofstream out(path);
-  out << "arrival,input_tokens,output_tokens\n";
-  std::mt19937 rng(3);
-  double t_us = 0;
-  for (int i = 0; i < 800; ++i) {
-    t_us += std::exponential_distribution<double>(1.0 / 400.0)(rng);
-    // Some rows share an arrival time (a burst).
-    if (i % 17 == 0) t_us = std::floor(t_us);
-    out << static_cast<long long>(t_us) << "us," << 1 + i % 50 << "," << i % 5 << "\n";
-  }
-  return path;
-}
-
 TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
   const fs::path dir =
       fs::temp_directory_path() / (std::string("gpumux-direct-") + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const fs::path trace = write_trace(dir);
+  const fs::path trace = write_arrival_trace(dir);
   int checked = 0;
   std::int64_t events = 0, inline_events = 0;
   int some_inline = 0, mostly_inline = 0, none_inline = 0;
+  std::set<std::string> used;
   for (std::uint32_t seed = 1; seed <= 300; ++seed) {
-    const std::string yaml = ScenarioMaker(seed, trace).make();
+    ScenarioMaker maker(seed, trace);
+    const std::string yaml = maker.make();
+    used.insert(maker.strategies_used().begin(), maker.strategies_used().end());
     ResolvedScenario resolved;
     try {
       resolved = resolve_scenario(load_scenario_text(yaml, (dir / "s.yaml").string()));
@@ -217,6 +78,9 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
     none_inline += direct.events_inline == 0;
   }
   EXPECT_EQ(checked, 300);
+  // Every registered strategy ran (and MIG).
+  for (const std::string& name : strategy_names()) EXPECT_TRUE(used.count(name)) << name;
+  EXPECT_TRUE(used.count("mig"));
   EXPECT_GT(events, 100000);  // the instances are not trivially small
   // Both paths were exercised: many scenarios ran some events inline, many ran most of them so,
   // others none.

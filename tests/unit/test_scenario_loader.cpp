@@ -8,6 +8,7 @@
 
 #include "models/scenario/emit.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
 #include "tests/support/sharing.hpp"
 
 namespace gpumux {
@@ -760,6 +761,50 @@ TEST(ScenarioEmit, OddValuesSurvive) {
   s.seed = 18'446'744'073'709'551'615ULL;
   const Scenario again = load_scenario_text(emit_scenario_yaml(s), "x.yaml");
   expect_same(s, again);
+}
+
+}  // namespace
+}  // namespace gpumux
+
+namespace gpumux {
+namespace {
+
+// The smallest real grid is one thread block on one SM: sm_fraction x S_gpu >= 1 (issue 23).
+// Narrower, the residency law never grants it a block and the run would report `complete`
+// with none of its requests done; refused at resolve, one line at the kernel's key.
+TEST(ResolveGridWidth, AKernelNarrowerThanOneSmIsRefusedAtItsKey) {
+  const auto scenario = [](const std::string& fraction) {
+    return "name: narrow\nduration: 10ms\n"
+           "gpus: [{name: gpu0, model: h100-sxm-80gb}]\n"
+           "tenants:\n"
+           "  - name: t\n"
+           "    device: gpu0\n"
+           "    workload:\n"
+           "      arrivals: {process: constant, rate: 1000/s}\n"
+           "      request:\n"
+           "        kernels:\n"
+           "          - {name: ok, duration: 1ms}\n"
+           "          - {name: tiny, duration: 1ms, sm_fraction: " +
+           fraction + "}\n";
+  };
+  for (const std::string f : {"1e-9", "0.007"}) {
+    try {
+      resolve_scenario(load_scenario_text(scenario(f), "narrow.yaml"));
+      FAIL() << f;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.where().line, 12) << what;
+      EXPECT_NE(what.find("tenants.0.workload.request.kernels.1.sm_fraction"), std::string::npos)
+          << what;
+      EXPECT_NE(what.find("132 SMs"), std::string::npos) << what;
+      EXPECT_NE(what.find("sm_fraction >= 1/132"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+  // One SM's worth (1/132 = 0.00758) and more resolve.
+  EXPECT_NO_THROW(resolve_scenario(load_scenario_text(scenario("0.0076"), "narrow.yaml")));
+  EXPECT_NO_THROW(
+      resolve_scenario(load_scenario_text(scenario(std::to_string(1.0 / 132)), "narrow.yaml")));
 }
 
 }  // namespace

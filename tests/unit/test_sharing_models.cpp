@@ -206,6 +206,7 @@ TEST(TimeSlicingClosedForm, KernelBoundaryPreemptionMakesTheProbeWaitForTheNeigh
 }
 
 TEST(TimeSlicingMemory, NoIsolationTheHogsAllocationMakesTheSiblingOOM) {
+  // The trainer starts first (the inference service 1 ms later) and takes 60 of 80 GiB.
   const RunResult r = run_yaml(R"(
 name: hog
 duration: 2s
@@ -220,6 +221,7 @@ tenants:
       request: {kernels: [{name: step, duration: 50ms}]}
   - name: inference
     device: gpu0
+    active: {from: 1ms}
     memory: 30GiB
     workload:
       arrivals: {process: poisson, rate: 50/s}
@@ -489,6 +491,103 @@ tenants:
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("time-shared"), std::string::npos) << e.what();
   }
+}
+
+TEST(DataParallel, ACollectiveEndsOnEveryRankTogether) {
+  // An all-reduce of 12 ms (memory-bound, half the grid) on gpu0-0 and gpu0-1, then a 1 ms step.
+  // On gpu0-1 a neighbour's 2 ms memory-bound kernel (the other half of the SMs) shares HBM
+  // from the same instant: each runs at 1/2 for 4 ms, so that rank's share ends at
+  // L + 2 + 10 = L + 14 ms, gpu0-0's at L + 12 ms. No rank has the reduced data before every
+  // rank contributed: the collective ends at L + 14 ms on both, and each rank's next kernel is
+  // issued then (ready L later).
+  const RunResult r = run_yaml(R"(
+name: dp-end
+duration: 50ms
+output: {kernels: true}
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, count: 2, sharing: {mode: mps}}
+tenants:
+  - name: trainer
+    device: [gpu0-0, gpu0-1]
+    workload:
+      arrivals: {process: constant, rate: 10/s}
+      request:
+        kernels:
+          - {name: allreduce, duration: 12ms, sm_fraction: 0.5, memory_bound: 1.0, collective: true}
+          - {name: step, duration: 1ms, sm_fraction: 0.5}
+  - name: neighbour
+    device: gpu0-1
+    workload:
+      arrivals: {process: constant, rate: 10/s}
+      request: {kernels: [{name: k, duration: 2ms, sm_fraction: 0.5, memory_bound: 1.0}]}
+)");
+  const auto l = static_cast<std::int64_t>(launch_ns());
+  int collectives = 0, steps = 0;
+  for (const KernelRecord& k : r.kernels) {
+    if (k.tenant != 0) continue;  // the trainer (listed first)
+    if (k.kernel_index == 0) {
+      ++collectives;
+      EXPECT_EQ(k.start_ns, l) << k.device;
+      EXPECT_EQ(k.finish_ns, l + 14'000'000) << k.device;
+    } else {
+      ++steps;
+      EXPECT_EQ(k.start_ns, 2 * l + 14'000'000) << k.device;
+      EXPECT_EQ(k.finish_ns, 2 * l + 15'000'000) << k.device;
+    }
+  }
+  EXPECT_EQ(collectives, 2);
+  EXPECT_EQ(steps, 2);
+  EXPECT_NEAR(tenant(r, "trainer").latency.mean, 2 * launch_ns() + 15e6, 2.0);
+}
+
+TEST(MpsClosedForm, AQueuedKernelStartsAtItsFirstSmGrantNotItsSubmission) {
+  // Under MPS, a's full-grid 10 ms kernel holds every SM from L; b's, submitted at 1 ms + L,
+  // gets no SM until a's ends: its /kernels start_ns is a's finish_ns, and it ends 10 ms later.
+  const RunResult r = run_yaml(R"(
+name: grant
+duration: 50ms
+output: {kernels: true}
+gpus: [{name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps}}]
+tenants:
+  - {name: a, device: gpu0, workload: {arrivals: {process: constant, rate: 10/s}, request: {kernels: [{name: k, duration: 10ms}]}}}
+  - {name: b, device: gpu0, active: {from: 1ms}, workload: {arrivals: {process: constant, rate: 10/s}, request: {kernels: [{name: k, duration: 10ms}]}}}
+)");
+  ASSERT_EQ(r.kernels.size(), 2U);
+  const KernelRecord& a = r.kernels[0].tenant == 0 ? r.kernels[0] : r.kernels[1];
+  const KernelRecord& b = r.kernels[0].tenant == 0 ? r.kernels[1] : r.kernels[0];
+  const auto l = static_cast<std::int64_t>(launch_ns());
+  EXPECT_EQ(a.start_ns, l);
+  EXPECT_EQ(a.finish_ns, l + 10'000'000);
+  EXPECT_EQ(b.start_ns, a.finish_ns);  // not its submission at 1 ms + L
+  EXPECT_EQ(b.finish_ns, a.finish_ns + 10'000'000);
+}
+
+TEST(TimeSlicingClosedForm, NoPreemptionLatencyWhenNothingIsResident) {
+  // Context a's kernels last T - L/2, issued back to back (1000 per request: each next one is
+  // in its launch overhead L when the previous ends, so a never runs out of work), so every
+  // slice of a ends while its next kernel is still launching: nothing is
+  // resident, nothing to save, the switch to b costs C (b was preempted) and not P + C. b's
+  // 10 s kernel (longer than the run: it never ends while a has work) is resident at each of
+  // its slice ends: P + (C - P) = C (a has nothing to
+  // restore). With R = 0 every switch costs C, but possibly the very first (C - P, if a was
+  // served first and b had nothing preempted yet).
+  const auto l = static_cast<std::int64_t>(launch_ns());
+  const std::int64_t t = 1024000, c = 50000, p = 20000;
+  const std::string a =
+      "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: "
+      "k, duration: " +
+      std::to_string(t - l / 2) + "ns, repeat: 1000}]}}";
+  const RunResult r = run_yaml(ts_pair(
+      "{mode: time-slicing, timeslice: 1024us, context_switch: 50us, preemption_latency: 20us, "
+      "cache_refill: 0us, preemption: instruction}",
+      a,
+      "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, duration: "
+      "10s}]}}",
+      "2s"));
+  const DeviceResult& d = device(r, "gpu0");
+  ASSERT_GT(d.context_switches, 1000);
+  EXPECT_LE(d.switch_overhead_ns, d.context_switches * c);
+  EXPECT_GE(d.switch_overhead_ns, d.context_switches * c - p);
 }
 
 // -------------------------------------------------------------------------------------- hybrid
