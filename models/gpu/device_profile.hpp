@@ -34,6 +34,16 @@ struct SmLimits {
   bool known() const { return max_threads > 0; }
 };
 
+/// Dense (no structured sparsity) peak throughput of the whole GPU per datasheet / NVIDIA
+/// architecture whitepaper (`compute_throughput:` in a profile). FLOP/s for the floating-point
+/// paths, OP/s for int8; 0 = unknown or not supported (e.g. fp8 on A100). The tensor figures are
+/// matrix (Tensor Core) peaks with the accumulate the datasheet quotes; `fp32` is the non-tensor
+/// FMA peak. A roofline divides a kernel's operations by one of these, scaled by SMs held / `sms`.
+struct ComputeThroughput {
+  double fp16_tensor = 0, bf16_tensor = 0, fp8_tensor = 0, int8_tensor = 0, tf32_tensor = 0,
+         fp32 = 0;
+};
+
 struct DeviceProfile {
   std::string name;          ///< file stem, e.g. "h100-sxm-80gb"
   std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
@@ -55,6 +65,7 @@ struct DeviceProfile {
   double boost_clock_mhz = 0;
   std::string compute_capability;  ///< "8.0", "9.0" (`compute_capability:`), "" = unknown
   SmLimits sm_limits;
+  ComputeThroughput compute;  ///< peak compute per precision; all 0 when the profile has none
   // time-slicing defaults
   Nanos timeslice = 0;
   Nanos context_switch = 0;

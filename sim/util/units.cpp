@@ -89,6 +89,11 @@ constexpr std::pair<const char*, double> kSizeUnits[] = {
     {"T", 1e12},
     {"P", 1e15}};
 
+constexpr std::pair<const char*, double> kFlopsUnits[] = {
+    {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}};
+constexpr std::pair<const char*, double> kOpsUnits[] = {
+    {"GOPS", 1e9}, {"TOPS", 1e12}, {"POPS", 1e15}};
+
 // Events per unit -> per second. Negative entries are divisors, so that 23/min is the double
 // nearest 23/60 (23 * (1.0/60) is one ulp off).
 constexpr std::pair<const char*, double> kRateUnits[] = {
@@ -125,6 +130,16 @@ double parse_bandwidth_bytes_per_s(const std::string& text) {
     throw std::invalid_argument("bandwidth needs a size per second, e.g. 900GB/s");
   }
   return q.number * factor_for(q.unit.substr(0, slash), kSizeUnits, "size");
+}
+
+double parse_flops(const std::string& text) {
+  const Quantity q = split_quantity(text, "989.4TFLOPS");
+  return q.number * factor_for(q.unit, kFlopsUnits, "floating-point throughput");
+}
+
+double parse_ops(const std::string& text) {
+  const Quantity q = split_quantity(text, "1978.9TOPS");
+  return q.number * factor_for(q.unit, kOpsUnits, "integer throughput");
 }
 
 double parse_rate_per_s(const std::string& text) {
