@@ -69,7 +69,8 @@ class ProfileParser {
                 "mig",
                 "boost_clock",
                 "compute_capability",
-                "sm_limits"});
+                "sm_limits",
+                "compute_throughput"});
     DeviceProfile gpu;
     gpu.display_name = string_at(root, "display_name", "");
     if (root["nvidia_smi_name"]) {
@@ -127,6 +128,7 @@ class ProfileParser {
       gpu.compute_capability = cc.Scalar();
     }
     if (root["sm_limits"]) parse_sm_limits(root["sm_limits"], gpu);
+    if (root["compute_throughput"]) parse_compute(root["compute_throughput"], gpu);
     gpu.assumed = assumed_;
     return gpu;
   }
@@ -290,6 +292,50 @@ class ProfileParser {
       l.shared_reserved_per_block = with_unit(entry, "shared_memory_reserved_per_block", path,
                                               covered, units::parse_size_bytes);
     }
+  }
+
+  // `compute_throughput: {source: ..., fp16_tensor: 312TFLOP/s, ...}`: dense peaks; a missing
+  // entry stays 0 (unknown).
+  void parse_compute(const YAML::Node& entry, DeviceProfile& gpu) const {
+    const std::string path = "compute_throughput";
+    if (!entry.IsMap()) fail(entry, path, "expected a mapping");
+    check_keys(entry, path,
+               {"source", "assumption", "fp16_tensor", "bf16_tensor", "fp8_tensor", "int8_tensor",
+                "tf32_tensor", "fp32"});
+    const bool covered = entry_covered(entry, path);
+    ComputeThroughput& c = gpu.compute;
+    const std::pair<const char*, double*> keys[] = {
+        {"fp16_tensor", &c.fp16_tensor}, {"bf16_tensor", &c.bf16_tensor},
+        {"fp8_tensor", &c.fp8_tensor},   {"int8_tensor", &c.int8_tensor},
+        {"tf32_tensor", &c.tf32_tensor}, {"fp32", &c.fp32}};
+    for (const auto& [key, value] : keys) {
+      if (!entry[key]) continue;
+      *value = with_unit(entry, key, path, covered, parse_flops_per_s);
+      if (!(*value > 0)) fail(entry[key], child_path(path, key), "must be greater than zero");
+    }
+  }
+
+  // "312TFLOP/s", "19.5 TFLOP/s", "624TOPS" (int8), "1.2PFLOP/s" -> operations per second.
+  static double parse_flops_per_s(const std::string& text) {
+    static const std::pair<const char*, double> units[] = {
+        {"PFLOP/s", 1e15}, {"TFLOP/s", 1e12}, {"GFLOP/s", 1e9}, {"FLOP/s", 1.0},
+        {"POPS", 1e15},    {"TOPS", 1e12},    {"GOPS", 1e9}};
+    for (const auto& [unit, scale] : units) {
+      const std::size_t at = text.rfind(unit);
+      if (at == std::string::npos || at + std::string_view(unit).size() != text.size()) continue;
+      const std::string number = trim(text.substr(0, at));
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(number, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != number.size()) break;
+      return v * scale;
+    }
+    throw std::invalid_argument("expected a throughput such as 312TFLOP/s or 624TOPS, got '" +
+                                text + "'");
   }
 
   void parse_mig(const YAML::Node& mig, DeviceProfile& gpu) const {

@@ -34,6 +34,19 @@ struct SmLimits {
   bool known() const { return max_threads > 0; }
 };
 
+/// Dense peak arithmetic throughput of the whole GPU, FLOP/s (`compute_throughput:` in a profile,
+/// from the datasheet, without structured sparsity); 0 = unknown. Tensor entries are the Tensor
+/// Core rates of that input type (FP32 accumulate where the datasheet says so), fp32 the CUDA
+/// cores' non-tensor FMA rate.
+struct ComputeThroughput {
+  double fp16_tensor = 0;
+  double bf16_tensor = 0;
+  double fp8_tensor = 0;
+  double int8_tensor = 0;  ///< integer operations per second (TOPS)
+  double tf32_tensor = 0;
+  double fp32 = 0;
+};
+
 struct DeviceProfile {
   std::string name;          ///< file stem, e.g. "h100-sxm-80gb"
   std::string display_name;  ///< e.g. "NVIDIA H100 SXM5 80GB"
@@ -55,6 +68,7 @@ struct DeviceProfile {
   double boost_clock_mhz = 0;
   std::string compute_capability;  ///< "8.0", "9.0" (`compute_capability:`), "" = unknown
   SmLimits sm_limits;
+  ComputeThroughput compute;  ///< `compute_throughput:` (workload catalog rooflines)
   // time-slicing defaults
   Nanos timeslice = 0;
   Nanos context_switch = 0;
