@@ -8,6 +8,7 @@
 #include "models/config/mig_names.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
+#include "models/scenario/catalog_model.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "models/scenario/work_estimate.hpp"
 #include "models/strategies/strategy.hpp"
@@ -65,8 +66,10 @@ static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant,
   ConvertedTrace converted = convert_kernel_trace(found->second, select, *recorded, target,
                                                   spec.ncu_path.empty() ? nullptr : &ncu);
   tenant.workload.kernels = std::move(converted.kernels);
-  if (converted.peak_memory && !scenario.locations.count(tenant.where.key_path + ".memory")) {
+  tenant.workload.kernel_origins = std::move(converted.origins);
+  if (converted.peak_memory && tenant.memory_origin != ParamOrigin::user) {
     tenant.memory = *converted.peak_memory;
+    tenant.memory_origin = ParamOrigin::trace;
   }
 }
 
@@ -208,10 +211,17 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
     out.tenant_device.push_back(indices.front());
     out.tenant_devices.push_back(indices);
-    if (tenant.workload.kernel_trace) {
+    if (scenario.locations.count(tenant.where.key_path + ".memory")) {
+      scenario.tenants[t].memory_origin = ParamOrigin::user;
+    }
+    if (tenant.workload.kernel_trace || tenant.workload.catalog) {
       const DeviceProfile& target = *out.gpu_profiles[static_cast<std::size_t>(
           out.devices[static_cast<std::size_t>(indices.front())].gpu)];
-      replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
+      if (tenant.workload.kernel_trace) {
+        replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
+      } else {
+        apply_catalog(scenario, scenario.tenants[t], target);
+      }
     }
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();
