@@ -127,13 +127,13 @@ def catalog_section(catalog: dict) -> list:
          "co-location points compare ratios (slice / whole GPU; p99 beside the trainer / p99 "
          "alone). `pending`: the binary does not run that workload yet; the reason is gpumux's "
          "own message. Details: catalog-published.md.", "",
-         "| section | points | compared | pending | median abs error | max abs error | > 25 % |",
-         "|---|---:|---:|---:|---:|---:|---:|"]
+         "| section | points | compared | pending | median abs error | max abs error | "
+         "> 25 % (unexplained) |", "|---|---:|---:|---:|---:|---:|---:|"]
     for section, v in catalog["summary"].items():
         med = "—" if v["median_abs"] is None else f"{100 * v['median_abs']:.1f}%"
         mx = "—" if v["max_abs"] is None else f"{100 * v['max_abs']:.1f}%"
-        L.append(f"| {section} | {v['points']} | {v['compared']} | {v['pending']} | {med} | {mx} | "
-                 f"{v['over_25']} |")
+        L.append(f"| catalog {section} | {v['points']} | {v['compared']} | {v['pending']} | {med} | "
+                 f"{mx} | {v['over_25']} ({v['over_25_unexplained']}) |")
     L += ["", "Sources: " + "; ".join(f"`{k}` {v}" for k, v in catalog["sources"].items()) + ".",
           "", "| section | point | source | profile | measured | predicted | error | status |",
           "|---|---|---|---|---:|---:|---:|---|"]
@@ -141,8 +141,9 @@ def catalog_section(catalog: dict) -> list:
         unit = f" {r['unit']}" if r["unit"] else ""
         pred = "—" if r["predicted"] is None else f"{r['predicted']:.3g}{unit}"
         err = "—" if r["error"] is None else f"{100 * r['error']:+.1f}%"
-        status = "compared" if r["error"] is not None else f"pending: {r['pending']}"
-        L.append(f"| {r['section']} | {r['id']} | {r['source']} | {r['profile']} | "
+        status = ("compared" + (f"; {r['reason']}" if r["reason"] else "")
+                  if r["error"] is not None else f"pending: {r['pending']}")
+        L.append(f"| catalog {r['section']} | {r['id']} | {r['source']} | {r['profile']} | "
                  f"{r['measured']:.3g}{unit} | "
                  f"{pred} | {err} | {status} |")
     return L
