@@ -1,7 +1,6 @@
 # Writes OUTPUT: a C++ source holding every PROFILE_DIR/*.yaml as a string, so the gpumux binary
-# carries its device profiles (calibration/profiles) and LLM model cards
-# (calibration/workloads/llm) and needs no data directory at run time. FUNCTION names the
-# accessor (default embedded_profiles).
+# carries its data files and needs no data directory at run time. FUNCTION names the accessor
+# (default embedded_profiles: calibration/profiles; embedded_workloads: calibration/workloads).
 if(NOT DEFINED FUNCTION)
   set(FUNCTION embedded_profiles)
 endif()

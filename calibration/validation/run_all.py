@@ -18,7 +18,11 @@ Rows:
   Gavel points of pairs whose measured total r_a + r_b < 1 carry a written reason when worse than
   25 %: that loss is outside what the law can produce (see gavel-mps-v100.md); other points
   worse than 25 % are counted as unexplained.
-A separate section (not a sharing mechanism): the cross-GPU rescale rule of kernel traces on the
+A separate section: catalog workloads against published measurements (catalog_published.py, data
+in data/published/): each catalog entry alone on a named GPU, an inference model across MIG slices,
+and an inference server beside a training job under MPS and time-slicing; points the binary cannot
+run yet (no such catalog entry) are listed as pending with gpumux's reason, never with a number.
+Another separate section (not a sharing mechanism): the cross-GPU rescale rule of kernel traces on the
 Splitwise A100/H100 pairs (rescale_splitwise.py, docs/traces.md), one line per phase, and the
 continuous-batching iteration time against the same data (batching_splitwise.py).
 """
@@ -113,8 +117,40 @@ def summarise(rows: list) -> dict:
     return out
 
 
+def catalog_section(catalog: dict) -> list:
+    """The catalog_published.py summary and every point (compared or pending)."""
+    L = ["", "## Catalog workloads against published measurements", "",
+         "Each point is the scenario a user writes with catalog names only (`workload: {model: "
+         "NAME, batch: N}`, LLMs `workload: {llm: {model: NAME, tp: N}}`), run by "
+         "`catalog_published.py` against a published measurement of that workload on a named GPU "
+         "(`data/published/`, sources in `data/published/SOURCE.md`). Nothing is fitted. MIG and "
+         "co-location points compare ratios (slice / whole GPU; p99 beside the trainer / p99 "
+         "alone). `pending`: the binary does not run that workload yet; the reason is gpumux's "
+         "own message. Details: catalog-published.md.", "",
+         "| section | points | compared | pending | median abs error | max abs error | "
+         "> 25 % (unexplained) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for section, v in catalog["summary"].items():
+        med = "—" if v["median_abs"] is None else f"{100 * v['median_abs']:.1f}%"
+        mx = "—" if v["max_abs"] is None else f"{100 * v['max_abs']:.1f}%"
+        L.append(f"| catalog {section} | {v['points']} | {v['compared']} | {v['pending']} | {med} | "
+                 f"{mx} | {v['over_25']} ({v['over_25_unexplained']}) |")
+    L += ["", "Sources: " + "; ".join(f"`{k}` {v}" for k, v in catalog["sources"].items()) + ".",
+          "", "| section | point | source | profile | measured | predicted | error | status |",
+          "|---|---|---|---|---:|---:|---:|---|"]
+    for r in catalog["rows"]:
+        unit = f" {r['unit']}" if r["unit"] else ""
+        pred = "—" if r["predicted"] is None else f"{r['predicted']:.3g}{unit}"
+        err = "—" if r["error"] is None else f"{100 * r['error']:+.1f}%"
+        status = ("compared" + (f"; {r['reason']}" if r["reason"] else "")
+                  if r["error"] is not None else f"pending: {r['pending']}")
+        L.append(f"| catalog {r['section']} | {r['id']} | {r['source']} | {r['profile']} | "
+                 f"{r['measured']:.3g}{unit} | "
+                 f"{pred} | {err} | {status} |")
+    return L
+
+
 def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale: dict,
-           batching: dict) -> str:
+           batching: dict, catalog: dict) -> str:
     gs = gavel["summary"]
     L = ["# Validation report", "",
          f"Generated {date} by `calibration/validation/run_all.py`; gpumux {ver}.",
@@ -162,7 +198,8 @@ def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale:
           f"median |error| {100 * batching['summary']['median_abs_error']:.1f}%, max "
           f"{100 * batching['summary']['max_abs_error']:.1f}% (the linear law misses the knee "
           f"where decode turns compute-bound). Details: batching-splitwise.md.", ""]
-    L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md, rescale-splitwise-a100-h100.md, batching-splitwise.md.", ""]
+    L += catalog_section(catalog)
+    L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md, rescale-splitwise-a100-h100.md, batching-splitwise.md, catalog-published.md.", ""]
     return "\n".join(L)
 
 
@@ -183,18 +220,21 @@ def main(argv=None) -> int:
         ts = run_script("timeslicing", gpumux, args.outdir, Path(td))
         rescale = run_script("rescale_splitwise", gpumux, args.outdir, Path(td))
         batching = run_script("batching_splitwise", gpumux, args.outdir, Path(td))
+        catalog = run_script("catalog_published", gpumux, args.outdir, Path(td))
     rows = mig_rows(miso) + gavel_rows(gavel) + nos["rows"]
     for r in ts["rows"]:
         rows.append(dict(r, reason=""))
     summary = summarise(rows)
     date = dt.date.today().isoformat()
     ver = version(gpumux)
-    Path(args.report).write_text(render(rows, summary, gavel, ver, date, rescale, batching))
+    Path(args.report).write_text(render(rows, summary, gavel, ver, date, rescale, batching,
+                                        catalog))
     if args.json:
         Path(args.json).write_text(json.dumps({"date": date, "version": ver, "rows": rows,
                                                "summary": summary,
                                                "rescale": rescale["phases"],
                                                "batching": batching["summary"],
+                                               "catalog": catalog["summary"],
                                                "gavel": {k: v for k, v in gavel["summary"].items()
                                                          if not k.startswith("pair_total")}},
                                               indent=1))

@@ -28,7 +28,8 @@ const CommandHelp kMigHelp{
 const CommandHelp kModelsHelp{
     "usage: gpumux models",
     "Lists the GPU models built in (calibration/profiles/*.yaml): SMs, memory, HBM bandwidth,\n"
-    "MIG profiles, and the nvidia-smi names accepted as `model:` in scenarios.",
+    "dense FP16 Tensor Core peak (`-` where the profile gives none), MIG profiles, and the\n"
+    "nvidia-smi names accepted as `model:` in scenarios.",
     "  gpumux models\n"};
 const CommandHelp kReportHelp{
     "usage: gpumux report OUT.h5 [--format table|json|csv] [--json] [--html REPORT.html]",
@@ -110,8 +111,8 @@ int command_mig(const std::vector<std::string>& args) {
 
 int command_models(const std::vector<std::string>& args) {
   if (!args.empty()) throw po::error(fmt::format("unexpected argument '{}'", args.front()));
-  std::cout << fmt::format("{:<15} {:>4} {:>10} {:>10}  {:<48} {}\n", "model", "SMs", "memory",
-                           "HBM", "MIG profiles", "nvidia-smi name");
+  std::cout << fmt::format("{:<15} {:>4} {:>10} {:>10} {:>12}  {:<48} {}\n", "model", "SMs",
+                           "memory", "HBM", "FP16 tensor", "MIG profiles", "nvidia-smi name");
   for (const std::string& name : embedded_profile_names()) {
     const DeviceProfile& gpu = load_device_profile(name);
     std::string mig;
@@ -121,10 +122,13 @@ int command_models(const std::vector<std::string>& args) {
     }
     std::string smi;
     for (const std::string& alias : gpu.nvidia_smi_names) smi += (smi.empty() ? "" : " | ") + alias;
-    std::cout << fmt::format("{:<15} {:>4} {:>6.1f} GiB {:>5.2f} TB/s  {:<48} {}\n", gpu.name,
-                             gpu.sms, static_cast<double>(gpu.memory) / (1024.0 * 1024 * 1024),
-                             gpu.hbm_bandwidth / 1e12, mig.empty() ? "-" : mig,
-                             smi.empty() ? "-" : smi);
+    const std::string fp16 = gpu.compute.fp16_tensor > 0
+                                 ? fmt::format("{:.1f} TFLOPS", gpu.compute.fp16_tensor / 1e12)
+                                 : "-";
+    std::cout << fmt::format(
+        "{:<15} {:>4} {:>6.1f} GiB {:>5.2f} TB/s {:>12}  {:<48} {}\n", gpu.name, gpu.sms,
+        static_cast<double>(gpu.memory) / (1024.0 * 1024 * 1024), gpu.hbm_bandwidth / 1e12, fp16,
+        mig.empty() ? "-" : mig, smi.empty() ? "-" : smi);
   }
   std::cout << "\nUse a model name or its nvidia-smi name as `model:` in a scenario; "
                "`gpumux mig MODEL` shows the MIG details.\n";

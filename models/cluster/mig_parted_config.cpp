@@ -169,6 +169,7 @@ std::vector<std::string> mig_parted_device_ids(const std::string& profile_name) 
   static const std::map<std::string, std::vector<std::string>> kIds = {
       {"a100-80gb", kHopperAmpere80},
       {"h100-sxm-80gb", kHopperAmpere80},
+      {"h100-pcie-80gb", kHopperAmpere80},
       {"a100-sxm4-40gb", {"0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"}},
       {"a30-24gb", {"0x20B710DE"}},
       {"h100-nvl-94gb", {"0x232110DE", "0x233A10DE"}},

@@ -69,8 +69,8 @@ class ProfileParser {
                 "mig",
                 "boost_clock",
                 "compute_capability",
-                "compute_throughput",
-                "sm_limits"});
+                "sm_limits",
+                "compute_throughput"});
     DeviceProfile gpu;
     gpu.display_name = string_at(root, "display_name", "");
     if (root["nvidia_smi_name"]) {
@@ -128,7 +128,7 @@ class ProfileParser {
       gpu.compute_capability = cc.Scalar();
     }
     if (root["sm_limits"]) parse_sm_limits(root["sm_limits"], gpu);
-    if (root["compute_throughput"]) parse_compute_throughput(root["compute_throughput"], gpu);
+    if (root["compute_throughput"]) parse_compute(root["compute_throughput"], gpu.compute);
     gpu.assumed = assumed_;
     return gpu;
   }
@@ -253,6 +253,23 @@ class ProfileParser {
     return bytes;
   }
 
+  // `compute_throughput:` every precision written, each {value, source|assumption}: floating
+  // point in GFLOPS/TFLOPS/PFLOPS, int8 in GOPS/TOPS/POPS; 0 = not supported.
+  void parse_compute(const YAML::Node& node, ComputeThroughput& compute) const {
+    const std::string path = "compute_throughput";
+    if (!node.IsMap()) {
+      fail(node, path, "expected a mapping {fp16_tensor: ..., bf16_tensor: ..., ...}");
+    }
+    check_keys(node, path,
+               {"fp16_tensor", "bf16_tensor", "fp8_tensor", "int8_tensor", "tf32_tensor", "fp32"});
+    compute.fp16_tensor = with_unit(node, "fp16_tensor", path, false, units::parse_flops);
+    compute.bf16_tensor = with_unit(node, "bf16_tensor", path, false, units::parse_flops);
+    compute.fp8_tensor = with_unit(node, "fp8_tensor", path, false, units::parse_flops);
+    compute.int8_tensor = with_unit(node, "int8_tensor", path, false, units::parse_ops);
+    compute.tf32_tensor = with_unit(node, "tf32_tensor", path, false, units::parse_flops);
+    compute.fp32 = with_unit(node, "fp32", path, false, units::parse_flops);
+  }
+
   double bandwidth_at(const YAML::Node& map, const std::string& key, const std::string& parent,
                       bool covered) const {
     const double rate = with_unit(map, key, parent, covered, units::parse_bandwidth_bytes_per_s);
@@ -293,25 +310,6 @@ class ProfileParser {
                                               covered, units::parse_size_bytes);
     }
   }
-
-  void parse_compute_throughput(const YAML::Node& entry, DeviceProfile& gpu) const {
-    const std::string path = "compute_throughput";
-    if (!entry.IsMap()) fail(entry, path, "expected a mapping");
-    check_keys(entry, path,
-               {"source", "assumption", "fp16_tensor", "bf16_tensor", "fp8_tensor", "int8_tensor",
-                "tf32_tensor", "fp32"});
-    const bool covered = entry_covered(entry, path);
-    ComputeThroughput& c = gpu.compute;
-    for (const auto& [key, value] : {std::pair<const char*, double*>{"fp16_tensor", &c.fp16_tensor},
-                                     {"bf16_tensor", &c.bf16_tensor},
-                                     {"fp8_tensor", &c.fp8_tensor},
-                                     {"int8_tensor", &c.int8_tensor},
-                                     {"tf32_tensor", &c.tf32_tensor},
-                                     {"fp32", &c.fp32}}) {
-      if (entry[key]) *value = with_unit(entry, key, path, covered, units::parse_flop_rate);
-    }
-  }
-
   void parse_mig(const YAML::Node& mig, DeviceProfile& gpu) const {
     if (!mig.IsMap()) fail(mig, "mig", "expected a mapping");
     check_keys(mig, "mig", {"memory_slices", "compute_slices", "profiles", "layouts"});

@@ -34,15 +34,14 @@ struct SmLimits {
   bool known() const { return max_threads > 0; }
 };
 
-/// Peak dense arithmetic throughput of the whole GPU by data type (`compute_throughput:` in a
-/// profile; datasheet figures without sparsity), FLOP/s (int8: operations/s); 0 = unknown.
+/// Dense (no structured sparsity) peak throughput of the whole GPU per datasheet / NVIDIA
+/// architecture whitepaper (`compute_throughput:` in a profile). FLOP/s for the floating-point
+/// paths, OP/s for int8; 0 = unknown or not supported (e.g. fp8 on A100). The tensor figures are
+/// matrix (Tensor Core) peaks with the accumulate the datasheet quotes; `fp32` is the non-tensor
+/// FMA peak. A roofline divides a kernel's operations by one of these, scaled by SMs held / `sms`.
 struct ComputeThroughput {
-  double fp16_tensor = 0;
-  double bf16_tensor = 0;
-  double fp8_tensor = 0;
-  double int8_tensor = 0;
-  double tf32_tensor = 0;
-  double fp32 = 0;
+  double fp16_tensor = 0, bf16_tensor = 0, fp8_tensor = 0, int8_tensor = 0, tf32_tensor = 0,
+         fp32 = 0;
 };
 
 struct DeviceProfile {
@@ -66,7 +65,7 @@ struct DeviceProfile {
   double boost_clock_mhz = 0;
   std::string compute_capability;  ///< "8.0", "9.0" (`compute_capability:`), "" = unknown
   SmLimits sm_limits;
-  ComputeThroughput compute;  ///< `compute_throughput:`; all 0 when the profile has none
+  ComputeThroughput compute;  ///< peak compute per precision; all 0 when the profile has none
   // time-slicing defaults
   Nanos timeslice = 0;
   Nanos context_switch = 0;

@@ -1,5 +1,7 @@
 #include "models/plan/capacity_check.hpp"
 
+#include "models/scenario/catalog_model.hpp"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -130,16 +132,21 @@ void check_plan_scenario(const Scenario& s) {
       throw InputError(s.locate(g.where.key_path + ".model"), e.what());
     }
   }
-  for (const TenantSpec& t : s.tenants) {
-    if (!t.device.empty()) continue;
-    std::int64_t largest = 0;
-    std::string largest_name;
-    for (const DeviceProfile* m : models) {
-      if (m->memory > largest) {
-        largest = m->memory;
-        largest_name = m->name;
-      }
+  std::int64_t largest = 0;
+  std::string largest_name;
+  const DeviceProfile* largest_model = nullptr;
+  for (const DeviceProfile* m : models) {
+    if (m->memory > largest) {
+      largest = m->memory;
+      largest_name = m->name;
+      largest_model = m;
     }
+  }
+  // Catalog tenants' memory on the largest GPU of the plan (their kernels also build there:
+  // a dtype the GPU lacks is refused here).
+  const Scenario materialized = largest_model ? with_catalog_kernels(s, *largest_model) : s;
+  for (const TenantSpec& t : materialized.tenants) {
+    if (!t.device.empty()) continue;
     if (t.memory + t.workload.memory_per_request > largest) {
       throw InputError(s.locate(t.where.key_path + ".memory"),
                        fmt::format("tenant {} needs {} but the largest GPU of the plan, {}, has "

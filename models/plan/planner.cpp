@@ -5,12 +5,14 @@
 #include "models/plan/planner_internal.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/device_profile.hpp"
+#include "models/scenario/catalog_model.hpp"
 
 namespace gpumux {
 namespace planner_detail {
@@ -106,7 +108,20 @@ PlanResult plan_scenario(const Scenario& scenario, const PlanOptions& options) {
   if (scenario.plan->gpus.empty()) {
     throw InputError(scenario.plan->where, "plan.gpus: no GPU model to buy");
   }
-  planner_detail::Planner planner(scenario, options);
+  // Catalog tenants get their kernels and memory on the plan's first GPU model for the bounds
+  // and memory checks; every candidate run resolves them again on its own GPU.
+  const std::string base = scenario.source_file.empty()
+                               ? ""
+                               : std::filesystem::path(scenario.source_file).parent_path().string();
+  const DeviceProfile* first = nullptr;
+  try {
+    first = &load_device_profile(scenario.plan->gpus.front().model, base);
+  } catch (const InputError& e) {
+    throw InputError(scenario.locate(scenario.plan->gpus.front().where.key_path + ".model"),
+                     e.what());
+  }
+  const Scenario materialized = with_catalog_kernels(scenario, *first);
+  planner_detail::Planner planner(materialized, options);
   return planner.run();
 }
 

@@ -202,35 +202,47 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     }
     out << YAML::EndMap;
   }
-  if (!t.workload.llm) out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
   if (t.workload.llm) {
     // no request: block (the card above is the request)
-  } else if (const auto& trace = t.workload.kernel_trace) {
-    // Kernels from a recorded trace: the trace reference reproduces them (docs/traces.md).
-    out << YAML::Key << "kernel_trace" << YAML::Value << trace->path;
-    const char* formats[] = {"nsys", "torch", "csv"};
-    out << YAML::Key << "format" << YAML::Value << formats[static_cast<int>(trace->format)];
-    if (!trace->recorded_on.empty()) {
-      out << YAML::Key << "recorded_on" << YAML::Value << trace->recorded_on;
+  } else if (const auto& c = t.workload.catalog) {
+    // Kernels from the workload catalog: the request reproduces them (docs/workloads.md).
+    out << YAML::Key << "model" << YAML::Value << c->model;
+    if (c->batch > 0) out << YAML::Key << "batch" << YAML::Value << c->batch;
+    if (c->seq_len > 0) out << YAML::Key << "seq_len" << YAML::Value << c->seq_len;
+    if (!c->dtype.empty()) out << YAML::Key << "dtype" << YAML::Value << c->dtype;
+    if (!c->phase.empty()) out << YAML::Key << "phase" << YAML::Value << c->phase;
+    if (c->steps != 1) out << YAML::Key << "steps" << YAML::Value << c->steps;
+    if (c->bus_bandwidth > 0) {
+      out << YAML::Key << "bus_bandwidth" << YAML::Value << number(c->bus_bandwidth) + "B/s";
     }
-    if (trace->stream || trace->device || trace->window_start) {
-      out << YAML::Key << "select" << YAML::Value << YAML::Flow << YAML::BeginMap;
-      if (trace->stream) out << YAML::Key << "stream" << YAML::Value << *trace->stream;
-      if (trace->device) out << YAML::Key << "device" << YAML::Value << *trace->device;
-      if (trace->window_start && trace->window_end) {
-        out << YAML::Key << "window" << YAML::Value << YAML::Flow << YAML::BeginSeq
-            << units::format_duration(*trace->window_start)
-            << units::format_duration(*trace->window_end) << YAML::EndSeq;
-      }
-      out << YAML::EndMap;
-    }
-    if (!trace->ncu_path.empty()) out << YAML::Key << "ncu" << YAML::Value << trace->ncu_path;
+    if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
-    out << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
-    for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
-    out << YAML::EndSeq;
-  }
-  if (!t.workload.llm) {
+    out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;
+    if (const auto& trace = t.workload.kernel_trace) {
+      // Kernels from a recorded trace: the trace reference reproduces them (docs/traces.md).
+      out << YAML::Key << "kernel_trace" << YAML::Value << trace->path;
+      const char* formats[] = {"nsys", "torch", "csv"};
+      out << YAML::Key << "format" << YAML::Value << formats[static_cast<int>(trace->format)];
+      if (!trace->recorded_on.empty()) {
+        out << YAML::Key << "recorded_on" << YAML::Value << trace->recorded_on;
+      }
+      if (trace->stream || trace->device || trace->window_start) {
+        out << YAML::Key << "select" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        if (trace->stream) out << YAML::Key << "stream" << YAML::Value << *trace->stream;
+        if (trace->device) out << YAML::Key << "device" << YAML::Value << *trace->device;
+        if (trace->window_start && trace->window_end) {
+          out << YAML::Key << "window" << YAML::Value << YAML::Flow << YAML::BeginSeq
+              << units::format_duration(*trace->window_start)
+              << units::format_duration(*trace->window_end) << YAML::EndSeq;
+        }
+        out << YAML::EndMap;
+      }
+      if (!trace->ncu_path.empty()) out << YAML::Key << "ncu" << YAML::Value << trace->ncu_path;
+    } else {
+      out << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
+      for (const KernelSpec& k : t.workload.kernels) emit_kernel(out, k);
+      out << YAML::EndSeq;
+    }
     duration_key(out, "host_gap", t.workload.host_gap);
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
     out << YAML::EndMap;

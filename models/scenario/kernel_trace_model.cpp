@@ -44,8 +44,8 @@ std::string milliseconds(Nanos ns) {
 
 // Waves of the grid alone on the whole GPU with `sms` SMs (>= 1; 1 when unknown).
 double waves_on(const TraceKernel& k, int bps, int sms) {
-  if (!k.has_grid() || bps <= 0 || sms <= 0) return 1.0;
-  return std::max(1.0, static_cast<double>(k.blocks()) / (static_cast<double>(bps) * sms));
+  if (!k.has_grid()) return 1.0;
+  return grid_shape(k.blocks(), bps, sms).waves;
 }
 
 }  // namespace
@@ -101,6 +101,15 @@ int blocks_per_sm(const TraceKernel& k, const SmLimits& limits) {
     bps = std::min(bps, limits.shared_memory / 128 / units);
   }
   return static_cast<int>(std::max<std::int64_t>(0, bps));
+}
+
+GridShape grid_shape(std::int64_t blocks, int bps, int sms) {
+  GridShape g;
+  if (sms <= 0 || blocks <= 0) return g;
+  const double b = static_cast<double>(blocks);
+  g.sm_fraction = std::min(1.0, b / sms);
+  if (bps > 0) g.waves = std::max(1.0, b / (static_cast<double>(bps) * sms));
+  return g;
 }
 
 ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceSelect& select,
@@ -184,6 +193,8 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
     KernelSpec spec;
     spec.name = k.name;
     spec.lane = lane;
+    KernelOrigins origin;
+    origin.duration = ParamOrigin::trace;
     // Boundedness.
     double m = -1;
     if (ncu) {
@@ -192,10 +203,14 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
       if (found != ncu->end()) {
         const double total = found->second.sm_pct + found->second.dram_pct;
         m = total > 0 ? found->second.dram_pct / total : kNeitherMemoryShare;
+        origin.memory_bound = ParamOrigin::ncu;
         ++out.ncu_matched;
       }
     }
-    if (m < 0 && k.memory_bound >= 0) m = k.memory_bound;
+    if (m < 0 && k.memory_bound >= 0) {
+      m = k.memory_bound;
+      origin.memory_bound = ParamOrigin::trace;
+    }
     if (m < 0) {
       m = default_memory_bound(k.name);
       ++out.class_defaults;
@@ -206,9 +221,11 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
     const int bps_tgt = blocks_per_sm(k, target.sm_limits);
     double compute_scale = 1.0;
     if (k.has_grid()) {
-      const double blocks = static_cast<double>(k.blocks());
-      spec.sm_fraction = std::min(1.0, blocks / target.sms);
-      spec.waves = waves_on(k, bps_tgt, target.sms);
+      const GridShape grid = grid_shape(k.blocks(), bps_tgt, target.sms);
+      spec.sm_fraction = grid.sm_fraction;
+      spec.waves = grid.waves;
+      origin.sm_fraction = ParamOrigin::trace;
+      if (bps_tgt > 0) origin.waves = ParamOrigin::trace;
       if (!same_gpu) {
         compute_scale = clock_ratio * spec.waves / waves_on(k, bps_rec, recorded.sms);
       }
@@ -216,8 +233,10 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
       double f = 1.0;
       if (k.sm_fraction > 0) {
         f = k.sm_fraction;
+        origin.sm_fraction = ParamOrigin::trace;
       } else if (k.sm_usage > 0) {
         f = std::min(1.0, static_cast<double>(k.sm_usage) / recorded.sms);
+        origin.sm_fraction = ParamOrigin::trace;
       }
       // A grid narrower than the GPU keeps its SM count on the target; a full-GPU one spreads.
       const double sms_needed = f * recorded.sms;
@@ -247,6 +266,7 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
     span_end = std::max(span_end, k.end);
     out.recorded_busy += k.duration();
     out.kernels.push_back(std::move(spec));
+    out.origins.push_back(origin);
   }
   out.recorded_span = span_end - request_origin;
   const Nanos select_end = span_end;

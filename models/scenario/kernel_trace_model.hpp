@@ -55,12 +55,23 @@ double default_memory_bound(const std::string& name);
 /// the profile lacks sm_limits.
 int blocks_per_sm(const TraceKernel& kernel, const SmLimits& limits);
 
+/// A grid of `blocks` blocks alone on a GPU of `sms` SMs, `bps` resident blocks per SM (0 =
+/// unknown): the block scheduler places blocks breadth-first, so sm_fraction = min(1, blocks /
+/// sms) and waves = max(1, blocks / (bps x sms)) (1 when bps is unknown). Also used by the
+/// workload catalog (catalog_model.hpp).
+struct GridShape {
+  double sm_fraction = 1.0;
+  double waves = 1.0;
+};
+GridShape grid_shape(std::int64_t blocks, int bps, int sms);
+
 struct ConvertedTrace {
-  std::vector<KernelSpec> kernels;    ///< in launch order; KernelSpec::lane = stream index
-  std::vector<std::int64_t> streams;  ///< recorded stream id of each lane
-  Nanos recorded_span = 0;            ///< first selected kernel start to last end (incl. host gaps)
-  Nanos recorded_busy = 0;            ///< sum of the selected kernels' recorded durations
-  std::size_t copies = 0;  ///< memcpy/memset records inside the selection (kept as host time)
+  std::vector<KernelSpec> kernels;     ///< in launch order; KernelSpec::lane = stream index
+  std::vector<KernelOrigins> origins;  ///< per kernel: trace, ncu or the class default
+  std::vector<std::int64_t> streams;   ///< recorded stream id of each lane
+  Nanos recorded_span = 0;  ///< first selected kernel start to last end (incl. host gaps)
+  Nanos recorded_busy = 0;  ///< sum of the selected kernels' recorded durations
+  std::size_t copies = 0;   ///< memcpy/memset records inside the selection (kept as host time)
   std::optional<std::int64_t> peak_memory;  ///< from the trace's allocation records
   int ncu_matched = 0;                      ///< kernels whose memory_bound came from ncu metrics
   int class_defaults = 0;  ///< kernels whose memory_bound is the name-class assumption

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "models/config/workload_catalog.hpp"
 #include "models/scenario/kernel_trace.hpp"
 #include "models/scenario/llm_card.hpp"
 #include "sim/util/units.hpp"
@@ -113,11 +114,21 @@ double fine_duration_ns(Context& ctx, const Field& field) {
   return ns;
 }
 
-KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
+KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, KernelOrigins& origin) {
   const MapReader map(
       ctx, field,
       {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token", "collective",
        "per_sequence", "per_context_token", "waves", "block_time", "working_set"});
+  const auto given = [&](const char* key) {
+    return map.get(key) ? ParamOrigin::user : ParamOrigin::fallback;
+  };
+  origin.duration = ParamOrigin::user;
+  origin.sm_fraction = given("sm_fraction");
+  origin.memory_bound = given("memory_bound");
+  origin.waves =
+      map.get("waves") || map.get("block_time") ? ParamOrigin::user : ParamOrigin::fallback;
+  origin.working_set = given("working_set");
+  origin.repeat = given("repeat");
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
@@ -351,30 +362,52 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
   return k;
 }
 
-WorkloadSpec workload_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"arrivals", "request", "max_in_flight", "memory_per_request",
-                       "memory_per_token", "tokens", "batching", "priority", "llm"},
-                      {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
-  WorkloadSpec w;
-  w.arrivals = arrivals_of(ctx, map.require("arrivals"));
-  if (const auto llm = map.get("llm")) {
-    if (const auto request = map.get("request")) {
-      ctx.fail(*request, "give request or llm, not both (an llm: card generates the kernels)");
-    }
-    if (const auto f = map.get("memory_per_token")) {
-      ctx.fail(*f, "memory_per_token comes from the llm: card (its KV-cache bytes per token)");
-    }
-    if (!map.get("batching")) {
-      ctx.fail(*llm,
-               "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
-               "serves one request at a time)");
-    }
-    w.llm = llm_card_of(ctx, *llm);
+// `workload: {model: NAME, batch: N, seq_len: L, dtype: D, phase: P, steps: K, bus_bandwidth: B,
+// cuda_graph: BOOL}` (docs/workloads.md): the kernels are built by resolve_scenario() from the
+// catalog on the tenant's GPU model; the name is checked here.
+static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
+                                             const Field& model) {
+  CatalogRequestSpec c;
+  c.model = non_empty_text(ctx, model);
+  c.where = ctx.at(model.path, model.mark);
+  try {
+    (void)load_catalog_entry(c.model);
+  } catch (const InputError& e) {
+    ctx.fail(model, e.what());
   }
-  const MapReader request(ctx,
-                          w.llm ? Field{YAML::Node(YAML::NodeType::Map), field.path, field.mark}
-                                : map.require("request"),
+  if (const auto f = map.get("batch")) c.batch = int_of(ctx, *f, 1);
+  if (c.batch > 1'000'000) ctx.fail(*map.get("batch"), "at most 1000000 samples per batch");
+  if (const auto f = map.get("seq_len")) c.seq_len = int_of(ctx, *f, 1);
+  if (const auto f = map.get("dtype")) {
+    c.dtype = choice_of<std::string>(ctx, *f,
+                                     {{"fp16", "fp16"},
+                                      {"bf16", "bf16"},
+                                      {"fp8", "fp8"},
+                                      {"int8", "int8"},
+                                      {"tf32", "tf32"},
+                                      {"fp32", "fp32"},
+                                      {"float16", "fp16"},
+                                      {"bfloat16", "bf16"},
+                                      {"float32", "fp32"}},
+                                     {"fp16", "bf16", "fp8", "int8", "tf32", "fp32"}, "dtype");
+  }
+  if (const auto f = map.get("phase")) {
+    c.phase =
+        choice_of<std::string>(ctx, *f, {{"inference", "inference"}, {"training", "training"}},
+                               {"inference", "training"}, "phase");
+  }
+  if (const auto f = map.get("steps")) c.steps = int_of(ctx, *f, 1);
+  if (c.steps > 10'000) ctx.fail(*map.get("steps"), "at most 10000 steps per request");
+  if (const auto f = map.get("bus_bandwidth")) {
+    c.bus_bandwidth = with_unit(ctx, *f, units::parse_bandwidth_bytes_per_s);
+    if (!(c.bus_bandwidth > 0)) ctx.fail(*f, "must be greater than zero");
+  }
+  return c;
+}
+
+// `request: {kernels: [...] | kernel_trace: ..., host_gap, cuda_graph}`.
+static void read_request(Context& ctx, const MapReader& map, WorkloadSpec& w) {
+  const MapReader request(ctx, map.require("request"),
                           {"kernels", "host_gap", "cuda_graph", "kernel_trace", "format",
                            "recorded_on", "select", "ncu"});
   if (const auto trace = request.get("kernel_trace")) {
@@ -386,14 +419,21 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       }
     }
     std::size_t index = 0;
-    if (!w.llm) {
-      for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
-        w.kernels.push_back(kernel_of(ctx, kernel, index++));
-      }
+    for (const Field& kernel : list_of(ctx, request.require("kernels"), true)) {
+      w.kernel_origins.emplace_back();
+      w.kernels.push_back(kernel_of(ctx, kernel, index++, w.kernel_origins.back()));
     }
   }
   if (const auto gap = request.get("host_gap")) w.host_gap = duration_of(ctx, *gap);
-  if (const auto graph = request.get("cuda_graph")) w.cuda_graph = bool_of(ctx, *graph);
+  if (const auto graph = request.get("cuda_graph")) {
+    w.cuda_graph = bool_of(ctx, *graph);
+    w.cuda_graph_origin = ParamOrigin::user;
+  }
+}
+
+// The keys beside the request: priority, max_in_flight, memory, tokens, batching.
+static WorkloadSpec workload_rest(Context& ctx, const Field& field, const MapReader& map,
+                                  WorkloadSpec w) {
   if (const auto f = map.get("priority")) {
     const double p = number_of(ctx, *f);
     if (p != std::floor(p) || p < -100 || p > 100) {
@@ -448,6 +488,60 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     if (const auto out = tokens.get("output")) w.output_tokens = token_count_of(ctx, *out);
   }
   return w;
+}
+
+WorkloadSpec workload_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"arrivals", "request", "max_in_flight", "memory_per_request",
+                       "memory_per_token", "tokens", "batching", "priority", "model", "batch",
+                       "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "cuda_graph", "llm"},
+                      {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
+  WorkloadSpec w;
+  w.arrivals = arrivals_of(ctx, map.require("arrivals"));
+  if (const auto llm = map.get("llm")) {
+    for (const char* key : {"request", "model"}) {
+      if (const auto f = map.get(key)) {
+        ctx.fail(*f, std::string("give ") + key +
+                         " or llm, not both (an llm: card generates the kernels)");
+      }
+    }
+    if (const auto f = map.get("memory_per_token")) {
+      ctx.fail(*f, "memory_per_token comes from the llm: card (its KV-cache bytes per token)");
+    }
+    if (!map.get("batching")) {
+      ctx.fail(*llm,
+               "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
+               "serves one request at a time)");
+    }
+    for (const char* key :
+         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "cuda_graph"}) {
+      if (const auto f = map.get(key)) {
+        ctx.fail(*f, std::string("'") + key +
+                         "' belongs to a catalog workload (model: NAME); an llm: card takes "
+                         "dtype and tp inside llm:");
+      }
+    }
+    w.llm = llm_card_of(ctx, *llm);
+  } else if (const auto model = map.get("model")) {
+    if (const auto request = map.get("request")) {
+      ctx.fail(*request, "give request or model (the workload catalog), not both");
+    }
+    w.catalog = catalog_request_of(ctx, map, *model);
+    if (const auto graph = map.get("cuda_graph")) {
+      w.cuda_graph = bool_of(ctx, *graph);
+      w.cuda_graph_origin = ParamOrigin::user;
+    }
+  } else {
+    for (const char* key :
+         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "cuda_graph"}) {
+      if (const auto f = map.get(key)) {
+        ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
+                         (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : ""));
+      }
+    }
+    read_request(ctx, map, w);
+  }
+  return workload_rest(ctx, field, map, std::move(w));
 }
 
 }  // namespace gpumux::scenario_detail

@@ -9,6 +9,7 @@
 #include "models/config/mig_names.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
+#include "models/scenario/catalog_model.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "models/scenario/llm_card.hpp"
 #include "sim/util/units.hpp"
@@ -91,8 +92,10 @@ static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant,
   ConvertedTrace converted = convert_kernel_trace(found->second, select, *recorded, target,
                                                   spec.ncu_path.empty() ? nullptr : &ncu);
   tenant.workload.kernels = std::move(converted.kernels);
-  if (converted.peak_memory && !scenario.locations.count(tenant.where.key_path + ".memory")) {
+  tenant.workload.kernel_origins = std::move(converted.origins);
+  if (converted.peak_memory && tenant.memory_origin != ParamOrigin::user) {
     tenant.memory = *converted.peak_memory;
+    tenant.memory_origin = ParamOrigin::trace;
   }
 }
 
@@ -111,6 +114,10 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
   }
   card.where = scenario.locate(tenant.where.key_path + ".workload.llm");
   w.kernels = llm_kernels(card, gpu);
+  KernelOrigins origin;  // every kernel parameter from the card's roofline (docs/llm-serving.md)
+  origin.duration = origin.sm_fraction = origin.memory_bound = origin.waves = origin.working_set =
+      origin.repeat = ParamOrigin::catalog;
+  w.kernel_origins.assign(w.kernels.size(), origin);
   w.memory_per_token = llm_kv_bytes_per_token(card);
   const std::int64_t tokens =
       w.max_tokens_in_batch > 0 ? w.max_tokens_in_batch
@@ -126,8 +133,11 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
                                      "'s " + units::format_size(device_memory) +
                                      ": raise tp or use a smaller dtype");
   }
-  if (!scenario.locations.count(tenant.where.key_path + ".memory")) {
+  if (scenario.locations.count(tenant.where.key_path + ".memory")) {
+    tenant.memory_origin = ParamOrigin::user;
+  } else {
     tenant.memory = weights + reserve;
+    tenant.memory_origin = ParamOrigin::catalog;
   }
 }
 
@@ -269,10 +279,17 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
     out.tenant_device.push_back(indices.front());
     out.tenant_devices.push_back(indices);
-    if (tenant.workload.kernel_trace) {
+    if (scenario.locations.count(tenant.where.key_path + ".memory")) {
+      scenario.tenants[t].memory_origin = ParamOrigin::user;
+    }
+    if (tenant.workload.kernel_trace || tenant.workload.catalog) {
       const DeviceProfile& target = *out.gpu_profiles[static_cast<std::size_t>(
           out.devices[static_cast<std::size_t>(indices.front())].gpu)];
-      replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
+      if (tenant.workload.kernel_trace) {
+        replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
+      } else {
+        apply_catalog(scenario, scenario.tenants[t], target);
+      }
     }
     if (tenant.workload.llm) {
       const ResolvedDevice& device = out.devices[static_cast<std::size_t>(indices.front())];

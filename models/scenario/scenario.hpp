@@ -129,6 +129,37 @@ struct KernelSpec {
   int lane = 0;
 };
 
+/// Where a kernel parameter came from (`gpumux inspect`): written in the scenario (`user`), the
+/// loader's default (`default`), the workload catalog (`catalog`, docs/workloads.md), a recorded
+/// trace (`trace`) or Nsight Compute metrics joined to it (`ncu`).
+enum class ParamOrigin : std::uint8_t { fallback, user, catalog, trace, ncu };
+
+/// The origin of each derived parameter of one KernelSpec (WorkloadSpec::kernel_origins, index
+/// for index). Read only by `inspect` and the defaults warning, never by the runner.
+struct KernelOrigins {
+  ParamOrigin duration = ParamOrigin::user;
+  ParamOrigin sm_fraction = ParamOrigin::fallback;
+  ParamOrigin memory_bound = ParamOrigin::fallback;
+  ParamOrigin waves = ParamOrigin::fallback;
+  ParamOrigin working_set = ParamOrigin::fallback;
+  ParamOrigin repeat = ParamOrigin::fallback;
+};
+
+/// `workload: {model: NAME, batch: N, seq_len: L, dtype: D, phase: P, steps: K, ...}`: the
+/// request's kernels and the tenant's memory come from the workload catalog
+/// (models/scenario/catalog_model.hpp, docs/workloads.md), built by resolve_scenario() on the
+/// tenant's GPU model. Unset values take the catalog entry's defaults.
+struct CatalogRequestSpec {
+  std::string model;  ///< catalog entry name (calibration/workloads/NAME.yaml)
+  int batch = 0;      ///< 0 = the entry's default
+  int seq_len = 0;    ///< tokens per sequence; 0 = the entry's default (vision: from the image)
+  std::string dtype;  ///< fp16 | bf16 | fp8 | int8 | tf32 | fp32; "" = the entry's default
+  std::string phase;  ///< inference | training; "" = the entry's first phase
+  int steps = 1;      ///< forward (and backward) passes per request, back to back
+  double bus_bandwidth = 0;  ///< bytes/s of the data-parallel all-reduce; 0 = kernel-families'
+  SourceLocation where;      ///< the `model:` key
+};
+
 /// Formats of kernel traces recorded by profilers (models/scenario/kernel_trace.hpp).
 enum class KernelTraceFormat { nsys, torch, csv };
 
@@ -202,6 +233,10 @@ struct WorkloadSpec {
   /// `llm:` model card; its kernels replace `request:` (filled in by resolve_scenario()).
   std::optional<LlmCard> llm;
   std::vector<KernelSpec> kernels;  ///< run in order, one stream per request (non-empty)
+  /// Where each kernel's parameters came from (same length as `kernels` once resolved).
+  std::vector<KernelOrigins> kernel_origins;
+  /// Set when the kernels come from the workload catalog (filled in by resolve_scenario()).
+  std::optional<CatalogRequestSpec> catalog;
   /// Set when the kernels come from a recorded trace (filled in by resolve_scenario()).
   std::optional<KernelTraceSpec> kernel_trace;
   Nanos host_gap = 0;  ///< CPU time between consecutive kernel launches of a request
@@ -229,6 +264,7 @@ struct WorkloadSpec {
   /// `request: {cuda_graph: true}`: the request's kernels are launched as one CUDA graph, so
   /// each pays the profile's graph_launch_overhead instead of launch_overhead.
   bool cuda_graph = false;
+  ParamOrigin cuda_graph_origin = ParamOrigin::fallback;  ///< inspect: where `cuda_graph` came from
   /// Block-dispatch priority of the tenant's kernels in CUDA's convention (`priority:`; lower is
   /// more urgent, as cudaStreamCreateWithPriority; 0 = default). Stands for a stream priority or
   /// CUDA_MPS_CLIENT_PRIORITY; the block scheduler gives freed SMs to more urgent kernels first
@@ -278,9 +314,10 @@ struct TenantSpec {
   /// [gpu0-0, gpu0-1]`, one replica of each request per device, kernels marked `collective`
   /// synchronise them). Always non-empty after loading.
   std::vector<std::string> devices;
-  int replicas = 1;         ///< as written
-  std::int64_t memory = 0;  ///< bytes allocated at start
-  int gpus = 1;             ///< GPUs the tenant asks for (time-slicing rejects > 1); = devices
+  int replicas = 1;                                   ///< as written
+  std::int64_t memory = 0;                            ///< bytes allocated at start
+  ParamOrigin memory_origin = ParamOrigin::fallback;  ///< inspect: where `memory` came from
+  int gpus = 1;  ///< GPUs the tenant asks for (time-slicing rejects > 1); = devices
   WorkloadSpec workload;
   SloSpec slo;
   IsolationSpec isolation;   ///< `isolation:` (plan constraint)

@@ -89,6 +89,11 @@ constexpr std::pair<const char*, double> kSizeUnits[] = {
     {"T", 1e12},
     {"P", 1e15}};
 
+constexpr std::pair<const char*, double> kFlopsUnits[] = {
+    {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}};
+constexpr std::pair<const char*, double> kOpsUnits[] = {
+    {"GOPS", 1e9}, {"TOPS", 1e12}, {"POPS", 1e15}};
+
 // Events per unit -> per second. Negative entries are divisors, so that 23/min is the double
 // nearest 23/60 (23 * (1.0/60) is one ulp off).
 constexpr std::pair<const char*, double> kRateUnits[] = {
@@ -133,12 +138,14 @@ double parse_bandwidth_bytes_per_s(const std::string& text) {
   return q.number * factor_for(q.unit.substr(0, slash), kSizeUnits, "size");
 }
 
-double parse_flop_rate(const std::string& text) {
-  static constexpr std::pair<const char*, double> kFlopUnits[] = {
-      {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12},
-      {"PFLOPS", 1e15}, {"GOPS", 1e9},     {"TOPS", 1e12},    {"POPS", 1e15}};
-  const Quantity q = split_quantity(text, "312TFLOP/s");
-  return q.number * factor_for(q.unit, kFlopUnits, "throughput");
+double parse_flops(const std::string& text) {
+  const Quantity q = split_quantity(text, "989.4TFLOPS");
+  return q.number * factor_for(q.unit, kFlopsUnits, "floating-point throughput");
+}
+
+double parse_ops(const std::string& text) {
+  const Quantity q = split_quantity(text, "1978.9TOPS");
+  return q.number * factor_for(q.unit, kOpsUnits, "integer throughput");
 }
 
 double parse_rate_per_s(const std::string& text) {

@@ -22,8 +22,13 @@ std::int64_t parse_size_bytes(const std::string& text);
 /// "3.35TB/s" "900GB/s" "512GiB/s" -> bytes per second.
 double parse_bandwidth_bytes_per_s(const std::string& text);
 
-/// "312TFLOP/s" "1.98PFLOP/s" "624TOPS" (also GFLOP/s, TFLOPS, POPS) -> operations per second.
-double parse_flop_rate(const std::string& text);
+/// Compute throughput: "989.4TFLOPS" "66.9GFLOPS" "2PFLOPS" -> floating-point operations per
+/// second. Zero is allowed (a device profile's "not supported"); OPS units are refused.
+double parse_flops(const std::string& text);
+
+/// Integer throughput: "1978.9TOPS" "500GOPS" "1POPS" -> operations per second. Zero is allowed;
+/// FLOPS units are refused (an integer rate is written in OPS).
+double parse_ops(const std::string& text);
 
 /// "50/s" "3000/min" "2/ms" "10/h" -> events per second. Must be at least one per 100 years
 /// (3.17e-10/s): the mean gap must fit integer nanoseconds.

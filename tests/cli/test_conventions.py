@@ -80,9 +80,14 @@ def test_models_lists_numbers_and_nvidia_smi_names():
     rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:] if line.strip()}
     h100 = rows["h100-sxm-80gb"]
     assert " 132 " in h100 and "79.2 GiB" in h100 and "3.35 TB/s" in h100
+    assert "989.4 TFLOPS" in h100 and "312.0 TFLOPS" in rows["a100-80gb"]  # dense FP16 tensor
     assert "3g.40gb" in h100 and h100.rstrip().endswith("NVIDIA H100 80GB HBM3")
     assert "NVIDIA A100-SXM4-40GB" in rows["a100-sxm4-40gb"]
     assert "1g.6gb" in rows["a30-24gb"]
+    for name, smi in (("l4-24gb", "NVIDIA L4"), ("l40s-48gb", "NVIDIA L40S"),
+                      ("a10g-24gb", "NVIDIA A10G"), ("h100-pcie-80gb", "NVIDIA H100 PCIe")):
+        assert rows[name].rstrip().endswith(smi), rows[name]
+    assert " - " in rows["l4-24gb"] and "3g.40gb" in rows["h100-pcie-80gb"]  # MIG only where it exists
     assert gpumux("models", "extra").returncode == 2
 
 
@@ -98,7 +103,7 @@ def test_nvidia_smi_name_is_a_model_alias(tmp_path, alias):
 
 
 def test_unknown_model_names_the_line_and_mentions_aliases(tmp_path):
-    path = scenario(tmp_path, '{name: gpu0, model: "NVIDIA H100 PCIe"}')
+    path = scenario(tmp_path, '{name: gpu0, model: "NVIDIA B200"}')
     proc = gpumux("validate", path)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1

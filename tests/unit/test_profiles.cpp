@@ -3,6 +3,7 @@
 // rejected with file:line:col and the key path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -21,8 +22,11 @@ namespace {
 constexpr std::int64_t kMiB = 1024LL * 1024;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-const std::vector<std::string> kProfiles = {"a100-80gb",     "a100-sxm4-40gb", "a30-24gb",
-                                            "h100-nvl-94gb", "h100-sxm-80gb",  "h200-141gb"};
+const std::vector<std::string> kProfiles = {
+    "a100-80gb",      "a100-sxm4-40gb", "a10g-24gb",  "a30-24gb", "h100-nvl-94gb",
+    "h100-pcie-80gb", "h100-sxm-80gb",  "h200-141gb", "l4-24gb",  "l40s-48gb"};
+// The GPUs without MIG (GA102 and Ada parts): time-slicing and MPS only.
+const std::set<std::string> kWithoutMig = {"a10g-24gb", "l4-24gb", "l40s-48gb"};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -94,7 +98,7 @@ void expect_rejected(const std::string& text, const std::vector<std::string>& pi
   }
 }
 
-TEST(Profiles, EmbeddedNamesAreTheSixCalibratedGpus) {
+TEST(Profiles, EmbeddedNamesAreTheTenCalibratedGpus) {
   EXPECT_EQ(embedded_profile_names(), kProfiles);
 }
 
@@ -121,9 +125,18 @@ TEST(Profiles, EveryEmbeddedProfileLoadsUnderTheStrictSourceRule) {
     // gpu-benches: L2 is 2.5-3.5x faster than HBM; a CUDA graph halves the per-kernel cost.
     EXPECT_GT(gpu.l2_bandwidth, 2 * gpu.hbm_bandwidth_measured);
     EXPECT_LT(gpu.graph_launch_overhead, gpu.launch_overhead);
-    EXPECT_GE(gpu.mig_profiles.size(), 5u);
-    EXPECT_TRUE(gpu.mig_layouts.count("all-balanced"));
-    EXPECT_TRUE(gpu.mig_layouts.count("all-1g"));
+    if (kWithoutMig.count(name)) {
+      // MIG only where the hardware has it: no slices, profiles or layouts.
+      EXPECT_TRUE(gpu.mig_profiles.empty());
+      EXPECT_TRUE(gpu.mig_layouts.empty());
+      EXPECT_EQ(gpu.memory_slices, 0);
+      EXPECT_EQ(gpu.compute_slices, 0);
+    } else {
+      EXPECT_GE(gpu.mig_profiles.size(), 5u);
+      EXPECT_TRUE(gpu.mig_layouts.count("all-balanced"));
+      EXPECT_TRUE(gpu.mig_layouts.count("all-1g"));
+    }
+    EXPECT_FALSE(gpu.nvidia_smi_names.empty());
     if (gpu.hbm_bandwidth_measured > 0) {
       EXPECT_LT(gpu.hbm_bandwidth_measured, gpu.hbm_bandwidth);
     }
@@ -246,6 +259,145 @@ TEST(Profiles, AmpereNumbers) {
   EXPECT_DOUBLE_EQ(a30.hbm_bandwidth, 933e9);
 }
 
+// compute_throughput: dense peaks per datasheet / architecture whitepaper (cited in each profile).
+TEST(Profiles, ComputeThroughputIsTheDenseDatasheetPeak) {
+  const DeviceProfile& h100 = load_device_profile("h100-sxm-80gb");
+  EXPECT_DOUBLE_EQ(h100.compute.fp16_tensor, 989.4e12);  // H100 whitepaper Table 3, dense
+  EXPECT_DOUBLE_EQ(h100.compute.bf16_tensor, 989.4e12);
+  EXPECT_DOUBLE_EQ(h100.compute.fp8_tensor, 1978.9e12);
+  EXPECT_DOUBLE_EQ(h100.compute.int8_tensor, 1978.9e12);
+  EXPECT_DOUBLE_EQ(h100.compute.tf32_tensor, 494.7e12);
+  EXPECT_DOUBLE_EQ(h100.compute.fp32, 66.9e12);
+  const DeviceProfile& a100 = load_device_profile("a100-80gb");
+  EXPECT_DOUBLE_EQ(a100.compute.fp16_tensor, 312e12);
+  EXPECT_DOUBLE_EQ(a100.compute.int8_tensor, 624e12);
+  EXPECT_EQ(a100.compute.fp8_tensor, 0.0);  // Ampere has no FP8 Tensor Cores
+  EXPECT_EQ(load_device_profile("a30-24gb").compute.fp8_tensor, 0.0);
+  for (const std::string& name : kProfiles) {
+    SCOPED_TRACE(name);
+    const ComputeThroughput& c = load_device_profile(name).compute;
+    // Every profile states each precision. Tensor Cores: half precision at twice TF32 and at
+    // least twice the FMA pipes, fp8 (where it exists) twice fp16, int8 at least fp16; the
+    // datasheets round, hence 3 %.
+    EXPECT_GT(c.fp32, 0);
+    EXPECT_GE(c.fp16_tensor, 2 * c.fp32);
+    EXPECT_NEAR(c.fp16_tensor / c.tf32_tensor, 2.0, 0.06);
+    EXPECT_DOUBLE_EQ(c.bf16_tensor, c.fp16_tensor);
+    EXPECT_GE(c.int8_tensor, c.fp16_tensor);
+    if (c.fp8_tensor > 0) {
+      EXPECT_NEAR(c.fp8_tensor / c.fp16_tensor, 2.0, 0.06);
+    }
+  }
+}
+
+TEST(Profiles, ComputeThroughputUnitsAndProvenanceAreChecked) {
+  const std::string good = R"(compute_throughput:
+  fp16_tensor: {value: 100TFLOPS, source: "t"}
+  bf16_tensor: {value: 100TFLOPS, source: "t"}
+  fp8_tensor: {value: 0TFLOPS, source: "t"}
+  int8_tensor: {value: 200TOPS, source: "t"}
+  tf32_tensor: {value: 50TFLOPS, assumption: "t"}
+  fp32: {value: 12500GFLOPS, source: "t"}
+)";
+  const DeviceProfile gpu = parse_device_profile(kBase + good, "t.yaml");
+  EXPECT_DOUBLE_EQ(gpu.compute.fp16_tensor, 100e12);
+  EXPECT_DOUBLE_EQ(gpu.compute.int8_tensor, 200e12);
+  EXPECT_DOUBLE_EQ(gpu.compute.fp32, 12.5e12);
+  EXPECT_EQ(gpu.compute.fp8_tensor, 0.0);
+  EXPECT_NE(std::find(gpu.assumed.begin(), gpu.assumed.end(), "compute_throughput.tf32_tensor"),
+            gpu.assumed.end());
+  // Without the section every figure is 0 (unknown).
+  EXPECT_EQ(parse_device_profile(kBase, "t.yaml").compute.fp16_tensor, 0.0);
+
+  auto with = [&](const std::string& from, const std::string& to) {
+    return kBase + std::regex_replace(good, std::regex(from), to);
+  };
+  // kBase has 13 lines: compute_throughput is line 14, fp16_tensor 15, int8_tensor 18.
+  expect_rejected(with("200TOPS", "200TFLOPS"), {"test.yaml:18:", "compute_throughput.int8_tensor",
+                                                 "unknown integer throughput unit 'TFLOPS'"});
+  expect_rejected(
+      with("value: 100TFLOPS, source: \"t\"\\}\n  bf16", "value: 3TB/s, source: \"t\"}\n  bf16"),
+      {"test.yaml:15:", "compute_throughput.fp16_tensor",
+       "unknown floating-point throughput unit 'TB/s'"});
+  expect_rejected(with("12500GFLOPS", "12500"), {"compute_throughput.fp32", "missing unit"});
+  expect_rejected(with("\\{value: 50TFLOPS, assumption: \"t\"\\}", "50TFLOPS"),
+                  {"test.yaml:19:", "compute_throughput.tf32_tensor", "number without a source"});
+  expect_rejected(with("  fp32: .*\n", ""), {"compute_throughput.fp32: missing required key"});
+  expect_rejected(with("fp32:", "fp64:"), {"compute_throughput.fp64", "unknown key"});
+}
+
+// H100 PCIe: real nvidia-smi mig -lgip/-lgipp of the card (Scaleway docs-content, driver
+// 525.125.06), whose SM counts are its own, not the SXM5's.
+TEST(Profiles, H100PcieNumbersAreItsOwn) {
+  const DeviceProfile& gpu = load_device_profile("h100-pcie-80gb");
+  EXPECT_EQ(gpu.sms, 114);
+  EXPECT_EQ(gpu.find_mig_profile("1g.10gb")->sms, 14);
+  EXPECT_EQ(gpu.find_mig_profile("1g.20gb")->sms, 14);
+  EXPECT_EQ(gpu.find_mig_profile("2g.20gb")->sms, 30);
+  EXPECT_EQ(gpu.find_mig_profile("3g.40gb")->sms, 46);
+  EXPECT_EQ(gpu.find_mig_profile("4g.40gb")->sms, 62);
+  EXPECT_EQ(gpu.find_mig_profile("7g.80gb")->sms, 114);
+  EXPECT_NEAR(gpu.find_mig_profile("1g.10gb")->memory / kGiB, 9.62, 1e-9);
+  EXPECT_DOUBLE_EQ(gpu.find_mig_profile("3g.40gb")->memory / kGiB, 39.25);
+  EXPECT_EQ(gpu.find_mig_profile("3g.40gb")->placements, (std::vector<int>{0, 4}));
+  EXPECT_EQ(gpu.find_mig_profile("7g.80gb")->memory_slices, 8);
+  EXPECT_DOUBLE_EQ(gpu.hbm_bandwidth, 2e12);
+  EXPECT_DOUBLE_EQ(gpu.hbm_bandwidth_measured, 1942e9);  // gpu-stream__h100_pcie.txt read
+  EXPECT_DOUBLE_EQ(gpu.l2_bandwidth, 6.9e12);            // gpu-l2-cache__h100_pcie.txt
+  EXPECT_DOUBLE_EQ(gpu.compute.fp16_tensor, 756.5e12);   // H100 whitepaper Table 3, dense
+  EXPECT_EQ(gpu.nvidia_smi_names, std::vector<std::string>{"NVIDIA H100 PCIe"});
+  // Same MIG shape as the SXM5 (mig-parted's H100-80GB filter lists both), fewer SMs.
+  const DeviceProfile& sxm = load_device_profile("h100-sxm-80gb");
+  for (const MigProfileSpec& spec : sxm.mig_profiles) {
+    const MigProfileSpec* pcie = gpu.find_mig_profile(spec.name);
+    ASSERT_NE(pcie, nullptr) << spec.name;
+    EXPECT_EQ(pcie->memory_slices, spec.memory_slices) << spec.name;
+    EXPECT_EQ(pcie->placements, spec.placements) << spec.name;
+    EXPECT_LT(pcie->sms, spec.sms) << spec.name;
+  }
+}
+
+// GA102 (8.6) and AD10x (8.9): per-SM limits from the CUDA Programming Guide, Ada/Ampere-class
+// datasheet numbers, no MIG.
+TEST(Profiles, AdaAndGa102Numbers) {
+  const DeviceProfile& l4 = load_device_profile("l4-24gb");
+  EXPECT_EQ(l4.sms, 58);
+  EXPECT_DOUBLE_EQ(l4.hbm_bandwidth, 300e9);
+  EXPECT_EQ(l4.l2_cache, 48'000'000);
+  EXPECT_DOUBLE_EQ(l4.compute.fp8_tensor, 242.5e12);  // 485 with sparsity
+  const DeviceProfile& l40s = load_device_profile("l40s-48gb");
+  EXPECT_EQ(l40s.sms, 142);
+  EXPECT_DOUBLE_EQ(l40s.hbm_bandwidth, 864e9);
+  EXPECT_DOUBLE_EQ(l40s.compute.fp16_tensor, 362.05e12);
+  EXPECT_EQ(l40s.launch_overhead, 1'590);      // gpu-small-kernels__l40.txt intercept
+  EXPECT_EQ(l40s.graph_launch_overhead, 980);  // gpu-small-kernels__l40_graph.txt
+  const DeviceProfile& a10g = load_device_profile("a10g-24gb");
+  EXPECT_EQ(a10g.sms, 80);
+  EXPECT_DOUBLE_EQ(a10g.hbm_bandwidth, 600e9);
+  EXPECT_EQ(a10g.compute.fp8_tensor, 0.0);  // Ampere: no FP8
+  EXPECT_EQ(a10g.launch_overhead, 1'950);   // gpu-small-kernels__a40.txt intercept (GA102)
+  for (const DeviceProfile* gpu : {&l4, &l40s}) {
+    EXPECT_EQ(gpu->compute_capability, "8.9");
+    EXPECT_EQ(gpu->sm_limits.max_threads, 1536);
+    EXPECT_EQ(gpu->sm_limits.max_blocks, 24);
+    EXPECT_EQ(gpu->sm_limits.shared_memory, 100 * 1024);
+  }
+  EXPECT_EQ(a10g.compute_capability, "8.6");
+  EXPECT_EQ(a10g.sm_limits.max_threads, 1536);
+  EXPECT_EQ(a10g.sm_limits.max_blocks, 16);
+  EXPECT_EQ(a10g.sm_limits.registers, 65536);
+  EXPECT_EQ(a10g.sm_limits.shared_memory, 100 * 1024);
+  // Every switch-cost default is SM state over DRAM bandwidth: more state per byte/s, slower.
+  for (const DeviceProfile* gpu : {&l4, &l40s, &a10g}) {
+    SCOPED_TRACE(gpu->name);
+    const double state = gpu->sms * 384.0 * 1024;  // 256 KiB registers + 128 KiB L1/shared
+    const double bandwidth =
+        gpu->hbm_bandwidth_measured > 0 ? gpu->hbm_bandwidth_measured : gpu->hbm_bandwidth;
+    EXPECT_NEAR(static_cast<double>(gpu->preemption_latency), state / bandwidth * 1e9, 1'000);
+    EXPECT_NEAR(static_cast<double>(gpu->context_switch - gpu->preemption_latency), 10'000, 1'000);
+  }
+}
+
 TEST(Profiles, NamedLayoutsExpandInMigPartedOrder) {
   const DeviceProfile& gpu = load_device_profile("h100-sxm-80gb");
   EXPECT_EQ(gpu.mig_layouts.at("all-balanced"),
@@ -256,11 +408,11 @@ TEST(Profiles, NamedLayoutsExpandInMigPartedOrder) {
 
 TEST(Profiles, UnknownNameListsTheKnownOnes) {
   try {
-    load_device_profile("h100-pcie-80gb");
+    load_device_profile("b200-180gb");
     FAIL();
   } catch (const InputError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("unknown GPU model 'h100-pcie-80gb'"), std::string::npos) << message;
+    EXPECT_NE(message.find("unknown GPU model 'b200-180gb'"), std::string::npos) << message;
     for (const std::string& name : kProfiles) {
       EXPECT_NE(message.find(name), std::string::npos) << message;
     }
@@ -446,8 +598,12 @@ TEST(Profiles, NvidiaSmiNamesAreAliasesOfEmbeddedProfiles) {
   EXPECT_EQ(load_device_profile("NVIDIA A100-SXM4-40GB").name, "a100-sxm4-40gb");
   EXPECT_EQ(load_device_profile("A100-SXM4-40GB").name, "a100-sxm4-40gb");
   EXPECT_EQ(embedded_profile_for_alias("NVIDIA H100 NVL"), "h100-nvl-94gb");
-  EXPECT_EQ(embedded_profile_for_alias("NVIDIA H100 PCIe"), "");
-  EXPECT_THROW(load_device_profile("NVIDIA H100 PCIe"), InputError);
+  EXPECT_EQ(embedded_profile_for_alias("NVIDIA H100 PCIe"), "h100-pcie-80gb");
+  EXPECT_EQ(load_device_profile("NVIDIA L4").name, "l4-24gb");
+  EXPECT_EQ(load_device_profile("NVIDIA L40S").name, "l40s-48gb");
+  EXPECT_EQ(load_device_profile("NVIDIA A10G").name, "a10g-24gb");
+  EXPECT_EQ(embedded_profile_for_alias("NVIDIA B200"), "");
+  EXPECT_THROW(load_device_profile("NVIDIA B200"), InputError);
   // every embedded profile names at least one nvidia-smi name, and no two share one
   std::set<std::string> seen;
   for (const std::string& name : embedded_profile_names()) {

@@ -166,5 +166,42 @@ TEST(Units, FormattedValuesParseBackExactly) {
   }
 }
 
+TEST(Units, ComputeThroughputInFlopsAndOps) {
+  EXPECT_DOUBLE_EQ(parse_flops("989.4TFLOPS"), 989.4e12);
+  EXPECT_DOUBLE_EQ(parse_flops("66.9GFLOPS"), 66.9e9);
+  EXPECT_DOUBLE_EQ(parse_flops("2PFLOPS"), 2e15);
+  EXPECT_EQ(parse_flops("0TFLOPS"), 0.0);  // a profile's "not supported"
+  EXPECT_DOUBLE_EQ(parse_ops("1978.9TOPS"), 1978.9e12);
+  EXPECT_DOUBLE_EQ(parse_ops("500GOPS"), 500e9);
+  EXPECT_DOUBLE_EQ(parse_ops("1POPS"), 1e15);
+}
+
+TEST(Units, ComputeThroughputErrorsNameTheUnits) {
+  const auto flops_error = [](const std::string& text) {
+    try {
+      parse_flops(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const auto ops_error = [](const std::string& text) {
+    try {
+      parse_ops(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(flops_error("989").find("missing unit, e.g. 989.4TFLOPS"), std::string::npos);
+  EXPECT_NE(flops_error("624TOPS").find("unknown floating-point throughput unit 'TOPS'"),
+            std::string::npos);
+  EXPECT_NE(flops_error("3.35TB/s").find("GFLOPS TFLOPS PFLOPS"), std::string::npos);
+  EXPECT_NE(flops_error("-1TFLOPS").find("must not be negative"), std::string::npos);
+  EXPECT_NE(ops_error("624TFLOPS").find("unknown integer throughput unit 'TFLOPS'"),
+            std::string::npos);
+  EXPECT_NE(ops_error("624").find("missing unit, e.g. 1978.9TOPS"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpumux::units

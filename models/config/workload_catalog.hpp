@@ -1,0 +1,79 @@
+#pragma once
+// The workload catalog's data (docs/workloads.md): one file per model,
+// calibration/workloads/NAME.yaml (embedded into the binary at build time, as the device profiles
+// are), holding the model's architecture as published (layer counts, widths, heads, ...) with
+// its `source:`, the phases it offers and its request defaults; and
+// calibration/workloads/kernel-families.yaml, the kernel-implementation assumptions shared by
+// every entry (GEMM tile shape and block resources, elementwise block shape, the efficiency of a
+// large GEMM, the collective's bus bandwidth), each `{value, source}` or `{value, assumption}`.
+// This layer only reads and checks the files; models/scenario/catalog_model.hpp turns an entry
+// into kernels on a device profile. Cost: each file is parsed once per process (cached).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpumux {
+
+/// One catalog entry (calibration/workloads/NAME.yaml).
+struct CatalogEntry {
+  std::string name;          ///< file stem, e.g. "resnet50": what `workload.model:` names
+  std::string display_name;  ///< e.g. "ResNet-50 v1.5"
+  /// How the architecture becomes layers (catalog_model.hpp): "resnet" (bottleneck CNN),
+  /// "encoder" (BERT-style / ViT transformer encoder), "decoder" (GPT-style, causal).
+  std::string family;
+  std::string source;  ///< where the architecture numbers come from (papers, model cards)
+  std::vector<std::string> phases;  ///< "inference", "training"
+  /// Architecture dimensions by key ("layers", "hidden", "stage_blocks", ...); a scalar is a
+  /// one-element list. Which keys a family needs: catalog_model.hpp.
+  std::map<std::string, std::vector<std::int64_t>> dims;
+  int default_batch = 1;
+  int default_seq_len = 0;  ///< 0 = the family's own (vision models: fixed by the image)
+  std::string default_dtype = "fp16";
+  std::string source_path;                         ///< "embedded:NAME" or the file
+  std::int64_t dim(const std::string& key) const;  ///< the first value; 0 when absent
+};
+
+/// A number of kernel-families.yaml with its provenance.
+struct CatalogParameter {
+  double value = 0;
+  std::string provenance;  ///< the source or assumption text
+  bool assumed = false;
+};
+
+/// calibration/workloads/kernel-families.yaml: how kernels are implemented (assumptions about
+/// cuBLAS/cuDNN/CUTLASS and PyTorch elementwise kernels; numbers in plain units).
+struct KernelFamilies {
+  // Tensor-core GEMM and implicit-GEMM convolution: output tile and block resources.
+  CatalogParameter gemm_tile_m, gemm_tile_n;  ///< output rows / columns per block
+  CatalogParameter gemm_threads;              ///< threads per block
+  CatalogParameter gemm_registers;            ///< registers per thread
+  CatalogParameter gemm_shared_memory;        ///< bytes of shared memory per block
+  CatalogParameter gemm_efficiency;           ///< share of the dense peak a full wave reaches
+  // Elementwise, normalisation, softmax, pooling, optimizer kernels.
+  CatalogParameter elementwise_threads;
+  CatalogParameter elementwise_items;  ///< elements per thread
+  CatalogParameter elementwise_registers;
+  // Data-parallel gradient all-reduce (NCCL ring).
+  CatalogParameter collective_bus_bandwidth;  ///< bytes/s (nccl-tests "busbw")
+  CatalogParameter collective_blocks;         ///< NCCL channels = blocks it holds
+  CatalogParameter collective_threads;
+  std::string source_path;
+};
+
+/// Names of the catalog entries compiled into the binary, sorted (kernel-families excluded).
+std::vector<std::string> catalog_model_names();
+
+/// The entry named `name`. Throws InputError("unknown workload model 'X' (did you mean ...);
+/// known: ...") for an unknown name, or naming file:line:column and key of a bad entry.
+const CatalogEntry& load_catalog_entry(const std::string& name);
+
+/// The shared kernel-family assumptions (cached).
+const KernelFamilies& load_kernel_families();
+
+/// Parses an entry document (tests and tools). Throws InputError.
+CatalogEntry parse_catalog_entry(const std::string& yaml_text, const std::string& source_name);
+/// Parses a kernel-families document (tests and tools). Throws InputError.
+KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::string& source_name);
+
+}  // namespace gpumux

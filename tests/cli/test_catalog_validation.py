@@ -1,0 +1,69 @@
+"""calibration/validation/catalog_published.py and its data (data/published/): every published
+point names a source documented in SOURCE.md and a GPU profile (and MIG instance) gpumux knows;
+the script either compares a point or lists it as pending with gpumux's reason, never both."""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = os.path.abspath(os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
+VALIDATION = REPO / "calibration" / "validation"
+DATA = VALIDATION / "data" / "published"
+TABLES = ("solo.csv", "mig_scaling.csv", "colocation.csv")
+
+
+def rows(name):
+    return list(csv.DictReader((DATA / name).open()))
+
+
+def test_every_point_has_a_documented_source_and_a_known_profile():
+    source_md = (DATA / "SOURCE.md").read_text()
+    models = subprocess.run([GPUMUX, "models"], capture_output=True, text=True, check=True).stdout
+    known = {line.split()[0] for line in models.splitlines()[1:] if line.strip()}
+    ids = set()
+    for table in TABLES:
+        for row in rows(table):
+            assert row["id"] not in ids, row["id"]
+            ids.add(row["id"])
+            assert f"`{row['source']}`" in source_md, (table, row["id"], row["source"])
+            assert row["profile"] in known, (table, row["id"], row["profile"])
+            value = float(row.get("value") or row["hp_shared"])
+            assert value > 0 and math.isfinite(value), row["id"]
+    for row in rows("mig_scaling.csv"):
+        proc = subprocess.run([GPUMUX, "mig", row["profile"], "--check", row["mig_instance"]],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, (row["id"], proc.stdout, proc.stderr)
+    for row in rows("colocation.csv"):
+        assert row["mechanism"] in ("mps", "time-slicing"), row["id"]
+        assert float(row["hp_shared"]) > float(row["hp_solo"]), row["id"]  # sharing costs latency
+
+
+def test_script_compares_or_lists_pending_with_a_reason(tmp_path):
+    pytest.importorskip("yaml")
+    out = tmp_path / "c.json"
+    proc = subprocess.run([sys.executable, str(VALIDATION / "catalog_published.py"), "--gpumux",
+                           GPUMUX, "--report", str(tmp_path / "c.md"), "--json", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = json.loads(out.read_text())
+    points = sum(len(rows(t)) for t in ("solo.csv", "colocation.csv"))
+    mig = rows("mig_scaling.csv")
+    points += sum(1 for r in mig if not r["mig_instance"].startswith("7g"))  # ratios to 7g
+    assert len(res["rows"]) == points
+    for r in res["rows"]:
+        if r["error"] is None:
+            assert r["predicted"] is None and r["pending"].strip(), r
+        else:
+            assert r["pending"] == "" and r["predicted"] > 0, r
+            assert math.isclose(r["error"], r["predicted"] / r["measured"] - 1, rel_tol=1e-12)
+    for section, s in res["summary"].items():
+        assert s["compared"] + s["pending"] == s["points"], section
+    report = (tmp_path / "c.md").read_text()
+    assert report.startswith("# Catalog workloads against published measurements")
+    assert report.count("\n| ") >= len(res["rows"])
