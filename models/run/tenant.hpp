@@ -239,6 +239,7 @@ class Tenant final : public KernelOwner {
     k.memory_bound = spec.memory_bound;
     k.waves = spec.waves;
     k.working_set = static_cast<double>(spec.working_set);
+    k.grid = spec.grid();
     k.priority = kernel_priority_;
     return k;
   }

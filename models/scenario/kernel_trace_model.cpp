@@ -209,6 +209,10 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
       const double blocks = static_cast<double>(k.blocks());
       spec.sm_fraction = std::min(1.0, blocks / target.sms);
       spec.waves = waves_on(k, bps_tgt, target.sms);
+      if (bps_tgt > 0 && blocks <= 2e9) {
+        spec.blocks = static_cast<int>(blocks);
+        spec.blocks_per_sm = bps_tgt;
+      }
       if (!same_gpu) {
         compute_scale = clock_ratio * spec.waves / waves_on(k, bps_rec, recorded.sms);
       }

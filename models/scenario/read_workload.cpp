@@ -101,9 +101,10 @@ TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
 }
 
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
-  const MapReader map(ctx, field,
-                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
-                       "collective", "per_sequence", "waves", "block_time", "working_set"});
+  const MapReader map(
+      ctx, field,
+      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token", "collective",
+       "per_sequence", "waves", "block_time", "working_set", "blocks", "blocks_per_sm"});
   KernelSpec k;
   k.name = "kernel" + std::to_string(index);
   if (const auto name = map.get("name")) k.name = non_empty_text(ctx, *name);
@@ -141,6 +142,11 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index) {
     k.waves = std::max(1.0, k.duration.mean() / static_cast<double>(block));
   }
   if (const auto f = map.get("working_set")) k.working_set = size_of(ctx, *f);
+  if (const auto f = map.get("blocks")) k.blocks = int_of(ctx, *f, 1);
+  if (const auto f = map.get("blocks_per_sm")) {
+    if (k.blocks == 0) ctx.fail(*f, "blocks_per_sm needs blocks (the grid size)");
+    k.blocks_per_sm = int_of(ctx, *f, 1);
+  }
   return k;
 }
 
