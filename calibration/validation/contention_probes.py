@@ -3,7 +3,9 @@
 unphysical before the SM-residency / bandwidth / launch-cost laws (models/gpu/device.hpp).
 
 Prints one line per probe with what gpumux now gives; the issue's "before" figures are quoted
-beside them. Usage: contention_probes.py [--gpumux build/gpumux]
+beside them. The probes of issue 23 (per-SM bandwidth, a MIG slice's L2) run under every
+registered contention law (`contention_law:`), the default `residency` and the last release's
+`fluid`. Usage: contention_probes.py [--gpumux build/gpumux]
 """
 import argparse
 import json
@@ -12,7 +14,9 @@ import tempfile
 from pathlib import Path
 
 
-def run(gpumux, yaml_text, *extra):
+def run(gpumux, yaml_text, *extra, law=None):
+    if law is not None:
+        extra = (*extra, "--set", f"contention_law={law}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "probe.yaml"
         path.write_text(yaml_text)
@@ -97,6 +101,57 @@ def main():
         busy.append(next(iter(json.loads(out)["devices"].values()))["sm_busy"])
     print("training-plus-inference sm_busy with output.sample 100ms / 1s / 7s: "
           + " / ".join(f"{b:.4f}" for b in busy) + " (before: 0.995 / 0.968 / 0.851)")
+
+    issue23(g)
+
+
+LAWS = ("residency", "fluid")
+
+
+def latency(gpumux, text, name, law):
+    return run(gpumux, text, law=law)["tenants"][name]["latency_ns"]["p50"]
+
+
+def issue23(g):
+    """Issue 23's probes, each under every law: slowdown of one kernel against alone."""
+    stream = "{name: s, duration: 1ms, memory_bound: 1.0, sm_fraction: 1.0}"
+    for law in LAWS:
+        alone = latency(g, header(mode="exclusive") + client("a", stream), "a", law)
+        row = []
+        for pct in (1, 12):
+            text = header(mode=f"mps, active_thread_percentage: {pct}") + client("a", stream)
+            row.append(f"{pct}%: {latency(g, text, 'a', law) / alone:.2f}x")
+        narrow = "{name: s, duration: 10ms, memory_bound: 1.0, sm_fraction: 0.05}"
+        dram = run(g, header(mode="exclusive") + client("a", narrow),
+                   law=law)["devices"]["gpu0"]["dram_busy"]
+        print(f"[{law}] streaming kernel under MPS active_thread_percentage "
+              + ", ".join(row) + f" of solo; a 5%-SM streaming kernel's dram_busy {dram:.3f} "
+              "(before: 1.0x, 1.0x; dram_busy ~1)")
+    for law in LAWS:
+        row = []
+        for ws in ("10MB", "40MB"):
+            kernel = ("{name: k, duration: 1ms, memory_bound: 1.0, sm_fraction: 1.0, "
+                      f"working_set: {ws}}}")
+            text = ("name: probe\nduration: 1s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, "
+                    "mig: [1g.10gb]}\ntenants:\n  - {name: a, device: gpu0/0, workload: "
+                    "{arrivals: {process: closed, concurrency: 1}, request: {kernels: ["
+                    + kernel + "]}}}\n")
+            whole = latency(g, header(mode="exclusive") + client("a", kernel), "a", law)
+            row.append(f"{ws}: {latency(g, text, 'a', law) / whole:.1f}x")
+        print(f"[{law}] lone kernel on an H100 1g.10gb, working set " + ", ".join(row)
+              + " its whole-GPU time (before: 8.0x, 8.0x; closed form 13.8x, 21x)")
+    grid = "{name: k, duration: 1ms, sm_fraction: 1.0, blocks: 132}"
+    for law in LAWS:
+        whole = latency(g, header(mode="exclusive") + client("a", grid), "a", law)
+        row = []
+        for slice_name in ("3g.40gb", "4g.40gb"):
+            text = ("name: probe\nduration: 1s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, "
+                    f"mig: [{slice_name}]}}\ntenants:\n  - {{name: a, device: gpu0/0, workload: "
+                    "{arrivals: {process: closed, concurrency: 1}, request: {kernels: ["
+                    + grid + "]}}}\n")
+            row.append(f"{slice_name}: {latency(g, text, 'a', law) / whole:.2f}x")
+        print(f"[{law}] one-wave full grid (132 blocks) on " + ", ".join(row)
+              + " (before: 2.20x, 2.06x; closed form 3.0x, 3.0x)")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ class ProfileParser {
                 "hbm_bandwidth_measured",
                 "l2_cache",
                 "l2_bandwidth",
+                "sm_bandwidth",
                 "launch_overhead",
                 "graph_launch_overhead",
                 "timeslice",
@@ -95,6 +96,14 @@ class ProfileParser {
     }
     gpu.l2_cache = size_at(root, "l2_cache", "", false);
     gpu.l2_bandwidth = bandwidth_at(root, "l2_bandwidth", "", false);
+    if (root["sm_bandwidth"]) {
+      gpu.sm_bandwidth = bandwidth_at(root, "sm_bandwidth", "", false);
+    } else if (gpu.sms > 0) {
+      // assumption: an SM moves at least its share of the L2 read plateau, the rate every SM
+      // sustains when all of them read at once (every HBM byte reaches the SM through L2).
+      gpu.sm_bandwidth = gpu.l2_bandwidth / gpu.sms;
+      assumed_.push_back("sm_bandwidth");
+    }
     gpu.launch_overhead = duration_at(root, "launch_overhead", "", false);
     gpu.graph_launch_overhead = duration_at(root, "graph_launch_overhead", "", false);
     gpu.timeslice = duration_at(root, "timeslice", "", false);

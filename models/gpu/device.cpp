@@ -195,7 +195,7 @@ bool Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse
   if (!contention::l2_law_applies(geometry_, memory_kernels, any_reuse)) return false;
   for (KernelRun* k : running_) {
     if (k->memory_bound <= 0 || k->rate_max <= 0 || k->working_set <= 0) continue;
-    k->l2_factor = contention::l2_factor(contention::hbm_use(*k, k->rate_max), traffic,
+    k->l2_factor = contention::l2_factor(contention::hbm_use(*k, k->rate_max, geometry_), traffic,
                                          k->working_set, geometry_);
     k->rate_max = rate_bound(*k, k->occupancy);
   }
@@ -203,10 +203,11 @@ bool Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse
 }
 
 void Device::set_unshared_bound(KernelRun& k) const {
-  k.l2_factor = 1.0;
+  k.l2_factor = contention::lone_l2_factor(k, geometry_);
   if (k.occupancy > 0) {
-    // rate_bound with l2_factor 1 depends only on the occupancy (the kernel's f and m and the
-    // geometry are fixed while it runs): computed again only when its SMs changed.
+    // rate_bound with the lone l2_factor depends only on the occupancy (the kernel's f, m and
+    // working set and the geometry are fixed while it runs): computed again only when its SMs
+    // changed.
     if (k.solo_bound_occupancy != k.occupancy) {
       k.solo_bound = rate_bound(k, k.occupancy);
       k.solo_bound_occupancy = k.occupancy;
@@ -235,7 +236,7 @@ void Device::recompute() {
     if (k->rate_max > 0) {
       ++active;
       if (k->memory_bound > 0) {
-        traffic += contention::hbm_use(*k, k->rate_max);  // (l2_factor 1 here)
+        traffic += contention::hbm_use(*k, k->rate_max, geometry_);  // (lone l2_factor here)
         ++memory_kernels;
         any_reuse |= k->working_set > 0;
       }
@@ -252,7 +253,7 @@ void Device::recompute() {
   // result without the O(k x steps) solve; contention::hbm_room_at_bounds).
   if (geometry_.bandwidth > 0) {
     double demand = 0;
-    for (const KernelRun* k : running_) demand += contention::hbm_use(*k, k->rate_max);
+    for (const KernelRun* k : running_) demand += contention::hbm_use(*k, k->rate_max, geometry_);
     if (contention::hbm_room_at_bounds(demand, geometry_)) {
       for (KernelRun* k : running_) k->rate = k->rate_max;
       finish_recompute(!l2_applied);
@@ -263,7 +264,7 @@ void Device::recompute() {
   const int bw_constraint = problem_.add_constraint(geometry_.bandwidth);
   for (KernelRun* k : running_) {
     const int v = problem_.add_variable(1.0, k->rate_max);
-    problem_.add_consumption(v, bw_constraint, contention::hbm_use(*k, 1.0));
+    problem_.add_consumption(v, bw_constraint, contention::hbm_use(*k, 1.0, geometry_));
   }
   problem_.solve();
   for (std::size_t i = 0; i < running_.size(); ++i) {
@@ -313,7 +314,7 @@ void Device::update_busy_single() {
   if (!running_.empty()) {
     const KernelRun* k = running_.front();
     occupied += k->occupancy;
-    bandwidth += contention::hbm_use(*k, k->rate);
+    bandwidth += contention::hbm_use(*k, k->rate, geometry_);
     const auto tenant = static_cast<std::size_t>(k->tenant);
     if (k->tenant >= 0 && k->tenant == first_client_tenant_) {
       position = 0;  // (the usual one client: no lookup in client_of_tenant_)
@@ -350,7 +351,7 @@ void Device::update_busy() {
   to_set.clear();
   for (const KernelRun* k : running_) {
     occupied += k->occupancy;
-    bandwidth += contention::hbm_use(*k, k->rate);
+    bandwidth += contention::hbm_use(*k, k->rate, geometry_);
     const auto tenant = static_cast<std::size_t>(k->tenant);
     if (k->tenant < 0 || tenant >= client_of_tenant_.size()) continue;
     const int position = client_of_tenant_[tenant];
@@ -438,8 +439,9 @@ Nanos Device::inline_end_completions() {
 //  - advance(): nothing progresses (an empty device, or a kernel at rate 0), the clock moves;
 //  - grant_sms()'s one-kernel branch gives a new kernel grant_to(0 held, all SMs free), a
 //    function of its grid width f alone (the client's cap is fixed), and rate_bound() with
-//    l2_factor 1 a function of f, m and that grant: both kept for the last (f, m) seen, so a
-//    repeated kernel skips them (each is exactly the value computed again);
+//    its lone l2_factor a function of f, m, its working set and that grant: both kept for the
+//    last contention::solo_key seen, so a repeated kernel skips them (each is exactly the value
+//    computed again);
 //  - one kernel holds SMs at most: rate = rate_max, no L2 or HBM sharing;
 //  - finish_recompute(): the finish time and update_busy().
 Nanos Device::inline_recompute_solo() {
@@ -451,11 +453,11 @@ Nanos Device::inline_recompute_solo() {
     KernelRun& k = *running_.front();
     if (!(contention::solo_key(k) == solo_cache_.key)) {
       grant_sms();
-      k.l2_factor = 1.0;
+      k.l2_factor = contention::lone_l2_factor(k, geometry_);
       solo_cache_ = solo_of(k);
     }
     k.occupancy = solo_cache_.occupancy;
-    k.l2_factor = 1.0;
+    k.l2_factor = solo_cache_.l2_factor;
     if (k.occupancy > 0) {
       if (k.first_start < 0) k.first_start = now;  // grant_to's record, the grant from the cache
       k.solo_bound = solo_cache_.bound;
@@ -480,18 +482,18 @@ Nanos Device::inline_recompute_solo() {
 }
 
 Device::SoloCache Device::solo_of(const KernelRun& k) const {
-  // (k holds its grant, l2_factor 1)
+  // (k holds its grant and its lone l2_factor)
   const double bound = k.occupancy > 0 ? rate_bound(k, k.occupancy) : 0.0;
-  return SoloCache{contention::solo_key(k), k.occupancy, bound,
-                   k.occupancy > 0 ? contention::hbm_use(k, bound) : 0.0};
+  return SoloCache{contention::solo_key(k), k.occupancy, bound, k.l2_factor,
+                   k.occupancy > 0 ? contention::hbm_use(k, bound, geometry_) : 0.0};
 }
 
 Device::SoloCache Device::solo_rates(KernelRun& probe) {
   if (!(contention::solo_key(probe) == solo_cache_.key)) {
-    // grant_sms()'s one-kernel branch on the probe alone, then its bound with l2_factor 1 (what
-    // inline_recompute_solo() computes for a new kernel).
+    // grant_sms()'s one-kernel branch on the probe alone, then its bound with its lone l2_factor
+    // (what inline_recompute_solo() computes for a new kernel).
     probe.occupancy = 0;
-    probe.l2_factor = 1.0;
+    probe.l2_factor = contention::lone_l2_factor(probe, geometry_);
     running_.push_back(&probe);
     grant_sms();
     running_.pop_back();
@@ -564,7 +566,7 @@ void Device::enter_lazy(bool at_bounds) {
     client_held_[c] += k->occupancy;
     ++client_kernels_[c];
     occupied_sum_ += k->occupancy;
-    bandwidth_sum_ += contention::hbm_use(*k, k->rate);
+    bandwidth_sum_ += contention::hbm_use(*k, k->rate, geometry_);
     if (k->rate_max > 0) {
       ++active_;
       if (k->memory_bound > 0) {
@@ -654,7 +656,7 @@ bool Device::recompute_lazy() {
         if (k->working_set > 0) ++reuse_kernels_;
       }
     }
-    bandwidth_sum_ += contention::hbm_use(*k, k->rate_max);
+    bandwidth_sum_ += contention::hbm_use(*k, k->rate_max, geometry_);
   }
   // The full recompute's early exits: at most one kernel holding SMs, or HBM with room at every
   // bound and the L2 law not in play; else (or with a kernel short of SMs) the full path.
@@ -733,7 +735,7 @@ void Device::complete_finished_lazy() {
   for (KernelRun* k : finished) {
     const auto c = static_cast<std::size_t>(client_position(k->tenant));
     occupied_sum_ -= k->occupancy;
-    bandwidth_sum_ -= contention::hbm_use(*k, k->rate);
+    bandwidth_sum_ -= contention::hbm_use(*k, k->rate, geometry_);
     if (--client_kernels_[c] == 0) {
       client_held_[c] = 0.0;  // exactly, whatever the rounding of the sums
     } else {

@@ -24,18 +24,13 @@
 //    Consequence: two full-grid kernels do not co-run (the second waits for the first), and a
 //    short kernel beside a long full-grid one waits for the long one's residual time.
 //
-// 2. Rates on held SMs (kernel_run.hpp):  r_k <= rate_max(h_k) = 1/((1-m)/sigma + m/beta).
+// 2. Rates on held SMs: each kernel at most its rate bound on the SMs it holds (contention law 2,
+//    with the per-SM HBM ceiling where the law has one).
 //
-// 3. HBM bandwidth, aggregate conserved. Kernels share the device's bandwidth B_dev max-min
-//    fairly (SimGrid lmm, sim/core/max_min.hpp):   sum_k m_k phi_k r_k <= B_dev.
-//    phi_k >= 1 is the only interference beyond fair sharing, and it has a named, bounded cause:
-//    L2 capacity. A kernel that re-reads a working set WS_k keeps, alone, the device's whole L2
-//    L_dev; beside other memory-touching kernels its share is proportional to its HBM traffic
-//    (LRU occupancy follows insertion rates): L_k = L_dev t_k / sum_j t_j, t_j = m_j rate_max_j.
-//    With hit(L) = min(1, L / WS) and rho = B_HBM / B_L2 (an L2 hit costs rho of a miss),
-//        c(L) = (1 - hit(L)) + rho hit(L),     phi_k = c(L_k) / c(L_dev)  in [1, 1/rho].
-//    A streaming kernel (WS = 0) has phi = 1, so n streaming clients together always move
-//    exactly B_dev: the aggregate never collapses, whatever n.
+// 3. HBM bandwidth, aggregate conserved: kernels share the device's bandwidth max-min fairly
+//    (SimGrid lmm, sim/core/max_min.hpp) under contention law 4; the only interference beyond
+//    fair sharing is L2 capacity (law 3: phi_k >= 1, bounded by 1/rho). A streaming kernel has
+//    phi = 1, so n streaming clients together always move exactly B_dev, whatever n.
 //
 // Cost per event (a kernel's submission or completion), k running kernels. Each kernel keeps
 // its remaining work at the time its rate last changed (`KernelRun::since`) and is brought up to
@@ -148,7 +143,7 @@ class Device {
   /// The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
   double rate_bound(const KernelRun& kernel, double held_sms) const {
     return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.l2_factor,
-                                  held_sms, geometry_);
+                                  held_sms, geometry_, kernel.grid);
   }
 
   // --- inline operation (models/run/direct.cpp) ----------------------------------------------
@@ -184,12 +179,12 @@ class Device {
   // fields as they would be, when it hands the kernel back: adopt_solo_kernel()).
 
   /// What a new kernel of the only client gets alone on this device: the occupancy grant_sms()
-  /// gives it, its rate bound (l2_factor 1) and its HBM use at that rate. `probe` holds the
+  /// gives it, its rate bound (its lone l2_factor) and its HBM use at that rate. `probe` holds the
   /// kernel's fields as submitted (tenant, sm_fraction, memory_bound, waves, working_set);
   /// cached for the last contention::solo_key (the fields the law reads for a lone kernel).
   struct SoloCache {
     contention::SoloKey key;
-    double occupancy = 0, bound = 0, bandwidth = 0;
+    double occupancy = 0, bound = 0, l2_factor = 1, bandwidth = 0;
   };
   SoloCache solo_rates(KernelRun& probe);
 
@@ -335,7 +330,7 @@ class Device {
   }
   // The L2 law (physics 3) from the sums over kernels holding SMs: sum of m * rate_max over the
   // memory-touching ones, their count, and whether any re-reads a working set.
-  // Returns whether it applied (else every l2_factor stays 1).
+  // Returns whether it applied (else every l2_factor stays the lone one).
   bool apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
   void complete_finished();
   /// recompute() inline when nothing or one new kernel runs: the next completion (kNever: none).
@@ -359,9 +354,10 @@ class Device {
       busy_clients_.clear();
     }
   }
-  // l2_factor 1 and rate_max = the kernel's bound on the SMs it holds (cached per occupancy).
+  // The lone l2_factor and rate_max = the kernel's bound on the SMs it holds (cached per
+  // occupancy).
   void set_unshared_bound(KernelRun& k) const;
-  // The solo cache entry of `k`, which holds its lone grant with l2_factor 1.
+  // The solo cache entry of `k`, which holds its lone grant and its lone l2_factor.
   SoloCache solo_of(const KernelRun& k) const;
 
   void finish_recompute(bool at_bounds);  // schedules the next completion, updates utilization
@@ -392,7 +388,7 @@ class Device {
   MaxMinProblem problem_;
 
   // Lazy state, valid while lazy_: every running kernel holds its SM demand and runs at its
-  // bound with l2_factor 1; every running kernel has a finish entry in finish_heap_ (if it
+  // bound with its lone l2_factor; every running kernel has a finish entry in finish_heap_ (if it
   // finishes before the int64 horizon). Outside it, client_held_ and client_kernels_ are 0.
   std::int64_t lazy_recomputes_ = 0;
   double occupied_sum_ = 0;          // sum of occupancy

@@ -56,6 +56,10 @@ struct DeviceProfile {
   double hbm_bandwidth_measured = 0;  ///< bytes/s, measured achievable (0 = unknown)
   std::int64_t l2_cache = 0;          ///< bytes
   double l2_bandwidth = 0;            ///< bytes/s, measured L2 read plateau (L2 capacity law)
+  /// bytes/s one SM can move to and from HBM (`sm_bandwidth:`; the per-SM ceiling of
+  /// models/gpu/contention_law.hpp). Absent from the file: l2_bandwidth / sms (an assumption,
+  /// recorded in `assumed`; docs/strategies.md, "Per-SM bandwidth"). 0 = no ceiling.
+  double sm_bandwidth = 0;
   /// Per kernel in a stream: time between a kernel becoming launchable (its predecessor done,
   /// its CPU issue reached) and its start, ns (models/workload docs; gpu-benches intercept).
   Nanos launch_overhead = 0;

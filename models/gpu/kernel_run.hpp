@@ -5,11 +5,8 @@
 // whole GPU of its model, in ns. It progresses at `rate` (solo-ns of work per ns of time, 1.0 =
 // as fast as alone on the whole GPU). Its roofline position m = memory_bound and grid width
 // f = sm_fraction (share of the GPU's S_gpu SMs one wave of its grid occupies) set how fast it
-// can go on the SMs it holds (models/gpu/device.hpp has the residency and bandwidth laws):
-//   sigma = min(1, held_sms / (f * S_gpu)),  beta = min(1, B_cap)
-//   rate_max = 1 / ((1 - m) / sigma + m / beta)
-// i.e. the compute-bound share of its time stretches by 1/sigma and the memory-bound share by
-// 1/beta (serial phases). On an H100 1g.10gb (16 of 132 SMs, 1 of 8 memory slices) a
+// can go on the SMs it holds: models/gpu/contention_law.hpp has the laws (residency, the rate
+// bound, L2, HBM sharing). On an H100 1g.10gb (16 of 132 SMs, 1 of 8 memory slices) a
 // compute-bound kernel (m=0, f=1) takes 132/16 of its solo time and a memory-bound one (m=1) 8x.
 #include <cstdint>
 
@@ -32,17 +29,20 @@ struct KernelRun {
   double memory_bound = 0.0;       ///< m
   double waves = 1.0;              ///< W > 0: waves of its grid at full width f * S_gpu when alone
   double working_set = 0;          ///< bytes it re-reads through L2 (0 = streams, no reuse)
-  int priority = 0;                ///< block-dispatch priority; higher first (stream/MPS priority)
-  double rate = 0;                 ///< current progress rate (set by the device)
-  double rate_max = 0;             ///< bound on the SMs it holds now (set by the device)
-  double occupancy = 0;            ///< SMs its resident blocks hold now (set by the device)
+  /// G = blocks / resident blocks per SM when its grid is known (`blocks:`, traces): SM-loads of
+  /// blocks, for discrete waves (contention law 2); 0 = unknown (the fluid sigma).
+  double grid = 0;
+  int priority = 0;        ///< block-dispatch priority; higher first (stream/MPS priority)
+  double rate = 0;         ///< current progress rate (set by the device)
+  double rate_max = 0;     ///< bound on the SMs it holds now (set by the device)
+  double occupancy = 0;    ///< SMs its resident blocks hold now (set by the device)
   double l2_factor = 1.0;  ///< HBM traffic per unit work relative to alone (set by the device)
   Nanos first_start = -1;  ///< when it first received SMs (-1: not yet)
   // The device's own caches (set by the device when the kernel starts running; exact: each is
   // the value the device would compute again from the same inputs).
   double sm_demand = -1;  ///< SMs it wants: min(f S_gpu, S_dev, its client's cap); -1: not yet
   double solo_bound_occupancy = -1;  ///< occupancy `solo_bound` was computed for (-1: none)
-  double solo_bound = 0;             ///< rate_max on that occupancy with l2_factor 1
+  double solo_bound = 0;             ///< rate_max on that occupancy with the lone l2_factor
   // Lazy advance (device.hpp, "Cost per event"), set and read only in the device's lazy state:
   // `remaining` is the work left at time `since`; the device brings it up to now only when it
   // needs it (the kernel finishes, or the lazy state ends).

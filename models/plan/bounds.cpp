@@ -22,12 +22,13 @@ double min_of(const DurationDistribution& d) {
 // only slows a kernel further).
 double slowdown(const TenantDemand::Kernel& k, const DeviceCapacity& c) {
   const double held = contention::sm_demand(k.f, c.geometry, c.client_sms);
-  return contention::slowdown(k.f, k.m, 1.0, held, c.geometry);
+  return contention::slowdown(k.f, k.m, 1.0, held, c.geometry, k.grid);
 }
 
 }  // namespace
 
-DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_profile) {
+DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_profile,
+                           const ContentionLaw* law) {
   DeviceCapacity c;
   c.gpu_sms = gpu.sms;
   c.sms = gpu.sms;
@@ -46,6 +47,7 @@ DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_prof
   c.geometry.gpu_sms = gpu.sms;
   c.geometry.sms = static_cast<int>(c.sms);
   c.geometry.bandwidth = c.bandwidth;
+  set_law_terms(c.geometry, gpu, c.bandwidth, law != nullptr ? *law : default_contention_law());
   return c;
 }
 
@@ -70,6 +72,7 @@ TenantDemand demand_of(const TenantSpec& t) {
     TenantDemand::Kernel kernel;
     kernel.f = k.sm_fraction;
     kernel.m = k.memory_bound;
+    kernel.grid = k.grid();
     double launches = k.repeat, min_launches = k.repeat;
     if (k.repeat_per_token != TokenCount::none) {
       launches = tokens(k.repeat_per_token, false);
@@ -93,14 +96,16 @@ double sm_load_per_s(const TenantDemand& d, const DeviceCapacity& c) {
   if (!d.open_loop) return 0;
   double sm_ns = 0;
   for (const TenantDemand::Kernel& k : d.kernels)
-    sm_ns += (1.0 - k.m) * k.f * c.gpu_sms * k.mean_work;
+    sm_ns += (1.0 - k.m) * contention::min_sms_per_compute(k.f, k.grid, c.geometry) * k.mean_work;
   return sm_ns * d.rate_per_s / 1e9;
 }
 
-double hbm_load_per_s(const TenantDemand& d, const DeviceCapacity& /*c*/) {
+double hbm_load_per_s(const TenantDemand& d, const DeviceCapacity& c) {
   if (!d.open_loop) return 0;
   double ns = 0;
-  for (const TenantDemand::Kernel& k : d.kernels) ns += k.m * k.mean_work;
+  for (const TenantDemand::Kernel& k : d.kernels) {
+    ns += k.m * contention::hbm_draw(k.f, c.geometry) * k.mean_work;  // (phi >= 1 omitted)
+  }
   return ns * d.rate_per_s / 1e9;
 }
 

@@ -7,7 +7,7 @@
 //  - SM time: a kernel holding h SMs runs at r <= sigma / (1 - m), sigma = min(1, h / (f S_gpu)),
 //    so while it does work W it holds at least (1 - m) f S_gpu W SM-ns; concurrent kernels
 //    never hold the same SMs, so a device of S_dev SMs serves at most S_dev SM-ns per ns.
-//  - HBM time: sum_k m_k phi_k r_k <= B_dev with phi >= 1: at most B_dev of m x work per ns.
+//  - HBM time: sum_k m_k u_k phi_k r_k <= B_dev with phi >= 1: at most B_dev of m u x work per ns.
 //  - Service: a request alone on the device takes at least sum over its launches of (launch
 //    overhead + work x contention::slowdown on its demand w); with max_in_flight requests at
 //    a time a tenant can complete at most max_in_flight / E[service] requests per ns.
@@ -38,7 +38,9 @@ struct DeviceCapacity {
 };
 
 /// A whole GPU, or one of its MIG profiles (by name).
-DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_profile = "");
+/// `law`: the contention law the scenario runs (nullptr: the default).
+DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_profile = "",
+                           const ContentionLaw* law = nullptr);
 
 /// A tenant's demand, independent of the device.
 struct TenantDemand {
@@ -49,6 +51,7 @@ struct TenantDemand {
   bool graph = false;
   struct Kernel {
     double f = 1, m = 0;
+    double grid = 0;       ///< blocks / blocks per SM (0 = unknown)
     double mean_work = 0;  ///< E[launches] x E[solo ns per launch]
     double mean_launches = 0, min_launches = 0;
     double min_duration = 0;  ///< ns per launch, the smallest the distribution can draw

@@ -34,7 +34,8 @@ std::vector<CapacityFinding> capacity_findings(const ResolvedScenario& r) {
   for (std::size_t d = 0; d < r.devices.size(); ++d) {
     const ResolvedDevice& device = r.devices[d];
     const DeviceProfile& gpu = *r.gpu_profiles[static_cast<std::size_t>(device.gpu)];
-    DeviceCapacity cap = capacity_of(gpu, device.mig_instance >= 0 ? device.geometry.profile : "");
+    DeviceCapacity cap = capacity_of(gpu, device.mig_instance >= 0 ? device.geometry.profile : "",
+                                     find_contention_law(s.contention_law));
     // MPS: the client's thread share and pinned memory limit (filled by resolve_scenario).
     const MpsParams* mps = device.sharing.is("mps")
                                ? dynamic_cast<const MpsParams*>(&device.sharing.params())

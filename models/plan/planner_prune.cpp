@@ -18,9 +18,10 @@ namespace planner_detail {
 
 DeviceCapacity Planner::capacity(const UnitKey& u) const {
   const DeviceProfile& gpu = *models_[static_cast<std::size_t>(u.model)].profile;
-  DeviceCapacity c =
-      capacity_of(gpu, u.profile < 0 ? std::string()
-                                     : gpu.mig_profiles[static_cast<std::size_t>(u.profile)].name);
+  DeviceCapacity c = capacity_of(
+      gpu,
+      u.profile < 0 ? std::string() : gpu.mig_profiles[static_cast<std::size_t>(u.profile)].name,
+      find_contention_law(scenario_.contention_law));
   // MPS with replicas R: each client gets 100/R % of the threads (integer percent, >= 1).
   if (u.mode == Mode::mps && u.replicas > 0)
     c.client_sms = c.sms * std::max(1, 100 / u.replicas) / 100.0;

@@ -310,6 +310,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
   probe.memory_bound = spec.memory_bound;
   probe.waves = spec.waves;
   probe.working_set = static_cast<double>(spec.working_set);
+  probe.grid = spec.grid();
   probe.priority = -spec_.workload.priority;
   const Device::SoloCache solo = device.solo_rates(probe);
   const double rate = solo.occupancy > 0 ? solo.bound : 0.0;
@@ -472,7 +473,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
       k.remaining = remaining;
       k.first_start = first_start;
       k.occupancy = solo.occupancy;
-      k.l2_factor = 1.0;  // (alone: solo_rates)
+      k.l2_factor = solo.l2_factor;
       k.solo_bound = solo.bound;
       k.solo_bound_occupancy = solo.occupancy;
       k.rate_max = rate;

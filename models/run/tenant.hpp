@@ -281,6 +281,7 @@ class Tenant final : public KernelOwner {
       k.waves = shape.waves;
     }
     k.working_set = static_cast<double>(spec.working_set);
+    k.grid = spec.grid();
     k.priority = kernel_priority_;
     return k;
   }

@@ -149,6 +149,10 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   if (k.working_set > 0) {
     out << YAML::Key << "working_set" << YAML::Value << units::format_size(k.working_set);
   }
+  if (k.blocks > 0) {
+    out << YAML::Key << "blocks" << YAML::Value << k.blocks;
+    out << YAML::Key << "blocks_per_sm" << YAML::Value << k.blocks_per_sm;
+  }
   out << YAML::EndMap;
 }
 
@@ -336,6 +340,9 @@ std::string emit_scenario_yaml(const Scenario& scenario) {
   duration_key(out, "duration", scenario.duration);
   duration_key(out, "warmup", scenario.warmup);
   if (scenario.allow_large) out << YAML::Key << "allow_large" << YAML::Value << true;
+  if (!scenario.contention_law.empty()) {
+    out << YAML::Key << "contention_law" << YAML::Value << scenario.contention_law;
+  }
   out << YAML::Key << "gpus" << YAML::Value << YAML::BeginSeq;
   for (const GpuSpec& g : scenario.gpus) emit_gpu(out, g);
   out << YAML::EndSeq;

@@ -226,6 +226,11 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
       spec.waves = grid.waves;
       origin.sm_fraction = ParamOrigin::trace;
       if (bps_tgt > 0) origin.waves = ParamOrigin::trace;
+      const double blocks = static_cast<double>(k.blocks());
+      if (bps_tgt > 0 && blocks <= 2e9) {
+        spec.blocks = static_cast<int>(blocks);
+        spec.blocks_per_sm = bps_tgt;
+      }
       if (!same_gpu) {
         compute_scale = clock_ratio * spec.waves / waves_on(k, bps_rec, recorded.sms);
       }

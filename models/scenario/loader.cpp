@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "models/config/yaml_reader.hpp"
+#include "models/gpu/contention_law.hpp"
 #include "models/scenario/loader_parts.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/units.hpp"
@@ -111,7 +112,7 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   }
   const MapReader map(ctx, Field{root, "", root.Mark()},
                       {"name", "description", "seed", "duration", "warmup", "gpus", "tenants",
-                       "faults", "output", "plan", "allow_large", "cluster"},
+                       "faults", "output", "plan", "allow_large", "cluster", "contention_law"},
                       {{"sharing", "a gpus entry"}, {"workload", "a tenants entry"}});
   if (const auto f = map.get("plan")) scenario.plan = plan_of(ctx, *f);
   const bool planning = scenario.plan.has_value();
@@ -124,6 +125,17 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   scenario.seed = 1;
   if (const auto f = map.get("seed")) scenario.seed = seed_of(ctx, *f);
   if (const auto f = map.get("allow_large")) scenario.allow_large = bool_of(ctx, *f);
+  if (const auto f = map.get("contention_law")) {
+    scenario.contention_law = text_of(ctx, *f);
+    if (find_contention_law(scenario.contention_law) == nullptr) {
+      std::string names;
+      for (const ContentionLaw& law : contention_laws()) {
+        names += (names.empty() ? "" : ", ") + std::string(law.name);
+      }
+      ctx.fail(*f,
+               "unknown contention law '" + scenario.contention_law + "'; use one of: " + names);
+    }
+  }
   if (const auto f = map.get("duration"); f || !cluster) {
     scenario.duration = positive_duration_of(ctx, f ? *f : map.require("duration"));
   }

@@ -118,15 +118,17 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, Kernel
   const MapReader map(
       ctx, field,
       {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token", "collective",
-       "per_sequence", "per_context_token", "waves", "block_time", "working_set"});
+       "per_sequence", "per_context_token", "waves", "block_time", "working_set", "blocks",
+       "blocks_per_sm"});
   const auto given = [&](const char* key) {
     return map.get(key) ? ParamOrigin::user : ParamOrigin::fallback;
   };
   origin.duration = ParamOrigin::user;
   origin.sm_fraction = given("sm_fraction");
   origin.memory_bound = given("memory_bound");
-  origin.waves =
-      map.get("waves") || map.get("block_time") ? ParamOrigin::user : ParamOrigin::fallback;
+  origin.waves = map.get("waves") || map.get("block_time") || map.get("blocks")
+                     ? ParamOrigin::user
+                     : ParamOrigin::fallback;
   origin.working_set = given("working_set");
   origin.repeat = given("repeat");
   KernelSpec k;
@@ -170,6 +172,11 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, Kernel
     k.waves = std::max(1.0, k.duration.mean() / static_cast<double>(block));
   }
   if (const auto f = map.get("working_set")) k.working_set = size_of(ctx, *f);
+  if (const auto f = map.get("blocks")) k.blocks = int_of(ctx, *f, 1);
+  if (const auto f = map.get("blocks_per_sm")) {
+    if (k.blocks == 0) ctx.fail(*f, "blocks_per_sm needs blocks (the grid size)");
+    k.blocks_per_sm = int_of(ctx, *f, 1);
+  }
   return k;
 }
 

@@ -8,6 +8,7 @@
 
 #include "models/config/mig_names.hpp"
 #include "models/config/profile_loader.hpp"
+#include "models/gpu/contention_law.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "models/scenario/catalog_model.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
@@ -22,17 +23,6 @@ namespace {
 std::string base_dir_of(const Scenario& scenario) {
   if (scenario.source_file.empty()) return "";
   return std::filesystem::path(scenario.source_file).parent_path().string();
-}
-
-// L2 of a device for the capacity law (device.hpp): MIG gives an instance the L2 of its memory
-// slices (MIG User Guide: L2 goes with memory slices); rho = HBM / L2 bandwidth, both measured
-// where the profile has them.
-void set_l2(DeviceGeometry& geometry, const DeviceProfile& profile, double slice_fraction) {
-  geometry.l2_bytes = static_cast<double>(profile.l2_cache) * slice_fraction;
-  const double hbm =
-      profile.hbm_bandwidth_measured > 0 ? profile.hbm_bandwidth_measured : profile.hbm_bandwidth;
-  geometry.l2_cost_ratio =
-      profile.l2_bandwidth > 0 ? std::min(1.0, hbm / profile.l2_bandwidth) : 1.0;
 }
 
 // The smallest real grid is one thread block, which occupies one SM: a kernel's one wave spans
@@ -150,6 +140,14 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
   }
   ResolvedScenario out;
   const std::string base_dir = base_dir_of(scenario);
+  const ContentionLaw* named_law = scenario.contention_law.empty()
+                                       ? &default_contention_law()
+                                       : find_contention_law(scenario.contention_law);
+  if (named_law == nullptr) {
+    throw InputError(scenario.locate("contention_law"),
+                     "unknown contention law '" + scenario.contention_law + "'");
+  }
+  const ContentionLaw& law = *named_law;
   std::map<std::string, int> device_by_name;
   std::map<std::string, int> mig_gpu_by_name;      // GPUs that have MIG instances
   std::map<std::string, KernelTrace> trace_cache;  // kernel traces by path (replicas share one)
@@ -181,7 +179,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       ResolvedDevice device;
       device.geometry = DeviceGeometry{gpu.name,      profile->name,   profile->sms, profile->sms,
                                        gpu_bandwidth, profile->memory, 1.0};
-      set_l2(device.geometry, *profile, 1.0);
+      set_law_terms(device.geometry, *profile, 1.0, law);
       device.sharing = gpu.sharing;
       device.gpu = static_cast<int>(g);
       device.cost_per_hour = gpu.cost_per_hour;
@@ -212,7 +210,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                                        slice_fraction * gpu_bandwidth,
                                        mig.memory,
                                        slice_fraction};
-      set_l2(device.geometry, *profile, slice_fraction);
+      set_law_terms(device.geometry, *profile, slice_fraction, law);
       device.sharing = gpu.sharing;
       compute_slices[out.devices.size()] = mig.compute_slices;
       device.gpu = static_cast<int>(g);

@@ -117,6 +117,13 @@ struct KernelSpec {
   /// Bytes the kernel re-reads through L2 (`working_set:`); 0 = it streams (no L2 reuse), so
   /// neighbours cannot raise its HBM traffic (models/gpu/device.hpp, L2 capacity law).
   std::int64_t working_set = 0;
+  /// Thread blocks of its grid (`blocks:`; kernel traces) and how many fit on one SM at once
+  /// (`blocks_per_sm:`, default 1). 0 = grid unknown. Known, its time on h SMs follows
+  /// ceil(blocks / (h x blocks_per_sm)) waves (models/gpu/contention_law.hpp, law 2).
+  int blocks = 0;
+  int blocks_per_sm = 1;
+  /// G = blocks / blocks_per_sm (0 = unknown): KernelRun::grid.
+  double grid() const { return blocks > 0 ? static_cast<double>(blocks) / blocks_per_sm : 0.0; }
   /// Kernel traces (`request: {kernel_trace: ...}`, docs/traces.md): CPU time between the end of
   /// the previous kernel of its lane (or the request's start) and this kernel's issue: the
   /// recorded idle gap less the launch overhead.
@@ -388,6 +395,9 @@ struct Scenario {
   /// `allow_large: true`: skip the work budget (work_estimate.hpp) that refuses scenarios whose
   /// estimated requests, kernel launches or timeseries samples exceed what runs in minutes.
   bool allow_large = false;
+  /// `contention_law: NAME`: the contention law every device runs (models/gpu/contention_law.hpp;
+  /// docs/strategies.md, "Contention laws"); "" = the default, "residency".
+  std::string contention_law;
   std::vector<GpuSpec> gpus;        ///< expanded: one entry per physical GPU
   std::vector<TenantSpec> tenants;  ///< expanded: one entry per tenant replica
   std::vector<FaultSpec> faults;

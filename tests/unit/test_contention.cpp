@@ -6,12 +6,15 @@
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <cmath>
+#include <fmt/format.h>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/device.hpp"
+#include "models/plan/bounds.hpp"
+#include "models/scenario/loader.hpp"
 #include "models/strategies/exclusive/strategy.hpp"
 #include "models/strategies/mps/strategy.hpp"
 #include "models/strategies/time_slicing/strategy.hpp"
@@ -36,9 +39,20 @@ std::string closed_client(const std::string& name, const std::string& kernel,
          "request: {kernels: [" + kernel + "]}}}\n";
 }
 
-std::string gpu(const std::string& sharing) {
-  return "name: t\nduration: 2s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, sharing: " +
+// `law`: the scenario's contention_law ("" = the default).
+std::string gpu(const std::string& sharing, const std::string& law = "") {
+  return (law.empty() ? "" : "contention_law: " + law + "\n") +
+         "name: t\nduration: 2s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, sharing: " +
          sharing + "}\ntenants:\n";
+}
+
+// The whole GPU as the contention law `law` sees it.
+DeviceGeometry whole_gpu(const std::string& law, const std::string& model = "h100-sxm-80gb") {
+  const DeviceProfile& p = load_device_profile(model);
+  DeviceGeometry g;
+  g.gpu_sms = g.sms = p.sms;
+  set_law_terms(g, p, 1.0, *find_contention_law(law));
+  return g;
 }
 
 double completed_per_s(const RunResult& r) {
@@ -133,24 +147,34 @@ TEST(Residency, FreedSmsGoToTheMoreUrgentStreamFirst) {
 TEST(Bandwidth, AggregateHbmThroughputIsConservedFor1To48StreamingClients) {
   // n streaming clients (m = 1) under MPS move exactly the HBM bandwidth one moves alone
   // (the old interference factor left 14 % at n = 16). Grids of 1/n of the GPU run side by
-  // side, so this is the bandwidth law, not residency, at work.
-  const std::string one_kernel = "{name: s, duration: 200us, memory_bound: 1.0, sm_fraction: ";
-  const RunResult solo = run_yaml(gpu("{mode: mps}") + closed_client("c0", one_kernel + "1.0}"));
-  const double solo_work = completed_per_s(solo) * 200e3;  // solo-ns of work per second
-  for (int n : {2, 4, 8, 16, 48}) {
-    std::string yaml = gpu("{mode: mps}");
-    const std::string kernel = one_kernel + std::to_string(1.0 / n) + "}";
-    for (int c = 0; c < n; ++c) {
-      std::string name = "c";
-      name += std::to_string(c);
-      yaml += closed_client(name, kernel);
+  // side, so this is the bandwidth law, not residency, at work. HBM moved per solo-ns of a
+  // kernel of width f: u(f) (the per-SM ceiling's draw; 1 under the fluid law).
+  for (const std::string law : {"residency", "fluid"}) {
+    const DeviceGeometry g = whole_gpu(law);
+    const std::string one_kernel = "{name: s, duration: 200us, memory_bound: 1.0, sm_fraction: ";
+    const RunResult solo =
+        run_yaml(gpu("{mode: mps}", law) + closed_client("c0", one_kernel + "1.0}"));
+    const double solo_hbm = completed_per_s(solo) * 200e3;  // HBM-ns moved per second (u = 1)
+    for (int n : {2, 4, 8, 16, 48}) {
+      std::string yaml = gpu("{mode: mps}", law);
+      const std::string kernel = one_kernel + std::to_string(1.0 / n) + "}";
+      for (int c = 0; c < n; ++c) {
+        std::string name = "c";
+        name += std::to_string(c);
+        yaml += closed_client(name, kernel);
+      }
+      const RunResult r = run_yaml(yaml);
+      const double draw = contention::hbm_draw(1.0 / n, g);
+      const double hbm = completed_per_s(r) * 200e3 * draw;
+      if (n * draw >= 1.0) {  // together they can saturate HBM
+        EXPECT_GE(hbm, 0.98 * solo_hbm) << law << ", " << n << " clients";
+      } else {  // each at its own per-SM ceiling
+        EXPECT_NEAR(hbm, n * draw * solo_hbm, 0.02 * solo_hbm) << law << ", " << n;
+      }
+      // Never more than the HBM can move (1e9 HBM-ns per second), up to the requests that
+      // complete in the drain after `duration` (n x 200 us over 2 s).
+      EXPECT_LE(hbm, 1e9 * (1 + n * 200e-6 / 2)) << law << ", " << n << " clients";
     }
-    const RunResult r = run_yaml(yaml);
-    const double work = completed_per_s(r) * 200e3;
-    EXPECT_GE(work, 0.98 * solo_work) << n << " clients";
-    // Never more than the HBM can move (1e9 solo-ns of streaming per second), up to the
-    // requests that complete in the drain after `duration` (n x 200 us over 2 s).
-    EXPECT_LE(work, 1e9 * (1 + n * 200e-6 / 2)) << n << " clients";
   }
 }
 
@@ -163,6 +187,206 @@ TEST(Bandwidth, AStreamingNeighbourOnlyCostsACacheSensitiveKernelItsL2Share) {
       closed_client("light", "{name: l, duration: 1ms, memory_bound: 0.01, sm_fraction: 0.5}"));
   // Bandwidth, max-min with equal weights: r_v + 0.01 r_l <= 1, both rise together to 1/1.01.
   EXPECT_NEAR(tenant(r, "victim").latency.p50, launch_ns() + 1.01e6, 3.0);
+}
+
+// ------------------------------------------------------------------------------ per-SM bandwidth
+// Issue 23, probe 1: a kernel's HBM throughput is at most the SMs it holds x one SM's bandwidth.
+
+TEST(PerSmBandwidth, AStreamingKernelOnOnePercentOfTheThreadsIsFarSlowerThanSolo) {
+  // MPS active_thread_percentage 1: 1.32 of 132 SMs. A streaming kernel (m = 1, f = 1) moves
+  // 1.32 s of the HBM bandwidth where alone it moved u = min(1, 132 s) = 1, so its time is
+  // D / (1.32 s) (34x at s = 74 GB/s / 3.35 TB/s); the fluid law lets it pull the whole HBM
+  // through 1.32 SMs (1.0x).
+  const std::string kernel = "{name: s, duration: 100us, memory_bound: 1.0, sm_fraction: 1.0}";
+  for (const std::string law : {"residency", "fluid"}) {
+    const DeviceGeometry g = whole_gpu(law);
+    const double held = 0.01 * g.sms;
+    const double expected = law == "fluid" ? 100e3 : 100e3 / (held * g.sm_bandwidth);
+    const RunResult r =
+        run_yaml(gpu("{mode: mps, active_thread_percentage: 1}", law) + closed_client("a", kernel));
+    EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + expected, 2.0) << law;
+    if (law == "residency") {
+      EXPECT_GT(expected, 20 * 100e3);
+    }
+  }
+}
+
+TEST(PerSmBandwidth, ANarrowKernelsDramBusyIsItsSmsShareOfTheBandwidth) {
+  // A streaming kernel on 5 % of the SMs alone, back to back (launch gaps aside): its HBM use is
+  // u = min(1, 0.05 x 132 x s) of the bandwidth (0.146 at s = 0.0222), not 1.
+  const std::string kernel = "{name: s, duration: 10ms, memory_bound: 1.0, sm_fraction: 0.05}";
+  for (const std::string law : {"residency", "fluid"}) {
+    const DeviceGeometry g = whole_gpu(law);
+    const RunResult r = run_yaml(gpu("{mode: exclusive}", law) + closed_client("a", kernel));
+    const double busy_share = 10e6 / (10e6 + launch_ns());  // time a kernel runs
+    EXPECT_NEAR(device(r, "gpu0").dram_busy, contention::hbm_draw(0.05, g) * busy_share, 2e-3)
+        << law;
+  }
+  EXPECT_LT(contention::hbm_draw(0.05, whole_gpu("residency")), 0.2);
+}
+
+TEST(PerSmBandwidth, MpsPartitionsOfTwelvePercentSlowAStreamingKernelByOneOverTheirCeiling) {
+  // replicas: 8 -> 12 % of the threads each: 15.84 SMs x s of the bandwidth per client alone.
+  const std::string kernel = "{name: s, duration: 100us, memory_bound: 1.0, sm_fraction: 1.0}";
+  const DeviceGeometry g = whole_gpu("residency");
+  const double held = 0.12 * g.sms;
+  const RunResult r =
+      run_yaml(gpu("{mode: mps, active_thread_percentage: 12}") + closed_client("a", kernel));
+  EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 100e3 / (held * g.sm_bandwidth), 2.0);
+  EXPECT_GT(100e3 / (held * g.sm_bandwidth), 2.0 * 100e3);
+}
+
+// ------------------------------------------------------------------------------ a MIG slice's L2
+// Issue 23, probe 3: solo durations are defined on the whole GPU's L2 (50 MB on H100); a lone
+// kernel on a 1g.10gb keeps 1/8 of it, so a working set above 6.25 MB misses more.
+
+TEST(MigL2, ALoneKernelWithAWorkingSetAboveTheSlicesL2PaysTheMisses) {
+  const DeviceProfile& p = load_device_profile("h100-sxm-80gb");
+  for (const std::string law : {"residency", "fluid"}) {
+    DeviceGeometry slice;
+    slice.gpu_sms = p.sms;
+    slice.sms = 16;
+    slice.bandwidth = 1.0 / 8;
+    set_law_terms(slice, p, 1.0 / 8, *find_contention_law(law));
+    for (const double mb : {10.0, 40.0}) {
+      const std::string kernel =
+          "{name: k, duration: 100us, memory_bound: 1.0, sm_fraction: 1.0, "
+          "working_set: " +
+          std::to_string(static_cast<int>(mb)) + "MB}";
+      const RunResult r = run_yaml(
+          (law == "residency" ? std::string() : "contention_law: " + law + "\n") +
+          "name: t\nduration: 1s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, mig: "
+          "[1g.10gb]}\ntenants:\n  - {name: a, device: gpu0/0, workload: {arrivals: {process: "
+          "closed, concurrency: 1}, request: {kernels: [" +
+          kernel + "]}}}\n");
+      // phi = c(L_slice) / c(L_gpu), c(L) = (1 - hit) + rho hit, hit = min(1, L / WS).
+      const double rho = slice.l2_cost_ratio;
+      const double ws = mb * 1e6;
+      const double phi = law == "fluid"
+                             ? 1.0
+                             : contention::l2_cost(static_cast<double>(p.l2_cache) / 8, ws, rho) /
+                                   contention::l2_cost(static_cast<double>(p.l2_cache), ws, rho);
+      const double slowdown = 8.0 * phi;  // memory phase at 1/8 of the bandwidth, phi its misses
+      EXPECT_NEAR(tenant(r, "a").latency.p50, launch_ns() + 100e3 * slowdown, 2.0)
+          << law << ", " << mb << " MB";
+      if (law == "residency") {
+        EXPECT_GT(slowdown, mb < 20 ? 13.0 : 20.0) << mb;
+      }
+    }
+  }
+}
+
+TEST(MigL2, AWorkingSetThatFitsTheSliceOrTheWholeGpuIsUnchanged) {
+  // 4 MB fits a 1g.10gb's 6.25 MB; on the whole GPU the slice is the reference: phi = 1.
+  const std::string kernel =
+      "{name: k, duration: 100us, memory_bound: 1.0, sm_fraction: 1.0, "
+      "working_set: 4MB}";
+  const RunResult slice = run_yaml(
+      "name: t\nduration: 1s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, mig: [1g.10gb]}\n"
+      "tenants:\n  - {name: a, device: gpu0/0, workload: {arrivals: {process: closed, "
+      "concurrency: 1}, request: {kernels: [" +
+      kernel + "]}}}\n");
+  EXPECT_NEAR(tenant(slice, "a").latency.p50, launch_ns() + 8 * 100e3, 2.0);
+  const std::string big =
+      "{name: k, duration: 100us, memory_bound: 1.0, sm_fraction: 1.0, "
+      "working_set: 40MB}";
+  const RunResult whole = run_yaml(gpu("{mode: exclusive}") + closed_client("a", big));
+  EXPECT_NEAR(tenant(whole, "a").latency.p50, launch_ns() + 100e3, 2.0);
+}
+
+// ------------------------------------------------------------------------------ discrete waves
+// Issue 23, probe 4: a kernel whose grid is known takes whole waves, ceil(G / h) on h SMs.
+
+double mig_latency(const std::string& profile, const std::string& kernel, const std::string& law) {
+  const RunResult r = run_yaml(
+      (law.empty() ? std::string() : "contention_law: " + law + "\n") +
+      "name: t\nduration: 1s\ngpus:\n  - {name: gpu0, model: h100-sxm-80gb, mig: [" + profile +
+      "]}\ntenants:\n  - {name: a, device: gpu0/0, workload: {arrivals: {process: closed, "
+      "concurrency: 1}, request: {kernels: [" +
+      kernel + "]}}}\n");
+  return tenant(r, "a").latency.p50 - launch_ns();
+}
+
+TEST(DiscreteWaves, AOneWaveFullGridOnA60SmSliceTakesThreeWaves) {
+  // 132 blocks, one per SM: one wave alone; ceil(132 / 60) = 3 on a 3g.40gb and
+  // ceil(132 / 64) = 3 on a 4g.40gb (the fluid law: 132/60 = 2.2x and 132/64 = 2.06x).
+  const std::string kernel =
+      "{name: k, duration: 100us, sm_fraction: 1.0, memory_bound: 0.0, blocks: 132}";
+  EXPECT_NEAR(mig_latency("3g.40gb", kernel, ""), 3 * 100e3, 2.0);
+  EXPECT_NEAR(mig_latency("4g.40gb", kernel, ""), 3 * 100e3, 2.0);
+  EXPECT_NEAR(mig_latency("3g.40gb", kernel, "fluid"), 132.0 / 60 * 100e3, 2.0);
+  EXPECT_NEAR(mig_latency("4g.40gb", kernel, "fluid"), 132.0 / 64 * 100e3, 2.0);
+  // Without a grid the fluid sigma stays (docs/strategies.md: where no grid is known).
+  EXPECT_NEAR(mig_latency("3g.40gb", "{name: k, duration: 100us, sm_fraction: 1.0}", ""),
+              132.0 / 60 * 100e3, 2.0);
+}
+
+TEST(DiscreteWaves, TwoBlocksPerSmAndSeveralWavesAlone) {
+  // 528 blocks, 2 per SM: G = 264, 2 waves alone on 132 SMs; on 60 SMs ceil(264 / 60) = 5:
+  // 2.5x; on 16 SMs (1g.10gb) ceil(264 / 16) = 17: 8.5x.
+  const std::string kernel =
+      "{name: k, duration: 100us, sm_fraction: 1.0, blocks: 528, "
+      "blocks_per_sm: 2}";
+  EXPECT_NEAR(mig_latency("3g.40gb", kernel, ""), 2.5 * 100e3, 2.0);
+  EXPECT_NEAR(mig_latency("1g.10gb", kernel, ""), 8.5 * 100e3, 2.0);
+}
+
+TEST(DiscreteWaves, TheComputeSpeedNeverBeatsAloneAndTheSmTimeBoundHolds) {
+  DeviceGeometry g = whole_gpu("residency");
+  boost::random::mt19937 rng(23);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < 20000; ++i) {
+    const double grid = std::floor(1 + u(rng) * 2000) / (1 + std::floor(u(rng) * 4));
+    const double f = std::min(1.0, std::max(1.0 / g.gpu_sms, grid / g.gpu_sms));
+    const double held = 0.01 + u(rng) * f * g.gpu_sms;
+    const double sigma = contention::compute_speed(f, grid, held, g);
+    ASSERT_GT(sigma, 0.0);
+    ASSERT_LE(sigma, 1.0);
+    // SM-ns per solo-ns of compute, held / sigma, never below the planner's bound.
+    ASSERT_GE(held / sigma, contention::min_sms_per_compute(f, grid, g) * (1 - 1e-12))
+        << grid << " " << held;
+  }
+}
+
+// ------------------------------------------------------------------------------ planner bounds
+// The planner's latency floor (models/plan/bounds.cpp) is the contention law's lone-kernel time:
+// on random devices (whole GPU, MIG slices, MPS caps), kernels (grids known or not) and both
+// laws, a request alone takes exactly the floor (no neighbour, no queue), never less.
+
+TEST(PlannerBounds, TheLatencyFloorIsTheSimulatedLoneRequestUnderEveryLaw) {
+  boost::random::mt19937 rng(2323);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  const DeviceProfile& profile = load_device_profile("h100-sxm-80gb");
+  const char* slices[] = {"", "1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb"};
+  for (int i = 0; i < 60; ++i) {
+    const std::string law = i % 2 ? "fluid" : "residency";
+    const std::string slice = slices[static_cast<int>(u(rng) * 5) % 5];
+    const int percent = slice.empty() && u(rng) < 0.5 ? 1 + static_cast<int>(u(rng) * 60) : 0;
+    const double f = std::max(0.02, std::floor(u(rng) * 100) / 100);
+    const double m = std::floor(u(rng) * 100) / 100;
+    const int blocks = u(rng) < 0.5 ? 1 + static_cast<int>(u(rng) * 600) : 0;
+    const std::string kernel =
+        fmt::format("{{name: k, duration: {}us, sm_fraction: {}, memory_bound: {}{}}}",
+                    20 + static_cast<int>(u(rng) * 500), f, m,
+                    blocks > 0 ? fmt::format(", blocks: {}", blocks) : std::string());
+    const std::string sharing =
+        percent > 0 ? fmt::format(", sharing: {{mode: mps, active_thread_percentage: {}}}", percent)
+                    : std::string();
+    const std::string yaml = fmt::format(
+        "contention_law: {}\nname: t\nduration: 400ms\ngpus:\n  - {{name: gpu0, model: "
+        "h100-sxm-80gb{}{}}}\ntenants:\n  - {{name: a, device: {}, workload: {{arrivals: "
+        "{{process: constant, rate: 5/s}}, request: {{kernels: [{}]}}}}}}\n",
+        law, slice.empty() ? "" : ", mig: [" + slice + "]", sharing,
+        slice.empty() ? "gpu0" : "gpu0/0", kernel);
+    const Scenario scenario = load_scenario_text(yaml, "bounds.yaml");
+    DeviceCapacity cap = capacity_of(profile, slice, find_contention_law(law));
+    if (percent > 0) cap.client_sms = cap.sms * percent / 100.0;
+    const double floor = latency_floor_ns(demand_of(scenario.tenants.front()), cap);
+    const RunResult r = run_yaml(yaml);
+    const double p50 = tenant(r, "a").latency.p50;
+    EXPECT_GE(p50, floor - 1.0) << yaml;   // safe: never prunes what runs
+    EXPECT_NEAR(p50, floor, 2.0) << yaml;  // and exact for a lone request
+  }
 }
 
 // ------------------------------------------------------------------------------ launch cost

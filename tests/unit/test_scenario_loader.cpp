@@ -650,6 +650,7 @@ void expect_same(const Scenario& a, const Scenario& b) {
   EXPECT_EQ(a.duration, b.duration);
   EXPECT_EQ(a.warmup, b.warmup);
   EXPECT_EQ(a.allow_large, b.allow_large);
+  EXPECT_EQ(a.contention_law, b.contention_law);
   ASSERT_EQ(a.gpus.size(), b.gpus.size());
   for (std::size_t i = 0; i < a.gpus.size(); ++i) {
     const GpuSpec& x = a.gpus[i];
@@ -702,6 +703,8 @@ void expect_same(const Scenario& a, const Scenario& b) {
       EXPECT_EQ(w.kernels[k].name, v.kernels[k].name);
       EXPECT_EQ(w.kernels[k].waves, v.kernels[k].waves);
       EXPECT_EQ(w.kernels[k].working_set, v.kernels[k].working_set);
+      EXPECT_EQ(w.kernels[k].blocks, v.kernels[k].blocks);
+      EXPECT_EQ(w.kernels[k].blocks_per_sm, v.kernels[k].blocks_per_sm);
       EXPECT_EQ(w.kernels[k].duration.kind, v.kernels[k].duration.kind);
       EXPECT_EQ(w.kernels[k].duration.value, v.kernels[k].duration.value);
       EXPECT_EQ(w.kernels[k].duration.sigma, v.kernels[k].duration.sigma);
@@ -756,11 +759,44 @@ TEST(ScenarioEmit, OddValuesSurvive) {
   s.tenants[0].workload.kernels[0].duration.value = 1'000'000'001;
   s.tenants[0].workload.kernels[0].waves = 2.5;
   s.tenants[0].workload.kernels[0].working_set = 12'345'678;
+  s.tenants[0].workload.kernels[0].blocks = 528;
+  s.tenants[0].workload.kernels[0].blocks_per_sm = 2;
   s.tenants[0].workload.cuda_graph = true;
   s.tenants[0].workload.priority = -3;
   s.seed = 18'446'744'073'709'551'615ULL;
   const Scenario again = load_scenario_text(emit_scenario_yaml(s), "x.yaml");
   expect_same(s, again);
+}
+
+TEST(ScenarioLoader, ContentionLawByNameAndSet) {
+  EXPECT_EQ(load_scenario_text(kMinimal, "min.yaml").contention_law, "");  // the default
+  const Scenario fluid =
+      load_scenario_text(std::string("contention_law: fluid\n") + kMinimal, "law.yaml");
+  EXPECT_EQ(fluid.contention_law, "fluid");
+  // emitted only when set, and back to the same value
+  EXPECT_CONTAINS(emit_scenario_yaml(fluid), "contention_law: fluid");
+  EXPECT_EQ(load_scenario_text(emit_scenario_yaml(fluid), "again.yaml").contention_law, "fluid");
+  EXPECT_EQ(emit_scenario_yaml(load_scenario_text(kMinimal, "min.yaml")).find("contention_law"),
+            std::string::npos);
+  // --set reaches it
+  const Scenario set = load_scenario_text(kMinimal, "min.yaml", {{"contention_law", "fluid"}});
+  EXPECT_EQ(set.contention_law, "fluid");
+  const std::string error = error_of(std::string("contention_law: fluidd\n") + kMinimal);
+  EXPECT_CONTAINS(error, "bad.yaml:1:");
+  EXPECT_CONTAINS(error, "unknown contention law 'fluidd'");
+  EXPECT_CONTAINS(error, "residency, fluid");
+}
+
+TEST(ScenarioLoader, BlocksAndBlocksPerSm) {
+  const Scenario s = load_scenario_text(
+      edited("sm_fraction: 0.5}", "sm_fraction: 0.5, blocks: 528, blocks_per_sm: 2}"), "b.yaml");
+  EXPECT_EQ(s.tenants[0].workload.kernels[0].blocks, 528);
+  EXPECT_DOUBLE_EQ(s.tenants[0].workload.kernels[0].grid(), 264.0);
+  EXPECT_EQ(load_scenario_text(kMinimal, "min.yaml").tenants[0].workload.kernels[0].grid(), 0.0);
+  EXPECT_CONTAINS(error_of(edited("sm_fraction: 0.5}", "sm_fraction: 0.5, blocks: 0}")),
+                  "bad.yaml:16:");
+  EXPECT_CONTAINS(error_of(edited("sm_fraction: 0.5}", "sm_fraction: 0.5, blocks_per_sm: 2}")),
+                  "blocks_per_sm needs blocks");
 }
 
 }  // namespace

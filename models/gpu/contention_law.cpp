@@ -1,0 +1,44 @@
+#include "models/gpu/contention_law.hpp"
+
+#include "models/gpu/device_profile.hpp"
+
+namespace gpumux {
+
+const std::vector<ContentionLaw>& contention_laws() {
+  static const std::vector<ContentionLaw> laws = {
+      {"residency",
+       "SM residency, the roofline rate bound with a per-SM HBM ceiling, the L2 capacity law "
+       "against the whole GPU's L2 (a MIG slice keeps its own), max-min HBM sharing",
+       true, true, true},
+      {"fluid",
+       "the law of the last release: as residency without the per-SM HBM ceiling (a kernel on "
+       "any number of SMs may draw the device's whole HBM bandwidth) and with a lone kernel "
+       "keeping the L2 of its solo run on a MIG slice",
+       false, false, false},
+  };
+  return laws;
+}
+
+const ContentionLaw* find_contention_law(std::string_view name) {
+  for (const ContentionLaw& law : contention_laws()) {
+    if (law.name == name) return &law;
+  }
+  return nullptr;
+}
+
+const ContentionLaw& default_contention_law() { return contention_laws().front(); }
+
+void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice_fraction,
+                   const ContentionLaw& law) {
+  g.l2_bytes = static_cast<double>(profile.l2_cache) * slice_fraction;
+  const double hbm =
+      profile.hbm_bandwidth_measured > 0 ? profile.hbm_bandwidth_measured : profile.hbm_bandwidth;
+  g.l2_cost_ratio = profile.l2_bandwidth > 0 ? std::min(1.0, hbm / profile.l2_bandwidth) : 1.0;
+  g.discrete_waves = law.discrete_waves;
+  g.l2_reference = law.own_l2 ? static_cast<double>(profile.l2_cache) : 0.0;
+  g.sm_bandwidth = law.per_sm_bandwidth && profile.sm_bandwidth > 0 && hbm > 0
+                       ? profile.sm_bandwidth / hbm
+                       : 0.0;
+}
+
+}  // namespace gpumux
