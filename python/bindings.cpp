@@ -160,6 +160,46 @@ std::vector<ResultPtr> compare(const std::string& scenario, bool is_path,
   return results;
 }
 
+// `gpumux inspect`: one dict per kernel class (models/scenario/inspect.hpp), the columns of
+// gpumux.inspect()'s DataFrame.
+py::list inspect(const std::string& scenario, bool is_path,
+                 const std::vector<std::string>& overrides, const std::string& source_name) {
+  std::optional<Inspection> inspection;
+  {
+    py::gil_scoped_release release;
+    inspection.emplace(
+        inspect_request(make_request(scenario, is_path, overrides, {}, source_name)));
+  }
+  py::list rows;
+  for (const InspectRow& r : inspection->rows) {
+    py::dict row;
+    row["tenant"] = r.tenant;
+    row["device"] = r.device;
+    row["kernel"] = r.kernel;
+    row["count"] = r.count;
+    row["duration_ns"] = r.duration_ns;
+    row["duration_origin"] = r.duration_origin;
+    row["sm_fraction"] = r.sm_fraction;
+    row["sm_fraction_origin"] = r.sm_fraction_origin;
+    row["waves"] = r.waves;
+    row["waves_origin"] = r.waves_origin;
+    row["memory_bound"] = r.memory_bound;
+    row["memory_bound_origin"] = r.memory_bound_origin;
+    row["working_set_bytes"] = r.working_set;
+    row["working_set_origin"] = r.working_set_origin;
+    row["repeat"] = r.repeat;
+    row["repeat_origin"] = r.repeat_origin;
+    row["launch"] = r.launch;
+    row["launch_origin"] = r.launch_origin;
+    row["memory_bytes"] = r.memory;
+    row["memory_origin"] = r.memory_origin;
+    row["memory_per_request_bytes"] = r.memory_per_request;
+    row["memory_per_request_origin"] = r.memory_per_request_origin;
+    rows.append(row);
+  }
+  return rows;
+}
+
 py::dict validate(const std::string& scenario, bool is_path,
                   const std::vector<std::string>& overrides, const std::string& source_name) {
   std::optional<Validation> validation;
@@ -486,6 +526,11 @@ PYBIND11_MODULE(_gpumux, m) {
         py::arg("overrides") = std::vector<std::string>{},
         py::arg("source_name") = std::string("<text>"),
         "Loads and resolves without running (as `gpumux validate`): a dict describing devices.");
+  m.def("inspect", &inspect, py::arg("scenario"), py::arg("is_path"),
+        py::arg("overrides") = std::vector<std::string>{},
+        py::arg("source_name") = std::string("<text>"),
+        "Every kernel class and the origin of each parameter (as `gpumux inspect`): a list of "
+        "dicts.");
   m.def("parse_strategy_list", &parse_strategy_list, py::arg("text"));
   m.def(
       "strategies", [] { return compare_strategy_names(); },

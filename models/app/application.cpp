@@ -49,6 +49,14 @@ Validation validate_request(const ScenarioRequest& request) {
     if (f.error) throw InputError(f.where, f.message);  // the first error
   }
   for (const CapacityFinding& f : findings) out.warnings.push_back(f.text());
+  for (std::string& w : default_warnings(out.resolved->scenario)) out.warnings.push_back(w);
+  return out;
+}
+
+Inspection inspect_request(const ScenarioRequest& request) {
+  Inspection out{resolve_request(request), {}, {}};
+  out.rows = inspect_kernels(out.resolved);
+  out.warnings = default_warnings(out.resolved.scenario);
   return out;
 }
 

@@ -25,6 +25,7 @@
 #include "models/cluster/cluster_spec.hpp"
 #include "models/plan/planner.hpp"
 #include "models/run/runner.hpp"
+#include "models/scenario/inspect.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/core/event_queue.hpp"
@@ -82,6 +83,16 @@ struct Validation {
   std::vector<std::string> warnings;         ///< one line each, without a "warning:" prefix
 };
 Validation validate_request(const ScenarioRequest& request);
+
+/// What `inspect` shows: every tenant's kernel classes with each parameter's origin
+/// (models/scenario/inspect.hpp), and the defaults warnings `validate` and `run` print.
+struct Inspection {
+  ResolvedScenario resolved;
+  std::vector<InspectRow> rows;
+  std::vector<std::string> warnings;  ///< default_warnings, one line each
+};
+/// resolve_request, then inspect_kernels. Throws InputError.
+Inspection inspect_request(const ScenarioRequest& request);
 
 /// load_request, then the planner (models/plan/planner.hpp): the cheapest setup meeting every
 /// SLO. Throws InputError.

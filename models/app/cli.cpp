@@ -24,6 +24,7 @@ const char* kUsage =
     "                    [--quiet] [--fail-on-slo] simulate and print the summary\n"
     "  validate SCENARIO.yaml [--set ...]       check a scenario without running it\n"
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
+    "  inspect SCENARIO.yaml [--format F]       every kernel parameter and where it came from\n"
     "  plan SCENARIO.yaml [-o BEST.yaml]        the cheapest GPU setup that meets every SLO\n"
     "  mig GPU_MODEL [--check LAYOUT]           MIG profiles, layouts, placement check\n"
     "  models                                   GPU models: SMs, memory, bandwidth, MIG, "
@@ -42,8 +43,8 @@ const char* kUsage =
 /// the others (models/app/cli_NAME.cpp), its Command declared in cli_common.hpp, one line here.
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands{
-      run_command(),    validate_command(),   compare_command(), plan_command(), mig_command(),
-      models_command(), strategies_command(), report_command(),  plot_command()};
+      run_command(), validate_command(), compare_command(),    inspect_command(), plan_command(),
+      mig_command(), models_command(),   strategies_command(), report_command(),  plot_command()};
   return kCommands;
 }
 

@@ -47,6 +47,7 @@ struct Command {
 Command run_command();
 Command validate_command();
 Command compare_command();
+Command inspect_command();  // cli_inspect_scenario.cpp
 Command mig_command();
 Command models_command();
 Command report_command();

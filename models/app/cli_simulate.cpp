@@ -137,6 +137,9 @@ int command_run(const std::vector<std::string>& args) {
   check_output_path(vm);
   if (is_cluster_request(scenario_request(vm))) return run_cluster_scenario(vm, format);
   const ResolvedScenario resolved = resolve_request(scenario_request(vm));
+  for (const std::string& w : default_warnings(resolved.scenario)) {
+    std::cerr << "gpumux: warning: " << w << "\n";
+  }
   catch_stop_signals();
   CliProgress progress;
   RunControl control = progress.control(false);

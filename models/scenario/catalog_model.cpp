@@ -483,14 +483,17 @@ void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DevicePro
   origin.duration = origin.sm_fraction = origin.memory_bound = origin.waves = origin.working_set =
       origin.repeat = ParamOrigin::catalog;
   w.kernel_origins.assign(w.kernels.size(), origin);
-  if (scenario.locations.count(tenant.where.key_path + ".memory")) {
+  // Origins, not locations: scenarios built in code (gpumux plan's candidates) have none.
+  if (tenant.memory_origin == ParamOrigin::user ||
+      scenario.locations.count(tenant.where.key_path + ".memory")) {
     tenant.memory_origin = ParamOrigin::user;
   } else {
     tenant.memory = built.memory;
     tenant.memory_origin = ParamOrigin::catalog;
   }
-  if (!scenario.locations.count(tenant.where.key_path + ".workload.memory_per_request")) {
+  if (w.memory_per_request_origin != ParamOrigin::user) {
     w.memory_per_request = built.memory_per_request;
+    w.memory_per_request_origin = ParamOrigin::catalog;
   }
 }
 

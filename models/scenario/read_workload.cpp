@@ -451,7 +451,10 @@ static WorkloadSpec workload_rest(Context& ctx, const Field& field, const MapRea
   }
   w.max_in_flight = w.arrivals.process == ArrivalProcess::closed ? w.arrivals.concurrency : 1;
   if (const auto f = map.get("max_in_flight")) w.max_in_flight = int_of(ctx, *f, 1);
-  if (const auto f = map.get("memory_per_request")) w.memory_per_request = size_of(ctx, *f);
+  if (const auto f = map.get("memory_per_request")) {
+    w.memory_per_request = size_of(ctx, *f);
+    w.memory_per_request_origin = ParamOrigin::user;
+  }
   if (const auto f = map.get("memory_per_token")) w.memory_per_token = size_of(ctx, *f);
   if (const auto f = map.get("batching")) {
     const MapReader batching(

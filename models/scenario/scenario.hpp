@@ -251,7 +251,8 @@ struct WorkloadSpec {
   /// server); closed loop: = concurrency.
   int max_in_flight = 1;
   std::int64_t memory_per_request = 0;  ///< bytes allocated while a request runs (e.g. KV cache)
-  std::int64_t memory_per_token = 0;    ///< bytes per (input + output) token while it runs
+  ParamOrigin memory_per_request_origin = ParamOrigin::fallback;  ///< user when written
+  std::int64_t memory_per_token = 0;  ///< bytes per (input + output) token while it runs
   /// Token counts of synthetic requests (`tokens: {input: 512, output: {lognormal: ...}}`);
   /// DurationDistribution reused with unitless values. Trace arrivals carry their own counts.
   DurationDistribution input_tokens, output_tokens;

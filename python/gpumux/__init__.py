@@ -39,7 +39,7 @@ __version__: str = _gpumux.version()
 ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
-__all__ = ["ClusterResult", "run", "load", "compare", "sweep", "plan", "validate", "save_compare", "Result",
+__all__ = ["ClusterResult", "run", "load", "compare", "sweep", "plan", "validate", "inspect", "save_compare", "Result",
            "metrics", "ScenarioError", "__version__", "STRATEGIES", "SHARING_MODES"]
 
 #: The strategy names compare() accepts (from the strategy registry, models/strategies/).
@@ -209,6 +209,20 @@ def validate(scenario, overrides=None) -> dict:
     """
     text, is_path, source = _scenario_args(scenario)
     return _gpumux.validate(text, is_path, _override_list(overrides), source)
+
+
+def inspect(scenario, overrides=None) -> "pd.DataFrame":
+    """Every tenant's kernel classes and where each parameter came from (``gpumux inspect``).
+
+    One row per tenant and kernel class: tenant, device, kernel, count (kernels of the request
+    in the class), duration_ns (solo on the whole GPU of the tenant's model), sm_fraction, waves,
+    memory_bound, working_set_bytes, repeat, launch (stream | graph), memory_bytes,
+    memory_per_request_bytes, each followed by its ``*_origin``: "user", "default",
+    "catalog:NAME" (the workload catalog, docs/workloads.md), "trace" or "ncu". ``scenario`` is
+    a path or YAML text, as for run(); raises ScenarioError for bad input.
+    """
+    text, is_path, source = _scenario_args(scenario)
+    return pd.DataFrame(_gpumux.inspect(text, is_path, _override_list(overrides), source))
 
 
 def _strategy_list(strategies) -> list[str]:

@@ -377,8 +377,11 @@ TEST(ScenarioPoint, DevelopmentNotebooksLeaveTheGpuMostlyIdle) {
 }
 
 // The scenario keeps kernel-boundary preemption on purpose (pre-Pascal, the guide's warning);
-// Pascal-and-later GPUs preempt at instruction level, where the same tenants meet the SLO.
-TEST(ScenarioPoint, TrainingBlocksInferenceUntilInstructionPreemption) {
+// Pascal-and-later GPUs preempt at instruction level. Its training step is the catalog's
+// BERT-large step: hundreds of kernels of at most a few ms, so waiting for the running kernel
+// costs the inference tenant milliseconds, not its 100 ms SLO; instruction-level preemption
+// costs it less.
+TEST(ScenarioPoint, TrainingDelaysInferenceMoreUnderKernelBoundaryPreemption) {
   const std::string stem = "antipattern-training-plus-inference-timesliced";
   ASSERT_EQ(
       ts_params(load_scenario_file((kScenarioDir / (stem + ".yaml")).string()).gpus[0].sharing)
@@ -386,11 +389,11 @@ TEST(ScenarioPoint, TrainingBlocksInferenceUntilInstructionPreemption) {
       PreemptionMode::kernel_boundary)
       << "the scenario exists to show the kernel-boundary case; say so if that changes";
   const RunResult kb = run_scenario(stem);
-  const TenantResult& inference = tenant(kb, "inference");
-  EXPECT_GT(inference.latency.p99, 100'000'000);  // SLO p99: 100ms
-  EXPECT_GT(inference.slo_violations, 0);
   const RunResult ip = run_scenario(stem, {Override{"gpus.0.sharing.preemption", "instruction"}});
-  EXPECT_LT(tenant(ip, "inference").latency.p99, 100'000'000);
+  const TenantResult& inference = tenant(kb, "inference");
+  EXPECT_GT(inference.latency.p99, tenant(ip, "inference").latency.p99);
+  EXPECT_GT(inference.slowdown_mean, 1.5);
+  EXPECT_LT(inference.latency.p99, 100'000'000);  // SLO p99: 100ms
   EXPECT_EQ(tenant(ip, "inference").slo_violations, 0);
 }
 

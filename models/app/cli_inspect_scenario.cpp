@@ -1,0 +1,178 @@
+// gpumux inspect SCENARIO: every tenant's kernel classes and where each parameter came from
+// (models/scenario/inspect.hpp); no simulation.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "models/app/application.hpp"
+#include "models/app/cli_common.hpp"
+
+namespace gpumux::cli {
+namespace {
+
+const CommandHelp kInspectHelp{
+    "usage: gpumux inspect SCENARIO.yaml [--set KEY=VALUE ...] [--seed N] "
+    "[--format table|json|csv] [--json]",
+    "Resolves SCENARIO.yaml (as validate does) and prints, per tenant and kernel class, the\n"
+    "parameters the device physics acts on: solo duration on the whole GPU, sm_fraction, waves,\n"
+    "memory_bound, working set, repeat, launch mode (stream or CUDA graph) and the tenant's\n"
+    "memory, each with its origin: user (written in the scenario), default (the loader's\n"
+    "fallback: sm_fraction 1, memory_bound 0, waves 1), catalog:NAME (the workload catalog,\n"
+    "docs/workloads.md), trace (a recorded kernel trace) or ncu (Nsight Compute metrics).\n"
+    "A kernel class is the kernels of a request with the same name and values (n = how many).\n"
+    "Exit: 0 shown, 2 bad input.",
+    "  gpumux inspect scenarios/quickstart.yaml\n"
+    "  gpumux inspect scenarios/pattern-batch-inference.yaml --json\n"
+    "  gpumux inspect my.yaml --set tenants.0.workload.batch=64 --format csv\n"};
+
+po::options_description inspect_options() {
+  po::options_description o("gpumux inspect SCENARIO.yaml");
+  o.add_options()("set",
+                  po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+                  "override a scenario key (repeatable)")(
+      "seed", po::value<std::uint64_t>()->value_name("N"), "override the master seed")(
+      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "output: table (default), json (per tenant: memory and kernel classes, each value with "
+      "its origin), csv (one row per kernel class)")("json", po::bool_switch(),
+                                                     "the same as --format json");
+  return o;
+}
+
+std::string duration_text(double ns) {
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+// "catalog:resnet50" when every field of the row has that origin, else the duration's origin
+// then the others by origin: "user; default: waves, working_set".
+std::string origins_text(const InspectRow& r) {
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"sm_fraction", &r.sm_fraction_origin},
+      {"waves", &r.waves_origin},
+      {"memory_bound", &r.memory_bound_origin},
+      {"working_set", &r.working_set_origin},
+      {"repeat", &r.repeat_origin}};
+  std::vector<std::pair<std::string, std::string>> others;  // origin -> fields
+  for (const auto& [name, origin] : fields) {
+    if (*origin == r.duration_origin) continue;
+    auto it = std::find_if(others.begin(), others.end(),
+                           [&](const auto& entry) { return entry.first == *origin; });
+    if (it == others.end()) {
+      others.emplace_back(*origin, name);
+    } else {
+      it->second += std::string(", ") + name;
+    }
+  }
+  std::string out = r.duration_origin;
+  for (const auto& [origin, names] : others) out += "; " + origin + ": " + names;
+  return out;
+}
+
+// 51114064 -> "48.7 MiB" (the table is read by people; json and csv keep bytes).
+std::string size_text(std::int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+// RFC 4180: quoted when it holds a comma, quote or line break (trace kernel names do).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+nlohmann::json valued(const nlohmann::json& value, const std::string& origin) {
+  return {{"value", value}, {"origin", origin}};
+}
+
+int command_inspect(const std::vector<std::string>& args) {
+  const po::variables_map vm = parse_command(args, inspect_options(), "scenario");
+  const OutputFormat format = output_format(vm);
+  const Inspection inspection = inspect_request(scenario_request(vm));
+  const std::vector<InspectRow>& rows = inspection.rows;
+  if (format == OutputFormat::json) {
+    nlohmann::json tenants = nlohmann::json::array();
+    for (const InspectRow& r : rows) {
+      if (tenants.empty() || tenants.back()["name"] != r.tenant) {
+        tenants.push_back({{"name", r.tenant},
+                           {"device", r.device},
+                           {"memory_bytes", valued(r.memory, r.memory_origin)},
+                           {"memory_per_request_bytes",
+                            valued(r.memory_per_request, r.memory_per_request_origin)},
+                           {"launch", valued(r.launch, r.launch_origin)},
+                           {"kernels", nlohmann::json::array()}});
+      }
+      tenants.back()["kernels"].push_back(
+          {{"name", r.kernel},
+           {"count", r.count},
+           {"duration_ns", valued(r.duration_ns, r.duration_origin)},
+           {"sm_fraction", valued(r.sm_fraction, r.sm_fraction_origin)},
+           {"waves", valued(r.waves, r.waves_origin)},
+           {"memory_bound", valued(r.memory_bound, r.memory_bound_origin)},
+           {"working_set_bytes", valued(r.working_set, r.working_set_origin)},
+           {"repeat", valued(r.repeat, r.repeat_origin)}});
+    }
+    std::cout << nlohmann::json{{"scenario", inspection.resolved.scenario.name},
+                                {"tenants", tenants},
+                                {"warnings", inspection.warnings}}
+                     .dump()
+              << "\n";
+    return kExitOk;
+  }
+  if (format == OutputFormat::csv) {
+    std::cout << "tenant,device,kernel,count,duration_ns,duration_origin,sm_fraction,"
+                 "sm_fraction_origin,waves,waves_origin,memory_bound,memory_bound_origin,"
+                 "working_set_bytes,working_set_origin,repeat,repeat_origin,launch,launch_origin,"
+                 "memory_bytes,memory_origin,memory_per_request_bytes,memory_per_request_origin\n";
+    for (const InspectRow& r : rows) {
+      std::cout << csv_field(r.tenant) << "," << csv_field(r.device) << "," << csv_field(r.kernel)
+                << "," << r.count << "," << fmt::format("{}", r.duration_ns) << ","
+                << r.duration_origin << "," << fmt::format("{}", r.sm_fraction) << ","
+                << r.sm_fraction_origin << "," << fmt::format("{}", r.waves) << ","
+                << r.waves_origin << "," << fmt::format("{}", r.memory_bound) << ","
+                << r.memory_bound_origin << "," << r.working_set << "," << r.working_set_origin
+                << "," << r.repeat << "," << r.repeat_origin << "," << r.launch << ","
+                << r.launch_origin << "," << r.memory << "," << r.memory_origin << ","
+                << r.memory_per_request << "," << r.memory_per_request_origin << "\n";
+    }
+    return kExitOk;
+  }
+  std::string current;
+  for (const InspectRow& r : rows) {
+    if (r.tenant != current) {
+      current = r.tenant;
+      std::cout << (current == rows.front().tenant ? "" : "\n") << "tenant " << r.tenant << " on "
+                << r.device << ": memory " << size_text(r.memory) << " (" << r.memory_origin
+                << "), per request " << size_text(r.memory_per_request) << " ("
+                << r.memory_per_request_origin << "), launch " << r.launch << " ("
+                << r.launch_origin << ")\n";
+      std::cout << fmt::format("  {:<28} {:>4} {:>11} {:>8} {:>7} {:>7} {:>10} {:>6}  {}\n",
+                               "kernel", "n", "duration", "sm_frac", "waves", "m_bound", "work_set",
+                               "repeat", "origin");
+    }
+    std::cout << fmt::format("  {:<28} {:>4} {:>11} {:>8.3f} {:>7.2f} {:>7.3f} {:>10} {:>6}  {}\n",
+                             r.kernel.size() > 28 ? r.kernel.substr(0, 27) + "~" : r.kernel,
+                             r.count, duration_text(r.duration_ns), r.sm_fraction, r.waves,
+                             r.memory_bound, size_text(r.working_set), r.repeat, origins_text(r));
+  }
+  for (const std::string& w : inspection.warnings) std::cerr << "gpumux: warning: " << w << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command inspect_command() {
+  return Command{"inspect", &kInspectHelp, inspect_options, command_inspect};
+}
+
+}  // namespace gpumux::cli

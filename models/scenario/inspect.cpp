@@ -1,0 +1,117 @@
+#include "models/scenario/inspect.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace gpumux {
+namespace {
+
+std::string repeat_text(const KernelSpec& k) {
+  if (k.repeat_per_token == TokenCount::input) return "input_tokens";
+  if (k.repeat_per_token == TokenCount::output) return "output_tokens";
+  return std::to_string(k.repeat);
+}
+
+}  // namespace
+
+std::string origin_label(ParamOrigin origin, const WorkloadSpec& workload) {
+  switch (origin) {
+    case ParamOrigin::fallback:
+      return "default";
+    case ParamOrigin::user:
+      return "user";
+    case ParamOrigin::catalog:
+      return "catalog:" + (workload.catalog ? workload.catalog->model : std::string("?"));
+    case ParamOrigin::trace:
+      return "trace";
+    case ParamOrigin::ncu:
+      return "ncu";
+  }
+  return "default";
+}
+
+std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
+  std::vector<InspectRow> rows;
+  const Scenario& s = resolved.scenario;
+  for (std::size_t t = 0; t < s.tenants.size(); ++t) {
+    const TenantSpec& tenant = s.tenants[t];
+    const WorkloadSpec& w = tenant.workload;
+    const auto label = [&](ParamOrigin o) { return origin_label(o, w); };
+    const std::size_t first = rows.size();
+    for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+      const KernelSpec& k = w.kernels[i];
+      const KernelOrigins o = i < w.kernel_origins.size() ? w.kernel_origins[i] : KernelOrigins{};
+      InspectRow row;
+      row.tenant = tenant.name;
+      row.device = tenant.device;
+      row.kernel = k.name;
+      row.count = 1;
+      row.duration_ns = k.duration.mean();
+      row.sm_fraction = k.sm_fraction;
+      row.waves = k.waves;
+      row.memory_bound = k.memory_bound;
+      row.working_set = k.working_set;
+      row.repeat = repeat_text(k);
+      row.launch = w.cuda_graph ? "graph" : "stream";
+      row.memory = tenant.memory;
+      row.memory_per_request = w.memory_per_request;
+      row.duration_origin = label(o.duration);
+      row.sm_fraction_origin = label(o.sm_fraction);
+      row.waves_origin = label(o.waves);
+      row.memory_bound_origin = label(o.memory_bound);
+      row.working_set_origin = label(o.working_set);
+      row.repeat_origin = label(o.repeat);
+      row.launch_origin = label(w.cuda_graph_origin);
+      row.memory_origin = label(tenant.memory_origin);
+      row.memory_per_request_origin = label(w.memory_per_request_origin);
+      const auto key = [](const InspectRow& r) {
+        return std::tie(r.kernel, r.duration_ns, r.sm_fraction, r.waves, r.memory_bound,
+                        r.working_set, r.repeat, r.duration_origin, r.sm_fraction_origin,
+                        r.waves_origin, r.memory_bound_origin, r.working_set_origin,
+                        r.repeat_origin);
+      };
+      bool merged = false;
+      for (std::size_t r = first; r < rows.size(); ++r) {
+        if (key(rows[r]) == key(row)) {
+          ++rows[r].count;
+          merged = true;
+          break;
+        }
+      }
+      if (!merged) rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::vector<std::string> default_warnings(const Scenario& scenario) {
+  std::vector<std::string> out;
+  std::vector<std::string> seen;  // replicas of one written tenant warn once
+  for (const TenantSpec& tenant : scenario.tenants) {
+    if (std::find(seen.begin(), seen.end(), tenant.where.key_path) != seen.end()) continue;
+    seen.push_back(tenant.where.key_path);
+    const WorkloadSpec& w = tenant.workload;
+    int sm = 0, bound = 0;
+    for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+      const KernelOrigins o = i < w.kernel_origins.size() ? w.kernel_origins[i] : KernelOrigins{};
+      if (o.sm_fraction == ParamOrigin::fallback) ++sm;
+      if (o.memory_bound == ParamOrigin::fallback) ++bound;
+    }
+    if (sm == 0 && bound == 0) continue;
+    const auto kernels = [](int n) {
+      return std::to_string(n) + (n == 1 ? " kernel" : " kernels");
+    };
+    std::string line = tenant.name + ": ";
+    if (sm > 0) line += "sm_fraction not given for " + kernels(sm) + ": assumed full grid";
+    if (sm > 0 && bound > 0) line += "; ";
+    if (bound > 0) {
+      line +=
+          "memory_bound not given for " + kernels(bound) +
+          (w.kernel_trace ? ": assumed from the kernel name's class" : ": assumed compute-bound");
+    }
+    out.push_back(line + " (see gpumux inspect)");
+  }
+  return out;
+}
+
+}  // namespace gpumux

@@ -1,0 +1,49 @@
+#pragma once
+// What a resolved scenario's kernels are and where each parameter came from (`gpumux inspect`,
+// gpumux.inspect in Python): per tenant and kernel class, the solo duration, sm_fraction, waves,
+// memory_bound, working set, repeat, launch mode and the tenant's memory, each with its origin:
+// `user` (written in the scenario), `default` (the loader's fallback: sm_fraction 1,
+// memory_bound 0, waves 1, working_set 0, repeat 1, stream launch), `catalog:NAME` (the workload
+// catalog, docs/workloads.md), `trace` (a recorded kernel trace) or `ncu` (Nsight Compute metrics
+// joined to it). A kernel class is the kernels of one request with the same name, values and
+// origins (e.g. BERT's twelve `layer.qkv`). Cost: O(kernels) per call; read from the origins the
+// loader and resolver record (WorkloadSpec::kernel_origins), never from the run.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/scenario/resolve.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace gpumux {
+
+/// One kernel class of one tenant.
+struct InspectRow {
+  std::string tenant;
+  std::string device;
+  std::string kernel;      ///< KernelSpec::name
+  int count = 0;           ///< kernels of the request in this class
+  double duration_ns = 0;  ///< mean solo duration on the whole GPU of the tenant's model
+  double sm_fraction = 1, waves = 1, memory_bound = 0;
+  std::int64_t working_set = 0;
+  std::string repeat;                   ///< "1", "12", "output_tokens"
+  std::string launch;                   ///< "stream" or "graph"
+  std::int64_t memory = 0;              ///< tenant start-up memory, bytes
+  std::int64_t memory_per_request = 0;  ///< bytes
+  // Origins as printed: "user", "default", "catalog:resnet50", "trace", "ncu".
+  std::string duration_origin, sm_fraction_origin, waves_origin, memory_bound_origin,
+      working_set_origin, repeat_origin, launch_origin, memory_origin, memory_per_request_origin;
+};
+
+/// Every tenant's kernel classes, in tenant order and first-launch order.
+std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved);
+
+/// The origin label of `origin` for a tenant's workload ("catalog:NAME" names its model).
+std::string origin_label(ParamOrigin origin, const WorkloadSpec& workload);
+
+/// One line per tenant whose sm_fraction or memory_bound rests on the loader's default, e.g.
+/// "api: sm_fraction not given for 3 kernels: assumed full grid (see gpumux inspect)"; empty
+/// when every kernel has them from the scenario, the catalog, a trace or ncu.
+std::vector<std::string> default_warnings(const Scenario& scenario);
+
+}  // namespace gpumux

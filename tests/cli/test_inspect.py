@@ -1,0 +1,160 @@
+"""`gpumux inspect` and the workload catalog through the CLI and Python (docs/workloads.md):
+each parameter's origin (user, default, catalog:NAME), the defaults warning of validate and run
+(once per tenant, on stderr), the formats, catalog errors (one line, exit 2), and
+gpumux.inspect()'s DataFrame. Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
+import csv
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+
+MIXED = """name: mixed
+duration: 1s
+gpus: [{name: gpu0, model: a100-80gb, sharing: {mode: mps}}]
+tenants:
+  - name: hand
+    device: gpu0
+    replicas: 3
+    memory: 2GiB
+    workload:
+      arrivals: {process: poisson, rate: 10/s}
+      request:
+        kernels:
+          - {name: given, duration: 1ms, sm_fraction: 0.5, memory_bound: 0.2}
+          - {name: bare, duration: 2ms, repeat: 3}
+  - name: api
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 10/s}
+      model: bert-base
+      batch: 4
+"""
+
+
+def gpumux(*args, cwd=None):
+    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture()
+def mixed(tmp_path):
+    path = tmp_path / "mixed.yaml"
+    path.write_text(MIXED)
+    return path
+
+
+def test_inspect_json_names_every_origin(mixed):
+    p = gpumux("inspect", str(mixed), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    tenants = {t["name"]: t for t in doc["tenants"]}
+    hand = {k["name"]: k for k in tenants["hand-0"]["kernels"]}
+    assert hand["given"]["sm_fraction"] == {"value": 0.5, "origin": "user"}
+    assert hand["given"]["memory_bound"]["origin"] == "user"
+    assert hand["given"]["waves"] == {"value": 1.0, "origin": "default"}
+    assert hand["bare"]["sm_fraction"] == {"value": 1.0, "origin": "default"}
+    assert hand["bare"]["repeat"] == {"value": "3", "origin": "user"}
+    assert tenants["hand-0"]["memory_bytes"] == {"value": 2 * 2**30, "origin": "user"}
+    api = tenants["api"]
+    assert api["memory_bytes"]["origin"] == "catalog:bert-base"
+    assert api["memory_bytes"]["value"] > 200e6  # 110 M parameters in fp16
+    assert api["launch"] == {"value": "stream", "origin": "default"}
+    kernels = {k["name"]: k for k in api["kernels"]}
+    qkv = kernels["layer.qkv"]
+    assert qkv["count"] == 12  # one per layer
+    for field in ("duration_ns", "sm_fraction", "waves", "memory_bound", "working_set_bytes"):
+        assert qkv[field]["origin"] == "catalog:bert-base", field
+    # batch 4 x 128 tokens = 512 rows: 4 x 18 tiles of 128 x 128 = 72 blocks on 108 SMs.
+    assert qkv["sm_fraction"]["value"] == pytest.approx(72 / 108)
+    # The warnings: the hand-written tenant once (not per replica), the catalog tenant never.
+    assert doc["warnings"] == [
+        "hand-0: sm_fraction not given for 1 kernel: assumed full grid; memory_bound not given "
+        "for 1 kernel: assumed compute-bound (see gpumux inspect)"
+    ]
+
+
+def test_validate_and_run_warn_once_per_tenant_on_stderr(mixed):
+    for args in (("validate", str(mixed)), ("run", str(mixed), "--quiet")):
+        p = gpumux(*args)
+        assert p.returncode == 0, p.stderr
+        lines = [line for line in p.stderr.splitlines() if "not given" in line]
+        assert lines == [
+            "gpumux: warning: hand-0: sm_fraction not given for 1 kernel: assumed full grid; "
+            "memory_bound not given for 1 kernel: assumed compute-bound (see gpumux inspect)"
+        ], args
+
+
+def test_quickstart_rests_on_no_default():
+    p = gpumux("run", str(REPO / "scenarios" / "quickstart.yaml"), "--quiet")
+    assert p.returncode == 0
+    assert "not given" not in p.stderr
+
+
+def test_inspect_table_and_csv(mixed):
+    table = gpumux("inspect", str(mixed))
+    assert table.returncode == 0, table.stderr
+    assert "tenant api on gpu0: memory" in table.stdout
+    assert "(catalog:bert-base)" in table.stdout
+    assert "user; default: waves, working_set" in table.stdout
+    rows = list(csv.DictReader(io.StringIO(gpumux("inspect", str(mixed), "--format", "csv").stdout)))
+    bare = next(r for r in rows if r["tenant"] == "hand-1" and r["kernel"] == "bare")
+    assert (bare["sm_fraction"], bare["sm_fraction_origin"]) == ("1", "default")
+    assert {r["tenant"] for r in rows} == {"hand-0", "hand-1", "hand-2", "api"}
+
+
+def test_set_reaches_catalog_keys(mixed):
+    one = json.loads(gpumux("inspect", str(mixed), "--json").stdout)
+    big = json.loads(gpumux("inspect", str(mixed), "--json", "--set", "tenants.1.workload.batch=256").stdout)
+
+    def qkv(doc):
+        api = next(t for t in doc["tenants"] if t["name"] == "api")
+        return next(k for k in api["kernels"] if k["name"] == "layer.qkv")
+
+    assert qkv(big)["sm_fraction"]["value"] == 1.0
+    assert qkv(big)["duration_ns"]["value"] > 10 * qkv(one)["duration_ns"]["value"]
+
+
+@pytest.mark.parametrize(
+    "tail, message",
+    [
+        ("      model: bert-bse\n", "unknown workload model 'bert-bse' (did you mean 'bert-base'?); known:"),
+        ("      model: gpt2\n      phase: training\n      bus_bandwidth: 9GB\n",
+         "tenants.0.workload.bus_bandwidth: bandwidth needs a size per second"),
+        ("      model: resnet50\n      seq_len: 10\n", "tenants.0.workload.seq_len: resnet50 is a vision model"),
+        ("      model: resnet50\n      dtype: fp8\n", "has no compute_throughput.fp8_tensor"),
+        ("      model: resnet50\n      request: {kernels: [{duration: 1ms}]}\n",
+         "tenants.0.workload.request: give request or model"),
+    ],
+)
+def test_catalog_errors_are_one_located_line(tmp_path, tail, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "name: bad\nduration: 1s\ngpus: [{name: gpu0, model: a100-80gb}]\ntenants:\n"
+        "  - name: api\n    device: gpu0\n    workload:\n"
+        "      arrivals: {process: poisson, rate: 1/s}\n" + tail
+    )
+    for command in ("validate", "inspect", "run"):
+        p = gpumux(command, str(path))
+        assert p.returncode == 2, (command, p.stderr)
+        assert p.stderr.count("\n") == 1, p.stderr
+        assert str(path) + ":" in p.stderr and message in p.stderr, p.stderr
+
+
+def test_python_inspect_dataframe(mixed):
+    gpumux_py = pytest.importorskip("gpumux")
+    df = gpumux_py.inspect(str(mixed))
+    assert {"tenant", "kernel", "count", "sm_fraction", "sm_fraction_origin", "memory_origin"} <= set(df.columns)
+    api = df[df.tenant == "api"]
+    assert set(api.duration_origin) == {"catalog:bert-base"}
+    bare = df[(df.tenant == "hand-0") & (df.kernel == "bare")].iloc[0]
+    assert bare.sm_fraction_origin == "default"
+    assert bare.repeat_origin == "user"
+    text = gpumux_py.inspect(MIXED)  # YAML text works too
+    assert len(text) == len(df)
+    with pytest.raises(gpumux_py.ScenarioError, match="unknown workload model"):
+        gpumux_py.inspect(MIXED.replace("bert-base", "bort"))
