@@ -134,13 +134,13 @@ TENANT = """\
 
 def test_plan_tenant_limit_is_the_same_in_validate_and_plan(tmp_path):
     path = tmp_path / "plan.yaml"
-    path.write_text(PLAN.format(tenants="".join(TENANT.format(i=i) for i in range(15))))
+    path.write_text(PLAN.format(tenants="".join(TENANT.format(i=i) for i in range(11))))
     validate = one_error_line(gpumux("validate", str(path)))
     plan = one_error_line(gpumux("plan", str(path)))
-    message = "gpumux plan handles up to 14 tenants, the scenario has 15"
+    message = "gpumux plan handles up to 10 tenants, the scenario has 11"
     assert message in validate and message in plan
     assert f"{path}:7:3: tenants: " in validate, validate  # at the `tenants:` list
-    path.write_text(PLAN.format(tenants="".join(TENANT.format(i=i) for i in range(14))))
+    path.write_text(PLAN.format(tenants="".join(TENANT.format(i=i) for i in range(10))))
     assert gpumux("validate", str(path)).returncode == 0
 
 
@@ -175,3 +175,30 @@ def test_python_checks_argument_types(tmp_path):
         api.plan(plan, client=5)
     with pytest.raises(TypeError, match="client must be a dask.distributed.Client"):
         api.sweep(quickstart, {"duration": ["10ms"]}, client=5)
+
+
+def test_sigterm_stops_plan_and_writes_nothing(tmp_path):
+    """plan installs the stop handlers: SIGTERM during the search exits 143 with one line, and
+    -o is not written (issue 27: no handler, and the search ran on)."""
+    import signal
+    import time
+    tenant = """\
+  - name: t{i}
+    workload:
+      arrivals: {{process: poisson, rate: 50/s}}
+      request: {{kernels: [{{name: k, duration: 2ms}}]}}
+    slo: {{p99: 20ms}}
+"""
+    path = tmp_path / "plan.yaml"
+    path.write_text(PLAN.format(tenants="".join(tenant.format(i=i) for i in range(10)))
+                    .replace("duration: 100ms", "duration: 2s"))
+    best = tmp_path / "best.yaml"
+    proc = subprocess.Popen([GPUMUX, "plan", str(path), "-o", str(best), "--jobs", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "gpumux: plan: interrupted (SIGTERM): the search stopped; nothing written" in err
+    assert not best.exists()
+    assert [p.name for p in tmp_path.iterdir() if ".tmp." in p.name] == []
