@@ -4,9 +4,11 @@
 # -fsanitize=fuzzer-no-link,address,undefined at -O1 (GPUMUX_FUZZ=ON), serving both
 #   1. the unit tests that exercise the input readers, the loader, the checked arithmetic, the
 #      output target and the run, under AddressSanitizer + UndefinedBehaviorSanitizer, and
-#   2. a short libFuzzer run (FUZZ_SECONDS, default 60) from the committed corpus
+#   2. a short libFuzzer run (FUZZ_SECONDS, default 60, in total) from the committed corpus
 #      tests/fuzz/corpus (every corpus file is replayed first: the corpus regression test
-#      under the sanitizers).
+#      under the sanitizers), split in two: half from the seeds of the scenario and trace
+#      readers, half from those of the issue-27 targets (first byte 0xF0-0xFF: the cluster
+#      section, openb CSVs, device-plugin and mig-parted configs, plan; tests/fuzz/fuzz_inputs.cpp).
 # Any sanitizer report, failed test, crash, hang (> 10 s per case), memory blow-up (> 2 GB) or
 # exception other than UserError fails the script; a fuzz finding is kept in
 # BUILD/fuzz-findings/ (minimise it and add it to tests/fuzz/corpus with the fix).
@@ -50,17 +52,27 @@ findings="$BUILD/fuzz-findings"
 work="$BUILD/fuzz-corpus"
 rm -rf "$findings" "$work"
 mkdir -p "$findings" "$work"
-echo "ci-sanitize: fuzzing for ${FUZZ_SECONDS} s from tests/fuzz/corpus"
-if ! "$BUILD/tests/fuzz/fuzz_inputs" "$work" tests/fuzz/corpus -max_total_time="$FUZZ_SECONDS" \
-    -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" \
-    2>"$BUILD/fuzz.log"; then
-  tail -40 "$BUILD/fuzz.log"
-  echo "ci-sanitize: fuzz finding in $findings/:"
-  ls -l "$findings"
-  exit 1
-fi
-grep -E '^(#[0-9]+ +DONE|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb))' \
-  "$BUILD/fuzz.log" || true
+# The corpus split by target family (the first byte): readers (< 0xF0) and issue 27 (>= 0xF0).
+for family in readers cluster; do mkdir -p "$work/$family" "$work/seeds-$family"; done
+for seed in tests/fuzz/corpus/*; do
+  first=$(head -c1 "$seed" | od -An -tu1 | tr -d ' ')
+  if [ "${first:-0}" -ge 240 ]; then family=cluster; else family=readers; fi
+  cp "$seed" "$work/seeds-$family/"
+done
+half=$(( (FUZZ_SECONDS + 1) / 2 ))
+for family in readers cluster; do
+  echo "ci-sanitize: fuzzing the $family targets for ${half} s from tests/fuzz/corpus"
+  if ! "$BUILD/tests/fuzz/fuzz_inputs" "$work/$family" "$work/seeds-$family" \
+      -max_total_time="$half" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="$findings/" 2>"$BUILD/fuzz-$family.log"; then
+    tail -40 "$BUILD/fuzz-$family.log"
+    echo "ci-sanitize: fuzz finding in $findings/:"
+    ls -l "$findings"
+    exit 1
+  fi
+  grep -E '^(#[0-9]+ +DONE|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb))' \
+    "$BUILD/fuzz-$family.log" || true
+done
 end=$(date +%s)
 echo "ci-sanitize: build $((built - start)) s, sanitized tests $((tested - built)) s," \
   "fuzz $((end - tested)) s, total $((end - start)) s wall"

@@ -83,12 +83,14 @@ std::vector<ResolvedScenario> resolve_variants(const ScenarioRequest& request,
 
 std::optional<QueueKind> queue_from_environment() {
   const char* queue = std::getenv("GPUMUX_QUEUE");
-  if (queue == nullptr) return std::nullopt;
+  if (queue == nullptr || *queue == '\0') return std::nullopt;
   const std::string kind = queue;
   if (kind == "heap") return QueueKind::heap;
   if (kind == "calendar") return QueueKind::calendar;
   if (kind == "ladder") return QueueKind::ladder;
-  return std::nullopt;
+  // An unknown value is refused, not ignored: a benchmark that asks for a queue gets it or stops.
+  throw InputError(SourceLocation{"GPUMUX_QUEUE", 0, 0, ""},
+                   "unknown event queue '" + kind + "'; choose heap, calendar or ladder");
 }
 
 namespace {
@@ -178,6 +180,9 @@ cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
   std::vector<Override> overrides;
   overrides.reserve(request.overrides.size());
   for (const std::string& text : request.overrides) overrides.push_back(parse_override(text));
+  // --seed (applied after the --set overrides, as for a scenario): it draws generated pod
+  // arrivals and seeds pod workloads.
+  if (request.seed) overrides.push_back(Override{"seed", std::to_string(*request.seed)});
   if (request.is_path) return cluster::load_cluster(request.scenario, overrides);
   return cluster::load_cluster_text(
       request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);

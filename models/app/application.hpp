@@ -108,7 +108,8 @@ std::vector<ResolvedScenario> resolve_variants(const ScenarioRequest& request,
                                                const std::vector<std::string>& strategies);
 
 /// GPUMUX_QUEUE=heap|calendar|ladder forces the pending-event set (for benchmarks; results are
-/// the same); unset or anything else: chosen by the runner from the scenario's size.
+/// the same); unset or empty: chosen by the runner from the scenario's size. Any other value is
+/// an InputError ("GPUMUX_QUEUE: unknown event queue 'bogus'; ...").
 std::optional<QueueKind> queue_from_environment();
 
 /// Simulates one resolved scenario (queue from the environment). When CONTROL keeps records

@@ -1,6 +1,7 @@
 #include "models/app/cli_common.hpp"
 
 #include <cctype>
+#include <charconv>
 
 #include "models/app/interrupt.hpp"
 #include "models/config/input_error.hpp"
@@ -30,7 +31,17 @@ ScenarioRequest scenario_request(const po::variables_map& vm) {
   ScenarioRequest request;
   request.scenario = vm["scenario"].as<std::string>();
   if (vm.count("set")) request.overrides = vm["set"].as<std::vector<std::string>>();
-  if (vm.count("seed")) request.seed = vm["seed"].as<std::uint64_t>();
+  if (vm.count("seed")) {
+    // Read here, not by program_options: its unsigned conversion takes "-1" as 2^64 - 1.
+    const std::string text = vm["seed"].as<std::string>();
+    std::uint64_t seed = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      throw InputError(SourceLocation{"", 0, 0, "--seed"},
+                       "expected an integer from 0 to 18446744073709551615, got '" + text + "'");
+    }
+    request.seed = seed;
+  }
   return request;
 }
 

@@ -135,6 +135,35 @@ int command_models(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// A cluster replay's result file (`kind: cluster` in its /summary, models/cluster/
+// cluster_output.hpp): report prints that summary; the device-result views refuse it.
+bool is_cluster_summary(const std::vector<nlohmann::ordered_json>& summaries) {
+  return summaries.size() == 1 && summaries.front().value("kind", "") == "cluster";
+}
+
+InputError not_for_cluster(const std::string& path, const std::string& what) {
+  return InputError(SourceLocation{path, 0, 0, ""},
+                    what +
+                        " reads device results, and this is a cluster replay's file (kind "
+                        "cluster): `gpumux report " +
+                        path +
+                        "` prints its summary; its tables are under /cluster (docs/cluster.md)");
+}
+
+// The cluster summary as indented `key: value` lines (nested objects and arrays indented).
+void print_cluster_summary(const nlohmann::ordered_json& value, const std::string& indent,
+                           std::ostream& out) {
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string key = value.is_object() ? it.key() : "-";
+    if (it->is_structured()) {
+      out << indent << key << ":\n";
+      print_cluster_summary(*it, indent + "  ", out);
+    } else {
+      out << indent << key << ": " << it->dump() << "\n";
+    }
+  }
+}
+
 int command_report(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, report_options(), "file");
   const OutputFormat format = output_format(vm);
@@ -144,6 +173,19 @@ int command_report(const std::vector<std::string>& args) {
   }
   const std::vector<nlohmann::ordered_json> summaries =
       read_summaries_h5(vm["file"].as<std::string>());
+  if (is_cluster_summary(summaries)) {
+    if (vm.count("html")) throw not_for_cluster(vm["file"].as<std::string>(), "report --html");
+    if (format == OutputFormat::csv) {
+      throw not_for_cluster(vm["file"].as<std::string>(), "report --format csv");
+    }
+    if (format == OutputFormat::json) {
+      std::cout << summaries.front().dump() << "\n";
+    } else {
+      std::cout << "cluster replay " << vm["file"].as<std::string>() << "\n";
+      print_cluster_summary(summaries.front(), "  ", std::cout);
+    }
+    return kExitOk;
+  }
   if (vm.count("html")) {
     return exec_python_module(
         "gpumux.report", {vm["file"].as<std::string>(), "--html", vm["html"].as<std::string>()});
@@ -183,7 +225,10 @@ int command_plot(const std::vector<std::string>& args) {
     forwarded.push_back("--kind");
     forwarded.push_back(kind);
   }
-  read_summaries_h5(vm["file"].as<std::string>());  // a gpumux result file, or one line, exit 2
+  // A gpumux device result file, or one line, exit 2.
+  if (is_cluster_summary(read_summaries_h5(vm["file"].as<std::string>()))) {
+    throw not_for_cluster(vm["file"].as<std::string>(), "plot");
+  }
   return exec_python_module("gpumux.plot", forwarded);
 }
 

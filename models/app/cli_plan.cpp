@@ -3,11 +3,17 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
 #include "models/app/application.hpp"
 #include "models/app/cli_common.hpp"
+#include "models/app/interrupt.hpp"
 #include "models/config/input_error.hpp"
 #include "models/plan/planner.hpp"
 #include "models/scenario/strategy_variants.hpp"
@@ -47,7 +53,7 @@ po::options_description plan_options() {
       "headroom", po::value<double>()->value_name("F"),
       "margin kept below every SLO target, e.g. 0.1 (default: plan.headroom, 0)")(
       "jobs,j", po::value<int>()->value_name("N"), "simulation threads (default: the cores)")(
-      "seed", po::value<std::uint64_t>()->value_name("N"), "override the master seed")(
+      "seed", po::value<std::string>()->value_name("N"), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override (repeatable)")(
       "format", po::value<std::string>()->value_name("table|json"),
@@ -109,12 +115,17 @@ void write_best_yaml(const std::string& output, const std::string& scenario_path
                      const PlanResult& result) {
   output_errors_as_bad_input([&] {
     replace_file_atomically(output, [&](const std::string& temp) {
+      errno = 0;
       std::ofstream out(temp);
       out << "# gpumux plan " << scenario_path
           << ": the cheapest setup found (`gpumux run` reproduces it)\n"
           << result.best_yaml;
-      out.flush();
-      if (!out) throw OutputError("cannot write " + output);
+      out.close();
+      // The reason (ENOSPC: "No space left on device"), as the result files' errors give it.
+      if (!out) {
+        throw OutputError("cannot write " + output + ": " +
+                          (errno != 0 ? std::strerror(errno) : "write failed"));
+      }
     });
   });
 }
@@ -139,7 +150,30 @@ int command_plan(const std::vector<std::string>& args) {
     options.jobs = vm["jobs"].as<int>();
     if (options.jobs < 1) throw po::error("--jobs must be >= 1");
   }
-  const PlanResult result = plan_request(request, options);
+  // SIGINT/SIGTERM stop the search (the simulations poll the flag): nothing is written.
+  catch_stop_signals();
+  options.interrupt = &stop_requested();
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  if (terminal) {
+    options.progress = [&](std::uint64_t simulations) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::cerr << fmt::format("\rgpumux: plan: {} simulations, {:.0f} s", simulations, seconds)
+                << std::flush;
+    };
+  }
+  std::optional<PlanResult> searched;
+  try {
+    searched = plan_request(request, options);
+  } catch (const PlanInterrupted&) {
+    if (terminal) std::cerr << "\n";
+    std::cerr << "gpumux: plan: interrupted (" << stop_signal_name()
+              << "): the search stopped; nothing written\n";
+    return signal_exit_status();
+  }
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
+  const PlanResult& result = *searched;
   if (!output.empty() && result.found()) write_best_yaml(output, request.scenario, result);
   if (format == OutputFormat::json) {
     std::cout << plan_json(result).dump() << "\n";

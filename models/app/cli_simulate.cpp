@@ -75,7 +75,7 @@ po::options_description run_options() {
   po::options_description o("gpumux run SCENARIO.yaml");
   o.add_options()("output,o", po::value<std::string>()->value_name("OUT.h5"),
                   "write the HDF5 result file here (.h5 or .hdf5; a regular file or a new "
-                  "name, symlinks followed)")("seed", po::value<std::uint64_t>()->value_name("N"),
+                  "name, symlinks followed)")("seed", po::value<std::string>()->value_name("N"),
                                               "override the scenario's master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override, e.g. gpus.0.sharing.timeslice=2ms (repeatable)")(
@@ -105,7 +105,7 @@ po::options_description compare_options() {
   o.add_options()("strategies", po::value<std::string>()->required()->value_name("A,B,..."),
                   names.c_str())("output,o", po::value<std::string>(),
                                  "write all results into one HDF5 file")(
-      "seed", po::value<std::uint64_t>(), "override the master seed")(
+      "seed", po::value<std::string>(), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override")(
       "format", po::value<std::string>()->value_name("table|json|csv"),
       "output: table (default), json (an array of summaries), csv (one row per strategy and "
@@ -241,7 +241,8 @@ int command_compare(const std::vector<std::string>& args) {
     control.variant_finished = [&](const RunResult& result) { file->end_run(result); };
   }
   const std::vector<RunResult> results = simulate_variants(variants, strategies, control);
-  const bool written = write_output(vm, [&](const std::string&) { file->finish(results); });
+  const bool written =
+      write_output(vm, [&](const std::string&) { file->finish(results, stop_requested().load()); });
   if (format == OutputFormat::json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const RunResult& r : results) all.push_back(summary_json(r));

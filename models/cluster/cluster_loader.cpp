@@ -16,6 +16,7 @@
 #include "models/config/profile_loader.hpp"
 #include "models/scenario/override_tree.hpp"
 #include "models/scenario/pod_workload.hpp"
+#include "models/scenario/work_estimate.hpp"
 #include "sim/util/checked.hpp"
 
 namespace gpumux::cluster {
@@ -27,6 +28,18 @@ using namespace yaml;
 constexpr int kMaxNodesPerPool = 100'000;    // assumption: larger than any published cluster
 constexpr int kMaxGpusPerNode = 64;          // assumption: HGX nodes have 8, GB200 NVL72 racks 72/4
 constexpr int kMaxPodsPerEntry = 1'000'000;  // count or arrivals.count of one pods[] entry
+// The highest price per node-hour: assumption, a million times an 8-GPU node's ~$30-100/h list
+// price; keeps every cost (node-hours x price) finite in the results (1e308 gave inf / null).
+constexpr double kMaxCostPerHour = 1e8;
+
+double cost_per_hour_of(Context& ctx, const Field& field) {
+  const double price = number_of(ctx, field);
+  if (price < 0) ctx.fail(field, "must not be negative");
+  if (!(price <= kMaxCostPerHour)) {
+    ctx.fail(field, fmt::format("at most {:g} per node-hour, got {:g}", kMaxCostPerHour, price));
+  }
+  return price;
+}
 
 // --- network rates: "100Gbit/s" (bits) or "12.5GB/s" (bytes) -> bytes per second ---
 
@@ -68,7 +81,7 @@ const DeviceProfile& profile_of(Context& ctx, const Field& field) {
   }
 }
 
-GpuSharingConfig device_plugin_of(Context& ctx, const Field& field) {
+GpuSharingConfig device_plugin_config_of(Context& ctx, const Field& field) {
   if (field.node.IsScalar()) {
     const std::string path = ctx.resolve_path(field, non_empty_text(ctx, field)).string();
     const std::string text =
@@ -78,6 +91,25 @@ GpuSharingConfig device_plugin_of(Context& ctx, const Field& field) {
     return config;
   }
   return read_device_plugin_config(ctx, field);
+}
+
+// A device plugin's `devices:` subset is parsed but not modelled (every device of the pool is
+// shared): refused, not silently ignored.
+GpuSharingConfig without_device_subsets(GpuSharingConfig config) {
+  for (const SharedResource& r : config.shared) {
+    if (!r.devices.empty()) {
+      throw InputError(r.devices_where,
+                       fmt::format("sharing only some devices of {} is not modelled: gpumux shares "
+                                   "every device of the pool; drop `devices:` (or `devices: all`), "
+                                   "or put the unshared GPUs in a pool of their own",
+                                   r.name));
+    }
+  }
+  return config;
+}
+
+GpuSharingConfig device_plugin_of(Context& ctx, const Field& field) {
+  return without_device_subsets(device_plugin_config_of(ctx, field));
 }
 
 // Checks a combined device-plugin + MIG layout: what the strategy advertises must exist.
@@ -198,10 +230,7 @@ NodePoolSpec pool_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("cpu")) pool.cpu_milli = cpu_millicores_of(ctx, *f);
   if (const auto f = map.get("memory")) pool.memory_bytes = memory_bytes_of(ctx, *f);
-  if (const auto f = map.get("cost_per_hour")) {
-    pool.cost_per_hour = number_of(ctx, *f);
-    if (pool.cost_per_hour < 0) ctx.fail(*f, "must not be negative");
-  }
+  if (const auto f = map.get("cost_per_hour")) pool.cost_per_hour = cost_per_hour_of(ctx, *f);
   if (const auto f = map.get("currency")) pool.currency = non_empty_text(ctx, *f);
   if (const auto f = map.get("network")) pool.network_bytes_per_s = network_rate_of(ctx, *f);
   if (const auto f = map.get("nvlink")) pool.nvlink_bytes_per_s = network_rate_of(ctx, *f);
@@ -289,6 +318,9 @@ struct PodEntry {
   bool poisson = true;
   double rate_per_s = 0;
   Nanos start = 0;
+  SourceLocation count_where;     // `count` or `arrivals.count` (else the entry): the work budget
+  SourceLocation arrivals_where;  // `arrivals:`, for a drawn arrival beyond the int64 horizon
+  SourceLocation duration_where;  // `duration:`, for an arrival + duration beyond it
 };
 
 PodEntry pod_entry_of(Context& ctx, const Field& field) {
@@ -300,6 +332,7 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
   PodEntry e;
   PodSpec& pod = e.pod;
   pod.where = ctx.at(field.path, field.mark);
+  e.count_where = pod.where;
   pod.name = name_of(ctx, map.require("name"));
   pod.pod_class = pod.name;
   if (const auto f = map.get("class")) pod.pod_class = non_empty_text(ctx, *f);
@@ -310,6 +343,7 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("count")) {
     if (arrivals) ctx.fail(*f, "with arrivals, the number of pods is arrivals.count");
     e.count = int_of(ctx, *f, 1);
+    e.count_where = ctx.at(f->path, f->mark);
     if (e.count > kMaxPodsPerEntry) {
       ctx.fail(*f, fmt::format("at most {} pods per entry, got {}", kMaxPodsPerEntry, e.count));
     }
@@ -317,6 +351,7 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
   if (arrivals) {
     const MapReader a(ctx, *arrivals, {"process", "rate", "count", "start"});
     e.generated = true;
+    e.arrivals_where = ctx.at(arrivals->path, arrivals->mark);
     if (const auto f = a.get("process")) {
       e.poisson = choice_of<bool>(ctx, *f, {{"poisson", true}, {"constant", false}},
                                   {"poisson", "constant"}, "arrival process");
@@ -324,6 +359,7 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
     e.rate_per_s = rate_of(ctx, a.require("rate"));
     const Field count = a.require("count");
     e.count = int_of(ctx, count, 1);
+    e.count_where = ctx.at(count.path, count.mark);
     if (e.count > kMaxPodsPerEntry) {
       ctx.fail(count, fmt::format("at most {} pods per entry, got {}", kMaxPodsPerEntry, e.count));
     }
@@ -381,7 +417,10 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
   const auto duration = map.get("duration");
   const auto workload = map.get("workload");
   if (duration && workload) ctx.fail(*workload, "give duration or workload, not both");
-  if (duration) pod.workload.duration = positive_duration_of(ctx, *duration);
+  if (duration) {
+    pod.workload.duration = positive_duration_of(ctx, *duration);
+    e.duration_where = ctx.at(duration->path, duration->mark);
+  }
   if (workload) pod.workload.tenant = read_pod_workload(ctx, *workload, pod.name);
   if (!duration && !workload) {
     ctx.fail(Field{field.node, child_path(field.path, "duration"), field.mark},
@@ -403,7 +442,21 @@ void expand(const PodEntry& e, std::uint64_t seed, std::size_t entry_index,
     if (pod.workload.tenant) pod.workload.tenant->name = pod.name;
     if (e.generated) {
       if (k > 0) time_ns += e.poisson ? gap(random) * 1e9 : 1e9 / e.rate_per_s;
+      if (!(time_ns < static_cast<double>(checked::kMaxInt64))) {
+        throw InputError(e.arrivals_where,
+                         fmt::format("arrival {} of {} falls beyond {} s (int64 nanoseconds, "
+                                     "about 292 years): raise rate or lower count",
+                                     k + 1, e.count, checked::kMaxInt64 / kSecond));
+      }
       pod.arrival = checked::nanos_saturating(time_ns);
+    }
+    // The pod's end, arrival + duration, must be a time too (the replay never wraps it).
+    if (pod.workload.duration && *pod.workload.duration > checked::kMaxInt64 - pod.arrival) {
+      throw InputError(e.duration_where.file.empty() ? pod.where : e.duration_where,
+                       fmt::format("pod {}: arrival ({} s) + duration ({} s) is beyond {} s "
+                                   "(int64 nanoseconds, about 292 years)",
+                                   pod.name, pod.arrival / kSecond,
+                                   *pod.workload.duration / kSecond, checked::kMaxInt64 / kSecond));
     }
     out.push_back(std::move(pod));
   }
@@ -440,14 +493,15 @@ SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
   return s;
 }
 
-void openb_of(Context& ctx, const Field& field, ClusterSpec& spec) {
+void openb_of(Context& ctx, const Field& field, ClusterSpec& spec, bool allow_large) {
   const MapReader map(ctx, field, {"nodes", "pods", "cost_per_hour"});
   const Field nodes = map.require("nodes");
   const Field pods = map.require("pods");
   spec.pools = load_openb_nodes(ctx.resolve_path(nodes, non_empty_text(ctx, nodes)).string(),
                                 ctx.at(nodes.path, nodes.mark));
-  spec.pods = load_openb_pods(ctx.resolve_path(pods, non_empty_text(ctx, pods)).string(),
-                              ctx.at(pods.path, pods.mark));
+  spec.pods = load_openb_pods(
+      ctx.resolve_path(pods, non_empty_text(ctx, pods)).string(), ctx.at(pods.path, pods.mark),
+      allow_large ? SIZE_MAX : static_cast<std::size_t>(kWorkBudgetClusterPods));
   if (const auto f = map.get("cost_per_hour")) {
     ctx.record(*f);
     if (!f->node.IsMap()) {
@@ -458,8 +512,7 @@ void openb_of(Context& ctx, const Field& field, ClusterSpec& spec) {
       const std::string model = it->first.Scalar();
       const Field value{it->second, child_path(f->path, model),
                         it->second.Mark().line >= 0 ? it->second.Mark() : it->first.Mark()};
-      const double price = number_of(ctx, value);
-      if (price < 0) ctx.fail(value, "must not be negative");
+      const double price = cost_per_hour_of(ctx, value);
       bool used = false;
       for (NodePoolSpec& pool : spec.pools) {
         if (pool.gpu_model == model) {
@@ -478,18 +531,87 @@ void openb_of(Context& ctx, const Field& field, ClusterSpec& spec) {
   }
 }
 
-ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed) {
+std::string sci(double value) { return fmt::format("{:.3g}", value); }
+
+// The work budget's pods (models/scenario/work_estimate.hpp): the sum over all entries, refused
+// at the entry with the most pods before any is expanded.
+void check_pod_budget(const std::vector<PodEntry>& entries, bool allow_large) {
+  double total = 0;
+  const PodEntry* largest = nullptr;
+  for (const PodEntry& e : entries) {
+    total += e.count;
+    if (largest == nullptr || e.count > largest->count) largest = &e;
+  }
+  if (allow_large || total <= kWorkBudgetClusterPods) return;
+  throw InputError(
+      largest->count_where,
+      fmt::format("the cluster asks for {} pods over {} pods[] entries (budget {} pods, "
+                  "about {} GB at {} B per pod); lower count or set allow_large: true "
+                  "to run it anyway",
+                  sci(total), entries.size(), sci(kWorkBudgetClusterPods),
+                  sci(kWorkBudgetClusterPods * kClusterBytesPerPod / 1e9),
+                  sci(kClusterBytesPerPod)));
+}
+
+// The time a workload pod is measured for: the replay's duration, else the last arrival + 60 s
+// (models/cluster/workload_pods.hpp; arrival stands in for the start, not known before the
+// replay).
+constexpr Nanos kWorkloadTail = 60 * kSecond;
+
+// The work budget of the workload pods: each runs its tenant from its arrival to the horizon;
+// the requests and launches of all of them, estimated as for a scenario's tenants
+// (estimate_work, linear in the time: one estimate per entry over its pods' summed time).
+void check_workload_budget(const std::vector<PodEntry>& entries,
+                           const std::vector<std::vector<Nanos>>& arrivals, Nanos horizon,
+                           bool allow_large) {
+  if (allow_large) return;
+  double requests = 0;
+  double launches = 0;
+  const PodEntry* worst = nullptr;
+  double worst_launches = -1;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const PodEntry& e = entries[i];
+    if (!e.pod.workload.tenant) continue;
+    double active_ns = 0;
+    for (const Nanos a : arrivals[i])
+      active_ns += static_cast<double>(std::max<Nanos>(0, horizon - a));
+    Scenario one;
+    one.duration = static_cast<Nanos>(std::min(active_ns, 9.2e18));
+    one.tenants.push_back(*e.pod.workload.tenant);
+    const WorkEstimate w = estimate_work(one, {});
+    requests += w.requests;
+    launches += w.launches;
+    if (w.launches > worst_launches) {
+      worst_launches = w.launches;
+      worst = &e;
+    }
+  }
+  if (requests <= kWorkBudgetRequests && launches <= kWorkBudgetLaunches) return;
+  SourceLocation where = worst->pod.where;
+  where.key_path += ".workload";
+  throw InputError(
+      where, fmt::format("the workload pods ask for about {} requests and {} kernel "
+                         "launches from their arrival to {} s (budget {} requests, {} "
+                         "launches); lower the rate, the pod count or the duration, or "
+                         "set allow_large: true to run it anyway",
+                         sci(requests), sci(launches), sci(static_cast<double>(horizon) / kSecond),
+                         sci(kWorkBudgetRequests), sci(kWorkBudgetLaunches)));
+}
+
+ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, bool allow_large) {
   const MapReader map(ctx, field, {"pools", "pods", "openb", "scheduler", "duration", "sample"});
   ClusterSpec spec;
   spec.where = ctx.at(field.path, field.mark);
   spec.seed = seed;
+  std::vector<PodEntry> entries;
+  std::vector<std::vector<Nanos>> entry_arrivals;
   if (const auto f = map.get("openb")) {
     for (const char* key : {"pools", "pods"}) {
       if (const auto other = map.get(key)) {
         ctx.fail(*other, fmt::format("openb gives the {}; drop `{}` or `openb`", key, key));
       }
     }
-    openb_of(ctx, *f, spec);
+    openb_of(ctx, *f, spec, allow_large);
   } else {
     std::set<std::string> pool_names;
     for (const Field& item : list_of(ctx, map.require("pools"), true)) {
@@ -501,25 +623,55 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed) {
       spec.pools.push_back(std::move(pool));
     }
     std::set<std::string> pod_names;
-    std::size_t index = 0;
-    for (const Field& item : list_of(ctx, map.require("pods"), true)) {
+    const std::vector<Field> items = list_of(ctx, map.require("pods"), true);
+    for (const Field& item : items) entries.push_back(pod_entry_of(ctx, item));
+    check_pod_budget(entries, allow_large);
+    for (std::size_t index = 0; index < entries.size(); ++index) {
       const std::size_t first = spec.pods.size();
-      expand(pod_entry_of(ctx, item), seed, index++, spec.pods);
+      expand(entries[index], seed, index, spec.pods);
+      entry_arrivals.emplace_back();
       for (std::size_t i = first; i < spec.pods.size(); ++i) {
         if (!pod_names.insert(spec.pods[i].name).second) {
-          ctx.fail_at(child_path(item.path, "name"),
+          ctx.fail_at(child_path(items[index].path, "name"),
                       fmt::format("duplicate pod name '{}' (count/arrivals N > 1 names copies "
                                   "NAME-0 .. NAME-(N-1))",
                                   spec.pods[i].name));
         }
+        if (spec.pods[i].workload.tenant) entry_arrivals.back().push_back(spec.pods[i].arrival);
       }
     }
     spec.pods = sorted_by_arrival(std::move(spec.pods));
   }
   if (const auto f = map.get("scheduler")) spec.scheduler = scheduler_of(ctx, *f);
   if (const auto f = map.get("duration")) spec.duration = positive_duration_of(ctx, *f);
-  if (const auto f = map.get("sample")) spec.sample = positive_duration_of(ctx, *f);
+  const Nanos last_arrival = spec.pods.empty() ? 0 : spec.pods.back().arrival;
+  if (const auto f = map.get("sample")) {
+    spec.sample = positive_duration_of(ctx, *f);
+    // One sample every `sample` to the horizon (models/cluster/cluster_run.cpp), each a row kept
+    // to the end: the work budget's timeseries samples.
+    const Nanos horizon = spec.duration > 0 ? spec.duration : last_arrival;
+    const double samples = static_cast<double>(horizon / spec.sample) + 1;
+    if (!allow_large && samples > kWorkBudgetSamples) {
+      ctx.fail(*f, fmt::format("about {} samples over {} s (budget {}); raise sample or set "
+                               "allow_large: true to run it anyway",
+                               sci(samples), sci(static_cast<double>(horizon) / kSecond),
+                               sci(kWorkBudgetSamples)));
+    }
+  }
+  const Nanos horizon =
+      spec.duration > 0 ? spec.duration : checked::add_saturating(last_arrival, kWorkloadTail);
+  if (!entries.empty()) check_workload_budget(entries, entry_arrivals, horizon, allow_large);
   return spec;
+}
+
+// The scenario's `allow_large` (default false), read without the scenario's schema.
+bool allow_large_of_root(Context& ctx, const YAML::Node& root) {
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == "allow_large") {
+      return bool_of(ctx, Field{it->second, "allow_large", it->second.Mark()});
+    }
+  }
+  return false;
 }
 
 // The scenario's `seed` (default 1, as the scenario loader), read without the scenario's schema.
@@ -563,6 +715,7 @@ ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& s
   }
   apply_overrides(root, ctx, scenario_level);
   const std::uint64_t seed = seed_of_root(ctx, root);
+  const bool allow_large = allow_large_of_root(ctx, root);
   // Find the key's own mark for the field (the value's mark when there is one).
   YAML::Mark mark;
   for (auto it = root.begin(); it != root.end(); ++it) {
@@ -571,7 +724,7 @@ ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& s
     }
   }
   const Field field{read_only["cluster"], "cluster", mark};
-  if (!field.node.IsScalar()) return read_cluster(ctx, field, seed);
+  if (!field.node.IsScalar()) return read_cluster(ctx, field, seed, allow_large);
 
   // `cluster: FILE`: the cluster file holds the mapping at its root or under `cluster:`.
   const std::string path = ctx.resolve_path(field, non_empty_text(ctx, field)).string();
@@ -584,7 +737,8 @@ ClusterSpec load_cluster_text(const std::string& yaml_text, const std::string& s
   apply_overrides(file_root, file_ctx, cluster_overrides(overrides, false),
                   wrapped ? "" : "cluster.");
   const YAML::Node body = wrapped ? YAML::Node(file_read_only["cluster"]) : file_root;
-  return read_cluster(file_ctx, Field{body, wrapped ? "cluster" : "", body.Mark()}, seed);
+  return read_cluster(file_ctx, Field{body, wrapped ? "cluster" : "", body.Mark()}, seed,
+                      allow_large);
 }
 
 ClusterSpec load_cluster(const std::string& scenario_file, const std::vector<Override>& overrides) {

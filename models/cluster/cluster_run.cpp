@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "models/cluster/scheduler.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux::cluster {
 
@@ -174,7 +175,11 @@ void Replay::start_group(int g) {
   const Nanos step = ring_allreduce_time(p.gang_bytes_per_step, members, spans ? network : nvlink);
   // A workload pod without a duration runs to the end of the replay.
   const bool forever = !p.workload.duration.has_value();
-  Nanos duration = p.workload.duration.value_or(0) + p.gang_steps * step;
+  // Saturating: a run longer than int64 nanoseconds (about 292 years) ends after any horizon,
+  // so it is a pod that never completes, not a wrapped (negative) end time.
+  const Nanos duration = checked::add_saturating(p.workload.duration.value_or(0),
+                                                 checked::mul_saturating(p.gang_steps, step));
+  const Nanos completion = checked::add_saturating(now_, duration);
   const ClusterState& st = sched_.state();
   for (int i : gr.members) {
     Instance& in = inst_[static_cast<std::size_t>(i)];
@@ -214,8 +219,8 @@ void Replay::start_group(int g) {
     in.epoch += 1;
     on_node_[static_cast<std::size_t>(node)].push_back(i);
     ++running_;
-    if (!spec_.scheduler.ignore_deletions && !forever) {
-      push(now_ + duration, Kind::completion, i, in.epoch);
+    if (!spec_.scheduler.ignore_deletions && !forever && completion < checked::kMaxInt64) {
+      push(completion, Kind::completion, i, in.epoch);
     }
   }
 }
@@ -377,11 +382,11 @@ void Replay::maybe_provision(int g) {
     std::vector<int> frees = pr.frees;
     bool ok = true;
     for (const Need& need : d.needs) {
-      int left = need.count;
+      std::int64_t left = need.count;
       for (std::size_t u = 0; u < frees.size() && left > 0; ++u) {
         if (tpl.units[u].resource != need.resource) continue;
         if (need.spread) {
-          const int t = std::min(left, frees[u]);
+          const int t = static_cast<int>(std::min<std::int64_t>(left, frees[u]));
           frees[u] -= t;
           left -= t;
         } else if (frees[u] >= need.per_unit) {
@@ -425,7 +430,8 @@ void Replay::maybe_provision(int g) {
       pr.mem -= d.memory_bytes;
       inflight_.push_back(pr);
       pools_[static_cast<std::size_t>(pool)].scale_ups += 1;
-      push(now_ + ps.autoscaling->provisioning_delay, Kind::node_ready, slot);
+      push(checked::add_saturating(now_, ps.autoscaling->provisioning_delay), Kind::node_ready,
+           slot);
       gr.provisioned = true;
     }
     if (gr.provisioned) return;
@@ -436,7 +442,7 @@ void Replay::node_emptied(int node) {
   const int pool = sched_.state().pool[static_cast<std::size_t>(node)];
   const NodePoolSpec& ps = spec_.pools[static_cast<std::size_t>(pool)];
   if (!ps.autoscaling) return;
-  push(now_ + ps.autoscaling->scale_down_after, Kind::scale_down, node,
+  push(checked::add_saturating(now_, ps.autoscaling->scale_down_after), Kind::scale_down, node,
        sched_.state().version[static_cast<std::size_t>(node)]);
 }
 
@@ -575,10 +581,10 @@ ClusterResult Replay::run() {
   for (int n = 0; n < st.nodes(); ++n) {
     if (st.active[static_cast<std::size_t>(n)]) node_emptied(n);
   }
-  if (spec_.sample > 0) {
-    const Nanos horizon = spec_.duration > 0 ? spec_.duration : last_arrival;
-    for (Nanos t = 0; t <= horizon; t += spec_.sample) push(t, Kind::sample, 0);
-  }
+  // Samples every spec_.sample up to the horizon, one queued at a time (the next is pushed when
+  // one fires): memory does not grow with horizon / sample.
+  const Nanos sample_horizon = spec_.duration > 0 ? spec_.duration : last_arrival;
+  if (spec_.sample > 0) push(0, Kind::sample, 0);
   const Nanos stop = spec_.duration > 0 ? spec_.duration : kNever;
   while (!events_.empty()) {
     const Event e = events_.top();
@@ -635,8 +641,11 @@ ClusterResult Replay::run() {
         pools_[static_cast<std::size_t>(pool)].scale_downs += 1;
         break;
       }
-      case Kind::sample:
+      case Kind::sample: {
+        const Nanos next = checked::add_saturating(now_, spec_.sample);
+        if (next <= sample_horizon && next < checked::kMaxInt64) push(next, Kind::sample, 0);
         break;
+      }
     }
     // Retry the pending queues once the instant's releases are in (same-time events first).
     if (events_.empty() || events_.top().time != now_ || e.kind == Kind::sample) retry_pending();

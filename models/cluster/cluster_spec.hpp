@@ -42,8 +42,11 @@ struct SharedResource {
   /// name.
   std::string advertised_name;
   int replicas = 1;  ///< >= 2 for a shared resource
-  /// The device plugin's `devices:` selector; empty = all devices of that resource.
+  /// The device plugin's `devices:` selector; empty = all devices of that resource. Parsed as
+  /// the plugin does, but a pool refuses a subset (the loader: not modelled, every device of the
+  /// pool is shared), at `devices_where`.
   std::vector<std::string> devices;
+  SourceLocation devices_where;
 };
 
 /// What the device plugin advertises for each GPU of a pool, from a k8s-device-plugin config,

@@ -155,7 +155,10 @@ ReplicatedResources replicated_of(Context& ctx, const Field& field, bool mps,
       ctx.fail(replicas, fmt::format("at most 1024 replicas per device, got {}", count));
     }
     r.replicas = static_cast<int>(count);
-    if (const auto f = entry.get("devices")) r.devices = devices_of(ctx, *f);
+    if (const auto f = entry.get("devices")) {
+      r.devices = devices_of(ctx, *f);
+      r.devices_where = ctx.at(f->path, f->mark);
+    }
     if (const auto f = entry.get("rename")) {
       r.advertised_name = resource_name_of(ctx, *f);
     } else {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/config/profile_loader.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux::cluster {
 
@@ -194,7 +195,11 @@ Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplat
   auto share = requests.find(kGpuShareResource);
   int share_milli = pod.gpu_milli;
   if (share != requests.end()) {
-    if (share_milli == 0) share_milli = static_cast<int>(share->second);
+    // A share of a whole GPU or more is a whole GPU (the branch below): clamped before it
+    // becomes an int, never truncated.
+    if (share_milli == 0) {
+      share_milli = static_cast<int>(std::clamp<std::int64_t>(share->second, 0, kMilliPerGpu));
+    }
     requests.erase(share);
     if (pool.fractional) {
       requests["nvidia.com/gpu"] = 1;
@@ -239,14 +244,16 @@ Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplat
         n.per_unit = share_milli;
         d.gpu_milli_total += share_milli;
       } else {
-        n.count = static_cast<int>(count);
+        n.count = count;
         n.per_unit = kMilliPerGpu;
-        d.gpu_milli_total += n.count * kMilliPerGpu;
+        d.gpu_milli_total = checked::add_saturating(d.gpu_milli_total,
+                                                    checked::mul_saturating(count, kMilliPerGpu));
       }
     } else if (unit->slots == 1) {
-      n.count = static_cast<int>(count);
+      n.count = count;
       n.per_unit = 1;
-      d.gpu_milli_total += n.count * unit->gpu_milli;
+      d.gpu_milli_total = checked::add_saturating(d.gpu_milli_total,
+                                                  checked::mul_saturating(count, unit->gpu_milli));
     } else {
       if (pool.fail_requests_greater_than_one && count > 1) {
         d.possible = false;
@@ -256,10 +263,11 @@ Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplat
         }
         continue;
       }
-      n.count = static_cast<int>(count);
+      n.count = count;
       n.per_unit = 1;
       n.spread = true;
-      d.gpu_milli_total += n.count * unit->gpu_milli / unit->slots;
+      d.gpu_milli_total = checked::add_saturating(
+          d.gpu_milli_total, checked::mul_saturating(count, unit->gpu_milli) / unit->slots);
     }
     d.needs.push_back(n);
   }
@@ -298,7 +306,7 @@ ClusterState make_state(const std::vector<NodePoolSpec>& pools,
 bool need_fits(const ClusterState& state, const PoolTemplate& tpl, int node, const Need& need) {
   const int b = state.unit_begin[node];
   const int n = state.units(node);
-  int found = 0;
+  std::int64_t found = 0;
   for (int i = 0; i < n; ++i) {
     if (tpl.units[static_cast<std::size_t>(i)].resource != need.resource) continue;
     const int f = state.slot_free[static_cast<std::size_t>(b + i)];

@@ -105,7 +105,9 @@ std::vector<std::string> advertised_lines(const ClusterSpec& spec);
 /// One GPU resource need of a pod on one pool, resolved by that pool's semantics.
 struct Need {
   int resource = -1;
-  int count = 0;     ///< units (whole / fractional / MIG) or replicas (spread)
+  /// Units (whole / fractional / MIG) or replicas (spread), as the pod asks: 64-bit, a request
+  /// beyond a node's capacity never fits (the pod stays pending) and is never truncated.
+  std::int64_t count = 0;
   int per_unit = 0;  ///< slots each of the `count` units must have free and gives up
   /// Replica semantics (time-slicing / MPS): `count` slots anywhere on units of the resource.
   bool spread = false;
@@ -121,7 +123,9 @@ struct Demand {
   std::int64_t cpu_milli = 0;
   std::int64_t memory_bytes = 0;
   std::vector<Need> needs;
-  int gpu_milli_total = 0;  ///< milli-GPUs the pod takes (for allocation metrics)
+  /// Milli-GPUs the pod takes (for allocation metrics); INT64_MAX when the request's product
+  /// overflows (such a pod never fits).
+  std::int64_t gpu_milli_total = 0;
 };
 
 /// Resolves a pod's requests against a pool. Cost: O(resources requested).

@@ -10,9 +10,11 @@
 #include <tuple>
 
 #include "models/cluster/input_files.hpp"
+#include "models/scenario/work_estimate.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/checked.hpp"
 #include "sim/util/strings.hpp"
+#include "sim/util/utf8.hpp"
 
 namespace gpumux::cluster {
 namespace {
@@ -32,6 +34,9 @@ struct Row {
 class CsvTable {
  public:
   CsvTable(const std::string& text, std::string source) : source_(std::move(source)) {
+    // Node names and models go into the results (JSON, HDF5), which must be UTF-8.
+    if (const auto bad = find_invalid_utf8(text))
+      fail_at(bad->line, bad->column, "", bad->message());
     std::size_t pos = 0;
     int line = 0;
     while (pos < text.size()) {
@@ -201,7 +206,28 @@ std::vector<NodePoolSpec> parse_openb_nodes(const std::string& csv_text,
   return pools;
 }
 
-std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::string& source_name) {
+std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::string& source_name,
+                                      std::size_t max_pods, const SourceLocation& budget_where) {
+  // The work budget, before the rows are split (the split rows alone take ~100 B per pod).
+  const auto lines = static_cast<std::size_t>(std::count(csv_text.begin(), csv_text.end(), '\n'));
+  if (max_pods != SIZE_MAX && lines > max_pods + 1) {
+    std::size_t rows = 0;  // non-empty lines after the header
+    for (std::size_t pos = 0; pos < csv_text.size();) {
+      std::size_t end = csv_text.find('\n', pos);
+      if (end == std::string::npos) end = csv_text.size();
+      if (end > pos && !(end == pos + 1 && csv_text[pos] == '\r')) ++rows;
+      pos = end + 1;
+    }
+    if (rows > max_pods + 1) {
+      const SourceLocation where =
+          budget_where.file.empty() ? SourceLocation{source_name, 0, 0, ""} : budget_where;
+      throw InputError(where, fmt::format("{}: {} pods, over the work budget of {} cluster pods "
+                                          "(about {} B each); use a shorter pod list or set "
+                                          "allow_large: true to run it anyway",
+                                          source_name, rows - 1, max_pods,
+                                          static_cast<long long>(kClusterBytesPerPod)));
+    }
+  }
   const CsvTable table(csv_text, source_name);
   const std::size_t name = *table.column("name", true);
   const std::size_t cpu = *table.column("cpu_milli", true);
@@ -297,11 +323,11 @@ std::vector<NodePoolSpec> load_openb_nodes(const std::string& path,
       path);
 }
 
-std::vector<PodSpec> load_openb_pods(const std::string& path,
-                                     const SourceLocation& referenced_from) {
+std::vector<PodSpec> load_openb_pods(const std::string& path, const SourceLocation& referenced_from,
+                                     std::size_t max_pods) {
   return parse_openb_pods(
       detail::read_text_file(path, "openb pod list", referenced_from, input_file::kMaxTraceBytes),
-      path);
+      path, max_pods, referenced_from);
 }
 
 }  // namespace gpumux::cluster

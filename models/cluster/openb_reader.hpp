@@ -28,6 +28,7 @@
 // Rows are sorted by creation_time (stable). A corrupt row is an InputError
 // "FILE:LINE:COLUMN: COLUMN_NAME: message". Cost: linear; the 8,152-pod default file parses in
 // about 25 ms (tests/unit/test_cluster_openb.cpp measures it).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,13 +42,18 @@ std::vector<PodSpec> sorted_by_arrival(std::vector<PodSpec> pods);
 /// Parses an openb node list (openb_node_list_*.csv). Throws InputError.
 std::vector<NodePoolSpec> parse_openb_nodes(const std::string& csv_text,
                                             const std::string& source_name);
-/// Parses an openb pod list (openb_pod_list_*.csv); sorted by arrival. Throws InputError.
-std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::string& source_name);
+/// Parses an openb pod list (openb_pod_list_*.csv); sorted by arrival. Throws InputError, also
+/// (before parsing any row) for a file of more than `max_pods` data lines: the work budget
+/// (kWorkBudgetClusterPods), located at `budget_where` (the key naming the file) when given.
+std::vector<PodSpec> parse_openb_pods(const std::string& csv_text, const std::string& source_name,
+                                      std::size_t max_pods = SIZE_MAX,
+                                      const SourceLocation& budget_where = {});
 
 /// The same from files; `referenced_from` is where the path was written (for a missing file).
 std::vector<NodePoolSpec> load_openb_nodes(const std::string& path,
                                            const SourceLocation& referenced_from = {});
 std::vector<PodSpec> load_openb_pods(const std::string& path,
-                                     const SourceLocation& referenced_from = {});
+                                     const SourceLocation& referenced_from = {},
+                                     std::size_t max_pods = SIZE_MAX);
 
 }  // namespace gpumux::cluster

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/util/checked.hpp"
+
 namespace gpumux::cluster {
 namespace {
 
@@ -57,7 +59,8 @@ Nanos ring_allreduce_time(std::int64_t bytes, int members, double bandwidth_byte
   if (members <= 1 || bytes <= 0 || bandwidth_bytes_per_s <= 0) return 0;
   const double n = members;
   const double seconds = 2.0 * (n - 1) / n * static_cast<double>(bytes) / bandwidth_bytes_per_s;
-  return static_cast<Nanos>(std::llround(seconds * 1e9));
+  // Saturating (INT64_MAX): a step beyond ~292 years, e.g. petabytes over a bit per second.
+  return checked::nanos_saturating(seconds * 1e9);
 }
 
 Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
@@ -199,7 +202,7 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
   }
 }
 
-int Scheduler::gpu_milli_of(int shape) const {
+std::int64_t Scheduler::gpu_milli_of(int shape) const {
   for (int p = 0; p < pools(); ++p) {
     const Demand& d = demand(shape, p);
     if (d.possible) return d.gpu_milli_total;
@@ -220,7 +223,7 @@ bool Scheduler::fits_raw(const Demand& d, const PoolTemplate& tpl, std::int64_t 
   if (!d.possible || cpu < d.cpu_milli || mem < d.memory_bytes) return false;
   const int n = static_cast<int>(tpl.units.size());
   for (const Need& need : d.needs) {
-    int found = 0;
+    std::int64_t found = 0;
     for (int i = 0; i < n && found < need.count; ++i) {
       if (tpl.units[static_cast<std::size_t>(i)].resource != need.resource) continue;
       if (need.spread) {
@@ -341,11 +344,13 @@ void Scheduler::choose_units(const Demand& d, int node, const int* frees_in,
         return frees[static_cast<std::size_t>(a)] > frees[static_cast<std::size_t>(b)];
       });
     }
-    int left = need.count;
+    std::int64_t left = need.count;
     for (int i : cand) {
       if (left == 0) break;
       const int take =
-          need.spread ? std::min(left, frees[static_cast<std::size_t>(i)]) : need.per_unit;
+          need.spread
+              ? static_cast<int>(std::min<std::int64_t>(left, frees[static_cast<std::size_t>(i)]))
+              : need.per_unit;
       frees[static_cast<std::size_t>(i)] -= take;
       takes.emplace_back(base + i, take);
       left -= need.spread ? take : 1;
@@ -551,8 +556,8 @@ PendingReason Scheduler::explain(int shape, int members) const {
       why = fmt::format("Insufficient {}", d.refused_name);
     } else {
       some_pool_possible = true;
-      cpu_total += state_.cpu_free[nn];
-      mem_total += state_.memory_free[nn];
+      cpu_total = checked::add_saturating(cpu_total, state_.cpu_free[nn]);
+      mem_total = checked::add_saturating(mem_total, state_.memory_free[nn]);
       for (int i = 0; i < state_.units(node); ++i) {
         const UnitTemplate& u = tpl.units[static_cast<std::size_t>(i)];
         const int f = state_.slot_free[static_cast<std::size_t>(state_.unit_begin[node] + i)];
@@ -606,7 +611,8 @@ PendingReason Scheduler::explain(int shape, int members) const {
       }
     }
     const Demand& d = demand(shape, pool);
-    bool enough = cpu_total >= d.cpu_milli * members && mem_total >= d.memory_bytes * members;
+    bool enough = cpu_total >= checked::mul_saturating(d.cpu_milli, members) &&
+                  mem_total >= checked::mul_saturating(d.memory_bytes, members);
     for (const Need& need : d.needs) {
       const double want = static_cast<double>(need.count) * need.per_unit * members;
       enough = enough && free_by_resource[static_cast<std::size_t>(need.resource)] >= want;

@@ -97,7 +97,7 @@ class Scheduler {
   }
   int pools() const { return static_cast<int>(templates_.size()); }
   /// The milli-GPUs a pod of this shape takes (on the first pool that can host it).
-  int gpu_milli_of(int shape) const;
+  std::int64_t gpu_milli_of(int shape) const;
 
   /// Chooses a node and units for one pod of `shape` by the policy; false when none is feasible.
   /// Does not change the state. Cost: O(active nodes) with cached scores.

@@ -557,7 +557,7 @@ void StreamedCompareFile::end_run(const RunResult& result) {
   }
 }
 
-void StreamedCompareFile::finish(const std::vector<RunResult>& results) {
+void StreamedCompareFile::finish(const std::vector<RunResult>& results, bool stopped) {
   if (!state_) throw std::logic_error("StreamedCompareFile::finish called twice");
   State& s = *state_;
   if (s.run || results.size() != s.labels.size() || results.empty()) {
@@ -572,6 +572,11 @@ void StreamedCompareFile::finish(const std::vector<RunResult>& results) {
   }
   write_close_commit(state_, [&](State& state) {
     write_root_attributes(state.root, results.front());
+    // The file as a whole: interrupted when any strategy is, or when the rest never ran.
+    const bool interrupted =
+        stopped || std::any_of(results.begin(), results.end(),
+                               [](const RunResult& r) { return r.status == "interrupted"; });
+    if (interrupted) state.root.set_attribute("status", std::string("interrupted"));
     Json summaries = Json::array();
     Json labels = Json::array();
     for (std::size_t i = 0; i < results.size(); ++i) {

@@ -133,8 +133,10 @@ class StreamedCompareFile final : public Recorder {
   std::uint64_t requests_written() const;
   /// RESULTS: the results of the runs begun, in order. Writes the root of the file, closes,
   /// fsyncs and renames it over PATH. Call once. Throws OutputError("cannot write PATH: why")
-  /// for this or any earlier write error; the temporary file is then removed.
-  void finish(const std::vector<RunResult>& results);
+  /// for this or any earlier write error; the temporary file is then removed. The root's
+  /// `status` is "interrupted" when any result is, or when STOPPED (the comparison stopped
+  /// before every strategy ran), else the first result's.
+  void finish(const std::vector<RunResult>& results, bool stopped = false);
 
  private:
   struct State;

@@ -30,9 +30,11 @@
 // groups whose feasibility is proven by simulation; it stops there (the optimum is proven).
 // Unknown units are simulated in batches on `jobs` threads, or by `batch_runner` (Dask).
 // Cost: O(3^n max_gpus) per DP round for n tenants, plus the simulations.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,18 @@ struct PlanOptions {
   bool refine = true;  ///< at the optimum's cost, prefer configurations with more headroom
   bool verify = true;  ///< simulate the winning setup whole (the numbers of the table)
   PlanBatchRunner batch_runner;  ///< unset = in-process threads
+  /// Polled by every simulation and after each batch: once true, plan_scenario throws
+  /// PlanInterrupted (the CLI's SIGINT/SIGTERM: nothing is written).
+  const std::atomic<bool>* interrupt = nullptr;
+  /// Called after each batch of simulations with the number simulated so far (the CLI's
+  /// progress line on a terminal).
+  std::function<void(std::uint64_t simulations)> progress;
+};
+
+/// The search stopped by PlanOptions::interrupt before it finished: no result.
+class PlanInterrupted : public std::runtime_error {
+ public:
+  PlanInterrupted() : std::runtime_error("plan interrupted") {}
 };
 
 /// One tenant's outcome in a setup.

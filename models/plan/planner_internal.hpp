@@ -23,6 +23,7 @@
 
 #include "models/plan/bounds.hpp"
 #include "models/plan/planner.hpp"
+#include "models/scenario/plan_limits.hpp"
 #include "models/plan/slo_check.hpp"
 
 namespace gpumux {
@@ -33,7 +34,7 @@ namespace planner_detail {
 
 using Mask = std::uint32_t;
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
-inline constexpr int kMaxTenants = 14;
+inline constexpr int kMaxTenants = kMaxPlanTenants;  // models/scenario/scenario.hpp
 
 enum class Mode : int { exclusive = 0, time_slicing = 1, mps = 2 };
 

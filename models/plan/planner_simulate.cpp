@@ -155,6 +155,8 @@ std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& number
 
 void Planner::simulate_units(const std::vector<UnitKey>& batch) {
   if (batch.empty()) return;
+  const auto stopped = [&] { return options_.interrupt != nullptr && options_.interrupt->load(); };
+  if (stopped()) throw PlanInterrupted();
   std::vector<Config> configs;
   for (const UnitKey& u : batch) {
     Config c;
@@ -189,6 +191,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
         try {
           RunOptions run;
           run.record_requests = false;
+          run.interrupt = options_.interrupt;
           results[i] = numbers_of(simulate(resolve_scenario(unit_scenario(configs[i])), run));
         } catch (const std::exception& e) {
           errors[i] = e.what();
@@ -201,6 +204,8 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
     work();
     for (std::thread& th : pool) th.join();
   }
+  // A simulation cut short is no verdict: stop before any is recorded.
+  if (stopped()) throw PlanInterrupted();
   std::lock_guard<std::mutex> lock(mutex_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     UnitInfo& info = units_[batch[i]];
@@ -213,6 +218,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
     info.outcomes = judge(results[i], batch[i].tenants, info.worst_ratio, info.reason);
     info.verdict = info.reason.empty() ? Verdict::feasible : Verdict::infeasible;
   }
+  if (options_.progress) options_.progress(stats_.simulations);
 }
 
 }  // namespace planner_detail

@@ -14,6 +14,7 @@
 
 #include "models/scenario/kernel_trace_internal.hpp"
 #include "sim/util/csv.hpp"
+#include "sim/util/utf8.hpp"
 
 namespace gpumux {
 namespace kernel_trace_detail {
@@ -68,6 +69,8 @@ void sort_by_start(KernelTrace& trace) {
 }
 
 std::vector<std::string> split_csv(const std::string& line, const std::string& path, int number) {
+  // Kernel names go into the results (JSON, HDF5), which must be UTF-8.
+  if (const auto bad = find_invalid_utf8(line)) fail(path, number, bad->message());
   try {
     return split_csv_line(line);
   } catch (const std::invalid_argument& e) {

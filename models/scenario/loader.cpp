@@ -12,6 +12,7 @@
 #include "models/config/yaml_reader.hpp"
 #include "models/gpu/contention_law.hpp"
 #include "models/scenario/loader_parts.hpp"
+#include "models/scenario/plan_limits.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/units.hpp"
 
@@ -175,6 +176,12 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
     }
   }
   scenario.tenants = expand(ctx, tenants, tenant_fields, &TenantSpec::replicas, "tenant");
+  if (planning && scenario.tenants.size() > static_cast<std::size_t>(kMaxPlanTenants)) {
+    // The planner's limit (models/plan/planner.cpp), refused here so `validate` agrees.
+    ctx.fail(tenants_field ? *tenants_field : map.require("tenants"),
+             "gpumux plan handles up to " + std::to_string(kMaxPlanTenants) +
+                 " tenants, the scenario has " + std::to_string(scenario.tenants.size()));
+  }
 
   if (const auto f = map.get("faults")) {
     std::set<std::string> names;

@@ -24,6 +24,7 @@
 #include "sim/util/checked.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/units.hpp"
+#include "sim/util/utf8.hpp"
 
 namespace gpumux {
 namespace {
@@ -253,6 +254,7 @@ class RowParser {
 
   /// Parses line `number`; true when it is a request (then `out` is filled).
   bool parse(const std::string& line, int number, RawRequest& out) {
+    if (const auto bad = find_invalid_utf8(line)) fail(source_, number, bad->message());
     if (strip_whitespace(line).empty()) return false;
     if (format_ == TraceFormat::mooncake) {
       out = mooncake_row(line, number);

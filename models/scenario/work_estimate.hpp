@@ -31,6 +31,16 @@ inline constexpr double kWorkBudgetRequests = 1e9;
 /// the longest request): each stores a row of the timeseries; 1e7 rows are about 1 GB.
 inline constexpr double kWorkBudgetSamples = 1e7;
 
+/// Cluster pods (summed over every `cluster.pods[]` entry, or the rows of an openb pod list):
+/// each is held as a PodSpec from load to the end of the replay, with its PodRecord and queue
+/// entries. Measured peak RSS per pod (docs/cluster.md, "Work budget"): about
+/// kClusterBytesPerPod, so the budget is about 4.6 GB.
+inline constexpr double kWorkBudgetClusterPods = 2e6;
+/// Peak memory per cluster pod: 2,282 B measured (peak RSS of `gpumux run` on generated
+/// scenarios of 200,000 and 400,000 one-GPU pods, the difference over the 200,000 between them;
+/// docs/cluster.md "Work budget"), rounded up.
+inline constexpr double kClusterBytesPerPod = 2300;
+
 /// Memory the run holds at its peak (statistics, kept records, timeseries; not the scenario or
 /// traces, already in memory when this is checked): 16 GiB.
 inline constexpr double kWorkBudgetMemoryBytes = 16.0 * (1 << 30);

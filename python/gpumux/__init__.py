@@ -162,6 +162,31 @@ def _seed(seed) -> int | None:
     return number
 
 
+def _flag(value, name: str) -> bool:
+    """A keyword that must be True or False (numpy bools too): 'no' is not False, so anything
+    else is a TypeError rather than taken as true."""
+    value = _plain(value)
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__} {value!r}")
+    return value
+
+
+def _seed_overrides(seed) -> list:
+    """--seed for a cluster replay: the `seed` key, applied after the overrides (as the CLI)."""
+    number = _seed(seed)
+    return [] if number is None else [f"seed={number}"]
+
+
+def _dask_client(client, name: str = "client"):
+    """CLIENT when it can run tasks (``map`` and ``gather``, as a dask.distributed.Client);
+    TypeError otherwise, before any work is sent."""
+    if client is not None and not (callable(getattr(client, "map", None))
+                                   and callable(getattr(client, "gather", None))):
+        raise TypeError(f"{name} must be a dask.distributed.Client (with map and gather), not "
+                        f"{type(client).__name__}")
+    return client
+
+
 # ---------------------------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------------------------
@@ -188,13 +213,15 @@ def run(scenario, overrides=None, seed: int | None = None,
     Runs in C++ with the GIL released. Ctrl-C raises KeyboardInterrupt (main thread).
     Raises ScenarioError for bad input, FileNotFoundError for a missing scenario file.
     """
+    record_requests = _flag(record_requests, "record_requests")
     text, is_path, source = _scenario_args(scenario)
     if _gpumux.is_cluster(text, is_path, source):
-        # A `cluster:` scenario: the cluster replay (docs/cluster.md).
-        native = _gpumux.run_cluster(text, is_path, _override_list(overrides), source)
+        # A `cluster:` scenario: the cluster replay (docs/cluster.md); seed as the CLI's --seed.
+        native = _gpumux.run_cluster(text, is_path,
+                                     _override_list(overrides) + _seed_overrides(seed), source)
         return ClusterResult(native)
     native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source, progress,
-                         record_requests=bool(record_requests))
+                         record_requests=record_requests)
     return Result._from_native(native)
 
 
@@ -300,6 +327,7 @@ def compare(scenario, strategies, overrides=None, seed: int | None = None, *,
     would not fit; ``gpumux compare -o`` streams them to the file instead.
     Every strategy is resolved before any runs, so a bad one fails fast (ScenarioError).
     """
+    return_results = _flag(return_results, "return_results")
     names = _strategy_list(strategies)
     text, is_path, source = _scenario_args(scenario)
     # The frame needs only the summaries: per-request records are kept only when the Results

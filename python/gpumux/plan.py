@@ -105,6 +105,11 @@ def plan(scenario, overrides=None, seed: int | None = None, *, gpus=None,
     Raises ScenarioError for bad input.
     """
     import gpumux
+    if isinstance(jobs, bool) or not isinstance(jobs, int):
+        raise TypeError(f"jobs must be a whole number of threads, not {type(jobs).__name__}")
+    if jobs < 0:
+        raise ValueError(f"jobs must be >= 1 (or 0: the cores), not {jobs}")
+    client = gpumux._dask_client(client)
     text, is_path, source = gpumux._scenario_args(scenario)
     extra = []
     plan_keys = {}

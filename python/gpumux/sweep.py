@@ -188,7 +188,8 @@ def _run_point(text, is_path, source, overrides, seed, cluster=False):
     import json
     try:
         if cluster:
-            native = gpumux._gpumux.run_cluster(text, is_path, overrides, source)
+            native = gpumux._gpumux.run_cluster(text, is_path,
+                                                overrides + gpumux._seed_overrides(seed), source)
             return cluster_rows(json.loads(native["summary"])), None
         native = gpumux._gpumux.run(text, is_path, overrides, seed, source, None,
                                     record_requests=False)
@@ -235,6 +236,7 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
     text, is_path, source = gpumux._scenario_args(scenario)
     base = gpumux._override_list(overrides)
     seed = gpumux._seed(seed)
+    client = gpumux._dask_client(client)
     tasks = [base + gpumux._override_list(p) for p in points]
     cluster = gpumux._gpumux.is_cluster(text, is_path, source)
 

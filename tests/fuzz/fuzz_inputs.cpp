@@ -1,5 +1,9 @@
-// Fuzz entry for gpumux's input readers (issue 13 item 5): the scenario loader (load, resolve,
-// a short simulate) and every trace reader. The first byte of the input picks the target; the
+// Fuzz entry for gpumux's input readers (issue 13 item 5, issue 27): the scenario loader (load,
+// resolve, a short simulate) and every trace reader; the cluster section (load, a short replay,
+// its metrics and workload pods; GKE keys are pool keys of it), the openb node and pod CSVs, the
+// device-plugin and mig-parted configs, and the `plan:` section (load and a small plan). The
+// first byte of the input picks the target (kTargets below: bytes 0xF0-0xFF the issue-27
+// targets, every other byte modulo 11 the earlier ones, so committed findings keep theirs); the
 // rest is the document. A UserError (InputError, RangeError, ...) is the expected answer to a
 // bad input; anything else escaping, a crash, a sanitizer report, a hang or a memory blow-up is
 // a finding.
@@ -18,6 +22,15 @@
 
 #include "sim/util/error.hpp"
 
+#include "models/cluster/cluster_loader.hpp"
+#include "models/cluster/cluster_metrics.hpp"
+#include "models/cluster/cluster_run.hpp"
+#include "models/cluster/device_plugin_config.hpp"
+#include "models/cluster/mig_parted_config.hpp"
+#include "models/cluster/openb_reader.hpp"
+#include "models/cluster/workload_pods.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/plan/planner.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/kernel_trace.hpp"
 #include "models/scenario/loader.hpp"
@@ -52,6 +65,72 @@ void fuzz_scenario(const std::string& text) {
   simulate(resolved, options);
 }
 
+// A cluster case: at most this many pods and nodes, a replay of at most kMaxFuzzDuration, and
+// workload pods simulated only when their estimated work fits kMaxFuzzWork.
+constexpr std::size_t kMaxFuzzPods = 2000;
+constexpr std::size_t kMaxFuzzNodes = 1000;
+
+void fuzz_cluster(const std::string& text) {
+  cluster::ClusterSpec spec =
+      cluster::load_cluster_text(text, "/nonexistent-gpumux-fuzz/fuzz.yaml");
+  std::size_t nodes = 0;
+  for (const cluster::NodePoolSpec& p : spec.pools) {
+    nodes +=
+        static_cast<std::size_t>(std::max(p.count, p.autoscaling ? p.autoscaling->max_nodes : 0));
+  }
+  if (spec.pods.size() > kMaxFuzzPods || nodes > kMaxFuzzNodes) return;
+  if (spec.duration == 0 || spec.duration > kMaxFuzzDuration) spec.duration = kMaxFuzzDuration;
+  if (spec.sample > 0 && spec.duration / spec.sample > 1000) spec.sample = spec.duration / 1000 + 1;
+  cluster::ClusterResult result = cluster::run_cluster(spec);
+  double work = 0;
+  for (const cluster::PodSpec& pod : spec.pods) {
+    if (!pod.workload.tenant) continue;
+    Scenario one;
+    one.duration = spec.duration;
+    one.tenants.push_back(*pod.workload.tenant);
+    const WorkEstimate w = estimate_work(one, {});
+    work += w.requests + w.launches / 50;
+  }
+  if (work <= kMaxFuzzWork) cluster::simulate_workload_pods(spec, result);
+  cluster::cluster_metrics(result);
+}
+
+void fuzz_mig_parted(const std::string& text) {
+  const cluster::MigPartedFile file =
+      cluster::parse_mig_parted_config(text, "/nonexistent-gpumux-fuzz/mig-parted.yaml");
+  const DeviceProfile& gpu = load_device_profile("a100-80gb");
+  for (const auto& [name, config] : file.configs) {
+    cluster::GpuSharingConfig out;
+    try {
+      cluster::apply_mig_parted_config(file, name, {}, gpu, 8, out);
+    } catch (const UserError&) {
+      // Each config is tried: one refused must not hide the next.
+    }
+  }
+}
+
+// A plan: the `plan:` section loads (every size); a small one (<= 3 tenants, <= 2 GPUs) is
+// searched over at most kMaxFuzzDuration per simulation on one thread.
+void fuzz_plan(const std::string& text) {
+  Scenario scenario = load_scenario_text(text, "/nonexistent-gpumux-fuzz/plan.yaml");
+  if (!scenario.plan || scenario.tenants.size() > 3 || scenario.plan->max_gpus > 2 ||
+      scenario.plan->gpus.size() > 2) {
+    return;
+  }
+  if (scenario.duration > kMaxFuzzDuration) scenario.duration = kMaxFuzzDuration;
+  if (scenario.warmup > scenario.duration) scenario.warmup = 0;
+  for (const TenantSpec& t : scenario.tenants) {
+    Scenario one;
+    one.duration = scenario.duration;
+    one.tenants.push_back(t);
+    const WorkEstimate w = estimate_work(one, {});
+    if (!(w.requests <= kMaxFuzzWork && w.launches <= 50 * kMaxFuzzWork)) return;
+  }
+  PlanOptions options;
+  options.jobs = 1;
+  plan_scenario(scenario, options);
+}
+
 std::string temp_file(const std::string& bytes, const char* suffix) {
   static const std::string dir = [] {
     char pattern[] = "/tmp/gpumux-fuzz-XXXXXX";
@@ -66,7 +145,8 @@ std::string temp_file(const std::string& bytes, const char* suffix) {
 
 void fuzz_one(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return;
-  const unsigned selector = data[0] % 11;
+  // 0xF0-0xFF: the issue-27 targets (11-16 below); any other byte: modulo 11, as before.
+  const unsigned selector = data[0] >= 0xF0 ? 11 + (data[0] - 0xF0) % 6 : data[0] % 11;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   std::istringstream in(body);
   switch (selector) {
@@ -96,6 +176,25 @@ void fuzz_one(const std::uint8_t* data, std::size_t size) {
       break;
     case 10:
       read_kernel_trace(temp_file(body, ".sqlite"), KernelTraceFormat::nsys);
+      break;
+    case 11:  // 0xF0: a scenario with a `cluster:` section (pools, pods, GKE keys, scheduler)
+      fuzz_cluster(body);
+      break;
+    case 12:  // 0xF1
+      cluster::parse_openb_nodes(body, "fuzz-nodes.csv");
+      break;
+    case 13:  // 0xF2
+      cluster::parse_openb_pods(body, "fuzz-pods.csv",
+                                static_cast<std::size_t>(kWorkBudgetClusterPods));
+      break;
+    case 14:  // 0xF3
+      cluster::parse_device_plugin_config(body, "/nonexistent-gpumux-fuzz/device-plugin.yaml");
+      break;
+    case 15:  // 0xF4
+      fuzz_mig_parted(body);
+      break;
+    case 16:  // 0xF5: a scenario with a `plan:` section
+      fuzz_plan(body);
       break;
   }
 }

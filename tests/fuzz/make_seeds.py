@@ -3,9 +3,13 @@
 
 Each seed is one byte selecting the target of tests/fuzz/fuzz_inputs.cpp, then the document:
 0 scenario YAML, 4 request trace csv, 5 azure-llm, 6 mooncake, 7 torch/Kineto JSON,
-8 kernel csv, 9 ncu csv, 10 nsys sqlite. Seeds: a few shipped scenarios, the trace files of
+8 kernel csv, 9 ncu csv, 10 nsys sqlite; and (issue 27) 0xF0 cluster scenario YAML (GKE keys
+among its pools' keys), 0xF1 openb node CSV, 0xF2 openb pod CSV, 0xF3 device-plugin config,
+0xF4 mig-parted config, 0xF5 planning scenario YAML. Seeds: a few shipped scenarios, the trace files of
 tests/data/traces and scenarios/traces, and the bad inputs of tests/cli/test_error_contract.py
-(the scenario, and the trace it names fed to its reader). Minimized findings of a campaign are
+(the scenario, and the trace it names fed to its reader), the shipped cluster scenarios, openb
+CSVs, device-plugin and mig-parted examples and planning scenarios, and the issue-27 cases
+(ISSUE_27_CLUSTER below). Minimized findings of a campaign are
 added by hand as corpus/crash-* / corpus/timeout-* / corpus/oom-*.
 """
 import importlib.util
@@ -36,6 +40,74 @@ NCU_WIDE = (
     '"ampere_sgemm_128x64_tn","12.0","88.0"\n')
 
 TRACE_SELECTOR = {"azure-llm": 5, "azure_llm": 5, "mooncake": 6, "csv": 4}
+CLUSTER, OPENB_NODES, OPENB_PODS, DEVICE_PLUGIN, MIG_PARTED, PLAN = range(0xF0, 0xF6)
+
+# The cluster cases of issue 27 (tests/unit/test_cluster_reliability.cpp has each with its
+# expected answer): one pool, then each case's pods (and keys after them).
+CLUSTER_HEAD = """name: issue-27
+cluster:
+  pools:
+    - name: h100
+      count: 2
+      gpu: h100-sxm-80gb
+      gpus_per_node: 2
+      cpu: "64"
+      memory: 256Gi
+      network: 1bit/s
+      cost_per_hour: {cost}
+  pods:
+"""
+ISSUE_27_CLUSTER = {
+    "slow-arrivals": """    - name: slow
+      arrivals: {process: constant, rate: 3.2e-10/s, count: 4}
+      requests: {nvidia.com/gpu: 1}
+      duration: 1s
+""",
+    "arrival-plus-duration": """    - name: late
+      arrivals: {process: constant, rate: 3.2e-10/s, count: 3}
+      requests: {nvidia.com/gpu: 1}
+      duration: 4000000000s
+""",
+    "queued-end-wraps": """    - name: big
+      count: 5
+      arrival: 4000000000s
+      requests: {nvidia.com/gpu: 1}
+      duration: 4000000000s
+""",
+    "gang-steps-petabytes": """    - name: dp
+      count: 2
+      gang: 2
+      gang_bytes_per_step: 4000PB
+      gang_steps: 1000000
+      arrival: 0s
+      requests: {nvidia.com/gpu: 1}
+      duration: 1h
+""",
+    "gpu-count-2-32": """    - name: huge
+      arrival: 0s
+      requests: {nvidia.com/gpu: 4294967297}
+      duration: 1s
+""",
+    "sample-1ns": """    - name: p
+      arrival: 0s
+      requests: {nvidia.com/gpu: 1}
+      duration: 1s
+  duration: 1h
+  sample: 1ns
+""",
+    "workload-pod-over-budget": """    - name: svc
+      count: 100
+      arrival: 0s
+      requests: {nvidia.com/gpu: 1}
+      workload:
+        workload:
+          arrivals: {process: poisson, rate: 1000000/s}
+          request:
+            kernels: [{name: k, duration: 10us}]
+  duration: 1h
+""",
+}
+OPENB_NON_UTF8 = b"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,1,V100\nn1,1000,1024,1,P\x95100\n"
 
 
 def put(name, selector, data):
@@ -60,7 +132,7 @@ def main():
             selector = 6 if path.suffix == ".jsonl" else (5 if "azure" in path.name else 4)
             put(f"trace-{path.name}", selector, path.read_bytes())
     for path in sorted((REPO / "scenarios/traces").rglob("*")):
-        if not path.is_file():
+        if not path.is_file() or "alibaba-openb" in path.parts:  # openb: its own targets below
             continue
         if path.suffix == ".json":
             put(f"torch-{path.name}", 7, path.read_bytes())
@@ -71,6 +143,26 @@ def main():
             put(f"azure-{path.name}", 5, path.read_bytes())
         elif path.suffix == ".sqlite":  # whole: a cut database is only a header error
             (OUT / f"seed-nsys-{path.name}").write_bytes(bytes([10]) + path.read_bytes())
+
+    for path in sorted((REPO / "scenarios/cluster").glob("*.yaml")):
+        put(f"cluster-{path.stem}", CLUSTER, path.read_bytes())
+    for path in sorted((REPO / "tests/data/cluster").glob("*.yaml")):
+        if path.name.startswith("device-plugin"):
+            put(f"device-plugin-{path.stem}", DEVICE_PLUGIN, path.read_bytes())
+        elif path.name.startswith("mig-parted"):
+            put(f"mig-parted-{path.stem}", MIG_PARTED, path.read_bytes())
+        else:
+            put(f"cluster-{path.stem}", CLUSTER, path.read_bytes())
+    for path in sorted((REPO / "scenarios/traces/alibaba-openb").glob("*.csv")):
+        selector = OPENB_NODES if "node_list" in path.name else OPENB_PODS
+        put(f"openb-{path.stem}", selector, path.read_bytes())
+    for path in sorted((REPO / "scenarios/plan").glob("*.yaml")):
+        put(f"plan-{path.stem}", PLAN, path.read_bytes())
+    for name, pods in ISSUE_27_CLUSTER.items():
+        put(f"issue27-{name}", CLUSTER, CLUSTER_HEAD.format(cost=4.0) + pods)
+    put("issue27-cost-1e308", CLUSTER, CLUSTER_HEAD.format(cost="1e308") +
+        ISSUE_27_CLUSTER["gpu-count-2-32"])
+    put("issue27-openb-non-utf8", OPENB_NODES, OPENB_NON_UTF8)
 
     put("ncu-long", 9, NCU_LONG)
     put("ncu-wide", 9, NCU_WIDE)

@@ -137,8 +137,19 @@ TEST(Application, QueueFromEnvironment) {
     EXPECT_EQ(queue_from_environment(), QueueKind::calendar);
   }
   {
-    QueueVariable other("fifo");
+    QueueVariable empty("");
     EXPECT_FALSE(queue_from_environment().has_value());
+  }
+  {
+    // Issue 27: an unknown value was ignored (the runner chose); now refused, one line.
+    QueueVariable other("fifo");
+    try {
+      queue_from_environment();
+      FAIL() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_STREQ(e.what(),
+                   "GPUMUX_QUEUE: unknown event queue 'fifo'; choose heap, calendar or ladder");
+    }
   }
 }
 
