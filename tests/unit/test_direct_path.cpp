@@ -4,7 +4,8 @@
 // event count, every request, kernel and event record and every timeseries sample. Checked on
 // random scenarios that mix eligible tenants with every reason a tenant or device is not
 // (several clients, time-slicing, MIG neighbours, faults, warm-up, active windows, two requests
-// in flight, per-request memory, ties from constant arrivals) and on the shipped scenarios, and
+// in flight, per-request and per-token memory, ties from constant arrivals; the test counts that
+// every workload key appears) and on the shipped scenarios, and
 // for a run interrupted part-way (it stops after the same event).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -165,6 +166,8 @@ class ScenarioMaker {
     if (chance(0.2)) y << "        cuda_graph: true\n";
     if (chance(0.15)) y << "      max_in_flight: 2\n";
     if (chance(0.1)) y << "      memory_per_request: 1GiB\n";
+    // Per-token memory (a KV cache growing with the request's tokens): not direct-path eligible.
+    if (tokens && chance(0.3)) y << "      memory_per_token: " << pick(1, 64) << "KiB\n";
     return y.str();
   }
 
@@ -195,8 +198,21 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
   int checked = 0;
   std::int64_t events = 0, inline_events = 0;
   int some_inline = 0, mostly_inline = 0, none_inline = 0;
+  // Every workload key that can change what a request does, each in some of the scenarios (a
+  // key the generator never writes is a key whose eligibility nothing checks).
+  const std::vector<std::string> workload_keys = {
+      "arrivals:",      "process: poisson",    "process: constant",
+      "process: trace", "process: closed",     "tokens:",
+      "kernels:",       "host_gap:",           "cuda_graph:",
+      "max_in_flight:", "memory_per_request:", "memory_per_token:",
+      "repeat:",        "per_token:",          "per_sequence:",
+      "active:"};
+  std::vector<int> scenarios_with(workload_keys.size(), 0);
   for (std::uint32_t seed = 1; seed <= 300; ++seed) {
     const std::string yaml = ScenarioMaker(seed, trace).make();
+    for (std::size_t k = 0; k < workload_keys.size(); ++k) {
+      scenarios_with[k] += yaml.find(workload_keys[k]) != std::string::npos;
+    }
     ResolvedScenario resolved;
     try {
       resolved = resolve_scenario(load_scenario_text(yaml, (dir / "s.yaml").string()));
@@ -217,6 +233,9 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
     none_inline += direct.events_inline == 0;
   }
   EXPECT_EQ(checked, 300);
+  for (std::size_t k = 0; k < workload_keys.size(); ++k) {
+    EXPECT_GE(scenarios_with[k], 10) << workload_keys[k];
+  }
   EXPECT_GT(events, 100000);  // the instances are not trivially small
   // Both paths were exercised: many scenarios ran some events inline, many ran most of them so,
   // others none.
