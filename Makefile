@@ -1,14 +1,15 @@
 # The two commands of the README:
 #   make run    install what is missing, configure, build, run scenarios/quickstart.yaml
 #   make test   install what is missing, configure, build, run every test (ctest + pytest)
-# Other targets: make build (everything: tests, benchmarks, Python module), make gpumux (the
-# binary only), make bench, make clean.
+# Other targets: make test-fast (every test but the end-to-end ones labelled slow: install,
+# notebook, validation, Dask, plot/report), make build (everything: tests, benchmarks, Python
+# module), make gpumux (the binary only), make bench, make clean.
 BUILD ?= build
 JOBS ?= 2
 PYTHON := /usr/bin/python3
 SCENARIO ?= scenarios/quickstart.yaml
 
-.PHONY: deps configure build gpumux run test bench clean
+.PHONY: deps configure build gpumux run test test-fast bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -29,8 +30,12 @@ gpumux: configure
 run: gpumux
 	$(BUILD)/gpumux run $(SCENARIO) -o quickstart.h5
 
+# ctest runs the GoogleTest programs and one entry per pytest file side by side (JOBS at once).
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --label-exclude slow
 
 # Every figure of the README's speed and memory tables, one command (about 16 min on 2 cores;
 # bench_memory.py --long adds the 6 h and 24 h runs, ~15 min more).

@@ -10,6 +10,9 @@ packages=(
   python3-tqdm python3-yaml python3-dask python3-distributed python3-nbclient python3-nbconvert
   python3-ipykernel jupyter-nbconvert python3-simpy3 clang-format
   clang libclang-rt-14-dev  # scripts/ci-sanitize.sh: ASan + UBSan + libFuzzer (clang 14)
+  ccache                    # the Makefile and setup.py compile through it when present
+  python3-wheel-whl         # wheel-*.whl: offline `pip install` from a venv without wheel
+  pyflakes3 mypy            # .ci/run: the Python lint and type checks
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -34,22 +34,28 @@ const char* kUsage =
     "  plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|svg\n"
     "                                           latency CDFs, utilisation/memory timelines, "
     "strategies\n"
+    "  completion bash|zsh|fish                 a shell completion script\n"
     "  help [COMMAND]                           this text, or one command's options\n"
     "  --version\n"
     "\n"
     "gpumux COMMAND --help (or -h) shows a command's arguments, defaults and examples.\n";
 
-/// The subcommands, in the order `gpumux help` lists them. A new subcommand: its file beside
-/// the others (models/app/cli_NAME.cpp), its Command declared in cli_common.hpp, one line here.
-const std::vector<Command>& commands() {
+}  // namespace
+
+/// A new subcommand: its file beside the others (models/app/cli_NAME.cpp), its Command declared
+/// in cli_common.hpp, one entry here (help, completion and dispatch follow from the table).
+const std::vector<Command>& cli::command_table() {
   static const std::vector<Command> kCommands{
-      run_command(), validate_command(), compare_command(),    inspect_command(), plan_command(),
-      mig_command(), models_command(),   strategies_command(), report_command(),  plot_command()};
+      run_command(),    validate_command(), compare_command(),   inspect_command(),
+      plan_command(),   mig_command(),      models_command(),    strategies_command(),
+      report_command(), plot_command(),     completion_command()};
   return kCommands;
 }
 
+namespace {
+
 const Command* find_command(const std::string& name) {
-  for (const Command& command : commands()) {
+  for (const Command& command : command_table()) {
     if (name == command.name) return &command;
   }
   return nullptr;
@@ -69,7 +75,7 @@ int command_help(const std::vector<std::string>& args) {
   const Command* found = find_command(command);
   if (found == nullptr) {
     std::vector<std::string> names;
-    for (const Command& c : commands()) names.emplace_back(c.name);
+    for (const Command& c : command_table()) names.emplace_back(c.name);
     names.emplace_back("help");
     std::cerr << "gpumux: error: no command '" << command << "' (commands: " << join(names, ", ")
               << ")\n";

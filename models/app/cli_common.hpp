@@ -54,6 +54,10 @@ Command report_command();
 Command plot_command();
 Command strategies_command();
 Command plan_command();
+Command completion_command();  // cli_completion.cpp
+
+/// Every subcommand, in the order `gpumux help` lists them (cli.cpp).
+const std::vector<Command>& command_table();
 
 /// Parses ARGS of one command: one positional argument plus the options.
 po::variables_map parse_command(const std::vector<std::string>& args,

@@ -3,9 +3,26 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace gpumux {
+
+std::string progress_eta(double elapsed_s, double fraction) {
+  if (!(fraction > 0) || !(elapsed_s >= 0)) return "eta --";
+  const double left = elapsed_s * (1.0 - std::min(1.0, fraction)) / std::min(1.0, fraction);
+  if (left >= 100.0 * 3600) return "eta >100h";
+  const long seconds = std::lround(left);
+  char text[64];
+  if (seconds < 60) {
+    std::snprintf(text, sizeof text, "eta %lds", seconds);
+  } else if (seconds < 3600) {
+    std::snprintf(text, sizeof text, "eta %ldm%02lds", seconds / 60, seconds % 60);
+  } else {
+    std::snprintf(text, sizeof text, "eta %ldh%02ldm", seconds / 3600, seconds % 3600 / 60);
+  }
+  return text;
+}
 
 ProgressBar::ProgressBar()
     : enabled_(isatty(STDERR_FILENO) == 1),
@@ -24,15 +41,17 @@ void ProgressBar::update(Nanos now, Nanos horizon, std::uint64_t events) {
   char bar[kWidth + 1];
   for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
   bar[kWidth] = '\0';
-  std::fprintf(stderr, "\r[%s] %5.1f%%  sim %.3fs / %.3fs  %.2fM events/s ", bar, 100 * fraction,
-               to_seconds(now), to_seconds(horizon), static_cast<double>(events) / elapsed / 1e6);
+  std::fprintf(stderr, "\r[%s] %5.1f%%  sim %.3fs / %.3fs  %.2fM events/s  %s ", bar,
+               100 * fraction, to_seconds(now), to_seconds(horizon),
+               static_cast<double>(events) / elapsed / 1e6,
+               progress_eta(elapsed, fraction).c_str());
   std::fflush(stderr);
   drawn_ = true;
 }
 
 void ProgressBar::finish() {
   if (!drawn_) return;
-  std::fprintf(stderr, "\r%80s\r", "");
+  std::fprintf(stderr, "\r%100s\r", "");
   std::fflush(stderr);
   drawn_ = false;
 }

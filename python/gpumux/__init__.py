@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 from . import _native as _native_loader
 
@@ -39,8 +39,18 @@ __version__: str = _gpumux.version()
 ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
-__all__ = ["ClusterResult", "run", "load", "compare", "sweep", "plan", "validate", "inspect", "save_compare", "Result",
-           "metrics", "ScenarioError", "__version__", "STRATEGIES", "SHARING_MODES"]
+__all__ = ["ClusterResult", "run", "load", "compare", "sweep", "plan", "validate", "inspect",
+           "save_compare",
+           "Result", "PlanResult", "metrics", "scenarios", "ScenarioError", "__version__",
+           "STRATEGIES", "SHARING_MODES"]
+
+#: A scenario as run/validate/compare/sweep/plan take it: a path (str / os.PathLike), the YAML
+#: document as Python objects (a mapping), YAML text (a str with a newline), or a Result.
+ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Result]
+#: Overrides: {"gpus.0.sharing.timeslice": "2ms", ...} or ["KEY=VALUE", ...] (None: none).
+Overrides = Union[Mapping[str, Any], Iterable[str], None]
+#: A progress callback: (simulated ns, horizon ns, events so far).
+Progress = Callable[[int, int, int], Any]
 
 #: The strategy names compare() accepts (from the strategy registry, models/strategies/).
 STRATEGIES: tuple[str, ...] = tuple(_gpumux.strategies())
@@ -71,7 +81,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _scenario_args(scenario) -> tuple[str, bool, str]:
+def _scenario_args(scenario: ScenarioLike) -> tuple[str, bool, str]:
     """(text or path, is_path, source_name) for the C++ loader.
 
     * a dict (or any Mapping): dumped to YAML; error positions refer to that YAML; relative
@@ -125,7 +135,7 @@ def _checked_override(text: str) -> str:
     return text
 
 
-def _override_list(overrides) -> list[str]:
+def _override_list(overrides: Overrides) -> list[str]:
     """dict {key: value} / list of "KEY=VALUE" / list of (key, value) -> ["KEY=VALUE", ...]."""
     if overrides is None:
         return []
@@ -190,9 +200,9 @@ def _dask_client(client, name: str = "client"):
 # ---------------------------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------------------------
-def run(scenario, overrides=None, seed: int | None = None,
-        progress: Callable[[int, int, int], Any] | None = None, *,
-        record_requests: bool = True) -> Result:
+def run(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = None,
+        progress: Progress | None = None, *,
+        record_requests: bool = True) -> Result | ClusterResult:
     """Simulates one scenario and returns its :class:`Result` (a :class:`ClusterResult` for a
     scenario with a ``cluster:`` section: the cluster replay).
 
@@ -225,7 +235,7 @@ def run(scenario, overrides=None, seed: int | None = None,
     return Result._from_native(native)
 
 
-def validate(scenario, overrides=None) -> dict:
+def validate(scenario: ScenarioLike, overrides: Overrides = None) -> dict:
     """Loads and resolves a scenario without running it (``gpumux validate``).
 
     Returns {"name", "seed", "duration_ns", "warmup_ns", "gpus", "tenants": [names],
@@ -238,7 +248,7 @@ def validate(scenario, overrides=None) -> dict:
     return _gpumux.validate(text, is_path, _override_list(overrides), source)
 
 
-def inspect(scenario, overrides=None) -> "pd.DataFrame":
+def inspect(scenario: ScenarioLike, overrides: Overrides = None) -> "pd.DataFrame":
     """Every tenant's kernel classes and where each parameter came from (``gpumux inspect``).
 
     One row per tenant and kernel class: tenant, device, kernel, count (kernels of the request
@@ -252,7 +262,7 @@ def inspect(scenario, overrides=None) -> "pd.DataFrame":
     return pd.DataFrame(_gpumux.inspect(text, is_path, _override_list(overrides), source))
 
 
-def _strategy_list(strategies) -> list[str]:
+def _strategy_list(strategies: str | Iterable[str]) -> list[str]:
     if isinstance(strategies, str):
         names = list(_gpumux.parse_strategy_list(strategies))
     else:
@@ -310,8 +320,10 @@ def compare_frame(results: Iterable[Result]) -> pd.DataFrame:
     return frame
 
 
-def compare(scenario, strategies, overrides=None, seed: int | None = None, *,
-            return_results: bool = False, progress=None):
+def compare(scenario: ScenarioLike, strategies: str | Iterable[str],
+            overrides: Overrides = None, seed: int | None = None, *,
+            return_results: bool = False, progress: Progress | None = None
+            ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, Result]]:
     """The same tenants and arrivals under several sharing strategies (``gpumux compare``).
 
     strategies: a list (["mig", "time-slicing", "mps"]) or a comma-separated str; names in
@@ -339,7 +351,8 @@ def compare(scenario, strategies, overrides=None, seed: int | None = None, *,
     return (frame, results) if return_results else frame
 
 
-def save_compare(path, results) -> None:
+def save_compare(path: str | os.PathLike[str],
+                 results: Mapping[str, Result] | Iterable[Result]) -> None:
     """Writes Results from :func:`compare` (a dict or a list) into one compare file, as
     ``gpumux compare -o PATH``. load(PATH) gives them back as a list."""
     items = list(results.values()) if isinstance(results, Mapping) else list(results)

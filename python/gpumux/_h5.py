@@ -182,7 +182,7 @@ def _summaries(path, file):
     return parsed
 
 
-def load(path, strategy=None):
+def load(path: str | os.PathLike[str], strategy: str | None = None) -> Result | list[Result]:
     """Reads a result file.
 
     A single-run file (``gpumux run -o``, :meth:`Result.save`) gives a :class:`Result`.

@@ -19,6 +19,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 _HERE = Path(__file__).resolve().parent
 _PATTERN = "_gpumux*.so"
@@ -66,7 +67,7 @@ def find_extension_dir() -> Path | None:
     return None
 
 
-def load(package_path: list) -> object:
+def load(package_path: list) -> ModuleType:
     """Imports gpumux._gpumux, first extending the package's __path__ when needed."""
     folder = find_extension_dir()
     if folder is None:

@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from . import Overrides, ScenarioLike
 
 
 def _run_text(text: str) -> str:
@@ -92,9 +97,10 @@ class PlanResult:
                 f"{best['gpus']} GPU(s), {self.search['simulations']} simulations>")
 
 
-def plan(scenario, overrides=None, seed: int | None = None, *, gpus=None,
-         max_gpus: int | None = None, strategies=None, headroom: float | None = None,
-         jobs: int = 0, client=None) -> PlanResult:
+def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = None, *,
+         gpus: Mapping[str, float] | None = None, max_gpus: int | None = None,
+         strategies: str | Iterable[str] | None = None, headroom: float | None = None,
+         jobs: int = 0, client: Any = None) -> PlanResult:
     """Finds the cheapest setup in which every tenant meets its SLO (``gpumux plan``).
 
     scenario:   a planning scenario (path, dict or YAML text) with a ``plan:`` block, or any
@@ -112,7 +118,7 @@ def plan(scenario, overrides=None, seed: int | None = None, *, gpus=None,
     client = gpumux._dask_client(client)
     text, is_path, source = gpumux._scenario_args(scenario)
     extra = []
-    plan_keys = {}
+    plan_keys: dict[str, Any] = {}
     if gpus is not None:
         plan_keys["gpus"] = [{"model": m, "cost_per_hour": float(p)} for m, p in dict(gpus).items()]
     if max_gpus is not None:

@@ -142,12 +142,12 @@ def _overview_table(results) -> str:
         devices = list((r.summary.get("devices") or {}).values())
         busy = [float(d.get("sm_busy") or 0) for d in devices]
         p99 = [((t.get("latency_ns") or {}).get("p99")) for t in tenants]
-        p99 = [v for v in p99 if v]
+        p99_ns = [float(v) for v in p99 if v]
         missed = sum(1 for v in verdicts.values() if not v[0])
         rows.append([_e(r.strategy or "as-is"), _num(len(devices), "{:d}"),
                      _num(sum(float(t.get("throughput_per_s") or 0) for t in tenants),
                           "{:.4g}/s"),
-                     _ms(max(p99) if p99 else None),
+                     _ms(max(p99_ns) if p99_ns else None),
                      '<span class="met">all met</span>' if verdicts and not missed else
                      (f'<span class="missed">{missed} missed</span>' if missed else
                       '<span class="none">no SLOs</span>'),

@@ -13,10 +13,14 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from . import Overrides, ScenarioLike
 
 #: Per-tenant metrics of a sweep row (one row per point x tenant).
 TENANT_METRICS = ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "completed", "failed",
@@ -95,7 +99,7 @@ def grid_columns(keys, points, reserved=()) -> dict:
     earlier parts (tenants_0_rate_per_s, cluster_openb_pods)."""
     columns = {}
     named = [(key, *grid_column(key, [p.get(key) for p in points])) for key in keys]
-    counts = {}
+    counts: dict[str, int] = {}
     for _, name, _ in named:
         counts[name] = counts.get(name, 0) + 1
     for key, name, values in named:
@@ -198,9 +202,10 @@ def _run_point(text, is_path, source, overrides, seed, cluster=False):
     return metrics_rows(json.loads(native.summary_json())), None
 
 
-def sweep(scenario, grid, client=None, processes: int | None = None, *, overrides=None,
+def sweep(scenario: ScenarioLike, grid: Mapping[str, Iterable[Any]], client: Any = None,
+          processes: int | None = None, *, overrides: Overrides = None,
           seed: int | None = None, on_error: str = "raise", progress: bool = False,
-          mp_context=None) -> pd.DataFrame:
+          mp_context: Any = None) -> pd.DataFrame:
     """Runs ``run(scenario, overrides=base + point)`` for every point of ``grid``.
 
     grid:       {override_key: [values, ...]} (cartesian product, first key slowest) or a
@@ -234,10 +239,10 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
         raise ValueError("on_error must be 'raise' or 'record'")
     points = grid_points(grid)
     text, is_path, source = gpumux._scenario_args(scenario)
-    base = gpumux._override_list(overrides)
+    base_overrides = gpumux._override_list(overrides)
     seed = gpumux._seed(seed)
     client = gpumux._dask_client(client)
-    tasks = [base + gpumux._override_list(p) for p in points]
+    tasks = [base_overrides + gpumux._override_list(p) for p in points]
     cluster = gpumux._gpumux.is_cluster(text, is_path, source)
 
     if client is not None:
@@ -276,7 +281,7 @@ def sweep(scenario, grid, client=None, processes: int | None = None, *, override
     keys = list(dict.fromkeys(k for p in points for k in p))
     # The result's own columns (after the point and grid columns); grid names must avoid them.
     if cluster:
-        categorical = ("class",)
+        categorical: tuple[str, ...] = ("class",)
         metric_columns = ["status", *categorical, *CLUSTER_METRICS]
     else:
         categorical = ("tenant", "device")

@@ -97,7 +97,8 @@ constexpr std::pair<const char*, double> kOpsUnits[] = {
 // Events per unit -> per second. Negative entries are divisors, so that 23/min is the double
 // nearest 23/60 (23 * (1.0/60) is one ulp off).
 constexpr std::pair<const char*, double> kRateUnits[] = {
-    {"/ns", 1e9}, {"/us", 1e6}, {"/ms", 1e3}, {"/s", 1.0}, {"/min", -60.0}, {"/h", -3600.0}};
+    {"/ns", 1e9},    {"/us", 1e6},    {"/ms", 1e3},      {"/s", 1.0},
+    {"/min", -60.0}, {"/h", -3600.0}, {"/day", -86400.0}};
 
 std::int64_t to_int64(double value) {
   const double rounded = std::round(value);

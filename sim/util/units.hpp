@@ -30,8 +30,8 @@ double parse_flops(const std::string& text);
 /// FLOPS units are refused (an integer rate is written in OPS).
 double parse_ops(const std::string& text);
 
-/// "50/s" "3000/min" "2/ms" "10/h" -> events per second. Must be at least one per 100 years
-/// (3.17e-10/s): the mean gap must fit integer nanoseconds.
+/// "50/s" "3000/min" "2/ms" "10/h" "7/day" -> events per second. Must be at least one per 100
+/// years (3.17e-10/s): the mean gap must fit integer nanoseconds.
 double parse_rate_per_s(const std::string& text);
 
 /// Formats nanoseconds the way a scenario would write them ("1024us", "2ms", "1.5s").

@@ -1,5 +1,4 @@
 """Build conventions: `make run` builds only the gpumux binary; CI fails on compiler warnings."""
-import os
 import subprocess
 from pathlib import Path
 

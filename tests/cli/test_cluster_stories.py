@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import h5py
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())

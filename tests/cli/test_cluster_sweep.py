@@ -4,8 +4,12 @@ Dask LocalCluster); and the six openb variants x 3 scheduling policies through D
 import math
 import os
 
+import pytest
+
 import gpumux
 from gpumux.sweep import CLUSTER_METRICS, cluster_rows
+
+pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STORY = os.path.join(ROOT, "scenarios", "cluster", "pending-gpu-available.yaml")

@@ -2,8 +2,8 @@
 builds the extension and the binary with CMake and installs the gpumux package and command;
 the installed package then works from an unrelated directory with no PYTHONPATH.
 
-Not skipped: it builds the two targets it needs (gpumux, _gpumux) in a temporary folder, with
-ccache when present (then mostly cache hits after `make`), so it takes a minute or two."""
+Not skipped: setup.py reuses the tree's CMake build (the one GPUMUX_BIN lies in), brought up to
+date for its two targets (gpumux, _gpumux), so after `make` it compiles nothing."""
 import json
 import os
 import shutil
@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
+
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+TREE_BUILD = Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve().parent
 
 
 def _env(**extra):
@@ -32,9 +35,12 @@ def test_venv_pip_install_then_import_and_run_elsewhere(tmp_path):
     pip = subprocess.run(
         [str(venv / "bin" / "pip"), "install", "--no-build-isolation", "--no-deps",
          "--no-index", str(REPO)],
-        env=_env(GPUMUX_PIP_BUILD_DIR=str(tmp_path / "build")), cwd=tmp_path,
-        capture_output=True, text=True, timeout=1500)
+        env=_env(GPUMUX_PIP_BUILD_DIR=str(tmp_path / "build"),
+                 GPUMUX_CMAKE_BUILD_DIR=str(TREE_BUILD)), cwd=tmp_path,
+        capture_output=True, text=True, timeout=600)
     assert pip.returncode == 0, pip.stdout[-4000:] + pip.stderr[-4000:]
+    # the tree's build was reused, not a Release build of its own
+    assert not (tmp_path / "build" / "cmake").exists()
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -9,13 +9,14 @@ in the N = 1 control.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
 
 REPO = Path(__file__).resolve().parents[2]
 MB = REPO / "calibration" / "microbench"

@@ -8,6 +8,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "python" / "examples"
 NOTEBOOK = EXAMPLES / "sharing-tradeoffs.ipynb"

@@ -5,13 +5,14 @@ Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import base64
 import os
 import re
-import shutil
 import struct
 import subprocess
 import zlib
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
 
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
+
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = os.path.abspath(os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
 VALIDATION = REPO / "calibration" / "validation"

@@ -169,6 +169,8 @@ class ScenarioMaker {
     if (chance(0.2)) y << "        cuda_graph: true\n";
     if (chance(0.15)) y << "      max_in_flight: 2\n";
     if (chance(0.1)) y << "      memory_per_request: 1GiB\n";
+    // Per-token memory (a KV cache growing with the request's tokens): not direct-path eligible.
+    if (tokens && chance(0.3)) y << "      memory_per_token: " << pick(1, 64) << "KiB\n";
     return y.str();
   }
 

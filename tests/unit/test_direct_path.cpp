@@ -5,7 +5,8 @@
 // random scenarios (tests/support/random_scenario.hpp: every registered strategy) that mix
 // eligible tenants with every reason a tenant or device is not (several clients, time-slicing,
 // MIG neighbours, faults, warm-up, active windows, two requests in flight, per-request memory,
-// ties from constant arrivals) and on the shipped scenarios, and
+// per-token memory, ties from constant arrivals; the test counts that every workload key
+// appears) and on the shipped scenarios, and
 // for a run interrupted part-way (it stops after the same event).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -51,6 +52,16 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
   fs::create_directories(dir);
   const fs::path trace = write_arrival_trace(dir);
   int checked = 0;
+  // Every workload key that can change what a request does, each in some of the scenarios (a
+  // key the generator never writes is a key whose eligibility nothing checks).
+  const std::vector<std::string> workload_keys = {
+      "arrivals:",      "process: poisson",    "process: constant",
+      "process: trace", "process: closed",     "tokens:",
+      "kernels:",       "host_gap:",           "cuda_graph:",
+      "max_in_flight:", "memory_per_request:", "memory_per_token:",
+      "repeat:",        "per_token:",          "per_sequence:",
+      "active:"};
+  std::vector<int> scenarios_with(workload_keys.size(), 0);
   std::int64_t events = 0, inline_events = 0;
   int some_inline = 0, mostly_inline = 0, none_inline = 0;
   std::set<std::string> used;
@@ -58,6 +69,9 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
     ScenarioMaker maker(seed, trace);
     // Every third scenario under the second contention law (the paths share the law's code).
     const std::string yaml = (seed % 3 == 0 ? "contention_law: fluid\n" : "") + maker.make();
+    for (std::size_t k = 0; k < workload_keys.size(); ++k) {
+      scenarios_with[k] += yaml.find(workload_keys[k]) != std::string::npos;
+    }
     used.insert(maker.strategies_used().begin(), maker.strategies_used().end());
     ResolvedScenario resolved;
     try {
@@ -79,6 +93,9 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
     none_inline += direct.events_inline == 0;
   }
   EXPECT_EQ(checked, 300);
+  for (std::size_t k = 0; k < workload_keys.size(); ++k) {
+    EXPECT_GE(scenarios_with[k], 10) << workload_keys[k];
+  }
   // Every registered strategy ran (and MIG).
   for (const std::string& name : strategy_names()) EXPECT_TRUE(used.count(name)) << name;
   EXPECT_TRUE(used.count("mig"));

@@ -120,6 +120,10 @@ TEST(Units, EveryRateUnit) {
   // Per-minute and per-hour rates are divided, so they are the nearest double to the quotient.
   EXPECT_EQ(parse_rate_per_s("3000/min"), 50.0);
   EXPECT_EQ(parse_rate_per_s("23/min"), 23.0 / 60);
+  // Per-day rates (batch jobs, cluster arrivals): 86,400 s a day, divided likewise.
+  EXPECT_EQ(parse_rate_per_s("86400/day"), 1.0);
+  EXPECT_EQ(parse_rate_per_s("7/day"), 7.0 / 86400);
+  EXPECT_EQ(parse_rate_per_s("24/day"), parse_rate_per_s("1/h"));
 }
 
 TEST(Units, RateErrors) {
@@ -131,7 +135,7 @@ TEST(Units, RateErrors) {
   EXPECT_EQ(rate_error("1/min"), "no error");
   EXPECT_EQ(rate_error("4e-10/s"), "no error");
   EXPECT_NE(rate_error("-5/s").find("must not be negative"), std::string::npos);
-  EXPECT_NE(rate_error("5/day").find("unknown rate unit '/day'"), std::string::npos);
+  EXPECT_NE(rate_error("5/week").find("unknown rate unit '/week'"), std::string::npos);
   EXPECT_NE(rate_error("5 per s").find("unknown rate unit"), std::string::npos);
 }
 

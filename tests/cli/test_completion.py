@@ -1,0 +1,77 @@
+"""`gpumux completion bash|zsh|fish`: generated from the command table, so every command that
+`gpumux help` lists and every option its --help shows completes; the bash script runs."""
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+
+
+def gpumux(*args):
+    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=60)
+
+
+def listed_commands():
+    """The commands `gpumux help` lists (two spaces, then a lower-case word)."""
+    names = re.findall(r"^  ([a-z]+)\b", gpumux("help").stdout, re.MULTILINE)
+    assert {"run", "compare", "models", "mig", "strategies", "completion", "help"} <= set(names)
+    return names
+
+
+def long_options(command):
+    """The --options `gpumux COMMAND --help` shows."""
+    return set(re.findall(r"--([a-z][a-z0-9-]*)", gpumux(command, "--help").stdout))
+
+
+def bash_complete(script, *words):
+    """COMPREPLY after typing WORDS (the last one being completed) with SCRIPT loaded."""
+    line = " ".join(["gpumux", *words])
+    program = (f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words)}; _gpumux\n"
+               'printf "%s\\n" "${COMPREPLY[@]}"\n')
+    proc = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_every_command_and_option_is_in_the_script(shell):
+    proc = gpumux("completion", shell)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    for command in listed_commands():
+        assert re.search(rf"\b{command}\b", proc.stdout), (shell, command)
+        if command == "help":
+            continue
+        for option in long_options(command) - {"help"}:
+            assert re.search(rf"(--|-l ){re.escape(option)}\b", proc.stdout), (shell, command,
+                                                                             option)
+
+
+def test_bash_script_completes_commands_options_and_files(tmp_path):
+    script = gpumux("completion", "bash").stdout
+    assert bash_complete(script, "compa") == ["compare"]
+    assert set(bash_complete(script, "")) >= set(listed_commands())
+    assert bash_complete(script, "run", "--se") == ["--seed", "--set"]
+    assert "--strategies" in bash_complete(script, "compare", "--")
+    assert bash_complete(script, "help", "pl") == ["plan", "plot"]
+    (tmp_path / "only-one.yaml").write_text("")
+    assert bash_complete(script, "run", str(tmp_path / "only")) == [str(tmp_path / "only-one.yaml")]
+
+
+@pytest.mark.parametrize("shell", [s for s in ("zsh", "fish") if shutil.which(s)] or ["bash"])
+def test_script_parses_in_its_shell(shell):
+    script = gpumux("completion", shell).stdout
+    proc = subprocess.run([shell, "-n"], input=script, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["tcsh"], ["bash", "zsh"]])
+def test_bad_shell_is_one_line_exit_2(args):
+    proc = gpumux("completion", *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and "bash, zsh" in proc.stderr, proc.stderr
