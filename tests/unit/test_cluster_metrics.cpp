@@ -107,7 +107,7 @@ TEST(ClusterWorkloadPods, LatencyReflectsNeighbours) {
     p.cpu_milli = 16000;
     p.memory_bytes = std::int64_t{64} << 30;
     p.sharing.sharing = SharingKind::time_slicing;
-    p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}}};
+    p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}, {}}};
     c.pools.push_back(p);
     for (int i = 0; i < pods; ++i) {
       PodSpec w;

@@ -87,7 +87,7 @@ TEST(ClusterAdvertise, TimeSlicingReplicasAndRename) {
   NodePoolSpec p = pool("p", 1, 2, "a100-80gb");
   p.sharing.sharing = SharingKind::time_slicing;
   p.sharing.rename_by_default = true;
-  p.sharing.shared = {SharedResource{"nvidia.com/gpu", "", 4, {}}};
+  p.sharing.shared = {SharedResource{"nvidia.com/gpu", "", 4, {}, {}}};
   const PoolTemplate t = advertise(p, 0, names);
   EXPECT_EQ(t.capacity_of(names.find("nvidia.com/gpu.shared")), 8);
   EXPECT_EQ(names.find("nvidia.com/gpu"), -1);
@@ -98,7 +98,7 @@ TEST(ClusterAdvertise, FailRequestsGreaterThanOneRefusesTwoReplicas) {
   NodePoolSpec p = pool("p", 1, 1, "a100-80gb");
   p.sharing.sharing = SharingKind::time_slicing;
   p.sharing.fail_requests_greater_than_one = true;
-  p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}}};
+  p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}, {}}};
   const PoolTemplate t = advertise(p, 0, names);
   EXPECT_FALSE(demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 2}}), p, t, names).possible);
   EXPECT_TRUE(demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 1}}), p, t, names).possible);
@@ -120,7 +120,8 @@ ClusterSpec antipattern3(const std::vector<std::string>& layout, bool time_slice
   p.sharing.mig_devices = layout;
   if (time_slice) {
     p.sharing.sharing = SharingKind::time_slicing;
-    p.sharing.shared = {SharedResource{"nvidia.com/mig-2g.20gb", "nvidia.com/mig-2g.20gb", 3, {}}};
+    p.sharing.shared = {
+        SharedResource{"nvidia.com/mig-2g.20gb", "nvidia.com/mig-2g.20gb", 3, {}, {}}};
   }
   c.pools.push_back(p);
   for (int i = 0; i < 3; ++i) {
