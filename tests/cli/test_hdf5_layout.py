@@ -143,7 +143,7 @@ def check_run_group(group):
 
     check_table(group, "events")
     assert h5py.check_enum_dtype(group["events"].dtype["kind"]) == {
-        "oom": 0, "kill": 1, "fault": 2, "reject": 3, "restart": 4}
+        "oom": 0, "kill": 1, "fault": 2, "reject": 3, "restart": 4, "preempt": 5}
 
     series = group["timeseries"]
     assert sorted(series[k].attrs["device"] for k in series) == sorted(device_names)

@@ -72,7 +72,9 @@ def test_inline_card_equals_the_catalog_card(tmp_path):
     ({"llm": "{model: llama-2-7b, tp: 2}"}, "llm.tp", "needs the tenant on 2 GPUs"),
     ({"llm": "{model: llama-2-7b, dtype: fp12}"}, "llm.dtype", "unknown dtype"),
     ({"llm": "{model: llama-2-7b, dtype: fp8}"}, "llm", "fp8_tensor"),
-    ({"model": "a30-24gb"}, "llm", "compute_throughput"),
+    # A profile without compute_throughput (every shipped profile has one).
+        ({"model": str(Path(__file__).resolve().parent.parent / "data" / "profiles" /
+                       "minimal-mig.yaml")}, "llm", "compute_throughput"),
     ({"llm": "{model: llama-2-70b}"}, "llm", "do not fit"),
     ({"llm": "{layers: 32, hidden: 4001, heads: 32, ffn: 1, vocabulary: 1}"}, "llm.heads",
      "not a multiple"),

@@ -180,10 +180,13 @@ TEST(CatalogWorkload, MigSliceSlowsBatch1FarLessThanBatch256) {
   };
   const double small = latency(1, true) / latency(1, false);
   const double large = latency(256, true) / latency(256, false);
-  // A 1g slice holds 14 of 108 SMs: a full-GPU compute-bound model is ~108/14 = 7.7x slower;
-  // batch-1 kernels hold few SMs, so the slice costs much less.
+  // A 1g slice holds 14 of 108 SMs: a full-GPU compute-bound model is ~108/14 = 7.7x slower in
+  // the fluid law; with whole waves (a known grid) a kernel of x blocks per SM-slot takes
+  // ceil(x/14) / ceil(x/108) <= 108/14 + 1 times as long (at most one partial wave more), and the
+  // slice's 1/8 of HBM bandwidth gives 8x to the memory-bound part. Batch-1 kernels hold few SMs,
+  // so the slice costs much less.
   EXPECT_GT(large, 6.5);
-  EXPECT_LT(large, 108.0 / 14.0 * 1.05);
+  EXPECT_LT(large, (108.0 / 14.0 + 1.0) * 1.05);
   EXPECT_LT(small, 0.5 * large);
   EXPECT_GT(small, 1.0);
 }
