@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
       best_ms = std::min(best_ms, ms);
     }
     const double gbps = static_cast<double>(n * sizeof(float4)) / (best_ms * 1e6);
-    std::fprintf(f, "%d,%d,%zu,%.0f,%.2f,%.3f\n", c, threads, n * sizeof(float4),
-                 best_ms * 1e6, gbps, gbps / c);
+    std::fprintf(f, "%d,%d,%zu,%.0f,%.2f,%.3f\n", c, threads, n * sizeof(float4), best_ms * 1e6,
+                 gbps, gbps / c);
     std::printf("%3d SMs: %8.1f GB/s (%.2f per SM)\n", c, gbps, gbps / c);
   }
   std::fclose(f);

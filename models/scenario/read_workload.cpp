@@ -115,11 +115,10 @@ double fine_duration_ns(Context& ctx, const Field& field) {
 }
 
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, KernelOrigins& origin) {
-  const MapReader map(
-      ctx, field,
-      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token", "collective",
-       "per_sequence", "per_context_token", "waves", "block_time", "working_set", "blocks",
-       "blocks_per_sm"});
+  const MapReader map(ctx, field,
+                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
+                       "collective", "per_sequence", "per_context_token", "waves", "block_time",
+                       "working_set", "blocks", "blocks_per_sm"});
   const auto given = [&](const char* key) {
     return map.get(key) ? ParamOrigin::user : ParamOrigin::fallback;
   };
