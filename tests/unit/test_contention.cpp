@@ -389,6 +389,101 @@ TEST(PlannerBounds, TheLatencyFloorIsTheSimulatedLoneRequestUnderEveryLaw) {
   }
 }
 
+// The same bounds on random requests whose kernel durations follow every distribution the
+// scenario format has (fixed, exponential, lognormal, uniform), one to three kernels repeated one
+// to three times: the planner prunes a setup when an SLO target (less headroom) is below the
+// latency floor, or when the offered load reaches a load bound (models/plan/planner_prune.cpp).
+// A setup the simulation finds feasible must survive both. Each tenant here is alone on its
+// device, so:
+//  - the floor is at most the simulated p50 (a p50 target there is met, so never pruned): the
+//    floor takes each distribution's minimum; its mean would exceed the median of a lognormal;
+//  - the mean service bound is at most the simulated mean latency, to 4 standard errors of the
+//    sample mean (sd / mean of a sum of independent launches <= the largest part's
+//    coefficient of variation);
+//  - when the run sustains the load, the offered rate is below the solo capacity, and the SM and
+//    HBM loads below the device's.
+struct RandomDuration {
+  std::string yaml;
+  double cv;  ///< coefficient of variation (sd / mean)
+};
+
+// `base_us`: fixed: the value; exponential: the mean; lognormal: the median; uniform: the min.
+RandomDuration random_duration(int kind, double base_us, double u1, double u2) {
+  switch (kind) {
+    case 0:
+      return {fmt::format("{}us", base_us), 0.0};
+    case 1:
+      return {fmt::format("{{exponential: {}us}}", base_us), 1.0};
+    case 2: {
+      const double sigma = (2 + std::floor(u1 * 9)) / 10;  // 0.2 .. 1.0
+      return {fmt::format("{{lognormal: {{median: {}us, sigma: {}}}}}", base_us, sigma),
+              std::sqrt(std::exp(sigma * sigma) - 1)};
+    }
+    default: {
+      const double low = base_us, high = base_us * (1.5 + std::floor(u2 * 4));
+      return {fmt::format("{{uniform: {{min: {}us, max: {}us}}}}", low, high),
+              (high - low) / std::sqrt(12.0) / ((low + high) / 2)};
+    }
+  }
+}
+
+TEST(PlannerBounds, NoBoundPrunesASimulatedFeasibleSetupUnderEveryDurationDistribution) {
+  boost::random::mt19937 rng(2525);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  const DeviceProfile& profile = load_device_profile("h100-sxm-80gb");
+  const char* slices[] = {"", "1g.10gb", "3g.40gb"};
+  const double rate = 200;  // per s: 5 ms between requests
+  int lognormal_instances = 0, sustained = 0;
+  for (int i = 0; i < 48; ++i) {
+    const std::string law = i % 2 ? "fluid" : "residency";
+    const std::string slice = slices[static_cast<int>(u(rng) * 3) % 3];
+    const int kernels = 1 + static_cast<int>(u(rng) * 3);
+    std::string list;
+    double cv = 0;
+    for (int k = 0; k < kernels; ++k) {
+      // Kernel 0 cycles through the four kinds, so each appears in a quarter of the instances.
+      const int kind = k == 0 ? (i / 2) % 4 : static_cast<int>(u(rng) * 4) % 4;
+      lognormal_instances += kind == 2 && k == 0;
+      const RandomDuration d = random_duration(kind, 10 + std::floor(u(rng) * 60), u(rng), u(rng));
+      cv = std::max(cv, d.cv);
+      const double f = std::max(0.05, std::floor(u(rng) * 100) / 100);
+      const double m = std::floor(u(rng) * 100) / 100;
+      const int blocks = u(rng) < 0.5 ? 1 + static_cast<int>(u(rng) * 600) : 0;
+      list += fmt::format(
+          "{}{{name: k{}, duration: {}, sm_fraction: {}, memory_bound: {}, "
+          "repeat: {}{}}}",
+          k ? ", " : "", k, d.yaml, f, m, 1 + static_cast<int>(u(rng) * 3),
+          blocks > 0 ? fmt::format(", blocks: {}", blocks) : std::string());
+    }
+    const std::string yaml = fmt::format(
+        "contention_law: {}\nname: t\nduration: 1s\nseed: {}\ngpus:\n  - {{name: gpu0, model: "
+        "h100-sxm-80gb{}}}\ntenants:\n  - {{name: a, device: {}, workload: {{arrivals: "
+        "{{process: constant, rate: {}/s}}, request: {{kernels: [{}]}}}}}}\n",
+        law, i + 1, slice.empty() ? "" : ", mig: [" + slice + "]",
+        slice.empty() ? "gpu0" : "gpu0/0", rate, list);
+    const Scenario scenario = load_scenario_text(yaml, "bounds.yaml");
+    const DeviceCapacity cap = capacity_of(profile, slice, find_contention_law(law));
+    const TenantDemand demand = demand_of(scenario.tenants.front());
+    const RunResult run = run_yaml(yaml);
+    const TenantResult& a = tenant(run, "a");
+    ASSERT_GT(a.completed, 150) << yaml;
+    // Waiting only lengthens latencies: the floor and the mean service bound hold whatever the
+    // load.
+    EXPECT_LE(latency_floor_ns(demand, cap), static_cast<double>(a.latency.p50) + 1.0) << yaml;
+    const double standard_error = cv / std::sqrt(static_cast<double>(a.completed));
+    EXPECT_LE(service_ns(demand, cap), a.latency.mean * (1 + 4 * standard_error) + 1.0) << yaml;
+    // Feasible and sustained: every request done, 99 % waited less than one arrival interval (an
+    // overloaded queue grows without bound). Then no load bound may prune it.
+    if (a.completed != a.requests || static_cast<double>(a.queueing.p99) >= 1e9 / rate) continue;
+    ++sustained;
+    EXPECT_LT(rate, solo_capacity_per_s(demand, cap)) << yaml;
+    EXPECT_LT(sm_load_per_s(demand, cap), cap.sms) << yaml;
+    EXPECT_LT(hbm_load_per_s(demand, cap), cap.bandwidth) << yaml;
+  }
+  EXPECT_GE(sustained, 36);  // most instances exercise the load bounds too
+  EXPECT_EQ(lognormal_instances, 12);
+}
+
 // ------------------------------------------------------------------------------ launch cost
 
 TEST(LaunchCost, EveryKernelPaysTheLaunchOverheadOfItsStream) {
