@@ -35,6 +35,8 @@ const CommandHelp kReportHelp{
     "usage: gpumux report OUT.h5 [--format table|json|csv] [--json] [--html REPORT.html]",
     "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
     "Default: the table; --json prints the stored JSON summary (one line per run).\n"
+    "Every table of the file is read through first: a corrupt or truncated one is refused\n"
+    "(`OUT.h5: /requests: corrupt or truncated table (...)`, exit 2).\n"
     "--html writes one self-contained page (no external files): summary tables, SLO verdicts,\n"
     "latency CDFs, utilisation and memory timelines, notes and assumptions (needs python3 with\n"
     "matplotlib; GPUMUX_PYTHON selects the interpreter).",
@@ -173,6 +175,8 @@ int command_report(const std::vector<std::string>& args) {
   }
   const std::vector<nlohmann::ordered_json> summaries =
       read_summaries_h5(vm["file"].as<std::string>());
+  // Every table of the file decodes (a corrupt /requests is refused here, not reported on).
+  check_result_tables_h5(vm["file"].as<std::string>());
   if (is_cluster_summary(summaries)) {
     if (vm.count("html")) throw not_for_cluster(vm["file"].as<std::string>(), "report --html");
     if (format == OutputFormat::csv) {
@@ -229,6 +233,7 @@ int command_plot(const std::vector<std::string>& args) {
   if (is_cluster_summary(read_summaries_h5(vm["file"].as<std::string>()))) {
     throw not_for_cluster(vm["file"].as<std::string>(), "plot");
   }
+  check_result_tables_h5(vm["file"].as<std::string>());
   return exec_python_module("gpumux.plot", forwarded);
 }
 

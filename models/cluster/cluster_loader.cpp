@@ -84,8 +84,8 @@ const DeviceProfile& profile_of(Context& ctx, const Field& field) {
 GpuSharingConfig device_plugin_config_of(Context& ctx, const Field& field) {
   if (field.node.IsScalar()) {
     const std::string path = ctx.resolve_path(field, non_empty_text(ctx, field)).string();
-    const std::string text =
-        detail::read_text_file(path, "device-plugin config", ctx.at(field.path, field.mark));
+    const std::string text = detail::read_text_file(
+        path, "device-plugin config", ctx.at(field.path, field.mark), detail::kMaxGpuConfigBytes);
     GpuSharingConfig config = parse_device_plugin_config(text, path);
     config.where = ctx.at(field.path, field.mark);
     return config;
@@ -175,7 +175,8 @@ GpuSharingConfig sharing_of(Context& ctx, const Field& field, const DeviceProfil
     const Field file_field = spec.require("file");
     const std::string path = ctx.resolve_path(file_field, non_empty_text(ctx, file_field)).string();
     const MigPartedFile file = parse_mig_parted_config(
-        detail::read_text_file(path, "mig-parted config", ctx.at(file_field.path, file_field.mark)),
+        detail::read_text_file(path, "mig-parted config", ctx.at(file_field.path, file_field.mark),
+                               detail::kMaxGpuConfigBytes),
         path);
     const Field name = spec.require("config");
     apply_mig_parted_config(file, non_empty_text(ctx, name), ctx.at(name.path, name.mark), profile,

@@ -237,7 +237,8 @@ GpuSharingConfig parse_device_plugin_config(const std::string& yaml_text,
 }
 
 GpuSharingConfig load_device_plugin_config(const std::string& path) {
-  return parse_device_plugin_config(detail::read_text_file(path, "device-plugin config"), path);
+  return parse_device_plugin_config(
+      detail::read_text_file(path, "device-plugin config", {}, detail::kMaxGpuConfigBytes), path);
 }
 
 }  // namespace gpumux::cluster

@@ -9,6 +9,13 @@
 
 namespace gpumux::cluster::detail {
 
+/// mig-parted and device-plugin configs: hand-written, NVIDIA's full mig-parted default config
+/// is 11 KiB (tests/data/cluster/mig-parted-config-default.yaml), so 256 KiB is 20x that. The
+/// limit bounds memory: yaml-cpp's node tree plus the reader's location records take about 1 KB
+/// per YAML value (measured: a 3 MB flow list of 1.5 M one-letter items peaked at 1.5 GB), so a
+/// config at the limit peaks below ~150 MB where the general 16 MiB limit allowed ~8 GB.
+inline constexpr std::int64_t kMaxGpuConfigBytes = std::int64_t{256} << 10;
+
 /// The bytes of `path`, at most `limit`. Throws InputError at `referenced_from` (or at the file
 /// itself when that has no file) for a missing or unreadable path, a directory, device or
 /// socket, or a file over the limit; `what` names the kind of file ("device-plugin config").

@@ -157,7 +157,8 @@ MigPartedFile parse_mig_parted_config(const std::string& yaml_text,
 }
 
 MigPartedFile load_mig_parted_config(const std::string& path) {
-  return parse_mig_parted_config(detail::read_text_file(path, "mig-parted config"), path);
+  return parse_mig_parted_config(
+      detail::read_text_file(path, "mig-parted config", {}, detail::kMaxGpuConfigBytes), path);
 }
 
 std::vector<std::string> mig_parted_device_ids(const std::string& profile_name) {

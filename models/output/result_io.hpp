@@ -155,6 +155,13 @@ void write_results_h5(const std::string& path, const std::vector<RunResult>& res
 /// (why)") when the file is missing, not HDF5, or has no readable /summary.
 std::vector<nlohmann::ordered_json> read_summaries_h5(const std::string& path);
 
+/// Reads every dataset of the result file PATH through (every row, every chunk decoded; block
+/// by block, so memory stays one block of 16,384 rows), so a corrupt or truncated table is
+/// found before `gpumux report` prints. Throws InputError("PATH: /requests: corrupt or
+/// truncated table (why)"), or "PATH: not a gpumux result file (why)" when it cannot be opened.
+/// Cost: O(rows) decoding (about the time it took to write them).
+void check_result_tables_h5(const std::string& path);
+
 /// Text for `gpumux report`, from a summary read back. Missing or null fields print as "-".
 std::string summary_table_from_json(const nlohmann::ordered_json& summary);
 

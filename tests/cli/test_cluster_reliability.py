@@ -202,3 +202,40 @@ def test_sigterm_stops_plan_and_writes_nothing(tmp_path):
     assert "gpumux: plan: interrupted (SIGTERM): the search stopped; nothing written" in err
     assert not best.exists()
     assert [p.name for p in tmp_path.iterdir() if ".tmp." in p.name] == []
+
+
+MIG_CLUSTER = """\
+name: big-mig-parted
+cluster:
+  pools:
+    - name: a100
+      count: 1
+      gpu: a100-80gb
+      gpus_per_node: 1
+      sharing:
+        mig_parted: {file: mig.yaml, config: all-1g}
+  pods:
+    - name: p
+      count: 1
+      requests: {nvidia.com/mig-1g.10gb: 1}
+      duration: 1s
+"""
+
+
+@pytest.mark.parametrize("padding,refused", [(200 * 1024, False), (300 * 1024, True)])
+def test_mig_parted_config_size_limit(tmp_path, padding, refused):
+    # A long flow list of filters: yaml-cpp's ~1 KB per value made a 3 MB list of one-letter
+    # items peak at 1.5 GB; beyond 256 KiB the file is refused before parsing, naming it and the
+    # limit; below, it is read as before.
+    items = ",".join(['"0x20B510DE"'] * (padding // 13))  # A100-80GB's PCI id, repeated
+    (tmp_path / "mig.yaml").write_text(
+        "version: v1\nmig-configs:\n  all-1g:\n"
+        f"    - device-filter: [{items}]\n      devices: all\n      mig-enabled: true\n"
+        "      mig-devices: {1g.10gb: 7}\n")
+    (tmp_path / "c.yaml").write_text(MIG_CLUSTER)
+    out = gpumux("validate", str(tmp_path / "c.yaml"), cwd=tmp_path)
+    if refused:
+        line = one_error_line(out)
+        assert "mig.yaml" in line and "over the 256 KiB limit for a mig-parted config" in line, line
+    else:
+        assert out.returncode == 0, out.stderr

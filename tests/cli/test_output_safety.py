@@ -380,6 +380,55 @@ def test_sigterm_during_compare_writes_what_ran(tmp_path, long_yaml):
     assert temps(tmp_path) == []
 
 
+# Fast under mps, slow under time-slicing: the fatal fault at 1 s kills every MPS client of the
+# device (both tenants) for the rest of the run, so mps only fails arrivals (3.6e5 events,
+# 0.1 s here); under time-slicing it kills only `a`, and `b` launches 1,000 kernels per request
+# for 20,000 s (2e8 events, ~28 s here). A signal 1.5 s in lands in the second run.
+FAST_THEN_SLOW = """\
+name: fast-then-slow
+duration: 20000s
+gpus: [{name: gpu0, model: h100-sxm-80gb}]
+tenants:
+  - name: a
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 5/s}
+      request: {kernels: [{name: k, duration: 10us, repeat: 1000}]}
+  - name: b
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 5/s}
+      request: {kernels: [{name: k, duration: 10us, repeat: 1000}]}
+faults:
+  - {tenant: a, at: 1s, kind: fatal, recovery: 100000s}
+"""
+
+
+def test_sigterm_during_second_strategy_keeps_the_first(tmp_path):
+    scenario = tmp_path / "fast-then-slow.yaml"
+    scenario.write_text(FAST_THEN_SLOW)
+    out = tmp_path / "cmp.h5"
+    proc = start(["compare", str(scenario), "--strategies", "mps,time-slicing", "-o", str(out)])
+    time.sleep(1.5)
+    assert proc.poll() is None, "the comparison ended before the signal"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "status=interrupted" in err
+    with h5py.File(out, "r") as f:
+        assert f.attrs["status"] in ("interrupted", b"interrupted")
+        first, second = f["strategies/mps"], f["strategies/time-slicing"]
+        # The first strategy ran to its end: complete, its whole horizon, every request kept.
+        assert first.attrs["status"] in ("complete", b"complete")
+        assert first.attrs["sim_time_ns"] >= 20000 * 10**9
+        assert len(first["requests"]) > 150000
+        # The second stopped part-way and says so; what it simulated is kept.
+        assert second.attrs["status"] in ("interrupted", b"interrupted")
+        assert 0 < second.attrs["sim_time_ns"] < 20000 * 10**9
+        assert len(second["requests"]) > 0
+    assert temps(tmp_path) == []
+
+
 def test_sigterm_during_write_finishes_the_file(tmp_path):
     out = tmp_path / "out.h5"
     proc = start(["run", QUICKSTART, "-o", str(out), "--quiet"],
