@@ -72,6 +72,22 @@ enum class OutputFormat { table, json, csv };
 /// --format table|json|csv; --json is an alias of --format json (a contradiction is bad input).
 OutputFormat output_format(const po::variables_map& vm);
 
+/// What a listing command (models, mig, strategies) prints: `--format table|json|yaml`, with
+/// --json an alias of --format json (a contradiction is bad input).
+enum class DataFormat { table, json, yaml };
+DataFormat data_format(const po::variables_map& vm);
+
+/// The --format/--json options of a listing command, added to OPTIONS.
+void add_data_format_options(po::options_description& options);
+
+/// Prints DATA as FORMAT (json: one indented document; yaml: one block-style document through
+/// yaml-cpp's emitter, keys in DATA's order). Machine units: bytes, ns, bytes/s, FLOP/s.
+void print_data(const nlohmann::ordered_json& data, DataFormat format, std::ostream& out);
+
+/// The --quiet/-q switch every command accepts: it silences the progress bar and informational
+/// stderr lines; warnings and errors still print.
+void add_quiet_option(po::options_description& options);
+
 /// The lower-case extension of PATH with its dot ("" when none).
 std::string extension_of(const std::string& path);
 
@@ -126,9 +142,12 @@ void warn_overload(const ResolvedScenario& resolved, const RunResult& result);
 /// progress bar on stderr for each simulation.
 class CliProgress {
  public:
+  /// QUIET (--quiet): no progress bar.
+  explicit CliProgress(bool quiet = false) : quiet_(quiet) {}
   RunControl control(bool record_requests);
 
  private:
+  bool quiet_;
   std::optional<ProgressBar> bar_;
 };
 

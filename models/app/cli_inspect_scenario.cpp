@@ -37,6 +37,7 @@ po::options_description inspect_options() {
       "output: table (default), json (per tenant: memory and kernel classes, each value with "
       "its origin), csv (one row per kernel class)")("json", po::bool_switch(),
                                                      "the same as --format json");
+  add_quiet_option(o);
   return o;
 }
 

@@ -58,6 +58,7 @@ po::options_description plan_options() {
       "KEY=VALUE override (repeatable)")(
       "format", po::value<std::string>()->value_name("table|json"),
       "output: table (default) or json")("json", po::bool_switch(), "the same as --format json");
+  add_quiet_option(o);
   return o;
 }
 
@@ -155,7 +156,7 @@ int command_plan(const std::vector<std::string>& args) {
   options.interrupt = &stop_requested();
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   const auto started = std::chrono::steady_clock::now();
-  if (terminal) {
+  if (terminal && !vm["quiet"].as<bool>()) {
     options.progress = [&](std::uint64_t simulations) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -60,7 +60,7 @@ const CommandHelp kValidateHelp{
     "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
 const CommandHelp kCompareHelp{
     "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
-    "[--set KEY=VALUE ...] [--format table|json|csv] [--json] [--fail-on-slo]",
+    "[--set KEY=VALUE ...] [--format table|json|csv] [--json] [--quiet] [--fail-on-slo]",
     "Runs the same tenants and arrivals under each strategy and prints one overview table\n"
     "(SLOs met: tenants meeting every target of their slo: block, per strategy).\n"
     "--strategies is required; defaults: no result file, the scenario's seed, no overrides.\n"
@@ -82,8 +82,10 @@ po::options_description run_options() {
       "format", po::value<std::string>()->value_name("table|json|csv"),
       "output: table (default), json (one object), csv (one row per tenant, units in the "
       "column names)")("json", po::bool_switch(), "the same as --format json")(
-      "quiet,q", po::bool_switch(), "print nothing on success")(
-      "fail-on-slo", po::bool_switch(), "exit 1 when a tenant misses its SLO");
+      "quiet,q", po::bool_switch(),
+      "print nothing on success: no table (unless --format json|csv), no progress bar; "
+      "warnings and errors still print")("fail-on-slo", po::bool_switch(),
+                                         "exit 1 when a tenant misses its SLO");
   return o;
 }
 
@@ -92,6 +94,7 @@ po::options_description validate_options() {
   o.add_options()("set",
                   po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                   "override a scenario key, e.g. gpus.0.mig=all-balanced (repeatable)");
+  add_quiet_option(o);
   return o;
 }
 
@@ -110,6 +113,9 @@ po::options_description compare_options() {
       "format", po::value<std::string>()->value_name("table|json|csv"),
       "output: table (default), json (an array of summaries), csv (one row per strategy and "
       "tenant)")("json", po::bool_switch(), "the same as --format json")(
+      "quiet,q", po::bool_switch(),
+      "print nothing on success: no table (unless --format json|csv), no progress bar; "
+      "warnings and errors still print")(
       "fail-on-slo", po::bool_switch(),
       "exit 1 when a tenant misses an SLO target under any strategy");
   return o;
@@ -141,7 +147,7 @@ int command_run(const std::vector<std::string>& args) {
     std::cerr << "gpumux: warning: " << w << "\n";
   }
   catch_stop_signals();
-  CliProgress progress;
+  CliProgress progress(vm["quiet"].as<bool>());
   RunControl control = progress.control(false);
   control.record_kernels = false;  // without -o nothing reads them
   // -o: the records go to the file as the run produces them (memory flat in the run's length);
@@ -225,7 +231,7 @@ int command_compare(const std::vector<std::string>& args) {
   // Every variant is resolved first, so a bad strategy fails before any time is spent.
   const std::vector<ResolvedScenario> variants = resolve_variants(scenario, strategies);
   catch_stop_signals();
-  CliProgress progress;
+  CliProgress progress(vm["quiet"].as<bool>());
   RunControl control = progress.control(false);
   control.record_kernels = false;
   // -o: each strategy's records go to its group of the file as its run produces them (memory
@@ -251,7 +257,7 @@ int command_compare(const std::vector<std::string>& args) {
     std::vector<nlohmann::ordered_json> all;
     for (const RunResult& r : results) all.push_back(summary_json(r));
     std::cout << summaries_csv(all, true);
-  } else {
+  } else if (!vm["quiet"].as<bool>()) {
     std::cout << compare_table(results);
   }
   if (!written) return kExitBadInput;
