@@ -20,7 +20,8 @@ const char* kUsage =
     "usage: gpumux COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--format table|json|csv]\n"
+    "  run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--format "
+    "table|json|yaml|csv]\n"
     "                    [--quiet] [--fail-on-slo] simulate and print the summary\n"
     "  validate SCENARIO.yaml [--set ...]       check a scenario without running it\n"
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
@@ -39,6 +40,8 @@ const char* kUsage =
     "  --version\n"
     "\n"
     "gpumux COMMAND --help (or -h) shows a command's arguments, defaults and examples.\n"
+    "--format table|json|yaml on models, mig, strategies and plan; run, compare, report and\n"
+    "inspect also take csv. --json is --format json.\n"
     "Every command takes -q/--quiet: no progress bar and no informational stderr lines (warnings\n"
     "and errors still print; run and compare also skip the table).\n";
 

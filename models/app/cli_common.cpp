@@ -81,12 +81,14 @@ OutputFormat output_format(const po::variables_map& vm) {
     format = OutputFormat::table;
   } else if (name == "json") {
     format = OutputFormat::json;
+  } else if (name == "yaml") {
+    format = OutputFormat::yaml;
   } else if (name == "csv") {
     format = OutputFormat::csv;
   } else {
     std::string message = "--format ";
     message += name;
-    message += ": not one of table, json, csv";
+    message += ": not one of table, json, yaml, csv";
     throw po::error(message);
   }
   if (json && format != OutputFormat::json) {
@@ -167,6 +169,14 @@ void print_data(const nlohmann::ordered_json& data, DataFormat format, std::ostr
     YAML::Emitter emitter;
     emit_yaml(data, emitter);
     out << emitter.c_str() << "\n";
+  }
+}
+
+void print_structured(const nlohmann::ordered_json& data, OutputFormat format, std::ostream& out) {
+  if (format == OutputFormat::json) {
+    out << data.dump() << "\n";
+  } else {
+    print_data(data, DataFormat::yaml, out);
   }
 }
 

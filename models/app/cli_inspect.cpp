@@ -53,7 +53,7 @@ const CommandHelp kModelsHelp{
     "  gpumux models\n"
     "  gpumux models --json\n"};
 const CommandHelp kReportHelp{
-    "usage: gpumux report OUT.h5 [--format table|json|csv] [--json] [--html REPORT.html]",
+    "usage: gpumux report OUT.h5 [--format table|json|yaml|csv] [--json] [--html REPORT.html]",
     "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
     "Default: the table; --json prints the stored JSON summary (one line per run).\n"
     "--html writes one self-contained page (no external files): summary tables, SLO verdicts,\n"
@@ -94,7 +94,7 @@ po::options_description models_options() {
 
 po::options_description report_options() {
   po::options_description o("gpumux report OUT.h5");
-  o.add_options()("format", po::value<std::string>()->value_name("table|json|csv"),
+  o.add_options()("format", po::value<std::string>()->value_name("table|json|yaml|csv"),
                   "output: table (default), json (the stored summary, one line per run), csv "
                   "(one row per tenant, a strategy column for compare files)")(
       "json", po::bool_switch(), "the same as --format json")(
@@ -290,8 +290,8 @@ int command_report(const std::vector<std::string>& args) {
     if (format == OutputFormat::csv) {
       throw not_for_cluster(vm["file"].as<std::string>(), "report --format csv");
     }
-    if (format == OutputFormat::json) {
-      std::cout << summaries.front().dump() << "\n";
+    if (structured(format)) {
+      print_structured(summaries.front(), format, std::cout);
     } else {
       std::cout << "cluster replay " << vm["file"].as<std::string>() << "\n";
       print_cluster_summary(summaries.front(), "  ", std::cout);
@@ -304,6 +304,8 @@ int command_report(const std::vector<std::string>& args) {
   }
   if (format == OutputFormat::json) {
     for (const nlohmann::ordered_json& s : summaries) std::cout << s.dump() << "\n";
+  } else if (format == OutputFormat::yaml) {  // one list, like compare's --format yaml
+    print_structured(nlohmann::ordered_json(summaries), format, std::cout);
   } else if (format == OutputFormat::csv) {
     bool compare_file = summaries.size() > 1;
     for (const nlohmann::ordered_json& s : summaries) {

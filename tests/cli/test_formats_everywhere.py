@@ -156,3 +156,32 @@ def test_quiet_is_accepted_everywhere(tmp_path):
         args = ["missing.yaml"] if command == "plan" else ["missing.h5", "-o", str(tmp_path / "f.png")]
         proc = gpumux(command, *args, "--quiet")
         assert proc.returncode == 2 and "quiet" not in proc.stderr and "missing" in proc.stderr
+
+
+def without_wall(value):
+    """VALUE less `wall_s` (host time: it differs between two runs)."""
+    if isinstance(value, dict):
+        return {k: without_wall(v) for k, v in value.items() if k != "wall_s"}
+    if isinstance(value, list):
+        return [without_wall(v) for v in value]
+    return value
+
+
+def test_yaml_is_the_json_for_run_compare_report_inspect(tmp_path):
+    out = tmp_path / "cmp.h5"
+    short = ["--set", "duration=7s"]
+    cases = [
+        ["run", QUICKSTART, *short],
+        ["compare", QUICKSTART, *short, "--strategies", "mps,time-slicing", "-o", str(out)],
+        ["inspect", QUICKSTART],
+    ]
+    for args in cases:
+        as_json = gpumux(*args, "--json")
+        as_yaml = gpumux(*args, "--format", "yaml")
+        assert as_json.returncode == as_yaml.returncode == 0, (args, as_yaml.stderr)
+        assert without_wall(yaml.safe_load(as_yaml.stdout)) == \
+            without_wall(json.loads(as_json.stdout)), args
+    # report: --json is one line per run; yaml is one list of the same summaries
+    lines = gpumux("report", str(out), "--json").stdout.splitlines()
+    listed = yaml.safe_load(gpumux("report", str(out), "--format", "yaml").stdout)
+    assert listed == [json.loads(line) for line in lines] and len(listed) == 2
