@@ -20,16 +20,17 @@ const char* kUsage =
     "usage: gpumux COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--format table|json|csv]\n"
+    "  run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] [--format "
+    "table|json|yaml|csv]\n"
     "                    [--quiet] [--fail-on-slo] simulate and print the summary\n"
     "  validate SCENARIO.yaml [--set ...]       check a scenario without running it\n"
     "  compare SCENARIO.yaml --strategies A,B   the same tenants under several strategies\n"
     "  inspect SCENARIO.yaml [--format F]       every kernel parameter and where it came from\n"
     "  plan SCENARIO.yaml [-o BEST.yaml]        the cheapest GPU setup that meets every SLO\n"
-    "  mig GPU_MODEL [--check LAYOUT]           MIG profiles, layouts, placement check\n"
-    "  models                                   GPU models: SMs, memory, bandwidth, MIG, "
+    "  mig GPU_MODEL [--check LAYOUT] [--format F] MIG profiles, layouts, placement check\n"
+    "  models [--format table|json|yaml]        GPU models: SMs, memory, bandwidth, MIG, "
     "nvidia-smi names\n"
-    "  strategies                               sharing strategies: modes, keys, compare names\n"
+    "  strategies [--format table|json|yaml]    sharing strategies: modes, keys, compare names\n"
     "  report OUT.h5 [--format F] [--html R.html] the summary of a result file, or an HTML report\n"
     "  plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|svg\n"
     "                                           latency CDFs, utilisation/memory timelines, "
@@ -38,7 +39,11 @@ const char* kUsage =
     "  help [COMMAND]                           this text, or one command's options\n"
     "  --version\n"
     "\n"
-    "gpumux COMMAND --help (or -h) shows a command's arguments, defaults and examples.\n";
+    "gpumux COMMAND --help (or -h) shows a command's arguments, defaults and examples.\n"
+    "--format table|json|yaml on models, mig, strategies and plan; run, compare, report and\n"
+    "inspect also take csv. --json is --format json.\n"
+    "Every command takes -q/--quiet: no progress bar and no informational stderr lines (warnings\n"
+    "and errors still print; run and compare also skip the table).\n";
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <yaml-cpp/yaml.h>
 
 #include "models/app/interrupt.hpp"
 #include "models/config/input_error.hpp"
@@ -80,12 +81,14 @@ OutputFormat output_format(const po::variables_map& vm) {
     format = OutputFormat::table;
   } else if (name == "json") {
     format = OutputFormat::json;
+  } else if (name == "yaml") {
+    format = OutputFormat::yaml;
   } else if (name == "csv") {
     format = OutputFormat::csv;
   } else {
     std::string message = "--format ";
     message += name;
-    message += ": not one of table, json, csv";
+    message += ": not one of table, json, yaml, csv";
     throw po::error(message);
   }
   if (json && format != OutputFormat::json) {
@@ -95,6 +98,86 @@ OutputFormat output_format(const po::variables_map& vm) {
     throw po::error(message);
   }
   return format;
+}
+
+DataFormat data_format(const po::variables_map& vm) {
+  const bool json = vm.count("json") && vm["json"].as<bool>();
+  if (!vm.count("format")) return json ? DataFormat::json : DataFormat::table;
+  const std::string name = vm["format"].as<std::string>();
+  DataFormat format;
+  if (name == "table") {
+    format = DataFormat::table;
+  } else if (name == "json") {
+    format = DataFormat::json;
+  } else if (name == "yaml") {
+    format = DataFormat::yaml;
+  } else {
+    throw po::error("--format " + name + ": not one of table, json, yaml");
+  }
+  if (json && format != DataFormat::json) {
+    throw po::error("--json contradicts --format " + name + " (--json means --format json)");
+  }
+  return format;
+}
+
+void add_data_format_options(po::options_description& options) {
+  options.add_options()("format", po::value<std::string>()->value_name("table|json|yaml"),
+                        "output: table (default), json or yaml (the same data, machine units: "
+                        "bytes, bytes/s, FLOP/s)")("json", po::bool_switch(),
+                                                   "the same as --format json");
+}
+
+void add_quiet_option(po::options_description& options) {
+  options.add_options()("quiet,q", po::bool_switch(),
+                        "no progress bar and no informational stderr lines; warnings and errors "
+                        "still print");
+}
+
+namespace {
+
+void emit_yaml(const nlohmann::ordered_json& value, YAML::Emitter& out) {
+  if (value.is_object()) {
+    out << YAML::BeginMap;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      emit_yaml(*it, out);
+    }
+    out << YAML::EndMap;
+  } else if (value.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& item : value) emit_yaml(item, out);
+    out << YAML::EndSeq;
+  } else if (value.is_string()) {
+    out << YAML::DoubleQuoted << value.get<std::string>();
+  } else if (value.is_boolean()) {
+    out << value.get<bool>();
+  } else if (value.is_number_integer()) {
+    out << value.get<std::int64_t>();
+  } else if (value.is_number()) {
+    out << value.dump();  // shortest round-trip text, as in the JSON
+  } else {
+    out << YAML::Null;
+  }
+}
+
+}  // namespace
+
+void print_data(const nlohmann::ordered_json& data, DataFormat format, std::ostream& out) {
+  if (format == DataFormat::json) {
+    out << data.dump(2) << "\n";
+  } else if (format == DataFormat::yaml) {
+    YAML::Emitter emitter;
+    emit_yaml(data, emitter);
+    out << emitter.c_str() << "\n";
+  }
+}
+
+void print_structured(const nlohmann::ordered_json& data, OutputFormat format, std::ostream& out) {
+  if (format == OutputFormat::json) {
+    out << data.dump() << "\n";
+  } else {
+    print_data(data, DataFormat::yaml, out);
+  }
 }
 
 void check_output_path(const po::variables_map& vm) {
@@ -135,6 +218,7 @@ RunControl CliProgress::control(bool record_requests) {
   RunControl control;
   control.record_requests = record_requests;
   control.interrupt = &stop_requested();
+  if (quiet_) return control;
   control.started = [this] { bar_.emplace(); };
   control.progress = [this](Nanos now, Nanos horizon, std::uint64_t events) {
     bar_->update(now, horizon, events);

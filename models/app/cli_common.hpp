@@ -67,10 +67,38 @@ po::variables_map parse_command(const std::vector<std::string>& args,
 /// The scenario (positional `scenario`) with --set and --seed.
 ScenarioRequest scenario_request(const po::variables_map& vm);
 
-enum class OutputFormat { table, json, csv };
+enum class OutputFormat { table, json, yaml, csv };
 
-/// --format table|json|csv; --json is an alias of --format json (a contradiction is bad input).
+/// --format table|json|yaml|csv; --json is an alias of --format json (a contradiction is bad
+/// input).
 OutputFormat output_format(const po::variables_map& vm);
+
+/// json or yaml: the command prints its data with print_structured.
+inline bool structured(OutputFormat format) {
+  return format == OutputFormat::json || format == OutputFormat::yaml;
+}
+
+/// What a listing command (models, mig, strategies) prints: `--format table|json|yaml`, with
+/// --json an alias of --format json (a contradiction is bad input).
+enum class DataFormat { table, json, yaml };
+DataFormat data_format(const po::variables_map& vm);
+
+/// The --format/--json options of a listing command, added to OPTIONS.
+void add_data_format_options(po::options_description& options);
+
+/// Prints DATA as FORMAT (json: one indented document; yaml: one block-style document through
+/// yaml-cpp's emitter, keys in DATA's order). Machine units: bytes, ns, bytes/s, FLOP/s.
+void print_data(const nlohmann::ordered_json& data, DataFormat format, std::ostream& out);
+
+/// DATA as --format json (one line, as before) or yaml (one block document).
+void print_structured(const nlohmann::ordered_json& data, OutputFormat format, std::ostream& out);
+inline void print_structured(const nlohmann::json& data, OutputFormat format, std::ostream& out) {
+  print_structured(nlohmann::ordered_json::parse(data.dump()), format, out);
+}
+
+/// The --quiet/-q switch every command accepts: it silences the progress bar and informational
+/// stderr lines; warnings and errors still print.
+void add_quiet_option(po::options_description& options);
 
 /// The lower-case extension of PATH with its dot ("" when none).
 std::string extension_of(const std::string& path);
@@ -126,9 +154,12 @@ void warn_overload(const ResolvedScenario& resolved, const RunResult& result);
 /// progress bar on stderr for each simulation.
 class CliProgress {
  public:
+  /// QUIET (--quiet): no progress bar.
+  explicit CliProgress(bool quiet = false) : quiet_(quiet) {}
   RunControl control(bool record_requests);
 
  private:
+  bool quiet_;
   std::optional<ProgressBar> bar_;
 };
 

@@ -19,7 +19,11 @@ const CommandHelp kCompletionHelp{
     "  gpumux completion zsh > \"${fpath[1]}/_gpumux\"          # then: compinit\n"
     "  gpumux completion fish > ~/.config/fish/completions/gpumux.fish\n"};
 
-po::options_description completion_options() { return po::options_description{}; }
+po::options_description completion_options() {
+  po::options_description o("gpumux completion SHELL");
+  add_quiet_option(o);
+  return o;
+}
 
 /// "--output -o --seed ..." of one command (long names with --, short ones with -).
 std::vector<std::string> option_words(const Command& command) {
@@ -111,10 +115,17 @@ void print_fish() {
 }
 
 int command_completion(const std::vector<std::string>& args) {
-  if (args.size() != 1) {
-    throw po::error("completion takes one shell: bash, zsh or fish");
+  const po::options_description options = completion_options();  // `parsed` points to it
+  const po::parsed_options parsed = po::command_line_parser(args).options(options).run();
+  std::vector<std::string> shells;
+  for (const po::option& option : parsed.options) {
+    if (option.position_key >= 0) shells.push_back(option.value.front());
   }
-  const std::string& shell = args.front();
+  if (shells.size() != 1) throw po::error("completion takes one shell: bash, zsh or fish");
+  po::variables_map vm;
+  po::store(parsed, vm);
+  po::notify(vm);
+  const std::string& shell = shells.front();
   if (shell == "bash") {
     print_bash();
   } else if (shell == "zsh") {

@@ -15,24 +15,45 @@
 namespace gpumux::cli {
 namespace {
 
+// A command without a positional argument: its options only; anything else is bad input.
+po::variables_map parse_listing(const std::vector<std::string>& args,
+                                const po::options_description& options) {
+  const po::parsed_options parsed = po::command_line_parser(args).options(options).run();
+  for (const po::option& option : parsed.options) {
+    if (option.position_key >= 0) {
+      throw po::error(fmt::format("unexpected argument '{}'", option.value.front()));
+    }
+  }
+  po::variables_map vm;
+  po::store(parsed, vm);
+  po::notify(vm);
+  return vm;
+}
+
 const CommandHelp kMigHelp{
-    "usage: gpumux mig GPU_MODEL [--check LAYOUT]",
+    "usage: gpumux mig GPU_MODEL [--check LAYOUT] [--format table|json|yaml] [--json]",
     "Without --check: the MIG profiles of GPU_MODEL (SMs, memory, slices, max count, placements)\n"
     "and its named layouts. With --check: does LAYOUT fit, and where does each instance go?\n"
     "LAYOUT is comma-separated profiles, PROFILE:COUNT for repeats (mig-parted/GKE syntax), or a\n"
     "named layout. GPU_MODEL is a profile name (see `gpumux models`) or an nvidia-smi name.\n"
+    "--format json|yaml prints the same data with machine units (bytes); with --check it holds\n"
+    "`fits`, `reason` (when it does not) and each placement's memory slices.\n"
     "Exit: 0 fits, 1 does not fit, 2 bad input.",
     "  gpumux mig h100-sxm-80gb\n"
+    "  gpumux mig h100-sxm-80gb --format yaml\n"
     "  gpumux mig h100-sxm-80gb --check 3g.40gb:2,1g.10gb:1\n"
     "  gpumux mig \"NVIDIA H100 80GB HBM3\" --check all-balanced\n"};
 const CommandHelp kModelsHelp{
-    "usage: gpumux models",
+    "usage: gpumux models [--format table|json|yaml] [--json]",
     "Lists the GPU models built in (calibration/profiles/*.yaml): SMs, memory, HBM bandwidth,\n"
     "dense FP16 Tensor Core peak (`-` where the profile gives none), MIG profiles, and the\n"
-    "nvidia-smi names accepted as `model:` in scenarios.",
-    "  gpumux models\n"};
+    "nvidia-smi names accepted as `model:` in scenarios. --format json|yaml: one entry per\n"
+    "model, machine units (memory_bytes, hbm_bandwidth_bytes_per_s, fp16_tensor_flops; null\n"
+    "where the profile gives none).",
+    "  gpumux models\n"
+    "  gpumux models --json\n"};
 const CommandHelp kReportHelp{
-    "usage: gpumux report OUT.h5 [--format table|json|csv] [--json] [--html REPORT.html]",
+    "usage: gpumux report OUT.h5 [--format table|json|yaml|csv] [--json] [--html REPORT.html]",
     "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
     "Default: the table; --json prints the stored JSON summary (one line per run).\n"
     "Every table of the file is read through first: a corrupt or truncated one is refused\n"
@@ -61,19 +82,27 @@ po::options_description mig_options() {
   o.add_options()("check", po::value<std::string>()->value_name("LAYOUT"),
                   "a layout: comma-separated profiles (3g.40gb,2g.20gb,1g.10gb), with counts "
                   "(3g.40gb:2,1g.10gb:1), or a name (all-balanced)");
+  add_data_format_options(o);
+  add_quiet_option(o);
   return o;
 }
 
-po::options_description models_options() { return po::options_description("gpumux models"); }
+po::options_description models_options() {
+  po::options_description o("gpumux models");
+  add_data_format_options(o);
+  add_quiet_option(o);
+  return o;
+}
 
 po::options_description report_options() {
   po::options_description o("gpumux report OUT.h5");
-  o.add_options()("format", po::value<std::string>()->value_name("table|json|csv"),
+  o.add_options()("format", po::value<std::string>()->value_name("table|json|yaml|csv"),
                   "output: table (default), json (the stored summary, one line per run), csv "
                   "(one row per tenant, a strategy column for compare files)")(
       "json", po::bool_switch(), "the same as --format json")(
       "html", po::value<std::string>()->value_name("REPORT.html"),
       "write a self-contained HTML report here");
+  add_quiet_option(o);
   return o;
 }
 
@@ -83,19 +112,75 @@ po::options_description plot_options() {
                   "the figure (default: compare for a compare file, else cdf)")(
       "output,o", po::value<std::string>()->required()->value_name("FIG.png|svg"),
       "the figure file: .png or .svg");
+  add_quiet_option(o);
   return o;
+}
+
+// `gpumux mig MODEL --format json|yaml`: the profile's MIG geometry, memory in bytes.
+nlohmann::ordered_json mig_profiles_json(const DeviceProfile& gpu) {
+  nlohmann::ordered_json profiles = nlohmann::ordered_json::array();
+  for (const MigProfileSpec& spec : gpu.mig_profiles) {
+    profiles.push_back({{"name", spec.name},
+                        {"sms", spec.sms},
+                        {"memory_bytes", spec.memory},
+                        {"memory_slices", spec.memory_slices},
+                        {"compute_slices", spec.compute_slices},
+                        {"max_count", spec.max_count},
+                        {"placements", spec.placements}});
+  }
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::object();
+  for (const auto& [name, instances] : gpu.mig_layouts) layouts[name] = instances;
+  return {{"model", gpu.name},
+          {"memory_slices", gpu.memory_slices},
+          {"compute_slices", gpu.compute_slices},
+          {"profiles", profiles},
+          {"layouts", layouts}};
+}
+
+// `gpumux mig MODEL --check LAYOUT --format json|yaml`: the verdict and each placement.
+nlohmann::ordered_json mig_fit_json(const DeviceProfile& gpu, const std::string& layout_text,
+                                    const MigFitResult& fit) {
+  nlohmann::ordered_json result{{"model", gpu.name}, {"layout", layout_text}, {"fits", fit.fits}};
+  if (!fit.fits) {
+    result["reason"] = fit.reason;
+    return result;
+  }
+  nlohmann::ordered_json placements = nlohmann::ordered_json::array();
+  int compute = 0;
+  for (const MigInstancePlacement& p : fit.placements) {
+    compute += p.profile->compute_slices;
+    placements.push_back({{"index", p.index},
+                          {"profile", p.profile->name},
+                          {"first_memory_slice", p.start},
+                          {"last_memory_slice", p.end() - 1},
+                          {"sms", p.profile->sms},
+                          {"memory_bytes", p.profile->memory}});
+  }
+  result["placements"] = placements;
+  result["compute_slices_used"] = compute;
+  result["compute_slices"] = gpu.compute_slices;
+  return result;
 }
 
 int command_mig(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, mig_options(), "model");
+  const DataFormat format = data_format(vm);
   const DeviceProfile& profile = load_device_profile(vm["model"].as<std::string>());
   if (!vm.count("check")) {
-    std::cout << describe_mig(profile);
+    if (format == DataFormat::table) {
+      std::cout << describe_mig(profile);
+    } else {
+      print_data(mig_profiles_json(profile), format, std::cout);
+    }
     return kExitOk;
   }
   const std::string layout_text = vm["check"].as<std::string>();
   const std::vector<std::string> layout = expand_mig_layout(profile, {layout_text});
   const MigFitResult fit = fit_mig_layout(profile, layout);
+  if (format != DataFormat::table) {
+    print_data(mig_fit_json(profile, layout_text, fit), format, std::cout);
+    return fit.fits ? kExitOk : kExitSlo;
+  }
   if (!fit.fits) {
     std::cout << "does not fit on " << profile.name << ": " << fit.reason << "\n";
     return kExitSlo;
@@ -111,8 +196,35 @@ int command_mig(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// `gpumux models --format json|yaml`: one entry per built-in model, machine units.
+nlohmann::ordered_json models_json() {
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const std::string& name : embedded_profile_names()) {
+    const DeviceProfile& gpu = load_device_profile(name);
+    std::vector<std::string> mig;
+    for (const MigProfileSpec& spec : gpu.mig_profiles) {
+      if (spec.name.find('+') == std::string::npos) mig.push_back(spec.name);
+    }
+    models.push_back({{"model", gpu.name},
+                      {"sms", gpu.sms},
+                      {"memory_bytes", gpu.memory},
+                      {"hbm_bandwidth_bytes_per_s", gpu.hbm_bandwidth},
+                      {"fp16_tensor_flops", gpu.compute.fp16_tensor > 0
+                                                ? nlohmann::ordered_json(gpu.compute.fp16_tensor)
+                                                : nlohmann::ordered_json()},
+                      {"mig_profiles", mig},
+                      {"nvidia_smi_names", gpu.nvidia_smi_names}});
+  }
+  return models;
+}
+
 int command_models(const std::vector<std::string>& args) {
-  if (!args.empty()) throw po::error(fmt::format("unexpected argument '{}'", args.front()));
+  const po::variables_map vm = parse_listing(args, models_options());
+  const DataFormat format = data_format(vm);
+  if (format != DataFormat::table) {
+    print_data(models_json(), format, std::cout);
+    return kExitOk;
+  }
   std::cout << fmt::format("{:<15} {:>4} {:>10} {:>10} {:>12}  {:<48} {}\n", "model", "SMs",
                            "memory", "HBM", "FP16 tensor", "MIG profiles", "nvidia-smi name");
   for (const std::string& name : embedded_profile_names()) {
@@ -182,8 +294,8 @@ int command_report(const std::vector<std::string>& args) {
     if (format == OutputFormat::csv) {
       throw not_for_cluster(vm["file"].as<std::string>(), "report --format csv");
     }
-    if (format == OutputFormat::json) {
-      std::cout << summaries.front().dump() << "\n";
+    if (structured(format)) {
+      print_structured(summaries.front(), format, std::cout);
     } else {
       std::cout << "cluster replay " << vm["file"].as<std::string>() << "\n";
       print_cluster_summary(summaries.front(), "  ", std::cout);
@@ -196,6 +308,8 @@ int command_report(const std::vector<std::string>& args) {
   }
   if (format == OutputFormat::json) {
     for (const nlohmann::ordered_json& s : summaries) std::cout << s.dump() << "\n";
+  } else if (format == OutputFormat::yaml) {  // one list, like compare's --format yaml
+    print_structured(nlohmann::ordered_json(summaries), format, std::cout);
   } else if (format == OutputFormat::csv) {
     bool compare_file = summaries.size() > 1;
     for (const nlohmann::ordered_json& s : summaries) {
@@ -238,18 +352,43 @@ int command_plot(const std::vector<std::string>& args) {
 }
 
 const CommandHelp kStrategiesHelp{
-    "usage: gpumux strategies",
+    "usage: gpumux strategies [--format table|json|yaml] [--json]",
     "Lists the sharing strategies (models/strategies/registry.cpp): the `sharing.mode` each is\n"
     "named by, its `sharing:` keys, what a fatal fault takes down, and the names `gpumux compare\n"
-    "--strategies` accepts. docs/strategies.md says what each models and what it does not.",
-    "  gpumux strategies\n"};
+    "--strategies` accepts. docs/strategies.md says what each models and what it does not.\n"
+    "--format json|yaml: the same data (`strategies`, `compare_strategies`).",
+    "  gpumux strategies\n"
+    "  gpumux strategies --format yaml\n"};
 
 po::options_description strategies_options() {
-  return po::options_description("gpumux strategies");
+  po::options_description o("gpumux strategies");
+  add_data_format_options(o);
+  add_quiet_option(o);
+  return o;
+}
+
+nlohmann::ordered_json strategies_json() {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Strategy* strategy : strategies()) {
+    std::vector<std::string> keys{"replicas"};
+    for (const std::string& key : strategy->keys()) keys.push_back(key);
+    list.push_back(
+        {{"name", strategy->name()},
+         {"summary", strategy->summary()},
+         {"modes", strategy->spellings()},
+         {"keys", keys},
+         {"fault_scope", strategy->fault_scope() == FaultScope::device ? "device" : "client"}});
+  }
+  return {{"strategies", list}, {"compare_strategies", compare_strategy_names()}};
 }
 
 int command_strategies(const std::vector<std::string>& args) {
-  if (!args.empty()) throw po::error(fmt::format("unexpected argument '{}'", args.front()));
+  const po::variables_map vm = parse_listing(args, strategies_options());
+  const DataFormat format = data_format(vm);
+  if (format != DataFormat::table) {
+    print_data(strategies_json(), format, std::cout);
+    return kExitOk;
+  }
   for (const Strategy* strategy : strategies()) {
     std::vector<std::string> keys{"replicas"};
     for (const std::string& key : strategy->keys()) keys.push_back(key);

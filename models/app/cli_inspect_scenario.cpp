@@ -14,7 +14,7 @@ namespace {
 
 const CommandHelp kInspectHelp{
     "usage: gpumux inspect SCENARIO.yaml [--set KEY=VALUE ...] [--seed N] "
-    "[--format table|json|csv] [--json]",
+    "[--format table|json|yaml|csv] [--json]",
     "Resolves SCENARIO.yaml (as validate does) and prints, per tenant and kernel class, the\n"
     "parameters the device physics acts on: solo duration on the whole GPU, sm_fraction, waves,\n"
     "memory_bound, working set, repeat, launch mode (stream or CUDA graph) and the tenant's\n"
@@ -33,10 +33,11 @@ po::options_description inspect_options() {
                   po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                   "override a scenario key (repeatable)")(
       "seed", po::value<std::uint64_t>()->value_name("N"), "override the master seed")(
-      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "format", po::value<std::string>()->value_name("table|json|yaml|csv"),
       "output: table (default), json (per tenant: memory and kernel classes, each value with "
       "its origin), csv (one row per kernel class)")("json", po::bool_switch(),
                                                      "the same as --format json");
+  add_quiet_option(o);
   return o;
 }
 
@@ -100,7 +101,7 @@ int command_inspect(const std::vector<std::string>& args) {
   const OutputFormat format = output_format(vm);
   const Inspection inspection = inspect_request(scenario_request(vm));
   const std::vector<InspectRow>& rows = inspection.rows;
-  if (format == OutputFormat::json) {
+  if (structured(format)) {
     nlohmann::json tenants = nlohmann::json::array();
     for (const InspectRow& r : rows) {
       if (tenants.empty() || tenants.back()["name"] != r.tenant) {
@@ -122,11 +123,10 @@ int command_inspect(const std::vector<std::string>& args) {
            {"working_set_bytes", valued(r.working_set, r.working_set_origin)},
            {"repeat", valued(r.repeat, r.repeat_origin)}});
     }
-    std::cout << nlohmann::json{{"scenario", inspection.resolved.scenario.name},
-                                {"tenants", tenants},
-                                {"warnings", inspection.warnings}}
-                     .dump()
-              << "\n";
+    print_structured(nlohmann::json{{"scenario", inspection.resolved.scenario.name},
+                                    {"tenants", tenants},
+                                    {"warnings", inspection.warnings}},
+                     format, std::cout);
     return kExitOk;
   }
   if (format == OutputFormat::csv) {

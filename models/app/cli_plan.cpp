@@ -25,7 +25,7 @@ namespace {
 const CommandHelp kPlanHelp{
     "usage: gpumux plan SCENARIO.yaml [-o BEST.yaml] [--gpus MODEL=PRICE,...] [--max-gpus N] "
     "[--strategies A,B] [--headroom F] [--jobs N] [--set KEY=VALUE ...] [--seed N] "
-    "[--format table|json] [--json]",
+    "[--format table|json|yaml] [--json]",
     "Finds the cheapest setup (GPUs of which model, partitioned and shared how) in which every\n"
     "tenant meets its SLO over the whole run. The search space comes from the scenario's `plan:`\n"
     "block (gpus: [{model, cost_per_hour, currency}], max_gpus, strategies, headroom) or the\n"
@@ -55,9 +55,11 @@ po::options_description plan_options() {
       "jobs,j", po::value<int>()->value_name("N"), "simulation threads (default: the cores)")(
       "seed", po::value<std::string>()->value_name("N"), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
-      "KEY=VALUE override (repeatable)")(
-      "format", po::value<std::string>()->value_name("table|json"),
-      "output: table (default) or json")("json", po::bool_switch(), "the same as --format json");
+      "KEY=VALUE override (repeatable)")("format",
+                                         po::value<std::string>()->value_name("table|json|yaml"),
+                                         "output: table (default), json or yaml")(
+      "json", po::bool_switch(), "the same as --format json");
+  add_quiet_option(o);
   return o;
 }
 
@@ -133,7 +135,7 @@ void write_best_yaml(const std::string& output, const std::string& scenario_path
 int command_plan(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, plan_options(), "scenario");
   const OutputFormat format = output_format(vm);
-  if (format == OutputFormat::csv) throw po::error("--format csv: plan prints table or json");
+  if (format == OutputFormat::csv) throw po::error("--format csv: plan prints table, json or yaml");
   std::string output;
   if (vm.count("output")) {
     output = vm["output"].as<std::string>();
@@ -155,7 +157,7 @@ int command_plan(const std::vector<std::string>& args) {
   options.interrupt = &stop_requested();
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   const auto started = std::chrono::steady_clock::now();
-  if (terminal) {
+  if (terminal && !vm["quiet"].as<bool>()) {
     options.progress = [&](std::uint64_t simulations) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -175,8 +177,8 @@ int command_plan(const std::vector<std::string>& args) {
   if (terminal) std::cerr << "\r\033[K" << std::flush;
   const PlanResult& result = *searched;
   if (!output.empty() && result.found()) write_best_yaml(output, request.scenario, result);
-  if (format == OutputFormat::json) {
-    std::cout << plan_json(result).dump() << "\n";
+  if (structured(format)) {
+    print_structured(plan_json(result), format, std::cout);
   } else {
     std::cout << plan_table(result);
     if (!output.empty() && result.found()) std::cout << "wrote " << output << "\n";

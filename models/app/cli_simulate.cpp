@@ -21,7 +21,7 @@ namespace {
 
 const CommandHelp kRunHelp{
     "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] "
-    "[--format table|json|csv] [--json] [--quiet] [--fail-on-slo]",
+    "[--format table|json|yaml|csv] [--json] [--quiet] [--fail-on-slo]",
     "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
     "A scenario with a `cluster:` section replays the cluster instead (docs/cluster.md): pending\n"
     "time per pod class, allocation, fragmentation, cost and pending reasons; -o writes the\n"
@@ -60,7 +60,7 @@ const CommandHelp kValidateHelp{
     "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
 const CommandHelp kCompareHelp{
     "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
-    "[--set KEY=VALUE ...] [--format table|json|csv] [--json] [--fail-on-slo]",
+    "[--set KEY=VALUE ...] [--format table|json|yaml|csv] [--json] [--quiet] [--fail-on-slo]",
     "Runs the same tenants and arrivals under each strategy and prints one overview table\n"
     "(SLOs met: tenants meeting every target of their slo: block, per strategy).\n"
     "--strategies is required; defaults: no result file, the scenario's seed, no overrides.\n"
@@ -79,11 +79,13 @@ po::options_description run_options() {
                                               "override the scenario's master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override, e.g. gpus.0.sharing.timeslice=2ms (repeatable)")(
-      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "format", po::value<std::string>()->value_name("table|json|yaml|csv"),
       "output: table (default), json (one object), csv (one row per tenant, units in the "
       "column names)")("json", po::bool_switch(), "the same as --format json")(
-      "quiet,q", po::bool_switch(), "print nothing on success")(
-      "fail-on-slo", po::bool_switch(), "exit 1 when a tenant misses its SLO");
+      "quiet,q", po::bool_switch(),
+      "print nothing on success: no table (unless --format json|csv), no progress bar; "
+      "warnings and errors still print")("fail-on-slo", po::bool_switch(),
+                                         "exit 1 when a tenant misses its SLO");
   return o;
 }
 
@@ -92,6 +94,7 @@ po::options_description validate_options() {
   o.add_options()("set",
                   po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                   "override a scenario key, e.g. gpus.0.mig=all-balanced (repeatable)");
+  add_quiet_option(o);
   return o;
 }
 
@@ -107,9 +110,12 @@ po::options_description compare_options() {
                                  "write all results into one HDF5 file")(
       "seed", po::value<std::string>(), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override")(
-      "format", po::value<std::string>()->value_name("table|json|csv"),
+      "format", po::value<std::string>()->value_name("table|json|yaml|csv"),
       "output: table (default), json (an array of summaries), csv (one row per strategy and "
       "tenant)")("json", po::bool_switch(), "the same as --format json")(
+      "quiet,q", po::bool_switch(),
+      "print nothing on success: no table (unless --format json|csv), no progress bar; "
+      "warnings and errors still print")(
       "fail-on-slo", po::bool_switch(),
       "exit 1 when a tenant misses an SLO target under any strategy");
   return o;
@@ -121,8 +127,8 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   const bool written = write_output(vm, [&](const std::string& path) {
     cluster::write_cluster_h5(path, run.result, run.metrics);
   });
-  if (format == OutputFormat::json) {
-    std::cout << cluster::cluster_summary_json(run.result, run.metrics).dump() << "\n";
+  if (structured(format)) {
+    print_structured(cluster::cluster_summary_json(run.result, run.metrics), format, std::cout);
   } else if (format == OutputFormat::csv) {
     throw InputError("--format csv: not available for a cluster scenario (use --json or -o)");
   } else if (!vm["quiet"].as<bool>()) {
@@ -141,7 +147,7 @@ int command_run(const std::vector<std::string>& args) {
     std::cerr << "gpumux: warning: " << w << "\n";
   }
   catch_stop_signals();
-  CliProgress progress;
+  CliProgress progress(vm["quiet"].as<bool>());
   RunControl control = progress.control(false);
   control.record_kernels = false;  // without -o nothing reads them
   // -o: the records go to the file as the run produces them (memory flat in the run's length);
@@ -155,8 +161,8 @@ int command_run(const std::vector<std::string>& args) {
   const RunResult result = simulate_resolved(resolved, control);
   warn_overload(resolved, result);
   const bool written = write_output(vm, [&](const std::string&) { file->finish(result); });
-  if (format == OutputFormat::json) {
-    std::cout << summary_json(result).dump() << "\n";
+  if (structured(format)) {
+    print_structured(summary_json(result), format, std::cout);
   } else if (format == OutputFormat::csv) {
     std::cout << summaries_csv({summary_json(result)}, false);
   } else if (!vm["quiet"].as<bool>()) {
@@ -225,7 +231,7 @@ int command_compare(const std::vector<std::string>& args) {
   // Every variant is resolved first, so a bad strategy fails before any time is spent.
   const std::vector<ResolvedScenario> variants = resolve_variants(scenario, strategies);
   catch_stop_signals();
-  CliProgress progress;
+  CliProgress progress(vm["quiet"].as<bool>());
   RunControl control = progress.control(false);
   control.record_kernels = false;
   // -o: each strategy's records go to its group of the file as its run produces them (memory
@@ -243,15 +249,15 @@ int command_compare(const std::vector<std::string>& args) {
   const std::vector<RunResult> results = simulate_variants(variants, strategies, control);
   const bool written =
       write_output(vm, [&](const std::string&) { file->finish(results, stop_requested().load()); });
-  if (format == OutputFormat::json) {
+  if (structured(format)) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const RunResult& r : results) all.push_back(summary_json(r));
-    std::cout << all.dump() << "\n";
+    print_structured(all, format, std::cout);
   } else if (format == OutputFormat::csv) {
     std::vector<nlohmann::ordered_json> all;
     for (const RunResult& r : results) all.push_back(summary_json(r));
     std::cout << summaries_csv(all, true);
-  } else {
+  } else if (!vm["quiet"].as<bool>()) {
     std::cout << compare_table(results);
   }
   if (!written) return kExitBadInput;

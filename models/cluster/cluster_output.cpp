@@ -132,8 +132,8 @@ Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m) {
 }
 
 std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& m) {
-  std::string out = fmt::format("cluster replay: policy {}, {} pods, {} s simulated{}\n\n",
-                                r.policy, m.all.pods, format_si(to_seconds(r.end_time)),
+  std::string out = fmt::format("cluster replay: policy {}, {} pods, {} simulated{}\n\n", r.policy,
+                                m.all.pods, format_duration_ns(static_cast<double>(r.end_time)),
                                 r.ignore_deletions ? ", pods never deleted (FGD replay)" : "");
   TextTable pending({"class", "pods", "started", "waited", "never", "p50", "p90", "p99", "max",
                      "cost alloc", "cost used"},

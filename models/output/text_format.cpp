@@ -18,6 +18,25 @@ std::string three_digits(double value) {
   return fmt::format("{:.0f}", value);
 }
 
+// SECONDS (>= 60) as a clock reading: "1m30s", "30m"; from an hour "2h05m", "5h"; from a day
+// "3d4h". Rounded to the last unit shown.
+std::string clock_duration(long long seconds) {
+  if (seconds < 3600) {
+    const long long rest = seconds % 60;
+    return rest != 0 ? fmt::format("{}m{:02}s", seconds / 60, rest)
+                     : fmt::format("{}m", seconds / 60);
+  }
+  const long long minutes = (seconds + 30) / 60;
+  if (minutes < 24 * 60) {
+    const long long rest = minutes % 60;
+    return rest != 0 ? fmt::format("{}h{:02}m", minutes / 60, rest)
+                     : fmt::format("{}h", minutes / 60);
+  }
+  const long long hours = (seconds + 1800) / 3600;
+  const long long rest = hours % 24;
+  return rest != 0 ? fmt::format("{}d{}h", hours / 24, rest) : fmt::format("{}d", hours / 24);
+}
+
 }  // namespace
 
 std::string format_duration_ns(double ns) {
@@ -26,7 +45,10 @@ std::string format_duration_ns(double ns) {
   if (a < 999.5) return fmt::format("{:.0f} ns", ns);
   if (a < 999.5e3) return three_digits(ns / 1e3) + " us";
   if (a < 999.5e6) return three_digits(ns / 1e6) + " ms";
-  return three_digits(ns / 1e9) + " s";
+  if (a < 59.95e9) return three_digits(ns / 1e9) + " s";
+  std::string clock = clock_duration(std::llround(a / 1e9));
+  if (ns < 0) clock.insert(clock.begin(), '-');
+  return clock;
 }
 
 std::string format_bytes(double bytes) {

@@ -9,6 +9,9 @@
 
 namespace gpumux {
 
+/// The one duration format of the text tables: "420 ns", "420 us", "1.50 ms", "42.0 s" below a
+/// minute (three significant digits), then a clock reading: "1m30s", "30m", "2h05m", "3d4h".
+/// JSON, CSV and HDF5 keep nanoseconds or seconds.
 std::string format_duration_ns(double ns);
 std::string format_bytes(double bytes);
 std::string format_si(double value);

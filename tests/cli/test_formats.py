@@ -74,9 +74,9 @@ def test_compare_and_report_csv(tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["run", QUICKSTART, "--format", "xml"], "--format xml: not one of table, json, csv"),
+    (["run", QUICKSTART, "--format", "xml"], "--format xml: not one of table, json, yaml, csv"),
     (["run", QUICKSTART, "--format", "csv", "--json"], "--json contradicts --format csv"),
-    (["compare", QUICKSTART, "--strategies", "mps", "--format", "yaml"], "--format yaml"),
+    (["compare", QUICKSTART, "--strategies", "mps", "--format", "toml"], "--format toml"),
 ])
 def test_bad_format_one_line_exit_2(args, message):
     r = gpumux(*args)

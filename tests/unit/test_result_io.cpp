@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include "models/config/input_error.hpp"
 #include "models/output/result_io.hpp"
 #include "models/output/metric_table.hpp"
+#include "models/output/text_format.hpp"
 
 namespace gpumux {
 namespace {
@@ -259,7 +261,7 @@ TEST(SummaryTable, ShowsTenantsDevicesAndAdaptiveUnits) {
   const RunResult r = sample_result();
   const std::string table = summary_table(r);
   for (const char* expected :
-       {"hybrid-h100", "seed: 7",  "complete", "120 s",   "123456789", "3.20 s",
+       {"hybrid-h100", "seed: 7",  "complete", "2m",      "123456789", "3.20 s",
         "38.6M",  // header
         "zchat",       "batch",    "gpu0/1",   "1.23 ms", "4.56 ms",   "7.00 ms",
         "12.0 ms",     "1.50 s",   "49.2/s",   "1.70x",   "1g.10gb",   "time-slicing",
@@ -268,6 +270,26 @@ TEST(SummaryTable, ShowsTenantsDevicesAndAdaptiveUnits) {
   }
   EXPECT_LT(table.find("zchat"), table.find("batch"));
   EXPECT_EQ(table, summary_table_from_json(summary_json(r)));
+}
+
+// The tables' one duration format: three significant digits below a minute, then a clock
+// reading rounded to its last unit; machine units stay in the JSON (checked above).
+TEST(DurationFormat, SecondsBelowAMinuteThenAClockReading) {
+  EXPECT_EQ(format_duration_ns(420), "420 ns");
+  EXPECT_EQ(format_duration_ns(420e3), "420 us");
+  EXPECT_EQ(format_duration_ns(1.5e6), "1.50 ms");
+  EXPECT_EQ(format_duration_ns(1.5e9), "1.50 s");
+  EXPECT_EQ(format_duration_ns(59.9e9), "59.9 s");
+  EXPECT_EQ(format_duration_ns(59.96e9), "1m");  // 59.96 s rounds to a whole minute
+  EXPECT_EQ(format_duration_ns(90e9), "1m30s");
+  EXPECT_EQ(format_duration_ns(1800e9), "30m");
+  EXPECT_EQ(format_duration_ns(3599e9), "59m59s");
+  EXPECT_EQ(format_duration_ns(3600e9), "1h");
+  EXPECT_EQ(format_duration_ns(7529e9), "2h05m");  // 125.48 minutes -> 125
+  EXPECT_EQ(format_duration_ns(86399e9), "1d");    // 1,440 minutes: a day
+  EXPECT_EQ(format_duration_ns(3 * 86400e9 + 4 * 3600e9), "3d4h");
+  EXPECT_EQ(format_duration_ns(-120e9), "-2m");
+  EXPECT_EQ(format_duration_ns(std::nan("")), "-");
 }
 
 TEST(SummaryTable, MissingAndNullFieldsPrintAsDash) {
