@@ -15,7 +15,18 @@
 //    the kernel ends; freed SMs go to kernels still dispatching blocks (priority, then launch
 //    order: the caller's order). A kernel holding h > 0 is in its last wave, and takes no more,
 //    when its remaining blocks fit on what it holds:  (remaining / work) W f S_gpu <= h.
-//    [sm_demand, grant]
+//    [sm_demand, grant, dispatching]
+// 1b. Block retirement (law "residency"; DeviceGeometry::block_retirement). Resident blocks are
+//    never preempted, but a kernel's blocks retire at the end of each round (a wave on the SMs it
+//    holds: block time = solo duration / W, so a round does (work / W) h / (f S_gpu) of work),
+//    and the block scheduler then dispatches pending blocks of more urgent streams or MPS clients
+//    first (CUDA Programming Guide, "Stream Priorities"; MPS CUDA_MPS_CLIENT_PRIORITY). So while a
+//    more urgent kernel waits for SMs, a less urgent kernel that still has blocks to dispatch
+//    gives up, at the end of its current round, the SMs the urgent one wants (least urgent first)
+//    and re-dispatches its remaining blocks on SMs freed later. An urgent kernel thus waits at
+//    most one round; an equally urgent newcomer still waits for the older kernel's last round
+//    (launch order), and a kernel in its last round keeps its SMs. [dispatching, round_work;
+//    Device::retire_for_urgent]
 // 2. Rate bound on h held SMs (serial roofline phases: the compute share stretches by 1/sigma,
 //    the memory share by phi/beta):
 //        slowdown = (1 - m) / sigma + m phi / beta,   r_k <= rate_max = 1 / slowdown,
@@ -58,9 +69,10 @@
 //    same SoloKey, the fields the lone grant and bound read.
 //
 // Laws by name (scenario key `contention_law:`, docs/strategies.md; CONTRIBUTING.md says how to
-// add one): "residency" (the default: laws 1-4 with the per-SM ceiling and L_ref the whole GPU's
-// L2) and "fluid" (the law of the last release: without the per-SM ceiling, s = 0, and with
-// L_ref = L_dev, so a lone kernel never feels a MIG slice's L2). A law is the set of terms it
+// add one): "residency" (the default: laws 1-4 with block retirement (1b), whole waves, the
+// per-SM ceiling and L_ref the whole GPU's L2) and "fluid" (the law of the last release: resident
+// blocks hold their SMs until the kernel ends, no per-SM ceiling, s = 0, and L_ref = L_dev, so a
+// lone kernel never feels a MIG slice's L2). A law is the set of terms it
 // puts on the device's geometry (set_law_terms); the functions below read only the geometry.
 //
 // Cost: each function is O(1) (a handful of flops).
@@ -91,7 +103,8 @@ struct DeviceGeometry {
   /// L_ref: the L2 (bytes) on which solo durations were defined, the whole GPU's (law 3); 0 =
   /// this device's own (the fluid law: a lone kernel never feels a MIG slice's smaller L2).
   double l2_reference = 0;
-  bool discrete_waves = false;  ///< law 2: whole waves where the grid is known
+  bool discrete_waves = false;    ///< law 2: whole waves where the grid is known
+  bool block_retirement = false;  ///< law 1b: resident blocks retire at wave boundaries
 };
 
 struct DeviceProfile;
@@ -102,7 +115,8 @@ struct ContentionLaw {
   std::string_view summary;       ///< one line, for docs and --help
   bool per_sm_bandwidth = false;  ///< law 2's per-SM HBM ceiling s
   bool own_l2 = false;  ///< law 3 against the whole GPU's L2 (a MIG slice keeps only its own)
-  bool discrete_waves = false;  ///< law 2's whole waves for kernels with a known grid
+  bool discrete_waves = false;    ///< law 2's whole waves for kernels with a known grid
+  bool block_retirement = false;  ///< law 1b: urgent kernels take SMs at wave boundaries
 };
 
 /// The registered laws, the default first. O(1).
@@ -127,6 +141,23 @@ inline double sm_demand(double f, const DeviceGeometry& g, double client_cap) {
   return std::min({f * g.gpu_sms, sms, client_cap});
 }
 
+/// Law 1: true while `k` has blocks left to dispatch beyond those resident on the `occupancy`
+/// SMs it holds, (remaining / work) W f S_gpu > h: it is not in its last round.
+inline bool dispatching(const KernelRun& k, const DeviceGeometry& g, double epsilon) {
+  const double full_width = k.sm_fraction * g.gpu_sms;
+  const double remaining_blocks = k.work > 0 ? (k.remaining / k.work) * k.waves * full_width : 0.0;
+  return remaining_blocks > k.occupancy + epsilon;
+}
+
+/// Law 1b: the work (solo-ns) one round of `k`'s resident blocks does on the SMs it holds: a
+/// full-width wave's work / W, times the share h / (f S_gpu) of its width it holds. 0 when it
+/// holds nothing.
+inline double round_work(const KernelRun& k, const DeviceGeometry& g) {
+  const double full_width = k.sm_fraction * g.gpu_sms;
+  if (full_width <= 0 || k.waves <= 0) return 0.0;
+  return (k.work / k.waves) * std::min(1.0, k.occupancy / full_width);
+}
+
 /// Law 1's grant: gives `k` what it may take from `free` SMs of `g` (its client's cap
 /// `client_cap`, of which its client holds `held_by_client`); updates k.occupancy, `free` and
 /// `held_by_client`. True when it granted something. `epsilon`: SMs below which nothing counts.
@@ -139,8 +170,7 @@ inline bool grant(KernelRun& k, const DeviceGeometry& g, double client_cap, doub
   // In its last wave (every remaining block already resident on what it holds) it takes no
   // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or new
   // kernel holds nothing, so it is always dispatching.
-  const double remaining_blocks = k.work > 0 ? (k.remaining / k.work) * k.waves * full_width : 0.0;
-  if (k.occupancy > 0 && remaining_blocks <= k.occupancy + epsilon) return false;
+  if (k.occupancy > 0 && !dispatching(k, g, epsilon)) return false;
   const double granted = std::min({demand - k.occupancy, free, client_cap - held_by_client});
   if (granted <= epsilon) return false;
   k.occupancy += granted;

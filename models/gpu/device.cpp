@@ -87,6 +87,9 @@ void Device::start_running(KernelRun& kernel) {
   kernel.rate = 0;
   kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
   kernel.solo_bound_occupancy = -1;
+  kernel.wave_origin = kernel.work - kernel.remaining;
+  kernel.yield_wanted = false;
+  kernel.retire_at = kNever;
   running_.push_back(&kernel);
   if (lazy_) {
     kernel.since = sim_.now();
@@ -146,6 +149,7 @@ void Device::grant_sms() {
     // One kernel (the usual exclusive device): the same arithmetic as below without the
     // per-client table (its client holds exactly what the kernel holds).
     KernelRun& k = *running_.front();
+    k.yield_wanted = false;  // (law 1b: nobody to yield to)
     double free = sms;
     free -= k.occupancy;
     if (free <= epsilon) return;
@@ -160,6 +164,7 @@ void Device::grant_sms() {
   int max_tenant = -1;
   for (KernelRun* k : running_) {
     free -= k->occupancy;
+    k->yield_wanted = false;  // set again below while a more urgent kernel waits (law 1b)
     mixed_priorities |= k->priority != running_.front()->priority;
     if (k->sm_demand < 0) {
       // The same three numbers grant_to() takes the minimum of, once per start of the kernel.
@@ -170,7 +175,8 @@ void Device::grant_sms() {
   }
   // Nothing to grant: grant_to would refuse every kernel at its first test (co-running clients
   // that all hold their width, the usual state between arrivals), so skip the client table.
-  if (free <= epsilon || !wanting) return;
+  const bool retire = mixed_priorities && geometry_.block_retirement;
+  if (!wanting || (free <= epsilon && !retire)) return;
   const std::vector<KernelRun*>* order = &running_;
   if (mixed_priorities) {
     order_scratch_.assign(running_.begin(), running_.end());
@@ -184,10 +190,46 @@ void Device::grant_sms() {
   for (const KernelRun* k : running_)
     client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
   for (KernelRun* k : *order) {
+    if (free <= epsilon) break;
     if (k->occupancy >= k->sm_demand - epsilon) continue;  // grant_to's first refusal
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
-    if (!grant_to(*k, epsilon, free, held_by_client)) continue;
-    if (free <= epsilon) break;
+    grant_to(*k, epsilon, free, held_by_client);
+  }
+  if (retire) retire_for_urgent(*order, epsilon, free, client_held);
+}
+
+void Device::retire_for_urgent(const std::vector<KernelRun*>& order, double epsilon, double& free,
+                               std::vector<double>& client_held) {
+  // Law 1b (contention_law.hpp). `order` is by priority, most urgent first; a kernel that still
+  // wants SMs takes those of less urgent kernels whose resident round retires now, least urgent
+  // first, and marks the others so that their next round's end is an event.
+  const Nanos now = sim_.now();
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    KernelRun& urgent = *order[i];
+    if (urgent.occupancy >= urgent.sm_demand - epsilon) continue;
+    if (urgent.occupancy > 0 && !contention::dispatching(urgent, geometry_, epsilon)) continue;
+    for (std::size_t j = order.size(); j-- > i + 1;) {
+      KernelRun& holder = *order[j];
+      if (holder.priority >= urgent.priority || holder.occupancy <= epsilon) continue;
+      if (holder.retire_at > now) {
+        // Its round retires later: an event then, unless this round is its last (it keeps its
+        // SMs until it ends).
+        if (contention::dispatching(holder, geometry_, epsilon)) holder.yield_wanted = true;
+        continue;
+      }
+      // Its round has just retired: every block it has left is pending, behind the urgent ones.
+      const double wanted = urgent.sm_demand - urgent.occupancy - std::max(0.0, free);
+      if (wanted <= epsilon) break;
+      const double taken = std::min(wanted, holder.occupancy);
+      holder.occupancy -= taken;
+      client_held[static_cast<std::size_t>(holder.tenant)] -= taken;
+      free += taken;
+      holder.wave_origin = holder.work - holder.remaining;  // its next round starts later
+      holder.retire_at = kNever;
+    }
+    if (free > epsilon) {
+      grant_to(urgent, epsilon, free, client_held[static_cast<std::size_t>(urgent.tenant)]);
+    }
   }
 }
 
@@ -282,6 +324,23 @@ void Device::finish_recompute(bool at_bounds) {
       // time in the past.
       const Nanos wait = checked::ceil_nanos_saturating(k->remaining / k->rate);
       if (wait < kNever - now) next = std::min(next, now + wait);
+    }
+  }
+  for (KernelRun* k : running_) {
+    // Law 1b: the end of the resident round of a kernel a more urgent one waits for.
+    if (!k->yield_wanted) {
+      k->retire_at = kNever;
+      continue;
+    }
+    if (k->rate <= 0) continue;
+    const double round = contention::round_work(*k, geometry_);
+    if (round <= 0) continue;
+    const double done = std::max(0.0, (k->work - k->remaining) - k->wave_origin);
+    const double to_go = round - std::fmod(done, round);
+    const Nanos wait = checked::ceil_nanos_saturating(to_go / k->rate);
+    if (wait < kNever - now) {
+      k->retire_at = now + wait;
+      next = std::min(next, k->retire_at);
     }
   }
   update_busy();

@@ -311,9 +311,15 @@ class Device {
   bool grant_to(KernelRun& k, double epsilon, double& free, double& held_by_client) const {
     const bool granted =
         contention::grant(k, geometry_, client_sm_cap(k.tenant), epsilon, free, held_by_client);
-    if (granted && k.first_start < 0) k.first_start = sim_.now();  // its first SMs (/kernels)
-    return granted;
+    if (!granted) return false;
+    if (k.first_start < 0) k.first_start = sim_.now();  // its first SMs (/kernels)
+    k.wave_origin = k.work - k.remaining;  // blocks on the new SMs start a round now (law 1b)
+    return true;
   }
+  // Law 1b: more urgent kernels still wanting SMs take those of less urgent ones whose resident
+  // round retires now; the others are marked (KernelRun::yield_wanted) for finish_recompute.
+  void retire_for_urgent(const std::vector<KernelRun*>& order, double epsilon, double& free,
+                         std::vector<double>& client_held);
   // contention::sm_demand of `k` under its client's cap.
   double sm_demand_of(const KernelRun& k) const {
     return contention::sm_demand(k.sm_fraction, geometry_, client_sm_cap(k.tenant));

@@ -38,6 +38,12 @@ struct KernelRun {
   double occupancy = 0;    ///< SMs its resident blocks hold now (set by the device)
   double l2_factor = 1.0;  ///< HBM traffic per unit work relative to alone (set by the device)
   Nanos first_start = -1;  ///< when it first received SMs (-1: not yet)
+  // Block retirement (contention_law.hpp, law 1b), set by the device: progress (solo-ns of work
+  // done) when its blocks last started a round on the SMs it holds, whether a more urgent kernel
+  // waits for SMs it holds, and the time its resident round retires (kNever: not wanted).
+  double wave_origin = 0;
+  bool yield_wanted = false;
+  Nanos retire_at = kNever;
   // The device's own caches (set by the device when the kernel starts running; exact: each is
   // the value the device would compute again from the same inputs).
   double sm_demand = -1;  ///< SMs it wants: min(f S_gpu, S_dev, its client's cap); -1: not yet

@@ -142,6 +142,43 @@ TEST(Residency, FreedSmsGoToTheMoreUrgentStreamFirst) {
               5e3);
 }
 
+TEST(Residency, AnUrgentKernelWaitsAtMostOneRoundBehindAMultiWaveKernel) {
+  // Law 1b. Training runs 10 ms full-grid kernels of 100 waves (100 us rounds) back to back; an
+  // urgent stream (priority -5) arrives at a random phase. Its blocks are dispatched first when
+  // the training kernel's resident round retires, so it waits at most one round, 50 us on
+  // average (the phase is uniform), then runs its own 100 us full-grid kernel: mean about
+  // L + 50 us + 100 us. At equal priority it waits for the training kernel's last round, the
+  // renewal residual D^2 / 2(D + L) as in ShortKernelWaitsForTheResidualOfAFullGridNeighbour;
+  // the fluid law (no block retirement) keeps that wait whatever the priority.
+  const auto scenario = [](int priority, const std::string& law) {
+    std::string yaml =
+        gpu("{mode: mps}", law) +
+        closed_client("train", "{name: step, duration: 10ms, waves: 100}") +
+        "  - {name: infer, device: gpu0, workload: {priority: " + std::to_string(priority) +
+        ", arrivals: {process: constant, rate: 7/s}, request: {kernels: [{name: "
+        "k, duration: 100us}]}}}\n";
+    yaml.replace(yaml.find("duration: 2s"), 12, "duration: 20s");
+    return run_yaml(yaml);
+  };
+  const double d = 10e6, l = launch_ns();
+  const RunResult urgent = scenario(-5, "");
+  EXPECT_LE(tenant(urgent, "infer").latency.max, l + 100e3 + 100e3 + 1e3);
+  EXPECT_NEAR(tenant(urgent, "infer").latency.mean, l + 50e3 + 100e3, 12e3);
+  // (The constant arrivals sample the training phase evenly but not exactly uniformly, and each
+  // full-grid inference kernel shifts the training period by 100 us: within 8 %.)
+  const double residual = l + d * d / (2 * (d + l)) + 100e3;
+  const RunResult equal = scenario(0, "");
+  EXPECT_NEAR(tenant(equal, "infer").latency.mean, residual, 0.08 * residual);
+  EXPECT_GT(tenant(equal, "infer").latency.mean, 25 * tenant(urgent, "infer").latency.mean);
+  // Without block retirement nothing frees SMs before the training kernel ends, so priority
+  // changes nothing here: the fluid law's urgent run is the equal-priority run, exactly.
+  const RunResult fluid = scenario(-5, "fluid");
+  EXPECT_EQ(tenant(fluid, "infer").latency.mean, tenant(equal, "infer").latency.mean);
+  // The training tenant loses at most the urgent work: 7 x 100 us per second of its own.
+  EXPECT_GE(tenant(urgent, "train").throughput_per_s,
+            0.99 * tenant(equal, "train").throughput_per_s);
+}
+
 // ------------------------------------------------------------------------------ HBM bandwidth
 
 TEST(Bandwidth, AggregateHbmThroughputIsConservedFor1To48StreamingClients) {
