@@ -59,8 +59,9 @@ std::string origins_text(const InspectRow& r) {
   std::vector<std::pair<std::string, std::string>> others;  // origin -> fields
   for (const auto& [name, origin] : fields) {
     if (*origin == r.duration_origin) continue;
+    const std::string& key = *origin;  // (clang 14 cannot capture a structured binding)
     auto it = std::find_if(others.begin(), others.end(),
-                           [&](const auto& entry) { return entry.first == *origin; });
+                           [&key](const auto& entry) { return entry.first == key; });
     if (it == others.end()) {
       others.emplace_back(*origin, name);
     } else {
