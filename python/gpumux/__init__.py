@@ -18,14 +18,26 @@ released, so threads can run simulations in parallel. Bad input raises :class:`S
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Union
 
-from . import _native as _native_loader
+try:
+    import pandas as pd  # noqa: E402
+    import numpy  # noqa: E402,F401
+    import h5py  # noqa: E402,F401
+    import yaml  # noqa: E402,F401
+except ModuleNotFoundError as _missing:  # a venv without the Python API's dependencies
+    raise ModuleNotFoundError(
+        f"gpumux: the Python API needs numpy, pandas, h5py and PyYAML, and this Python "
+        f"({sys.executable}) has no {_missing.name}: install them (Debian: "
+        f"scripts/install-deps.sh, or a venv with --system-site-packages; elsewhere: pip install "
+        f"numpy pandas h5py pyyaml); the gpumux command works without them",
+        name=_missing.name) from None
+
+from . import _native as _native_loader  # noqa: E402
 
 _gpumux = _native_loader.load(__path__)  # noqa: F821 (__path__ is the package's)
-
-import pandas as pd  # noqa: E402
 
 from ._h5 import load  # noqa: E402
 from .result import Result, metrics  # noqa: E402
