@@ -17,27 +17,29 @@ released, so threads can run simulations in parallel. Bad input raises :class:`S
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Union
 
-try:
-    import pandas as pd  # noqa: E402
-    import numpy  # noqa: E402,F401
-    import h5py  # noqa: E402,F401
-    import yaml  # noqa: E402,F401
-except ModuleNotFoundError as _missing:  # a venv without the Python API's dependencies
+# The Python API's dependencies, checked first so a venv without them (a pyenv CPython's) gets
+# one line saying what to do instead of a traceback from deep inside the package.
+_missing = [name for name in ("numpy", "pandas", "h5py", "yaml")
+            if importlib.util.find_spec(name) is None]
+if _missing:
     raise ModuleNotFoundError(
         f"gpumux: the Python API needs numpy, pandas, h5py and PyYAML, and this Python "
-        f"({sys.executable}) has no {_missing.name}: install them (Debian: "
+        f"({sys.executable}) has no {', '.join(_missing)}: install them (Debian: "
         f"scripts/install-deps.sh, or a venv with --system-site-packages; elsewhere: pip install "
         f"numpy pandas h5py pyyaml); the gpumux command works without them",
-        name=_missing.name) from None
+        name=_missing[0])
 
 from . import _native as _native_loader  # noqa: E402
 
 _gpumux = _native_loader.load(__path__)  # noqa: F821 (__path__ is the package's)
+
+import pandas as pd  # noqa: E402
 
 from ._h5 import load  # noqa: E402
 from .result import Result, metrics  # noqa: E402
