@@ -504,9 +504,11 @@ SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
         {"integer", "exact"}, "node score");
   }
   if (const auto f = map.get("tie_break")) {
-    s.tie_break =
-        choice_of<TieBreak>(ctx, *f, {{"name", TieBreak::node_name}, {"random", TieBreak::random}},
-                            {"name", "random"}, "tie-break");
+    s.tie_break = choice_of<TieBreak>(ctx, *f,
+                                      {{"name", TieBreak::node_name},
+                                       {"permutation", TieBreak::permutation},
+                                       {"random", TieBreak::random}},
+                                      {"name", "permutation", "random"}, "tie-break");
   }
   if (const auto f = map.get("tie_seed")) s.tie_seed = yaml::seed_of(ctx, *f);
   return s;

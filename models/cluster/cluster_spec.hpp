@@ -157,7 +157,7 @@ struct PodSpec {
 /// "Beware of Fragmentation", USENIX ATC'23): the node whose fragmentation grows least.
 enum class SchedulingPolicy { first_fit, best_fit, worst_fit, fgd };
 enum class NodeScore { integer, exact };
-enum class TieBreak { node_name, random };
+enum class TieBreak { node_name, permutation, random };
 
 struct SchedulerSpec {
   SchedulingPolicy policy = SchedulingPolicy::best_fit;
@@ -181,8 +181,10 @@ struct SchedulerSpec {
   /// (framework.MaxNodeScore; FGD: trunc(100 sigmoid(dF / 1000))), or the exact real value.
   NodeScore node_score = NodeScore::integer;
   /// (engine) Among nodes of equal best score: the smallest node name (the FGD simulator's
-  /// kube-scheduler, selectHost), or a seeded pseudo-random one (upstream kube-scheduler draws
-  /// one at random; `tie_seed` seeds it).
+  /// kube-scheduler, selectHost); the first in a random order of the nodes fixed for the run
+  /// (permutation: the FGD simulator prefixes every node name with its place in a seeded random
+  /// permutation, so its smallest name is that); or a node drawn anew at every decision
+  /// (random: upstream kube-scheduler). `tie_seed` seeds both random forms.
   TieBreak tie_break = TieBreak::node_name;
   /// (engine) Seed of the deterministic tie-break among equal-score nodes (scheduler.hpp).
   std::uint64_t tie_seed = 0;

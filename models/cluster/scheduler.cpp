@@ -220,17 +220,28 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
     max_cpu_milli_ = std::max(max_cpu_milli_, t.cpu_milli);
     max_gpu_milli_ = std::max<std::int64_t>(max_gpu_milli_, t.total_gpu_milli());
   }
-  // Node-name order for the tie-break (kube-scheduler compares the names as strings).
+  // The tie order, fixed for the run: node names as strings (kube-scheduler compares them so),
+  // or a seeded permutation (nodes sorted by a hash of node and tie_seed).
   {
     std::vector<int> order(static_cast<std::size_t>(state_.nodes()));
     for (int i = 0; i < state_.nodes(); ++i) order[static_cast<std::size_t>(i)] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return state_.node_name[static_cast<std::size_t>(a)] <
-             state_.node_name[static_cast<std::size_t>(b)];
-    });
-    name_rank_.assign(order.size(), 0);
+    if (spec.scheduler.tie_break == TieBreak::permutation) {
+      std::vector<std::uint64_t> key(order.size());
+      for (int i = 0; i < state_.nodes(); ++i) {
+        key[static_cast<std::size_t>(i)] = tie_hash(0, i, ~spec.scheduler.tie_seed);
+      }
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return key[static_cast<std::size_t>(a)] < key[static_cast<std::size_t>(b)];
+      });
+    } else {
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return state_.node_name[static_cast<std::size_t>(a)] <
+               state_.node_name[static_cast<std::size_t>(b)];
+      });
+    }
+    tie_rank_.assign(order.size(), 0);
     for (std::size_t r = 0; r < order.size(); ++r) {
-      name_rank_[static_cast<std::size_t>(order[r])] = static_cast<std::uint64_t>(r);
+      tie_rank_[static_cast<std::size_t>(order[r])] = static_cast<std::uint64_t>(r);
     }
   }
   const std::size_t nres = static_cast<std::size_t>(std::max(1, names_.size()));
@@ -582,11 +593,13 @@ bool Scheduler::choose(int shape, Allocation& out) {
   double best_score = kInfeasible;
   ++calls_;
   const bool first_fit = spec_->scheduler.policy == SchedulingPolicy::first_fit;
-  const bool by_name = spec_->scheduler.tie_break == TieBreak::node_name;
+  const bool per_decision = spec_->scheduler.tie_break == TieBreak::random;
   const std::uint64_t tie_seed = spec_->scheduler.tie_seed;
-  // The tie rank of a node: its place in name order, or a hash of (decision, node, seed).
+  // The tie rank of a node: its place in name order or in the run's permutation (tie_rank_),
+  // or a hash of (decision, node, seed).
   auto rank = [&](int node) {
-    return by_name ? name_rank_[static_cast<std::size_t>(node)] : tie_hash(calls_, node, tie_seed);
+    return per_decision ? tie_hash(calls_, node, tie_seed)
+                        : tie_rank_[static_cast<std::size_t>(node)];
   };
   std::uint64_t best_tie = 0;
   const int nodes = state_.nodes();

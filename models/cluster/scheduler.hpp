@@ -13,8 +13,11 @@
 // (scheduler.tie_break): the smallest node name (name; the default: the FGD simulator's
 // kube-scheduler fork, github.com/mental2008/kubernetes v1.20.5-minor,
 // pkg/scheduler/core/generic_scheduler.go selectHost, "for reproducibility, choose the smallest
-// lexicographical order") or the smallest splitmix64 hash of (decision number, node,
-// scheduler.tie_seed) (random: a deterministic stand-in for upstream kube-scheduler's reservoir
+// lexicographical order"); the first node of a splitmix64 permutation of the nodes seeded by
+// scheduler.tie_seed and fixed for the run (permutation: what the FGD simulator's names amount
+// to, as it prefixes each with its place in a seeded random permutation,
+// pkg/simulator/simulator.go syncClusterResourceList); or the smallest hash of (decision number,
+// node, tie_seed) (random: a deterministic stand-in for upstream kube-scheduler's reservoir
 // sampling among the best nodes). first_fit takes the first feasible node in index order.
 //  * first_fit: the first feasible node; the first fitting unit(s).
 //  * best_fit: the smallest leftover after placement, L = 1/2 free milli-GPUs / G_max + 1/2
@@ -183,7 +186,7 @@ class Scheduler {
   /// Per pool x typical shape: the shape's weight in the reported fragmentation (0: left out).
   std::vector<double> report_weight_;
   std::int64_t max_cpu_milli_ = 0, max_gpu_milli_ = 0;  ///< largest node, best/worst-fit
-  std::vector<std::uint64_t> name_rank_;                ///< node -> place in name order
+  std::vector<std::uint64_t> tie_rank_;  ///< node -> place in the tie order (name, permutation)
   std::vector<std::uint32_t> node_frag_version_;
   std::vector<double> frag_by_resource_;
   std::string key_buffer_;

@@ -328,6 +328,35 @@ TEST(ClusterScores, IntegerTiesGoToTheSmallestNodeName) {
   EXPECT_EQ(seen.size(), 2u);
 }
 
+// Whole-node pods fill identical empty nodes in the tie order: node-name order under `name`;
+// under `permutation` a seeded order of the nodes fixed for the run (the FGD simulator's
+// random name prefixes), the same for the same seed and different for another.
+TEST(ClusterScores, PermutationTiesFollowOneSeededOrderOfTheNodes) {
+  ClusterSpec c;
+  c.pools.push_back(pool("n", 8, 2, "a100-80gb"));
+  for (int i = 0; i < 8; ++i) {
+    c.pods.push_back(
+        pod(fmt::format("p{}", i), i * kSecond, 100 * kSecond, {{"nvidia.com/gpu", 2}}));
+  }
+  c.scheduler.policy = SchedulingPolicy::best_fit;
+  auto fill_order = [&](TieBreak t, std::uint64_t seed) {
+    c.scheduler.tie_break = t;
+    c.scheduler.tie_seed = seed;
+    std::vector<int> order;
+    for (const PodRecord& r : run_cluster(c).pods) order.push_back(r.node);
+    return order;
+  };
+  const std::vector<int> by_name = fill_order(TieBreak::node_name, 0);
+  EXPECT_EQ(by_name, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  const std::vector<int> a = fill_order(TieBreak::permutation, 1);
+  EXPECT_EQ(fill_order(TieBreak::permutation, 1), a);
+  EXPECT_NE(fill_order(TieBreak::permutation, 2), a);
+  EXPECT_NE(a, by_name);
+  std::vector<int> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, by_name);  // every node once: a permutation
+}
+
 // FGD's typical shapes are taken in steps of fgd_typical_step until they cover the threshold
 // (GetTypicalPods): 1,000 pods of 12 shapes (900, 60, then ten of 4 pods); threshold 95 (950
 // pods) needs two shapes with step 1, ten with step 10 (a whole step), all twelve with step 100.
