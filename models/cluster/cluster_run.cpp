@@ -76,7 +76,8 @@ class Replay {
   void retry_pending();
   bool try_preempt(int g);
   void scale_up();
-  bool autoscaled_ = false;    // some pool has autoscaling
+  bool autoscaled_ = false;                    // some pool has autoscaling
+  std::vector<signed char> key_autoscalable_;  // per pending key: -1 unknown, 0 no, 1 yes
   bool scale_wanted_ = false;  // a pod became pending (or a node ready) since the last decision
   std::uint64_t scale_decisions_ = 0;
   void node_emptied(int node);
@@ -445,10 +446,39 @@ void Replay::scale_up() {
   if (!autoscaled_ || !scale_wanted_) return;
   scale_wanted_ = false;
   const ClusterState& st = sched_.state();
+  // Whether a pending queue's shape fits an empty node of some autoscaled pool: the others can
+  // neither use an upcoming node nor be helped by a new one, and are left out (exactly).
+  auto autoscalable = [&](int key) {
+    const std::size_t k = static_cast<std::size_t>(key);
+    if (key_autoscalable_.size() <= k) key_autoscalable_.resize(k + 1, -1);
+    if (key_autoscalable_[k] < 0) {
+      key_autoscalable_[k] = 0;
+      for (int pool = 0; pool < sched_.pools(); ++pool) {
+        if (spec_.pools[static_cast<std::size_t>(pool)].autoscaling &&
+            sched_.fits_empty(key_shape_[k], pool)) {
+          key_autoscalable_[k] = 1;
+        }
+      }
+    }
+    return key_autoscalable_[k] == 1;
+  };
   while (true) {
+    // No pool can grow: no decision to make (the work below is per pending pod).
+    bool headroom = false;
+    for (std::size_t pool = 0; pool < spec_.pools.size(); ++pool) {
+      const NodePoolSpec& ps = spec_.pools[pool];
+      if (!ps.autoscaling) continue;
+      int upcoming_here = 0;
+      for (int n : inflight_) {
+        upcoming_here += st.pool[static_cast<std::size_t>(n)] == static_cast<int>(pool);
+      }
+      headroom |= ps.autoscaling->max_nodes - pool_active_[pool] - upcoming_here > 0;
+    }
+    if (!headroom) return;
     // Pending pods in queue order: (priority, arrival, group) -> members.
     std::vector<std::tuple<int, Nanos, int>> order;
     for (int k : nonempty_) {
+      if (!autoscalable(k)) continue;
       for (const auto& e : queues_[static_cast<std::size_t>(k)]) order.push_back(e);
     }
     std::sort(order.begin(), order.end());
