@@ -203,20 +203,24 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       ResolvedDevice device;
       const double slice_fraction =
           static_cast<double>(mig.memory_slices) / std::max(1, profile->memory_slices);
+      // The instance's share of the GPU for cost: its GPU slices (the `Ng` of the profile) of
+      // the GPU's compute slices, 2/7 for 2g.20gb on an A100 -- the rule of the cluster layer
+      // (docs/cluster.md, "Cost shares of MIG instances").
+      const double cost_fraction = mig_cost_fraction(mig.compute_slices, profile->compute_slices);
       device.geometry = DeviceGeometry{gpu.name + "/" + std::to_string(placement.index),
                                        mig.name,
                                        profile->sms,
                                        mig.sms,
                                        slice_fraction * gpu_bandwidth,
                                        mig.memory,
-                                       slice_fraction};
+                                       cost_fraction};
       set_law_terms(device.geometry, *profile, slice_fraction, law);
       device.sharing = gpu.sharing;
       compute_slices[out.devices.size()] = mig.compute_slices;
       device.gpu = static_cast<int>(g);
       device.profile_defaults = defaults;
       device.mig_instance = placement.index;
-      device.cost_per_hour = gpu.cost_per_hour * slice_fraction;
+      device.cost_per_hour = gpu.cost_per_hour * cost_fraction;
       device_by_name[device.geometry.name] = static_cast<int>(out.devices.size());
       out.devices.push_back(device);
     }
