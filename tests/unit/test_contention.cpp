@@ -15,6 +15,7 @@
 #include "models/gpu/device.hpp"
 #include "models/plan/bounds.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
 #include "models/strategies/exclusive/strategy.hpp"
 #include "models/strategies/mps/strategy.hpp"
 #include "models/strategies/time_slicing/strategy.hpp"
@@ -213,6 +214,29 @@ TEST(CoResidency, TheFitIsTheOccupancyCalculatorsAndCountsWhatIsAlreadyResident)
   const contention::IssueShares light = contention::issue_shares(16, 1.0, 32, 0.1);
   EXPECT_DOUBLE_EQ(light.host, 0.9);
   EXPECT_DOUBLE_EQ(light.guest, 0.1);
+}
+
+TEST(CoResidency, BlocksPerSmFollowFromTheFootprintOnTheTenantsGpu) {
+  // `block:` without `blocks_per_sm:`: the occupancy calculator on the profile's sm_limits
+  // (H100: 228 KiB of shared memory, so two 100 KiB blocks); a block that fits no SM is an
+  // error naming the key.
+  const std::string client =
+      "{name: k, duration: 1ms, blocks: 264, waves: 1, block: {threads: "
+      "256, shared_memory: ";
+  const Scenario s =
+      resolve_scenario(load_scenario_text(
+                           gpu("{mode: mps}") + closed_client("a", client + "100KiB}}"), "fp.yaml"))
+          .scenario;
+  EXPECT_EQ(s.tenants[0].workload.kernels[0].blocks_per_sm, 2);
+  try {
+    (void)resolve_scenario(load_scenario_text(
+        gpu("{mode: mps}") + closed_client("a", client + "300KiB}}"), "fp.yaml"));
+    ADD_FAILURE() << "a 300 KiB block fitted an SM";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit an SM of h100-sxm-80gb"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp.yaml:"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CoResidency, AComputeAndAStreamingKernelThatFitOneSmRunSideBySideAtFullSpeed) {
@@ -840,7 +864,10 @@ class KernelDriver : public KernelOwner {
 };
 
 TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
+  // (With co-residency a guest's blocks sit on a host's SMs; held SMs, the sum of occupancies,
+  // still never exceed the device.)
   boost::random::mt19937 rng(2026);
+  boost::random::mt19937 footprint_rng(77);
   boost::random::uniform_real_distribution<double> u(0.0, 1.0);
   const Strategy* modes[] = {&exclusive_strategy(), &mps_strategy(), &time_slicing_strategy()};
   for (int instance = 0; instance < 60; ++instance) {
@@ -858,6 +885,13 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
       params_as<MpsParams>(*sharing).active_thread_percentage = 60.0;
     }
     DeviceGeometry geometry{"gpu0", "test", 132, 132, 1.0, 80LL << 30, 1.0, 50e6, 0.34};
+    // Law 1c (co-residency) on the H100's SM resources; every third instance without it.
+    geometry.co_residency = instance % 3 != 2;
+    geometry.block_retirement = true;
+    geometry.sm_limits = load_device_profile("h100-sxm-80gb").sm_limits;
+    if (&mode == &mps_strategy() && instance % 4 == 1) {
+      params_as<MpsParams>(*sharing).interleaved_clients = false;
+    }
     std::unique_ptr<Device> device = mode.make_device(sim, geometry, *sharing);
     const int clients = &mode == &exclusive_strategy() ? 1 : 4;
     for (int c = 0; c < clients; ++c) {
@@ -880,6 +914,14 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
       k.waves = u(rng) < 0.5 ? 1.0 : 1.0 + 3 * u(rng);
       k.working_set = u(rng) < 0.5 ? 0.0 : 1e6 + 1e8 * u(rng);
       k.priority = u(rng) < 0.2 ? 1 : 0;
+      // Half the kernels with a grid and a per-block footprint (their own draws).
+      if (footprint_rng() % 2 == 0) {
+        const int threads[] = {64, 128, 256, 512, 1024};
+        k.footprint.threads = threads[footprint_rng() % 5];
+        k.footprint.registers = static_cast<int>(16 + footprint_rng() % 49);
+        k.footprint.shared_memory = static_cast<std::int64_t>(footprint_rng() % 64) * 1024;
+        k.blocks = std::ceil(k.sm_fraction * 132 * k.waves) * (1 + footprint_rng() % 3);
+      }
       total_work += k.work;
       submit[i] = static_cast<Nanos>(u(rng) * 5e6);
       sim.schedule_at(submit[i], make_event<&KernelDriver::submit>(driver, i), kPriorityArrival);
@@ -979,6 +1021,12 @@ ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
   // HBM: plenty (rarely saturated at the bounds), or a tenth of it (often saturated).
   const double bandwidth = u(rng) < 0.7 ? 1.0 : 0.1;
   DeviceGeometry geometry{"gpu0", "test", 132, 132, bandwidth, 80LL << 30, 1.0, 50e6, 0.34};
+  // Half the instances under law 1b/1c with footprints on half their kernels (own draws): the
+  // lazy path must leave co-resident states to the full recompute.
+  boost::random::mt19937 footprint_rng(seed + 1);
+  const bool co_residency = seed % 2 == 0;
+  geometry.co_residency = geometry.block_retirement = co_residency;
+  geometry.sm_limits = load_device_profile("h100-sxm-80gb").sm_limits;
   std::unique_ptr<Device> device = mps_strategy().make_device(sim, geometry, *sharing);
   device->set_eager(eager);
   for (int c = 0; c < clients; ++c) {
@@ -1002,6 +1050,12 @@ ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
       k.waves = u(rng) < 0.5 ? 1.0 : 1.0 + 3 * u(rng);
       k.working_set = reuse && u(rng) < 0.5 ? 1e6 + 1e8 * u(rng) : 0.0;
       k.priority = u(rng) < 0.15 ? 1 : 0;
+      if (co_residency && footprint_rng() % 2 == 0) {
+        k.footprint = BlockFootprint{static_cast<int>(64 << (footprint_rng() % 5)),
+                                     static_cast<int>(16 + footprint_rng() % 49),
+                                     static_cast<std::int64_t>(footprint_rng() % 64) * 1024};
+        k.blocks = std::ceil(k.sm_fraction * 132 * k.waves) * (1 + footprint_rng() % 3);
+      }
       chains[static_cast<std::size_t>(c)].push_back(kernels.size());
       gaps.push_back(u(rng) < 0.5 ? 0 : static_cast<Nanos>(1 + u(rng) * 2e4));
       kernels.push_back(k);
