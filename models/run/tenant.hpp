@@ -282,6 +282,8 @@ class Tenant final : public KernelOwner {
     }
     k.working_set = static_cast<double>(spec.working_set);
     k.grid = spec.grid();
+    k.blocks = spec.blocks;
+    k.footprint = spec.block;
     k.priority = kernel_priority_;
     return k;
   }

@@ -343,6 +343,9 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
       blocks = layer.count * ceil_div(layer.m, tm) * ceil_div(layer.n, tn);
       bps = family_blocks_per_sm(gpu.sm_limits, families.gemm_threads.value,
                                  families.gemm_registers.value, families.gemm_shared_memory.value);
+      spec.block = {static_cast<int>(families.gemm_threads.value),
+                    static_cast<int>(families.gemm_registers.value),
+                    static_cast<std::int64_t>(families.gemm_shared_memory.value)};
       t_compute = layer.flops / (families.gemm_efficiency.value * peak);
       spec.working_set = static_cast<std::int64_t>(layer.working_set);
       break;
@@ -354,6 +357,8 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
       blocks = std::max<std::int64_t>(1, ceil_div(layer.elements, per_block));
       bps = family_blocks_per_sm(gpu.sm_limits, families.elementwise_threads.value,
                                  families.elementwise_registers.value, 0);
+      spec.block = {static_cast<int>(families.elementwise_threads.value),
+                    static_cast<int>(families.elementwise_registers.value), 0};
       t_compute = layer.flops / gpu.compute.fp32;
       break;
     }
@@ -364,6 +369,7 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
       t_memory = 2.0 * (n - 1) / n * layer.bytes / bus;
       blocks = static_cast<std::int64_t>(families.collective_blocks.value);
       bps = family_blocks_per_sm(gpu.sm_limits, families.collective_threads.value, 0, 0);
+      spec.block = {static_cast<int>(families.collective_threads.value), 0, 0};
       spec.collective = true;
       break;
     }
@@ -374,6 +380,13 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
   const GridShape grid = grid_shape(blocks, bps, sms);
   spec.sm_fraction = grid.sm_fraction;
   spec.waves = grid.waves;
+  // The grid and the block footprint (contention law 1c: co-residency; law 2: whole waves).
+  if (bps > 0 && blocks <= 2'000'000'000) {
+    spec.blocks = static_cast<int>(blocks);
+    spec.blocks_per_sm = bps;
+  } else {
+    spec.block = BlockFootprint{};
+  }
   const double seconds = std::max(t_compute, t_memory);
   spec.memory_bound = t_compute + t_memory > 0 ? t_memory / (t_compute + t_memory) : 0;
   spec.duration.kind = DurationDistribution::Kind::fixed;

@@ -151,7 +151,19 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   }
   if (k.blocks > 0) {
     out << YAML::Key << "blocks" << YAML::Value << k.blocks;
-    out << YAML::Key << "blocks_per_sm" << YAML::Value << k.blocks_per_sm;
+    if (!k.derive_blocks_per_sm) {
+      out << YAML::Key << "blocks_per_sm" << YAML::Value << k.blocks_per_sm;
+    }
+  }
+  if (k.block.known()) {
+    out << YAML::Key << "block" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "threads" << YAML::Value << k.block.threads;
+    if (k.block.registers > 0) out << YAML::Key << "registers" << YAML::Value << k.block.registers;
+    if (k.block.shared_memory > 0) {
+      out << YAML::Key << "shared_memory" << YAML::Value
+          << units::format_size(k.block.shared_memory);
+    }
+    out << YAML::EndMap;
   }
   out << YAML::EndMap;
 }

@@ -118,7 +118,7 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, Kernel
   const MapReader map(ctx, field,
                       {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
                        "collective", "per_sequence", "per_context_token", "waves", "block_time",
-                       "working_set", "blocks", "blocks_per_sm"});
+                       "working_set", "blocks", "blocks_per_sm", "block"});
   const auto given = [&](const char* key) {
     return map.get(key) ? ParamOrigin::user : ParamOrigin::fallback;
   };
@@ -175,6 +175,24 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, Kernel
   if (const auto f = map.get("blocks_per_sm")) {
     if (k.blocks == 0) ctx.fail(*f, "blocks_per_sm needs blocks (the grid size)");
     k.blocks_per_sm = int_of(ctx, *f, 1);
+  }
+  if (const auto f = map.get("block")) {
+    // The per-block footprint (contention law 1c).
+    if (k.blocks == 0) ctx.fail(*f, "block needs blocks (the grid size)");
+    const MapReader fp(ctx, *f, {"threads", "registers", "shared_memory"});
+    k.block.threads = int_of(ctx, fp.require("threads"), 1);
+    if (k.block.threads > 1024) {
+      ctx.fail(*fp.get("threads"),
+               "at most 1024 threads per block (CUDA), got " + text_of(ctx, *fp.get("threads")));
+    }
+    if (const auto r = fp.get("registers")) {
+      k.block.registers = int_of(ctx, *r, 0);
+      if (k.block.registers > 255) {
+        ctx.fail(*r, "at most 255 registers per thread (CUDA), got " + text_of(ctx, *r));
+      }
+    }
+    if (const auto m = fp.get("shared_memory")) k.block.shared_memory = size_of(ctx, *m);
+    k.derive_blocks_per_sm = !map.get("blocks_per_sm");
   }
   return k;
 }

@@ -50,6 +50,32 @@ void check_grid_widths(const Scenario& scenario, const TenantSpec& tenant,
 
 }  // namespace
 
+// `block:` without `blocks_per_sm:`: the occupancy calculator's blocks per SM of the footprint on
+// the tenant's GPU (contention law 1c's fit with nothing else resident).
+static void derive_blocks_per_sm(const Scenario& scenario, TenantSpec& tenant,
+                                 const DeviceProfile& gpu) {
+  for (std::size_t i = 0; i < tenant.workload.kernels.size(); ++i) {
+    KernelSpec& k = tenant.workload.kernels[i];
+    if (!k.derive_blocks_per_sm) continue;
+    const std::string key =
+        tenant.where.key_path + ".workload.request.kernels." + std::to_string(i) + ".block";
+    if (!gpu.sm_limits.known()) {
+      throw InputError(scenario.locate(key), "the " + gpu.name +
+                                                 " profile has no sm_limits: give blocks_per_sm "
+                                                 "beside block");
+    }
+    const int fit = contention::blocks_fitting(gpu.sm_limits, contention::SmUse{}, k.block);
+    if (fit < 1) {
+      throw InputError(scenario.locate(key),
+                       "one block of " + std::to_string(k.block.threads) + " threads, " +
+                           std::to_string(k.block.registers) + " registers per thread and " +
+                           std::to_string(k.block.shared_memory) +
+                           " B of shared memory does not fit an SM of " + gpu.name);
+    }
+    k.blocks_per_sm = fit;
+  }
+}
+
 // `request: {kernel_trace: ...}`: reads the trace (once per file), converts the selected kernels
 // for the tenant's GPU model (rescaled when it was recorded on another), and takes the tenant's
 // memory from the trace's allocations when the scenario does not set `memory:`.
@@ -299,6 +325,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                      *out.gpu_profiles[static_cast<std::size_t>(device.gpu)],
                      device.geometry.memory, device.geometry.name);
     }
+    derive_blocks_per_sm(scenario, scenario.tenants[t],
+                         *out.gpu_profiles[static_cast<std::size_t>(
+                             out.devices[static_cast<std::size_t>(indices.front())].gpu)]);
     check_grid_widths(scenario, scenario.tenants[t], indices, out);
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();

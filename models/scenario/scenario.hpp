@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/config/input_error.hpp"
+#include "models/gpu/kernel_run.hpp"
 #include "models/strategies/sharing_spec.hpp"
 #include "sim/core/statistics.hpp"
 #include "sim/core/time.hpp"
@@ -122,6 +123,13 @@ struct KernelSpec {
   /// ceil(blocks / (h x blocks_per_sm)) waves (models/gpu/contention_law.hpp, law 2).
   int blocks = 0;
   int blocks_per_sm = 1;
+  /// Per-block resources (`block: {threads, registers, shared_memory}`; catalog and traces):
+  /// blocks of different kernels then share an SM while its resources allow (contention law
+  /// 1c). Unknown (0 threads): the kernel's blocks hold whole SMs.
+  BlockFootprint block;
+  /// `block:` given without `blocks_per_sm:`: resolve_scenario() sets blocks_per_sm from the
+  /// footprint on the tenant's GPU (CUDA occupancy rules, contention::blocks_fitting).
+  bool derive_blocks_per_sm = false;
   /// G = blocks / blocks_per_sm (0 = unknown): KernelRun::grid.
   double grid() const { return blocks > 0 ? static_cast<double>(blocks) / blocks_per_sm : 0.0; }
   /// Kernel traces (`request: {kernel_trace: ...}`, docs/traces.md): CPU time between the end of
