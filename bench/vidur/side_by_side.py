@@ -35,6 +35,9 @@ LAYERS = 32  # Llama-2-7B num_hidden_layers
 LINEAR_OPS = ["input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
               "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add"]
 LOADS = (2, 5, 10)
+# Vidur's results on these arrivals, re-run 2026-12-03 with its timings (SOURCE.md); the first
+# run's summaries are vidur_results.jsonl.
+VIDUR_RESULTS = "vidur_results_2026-12-03.jsonl"
 
 
 def least_squares(rows, ys):
@@ -142,10 +145,12 @@ def main():
     parser.add_argument("--gpumux", default=os.environ.get("GPUMUX_BIN", "gpumux"))
     parser.add_argument("--out", default=None)
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument("--vidur-results", default=os.path.join(HERE, VIDUR_RESULTS),
+                        help="Vidur's summaries (and timings, when recorded) per load")
     args = parser.parse_args()
     model = cost_model()
     vidur = {}
-    with open(os.path.join(HERE, "vidur_results.jsonl")) as f:
+    with open(args.vidur_results) as f:
         for line in f:
             r = json.loads(line)
             vidur[r["who"]] = r
@@ -163,8 +168,18 @@ def main():
             for metric in ("ttft_ms", "tpot_ms", "e2e_s"):
                 for q in ("mean", "p50", "p99"):
                     errors[f"{metric}.{q}"] = round(100 * (got[metric][q] / ref[metric][q] - 1), 1)
-            rows.append({"qps": qps, "costs": kind, "gpumux": got, "vidur": ref,
-                         "error_pct": errors})
+            row = {"qps": qps, "costs": kind, "gpumux": got, "vidur": ref, "error_pct": errors}
+            timing = ref.get("timing_s")
+            if timing:
+                # Vidur's event loop (Simulator.run) and its whole run without the predictors'
+                # one-off training (import, predictor load, run, write), against gpumux's run.
+                wall = max(got["wall_s"], 1e-9)
+                whole = timing["import_config_s"] + timing["run_s"] + timing["write_s"] + (
+                    timing["init_s"] if timing["init_s"] < 60 else 0)
+                row["speed_ratio"] = {"run": round(timing["run_s"] / wall),
+                                      "whole": round(whole / wall) if timing["init_s"] < 60
+                                      else None}
+            rows.append(row)
     if args.json:
         print(json.dumps({"cost_model_ms": model}))
         for r in rows:
@@ -174,14 +189,15 @@ def main():
           ", ".join(f"{k} {v:.6g}" for k, v in model.items()))
     print(f"{'qps':>3} {'costs':<6} " + " ".join(
         f"{m + '.' + q:>14}" for m in ("ttft", "tpot", "e2e") for q in ("p50", "p99")) +
-        f" {'wall_s':>8}")
+        f" {'wall_s':>8} {'x vidur':>8}")
     for r in rows:
         cells = []
         for m in ("ttft_ms", "tpot_ms", "e2e_s"):
             for q in ("p50", "p99"):
                 cells.append(f"{r['gpumux'][m][q]:>7.4g}({r['error_pct'][m + '.' + q]:+.1f}%)")
+        ratio = r.get("speed_ratio", {}).get("run")
         print(f"{r['qps']:>3} {r['costs']:<6} " + " ".join(f"{c:>14}" for c in cells) +
-              f" {r['gpumux']['wall_s']:>8.4f}")
+              f" {r['gpumux']['wall_s']:>8.4f} {ratio if ratio is not None else '-':>8}")
     return 0
 
 

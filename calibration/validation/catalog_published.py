@@ -48,7 +48,17 @@ DATA = HERE / "data" / "published"
 
 # Catalog names (docs/workloads.md) of the CSVs' workloads; the phase is the `phase:` key.
 CATALOG = {"resnet50": "resnet50", "bert-base": "bert-base", "bert-large": "bert-large",
-           "vit-b16": "vit-b16", "gpt2": "gpt2"}
+           "vit-b16": "vit-b16", "gpt2": "gpt2", "gpt2-large": "gpt2-large",
+           "pointnet": "pointnet",
+           # Tally's job is named whisper-large-v3 but its train_whisper.py loads
+           # openai/whisper-small whatever the name (tally-bench, commits e1ad6f9 and f266e0e).
+           "whisper-large-v3": "whisper-small"}
+# The runtime each point was measured with (`workload.runtime:`, kernel-families.yaml), from the
+# CSVs' `software` column: the first key found in it (case-insensitive) wins.
+# The oumi nanoGPT recipe runs HF GPT-2 with attn_implementation "sdpa" (its committed
+# configs/recipes/gpt2/pretraining/train.yaml): PyTorch eager with the fused attention kernel.
+RUNTIME_OF_SOFTWARE = [("tensorrt", "tensorrt"), ("onnx runtime", "onnxruntime"),
+                       ("nanogpt", "pytorch-sdpa"), ("pytorch", "pytorch")]
 # The `source` keys of the CSVs (details, commits and licences: data/published/SOURCE.md).
 SOURCES = {
     "dle-rn50": "NVIDIA DeepLearningExamples, PyTorch ResNet-50 v1.5 README "
@@ -72,12 +82,44 @@ DURATION = "10s"
 # catalog request does not contain (by point-id prefix). Each says what the source measured; none
 # changes a prediction.
 REASONS = {
-    "migperf-bertb-": "MIGPerf runs native PyTorch eager: 11 ms at batch 1 on every slice and at "
-                      "batch 32 on the whole GPU (the GPU time of BERT-base at batch 1 is 0.67 ms "
-                      "in TensorRT, trt-bert), so its small-batch latency is the host's per-op "
-                      "dispatch, which the catalog request does not model",
+    "migperf-bertb-": "MIGPerf runs native PyTorch eager (fp32, sequence 64): 11 ms at batch 1 on "
+                      "every slice and at batch 32 on the whole GPU, i.e. about 30 us of host "
+                      "time per operator on its host, 3x the pytorch runtime's 10 us assumption; "
+                      "the slices' ratios then measure host time that the model puts at a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side: gRPC and the input "
                             "transfer (0.3 MB per FP16 image) are in the measured time",
+    "rn50-train-a100-": "DeepLearningExamples' step includes DALI decoding and augmentation and "
+                        "BN/ReLU in cuDNN's NHWC kernels; the catalog's convolutions run at the "
+                        "assumed 80 % of the tensor peak (large-GEMM figure), while the measured "
+                        "2470 img/s AMP is 20 % of it: no published per-kernel efficiency of "
+                        "ResNet-50's convolutions was found to replace the assumption",
+    "bertl-pretrain512-": "the pytorch runtime counts every pass of the unfused seq-512 attention "
+                          "(scores, scale, mask, softmax, dropout: 268 MB each per layer); "
+                          "DeepLearningExamples' BERT fuses some of them (apex, jit) in ways its "
+                          "README does not list",
+    "bertl-squad-": "DeepLearningExamples' SQuAD numbers (110 seq/s at seq 384) are slower per "
+                    "sequence than its own seq-512 pre-training (210 seq/s): run_squad's loop "
+                    "(data collation, unfused optimizer, evaluation hooks) is outside the model",
+    "bertb-trt-": "batch-1 TensorRT kernels last a few microseconds: the roofline has no "
+                  "per-kernel prologue, epilogue or tail beyond the profile's launch overhead, "
+                  "so small kernels are predicted faster than measured",
+    "bertl-trt-": "as bertb-trt: small-batch TensorRT kernels are latency-bound below the "
+                  "roofline's reach",
+    "bert-ort-a100-b1": "Tally measures ONNX Runtime from Python (session.run, inputs copied from "
+                        "the host each call); the onnxruntime runtime's 5 us per node is an "
+                        "assumption",
+    "llama2-70b-": "Splitwise's TPOT barely moves with TP (A100: 54.9, 45.0, 44.9 ms at TP 2, 4, "
+                   "8): a per-token floor of ~35 ms beyond the weight reads, about 4x the "
+                   "eager dispatch floor the card models (966 kernels x 10 us at TP 8) plus "
+                   "NCCL's latency (160 x 10 us); the engine Splitwise profiled is not named in "
+                   "its perf model, so no sourced per-op cost for it. TTFT at TP 4-8: the card's "
+                   "aggregate GEMM has no tile or wave quantization (the catalog's GEMM "
+                   "selection is not applied to LLM cards), so each GPU's narrow slice of the "
+                   "columns is predicted at full efficiency",
+    "gpt2-124m-": "the recipe's precision and attention for the batch-44 run are not stated "
+                  "(pull 103); its later committed config is bf16 with SDPA attention "
+                  "(pytorch-sdpa, used here) and torch.compile, which the catalog does not "
+                  "model; 1.5 steps/s is approximate",
 }
 
 
@@ -104,6 +146,11 @@ class Gpumux:
         return json.loads(proc.stdout), ""
 
 
+def runtime_of(software: str) -> str | None:
+    low = software.lower()
+    return next((runtime for key, runtime in RUNTIME_OF_SOFTWARE if key in low), None)
+
+
 def catalog_workload(row: dict, phase: str) -> dict | None:
     """The catalog spec of a CSV row, or None when the catalog has no such model."""
     name = CATALOG.get(row["workload"])
@@ -114,6 +161,11 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
         spec["seq_len"] = int(row["seq_len"])
     if row.get("precision") in PRECISION:
         spec["dtype"] = PRECISION[row["precision"]]
+    elif row.get("dtype"):
+        spec["dtype"] = row["dtype"]
+    runtime = runtime_of(row.get("software", ""))
+    if runtime:
+        spec["runtime"] = runtime
     return spec
 
 
@@ -144,7 +196,9 @@ def solo_rows(g: Gpumux) -> list:
         base = {"section": "solo", "id": row["id"], "source": row["source"],
                 "setup": f"{row['workload']} {row['phase']} on {row['gpu']}, batch {row['batch']}"
                          + (f", seq {row['seq_len']}" if row["seq_len"] else "")
-                         + f", {row['precision']}, {row['software']}: {row['metric']}",
+                         + f", {row['precision']}, {row['software']}"
+                         + f" (runtime: {runtime_of(row['software']) or 'default'})"
+                         + f": {row['metric']}",
                 "measured": float(row["value"]), "unit": row["unit"], "profile": row["profile"]}
         pred, why = predict_solo(g, row)
         out.append(dict(base, predicted=pred, pending=why,
@@ -225,9 +279,16 @@ def mig_rows(g: Gpumux) -> list:
 
 
 # Tally's neighbours (python/workloads/training/pytorch/*): the catalog spec of each.
-BE_WORKLOAD = {"resnet50 training batch 128 (PyTorch)": ("resnet50", 128, ""),
-               "bert-base training batch 32 seq 384 (PyTorch)": ("bert-base", 32, "384"),
-               "gpt2-large training batch 1 (PyTorch)": ("gpt2-large", 1, "")}
+# tally-bench python/configs/train_config.py runs every neighbour with amp: False, so fp32 in
+# PyTorch (matmul TF32 off by default since PyTorch 1.12; cuDNN convolutions TF32 by default:
+# the conv nets count as tf32); gpt2-large trains on 512-token blocks (train_gpt2.py block_size),
+# whisper's labels are Common Voice Hindi sentences (128 tokens assumed, the entry's default).
+BE_WORKLOAD = {"resnet50 training batch 128 (PyTorch)": ("resnet50", 128, "", "tf32"),
+               "pointnet training batch 128 (PyTorch)": ("pointnet", 128, "", "tf32"),
+               "bert-base training batch 32 seq 384 (PyTorch)": ("bert-base", 32, "384", "fp32"),
+               "whisper-large-v3 training batch 16 (PyTorch)": ("whisper-large-v3", 16, "",
+                                                                 "fp32"),
+               "gpt2-large training batch 1 (PyTorch)": ("gpt2-large", 1, "512", "fp32")}
 
 
 TALLY_SOLO = "bert-ort-a100-b1"  # the server's solo mean latency (solo.csv)
@@ -256,9 +317,10 @@ def predict_colocation(g: Gpumux, row: dict) -> tuple[float | None, str]:
         return None, f"no catalog entry for the neighbour {row['be_workload']}"
     if hp_name in LLM_CARDS:
         return None, "not comparable: the Llama request's prompt and output lengths are not published"
-    hp_spec = catalog_workload({"workload": hp_name, "batch": "1", "seq_len": "128"}, "inference")
-    be_spec = catalog_workload({"workload": be[0], "batch": str(be[1]), "seq_len": be[2]},
-                               "training")
+    hp_spec = catalog_workload({"workload": hp_name, "batch": "1", "seq_len": "128",
+                                "software": "ONNX Runtime"}, "inference")
+    be_spec = catalog_workload({"workload": be[0], "batch": str(be[1]), "seq_len": be[2],
+                                "dtype": be[3], "software": "PyTorch"}, "training")
     if hp_spec is None or be_spec is None:
         return None, "no catalog entry for this pair"
     # Tally's server load 0.5: Poisson arrivals at half its measured solo service rate, 0.5 /

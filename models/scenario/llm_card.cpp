@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "models/config/input_error.hpp"
+#include "models/config/workload_catalog.hpp"
 #include "models/config/yaml_reader.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "sim/util/checked.hpp"
@@ -229,6 +230,27 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
     reduce.roofline.bytes_per_token = 2 * L * d * b * 2 * (t - 1) / t;
     reduce.roofline.column_blocks = 1;
     kernels.push_back(reduce);
+  }
+  // The real kernels each aggregate stands for (per layer, vLLM's eager Llama layer: 2 RMSNorms,
+  // 4 GEMMs, rotary, activation; the KV-cache write and the attention kernel; 2 all-reduces
+  // under TP; per iteration embedding, final norm, LM head and 3 sampling kernels): every one
+  // but the first pays the launch overhead (the runner charges one), the all-reduces NCCL's
+  // latency, and eagerly the host dispatches each (a floor when slower than the GPU).
+  const KernelFamilies& families = load_kernel_families();
+  const double host = card.cuda_graph         ? 0.0
+                      : card.host_per_op >= 0 ? card.host_per_op
+                                              : families.runtime("pytorch")->host_per_op.value;
+  const double gap =
+      static_cast<double>(card.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead);
+  const double alpha =
+      families.collective_latency.value + 2.0 * (t - 1) * families.collective_latency_per_hop.value;
+  for (KernelSpec& k : kernels) {
+    const double launches = k.name == "gemm"                                               ? 8 * L
+                            : k.name == "attention-prompt" || k.name == "attention-decode" ? 2 * L
+                            : k.name == "allreduce"                                        ? 2 * L
+                                                                                           : 6;
+    k.roofline.fixed_ns = (launches - 1) * gap + (k.collective ? launches * alpha * 1e9 : 0.0);
+    k.roofline.floor_ns = launches * host * 1e9;
   }
   for (KernelSpec& k : kernels) {
     // Whole-GPU defaults; every launch carries its own shape (KernelRoofline::shape).

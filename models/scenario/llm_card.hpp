@@ -32,6 +32,13 @@
 // min(1, blocks / SMs), waves = max(1, blocks / (blocks per SM x SMs)) with blocks per SM from the
 // profile's sm_limits (kernel_trace_model.hpp, blocks_per_sm) for the assumed block shape, and
 // memory_bound = t_memory / (t_memory + t_compute), per launch.
+// Launches: each aggregate stands for n real kernels (gemm 8 L: 2 RMSNorms, 4 GEMMs, rotary,
+// activation; attention-prompt / attention-decode 2 L: KV-cache write and attention; allreduce
+// 2 L; lm-head 6: embedding, final norm, LM head, 3 sampling kernels), so a launch lasts
+//   max(roofline + (n - 1) x launch overhead [+ n x NCCL ring latency for the all-reduce:
+//       3.6 us + 2 (tp - 1) x 0.47 us, kernel-families.yaml collective:],  n x host_per_op)
+// with the profile's launch_overhead (graph_launch_overhead and no host floor under
+// `cuda_graph: true`) and host_per_op = kernel-families.yaml runtimes.pytorch (10 us) unless set.
 //
 // Assumptions (parameters of the `llm:` block, defaults here): gemm_efficiency 0.7 and
 // attention_efficiency 0.5 of peak (kLlm*), memory_efficiency 0.8 of the datasheet bandwidth

@@ -24,7 +24,7 @@ double KernelRoofline::nanos(double n, double s, double c) const {
       bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
   const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
   const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
-  return std::max(compute, memory) * 1e9;
+  return std::max(std::max(compute, memory) * 1e9 + fixed_ns, floor_ns);
 }
 
 void KernelRoofline::shape(double n, double s, double c, double& sm_fraction, double& waves,
