@@ -166,6 +166,8 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
     runtime = runtime_of(row.get("software", ""))
     if runtime:
         spec["runtime"] = runtime
+    if row.get("memory_format"):
+        spec["memory_format"] = row["memory_format"]
     return spec
 
 

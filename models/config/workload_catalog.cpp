@@ -175,6 +175,11 @@ const CatalogRuntime* KernelFamilies::runtime(const std::string& name) const {
   return nullptr;
 }
 
+const MemoryLatency& KernelFamilies::latency(const std::string& profile) const {
+  const auto it = memory_latency.find(profile);
+  return it != memory_latency.end() ? it->second : memory_latency.at("default");
+}
+
 std::vector<std::string> KernelFamilies::runtime_names() const {
   std::vector<std::string> out;
   for (const CatalogRuntime& r : runtimes) out.push_back(r.name);
@@ -185,8 +190,9 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
   std::map<std::string, SourceLocation> locations;
   Context ctx(source_name, locations);
   const YAML::Node root = parse(yaml_text, source_name, "invalid YAML: ");
-  const MapReader map(ctx, Field{root, "", root.Mark()},
-                      {"gemm", "attention", "elementwise", "collective", "runtimes"});
+  const MapReader map(
+      ctx, Field{root, "", root.Mark()},
+      {"gemm", "attention", "elementwise", "collective", "memory_latency", "runtimes"});
   const auto count = [&](const Field& f) { return static_cast<double>(integer_of(ctx, f, 1)); };
   const auto number = [&](const Field& f) { return number_of(ctx, f); };
   const auto bytes = [&](const Field& f) { return static_cast<double>(size_of(ctx, f)); };
@@ -203,10 +209,13 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     auto [tiles, provenance] = list_parameter_of(ctx, gemm, "tiles");
     k.gemm_tiles_provenance = provenance;
     for (const Field& item : list_of(ctx, tiles, false)) {
-      const MapReader t(ctx, item, {"m", "n", "threads", "registers", "shared_memory"});
+      const MapReader t(ctx, item,
+                        {"m", "n", "k", "stages", "threads", "registers", "shared_memory"});
       GemmTile tile;
       tile.m = int_of(ctx, t.require("m"), 1);
       tile.n = int_of(ctx, t.require("n"), 1);
+      tile.k = int_of(ctx, t.require("k"), 1);
+      tile.stages = int_of(ctx, t.require("stages"), 2);
       tile.threads = int_of(ctx, t.require("threads"), 1);
       tile.registers = int_of(ctx, t.require("registers"), 1);
       tile.shared_memory = size_of(ctx, t.require("shared_memory"));
@@ -228,10 +237,15 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
   k.gemm_split_k_min_depth = parameter_of(ctx, gemm, "split_k_min_depth", count);
   k.gemm_efficiency = parameter_of(ctx, gemm, "efficiency",
                                    [&](const Field& f) { return fraction_of(ctx, f, 0, true, 1); });
-  const MapReader attention(
-      ctx, map.require("attention"),
-      {"block_rows", "threads", "registers", "shared_memory", "efficiency", "backward_flops"});
+  const MapReader attention(ctx, map.require("attention"),
+                            {"block_rows", "block_cols", "stages", "threads", "registers",
+                             "shared_memory", "efficiency", "backward_flops"});
   k.attention_block_rows = parameter_of(ctx, attention, "block_rows", count);
+  k.attention_block_cols = parameter_of(ctx, attention, "block_cols", count);
+  k.attention_stages = parameter_of(ctx, attention, "stages", count);
+  if (k.attention_stages.value < 2) {
+    ctx.fail(attention.require("stages"), "a pipeline needs at least 2 stages");
+  }
   k.attention_threads = parameter_of(ctx, attention, "threads", count);
   k.attention_registers = parameter_of(ctx, attention, "registers", count);
   k.attention_shared_memory = parameter_of(ctx, attention, "shared_memory", bytes);
@@ -251,6 +265,22 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
   k.collective_latency_per_hop = parameter_of(ctx, collective, "latency_per_hop", seconds);
   k.collective_blocks = parameter_of(ctx, collective, "blocks", count);
   k.collective_threads = parameter_of(ctx, collective, "threads", count);
+  const Field latencies = map.require("memory_latency");
+  if (!latencies.node.IsMap() || latencies.node.size() == 0) {
+    ctx.fail(latencies, "expected a mapping of device profiles (a100-80gb: {dram, l2}, ...)");
+  }
+  for (auto it = latencies.node.begin(); it != latencies.node.end(); ++it) {
+    const std::string profile = it->first.Scalar();
+    const Field field{it->second, child_path("memory_latency", profile), it->second.Mark()};
+    const MapReader lm(ctx, field, {"dram", "l2"});
+    MemoryLatency latency;
+    latency.dram = parameter_of(ctx, lm, "dram", seconds);
+    latency.l2 = parameter_of(ctx, lm, "l2", seconds);
+    k.memory_latency[profile] = latency;
+  }
+  if (k.memory_latency.count("default") == 0) {
+    ctx.fail(latencies, "needs a `default:` entry (profiles without a measurement)");
+  }
   const Field runtimes = map.require("runtimes");
   if (!runtimes.node.IsMap() || runtimes.node.size() == 0) {
     ctx.fail(runtimes, "expected a mapping of runtimes (pytorch: {...}, ...)");

@@ -44,9 +44,18 @@ struct CatalogParameter {
 /// One GEMM tile shape of kernel-families.yaml (`gemm.tiles`) with its block resources.
 struct GemmTile {
   int m = 0, n = 0;                ///< output rows and columns one block computes
+  int k = 32;                      ///< depth of K one main-loop iteration consumes (k-slice)
+  int stages = 3;                  ///< pipeline stages (k-slices buffered in shared memory)
   int threads = 0;                 ///< threads per block
   int registers = 0;               ///< registers per thread
   std::int64_t shared_memory = 0;  ///< bytes of shared memory per block
+};
+
+/// Unloaded memory latency of one device profile (kernel-families.yaml `memory_latency:`): what
+/// the critical path of a kernel's block waits for (catalog_model.hpp, "Latency floor").
+struct MemoryLatency {
+  CatalogParameter dram;  ///< seconds, a load that misses L2
+  CatalogParameter l2;    ///< seconds, an L2 hit (and a store retiring into L2)
 };
 
 /// A runtime of kernel-families.yaml (`runtimes.NAME`): what launches the kernels and which
@@ -77,6 +86,8 @@ struct KernelFamilies {
   // Fused attention (FlashAttention-2 / fused MHA): query rows per block, block resources, share
   // of the tensor peak, and backward FLOPs per forward FLOP.
   CatalogParameter attention_block_rows, attention_threads, attention_registers;
+  CatalogParameter attention_block_cols;     ///< key rows one main-loop iteration consumes
+  CatalogParameter attention_stages;         ///< K/V tiles buffered (2: the next one prefetched)
   CatalogParameter attention_shared_memory;  ///< bytes
   CatalogParameter attention_efficiency, attention_backward_flops;
   // Elementwise, normalisation, softmax, pooling, optimizer kernels.
@@ -90,7 +101,11 @@ struct KernelFamilies {
   CatalogParameter collective_blocks;           ///< NCCL channels = blocks it holds
   CatalogParameter collective_threads;
   std::vector<CatalogRuntime> runtimes;  ///< in file order
+  /// Memory latency per device profile name; "default" for a profile not listed.
+  std::map<std::string, MemoryLatency> memory_latency;
   std::string source_path;
+  /// The memory latency of the profile named `profile` (its own entry, else "default").
+  const MemoryLatency& latency(const std::string& profile) const;
   /// The runtime named `name`, or nullptr.
   const CatalogRuntime* runtime(const std::string& name) const;
   /// Names of the runtimes, in file order.

@@ -96,8 +96,9 @@ class LayerBuilder {
   // (norm scale and shift). `backward`: it has a backward kernel in training.
   void elementwise(const std::string& name, double elements, double reads, double writes,
                    double flops, std::int64_t params = 0, bool backward = true,
-                   double out_elements = -1, double host_ops = 1) {
+                   double out_elements = -1, double host_ops = 1, double backward_passes = 1) {
     LayerWork w;
+    w.backward_passes = backward_passes;
     w.kind = LayerWork::Kind::elementwise;
     w.name = name;
     w.elements = static_cast<std::int64_t>(elements);
@@ -122,16 +123,37 @@ class LayerBuilder {
   // The activation after a GEMM (GELU, ReLU): its own kernel unless the runtime fuses it into
   // the GEMM's epilogue.
   void activation(const std::string& name, double elements, double flops) {
-    if (!fusion().fused_activation) elementwise(name, elements, 1, 1, flops);
+    if (!fusion().fused_activation) {
+      elementwise(name, elements, 1, 1, flops);
+    } else if (!forward_.empty() && forward_.back().kind == LayerWork::Kind::gemm) {
+      forward_.back().epilogue_flops += flops;  // computed in the GEMM's epilogue
+    }
+  }
+
+  // A tensor that feeds two consumers (a residual connection's input): in training autograd sums
+  // its two gradients, one add kernel (reads 2, writes 1) after both branches' backward.
+  void gradient_fork(const std::string& name, double elements) {
+    if (!options_.training) return;
+    LayerWork w;
+    w.kind = LayerWork::Kind::elementwise;
+    w.name = name + ".grad_accumulate";
+    w.elements = static_cast<std::int64_t>(elements);
+    w.flops = elements;
+    w.bytes = elements * 3 * dt_;
+    w.element_bytes = dt_;
+    w.host_ops = 1;
+    Backward marker{w, false, false};
+    marker.accumulate = true;
+    backward_.push_back(marker);
   }
 
   // x + sublayer(x) then a norm: one skip-norm kernel, or an add and a norm.
   void residual_norm(const std::string& name, double elements, std::int64_t norm_params) {
     if (fusion().fused_residual_norm) {
-      elementwise(name, elements, 2, 1, 10, norm_params);
+      elementwise(name, elements, 2, 1, 10, norm_params, true, -1, 1, 2);
     } else {
-      elementwise(name + ".add", elements, 2, 1, 1);
-      elementwise(name + ".norm", elements, 1, 1, 8, norm_params);
+      elementwise(name + ".add", elements, 2, 1, 1, 0, false);  // identity gradient
+      elementwise(name + ".norm", elements, 1, 1, 8, norm_params, true, -1, 1, 3);
     }
   }
 
@@ -143,7 +165,9 @@ class LayerBuilder {
     if (options_.training) {
       for (auto it = backward_.rbegin(); it != backward_.rend(); ++it) {
         const LayerWork& f = it->forward;
-        if (f.kind == LayerWork::Kind::gemm) {
+        if (it->accumulate) {
+          out.layers.push_back(f);
+        } else if (f.kind == LayerWork::Kind::gemm) {
           // dA = dC B^T (M x K, inner N); dB = A^T dC (K x N, inner M): the same FLOPs, and
           // each reads two of the three operands and writes the third. One autograd node
           // dispatches both.
@@ -173,9 +197,12 @@ class LayerBuilder {
           b.host_ops = 1;
           out.layers.push_back(b);
         } else {
+          // The forward's passes plus the saved input read again (a norm's two kernels, the
+          // statistics and the input gradient, read the input and the gradient twice).
           LayerWork b = f;
           b.name = f.name + ".backward";
-          b.bytes = f.bytes + static_cast<double>(f.elements) * dt_;  // + the saved input
+          b.bytes = f.bytes + f.backward_passes * static_cast<double>(f.elements) * dt_;
+          b.epilogue_flops = 0;
           b.host_ops = 1;
           out.layers.push_back(b);
         }
@@ -215,6 +242,7 @@ class LayerBuilder {
     LayerWork forward;
     bool input_grad = true;
     bool weights = false;
+    bool accumulate = false;  ///< a gradient accumulation (gradient_fork), emitted as it is
   };
 
   void push(const LayerWork& w, bool input_grad, bool weights) {
@@ -275,7 +303,8 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
   const double tokens = static_cast<double>(t);
   const double th = tokens * static_cast<double>(h);
   const double hd = static_cast<double>(h);
-  if (pre_ln) b.elementwise(prefix + "norm1", th, 1, 1, 8, 2 * h);
+  b.gradient_fork(prefix + "input1", th);
+  if (pre_ln) b.elementwise(prefix + "norm1", th, 1, 1, 8, 2 * h, true, -1, 1, 3);
   if (cross) {
     // Cross-attention: Q from the decoder, K and V projected from the encoder's output
     // (kv_tokens_projected rows; 0 when a decode step reuses the cached projections).
@@ -300,7 +329,7 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
   b.add_params(h);
   b.dropout(prefix + "attention_out_dropout", th);
   if (pre_ln) {
-    b.elementwise(prefix + "residual1", th, 2, 1, 1);
+    b.elementwise(prefix + "residual1", th, 2, 1, 1, 0, false);  // identity gradient
   } else {
     b.residual_norm(prefix + "add_layernorm1", th, 2 * h);
   }
@@ -313,14 +342,15 @@ void ffn_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t t, st
   const double th = tokens * static_cast<double>(h);
   const double hd = static_cast<double>(h);
   const double tf = tokens * static_cast<double>(ffn);
-  if (pre_ln) b.elementwise(prefix + norm_name, th, 1, 1, 8, 2 * h);
+  b.gradient_fork(prefix + "input2", th);
+  if (pre_ln) b.elementwise(prefix + norm_name, th, 1, 1, 8, 2 * h, true, -1, 1, 3);
   b.gemm(prefix + "ffn1", t, ffn, h, 1, th, hd * static_cast<double>(ffn), tf, true);
   b.activation(prefix + "gelu", tf, 8);
   b.gemm(prefix + "ffn2", t, h, ffn, 1, tf, hd * static_cast<double>(ffn), th, true);
   b.add_params(ffn + h);
   b.dropout(prefix + "ffn_dropout", th);
   if (pre_ln) {
-    b.elementwise(prefix + "residual2", th, 2, 1, 1);
+    b.elementwise(prefix + "residual2", th, 2, 1, 1, 0, false);  // identity gradient
   } else {
     b.residual_norm(prefix + "add_layernorm2", th, 2 * h);
   }
@@ -343,10 +373,10 @@ void batchnorm_relu(LayerBuilder& b, const std::string& name, double elements,
   const bool separate = !b.fusion().folded_batchnorm;
   if (b.training()) {
     if (separate) {
-      b.elementwise(name + ".bn", elements, 2, 1, 6, 2 * channels);
+      b.elementwise(name + ".bn", elements, 2, 1, 6, 2 * channels, true, -1, 1, 2);
       if (relu) b.elementwise(name + ".relu", elements, 1, 1, 1);
     } else {
-      b.elementwise(name + ".bn_relu", elements, 2, 1, 8, 2 * channels);
+      b.elementwise(name + ".bn_relu", elements, 2, 1, 8, 2 * channels, true, -1, 1, 2);
     }
   } else if (separate) {
     b.elementwise(name + ".bn", elements, 1, 1, 2, 2 * channels);
@@ -374,8 +404,14 @@ void resnet_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch) {
     const std::int64_t m = batch * h_out * h_out;
     const double in = n * static_cast<double>(h_in * h_in * c_in);
     const double out = static_cast<double>(m * c_out);
+    // NCHW under an eager runtime: cuDNN transposes the input to NHWC and the output back
+    // (launched inside the convolution's operator: no host operator of their own); their
+    // backward is the transposed gradient (2 passes, as the forward).
+    const bool transposes = b.fusion().nchw_transposes;
+    if (transposes) b.elementwise(name + ".to_nhwc", in, 1, 1, 0, 0, true, -1, 0, 0);
     b.gemm(name, m, c_out, c_in * k * k, 1, in, static_cast<double>(c_in * k * k * c_out), out,
            true, !first);
+    if (transposes) b.elementwise(name + ".to_nchw", out, 1, 1, 0, 0, true, -1, 0, 0);
     batchnorm_relu(b, name, out, c_out, relu);
     return h_out;
   };
@@ -392,16 +428,21 @@ void resnet_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch) {
       const std::string stage = "conv" + std::to_string(s + 2);
       const std::string name = stage + (j == 0 ? "_1" : "_x");
       const std::int64_t stride = (j == 0 && s > 0) ? 2 : 1;
+      // The block's input feeds conv1 and the shortcut (identity or downsample).
+      b.gradient_fork(name + ".input", n * static_cast<double>(h * h * c_in));
       conv(name + ".conv1", h, c_in, width, 1, 1, false, true);
       const std::int64_t h_out = conv(name + ".conv2", h, width, width, 3, stride, false, true);
       conv(name + ".conv3", h_out, width, c_out, 1, 1, false, false);
       if (j == 0) conv(name + ".downsample", h, c_in, c_out, 1, stride, false, false);
       const double map = n * static_cast<double>(h_out * h_out * c_out);
-      if (separate && !b.training()) {
-        b.elementwise(name + ".add", map, 2, 1, 1);
+      // x + shortcut, then ReLU (eager: two operators, `out += identity; out = relu(out)`).
+      // The add's gradient is the identity to both inputs (no backward kernel); ReLU's backward
+      // reads the gradient and its output and writes the input gradient (3 passes).
+      if (separate) {
+        b.elementwise(name + ".add", map, 2, 1, 1, 0, false);
         b.elementwise(name + ".relu", map, 1, 1, 1);
       } else {
-        b.elementwise(name + ".add_relu", map, 2, 1, 2, 0, true, -1, separate ? 2 : 1);
+        b.elementwise(name + ".add_relu", map, 2, 1, 2, 0, true, -1, 1, 0);
       }
       h = h_out;
       c_in = c_out;
@@ -436,14 +477,14 @@ void encoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     b.elementwise("embedding.add_position", th, 2, 1, 1, 0, true, -1, 3);
   } else {
     // Word + position + type embedding gather, sum and layer norm.
-    b.elementwise("embedding.gather_layernorm", th, 3, 1, 12, 2 * h, true, -1, 6);
+    b.elementwise("embedding.gather_layernorm", th, 3, 1, 12, 2 * h, true, -1, 6, 3);
     b.add_params((vocab + e.dim("max_positions") + 2) * h);
   }
   for (std::int64_t l = 0; l < e.dim("layers"); ++l) {
     transformer_layer(b, batch, seq, h, e.dim("heads"), e.dim("ffn"), false, vit);
   }
   if (vit) {
-    b.elementwise("final_layernorm", th, 1, 1, 8, 2 * h);
+    b.elementwise("final_layernorm", th, 1, 1, 8, 2 * h, true, -1, 1, 3);
     const std::int64_t classes = e.dim("classes");
     b.gemm("head", batch, classes, h, 1, n * static_cast<double>(h),
            static_cast<double>(h * classes), n * static_cast<double>(classes), true);
@@ -457,7 +498,7 @@ void encoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     const double mh = static_cast<double>(masked * h);
     b.gemm("mlm.transform", masked, h, h, 1, mh, static_cast<double>(h * h), mh, true, true, 2);
     b.activation("mlm.gelu", mh, 8);
-    b.elementwise("mlm.layernorm", mh, 1, 1, 8, 2 * h);
+    b.elementwise("mlm.layernorm", mh, 1, 1, 8, 2 * h, true, -1, 1, 3);
     const double mv = static_cast<double>(masked * vocab);
     b.gemm("mlm.decoder", masked, vocab, h, 1, mh, static_cast<double>(h * vocab), mv, false);
     b.elementwise("loss.softmax_xent", mv, 1, 1, 5, 0, true, -1, 3);
@@ -480,7 +521,7 @@ void decoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   for (std::int64_t l = 0; l < e.dim("layers"); ++l) {
     transformer_layer(b, batch, seq, h, e.dim("heads"), e.dim("ffn"), true, true);
   }
-  b.elementwise("final_layernorm", th, 1, 1, 8, 2 * h);
+  b.elementwise("final_layernorm", th, 1, 1, 8, 2 * h, true, -1, 1, 3);
   const double tv = static_cast<double>(batch * seq * vocab);
   b.gemm("lm_head", batch * seq, vocab, h, 1, th, static_cast<double>(h * vocab), tv, false);
   if (b.training()) b.elementwise("loss.softmax_xent", tv, 1, 1, 5, 0, true, -1, 3);
@@ -585,7 +626,7 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
                        false, 0);
     ffn_sublayer(b, "encoder.layer.", batch * positions, h, ffn, true, "norm2");
   }
-  b.elementwise("encoder.final_layernorm", f2 * hd, 1, 1, 8, 2 * h);
+  b.elementwise("encoder.final_layernorm", f2 * hd, 1, 1, 8, 2 * h, true, -1, 1, 3);
   b.add_params(2 * h);
   b.add_params((vocab + e.dim("max_positions")) * h);  // token + position embeddings
   const std::int64_t dec_layers = e.dim("decoder_layers");
@@ -599,7 +640,7 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   };
   const auto head = [&](std::int64_t q_tokens) {
     const double tq = n * static_cast<double>(q_tokens);
-    b.elementwise("decoder.final_layernorm", tq * hd, 1, 1, 8, 0);
+    b.elementwise("decoder.final_layernorm", tq * hd, 1, 1, 8, 0, true, -1, 1, 3);
     b.gemm("decoder.lm_head", batch * q_tokens, vocab, h, 1, tq * hd,
            static_cast<double>(h * vocab), tq * static_cast<double>(vocab), false);
   };
@@ -665,6 +706,81 @@ double tensor_peak(const DeviceProfile& gpu, const std::string& dtype) {
 
 std::string default_runtime(bool training) { return training ? "pytorch" : "tensorrt"; }
 
+namespace {
+
+// Latency floor (catalog_model.hpp): the critical path of the busiest SM. It runs `per_sm` blocks,
+// at most `resident` at a time, in rounds; in a round of b blocks each waits for its first
+// operands (`path.fill` + b `path.fill_per_block`: a latency, then the resident blocks' first
+// tiles through the SM's share of L2), runs `path.iterations` main-loop iterations of which each
+// takes the longer of its compute (`path.block_compute` seconds for one block alone on the SM, b
+// blocks sharing it) and `path.iteration_latency` (a memory latency over the loads in flight),
+// then stores (`path.epilogue` + b `path.epilogue_per_block`).
+struct BlockPath {
+  double iterations = 1;
+  double block_compute = 0;
+  double iteration_latency = 0;
+  double fill = 0, fill_per_block = 0;
+  double epilogue = 0, epilogue_per_block = 0;
+};
+double critical_path(std::int64_t per_sm, int resident, const BlockPath& path) {
+  if (per_sm <= 0) return 0;
+  const std::int64_t r = std::max<std::int64_t>(1, std::min<std::int64_t>(resident, per_sm));
+  const double iterations = std::max(1.0, path.iterations);
+  const auto round = [&](std::int64_t blocks) {
+    const double b = static_cast<double>(blocks);
+    const double per_iteration = b * path.block_compute / iterations;
+    return path.fill + b * path.fill_per_block +
+           iterations * std::max(per_iteration, path.iteration_latency) + path.epilogue +
+           b * path.epilogue_per_block;
+  };
+  const std::int64_t full = per_sm / r;
+  const std::int64_t rest = per_sm % r;
+  return static_cast<double>(full) * round(r) + (rest > 0 ? round(rest) : 0.0);
+}
+
+// One SM's share of the L2 bandwidth (bytes/s): what a wave of blocks that all load or store at
+// once gets each (the HBM's share on a profile without an L2 figure).
+double sm_l2_bandwidth(const DeviceProfile& gpu) {
+  const double l2 = gpu.l2_bandwidth > 0 ? gpu.l2_bandwidth : hbm_bandwidth(gpu);
+  return l2 / gpu.sms;
+}
+
+// The floor of an elementwise kernel of `blocks` blocks (`resident` per SM) on `sms` SMs: per
+// round of resident blocks one DRAM load, the per-block compute, one store into L2.
+double elementwise_floor(std::int64_t blocks, int resident, int sms, double block_compute,
+                         const MemoryLatency& latency) {
+  BlockPath path;
+  path.block_compute = block_compute;
+  path.fill = latency.dram.value;
+  path.epilogue = latency.l2.value;
+  return critical_path(ceil_div(std::max<std::int64_t>(1, blocks), sms), resident, path);
+}
+
+// The split-K reduction kernel of `split` fp32 partials of `outputs` elements written at
+// `element_bytes` each: an elementwise kernel (blocks of kernel-families `elementwise`), its
+// duration the longer of its HBM traffic and its floor, on `sms` SMs of `bandwidth`.
+struct Reduction {
+  std::int64_t blocks = 0;
+  int blocks_per_sm = 0;
+  double t_memory = 0, t_floor = 0;
+  double duration() const { return std::max(t_memory, t_floor); }
+};
+Reduction split_k_reduction(double outputs, int split, double element_bytes,
+                            const KernelFamilies& families, const DeviceProfile& gpu, int sms,
+                            double bandwidth) {
+  Reduction r;
+  const auto per_block = static_cast<std::int64_t>(families.elementwise_threads.value *
+                                                   families.elementwise_items.value);
+  r.blocks = std::max<std::int64_t>(1, ceil_div(static_cast<std::int64_t>(outputs), per_block));
+  r.blocks_per_sm = shape_blocks_per_sm(gpu.sm_limits, families.elementwise_threads.value,
+                                        families.elementwise_registers.value, 0);
+  r.t_memory = outputs * (4.0 * split + element_bytes) / bandwidth;
+  r.t_floor = elementwise_floor(r.blocks, r.blocks_per_sm, sms, 0, families.latency(gpu.name));
+  return r;
+}
+
+}  // namespace
+
 static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int split,
                             const KernelFamilies& families, const DeviceProfile& gpu, double peak,
                             int library_sms) {
@@ -672,6 +788,7 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   const int lib = library_sms > 0 ? std::min(library_sms, sms) : sms;
   const double bandwidth = hbm_bandwidth(gpu) * static_cast<double>(lib) / sms;
   const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
+  const MemoryLatency& latency = families.latency(gpu.name);
   // Operand bytes a block draws from L2 per FLOP: a tile of m x n outputs reads (m + n)
   // elements per k for 2 m n FLOPs; the SM's share of the L2 bandwidth must feed its share of
   // the peak.
@@ -684,18 +801,48 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   c.blocks = layer.count * ceil_div(layer.m, tile.m) * ceil_div(layer.n, tile.n) * split;
   c.blocks_per_sm = shape_blocks_per_sm(gpu.sm_limits, tile.threads, tile.registers,
                                         static_cast<double>(tile.shared_memory));
-  const double block_flops = 2.0 * tile.m * tile.n * static_cast<double>(ceil_div(layer.k, split));
+  const std::int64_t depth = ceil_div(layer.k, split);
+  const double block_flops = 2.0 * tile.m * tile.n * static_cast<double>(depth);
   const double sm_rate = families.gemm_efficiency.value * tile_eff * peak / sms;
-  c.t_compute = static_cast<double>(ceil_div(c.blocks, lib)) * block_flops / sm_rate;
-  // Split-K: each split writes its fp32 partial tile and a reduction reads them back after
-  // the blocks end (serial, not overlapped with the GEMM).
-  const double partials = split > 1 ? 2.0 * split * static_cast<double>(layer.count) *
-                                          static_cast<double>(layer.m) *
-                                          static_cast<double>(layer.n) * 4.0
-                                    : 0.0;
-  c.t_memory = layer.bytes / bandwidth;
-  c.t_reduce = partials / bandwidth;
+  const std::int64_t per_sm = ceil_div(c.blocks, lib);
+  c.t_compute = static_cast<double>(per_sm) * block_flops / sm_rate;
+  // The busiest SM's critical path: ceil(depth / k) iterations, each at least the DRAM latency
+  // over the stages - 1 k-slices in flight; before them the first k-slice's load (a DRAM latency,
+  // then (m + n) k elements through the SM's share of L2), after them the epilogue: the fused
+  // activation on the CUDA cores and the tile's store (an L2 latency, then m n outputs, or fp32
+  // partials under split-K, through the same share).
+  c.iterations = static_cast<int>(ceil_div(depth, tile.k));
+  const double l2_share = sm_l2_bandwidth(gpu);
+  BlockPath path;
+  path.iterations = c.iterations;
+  path.block_compute = block_flops / sm_rate;
+  path.iteration_latency = latency.dram.value / std::max(1, tile.stages - 1);
+  path.fill = latency.dram.value;
+  path.fill_per_block = static_cast<double>(tile.m + tile.n) * tile.k * dt / l2_share;
+  path.epilogue = latency.l2.value;
+  const double outputs_per_block = static_cast<double>(tile.m) * tile.n;
+  path.epilogue_per_block = outputs_per_block * (split > 1 ? 4.0 : dt) / l2_share +
+                            outputs_per_block * layer.epilogue_flops / (gpu.compute.fp32 / sms);
+  c.t_latency = critical_path(per_sm, c.blocks_per_sm, path);
+  // Split-K: each split writes its fp32 partial tile instead of the output; a reduction kernel
+  // reads them back and writes the output (kernel-families `elementwise` blocks).
+  const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
+                         static_cast<double>(layer.n);
+  const double partials = split > 1 ? outputs * (4.0 * split - dt) : 0.0;
+  c.t_memory = (layer.bytes + partials) / bandwidth;
+  if (split > 1) {
+    const Reduction r = split_k_reduction(outputs, split, dt, families, gpu, lib, bandwidth);
+    c.t_reduce = r.duration();
+    c.reduce_blocks = r.blocks;
+  }
   return c;
+}
+
+double GemmChoice::time(const DeviceProfile& gpu) const {
+  const double gemm = std::max(t_latency, t_memory);
+  // The reduction is a second kernel: its own launch (the stream rate: a library chooses
+  // without knowing whether it is captured in a graph) and duration.
+  return split > 1 ? gemm + static_cast<double>(gpu.launch_overhead) * 1e-9 + t_reduce : gemm;
 }
 
 GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
@@ -709,7 +856,7 @@ GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
         break;
       }
       const GemmChoice c = time_gemm(layer, tile, split, families, gpu, peak, library_sms);
-      const double t = std::max(c.t_compute, c.t_memory) + c.t_reduce;
+      const double t = c.time(gpu);
       // Strictly better by more than rounding: ties keep the earlier tile and smaller split.
       if (best_time < 0 || t < best_time * (1 - 1e-9)) {
         best_time = t;
@@ -721,16 +868,40 @@ GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
   return best;
 }
 
-KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& families,
-                           const DeviceProfile& gpu, double peak, double bus_bandwidth,
-                           int collective_gpus, int library_sms, std::string* detail) {
+namespace {
+
+KernelSpec fixed_kernel(const std::string& name, double seconds, double t_busy, double t_memory) {
   KernelSpec spec;
-  spec.name = layer.name;
+  spec.name = name;
+  spec.memory_bound = t_busy + t_memory > 0 ? t_memory / (t_busy + t_memory) : 0;
+  spec.duration.kind = DurationDistribution::Kind::fixed;
+  spec.duration.value = std::max<Nanos>(1, std::llround(seconds * 1e9));
+  return spec;
+}
+
+void set_grid(KernelSpec& spec, std::int64_t blocks, int bps, int sms) {
+  const GridShape grid = grid_shape(blocks, bps, sms);
+  spec.sm_fraction = grid.sm_fraction;
+  spec.waves = grid.waves;
+  if (bps > 0 && blocks <= 2'000'000'000) {
+    spec.blocks = static_cast<int>(blocks);
+    spec.blocks_per_sm = bps;
+  }
+}
+
+}  // namespace
+
+LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& families,
+                           const DeviceProfile& gpu, double peak, double bus_bandwidth,
+                           int collective_gpus, int library_sms) {
+  LayerKernels out;
   const int sms = gpu.sms;
   const double bandwidth = hbm_bandwidth(gpu);
+  const MemoryLatency& latency = families.latency(gpu.name);
   std::int64_t blocks = 1;
   int bps = 0;
   double t_compute = 0;
+  double t_latency = 0;  // the busiest SM's critical path (>= t_compute where computed)
   double t_memory = layer.bytes / bandwidth;
   double fixed = 0;  // seconds outside the roofline (a collective's latency)
   std::string what;
@@ -741,29 +912,27 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
       const GemmChoice chosen = choose_gemm(layer, families, gpu, peak, library_sms);
       const GemmChoice whole =
           time_gemm(layer, chosen.tile, chosen.split, families, gpu, peak, gpu.sms);
-      blocks = whole.blocks;
-      bps = whole.blocks_per_sm;
-      t_compute = whole.t_compute;
-      t_memory = whole.t_memory;
-      const double t_reduce = whole.t_reduce;
-      spec.working_set = static_cast<std::int64_t>(layer.working_set);
       what = "gemm " + std::to_string(chosen.tile.m) + "x" + std::to_string(chosen.tile.n) +
              (chosen.split > 1 ? " split-K " + std::to_string(chosen.split) : "");
-      if (detail != nullptr) *detail = what;
-      // Already the busiest SM's time: skip the generic factor below.
-      const GridShape grid = grid_shape(blocks, bps, sms);
-      spec.sm_fraction = grid.sm_fraction;
-      spec.waves = grid.waves;
-      if (bps > 0 && blocks <= 2'000'000'000) {
-        spec.blocks = static_cast<int>(blocks);
-        spec.blocks_per_sm = bps;
+      KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
+                                     whole.t_latency, whole.t_memory);
+      spec.working_set = static_cast<std::int64_t>(layer.working_set);
+      set_grid(spec, whole.blocks, whole.blocks_per_sm, sms);
+      out.kernels.push_back(spec);
+      out.details.push_back(what);
+      if (chosen.split > 1) {
+        const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
+                               static_cast<double>(layer.n);
+        const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
+        const Reduction r =
+            split_k_reduction(outputs, chosen.split, dt, families, gpu, sms, bandwidth);
+        KernelSpec reduce =
+            fixed_kernel(layer.name + ".splitk_reduce", r.duration(), r.t_floor, r.t_memory);
+        set_grid(reduce, r.blocks, r.blocks_per_sm, sms);
+        out.kernels.push_back(reduce);
+        out.details.push_back("split-K reduction of " + std::to_string(chosen.split) + " partials");
       }
-      const double seconds = std::max(t_compute, t_memory) + t_reduce;
-      const double memory = t_memory + t_reduce;
-      spec.memory_bound = t_compute + memory > 0 ? memory / (t_compute + memory) : 0;
-      spec.duration.kind = DurationDistribution::Kind::fixed;
-      spec.duration.value = std::max<Nanos>(1, std::llround(seconds * 1e9));
-      return spec;
+      return out;
     }
     case LayerWork::Kind::attention: {
       if (!(peak > 0)) throw std::invalid_argument("no tensor throughput");
@@ -772,8 +941,27 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
       bps = shape_blocks_per_sm(gpu.sm_limits, families.attention_threads.value,
                                 families.attention_registers.value,
                                 families.attention_shared_memory.value);
-      t_compute = layer.flops / (families.attention_efficiency.value * peak);
-      spec.working_set = static_cast<std::int64_t>(layer.bytes);
+      const double rate = families.attention_efficiency.value * peak;
+      t_compute = layer.flops / rate * busiest_share(blocks, sms);
+      // Each block iterates over the keys, block_cols at a time, the next K/V tile in flight.
+      const double iterations = static_cast<double>(
+          ceil_div(layer.n, static_cast<std::int64_t>(families.attention_block_cols.value)));
+      const double block_compute = layer.flops / static_cast<double>(blocks) / (rate / sms);
+      // Before the loop the Q tile and the first K and V tiles, after it the O tile (through
+      // the SM's share of L2, as a GEMM's fill and epilogue).
+      const double rows = families.attention_block_rows.value;
+      const double cols = families.attention_block_cols.value;
+      const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
+      BlockPath path;
+      path.iterations = iterations;
+      path.block_compute = block_compute;
+      path.iteration_latency = latency.dram.value / (families.attention_stages.value - 1);
+      path.fill = latency.dram.value;
+      path.fill_per_block =
+          (rows + 2 * cols) * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
+      path.epilogue = latency.l2.value;
+      path.epilogue_per_block = rows * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
+      t_latency = critical_path(ceil_div(blocks, sms), bps, path);
       what = layer.backward ? "fused attention backward" : "fused attention";
       break;
     }
@@ -784,7 +972,10 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
       blocks = std::max<std::int64_t>(1, ceil_div(layer.elements, per_block));
       bps = shape_blocks_per_sm(gpu.sm_limits, families.elementwise_threads.value,
                                 families.elementwise_registers.value, 0);
-      t_compute = layer.flops / gpu.compute.fp32;
+      t_compute = layer.flops / gpu.compute.fp32 * busiest_share(blocks, sms);
+      const double block_compute =
+          layer.flops / static_cast<double>(blocks) / (gpu.compute.fp32 / sms);
+      t_latency = elementwise_floor(blocks, bps, sms, block_compute, latency);
       what = "elementwise";
       break;
     }
@@ -797,27 +988,36 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
               2.0 * (n - 1) * families.collective_latency_per_hop.value;
       blocks = static_cast<std::int64_t>(families.collective_blocks.value);
       bps = shape_blocks_per_sm(gpu.sm_limits, families.collective_threads.value, 0, 0);
-      spec.collective = true;
       what = "nccl ring all-reduce";
       break;
     }
   }
-  if (detail != nullptr) *detail = what;
-  // The busiest SM computes ceil(G / S) of the G blocks at P / S.
-  t_compute *= busiest_share(blocks, sms);
-  const GridShape grid = grid_shape(blocks, bps, sms);
-  spec.sm_fraction = grid.sm_fraction;
-  spec.waves = grid.waves;
-  if (bps > 0 && layer.kind != LayerWork::Kind::collective && blocks <= 2'000'000'000) {
-    spec.blocks = static_cast<int>(blocks);
-    spec.blocks_per_sm = bps;
+  const double busy = std::max(t_compute, t_latency);
+  KernelSpec spec =
+      fixed_kernel(layer.name, std::max(busy, t_memory) + fixed, busy, t_memory + fixed);
+  if (layer.kind == LayerWork::Kind::attention) {
+    spec.working_set = static_cast<std::int64_t>(layer.bytes);
   }
-  const double seconds = std::max(t_compute, t_memory) + fixed;
-  const double memory = t_memory + fixed;
-  spec.memory_bound = t_compute + memory > 0 ? memory / (t_compute + memory) : 0;
-  spec.duration.kind = DurationDistribution::Kind::fixed;
-  spec.duration.value = std::max<Nanos>(1, std::llround(seconds * 1e9));
-  return spec;
+  if (layer.kind == LayerWork::Kind::collective) {
+    spec.collective = true;
+    const GridShape grid = grid_shape(blocks, bps, sms);
+    spec.sm_fraction = grid.sm_fraction;
+    spec.waves = grid.waves;
+  } else {
+    set_grid(spec, blocks, bps, sms);
+  }
+  out.kernels.push_back(spec);
+  out.details.push_back(what);
+  return out;
+}
+
+KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& families,
+                           const DeviceProfile& gpu, double peak, double bus_bandwidth,
+                           int collective_gpus, int library_sms, std::string* detail) {
+  LayerKernels k =
+      layer_kernels(layer, families, gpu, peak, bus_bandwidth, collective_gpus, library_sms);
+  if (detail != nullptr) *detail = k.details.front();
+  return k.kernels.front();
 }
 
 CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
@@ -911,6 +1111,9 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   fusion.fused_activation = runtime->fused_activation;
   fusion.fused_residual_norm = runtime->fused_residual_norm;
   fusion.folded_batchnorm = runtime->folded_batchnorm;
+  // Only an eager runtime keeps the framework's NCHW tensors; TensorRT and ONNX Runtime choose
+  // their own layouts (converted once at the input).
+  fusion.nchw_transposes = request.memory_format == "contiguous" && !runtime->folded_batchnorm;
   CatalogWorkload out;
   out.runtime = runtime->name;
   out.runtime_from_user = user_runtime;
@@ -928,15 +1131,14 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   step.reserve(layers.size() + 1);
   double ops = 0;
   const auto build = [&](const LayerWork& layer) {
-    std::string detail;
-    KernelSpec k = roofline_kernel(layer, families, gpu, peak, request.bus_bandwidth, data_parallel,
-                                   library_sms, &detail);
-    return std::make_pair(k, detail);
+    return layer_kernels(layer, families, gpu, peak, request.bus_bandwidth, data_parallel,
+                         library_sms);
   };
   for (const LayerWork& layer : layers) {
-    auto [k, detail] = build(layer);
-    step.push_back(std::move(k));
-    details.push_back(std::move(detail));
+    // A split-K GEMM's reduction kernel is launched by the library inside the same operator.
+    LayerKernels built = build(layer);
+    step.insert(step.end(), built.kernels.begin(), built.kernels.end());
+    details.insert(details.end(), built.details.begin(), built.details.end());
     ops += layer.host_ops;
   }
   if (!out.layers.decode_step.empty()) {
@@ -945,15 +1147,18 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     // memory-boundness weighted by time.
     double total = 0, width = 0, bound = 0, step_ops = 0;
     std::int64_t working_set = 0;
+    std::size_t step_kernels = 0;
     for (const LayerWork& layer : out.layers.decode_step) {
-      const KernelSpec k = build(layer).first;
-      const double t =
-          static_cast<double>(k.duration.value) +
-          static_cast<double>(cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead);
-      total += t;
-      width += t * k.sm_fraction;
-      bound += t * k.memory_bound;
-      working_set = std::max(working_set, k.working_set);
+      for (const KernelSpec& k : build(layer).kernels) {
+        const double t =
+            static_cast<double>(k.duration.value) +
+            static_cast<double>(cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead);
+        total += t;
+        width += t * k.sm_fraction;
+        bound += t * k.memory_bound;
+        working_set = std::max(working_set, k.working_set);
+        ++step_kernels;
+      }
       step_ops += layer.host_ops;
     }
     KernelSpec k;
@@ -967,7 +1172,7 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     k.working_set = working_set;
     k.repeat = std::max(1, seq);
     step.push_back(k);
-    details.push_back("decode step: " + std::to_string(out.layers.decode_step.size()) +
+    details.push_back("decode step: " + std::to_string(step_kernels) +
                       " kernels summed, repeated per generated token");
     ops += 1;
   }

@@ -26,29 +26,48 @@
 //   Bytes     compulsory HBM traffic at the dtype's size s: GEMM (|A| + |B| + |C|) s (+ the
 //             split-K partials, 2 split |C| x 4 B, serial), attention (Q + K + V + O) s,
 //             elementwise E (reads + writes) s (each tile's re-reads hit L2: `working_set`).
-//   GEMM selection  for each tile (m x n, its block resources) of kernel-families `gemm.tiles`
-//             and split factor s of `gemm.split_k` (K / s >= split_k_min_depth):
+//   GEMM selection  for each tile (m x n, k-slice depth k, pipeline stages, block resources) of
+//             kernel-families `gemm.tiles` and split factor s of `gemm.split_k` (K / s >=
+//             split_k_min_depth):
 //                 G = count ceil(M / m) ceil(N / n) s blocks, each 2 m n ceil(K / s) FLOPs
 //                 (padded: tile quantization);
 //                 tile efficiency e = min(1, I B_L2 / P), I = 2 m n / ((m + n) s_dtype) the
 //                 FLOPs per byte a block draws from L2, B_L2 the profile's L2 bandwidth;
 //                 t_c = ceil(G / S_lib) x 2 m n ceil(K / s) / (eta e P / S) (the busiest SM
 //                 computes ceil(G / S_lib) blocks at its share of the peak: wave quantization);
-//                 t_m = bytes x S / S_lib / B_HBM; split-K adds its reduction after the
-//                 blocks, t_r = 2 s count M N x 4 B / B_HBM; t = max(t_c, t_m) + t_r.
+//                 t_lat = the busiest SM's critical path (Latency floor below), >= t_c;
+//                 t_m = (bytes + s_split count M N (4 B - s_dtype)) x S / S_lib / B_HBM (a split
+//                 writes fp32 partials instead of C);
+//                 split-K adds a reduction kernel (reads the s partials, writes C): its launch
+//                 (the profile's launch_overhead) and t_r = max(count M N (4 s + s_dtype) /
+//                 B_HBM, its elementwise floor); t = max(t_lat, t_m) + [s > 1] (launch + t_r).
 //             The choice of least t on the S_lib SMs the library sees (the device's: a MIG
-//             instance's own) wins; ties keep the earlier tile and the smaller split.
+//             instance's own) wins; ties keep the earlier tile and the smaller split. The
+//             reduction is emitted as its own kernel, NAME.splitk_reduce.
 //             (NVIDIA Matrix Multiplication Background guide: tile and wave quantization.)
+//   Latency floor  kernel-families `memory_latency:` gives per GPU the unloaded DRAM load
+//             latency L_D and L2 latency L_2 (pointer chase, te42kyfo/gpu-benches). The busiest
+//             SM runs its P = ceil(G / S) blocks at most r = min(B_sm, P) at a time; a round of
+//             b blocks lasts
+//                 L_D + b F_b + I max(b C / I, L_D / (stages - 1)) + L_2 + b E_b
+//             with I main-loop iterations (GEMM ceil(ceil(K / s) / k); fused attention
+//             ceil(L_k / block_cols); elementwise 1), C one block's compute alone on the SM,
+//             F_b its first operand tile over the SM's L2 share B_L2 / S (GEMM (m + n) k
+//             s_dtype, attention (rows + 2 cols) d s_dtype, elementwise 0) and E_b its store
+//             (GEMM m n s_out / (B_L2 / S) + m n epilogue_flops / (P_fp32 / S), attention
+//             rows d s_dtype / (B_L2 / S)); t_lat = the sum over floor(P / r) full rounds and
+//             one of P mod r blocks.
 //   Grid      blocks per SM B_sm from the profile's sm_limits and the kernel's block resources
 //             (kernel_trace_model.hpp blocks_per_sm); sm_fraction f = min(1, G / S), waves
 //             W = max(1, G / (B_sm S)) (grid_shape); the kernel carries blocks and blocks_per_sm
 //             (KernelSpec), so the device physics counts whole waves on a slice.
-//   Roofline  on the whole GPU of S SMs: compute t_c as above with S_lib = S (fused attention:
-//             F / (eta_att P) x S ceil(G / S) / G; elementwise: F / P_fp32 x S ceil(G / S) / G),
-//             memory t_m = bytes / B_HBM (the measured bandwidth when the profile has it),
-//             duration t = max(t_c, t_m).
-//   Boundedness  m = t_m / (t_c + t_m): the memory share of the serial compute and memory
-//             phases models/gpu/kernel_run.hpp stretches (by 1/sigma and 1/beta).
+//   Roofline  on the whole GPU of S SMs: compute t_c and t_lat as above with S_lib = S (fused
+//             attention: F / (eta_att P) x S ceil(G / S) / G; elementwise: F / P_fp32 x S
+//             ceil(G / S) / G), memory t_m = bytes / B_HBM (the measured bandwidth when the
+//             profile has it), duration t = max(t_lat, t_c, t_m).
+//   Boundedness  m = t_m / (max(t_lat, t_c) + t_m): the memory share of the serial compute
+//             and memory phases models/gpu/kernel_run.hpp stretches (by 1/sigma and 1/beta);
+//             the latency phase stretches like compute (whole rounds on fewer SMs).
 //   Collective  NCCL ring all-reduce of n GPUs, alpha-beta: t = latency + 2 (n - 1)
 //             latency_per_hop + 2 (n - 1) / n x bytes / bus_bandwidth (NCCL's tuning model,
 //             src/graph/tuning.cc), m = 1, blocks = NCCL channels.
@@ -82,6 +101,13 @@ struct LayerWork {
   double element_bytes = 2;  ///< bytes per element of the dtype (GEMM tile intensity)
   bool causal = false;       ///< attention: causal mask (a fused kernel skips masked tiles)
   bool backward = false;     ///< attention: the fused backward kernel
+  /// GEMM: operations per output element its epilogue computes on the CUDA cores (a fused
+  /// activation, e.g. TensorRT's bias + GELU), after its main loop.
+  double epilogue_flops = 0;
+  /// Elementwise, training: full passes over `elements` its backward makes beyond the forward's
+  /// (a plain op reads the saved input once more: 1; a norm's statistics and input gradient
+  /// read the input and the output gradient twice: 2).
+  double backward_passes = 1;
   /// Framework operators that dispatch this kernel (eager runtimes: views, permutes and the
   /// op itself); the request's host time is their sum x the runtime's host_per_op.
   double host_ops = 1;
@@ -94,9 +120,15 @@ struct GemmChoice {
   int split = 1;
   std::int64_t blocks = 0;  ///< count x ceil(M / m) x ceil(N / n) x split
   int blocks_per_sm = 0;    ///< resident blocks per SM (0: the profile has no sm_limits)
-  double t_compute = 0;     ///< seconds on the SMs it was chosen for
-  double t_memory = 0;      ///< seconds of the operands' HBM traffic
-  double t_reduce = 0;      ///< seconds of the split-K partials' write and read (after the GEMM)
+  int iterations = 0;       ///< main-loop iterations of a block: ceil(ceil(K / split) / k)
+  double t_compute = 0;  ///< seconds of the busiest SM's tensor work on the SMs it was chosen for
+  double t_latency = 0;  ///< seconds of the busiest SM's critical path (>= t_compute)
+  double t_memory = 0;   ///< seconds of its HBM traffic (operands, output or split partials)
+  double t_reduce = 0;   ///< seconds of the split-K reduction kernel (0 without split)
+  std::int64_t reduce_blocks = 0;  ///< blocks of the reduction kernel
+  /// The predicted time the selection minimises: max(t_latency, t_memory), plus, with split-K,
+  /// the reduction kernel's launch (the profile's launch_overhead) and t_reduce.
+  double time(const DeviceProfile& gpu) const;
 };
 
 /// The (tile, split) of least predicted time for `layer` (a GEMM) on `library_sms` SMs of `gpu`
@@ -104,8 +136,19 @@ struct GemmChoice {
 GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
                        const DeviceProfile& gpu, double peak, int library_sms = 0);
 
-/// The roofline of one layer on `gpu` (whole GPU) at tensor peak `peak` (FLOP/s; the fp32 peak
-/// for elementwise kernels comes from the profile); a GEMM's implementation is chosen for
+/// The kernels of one layer on `gpu` (whole GPU): one, or a GEMM and its split-K reduction;
+/// `details[i]` says how kernel i is implemented ("gemm 64x64 split-K 4", ...).
+struct LayerKernels {
+  std::vector<KernelSpec> kernels;
+  std::vector<std::string> details;
+};
+LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& families,
+                           const DeviceProfile& gpu, double peak, double bus_bandwidth = 0,
+                           int collective_gpus = 1, int library_sms = 0);
+
+/// The first kernel of layer_kernels() (the layer's own; a split-K GEMM's reduction is the
+/// second). The roofline of one layer on `gpu` (whole GPU) at tensor peak `peak` (FLOP/s; the fp32
+/// peak for elementwise kernels comes from the profile); a GEMM's implementation is chosen for
 /// `library_sms` SMs (0 = the whole GPU). `detail`, when given, receives how the kernel is
 /// implemented ("gemm 64x64 split-K 4", ...). Throws std::invalid_argument when a peak the
 /// layer needs is 0.
@@ -120,6 +163,10 @@ struct LayerFusion {
   bool fused_activation = true;
   bool fused_residual_norm = true;
   bool folded_batchnorm = true;
+  /// CNN activations stored NCHW (`memory_format: contiguous`) under an eager runtime: cuDNN's
+  /// tensor-core convolutions transpose the input to NHWC and the output back, two copy
+  /// kernels around each convolution (and their transposed gradients in training).
+  bool nchw_transposes = false;
 };
 
 /// The layers of one request (forward, and backward + optimizer in training) without the GPU.

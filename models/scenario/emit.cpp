@@ -235,6 +235,9 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
       out << YAML::Key << "bus_bandwidth" << YAML::Value << number(c->bus_bandwidth) + "B/s";
     }
     if (c->runtime_from_user) out << YAML::Key << "runtime" << YAML::Value << c->runtime;
+    if (!c->memory_format.empty()) {
+      out << YAML::Key << "memory_format" << YAML::Value << c->memory_format;
+    }
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

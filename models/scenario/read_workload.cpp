@@ -439,6 +439,14 @@ static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
     }
     c.runtime_from_user = true;
   }
+  if (const auto f = map.get("memory_format")) {
+    c.memory_format = choice_of<std::string>(ctx, *f,
+                                             {{"channels_last", "channels_last"},
+                                              {"nhwc", "channels_last"},
+                                              {"contiguous", "contiguous"},
+                                              {"nchw", "contiguous"}},
+                                             {"channels_last", "contiguous"}, "memory_format");
+  }
   return c;
 }
 
@@ -538,7 +546,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       ctx, field,
       {"arrivals", "request", "max_in_flight", "memory_per_request", "memory_per_token", "tokens",
        "batching", "priority", "model", "batch", "seq_len", "dtype", "phase", "steps",
-       "bus_bandwidth", "runtime", "cuda_graph", "llm"},
+       "bus_bandwidth", "runtime", "cuda_graph", "memory_format", "llm"},
       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
@@ -558,7 +566,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                "serves one request at a time)");
     }
     for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph"}) {
+                            "runtime", "cuda_graph", "memory_format"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -577,7 +585,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
   } else {
     for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph"}) {
+                            "runtime", "cuda_graph", "memory_format"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : ""));

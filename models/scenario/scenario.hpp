@@ -177,6 +177,10 @@ struct CatalogRequestSpec {
   /// resolve_scenario() writes here (runtime_from_user false).
   std::string runtime;
   bool runtime_from_user = false;
+  /// CNN activations in memory: "channels_last" (NHWC, what tensor-core convolutions read) or
+  /// "contiguous" (NCHW, PyTorch's default: an eager runtime transposes around each
+  /// convolution); "" = channels_last.
+  std::string memory_format;
   SourceLocation where;  ///< the `model:` key
 };
 

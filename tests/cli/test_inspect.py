@@ -136,7 +136,7 @@ def test_set_reaches_catalog_keys(mixed):
         ("      model: bert-bse\n", "unknown workload model 'bert-bse' (did you mean 'bert-base'?); known:"),
         ("      model: gpt2\n      phase: training\n      bus_bandwidth: 9GB\n",
          "tenants.0.workload.bus_bandwidth: bandwidth needs a size per second"),
-        ("      model: resnet50\n      seq_len: 10\n", "tenants.0.workload.seq_len: resnet50 is a vision model"),
+        ("      model: resnet50\n      seq_len: 10\n", "tenants.0.workload.seq_len: resnet50 has no sequence length"),
         ("      model: resnet50\n      dtype: fp8\n", "has no compute_throughput.fp8_tensor"),
         ("      model: resnet50\n      request: {kernels: [{duration: 1ms}]}\n",
          "tenants.0.workload.request: give request or model"),
