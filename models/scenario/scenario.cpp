@@ -19,6 +19,19 @@ double DurationDistribution::mean() const {
 }
 
 double KernelRoofline::nanos(double n, double s, double c) const {
+  if (!table_rows.empty()) {
+    const double rows = rows_are_sequences ? s : n;
+    std::size_t i = 1;
+    while (i + 1 < table_rows.size() && table_rows[i] < rows) ++i;
+    const std::size_t lo = table_rows.size() > 1 ? i - 1 : 0;
+    const std::size_t hi = table_rows.size() > 1 ? i : 0;
+    double t = table_ns[lo];
+    if (hi != lo) {
+      const double slope = (table_ns[hi] - table_ns[lo]) / (table_rows[hi] - table_rows[lo]);
+      t = table_ns[lo] + slope * (rows - table_rows[lo]);
+    }
+    return std::max(std::max(0.0, t) + fixed_ns, floor_ns);
+  }
   const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
   const double bytes =
       bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;

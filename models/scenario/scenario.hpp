@@ -79,9 +79,15 @@ struct KernelRoofline {
   // sequences when rows_are_sequences), on `sms` SMs holding blocks_per_sm each.
   double tile_rows = 128, column_blocks = 0, sms = 0, blocks_per_sm = 1;
   bool rows_are_sequences = false;
-  bool any() const { return flop_rate > 0 || byte_rate > 0; }
+  /// A time per launch over its rows (n tokens, or s sequences when rows_are_sequences), ns at
+  /// `table_rows` (ascending, same size): when given it replaces max(F / flop_rate, B /
+  /// byte_rate), linear between the points and along the last segment beyond them (an LLM
+  /// card's GEMMs take it from the workload catalog's GEMM selection and latency floor).
+  std::vector<double> table_rows, table_ns;
+  bool any() const { return flop_rate > 0 || byte_rate > 0 || !table_rows.empty(); }
   /// t in ns for n tokens, s sequences, c context tokens:
-  /// max(max(F / flop_rate, B / byte_rate) + fixed_ns, floor_ns).
+  /// max(max(F / flop_rate, B / byte_rate) + fixed_ns, floor_ns) (the table's time in place of
+  /// the roofline when there is one).
   double nanos(double n, double s, double c) const;
   /// The launch's sm_fraction, waves and memory_bound (t_memory / (t_memory + t_compute)).
   void shape(double n, double s, double c, double& sm_fraction, double& waves,

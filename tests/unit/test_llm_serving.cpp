@@ -110,16 +110,23 @@ TEST(LlmRoofline, DecodeTimeLinearInKvLengthAtFixedBatch) {
   for (std::size_t i = 1; i < t.size(); ++i) {
     EXPECT_NEAR((t[i] - t[i - 1]) / (b * (kvs[i] - kvs[i - 1])), slope, slope * 1e-9);
   }
-  // At a fixed batch the GEMMs' time is the weights' read, 13.5 GB at the measured bandwidth,
-  // plus the launch gaps of the 8 L kernels the aggregate stands for (the first's launch is the
-  // runner's): 255 x the profile's launch overhead.
+  // At a fixed batch the GEMMs' time is about the weights' read, 13.5 GB at the measured
+  // bandwidth: the catalog's GEMMs (latency floors, split-K reductions) and the layer's
+  // elementwise kernels add a few per cent and never undercut it; plus the launch gaps of the
+  // 8 L kernels the aggregate stands for (the first's launch is the runner's): 255 x the
+  // profile's launch overhead.
   const KernelSpec& gemm = kernel_named(kernels, "gemm");
   EXPECT_DOUBLE_EQ(gemm.roofline.fixed_ns, 255.0 * static_cast<double>(a100.launch_overhead));
-  EXPECT_NEAR(gemm.roofline.nanos(b, b, 0),
-              gemm.roofline.bytes_fixed / a100.hbm_bandwidth_measured * 1e9 +
-                  gemm.roofline.bytes_per_token * b / a100.hbm_bandwidth_measured * 1e9 +
-                  gemm.roofline.fixed_ns,
-              1.0);
+  const double read = gemm.roofline.bytes_fixed / a100.hbm_bandwidth_measured * 1e9 +
+                      gemm.roofline.bytes_per_token * b / a100.hbm_bandwidth_measured * 1e9;
+  EXPECT_GE(gemm.roofline.nanos(b, b, 0), read + gemm.roofline.fixed_ns);
+  EXPECT_LE(gemm.roofline.nanos(b, b, 0), 1.05 * read + gemm.roofline.fixed_ns);
+  // More tokens never take less time (the table is the catalog's time at each row count).
+  double previous = 0;
+  for (double n = 1; n <= 65536; n *= 1.25) {
+    EXPECT_GE(gemm.roofline.nanos(n, 1, 0), previous) << n;
+    previous = gemm.roofline.nanos(n, 1, 0);
+  }
 }
 
 TEST(LlmRoofline, PrefillComputeBoundAtLongPromptsDecodeMemoryBoundOnFewSms) {
@@ -131,11 +138,12 @@ TEST(LlmRoofline, PrefillComputeBoundAtLongPromptsDecodeMemoryBoundOnFewSms) {
   EXPECT_LT(m, 0.5);  // 2 x 6.7e9 x 4096 FLOP at 218 TFLOP/s >> 13.5 GB at 1.77 TB/s
   EXPECT_EQ(f, 1.0);
   EXPECT_GT(waves, 1.0);
-  // Time of a long prompt = its FLOPs at the attainable rate.
-  EXPECT_NEAR(gemm.roofline.nanos(4096, 1, 0),
-              gemm.roofline.flops_per_token * 4096 / (312e12 * kLlmGemmEfficiency) * 1e9 +
-                  gemm.roofline.fixed_ns,
-              1.0);
+  // Time of a long prompt: its FLOPs at the attainable rate, plus the catalog's tile and wave
+  // quantization, fills and stores and the elementwise kernels (9 % at 4096 tokens), never less.
+  const double flops_time =
+      gemm.roofline.flops_per_token * 4096 / (312e12 * kLlmGemmEfficiency) * 1e9;
+  EXPECT_GE(gemm.roofline.nanos(4096, 1, 0), flops_time + gemm.roofline.fixed_ns);
+  EXPECT_LE(gemm.roofline.nanos(4096, 1, 0), 1.12 * flops_time + gemm.roofline.fixed_ns);
   gemm.roofline.shape(1, 1, 0, f, waves, m);
   EXPECT_GT(m, 0.99);  // batch 1: the weights' read
   const KernelSpec& decode = kernel_named(kernels, "attention-decode");
