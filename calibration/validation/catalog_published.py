@@ -88,34 +88,41 @@ REASONS = {
                       "the slices' ratios then measure host time that the model puts at a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side: gRPC and the input "
                             "transfer (0.3 MB per FP16 image) are in the measured time",
-    "rn50-train-a100-": "DeepLearningExamples' step includes DALI decoding and augmentation and "
-                        "BN/ReLU in cuDNN's NHWC kernels; the catalog's convolutions run at the "
-                        "assumed 80 % of the tensor peak (large-GEMM figure), while the measured "
-                        "2470 img/s AMP is 20 % of it: no published per-kernel efficiency of "
-                        "ResNet-50's convolutions was found to replace the assumption",
-    "bertl-pretrain512-": "the pytorch runtime counts every pass of the unfused seq-512 attention "
-                          "(scores, scale, mask, softmax, dropout: 268 MB each per layer); "
-                          "DeepLearningExamples' BERT fuses some of them (apex, jit) in ways its "
-                          "README does not list",
+    "rn50-train-a100-": "DeepLearningExamples' step includes DALI decoding and augmentation on the "
+                        "GPU and BN/ReLU in cuDNN's kernels; the catalog's convolutions run at the "
+                        "assumed 80 % of the tensor peak (large-GEMM figure) with their latency "
+                        "floors; no published per-kernel efficiency of ResNet-50's convolutions "
+                        "was found to replace the assumption",
+    "bertl-pretrain512-": "the measured 210 seq/s is 211 TFLOP/s for BERT-large's ~1.0 TFLOP per "
+                          "512-token training sequence (3 x the forward: 2 x 302 M encoder "
+                          "weights x 512 tokens + 4 x 512^2 x 1024 x 24 attention), 68 % of the "
+                          "dense peak with no time left for the step's elementwise and attention "
+                          "passes; DeepLearningExamples' phase-2 pipeline must skip work the "
+                          "catalog counts (padding), which its README does not state; phase 1 "
+                          "(seq 128) is within 11 %",
     "bertl-squad-": "DeepLearningExamples' SQuAD numbers (110 seq/s at seq 384) are slower per "
                     "sequence than its own seq-512 pre-training (210 seq/s): run_squad's loop "
                     "(data collation, unfused optimizer, evaluation hooks) is outside the model",
-    "bertb-trt-": "batch-1 TensorRT kernels last a few microseconds: the roofline has no "
-                  "per-kernel prologue, epilogue or tail beyond the profile's launch overhead, "
-                  "so small kernels are predicted faster than measured",
-    "bertl-trt-": "as bertb-trt: small-batch TensorRT kernels are latency-bound below the "
-                  "roofline's reach",
+    "bertb-trt-": "batch-1 TensorRT kernels last a few microseconds: with the latency floor "
+                  "(memory latencies, fills and stores) the request is 83 % of the measured time "
+                  "at seq 128 and 65 % at seq 384; the floor leaves out what no source here "
+                  "quantifies (block dispatch, the end-of-kernel flush: a tiny kernel is "
+                  "predicted at 2.42 us against the measured 2.62), so it stays a lower bound",
+    "bertl-trt-": "as bertb-trt: batch-1 kernels' time beyond the latency floor (block dispatch, "
+                  "end-of-kernel flush) is not modelled; batch 128 is within 6 % on the A100; "
+                  "the A30 (165 W) runs its tensor cores below the 1440 MHz boost its peak "
+                  "assumes, which no source quantifies",
     "bert-ort-a100-b1": "Tally measures ONNX Runtime from Python (session.run, inputs copied from "
                         "the host each call); the onnxruntime runtime's 5 us per node is an "
                         "assumption",
     "llama2-70b-": "Splitwise's TPOT barely moves with TP (A100: 54.9, 45.0, 44.9 ms at TP 2, 4, "
-                   "8): a per-token floor of ~35 ms beyond the weight reads, about 4x the "
-                   "eager dispatch floor the card models (966 kernels x 10 us at TP 8) plus "
-                   "NCCL's latency (160 x 10 us); the engine Splitwise profiled is not named in "
-                   "its perf model, so no sourced per-op cost for it. TTFT at TP 4-8: the card's "
-                   "aggregate GEMM has no tile or wave quantization (the catalog's GEMM "
-                   "selection is not applied to LLM cards), so each GPU's narrow slice of the "
-                   "columns is predicted at full efficiency",
+                   "8) while each GPU's weight read halves (39.5, 19.8, 9.9 ms): beyond it 15 ms "
+                   "at TP 2 and 35 ms at TP 8 (440 us per layer), several times the card's "
+                   "eager dispatch floor (966 kernels x 10 us at TP 8) and NCCL latency "
+                   "(160 x 10 us); the engine Splitwise profiled is not named in its perf model "
+                   "and no source quantifies its per-layer host and synchronisation cost "
+                   "(docs/llm-serving.md, tensor parallelism). TTFT at TP 8 and 512 tokens: the "
+                   "same per-layer overhead on a 50-90 ms prefill",
     "gpt2-124m-": "the recipe's precision and attention for the batch-44 run are not stated "
                   "(pull 103); its later committed config is bf16 with SDPA attention "
                   "(pytorch-sdpa, used here) and torch.compile, which the catalog does not "
