@@ -440,12 +440,13 @@ static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
     c.runtime_from_user = true;
   }
   if (const auto f = map.get("memory_format")) {
-    c.memory_format = choice_of<std::string>(ctx, *f,
-                                             {{"channels_last", "channels_last"},
-                                              {"nhwc", "channels_last"},
-                                              {"contiguous", "contiguous"},
-                                              {"nchw", "contiguous"}},
-                                             {"channels_last", "contiguous"}, "memory_format");
+    c.memory_format =
+        choice_of<std::string>(ctx, *f,
+                               {{"channels_last", "channels_last"},
+                                {"nhwc", "channels_last"},
+                                {"contiguous", "contiguous"},
+                                {"nchw", "contiguous"}},
+                               {"channels_last", "contiguous", "nhwc", "nchw"}, "memory_format");
   }
   return c;
 }
