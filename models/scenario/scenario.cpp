@@ -21,10 +21,13 @@ double DurationDistribution::mean() const {
 double KernelRoofline::nanos(double n, double s, double c) const {
   if (!table_rows.empty()) {
     const double rows = rows_are_sequences ? s : n;
-    std::size_t i = 1;
-    while (i + 1 < table_rows.size() && table_rows[i] < rows) ++i;
-    const std::size_t lo = table_rows.size() > 1 ? i - 1 : 0;
-    const std::size_t hi = table_rows.size() > 1 ? i : 0;
+    // The segment [lo, hi] holding rows (the first or last one outside the table's range).
+    const std::size_t size = table_rows.size();
+    const auto above = std::lower_bound(table_rows.begin(), table_rows.end(), rows);
+    const std::size_t i = std::clamp<std::size_t>(
+        static_cast<std::size_t>(above - table_rows.begin()), 1, size > 1 ? size - 1 : 1);
+    const std::size_t lo = size > 1 ? i - 1 : 0;
+    const std::size_t hi = size > 1 ? i : 0;
     double t = table_ns[lo];
     if (hi != lo) {
       const double slope = (table_ns[hi] - table_ns[lo]) / (table_rows[hi] - table_rows[lo]);

@@ -95,6 +95,23 @@ TEST(LlmCard, UnknownCardAndMissingThroughputAreInputErrors) {
   EXPECT_THROW(llm_kernels(fp8, a100), InputError);
 }
 
+TEST(LlmRoofline, TabulatedTimeIsLinearBetweenItsPointsAndAlongTheEndSegmentsBeyond) {
+  KernelRoofline r;
+  r.table_rows = {1, 3, 7};
+  r.table_ns = {10, 30, 50};
+  r.fixed_ns = 2;
+  EXPECT_DOUBLE_EQ(r.nanos(1, 0, 0), 12);
+  EXPECT_DOUBLE_EQ(r.nanos(2, 0, 0), 22);
+  EXPECT_DOUBLE_EQ(r.nanos(5, 0, 0), 42);
+  EXPECT_DOUBLE_EQ(r.nanos(9, 0, 0), 62);   // the last segment's slope, 5 per row
+  EXPECT_DOUBLE_EQ(r.nanos(0.5, 0, 0), 7);  // the first segment's, 10 per row
+  r.floor_ns = 40;
+  EXPECT_DOUBLE_EQ(r.nanos(2, 0, 0), 40);  // the host's floor
+  r.rows_are_sequences = true;
+  EXPECT_DOUBLE_EQ(r.nanos(1000, 7, 0), 52);  // rows are the sequences
+  EXPECT_TRUE(r.any());
+}
+
 TEST(LlmRoofline, DecodeTimeLinearInKvLengthAtFixedBatch) {
   const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
   const std::vector<KernelSpec> kernels = llm_kernels(card("llama-2-7b"), a100);
