@@ -99,7 +99,7 @@ REASONS = {
                           "dense peak with no time left for the step's elementwise and attention "
                           "passes; DeepLearningExamples' phase-2 pipeline must skip work the "
                           "catalog counts (padding), which its README does not state; phase 1 "
-                          "(seq 128) is within 11 %",
+                          "(seq 128) is within 7 %",
     "bertl-squad-": "DeepLearningExamples' SQuAD numbers (110 seq/s at seq 384) are slower per "
                     "sequence than its own seq-512 pre-training (210 seq/s): run_squad's loop "
                     "(data collation, unfused optimizer, evaluation hooks) is outside the model",

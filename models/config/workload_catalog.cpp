@@ -289,8 +289,9 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(ctx, field,
-                       {"host_per_op", "attention", "activation", "residual_norm", "batchnorm"});
+    const MapReader rm(
+        ctx, field,
+        {"host_per_op", "attention", "activation", "residual_norm", "batchnorm", "half_precision"});
     {
       // host_per_op may be 0 (no framework work per operator).
       const MapReader p(ctx, rm.require("host_per_op"), {"value", "source", "assumption"});
@@ -311,6 +312,8 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
         choice_parameter_of(ctx, rm, "residual_norm", "fused", "separate", r.residual_norm_source);
     r.folded_batchnorm =
         choice_parameter_of(ctx, rm, "batchnorm", "folded", "separate", r.batchnorm_source);
+    r.autocast = choice_parameter_of(ctx, rm, "half_precision", "autocast", "converted",
+                                     r.half_precision_source);
     k.runtimes.push_back(std::move(r));
   }
   k.source_path = source_name;

@@ -97,20 +97,56 @@ class LayerBuilder {
   void elementwise(const std::string& name, double elements, double reads, double writes,
                    double flops, std::int64_t params = 0, bool backward = true,
                    double out_elements = -1, double host_ops = 1, double backward_passes = 1) {
+    elementwise_sized(name, elements, reads, writes, flops, params, backward, out_elements,
+                      host_ops, backward_passes, dt_);
+  }
+
+  // An operator PyTorch's autocast runs in fp32 (softmax, log_softmax, layer_norm: the CUDA
+  // autocast op reference's "ops that can autocast to float32") when the runtime autocasts a
+  // half-precision request: a cast of its inputs to fp32 (read half, write fp32), the operator
+  // on fp32 tensors, and a cast of its output back for the next GEMM (read fp32, write half);
+  // each cast is an operator of its own. Otherwise the plain elementwise kernel.
+  void fp32_op(const std::string& name, double elements, double reads, double writes, double flops,
+               std::int64_t params = 0, double out_elements = -1, double host_ops = 1,
+               double backward_passes = 1) {
+    if (!fusion().autocast_fp32_ops) {
+      elementwise(name, elements, reads, writes, flops, params, true, out_elements, host_ops,
+                  backward_passes);
+      return;
+    }
+    const double out = out_elements >= 0 ? out_elements : elements * writes;
+    // Saved for backward: one fp32 tensor (layer norm's input, softmax's output) and the half
+    // copy the next GEMM reads; the cast-in's output is counted as the operator's.
+    const double saved = saved_;
+    elementwise_sized(name + ".to_fp32", elements, 1, 1, 0, 0, true, -1, 1, 0, -1);
+    saved_ = saved;
+    elementwise_sized(name, elements, reads, writes, flops, params, true, out_elements, host_ops,
+                      backward_passes, 4);
+    elementwise_sized(name + ".to_half", out, 1, 1, 0, 0, true, -1, 1, 0, -2);
+  }
+
+  // elementwise() at `size` bytes per element (-1: a cast half -> fp32, reading dt and
+  // writing 4 bytes; -2: fp32 -> half).
+  void elementwise_sized(const std::string& name, double elements, double reads, double writes,
+                         double flops, std::int64_t params, bool backward, double out_elements,
+                         double host_ops, double backward_passes, double size) {
     LayerWork w;
     w.backward_passes = backward_passes;
     w.kind = LayerWork::Kind::elementwise;
     w.name = name;
     w.elements = static_cast<std::int64_t>(elements);
     w.flops = elements * flops;
-    w.bytes = elements * (reads + writes) * dt_;
-    if (out_elements >= 0) w.bytes = (elements * reads + out_elements * writes) * dt_;
-    w.element_bytes = dt_;
+    const double read_size = size == -1 ? dt_ : size == -2 ? 4 : size;
+    const double write_size = size == -1 ? 4 : size == -2 ? dt_ : size;
+    w.bytes = elements * (reads * read_size + writes * write_size);
+    if (out_elements >= 0)
+      w.bytes = elements * reads * read_size + out_elements * writes * write_size;
+    w.element_bytes = std::max(read_size, write_size);
     w.host_ops = host_ops;
     forward_.push_back(w);
     if (backward) backward_.push_back({w, true, false});
     params_ += params;
-    output(out_elements >= 0 ? out_elements : elements * writes);
+    output((out_elements >= 0 ? out_elements : elements * writes) * write_size / dt_);
   }
 
   // Dropout in training (nn.Dropout: reads the tensor, writes it and a 1-byte mask); nothing
@@ -153,7 +189,7 @@ class LayerBuilder {
       elementwise(name, elements, 2, 1, 10, norm_params, true, -1, 1, 2);
     } else {
       elementwise(name + ".add", elements, 2, 1, 1, 0, false);  // identity gradient
-      elementwise(name + ".norm", elements, 1, 1, 8, norm_params, true, -1, 1, 3);
+      fp32_op(name + ".norm", elements, 1, 1, 8, norm_params, -1, 1, 3);
     }
   }
 
@@ -201,7 +237,7 @@ class LayerBuilder {
           // statistics and the input gradient, read the input and the gradient twice).
           LayerWork b = f;
           b.name = f.name + ".backward";
-          b.bytes = f.bytes + f.backward_passes * static_cast<double>(f.elements) * dt_;
+          b.bytes = f.bytes + f.backward_passes * static_cast<double>(f.elements) * f.element_bytes;
           b.epilogue_flops = 0;
           b.host_ops = 1;
           out.layers.push_back(b);
@@ -287,7 +323,7 @@ void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, s
   b.gemm(prefix + "attention_scores", lq, lk, d, count, q, kv, scores, false, true, 1 + host_views);
   b.elementwise(prefix + "attention_scale", scores, 1, 1, 1, 0, true);
   b.elementwise(prefix + "attention_mask", scores, 1, 1, 1, 0, true);
-  b.elementwise(prefix + "softmax", scores, 1, 1, 5);
+  b.fp32_op(prefix + "softmax", scores, 1, 1, 5);
   b.dropout(prefix + "attention_dropout", scores);
   b.gemm(prefix + "attention_context", lq, d, lk, count, scores, kv, q, false);
   // permute + contiguous + view: one copy kernel, three operators.
@@ -304,7 +340,7 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
   const double th = tokens * static_cast<double>(h);
   const double hd = static_cast<double>(h);
   b.gradient_fork(prefix + "input1", th);
-  if (pre_ln) b.elementwise(prefix + "norm1", th, 1, 1, 8, 2 * h, true, -1, 1, 3);
+  if (pre_ln) b.fp32_op(prefix + "norm1", th, 1, 1, 8, 2 * h, -1, 1, 3);
   if (cross) {
     // Cross-attention: Q from the decoder, K and V projected from the encoder's output
     // (kv_tokens_projected rows; 0 when a decode step reuses the cached projections).
@@ -343,7 +379,7 @@ void ffn_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t t, st
   const double hd = static_cast<double>(h);
   const double tf = tokens * static_cast<double>(ffn);
   b.gradient_fork(prefix + "input2", th);
-  if (pre_ln) b.elementwise(prefix + norm_name, th, 1, 1, 8, 2 * h, true, -1, 1, 3);
+  if (pre_ln) b.fp32_op(prefix + norm_name, th, 1, 1, 8, 2 * h, -1, 1, 3);
   b.gemm(prefix + "ffn1", t, ffn, h, 1, th, hd * static_cast<double>(ffn), tf, true);
   b.activation(prefix + "gelu", tf, 8);
   b.gemm(prefix + "ffn2", t, h, ffn, 1, tf, hd * static_cast<double>(ffn), th, true);
@@ -454,7 +490,7 @@ void resnet_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch) {
          static_cast<double>(c_in * classes), n * static_cast<double>(classes), true);
   b.add_params(classes);  // fc bias
   if (b.training()) {
-    b.elementwise("loss.softmax_xent", n * static_cast<double>(classes), 1, 1, 5);
+    b.fp32_op("loss.softmax_xent", n * static_cast<double>(classes), 1, 1, 5);
   }
 }
 
@@ -477,14 +513,14 @@ void encoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     b.elementwise("embedding.add_position", th, 2, 1, 1, 0, true, -1, 3);
   } else {
     // Word + position + type embedding gather, sum and layer norm.
-    b.elementwise("embedding.gather_layernorm", th, 3, 1, 12, 2 * h, true, -1, 6, 3);
+    b.fp32_op("embedding.gather_layernorm", th, 3, 1, 12, 2 * h, -1, 6, 3);
     b.add_params((vocab + e.dim("max_positions") + 2) * h);
   }
   for (std::int64_t l = 0; l < e.dim("layers"); ++l) {
     transformer_layer(b, batch, seq, h, e.dim("heads"), e.dim("ffn"), false, vit);
   }
   if (vit) {
-    b.elementwise("final_layernorm", th, 1, 1, 8, 2 * h, true, -1, 1, 3);
+    b.fp32_op("final_layernorm", th, 1, 1, 8, 2 * h, -1, 1, 3);
     const std::int64_t classes = e.dim("classes");
     b.gemm("head", batch, classes, h, 1, n * static_cast<double>(h),
            static_cast<double>(h * classes), n * static_cast<double>(classes), true);
@@ -498,10 +534,10 @@ void encoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     const double mh = static_cast<double>(masked * h);
     b.gemm("mlm.transform", masked, h, h, 1, mh, static_cast<double>(h * h), mh, true, true, 2);
     b.activation("mlm.gelu", mh, 8);
-    b.elementwise("mlm.layernorm", mh, 1, 1, 8, 2 * h, true, -1, 1, 3);
+    b.fp32_op("mlm.layernorm", mh, 1, 1, 8, 2 * h, -1, 1, 3);
     const double mv = static_cast<double>(masked * vocab);
     b.gemm("mlm.decoder", masked, vocab, h, 1, mh, static_cast<double>(h * vocab), mv, false);
-    b.elementwise("loss.softmax_xent", mv, 1, 1, 5, 0, true, -1, 3);
+    b.fp32_op("loss.softmax_xent", mv, 1, 1, 5, 0, -1, 3);
   } else {
     b.gemm("pooler", batch, h, h, 1, n * static_cast<double>(h), static_cast<double>(h * h),
            n * static_cast<double>(h), true, true, 2);
@@ -521,10 +557,10 @@ void decoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   for (std::int64_t l = 0; l < e.dim("layers"); ++l) {
     transformer_layer(b, batch, seq, h, e.dim("heads"), e.dim("ffn"), true, true);
   }
-  b.elementwise("final_layernorm", th, 1, 1, 8, 2 * h, true, -1, 1, 3);
+  b.fp32_op("final_layernorm", th, 1, 1, 8, 2 * h, -1, 1, 3);
   const double tv = static_cast<double>(batch * seq * vocab);
   b.gemm("lm_head", batch * seq, vocab, h, 1, th, static_cast<double>(h * vocab), tv, false);
-  if (b.training()) b.elementwise("loss.softmax_xent", tv, 1, 1, 5, 0, true, -1, 3);
+  if (b.training()) b.fp32_op("loss.softmax_xent", tv, 1, 1, 5, 0, -1, 3);
 }
 
 // PointNet classification (Qi, Su, Mo and Guibas, CVPR 2017, figure 2; the fxia22/pointnet.pytorch
@@ -626,7 +662,7 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
                        false, 0);
     ffn_sublayer(b, "encoder.layer.", batch * positions, h, ffn, true, "norm2");
   }
-  b.elementwise("encoder.final_layernorm", f2 * hd, 1, 1, 8, 2 * h, true, -1, 1, 3);
+  b.fp32_op("encoder.final_layernorm", f2 * hd, 1, 1, 8, 2 * h, -1, 1, 3);
   b.add_params(2 * h);
   b.add_params((vocab + e.dim("max_positions")) * h);  // token + position embeddings
   const std::int64_t dec_layers = e.dim("decoder_layers");
@@ -640,7 +676,7 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   };
   const auto head = [&](std::int64_t q_tokens) {
     const double tq = n * static_cast<double>(q_tokens);
-    b.elementwise("decoder.final_layernorm", tq * hd, 1, 1, 8, 0, true, -1, 1, 3);
+    b.fp32_op("decoder.final_layernorm", tq * hd, 1, 1, 8, 0, -1, 1, 3);
     b.gemm("decoder.lm_head", batch * q_tokens, vocab, h, 1, tq * hd,
            static_cast<double>(h * vocab), tq * static_cast<double>(vocab), false);
   };
@@ -653,7 +689,7 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     head(seq);
     b.add_params(2 * h);
     if (b.training()) {
-      b.elementwise("loss.softmax_xent", ts * static_cast<double>(vocab), 1, 1, 5, 0, true, -1, 3);
+      b.fp32_op("loss.softmax_xent", ts * static_cast<double>(vocab), 1, 1, 5, 0, -1, 3);
     }
     return;
   }
@@ -1111,6 +1147,7 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   fusion.fused_activation = runtime->fused_activation;
   fusion.fused_residual_norm = runtime->fused_residual_norm;
   fusion.folded_batchnorm = runtime->folded_batchnorm;
+  fusion.autocast_fp32_ops = runtime->autocast && (dtype == "fp16" || dtype == "bf16");
   // Only an eager runtime keeps the framework's NCHW tensors; TensorRT and ONNX Runtime choose
   // their own layouts (converted once at the input).
   fusion.nchw_transposes = request.memory_format == "contiguous" && !runtime->folded_batchnorm;

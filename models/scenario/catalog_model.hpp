@@ -167,6 +167,9 @@ struct LayerFusion {
   /// tensor-core convolutions transpose the input to NHWC and the output back, two copy
   /// kernels around each convolution (and their transposed gradients in training).
   bool nchw_transposes = false;
+  /// A half-precision request under PyTorch's autocast: softmax, log_softmax and layer norm run
+  /// in fp32 between two casts (catalog_model.cpp, fp32_op).
+  bool autocast_fp32_ops = false;
 };
 
 /// The layers of one request (forward, and backward + optimizer in training) without the GPU.

@@ -543,8 +543,8 @@ TEST(CatalogRuntime, EagerPyTorchSplitsTheLayersAndPacesTheLaunches) {
   LayerFusion eager;
   eager.fused_attention = eager.fused_activation = eager.fused_residual_norm =
       eager.folded_batchnorm = false;
-  const CatalogLayers fused = catalog_layers(e, 1, 128, "fp16", false);
-  const CatalogLayers split = catalog_layers(e, 1, 128, "fp16", false, eager);
+  const CatalogLayers fused = catalog_layers(e, 1, 128, "fp32", false);
+  const CatalogLayers split = catalog_layers(e, 1, 128, "fp32", false, eager);
   const auto count = [](const CatalogLayers& l, const std::string& prefix) {
     int n = 0;
     for (const LayerWork& w : l.layers) n += w.name.rfind(prefix, 0) == 0 ? 1 : 0;
@@ -568,7 +568,9 @@ TEST(CatalogRuntime, EagerPyTorchSplitsTheLayersAndPacesTheLaunches) {
   }
   EXPECT_NEAR(f_split / f_fused, 1.0, 1e-12);
   // The tenant's host gap is the runtime's dispatch time per kernel; a CUDA graph has none.
-  const ResolvedScenario r = resolve_catalog("      model: bert-base\n      runtime: pytorch\n");
+  // (fp32: no autocast casts, so the tenant's kernels are the layers above.)
+  const ResolvedScenario r =
+      resolve_catalog("      model: bert-base\n      runtime: pytorch\n      dtype: fp32\n");
   const WorkloadSpec& w = r.scenario.tenants[0].workload;
   std::size_t reductions = 0;
   for (const KernelSpec& k : w.kernels) {
@@ -585,6 +587,60 @@ TEST(CatalogRuntime, EagerPyTorchSplitsTheLayersAndPacesTheLaunches) {
           .scenario.tenants[0]
           .workload.host_gap,
       0);
+}
+
+TEST(CatalogRuntime, AutocastRunsSoftmaxAndLayerNormInFp32BetweenCasts) {
+  // PyTorch's autocast (the pytorch runtimes' half precision): softmax and layer norm read and
+  // write fp32, after a cast of their input up and before a cast of their output down; a
+  // runtime that converts the model (tensorrt, onnxruntime) and an fp32 request have none.
+  const CatalogEntry& e = load_catalog_entry("bert-base");
+  LayerFusion eager;
+  eager.fused_attention = eager.fused_activation = eager.fused_residual_norm =
+      eager.folded_batchnorm = false;
+  LayerFusion amp = eager;
+  amp.autocast_fp32_ops = true;
+  const CatalogLayers half = catalog_layers(e, 8, 128, "fp16", true, eager);
+  const CatalogLayers mixed = catalog_layers(e, 8, 128, "fp16", true, amp);
+  const auto find = [](const CatalogLayers& l, const std::string& name) -> const LayerWork* {
+    for (const LayerWork& w : l.layers) {
+      if (w.name == name) return &w;
+    }
+    return nullptr;
+  };
+  const LayerWork* softmax_half = find(half, "layer.softmax");
+  const LayerWork* softmax_fp32 = find(mixed, "layer.softmax");
+  const LayerWork* cast_up = find(mixed, "layer.softmax.to_fp32");
+  const LayerWork* cast_down = find(mixed, "layer.softmax.to_half");
+  ASSERT_TRUE(softmax_half && softmax_fp32 && cast_up && cast_down);
+  EXPECT_EQ(find(half, "layer.softmax.to_fp32"), nullptr);
+  // Scores of 8 x 12 heads x 128 x 128: read and written at 4 B instead of 2; each cast reads
+  // one size and writes the other (6 B per element).
+  const double scores = 8.0 * 12 * 128 * 128;
+  EXPECT_DOUBLE_EQ(softmax_half->bytes, scores * 2 * 2);
+  EXPECT_DOUBLE_EQ(softmax_fp32->bytes, scores * 2 * 4);
+  EXPECT_DOUBLE_EQ(cast_up->bytes, scores * 6);
+  EXPECT_DOUBLE_EQ(cast_down->bytes, scores * 6);
+  // Every layer's softmax and its two layer norms gain two casts each (12 layers), plus the
+  // embedding's norm, the MLM head's norm and the loss: forward and backward.
+  EXPECT_EQ(mixed.layers.size() - half.layers.size(), 2u * 2 * (12 * 3 + 3));
+  // The same GEMM FLOPs.
+  double f_half = 0, f_mixed = 0;
+  for (const LayerWork& w : half.layers) f_half += w.kind == LayerWork::Kind::gemm ? w.flops : 0;
+  for (const LayerWork& w : mixed.layers) f_mixed += w.kind == LayerWork::Kind::gemm ? w.flops : 0;
+  EXPECT_DOUBLE_EQ(f_half, f_mixed);
+  // Resolved: the pytorch runtime autocasts fp16 and bf16, not fp32; tensorrt converts.
+  const auto casts = [](const std::string& keys) {
+    const ResolvedScenario r = resolve_catalog("      model: bert-base\n" + keys);
+    int n = 0;
+    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+      n += k.name.find(".to_fp32") != std::string::npos ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_GT(casts("      runtime: pytorch\n      dtype: bf16\n"), 0);
+  EXPECT_EQ(casts("      runtime: pytorch\n      dtype: fp32\n"), 0);
+  EXPECT_EQ(casts("      runtime: tensorrt\n      dtype: fp16\n"), 0);
+  EXPECT_EQ(casts("      runtime: onnxruntime\n      dtype: fp16\n"), 0);
 }
 
 TEST(CatalogRuntime, HostBoundRequestLastsAtLeastItsDispatchTime) {
