@@ -74,18 +74,25 @@ SOURCES = {
     "oumi-103": "oumi nanoGPT recipe, github.com/oumi-ai/oumi pull 103",
 }
 LLM_CARDS = {"llama-2-7b", "llama-2-13b", "llama-2-70b"}
+# MIGPerf does not state its precision ("FP32 (not stated)"): its batch-256 latency on the whole
+# A100 40GB, 53 ms for BERT-base's 2.78 TFLOP (256 x 64 tokens x 2 x 85 M weights), is 52 TFLOP/s,
+# beyond the 19.5 TFLOP/s of fp32 CUDA cores: its float32 matmuls ran on TF32 tensor cores
+# (PyTorch 1.7-1.11's default, torch.backends.cuda.matmul.allow_tf32; pytorch.org, "TensorFloat-32
+# (TF32) on Ampere devices").
 PRECISION = {"AMP (FP16) NHWC": "fp16", "AMP (FP16)": "fp16", "FP16": "fp16", "TF32": "tf32",
-             "FP16 (ONNX Runtime)": "fp16", "FP32 (not stated)": "fp32"}
+             "FP16 (ONNX Runtime)": "fp16", "FP32 (not stated)": "tf32"}
 DURATION = "10s"
 
 # Written reasons for points worse than 25 % where the published number measures something the
 # catalog request does not contain (by point-id prefix). Each says what the source measured; none
 # changes a prediction.
 REASONS = {
-    "migperf-bertb-": "MIGPerf runs native PyTorch eager (fp32, sequence 64): 11 ms at batch 1 on "
-                      "every slice and at batch 32 on the whole GPU, i.e. about 30 us of host "
-                      "time per operator on its host, 3x the pytorch runtime's 10 us assumption; "
-                      "the slices' ratios then measure host time that the model puts at a third",
+    "migperf-bertb-": "MIGPerf runs native PyTorch eager (float32 on TF32 tensor cores, sequence "
+                      "64): 11 ms at batch 1 on every slice and at batch 32 on the whole GPU, "
+                      "i.e. about 30 us of host time per operator on its host, 3x the pytorch "
+                      "runtime's 10 us assumption; at batch 32 the whole GPU's request is that "
+                      "host time, so the slices' ratios divide by a denominator the model puts at "
+                      "a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side: gRPC and the input "
                             "transfer (0.3 MB per FP16 image) are in the measured time",
     "rn50-train-a100-": "DeepLearningExamples' step includes DALI decoding and augmentation on the "
