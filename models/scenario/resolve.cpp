@@ -316,7 +316,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       if (tenant.workload.kernel_trace) {
         replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
       } else {
-        apply_catalog(scenario, scenario.tenants[t], target);
+        // The library's heuristics see the device's SMs (a MIG instance's own).
+        const ResolvedDevice& device = out.devices[static_cast<std::size_t>(indices.front())];
+        apply_catalog(scenario, scenario.tenants[t], target, device.geometry.sms);
       }
     }
     if (tenant.workload.llm) {
