@@ -801,7 +801,8 @@ TEST(ScenarioLoader, BlockFootprint) {
   const std::string yaml = emit_scenario_yaml(s);
   EXPECT_CONTAINS(yaml, "block: {threads: 256, registers: 40, shared_memory: 48KiB}");
   EXPECT_EQ(yaml.find("blocks_per_sm"), std::string::npos);
-  const KernelSpec& again = load_scenario_text(yaml, "again.yaml").tenants[0].workload.kernels[0];
+  const Scenario reloaded = load_scenario_text(yaml, "again.yaml");
+  const KernelSpec& again = reloaded.tenants[0].workload.kernels[0];
   EXPECT_EQ(again.block, k.block);
   EXPECT_TRUE(again.derive_blocks_per_sm);
   // With blocks_per_sm given, it is kept.
