@@ -12,6 +12,9 @@
 // number, node, scheduler.tie_seed) -- a deterministic stand-in for kube-scheduler's random
 // choice among equal-score nodes (selectHost), which matters: lowest-index ties make FGD pile
 // onto the first pool's nodes (docs/cluster.md, openb):
+// Within the chosen node, replicas of a shared device (time-slicing / MPS) go to the device with
+// the fewest allocated replicas (the device plugin's distributedAlloc), whatever the policy;
+// the policies below choose whole units (GPUs, MIG instances, fractional shares).
 //  * first_fit: the first feasible node; the first fitting unit(s).
 //  * best_fit: the node whose normalised leftover (free milli-GPUs / node milli-GPUs + free CPU /
 //    node CPU, after placement) is smallest; within it the fitting unit with the fewest free
@@ -55,6 +58,8 @@ struct PodShape {
   std::map<std::string, std::int64_t> gpu_resources;
   int gpu_milli = 0;
   std::vector<std::string> gpu_models;
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
   bool operator==(const PodShape& o) const = default;
 };
 

@@ -35,6 +35,7 @@ Scenario Planner::run_settings() const {
 }
 
 Scenario Planner::unit_scenario(const Config& config) const {
+  if (config.machine >= 0) return node_scenario(config, "node0");
   const ModelInfo& model = models_[static_cast<std::size_t>(config.model)];
   Scenario s = run_settings();
   GpuSpec gpu;

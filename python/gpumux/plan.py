@@ -100,13 +100,14 @@ class PlanResult:
 def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = None, *,
          gpus: Mapping[str, float] | None = None, max_gpus: int | None = None,
          strategies: str | Iterable[str] | None = None, headroom: float | None = None,
-         jobs: int = 0, client: Any = None) -> PlanResult:
+         platform: str | None = None, jobs: int = 0, client: Any = None) -> PlanResult:
     """Finds the cheapest setup in which every tenant meets its SLO (``gpumux plan``).
 
     scenario:   a planning scenario (path, dict or YAML text) with a ``plan:`` block, or any
                 scenario plus ``gpus=``.
     gpus:       {model: price per hour} replacing plan.gpus; max_gpus, strategies (list or
-                comma-separated), headroom (fraction): replace the plan's values.
+                comma-separated), headroom (fraction), platform (bare, gke, device-plugin,
+                mig-parted): replace the plan's values.
     jobs:       simulation threads (default: the cores); client: a dask Client (see above).
     Raises ScenarioError for bad input.
     """
@@ -128,6 +129,8 @@ def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None =
                                    if isinstance(strategies, str) else list(strategies))
     if headroom is not None:
         plan_keys["headroom"] = float(headroom)
+    if platform is not None:
+        plan_keys["platform"] = str(platform)
     if plan_keys:
         import yaml
         if is_path:

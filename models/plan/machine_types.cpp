@@ -1,0 +1,34 @@
+#include "models/plan/machine_types.hpp"
+
+namespace gpumux {
+
+const std::vector<MachineType>& machine_types() {
+  // Sources: models/plan/machine_types.hpp (GPU counts: GCP "GPU machine types"; host prices:
+  // SkyPilot catalog catalogs/v8/gcp/vms.csv, us-central1, on-demand).
+  static const std::vector<MachineType> kTypes = {
+      {"a3-highgpu-1g", "h100-sxm-80gb", 1, 1.18251},
+      {"a3-highgpu-2g", "h100-sxm-80gb", 2, 2.36502},
+      {"a3-highgpu-4g", "h100-sxm-80gb", 4, 4.73003},
+      {"a3-highgpu-8g", "h100-sxm-80gb", 8, 9.46006},
+      {"a2-highgpu-1g", "a100-sxm4-40gb", 1, 0.73948},
+      {"a2-highgpu-2g", "a100-sxm4-40gb", 2, 1.47895},
+      {"a2-highgpu-4g", "a100-sxm4-40gb", 4, 2.95791},
+      {"a2-highgpu-8g", "a100-sxm4-40gb", 8, 5.91582},
+      {"a2-megagpu-16g", "a100-sxm4-40gb", 16, 8.79698},
+      {"a2-ultragpu-1g", "a100-80gb", 1, 1.09962},
+      {"a2-ultragpu-2g", "a100-80gb", 2, 2.19924},
+      {"a2-ultragpu-4g", "a100-80gb", 4, 4.39849},
+      {"a2-ultragpu-8g", "a100-80gb", 8, 8.79698},
+      {"a3-ultragpu-8g", "h200-141gb", 8, 12.266},
+  };
+  return kTypes;
+}
+
+const MachineType* find_machine_type(const std::string& name) {
+  for (const MachineType& m : machine_types()) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+}  // namespace gpumux

@@ -1,0 +1,228 @@
+// Many tenants in gpumux plan (more than kMaxExactTenants; docs/plan.md, "Many tenants"): the
+// subset DP (3^n) is out of reach, so the search builds setups and bounds them.
+//
+//  * Packing. For every option (GPU model on bare, machine type on a node platform) and every
+//    family with one device kind (dedicated; time-slicing; mig and mig+time-slicing with each MIG
+//    partition size), the tenants are packed first-fit decreasing (by their largest share of a
+//    device: memory, SM time, HBM time) into bins (a GPU, or a node) of that one configuration:
+//    a tenant goes to the first bin with a device that takes it, trying the least-filled devices
+//    first (on a node that is the device plugin's balance, planner_nodes.cpp), and a placement
+//    holds when its unit (the device's tenants with the newcomer) passes the bounds and its
+//    simulation; a tenant no bin takes opens a bin. A packing stops as soon as it costs more than
+//    the best so far. MPS families are left out (their replicas, and so every unit of a bin,
+//    change with the bin's fullest device).
+//  * The answer is the cheapest packing (then SLO margin, then isolation: kRankingRule); each
+//    family's cheapest is its row.
+//  * Lower bound. Each tenant holds at least its static memory, its SM time per second and its
+//    HBM time per second of whatever GPU it is on (bounds.hpp), so for each of the three a setup
+//    costs at least the sum over tenants of the cheapest price per GPU times that share of the
+//    GPU; the largest of the three sums (and the cheapest option) is the bound. When the answer
+//    equals it, the answer is proven optimal; else the table states the gap.
+// Cost: per packing O(n x bins) unit look-ups, each simulated at most once (the unit cache), in
+// batches of up to `jobs` candidate devices.
+#include "models/plan/planner_internal.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "models/gpu/device_profile.hpp"
+
+namespace gpumux {
+namespace planner_detail {
+
+namespace {
+
+// source: GKE's max-shared-clients-per-gpu takes 2-48 (planner_nodes.cpp).
+constexpr int kGkeMaxClients = 48;
+
+}  // namespace
+
+double Planner::lower_bound_cost() const {
+  double memory = 0, sm = 0, hbm = 0, cheapest = kInf;
+  for (int o = 0; o < options(); ++o) cheapest = std::min(cheapest, option_price(o));
+  for (int t = 0; t < n_; ++t) {
+    const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
+    const TenantDemand& demand = demands_[static_cast<std::size_t>(t)];
+    const bool load = !spec.best_effort && demand.open_loop;
+    double m = kInf, s = kInf, h = kInf;
+    for (int o = 0; o < options(); ++o) {
+      const double per_gpu = option_price(o) / option_gpus(o);
+      const DeviceCapacity cap =
+          capacity(UnitKey{Mask{1} << t, option_model(o), -1, Mode::exclusive, 0});
+      m = std::min(m, per_gpu * static_cast<double>(spec.memory) / static_cast<double>(cap.memory));
+      s = std::min(s, load ? per_gpu * sm_load_per_s(demand, cap) / cap.sms : 0.0);
+      h = std::min(h, load ? per_gpu * hbm_load_per_s(demand, cap) / cap.bandwidth : 0.0);
+    }
+    memory += m;
+    sm += s;
+    hbm += h;
+  }
+  return std::max({memory, sm, hbm, cheapest});
+}
+
+bool Planner::pack(int option, const Variant& v, double stop_at, std::vector<Config>& bins) {
+  bins.clear();
+  const int model = option_model(option);
+  const int gpus = option_gpus(option);
+  const int per_gpu = v.profile < 0 ? 1 : instances_per_gpu(model, v.profile);
+  if (per_gpu == 0) return false;
+  const int devices = gpus * per_gpu;
+  const bool exclusive = mode_of(v) == Mode::exclusive;
+  const int max_clients = platform_ == Platform::gke ? kGkeMaxClients : 1 << 20;
+  const int max_bins = plan_.max_gpus / gpus;
+  if (exclusive && n_ > max_bins * devices) return false;
+  // First-fit decreasing: the largest share of one device first.
+  const DeviceCapacity cap = capacity(UnitKey{1, model, v.profile, mode_of(v), 0});
+  std::vector<double> share(static_cast<std::size_t>(n_), 0.0);
+  for (int t = 0; t < n_; ++t) {
+    const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
+    const TenantDemand& d = demands_[static_cast<std::size_t>(t)];
+    double x = static_cast<double>(spec.memory) / static_cast<double>(cap.memory);
+    if (!spec.best_effort && d.open_loop) {
+      x = std::max({x, sm_load_per_s(d, cap) / cap.sms, hbm_load_per_s(d, cap) / cap.bandwidth});
+    } else if (!d.open_loop) {
+      x = std::max(x, 1.0);  // closed loop or batched: it keeps a device busy
+    }
+    share[static_cast<std::size_t>(t)] = x;
+  }
+  std::vector<int> order(static_cast<std::size_t>(n_));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return share[static_cast<std::size_t>(a)] > share[static_cast<std::size_t>(b)];
+  });
+  std::vector<std::vector<Mask>> open;  // per bin, per device: its tenants
+  const auto key_of = [&](Mask block) { return unit_key(block, model, v.profile, v); };
+  // Decides the units of `candidates` in order, `jobs` at a time; the first feasible one.
+  const auto first_feasible = [&](const std::vector<Mask>& candidates) -> int {
+    std::size_t next = 0;
+    while (next < candidates.size()) {
+      std::vector<UnitKey> batch;
+      std::size_t end = next;
+      for (; end < candidates.size() && static_cast<int>(batch.size()) < jobs_; ++end) {
+        const UnitKey key = key_of(candidates[end]);
+        if (unit(key).verdict == Verdict::unknown) batch.push_back(key);
+      }
+      simulate_units(batch);
+      for (std::size_t i = next; i < end; ++i) {
+        if (unit(key_of(candidates[i])).verdict == Verdict::feasible) return static_cast<int>(i);
+      }
+      next = end;
+    }
+    return -1;
+  };
+  for (const int t : order) {
+    const Mask bit = Mask{1} << t;
+    bool placed = false;
+    for (auto& bin : open) {
+      // The devices the newcomer may join: an empty one (exclusive), else the least filled.
+      int fill = 1 << 30;
+      for (const Mask d : bin) fill = std::min(fill, popcount(d));
+      if (exclusive && fill > 0) continue;
+      if (!exclusive && fill + 1 > max_clients) continue;
+      std::vector<int> slots;
+      std::vector<Mask> candidates;
+      for (int d = 0; d < devices; ++d) {
+        if (popcount(bin[static_cast<std::size_t>(d)]) != fill) continue;
+        slots.push_back(d);
+        candidates.push_back(bin[static_cast<std::size_t>(d)] | bit);
+        if (fill == 0) break;  // empty devices are alike
+      }
+      const int pick = first_feasible(candidates);
+      if (pick >= 0) {
+        bin[static_cast<std::size_t>(slots[static_cast<std::size_t>(pick)])] |= bit;
+        placed = true;
+        break;
+      }
+    }
+    if (placed) continue;
+    if (static_cast<int>(open.size()) + 1 > max_bins) return false;
+    if ((static_cast<double>(open.size()) + 1) * option_price(option) > stop_at + 1e-9) {
+      return false;
+    }
+    if (first_feasible({bit}) < 0) return false;  // not even alone on this device
+    open.emplace_back(static_cast<std::size_t>(devices), Mask{0});
+    open.back().front() = bit;
+  }
+  for (const auto& bin : open) {
+    Config c;
+    c.model = model;
+    c.variant = v;
+    c.machine = node_mode() ? option : -1;
+    int fullest = 0;
+    for (const Mask d : bin) {
+      if (d == 0) continue;
+      c.blocks.push_back({d, v.profile, 0});
+      fullest = std::max(fullest, popcount(d));
+    }
+    if (!exclusive) c.variant.replicas = fullest;
+    if (node_mode()) place_blocks(c);
+    bins.push_back(c);
+  }
+  return true;
+}
+
+void Planner::run_large(PlanResult& result) {
+  result.large = true;
+  result.lower_bound = lower_bound_cost();
+  const std::vector<int> families = {kDedicated, kTimeSlicing, kMigTs, kMig};
+  std::map<int, PlanSetup> rows;  // family -> its cheapest packing
+  double best_cost = kInf;
+  for (const int f : families) {
+    if (!allowed_[f] && f != kDedicated) continue;
+    if (f == kDedicated && !allowed_[kDedicated]) continue;
+    for (int o = 0; o < options(); ++o) {
+      std::vector<int> profiles = {-1};
+      if (f == kMig || f == kMigTs) {
+        profiles = models_[static_cast<std::size_t>(option_model(o))].mig;
+      }
+      for (const int p : profiles) {
+        std::vector<Config> bins;
+        const double stop = std::min(best_cost, rows.count(f) ? rows[f].cost_per_hour : kInf);
+        if (!pack(o, Variant{f, 0, p}, stop, bins)) continue;
+        PlanSetup setup = setup_of(kFamilyNames[f], bins);
+        const auto better = [](const PlanSetup& a, const PlanSetup& b) {
+          if (std::abs(a.cost_per_hour - b.cost_per_hour) > 1e-9) {
+            return a.cost_per_hour < b.cost_per_hour;
+          }
+          if (std::abs(a.worst_ratio - b.worst_ratio) > 1e-12) return a.worst_ratio < b.worst_ratio;
+          return a.memory_isolated + a.fault_isolated > b.memory_isolated + b.fault_isolated;
+        };
+        if (!rows.count(f) || better(setup, rows[f])) rows[f] = setup;
+        best_cost = std::min(best_cost, setup.cost_per_hour);
+      }
+    }
+  }
+  PlanSetup best;
+  best.label = "best";
+  best.tenants = n_;
+  bool found = false;
+  for (const auto& [f, setup] : rows) {
+    result.ranked.push_back(setup);
+    if (!found || setup.cost_per_hour < best.cost_per_hour - 1e-9 ||
+        (std::abs(setup.cost_per_hour - best.cost_per_hour) <= 1e-9 &&
+         setup.worst_ratio < best.worst_ratio)) {
+      best = setup;
+      found = true;
+    }
+  }
+  for (const int f : families) {
+    if (!allowed_[f] || rows.count(f)) continue;
+    PlanSetup none;
+    none.label = kFamilyNames[f];
+    none.tenants = n_;
+    none.reason = fmt::format("no packing within {} GPUs", plan_.max_gpus);
+    result.ranked.push_back(none);
+  }
+  if (found) {
+    best.label = "best";
+  } else {
+    best.reason = fmt::format("no packing within {} GPUs meets every SLO", plan_.max_gpus);
+  }
+  result.ranked.insert(result.ranked.begin(), best);
+}
+
+}  // namespace planner_detail
+}  // namespace gpumux
