@@ -59,7 +59,10 @@ struct PlanOptions {
   /// simulated as a whole GPU. Only for small instances.
   bool exhaustive = false;
   bool refine = true;  ///< at the optimum's cost, prefer configurations with more headroom
-  bool verify = true;  ///< simulate the winning setup whole (the numbers of the table)
+  /// Above this many tenants the scalable search runs instead of the exact one (tests lower it
+  /// to compare the two on small instances); at most 20 (the exact search's 2^n tables).
+  int exact_tenants = kPlanExactTenants;
+  bool verify = true;            ///< simulate the winning setup whole (the numbers of the table)
   PlanBatchRunner batch_runner;  ///< unset = in-process threads
   /// Polled by every simulation and after each batch: once true, plan_scenario throws
   /// PlanInterrupted (the CLI's SIGINT/SIGTERM: nothing is written).

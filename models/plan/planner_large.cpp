@@ -9,8 +9,11 @@
 //    first (on a node that is the device plugin's balance, planner_nodes.cpp), and a placement
 //    holds when its unit (the device's tenants with the newcomer) passes the bounds and its
 //    simulation; a tenant no bin takes opens a bin. A packing stops as soon as it costs more than
-//    the best so far. MPS families are left out (their replicas, and so every unit of a bin,
-//    change with the bin's fullest device).
+//    the best so far; a family stops at its first packing that reaches the lower bound (partition
+//    sizes largest first). Placements are decided `jobs` at a time: the next placements are
+//    predicted as if their units passed, simulated as one batch, and kept up to the first that
+//    failed (the sequential first-fit's result). MPS families are left out (their replicas, and so
+//    every unit of a bin, change with the bin's fullest device).
 //  * The answer is the cheapest packing (then SLO margin, then isolation: kRankingRule); each
 //    family's cheapest is its row.
 //  * Lower bound. Each tenant holds at least its static memory, its SM time per second and its
@@ -95,56 +98,70 @@ bool Planner::pack(int option, const Variant& v, double stop_at, std::vector<Con
   });
   std::vector<std::vector<Mask>> open;  // per bin, per device: its tenants
   const auto key_of = [&](Mask block) { return unit_key(block, model, v.profile, v); };
-  // Decides the units of `candidates` in order, `jobs` at a time; the first feasible one.
-  const auto first_feasible = [&](const std::vector<Mask>& candidates) -> int {
-    std::size_t next = 0;
-    while (next < candidates.size()) {
-      std::vector<UnitKey> batch;
-      std::size_t end = next;
-      for (; end < candidates.size() && static_cast<int>(batch.size()) < jobs_; ++end) {
-        const UnitKey key = key_of(candidates[end]);
-        if (unit(key).verdict == Verdict::unknown) batch.push_back(key);
-      }
-      simulate_units(batch);
-      for (std::size_t i = next; i < end; ++i) {
-        if (unit(key_of(candidates[i])).verdict == Verdict::feasible) return static_cast<int>(i);
-      }
-      next = end;
-    }
-    return -1;
-  };
-  for (const int t : order) {
+  // Where tenant t goes given the bins (first-fit: the first bin with a device that may take it,
+  // its least filled devices in index order; a unit known to fail is skipped, an unknown one
+  // is taken as it may pass). {bin, device}; bin == bins.size(): a new bin; {-1, -1}: nowhere.
+  const auto place = [&](const std::vector<std::vector<Mask>>& bins_now,
+                         int t) -> std::pair<int, int> {
     const Mask bit = Mask{1} << t;
-    bool placed = false;
-    for (auto& bin : open) {
-      // The devices the newcomer may join: an empty one (exclusive), else the least filled.
+    for (std::size_t b = 0; b < bins_now.size(); ++b) {
+      const auto& bin = bins_now[b];
       int fill = 1 << 30;
       for (const Mask d : bin) fill = std::min(fill, popcount(d));
       if (exclusive && fill > 0) continue;
       if (!exclusive && fill + 1 > max_clients) continue;
-      std::vector<int> slots;
-      std::vector<Mask> candidates;
       for (int d = 0; d < devices; ++d) {
         if (popcount(bin[static_cast<std::size_t>(d)]) != fill) continue;
-        slots.push_back(d);
-        candidates.push_back(bin[static_cast<std::size_t>(d)] | bit);
+        const Verdict verdict = unit(key_of(bin[static_cast<std::size_t>(d)] | bit)).verdict;
+        if (verdict == Verdict::feasible || verdict == Verdict::unknown) {
+          return {static_cast<int>(b), d};
+        }
         if (fill == 0) break;  // empty devices are alike
       }
-      const int pick = first_feasible(candidates);
-      if (pick >= 0) {
-        bin[static_cast<std::size_t>(slots[static_cast<std::size_t>(pick)])] |= bit;
-        placed = true;
-        break;
+    }
+    const Verdict alone = unit(key_of(bit)).verdict;
+    if (alone == Verdict::pruned || alone == Verdict::infeasible) return {-1, -1};
+    return {static_cast<int>(bins_now.size()), 0};
+  };
+  // Speculative rounds: the next `width` placements are predicted as if every unknown unit
+  // passed, their units simulated as one batch (threads or Dask), and the placements kept up to
+  // the first whose unit failed; the next round predicts again from there. The result is the
+  // sequential first-fit's, with `width` simulations at a time.
+  const int width = options_.batch_runner ? std::max(jobs_, 16) : jobs_;
+  std::size_t pos = 0;
+  while (pos < order.size()) {
+    std::vector<std::vector<Mask>> predicted = open;
+    std::vector<std::pair<int, int>> where;
+    std::vector<UnitKey> batch;
+    for (std::size_t i = pos; i < order.size() && static_cast<int>(batch.size()) < width; ++i) {
+      const int t = order[i];
+      const auto [b, d] = place(predicted, t);
+      if (b < 0) break;
+      if (b == static_cast<int>(predicted.size())) {
+        predicted.emplace_back(static_cast<std::size_t>(devices), Mask{0});
       }
+      Mask& device = predicted[static_cast<std::size_t>(b)][static_cast<std::size_t>(d)];
+      device |= Mask{1} << t;
+      const UnitKey key = key_of(device);
+      if (unit(key).verdict == Verdict::unknown) batch.push_back(key);
+      where.emplace_back(b, d);
     }
-    if (placed) continue;
-    if (static_cast<int>(open.size()) + 1 > max_bins) return false;
-    if ((static_cast<double>(open.size()) + 1) * option_price(option) > stop_at + 1e-9) {
-      return false;
+    simulate_units(batch);
+    if (where.empty()) return false;  // the next tenant fits nowhere, not even alone
+    for (const auto& [b, d] : where) {
+      const int t = order[pos];
+      if (b == static_cast<int>(open.size())) {
+        if (static_cast<int>(open.size()) + 1 > max_bins) return false;
+        if ((static_cast<double>(open.size()) + 1) * option_price(option) > stop_at + 1e-9) {
+          return false;
+        }
+        open.emplace_back(static_cast<std::size_t>(devices), Mask{0});
+      }
+      Mask& device = open[static_cast<std::size_t>(b)][static_cast<std::size_t>(d)];
+      if (unit(key_of(device | Mask{1} << t)).verdict != Verdict::feasible) break;
+      device |= Mask{1} << t;
+      ++pos;
     }
-    if (first_feasible({bit}) < 0) return false;  // not even alone on this device
-    open.emplace_back(static_cast<std::size_t>(devices), Mask{0});
-    open.back().front() = bit;
   }
   for (const auto& bin : open) {
     Config c;
@@ -176,9 +193,22 @@ void Planner::run_large(PlanResult& result) {
     for (int o = 0; o < options(); ++o) {
       std::vector<int> profiles = {-1};
       if (f == kMig || f == kMigTs) {
-        profiles = models_[static_cast<std::size_t>(option_model(o))].mig;
+        // Partition sizes largest first, without the dominated ones: a size is skipped when a
+        // larger one (more SMs and memory) gives at least as many partitions per GPU.
+        profiles.clear();
+        const int model = option_model(o);
+        int most = 0;
+        for (const int p : models_[static_cast<std::size_t>(model)].mig) {
+          const int count = instances_per_gpu(model, p);
+          if (count <= most) continue;
+          most = count;
+          profiles.push_back(p);
+        }
       }
       for (const int p : profiles) {
+        // A family that already reached the lower bound cannot get cheaper: its other
+        // partition sizes are not packed (the answer is proven; margins are not compared).
+        if (rows.count(f) && rows[f].cost_per_hour <= result.lower_bound + 1e-9) break;
         std::vector<Config> bins;
         const double stop = std::min(best_cost, rows.count(f) ? rows[f].cost_per_hour : kInf);
         if (!pack(o, Variant{f, 0, p}, stop, bins)) continue;
@@ -213,7 +243,10 @@ void Planner::run_large(PlanResult& result) {
     PlanSetup none;
     none.label = kFamilyNames[f];
     none.tenants = n_;
-    none.reason = fmt::format("no packing within {} GPUs", plan_.max_gpus);
+    none.reason = found
+                      ? fmt::format("no packing within {} GPUs at or below the best's {:.2f} {}/h",
+                                    plan_.max_gpus, best.cost_per_hour, result.currency)
+                      : fmt::format("no packing within {} GPUs", plan_.max_gpus);
     result.ranked.push_back(none);
   }
   if (found) {

@@ -397,7 +397,7 @@ PlanResult Planner::run() {
     }
   }
 
-  if (n_ > kMaxExactTenants) {
+  if (n_ > std::min(options_.exact_tenants, 20)) {
     run_large(result);
   } else {
     exact_search(result);
@@ -440,7 +440,7 @@ PlanResult Planner::run() {
       RunOptions run;
       run.record_requests = false;
       result.best_run = simulate(resolve_scenario(winner.scenario), run);
-      Mask all_tenants = (Mask{1} << n_) - 1;
+      const Mask all_tenants = n_ >= 64 ? ~Mask{0} : (Mask{1} << n_) - 1;
       double worst = 0;
       std::string reason;
       std::vector<PlanTenantOutcome> outcomes =

@@ -3,6 +3,7 @@
     p = gpumux.plan("scenarios/plan/plan-h100-node.yaml")
     p.setups          # one row per ranked setup: cost_per_hour, gpus, worst_slo_ratio, ...
     p.gpus            # one row per GPU of each feasible setup: model, family, MIG layout, tenants
+    p.nodes           # node platforms (platform="gke", ...): one row per node of each setup
     p.tenants         # the best setup, one row per tenant: device, met, worst_slo_ratio
     p.search          # dict: setups, setups_after_bounds, pruned_fraction, simulations, wall_s
     p.save("best.yaml")   # the winning setup as a scenario; gpumux.run("best.yaml") reproduces it
@@ -41,7 +42,9 @@ class PlanResult:
         self.currency: str = summary["currency"]
         self.search: dict = dict(summary["search"])
         self.best_yaml: str | None = summary.get("best_yaml")
-        rows, gpu_rows = [], []
+        self.platform: str = summary.get("platform", "bare")
+        self.ranking: str = summary.get("ranking", "")
+        rows, gpu_rows, node_rows = [], [], []
         rank = 0
         for entry in summary["ranked"]:
             feasible = bool(entry["feasible"])
@@ -67,12 +70,23 @@ class PlanResult:
                     "replicas": g["replicas"], "mig": ",".join(g["mig"]),
                     "tenants": ";".join(",".join(block) for block in g["tenants"]),
                 })
+            for n in entry.get("nodes", []):
+                node_rows.append({
+                    "setup": entry["setup"], "node": n["name"], "machine": n["machine"],
+                    "model": n["model"], "cost_per_hour": n["cost_per_hour"],
+                    "family": n["family"], "partition": n["partition"],
+                    "clients": n["clients"], "gpus": n["gpus"],
+                    "pod_order": ",".join(n["pod_order"]),
+                })
         self.setups = pd.DataFrame(rows, columns=[
             "rank", "setup", "feasible", "cost_per_hour", "currency", "gpus", "worst_slo_ratio",
             "memory_isolated", "fault_isolated", "configuration", "reason"])
         self.setups["rank"] = self.setups["rank"].astype("Int64")
         self.gpus = pd.DataFrame(gpu_rows, columns=[
             "setup", "gpu", "model", "family", "cost_per_hour", "replicas", "mig", "tenants"])
+        self.nodes = pd.DataFrame(node_rows, columns=[
+            "setup", "node", "machine", "model", "cost_per_hour", "family", "partition",
+            "clients", "gpus", "pod_order"])
         best = summary["ranked"][0] if summary["ranked"] else {}
         self.tenants = pd.DataFrame(
             best.get("tenants", []),

@@ -3,6 +3,8 @@
 import json
 import os
 import subprocess
+
+import pytest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -221,3 +223,53 @@ def gpumux_cli_warnings(path):
     proc = gpumux("validate", path, check=0)
     prefix = "gpumux: warning: "
     return [line[len(prefix):] for line in proc.stderr.splitlines() if line.startswith(prefix)]
+
+
+def test_plan_platform_gke_writes_what_to_apply_and_it_replays(tmp_path):
+    """--platform gke -o DIR: node pools, a Pod per tenant, cluster.yaml; `gpumux run` of
+    cluster.yaml (the cluster layer: pools, device plugin, workload pods) gives the plan's p99s."""
+    path = small(tmp_path, SMALL.replace("  max_gpus: 3\n", "  max_gpus: 3\n  machines: "
+                                         "[a3-highgpu-1g, a3-highgpu-2g]\n"))
+    out = tmp_path / "deploy"
+    proc = gpumux("plan", path, "--platform", "gke", "-o", str(out), check=0)
+    assert "platform gke" in proc.stdout and "ranked by cost, then SLO margin" in proc.stdout
+    assert "node0 a3-highgpu-" in proc.stdout
+    assert (out / "best.yaml").exists() and (out / "node-pools.sh").exists()
+    pools = (out / "node-pools.sh").read_text()
+    assert "gcloud container node-pools create node0" in pools
+    assert "--accelerator=type=nvidia-h100-80gb" in pools
+    manifests = sorted(p.name for p in (out / "pods").iterdir())
+    assert len(manifests) == 2 and all(m.endswith(".yaml") for m in manifests)
+    plan = json.loads(gpumux("plan", path, "--platform", "gke", "--json", check=0).stdout)
+    assert plan["platform"] == "gke" and plan["ranking"].startswith("cost")
+    winner = plan["ranked"][0]
+    assert winner["nodes"] and winner["cost_per_hour"] == pytest.approx(
+        sum(n["cost_per_hour"] for n in winner["nodes"]))
+    replay = json.loads(gpumux("run", str(out / "cluster.yaml"), "--json", check=0).stdout)
+    pods = {p["pod"]: p for p in replay["workload_pods"]}
+    best_run = json.loads(gpumux("run", str(out / "best.yaml"), "--json", check=0).stdout)
+    for name, tenant in best_run["tenants"].items():
+        assert pods[name]["latency_p99_ns"] == tenant["latency_ns"]["p99"], name
+
+
+def test_plan_platform_restricts_mig_mps_and_bad_platform(tmp_path):
+    path = small(tmp_path)
+    plan = json.loads(gpumux("plan", path, "--platform", "device-plugin", "--json",
+                             check=0).stdout)
+    assert all(r["setup"] != "mig+mps" for r in plan["ranked"])
+    assert any("mig+mps left out" in n for n in plan["notes"])
+    proc = gpumux("plan", path, "--platform", "k8s")
+    assert proc.returncode == 2 and "plan.platform" in proc.stderr and "gke" in proc.stderr
+    proc = gpumux("plan", path, "--set", "plan.machines=[a9-tinygpu-1g]", "--platform", "gke")
+    assert proc.returncode == 2 and "unknown machine type 'a9-tinygpu-1g'" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_infeasible_plan_answers_from_the_alone_checks(tmp_path):
+    path = small(tmp_path, SMALL.replace("slo: {p99: 60ms}", "slo: {p99: 9ms}"))
+    proc = gpumux("plan", path)
+    assert proc.returncode == 1
+    assert "2 tenant(s)" in proc.stdout and "fail(s) even alone" in proc.stdout
+    plan = json.loads(gpumux("plan", path, "--json").stdout)
+    assert plan["infeasible_alone"] == ["big"]
+    assert plan["search"]["simulations"] <= 2

@@ -279,6 +279,49 @@ TEST(Plan, NodePlatformsMatchBruteForceOnRandomSmallInstances) {
   EXPECT_GE(feasible, 3);
 }
 
+TEST(Plan, ManyTenantSearchIsBoundedAndItsOptimalClaimHolds) {
+  // The scalable search (run above 12 tenants; forced here on small instances): its lower bound
+  // never exceeds the true optimum (brute force), its answer never undercuts it, and when it
+  // calls its answer optimal (answer = bound) the answer is the optimum.
+  std::mt19937 rng(20261203);
+  int compared = 0, proven = 0;
+  for (int instance = 0; instance < 8; ++instance) {
+    std::string yaml = random_instance(rng, 4, 4);
+    if (instance % 2) yaml = on_nodes(yaml, "gke", "a3-highgpu-1g, a3-highgpu-2g, a2-highgpu-1g");
+    const Scenario scenario = load_scenario_text(yaml, "random.yaml");
+    PlanOptions brute;
+    brute.exhaustive = true;
+    const PlanResult exact = plan_scenario(scenario, brute);
+    PlanOptions large;
+    large.jobs = 2;
+    large.exact_tenants = 0;
+    const PlanResult packed = plan_scenario(scenario, large);
+    SCOPED_TRACE(yaml);
+    // The alone checks answer an infeasible plan before either search.
+    EXPECT_TRUE(packed.large || !packed.infeasible_alone.empty());
+    if (!exact.found()) {
+      EXPECT_FALSE(packed.found());
+      continue;
+    }
+    ++compared;
+    const double optimum = exact.ranked.front().cost_per_hour;
+    EXPECT_LE(packed.lower_bound, optimum + 1e-9);
+    if (!packed.found()) continue;
+    const double answer = packed.ranked.front().cost_per_hour;
+    EXPECT_GE(answer, optimum - 1e-9);
+    if (answer <= packed.lower_bound + 1e-9) {
+      ++proven;
+      EXPECT_NEAR(answer, optimum, 1e-9);
+    }
+    for (const PlanTenantOutcome& o : packed.ranked.front().outcomes) {
+      EXPECT_TRUE(o.met) << o.name << ": " << o.reason;
+    }
+  }
+  EXPECT_GE(compared, 4);
+  std::printf("many-tenant search: %d of %d answers proven optimal by the bound\n", proven,
+              compared);
+}
+
 TEST(Plan, PlatformsKeepToWhatTheyRun) {
   for (const std::string platform : {"gke", "device-plugin", "mig-parted"}) {
     std::string yaml = kNode;
