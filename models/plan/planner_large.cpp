@@ -202,6 +202,9 @@ void Planner::run_large(PlanResult& result) {
           const int count = instances_per_gpu(model, p);
           if (count <= most) continue;
           most = count;
+          // One partition per GPU time-shared is the whole GPU time-shared, with less: left to
+          // the time-slicing family when it is searched.
+          if (f == kMigTs && count == 1 && allowed_[kTimeSlicing]) continue;
           profiles.push_back(p);
         }
       }
@@ -209,8 +212,11 @@ void Planner::run_large(PlanResult& result) {
         // A family that already reached the lower bound cannot get cheaper: its other
         // partition sizes are not packed (the answer is proven; margins are not compared).
         if (rows.count(f) && rows[f].cost_per_hour <= result.lower_bound + 1e-9) break;
+        // A family's later partition sizes must be cheaper than its row (ties are not packed);
+        // its first packing may tie the best so far (the row is then that packing).
         std::vector<Config> bins;
-        const double stop = std::min(best_cost, rows.count(f) ? rows[f].cost_per_hour : kInf);
+        const double stop =
+            rows.count(f) ? rows[f].cost_per_hour - 1e-6 : std::min(best_cost, kInf);
         if (!pack(o, Variant{f, 0, p}, stop, bins)) continue;
         PlanSetup setup = setup_of(kFamilyNames[f], bins);
         const auto better = [](const PlanSetup& a, const PlanSetup& b) {
