@@ -268,6 +268,20 @@ std::vector<PlanFile> plan_deployment_files(const PlanResult& result,
     }
   }
   cluster << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  if (!gke) {
+    // The GPU operator reads per-node device-plugin configs from one ConfigMap, a key per
+    // config, and picks a node's by its nvidia.com/device-plugin.config label.
+    std::string from_files;
+    for (const PlanNode& node : best.nodes) {
+      from_files += fmt::format(" \\\n  --from-file={0}=device-plugin-{0}.yaml", node.name);
+    }
+    script += fmt::format(
+        "# The configs, for the GPU operator's ClusterPolicy devicePlugin.config.name: "
+        "gpumux-device-plugin\n# (and the MIG layouts: migManager.config.name with "
+        "mig-parted.yaml, when written):\nkubectl create configmap gpumux-device-plugin "
+        "-n \"${{NAMESPACE:-gpu-operator}}\"{}\n",
+        from_files);
+  }
   files.push_back({gke ? "node-pools.sh" : "nodes.sh", script});
   files.push_back(
       {"cluster.yaml", fmt::format("# gpumux plan {}: the best setup as a cluster scenario "

@@ -5,6 +5,7 @@ import os
 import subprocess
 
 import pytest
+import yaml
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -238,8 +239,16 @@ def test_plan_platform_gke_writes_what_to_apply_and_it_replays(tmp_path):
     pools = (out / "node-pools.sh").read_text()
     assert "gcloud container node-pools create node0" in pools
     assert "--accelerator=type=nvidia-h100-80gb" in pools
-    manifests = sorted(p.name for p in (out / "pods").iterdir())
-    assert len(manifests) == 2 and all(m.endswith(".yaml") for m in manifests)
+    subprocess.run(["sh", "-n", str(out / "node-pools.sh")], check=True)  # a valid script
+    manifests = sorted((out / "pods").iterdir())
+    assert len(manifests) == 2
+    for manifest in manifests:
+        pod = yaml.safe_load(manifest.read_text())
+        assert pod["kind"] == "Pod" and pod["apiVersion"] == "v1"
+        assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1}
+        selector = pod["spec"]["nodeSelector"]
+        assert all(isinstance(v, str) for v in selector.values())  # label values are strings
+        assert selector["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
     plan = json.loads(gpumux("plan", path, "--platform", "gke", "--json", check=0).stdout)
     assert plan["platform"] == "gke" and plan["ranking"].startswith("cost")
     winner = plan["ranked"][0]
