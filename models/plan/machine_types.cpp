@@ -1,5 +1,12 @@
 #include "models/plan/machine_types.hpp"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "models/config/input_error.hpp"
+
 namespace gpumux {
 
 const std::vector<MachineType>& machine_types() {
@@ -29,6 +36,44 @@ const MachineType* find_machine_type(const std::string& name) {
     if (m.name == name) return &m;
   }
   return nullptr;
+}
+
+std::vector<const MachineType*> plan_machine_types(const PlanSpec& plan,
+                                                   const std::vector<std::string>& gpu_models) {
+  std::vector<const MachineType*> out;
+  if (plan.platform == "bare") {
+    if (!plan.machines.empty()) {
+      throw InputError(plan.machines_where,
+                       "plan.machines: machine types need a node platform (gke, "
+                       "device-plugin, mig-parted); `bare` prices GPUs one by one");
+    }
+    return out;
+  }
+  for (const std::string& name : plan.machines) {
+    if (find_machine_type(name) == nullptr) {
+      std::vector<std::string> known;
+      for (const MachineType& m : machine_types()) known.push_back(m.name);
+      throw InputError(plan.machines_where,
+                       fmt::format("plan.machines: unknown machine type '{}'; known: {}", name,
+                                   fmt::join(known, ", ")));
+    }
+  }
+  for (const MachineType& type : machine_types()) {
+    const bool chosen =
+        plan.machines.empty() ||
+        std::find(plan.machines.begin(), plan.machines.end(), type.name) != plan.machines.end();
+    const bool has_gpu =
+        std::find(gpu_models.begin(), gpu_models.end(), type.gpu_model) != gpu_models.end();
+    if (chosen && has_gpu) out.push_back(&type);
+  }
+  if (out.empty()) {
+    throw InputError(plan.platform_where.file.empty() ? plan.where : plan.platform_where,
+                     fmt::format("plan.platform {}: no machine type{} has a GPU of plan.gpus "
+                                 "({}); machine types: docs/plan.md, \"Platforms\"",
+                                 plan.platform, plan.machines.empty() ? "" : " of plan.machines",
+                                 fmt::join(gpu_models, ", ")));
+  }
+  return out;
 }
 
 }  // namespace gpumux

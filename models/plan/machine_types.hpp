@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "models/scenario/scenario.hpp"
+
 namespace gpumux {
 
 struct MachineType {
@@ -35,5 +37,12 @@ const std::vector<MachineType>& machine_types();
 
 /// The machine type named `name`, nullptr when unknown.
 const MachineType* find_machine_type(const std::string& name);
+
+/// The machine types a plan may buy: `plan.machines` (or the whole catalog) restricted to the
+/// GPU models of `gpu_models` (device profile names of plan.gpus); empty on `bare`. Throws
+/// InputError at plan.machines / plan.platform: machines on bare, an unknown machine type, no
+/// machine type with a GPU of plan.gpus. Shared by the planner and `gpumux validate`.
+std::vector<const MachineType*> plan_machine_types(const PlanSpec& plan,
+                                                   const std::vector<std::string>& gpu_models);
 
 }  // namespace gpumux

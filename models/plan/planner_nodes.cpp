@@ -49,46 +49,18 @@ std::vector<Variant> Planner::variants_for(Mask group, int option,
 }
 
 void Planner::build_machines() {
-  if (!node_mode()) {
-    if (!plan_.machines.empty()) {
-      throw InputError(plan_.machines_where,
-                       "plan.machines: machine types need a node platform (gke, "
-                       "device-plugin, mig-parted); `bare` prices GPUs one by one");
-    }
-    return;
-  }
-  for (const std::string& name : plan_.machines) {
-    if (find_machine_type(name) == nullptr) {
-      std::vector<std::string> known;
-      for (const MachineType& m : machine_types()) known.push_back(m.name);
-      throw InputError(plan_.machines_where,
-                       fmt::format("plan.machines: unknown machine type '{}'; known: {}", name,
-                                   fmt::join(known, ", ")));
-    }
-  }
-  for (const MachineType& type : machine_types()) {
-    if (!plan_.machines.empty() && std::find(plan_.machines.begin(), plan_.machines.end(),
-                                             type.name) == plan_.machines.end()) {
-      continue;
-    }
+  std::vector<std::string> names;
+  for (const ModelInfo& m : models_) names.push_back(m.profile->name);
+  for (const MachineType* type : plan_machine_types(plan_, names)) {
     for (std::size_t m = 0; m < models_.size(); ++m) {
-      if (models_[m].profile->name != type.gpu_model) continue;
+      if (models_[m].profile->name != type->gpu_model) continue;
       Machine machine;
-      machine.name = type.name;
+      machine.name = type->name;
       machine.model = static_cast<int>(m);
-      machine.gpus = type.gpus;
-      machine.price = type.host_cost_per_hour + type.gpus * models_[m].spec.cost_per_hour;
+      machine.gpus = type->gpus;
+      machine.price = type->host_cost_per_hour + type->gpus * models_[m].spec.cost_per_hour;
       machines_.push_back(machine);
     }
-  }
-  if (machines_.empty()) {
-    std::vector<std::string> models;
-    for (const ModelInfo& m : models_) models.push_back(m.profile->name);
-    throw InputError(plan_.platform_where.file.empty() ? plan_.where : plan_.platform_where,
-                     fmt::format("plan.platform {}: no machine type{} has a GPU of plan.gpus ({}); "
-                                 "machine types: gpumux plan --help, docs/plan.md",
-                                 plan_.platform, plan_.machines.empty() ? "" : " of plan.machines",
-                                 fmt::join(models, ", ")));
   }
   std::stable_sort(machines_.begin(), machines_.end(),
                    [](const Machine& a, const Machine& b) { return a.price < b.price; });

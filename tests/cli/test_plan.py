@@ -272,6 +272,13 @@ def test_plan_platform_restricts_mig_mps_and_bad_platform(tmp_path):
     proc = gpumux("plan", path, "--set", "plan.machines=[a9-tinygpu-1g]", "--platform", "gke")
     assert proc.returncode == 2 and "unknown machine type 'a9-tinygpu-1g'" in proc.stderr
     assert proc.stderr.count("\n") == 1
+    # validate refuses it with the same line.
+    text = SMALL.replace("  max_gpus: 3\n", "  max_gpus: 3\n  platform: gke\n"
+                         "  machines: [a9-tinygpu-1g]\n")
+    bad = small(tmp_path, text)
+    plan_line, validate_line = gpumux("plan", bad).stderr, gpumux("validate", bad).stderr
+    assert "unknown machine type 'a9-tinygpu-1g'" in validate_line
+    assert plan_line == validate_line
 
 
 def test_infeasible_plan_answers_from_the_alone_checks(tmp_path):

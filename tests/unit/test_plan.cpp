@@ -223,6 +223,19 @@ TEST(Plan, InputErrorsNameTheKey) {
   bad.replace(bad.find("model: h100-sxm-80gb"), 20, "model: h900");
   EXPECT_NE(error_of(bad).find("plan.gpus.0.model"), std::string::npos) << error_of(bad);
   bad = yaml;
+  bad.replace(bad.find("  max_gpus: 4"), 0, "  platform: kubernetes\n");
+  EXPECT_NE(error_of(bad).find("plan.platform"), std::string::npos) << error_of(bad);
+  bad = yaml;
+  bad.replace(bad.find("  max_gpus: 4"), 0, "  machines: [a3-highgpu-8g]\n");
+  EXPECT_NE(error_of(bad).find("plan.machines: machine types need a node platform"),
+            std::string::npos)
+      << error_of(bad);
+  bad = yaml;
+  bad.replace(bad.find("  max_gpus: 4"), 0, "  platform: gke\n  machines: [a2-highgpu-1g]\n");
+  EXPECT_NE(error_of(bad).find("no machine type of plan.machines has a GPU of plan.gpus"),
+            std::string::npos)
+      << error_of(bad);
+  bad = yaml;
   bad.replace(bad.find("plan:"), 5, "plon:");
   EXPECT_NE(error_of(bad).find("did you mean 'plan'"), std::string::npos) << error_of(bad);
 }
