@@ -289,3 +289,21 @@ def test_infeasible_plan_answers_from_the_alone_checks(tmp_path):
     plan = json.loads(gpumux("plan", path, "--json").stdout)
     assert plan["infeasible_alone"] == ["big"]
     assert plan["search"]["simulations"] <= 2
+
+
+def test_source_documents_node_on_gke_deploys_and_replays(tmp_path):
+    """Issue 24's check: the shipped node planned with --platform gke writes node pools and pods
+    whose replay through the cluster layer gives the plan's numbers, tenant by tenant."""
+    out = tmp_path / "deploy"
+    gpumux("plan", NODE, "--platform", "gke", "-o", str(out), check=0)
+    plan = json.loads(gpumux("plan", NODE, "--platform", "gke", "--json", check=0).stdout)
+    winner = plan["ranked"][0]
+    assert winner["setup"] == "best" and all(n["family"] != "mig+mps" for n in winner["nodes"])
+    replay = json.loads(gpumux("run", str(out / "cluster.yaml"), "--json", check=0).stdout)
+    pods = {p["pod"]: p for p in replay["workload_pods"]}
+    assert set(pods) == {t["tenant"] for t in winner["tenants"]}
+    best = json.loads(gpumux("run", str(out / "best.yaml"), "--json", "--fail-on-slo",
+                             check=0).stdout)
+    for name, tenant in best["tenants"].items():
+        assert pods[name]["latency_p99_ns"] == tenant["latency_ns"]["p99"], name
+        assert pods[name]["completed"] == tenant["completed"], name
