@@ -47,7 +47,7 @@ namespace gpumux {
 
 /// Up to this many tenants the search is exact (a DP over tenant subsets); above it, the
 /// scalable search (docs/plan.md, "Many tenants").
-inline constexpr int kPlanExactTenants = 12;
+inline constexpr int kPlanExactTenants = 10;
 
 /// Runs scenarios (YAML text each) and returns each one's summary JSON text (summary_json), in
 /// order. Lets Python spread the simulations over a Dask cluster.

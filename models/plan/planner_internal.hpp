@@ -61,6 +61,11 @@ inline int lowest(Mask m) { return __builtin_ctzll(m); }
 /// machine types with one configuration per node.
 enum class Platform { bare, gke, device_plugin, mig_parted };
 
+/// source: GKE's max-shared-clients-per-gpu takes 2-48 (ComputeClass gpuSharing
+/// maxSharedClientsPerGPU, https://cloud.google.com/kubernetes-engine/docs/reference/crds/
+/// computeclass): the most clients a GKE node's device takes, time-sharing or MPS.
+inline constexpr int kGkeMaxSharedClients = 48;
+
 /// A way to configure one GPU of one model for a group: a family and its replica parameter
 /// (MPS: 0 = no limits, R = replicas). On a node platform a variant configures every GPU of a
 /// node: `replicas` is then the clients per device (max-shared-clients-per-gpu, MPS replicas;
@@ -245,10 +250,14 @@ class Planner {
   void run_large(PlanResult& result);
   /// run() up to kMaxExactTenants: the lazy subset DP, refinement and the family rows.
   void exact_search(PlanResult& result);
-  /// Packs every tenant into bins of OPTION under variant family/profile V (first-fit
-  /// decreasing, each placement decided by simulating its unit); false when they do not fit in
-  /// max_gpus GPUs or a bin would cost `stop_at` or more.
-  bool pack(int option, const Variant& v, double stop_at, std::vector<Config>& bins);
+  /// Packs TENANTS into bins of OPTION under variant V (first-fit decreasing, each placement
+  /// decided by simulating its unit); false when they do not fit in MAX_GPUS GPUs or the bins
+  /// would cost more than STOP_AT.
+  bool pack(int option, const Variant& v, Mask tenants, int max_gpus, double stop_at,
+            std::vector<Config>& bins);
+  /// The variants of FAMILY that pack() tries for TENANTS on OPTION within MAX_GPUS: the MIG
+  /// partition sizes (largest first, dominated ones left out) and the MPS replicas.
+  std::vector<Variant> packing_variants(int family, int option, Mask tenants, int max_gpus) const;
   double lower_bound_cost() const;
   /// The alone checks: every tenant alone on a whole GPU of each model; the names of the
   /// tenants that fail on every model (a plan without a setup, known before any search).

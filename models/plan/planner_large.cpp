@@ -2,18 +2,19 @@
 // subset DP (3^n) is out of reach, so the search builds setups and bounds them.
 //
 //  * Packing. For every option (GPU model on bare, machine type on a node platform) and every
-//    family with one device kind (dedicated; time-slicing; mig and mig+time-slicing with each MIG
-//    partition size), the tenants are packed first-fit decreasing (by their largest share of a
-//    device: memory, SM time, HBM time) into bins (a GPU, or a node) of that one configuration:
-//    a tenant goes to the first bin with a device that takes it, trying the least-filled devices
-//    first (on a node that is the device plugin's balance, planner_nodes.cpp), and a placement
-//    holds when its unit (the device's tenants with the newcomer) passes the bounds and its
-//    simulation; a tenant no bin takes opens a bin. A packing stops as soon as it costs more than
-//    the best so far; a family stops at its first packing that reaches the lower bound (partition
-//    sizes largest first). Placements are decided `jobs` at a time: the next placements are
-//    predicted as if their units passed, simulated as one batch, and kept up to the first that
-//    failed (the sequential first-fit's result). MPS families are left out (their replicas, and so
-//    every unit of a bin, change with the bin's fullest device).
+//    family with one device kind (dedicated; time-slicing; mps; mig and mig+time-slicing with
+//    each MIG partition size), the tenants are packed first-fit decreasing (by their largest share
+//    of a device: memory, SM time, HBM time) into bins (a GPU, or a node) of that one
+//    configuration: a tenant goes to the first bin with a device that takes it, trying the
+//    least-filled devices first (on a node that is the device plugin's balance, planner_nodes.cpp),
+//    and a placement holds when its unit (the device's tenants with the newcomer) passes the bounds
+//    and its simulation; a tenant no bin takes opens a bin. A packing stops as soon as it costs
+//    more than the best so far; a family stops at its first packing that reaches the lower bound
+//    (partition sizes largest first). Placements are decided `jobs` at a time: the next placements
+//    are predicted as if their units passed, simulated as one batch, and kept up to the first that
+//    failed (the sequential first-fit's result). MPS is packed with fixed replicas, so a unit
+//    does not change as its bin fills (packing_variants: no limits on bare GPUs; on nodes the
+//    fewest replicas that hold the tenants in b nodes, for each b); mig+mps is not packed.
 //  * The answer is the cheapest packing (then SLO margin, then isolation: kRankingRule); each
 //    family's cheapest is its row.
 //  * Lower bound. Each tenant holds at least its static memory, its SM time per second and its
@@ -35,13 +36,6 @@
 
 namespace gpumux {
 namespace planner_detail {
-
-namespace {
-
-// source: GKE's max-shared-clients-per-gpu takes 2-48 (planner_nodes.cpp).
-constexpr int kGkeMaxClients = 48;
-
-}  // namespace
 
 double Planner::lower_bound_cost() const {
   double memory = 0, sm = 0, hbm = 0, cheapest = kInf;
@@ -66,21 +60,28 @@ double Planner::lower_bound_cost() const {
   return std::max({memory, sm, hbm, cheapest});
 }
 
-bool Planner::pack(int option, const Variant& v, double stop_at, std::vector<Config>& bins) {
+bool Planner::pack(int option, const Variant& v, Mask tenants, int max_gpus, double stop_at,
+                   std::vector<Config>& bins) {
   bins.clear();
+  const int count = popcount(tenants);
   const int model = option_model(option);
   const int gpus = option_gpus(option);
   const int per_gpu = v.profile < 0 ? 1 : instances_per_gpu(model, v.profile);
   if (per_gpu == 0) return false;
   const int devices = gpus * per_gpu;
   const bool exclusive = mode_of(v) == Mode::exclusive;
-  const int max_clients = platform_ == Platform::gke ? kGkeMaxClients : 1 << 20;
-  const int max_bins = plan_.max_gpus / gpus;
-  if (exclusive && n_ > max_bins * devices) return false;
+  // Clients per device: GKE's cap; under MPS with replicas R at most R (each pinned to 1/R).
+  int max_clients = platform_ == Platform::gke ? kGkeMaxSharedClients : 1 << 20;
+  if (mode_of(v) == Mode::mps && v.replicas > 0) max_clients = std::min(max_clients, v.replicas);
+  const int max_bins = max_gpus / gpus;
+  if (exclusive && count > max_bins * devices) return false;
   // First-fit decreasing: the largest share of one device first.
   const DeviceCapacity cap = capacity(UnitKey{1, model, v.profile, mode_of(v), 0});
   std::vector<double> share(static_cast<std::size_t>(n_), 0.0);
+  std::vector<int> order;
   for (int t = 0; t < n_; ++t) {
+    if (!(tenants >> t & 1u)) continue;
+    order.push_back(t);
     const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
     const TenantDemand& d = demands_[static_cast<std::size_t>(t)];
     double x = static_cast<double>(spec.memory) / static_cast<double>(cap.memory);
@@ -91,8 +92,6 @@ bool Planner::pack(int option, const Variant& v, double stop_at, std::vector<Con
     }
     share[static_cast<std::size_t>(t)] = x;
   }
-  std::vector<int> order(static_cast<std::size_t>(n_));
-  std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return share[static_cast<std::size_t>(a)] > share[static_cast<std::size_t>(b)];
   });
@@ -174,59 +173,100 @@ bool Planner::pack(int option, const Variant& v, double stop_at, std::vector<Con
       c.blocks.push_back({d, v.profile, 0});
       fullest = std::max(fullest, popcount(d));
     }
-    if (!exclusive) c.variant.replicas = fullest;
+    // Time-slicing: the fullest device's clients (GKE's max-shared-clients-per-gpu and the
+    // device plugin's replicas take 2 at least; a device's limit does not change its runs).
+    if (!exclusive && mode_of(v) != Mode::mps) c.variant.replicas = std::max(fullest, 2);
     if (node_mode()) place_blocks(c);
     bins.push_back(c);
   }
   return true;
 }
 
+std::vector<Variant> Planner::packing_variants(int family, int option, Mask tenants,
+                                               int max_gpus) const {
+  std::vector<Variant> out;
+  const int model = option_model(option);
+  const int count = popcount(tenants);
+  std::vector<int> profiles = {-1};
+  if (family == kMig || family == kMigTs) {
+    // Partition sizes largest first, without the dominated ones: a size is skipped when a larger
+    // one (more SMs and memory) gives at least as many partitions per GPU.
+    profiles.clear();
+    int most = 0;
+    for (const int p : models_[static_cast<std::size_t>(model)].mig) {
+      const int instances = instances_per_gpu(model, p);
+      if (instances <= most) continue;
+      most = instances;
+      // One partition per GPU time-shared is the whole GPU time-shared, with less: left to the
+      // time-slicing family when it is searched.
+      if (family == kMigTs && instances == 1 && allowed_[kTimeSlicing]) continue;
+      profiles.push_back(p);
+    }
+  }
+  // MPS replicas are fixed per packing: a unit's pinned memory and thread share depend on them.
+  // Bare GPUs: no limits (and, for tenants that need memory isolation, the pinned ones below).
+  // Nodes (every client pinned to 1/replicas): for b bins of D devices the fewest replicas that
+  // can hold the tenants, ceil(count / (b D)), fewest bins first.
+  std::vector<int> replicas = {0};
+  if (family == kMps) {
+    bool pinned = node_mode();
+    for (int t = 0; t < n_; ++t) {
+      if (tenants >> t & 1u)
+        pinned = pinned || scenario_.tenants[static_cast<std::size_t>(t)].isolation.memory;
+    }
+    if (node_mode()) replicas.clear();
+    if (pinned) {
+      const int devices = option_gpus(option);
+      const int max_clients = platform_ == Platform::gke ? kGkeMaxSharedClients : 1 << 20;
+      for (int b = 1; b <= max_gpus / option_gpus(option); ++b) {
+        const int r = std::max(2, (count + b * devices - 1) / (b * devices));
+        if (r > max_clients) continue;
+        if (std::find(replicas.begin(), replicas.end(), r) == replicas.end()) replicas.push_back(r);
+        if (r == 2) break;
+      }
+    }
+  }
+  for (const int p : profiles) {
+    for (const int r : replicas) out.push_back(Variant{family, r, p});
+  }
+  return out;
+}
+
+namespace {
+
+/// kRankingRule on two feasible setups: cheaper, then the smaller worst SLO ratio, then more
+/// tenants isolated.
+bool ranks_before(const PlanSetup& a, const PlanSetup& b) {
+  if (std::abs(a.cost_per_hour - b.cost_per_hour) > 1e-9) return a.cost_per_hour < b.cost_per_hour;
+  if (std::abs(a.worst_ratio - b.worst_ratio) > 1e-12) return a.worst_ratio < b.worst_ratio;
+  return a.memory_isolated + a.fault_isolated > b.memory_isolated + b.fault_isolated;
+}
+
+}  // namespace
+
 void Planner::run_large(PlanResult& result) {
   result.large = true;
   result.lower_bound = lower_bound_cost();
-  const std::vector<int> families = {kDedicated, kTimeSlicing, kMigTs, kMig};
+  const Mask all = n_ >= 64 ? ~Mask{0} : (Mask{1} << n_) - 1;
+  const std::vector<int> families = {kDedicated, kTimeSlicing, kMps, kMigTs, kMig};
   std::map<int, PlanSetup> rows;  // family -> its cheapest packing
   double best_cost = kInf;
   for (const int f : families) {
-    if (!allowed_[f] && f != kDedicated) continue;
-    if (f == kDedicated && !allowed_[kDedicated]) continue;
+    if (!allowed_[f]) continue;
     for (int o = 0; o < options(); ++o) {
-      std::vector<int> profiles = {-1};
-      if (f == kMig || f == kMigTs) {
-        // Partition sizes largest first, without the dominated ones: a size is skipped when a
-        // larger one (more SMs and memory) gives at least as many partitions per GPU.
-        profiles.clear();
-        const int model = option_model(o);
-        int most = 0;
-        for (const int p : models_[static_cast<std::size_t>(model)].mig) {
-          const int count = instances_per_gpu(model, p);
-          if (count <= most) continue;
-          most = count;
-          // One partition per GPU time-shared is the whole GPU time-shared, with less: left to
-          // the time-slicing family when it is searched.
-          if (f == kMigTs && count == 1 && allowed_[kTimeSlicing]) continue;
-          profiles.push_back(p);
-        }
-      }
-      for (const int p : profiles) {
-        // A family that already reached the lower bound cannot get cheaper: its other
-        // partition sizes are not packed (the answer is proven; margins are not compared).
+      for (const Variant& v : packing_variants(f, o, all, plan_.max_gpus)) {
+        // A family that already reached the lower bound cannot get cheaper: its other variants
+        // are not packed (the answer is proven; margins are not compared).
         if (rows.count(f) && rows[f].cost_per_hour <= result.lower_bound + 1e-9) break;
-        // A family's later partition sizes must be cheaper than its row (ties are not packed);
-        // its first packing may tie the best so far (the row is then that packing).
+        // A family's later variants must be cheaper than its row (ties are not packed); its
+        // first packing may tie the best so far (the row is then that packing).
         std::vector<Config> bins;
-        const double stop =
-            rows.count(f) ? rows[f].cost_per_hour - 1e-6 : std::min(best_cost, kInf);
-        if (!pack(o, Variant{f, 0, p}, stop, bins)) continue;
+        const double stop = rows.count(f) ? rows[f].cost_per_hour - 1e-6 : best_cost;
+        if (!pack(o, v, all, plan_.max_gpus, stop, bins)) continue;
         PlanSetup setup = setup_of(kFamilyNames[f], bins);
-        const auto better = [](const PlanSetup& a, const PlanSetup& b) {
-          if (std::abs(a.cost_per_hour - b.cost_per_hour) > 1e-9) {
-            return a.cost_per_hour < b.cost_per_hour;
-          }
-          if (std::abs(a.worst_ratio - b.worst_ratio) > 1e-12) return a.worst_ratio < b.worst_ratio;
-          return a.memory_isolated + a.fault_isolated > b.memory_isolated + b.fault_isolated;
-        };
-        if (!rows.count(f) || better(setup, rows[f])) rows[f] = setup;
+        if (!rows.count(f) || ranks_before(setup, rows[f])) {
+          rows[f] = setup;
+        }
         best_cost = std::min(best_cost, setup.cost_per_hour);
       }
     }
@@ -237,9 +277,7 @@ void Planner::run_large(PlanResult& result) {
   bool found = false;
   for (const auto& [f, setup] : rows) {
     result.ranked.push_back(setup);
-    if (!found || setup.cost_per_hour < best.cost_per_hour - 1e-9 ||
-        (std::abs(setup.cost_per_hour - best.cost_per_hour) <= 1e-9 &&
-         setup.worst_ratio < best.worst_ratio)) {
+    if (!found || ranks_before(setup, best)) {
       best = setup;
       found = true;
     }

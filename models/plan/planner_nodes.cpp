@@ -25,15 +25,6 @@
 namespace gpumux {
 namespace planner_detail {
 
-namespace {
-
-// source: GKE's max-shared-clients-per-gpu takes 2-48 (ComputeClass gpuSharing
-// maxSharedClientsPerGPU, https://cloud.google.com/kubernetes-engine/docs/reference/crds/
-// computeclass).
-constexpr int kGkeMaxSharedClients = 48;
-
-}  // namespace
-
 double Planner::option_price(int o) const {
   if (node_mode()) return machines_[static_cast<std::size_t>(o)].price;
   return models_[static_cast<std::size_t>(o)].spec.cost_per_hour;

@@ -5,7 +5,7 @@
 namespace gpumux {
 
 /// The most tenants `gpumux plan` searches; `validate` refuses a planning scenario with more.
-/// Up to 12 tenants the search is exact (a DP over tenant subsets, 3^n); above, a scalable
+/// Up to 10 tenants the search is exact (a DP over tenant subsets, 3^n); above, a scalable
 /// search builds a setup and proves a lower bound (docs/plan.md, "Many tenants"). 64 is the
 /// width of the planner's tenant sets (one bit per tenant).
 inline constexpr int kMaxPlanTenants = 64;

@@ -134,7 +134,7 @@ TENANT = """\
 
 def test_plan_tenant_limit_is_the_same_in_validate_and_plan(tmp_path):
     path = tmp_path / "plan.yaml"
-    # 64: the width of the planner's tenant sets (above 12 the scalable search runs).
+    # 64: the width of the planner's tenant sets (above 10 the scalable search runs).
     path.write_text(PLAN.format(tenants="".join(TENANT.format(i=i) for i in range(65))))
     validate = one_error_line(gpumux("validate", str(path)))
     plan = one_error_line(gpumux("plan", str(path)))

@@ -307,3 +307,78 @@ def test_source_documents_node_on_gke_deploys_and_replays(tmp_path):
     for name, tenant in best["tenants"].items():
         assert pods[name]["latency_p99_ns"] == tenant["latency_ns"]["p99"], name
         assert pods[name]["completed"] == tenant["completed"], name
+
+
+# Twelve replicas of one light service: more than the exact search's 10 tenants, so the packing
+# search of docs/plan.md "Many tenants" answers.
+TWELVE = """\
+name: twelve
+seed: 7
+duration: 4s
+warmup: 500ms
+plan:
+  gpus: [{model: h100-sxm-80gb, cost_per_hour: 4.0}]
+  max_gpus: 3
+tenants:
+  - name: svc
+    replicas: 12
+    memory: 2GiB
+    workload:
+      arrivals: {process: poisson, rate: 50/s}
+      request:
+        kernels:
+          - {name: k, duration: 1ms, sm_fraction: 0.06, memory_bound: 0.1}
+    slo: {p99: 4ms}
+"""
+
+
+def replay_matches_best(out):
+    """`gpumux run` of the written cluster.yaml (node pools or device-plugin configs, the Pod
+    manifests) against `gpumux run best.yaml`: every tenant's p99 and completed requests."""
+    replay = json.loads(gpumux("run", str(out / "cluster.yaml"), "--json", check=0).stdout)
+    pods = {p["pod"]: p for p in replay["workload_pods"]}
+    best = json.loads(gpumux("run", str(out / "best.yaml"), "--json", "--fail-on-slo",
+                             check=0).stdout)
+    assert set(pods) == set(best["tenants"])
+    for name, tenant in best["tenants"].items():
+        assert pods[name]["latency_p99_ns"] == tenant["latency_ns"]["p99"], name
+        assert pods[name]["completed"] == tenant["completed"], name
+
+
+def test_many_tenants_share_one_gpu_under_mps_and_the_bound_proves_it(tmp_path):
+    """12 tenants (the packing search): one H100 under MPS without limits holds them all. One
+    GPU is the lower bound, so the table calls the answer optimal; best.yaml meets every SLO."""
+    path = small(tmp_path, TWELVE)
+    best = tmp_path / "best.yaml"
+    proc = gpumux("plan", path, "-o", str(best), check=0)
+    assert "more than the exact search's 10" in proc.stdout
+    assert "lower bound 4.00 USD/h: the answer is optimal" in proc.stdout
+    plan = json.loads(gpumux("plan", path, "--json", check=0).stdout)
+    assert plan["search"]["exact"] is False
+    winner = plan["ranked"][0]
+    assert winner["cost_per_hour"] == 4.0 and winner["gpus"] == 1
+    assert plan["search"]["lower_bound_per_hour"] == winner["cost_per_hour"]
+    [gpu] = winner["configuration"]
+    assert gpu["family"] == "mps" and gpu["replicas"] == 0 and len(gpu["tenants"][0]) == 12
+    run = json.loads(gpumux("run", str(best), "--json", "--fail-on-slo", check=0).stdout)
+    ratio = {t["tenant"]: t["worst_slo_ratio"] for t in winner["tenants"]}
+    for name, tenant in run["tenants"].items():
+        # The plan's ratio is p99 / the 4 ms target, from the same run.
+        assert tenant["latency_ns"]["p99"] / 4e6 == pytest.approx(ratio[name], rel=1e-6), name
+
+
+def test_many_tenants_mps_node_takes_the_fewest_replicas_that_hold_them(tmp_path):
+    """On the device plugin every MPS client is pinned to 1/replicas of the GPU: the packing
+    tries, for b nodes, the fewest replicas that hold the tenants (12 on one a3-highgpu-1g),
+    writes them in the node's device-plugin config, and the replay gives the plan's numbers."""
+    path = small(tmp_path, TWELVE)
+    out = tmp_path / "deploy"
+    gpumux("plan", path, "--platform", "device-plugin", "-o", str(out), check=0)
+    plan = json.loads(gpumux("plan", path, "--platform", "device-plugin", "--json",
+                             check=0).stdout)
+    [node] = plan["ranked"][0]["nodes"]
+    assert node["machine"] == "a3-highgpu-1g" and node["family"] == "mps"
+    config = yaml.safe_load((out / "device-plugin-node0.yaml").read_text())
+    assert config["sharing"]["mps"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 12}]
+    replay_matches_best(out)
+

@@ -134,7 +134,7 @@ tenants:
 
 
 def test_many_tenants_plan_with_a_client_runs_the_same_search():
-    """14 tenants: the scalable search (more than 12). Its placements are simulated in
+    """14 tenants: the scalable search (more than 10). Its placements are simulated in
     speculative batches (16 with a client), and the answer is the same as in-process."""
     client = SerialClient()
     local = gpumux.plan(MANY, jobs=2)

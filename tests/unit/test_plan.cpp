@@ -293,7 +293,7 @@ TEST(Plan, NodePlatformsMatchBruteForceOnRandomSmallInstances) {
 }
 
 TEST(Plan, ManyTenantSearchIsBoundedAndItsOptimalClaimHolds) {
-  // The scalable search (run above 12 tenants; forced here on small instances): its lower bound
+  // The scalable search (run above 10 tenants; forced here on small instances): its lower bound
   // never exceeds the true optimum (brute force), its answer never undercuts it, and when it
   // calls its answer optimal (answer = bound) the answer is the optimum.
   std::mt19937 rng(20261203);
