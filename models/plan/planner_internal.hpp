@@ -246,7 +246,8 @@ class Planner {
   /// Node platforms: appends the node of configuration C to SETUP (GPUs, devices, outcomes).
   void add_node(PlanSetup& setup, const Config& c);
   // --- many tenants (planner_large.cpp) ------------------------------------------------------
-  /// run() above kMaxExactTenants: first-fit decreasing per family, and a lower bound.
+  /// run() above kMaxExactTenants: first-fit decreasing per family, the best's bins re-packed,
+  /// and a lower bound.
   void run_large(PlanResult& result);
   /// run() up to kMaxExactTenants: the lazy subset DP, refinement and the family rows.
   void exact_search(PlanResult& result);
@@ -258,6 +259,8 @@ class Planner {
   /// The variants of FAMILY that pack() tries for TENANTS on OPTION within MAX_GPUS: the MIG
   /// partition sizes (largest first, dominated ones left out) and the MPS replicas.
   std::vector<Variant> packing_variants(int family, int option, Mask tenants, int max_gpus) const;
+  double config_price(const Config& c) const;  ///< per hour: the machine's, or the GPU's
+  int config_gpus(const Config& c) const;      ///< GPUs it holds: the machine's, or 1
   double lower_bound_cost() const;
   /// The alone checks: every tenant alone on a whole GPU of each model; the names of the
   /// tenants that fail on every model (a plan without a setup, known before any search).

@@ -15,15 +15,21 @@
 //    failed (the sequential first-fit's result). MPS is packed with fixed replicas, so a unit
 //    does not change as its bin fills (packing_variants: no limits on bare GPUs; on nodes the
 //    fewest replicas that hold the tenants in b nodes, for each b); mig+mps is not packed.
-//  * The answer is the cheapest packing (then SLO margin, then isolation: kRankingRule); each
-//    family's cheapest is its row.
+//  * Each family's cheapest packing is its row. The answer starts as the first row by
+//    kRankingRule (cost, then SLO margin, then isolation) and is refined bin by bin: a bin's
+//    tenants are packed again on their own, on every cheaper option and every family (within the
+//    GPUs the other bins leave), and the cheapest such re-packing replaces the bin. Bins share no
+//    device, so the other bins' units stand. The answer may then mix machine types, GPU models
+//    and families (e.g. the last node's few tenants on a smaller or cheaper machine).
 //  * Lower bound. Each tenant holds at least its static memory, its SM time per second and its
 //    HBM time per second of whatever GPU it is on (bounds.hpp), so for each of the three a setup
 //    costs at least the sum over tenants of the cheapest price per GPU times that share of the
 //    GPU; the largest of the three sums (and the cheapest option) is the bound. When the answer
 //    equals it, the answer is proven optimal; else the table states the gap.
 // Cost: per packing O(n x bins) unit look-ups, each simulated at most once (the unit cache), in
-// batches of up to `jobs` candidate devices.
+// batches of up to `jobs` candidate devices; F x O x V packings of all n tenants (families,
+// options, variants: MIG sizes, MPS replicas), then the same per bin of the answer on its own
+// tenants.
 #include "models/plan/planner_internal.hpp"
 
 #include <algorithm>
@@ -232,6 +238,15 @@ std::vector<Variant> Planner::packing_variants(int family, int option, Mask tena
   return out;
 }
 
+double Planner::config_price(const Config& c) const {
+  return c.machine >= 0 ? option_price(c.machine)
+                        : models_[static_cast<std::size_t>(c.model)].spec.cost_per_hour;
+}
+
+int Planner::config_gpus(const Config& c) const {
+  return c.machine >= 0 ? option_gpus(c.machine) : 1;
+}
+
 namespace {
 
 /// kRankingRule on two feasible setups: cheaper, then the smaller worst SLO ratio, then more
@@ -249,7 +264,8 @@ void Planner::run_large(PlanResult& result) {
   result.lower_bound = lower_bound_cost();
   const Mask all = n_ >= 64 ? ~Mask{0} : (Mask{1} << n_) - 1;
   const std::vector<int> families = {kDedicated, kTimeSlicing, kMps, kMigTs, kMig};
-  std::map<int, PlanSetup> rows;  // family -> its cheapest packing
+  std::map<int, PlanSetup> rows;                // family -> its cheapest packing
+  std::map<int, std::vector<Config>> row_bins;  // ... and its bins
   double best_cost = kInf;
   for (const int f : families) {
     if (!allowed_[f]) continue;
@@ -266,6 +282,7 @@ void Planner::run_large(PlanResult& result) {
         PlanSetup setup = setup_of(kFamilyNames[f], bins);
         if (!rows.count(f) || ranks_before(setup, rows[f])) {
           rows[f] = setup;
+          row_bins[f] = bins;
         }
         best_cost = std::min(best_cost, setup.cost_per_hour);
       }
@@ -274,12 +291,59 @@ void Planner::run_large(PlanResult& result) {
   PlanSetup best;
   best.label = "best";
   best.tenants = n_;
+  std::vector<Config> best_bins;
   bool found = false;
   for (const auto& [f, setup] : rows) {
     result.ranked.push_back(setup);
     if (!found || ranks_before(setup, best)) {
       best = setup;
+      best_bins = row_bins[f];
       found = true;
+    }
+  }
+  if (found && best.cost_per_hour > result.lower_bound + 1e-9) {
+    // Refinement: each bin of the best packing is packed again on its own, its tenants on every
+    // option and family (within the GPUs the other bins leave), and replaced when that costs
+    // less: a mixed setup (e.g. the last node's few tenants on a smaller machine type, or on a
+    // cheaper GPU model). Bins share no device, so the rest of the setup is unchanged.
+    bool improved = false;
+    int gpus_used = 0;
+    for (const Config& c : best_bins) gpus_used += config_gpus(c);
+    std::vector<Config> refined;
+    for (std::size_t b = 0; b < best_bins.size(); ++b) {
+      const Config& bin = best_bins[b];
+      Mask tenants = 0;
+      for (const Block& block : bin.blocks) tenants |= block.tenants;
+      const int budget = plan_.max_gpus - gpus_used + config_gpus(bin);
+      double price = config_price(bin);
+      std::vector<Config> replacement = {bin};
+      bool replaced = false;
+      for (const int f : families) {
+        if (!allowed_[f]) continue;
+        for (int o = 0; o < options(); ++o) {
+          if (option_price(o) > price - 1e-6) continue;  // one bin of it costs as much already
+          for (const Variant& v : packing_variants(f, o, tenants, budget)) {
+            std::vector<Config> bins;
+            if (!pack(o, v, tenants, budget, price - 1e-6, bins)) continue;
+            double cost = 0;
+            for (const Config& c : bins) cost += config_price(c);
+            if (cost > price - 1e-6) continue;
+            price = cost;
+            replacement = bins;
+            replaced = true;
+          }
+        }
+      }
+      if (replaced) {
+        improved = true;
+        gpus_used -= config_gpus(bin);
+        for (const Config& c : replacement) gpus_used += config_gpus(c);
+      }
+      refined.insert(refined.end(), replacement.begin(), replacement.end());
+    }
+    if (improved) {
+      best = setup_of("best", refined);
+      best_bins = refined;
     }
   }
   for (const int f : families) {

@@ -117,7 +117,8 @@ std::string plan_table(const PlanResult& r) {
     const double best = r.found() ? r.ranked.front().cost_per_hour : 0;
     out += fmt::format(
         "\nsearch: {} tenants, more than the exact search's {}: first-fit decreasing per family "
-        "and partition size; lower bound {:.2f} {}/h{}; {} units ({} pruned), {} simulations on "
+        "and partition size, the best's bins re-packed; lower bound {:.2f} {}/h{}; {} units ({} "
+        "pruned), {} simulations on "
         "{} worker(s), {:.2f} s\n",
         r.tenant_names.size(), kPlanExactTenants, r.lower_bound, r.currency,
         r.found()

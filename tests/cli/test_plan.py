@@ -382,3 +382,63 @@ def test_many_tenants_mps_node_takes_the_fewest_replicas_that_hold_them(tmp_path
     assert config["sharing"]["mps"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 12}]
     replay_matches_best(out)
 
+
+MIXED = """\
+name: mixed
+seed: 4
+duration: 1s
+warmup: 100ms
+plan:
+  gpus:
+    - {model: h100-sxm-80gb, cost_per_hour: 4.0}
+    - {model: a100-sxm4-40gb, cost_per_hour: 1.5}
+  platform: gke
+  machines: [a3-highgpu-1g, a2-highgpu-1g]
+  max_gpus: 16
+tenants:
+  - name: heavy
+    replicas: 12
+    memory: 50GiB
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request:
+        kernels:
+          - {name: k, duration: 2ms, sm_fraction: 1.0, memory_bound: 0.4}
+    slo: {p99: 12ms}
+  - name: light
+    replicas: 2
+    memory: 30GiB
+    workload:
+      arrivals: {process: poisson, rate: 20/s}
+      request:
+        kernels:
+          - {name: k, duration: 1ms, sm_fraction: 0.3, memory_bound: 0.3}
+    slo: {p99: 20ms}
+"""
+
+
+def test_many_tenants_best_mixes_machine_types_and_deploys(tmp_path):
+    """14 tenants on GKE: 50 GiB ones need an H100 (a3-highgpu-1g), the two 30 GiB ones fit an
+    A100 40GB (a2-highgpu-1g, cheaper) but not one H100 beside a 50 GiB tenant. No one-family
+    packing mixes machine types; the refinement re-packs the last node's tenants on the A100
+    nodes, so the best is cheaper than every family's row. Its node pools (two accelerators,
+    time-sharing with 2 clients at least, as GKE takes) replay to the plan's numbers."""
+    path = small(tmp_path, MIXED)
+    plan = json.loads(gpumux("plan", path, "--json", check=0).stdout)
+    assert plan["search"]["exact"] is False
+    best, rows = plan["ranked"][0], [r for r in plan["ranked"][1:] if r["feasible"]]
+    assert rows and all(best["cost_per_hour"] < r["cost_per_hour"] - 1e-6 for r in rows)
+    machines = {n["machine"] for n in best["nodes"]}
+    assert machines == {"a3-highgpu-1g", "a2-highgpu-1g"}
+    for node in best["nodes"]:
+        if node["machine"] == "a2-highgpu-1g":
+            assert all(name.startswith("light") for name in node["pod_order"])
+    assert best["cost_per_hour"] == pytest.approx(sum(n["cost_per_hour"] for n in best["nodes"]))
+    out = tmp_path / "deploy"
+    gpumux("plan", path, "-o", str(out), check=0)
+    pools = (out / "node-pools.sh").read_text()
+    subprocess.run(["sh", "-n", str(out / "node-pools.sh")], check=True)
+    assert "type=nvidia-h100-80gb" in pools and "type=nvidia-tesla-a100" in pools
+    assert "max-shared-clients-per-gpu=1," not in pools and "max-shared-clients-per-gpu=1\n" \
+        not in pools
+    replay_matches_best(out)

@@ -295,9 +295,12 @@ TEST(Plan, NodePlatformsMatchBruteForceOnRandomSmallInstances) {
 TEST(Plan, ManyTenantSearchIsBoundedAndItsOptimalClaimHolds) {
   // The scalable search (run above 10 tenants; forced here on small instances): its lower bound
   // never exceeds the true optimum (brute force), its answer never undercuts it, and when it
-  // calls its answer optimal (answer = bound) the answer is the optimum.
+  // calls its answer optimal (answer = bound) the answer is the optimum. It is a heuristic (no
+  // optimality claim beyond the bound's), so how often it finds the optimum is printed, and
+  // guarded: at least half of the answers (the refinement's mixed setups made it 5 of 6 here;
+  // one-family packings found 4).
   std::mt19937 rng(20261203);
-  int compared = 0, proven = 0;
+  int compared = 0, proven = 0, optimal = 0;
   for (int instance = 0; instance < 8; ++instance) {
     std::string yaml = random_instance(rng, 4, 4);
     if (instance % 2) yaml = on_nodes(yaml, "gke", "a3-highgpu-1g, a3-highgpu-2g, a2-highgpu-1g");
@@ -322,6 +325,7 @@ TEST(Plan, ManyTenantSearchIsBoundedAndItsOptimalClaimHolds) {
     if (!packed.found()) continue;
     const double answer = packed.ranked.front().cost_per_hour;
     EXPECT_GE(answer, optimum - 1e-9);
+    if (answer <= optimum + 1e-9) ++optimal;
     if (answer <= packed.lower_bound + 1e-9) {
       ++proven;
       EXPECT_NEAR(answer, optimum, 1e-9);
@@ -331,8 +335,10 @@ TEST(Plan, ManyTenantSearchIsBoundedAndItsOptimalClaimHolds) {
     }
   }
   EXPECT_GE(compared, 4);
-  std::printf("many-tenant search: %d of %d answers proven optimal by the bound\n", proven,
-              compared);
+  EXPECT_GE(2 * optimal, compared);
+  std::printf(
+      "many-tenant search: %d of %d answers are the optimum, %d of them proven by the bound\n",
+      optimal, compared, proven);
 }
 
 TEST(Plan, PlatformsKeepToWhatTheyRun) {
