@@ -66,7 +66,11 @@ def main():
         print(f"  lower bound     {search['lower_bound_per_hour']:.2f} {plan['currency']}/h "
               f"(many tenants: packed per family, not the exact search)")
     print(f"  units           {search['units']} considered, {search['units_pruned']} pruned, "
-          f"{search['simulations']} simulated, {search['dp_rounds']} DP rounds")
+          f"{search['simulations']} simulated in {search['batches']} batches, "
+          f"{search['dp_rounds']} DP rounds")
+    print(f"  parallelism     at most {search['simulations'] / max(search['batches'], 1):.1f}x: "
+          f"the simulations over the batches run one after the other (--jobs 16: a Dask "
+          f"client's 16-wide batches)")
     if plan["found"]:
         print(f"  best            {best['cost_per_hour']:.2f} {plan['currency']}/h on "
               f"{best['gpus']} GPU(s), worst SLO ratio {best['worst_slo_ratio']:.2f}")

@@ -138,6 +138,9 @@ struct PlanStats {
   std::int64_t units = 0;       ///< distinct (tenants, device, mode) units considered
   std::int64_t units_pruned = 0;
   std::int64_t simulations = 0;
+  /// Batches the simulations ran in, one after the other (each batch's simulations at once, on
+  /// `jobs` threads or a Dask client's workers): the search's critical path, in simulations.
+  std::int64_t batches = 0;
   int dp_rounds = 0;
   int jobs = 1;
   double wall_s = 0;

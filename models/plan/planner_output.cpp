@@ -225,6 +225,7 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
                  {"units", st.units},
                  {"units_pruned", st.units_pruned},
                  {"simulations", st.simulations},
+                 {"batches", st.batches},
                  {"dp_rounds", st.dp_rounds},
                  {"jobs", st.jobs},
                  {"wall_s", st.wall_s}};

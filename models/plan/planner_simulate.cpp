@@ -208,6 +208,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
   // A simulation cut short is no verdict: stop before any is recorded.
   if (stopped()) throw PlanInterrupted();
   std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.batches;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     UnitInfo& info = units_[batch[i]];
     ++stats_.simulations;

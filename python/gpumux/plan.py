@@ -5,7 +5,8 @@
     p.gpus            # one row per GPU of each feasible setup: model, family, MIG layout, tenants
     p.nodes           # node platforms (platform="gke", ...): one row per node of each setup
     p.tenants         # the best setup, one row per tenant: device, met, worst_slo_ratio
-    p.search          # dict: setups, setups_after_bounds, pruned_fraction, simulations, wall_s
+    p.search          # dict: setups, setups_after_bounds, pruned_fraction, simulations,
+                      # batches (run one after the other), wall_s
     p.save("best.yaml")   # the winning setup as a scenario; gpumux.run("best.yaml") reproduces it
     print(p)          # the table `gpumux plan` prints
 

@@ -83,6 +83,9 @@ def test_plan_with_a_client_runs_the_same_search():
     local = gpumux.plan(SMALL, jobs=1)
     remote = gpumux.plan(SMALL, client=client)
     assert client.tasks == remote.search["simulations"] > 0
+    # The batches run one after the other; each batch's simulations at once.
+    assert 0 < remote.search["batches"] < remote.search["simulations"]
+    assert 0 < local.search["batches"] < local.search["simulations"]
     assert remote.setups["cost_per_hour"].tolist() == local.setups["cost_per_hour"].tolist()
     assert remote.tenants["worst_slo_ratio"].tolist() == local.tenants["worst_slo_ratio"].tolist()
 
@@ -142,6 +145,9 @@ def test_many_tenants_plan_with_a_client_runs_the_same_search():
     assert local.found and not local.search["exact"]
     assert 0 < local.search["lower_bound_per_hour"] <= local.setups.iloc[0]["cost_per_hour"]
     assert client.tasks == remote.search["simulations"] > 0
+    # The batches run one after the other; each batch's simulations at once.
+    assert 0 < remote.search["batches"] < remote.search["simulations"]
+    assert 0 < local.search["batches"] < local.search["simulations"]
     # Rows without a setup have no cost (NaN): compared as what they are.
     assert remote.setups["cost_per_hour"].equals(local.setups["cost_per_hour"])
     assert remote.setups["configuration"].tolist() == local.setups["configuration"].tolist()
