@@ -123,7 +123,7 @@ std::string plan_table(const PlanResult& r) {
         r.tenant_names.size(), kPlanExactTenants, r.lower_bound, r.currency,
         r.found()
             ? (best <= r.lower_bound + 1e-9 ? std::string(": the answer is optimal")
-                                            : fmt::format(": the answer is within {:.1f} % of it",
+                                            : fmt::format(": the answer is {:.1f} % above it",
                                                           100.0 * (best / r.lower_bound - 1.0)))
             : std::string(),
         st.units, st.units_pruned, st.simulations, st.jobs, st.wall_s);
