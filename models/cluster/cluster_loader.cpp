@@ -733,9 +733,9 @@ void check_workload_budget(const std::vector<PodEntry>& entries,
 }
 
 ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, bool allow_large) {
-  const MapReader map(ctx, field,
-                      {"pools", "pods", "openb", "scheduler", "autoscaler", "duration", "warmup",
-                       "sample"});
+  const MapReader map(
+      ctx, field,
+      {"pools", "pods", "openb", "scheduler", "autoscaler", "duration", "warmup", "sample"});
   ClusterSpec spec;
   spec.where = ctx.at(field.path, field.mark);
   spec.seed = seed;
