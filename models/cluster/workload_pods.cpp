@@ -98,6 +98,7 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
     s.tenants.push_back(t);
   }
   s.duration = horizon;
+  s.warmup = std::min(spec.warmup, horizon);
   RunOptions options;  // only the tenants' statistics are read: no per-request memory
   options.record_requests = false;
   options.record_kernels = false;

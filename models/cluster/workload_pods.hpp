@@ -10,7 +10,8 @@
 // (TenantSpec::active_from/until: arrivals and memory only then, so a pod's neighbours are the
 // pods on its GPU at the same time). The scenario runs to the replay's `duration`, else to the
 // last end of a workload pod (a pod still running then stops there), else to the last start +
-// 60 s (assumption). A multi-GPU pod's replicas on its other GPUs are not simulated. Cost: one
+// 60 s (assumption); `cluster.warmup` is its warmup. A multi-GPU pod's replicas on its other
+// GPUs are not simulated. Cost: one
 // simulation.
 #include "models/cluster/cluster_run.hpp"
 #include "models/cluster/cluster_spec.hpp"

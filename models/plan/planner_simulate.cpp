@@ -35,6 +35,7 @@ Scenario Planner::run_settings() const {
 }
 
 Scenario Planner::unit_scenario(const Config& config) const {
+  if (config.machine >= 0) return node_scenario(config, "node0");
   const ModelInfo& model = models_[static_cast<std::size_t>(config.model)];
   Scenario s = run_settings();
   GpuSpec gpu;
@@ -207,6 +208,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
   // A simulation cut short is no verdict: stop before any is recorded.
   if (stopped()) throw PlanInterrupted();
   std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.batches;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     UnitInfo& info = units_[batch[i]];
     ++stats_.simulations;

@@ -57,7 +57,8 @@ std::vector<Spec> expand(Context& ctx, const std::vector<Spec>& written,
 }
 
 PlanSpec plan_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"gpus", "max_gpus", "strategies", "headroom"});
+  const MapReader map(ctx, field,
+                      {"gpus", "max_gpus", "strategies", "headroom", "platform", "machines"});
   PlanSpec plan;
   plan.where = ctx.at(field.path, field.mark);
   for (const Field& item : list_of(ctx, map.require("gpus"), true)) {
@@ -103,6 +104,22 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
     plan.strategies = {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"};
   }
   if (const auto f = map.get("headroom")) plan.headroom = fraction_of(ctx, *f, 0.0, false, 0.99);
+  if (const auto f = map.get("platform")) {
+    plan.platform =
+        choice_of<std::string>(ctx, *f,
+                               {{"bare", "bare"},
+                                {"gke", "gke"},
+                                {"device-plugin", "device-plugin"},
+                                {"mig-parted", "mig-parted"}},
+                               {"bare", "gke", "device-plugin", "mig-parted"}, "platform");
+    plan.platform_where = ctx.at(f->path, f->mark);
+  }
+  if (const auto f = map.get("machines")) {
+    plan.machines_where = ctx.at(f->path, f->mark);
+    for (const Field& item : list_of(ctx, *f, true)) {
+      plan.machines.push_back(non_empty_text(ctx, item));
+    }
+  }
   return plan;
 }
 

@@ -401,7 +401,17 @@ struct PlanSpec {
   /// Required margin below every SLO target, a fraction: 0.1 = each percentile at most 90 % of
   /// its target.
   double headroom = 0.0;
+  /// `platform:` what runs the GPUs, which bounds the search (docs/plan.md, "Platforms"):
+  /// bare (GPUs priced one by one, every family), gke (GKE node pools: one partition size and
+  /// one sharing strategy per pool, no MPS inside MIG), device-plugin (Kubernetes with the NVIDIA
+  /// device plugin: no MPS inside MIG), mig-parted (hosts partitioned by nvidia-mig-parted,
+  /// MPS inside MIG allowed). Every platform but bare buys nodes of machine types.
+  std::string platform = "bare";
+  /// `machines:` machine types to buy nodes of (models/plan/machine_types.hpp); empty = every
+  /// catalog machine type of a model in `gpus`.
+  std::vector<std::string> machines;
   SourceLocation where;
+  SourceLocation platform_where, machines_where;
 };
 
 enum class FaultKind { fatal };
