@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Peer comparison: the same M/D/1 queue in gpumux and in SimPy 3, measured in the same run.
 
-Both simulate Poisson arrivals (rho = 0.7) to one server with a fixed 1 ms service time.
-Reports wall time per simulated request for each and the ratio (target: gpumux >= 100x faster).
-Also checks both against the Pollaczek-Khinchine mean, so the comparison is of equal work.
-Each peer runs --repeat times, alternating (gpumux, SimPy, gpumux, ...), and the minimum time per
-request of each is compared: on a shared machine the minimum is the run least disturbed by
-others (a single run can be 2-3x slower under load, in either peer).
+Both simulate Poisson arrivals to one server with a fixed 1 ms service time, at each load
+rho = rate x 1 ms of --rho (default a sweep from 0.1 to 0.95: a queue that is mostly empty to one
+that is mostly long). Reports wall time per simulated request for each and the ratio (target:
+gpumux >= 100x faster at every load). Also checks both against the Pollaczek-Khinchine mean
+(W = S + rho S / (2 (1 - rho))), so the comparison is of equal work. At each load each peer runs
+--repeat times, alternating (gpumux, SimPy, gpumux, ...), and the minimum time per request of each
+is compared: on a shared machine the minimum is the run least disturbed by others (a single run
+can be 2-3x slower under load, in either peer).
 
 usage: /usr/bin/python3 bench/compare_simpy.py [--gpumux build/gpumux] [--requests 200000]
-                                               [--repeat 3]
+                                               [--repeat 3] [--rho 0.1,0.3,...]
 """
 import argparse
 import json
@@ -77,36 +79,47 @@ def gpumux_md1(binary, n_requests, rate, service_s):
     return summary["wall_s"], tenant["latency_ns"]["mean"] * 1e-9, tenant["completed"]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gpumux", default="build/gpumux")
-    parser.add_argument("--requests", type=int, default=200000)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of each peer, alternating; the minimum of each is compared")
-    args = parser.parse_args()
-    rate, service = 700.0, 1e-3
-    rho = rate * service
-    pk = service + rate * service ** 2 / (2 * (1 - rho))
-
-    g_per = s_per = float("inf")
+def compare_at(args, rho, service):
+    """One load: the minimum ns/request of each peer over --repeat alternating runs."""
+    rate = round(rho / service, 6)
+    pk = service + rho * service / (2 * (1 - rho))
     g_walls, s_walls = [], []
     for _ in range(max(1, args.repeat)):
         g_wall, g_mean, g_n = gpumux_md1(args.gpumux, args.requests, rate, service)
         s_wall, s_mean, s_n = simpy_md1(args.requests, rate, service)
         g_walls.append(g_wall / g_n)
         s_walls.append(s_wall / s_n)
-        g_per = min(g_per, g_wall / g_n)
-        s_per = min(s_per, s_wall / s_n)
-    g_wall, s_wall = g_per * g_n, s_per * s_n
-    print(f"M/D/1 rho={rho:.2f}, Pollaczek-Khinchine mean latency {pk * 1e3:.4f} ms")
-    print(f"gpumux : {g_n:8d} requests  {g_wall:8.3f} s  {g_per * 1e9:9.1f} ns/request  "
-          f"mean {g_mean * 1e3:.4f} ms (includes the profile's launch overhead)")
-    print(f"SimPy 3: {s_n:8d} requests  {s_wall:8.3f} s  {s_per * 1e9:9.1f} ns/request  "
-          f"mean {s_mean * 1e3:.4f} ms")
-    print(f"speed-up per request: {s_per / g_per:.1f}x (target >= 100x), minimum of "
-          f"{len(g_walls)} runs each; every run, ns/request: gpumux "
-          f"{' '.join(f'{w * 1e9:.0f}' for w in g_walls)}, SimPy "
-          f"{' '.join(f'{w * 1e9:.0f}' for w in s_walls)}")
+    return {"rho": rho, "pk": pk, "g": min(g_walls), "s": min(s_walls), "g_mean": g_mean,
+            "s_mean": s_mean, "g_n": g_n, "s_n": s_n, "g_walls": g_walls, "s_walls": s_walls}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpumux", default="build/gpumux")
+    parser.add_argument("--requests", type=int, default=200000)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of each peer per load, alternating; the minimum of each is "
+                             "compared")
+    parser.add_argument("--rho", default="0.1,0.3,0.5,0.7,0.8,0.9,0.95",
+                        help="comma-separated loads (arrival rate x the 1 ms service time)")
+    args = parser.parse_args()
+    service = 1e-3
+    rows = [compare_at(args, float(r), service) for r in args.rho.split(",")]
+    print(f"M/D/1, 1 ms service, {args.requests} requests per run; ns per request, minimum of "
+          f"{max(1, args.repeat)} alternating runs of each peer; mean latency in ms against "
+          f"Pollaczek-Khinchine (gpumux's includes the profile's launch overhead)")
+    print(f"{'rho':>5} {'gpumux ns':>10} {'SimPy ns':>10} {'speed-up':>9} {'P-K ms':>8} "
+          f"{'gpumux ms':>10} {'SimPy ms':>9}  every run (gpumux | SimPy)")
+    worst = float("inf")
+    for r in rows:
+        ratio = r["s"] / r["g"]
+        worst = min(worst, ratio)
+        print(f"{r['rho']:5.2f} {r['g'] * 1e9:10.1f} {r['s'] * 1e9:10.1f} {ratio:8.1f}x "
+              f"{r['pk'] * 1e3:8.4f} {r['g_mean'] * 1e3:10.4f} {r['s_mean'] * 1e3:9.4f}  "
+              f"{' '.join(f'{w * 1e9:.0f}' for w in r['g_walls'])} | "
+              f"{' '.join(f'{w * 1e9:.0f}' for w in r['s_walls'])}")
+    print(f"lowest speed-up {worst:.1f}x ({'ok' if worst >= 100 else 'BELOW'} target >= 100x "
+          f"at every load)")
     return 0
 
 

@@ -117,6 +117,11 @@ RunResult simulate_checked(const ResolvedScenario& resolved, const RunControl& c
   if (const char* direct = std::getenv("GPUMUX_DIRECT"); direct != nullptr) {
     options.direct_path = std::string(direct) != "0";
   }
+  // GPUMUX_PARTITION=0: one event queue for the whole run instead of one per independent part
+  // (models/run/components.cpp; benchmarks and cross-checks, the same numbers either way).
+  if (const char* partition = std::getenv("GPUMUX_PARTITION"); partition != nullptr) {
+    options.partition = std::string(partition) != "0";
+  }
   if (control.started) control.started();
   RunResult result = simulate(resolved, options);
   if (control.finished) control.finished();

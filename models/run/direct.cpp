@@ -14,7 +14,8 @@
 // handlers' state changes, in the same order, as the queued path: arrive/dispatch/begin_request,
 // issue_next_kernel, on_stream_ready, complete_finished/on_kernel_finished (mirrored below, the
 // device's part by Device::inline_*). It stops before the first event at or after
-//     horizon = min(the earliest queued event, the next tick),
+//     horizon = min(the earliest queued event, the next tick, the end of the window + 1)
+// (Simulator::inline_horizon; queue, ticks and window are the tenant's component's: run.hpp),
 // so every other event, and every tick of the sampler, sees exactly the state the queued path
 // would have shown it; then it queues what is pending. Queued then, those events take sequence
 // numbers after every event already queued, as they would have (each was scheduled after the
@@ -53,10 +54,11 @@ bool Tenant::direct_workload() const {
 }
 
 void Tenant::run_direct() {
-  Simulator& sim = run_.sim;
+  Simulator& sim = sim_;
   // None of this tenant's events is queued now (it is idle, its device empty, this arrival was
-  // its one pending event), so the earliest queued event is somebody else's.
-  const Nanos horizon = std::min(sim.next_event_time(), sim.next_tick());
+  // its one pending event), so the earliest queued event is somebody else's (in its component:
+  // run.hpp), else a tick or the end of the component's window (components.cpp).
+  const Nanos horizon = sim.inline_horizon();
   if (single_launch_ != nullptr && run_direct_single(horizon)) return;
   DirectEvents pending;
   direct_arrive(pending);  // the queued arrival event now
@@ -93,7 +95,7 @@ void Tenant::run_direct() {
 // Back to the queue: the waiting rows become queued Requests, what is pending queued events (of
 // distinct classes, so their order of scheduling does not matter).
 void Tenant::queue_pending(const DirectEvents& pending) {
-  Simulator& sim = run_.sim;
+  Simulator& sim = sim_;
   for (std::size_t i = direct_head_; i < direct_waiting_.size(); ++i) {
     const DirectArrival& a = direct_waiting_[i];
     std::unique_ptr<Request> request = acquire_request();
@@ -152,7 +154,7 @@ inline bool Tenant::direct_arrival(Nanos now, DirectArrival& a) {
 // else waits.
 void Tenant::direct_arrive(DirectEvents& pending) {
   DirectArrival a;
-  if (!direct_arrival(run_.sim.now(), a)) return;
+  if (!direct_arrival(sim_.now(), a)) return;
   if (pending.serving != nullptr) {
     direct_waiting_.push_back(a);
     return;
@@ -169,7 +171,7 @@ bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
   Request& r = *pending.serving;
   take_arrival(r, a);
   // begin_request() with no memory to allocate.
-  r.start = run_.sim.now();
+  r.start = sim_.now();
   r.memory = 0;
   expand_kernels(r, alone_scaling(r));
   if (r.durations.empty()) {
@@ -187,7 +189,7 @@ bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
 // finish_request(r, completed) for the request in flight: recorded; its storage stays with the
 // inline run (direct_next) instead of the graveyard.
 void Tenant::direct_finish(Request& r) {
-  r.finish = run_.sim.now();
+  r.finish = sim_.now();
   r.status = RequestStatus::completed;
   r.dead = true;
   run_.record_request(index_, r);
@@ -219,7 +221,7 @@ void Tenant::direct_next(DirectEvents& pending) {
 
 // issue_next_kernel().
 void Tenant::direct_issue(Stream& stream, DirectEvents& pending) {
-  const Nanos now = run_.sim.now();
+  const Nanos now = sim_.now();
   const LaunchSequence& sequence = *stream.sequence;
   const Nanos issue = issue_time(sequence, stream.next_kernel, now);
   const Nanos ready = issue + launch_time(sequence, stream.next_kernel);
@@ -263,7 +265,7 @@ void Tenant::direct_ready(DirectEvents& pending) {
 // flight.
 void Tenant::direct_completion(DirectEvents& pending) {
   Device& device = *devices_.front();
-  const Nanos now = run_.sim.now();
+  const Nanos now = sim_.now();
   Request& r = *pending.serving;
   Stream& stream = r.streams.front();
   KernelRun& kernel = stream.kernel;
@@ -301,7 +303,7 @@ void Tenant::direct_completion(DirectEvents& pending) {
 //  - completion: advance(), the tolerance test, work_completed_, the kernel and request records,
 //    the next waiting request started, then the device's recompute (the next kernel, or idle).
 bool Tenant::run_direct_single(Nanos horizon) {
-  Simulator& sim = run_.sim;
+  Simulator& sim = sim_;
   Device& device = *devices_.front();
   const KernelSpec& spec = *single_launch_;
   KernelRun probe;  // the kernel's fields as prepare_kernel() sets them
