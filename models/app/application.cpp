@@ -193,16 +193,18 @@ cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
       request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);
 }
 
-ClusterRun simulate_cluster(const cluster::ClusterSpec& spec) {
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec, int workers) {
   ClusterRun run;
   run.result = cluster::run_cluster(spec);
-  cluster::simulate_workload_pods(spec, run.result);
+  cluster::WorkloadPodOptions options;
+  options.workers = workers;
+  cluster::simulate_workload_pods(spec, run.result, options);
   run.metrics = cluster::cluster_metrics(run.result);
   return run;
 }
 
-ClusterRun simulate_cluster_request(const ScenarioRequest& request) {
-  return simulate_cluster(load_cluster_request(request));
+ClusterRun simulate_cluster_request(const ScenarioRequest& request, int workers) {
+  return simulate_cluster(load_cluster_request(request), workers);
 }
 
 }  // namespace gpumux
