@@ -4,7 +4,8 @@ kernel launch and peak RSS of `gpumux run` at several simulated lengths, in one 
 by node across worker processes (--workers), with and without -o, in one session.
 
 For each length (`--set cluster.duration=...`) and worker count the script runs the scenario
-and reads the process's wall time and peak RSS (the largest of the gpumux process and its worker
+and reads the process's wall time, CPU time (user + system, workers included: on a loaded machine
+the fairer measure; on N idle cores the split's wall is about CPU / N) and peak RSS (the largest of the gpumux process and its worker
 processes: the largest single process, not their sum); the kernel launches are the workload
 pods' completed requests x 4 kernels x the GPUs of the pod, from the --json summary. It checks that every pod's numbers
 (device, completed, p50, p99) are the same for every worker count at each length, so the split
@@ -39,8 +40,8 @@ def run(binary, length, workers, output_dir):
         raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr}")
     # The largest resident set of the gpumux process and its workers (Linux: RUSAGE_CHILDREN's
     # maxrss is the largest of the waited-for descendants; this interpreter ran only this one).
-    rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, rss_kb, json.loads(proc.stdout)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, json.loads(proc.stdout)
 
 
 def pod_numbers(summary):
@@ -67,7 +68,8 @@ def main():
     args = parser.parse_args()
     workers = [int(w) for w in args.workers.split(",")]
     print(f"{'length':>8} {'workers':>7} {'-o':>3} {'requests':>12} {'launches':>13} "
-          f"{'wall s':>9} {'ns/launch':>10} {'peak RSS MB':>12}")
+          f"{'wall s':>9} {'ns/launch':>10} {'CPU s':>8} {'CPU ns/launch':>14} "
+          f"{'peak RSS MB':>12}")
     with tempfile.TemporaryDirectory() as tmp:
         for length in args.lengths.split(","):
             reference = None
@@ -82,13 +84,14 @@ def main():
                         one = json.loads(res.stdout)
                         if best is None or one[0] < best[0]:
                             best = one
-                    wall, rss_kb, requests, launches, numbers = best
+                    wall, rss_kb, cpu, requests, launches, numbers = best
                     if reference is None:
                         reference = numbers
                     elif numbers != reference:
                         raise SystemExit(f"{length}: the pods' numbers differ with {w} workers")
                     print(f"{length:>8} {w:7d} {'yes' if output else 'no':>3} {requests:12d} "
                           f"{launches:13d} {wall:9.1f} {wall / max(launches, 1) * 1e9:10.1f} "
+                          f"{cpu:8.1f} {cpu / max(launches, 1) * 1e9:14.1f} "
                           f"{rss_kb / 1024:12.1f}", flush=True)
     return 0
 
@@ -96,8 +99,8 @@ def main():
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         _, _, binary, length, w, out_dir = sys.argv
-        wall, rss_kb, summary = run(binary, length, int(w), out_dir or None)
-        print(json.dumps([wall, rss_kb, completed_requests(summary), launches_of(summary),
+        wall, rss_kb, cpu, summary = run(binary, length, int(w), out_dir or None)
+        print(json.dumps([wall, rss_kb, cpu, completed_requests(summary), launches_of(summary),
                           pod_numbers(summary)]))
         sys.exit(0)
     sys.exit(main())

@@ -61,7 +61,8 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,
 int workload_node_groups(const ClusterSpec& spec, const ClusterResult& result);
 
 /// Node group SHARD of SHARDS simulated alone: the numbers of its pods (for a worker of a
-/// split run: a process or a Dask task, after the same replay). Throws InputError as above.
+/// split run elsewhere, e.g. a Dask task, after the same replay; not bound in Python yet).
+/// Throws InputError as above.
 std::vector<PodWorkloadStats> simulate_workload_shard(const ClusterSpec& spec,
                                                       const ClusterResult& result, int shard,
                                                       int shards);

@@ -149,7 +149,13 @@ bool Run::run_components() {
 }
 
 bool Run::run_partitioned() {
-  buffering_ = true;
+  // Records wait in their component while the windows run (and only then: the end's unfinished
+  // records and the set-up's rejections go straight through).
+  struct Buffering {
+    bool& on;
+    explicit Buffering(bool& flag) : on(flag) { on = true; }
+    ~Buffering() { on = false; }
+  } buffering(buffering_);
   const Nanos duration = scenario.duration;
   const WorkEstimate work = estimate_work(scenario, resolved.traces);
   const double per_ns =
@@ -208,7 +214,6 @@ bool Run::run_partitioned() {
     const Nanos horizon = next > kNever - window ? kNever - 1 : next + window;
     if (!run_window(horizon, false)) return true;
   }
-  buffering_ = false;
   return false;
 }
 
