@@ -149,6 +149,11 @@ int command_run(const std::vector<std::string>& args) {
   const OutputFormat format = output_format(vm);
   check_output_path(vm);
   if (is_cluster_request(scenario_request(vm))) return run_cluster_scenario(vm, format);
+  if (vm["workers"].as<int>() != 1) {
+    // One scenario's independent parts already run one at a time, in windows
+    // (models/run/components.cpp); worker processes split a cluster's workload pods only.
+    throw InputError("--workers: only for a scenario with a `cluster:` section");
+  }
   const ResolvedScenario resolved = resolve_request(scenario_request(vm));
   for (const std::string& w : default_warnings(resolved.scenario)) {
     std::cerr << "gpumux: warning: " << w << "\n";

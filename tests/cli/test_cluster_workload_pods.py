@@ -64,3 +64,11 @@ def test_workers_out_of_range_is_one_line_exit_2():
                          text=True, timeout=120)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == ["gpumux: error: --workers: 0 is not in 1..1024"]
+
+
+def test_workers_on_a_scenario_without_a_cluster_is_one_line_exit_2():
+    out = subprocess.run([GPUMUX, "run", str(REPO / "scenarios" / "quickstart.yaml"), "--workers",
+                          "2"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1] == \
+        "gpumux: error: --workers: only for a scenario with a `cluster:` section"
