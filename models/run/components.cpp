@@ -59,11 +59,14 @@ QueueKind choose_queue(const ResolvedScenario& resolved, const Component& compon
 
 /// Requests and kernel launches (work estimate) per window of a partitioned run: long enough
 /// that a component's state is reused over many events, short enough that the records held
-/// until the window ends stay small (2^18 records: ~17 MB of request outcomes at most). A run
-/// that keeps no records (the CLI without -o, a cluster's workload pods) holds only its events
-/// (OOM, kill, fault: rare) and takes windows 16 times as long.
-constexpr double kWindowWork = 1 << 18;
-constexpr double kWindowWorkWithoutRecords = 16 * kWindowWork;
+/// until the window ends stay few (2^14: ~1 MB of request outcomes) and reach a streamed result
+/// file while the run goes on (its encoder thread works beside the simulation; one flush at the
+/// end of a long window would leave it idle, then make the run wait for it: a 2-GPU `run -o`
+/// took 3x the one-queue run's wall time with 2^18). A run that keeps no records (the CLI
+/// without -o, a cluster's workload pods) holds only its events (OOM, kill, fault: rare) and
+/// takes windows of 2^22.
+constexpr double kWindowWork = 1 << 14;
+constexpr double kWindowWorkWithoutRecords = 1 << 22;
 
 // Union-find over device indices.
 std::size_t find_root(std::vector<std::size_t>& parent, std::size_t x) {
