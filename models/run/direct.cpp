@@ -343,10 +343,22 @@ bool Tenant::run_direct_single(Nanos horizon) {
   Nanos first_start = -1;
   bool on_device = false, launching = false, deferred = false;
   Nanos arrival_at = kNever, ready_at = kNever, completion_at = kNever;
+  // Whether the device's integrals were set to running_levels / idle_levels in this loop (then
+  // their peaks are counted: the _again forms).
+  bool running_set = false, idle_set = false;
 
   auto finish_time = [&](Nanos now) __attribute__((always_inline)) {
     const Nanos wait = checked::ceil_nanos_saturating(remaining / rate);
     return wait < kNever - now ? now + wait : kNever;
+  };
+  auto kernel_started = [&](Nanos now) __attribute__((always_inline)) {
+    if (running_set) {
+      device.solo_kernel_started_again(now, running_levels);
+    } else {
+      device.solo_kernel_started(now, running_levels);
+      running_set = true;
+    }
+    completion_at = finish_time(now);
   };
   auto submit = [&](Nanos now, bool in_completion) __attribute__((always_inline)) {
     first_start = now;
@@ -356,8 +368,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
       deferred = true;  // the completion's recompute starts it
       return;
     }
-    device.solo_kernel_started(now, running_levels);
-    completion_at = finish_time(now);
+    kernel_started(now);
   };
   auto begin = [&](const DirectArrival& a, Nanos now, bool in_completion)
       __attribute__((always_inline)) {
@@ -391,8 +402,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
     remaining = device.solo_advance(now, rate, remaining);
     if (remaining > 1e-9 * work + 1e-3) {
       // Runs on (not reached: the wait is rounded up): recomputed as it is.
-      device.solo_kernel_started(now, running_levels);
-      completion_at = finish_time(now);
+      kernel_started(now);
       return;
     }
     device.solo_kernel_finished(work, remaining);
@@ -419,16 +429,21 @@ bool Tenant::run_direct_single(Nanos horizon) {
     }
     if (deferred) {  // the recompute with the kernel submitted meanwhile
       deferred = false;
-      device.solo_kernel_started(now, running_levels);
-      completion_at = finish_time(now);
+      kernel_started(now);
+    } else if (idle_set) {
+      device.solo_idle_again(now, idle_levels);
     } else {
       device.solo_idle(now, idle_levels);
+      idle_set = true;
     }
   };
 
   arrive(sim.now());  // the queued arrival event now
   arrival_at = next_open_arrival(sim.now());
   bool running = sim.end_queued_event_early();
+  // The inline events are counted in bulk: `ran` of them since the last count, at most `budget`
+  // (the count that makes the poll due).
+  std::uint64_t budget = sim.inline_events_before_poll(), ran = 0;
   while (running) {
     // The earliest pending event in queue order: time, then class.
     Nanos t = completion_at;
@@ -453,8 +468,13 @@ bool Tenant::run_direct_single(Nanos horizon) {
       arrive(t);
       arrival_at = next_open_arrival(sim.now());
     }
-    running = sim.end_inline_event();
+    if (++ran == budget) {  // interrupted: stops after this event, as queued
+      running = sim.end_inline_events(ran);
+      ran = 0;
+      budget = sim.inline_events_before_poll();
+    }
   }
+  sim.end_inline_events(ran);  // (no poll due: ran < budget)
 
   // Back to the queue: the request in flight as the Request the handlers would have built.
   Stream* stream = nullptr;

@@ -120,6 +120,24 @@ class Simulator {
     ++events_inline_;
     return count_event();
   }
+  /// For a model that counts its inline events in bulk: how many end_inline_event() calls
+  /// from now on return true whatever happens (the poll is not due before the last of them);
+  /// the largest count when no poll is set.
+  std::uint64_t inline_events_before_poll() const {
+    return poll_every_ != 0 ? until_poll_ : ~std::uint64_t{0};
+  }
+  /// `n` (<= inline_events_before_poll()) inline events have run: counted as n calls of
+  /// end_inline_event() would count them, so the poll runs when the n-th makes it due. Returns
+  /// false when it stopped the run. O(1).
+  bool end_inline_events(std::uint64_t n) {
+    events_ += n;
+    events_inline_ += n;
+    if (poll_every_ != 0 && (until_poll_ -= n) == 0) {
+      until_poll_ = poll_every_;
+      poll_();
+    }
+    return !stopped_;
+  }
 
   std::uint64_t events_processed() const { return events_; }
   /// Of those, the events run inline.
