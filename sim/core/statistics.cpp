@@ -69,7 +69,7 @@ void fill_histogram(const std::vector<std::int64_t>& values, std::int64_t lo, in
 // and never copies it: a bucket that holds most samples (a queue's zero waits, a fixed service
 // time) is megabytes, and fresh pages cost more than the selection.
 std::int64_t select_rank(std::vector<std::int64_t>& values, std::size_t index) {
-  std::vector<std::uint32_t> counts(kSelectBuckets);
+  std::vector<std::uint32_t> counts;  // fill_histogram sizes it (a small set never needs it)
   for (;;) {
     if (values.size() <= kSelectSmall) {
       std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index),
@@ -124,10 +124,23 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
     index[i] = rank - 1;
   }
   if (values_.size() <= kSelectSmall) {
-    std::vector<std::int64_t> scratch;
-    for (std::size_t i = 0; i < k; ++i) {
-      scratch = values_;
-      out[i] = select_rank(scratch, index[i]);
+    // One copy; the ranks in ascending order, each selected among the elements after the
+    // previous one (nth_element leaves the larger ones there): about one selection's work for
+    // all of them, instead of a copy and a selection each.
+    std::vector<std::int64_t> scratch = values_;
+    std::vector<std::size_t> order(k);
+    for (std::size_t i = 0; i < k; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return index[a] < index[b]; });
+    std::size_t from = 0;  // scratch[0, from) holds the smallest `from` samples, in place
+    for (const std::size_t i : order) {
+      const std::size_t r = index[i];
+      if (r >= from) {
+        std::nth_element(scratch.begin() + static_cast<std::ptrdiff_t>(from),
+                         scratch.begin() + static_cast<std::ptrdiff_t>(r), scratch.end());
+        from = r + 1;
+      }
+      out[i] = scratch[r];  // (r < from: the rank selected just before)
     }
     return;
   }
