@@ -20,6 +20,10 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
       options_(options),
       stats_(r.scenario.tenants, r.scenario.output.percentiles),
       observers_(options.observers) {
+  for (Recorder* o : observers_) {
+    if (o->wants_arrivals()) arrival_observers_.push_back(o);
+    if (o->wants_kernels()) kernel_observers_.push_back(o);
+  }
   record_kernels = scenario.output.kernels && options.record_kernels;
   record_requests = options.record_requests;
   direct_path = options.direct_path;

@@ -88,12 +88,12 @@ class Run {
   }
   void record_arrival(int tenant, Nanos arrival, bool measured) {
     stats_.on_request_arrived(static_cast<std::uint32_t>(tenant), arrival, measured);
-    if (observers_.empty()) return;
+    if (arrival_observers_.empty()) return;
     if (buffering_) {
       current_->arrivals.push_back({static_cast<std::uint32_t>(tenant), arrival, measured});
       return;
     }
-    for (Recorder* o : observers_) {
+    for (Recorder* o : arrival_observers_) {
       o->on_request_arrived(static_cast<std::uint32_t>(tenant), arrival, measured);
     }
   }
@@ -130,14 +130,13 @@ class Run {
   }
   TenantStatsRecorder& stats_recorder() { return stats_; }
   /// Whether record_kernel() has anyone to tell (kept records or observers).
-  bool wants_kernels() const { return record_kernels || !observers_.empty(); }
+  bool wants_kernels() const { return record_kernels || !kernel_observers_.empty(); }
   void record_kernel(const KernelRecord& k) {
     if (buffering_) {
       current_->kernels.push_back(k);
       return;
     }
-    if (record_kernels) result.kernels.push_back(k);
-    for (Recorder* o : observers_) o->on_kernel_completed(k);
+    emit_kernel(k);
   }
 
  private:
@@ -159,6 +158,10 @@ class Run {
     }
     for (Recorder* o : observers_) o->on_request_record(record);
     if (record_requests) result.requests.push_back(record);
+  }
+  void emit_kernel(const KernelRecord& k) {
+    if (record_kernels) result.kernels.push_back(k);
+    for (Recorder* o : kernel_observers_) o->on_kernel_completed(k);
   }
 
   // components.cpp
@@ -202,8 +205,9 @@ class Run {
   void add_assumption_notes();
 
   const RunOptions& options_;
-  TenantStatsRecorder stats_;             // the built-in recorder: TenantResult's statistics
-  std::vector<Recorder*> observers_;      // RunOptions::observers
+  TenantStatsRecorder stats_;         // the built-in recorder: TenantResult's statistics
+  std::vector<Recorder*> observers_;  // RunOptions::observers
+  std::vector<Recorder*> arrival_observers_, kernel_observers_;  // those that want_arrivals/kernels
   std::vector<std::size_t> start_order_;  // tenant indices by name: the order of set-up and start
   Nanos last_finish_ = 0;                 // latest completion or failure of a request
   std::vector<Component> components_;
