@@ -733,9 +733,9 @@ void check_workload_budget(const std::vector<PodEntry>& entries,
 }
 
 ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, bool allow_large) {
-  const MapReader map(
-      ctx, field,
-      {"pools", "pods", "openb", "scheduler", "autoscaler", "duration", "warmup", "sample"});
+  const MapReader map(ctx, field,
+                      {"pools", "pods", "openb", "scheduler", "autoscaler", "duration", "warmup",
+                       "sample", "percentiles"});
   ClusterSpec spec;
   spec.where = ctx.at(field.path, field.mark);
   spec.seed = seed;
@@ -796,6 +796,14 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, b
                                sci(samples), sci(static_cast<double>(horizon) / kSecond),
                                sci(kWorkBudgetSamples)));
     }
+  }
+  if (const auto f = map.get("percentiles")) {
+    spec.percentiles =
+        choice_of<PercentileMethod>(ctx, *f,
+                                    {{"auto", PercentileMethod::automatic},
+                                     {"exact", PercentileMethod::exact},
+                                     {"sketch", PercentileMethod::sketch}},
+                                    {"auto", "exact", "sketch"}, "percentile method");
   }
   const Nanos horizon =
       spec.duration > 0 ? spec.duration : checked::add_saturating(last_arrival, kWorkloadTail);

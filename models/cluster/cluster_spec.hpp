@@ -243,6 +243,10 @@ struct ClusterSpec {
   /// latency statistics, as a scenario's `warmup` (`cluster.warmup`; default 0).
   Nanos warmup = 0;
   Nanos sample = 0;  ///< timeseries period (allocation, fragmentation); 0 = on every event
+  /// How the workload pods' latency percentiles are kept (`percentiles:`, as a scenario's
+  /// `output.percentiles`): auto (exact up to 2^20 samples per pod and series), exact, or sketch
+  /// (bounded memory, within 1/256: a fleet of thousands of pods over a day).
+  PercentileMethod percentiles = PercentileMethod::automatic;
   /// The scenario's `seed` (default 1): generated pod arrivals (`arrivals:`) were drawn from it;
   /// the engine seeds pod workloads from it too.
   std::uint64_t seed = 1;

@@ -13,8 +13,9 @@ void Run::fill_provenance(Nanos end) {
   result.scenario_name = scenario.name;
   result.seed = scenario.seed;
   result.sim_time_ns = end;
-  result.events = sim.events_processed();
-  result.events_inline = sim.events_inline();
+  result.events = events_processed();
+  result.events_inline = events_inline();
+  result.components = components_.size();
   // The resolved scenario's YAML (result.scenario_yaml) is emitted by execute() after wall_s is
   // taken: it is output, not simulation (issue 12).
   for (const DeviceProfile* p : resolved.gpu_profiles)
