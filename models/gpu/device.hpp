@@ -149,8 +149,8 @@ class Device {
 
   /// The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
   double rate_bound(const KernelRun& kernel, double held_sms) const {
-    return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.l2_factor,
-                                  held_sms, geometry_, kernel.grid);
+    return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.busy_share,
+                                  kernel.l2_factor, held_sms, geometry_, kernel.grid);
   }
 
   // --- inline operation (models/run/direct.cpp) ----------------------------------------------

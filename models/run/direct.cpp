@@ -310,6 +310,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
   probe.tenant = index_;
   probe.sm_fraction = spec.sm_fraction;
   probe.memory_bound = spec.memory_bound;
+  probe.busy_share = spec.busy_share;
   probe.waves = spec.waves;
   probe.working_set = static_cast<double>(spec.working_set);
   probe.grid = spec.grid();

@@ -68,12 +68,12 @@ void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) con
           decode && scaling.repeat_per_token ? context + static_cast<double>(i) : context;
       double d = base(k) * scale + static_cast<double>(k.per_sequence) * sequences +
                  k.per_context_token * c;
-      LaunchShape shape{k.sm_fraction, k.waves, k.memory_bound};
+      LaunchShape shape{k.sm_fraction, k.waves, k.memory_bound, k.busy_share};
       if (k.roofline.any()) {
         d += k.roofline.nanos(roofline_tokens, sequences, c);
         if constexpr (kShapes) {
           k.roofline.shape(roofline_tokens, sequences, c, shape.sm_fraction, shape.waves,
-                           shape.memory_bound);
+                           shape.memory_bound, shape.busy_share);
         }
       }
       push(k, d, shape);

@@ -275,11 +275,13 @@ class Tenant final : public KernelOwner {
     if (sequence.shapes.empty()) {
       k.sm_fraction = spec.sm_fraction;
       k.memory_bound = spec.memory_bound;
+      k.busy_share = spec.busy_share;
       k.waves = spec.waves;
     } else {
       const LaunchShape& shape = sequence.shapes[stream.next_kernel];
       k.sm_fraction = shape.sm_fraction;
       k.memory_bound = shape.memory_bound;
+      k.busy_share = shape.busy_share;
       k.waves = shape.waves;
     }
     k.working_set = static_cast<double>(spec.working_set);

@@ -175,7 +175,17 @@ class ScenarioMaker {
       const double fractions[] = {0.25, 0.5, 1.0};
       const double bounds[] = {0.0, 0.4, 1.0};
       y << "          - {name: k" << k << ", duration: " << duration()
-        << ", sm_fraction: " << fractions[pick(0, 2)] << ", memory_bound: " << bounds[pick(0, 2)];
+        << ", sm_fraction: " << fractions[pick(0, 2)];
+      if (chance(0.4)) {
+        // Overlapped phases (contention law 2): the longer phase is 1, the other a share.
+        const double shares[] = {0.0, 0.125, 0.5, 0.9, 1.0};
+        const double other = shares[pick(0, 4)];
+        const bool memory_longer = chance(0.5);
+        y << ", memory_bound: " << (memory_longer ? 1.0 : other)
+          << ", busy_share: " << (memory_longer ? other : 1.0);
+      } else {
+        y << ", memory_bound: " << bounds[pick(0, 2)];
+      }
       if (single) {
         if (chance(0.2)) y << ", per_sequence: " << pick(1, 20) << "us";
       } else if (tokens && chance(0.5)) {
