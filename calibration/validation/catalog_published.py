@@ -316,13 +316,16 @@ def mig_rows(g: Gpumux) -> list:
 # tally-bench python/configs/train_config.py runs every neighbour with amp: False, so fp32 in
 # PyTorch (matmul TF32 off by default since PyTorch 1.12; cuDNN convolutions TF32 by default:
 # the conv nets count as tf32); gpt2-large trains on 512-token blocks (train_gpt2.py block_size),
-# whisper's labels are Common Voice Hindi sentences (128 tokens assumed, the entry's default).
-BE_WORKLOAD = {"resnet50 training batch 128 (PyTorch)": ("resnet50", 128, "", "tf32"),
-               "pointnet training batch 128 (PyTorch)": ("pointnet", 128, "", "tf32"),
-               "bert-base training batch 32 seq 384 (PyTorch)": ("bert-base", 32, "384", "fp32"),
-               "whisper-large-v3 training batch 16 (PyTorch)": ("whisper-large-v3", 16, "",
-                                                                 "fp32"),
-               "gpt2-large training batch 1 (PyTorch)": ("gpt2-large", 1, "512", "fp32")}
+# whisper's labels are Common Voice Hindi sentences (128 tokens assumed, the entry's default)
+# and its Seq2SeqTrainingArguments set gradient_checkpointing=True (train_whisper.py; the only
+# Tally trainer that does). Fields: catalog name, batch, seq_len, dtype, extra workload keys.
+BE_WORKLOAD = {"resnet50 training batch 128 (PyTorch)": ("resnet50", 128, "", "tf32", {}),
+               "pointnet training batch 128 (PyTorch)": ("pointnet", 128, "", "tf32", {}),
+               "bert-base training batch 32 seq 384 (PyTorch)": ("bert-base", 32, "384", "fp32",
+                                                                  {}),
+               "whisper-large-v3 training batch 16 (PyTorch)": (
+                   "whisper-large-v3", 16, "", "fp32", {"gradient_checkpointing": True}),
+               "gpt2-large training batch 1 (PyTorch)": ("gpt2-large", 1, "512", "fp32", {})}
 
 
 TALLY_SOLO = "bert-ort-a100-b1"  # the server's solo mean latency (solo.csv)
@@ -376,6 +379,7 @@ def predict_colocation(g: Gpumux, row: dict) -> tuple[float | None, str]:
                                 "dtype": be[3], "software": "PyTorch"}, "training")
     if hp_spec is None or be_spec is None:
         return None, "no catalog entry for this pair"
+    be_spec.update(be[4])
     # Tally's server load 0.5: Poisson arrivals at half its measured solo service rate, 0.5 /
     # 4.05 ms = 123/s (the rate the experiment offered; a user's scenario writes this rate).
     solo_ms = next(float(r["value"]) for r in read("solo.csv") if r["id"] == TALLY_SOLO)
@@ -390,6 +394,12 @@ def predict_colocation(g: Gpumux, row: dict) -> tuple[float | None, str]:
                                  sharing=row["mechanism"]), h5=True)
     if shared is None:
         return None, err
+    be_out = shared["tenants"]["be"]
+    if be_out["completed"] == 0:
+        # A neighbour that never ran (refused at start, out of memory) leaves the server alone:
+        # a ratio of 1 would compare nothing.
+        why = "out of memory" if be_out.get("oom_events") else "no step completed"
+        return None, f"the neighbour ran no step ({why})"
     stat = ((lambda x: float(np.percentile(x, 99))) if row["metric"] == "p99_latency"
             else (lambda x: float(np.mean(x))))
     times = [query_times(run["h5"], "hp", int(warmup)) for run in (alone, shared)]
