@@ -1,8 +1,12 @@
 #pragma once
-// HugePageAllocator: a std::allocator for the large tables of the event queues. Blocks of 2 MiB
-// or more are 2 MiB-aligned and, on Linux, advised to use transparent huge pages: a queue of
-// 10^6 events touches its tables at random, and with 4 KiB pages nearly every access would also
-// miss the TLB. Smaller blocks come from operator new. Cost: at most 2 MiB of slack per block.
+// HugePageAllocator: a std::allocator for the large tables of the event queues and the exact
+// percentile samples (ExactQuantiles). Blocks of 2 MiB or more are 2 MiB-aligned and, on Linux,
+// advised to use transparent huge pages: a queue of 10^6 events touches its tables at random,
+// and with 4 KiB pages nearly every access would also miss the TLB; a series of 2^20 samples
+// (8 MiB) filled front to back took 2,048 page faults, one per 4 KiB (each several us under this
+// project's hypervisor: 11-14 % of a 2M-request M/D/1 run, perf, 2026-12-04), and takes 4.
+// Smaller blocks come from operator new. Cost: at most 2 MiB of slack per block (with huge
+// pages a block's last, partly filled page is resident whole).
 #include <cstddef>
 #include <new>
 
