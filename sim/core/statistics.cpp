@@ -70,7 +70,8 @@ void fill_histogram(const Values& values, std::int64_t lo, int shift,
 // branches), until few elements are left for nth_element. Reorders `values` (the same multiset),
 // and never copies it: a bucket that holds most samples (a queue's zero waits, a fixed service
 // time) is megabytes, and fresh pages cost more than the selection.
-std::int64_t select_rank(std::vector<std::int64_t>& values, std::size_t index) {
+template <class Values>
+std::int64_t select_rank(Values& values, std::size_t index) {
   std::vector<std::uint32_t> counts;  // fill_histogram sizes it (a small set never needs it)
   for (;;) {
     if (values.size() <= kSelectSmall) {
@@ -150,7 +151,7 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
   // Each wanted rank's bucket and its rank inside it; then one pass gathers every wanted bucket.
   std::vector<std::size_t> bucket(k, kSelectBuckets), inner(k, 0);
   std::vector<int> slot_of(kSelectBuckets, -1);
-  std::vector<std::vector<std::int64_t>> gathered;
+  std::vector<Samples> gathered;  // (huge pages: a bucket may hold most samples)
   for (std::size_t i = 0; i < k; ++i) {
     if (index[i] == values_.size() - 1) {
       out[i] = max_;
@@ -180,7 +181,7 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
   for (std::size_t i = 0; i < k; ++i) {
     if (bucket[i] != kSelectBuckets) ++uses[static_cast<std::size_t>(slot_of[bucket[i]])];
   }
-  std::vector<std::int64_t> scratch;
+  Samples scratch;
   for (std::size_t i = 0; i < k; ++i) {
     if (bucket[i] == kSelectBuckets) continue;
     const std::size_t slot = static_cast<std::size_t>(slot_of[bucket[i]]);
