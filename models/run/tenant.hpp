@@ -95,8 +95,9 @@ class Tenant final : public KernelOwner {
     rejected_ = true;
   }
   bool dead() const { return dead_; }
-  /// No request queued or running.
-  bool idle() const { return queue_.empty() && in_flight_ == 0; }
+  /// No request queued or running (during the single-launch loop too: the sampler asks it at
+  /// the ticks that loop delivers).
+  bool idle() const { return queue_.empty() && in_flight_ == 0 && !direct_busy_; }
   /// Records requests still queued or running (an interrupted run) as unfinished.
   void record_unfinished();
 
@@ -126,8 +127,10 @@ class Tenant final : public KernelOwner {
   void run_direct();
   /// run_direct() for a single_launch_ workload: each request's one kernel kept in locals, the
   /// device's changes through its solo session, Requests built only for what is pending at the
-  /// end. False (nothing done) when the kernel would never finish alone (rate 0).
-  bool run_direct_single(Nanos horizon);
+  /// end; it runs on past the sampler's ticks, delivering them between its events
+  /// (Simulator::deliver_ticks_before), up to the first event of anything else. False (nothing
+  /// done) when the kernel would never finish alone (rate 0).
+  bool run_direct_single();
   struct DirectEvents;  // the tenant's pending events while inline (direct.cpp)
   /// A request that arrived during an inline run and waits (a Request of queue_ once queued).
   struct DirectArrival {
@@ -365,6 +368,7 @@ class Tenant final : public KernelOwner {
   bool iteration_pending_ = false;     // an on_iteration_due event is scheduled
   bool direct_ = false;                // direct_workload() and the run allows the direct path
   bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
+  bool direct_busy_ = false;           // the single-launch loop holds a request (queued or running)
   int in_flight_ = 0;
   std::int64_t closed_finished_ = 0;  ///< closed loop: requests finished (sessions' cell count)
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane

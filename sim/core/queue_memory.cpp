@@ -9,12 +9,12 @@
 namespace gpumux {
 namespace {
 
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugePage = kHugePageBytes;
 
 }  // namespace
 
-void* allocate_queue_memory(std::size_t bytes) {
-  if (bytes < kHugePage) return ::operator new(bytes);
+void* allocate_queue_memory(std::size_t bytes, std::size_t huge_from) {
+  if (bytes < huge_from || bytes == 0) return ::operator new(bytes);
   const std::size_t rounded = (bytes + kHugePage - 1) & ~(kHugePage - 1);
   void* block = std::aligned_alloc(kHugePage, rounded);
   if (block == nullptr) throw std::bad_alloc();
@@ -25,8 +25,8 @@ void* allocate_queue_memory(std::size_t bytes) {
   return block;
 }
 
-void free_queue_memory(void* block, std::size_t bytes) noexcept {
-  if (bytes < kHugePage) {
+void free_queue_memory(void* block, std::size_t bytes, std::size_t huge_from) noexcept {
+  if (bytes < huge_from || bytes == 0) {
     ::operator delete(block);
   } else {
     std::free(block);

@@ -100,9 +100,21 @@ class Simulator {
   /// The first time an inline event may not run at: the earliest of the next queued event, the
   /// next tick and the end of the current run_until() call (an event at the horizon itself still
   /// belongs to that call). A model running events inline stops before it.
-  Nanos inline_horizon() {
+  Nanos inline_horizon() { return std::min(inline_horizon_over_ticks(), next_tick()); }
+  /// inline_horizon() for a model that delivers the ticks itself (deliver_ticks_before()): the
+  /// earlier of the next queued event and the end of the current run_until() call.
+  Nanos inline_horizon_over_ticks() {
     const Nanos until = until_ < kNever ? until_ + 1 : kNever;
-    return std::min(std::min(queue_.next_time(), next_tick()), until);
+    return std::min(queue_.next_time(), until);
+  }
+  /// For a model running events inline past ticks (below inline_horizon_over_ticks()), before
+  /// it runs the one at `t`: every tick before `t` now, as run_until() would deliver it between
+  /// that event and the one before (a tick sees every event at or before it). Only for a model
+  /// whose state, as far as the ticker reads it, is current after each inline event
+  /// (models/run/direct.cpp's single-launch loop). Returns next_tick().
+  Nanos deliver_ticks_before(Nanos t) {
+    while (tick_ && next_tick_ < t) advance_tick();
+    return next_tick();
   }
   /// The queued event now running has done its work and the model goes on inline: it is counted
   /// (and the poll called when due) now, before the inline events, not when it returns. Returns

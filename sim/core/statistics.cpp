@@ -21,7 +21,8 @@ std::uint64_t offset_of(std::int64_t x, std::int64_t lo) {
 
 // The least and greatest of `values` (not empty), without branches (std::minmax_element's
 // mispredict on random data).
-std::pair<std::int64_t, std::int64_t> min_max(const std::vector<std::int64_t>& values) {
+template <class Values>
+std::pair<std::int64_t, std::int64_t> min_max(const Values& values) {
   std::int64_t lo0 = values.front(), lo1 = lo0, hi0 = lo0, hi1 = lo0;
   const std::size_t n = values.size();
   std::size_t i = 0;
@@ -42,7 +43,8 @@ std::pair<std::int64_t, std::int64_t> min_max(const std::vector<std::int64_t>& v
 // counts has kSelectBuckets entries, overwritten). Four interleaved histograms, summed at the
 // end: runs of equal buckets (a queue's many zero waits) would otherwise make each increment
 // wait for the previous one's store.
-void fill_histogram(const std::vector<std::int64_t>& values, std::int64_t lo, int shift,
+template <class Values>
+void fill_histogram(const Values& values, std::int64_t lo, int shift,
                     std::vector<std::uint32_t>& counts) {
   std::vector<std::uint32_t> lanes(4 * kSelectBuckets, 0);
   std::uint32_t* const c = lanes.data();
@@ -68,7 +70,8 @@ void fill_histogram(const std::vector<std::int64_t>& values, std::int64_t lo, in
 // branches), until few elements are left for nth_element. Reorders `values` (the same multiset),
 // and never copies it: a bucket that holds most samples (a queue's zero waits, a fixed service
 // time) is megabytes, and fresh pages cost more than the selection.
-std::int64_t select_rank(std::vector<std::int64_t>& values, std::size_t index) {
+template <class Values>
+std::int64_t select_rank(Values& values, std::size_t index) {
   std::vector<std::uint32_t> counts;  // fill_histogram sizes it (a small set never needs it)
   for (;;) {
     if (values.size() <= kSelectSmall) {
@@ -127,7 +130,7 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
     // One copy; the ranks in ascending order, each selected among the elements after the
     // previous one (nth_element leaves the larger ones there): about one selection's work for
     // all of them, instead of a copy and a selection each.
-    std::vector<std::int64_t> scratch = values_;
+    std::vector<std::int64_t> scratch(values_.begin(), values_.end());
     std::vector<std::size_t> order(k);
     for (std::size_t i = 0; i < k; ++i) order[i] = i;
     std::sort(order.begin(), order.end(),
@@ -148,7 +151,7 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
   // Each wanted rank's bucket and its rank inside it; then one pass gathers every wanted bucket.
   std::vector<std::size_t> bucket(k, kSelectBuckets), inner(k, 0);
   std::vector<int> slot_of(kSelectBuckets, -1);
-  std::vector<std::vector<std::int64_t>> gathered;
+  std::vector<Samples> gathered;  // (huge pages: a bucket may hold most samples)
   for (std::size_t i = 0; i < k; ++i) {
     if (index[i] == values_.size() - 1) {
       out[i] = max_;
@@ -178,7 +181,7 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
   for (std::size_t i = 0; i < k; ++i) {
     if (bucket[i] != kSelectBuckets) ++uses[static_cast<std::size_t>(slot_of[bucket[i]])];
   }
-  std::vector<std::int64_t> scratch;
+  Samples scratch;
   for (std::size_t i = 0; i < k; ++i) {
     if (bucket[i] == kSelectBuckets) continue;
     const std::size_t slot = static_cast<std::size_t>(slot_of[bucket[i]]);
@@ -247,6 +250,60 @@ void QuantileSketch::grow(std::vector<std::uint64_t>& buckets, std::size_t index
   buckets.resize(size, 0);
 }
 
+// The extremes first (no branch per sample), so each array grows once, to what the largest
+// magnitude needs, as add() would have left it; then one pass. A zero or positive value counts
+// in positive_ at index_of(u) computed without its small-value branch (u < 2M is its own index,
+// and 0 lands at index 0, which add() never uses: moved to zero_ after the pass). A queue's
+// waits are zero or not at random, so add()'s branches mispredicted about half of them.
+void QuantileSketch::add_all(const std::int64_t* values, std::size_t n) {
+  if (n == 0) return;
+  std::int64_t lo = values[0], hi = values[0];
+  for (std::size_t i = 1; i < n; ++i) {
+    lo = std::min(lo, values[i]);
+    hi = std::max(hi, values[i]);
+  }
+  if (hi > 0) {
+    const std::size_t top = index_of(static_cast<std::uint64_t>(hi));
+    if (top >= positive_.size()) grow(positive_, top);
+  }
+  if (lo < 0) {
+    const std::size_t top = index_of(std::uint64_t{0} - static_cast<std::uint64_t>(lo));
+    if (top >= negative_.size()) grow(negative_, top);
+  }
+  double sum = sum_;
+  if (positive_.empty()) {  // no positive sample yet: nothing to borrow index 0 of
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t v = values[i];
+      sum += static_cast<double>(v);
+      if (v < 0) {
+        ++negative_[index_of(std::uint64_t{0} - static_cast<std::uint64_t>(v))];
+      } else {
+        ++zero_;  // (hi <= 0 here)
+      }
+    }
+  } else {
+    std::uint64_t* const positive = positive_.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t v = values[i];
+      sum += static_cast<double>(v);
+      if (v < 0) [[unlikely]] {
+        ++negative_[index_of(std::uint64_t{0} - static_cast<std::uint64_t>(v))];
+        continue;
+      }
+      const std::uint64_t u = static_cast<std::uint64_t>(v);
+      const int top_bit = 63 - __builtin_clzll(u | 1);
+      const int shift = top_bit > kMantissaBits ? top_bit - kMantissaBits : 0;
+      ++positive[static_cast<std::uint64_t>(shift) * kSubBuckets + (u >> shift)];
+    }
+    zero_ += positive_[0];
+    positive_[0] = 0;
+  }
+  sum_ = sum;
+  if (count_ == 0 || lo < min_) min_ = lo;
+  if (count_ == 0 || hi > max_) max_ = hi;
+  count_ += n;
+}
+
 void QuantileSketch::merge(const QuantileSketch& other) {
   if (other.count_ == 0) return;
   for (auto [mine, theirs] :
@@ -300,7 +357,7 @@ void Percentiles::reserve(std::size_t n) {
 }
 
 void Percentiles::fold() {
-  for (const std::int64_t v : exact_.values()) sketch_.add(v);
+  sketch_.add_all(exact_.values().data(), exact_.values().size());
   exact_.clear();
   exact_active_ = false;
 }

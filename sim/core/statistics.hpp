@@ -4,15 +4,20 @@
 #include <vector>
 
 #include "sim/core/time.hpp"
+#include "sim/core/queue_memory.hpp"
 
 namespace gpumux {
 
 /// Exact order statistics of integer samples (latencies). Stores every sample (8 B each).
 /// Quantile definition: nearest rank, q-quantile = sorted[ceil(q * n) - 1] (so p50 of
 /// {1,2,3,4} is 2, max = quantile(1.0)). quantile() selects through a histogram index, O(n)
-/// per call and no sort (statistics.cpp); quantiles() answers several in one pass.
+/// per call and no sort (statistics.cpp); quantiles() answers several in one pass. A large
+/// series' samples live in huge pages where the system gives them (HugePageAllocator).
 class ExactQuantiles {
  public:
+  /// From 1 MiB (2^17 samples) in huge pages: a 200k-request run's 1.6 MB series faulted in
+  /// 400 pages of 4 KiB each, 20-30 % of its run loop on this project's VM.
+  using Samples = std::vector<std::int64_t, HugePageAllocator<std::int64_t, std::size_t{1} << 20>>;
   void reserve(std::size_t n) { values_.reserve(n); }
   void add(std::int64_t value) {
     values_.push_back(value);
@@ -31,17 +36,17 @@ class ExactQuantiles {
   /// Bytes held by the samples (capacity). O(1).
   std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
   /// The samples, in arrival order.
-  const std::vector<std::int64_t>& values() const { return values_; }
+  const Samples& values() const { return values_; }
   /// Frees the samples (count() becomes 0).
   void clear() {
-    std::vector<std::int64_t>().swap(values_);
+    Samples().swap(values_);
     sum_ = 0;
     indexed_ = false;
     std::vector<std::uint32_t>().swap(select_counts_);
   }
 
  private:
-  std::vector<std::int64_t> values_;
+  Samples values_;
   double sum_ = 0;
   void build_index();
   // The selection index (valid while indexed_): the extremes, the bucket width 2^select_shift_
@@ -105,6 +110,9 @@ class QuantileSketch {
     ++count_;
     sum_ += static_cast<double>(value);
   }
+  /// add(values[i]) for i < n, in that order: the same buckets, count, extremes and sum (added
+  /// in the same order), with the arrays grown once and no branch on a sample's bucket. O(n).
+  void add_all(const std::int64_t* values, std::size_t n);
   /// Adds every sample of OTHER (as if they had been add()ed here).
   void merge(const QuantileSketch& other);
 
