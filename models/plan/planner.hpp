@@ -78,7 +78,11 @@ struct PlanTenantOutcome {
   bool met = true;
   double worst_ratio = 0;  ///< max value / target over its SLO percentiles (0 without SLO)
   std::string reason;      ///< first miss, e.g. "embed p99 11.6 ms > 10 ms"
-  std::string worst;       ///< its percentile closest to target, e.g. "p99 4.2 ms / 10 ms"
+  /// Its percentile closest to target with the samples behind it, e.g. "p99 4.2 ms / 10 ms
+  /// (2991 samples, CI [4.0 ms, 4.5 ms])" (models/plan/slo_check.hpp).
+  std::string worst;
+  std::int64_t samples = 0;   ///< samples behind worst_ratio
+  bool inconclusive = false;  ///< not met only because a verdict is inconclusive
 };
 
 /// One GPU of a setup.
@@ -111,6 +115,8 @@ struct PlanStats {
   std::int64_t units = 0;       ///< distinct (tenants, device, mode) units considered
   std::int64_t units_pruned = 0;
   std::int64_t simulations = 0;
+  /// Of the simulations, those over a longer window because a verdict was inconclusive.
+  std::int64_t longer_windows = 0;
   int dp_rounds = 0;
   int jobs = 1;
   double wall_s = 0;

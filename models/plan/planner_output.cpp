@@ -63,11 +63,20 @@ std::string plan_table(const PlanResult& r) {
   }
   if (r.found()) {
     const PlanSetup& best = r.ranked.front();
+    // The samples behind the worst ratio, and the window the verdicts needed.
+    const PlanTenantOutcome* worst = nullptr;
+    for (const PlanTenantOutcome& o : best.outcomes) {
+      if (worst == nullptr || o.worst_ratio > worst->worst_ratio) worst = &o;
+    }
     out += fmt::format(
         "\nbest: {:.2f} {}/h on {} GPU(s); headroom {:.0f} % (worst SLO ratio "
-        "{:.2f})\n",
+        "{:.2f}{}); simulated {:.4g} s\n",
         best.cost_per_hour, r.currency, best.gpus.size(), (1.0 - best.worst_ratio) * 100,
-        best.worst_ratio);
+        best.worst_ratio,
+        worst != nullptr && worst->worst_ratio > 0
+            ? fmt::format(", {} on {} samples", worst->name, worst->samples)
+            : std::string(),
+        to_seconds(best.scenario.duration));
     out += fmt::format("  {:<20} {:<10} {:>9}  {}\n", "tenant", "device", "SLO ratio",
                        "closest target");
     for (const PlanTenantOutcome& o : best.outcomes) {
@@ -80,10 +89,11 @@ std::string plan_table(const PlanResult& r) {
   const PlanStats& st = r.stats;
   out += fmt::format(
       "\nsearch: {:.4g} setups in the space, {:.4g} left after the bounds ({:.2f} % pruned); "
-      "{} units ({} pruned), {} simulations on {} worker(s), {} DP rounds, {:.2f} s\n",
+      "{} units ({} pruned), {} simulations ({} over a longer window for an inconclusive "
+      "verdict) on {} worker(s), {} DP rounds, {:.2f} s\n",
       st.setups, st.setups_surviving,
       st.setups > 0 ? 100.0 * (1.0 - st.setups_surviving / st.setups) : 0.0, st.units,
-      st.units_pruned, st.simulations, st.jobs, st.dp_rounds, st.wall_s);
+      st.units_pruned, st.simulations, st.longer_windows, st.jobs, st.dp_rounds, st.wall_s);
   return out;
 }
 
@@ -104,6 +114,7 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
       e["cost_per_hour"] = s.cost_per_hour;
       e["gpus"] = s.gpus.size();
       e["worst_slo_ratio"] = s.worst_ratio;
+      e["duration_s"] = to_seconds(s.scenario.duration);
       e["memory_isolated"] = s.memory_isolated;
       e["fault_isolated"] = s.fault_isolated;
       nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
@@ -134,6 +145,8 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
                            {"met", o.met},
                            {"worst_slo_ratio", o.worst_ratio},
                            {"closest", o.worst},
+                           {"samples", o.samples},
+                           {"inconclusive", o.inconclusive},
                            {"reason", o.reason}});
       }
       e["tenants"] = tenants;
@@ -149,6 +162,7 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
                  {"units", st.units},
                  {"units_pruned", st.units_pruned},
                  {"simulations", st.simulations},
+                 {"longer_windows", st.longer_windows},
                  {"dp_rounds", st.dp_rounds},
                  {"jobs", st.jobs},
                  {"wall_s", st.wall_s}};

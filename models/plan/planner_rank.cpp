@@ -93,6 +93,8 @@ PlanSetup Planner::make_setup(const std::string& label, const Partition& p,
       for (const PlanTenantOutcome& o : info.outcomes) setup.outcomes.push_back(o);
       setup.worst_ratio = std::max(setup.worst_ratio, info.worst_ratio);
     }
+    // The setup runs as long as its longest unit had to (a verdict decided on a longer window).
+    s.duration = std::max(s.duration, config_duration(c));
     GpuSpec spec = one.gpus.front();
     spec.name = name;
     spec.where.key_path = "gpus." + std::to_string(s.gpus.size());

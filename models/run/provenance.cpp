@@ -13,6 +13,8 @@ void Run::fill_provenance(Nanos end) {
   result.scenario_name = scenario.name;
   result.seed = scenario.seed;
   result.sim_time_ns = end;
+  result.warmup_ns = scenario.warmup;
+  result.duration_ns = scenario.duration;
   result.events = sim.events_processed();
   result.events_inline = sim.events_inline();
   // The resolved scenario's YAML (result.scenario_yaml) is emitted by execute() after wall_s is
