@@ -38,7 +38,7 @@ inline constexpr int kIntervalBatches = 20;
 /// The default confidence level (scenario key output.confidence).
 inline constexpr double kDefaultConfidence = 0.95;
 
-/// A confidence interval of one quantile: the values and their ranks among the samples.
+/// A confidence interval of one quantile (two of the samples) and the dependence behind it.
 struct QuantileInterval {
   std::int64_t low = 0, high = 0;  ///< the bounds (valid when has_low / has_high)
   bool has_low = false;            ///< false: the samples do not bound the quantile from below
