@@ -264,22 +264,43 @@ PlanResult Planner::run() {
 
   if (result.found()) {
     PlanSetup& winner = result.ranked.front();
-    result.best_yaml = emit_scenario_yaml(winner.scenario);
     if (options_.verify) {
+      // The whole setup over the longest window its units needed. A unit decided over a
+      // shorter window can be inconclusive over this one (the interval's dependence estimate
+      // moves with the data): the window grows on, as in simulate_units, up to
+      // plan.max_duration.
       RunOptions run;
       run.record_requests = false;
-      result.best_run = simulate(resolve_scenario(winner.scenario), run);
-      Mask all_tenants = (Mask{1} << n_) - 1;
-      double worst = 0;
-      std::string reason;
-      std::vector<PlanTenantOutcome> outcomes =
-          judge(numbers_of(*result.best_run), all_tenants, worst, reason);
-      winner.outcomes = outcomes;
-      winner.worst_ratio = worst;
-      if (!reason.empty()) {
-        winner.reason = "verification run differs from the per-GPU runs: " + reason;
+      run.interrupt = options_.interrupt;
+      const auto stopped = [&] {
+        return options_.interrupt != nullptr && options_.interrupt->load();
+      };
+      const Mask all_tenants = (Mask{1} << n_) - 1;
+      for (;;) {
+        if (stopped()) throw PlanInterrupted();
+        result.best_run = simulate(resolve_scenario(winner.scenario), run);
+        if (stopped()) throw PlanInterrupted();  // a run cut short is no verdict
+        double worst = 0;
+        std::string reason;
+        bool inconclusive = false;
+        winner.outcomes =
+            judge(numbers_of(*result.best_run), all_tenants, worst, reason, &inconclusive);
+        winner.worst_ratio = worst;
+        if (reason.empty()) break;
+        const std::optional<Nanos> longer =
+            inconclusive ? longer_window(winner.scenario.duration) : std::nullopt;
+        if (!longer) {
+          winner.reason = "verification run differs from the per-GPU runs: " + reason;
+          if (inconclusive) {
+            winner.reason += fmt::format(" after {:.4g} s simulated (plan.max_duration)",
+                                         to_seconds(winner.scenario.duration));
+          }
+          break;
+        }
+        winner.scenario.duration = *longer;
       }
     }
+    result.best_yaml = emit_scenario_yaml(winner.scenario);
   }
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.stats = stats_;

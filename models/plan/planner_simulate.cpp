@@ -182,7 +182,9 @@ std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& number
     o.samples = check.worst_samples;
     worst = std::max(worst, check.worst_ratio);
     if (!check.met) {
-      if (reason.empty()) reason = check.reason;
+      // The reason is the first decided failure (a miss, an OOM, ...): what a longer window
+      // cannot change; the first inconclusive verdict only when nothing else failed.
+      if (reason.empty() || (only_inconclusive && !check.inconclusive)) reason = check.reason;
       only_inconclusive = only_inconclusive && check.inconclusive;
     }
     out.push_back(o);

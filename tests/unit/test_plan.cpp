@@ -98,7 +98,10 @@ TEST(Plan, MatchesBruteForceOnRandomSmallInstances) {
   // winners are confirmed whole.
   EXPECT_GE(feasible, 4);
   EXPECT_GE(shared, 1);
-  EXPECT_LE(inconclusive_winners, 2);
+  // One of the 10 winners (t2 of instance 3, a queue near saturation: p99 CI [12.2 ms, 23.3 ms]
+  // from 2,897 samples around its 20.3 ms target) stays inconclusive over the grown window.
+  std::printf("winners inconclusive in the verification run: %d\n", inconclusive_winners);
+  EXPECT_LE(inconclusive_winners, 1);
 }
 
 const char* kNode = R"(
