@@ -1,8 +1,11 @@
 """Docs that cannot go stale (issue 24 item 8): scripts/docs_numbers.py re-runs the commands whose
 numbers README.md, docs/ and scenarios/README.md quote and fails when a quoted number drifted
 beyond its tolerance (the rounding of the quote; simulations are deterministic). This file runs
-the cheap entries (each a run of seconds); test_docs_numbers_plan.py (label slow) the plan table.
-It also checks that the checker catches a drift and that --update rewrites the quote."""
+the cheap entries (each a run of seconds: every row of scenarios/README.md's table, the
+contention probes); test_plan_shipped.py (label slow) the slow ones: the plan's table and
+numbers from its one plan run, and test_plan's brute-force counts. It also checks that the
+checker catches a drift, that --update rewrites the quote, and that a vanished quote is
+reported."""
 import os
 import shutil
 import subprocess

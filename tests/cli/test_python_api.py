@@ -6,6 +6,7 @@ gpumux next to the module's build directory). Simulated durations are kept short
 """
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -307,6 +308,28 @@ def test_sweep_grid_order_and_determinism():
     assert recorded["error"].notna().tolist() == [True, False]
     assert recorded.columns[-1] == "error"
     assert recorded["duration_ns"].tolist() == [5e8, 3e9]  # mixed units: the base unit (ns)
+
+
+def test_python_readme_names_columns_the_frames_have():
+    """python/README.md's sweep and compare columns are real columns (issue 24: they had
+    drifted)."""
+    from gpumux.sweep import grid_column
+    text = (REPO / "python" / "README.md").read_text(encoding="utf-8")
+    sweeps = text.split("* **Sweeps**")[1].split("\n* ")[0]
+    named = set(re.findall(r"`([a-z][a-z0-9_]*)`", sweeps))
+    assert {"point", "status", "tenant", "latency_p99_low_ns", "device_sm_busy"} <= named
+    grid = {"tenants.0.workload.arrivals.rate": ["100/s"], "duration": ["500ms", "3s"]}
+    frame = gpumux.sweep(QUICKSTART, grid, processes=1, overrides={"warmup": "1s"},
+                         on_error="record")
+    assert grid_column("gpus.0.sharing.timeslice", ["1024us", "4ms"])[0] == "timeslice_ns"
+    assert grid_column("tenants.0.workload.arrivals.rate", ["100/s"])[0] == "rate_per_s"
+    missing = named - set(frame.columns) - {"timeslice_ns"}
+    assert not missing, missing
+    # The compare() comment of the code block: names after "compare_columns()):".
+    block = text.split("compare_columns()):")[1].split("\ngpumux.")[0]
+    listed = set(re.findall(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b", block))
+    assert {"latency_p99_ns", "slo_verdict", "device_useful_fraction"} <= listed
+    assert listed <= set(gpumux.compare_columns()), listed - set(gpumux.compare_columns())
 
 
 def test_sweep_long_format_many_tenants_and_grid_columns():
