@@ -8,7 +8,7 @@
 // token, (latency - ttft) / (output_tokens - 1) per request). The verdict compares the target
 // with the quantile's confidence interval (LatencySummary::intervals, at output.confidence):
 //   met           the interval's upper bound is at most the target (so an upper bound exists:
-//                 a p99 needs at least 367 independent samples at 95 %, more when dependent);
+//                 a p99 needs at least 368 independent samples at 95 %, more when dependent);
 //   missed        its lower bound is above the target, or the measure has no samples (nothing
 //                 completed, or a TTFT/TPOT target on a tenant without output tokens): an SLO
 //                 cannot be shown to hold on no data;
