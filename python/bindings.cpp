@@ -195,6 +195,13 @@ py::list inspect(const std::string& scenario, bool is_path,
     row["memory_origin"] = r.memory_origin;
     row["memory_per_request_bytes"] = r.memory_per_request;
     row["memory_per_request_origin"] = r.memory_per_request_origin;
+    row["blocks"] = r.blocks;
+    row["blocks_per_sm"] = r.blocks_per_sm;
+    row["implementation"] = r.implementation;
+    row["runtime"] = r.runtime;
+    row["runtime_origin"] = r.runtime_origin;
+    row["host_gap_ns"] = r.host_gap_ns;
+    row["host_gap_origin"] = r.host_gap_origin;
     rows.append(row);
   }
   return rows;

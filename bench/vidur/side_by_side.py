@@ -10,8 +10,12 @@ Two gpumux scenarios per load, both with Vidur's scheduler (vLLM v0 prefill-firs
                 L (lin(T) + attn_prefill(chunk^2))  ~  a + p T + q pairs   (pairs ~ chunk^2 / 2)
             decode iteration, b sequences holding K cached tokens in all:
                 L (lin(b) + attn_decode(b, K / b))  ~  A + B b + C K
-          with least-squares fits over the tables' whole ranges (lin: T 512-4096 for prefill,
-          b 1-128 for decode; attention: every row of the subset). gpumux kernels: a once per
+          with least-squares fits (lin: T 512-4096 for prefill; prefill attention: every row of
+          the subset; the decode operators, lin and attention, over the batches the run reaches,
+          b 1..B: a line through b 1-128 misstates a small batch, the attention's intercept
+          most. B is found from gpumux's own first run on the 1-128 fit, Little's law:
+          the table's first batch >= rate x p99 end-to-end latency, the sequences in flight
+          at the slowest requests; nothing is fitted to Vidur's results). gpumux kernels: a once per
           iteration, p per prompt token with q per causal pair, and a decode step of A - a
           fixed, B per sequence, C per cached token (the decode kernel runs only in decode
           iterations, so both intercepts are exact).
@@ -35,6 +39,9 @@ LAYERS = 32  # Llama-2-7B num_hidden_layers
 LINEAR_OPS = ["input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
               "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add"]
 LOADS = (2, 5, 10)
+# Vidur's results on these arrivals, re-run 2026-12-03 with its timings (SOURCE.md); the first
+# run's summaries are vidur_results.jsonl.
+VIDUR_RESULTS = "vidur_results_2026-12-03.jsonl"
 
 
 def least_squares(rows, ys):
@@ -55,8 +62,9 @@ def least_squares(rows, ys):
     return c
 
 
-def cost_model():
-    """Iteration-cost coefficients in ms from Vidur's tables (module docstring)."""
+def cost_model(decode_max_batch=128):
+    """Iteration-cost coefficients in ms from Vidur's tables (module docstring); the decode
+    iteration's linear operators fitted over batches 1..decode_max_batch."""
     lin = {}
     with open(os.path.join(HERE, "mlp_llama2_7b_a100_tp1.csv")) as f:
         for row in csv.DictReader(f):
@@ -72,16 +80,23 @@ def cost_model():
                 prefill_ys.append(float(row["time_stats.attn_prefill.median"]))
             else:
                 b, kv = int(row["batch_size"]), int(row["kv_cache_size"])
+                if b > decode_max_batch:
+                    continue
                 decode_rows.append([1.0, b, b * kv])
                 decode_ys.append(float(row["time_stats.attn_decode.median"]))
     lin_prefill = least_squares([[1.0, t] for t in lin if 512 <= t <= 4096],
                                 [lin[t] for t in lin if 512 <= t <= 4096])
-    lin_decode = least_squares([[1.0, b] for b in lin if 1 <= b <= 128],
-                               [lin[b] for b in lin if 1 <= b <= 128])
+    decode_batches = [b for b in lin if 1 <= b <= decode_max_batch]
+    lin_decode = least_squares([[1.0, b] for b in decode_batches], [lin[b] for b in decode_batches])
+    if lin_decode[1] < 0:
+        # An operator does not get faster with more sequences: over a flat stretch of the table
+        # the least squares under slope >= 0 is the mean, slope 0.
+        lin_decode = [sum(lin[b] for b in decode_batches) / len(decode_batches), 0.0]
     attn_prefill = least_squares(prefill_rows, prefill_ys)
     attn_decode = least_squares(decode_rows, decode_ys)
     a = LAYERS * (lin_prefill[0] + attn_prefill[0])
     return {
+        "decode_fit_max_batch": max(decode_batches),
         "iteration_ms": a,
         "prefill_per_token_ms": LAYERS * lin_prefill[1],
         "prefill_per_pair_ms": LAYERS * attn_prefill[1],
@@ -89,6 +104,12 @@ def cost_model():
         "decode_per_sequence_ms": LAYERS * (lin_decode[1] + attn_decode[1]),
         "decode_per_cached_token_ms": LAYERS * attn_decode[2],
     }
+
+
+def table_batches():
+    """The batch sizes (num_tokens) of Vidur's linear-operator table."""
+    with open(os.path.join(HERE, "mlp_llama2_7b_a100_tp1.csv")) as f:
+        return sorted({int(row["num_tokens"]) for row in csv.DictReader(f)})
 
 
 def scenario(trace, kind, m):
@@ -142,10 +163,12 @@ def main():
     parser.add_argument("--gpumux", default=os.environ.get("GPUMUX_BIN", "gpumux"))
     parser.add_argument("--out", default=None)
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument("--vidur-results", default=os.path.join(HERE, VIDUR_RESULTS),
+                        help="Vidur's summaries (and timings, when recorded) per load")
     args = parser.parse_args()
     model = cost_model()
     vidur = {}
-    with open(os.path.join(HERE, "vidur_results.jsonl")) as f:
+    with open(args.vidur_results) as f:
         for line in f:
             r = json.loads(line)
             vidur[r["who"]] = r
@@ -159,12 +182,33 @@ def main():
             with open(path, "w") as f:
                 f.write(scenario(trace, kind, model))
             got = run_gpumux(args.gpumux, path, out_dir)
+            if kind == "tables":
+                # The decode batches this load reaches (Little's law on the first run): refit
+                # the decode operators over them and run again.
+                in_flight = qps * got["e2e_s"]["p99"]
+                batches = sorted(b for b in table_batches() if b >= in_flight)
+                limit = batches[0] if batches else 128
+                load_model = cost_model(limit)
+                with open(path, "w") as f:
+                    f.write(scenario(trace, kind, load_model))
+                got = run_gpumux(args.gpumux, path, out_dir)
+                got["decode_fit_max_batch"] = limit
             errors = {}
             for metric in ("ttft_ms", "tpot_ms", "e2e_s"):
                 for q in ("mean", "p50", "p99"):
                     errors[f"{metric}.{q}"] = round(100 * (got[metric][q] / ref[metric][q] - 1), 1)
-            rows.append({"qps": qps, "costs": kind, "gpumux": got, "vidur": ref,
-                         "error_pct": errors})
+            row = {"qps": qps, "costs": kind, "gpumux": got, "vidur": ref, "error_pct": errors}
+            timing = ref.get("timing_s")
+            if timing:
+                # Vidur's event loop (Simulator.run) and its whole run without the predictors'
+                # one-off training (import, predictor load, run, write), against gpumux's run.
+                wall = max(got["wall_s"], 1e-9)
+                whole = timing["import_config_s"] + timing["run_s"] + timing["write_s"] + (
+                    timing["init_s"] if timing["init_s"] < 60 else 0)
+                row["speed_ratio"] = {"run": round(timing["run_s"] / wall),
+                                      "whole": round(whole / wall) if timing["init_s"] < 60
+                                      else None}
+            rows.append(row)
     if args.json:
         print(json.dumps({"cost_model_ms": model}))
         for r in rows:
@@ -174,14 +218,15 @@ def main():
           ", ".join(f"{k} {v:.6g}" for k, v in model.items()))
     print(f"{'qps':>3} {'costs':<6} " + " ".join(
         f"{m + '.' + q:>14}" for m in ("ttft", "tpot", "e2e") for q in ("p50", "p99")) +
-        f" {'wall_s':>8}")
+        f" {'wall_s':>8} {'x vidur':>8}")
     for r in rows:
         cells = []
         for m in ("ttft_ms", "tpot_ms", "e2e_s"):
             for q in ("p50", "p99"):
                 cells.append(f"{r['gpumux'][m][q]:>7.4g}({r['error_pct'][m + '.' + q]:+.1f}%)")
+        ratio = r.get("speed_ratio", {}).get("run")
         print(f"{r['qps']:>3} {r['costs']:<6} " + " ".join(f"{c:>14}" for c in cells) +
-              f" {r['gpumux']['wall_s']:>8.4f}")
+              f" {r['gpumux']['wall_s']:>8.4f} {ratio if ratio is not None else '-':>8}")
     return 0
 
 

@@ -197,12 +197,17 @@ def tenant(name: str, gpu: str, job: dict, L_ms: float) -> dict:
             "workload": {"arrivals": {"process": "closed", "concurrency": 1}, "request": req}}
 
 
-def run_batch(gpumux: str, groups: list, jobs: list, L_ms: float, tmp: Path, tag: str) -> dict:
-    """groups: list of (key, [job index, ...]); each group on its own MPS GPU."""
+def run_batch(gpumux: str, groups: list, jobs: list, L_ms: float, tmp: Path, tag: str,
+              client_order: str | None = None) -> dict:
+    """groups: list of (key, [job index, ...]); each group on its own MPS GPU (the MPS
+    `client_order`, when given: interleaved | launch_order; else gpumux's default)."""
     gpus, tenants = [], []
+    sharing = {"mode": "mps"}
+    if client_order:
+        sharing["client_order"] = client_order
     for gi, (key, members) in enumerate(groups):
         g = f"g{gi}"
-        gpus.append({"name": g, "model": PROFILE, "sharing": {"mode": "mps"}})
+        gpus.append({"name": g, "model": PROFILE, "sharing": dict(sharing)})
         for ti, j in enumerate(members):
             tenants.append(tenant(f"{key}-{ti}", g, jobs[j], L_ms))
     scen = {"name": f"gavel-{tag}", "seed": 1, "duration": f"{DURATION_S}s",

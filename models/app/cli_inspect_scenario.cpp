@@ -22,6 +22,9 @@ const CommandHelp kInspectHelp{
     "fallback: sm_fraction 1, memory_bound 0, waves 1), catalog:NAME (the workload catalog,\n"
     "docs/workloads.md), trace (a recorded kernel trace) or ncu (Nsight Compute metrics).\n"
     "A kernel class is the kernels of a request with the same name and values (n = how many).\n"
+    "Also the grid (blocks / resident blocks per SM) and, for catalog tenants, the runtime,\n"
+    "the host gap per launch it implies and how each kernel is implemented (GEMM tile and\n"
+    "split-K, fused or unfused attention).\n"
     "Exit: 0 shown, 2 bad input.",
     "  gpumux inspect scenarios/quickstart.yaml\n"
     "  gpumux inspect scenarios/pattern-batch-inference.yaml --json\n"
@@ -112,7 +115,9 @@ int command_inspect(const std::vector<std::string>& args) {
                            {"memory_per_request_bytes",
                             valued(r.memory_per_request, r.memory_per_request_origin)},
                            {"launch", valued(r.launch, r.launch_origin)},
+                           {"host_gap_ns", valued(r.host_gap_ns, r.host_gap_origin)},
                            {"kernels", nlohmann::json::array()}});
+        if (!r.runtime.empty()) tenants.back()["runtime"] = valued(r.runtime, r.runtime_origin);
       }
       tenants.back()["kernels"].push_back(
           {{"name", r.kernel},
@@ -122,7 +127,10 @@ int command_inspect(const std::vector<std::string>& args) {
            {"waves", valued(r.waves, r.waves_origin)},
            {"memory_bound", valued(r.memory_bound, r.memory_bound_origin)},
            {"working_set_bytes", valued(r.working_set, r.working_set_origin)},
-           {"repeat", valued(r.repeat, r.repeat_origin)}});
+           {"repeat", valued(r.repeat, r.repeat_origin)},
+           {"blocks", r.blocks},
+           {"blocks_per_sm", r.blocks_per_sm},
+           {"implementation", r.implementation}});
     }
     print_structured(nlohmann::json{{"scenario", inspection.resolved.scenario.name},
                                     {"tenants", tenants},
@@ -134,7 +142,9 @@ int command_inspect(const std::vector<std::string>& args) {
     std::cout << "tenant,device,kernel,count,duration_ns,duration_origin,sm_fraction,"
                  "sm_fraction_origin,waves,waves_origin,memory_bound,memory_bound_origin,"
                  "working_set_bytes,working_set_origin,repeat,repeat_origin,launch,launch_origin,"
-                 "memory_bytes,memory_origin,memory_per_request_bytes,memory_per_request_origin\n";
+                 "memory_bytes,memory_origin,memory_per_request_bytes,memory_per_request_origin,"
+                 "blocks,blocks_per_sm,implementation,runtime,runtime_origin,host_gap_ns,"
+                 "host_gap_origin\n";
     for (const InspectRow& r : rows) {
       std::cout << csv_field(r.tenant) << "," << csv_field(r.device) << "," << csv_field(r.kernel)
                 << "," << r.count << "," << fmt::format("{}", r.duration_ns) << ","
@@ -144,7 +154,10 @@ int command_inspect(const std::vector<std::string>& args) {
                 << r.memory_bound_origin << "," << r.working_set << "," << r.working_set_origin
                 << "," << r.repeat << "," << r.repeat_origin << "," << r.launch << ","
                 << r.launch_origin << "," << r.memory << "," << r.memory_origin << ","
-                << r.memory_per_request << "," << r.memory_per_request_origin << "\n";
+                << r.memory_per_request << "," << r.memory_per_request_origin << "," << r.blocks
+                << "," << r.blocks_per_sm << "," << csv_field(r.implementation) << "," << r.runtime
+                << "," << r.runtime_origin << "," << fmt::format("{}", r.host_gap_ns) << ","
+                << r.host_gap_origin << "\n";
     }
     return kExitOk;
   }
@@ -156,15 +169,26 @@ int command_inspect(const std::vector<std::string>& args) {
                 << r.device << ": memory " << size_text(r.memory) << " (" << r.memory_origin
                 << "), per request " << size_text(r.memory_per_request) << " ("
                 << r.memory_per_request_origin << "), launch " << r.launch << " ("
-                << r.launch_origin << ")\n";
-      std::cout << fmt::format("  {:<28} {:>4} {:>11} {:>8} {:>7} {:>7} {:>10} {:>6}  {}\n",
+                << r.launch_origin << ")";
+      if (!r.runtime.empty())
+        std::cout << ", runtime " << r.runtime << " (" << r.runtime_origin << ")";
+      if (r.host_gap_ns > 0 || !r.runtime.empty()) {
+        std::cout << ", host gap " << duration_text(r.host_gap_ns) << " per launch ("
+                  << r.host_gap_origin << ")";
+      }
+      std::cout << "\n";
+      std::cout << fmt::format("  {:<28} {:>4} {:>11} {:>8} {:>7} {:>7} {:>10} {:>6} {:>9}  {}\n",
                                "kernel", "n", "duration", "sm_frac", "waves", "m_bound", "work_set",
-                               "repeat", "origin");
+                               "repeat", "grid", "origin");
     }
-    std::cout << fmt::format("  {:<28} {:>4} {:>11} {:>8.3f} {:>7.2f} {:>7.3f} {:>10} {:>6}  {}\n",
-                             r.kernel.size() > 28 ? r.kernel.substr(0, 27) + "~" : r.kernel,
-                             r.count, duration_text(r.duration_ns), r.sm_fraction, r.waves,
-                             r.memory_bound, size_text(r.working_set), r.repeat, origins_text(r));
+    const std::string grid =
+        r.blocks > 0 ? fmt::format("{}/{}", r.blocks, r.blocks_per_sm) : std::string("-");
+    std::cout << fmt::format(
+        "  {:<28} {:>4} {:>11} {:>8.3f} {:>7.2f} {:>7.3f} {:>10} {:>6} {:>9}  {}{}\n",
+        r.kernel.size() > 28 ? r.kernel.substr(0, 27) + "~" : r.kernel, r.count,
+        duration_text(r.duration_ns), r.sm_fraction, r.waves, r.memory_bound,
+        size_text(r.working_set), r.repeat, grid, origins_text(r),
+        r.implementation.empty() ? std::string() : " [" + r.implementation + "]");
   }
   for (const std::string& w : inspection.warnings) std::cerr << "gpumux: warning: " << w << "\n";
   return kExitOk;

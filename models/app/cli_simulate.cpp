@@ -47,16 +47,18 @@ const CommandHelp kRunHelp{
     "  gpumux run scenarios/quickstart.yaml --set tenants.0.workload.arrivals.rate=400/s "
     "--fail-on-slo\n"};
 const CommandHelp kValidateHelp{
-    "usage: gpumux validate SCENARIO.yaml [--set KEY=VALUE ...]",
+    "usage: gpumux validate SCENARIO.yaml [--set KEY=VALUE ...] [--format table|json|yaml]",
     "Checks schema, units, MIG placement and memory capacity without running; prints the devices\n"
     "and their tenants. What will fail is an error: a tenant whose static memory (or static +\n"
     "one request's) exceeds its device or MPS pinned limit. What is likely to fail is a warning\n"
     "on stderr: tenants that together exceed a device's memory, an offered load at or above\n"
     "what the device serves with the tenant alone, a device's tenants offering more SM or HBM\n"
     "time than it has. A planning scenario (plan:, tenants without devices) is checked against\n"
-    "its GPU models. Exit 0 when valid (warnings allowed), 2 with one line\n"
-    "FILE:LINE:COLUMN: KEY: message.",
+    "its GPU models. --format json|yaml prints the same as one document in machine units\n"
+    "(bytes), warnings listed in it and still on stderr. Exit 0 when valid (warnings\n"
+    "allowed), 2 with one line FILE:LINE:COLUMN: KEY: message.",
     "  gpumux validate scenarios/mig-all-balanced-a100.yaml\n"
+    "  gpumux validate scenarios/hybrid-h100.yaml --format json\n"
     "  gpumux validate my.yaml --set gpus.0.mig=3g.40gb:1,1g.10gb:4\n"};
 const CommandHelp kCompareHelp{
     "usage: gpumux compare SCENARIO.yaml --strategies A,B,... [-o OUT.h5] [--seed N] "
@@ -94,6 +96,7 @@ po::options_description validate_options() {
   o.add_options()("set",
                   po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                   "override a scenario key, e.g. gpus.0.mig=all-balanced (repeatable)");
+  add_data_format_options(o);
   add_quiet_option(o);
   return o;
 }
@@ -184,20 +187,69 @@ int command_run(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// `validate --format json|yaml`: what the table says, in machine units, one document.
+nlohmann::ordered_json validation_json(const Validation& validation) {
+  const Scenario& loaded = validation.scenario;
+  if (validation.planning) {
+    return {{"status", "ok"},
+            {"scenario", loaded.name},
+            {"kind", "planning"},
+            {"tenants", loaded.tenants.size()},
+            {"gpu_models", loaded.plan->gpus.size()}};
+  }
+  const ResolvedScenario& resolved = *validation.resolved;
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const ResolvedDevice& d : resolved.devices) {
+    nlohmann::ordered_json tenants = nlohmann::ordered_json::array();
+    for (int t : d.tenants) tenants.push_back(resolved.scenario.tenants[std::size_t(t)].name);
+    devices.push_back({{"device", d.geometry.name},
+                       {"profile", d.geometry.profile},
+                       {"sms", d.geometry.sms},
+                       {"memory_bytes", d.geometry.memory},
+                       {"sharing", d.sharing.mode_name()},
+                       {"tenants", tenants}});
+  }
+  return {{"status", "ok"},
+          {"scenario", resolved.scenario.name},
+          {"kind", "scenario"},
+          {"gpus", resolved.scenario.gpus.size()},
+          {"tenants", resolved.scenario.tenants.size()},
+          {"devices", devices},
+          {"warnings", validation.warnings}};
+}
+
 int command_validate(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, validate_options(), "scenario");
+  const DataFormat format = data_format(vm);
   if (is_cluster_request(scenario_request(vm))) {
     // A cluster scenario: the loader's checks (schema, units, device-plugin / mig-parted / GKE
     // settings, openb rows), then what each pool advertises.
     const cluster::ClusterSpec spec = load_cluster_request(scenario_request(vm));
+    const std::vector<std::string> advertised = cluster::advertised_lines(spec);
+    if (format != DataFormat::table) {
+      print_data({{"status", "ok"},
+                  {"kind", "cluster"},
+                  {"pools", spec.pools.size()},
+                  {"pods", spec.pods.size()},
+                  {"policy", cluster::policy_name(spec.scheduler.policy)},
+                  {"advertised", advertised}},
+                 format, std::cout);
+      return kExitOk;
+    }
     std::cout << "ok: a cluster scenario: " << spec.pools.size() << " pool(s), " << spec.pods.size()
               << " pod(s), policy " << cluster::policy_name(spec.scheduler.policy) << "\n";
-    for (const std::string& line : cluster::advertised_lines(spec)) {
-      std::cout << "  " << line << "\n";
-    }
+    for (const std::string& line : advertised) std::cout << "  " << line << "\n";
     return kExitOk;
   }
   const Validation validation = validate_request(scenario_request(vm));
+  // Warnings go to stderr in every format (a JSON/YAML document also lists them).
+  if (!validation.planning) {
+    for (const std::string& w : validation.warnings) std::cerr << "gpumux: warning: " << w << "\n";
+  }
+  if (format != DataFormat::table) {
+    print_data(validation_json(validation), format, std::cout);
+    return kExitOk;
+  }
   if (validation.planning) {
     const Scenario& loaded = validation.scenario;
     std::cout << "ok: " << loaded.name << ": a planning scenario, " << loaded.tenants.size()
@@ -205,7 +257,6 @@ int command_validate(const std::vector<std::string>& args) {
               << " GPU model(s); place them with `gpumux plan`\n";
     return kExitOk;
   }
-  for (const std::string& w : validation.warnings) std::cerr << "gpumux: warning: " << w << "\n";
   const ResolvedScenario& resolved = *validation.resolved;
   const Scenario& scenario = resolved.scenario;
   std::cout << "ok: " << scenario.name << ": " << scenario.gpus.size() << " GPU(s), "

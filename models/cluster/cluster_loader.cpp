@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <regex>
 #include <set>
 
 #include "models/cluster/device_plugin_config.hpp"
@@ -464,9 +465,10 @@ void expand(const PodEntry& e, std::uint64_t seed, std::size_t entry_index,
 }
 
 SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"policy", "preemption", "ignore_deletions", "fgd_popularity_threshold",
-                       "fgd_include_cpu_pods", "tie_seed"});
+  const MapReader map(
+      ctx, field,
+      {"policy", "preemption", "ignore_deletions", "fgd_popularity_threshold",
+       "fgd_include_cpu_pods", "fgd_typical_step", "node_score", "tie_break", "tie_seed"});
   SchedulerSpec s;
   if (const auto f = map.get("policy")) {
     s.policy = choice_of<SchedulingPolicy>(ctx, *f,
@@ -490,8 +492,68 @@ SchedulerSpec scheduler_of(Context& ctx, const Field& field) {
     }
   }
   if (const auto f = map.get("fgd_include_cpu_pods")) s.fgd_include_cpu_pods = bool_of(ctx, *f);
+  if (const auto f = map.get("fgd_typical_step")) {
+    s.fgd_typical_step = int_of(ctx, *f, 1);
+    if (s.fgd_typical_step > 1000) {
+      ctx.fail(*f, fmt::format("shapes per step, 1-1000, got {}", s.fgd_typical_step));
+    }
+  }
+  if (const auto f = map.get("node_score")) {
+    s.node_score = choice_of<NodeScore>(
+        ctx, *f, {{"integer", NodeScore::integer}, {"exact", NodeScore::exact}},
+        {"integer", "exact"}, "node score");
+  }
+  if (const auto f = map.get("tie_break")) {
+    s.tie_break = choice_of<TieBreak>(ctx, *f,
+                                      {{"name", TieBreak::node_name},
+                                       {"permutation", TieBreak::permutation},
+                                       {"random", TieBreak::random}},
+                                      {"name", "permutation", "random"}, "tie-break");
+  }
   if (const auto f = map.get("tie_seed")) s.tie_seed = yaml::seed_of(ctx, *f);
   return s;
+}
+
+// `autoscaler: {expander: random|least-waste|priority|first, priorities: {10: [regex, ...]}}`
+AutoscalerSpec autoscaler_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field, {"expander", "priorities"});
+  AutoscalerSpec a;
+  if (const auto f = map.get("expander")) {
+    a.expander = choice_of<Expander>(ctx, *f,
+                                     {{"random", Expander::random},
+                                      {"least-waste", Expander::least_waste},
+                                      {"priority", Expander::priority},
+                                      {"first", Expander::first}},
+                                     {"random", "least-waste", "priority", "first"}, "expander");
+  }
+  if (const auto f = map.get("priorities")) {
+    ctx.record(*f);
+    if (!f->node.IsMap()) {
+      ctx.fail(*f, fmt::format("expected a mapping of priority: [pool-name regex, ...], got {}",
+                               kind_of(f->node)));
+    }
+    for (auto it = f->node.begin(); it != f->node.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const Field value{it->second, child_path(f->path, key), it->first.Mark()};
+      const Field key_field{it->first, child_path(f->path, key), it->first.Mark()};
+      const int priority = int_of(ctx, key_field, 1);
+      std::vector<std::string>& patterns = a.priorities[priority];
+      for (const Field& item : list_of(ctx, value, true)) {
+        const std::string pattern = text_of(ctx, item);
+        try {
+          (void)std::regex(pattern);
+        } catch (const std::regex_error& e) {
+          ctx.fail(item, fmt::format("not a regular expression: {}", e.what()));
+        }
+        patterns.push_back(pattern);
+      }
+    }
+    if (a.priorities.empty()) ctx.fail(*f, "no priorities (give at least one value: [regex])");
+  }
+  if (a.expander == Expander::priority && a.priorities.empty()) {
+    ctx.fail(field, "the priority expander needs `priorities: {10: [pool-name regex, ...]}`");
+  }
+  return a;
 }
 
 void openb_of(Context& ctx, const Field& field, ClusterSpec& spec, bool allow_large) {
@@ -600,7 +662,8 @@ void check_workload_budget(const std::vector<PodEntry>& entries,
 }
 
 ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, bool allow_large) {
-  const MapReader map(ctx, field, {"pools", "pods", "openb", "scheduler", "duration", "sample"});
+  const MapReader map(ctx, field,
+                      {"pools", "pods", "openb", "scheduler", "autoscaler", "duration", "sample"});
   ClusterSpec spec;
   spec.where = ctx.at(field.path, field.mark);
   spec.seed = seed;
@@ -644,6 +707,7 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, b
     spec.pods = sorted_by_arrival(std::move(spec.pods));
   }
   if (const auto f = map.get("scheduler")) spec.scheduler = scheduler_of(ctx, *f);
+  if (const auto f = map.get("autoscaler")) spec.autoscaler = autoscaler_of(ctx, *f);
   if (const auto f = map.get("duration")) spec.duration = positive_duration_of(ctx, *f);
   const Nanos last_arrival = spec.pods.empty() ? 0 : spec.pods.back().arrival;
   if (const auto f = map.get("sample")) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 namespace gpumux::cluster {
 namespace {
@@ -9,19 +11,35 @@ namespace {
 constexpr double kHoursPerMonth = 730.0;  // 8,760 h / 12
 constexpr double kBytesPerGb = 1e9;
 
-double nearest_rank(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
+// A pending time and whether it is censored (the pod had not started when the replay ended).
+struct Wait {
+  double seconds;
+  bool censored;
+  bool operator<(const Wait& o) const {
+    // Exact waits before censored ones of the same length: the fewest quantiles are flagged.
+    return seconds != o.seconds ? seconds < o.seconds : (!censored && o.censored);
+  }
+};
+
+// The nearest-rank q-quantile and whether it is a lower bound: some censored wait at or below
+// its rank could be longer than the value, which would move the order statistic up.
+std::pair<double, bool> nearest_rank(const std::vector<Wait>& sorted, double q) {
+  if (sorted.empty()) return {0.0, false};
   const auto n = static_cast<double>(sorted.size());
-  const auto i = static_cast<std::size_t>(std::max(1.0, std::ceil(q * n))) - 1;
-  return sorted[std::min(i, sorted.size() - 1)];
+  const auto i =
+      std::min(static_cast<std::size_t>(std::max(1.0, std::ceil(q * n))) - 1, sorted.size() - 1);
+  bool censored = false;
+  for (std::size_t k = 0; k <= i && !censored; ++k) censored = sorted[k].censored;
+  return {sorted[i].seconds, censored};
 }
 
-void fill(PendingStats& s, std::vector<double>& waits) {
+void fill(PendingStats& s, std::vector<Wait>& waits) {
   std::sort(waits.begin(), waits.end());
-  s.p50_s = nearest_rank(waits, 0.50);
-  s.p90_s = nearest_rank(waits, 0.90);
-  s.p99_s = nearest_rank(waits, 0.99);
-  s.max_s = waits.empty() ? 0 : waits.back();
+  std::tie(s.p50_s, s.p50_censored) = nearest_rank(waits, 0.50);
+  std::tie(s.p90_s, s.p90_censored) = nearest_rank(waits, 0.90);
+  std::tie(s.p99_s, s.p99_censored) = nearest_rank(waits, 0.99);
+  s.max_s = waits.empty() ? 0 : waits.back().seconds;
+  s.max_censored = s.censored > 0;
 }
 
 }  // namespace
@@ -29,8 +47,8 @@ void fill(PendingStats& s, std::vector<double>& waits) {
 ClusterMetrics cluster_metrics(const ClusterResult& r) {
   ClusterMetrics m;
   std::map<std::string, PendingStats> by_class;
-  std::map<std::string, std::vector<double>> waits;
-  std::vector<double> all_waits;
+  std::map<std::string, std::vector<Wait>> waits;
+  std::vector<Wait> all_waits;
   std::map<std::string, int> reasons;
   for (const PodRecord& p : r.pods) {
     PendingStats& s = by_class[p.pod_class];
@@ -46,18 +64,25 @@ ClusterMetrics cluster_metrics(const ClusterResult& r) {
     if (p.start < 0) {
       s.never_started += 1;
       m.all.never_started += 1;
+      if (p.arrival <= r.end_time) {  // waited from its arrival to the end, at least
+        s.censored += 1;
+        m.all.censored += 1;
+        const Wait w{to_seconds(r.end_time - p.arrival), true};
+        waits[p.pod_class].push_back(w);
+        all_waits.push_back(w);
+      }
       continue;
     }
     s.started += 1;
     m.all.started += 1;
-    const double w = to_seconds(p.start - p.arrival);
+    const Wait w{to_seconds(p.start - p.arrival), false};
     waits[p.pod_class].push_back(w);
     all_waits.push_back(w);
     const Nanos end = p.end >= 0 ? p.end : r.end_time;
     const double hours = std::max(0.0, to_seconds(end - p.start) / 3600.0);
     double share = 0;
     if (p.node_gpu_milli > 0) {
-      share = p.gpu_milli / p.node_gpu_milli;
+      share = p.node_gpu_share;
     } else if (p.node_cpu_milli > 0) {
       share = static_cast<double>(p.cpu_milli) / static_cast<double>(p.node_cpu_milli);
     }

@@ -22,10 +22,16 @@ Json stats_json(const PendingStats& s) {
   j["started"] = s.started;
   j["waited"] = s.waited;
   j["never_started"] = s.never_started;
+  j["censored"] = s.censored;
   j["pending_p50_s"] = s.p50_s;
   j["pending_p90_s"] = s.p90_s;
   j["pending_p99_s"] = s.p99_s;
   j["pending_max_s"] = s.max_s;
+  // true: the value is a lower bound (censored pods, docs/metrics.md "Cluster metrics").
+  j["pending_p50_censored"] = s.p50_censored;
+  j["pending_p90_censored"] = s.p90_censored;
+  j["pending_p99_censored"] = s.p99_censored;
+  j["pending_max_censored"] = s.max_censored;
   j["gpu_hours"] = s.gpu_hours;
   j["cost_allocated"] = s.cost_allocated;
   j["cost_used"] = s.cost_used;
@@ -135,26 +141,38 @@ std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& 
   std::string out = fmt::format("cluster replay: policy {}, {} pods, {} simulated{}\n\n", r.policy,
                                 m.all.pods, format_duration_ns(static_cast<double>(r.end_time)),
                                 r.ignore_deletions ? ", pods never deleted (FGD replay)" : "");
-  TextTable pending({"class", "pods", "started", "waited", "never", "p50", "p90", "p99", "max",
+  TextTable pending({"class", "pods", "started", "waited", "censored", "p50", "p90", "p99", "max",
                      "cost alloc", "cost used"},
                     1);
+  // A censored quantile is a lower bound: ">=1h".
+  auto wait = [](double seconds, bool censored) {
+    return (censored ? ">=" : "") + format_duration_ns(seconds * 1e9);
+  };
   auto row = [&](const PendingStats& s) {
     pending.add_row({s.pod_class, std::to_string(s.pods), std::to_string(s.started),
-                     std::to_string(s.waited), std::to_string(s.never_started),
-                     format_duration_ns(s.p50_s * 1e9), format_duration_ns(s.p90_s * 1e9),
-                     format_duration_ns(s.p99_s * 1e9), format_duration_ns(s.max_s * 1e9),
+                     std::to_string(s.waited), std::to_string(s.censored),
+                     wait(s.p50_s, s.p50_censored), wait(s.p90_s, s.p90_censored),
+                     wait(s.p99_s, s.p99_censored), wait(s.max_s, s.max_censored),
                      money(s.cost_allocated, m.currency), money(s.cost_used, m.currency)});
   };
   for (const PendingStats& s : m.classes) row(s);
   if (m.classes.size() > 1) row(m.all);
-  out += "pending time by pod class\n" + pending.render("  ") + "\n";
+  out += "pending time by pod class\n" + pending.render("  ");
+  if (m.all.censored > 0) {
+    out += fmt::format(
+        "  {} pod(s) had not started by the end: their waits are censored at the end of the "
+        "replay, and a quantile marked >= is a lower bound\n",
+        m.all.censored);
+  }
+  out += "\n";
   out += fmt::format(
       "GPU allocation: {} of milli-GPUs at the end ({} time-weighted), {} of GPUs in use at the "
       "end; utilization {} (time-weighted)\n",
       format_percent(m.allocation_final), format_percent(m.allocation_mean),
       format_percent(m.gpu_allocation_final), format_percent(m.utilization_mean));
   out += fmt::format(
-      "fragmentation (FGD): {} GPUs at the end ({} of the free capacity), {} GPUs "
+      "fragmentation (FGD, what occupancy strands): {} GPUs at the end ({} of the free "
+      "capacity), {} GPUs "
       "time-weighted; free but unusable by any pending pod: {} GPUs at the end\n",
       format_si(m.fragmentation_final_milli / 1000.0), format_percent(m.fragmentation_final_ratio),
       format_si(m.fragmentation_mean_milli / 1000.0), format_si(m.unusable_final_milli / 1000.0));

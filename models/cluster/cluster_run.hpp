@@ -19,15 +19,19 @@
 //    that costs least (lowest highest-victim priority, then fewest victims, then node index), the
 //    lowest-priority pods (latest started first) of strictly lower priority until it fits; the
 //    victims go back to the pending queue (their arrival stays; evictions counted).
-//  * Autoscaling: a pod that does not fit provisions one node of the first pool (in file order)
-//    with autoscaling, head-room below max_nodes and an empty node it fits, unless a node being
-//    provisioned still has room for it; the node is schedulable after provisioning_delay. A node
-//    of such a pool that stays empty for scale_down_after is removed while the pool has more
-//    than min_nodes. (cluster-autoscaler's expanders and its 10-minute default are described in
-//    https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md.)
+//  * Autoscaling (cluster-autoscaler's scale-up; cluster_run.cpp Replay::scale_up has the
+//    steps and sources): at the end of an instant where pods became pending, the pending pods
+//    that nodes being provisioned would host are left to them; for every pool with autoscaling
+//    and head-room below max_nodes, cluster-autoscaler's binpacking estimator (First-Fit
+//    Decreasing over new nodes of the pool) counts the nodes the rest need; the expander
+//    (cluster.autoscaler.expander: random, least-waste, priority, first) picks one pool, which
+//    grows by that count; repeated until no pool can help. A node is schedulable after
+//    provisioning_delay. A node of such a pool that stays empty for scale_down_after is removed
+//    while the pool has more than min_nodes.
 //  * ignore_deletions (FGD's replay): pods never leave; a pod that does not fit on arrival is
 //    recorded as failed at that time and stays pending to the end.
-// Deterministic: no randomness, ties broken by index; the same spec gives bit-identical results.
+// Deterministic: random choices (ties, the random expander) are seeded hashes; the same spec gives
+// bit-identical results.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,7 +65,10 @@ struct PodRecord {
   bool spans_nodes = false;       ///< a gang whose members are on several nodes
   Nanos allreduce_step_ns = 0;    ///< ring all-reduce time per step for its placement
   double node_cost_per_hour = 0;  ///< price of the node it ran on
-  double node_gpu_milli = 0;      ///< the node's milli-GPUs (for cost shares)
+  double node_gpu_milli = 0;      ///< the node's milli-GPUs
+  /// The share of the node's GPUs the pod holds, for cost: per unit taken, taken slots / slots
+  /// x the unit's gpu_fraction (a MIG instance: compute slices / 7), over the node's GPUs.
+  double node_gpu_share = 0;
   std::int64_t node_cpu_milli = 0;
   std::vector<int> units;  ///< node-local indices of the advertised units it holds
   // A pod with a `workload:` tenant, simulated on its GPU (models/cluster/workload_pods.hpp):

@@ -156,6 +156,8 @@ struct PodSpec {
 /// Scheduling policies (`scheduler.policy`). fgd: Fragmentation Gradient Descent (Weng et al.,
 /// "Beware of Fragmentation", USENIX ATC'23): the node whose fragmentation grows least.
 enum class SchedulingPolicy { first_fit, best_fit, worst_fit, fgd };
+enum class NodeScore { integer, exact };
+enum class TieBreak { node_name, permutation, random };
 
 struct SchedulerSpec {
   SchedulingPolicy policy = SchedulingPolicy::best_fit;
@@ -170,14 +172,44 @@ struct SchedulerSpec {
   /// (engine) Whether CPU-only pods are among FGD's typical pods (same source:
   /// typicalPodsConfig.isInvolvedCpuPods: true).
   bool fgd_include_cpu_pods = true;
+  /// (engine) FGD's typical pods are taken in steps of this many shapes until they cover the
+  /// threshold (source: scripts/generate_config_and_run.py `--pod-increase-step` default 1, what
+  /// the ATC'23 experiments ran; pkg/type DefaultTypicalPodIncreaseStep 10 applies only when the
+  /// config gives none).
+  int fgd_typical_step = 1;
+  /// (engine) Node scores as kube-scheduler's framework keeps them, an integer 0..100
+  /// (framework.MaxNodeScore; FGD: trunc(100 sigmoid(dF / 1000))), or the exact real value.
+  NodeScore node_score = NodeScore::integer;
+  /// (engine) Among nodes of equal best score: the smallest node name (the FGD simulator's
+  /// kube-scheduler, selectHost); the first in a random order of the nodes fixed for the run
+  /// (permutation: the FGD simulator prefixes every node name with its place in a seeded random
+  /// permutation, so its smallest name is that); or a node drawn anew at every decision
+  /// (random: upstream kube-scheduler). `tie_seed` seeds both random forms.
+  TieBreak tie_break = TieBreak::node_name;
   /// (engine) Seed of the deterministic tie-break among equal-score nodes (scheduler.hpp).
   std::uint64_t tie_seed = 0;
+};
+
+/// cluster-autoscaler's expander (`--expander`): which node group grows when several could
+/// host the pending pods
+/// (https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md, "What are
+/// Expanders?"). first: the first pool in file order (gpumux's own, not an expander of
+/// cluster-autoscaler).
+enum class Expander { random, least_waste, priority, first };
+
+/// `cluster.autoscaler:` (engine): the scale-up decision for all autoscaled pools.
+struct AutoscalerSpec {
+  Expander expander = Expander::random;  ///< cluster-autoscaler's default expander
+  /// The priority expander's ConfigMap `priorities`: value -> regular expressions matched
+  /// against the pool name; the highest matching value wins.
+  std::map<int, std::vector<std::string>> priorities;
 };
 
 struct ClusterSpec {
   std::vector<NodePoolSpec> pools;
   std::vector<PodSpec> pods;  ///< sorted by arrival (ties: file order)
   SchedulerSpec scheduler;
+  AutoscalerSpec autoscaler;
   Nanos duration = 0;  ///< the replay ends here (0 = when the last pod ends)
   Nanos sample = 0;    ///< timeseries period (allocation, fragmentation); 0 = on every event
   /// The scenario's `seed` (default 1): generated pod arrivals (`arrivals:`) were drawn from it;

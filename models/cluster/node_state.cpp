@@ -1,5 +1,7 @@
 #include "models/cluster/node_state.hpp"
 
+#include "models/gpu/mig_layout.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -85,6 +87,7 @@ PoolTemplate advertise(const NodePoolSpec& spec, int pool_index, ResourceNames& 
     std::string name;
     int gpu;
     int gpu_milli;
+    double gpu_fraction;
     std::int64_t memory;
     std::string profile;
   };
@@ -95,7 +98,7 @@ PoolTemplate advertise(const NodePoolSpec& spec, int pool_index, ResourceNames& 
     if (by_index != sh.mig_devices_by_index.end()) layout = &by_index->second;
     const bool mig = sh.mig_strategy != MigStrategy::none && !layout->empty() && !out.fractional;
     if (!mig) {
-      base.push_back({"nvidia.com/gpu", g, kMilliPerGpu, out.gpu_memory_bytes, ""});
+      base.push_back({"nvidia.com/gpu", g, kMilliPerGpu, 1.0, out.gpu_memory_bytes, ""});
       continue;
     }
     for (const std::string& p : *layout) {
@@ -107,6 +110,7 @@ PoolTemplate advertise(const NodePoolSpec& spec, int pool_index, ResourceNames& 
       }
       std::int64_t memory = static_cast<std::int64_t>(gb) * 1000 * 1000 * 1000;  // nominal
       int milli = kMilliPerGpu * slices / compute_slices_per_gpu;
+      double fraction = mig_cost_fraction(slices, compute_slices_per_gpu);
       if (profile != nullptr && !profile->mig_profiles.empty()) {
         const MigProfileSpec* m = profile->find_mig_profile(p);
         if (m == nullptr) {
@@ -117,17 +121,19 @@ PoolTemplate advertise(const NodePoolSpec& spec, int pool_index, ResourceNames& 
         const int total =
             profile->compute_slices > 0 ? profile->compute_slices : compute_slices_per_gpu;
         milli = kMilliPerGpu * m->compute_slices / std::max(1, total);
+        fraction = mig_cost_fraction(m->compute_slices, total);
       }
       const std::string name = sh.mig_strategy == MigStrategy::single
                                    ? std::string("nvidia.com/gpu")
                                    : fmt::format("nvidia.com/mig-{}", p);
-      base.push_back({name, g, milli, memory, p});
+      base.push_back({name, g, milli, fraction, memory, p});
     }
   }
   for (const Base& b : base) {
     UnitTemplate u;
     u.gpu = b.gpu;
     u.gpu_milli = b.gpu_milli;
+    u.gpu_fraction = b.gpu_fraction;
     u.memory_bytes = b.memory;
     u.profile = b.profile;
     u.slots = out.fractional ? kMilliPerGpu : 1;

@@ -58,6 +58,10 @@ struct UnitTemplate {
   /// Milli-GPUs one unit stands for: 1000 for a whole GPU, compute_slices/7 x 1000 for a MIG
   /// instance (NVIDIA MIG user guide: an A100/H100 has 7 compute slices).
   int gpu_milli = kMilliPerGpu;
+  /// The exact share of its GPU the unit holds, for cost: 1 for a whole GPU, the MIG
+  /// instance's compute slices / the GPU's (mig_cost_fraction, models/gpu/mig_layout.hpp; the
+  /// tenant layer prices MIG devices by the same rule).
+  double gpu_fraction = 1.0;
   std::int64_t memory_bytes = 0;  ///< VRAM of the unit (0 = unknown GPU model)
   std::string profile;            ///< MIG profile name, "" for a whole GPU
 };

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sim/util/checked.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux::cluster {
 namespace {
@@ -100,9 +101,12 @@ ExactQuantity split(const std::string& original, const char* example) {
       return q;
     }
   }
-  throw std::invalid_argument("unknown suffix '" + std::string(suffix) +
-                              "' (use one of: m k M G T P E Ki Mi Gi Ti Pi Ei, or e3; e.g. " +
-                              example + ")");
+  throw std::invalid_argument(
+      "unknown suffix '" + std::string(suffix) +
+      "' (use one of: m k M G T P E Ki Mi Gi Ti Pi Ei, or e3; e.g. " + example +
+      (std::string(example) == "30Gi" ? "; or a size as tenants write it: B KB MB GB TB "
+                                        "PB KiB MiB GiB TiB PiB, e.g. 80GB)"
+                                      : ")"));
 }
 
 // mantissa x 10^(exp10 + shift10) x 2^exp2 as an exact int64, or a reason why not. `unit`
@@ -154,6 +158,10 @@ std::int64_t located(yaml::Context& ctx, const yaml::Field& field, Parse parse) 
 }  // namespace
 
 std::int64_t parse_memory_bytes(const std::string& text) {
+  // The byte units of a scenario's tenant sizes (512MiB, 80GB, 4096B; sim/util/units.hpp) read
+  // as the tenant section reads them: one grammar for sizes across the scenario.
+  const std::string_view trimmed = trim_blanks(text);
+  if (!trimmed.empty() && trimmed.back() == 'B') return units::parse_size_bytes(text);
   const ExactQuantity q = split(text, "30Gi");
   if (q.milli_suffix) {
     throw std::invalid_argument(

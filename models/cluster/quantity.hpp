@@ -27,7 +27,10 @@
 
 namespace gpumux::cluster {
 
-/// Bytes of a memory quantity ("30Gi" -> 32212254720, "1G" -> 1e9, "1e3" -> 1000, "512" -> 512).
+/// Bytes of a memory quantity ("30Gi" -> 32212254720, "1G" -> 1e9, "1e3" -> 1000, "512" -> 512),
+/// or of a size as a scenario's tenants write it, read by the tenant parser
+/// (units::parse_size_bytes: "80GB" -> 8e10, "2GiB" -> 2147483648, "4096B"), so that the cluster
+/// and tenant sections share one grammar of sizes.
 /// Throws std::invalid_argument (syntax, milli, fractional bytes) or checked::RangeError (beyond
 /// int64), each with a one-line reason without location.
 std::int64_t parse_memory_bytes(const std::string& text);

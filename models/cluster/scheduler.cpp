@@ -123,14 +123,19 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
       if (a.second != b.second) return a.second > b.second;
       return b.first < a.first;
     });
-    const double threshold = spec.scheduler.fgd_popularity_threshold / 100.0 * total;
-    const std::size_t step = 10;  // DefaultTypicalPodIncreaseStep = 10
+    // Written as GetTypicalPods computes it (threshold x total / 100; each share count / total,
+    // renormalised by cum / total unless every shape was taken), so that the shares are the
+    // same doubles and the integer scores below round alike.
+    const double threshold =
+        static_cast<double>(spec.scheduler.fgd_popularity_threshold) * total / 100.0;
+    const std::size_t step = static_cast<std::size_t>(std::max(1, spec.scheduler.fgd_typical_step));
     std::size_t taken = 0;
     double cum = 0;
     while (cum < threshold && taken < list.size()) {
       const std::size_t until = std::min(list.size(), taken + step);
       for (; taken < until; ++taken) cum += list[taken].second;
     }
+    const bool all_taken = taken >= list.size();
     for (std::size_t i = 0; i < taken; ++i) {
       const FgdKey& k = list[i].first;
       PodShape s;
@@ -150,7 +155,8 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
       }
       // A typical shape asks "nvidia.com/gpu"; on pools advertising other names (MIG, shared)
       // the workload's own shapes are used instead (below).
-      typical_.emplace_back(intern_shape(s), cum > 0 ? list[i].second / cum : 0.0);
+      const double share = list[i].second / total;
+      typical_.emplace_back(intern_shape(s), all_taken ? share : share / (cum / total));
     }
     // Pools whose GPUs are not advertised as nvidia.com/gpu: weigh the workload's shapes as they
     // are (every GPU shape, by pod count), so MIG and shared pools get a fragmentation too.
@@ -193,8 +199,54 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
     }
   }
   cache_.resize(shapes_.size());
+  // The reported fragmentation weighs, per pool, the typical shapes that ask for a GPU and fit
+  // an empty node of the pool, renormalised among themselves.
+  report_weight_.assign(templates_.size() * typical_.size(), 0.0);
+  for (int p = 0; p < pools(); ++p) {
+    double eligible = 0;
+    for (const auto& [shape, w] : typical_) {
+      if (!demand(shape, p).needs.empty() && fits_empty(shape, p)) eligible += w;
+    }
+    for (std::size_t t = 0; t < typical_.size(); ++t) {
+      const int shape = typical_[t].first;
+      if (eligible > 0 && !demand(shape, p).needs.empty() && fits_empty(shape, p)) {
+        report_weight_[static_cast<std::size_t>(p) * typical_.size() + t] =
+            typical_[t].second / eligible;
+      }
+    }
+  }
+  // best-fit / worst-fit normalise leftovers by the largest node of the cluster.
+  for (const PoolTemplate& t : templates_) {
+    max_cpu_milli_ = std::max(max_cpu_milli_, t.cpu_milli);
+    max_gpu_milli_ = std::max<std::int64_t>(max_gpu_milli_, t.total_gpu_milli());
+  }
+  // The tie order, fixed for the run: node names as strings (kube-scheduler compares them so),
+  // or a seeded permutation (nodes sorted by a hash of node and tie_seed).
+  {
+    std::vector<int> order(static_cast<std::size_t>(state_.nodes()));
+    for (int i = 0; i < state_.nodes(); ++i) order[static_cast<std::size_t>(i)] = i;
+    if (spec.scheduler.tie_break == TieBreak::permutation) {
+      std::vector<std::uint64_t> key(order.size());
+      for (int i = 0; i < state_.nodes(); ++i) {
+        key[static_cast<std::size_t>(i)] = tie_hash(0, i, ~spec.scheduler.tie_seed);
+      }
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return key[static_cast<std::size_t>(a)] < key[static_cast<std::size_t>(b)];
+      });
+    } else {
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return state_.node_name[static_cast<std::size_t>(a)] <
+               state_.node_name[static_cast<std::size_t>(b)];
+      });
+    }
+    tie_rank_.assign(order.size(), 0);
+    for (std::size_t r = 0; r < order.size(); ++r) {
+      tie_rank_[static_cast<std::size_t>(order[r])] = static_cast<std::uint64_t>(r);
+    }
+  }
   const std::size_t nres = static_cast<std::size_t>(std::max(1, names_.size()));
   node_frag_.assign(static_cast<std::size_t>(state_.nodes()) * nres, 0.0);
+  node_report_.assign(static_cast<std::size_t>(state_.nodes()) * nres, 0.0);
   node_frag_version_.assign(static_cast<std::size_t>(state_.nodes()), 0);
   frag_by_resource_.assign(nres, 0.0);
   for (int n = 0; n < state_.nodes(); ++n) {
@@ -258,25 +310,77 @@ const double* Scheduler::frag_of(int pool, std::int64_t cpu, const int* frees) {
   if (it != memo_index_.end()) return memo_values_.data() + it->second;
 
   const std::size_t off = memo_values_.size();
-  memo_values_.resize(off + nres, 0.0);
-  double* vals = memo_values_.data() + off;
-  for (const auto& [shape, p] : typical_) {
+  memo_values_.resize(off + 2 * nres, 0.0);
+  double* vals = memo_values_.data() + off;  // [0, nres): FGD's measure; [nres, 2 nres): report
+  const std::size_t typical = typical_.size();
+  if (tpl.fractional) {
+    // The reference's own arithmetic (pkg/utils/frag.go NodeGpuShareFragAmount): per typical
+    // pod, in order, freq x the integer milli-GPUs into its quadrant; F = the quadrants summed
+    // in index order except Q3. The same doubles as the reference, so that an unchanged F
+    // gives a gain of exactly 0 and the integer scores round alike.
+    enum { kQ1, kQ2, kQ3, kQ4, kXL, kXR, kNA, kQuadrants };
+    double quadrant[kQuadrants] = {};
+    std::int64_t left_total = 0;
+    for (int i = 0; i < n; ++i) left_total += frees[i];  // slots are milli-GPUs here
+    for (const auto& [shape, p] : typical_) {
+      const Demand& d = demand(shape, pool);
+      const bool cpu_fits = cpu >= d.cpu_milli;
+      if (d.needs.empty() && d.possible) {  // a CPU pod
+        quadrant[cpu_fits ? kXL : kXR] += p * static_cast<double>(left_total);
+        continue;
+      }
+      if (d.model_mismatch) {
+        quadrant[kNA] += p * static_cast<double>(left_total);
+        continue;
+      }
+      if (d.needs.empty()) {  // asks for something the pool does not advertise
+        quadrant[cpu_fits ? kQ2 : kQ1] += p * static_cast<double>(left_total);
+        continue;
+      }
+      const Need& need = d.needs[0];
+      std::int64_t hosts = 0, frag = 0;
+      for (int i = 0; i < n; ++i) {
+        if (frees[i] >= need.per_unit) {
+          ++hosts;
+        } else {
+          frag += frees[i];
+        }
+      }
+      if (d.possible && hosts >= need.count) {
+        if (cpu_fits) {
+          quadrant[kQ2] += p * static_cast<double>(frag);
+          quadrant[kQ3] += p * static_cast<double>(left_total - frag);
+        } else {
+          quadrant[kQ4] += p * static_cast<double>(left_total);
+        }
+      } else {
+        quadrant[cpu_fits ? kQ2 : kQ1] += p * static_cast<double>(left_total);
+      }
+    }
+    double f = 0;
+    for (int q = 0; q < kQuadrants; ++q) {
+      if (q != kQ3) f += quadrant[q];
+    }
+    vals[tpl.units.empty() ? 0 : static_cast<std::size_t>(tpl.units[0].resource)] = f;
+  }
+  for (std::size_t t = 0; t < typical; ++t) {
+    const auto& [shape, p] = typical_[t];
     const Demand& d = demand(shape, pool);
     const bool fits = fits_raw(d, tpl, cpu, kNoMemoryLimit, frees);
+    const double report_p = report_weight_[static_cast<std::size_t>(pool) * typical + t];
     for (int i = 0; i < n; ++i) {
       const UnitTemplate& u = tpl.units[static_cast<std::size_t>(i)];
       if (frees[i] == 0) continue;
-      bool usable = false;
-      if (fits) {
-        for (const Need& need : d.needs) {
-          if (need.resource == u.resource && frees[i] >= (need.spread ? 1 : need.per_unit)) {
-            usable = true;
-          }
-        }
+      bool asked = false, usable = false;
+      for (const Need& need : d.needs) {
+        if (need.resource != u.resource) continue;
+        asked = true;
+        usable |= fits && frees[i] >= (need.spread ? 1 : need.per_unit);
       }
-      if (!usable) {
-        vals[u.resource] += p * static_cast<double>(frees[i]) * u.gpu_milli / u.slots;
-      }
+      if (usable) continue;
+      const double free_milli = static_cast<double>(frees[i]) * u.gpu_milli / u.slots;
+      if (!tpl.fractional) vals[u.resource] += p * free_milli;
+      if (asked && report_p > 0) vals[nres + u.resource] += report_p * free_milli;
     }
   }
   memo_index_.emplace(key_buffer_, off);
@@ -286,19 +390,23 @@ const double* Scheduler::frag_of(int pool, std::int64_t cpu, const int* frees) {
 void Scheduler::refresh_frag(int node) {
   const std::size_t nres = frag_by_resource_.size();
   double* mine = node_frag_.data() + static_cast<std::size_t>(node) * nres;
-  for (std::size_t r = 0; r < nres; ++r) frag_by_resource_[r] -= mine[r];
+  double* report = node_report_.data() + static_cast<std::size_t>(node) * nres;
+  for (std::size_t r = 0; r < nres; ++r) frag_by_resource_[r] -= report[r];
   if (state_.active[static_cast<std::size_t>(node)]) {
     const int pool = state_.pool[static_cast<std::size_t>(node)];
     const double* v = frag_of(pool, state_.cpu_free[static_cast<std::size_t>(node)],
                               state_.slot_free.data() + state_.unit_begin[node]);
-    for (std::size_t r = 0; r < nres; ++r) mine[r] = v[r];
+    for (std::size_t r = 0; r < nres; ++r) {
+      mine[r] = v[r];
+      report[r] = v[nres + r];
+    }
   } else {
-    for (std::size_t r = 0; r < nres; ++r) mine[r] = 0;
+    for (std::size_t r = 0; r < nres; ++r) mine[r] = report[r] = 0;
   }
-  for (std::size_t r = 0; r < nres; ++r) frag_by_resource_[r] += mine[r];
+  for (std::size_t r = 0; r < nres; ++r) frag_by_resource_[r] += report[r];
 }
 
-double Scheduler::node_fragmentation(int node) {
+double Scheduler::fgd_measure(int node) const {
   const std::size_t nres = frag_by_resource_.size();
   double sum = 0;
   for (std::size_t r = 0; r < nres; ++r)
@@ -306,17 +414,25 @@ double Scheduler::node_fragmentation(int node) {
   return sum;
 }
 
-double Scheduler::fragmentation_total() {
-  // Summed afresh from the per-node values so rounding does not accumulate.
+double Scheduler::node_fragmentation(int node) const {
+  const std::size_t nres = frag_by_resource_.size();
   double sum = 0;
-  for (double v : node_frag_) sum += v;
+  for (std::size_t r = 0; r < nres; ++r)
+    sum += node_report_[static_cast<std::size_t>(node) * nres + r];
   return sum;
 }
 
-std::vector<double> Scheduler::fragmentation_by_resource() {
+double Scheduler::fragmentation_total() const {
+  // Summed afresh from the per-node values so rounding does not accumulate.
+  double sum = 0;
+  for (double v : node_report_) sum += v;
+  return sum;
+}
+
+std::vector<double> Scheduler::fragmentation_by_resource() const {
   const std::size_t nres = frag_by_resource_.size();
   std::vector<double> out(nres, 0.0);
-  for (std::size_t i = 0; i < node_frag_.size(); ++i) out[i % nres] += node_frag_[i];
+  for (std::size_t i = 0; i < node_report_.size(); ++i) out[i % nres] += node_report_[i];
   return out;
 }
 
@@ -367,6 +483,22 @@ Allocation Scheduler::allocate_on(int shape, int node) const {
   return a;
 }
 
+double fgd_node_score(double gain, NodeScore mode) {
+  if (mode == NodeScore::exact) return gain;
+  // FGDScorePlugin: int64(sigmoid(gain / 1000) x framework.MaxNodeScore), truncated.
+  return std::trunc(1.0 / (1.0 + std::exp(-gain / 1000.0)) * 100.0);
+}
+
+double fit_node_score(double leftover, bool best_fit, NodeScore mode) {
+  if (mode == NodeScore::exact) return best_fit ? -leftover : leftover;
+  // BestFitScorePlugin: int64((1 - score) x framework.MaxNodeScore).
+  return std::trunc((best_fit ? 1.0 - leftover : leftover) * 100.0);
+}
+
+double Scheduler::fgd_score(double before, double after) const {
+  return fgd_node_score(before - after, spec_->scheduler.node_score);
+}
+
 double Scheduler::score(int shape, int node, Allocation* best) {
   const std::size_t nn = static_cast<std::size_t>(node);
   const int pool = state_.pool[nn];
@@ -381,18 +513,27 @@ double Scheduler::score(int shape, int node, Allocation* best) {
       return 0;
     case SchedulingPolicy::best_fit:
     case SchedulingPolicy::worst_fit: {
+      // The leftover after placement, each resource over the largest node's capacity, weighed
+      // 1/2 each (BestFitScorePlugin: weights 0.5, 0.5 over MaxSpecCpu, MaxSpecGpu).
       double gpu_free = 0;
       for (int i = 0; i < n; ++i) {
         const UnitTemplate& u = tpl.units[static_cast<std::size_t>(i)];
         gpu_free += static_cast<double>(frees[i]) * u.gpu_milli / u.slots;
       }
+      // Summed in the reference's order (CPU, then GPU; (free - request) / max x weight) so
+      // that the integer scores round alike.
       double left = 0;
-      if (tpl.gpus > 0) left += (gpu_free - d.gpu_milli_total) / tpl.total_gpu_milli();
-      if (tpl.cpu_milli > 0) {
-        left += static_cast<double>(state_.cpu_free[nn] - d.cpu_milli) / tpl.cpu_milli;
+      if (max_cpu_milli_ > 0 && tpl.cpu_milli > 0) {
+        left += static_cast<double>(state_.cpu_free[nn] - d.cpu_milli) /
+                static_cast<double>(max_cpu_milli_) * 0.5;
+      }
+      if (max_gpu_milli_ > 0) {
+        left += (gpu_free - static_cast<double>(d.gpu_milli_total)) /
+                static_cast<double>(max_gpu_milli_) * 0.5;
       }
       if (best) *best = allocate_on(shape, node);
-      return spec_->scheduler.policy == SchedulingPolicy::best_fit ? -left : left;
+      return fit_node_score(left, spec_->scheduler.policy == SchedulingPolicy::best_fit,
+                            spec_->scheduler.node_score);
     }
     case SchedulingPolicy::fgd: {
       const std::size_t nres = frag_by_resource_.size();
@@ -401,7 +542,9 @@ double Scheduler::score(int shape, int node, Allocation* best) {
       const std::int64_t cpu_after = state_.cpu_free[nn] - d.cpu_milli;
       int buffer[256];
       const int m = std::min(n, 256);
-      // A GPU-share (or single-unit) pod: try each distinct candidate unit (FGD tries every GPU).
+      // A GPU-share (or single-unit) pod: try each candidate unit in index order and keep the
+      // first with the highest score (FGD tries every GPU; units with the same free slots
+      // score alike, so each free value is tried once).
       const bool single = d.needs.size() == 1 && d.needs[0].count == 1 && !d.needs[0].spread;
       double best_score = kInfeasible;
       if (single) {
@@ -418,7 +561,7 @@ double Scheduler::score(int shape, int node, Allocation* best) {
           const double* v = frag_of(pool, cpu_after, buffer);
           double after = 0;
           for (std::size_t r = 0; r < nres; ++r) after += v[r];
-          const double s = before - after;
+          const double s = fgd_score(before, after);
           if (s > best_score) {
             best_score = s;
             if (best) {
@@ -437,7 +580,7 @@ double Scheduler::score(int shape, int node, Allocation* best) {
       double after = 0;
       for (std::size_t r = 0; r < nres; ++r) after += v[r];
       if (best) *best = std::move(a);
-      return before - after;
+      return fgd_score(before, after);
     }
   }
   return kInfeasible;
@@ -449,8 +592,15 @@ bool Scheduler::choose(int shape, Allocation& out) {
   int best_node = -1;
   double best_score = kInfeasible;
   ++calls_;
-  const bool hashed = spec_->scheduler.policy != SchedulingPolicy::first_fit;
+  const bool first_fit = spec_->scheduler.policy == SchedulingPolicy::first_fit;
+  const bool per_decision = spec_->scheduler.tie_break == TieBreak::random;
   const std::uint64_t tie_seed = spec_->scheduler.tie_seed;
+  // The tie rank of a node: its place in name order or in the run's permutation (tie_rank_),
+  // or a hash of (decision, node, seed).
+  auto rank = [&](int node) {
+    return per_decision ? tie_hash(calls_, node, tie_seed)
+                        : tie_rank_[static_cast<std::size_t>(node)];
+  };
   std::uint64_t best_tie = 0;
   const int nodes = state_.nodes();
   for (int node = 0; node < nodes; ++node) {
@@ -461,18 +611,22 @@ bool Scheduler::choose(int shape, Allocation& out) {
       c.score = score(shape, node, nullptr);
       c.version = state_.version[nn] + 1;
     }
+    if (c.score == kInfeasible) continue;
+    if (first_fit) {
+      best_node = node;
+      break;
+    }
     if (c.score > best_score) {
       best_score = c.score;
       best_node = node;
-      best_tie = hashed ? tie_hash(calls_, node, tie_seed) : 0;
-    } else if (hashed && c.score == best_score && best_node >= 0) {
-      const std::uint64_t h = tie_hash(calls_, node, tie_seed);
-      if (h < best_tie) {
-        best_tie = h;
+      best_tie = rank(node);
+    } else if (c.score == best_score) {
+      const std::uint64_t r = rank(node);
+      if (r < best_tie) {
+        best_tie = r;
         best_node = node;
       }
     }
-    if (best_node >= 0 && spec_->scheduler.policy == SchedulingPolicy::first_fit) break;
   }
   if (best_node < 0) return false;
   out = Allocation{};

@@ -7,34 +7,48 @@
 // pod's `gpu_models`, free CPU >= request, free memory >= request, and each GPU need fits
 // (N units with >= per_unit free slots; for replicas, N free slots among the units).
 //
-// Score (the feasible node with the highest score wins). Ties: first_fit takes the lowest node
-// index; the other policies take the tied node with the smallest splitmix64 hash of (decision
-// number, node, scheduler.tie_seed) -- a deterministic stand-in for kube-scheduler's random
-// choice among equal-score nodes (selectHost), which matters: lowest-index ties make FGD pile
-// onto the first pool's nodes (docs/cluster.md, openb):
+// Score (the feasible node with the highest score wins). Scores are kube-scheduler's integer
+// node scores 0..100 (framework.MaxNodeScore; scheduler.node_score: integer, the default) or
+// the exact real values behind them (node_score: exact). Ties among equal best scores
+// (scheduler.tie_break): the smallest node name (name; the default: the FGD simulator's
+// kube-scheduler fork, github.com/mental2008/kubernetes v1.20.5-minor,
+// pkg/scheduler/core/generic_scheduler.go selectHost, "for reproducibility, choose the smallest
+// lexicographical order"); the first node of a splitmix64 permutation of the nodes seeded by
+// scheduler.tie_seed and fixed for the run (permutation: what the FGD simulator's names amount
+// to, as it prefixes each with its place in a seeded random permutation,
+// pkg/simulator/simulator.go syncClusterResourceList); or the smallest hash of (decision number,
+// node, tie_seed) (random: a deterministic stand-in for upstream kube-scheduler's reservoir
+// sampling among the best nodes). first_fit takes the first feasible node in index order.
 //  * first_fit: the first feasible node; the first fitting unit(s).
-//  * best_fit: the node whose normalised leftover (free milli-GPUs / node milli-GPUs + free CPU /
-//    node CPU, after placement) is smallest; within it the fitting unit with the fewest free
-//    slots.
-//  * worst_fit: the largest leftover; the unit with the most free slots.
+//  * best_fit: the smallest leftover after placement, L = 1/2 free milli-GPUs / G_max + 1/2
+//    free CPU / C_max, where G_max and C_max are the largest node's milli-GPUs and CPU
+//    (source: kubernetes-scheduler-simulator pkg/simulator/plugin/best_fit_score.go: weights
+//    0.5/0.5 over MaxSpecGpu 8000 and MaxSpecCpu 128000, openb's largest node); integer score
+//    trunc(100 (1 - L)). Within the node, the fitting unit with the fewest free slots (lowest
+//    index among equals: open_gpu_share.go allocateGpuIdBasedOnBestFit).
+//  * worst_fit: the largest leftover, trunc(100 L); the unit with the most free slots.
 //  * fgd: Fragmentation Gradient Descent (Weng et al., "Beware of Fragmentation: Scheduling
 //    GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX ATC'23,
 //    https://www.usenix.org/conference/atc23/presentation/weng). The node (and, for a GPU-share
-//    pod, the GPU) that minimises the growth of the node's fragmentation
+//    pod, the GPU: the first in index order with the best score) that minimises the growth of
+//    the node's fragmentation
 //      F_n = sum over typical shapes m of p_m * (free milli-GPUs of n that m cannot use),
 //    where m cannot use all of n's free GPU capacity if it does not fit n at all, else the free
-//    capacity of the units whose free share is below m's per-GPU request. Source of the exact
-//    definition: kubernetes-scheduler-simulator pkg/utils/frag.go (NodeGpuShareFragAmount,
-//    GetNodePodFrag, GetGpuFragMilliByNodeResAndPodRes, FragAmountSumExceptQ3) and
+//    capacity of the units whose free share is below m's per-GPU request. Integer score:
+//    trunc(100 sigmoid((F_before - F_after) / 1000)). Source of the exact definition:
+//    kubernetes-scheduler-simulator pkg/utils/frag.go (NodeGpuShareFragAmount, GetNodePodFrag,
+//    GetGpuFragMilliByNodeResAndPodRes, FragAmountSumExceptQ3) and
 //    pkg/simulator/plugin/fgd_score.go (calculateGpuShareFragExtendScore). Typical shapes: the
 //    pods' (cpu, per-GPU milli, GPU count, GPU models) from the whole workload, most frequent
-//    first, taken in steps of 10 until they cover scheduler.fgd_popularity_threshold % (95, the
-//    experiments' setting) of the pods, renormalised (pkg/utils/frag.go GetTypicalPods;
-//    scripts/generate_config_and_run.py); CPU-only pods count (isInvolvedCpuPods: true) and make
-//    all of a node's free GPU capacity fragment for their share.
-//    Differences: the exact frag difference is the score (FGD maps it through a sigmoid to an
-//    integer 0..100 and breaks ties at random); memory is part of the fit; units of MIG / replica
-//    pools count with their milli-GPU share.
+//    first, taken in steps of scheduler.fgd_typical_step (1, the experiments' run script) until
+//    they cover scheduler.fgd_popularity_threshold % (95) of the pods, renormalised
+//    (pkg/utils/frag.go GetTypicalPods; scripts/generate_config_and_run.py); CPU-only pods count
+//    (isInvolvedCpuPods: true) and make all of a node's free GPU capacity fragment for their
+//    share. Beyond the reference: units of MIG / replica pools count with their milli-GPU share.
+// Reported fragmentation (node_fragmentation, fragmentation_total): F restricted to what the
+// node's occupancy causes: over the typical shapes that ask for a GPU resource and fit an empty
+// node of the pool (renormalised among them), counting only units of a resource the shape
+// asks for. 0 on an empty node; CPU-only shapes and shapes the node can never host add nothing.
 // Cost of place(): O(nodes) per pod with a per-(node, shape) score cache invalidated by a node's
 // version; FGD node fragmentation memoised per node state (nodes in identical states share it).
 #include <cstdint>
@@ -117,11 +131,13 @@ class Scheduler {
   /// Builds the allocation on `node` (which must fit) by the policy's unit choice.
   Allocation allocate_on(int shape, int node) const;
 
-  /// FGD fragmentation of node `node` now, milli-GPUs, summed over resources.
-  double node_fragmentation(int node);
-  /// Sum over active nodes (kept up to date incrementally), and per resource id.
-  double fragmentation_total();
-  std::vector<double> fragmentation_by_resource();
+  /// FGD's measure F of node `node` now (what the fgd score differentiates), milli-GPUs.
+  double fgd_measure(int node) const;
+  /// The reported fragmentation of node `node` now (above), milli-GPUs, summed over resources.
+  double node_fragmentation(int node) const;
+  /// Reported fragmentation summed over active nodes, and per resource id. O(nodes).
+  double fragmentation_total() const;
+  std::vector<double> fragmentation_by_resource() const;
   /// The typical shapes FGD weighs (shape id, probability).
   const std::vector<std::pair<int, double>>& typical() const { return typical_; }
 
@@ -136,11 +152,14 @@ class Scheduler {
 
  private:
   double score(int shape, int node, Allocation* best);
+  /// The fgd node score of a placement taking the node's F from `before` to `after`.
+  double fgd_score(double before, double after) const;
   void choose_units(const Demand& d, int node, const int* frees,
                     std::vector<std::pair<int, int>>& takes) const;
   bool fits_raw(const Demand& d, const PoolTemplate& tpl, std::int64_t cpu, std::int64_t mem,
                 const int* frees) const;
-  /// Per-resource fragmentation of a hypothetical state of a node of `pool`. Memoised.
+  /// F and the reported fragmentation per resource of a hypothetical state of a node of `pool`
+  /// (2 x resources values). Memoised.
   const double* frag_of(int pool, std::int64_t cpu, const int* frees);
   void refresh_frag(int node);
 
@@ -158,15 +177,30 @@ class Scheduler {
     double score = 0;
   };
   std::vector<std::vector<Cached>> cache_;
-  // FGD memo: state key -> offset into memo_values_ (names_.size() doubles each).
+  // FGD memo: state key -> offset into memo_values_ (2 x names_.size() doubles each: F per
+  // resource, then the reported fragmentation per resource).
   std::unordered_map<std::string, std::size_t> memo_index_;
   std::vector<double> memo_values_;
-  std::vector<double> node_frag_;  ///< per node x resource, current
+  std::vector<double> node_frag_;    ///< FGD's F per node x resource, current
+  std::vector<double> node_report_;  ///< reported fragmentation per node x resource
+  /// Per pool x typical shape: the shape's weight in the reported fragmentation (0: left out).
+  std::vector<double> report_weight_;
+  std::int64_t max_cpu_milli_ = 0, max_gpu_milli_ = 0;  ///< largest node, best/worst-fit
+  std::vector<std::uint64_t> tie_rank_;  ///< node -> place in the tie order (name, permutation)
   std::vector<std::uint32_t> node_frag_version_;
   std::vector<double> frag_by_resource_;
   std::string key_buffer_;
   std::uint64_t calls_ = 0;  ///< choose() calls, for the tie-break hash
 };
+
+/// fgd's node score for a placement that lowers the node's F by `gain` milli-GPUs (negative:
+/// raises it): the gain itself (exact), or kube-scheduler's integer
+/// trunc(100 / (1 + exp(-gain / 1000))) (FGDScorePlugin; 50 for no change, 73 for a whole GPU
+/// less fragmented, 26 for a whole GPU more).
+double fgd_node_score(double gain, NodeScore mode);
+/// best-fit's (worst-fit's) node score for the normalised leftover L in [0, 1] (scheduler
+/// policies above): -L (L) exact; trunc(100 (1 - L)) (trunc(100 L)) integer.
+double fit_node_score(double leftover, bool best_fit, NodeScore mode);
 
 /// The time a ring all-reduce of `bytes` among `members` takes at `bandwidth` bytes/s:
 /// 2 (n - 1) / n x bytes / bandwidth (source: Patarasuk & Yuan, "Bandwidth optimal all-reduce

@@ -25,7 +25,8 @@ using namespace yaml;
 constexpr std::string_view kFamiliesStem = "kernel-families";
 
 const std::vector<std::string>& family_names() {
-  static const std::vector<std::string> names = {"resnet", "encoder", "decoder"};
+  static const std::vector<std::string> names = {"resnet", "encoder", "decoder", "pointnet",
+                                                 "encoder-decoder"};
   return names;
 }
 
@@ -128,36 +129,193 @@ CatalogEntry parse_catalog_entry(const std::string& yaml_text, const std::string
   return e;
 }
 
+namespace {
+
+// `{value: [...], source | assumption}`: the list field and the provenance (value = list size).
+std::pair<Field, CatalogParameter> list_parameter_of(Context& ctx, const MapReader& parent,
+                                                     const std::string& key) {
+  const MapReader map(ctx, parent.require(key), {"value", "source", "assumption"});
+  const auto source = map.get("source");
+  const auto assumption = map.get("assumption");
+  if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
+    ctx.fail(map.self(), "give either source or assumption (exactly one)");
+  }
+  CatalogParameter p;
+  p.assumed = static_cast<bool>(assumption);
+  p.provenance = provenance_of(ctx, source ? *source : *assumption);
+  const Field value = map.require("value");
+  p.value = static_cast<double>(list_of(ctx, value, false).size());
+  return {value, p};
+}
+
+// `{value: CHOICE, source | assumption}` with CHOICE one of `a` (-> true) or `b` (-> false).
+bool choice_parameter_of(Context& ctx, const MapReader& parent, const std::string& key,
+                         const std::string& yes, const std::string& no, std::string& provenance) {
+  const MapReader map(ctx, parent.require(key), {"value", "source", "assumption"});
+  const auto source = map.get("source");
+  const auto assumption = map.get("assumption");
+  if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
+    ctx.fail(map.self(), "give either source or assumption (exactly one)");
+  }
+  provenance = provenance_of(ctx, source ? *source : *assumption);
+  const Field value = map.require("value");
+  const std::string text = text_of(ctx, value);
+  if (text != yes && text != no) {
+    ctx.fail(value, "expected " + yes + " or " + no + ", got '" + text + "'");
+  }
+  return text == yes;
+}
+
+}  // namespace
+
+const CatalogRuntime* KernelFamilies::runtime(const std::string& name) const {
+  for (const CatalogRuntime& r : runtimes) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+const MemoryLatency& KernelFamilies::latency(const std::string& profile) const {
+  const auto it = memory_latency.find(profile);
+  return it != memory_latency.end() ? it->second : memory_latency.at("default");
+}
+
+std::vector<std::string> KernelFamilies::runtime_names() const {
+  std::vector<std::string> out;
+  for (const CatalogRuntime& r : runtimes) out.push_back(r.name);
+  return out;
+}
+
 KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::string& source_name) {
   std::map<std::string, SourceLocation> locations;
   Context ctx(source_name, locations);
   const YAML::Node root = parse(yaml_text, source_name, "invalid YAML: ");
-  const MapReader map(ctx, Field{root, "", root.Mark()}, {"gemm", "elementwise", "collective"});
+  const MapReader map(
+      ctx, Field{root, "", root.Mark()},
+      {"gemm", "attention", "elementwise", "collective", "memory_latency", "runtimes"});
   const auto count = [&](const Field& f) { return static_cast<double>(integer_of(ctx, f, 1)); };
+  const auto number = [&](const Field& f) { return number_of(ctx, f); };
   const auto bytes = [&](const Field& f) { return static_cast<double>(size_of(ctx, f)); };
+  const auto seconds = [&](const Field& f) {
+    return static_cast<double>(duration_of(ctx, f)) * 1e-9;
+  };
   const auto bandwidth = [&](const Field& f) {
     return with_unit(ctx, f, units::parse_bandwidth_bytes_per_s);
   };
   KernelFamilies k;
   const MapReader gemm(ctx, map.require("gemm"),
-                       {"tile_m", "tile_n", "threads", "registers", "shared_memory", "efficiency"});
-  k.gemm_tile_m = parameter_of(ctx, gemm, "tile_m", count);
-  k.gemm_tile_n = parameter_of(ctx, gemm, "tile_n", count);
-  k.gemm_threads = parameter_of(ctx, gemm, "threads", count);
-  k.gemm_registers = parameter_of(ctx, gemm, "registers", count);
-  k.gemm_shared_memory = parameter_of(ctx, gemm, "shared_memory", bytes);
+                       {"tiles", "split_k", "split_k_min_depth", "efficiency"});
+  {
+    auto [tiles, provenance] = list_parameter_of(ctx, gemm, "tiles");
+    k.gemm_tiles_provenance = provenance;
+    for (const Field& item : list_of(ctx, tiles, false)) {
+      const MapReader t(ctx, item,
+                        {"m", "n", "k", "stages", "threads", "registers", "shared_memory"});
+      GemmTile tile;
+      tile.m = int_of(ctx, t.require("m"), 1);
+      tile.n = int_of(ctx, t.require("n"), 1);
+      tile.k = int_of(ctx, t.require("k"), 1);
+      tile.stages = int_of(ctx, t.require("stages"), 2);
+      tile.threads = int_of(ctx, t.require("threads"), 1);
+      tile.registers = int_of(ctx, t.require("registers"), 1);
+      tile.shared_memory = size_of(ctx, t.require("shared_memory"));
+      k.gemm_tiles.push_back(tile);
+    }
+  }
+  {
+    auto [splits, provenance] = list_parameter_of(ctx, gemm, "split_k");
+    k.gemm_split_k_provenance = provenance;
+    for (const Field& item : list_of(ctx, splits, false)) {
+      const int s = int_of(ctx, item, 1);
+      if (!k.gemm_split_k.empty() && s <= k.gemm_split_k.back()) {
+        ctx.fail(item, "split-K factors must ascend");
+      }
+      if (k.gemm_split_k.empty() && s != 1) ctx.fail(item, "the first split-K factor must be 1");
+      k.gemm_split_k.push_back(s);
+    }
+  }
+  k.gemm_split_k_min_depth = parameter_of(ctx, gemm, "split_k_min_depth", count);
   k.gemm_efficiency = parameter_of(ctx, gemm, "efficiency",
                                    [&](const Field& f) { return fraction_of(ctx, f, 0, true, 1); });
+  const MapReader attention(ctx, map.require("attention"),
+                            {"block_rows", "block_cols", "stages", "threads", "registers",
+                             "shared_memory", "efficiency", "backward_flops"});
+  k.attention_block_rows = parameter_of(ctx, attention, "block_rows", count);
+  k.attention_block_cols = parameter_of(ctx, attention, "block_cols", count);
+  k.attention_stages = parameter_of(ctx, attention, "stages", count);
+  if (k.attention_stages.value < 2) {
+    ctx.fail(attention.require("stages"), "a pipeline needs at least 2 stages");
+  }
+  k.attention_threads = parameter_of(ctx, attention, "threads", count);
+  k.attention_registers = parameter_of(ctx, attention, "registers", count);
+  k.attention_shared_memory = parameter_of(ctx, attention, "shared_memory", bytes);
+  k.attention_efficiency = parameter_of(ctx, attention, "efficiency", [&](const Field& f) {
+    return fraction_of(ctx, f, 0, true, 1);
+  });
+  k.attention_backward_flops = parameter_of(ctx, attention, "backward_flops", number);
   const MapReader elementwise(ctx, map.require("elementwise"),
                               {"threads", "items_per_thread", "registers"});
   k.elementwise_threads = parameter_of(ctx, elementwise, "threads", count);
   k.elementwise_items = parameter_of(ctx, elementwise, "items_per_thread", count);
   k.elementwise_registers = parameter_of(ctx, elementwise, "registers", count);
   const MapReader collective(ctx, map.require("collective"),
-                             {"bus_bandwidth", "blocks", "threads"});
+                             {"bus_bandwidth", "latency", "latency_per_hop", "blocks", "threads"});
   k.collective_bus_bandwidth = parameter_of(ctx, collective, "bus_bandwidth", bandwidth);
+  k.collective_latency = parameter_of(ctx, collective, "latency", seconds);
+  k.collective_latency_per_hop = parameter_of(ctx, collective, "latency_per_hop", seconds);
   k.collective_blocks = parameter_of(ctx, collective, "blocks", count);
   k.collective_threads = parameter_of(ctx, collective, "threads", count);
+  const Field latencies = map.require("memory_latency");
+  if (!latencies.node.IsMap() || latencies.node.size() == 0) {
+    ctx.fail(latencies, "expected a mapping of device profiles (a100-80gb: {dram, l2}, ...)");
+  }
+  for (auto it = latencies.node.begin(); it != latencies.node.end(); ++it) {
+    const std::string profile = it->first.Scalar();
+    const Field field{it->second, child_path("memory_latency", profile), it->second.Mark()};
+    const MapReader lm(ctx, field, {"dram", "l2"});
+    MemoryLatency latency;
+    latency.dram = parameter_of(ctx, lm, "dram", seconds);
+    latency.l2 = parameter_of(ctx, lm, "l2", seconds);
+    k.memory_latency[profile] = latency;
+  }
+  if (k.memory_latency.count("default") == 0) {
+    ctx.fail(latencies, "needs a `default:` entry (profiles without a measurement)");
+  }
+  const Field runtimes = map.require("runtimes");
+  if (!runtimes.node.IsMap() || runtimes.node.size() == 0) {
+    ctx.fail(runtimes, "expected a mapping of runtimes (pytorch: {...}, ...)");
+  }
+  for (auto it = runtimes.node.begin(); it != runtimes.node.end(); ++it) {
+    CatalogRuntime r;
+    r.name = it->first.Scalar();
+    const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
+    const MapReader rm(
+        ctx, field,
+        {"host_per_op", "attention", "activation", "residual_norm", "batchnorm", "half_precision"});
+    {
+      // host_per_op may be 0 (no framework work per operator).
+      const MapReader p(ctx, rm.require("host_per_op"), {"value", "source", "assumption"});
+      const auto source = p.get("source");
+      const auto assumption = p.get("assumption");
+      if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
+        ctx.fail(p.self(), "give either source or assumption (exactly one)");
+      }
+      r.host_per_op.assumed = static_cast<bool>(assumption);
+      r.host_per_op.provenance = provenance_of(ctx, source ? *source : *assumption);
+      r.host_per_op.value = seconds(p.require("value"));
+    }
+    r.fused_attention =
+        choice_parameter_of(ctx, rm, "attention", "fused", "unfused", r.attention_source);
+    r.fused_activation =
+        choice_parameter_of(ctx, rm, "activation", "fused", "separate", r.activation_source);
+    r.fused_residual_norm =
+        choice_parameter_of(ctx, rm, "residual_norm", "fused", "separate", r.residual_norm_source);
+    r.folded_batchnorm =
+        choice_parameter_of(ctx, rm, "batchnorm", "folded", "separate", r.batchnorm_source);
+    r.autocast = choice_parameter_of(ctx, rm, "half_precision", "autocast", "converted",
+                                     r.half_precision_source);
+    k.runtimes.push_back(std::move(r));
+  }
   k.source_path = source_name;
   return k;
 }

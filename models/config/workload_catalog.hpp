@@ -41,24 +41,79 @@ struct CatalogParameter {
   bool assumed = false;
 };
 
+/// One GEMM tile shape of kernel-families.yaml (`gemm.tiles`) with its block resources.
+struct GemmTile {
+  int m = 0, n = 0;                ///< output rows and columns one block computes
+  int k = 32;                      ///< depth of K one main-loop iteration consumes (k-slice)
+  int stages = 3;                  ///< pipeline stages (k-slices buffered in shared memory)
+  int threads = 0;                 ///< threads per block
+  int registers = 0;               ///< registers per thread
+  std::int64_t shared_memory = 0;  ///< bytes of shared memory per block
+};
+
+/// Unloaded memory latency of one device profile (kernel-families.yaml `memory_latency:`): what
+/// the critical path of a kernel's block waits for (catalog_model.hpp, "Latency floor").
+struct MemoryLatency {
+  CatalogParameter dram;  ///< seconds, a load that misses L2
+  CatalogParameter l2;    ///< seconds, an L2 hit (and a store retiring into L2)
+};
+
+/// A runtime of kernel-families.yaml (`runtimes.NAME`): what launches the kernels and which
+/// layers it fuses (catalog_model.hpp, "Runtimes").
+struct CatalogRuntime {
+  std::string name;                  ///< "pytorch", "onnxruntime", "tensorrt"
+  CatalogParameter host_per_op;      ///< seconds of CPU per dispatched operator (may be 0)
+  bool fused_attention = false;      ///< one attention kernel (else scores materialised)
+  bool fused_activation = false;     ///< activation in the GEMM epilogue (else its own kernel)
+  bool fused_residual_norm = false;  ///< one skip-layer-norm kernel (else add, then norm)
+  bool folded_batchnorm = false;     ///< inference BN folded into the convolution (else BN + ReLU)
+  /// fp16/bf16 through autocast (softmax, log_softmax, layer norm in fp32 between casts) rather
+  /// than a model converted to half ahead of time.
+  bool autocast = false;
+  /// Provenance of each choice: attention, activation, residual_norm, batchnorm.
+  std::string attention_source, activation_source, residual_norm_source, batchnorm_source;
+  std::string half_precision_source;
+};
+
 /// calibration/workloads/kernel-families.yaml: how kernels are implemented (assumptions about
-/// cuBLAS/cuDNN/CUTLASS and PyTorch elementwise kernels; numbers in plain units).
+/// cuBLAS/cuDNN/CUTLASS, fused attention and PyTorch elementwise kernels; numbers in plain
+/// units) and the runtimes that launch them.
 struct KernelFamilies {
-  // Tensor-core GEMM and implicit-GEMM convolution: output tile and block resources.
-  CatalogParameter gemm_tile_m, gemm_tile_n;  ///< output rows / columns per block
-  CatalogParameter gemm_threads;              ///< threads per block
-  CatalogParameter gemm_registers;            ///< registers per thread
-  CatalogParameter gemm_shared_memory;        ///< bytes of shared memory per block
-  CatalogParameter gemm_efficiency;           ///< share of the dense peak a full wave reaches
+  // Tensor-core GEMM and implicit-GEMM convolution: the tiles and split-K factors a library
+  // chooses from, the shallowest split, and the share of the dense peak an efficient tile reaches.
+  std::vector<GemmTile> gemm_tiles;
+  CatalogParameter gemm_tiles_provenance;    ///< value = number of tiles
+  std::vector<int> gemm_split_k;             ///< ascending, starting at 1
+  CatalogParameter gemm_split_k_provenance;  ///< value = number of factors
+  CatalogParameter gemm_split_k_min_depth;   ///< K per split at least this
+  CatalogParameter gemm_efficiency;          ///< share of the dense peak a full wave reaches
+  // Fused attention (FlashAttention-2 / fused MHA): query rows per block, block resources, share
+  // of the tensor peak, and backward FLOPs per forward FLOP.
+  CatalogParameter attention_block_rows, attention_threads, attention_registers;
+  CatalogParameter attention_block_cols;     ///< key rows one main-loop iteration consumes
+  CatalogParameter attention_stages;         ///< K/V tiles buffered (2: the next one prefetched)
+  CatalogParameter attention_shared_memory;  ///< bytes
+  CatalogParameter attention_efficiency, attention_backward_flops;
   // Elementwise, normalisation, softmax, pooling, optimizer kernels.
   CatalogParameter elementwise_threads;
   CatalogParameter elementwise_items;  ///< elements per thread
   CatalogParameter elementwise_registers;
-  // Data-parallel gradient all-reduce (NCCL ring).
-  CatalogParameter collective_bus_bandwidth;  ///< bytes/s (nccl-tests "busbw")
-  CatalogParameter collective_blocks;         ///< NCCL channels = blocks it holds
+  // NCCL ring all-reduce (alpha-beta).
+  CatalogParameter collective_bus_bandwidth;    ///< bytes/s (nccl-tests "busbw")
+  CatalogParameter collective_latency;          ///< seconds per all-reduce (NCCL base latency)
+  CatalogParameter collective_latency_per_hop;  ///< seconds per ring step (2 (n - 1) steps)
+  CatalogParameter collective_blocks;           ///< NCCL channels = blocks it holds
   CatalogParameter collective_threads;
+  std::vector<CatalogRuntime> runtimes;  ///< in file order
+  /// Memory latency per device profile name; "default" for a profile not listed.
+  std::map<std::string, MemoryLatency> memory_latency;
   std::string source_path;
+  /// The memory latency of the profile named `profile` (its own entry, else "default").
+  const MemoryLatency& latency(const std::string& profile) const;
+  /// The runtime named `name`, or nullptr.
+  const CatalogRuntime* runtime(const std::string& name) const;
+  /// Names of the runtimes, in file order.
+  std::vector<std::string> runtime_names() const;
 };
 
 /// Names of the catalog entries compiled into the binary, sorted (kernel-families excluded).

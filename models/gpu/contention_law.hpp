@@ -27,6 +27,45 @@
 //    most one round; an equally urgent newcomer still waits for the older kernel's last round
 //    (launch order), and a kernel in its last round keeps its SMs. [dispatching, round_work;
 //    Device::retire_for_urgent]
+// 1c. Block co-residency (law "residency"; DeviceGeometry::co_residency). An SM hosts blocks of
+//    several kernels at once while its resources allow: per SM, R = (threads T, registers G,
+//    shared memory Sh, block slots B) (the profile's sm_limits); a block of kernel k takes
+//    phi_k = (32 ceil(t_k / 32), ceil(t_k / 32) ceil(32 r_k / 256) 256, s_k + reserve rounded up
+//    to 128 B, 1) (CUDA occupancy rules: warps, per-warp register allocation, 128-byte shared
+//    memory units). Blocks of k fitting beside resources U already in use:
+//        fit_k(U) = floor(min_r (R_r - U_r) / phi_k,r)          [blocks_fitting]
+//    (fit_k(0) is the occupancy calculator's blocks per SM alone, b_k). A kernel whose footprint
+//    is unknown (KernelRun::footprint, 0 threads) holds whole SMs as in law 1.
+//    Placement (Gilman, Ogden, Guo, Walls, "Demystifying the Placement Policies of the NVIDIA GPU
+//    Thread Block Scheduler for Concurrent Kernels", SIGMETRICS PER 2020): the block scheduler
+//    places each block on the SM with the most room, so free SMs first, and dispatches a kernel's
+//    blocks only after every earlier kernel's are dispatched, into the LEFTOVER resources of SMs
+//    still running the earlier kernel's blocks (most-room also spreads a grid breadth-first: an
+//    SM of H holds floor(beta_H) or ceil(beta_H) of its blocks). So after law 1's grant of free
+//    SMs, a kernel G
+//    with a known footprint that still wants SMs becomes a guest on the SMs of one host H (a
+//    kernel with a known footprint holding SMs, not itself a guest) when no kernel ahead of G in
+//    dispatch order still wants SMs, and H has dispatched every block (it is in its last round)
+//    or H yields to G (H less urgent, or another MPS client under interleaved client order,
+//    ConcurrentDevice). On each of H's SMs H keeps beta_H = blocks / (W f S_gpu) resident blocks
+//    (in [1, b_H]); G places L = min(fit_G(ceil(beta_H) phi_H), beta_G) blocks on every SM of H,
+//    or, when none fits there, L = min(fit_G(floor(beta_H) phi_H), beta_G) on the share
+//    ceil(beta_H) - beta_H of H's SMs that hold floor(beta_H) [guest_room], and takes as many
+//    of those SMs as its demand needs, L / beta_G of its per-SM residency on each (its SM
+//    equivalents, KernelRun::co_sms). Among hosts the one with the largest L (most room). When H
+//    leaves the device, G keeps its blocks: its SM equivalents become SMs it holds.
+//    Sharing an SM's issue slots (the per-SM throughput both kernels' warps draw on): host and
+//    guest get shares in proportion to their resident warps (beta_H w_H against L w_G, w = warps
+//    per block), each bounded by its own demand, the compute share of its solo per-SM rate,
+//    d_H = 1 - m_H and d_G = (1 - m_G) L / beta_G; what one leaves the other takes (two-party
+//    water-filling) [issue_shares]. A kernel of share a progresses on that SM at a / (1 - m) of
+//    one SM's worth of its solo compute rate (1 when it computes nothing): a memory-bound guest
+//    leaves a compute-bound host's issue slots free and neither slows. Its rate bound (law 2) then
+//    takes sigma = sigma(h_whole) h_compute / h_whole, h_whole the SMs its blocks sit on and
+//    h_compute their SM equivalents of compute progress, and the per-SM HBM ceiling on
+//    h_memory = held SMs + co_sms [guest_room, co_resident_progress, co_resident_bound].
+//    A host's SMs that carry guests are not retired early for an urgent kernel (law 1b), a
+//    simplification.
 // 2. Rate bound on h held SMs (serial roofline phases: the compute share stretches by 1/sigma,
 //    the memory share by phi/beta):
 //        slowdown = (1 - m) / sigma + m phi / beta,   r_k <= rate_max = 1 / slowdown,
@@ -64,16 +103,17 @@
 // Shortcuts and when they are exact (the predicates the fast paths ask):
 //  - lazy path (device.hpp "Cost per event"): exact while every kernel holds its demand w_k and
 //    runs at rate_max with its lone phi (lone_l2_factor, fixed while it runs), i.e.
-//    !l2_law_applies and hbm_room_at_bounds;
+//    !l2_law_applies and hbm_room_at_bounds, and no kernel is a guest or a host (law 1c: a
+//    co-resident kernel's bound depends on its neighbour);
 //  - solo cache (a lone kernel's grant and bound, Device::solo_rates): exact for kernels with the
 //    same SoloKey, the fields the lone grant and bound read.
 //
 // Laws by name (scenario key `contention_law:`, docs/strategies.md; CONTRIBUTING.md says how to
-// add one): "residency" (the default: laws 1-4 with block retirement (1b), whole waves, the
-// per-SM ceiling and L_ref the whole GPU's L2) and "fluid" (the law of the last release: resident
-// blocks hold their SMs until the kernel ends, no per-SM ceiling, s = 0, and L_ref = L_dev, so a
-// lone kernel never feels a MIG slice's L2). A law is the set of terms it
-// puts on the device's geometry (set_law_terms); the functions below read only the geometry.
+// add one): "residency" (the default: laws 1-4 with block retirement (1b), block co-residency
+// (1c), whole waves, the per-SM ceiling and L_ref the whole GPU's L2) and "fluid" (the law of the
+// last release: resident blocks hold their SMs until the kernel ends, no per-SM ceiling, s = 0, and
+// L_ref = L_dev, so a lone kernel never feels a MIG slice's L2). A law is the set of terms it puts
+// on the device's geometry (set_law_terms); the functions below read only the geometry.
 //
 // Cost: each function is O(1) (a handful of flops).
 #include <algorithm>
@@ -83,6 +123,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/gpu/device_profile.hpp"
 #include "models/gpu/kernel_run.hpp"
 
 namespace gpumux {
@@ -105,6 +146,8 @@ struct DeviceGeometry {
   double l2_reference = 0;
   bool discrete_waves = false;    ///< law 2: whole waves where the grid is known
   bool block_retirement = false;  ///< law 1b: resident blocks retire at wave boundaries
+  bool co_residency = false;      ///< law 1c: blocks of several kernels share an SM
+  SmLimits sm_limits = {};        ///< law 1c: per-SM resources (the profile's sm_limits)
 };
 
 struct DeviceProfile;
@@ -117,6 +160,7 @@ struct ContentionLaw {
   bool own_l2 = false;  ///< law 3 against the whole GPU's L2 (a MIG slice keeps only its own)
   bool discrete_waves = false;    ///< law 2's whole waves for kernels with a known grid
   bool block_retirement = false;  ///< law 1b: urgent kernels take SMs at wave boundaries
+  bool co_residency = false;      ///< law 1c: blocks of several kernels share an SM
 };
 
 /// The registered laws, the default first. O(1).
@@ -146,7 +190,7 @@ inline double sm_demand(double f, const DeviceGeometry& g, double client_cap) {
 inline bool dispatching(const KernelRun& k, const DeviceGeometry& g, double epsilon) {
   const double full_width = k.sm_fraction * g.gpu_sms;
   const double remaining_blocks = k.work > 0 ? (k.remaining / k.work) * k.waves * full_width : 0.0;
-  return remaining_blocks > k.occupancy + epsilon;
+  return remaining_blocks > k.occupancy + k.co_sms + epsilon;
 }
 
 /// Law 1b: the work (solo-ns) one round of `k`'s resident blocks does on the SMs it holds: a
@@ -155,7 +199,7 @@ inline bool dispatching(const KernelRun& k, const DeviceGeometry& g, double epsi
 inline double round_work(const KernelRun& k, const DeviceGeometry& g) {
   const double full_width = k.sm_fraction * g.gpu_sms;
   if (full_width <= 0 || k.waves <= 0) return 0.0;
-  return (k.work / k.waves) * std::min(1.0, k.occupancy / full_width);
+  return (k.work / k.waves) * std::min(1.0, (k.occupancy + k.co_sms) / full_width);
 }
 
 /// Law 1's grant: gives `k` what it may take from `free` SMs of `g` (its client's cap
@@ -166,17 +210,128 @@ inline bool grant(KernelRun& k, const DeviceGeometry& g, double client_cap, doub
   const double full_width = k.sm_fraction * g.gpu_sms;
   const double sms = g.sms;
   const double demand = std::min({full_width, sms, client_cap});
-  if (k.occupancy >= demand - epsilon) return false;  // holding its full width
+  const double held = k.occupancy + k.co_sms;  // (co_sms: law 1c, SMs' worth held as a guest)
+  if (held >= demand - epsilon) return false;  // holding its full width
   // In its last wave (every remaining block already resident on what it holds) it takes no
   // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or new
   // kernel holds nothing, so it is always dispatching.
-  if (k.occupancy > 0 && !dispatching(k, g, epsilon)) return false;
-  const double granted = std::min({demand - k.occupancy, free, client_cap - held_by_client});
+  if (held > 0 && !dispatching(k, g, epsilon)) return false;
+  const double granted = std::min({demand - held, free, client_cap - held_by_client});
   if (granted <= epsilon) return false;
   k.occupancy += granted;
   held_by_client += granted;
   free -= granted;
   return true;
+}
+
+/// Law 1c: per-SM resources in use, in the units blocks_fitting compares: threads (whole warps),
+/// registers (as allocated), shared memory (128-byte units) and block slots.
+struct SmUse {
+  double threads = 0, registers = 0, shared_units = 0, blocks = 0;
+};
+
+/// Law 1c: warps of one block of `b`.
+inline double block_warps(const BlockFootprint& b) { return std::ceil(b.threads / 32.0); }
+
+/// Law 1c: what `count` blocks of `b` take on one SM under `limits` (registers per warp in
+/// units of 256, shared memory plus the per-block reserve in 128-byte units).
+inline SmUse block_use(const BlockFootprint& b, const SmLimits& limits, double count) {
+  const double warps = block_warps(b);
+  const double registers =
+      b.registers > 0 ? warps * std::ceil(b.registers * 32.0 / 256.0) * 256.0 : 0.0;
+  const double shared =
+      static_cast<double>(b.shared_memory) + static_cast<double>(limits.shared_reserved_per_block);
+  const double units = shared > 0 ? std::ceil(shared / 128.0) : 0.0;
+  return SmUse{count * warps * 32.0, count * registers, count * units, count};
+}
+
+/// Law 1c: fit_k(U), the blocks of `b` that fit on one SM of `limits` beside `used` (0 when the
+/// footprint or the limits are unknown, or a block exceeds the SM). With nothing used it is the
+/// occupancy calculator's blocks per SM (kernel_trace_model.hpp's blocks_per_sm calls it).
+inline int blocks_fitting(const SmLimits& limits, const SmUse& used, const BlockFootprint& b) {
+  if (!limits.known() || b.threads <= 0 || b.threads > limits.max_threads) return 0;
+  const SmUse one = block_use(b, limits, 1.0);
+  double fit = std::min(std::floor(limits.max_blocks - used.blocks),
+                        std::floor((limits.max_threads - used.threads) / one.threads));
+  if (one.registers > 0) {
+    // Whole warps' registers, then whole blocks of warps (the allocation granularity).
+    const double per_warp = one.registers / block_warps(b);
+    fit = std::min(fit, std::floor(std::floor((limits.registers - used.registers) / per_warp) /
+                                   block_warps(b)));
+  }
+  if (one.shared_units > 0) {
+    const double units = std::floor(static_cast<double>(limits.shared_memory) / 128.0);
+    fit = std::min(fit, std::floor((units - used.shared_units) / one.shared_units));
+  }
+  return static_cast<int>(std::max(0.0, fit));
+}
+
+/// Law 1c: true when `k` takes part in co-residency on `g` (the law has it, the device knows its
+/// SMs' resources, and the kernel its footprint and grid).
+inline bool co_resident_capable(const KernelRun& k, const DeviceGeometry& g) {
+  return g.co_residency && g.sm_limits.known() && k.footprint.known() && k.blocks > 0;
+}
+
+/// Law 1c: beta_k, the blocks of `k` resident on each SM it holds in a full wave alone:
+/// blocks / (W f S_gpu), within [1, b_k].
+inline double blocks_per_held_sm(const KernelRun& k, const DeviceGeometry& g) {
+  const double alone = blocks_fitting(g.sm_limits, SmUse{}, k.footprint);
+  const double width = std::max(1e-12, k.waves * k.sm_fraction * g.gpu_sms);
+  return std::clamp(k.blocks / width, 1.0, std::max(1.0, alone));
+}
+
+/// Law 1c: where a guest fits on a host's SMs. Most-room placement spreads the host's blocks
+/// breadth-first, so its SMs hold floor(beta_H) or ceil(beta_H) of them (a share
+/// ceil(beta_H) - beta_H of its SMs the fewer). `blocks` = L, the guest's blocks per SM it uses
+/// (at most its own beta_G), `share` = the share of the host's SMs that take them: all of them
+/// when L >= 1 fits beside ceil(beta_H) blocks, else those with floor(beta_H) (0: none fits).
+struct GuestRoom {
+  double blocks = 0, share = 0;
+};
+inline GuestRoom guest_room(const KernelRun& host, const KernelRun& guest,
+                            const DeviceGeometry& g) {
+  const double beta = blocks_per_held_sm(host, g);
+  const double own = blocks_per_held_sm(guest, g);
+  const double fuller = blocks_fitting(
+      g.sm_limits, block_use(host.footprint, g.sm_limits, std::ceil(beta)), guest.footprint);
+  if (fuller >= 1) return {std::min(fuller, own), 1.0};
+  const double emptier = blocks_fitting(
+      g.sm_limits, block_use(host.footprint, g.sm_limits, std::floor(beta)), guest.footprint);
+  if (emptier >= 1 && std::ceil(beta) > beta)
+    return {std::min(emptier, own), std::ceil(beta) - beta};
+  return {};
+}
+
+/// Law 1c: the issue shares of a host (warps `host_warps`, demand `host_demand` in [0, 1]) and a
+/// guest on one SM: in proportion to warps, each bounded by its demand, the rest to the other.
+struct IssueShares {
+  double host = 0, guest = 0;
+};
+inline IssueShares issue_shares(double host_warps, double host_demand, double guest_warps,
+                                double guest_demand) {
+  const double total = host_warps + guest_warps;
+  const double host_part = total > 0 ? host_warps / total : 0.5;
+  if (host_demand <= host_part) return {host_demand, std::min(guest_demand, 1.0 - host_demand)};
+  if (guest_demand <= 1.0 - host_part) {
+    return {std::min(host_demand, 1.0 - guest_demand), guest_demand};
+  }
+  return {host_part, 1.0 - host_part};
+}
+
+/// Law 1c: SM equivalents of compute progress the host and the guest make on one shared SM
+/// (the guest places `guest_blocks` L there): {host, guest}, each share / (1 - m); a kernel that
+/// computes nothing progresses at its residency (1 for the host, L / beta_G for the guest).
+inline IssueShares co_resident_progress(const KernelRun& host, const KernelRun& guest,
+                                        double guest_blocks, const DeviceGeometry& g) {
+  const double beta_h = blocks_per_held_sm(host, g);
+  const double beta_g = blocks_per_held_sm(guest, g);
+  const double residency = guest_blocks / beta_g;
+  const double d_h = 1.0 - host.memory_bound;
+  const double d_g = (1.0 - guest.memory_bound) * residency;
+  const IssueShares a = issue_shares(beta_h * block_warps(host.footprint), d_h,
+                                     guest_blocks * block_warps(guest.footprint), d_g);
+  return {d_h > 0 ? a.host / d_h : 1.0,
+          guest.memory_bound < 1.0 ? a.guest / (1.0 - guest.memory_bound) : residency};
 }
 
 /// Law 2: u, the share of the whole GPU's HBM bandwidth a kernel of grid width `f` draws in its
@@ -216,6 +371,19 @@ inline double rate_bound(double f, double m, double l2_factor, double held_sms,
                          const DeviceGeometry& g, double grid = 0) {
   if (!(held_sms > 0) || !(g.bandwidth > 0)) return 0.0;
   return 1.0 / slowdown(f, m, l2_factor, held_sms, g, grid);
+}
+
+/// Laws 1c and 2: the rate bound of a co-resident kernel (a host or a guest) whose blocks sit on
+/// `h_whole` SMs, making `h_compute` SM equivalents of compute progress there and drawing HBM
+/// through `h_memory`: sigma = sigma(h_whole) h_compute / h_whole (0 when it sits on nothing).
+inline double co_resident_bound(double f, double m, double l2_factor, double h_whole,
+                                double h_compute, double h_memory, const DeviceGeometry& g,
+                                double grid = 0) {
+  if (!(h_whole > 0) || !(g.bandwidth > 0)) return 0.0;
+  const double sigma = compute_speed(f, grid, h_whole, g) * (h_compute / h_whole);
+  const double beta = memory_speed(f, h_memory, g);
+  const double slow = (m < 1.0 ? (1.0 - m) / sigma : 0.0) + m * l2_factor / beta;
+  return slow > 0 ? 1.0 / slow : 0.0;
 }
 
 /// Law 2, for SM-time bounds: the least SM-ns a kernel (f, grid) holds per solo-ns of its

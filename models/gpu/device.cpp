@@ -89,7 +89,10 @@ void Device::start_running(KernelRun& kernel) {
   kernel.solo_bound_occupancy = -1;
   kernel.wave_origin = kernel.work - kernel.remaining;
   kernel.yield_wanted = false;
+  kernel.leftover_wanted = false;
   kernel.retire_at = kNever;
+  kernel.host = nullptr;
+  kernel.guest_sms = kernel.guest_blocks = kernel.co_sms = kernel.hosted_sms = 0;
   running_.push_back(&kernel);
   if (lazy_) {
     kernel.since = sim_.now();
@@ -102,14 +105,60 @@ void Device::stop_running(KernelRun& kernel) {
   if (lazy_) leave_lazy();
   advance();
   const auto it = std::find(running_.begin(), running_.end(), &kernel);
-  if (it != running_.end()) running_.erase(it);
+  if (it != running_.end()) {
+    leave_co_residency(kernel);
+    running_.erase(it);
+  }
   kernel.rate = 0;
   kernel.occupancy = 0;
+}
+
+void Device::leave_co_residency(KernelRun& k) {
+  if (k.host != nullptr) {
+    k.host->hosted_sms = std::max(0.0, k.host->hosted_sms - k.guest_sms);
+    k.host = nullptr;
+    k.guest_sms = k.guest_blocks = k.co_sms = 0;
+  }
+  if (k.hosted_sms > 0) {
+    for (KernelRun* guest : running_) {
+      if (guest->host != &k) continue;
+      guest->occupancy += guest->co_sms;  // its blocks stay where they are
+      guest->host = nullptr;
+      guest->guest_sms = guest->guest_blocks = guest->co_sms = 0;
+    }
+    k.hosted_sms = 0;
+  }
+}
+
+double Device::co_resident_bound(const KernelRun& k) const {
+  double whole = k.occupancy;
+  double compute = k.occupancy;
+  double memory = k.occupancy;
+  if (k.host != nullptr) {
+    const contention::IssueShares p =
+        contention::co_resident_progress(*k.host, k, k.guest_blocks, geometry_);
+    whole += k.guest_sms;
+    compute += k.guest_sms * p.guest;
+    memory += k.co_sms;
+  }
+  if (k.hosted_sms > 0) {
+    for (const KernelRun* guest : running_) {
+      if (guest->host != &k) continue;
+      const contention::IssueShares p =
+          contention::co_resident_progress(k, *guest, guest->guest_blocks, geometry_);
+      compute -= guest->guest_sms * (1.0 - p.host);
+    }
+  }
+  return contention::co_resident_bound(k.sm_fraction, k.memory_bound, k.l2_factor, whole,
+                                       std::max(0.0, compute), memory, geometry_, k.grid);
 }
 
 void Device::remove_running_of(int tenant) {
   if (lazy_) leave_lazy();
   advance();
+  for (KernelRun* k : running_) {
+    if (k->tenant == tenant) leave_co_residency(*k);
+  }
   std::erase_if(running_, [this, tenant](const KernelRun* k) {
     if (k->tenant != tenant) return false;
     work_discarded_ += k->work - k->remaining;
@@ -149,7 +198,8 @@ void Device::grant_sms() {
     // One kernel (the usual exclusive device): the same arithmetic as below without the
     // per-client table (its client holds exactly what the kernel holds).
     KernelRun& k = *running_.front();
-    k.yield_wanted = false;  // (law 1b: nobody to yield to)
+    k.yield_wanted = false;     // (law 1b: nobody to yield to)
+    k.leftover_wanted = false;  // (law 1c: no guest)
     double free = sms;
     free -= k.occupancy;
     if (free <= epsilon) return;
@@ -160,23 +210,32 @@ void Device::grant_sms() {
   }
   double free = sms;
   bool mixed_priorities = false;
-  bool wanting = false;  // some kernel holds less than its full width (grant_to's first test)
+  bool mixed_clients = false;
+  bool wanting = false;        // some kernel holds less than its full width (grant_to's first test)
+  bool guest_wanting = false;  // ... of them one with a known footprint (law 1c)
   int max_tenant = -1;
   for (KernelRun* k : running_) {
     free -= k->occupancy;
-    k->yield_wanted = false;  // set again below while a more urgent kernel waits (law 1b)
+    k->yield_wanted = false;     // set again below while a more urgent kernel waits (law 1b)
+    k->leftover_wanted = false;  // set again below while a guest waits for its leftover (1c)
     mixed_priorities |= k->priority != running_.front()->priority;
+    mixed_clients |= k->tenant != running_.front()->tenant;
     if (k->sm_demand < 0) {
       // The same three numbers grant_to() takes the minimum of, once per start of the kernel.
       k->sm_demand = sm_demand_of(*k);
     }
-    wanting |= k->occupancy < k->sm_demand - epsilon;
+    const bool wants = k->occupancy + k->co_sms < k->sm_demand - epsilon;
+    wanting |= wants;
+    guest_wanting |= wants && contention::co_resident_capable(*k, geometry_);
     max_tenant = std::max(max_tenant, k->tenant);
   }
   // Nothing to grant: grant_to would refuse every kernel at its first test (co-running clients
   // that all hold their width, the usual state between arrivals), so skip the client table.
-  const bool retire = mixed_priorities && geometry_.block_retirement;
-  if (!wanting || (free <= epsilon && !retire)) return;
+  // Law 1b retires SMs for more urgent kernels, and with interleaved clients for equally urgent
+  // kernels of other clients; law 1c places guests without free SMs.
+  const bool retire = geometry_.block_retirement &&
+                      (mixed_priorities || (mixed_clients && limits_.interleave_clients));
+  if (!wanting || (free <= epsilon && !retire && !guest_wanting)) return;
   const std::vector<KernelRun*>* order = &running_;
   if (mixed_priorities) {
     order_scratch_.assign(running_.begin(), running_.end());
@@ -188,29 +247,103 @@ void Device::grant_sms() {
   std::vector<double>& client_held = client_held_scratch_;
   client_held.assign(static_cast<std::size_t>(max_tenant + 1), 0.0);
   for (const KernelRun* k : running_)
-    client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy;
+    client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy + k->co_sms;
   for (KernelRun* k : *order) {
     if (free <= epsilon) break;
-    if (k->occupancy >= k->sm_demand - epsilon) continue;  // grant_to's first refusal
+    if (k->occupancy + k->co_sms >= k->sm_demand - epsilon) continue;  // grant_to's refusal
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
     grant_to(*k, epsilon, free, held_by_client);
   }
+  if (guest_wanting) place_guests(*order, epsilon, client_held);
   if (retire) retire_for_urgent(*order, epsilon, free, client_held);
+}
+
+void Device::place_guests(const std::vector<KernelRun*>& order, double epsilon,
+                          std::vector<double>& client_held) {
+  // Law 1c (contention_law.hpp), in dispatch order.
+  const bool interleave = limits_.interleave_clients;
+  const auto wants_sms = [&](const KernelRun& k) {
+    const double held = k.occupancy + k.co_sms;
+    return held < k.sm_demand - epsilon &&
+           (held <= 0 || contention::dispatching(k, geometry_, epsilon));
+  };
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    KernelRun& guest = *order[i];
+    if (guest.host != nullptr || !wants_sms(guest) ||
+        !contention::co_resident_capable(guest, geometry_))
+      continue;
+    // Leftover policy: an earlier kernel (as urgent, of its own client or, in launch order, of
+    // any) that still wants SMs is dispatched first.
+    bool blocked = false;
+    for (std::size_t j = 0; j < i && !blocked; ++j) {
+      const KernelRun& ahead = *order[j];
+      if (ahead.priority < guest.priority || (interleave && ahead.tenant != guest.tenant)) continue;
+      blocked = wants_sms(ahead);
+    }
+    if (blocked) continue;
+    KernelRun* host = nullptr;
+    double room = 0;
+    double usable = 0;  // the host's SMs the guest may take
+    for (KernelRun* h : running_) {
+      if (h == &guest || h->host != nullptr || h->occupancy - h->hosted_sms <= epsilon ||
+          !contention::co_resident_capable(*h, geometry_))
+        continue;
+      const contention::GuestRoom fit = contention::guest_room(*h, guest, geometry_);
+      const double free_sms = h->occupancy * fit.share - h->hosted_sms;
+      if (!(fit.blocks >= 1) || free_sms <= epsilon || fit.blocks <= room) continue;
+      const bool yields =
+          h->priority < guest.priority ||
+          (interleave && h->priority == guest.priority && h->tenant != guest.tenant);
+      if (!yields && contention::dispatching(*h, geometry_, epsilon)) {
+        h->leftover_wanted = true;  // its last round is the guest's chance (an event then)
+        continue;
+      }
+      host = h;
+      room = fit.blocks;
+      usable = free_sms;
+    }
+    if (host == nullptr) continue;
+    const double per_sm = room / contention::blocks_per_held_sm(guest, geometry_);
+    double& held_by_client = client_held[static_cast<std::size_t>(guest.tenant)];
+    const double held = guest.occupancy + guest.co_sms;
+    const double want =
+        std::min(guest.sm_demand - held, client_sm_cap(guest.tenant) - held_by_client);
+    const double sms = std::min(usable, want / per_sm);
+    if (sms <= epsilon) continue;
+    if (held <= 0) guest.wave_origin = guest.work - guest.remaining;  // (as grant_to)
+    if (guest.first_start < 0) guest.first_start = sim_.now();
+    guest.host = host;
+    guest.guest_sms = sms;
+    guest.guest_blocks = room;
+    guest.co_sms = sms * per_sm;
+    host->hosted_sms += sms;
+    held_by_client += guest.co_sms;
+  }
 }
 
 void Device::retire_for_urgent(const std::vector<KernelRun*>& order, double epsilon, double& free,
                                std::vector<double>& client_held) {
   // Law 1b (contention_law.hpp). `order` is by priority, most urgent first; a kernel that still
   // wants SMs takes those of less urgent kernels whose resident round retires now, least urgent
-  // first, and marks the others so that their next round's end is an event.
+  // first, and marks the others so that their next round's end is an event. With interleaved
+  // clients an equally urgent kernel of another client that holds more SMs yields too, up to an
+  // equal split (the block scheduler alternates between the clients' pending blocks).
   const Nanos now = sim_.now();
+  const bool interleave = limits_.interleave_clients;
   for (std::size_t i = 0; i < order.size(); ++i) {
     KernelRun& urgent = *order[i];
-    if (urgent.occupancy >= urgent.sm_demand - epsilon) continue;
-    if (urgent.occupancy > 0 && !contention::dispatching(urgent, geometry_, epsilon)) continue;
-    for (std::size_t j = order.size(); j-- > i + 1;) {
+    if (urgent.occupancy + urgent.co_sms >= urgent.sm_demand - epsilon) continue;
+    if (urgent.occupancy + urgent.co_sms > 0 &&
+        !contention::dispatching(urgent, geometry_, epsilon))
+      continue;
+    for (std::size_t j = order.size(); j-- > 0;) {
+      if (j == i) continue;
       KernelRun& holder = *order[j];
-      if (holder.priority >= urgent.priority || holder.occupancy <= epsilon) continue;
+      const bool peer =
+          interleave && holder.priority == urgent.priority && holder.tenant != urgent.tenant;
+      if ((holder.priority >= urgent.priority && !peer) || holder.occupancy <= epsilon) continue;
+      const double urgent_held = urgent.occupancy + urgent.co_sms;
+      if (holder.hosted_sms > 0 || (peer && holder.occupancy <= urgent_held + epsilon)) continue;
       if (holder.retire_at > now) {
         // Its round retires later: an event then, unless this round is its last (it keeps its
         // SMs until it ends).
@@ -218,9 +351,10 @@ void Device::retire_for_urgent(const std::vector<KernelRun*>& order, double epsi
         continue;
       }
       // Its round has just retired: every block it has left is pending, behind the urgent ones.
-      const double wanted = urgent.sm_demand - urgent.occupancy - std::max(0.0, free);
+      const double wanted = urgent.sm_demand - urgent_held - std::max(0.0, free);
       if (wanted <= epsilon) break;
-      const double taken = std::min(wanted, holder.occupancy);
+      double taken = std::min(wanted, holder.occupancy);
+      if (peer) taken = std::min(taken, 0.5 * (holder.occupancy - urgent_held));
       holder.occupancy -= taken;
       client_held[static_cast<std::size_t>(holder.tenant)] -= taken;
       free += taken;
@@ -239,13 +373,17 @@ bool Device::apply_l2_factors(double traffic, int memory_kernels, bool any_reuse
     if (k->memory_bound <= 0 || k->rate_max <= 0 || k->working_set <= 0) continue;
     k->l2_factor = contention::l2_factor(contention::hbm_use(*k, k->rate_max, geometry_), traffic,
                                          k->working_set, geometry_);
-    k->rate_max = rate_bound(*k, k->occupancy);
+    k->rate_max = co_resident(*k) ? co_resident_bound(*k) : rate_bound(*k, k->occupancy);
   }
   return true;
 }
 
 void Device::set_unshared_bound(KernelRun& k) const {
   k.l2_factor = contention::lone_l2_factor(k, geometry_);
+  if (co_resident(k)) {
+    k.rate_max = co_resident_bound(k);  // (law 1c: depends on its neighbour; not cached)
+    return;
+  }
   if (k.occupancy > 0) {
     // rate_bound with the lone l2_factor depends only on the occupancy (the kernel's f, m and
     // working set and the geometry are fixed while it runs): computed again only when its SMs
@@ -325,6 +463,16 @@ void Device::finish_recompute(bool at_bounds) {
       const Nanos wait = checked::ceil_nanos_saturating(k->remaining / k->rate);
       if (wait < kNever - now) next = std::min(next, now + wait);
     }
+  }
+  for (const KernelRun* k : running_) {
+    // Law 1c: a guest waits for the leftover of this kernel's last round: its start is an event.
+    if (!k->leftover_wanted || !(k->rate > 0) || !(k->work > 0)) continue;
+    const double last_round = (k->occupancy + k->co_sms) * k->work /
+                              std::max(1e-12, k->waves * k->sm_fraction * geometry_.gpu_sms);
+    const double to_go = k->remaining - last_round;
+    if (!(to_go > 0)) continue;
+    const Nanos wait = std::max<Nanos>(1, checked::ceil_nanos_saturating(to_go / k->rate));
+    if (wait < kNever - now) next = std::min(next, now + wait);
   }
   for (KernelRun* k : running_) {
     // Law 1b: the end of the resident round of a kernel a more urgent one waits for.
@@ -450,6 +598,9 @@ void Device::complete_finished() {
   for (KernelRun* k : running_) {
     const double tolerance = 1e-9 * k->work + 1e-3;
     if (k->remaining <= tolerance) finished.push_back(k);
+  }
+  for (KernelRun* k : finished) {
+    if (co_resident(*k)) leave_co_residency(*k);
   }
   if (finished.size() == running_.size()) {
     running_.clear();  // all finished (the usual single kernel)
@@ -609,6 +760,7 @@ void Device::enter_lazy(bool at_bounds) {
   const double epsilon = 1e-9 * sms;
   for (KernelRun* k : running_) {
     if (client_position(k->tenant) < 0) return;
+    if (co_resident(*k)) return;  // law 1c: its bound depends on its neighbour
     if (k->sm_demand < 0) {
       k->sm_demand = sm_demand_of(*k);
     }

@@ -23,6 +23,13 @@
 //    more. A kernel holding no SMs waits.
 //    Consequence: two full-grid kernels do not co-run (the second waits for the first), and a
 //    short kernel beside a long full-grid one waits for the long one's residual time.
+//    Co-residency (law 1c): a kernel with a known block footprint that finds no free SM becomes
+//    a guest in the leftover resources of a host kernel's SMs (the host in its last round, or
+//    yielding to it: more urgent, or another MPS client with interleaved client order); guests
+//    hold no SMs of their own (occupancy), their blocks' SM equivalents are KernelRun::co_sms,
+//    and host and guest share each SM's issue slots. Blocks of different MPS clients interleave
+//    (SharingLimits::interleave_clients): at an equally urgent holder's round end a waiting
+//    client takes SMs up to an equal split.
 //
 // 2. Rates on held SMs: each kernel at most its rate bound on the SMs it holds (contention law 2,
 //    with the per-SM HBM ceiling where the law has one).
@@ -36,10 +43,10 @@
 // its remaining work at the time its rate last changed (`KernelRun::since`) and is brought up to
 // now only when needed. While every kernel holds the SMs it wants and runs at its bound on them
 // (HBM not saturated at the bounds, the L2 law not in play: the usual state of capped MPS
-// clients), an event touches only the kernels that started or finished: a per-device heap of
-// projected finish times gives the next completion, and the SMs held, HBM rate and per-client
-// SM totals behind the utilization integrals are kept as running sums; O(changed x log k).
-// Otherwise (SMs to re-grant, HBM saturated, the L2 law, preemption, a removed client, one
+// clients, no co-residency), an event touches only the kernels that started or finished: a
+// per-device heap of projected finish times gives the next completion, and the SMs held, HBM rate
+// and per-client SM totals behind the utilization integrals are kept as running sums; O(changed x
+// log k). Otherwise (SMs to re-grant, HBM saturated, the L2 law, preemption, a removed client, one
 // running kernel) the full recompute runs: every kernel advanced to now, O(k log k) (one sort
 // when priorities differ), plus the max-min solve only while HBM is saturated at the kernels'
 // bounds (O(k x steps), steps <= k); a kernel's rate bound is computed again only when its SMs
@@ -317,9 +324,22 @@ class Device {
     return true;
   }
   // Law 1b: more urgent kernels still wanting SMs take those of less urgent ones whose resident
-  // round retires now; the others are marked (KernelRun::yield_wanted) for finish_recompute.
+  // round retires now (and, with interleaved clients, of equally urgent kernels of other clients
+  // holding more); the others are marked (KernelRun::yield_wanted) for finish_recompute.
   void retire_for_urgent(const std::vector<KernelRun*>& order, double epsilon, double& free,
                          std::vector<double>& client_held);
+  // Law 1c: kernels with a known footprint that still want SMs become guests in the leftover
+  // resources of a host's SMs (dispatch order; the host in its last round or yielding to them).
+  // Hosts a guest waits for are marked (KernelRun::leftover_wanted) for finish_recompute.
+  void place_guests(const std::vector<KernelRun*>& order, double epsilon,
+                    std::vector<double>& client_held);
+  // Law 1c: true when `k` is a guest or hosts one (its bound depends on its neighbour).
+  static bool co_resident(const KernelRun& k) { return k.host != nullptr || k.hosted_sms > 0; }
+  // Law 1c: the rate bound of a co-resident kernel (contention::co_resident_bound).
+  double co_resident_bound(const KernelRun& k) const;
+  // Law 1c: `k` leaves the running set (finished, stopped, removed): a guest frees its place on
+  // its host; a host's guests keep their blocks, their SM equivalents become SMs they hold.
+  void leave_co_residency(KernelRun& k);
   // contention::sm_demand of `k` under its client's cap.
   double sm_demand_of(const KernelRun& k) const {
     return contention::sm_demand(k.sm_fraction, geometry_, client_sm_cap(k.tenant));

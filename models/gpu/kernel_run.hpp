@@ -17,6 +17,17 @@ namespace gpumux {
 class KernelOwner;
 struct KernelSpec;
 
+/// The resources one thread block takes on an SM (contention law 1c, co-residency): threads,
+/// registers per thread and shared memory (static + dynamic) per block. threads = 0: unknown, the
+/// kernel's blocks hold whole SMs.
+struct BlockFootprint {
+  int threads = 0;
+  int registers = 0;               ///< per thread (0: not limiting)
+  std::int64_t shared_memory = 0;  ///< bytes per block, without the system's per-block reserve
+  bool known() const { return threads > 0; }
+  bool operator==(const BlockFootprint&) const = default;
+};
+
 struct KernelRun {
   KernelOwner* owner = nullptr;
   void* owner_data = nullptr;  ///< the owner's own context for this kernel (e.g. its request)
@@ -32,17 +43,28 @@ struct KernelRun {
   /// G = blocks / resident blocks per SM when its grid is known (`blocks:`, traces): SM-loads of
   /// blocks, for discrete waves (contention law 2); 0 = unknown (the fluid sigma).
   double grid = 0;
-  int priority = 0;        ///< block-dispatch priority; higher first (stream/MPS priority)
-  double rate = 0;         ///< current progress rate (set by the device)
-  double rate_max = 0;     ///< bound on the SMs it holds now (set by the device)
-  double occupancy = 0;    ///< SMs its resident blocks hold now (set by the device)
-  double l2_factor = 1.0;  ///< HBM traffic per unit work relative to alone (set by the device)
-  Nanos first_start = -1;  ///< when it first received SMs (-1: not yet)
+  double blocks = 0;         ///< thread blocks of its grid (0 = unknown; law 1c's beta)
+  BlockFootprint footprint;  ///< per-block resources (law 1c); unknown = whole-SM residency
+  int priority = 0;          ///< block-dispatch priority; higher first (stream/MPS priority)
+  double rate = 0;           ///< current progress rate (set by the device)
+  double rate_max = 0;       ///< bound on the SMs it holds now (set by the device)
+  double occupancy = 0;      ///< SMs its resident blocks hold now (set by the device)
+  double l2_factor = 1.0;    ///< HBM traffic per unit work relative to alone (set by the device)
+  Nanos first_start = -1;    ///< when it first received SMs (-1: not yet)
+  // Co-residency (contention_law.hpp, law 1c), set by the device: the kernel whose SMs it sits on
+  // as a guest, how many of them, its blocks per such SM (L) and their SMs' worth of its own
+  // residency (guest_sms L / beta); as a host, how many of its SMs carry a guest.
+  KernelRun* host = nullptr;
+  double guest_sms = 0;
+  double guest_blocks = 0;
+  double co_sms = 0;
+  double hosted_sms = 0;
   // Block retirement (contention_law.hpp, law 1b), set by the device: progress (solo-ns of work
   // done) when its blocks last started a round on the SMs it holds, whether a more urgent kernel
   // waits for SMs it holds, and the time its resident round retires (kNever: not wanted).
   double wave_origin = 0;
   bool yield_wanted = false;
+  bool leftover_wanted = false;  ///< law 1c: a guest waits for its last round (its leftover)
   Nanos retire_at = kNever;
   // The device's own caches (set by the device when the kernel starts running; exact: each is
   // the value the device would compute again from the same inputs).

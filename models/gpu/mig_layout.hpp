@@ -33,6 +33,19 @@ struct MigFitResult {
   std::string reason;
 };
 
+/// The share of its GPU a MIG instance holds, for cost (tenant and cluster layers alike): its
+/// compute slices over the GPU's, 1/7 for 1g.10gb and 2/7 for 2g.20gb on an A100 or H100. The
+/// profile's `Ng` counts "GPU slices" (NVIDIA MIG User Guide, Terminology: a GPU slice is the
+/// smallest fraction of the GPU, one SM slice with one memory slice; 7 on A100/H100), the seven
+/// 1g instances of the all-1g layout hold the whole GPU between them (memory slices would give
+/// 7/8, leaving 1/8 of the price to nobody though no instance can be added), and the cluster
+/// layer counts allocation and fragmentation in the same slices. docs/cluster.md, "Cost shares
+/// of MIG instances". A GPU without a stated slice count: 7 (source: the same guide).
+inline double mig_cost_fraction(int instance_compute_slices, int gpu_compute_slices) {
+  const int total = gpu_compute_slices > 0 ? gpu_compute_slices : 7;
+  return static_cast<double>(instance_compute_slices) / total;
+}
+
 /// Checks a layout; never throws for a layout that does not fit (see reason).
 MigFitResult fit_mig_layout(const DeviceProfile& gpu, const std::vector<std::string>& profiles);
 

@@ -25,6 +25,12 @@ struct SharingLimits {
   double thread_share = 1.0;
   /// Bytes one client may allocate (MPS pinned memory limit); unset = only the device's memory.
   std::optional<std::int64_t> client_memory_limit;
+  /// Block dispatch between clients (MPS `client_order`): true = interleaved, a kernel of one
+  /// client does not wait for an equally urgent kernel of another client to dispatch all its
+  /// blocks (it takes SMs at that kernel's round ends and leftover room on its SMs, up to an equal
+  /// split; contention_law.hpp, laws 1b and 1c); false = launch order across clients, as for the
+  /// streams of one process.
+  bool interleave_clients = false;
 
   // Time-slicing scheduler (used by TimeSlicingDevice only).
   Nanos timeslice = 1'024'000;

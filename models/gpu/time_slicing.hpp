@@ -31,7 +31,10 @@
 // Closed forms (tests): two saturating contexts each get T / (2 (T + P + C)) of the device; a
 // short kernel arriving at a random time beside a saturating neighbour waits on average
 // T/2 + P + (C - P) (instruction; its own context had nothing preempted) or the residual of the
-// neighbour's kernel + C - P (kernel-boundary).
+// neighbour's kernel + C - P (kernel-boundary); a server that issues each query after the
+// previous one returned yields at every query end, so beside a saturating neighbour a query of
+// W (T < W < 2 T) takes (C + T - think) + C + T + (P + C) + T + (P + C) + (W - T), whatever the
+// neighbour runs (test_sharing_models; the mechanism behind Tally's 2.7x for every trainer).
 // Switch and preemption time count as busy but not useful (DeviceResult::useful_fraction).
 // Memory is not isolated: all contexts allocate from the same device memory (device.hpp).
 #include <deque>

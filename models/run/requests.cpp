@@ -10,6 +10,7 @@
 
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux::run {
 
@@ -108,8 +109,17 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
     in_flight_list_.erase(it);
   }
   const ArrivalSpec& a = spec_.workload.arrivals;
-  if (a.process == ArrivalProcess::closed && now + a.think < arrivals_end_) {
-    schedule_closed_arrival(now + a.think);
+  if (a.process == ArrivalProcess::closed) {
+    // The think time (drawn when it is a distribution), plus the away time after every
+    // session_cells-th request (a notebook's on/off sessions).
+    Nanos think = a.think;
+    if (a.think_dist.kind != DurationDistribution::Kind::fixed) {
+      think = checked::nanos_saturating(draw(arrivals_rng_, a.think_dist));
+    }
+    if (a.session_cells > 0 && ++closed_finished_ % a.session_cells == 0) {
+      think = checked::nanos_saturating(static_cast<double>(think) + draw(arrivals_rng_, a.away));
+    }
+    if (now + think < arrivals_end_) schedule_closed_arrival(now + think);
   }
 }
 

@@ -282,6 +282,8 @@ class Tenant final : public KernelOwner {
     }
     k.working_set = static_cast<double>(spec.working_set);
     k.grid = spec.grid();
+    k.blocks = spec.blocks;
+    k.footprint = spec.block;
     k.priority = kernel_priority_;
     return k;
   }
@@ -359,6 +361,7 @@ class Tenant final : public KernelOwner {
   bool direct_ = false;                // direct_workload() and the run allows the direct path
   bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
   int in_flight_ = 0;
+  std::int64_t closed_finished_ = 0;  ///< closed loop: requests finished (sessions' cell count)
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
   RandomStream kernels_rng_;
   std::uint64_t next_id_ = 0;

@@ -1,39 +1,80 @@
 #pragma once
 // The workload catalog's model: a catalog entry (models/config/workload_catalog.hpp) and a
-// request (batch, sequence length, dtype, phase) become the request's kernels on a GPU model, by
-// first principles (docs/workloads.md has the derivation and every layer table). In short:
+// request (batch, sequence length, dtype, phase, runtime) become the request's kernels on a GPU
+// model, by first principles (docs/workloads.md has the derivation and every layer table). In
+// short:
 //
 //   Layers    the family's layer list from the architecture (He et al. 2016 Table 1; Devlin et
-//             al. 2019; Dosovitskiy et al. 2021; Radford et al. 2019): each layer is a GEMM
-//             (count x M x N x K; a convolution as the implicit GEMM M = batch x H_out x W_out,
-//             N = C_out, K = C_in x k x k) or an elementwise/normalisation kernel over E elements.
-//             Training adds, per GEMM, the data-gradient and weight-gradient GEMMs (same FLOPs,
-//             same operand bytes), per elementwise kernel its backward (one more tensor read),
-//             the optimizer step over the parameters and, data-parallel, the gradient
-//             all-reduce.
-//   FLOPs     F = 2 M N K count (multiply-add = 2); elementwise F = E x flops per element.
-//   Bytes     compulsory HBM traffic at the dtype's size s: GEMM (|A| + |B| + |C|) s,
+//             al. 2019; Dosovitskiy et al. 2021; Radford et al. 2019; Qi et al. 2017; Radford et
+//             al. 2023 (Whisper)): each layer is a GEMM (count x M x N x K; a convolution as the
+//             implicit GEMM M = batch x H_out x W_out, N = C_out, K = C_in x k x k), a fused
+//             attention kernel, or an elementwise/normalisation kernel over E elements. Training
+//             adds, per GEMM, the data-gradient and weight-gradient GEMMs (same FLOPs, same
+//             operand bytes), per elementwise kernel its backward (one more tensor read), per
+//             fused attention its backward (backward_flops x the FLOPs), the optimizer step over
+//             the parameters and, data-parallel, the gradient all-reduce.
+//   Runtime   kernel-families.yaml `runtimes:` (`workload.runtime:`, default tensorrt for
+//             inference and pytorch for training) decides which layers are separate kernels:
+//             unfused attention = scores GEMM, scale, mask, softmax, (training) dropout, context
+//             GEMM; fused = one kernel. A separate activation, residual add, BN or ReLU is its own
+//             elementwise kernel. Each kernel counts the framework operators that dispatch it
+//             (views and permutes included); the tenant's host_gap = ops x host_per_op / kernels
+//             paces the launches (models/run/launch.cpp: issue_k >= start + k host_gap), unless
+//             the request is a CUDA graph.
+//   FLOPs     F = 2 M N K count (multiply-add = 2); fused attention 4 count L_q L_k d (half when
+//             causal); elementwise F = E x flops per element.
+//   Bytes     compulsory HBM traffic at the dtype's size s: GEMM (|A| + |B| + |C|) s (+ the
+//             split-K partials, 2 split |C| x 4 B, serial), attention (Q + K + V + O) s,
 //             elementwise E (reads + writes) s (each tile's re-reads hit L2: `working_set`).
-//   Grid      GEMM blocks G = count ceil(M / tile_m) ceil(N / tile_n); elementwise
-//             G = ceil(E / (threads x items)); blocks per SM B_sm from the profile's sm_limits
-//             and the family's threads/registers/shared memory (kernel_trace_model.hpp
-//             blocks_per_sm); sm_fraction f = min(1, G / S), waves W = max(1, G / (B_sm S))
-//             (kernel_trace_model.hpp grid_shape).
-//   Roofline  on the whole GPU of S SMs: compute t_c = F / (eta P) x S ceil(G / S) / G (the
-//             busiest SM computes ceil(G / S) blocks at P / S: a grid narrower than the GPU
-//             uses only its SMs' tensor cores), memory t_m = bytes / B_HBM (the measured
-//             bandwidth when the profile has it, else the datasheet's), duration
-//             t = max(t_c, t_m); P = the profile's compute_throughput of the dtype (tensor
-//             cores for GEMMs, fp32 for elementwise), eta = kernel-families' gemm efficiency
-//             (1 for elementwise).
-//   Boundedness  m = t_m / (t_c + t_m): the memory share of the serial compute and memory
-//             phases models/gpu/kernel_run.hpp stretches (by 1/sigma and 1/beta).
-//   Collective  all-reduce of the fp32 gradients over n GPUs, NCCL ring:
-//             t = 2 (n - 1) / n x 4 x params / bus_bandwidth, m = 1, blocks = NCCL channels.
+//   GEMM selection  for each tile (m x n, k-slice depth k, pipeline stages, block resources) of
+//             kernel-families `gemm.tiles` and split factor s of `gemm.split_k` (K / s >=
+//             split_k_min_depth):
+//                 G = count ceil(M / m) ceil(N / n) s blocks, each 2 m n ceil(K / s) FLOPs
+//                 (padded: tile quantization);
+//                 tile efficiency e = min(1, I B_L2 / P), I = 2 m n / ((m + n) s_dtype) the
+//                 FLOPs per byte a block draws from L2, B_L2 the profile's L2 bandwidth;
+//                 t_c = ceil(G / S_lib) x 2 m n ceil(K / s) / (eta e P / S) (the busiest SM
+//                 computes ceil(G / S_lib) blocks at its share of the peak: wave quantization);
+//                 t_lat = the busiest SM's critical path (Latency floor below), >= t_c;
+//                 t_m = (bytes + s_split count M N (4 B - s_dtype)) x S / S_lib / B_HBM (a split
+//                 writes fp32 partials instead of C);
+//                 split-K adds a reduction kernel (reads the s partials, writes C): its launch
+//                 (the profile's launch_overhead) and t_r = max(count M N (4 s + s_dtype) /
+//                 B_HBM, its elementwise floor); t = max(t_lat, t_m) + [s > 1] (launch + t_r).
+//             The choice of least t on the S_lib SMs the library sees (the device's: a MIG
+//             instance's own) wins; ties keep the earlier tile and the smaller split. The
+//             reduction is emitted as its own kernel, NAME.splitk_reduce.
+//             (NVIDIA Matrix Multiplication Background guide: tile and wave quantization.)
+//   Latency floor  kernel-families `memory_latency:` gives per GPU the unloaded DRAM load
+//             latency L_D and L2 latency L_2 (pointer chase, te42kyfo/gpu-benches). The busiest
+//             SM runs its P = ceil(G / S) blocks at most r = min(B_sm, P) at a time; a round of
+//             b blocks lasts
+//                 L_D + b F_b + I max(b C / I, L_D / (stages - 1)) + L_2 + b E_b
+//             with I main-loop iterations (GEMM ceil(ceil(K / s) / k); fused attention
+//             ceil(L_k / block_cols); elementwise 1), C one block's compute alone on the SM,
+//             F_b its first operand tile over the SM's L2 share B_L2 / S (GEMM (m + n) k
+//             s_dtype, attention (rows + 2 cols) d s_dtype, elementwise 0) and E_b its store
+//             (GEMM m n s_out / (B_L2 / S) + m n epilogue_flops / (P_fp32 / S), attention
+//             rows d s_dtype / (B_L2 / S)); t_lat = the sum over floor(P / r) full rounds and
+//             one of P mod r blocks.
+//   Grid      blocks per SM B_sm from the profile's sm_limits and the kernel's block resources
+//             (kernel_trace_model.hpp blocks_per_sm); sm_fraction f = min(1, G / S), waves
+//             W = max(1, G / (B_sm S)) (grid_shape); the kernel carries blocks and blocks_per_sm
+//             (KernelSpec), so the device physics counts whole waves on a slice.
+//   Roofline  on the whole GPU of S SMs: compute t_c and t_lat as above with S_lib = S (fused
+//             attention: F / (eta_att P) x S ceil(G / S) / G; elementwise: F / P_fp32 x S
+//             ceil(G / S) / G), memory t_m = bytes / B_HBM (the measured bandwidth when the
+//             profile has it), duration t = max(t_lat, t_c, t_m).
+//   Boundedness  m = t_m / (max(t_lat, t_c) + t_m): the memory share of the serial compute
+//             and memory phases models/gpu/kernel_run.hpp stretches (by 1/sigma and 1/beta);
+//             the latency phase stretches like compute (whole rounds on fewer SMs).
+//   Collective  NCCL ring all-reduce of n GPUs, alpha-beta: t = latency + 2 (n - 1)
+//             latency_per_hop + 2 (n - 1) / n x bytes / bus_bandwidth (NCCL's tuning model,
+//             src/graph/tuning.cc), m = 1, blocks = NCCL channels.
 //   Memory    inference: weights (params x s) at start, two largest activations per request
 //             (ping-pong buffers); training: params x (4 master + 4 gradient + optimizer state:
 //             SGD-momentum 4, Adam 8) + every saved activation, all at start.
-// Cost: O(layers) per tenant at resolve time; nothing at run time.
+// Cost: O(layers x tiles x split factors) per tenant at resolve time; nothing at run time.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,24 +87,90 @@ namespace gpumux {
 
 /// One layer's work before it meets a GPU.
 struct LayerWork {
-  enum class Kind { gemm, elementwise, collective };
+  enum class Kind { gemm, attention, elementwise, collective };
   Kind kind = Kind::gemm;
   std::string name;
-  // gemm: count independent M x N x K products (count > 1: a batched GEMM, e.g. attention)
+  // gemm: count independent M x N x K products (count > 1: a batched GEMM, e.g. attention);
+  // attention (fused): count = batch x heads, m query rows, n key rows, k head dimension.
   std::int64_t m = 0, n = 0, k = 0, count = 1;
   // elementwise: elements of its grid
   std::int64_t elements = 0;
-  double flops = 0;        ///< total floating-point (or integer) operations
-  double bytes = 0;        ///< compulsory HBM bytes
-  double working_set = 0;  ///< bytes re-read through L2 (GEMM operands)
+  double flops = 0;          ///< total floating-point (or integer) operations
+  double bytes = 0;          ///< compulsory HBM bytes
+  double working_set = 0;    ///< bytes re-read through L2 (GEMM operands)
+  double element_bytes = 2;  ///< bytes per element of the dtype (GEMM tile intensity)
+  bool causal = false;       ///< attention: causal mask (a fused kernel skips masked tiles)
+  bool backward = false;     ///< attention: the fused backward kernel
+  /// GEMM: operations per output element its epilogue computes on the CUDA cores (a fused
+  /// activation, e.g. TensorRT's bias + GELU), after its main loop.
+  double epilogue_flops = 0;
+  /// Elementwise, training: full passes over `elements` its backward makes beyond the forward's
+  /// (a plain op reads the saved input once more: 1; a norm's statistics and input gradient
+  /// read the input and the output gradient twice: 2).
+  double backward_passes = 1;
+  /// Framework operators that dispatch this kernel (eager runtimes: views, permutes and the
+  /// op itself); the request's host time is their sum x the runtime's host_per_op.
+  double host_ops = 1;
 };
 
-/// The roofline of one layer on `gpu` (whole GPU) at tensor peak `peak` (FLOP/s; the fp32 peak
-/// for elementwise kernels comes from the profile). Throws std::invalid_argument when a peak the
+/// How a GEMM is implemented on a device: the tile and split-K factor of least predicted time
+/// (catalog_model.hpp, "GEMM selection").
+struct GemmChoice {
+  GemmTile tile;
+  int split = 1;
+  std::int64_t blocks = 0;  ///< count x ceil(M / m) x ceil(N / n) x split
+  int blocks_per_sm = 0;    ///< resident blocks per SM (0: the profile has no sm_limits)
+  int iterations = 0;       ///< main-loop iterations of a block: ceil(ceil(K / split) / k)
+  double t_compute = 0;  ///< seconds of the busiest SM's tensor work on the SMs it was chosen for
+  double t_latency = 0;  ///< seconds of the busiest SM's critical path (>= t_compute)
+  double t_memory = 0;   ///< seconds of its HBM traffic (operands, output or split partials)
+  double t_reduce = 0;   ///< seconds of the split-K reduction kernel (0 without split)
+  std::int64_t reduce_blocks = 0;  ///< blocks of the reduction kernel
+  /// The predicted time the selection minimises: max(t_latency, t_memory), plus, with split-K,
+  /// the reduction kernel's launch (the profile's launch_overhead) and t_reduce.
+  double time(const DeviceProfile& gpu) const;
+};
+
+/// The (tile, split) of least predicted time for `layer` (a GEMM) on `library_sms` SMs of `gpu`
+/// (0 = all of them) at tensor peak `peak` (FLOP/s). O(tiles x split factors).
+GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
+                       const DeviceProfile& gpu, double peak, int library_sms = 0);
+
+/// The kernels of one layer on `gpu` (whole GPU): one, or a GEMM and its split-K reduction;
+/// `details[i]` says how kernel i is implemented ("gemm 64x64 split-K 4", ...).
+struct LayerKernels {
+  std::vector<KernelSpec> kernels;
+  std::vector<std::string> details;
+};
+LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& families,
+                           const DeviceProfile& gpu, double peak, double bus_bandwidth = 0,
+                           int collective_gpus = 1, int library_sms = 0);
+
+/// The first kernel of layer_kernels() (the layer's own; a split-K GEMM's reduction is the
+/// second). The roofline of one layer on `gpu` (whole GPU) at tensor peak `peak` (FLOP/s; the fp32
+/// peak for elementwise kernels comes from the profile); a GEMM's implementation is chosen for
+/// `library_sms` SMs (0 = the whole GPU). `detail`, when given, receives how the kernel is
+/// implemented ("gemm 64x64 split-K 4", ...). Throws std::invalid_argument when a peak the
 /// layer needs is 0.
 KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& families,
                            const DeviceProfile& gpu, double peak, double bus_bandwidth = 0,
-                           int collective_gpus = 1);
+                           int collective_gpus = 1, int library_sms = 0,
+                           std::string* detail = nullptr);
+
+/// Which layers the runtime launches as separate kernels (kernel-families.yaml `runtimes:`).
+struct LayerFusion {
+  bool fused_attention = true;
+  bool fused_activation = true;
+  bool fused_residual_norm = true;
+  bool folded_batchnorm = true;
+  /// CNN activations stored NCHW (`memory_format: contiguous`) under an eager runtime: cuDNN's
+  /// tensor-core convolutions transpose the input to NHWC and the output back, two copy
+  /// kernels around each convolution (and their transposed gradients in training).
+  bool nchw_transposes = false;
+  /// A half-precision request under PyTorch's autocast: softmax, log_softmax and layer norm run
+  /// in fp32 between two casts (catalog_model.cpp, fp32_op).
+  bool autocast_fp32_ops = false;
+};
 
 /// The layers of one request (forward, and backward + optimizer in training) without the GPU.
 struct CatalogLayers {
@@ -73,31 +180,47 @@ struct CatalogLayers {
   std::int64_t activation_peak = 0;   ///< inference: two largest layer outputs, bytes
   std::int64_t activation_saved = 0;  ///< training: every forward output, bytes
   int seq_len = 0;                    ///< tokens per sequence used (0 for CNNs)
+  /// Encoder-decoder inference: the decoder's kernels of one generated token (repeated
+  /// seq_len times after `layers`, the encoder and the cross-attention K/V projections).
+  std::vector<LayerWork> decode_step;
 };
 CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
-                             const std::string& dtype, bool training);
+                             const std::string& dtype, bool training,
+                             const LayerFusion& fusion = LayerFusion{});
 
 /// A tenant's catalog workload on a GPU model.
 struct CatalogWorkload {
   std::vector<KernelSpec> kernels;      ///< one request, in launch order (x steps)
+  std::vector<std::string> details;     ///< per kernel: how it is implemented
   std::int64_t memory = 0;              ///< tenant start-up memory (weights / training state)
   std::int64_t memory_per_request = 0;  ///< inference activations
+  std::string runtime;                  ///< the runtime used (kernel-families `runtimes:`)
+  bool runtime_from_user = false;       ///< `runtime:` written (else the phase's default)
+  Nanos host_gap = 0;                   ///< host time per kernel launch (0 under a CUDA graph)
+  double host_ops = 0;                  ///< framework operators per request
   CatalogLayers layers;
 };
 
-/// Builds `request` for `gpu`; `data_parallel` GPUs > 1 add the gradient all-reduce (training).
-/// Throws InputError at `request.where` (or its dtype/phase/seq_len/batch key) for an unknown
-/// model, a phase the entry lacks, a bad dtype, a sequence longer than the model's positions,
-/// or a profile without the dtype's compute_throughput.
+/// The runtime a request without `runtime:` uses: tensorrt for inference, pytorch for training.
+std::string default_runtime(bool training);
+
+/// Builds `request` for `gpu`; `data_parallel` GPUs > 1 add the gradient all-reduce (training);
+/// GEMMs are chosen for `library_sms` SMs (0 = the whole GPU: the device the tenant runs on).
+/// Throws InputError at `request.where` (or its dtype/phase/seq_len/batch/runtime key) for an
+/// unknown model, a phase the entry lacks, a bad dtype, a sequence longer than the model's
+/// positions, an unknown runtime, or a profile without the dtype's compute_throughput.
 CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRequestSpec& request,
                                        const std::string& tenant_path, const DeviceProfile& gpu,
-                                       int data_parallel);
+                                       int data_parallel, bool cuda_graph = false,
+                                       int library_sms = 0);
 
-/// A catalog tenant (`workload.model`) on `gpu`: its kernels and their origins (`catalog`), and
-/// its memory (start-up and per request) unless the scenario sets `memory:` /
-/// `workload.memory_per_request:`. resolve_scenario() calls it with the tenant's GPU model.
+/// A catalog tenant (`workload.model`) on `gpu`: its kernels and their origins (`catalog`), its
+/// host_gap (the runtime's dispatch), and its memory (start-up and per request) unless the
+/// scenario sets `memory:` / `workload.memory_per_request:`. resolve_scenario() calls it with
+/// the tenant's GPU model and the SMs of its device (`library_sms`, 0 = the whole GPU).
 /// Throws InputError as build_catalog_workload.
-void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu);
+void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
+                   int library_sms = 0);
 
 /// The scenario with apply_catalog on `gpu` for every catalog tenant: for callers that need
 /// kernels and memory before tenants are placed (`gpumux plan`'s bounds and memory checks).

@@ -84,7 +84,18 @@ void emit_arrivals(YAML::Emitter& out, const ArrivalSpec& a) {
       break;
     case ArrivalProcess::closed:
       out << "closed" << YAML::Key << "concurrency" << YAML::Value << a.concurrency;
-      duration_key(out, "think", a.think);
+      if (a.think_dist.kind == DurationDistribution::Kind::fixed) {
+        duration_key(out, "think", a.think);
+      } else {
+        out << YAML::Key << "think" << YAML::Value;
+        emit_distribution(out, a.think_dist);
+      }
+      if (a.session_cells > 0) {
+        out << YAML::Key << "sessions" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+            << "cells" << YAML::Value << a.session_cells << YAML::Key << "away" << YAML::Value;
+        emit_distribution(out, a.away);
+        out << YAML::EndMap;
+      }
       break;
     case ArrivalProcess::trace:
       out << "trace" << YAML::Key << "file" << YAML::Value << a.trace_file;
@@ -151,7 +162,19 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   }
   if (k.blocks > 0) {
     out << YAML::Key << "blocks" << YAML::Value << k.blocks;
-    out << YAML::Key << "blocks_per_sm" << YAML::Value << k.blocks_per_sm;
+    if (!k.derive_blocks_per_sm) {
+      out << YAML::Key << "blocks_per_sm" << YAML::Value << k.blocks_per_sm;
+    }
+  }
+  if (k.block.known()) {
+    out << YAML::Key << "block" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "threads" << YAML::Value << k.block.threads;
+    if (k.block.registers > 0) out << YAML::Key << "registers" << YAML::Value << k.block.registers;
+    if (k.block.shared_memory > 0) {
+      out << YAML::Key << "shared_memory" << YAML::Value
+          << units::format_size(k.block.shared_memory);
+    }
+    out << YAML::EndMap;
   }
   out << YAML::EndMap;
 }
@@ -204,6 +227,10 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
       out << YAML::Key << "activation_reserve" << YAML::Value
           << units::format_size(card->activation_reserve);
     }
+    if (card->cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
+    if (card->host_per_op >= 0) {
+      out << YAML::Key << "host_per_op" << YAML::Value << number(card->host_per_op * 1e6) + "us";
+    }
     out << YAML::EndMap;
   }
   if (t.workload.llm) {
@@ -218,6 +245,10 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (c->steps != 1) out << YAML::Key << "steps" << YAML::Value << c->steps;
     if (c->bus_bandwidth > 0) {
       out << YAML::Key << "bus_bandwidth" << YAML::Value << number(c->bus_bandwidth) + "B/s";
+    }
+    if (c->runtime_from_user) out << YAML::Key << "runtime" << YAML::Value << c->runtime;
+    if (!c->memory_format.empty()) {
+      out << YAML::Key << "memory_format" << YAML::Value << c->memory_format;
     }
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {

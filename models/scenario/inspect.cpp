@@ -64,11 +64,20 @@ std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
       row.launch_origin = label(w.cuda_graph_origin);
       row.memory_origin = label(tenant.memory_origin);
       row.memory_per_request_origin = label(w.memory_per_request_origin);
+      row.blocks = k.blocks;
+      row.blocks_per_sm = k.blocks > 0 ? k.blocks_per_sm : 0;
+      row.implementation = o.detail;
+      if (w.catalog) {
+        row.runtime = w.catalog->runtime;
+        row.runtime_origin = w.catalog->runtime_from_user ? "user" : "default";
+      }
+      row.host_gap_ns = static_cast<double>(w.host_gap);
+      row.host_gap_origin = label(w.host_gap_origin);
       const auto key = [](const InspectRow& r) {
         return std::tie(r.kernel, r.duration_ns, r.sm_fraction, r.waves, r.memory_bound,
                         r.working_set, r.repeat, r.duration_origin, r.sm_fraction_origin,
                         r.waves_origin, r.memory_bound_origin, r.working_set_origin,
-                        r.repeat_origin);
+                        r.repeat_origin, r.blocks, r.blocks_per_sm, r.implementation);
       };
       bool merged = false;
       for (std::size_t r = first; r < rows.size(); ++r) {

@@ -2,6 +2,8 @@
 // What a resolved scenario's kernels are and where each parameter came from (`gpumux inspect`,
 // gpumux.inspect in Python): per tenant and kernel class, the solo duration, sm_fraction, waves,
 // memory_bound, working set, repeat, launch mode and the tenant's memory, each with its origin:
+// the grid (blocks, resident blocks per SM) and, for catalog tenants, how each kernel is
+// implemented, the runtime and the tenant's host gap per launch;
 // `user` (written in the scenario), `default` (the loader's fallback: sm_fraction 1,
 // memory_bound 0, waves 1, working_set 0, repeat 1, stream launch), `catalog:NAME` (the workload
 // catalog, docs/workloads.md), `trace` (a recorded kernel trace) or `ncu` (Nsight Compute metrics
@@ -30,9 +32,15 @@ struct InspectRow {
   std::string launch;                   ///< "stream" or "graph"
   std::int64_t memory = 0;              ///< tenant start-up memory, bytes
   std::int64_t memory_per_request = 0;  ///< bytes
+  int blocks = 0;                       ///< thread blocks of its grid (0 = unknown)
+  int blocks_per_sm = 0;                ///< resident blocks per SM (0 = unknown)
+  std::string implementation;  ///< how the catalog implements it ("gemm 64x64 split-K 4"), or ""
+  std::string runtime;         ///< catalog tenants: the runtime that launches the kernels, or ""
+  double host_gap_ns = 0;      ///< the tenant's CPU time per kernel launch
   // Origins as printed: "user", "default", "catalog:resnet50", "trace", "ncu".
   std::string duration_origin, sm_fraction_origin, waves_origin, memory_bound_origin,
-      working_set_origin, repeat_origin, launch_origin, memory_origin, memory_per_request_origin;
+      working_set_origin, repeat_origin, launch_origin, memory_origin, memory_per_request_origin,
+      runtime_origin, host_gap_origin;
 };
 
 /// Every tenant's kernel classes, in tenant order and first-launch order.

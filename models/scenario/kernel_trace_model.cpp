@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "models/gpu/contention_law.hpp"
 #include "sim/util/checked.hpp"
 #include "sim/util/units.hpp"
 
@@ -84,23 +85,17 @@ int blocks_per_sm(const TraceKernel& k, const SmLimits& limits) {
   if (!limits.known() || k.block[0] <= 0) return 0;
   const std::int64_t threads = k.threads_per_block();
   if (threads <= 0 || threads > limits.max_threads) return 0;
-  const std::int64_t warps = (threads + 31) / 32;
-  std::int64_t bps = std::min<std::int64_t>(limits.max_blocks, limits.max_threads / (warps * 32));
-  if (k.registers_per_thread > 0) {
-    // Registers are allocated per warp in units of 256 (the occupancy calculator's granularity).
-    const std::int64_t per_warp = (std::int64_t{k.registers_per_thread} * 32 + 255) / 256 * 256;
-    const std::int64_t resident_warps = limits.registers / per_warp;
-    bps = std::min(bps, resident_warps / warps);
-  }
-  // Saturating: shared memory comes from the file. In 128-byte units, so that rounding up
-  // cannot overflow: floor(S / (128 u)) = floor(floor(S / 128) / u).
-  const std::int64_t shared =
-      checked::add_saturating(k.shared_memory, limits.shared_reserved_per_block);
-  if (shared > 0) {
-    const std::int64_t units = shared / 128 + (shared % 128 != 0 ? 1 : 0);
-    bps = std::min(bps, limits.shared_memory / 128 / units);
-  }
-  return static_cast<int>(std::max<std::int64_t>(0, bps));
+  // The occupancy rules live in the contention law (law 1c's fit with nothing else resident).
+  return contention::blocks_fitting(limits, contention::SmUse{}, footprint_of(k));
+}
+
+BlockFootprint footprint_of(const TraceKernel& k) {
+  BlockFootprint b;
+  const std::int64_t threads = k.threads_per_block();
+  b.threads = threads > 0 && threads <= (1 << 20) ? static_cast<int>(threads) : 0;
+  b.registers = std::max(0, k.registers_per_thread);
+  b.shared_memory = std::max<std::int64_t>(0, k.shared_memory);
+  return b;
 }
 
 GridShape grid_shape(std::int64_t blocks, int bps, int sms) {
@@ -230,6 +225,7 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
       if (bps_tgt > 0 && blocks <= 2e9) {
         spec.blocks = static_cast<int>(blocks);
         spec.blocks_per_sm = bps_tgt;
+        spec.block = footprint_of(k);  // (co-residency, contention law 1c)
       }
       if (!same_gpu) {
         compute_scale = clock_ratio * spec.waves / waves_on(k, bps_rec, recorded.sms);

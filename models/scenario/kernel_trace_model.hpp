@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "models/gpu/device_profile.hpp"
+#include "models/gpu/kernel_run.hpp"
 #include "models/scenario/kernel_trace.hpp"
 
 namespace gpumux {
@@ -54,6 +55,9 @@ double default_memory_bound(const std::string& name);
 /// Resident blocks per SM of a kernel under `limits`; 0 when the trace lacks the block size or
 /// the profile lacks sm_limits.
 int blocks_per_sm(const TraceKernel& kernel, const SmLimits& limits);
+
+/// The per-block resources a recorded kernel takes on an SM (contention law 1c).
+BlockFootprint footprint_of(const TraceKernel& kernel);
 
 /// A grid of `blocks` blocks alone on a GPU of `sms` SMs, `bps` resident blocks per SM (0 =
 /// unknown): the block scheduler places blocks breadth-first, so sm_fraction = min(1, blocks /

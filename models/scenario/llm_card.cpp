@@ -2,6 +2,8 @@
 // and the roofline kernels (llm_card.hpp has the laws).
 #include "models/scenario/llm_card.hpp"
 
+#include "models/scenario/catalog_model.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <utility>
 
 #include "models/config/input_error.hpp"
+#include "models/config/workload_catalog.hpp"
 #include "models/config/yaml_reader.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "sim/util/checked.hpp"
@@ -190,6 +193,58 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   gemm.roofline.flop_rate = peak * card.gemm_efficiency;
   gemm.roofline.tile_rows = kLlmTileRows;
   gemm.roofline.column_blocks = column_blocks;
+  // Its time per launch from the workload catalog's kernels (catalog_model.hpp): per layer the
+  // four GEMMs on each GPU's slice (QKV and gate/up split their columns by TP, O and down
+  // their rows of K), each the (tile, split-K) of least time with its latency floor, and the
+  // layer's elementwise kernels with theirs (vLLM's Llama layer: two fused residual-add +
+  // RMSNorm, rotary on Q and K, SiLU-and-mul), at the card's gemm_efficiency.
+  KernelFamilies families_at_card = load_kernel_families();
+  families_at_card.gemm_efficiency.value = card.gemm_efficiency;
+  DeviceProfile gpu_at_card = gpu;  // the card's bandwidth (measured, else x memory_efficiency)
+  gpu_at_card.hbm_bandwidth_measured = bandwidth;
+  const auto gemm_work = [&](double rows, double n, double k) {
+    LayerWork w;
+    w.kind = LayerWork::Kind::gemm;
+    w.m = static_cast<std::int64_t>(rows);
+    w.n = static_cast<std::int64_t>(std::ceil(n));
+    w.k = static_cast<std::int64_t>(std::ceil(k));
+    w.flops = 2.0 * rows * n * k;
+    w.bytes = (rows * k + k * n + rows * n) * b;
+    w.working_set = (rows * k + k * n) * b;
+    w.element_bytes = b;
+    return w;
+  };
+  const auto elementwise_ns = [&](double elements, double passes) {
+    LayerWork w;
+    w.kind = LayerWork::Kind::elementwise;
+    w.elements = static_cast<std::int64_t>(elements);
+    w.flops = elements * 4;
+    w.bytes = elements * passes * b;
+    w.element_bytes = b;
+    return static_cast<double>(
+        roofline_kernel(w, families_at_card, gpu_at_card, peak).duration.value);
+  };
+  const double f_dim = static_cast<double>(card.ffn);
+  const double up = card.gated_ffn ? 2.0 * f_dim : f_dim;
+  const double q_kv = d / t + kv_dim;  // Q and K/V columns on each GPU (K and V: kv_dim each)
+  const auto layer_ns = [&](double rows) {
+    double ns = 0;
+    for (const LayerWork& w : {gemm_work(rows, q_kv + kv_dim, d), gemm_work(rows, d, d / t),
+                               gemm_work(rows, up / t, d), gemm_work(rows, d, f_dim / t)}) {
+      ns += choose_gemm(w, families_at_card, gpu_at_card, peak).time(gpu_at_card) * 1e9;
+    }
+    ns += 2 * elementwise_ns(rows * d, 4);                           // x + residual, norm: r 2, w 2
+    ns += elementwise_ns(rows * (d / t + kv_dim), 2);                // rotary on Q and K, in place
+    ns += elementwise_ns(rows * f_dim / t, card.gated_ffn ? 3 : 2);  // SiLU(gate) x up
+    return ns;
+  };
+  for (double rows = 1; rows <= 65536; rows *= 2) {
+    for (const double r : {rows, rows * 1.5}) {
+      if (r != std::floor(r) || r > 65536) continue;
+      gemm.roofline.table_rows.push_back(r);
+      gemm.roofline.table_ns.push_back(L * layer_ns(r));
+    }
+  }
   kernels.push_back(gemm);
 
   KernelSpec head = base("lm-head");
@@ -199,6 +254,13 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   head.roofline.flop_rate = peak * card.gemm_efficiency;
   head.roofline.rows_are_sequences = true;
   head.roofline.column_blocks = std::ceil(V / t / kLlmTileColumns);
+  for (double rows = 1; rows <= 4096; rows *= 2) {
+    head.roofline.table_rows.push_back(rows);
+    head.roofline.table_ns.push_back(
+        choose_gemm(gemm_work(rows, V / t, d), families_at_card, gpu_at_card, peak)
+            .time(gpu_at_card) *
+        1e9);
+  }
   kernels.push_back(head);
 
   KernelSpec prompt = base("attention-prompt");
@@ -229,6 +291,27 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
     reduce.roofline.bytes_per_token = 2 * L * d * b * 2 * (t - 1) / t;
     reduce.roofline.column_blocks = 1;
     kernels.push_back(reduce);
+  }
+  // The real kernels each aggregate stands for (per layer, vLLM's eager Llama layer: 2 RMSNorms,
+  // 4 GEMMs, rotary, activation; the KV-cache write and the attention kernel; 2 all-reduces
+  // under TP; per iteration embedding, final norm, LM head and 3 sampling kernels): every one
+  // but the first pays the launch overhead (the runner charges one), the all-reduces NCCL's
+  // latency, and eagerly the host dispatches each (a floor when slower than the GPU).
+  const KernelFamilies& families = load_kernel_families();
+  const double host = card.cuda_graph         ? 0.0
+                      : card.host_per_op >= 0 ? card.host_per_op
+                                              : families.runtime("pytorch")->host_per_op.value;
+  const double gap =
+      static_cast<double>(card.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead);
+  const double alpha =
+      families.collective_latency.value + 2.0 * (t - 1) * families.collective_latency_per_hop.value;
+  for (KernelSpec& k : kernels) {
+    const double launches = k.name == "gemm"                                               ? 8 * L
+                            : k.name == "attention-prompt" || k.name == "attention-decode" ? 2 * L
+                            : k.name == "allreduce"                                        ? 2 * L
+                                                                                           : 6;
+    k.roofline.fixed_ns = (launches - 1) * gap + (k.collective ? launches * alpha * 1e9 : 0.0);
+    k.roofline.floor_ns = launches * host * 1e9;
   }
   for (KernelSpec& k : kernels) {
     // Whole-GPU defaults; every launch carries its own shape (KernelRoofline::shape).

@@ -13,7 +13,16 @@
 //
 // Kernels of an iteration (their scaling: models/run/batching.cpp), each t = max(F / (P x
 // eff), B / BW) with P the profile's peak dense throughput of the dtype (`compute_throughput:`)
-// and BW the measured HBM bandwidth (else datasheet x memory_efficiency):
+// and BW the measured HBM bandwidth (else datasheet x memory_efficiency), except `gemm` and
+// `lm-head`, whose time is the workload catalog's (catalog_model.hpp) at the launch's rows:
+//   gemm(n) = L x [sum over QKV (n x (d + 2 g e) / t x d per GPU), O (n x d x d / t),
+//             gate/up (n x up/t x d), down (n x d x f/t) of the (tile, split-K) of least time
+//             with its latency floor and split-K reduction, + the layer's elementwise kernels
+//             with their floors: 2 fused residual-add + RMSNorm (4 passes of n d), rotary on Q
+//             and K, SiLU-and-mul (3 passes of n f / t)], at eff = gemm_efficiency;
+//   lm-head(s) = the chosen GEMM s x V/t x d;
+// tabulated at n = 1, 1.5, 2, 3, 4, 6, ... 65,536 (s = 1, 2, 4, ... 4096) and linear between
+// (KernelRoofline::table_rows):
 //   gemm              per_token: batch_tokens   F = 2 L W n / t, B = b L W / t + activations
 //                     (each GEMM reads its input rows and writes its output rows, b per value)
 //   lm-head           once per iteration        F = 2 V d s / t, B = b V d / t (one row of
@@ -32,6 +41,13 @@
 // min(1, blocks / SMs), waves = max(1, blocks / (blocks per SM x SMs)) with blocks per SM from the
 // profile's sm_limits (kernel_trace_model.hpp, blocks_per_sm) for the assumed block shape, and
 // memory_bound = t_memory / (t_memory + t_compute), per launch.
+// Launches: each aggregate stands for n real kernels (gemm 8 L: 2 RMSNorms, 4 GEMMs, rotary,
+// activation; attention-prompt / attention-decode 2 L: KV-cache write and attention; allreduce
+// 2 L; lm-head 6: embedding, final norm, LM head, 3 sampling kernels), so a launch lasts
+//   max(roofline + (n - 1) x launch overhead [+ n x NCCL ring latency for the all-reduce:
+//       3.6 us + 2 (tp - 1) x 0.47 us, kernel-families.yaml collective:],  n x host_per_op)
+// with the profile's launch_overhead (graph_launch_overhead and no host floor under
+// `cuda_graph: true`) and host_per_op = kernel-families.yaml runtimes.pytorch (10 us) unless set.
 //
 // Assumptions (parameters of the `llm:` block, defaults here): gemm_efficiency 0.7 and
 // attention_efficiency 0.5 of peak (kLlm*), memory_efficiency 0.8 of the datasheet bandwidth

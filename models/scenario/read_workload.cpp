@@ -118,7 +118,7 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, Kernel
   const MapReader map(ctx, field,
                       {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
                        "collective", "per_sequence", "per_context_token", "waves", "block_time",
-                       "working_set", "blocks", "blocks_per_sm"});
+                       "working_set", "blocks", "blocks_per_sm", "block"});
   const auto given = [&](const char* key) {
     return map.get(key) ? ParamOrigin::user : ParamOrigin::fallback;
   };
@@ -176,6 +176,24 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, Kernel
     if (k.blocks == 0) ctx.fail(*f, "blocks_per_sm needs blocks (the grid size)");
     k.blocks_per_sm = int_of(ctx, *f, 1);
   }
+  if (const auto f = map.get("block")) {
+    // The per-block footprint (contention law 1c).
+    if (k.blocks == 0) ctx.fail(*f, "block needs blocks (the grid size)");
+    const MapReader fp(ctx, *f, {"threads", "registers", "shared_memory"});
+    k.block.threads = int_of(ctx, fp.require("threads"), 1);
+    if (k.block.threads > 1024) {
+      ctx.fail(*fp.get("threads"),
+               "at most 1024 threads per block (CUDA), got " + text_of(ctx, *fp.get("threads")));
+    }
+    if (const auto r = fp.get("registers")) {
+      k.block.registers = int_of(ctx, *r, 0);
+      if (k.block.registers > 255) {
+        ctx.fail(*r, "at most 255 registers per thread (CUDA), got " + text_of(ctx, *r));
+      }
+    }
+    if (const auto m = fp.get("shared_memory")) k.block.shared_memory = size_of(ctx, *m);
+    k.derive_blocks_per_sm = !map.get("blocks_per_sm");
+  }
   return k;
 }
 
@@ -197,7 +215,8 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
   if (!process_field) {
     // Let a misspelt key ("proces") be reported as such, with its hint.
     const MapReader all(
-        ctx, field, {"process", "rate", "concurrency", "think", "file", "format", "time_scale"});
+        ctx, field,
+        {"process", "rate", "concurrency", "think", "sessions", "file", "format", "time_scale"});
     ctx.fail({field.node, child_path(field.path, "process"), field.mark},
              "missing required key 'process' (poisson, constant, closed or trace)");
   }
@@ -216,9 +235,24 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
       break;
     }
     case ArrivalProcess::closed: {
-      const MapReader map(ctx, field, {"process", "concurrency", "think"});
+      const MapReader map(ctx, field, {"process", "concurrency", "think", "sessions"});
       a.concurrency = int_of(ctx, map.require("concurrency"), 1);
-      if (const auto think = map.get("think")) a.think = duration_of(ctx, *think);
+      if (const auto think = map.get("think")) {
+        // A duration, or a distribution (a notebook user's think time between cells).
+        if (think->node.IsScalar()) {
+          a.think = duration_of(ctx, *think);
+          a.think_dist.value = a.think;
+        } else {
+          a.think_dist = distribution_of(ctx, *think);
+          a.think = std::llround(a.think_dist.mean());
+        }
+      }
+      if (const auto sessions = map.get("sessions")) {
+        // On/off use: after `cells` requests the client is away (docs/workloads.md, notebook).
+        const MapReader s(ctx, *sessions, {"cells", "away"});
+        a.session_cells = int_of(ctx, s.require("cells"), 1);
+        a.away = distribution_of(ctx, s.require("away"));
+      }
       break;
     }
     case ArrivalProcess::trace: {
@@ -253,10 +287,11 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 // `llm: {model: NAME | layers: ..., hidden: ..., ..., dtype: fp16, tp: 1, <assumptions>}`
 // (models/scenario/llm_card.hpp). A named card's architecture comes from the catalog here.
 LlmCard llm_card_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocabulary",
-                       "gated_ffn", "dtype", "tp", "gemm_efficiency", "attention_efficiency",
-                       "memory_efficiency", "interconnect", "activation_reserve"});
+  const MapReader map(
+      ctx, field,
+      {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocabulary", "gated_ffn", "dtype",
+       "tp", "gemm_efficiency", "attention_efficiency", "memory_efficiency", "interconnect",
+       "activation_reserve", "cuda_graph", "host_per_op"});
   LlmCard c;
   c.where = ctx.at(field.path, field.mark);
   const char* architecture[] = {"layers", "hidden",     "heads",    "kv_heads",
@@ -314,6 +349,10 @@ LlmCard llm_card_of(Context& ctx, const Field& field) {
     if (!(c.interconnect > 0)) ctx.fail(*f, "must be > 0, e.g. 300GB/s");
   }
   if (const auto f = map.get("activation_reserve")) c.activation_reserve = size_of(ctx, *f);
+  if (const auto f = map.get("cuda_graph")) c.cuda_graph = bool_of(ctx, *f);
+  if (const auto f = map.get("host_per_op")) {
+    c.host_per_op = static_cast<double>(duration_of(ctx, *f)) * 1e-9;
+  }
   return c;
 }
 
@@ -369,8 +408,8 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
 }
 
 // `workload: {model: NAME, batch: N, seq_len: L, dtype: D, phase: P, steps: K, bus_bandwidth: B,
-// cuda_graph: BOOL}` (docs/workloads.md): the kernels are built by resolve_scenario() from the
-// catalog on the tenant's GPU model; the name is checked here.
+// runtime: R, cuda_graph: BOOL}` (docs/workloads.md): the kernels are built by resolve_scenario()
+// from the catalog on the tenant's GPU model; the name is checked here.
 static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
                                              const Field& model) {
   CatalogRequestSpec c;
@@ -408,6 +447,25 @@ static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
     c.bus_bandwidth = with_unit(ctx, *f, units::parse_bandwidth_bytes_per_s);
     if (!(c.bus_bandwidth > 0)) ctx.fail(*f, "must be greater than zero");
   }
+  if (const auto f = map.get("runtime")) {
+    const KernelFamilies& families = load_kernel_families();
+    c.runtime = non_empty_text(ctx, *f);
+    if (families.runtime(c.runtime) == nullptr) {
+      ctx.fail(*f, "unknown runtime '" + c.runtime + "'" +
+                       hint(c.runtime, families.runtime_names()) +
+                       "; use one of: " + join(families.runtime_names()));
+    }
+    c.runtime_from_user = true;
+  }
+  if (const auto f = map.get("memory_format")) {
+    c.memory_format =
+        choice_of<std::string>(ctx, *f,
+                               {{"channels_last", "channels_last"},
+                                {"nhwc", "channels_last"},
+                                {"contiguous", "contiguous"},
+                                {"nchw", "contiguous"}},
+                               {"channels_last", "contiguous", "nhwc", "nchw"}, "memory_format");
+  }
   return c;
 }
 
@@ -430,7 +488,10 @@ static void read_request(Context& ctx, const MapReader& map, WorkloadSpec& w) {
       w.kernels.push_back(kernel_of(ctx, kernel, index++, w.kernel_origins.back()));
     }
   }
-  if (const auto gap = request.get("host_gap")) w.host_gap = duration_of(ctx, *gap);
+  if (const auto gap = request.get("host_gap")) {
+    w.host_gap = duration_of(ctx, *gap);
+    w.host_gap_origin = ParamOrigin::user;
+  }
   if (const auto graph = request.get("cuda_graph")) {
     w.cuda_graph = bool_of(ctx, *graph);
     w.cuda_graph_origin = ParamOrigin::user;
@@ -500,11 +561,12 @@ static WorkloadSpec workload_rest(Context& ctx, const Field& field, const MapRea
 }
 
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"arrivals", "request", "max_in_flight", "memory_per_request",
-                       "memory_per_token", "tokens", "batching", "priority", "model", "batch",
-                       "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "cuda_graph", "llm"},
-                      {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
+  const MapReader map(
+      ctx, field,
+      {"arrivals", "request", "max_in_flight", "memory_per_request", "memory_per_token", "tokens",
+       "batching", "priority", "model", "batch", "seq_len", "dtype", "phase", "steps",
+       "bus_bandwidth", "runtime", "cuda_graph", "memory_format", "llm"},
+      {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
   if (const auto llm = map.get("llm")) {
@@ -522,8 +584,8 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
                "serves one request at a time)");
     }
-    for (const char* key :
-         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "cuda_graph"}) {
+    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
+                            "runtime", "cuda_graph", "memory_format"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -541,8 +603,8 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       w.cuda_graph_origin = ParamOrigin::user;
     }
   } else {
-    for (const char* key :
-         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "cuda_graph"}) {
+    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
+                            "runtime", "cuda_graph", "memory_format"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : ""));

@@ -50,6 +50,32 @@ void check_grid_widths(const Scenario& scenario, const TenantSpec& tenant,
 
 }  // namespace
 
+// `block:` without `blocks_per_sm:`: the occupancy calculator's blocks per SM of the footprint on
+// the tenant's GPU (contention law 1c's fit with nothing else resident).
+static void derive_blocks_per_sm(const Scenario& scenario, TenantSpec& tenant,
+                                 const DeviceProfile& gpu) {
+  for (std::size_t i = 0; i < tenant.workload.kernels.size(); ++i) {
+    KernelSpec& k = tenant.workload.kernels[i];
+    if (!k.derive_blocks_per_sm) continue;
+    const std::string key =
+        tenant.where.key_path + ".workload.request.kernels." + std::to_string(i) + ".block";
+    if (!gpu.sm_limits.known()) {
+      throw InputError(scenario.locate(key), "the " + gpu.name +
+                                                 " profile has no sm_limits: give blocks_per_sm "
+                                                 "beside block");
+    }
+    const int fit = contention::blocks_fitting(gpu.sm_limits, contention::SmUse{}, k.block);
+    if (fit < 1) {
+      throw InputError(scenario.locate(key),
+                       "one block of " + std::to_string(k.block.threads) + " threads, " +
+                           std::to_string(k.block.registers) + " registers per thread and " +
+                           std::to_string(k.block.shared_memory) +
+                           " B of shared memory does not fit an SM of " + gpu.name);
+    }
+    k.blocks_per_sm = fit;
+  }
+}
+
 // `request: {kernel_trace: ...}`: reads the trace (once per file), converts the selected kernels
 // for the tenant's GPU model (rescaled when it was recorded on another), and takes the tenant's
 // memory from the trace's allocations when the scenario does not set `memory:`.
@@ -203,20 +229,24 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       ResolvedDevice device;
       const double slice_fraction =
           static_cast<double>(mig.memory_slices) / std::max(1, profile->memory_slices);
+      // The instance's share of the GPU for cost: its GPU slices (the `Ng` of the profile) of
+      // the GPU's compute slices, 2/7 for 2g.20gb on an A100 -- the rule of the cluster layer
+      // (docs/cluster.md, "Cost shares of MIG instances").
+      const double cost_fraction = mig_cost_fraction(mig.compute_slices, profile->compute_slices);
       device.geometry = DeviceGeometry{gpu.name + "/" + std::to_string(placement.index),
                                        mig.name,
                                        profile->sms,
                                        mig.sms,
                                        slice_fraction * gpu_bandwidth,
                                        mig.memory,
-                                       slice_fraction};
+                                       cost_fraction};
       set_law_terms(device.geometry, *profile, slice_fraction, law);
       device.sharing = gpu.sharing;
       compute_slices[out.devices.size()] = mig.compute_slices;
       device.gpu = static_cast<int>(g);
       device.profile_defaults = defaults;
       device.mig_instance = placement.index;
-      device.cost_per_hour = gpu.cost_per_hour * slice_fraction;
+      device.cost_per_hour = gpu.cost_per_hour * cost_fraction;
       device_by_name[device.geometry.name] = static_cast<int>(out.devices.size());
       out.devices.push_back(device);
     }
@@ -286,7 +316,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       if (tenant.workload.kernel_trace) {
         replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
       } else {
-        apply_catalog(scenario, scenario.tenants[t], target);
+        // The library's heuristics see the device's SMs (a MIG instance's own).
+        const ResolvedDevice& device = out.devices[static_cast<std::size_t>(indices.front())];
+        apply_catalog(scenario, scenario.tenants[t], target, device.geometry.sms);
       }
     }
     if (tenant.workload.llm) {
@@ -295,6 +327,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                      *out.gpu_profiles[static_cast<std::size_t>(device.gpu)],
                      device.geometry.memory, device.geometry.name);
     }
+    derive_blocks_per_sm(scenario, scenario.tenants[t],
+                         *out.gpu_profiles[static_cast<std::size_t>(
+                             out.devices[static_cast<std::size_t>(indices.front())].gpu)]);
     check_grid_widths(scenario, scenario.tenants[t], indices, out);
     const ArrivalSpec& arrivals = tenant.workload.arrivals;
     out.traces.emplace_back();

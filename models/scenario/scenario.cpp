@@ -19,12 +19,28 @@ double DurationDistribution::mean() const {
 }
 
 double KernelRoofline::nanos(double n, double s, double c) const {
+  if (!table_rows.empty()) {
+    const double rows = rows_are_sequences ? s : n;
+    // The segment [lo, hi] holding rows (the first or last one outside the table's range).
+    const std::size_t size = table_rows.size();
+    const auto above = std::lower_bound(table_rows.begin(), table_rows.end(), rows);
+    const std::size_t i = std::clamp<std::size_t>(
+        static_cast<std::size_t>(above - table_rows.begin()), 1, size > 1 ? size - 1 : 1);
+    const std::size_t lo = size > 1 ? i - 1 : 0;
+    const std::size_t hi = size > 1 ? i : 0;
+    double t = table_ns[lo];
+    if (hi != lo) {
+      const double slope = (table_ns[hi] - table_ns[lo]) / (table_rows[hi] - table_rows[lo]);
+      t = table_ns[lo] + slope * (rows - table_rows[lo]);
+    }
+    return std::max(std::max(0.0, t) + fixed_ns, floor_ns);
+  }
   const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
   const double bytes =
       bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
   const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
   const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
-  return std::max(compute, memory) * 1e9;
+  return std::max(std::max(compute, memory) * 1e9 + fixed_ns, floor_ns);
 }
 
 void KernelRoofline::shape(double n, double s, double c, double& sm_fraction, double& waves,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/config/input_error.hpp"
+#include "models/gpu/kernel_run.hpp"
 #include "models/strategies/sharing_spec.hpp"
 #include "sim/core/statistics.hpp"
 #include "sim/core/time.hpp"
@@ -71,12 +72,23 @@ struct KernelRoofline {
   double bytes_fixed = 0, bytes_per_token = 0, bytes_per_sequence = 0, bytes_per_context = 0;
   double flop_rate = 0;  ///< FLOP/s
   double byte_rate = 0;  ///< bytes/s
+  /// ns added to every launch outside the roofline (the launch gaps of the real kernels this
+  /// one stands for, a collective's latency), and the launch's floor (ns: the host's dispatch
+  /// time of those kernels when it is longer than the GPU's).
+  double fixed_ns = 0, floor_ns = 0;
   // The grid of a launch: ceil(rows / tile_rows) x column_blocks blocks, rows = n tokens (or s
   // sequences when rows_are_sequences), on `sms` SMs holding blocks_per_sm each.
   double tile_rows = 128, column_blocks = 0, sms = 0, blocks_per_sm = 1;
   bool rows_are_sequences = false;
-  bool any() const { return flop_rate > 0 || byte_rate > 0; }
-  /// t in ns for n tokens, s sequences, c context tokens.
+  /// A time per launch over its rows (n tokens, or s sequences when rows_are_sequences), ns at
+  /// `table_rows` (ascending, same size): when given it replaces max(F / flop_rate, B /
+  /// byte_rate), linear between the points and along the last segment beyond them (an LLM
+  /// card's GEMMs take it from the workload catalog's GEMM selection and latency floor).
+  std::vector<double> table_rows, table_ns;
+  bool any() const { return flop_rate > 0 || byte_rate > 0 || !table_rows.empty(); }
+  /// t in ns for n tokens, s sequences, c context tokens:
+  /// max(max(F / flop_rate, B / byte_rate) + fixed_ns, floor_ns) (the table's time in place of
+  /// the roofline when there is one).
   double nanos(double n, double s, double c) const;
   /// The launch's sm_fraction, waves and memory_bound (t_memory / (t_memory + t_compute)).
   void shape(double n, double s, double c, double& sm_fraction, double& waves,
@@ -122,6 +134,13 @@ struct KernelSpec {
   /// ceil(blocks / (h x blocks_per_sm)) waves (models/gpu/contention_law.hpp, law 2).
   int blocks = 0;
   int blocks_per_sm = 1;
+  /// Per-block resources (`block: {threads, registers, shared_memory}`; catalog and traces):
+  /// blocks of different kernels then share an SM while its resources allow (contention law
+  /// 1c). Unknown (0 threads): the kernel's blocks hold whole SMs.
+  BlockFootprint block;
+  /// `block:` given without `blocks_per_sm:`: resolve_scenario() sets blocks_per_sm from the
+  /// footprint on the tenant's GPU (CUDA occupancy rules, contention::blocks_fitting).
+  bool derive_blocks_per_sm = false;
   /// G = blocks / blocks_per_sm (0 = unknown): KernelRun::grid.
   double grid() const { return blocks > 0 ? static_cast<double>(blocks) / blocks_per_sm : 0.0; }
   /// Kernel traces (`request: {kernel_trace: ...}`, docs/traces.md): CPU time between the end of
@@ -150,6 +169,9 @@ struct KernelOrigins {
   ParamOrigin waves = ParamOrigin::fallback;
   ParamOrigin working_set = ParamOrigin::fallback;
   ParamOrigin repeat = ParamOrigin::fallback;
+  /// How the kernel is implemented, when the catalog chose it (e.g. "gemm 64x64 split-K 4",
+  /// "fused attention", "elementwise"); empty otherwise.
+  std::string detail;
 };
 
 /// `workload: {model: NAME, batch: N, seq_len: L, dtype: D, phase: P, steps: K, ...}`: the
@@ -164,7 +186,16 @@ struct CatalogRequestSpec {
   std::string phase;  ///< inference | training; "" = the entry's first phase
   int steps = 1;      ///< forward (and backward) passes per request, back to back
   double bus_bandwidth = 0;  ///< bytes/s of the data-parallel all-reduce; 0 = kernel-families'
-  SourceLocation where;      ///< the `model:` key
+  /// What launches the kernels (kernel-families.yaml `runtimes:`: pytorch, onnxruntime,
+  /// tensorrt); "" = the phase's default (tensorrt for inference, pytorch for training), which
+  /// resolve_scenario() writes here (runtime_from_user false).
+  std::string runtime;
+  bool runtime_from_user = false;
+  /// CNN activations in memory: "channels_last" (NHWC, what tensor-core convolutions read) or
+  /// "contiguous" (NCHW, PyTorch's default: an eager runtime transposes around each
+  /// convolution); "" = channels_last.
+  std::string memory_format;
+  SourceLocation where;  ///< the `model:` key
 };
 
 /// Formats of kernel traces recorded by profilers (models/scenario/kernel_trace.hpp).
@@ -191,8 +222,14 @@ struct ArrivalSpec {
   ArrivalProcess process = ArrivalProcess::poisson;
   double rate_per_s = 0.0;  ///< poisson / constant: mean arrivals per second (> 0)
   int concurrency = 1;      ///< closed: requests in flight (>= 1)
-  Nanos think = 0;          ///< closed: delay between a completion and the next request
-  std::string trace_file;   ///< trace: path, resolved relative to the scenario file
+  Nanos think = 0;          ///< closed: mean delay between a completion and the next request
+  /// closed: the think time's distribution (`think: {exponential: 30s}`; fixed = `think`).
+  DurationDistribution think_dist;
+  /// closed, `sessions: {cells: N, away: D}` (a notebook's on/off use): after every N-th request
+  /// a client's next one waits an extra `away` (drawn), the gap between working sessions.
+  int session_cells = 0;
+  DurationDistribution away;
+  std::string trace_file;  ///< trace: path, resolved relative to the scenario file
   TraceFormat trace_format = TraceFormat::csv;
   double time_scale = 1.0;  ///< trace: arrival times are multiplied by this (> 0)
 };
@@ -223,8 +260,12 @@ struct LlmCard {
   std::int64_t ffn = 0;         ///< FFN intermediate size
   std::int64_t vocabulary = 0;  ///< vocabulary (embedding and LM head rows)
   bool gated_ffn = true;        ///< SwiGLU (gate, up, down: 3 matrices) or 2 matrices
-  std::string dtype = "fp16";   ///< fp16 | bf16 | fp8 | int8
-  int tp = 1;                   ///< tensor-parallel degree (the tenant's GPUs)
+  /// Decode and prefill iterations launched as CUDA graphs (`cuda_graph:`): no host floor, the
+  /// profile's graph launch overhead per kernel. false = eager (vLLM --enforce-eager).
+  bool cuda_graph = false;
+  double host_per_op = -1;     ///< s of CPU per kernel launched eagerly; -1 = runtimes.pytorch
+  std::string dtype = "fp16";  ///< fp16 | bf16 | fp8 | int8
+  int tp = 1;                  ///< tensor-parallel degree (the tenant's GPUs)
   /// `assumption:` parameters (llm_card.hpp states each default and why).
   double gemm_efficiency = 0.7;         ///< attainable / peak tensor FLOP/s of the GEMMs
   double attention_efficiency = 0.5;    ///< attainable / peak tensor FLOP/s of attention
@@ -247,6 +288,7 @@ struct WorkloadSpec {
   /// Set when the kernels come from a recorded trace (filled in by resolve_scenario()).
   std::optional<KernelTraceSpec> kernel_trace;
   Nanos host_gap = 0;  ///< CPU time between consecutive kernel launches of a request
+  ParamOrigin host_gap_origin = ParamOrigin::fallback;  ///< inspect: user, catalog or default
   /// Requests of this tenant that may be on the GPU at once. Open-loop default 1 (FIFO single
   /// server); closed loop: = concurrency.
   int max_in_flight = 1;

@@ -70,8 +70,10 @@ TenantWork tenant_work(const Scenario& scenario, std::size_t t, const TraceSumma
       out.driver = path + ".arrivals.file";
       break;
     case ArrivalProcess::closed:
-      out.requests = a.concurrency * static_cast<double>(scenario.duration) /
-                     std::max(1000.0, static_cast<double>(a.think) + out.solo_ns);
+      out.requests =
+          a.concurrency * static_cast<double>(scenario.duration) /
+          std::max(1000.0, static_cast<double>(a.think) + out.solo_ns +
+                               (a.session_cells > 0 ? a.away.mean() / a.session_cells : 0.0));
       out.driver = path + ".arrivals.concurrency";
       break;
   }

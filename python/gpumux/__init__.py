@@ -17,11 +17,25 @@ released, so threads can run simulations in parallel. Bad input raises :class:`S
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Union
 
-from . import _native as _native_loader
+# The Python API's dependencies, checked first so a venv without them (a pyenv CPython's) gets
+# one line saying what to do instead of a traceback from deep inside the package.
+_missing = [name for name in ("numpy", "pandas", "h5py", "yaml")
+            if importlib.util.find_spec(name) is None]
+if _missing:
+    raise ModuleNotFoundError(
+        f"gpumux: the Python API needs numpy, pandas, h5py and PyYAML, and this Python "
+        f"({sys.executable}) has no {', '.join(_missing)}: install them (Debian: "
+        f"scripts/install-deps.sh, or a venv with --system-site-packages; elsewhere: pip install "
+        f"numpy pandas h5py pyyaml); the gpumux command works without them",
+        name=_missing[0])
+
+from . import _native as _native_loader  # noqa: E402
 
 _gpumux = _native_loader.load(__path__)  # noqa: F821 (__path__ is the package's)
 

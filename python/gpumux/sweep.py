@@ -42,9 +42,9 @@ def device_metrics() -> list[tuple[str, str]]:
 #: Metrics of a cluster sweep row (a scenario with ``cluster:``; one row per point x pod class,
 #: plus class "all"): the class's pending statistics (docs/metrics.md, "Cluster metrics") and
 #: the cluster's allocation, fragmentation and cost at that point (the same on every class row).
-CLUSTER_CLASS_METRICS = ("pods", "started", "never_started", "pending_p50_s", "pending_p90_s",
-                         "pending_p99_s", "pending_max_s", "gpu_hours", "cost_allocated",
-                         "cost_used")
+CLUSTER_CLASS_METRICS = ("pods", "started", "never_started", "censored", "pending_p50_s",
+                         "pending_p90_s", "pending_p99_s", "pending_max_s", "gpu_hours",
+                         "cost_allocated", "cost_used")
 CLUSTER_METRICS = CLUSTER_CLASS_METRICS + (
     "failed_on_arrival", "allocation_gpu_milli_final", "allocation_gpu_milli_mean",
     "allocation_gpus_final", "fragmentation_fgd_final_ratio", "fragmentation_unusable_final_milli",

@@ -107,7 +107,26 @@ def test_strategies_json_holds_the_table():
     assert mps["fault_scope"] == "device"
 
 
-@pytest.mark.parametrize("args", [("models",), ("strategies",), ("mig", "a100-80gb")])
+def test_validate_json_holds_the_table():
+    hybrid = str(REPO / "scenarios" / "hybrid-h100.yaml")
+    report, code = data("validate", hybrid)
+    assert code == 0 and report["status"] == "ok" and report["kind"] == "scenario"
+    table = gpumux("validate", hybrid).stdout.splitlines()
+    assert table[0] == (f"ok: {report['scenario']}: {report['gpus']} GPU(s), "
+                        f"{len(report['devices'])} device(s), {report['tenants']} tenant(s)")
+    assert len(table) == 1 + len(report["devices"]) >= 2
+    for line, d in zip(table[1:], report["devices"]):
+        assert line == (f"  {d['device']}  {d['profile']}  {d['sms']} SMs  {d['sharing']}  "
+                        f"tenants: {' '.join(d['tenants'])}")
+        assert d["memory_bytes"] > 0
+    plan, _ = data("validate", str(REPO / "scenarios" / "plan" / "plan-h100-node.yaml"))
+    assert plan["kind"] == "planning" and plan["tenants"] == 8 and plan["gpu_models"] >= 1
+    cluster, _ = data("validate", str(REPO / "scenarios" / "cluster" / "openb-default.yaml"))
+    assert cluster["kind"] == "cluster" and cluster["pods"] > 1000 and cluster["advertised"]
+
+
+@pytest.mark.parametrize("args", [("models",), ("strategies",), ("mig", "a100-80gb"),
+                                  ("validate", QUICKSTART)])
 def test_listing_format_bad_input_is_one_line_exit_2(args):
     for bad in (["--format", "csv"], ["--format", "xml"], ["--json", "--format", "yaml"]):
         proc = gpumux(*args, *bad)

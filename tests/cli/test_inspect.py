@@ -5,7 +5,9 @@ gpumux.inspect()'s DataFrame. Drives the built binary ($GPUMUX_BIN, default buil
 import csv
 import io
 import json
+import math
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -69,8 +71,17 @@ def test_inspect_json_names_every_origin(mixed):
     assert qkv["count"] == 12  # one per layer
     for field in ("duration_ns", "sm_fraction", "waves", "memory_bound", "working_set_bytes"):
         assert qkv[field]["origin"] == "catalog:bert-base", field
-    # batch 4 x 128 tokens = 512 rows: 4 x 18 tiles of 128 x 128 = 72 blocks on 108 SMs.
-    assert qkv["sm_fraction"]["value"] == pytest.approx(72 / 108)
+    # batch 4 x 128 tokens = 512 rows by 2304 columns: the grid of the tile and split-K the
+    # selection chose (its `implementation`), and sm_fraction = min(1, blocks / 108 SMs).
+    m = re.fullmatch(r"gemm (\d+)x(\d+)(?: split-K (\d+))?", qkv["implementation"])
+    assert m, qkv["implementation"]
+    tm, tn, split = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
+    assert qkv["blocks"] == math.ceil(512 / tm) * math.ceil(2304 / tn) * split
+    assert qkv["sm_fraction"]["value"] == pytest.approx(min(1.0, qkv["blocks"] / 108))
+    assert kernels["layer.attention"]["implementation"] == "fused attention"
+    # The default inference runtime is TensorRT: no host dispatch between kernels.
+    assert api["runtime"] == {"value": "tensorrt", "origin": "default"}
+    assert api["host_gap_ns"] == {"value": 0.0, "origin": "catalog:bert-base"}
     # The warnings: the hand-written tenant once (not per replica), the catalog tenant never.
     assert doc["warnings"] == [
         "hand-0: sm_fraction not given for 1 kernel: assumed full grid; memory_bound not given "
@@ -125,7 +136,7 @@ def test_set_reaches_catalog_keys(mixed):
         ("      model: bert-bse\n", "unknown workload model 'bert-bse' (did you mean 'bert-base'?); known:"),
         ("      model: gpt2\n      phase: training\n      bus_bandwidth: 9GB\n",
          "tenants.0.workload.bus_bandwidth: bandwidth needs a size per second"),
-        ("      model: resnet50\n      seq_len: 10\n", "tenants.0.workload.seq_len: resnet50 is a vision model"),
+        ("      model: resnet50\n      seq_len: 10\n", "tenants.0.workload.seq_len: resnet50 has no sequence length"),
         ("      model: resnet50\n      dtype: fp8\n", "has no compute_throughput.fp8_tensor"),
         ("      model: resnet50\n      request: {kernels: [{duration: 1ms}]}\n",
          "tenants.0.workload.request: give request or model"),
@@ -158,3 +169,23 @@ def test_python_inspect_dataframe(mixed):
     assert len(text) == len(df)
     with pytest.raises(gpumux_py.ScenarioError, match="unknown workload model"):
         gpumux_py.inspect(MIXED.replace("bert-base", "bort"))
+
+
+def test_inspect_shows_the_runtime_and_its_host_gap(tmp_path):
+    """`runtime: pytorch` (eager): unfused attention kernels, and a host gap per launch equal to
+    the runtime's dispatch time of every operator spread over the kernels."""
+    path = tmp_path / "eager.yaml"
+    path.write_text(MIXED.replace("      batch: 4\n", "      batch: 4\n      runtime: pytorch\n"))
+    doc = json.loads(gpumux("inspect", str(path), "--json").stdout)
+    api = next(t for t in doc["tenants"] if t["name"] == "api")
+    assert api["runtime"] == {"value": "pytorch", "origin": "user"}
+    names = {k["name"] for k in api["kernels"]}
+    assert {"layer.attention_scores", "layer.softmax", "layer.attention_context"} <= names
+    assert "layer.attention" not in names
+    kernels = sum(k["count"] for k in api["kernels"])
+    # 10 us per operator (kernel-families.yaml runtimes.pytorch), at least one per kernel.
+    assert api["host_gap_ns"]["origin"] == "catalog:bert-base"
+    assert api["host_gap_ns"]["value"] >= 10e3
+    assert api["host_gap_ns"]["value"] * kernels < 10e3 * 2 * kernels
+    table = gpumux("inspect", str(path)).stdout
+    assert "runtime pytorch (user), host gap" in table

@@ -119,6 +119,8 @@ def test_vidur_side_by_side_runs_from_the_repository(tmp_path):
     for r in rows:
         assert r["gpumux"]["n"] == 500
         if r["costs"] == "tables":
-            # On Vidur's own cost tables and scheduler: within 10 % everywhere (docs/metrics.md
-            # and bench/vidur/README.md give the measured errors).
-            assert all(abs(e) < 10 for e in r["error_pct"].values()), r["error_pct"]
+            # On Vidur's own cost tables and scheduler: TTFT, TPOT and end-to-end mean, p50 and
+            # p99 within 5 % at every load (issue 22's goal; docs/llm-serving.md gives the
+            # measured errors), the decode operators fitted over the batches the run reaches.
+            assert all(abs(e) < 5 for e in r["error_pct"].values()), r["error_pct"]
+            assert 1 <= r["gpumux"]["decode_fit_max_batch"] <= 128

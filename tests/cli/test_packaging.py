@@ -1,12 +1,15 @@
 """What `pip install .` needs is declared (pyproject.toml's [build-system] against setup.py's
 imports), and a venv without `wheel` (as of a pyenv or python.org CPython) fails in one line
-that says what to install, then installs once it has it, reusing the tree's CMake build."""
+that says what to install, then installs once it has it, reusing the tree's CMake build; the same
+from a venv of a pyenv CPython, whose `gpumux` command runs without numpy or pandas."""
 import ast
 import os
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -78,7 +81,9 @@ def test_venv_without_wheel_says_so_then_installs_from_the_tree_build(tmp_path):
     # the bundled binary (the package itself needs numpy and pandas, which this venv lacks)
     bundled = list(venv.glob("lib/python3*/site-packages/gpumux/bin/gpumux"))
     assert len(bundled) == 1, bundled
-    assert (venv / "bin" / "gpumux").is_file()
+    command = subprocess.run([str(venv / "bin" / "gpumux"), "--version"], cwd=tmp_path,
+                             env=_env(), capture_output=True, text=True, timeout=60)
+    assert command.returncode == 0 and command.stdout.startswith("gpumux 0.1.0"), command.stderr
     installed = subprocess.run([str(bundled[0]), "--version"], cwd=tmp_path, env=_env(),
                                capture_output=True, text=True, timeout=60)
     assert installed.returncode == 0 and installed.stdout.startswith("gpumux 0.1.0")
@@ -87,3 +92,72 @@ def test_venv_without_wheel_says_so_then_installs_from_the_tree_build(tmp_path):
     assert not (REPO / "python" / "gpumux.egg-info").exists()
     assert not (REPO / "build" / "lib").exists()
     assert not (REPO / "build" / "bdist.linux-x86_64").exists()
+
+
+def foreign_cpythons():
+    """CPython interpreters that are not Debian's (pyenv's versions), as a user's pyenv or
+    python.org install would be: (path, extension suffix) for each that runs."""
+    roots = [Path(os.environ["PYENV_ROOT"])] if os.environ.get("PYENV_ROOT") else []
+    roots.append(Path.home() / ".pyenv")
+    found = []
+    for root in roots:
+        for python in sorted(root.glob("versions/3.*/bin/python3")):
+            probe = subprocess.run(
+                [str(python), "-c", "import sys, sysconfig; print(sys.version_info >= (3, 11), "
+                 "sysconfig.get_config_var('EXT_SUFFIX'))"],
+                capture_output=True, text=True, timeout=60)
+            if probe.returncode == 0 and probe.stdout.split()[0] == "True":
+                found.append((python, probe.stdout.split()[1]))
+    return found
+
+
+def test_pyenv_cpython_venv_installs_and_its_command_runs_without_numpy(tmp_path):
+    """The offline install from a venv of a non-Debian CPython (pyenv-style, no Debian packages
+    visible): the `gpumux` command runs (it never imports the package, whose Python API needs
+    numpy and pandas), and `import gpumux` says in one line what is missing."""
+    build = Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve().parent
+    tree_suffixes = {p.name[len("_gpumux"):]
+                     for p in (build / "python" / "gpumux").glob("_gpumux*.so")}
+    candidates = [(p, s) for p, s in foreign_cpythons() if s in tree_suffixes]
+    if not candidates:
+        pytest.skip("no pyenv CPython with the tree build's extension ABI on this machine")
+    python, _ = candidates[-1]
+    venv = tmp_path / "pyenv-venv"
+    subprocess.run([str(python), "-m", "venv", str(venv)], check=True, timeout=300)
+    assert Path(os.path.realpath(venv / "bin" / "python")).resolve() != \
+        Path(SYSTEM_PYTHON).resolve()
+    env = _env(GPUMUX_PIP_BUILD_DIR=str(tmp_path / "pip"), GPUMUX_CMAKE_BUILD_DIR=str(build))
+    wheels = sorted(Path("/usr/share/python-wheels").glob("wheel-*.whl"))
+    assert wheels, "Debian's python3-wheel-whl (scripts/install-deps.sh) provides wheel-*.whl"
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--no-index", str(wheels[-1])],
+                   env=env, check=True, capture_output=True, timeout=300)
+    done = subprocess.run([str(venv / "bin" / "pip"), "install", "--no-build-isolation",
+                           "--no-deps", "--no-index", str(REPO)],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert not (tmp_path / "pip" / "cmake").exists()  # the tree's build was reused
+
+    command = str(venv / "bin" / "gpumux")
+    version = subprocess.run([command, "--version"], cwd=tmp_path, env=_env(),
+                             capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("gpumux 0.1.0"), version.stderr
+    run = subprocess.run([command, "run", str(REPO / "scenarios" / "quickstart.yaml"),
+                          "--set", "duration=1s", "--set", "warmup=0s", "--json"],
+                         cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert '"tenants"' in run.stdout
+    bad = subprocess.run([command, "run", str(tmp_path / "missing.yaml")], cwd=tmp_path,
+                         env=_env(), capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+
+    has_numpy = subprocess.run([str(venv / "bin" / "python"), "-c", "import numpy"],
+                               capture_output=True, timeout=60).returncode == 0
+    imported = subprocess.run([str(venv / "bin" / "python"), "-c", "import gpumux"],
+                              cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                              timeout=120)
+    if has_numpy:
+        return
+    assert imported.returncode != 0
+    last = imported.stderr.strip().splitlines()[-1]
+    assert "gpumux: the Python API needs numpy, pandas, h5py and PyYAML" in last, imported.stderr
+    assert "the gpumux command works without them" in last

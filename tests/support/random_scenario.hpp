@@ -60,6 +60,9 @@ class ScenarioMaker {
             chance(0.5)) {
           y << ", active_thread_percentage: 40";
         }
+        if (std::find(keys.begin(), keys.end(), "client_order") != keys.end() && chance(0.3)) {
+          y << ", client_order: launch_order";
+        }
         y << "}}\n";
         int clients = pick(1, 3);  // one client is eligible for the direct path too
         if (!s.placement_error(name, clients).empty()) clients = 1;
@@ -163,6 +166,20 @@ class ScenarioMaker {
         y << ", repeat: " << pick(1, 2);
       }
       if (!single && tokens && chance(0.3)) y << ", per_token: input";
+      if (chance(0.2)) y << ", waves: " << pick(1, 20);
+      if (chance(0.4)) {
+        // The grid and, for most, the per-block footprint (co-residency, contention law 1c).
+        y << ", blocks: " << pick(8, 600);
+        if (chance(0.6)) {
+          const int threads[] = {64, 128, 256, 512, 1024};
+          y << ", block: {threads: " << threads[pick(0, 4)];
+          if (chance(0.5)) y << ", registers: " << pick(16, 64);
+          if (chance(0.4)) y << ", shared_memory: " << pick(0, 96) << "KiB";
+          y << "}";
+        } else if (chance(0.5)) {
+          y << ", blocks_per_sm: " << pick(1, 4);
+        }
+      }
       y << "}\n";
     }
     if (chance(0.3)) y << "        host_gap: " << pick(1, 30) << "us\n";

@@ -10,6 +10,7 @@
 #include "models/cluster/cluster_loader.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux::cluster {
 namespace {
@@ -456,6 +457,68 @@ TEST(ClusterLoader, UnknownGpuModelNamesThePoolKeyOnce) {
     EXPECT_EQ(message.find("s.yaml", 1), std::string::npos) << message;      // one location
   }
 }
+
+// One grammar of sizes and rates across the scenario (issue 24): what a tenant writes (50GB,
+// 2GiB, 1/day) the cluster section reads to the same numbers as the tenant parser; Kubernetes
+// quantities keep their exact reading.
+TEST(ClusterLoader, SizesAndRatesReadAsTheTenantSectionReadsThem) {
+  const ClusterSpec c = load_cluster_text(
+      "cluster:\n  pools:\n    - {name: p, gpu: a100-80gb, memory: 50GB}\n  pods:\n"
+      "    - {name: q, duration: 1s, gpu_memory: 80GB, requests: {memory: 2GiB}, arrivals: "
+      "{rate: 1/day, count: 2}}\n    - {name: k, duration: 1s, requests: {memory: 1.5Gi}}\n",
+      "s.yaml");
+  EXPECT_EQ(pool_named(c, "p").memory_bytes, 50'000'000'000);
+  EXPECT_EQ(pool_named(c, "p").memory_bytes, units::parse_size_bytes("50GB"));
+  EXPECT_EQ(pod_named(c, "q-0").memory_bytes, 2 * kGi);
+  EXPECT_EQ(pod_named(c, "q-0").memory_bytes, units::parse_size_bytes("2GiB"));
+  EXPECT_EQ(pod_named(c, "q-0").gpu_memory_bytes, 80'000'000'000);
+  EXPECT_EQ(pod_named(c, "k").memory_bytes, 1'610'612'736);
+  EXPECT_GT(pod_named(c, "q-1").arrival, pod_named(c, "q-0").arrival);
+  // The tenant section reads the same words.
+  EXPECT_EQ(units::parse_size_bytes("1.5Gi"), 1'610'612'736);
+  EXPECT_DOUBLE_EQ(units::parse_rate_per_s("1/day"), 1.0 / 86400);
+}
+
+TEST(ClusterLoader, SchedulerScoringAndAutoscalerKeys) {
+  const ClusterSpec c = load_cluster_text(
+      "cluster:\n  pools:\n    - {name: p, gpu: a100-80gb}\n  pods:\n"
+      "    - {name: q, duration: 1s}\n  scheduler: {policy: fgd, fgd_typical_step: 10, "
+      "node_score: exact, tie_break: random}\n  autoscaler: {expander: priority, priorities: "
+      "{10: [\"^p$\"], 50: [\".*-spot\"]}}\n",
+      "s.yaml");
+  EXPECT_EQ(c.scheduler.fgd_typical_step, 10);
+  EXPECT_EQ(c.scheduler.node_score, NodeScore::exact);
+  EXPECT_EQ(c.scheduler.tie_break, TieBreak::random);
+  EXPECT_EQ(c.autoscaler.expander, Expander::priority);
+  ASSERT_EQ(c.autoscaler.priorities.size(), 2u);
+  EXPECT_EQ(c.autoscaler.priorities.at(50), std::vector<std::string>{".*-spot"});
+  // Defaults: the reference's integer scores and name ties, step 1; cluster-autoscaler's
+  // random expander.
+  const ClusterSpec d = load_cluster_text(
+      "cluster:\n  pools:\n    - {name: p, gpu: a100-80gb}\n  pods:\n"
+      "    - {name: q, duration: 1s}\n",
+      "s.yaml");
+  EXPECT_EQ(d.scheduler.fgd_typical_step, 1);
+  EXPECT_EQ(d.scheduler.node_score, NodeScore::integer);
+  EXPECT_EQ(d.scheduler.tie_break, TieBreak::node_name);
+  EXPECT_EQ(d.autoscaler.expander, Expander::random);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scoring, ClusterLoaderErrors,
+    ::testing::Values(
+        ErrorCase{POOL PODS "  scheduler: {node_score: float}\n",
+                  "s.yaml:7:27: cluster.scheduler.node_score: unknown node score 'float'"},
+        ErrorCase{POOL PODS "  scheduler: {tie_break: first}\n",
+                  "s.yaml:7:26: cluster.scheduler.tie_break: unknown tie-break 'first'"},
+        ErrorCase{POOL PODS "  scheduler: {fgd_typical_step: 0}\n",
+                  "s.yaml:7:33: cluster.scheduler.fgd_typical_step: "},
+        ErrorCase{POOL PODS "  autoscaler: {expander: most-pods}\n",
+                  "s.yaml:7:26: cluster.autoscaler.expander: unknown expander 'most-pods'"},
+        ErrorCase{POOL PODS "  autoscaler: {expander: priority}\n",
+                  "s.yaml:7:15: cluster.autoscaler: the priority expander needs `priorities:"},
+        ErrorCase{POOL PODS "  autoscaler: {priorities: {10: [\"(\"]}}\n",
+                  "s.yaml:7:34: cluster.autoscaler.priorities.10.0: not a regular expression"}));
 
 }  // namespace
 }  // namespace gpumux::cluster

@@ -7,6 +7,8 @@
 #include "models/cluster/cluster_metrics.hpp"
 #include "models/cluster/cluster_output.hpp"
 #include "models/cluster/node_state.hpp"
+#include "models/cluster/scheduler.hpp"
+#include "models/gpu/mig_layout.hpp"
 #include "models/cluster/workload_pods.hpp"
 
 #include <fmt/format.h>
@@ -75,6 +77,146 @@ TEST(ClusterMetrics, HandCheckedCostsPendingAndVram) {
   const auto j = cluster_summary_json(r, m);
   EXPECT_DOUBLE_EQ(j["cost"]["total"].get<double>(), 20.0);
   EXPECT_EQ(j["classes"][0]["class"], "big");
+}
+
+// A pod that never starts waited at least until the end of the replay: its wait is censored
+// there, not 0 (issue 24). One 1-GPU node; `hog` holds it for 2 h from 0; two `late` pods ask
+// for it at 10 min; the replay ends at 1 h. Each late pod waited >= 50 min.
+TEST(ClusterMetrics, NeverStartedPodsAreCensoredAtTheEnd) {
+  ClusterSpec c = two_pods();
+  c.pools[0].gpus_per_node = 1;
+  PodSpec hog = c.pods[0];
+  hog.name = "hog";
+  hog.pod_class = "hog";
+  hog.workload.duration = 7200 * kSecond;
+  PodSpec late = c.pods[0];
+  late.pod_class = "late";
+  late.arrival = 600 * kSecond;
+  late.workload.duration = 600 * kSecond;
+  PodSpec late0 = late, late1 = late;
+  late0.name = "late-0";
+  late1.name = "late-1";
+  PodSpec after = late;  // arrives after the end: neither a wait nor censored
+  after.name = "after";
+  after.arrival = 7000 * kSecond;
+  c.pods = {hog, late0, late1, after};
+  c.duration = 3600 * kSecond;
+  const ClusterMetrics m = cluster_metrics(run_cluster(c));
+  ASSERT_EQ(m.classes.size(), 2u);
+  const PendingStats& late_stats = m.classes[1];
+  EXPECT_EQ(late_stats.pod_class, "late");
+  EXPECT_EQ(late_stats.pods, 3);
+  EXPECT_EQ(late_stats.never_started, 3);
+  EXPECT_EQ(late_stats.censored, 2);
+  EXPECT_DOUBLE_EQ(late_stats.p50_s, 3000.0);  // 1 h - 10 min, a lower bound
+  EXPECT_TRUE(late_stats.p50_censored);
+  EXPECT_DOUBLE_EQ(late_stats.max_s, 3000.0);
+  EXPECT_TRUE(late_stats.max_censored);
+  // All pods: waits 0 (exact), 3000, 3000 (censored). p50 = the 2nd: censored; the hog's class
+  // alone is exact.
+  EXPECT_EQ(m.all.censored, 2);
+  EXPECT_DOUBLE_EQ(m.all.p50_s, 3000.0);
+  EXPECT_TRUE(m.all.p50_censored);
+  EXPECT_FALSE(m.classes[0].p50_censored);
+  EXPECT_DOUBLE_EQ(m.classes[0].p50_s, 0.0);
+  // JSON and text say so.
+  const ClusterResult r = run_cluster(c);
+  const auto j = cluster_summary_json(r, cluster_metrics(r));
+  EXPECT_EQ(j["pending"]["censored"], 2);
+  EXPECT_EQ(j["pending"]["pending_p50_censored"], true);
+  EXPECT_EQ(j["classes"][0]["pending_p50_censored"], false);
+  const std::string text = cluster_summary_table(r, cluster_metrics(r));
+  EXPECT_NE(text.find(">=50m"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 pod(s) had not started by the end"), std::string::npos) << text;
+}
+
+// A censored wait at or below a quantile's rank makes it a lower bound; above it, the quantile
+// is exact. Ten pods of one class start at once; one more never starts.
+TEST(ClusterMetrics, QuantilesBelowTheCensoredWaitsStayExact) {
+  ClusterSpec c = two_pods();
+  c.pools[0].gpus_per_node = 10;
+  PodSpec one = c.pods[0];
+  one.pod_class = "one";
+  c.pods.clear();
+  for (int i = 0; i < 10; ++i) {
+    PodSpec p = one;
+    p.name = fmt::format("p{}", i);
+    c.pods.push_back(p);
+  }
+  PodSpec stuck = one;
+  stuck.name = "stuck";
+  stuck.gpu_resources["nvidia.com/gpu"] = 11;  // never fits
+  c.pods.push_back(stuck);
+  c.duration = 7200 * kSecond;
+  const ClusterMetrics m = cluster_metrics(run_cluster(c));
+  ASSERT_EQ(m.classes.size(), 1u);
+  const PendingStats& s = m.classes[0];
+  EXPECT_EQ(s.censored, 1);
+  EXPECT_DOUBLE_EQ(s.p50_s, 0.0);  // rank 6 of 11: exact
+  EXPECT_FALSE(s.p50_censored);
+  EXPECT_DOUBLE_EQ(s.p90_s, 0.0);  // rank 10 of 11: exact
+  EXPECT_FALSE(s.p90_censored);
+  EXPECT_DOUBLE_EQ(s.p99_s, 7200.0);  // rank 11: the censored wait, a lower bound
+  EXPECT_TRUE(s.p99_censored);
+}
+
+// Fragmentation is what the node's occupancy makes unusable: 0 when every GPU is idle (issue
+// 24: FGD's own measure reported "1.50 GPUs fragmented (75.0 %)" here, from the CPU-only
+// typical shapes, which can never use a GPU). FGD's measure F itself is unchanged: the score
+// still uses it.
+TEST(ClusterMetrics, IdleClusterHasNoFragmentation) {
+  ClusterSpec c = two_pods();
+  c.scheduler.policy = SchedulingPolicy::fgd;
+  PodSpec gpu = c.pods[0];
+  gpu.name = "gpu";
+  gpu.workload.duration = 600 * kSecond;
+  c.pods = {gpu};
+  for (int i = 0; i < 3; ++i) {
+    PodSpec cpu = gpu;
+    cpu.name = fmt::format("cpu-{}", i);
+    cpu.gpu_resources.clear();
+    c.pods.push_back(cpu);
+  }
+  c.duration = 3600 * kSecond;
+  c.sample = 60 * kSecond;
+  const ClusterResult r = run_cluster(c);
+  const ClusterMetrics m = cluster_metrics(r);
+  EXPECT_EQ(r.samples.back().running, 0);
+  EXPECT_DOUBLE_EQ(m.fragmentation_final_milli, 0.0);
+  EXPECT_DOUBLE_EQ(m.fragmentation_final_ratio, 0.0);
+  for (const ClusterSample& s : r.samples) {
+    if (s.running == 0) {
+      EXPECT_DOUBLE_EQ(s.fragmentation_milli, 0.0) << s.time;
+    }
+  }
+  // FGD's F of the idle node: the CPU shapes (p = 3/4) cannot use its 2,000 free milli-GPUs.
+  Scheduler sched(c);
+  EXPECT_DOUBLE_EQ(sched.fgd_measure(0), 0.75 * 2000.0);
+  EXPECT_DOUBLE_EQ(sched.node_fragmentation(0), 0.0);
+  // While the GPU pod runs, its GPU is taken and the other is free and whole: still nothing
+  // fragmented for a 1-GPU pod.
+  EXPECT_DOUBLE_EQ(r.samples.front().fragmentation_milli, 0.0);
+}
+
+// A MIG instance's cost share is its compute slices over the GPU's (2/7 for 2g.20gb on an
+// A100-80GB), as in the tenant layer (models/gpu/mig_layout.hpp mig_cost_fraction): one A100
+// node at 7 USD/h cut in three 2g.20gb; one pod on one instance for 1 h pays 2 USD.
+TEST(ClusterMetrics, MigCostShareIsComputeSlicesOverSeven) {
+  ClusterSpec c = two_pods();
+  c.pools[0].gpus_per_node = 1;
+  c.pools[0].cost_per_hour = 7.0;
+  c.pools[0].sharing.mig_strategy = MigStrategy::mixed;
+  c.pools[0].sharing.mig_devices = {"2g.20gb", "2g.20gb", "2g.20gb"};
+  PodSpec p = c.pods[0];
+  p.gpu_resources.clear();
+  p.gpu_resources["nvidia.com/mig-2g.20gb"] = 1;
+  p.gpu_utilization = 1.0;
+  c.pods = {p};
+  c.duration = 3600 * kSecond;
+  const ClusterMetrics m = cluster_metrics(run_cluster(c));
+  EXPECT_NEAR(m.cost_allocated, 2.0, 1e-12);
+  EXPECT_NEAR(m.cost_total, 7.0, 1e-12);
+  EXPECT_DOUBLE_EQ(mig_cost_fraction(2, 7), 2.0 / 7.0);
 }
 
 }  // namespace

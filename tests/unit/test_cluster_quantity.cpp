@@ -8,6 +8,7 @@
 
 #include "models/cluster/quantity.hpp"
 #include "sim/util/checked.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux::cluster {
 namespace {
@@ -31,6 +32,18 @@ TEST(ClusterQuantity, MemoryBinaryAndDecimalSuffixes) {
   EXPECT_EQ(parse_memory_bytes("0"), 0);
 }
 
+// Sizes as a scenario's tenants write them read as the tenant parser reads them (issue 24: the
+// cluster section refused 50GB and 2GiB).
+TEST(ClusterQuantity, MemoryInTenantSizeUnits) {
+  for (const char* text : {"50GB", "2GiB", "4096B", "1.5TB", "512MiB", "80 GB"}) {
+    EXPECT_EQ(parse_memory_bytes(text), units::parse_size_bytes(text)) << text;
+  }
+  EXPECT_EQ(parse_memory_bytes("50GB"), 50'000'000'000);
+  EXPECT_EQ(parse_memory_bytes("2GiB"), 2 * kGi);
+  EXPECT_THROW(parse_memory_bytes("2GB/s"), std::invalid_argument);
+  EXPECT_THROW(parse_cpu_millicores("2GB"), std::invalid_argument);  // CPU keeps its grammar
+}
+
 TEST(ClusterQuantity, MemoryFractionsAreExact) {
   EXPECT_EQ(parse_memory_bytes("1.5Gi"), 1'610'612'736);  // 1.5 x 2^30, no rounding
   EXPECT_EQ(parse_memory_bytes("0.5Ki"), 512);
@@ -45,7 +58,8 @@ TEST(ClusterQuantity, MemoryRefusals) {
   EXPECT_THROW(parse_memory_bytes("1.5"), std::invalid_argument);    // not a whole byte
   EXPECT_THROW(parse_memory_bytes("0.3Ki"), std::invalid_argument);  // 307.2 bytes
   EXPECT_THROW(parse_memory_bytes("-1Gi"), std::invalid_argument);
-  EXPECT_THROW(parse_memory_bytes("1GB"), std::invalid_argument);  // not a Kubernetes suffix
+  EXPECT_THROW(parse_memory_bytes("1Gb"), std::invalid_argument);  // bits? neither grammar
+  EXPECT_THROW(parse_memory_bytes("-1GB"), std::invalid_argument);
   EXPECT_THROW(parse_memory_bytes("Gi"), std::invalid_argument);
   EXPECT_THROW(parse_memory_bytes(""), std::invalid_argument);
   EXPECT_THROW(parse_memory_bytes("1..5"), std::invalid_argument);

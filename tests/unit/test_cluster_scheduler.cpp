@@ -280,6 +280,119 @@ TEST(ClusterFgd, NodeFragmentationMatchesTheDefinition) {
   EXPECT_DOUBLE_EQ(s.fragmentation_total(), 800.0);
 }
 
+// kube-scheduler keeps node scores as integers 0..100: FGD's is trunc(100 sigmoid(gain /
+// 1000)) (FGDScorePlugin), best-fit's trunc(100 (1 - L)) (BestFitScorePlugin).
+TEST(ClusterScores, IntegerScoresAreTheReferencesClosedForms) {
+  EXPECT_EQ(fgd_node_score(0, NodeScore::integer), 50);
+  EXPECT_EQ(fgd_node_score(1000, NodeScore::integer), 73);   // 100 / (1 + e^-1) = 73.1
+  EXPECT_EQ(fgd_node_score(-1000, NodeScore::integer), 26);  // 26.9
+  EXPECT_EQ(fgd_node_score(-1e-9, NodeScore::integer), 49);  // just below 50
+  EXPECT_EQ(fgd_node_score(40, NodeScore::integer), 50);     // 50.99...
+  EXPECT_EQ(fgd_node_score(41, NodeScore::integer), 51);     // 51.02
+  EXPECT_DOUBLE_EQ(fgd_node_score(40, NodeScore::exact), 40);
+  EXPECT_EQ(fit_node_score(0.25, true, NodeScore::integer), 75);
+  EXPECT_EQ(fit_node_score(0.2549, true, NodeScore::integer), 74);
+  EXPECT_EQ(fit_node_score(0.2549, false, NodeScore::integer), 25);
+  EXPECT_DOUBLE_EQ(fit_node_score(0.25, true, NodeScore::exact), -0.25);
+}
+
+// Ties among equal integer scores go to the smallest node name (the FGD simulator's
+// kube-scheduler), whatever the index. Pool "z" comes first in the file, pool "a" second; their
+// nodes differ in CPU by 0.1 %: best-fit's leftovers differ (exact scores prefer z-0) but round
+// to the same integer, so a-0 wins by name.
+TEST(ClusterScores, IntegerTiesGoToTheSmallestNodeName) {
+  ClusterSpec c;
+  NodePoolSpec z = pool("z", 1, 1, "a100-80gb");
+  z.cpu_milli = 64000;
+  NodePoolSpec a = pool("a", 1, 1, "a100-80gb");
+  a.cpu_milli = 64100;
+  c.pools = {z, a};
+  c.pods.push_back(pod("x", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.scheduler.policy = SchedulingPolicy::best_fit;
+  EXPECT_EQ(find(run_cluster(c), "x").node_name, "a-0");
+  c.scheduler.node_score = NodeScore::exact;
+  EXPECT_EQ(find(run_cluster(c), "x").node_name, "z-0");
+  c.scheduler.policy = SchedulingPolicy::first_fit;
+  c.scheduler.node_score = NodeScore::integer;
+  EXPECT_EQ(find(run_cluster(c), "x").node_name, "z-0");  // first feasible in file order
+  // Random ties: seeded, so the same seed repeats its choice and some seed picks each node.
+  c.scheduler.policy = SchedulingPolicy::best_fit;
+  c.scheduler.tie_break = TieBreak::random;
+  std::set<std::string> seen;
+  for (std::uint64_t seed = 0; seed < 16; ++seed) {
+    c.scheduler.tie_seed = seed;
+    const std::string n = find(run_cluster(c), "x").node_name;
+    EXPECT_EQ(find(run_cluster(c), "x").node_name, n);
+    seen.insert(n);
+  }
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+// Whole-node pods fill identical empty nodes in the tie order: node-name order under `name`;
+// under `permutation` a seeded order of the nodes fixed for the run (the FGD simulator's
+// random name prefixes), the same for the same seed and different for another.
+TEST(ClusterScores, PermutationTiesFollowOneSeededOrderOfTheNodes) {
+  ClusterSpec c;
+  c.pools.push_back(pool("n", 8, 2, "a100-80gb"));
+  for (int i = 0; i < 8; ++i) {
+    c.pods.push_back(
+        pod(fmt::format("p{}", i), i * kSecond, 100 * kSecond, {{"nvidia.com/gpu", 2}}));
+  }
+  c.scheduler.policy = SchedulingPolicy::best_fit;
+  auto fill_order = [&](TieBreak t, std::uint64_t seed) {
+    c.scheduler.tie_break = t;
+    c.scheduler.tie_seed = seed;
+    std::vector<int> order;
+    for (const PodRecord& r : run_cluster(c).pods) order.push_back(r.node);
+    return order;
+  };
+  const std::vector<int> by_name = fill_order(TieBreak::node_name, 0);
+  EXPECT_EQ(by_name, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  const std::vector<int> a = fill_order(TieBreak::permutation, 1);
+  EXPECT_EQ(fill_order(TieBreak::permutation, 1), a);
+  EXPECT_NE(fill_order(TieBreak::permutation, 2), a);
+  EXPECT_NE(a, by_name);
+  std::vector<int> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, by_name);  // every node once: a permutation
+}
+
+// FGD's typical shapes are taken in steps of fgd_typical_step until they cover the threshold
+// (GetTypicalPods): 1,000 pods of 12 shapes (900, 60, then ten of 4 pods); threshold 95 (950
+// pods) needs two shapes with step 1, ten with step 10 (a whole step), all twelve with step 100.
+TEST(ClusterFgd, TypicalShapesAreTakenInSteps) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("p", 1, 8, "T4");
+  p.sharing.sharing = SharingKind::fractional;
+  c.pools.push_back(p);
+  int n = 0;
+  for (int i = 0; i < 900; ++i) {
+    c.pods.push_back(pod(fmt::format("a{}", n++), 0, kSecond, {{"nvidia.com/gpu", 1}}, 500));
+  }
+  for (int i = 0; i < 60; ++i) {
+    c.pods.push_back(pod(fmt::format("a{}", n++), 0, kSecond, {{"nvidia.com/gpu", 1}}, 300));
+  }
+  for (int shape = 0; shape < 10; ++shape) {
+    for (int i = 0; i < 4; ++i) {
+      PodSpec q =
+          pod(fmt::format("a{}", n++), 0, kSecond, {{"nvidia.com/gpu", 1}}, 100 + 50 * shape);
+      q.cpu_milli = 3000;
+      c.pods.push_back(q);
+    }
+  }
+  c.scheduler.policy = SchedulingPolicy::fgd;
+  c.scheduler.fgd_typical_step = 1;
+  EXPECT_EQ(Scheduler(c).typical().size(), 2u);
+  c.scheduler.fgd_typical_step = 10;
+  EXPECT_EQ(Scheduler(c).typical().size(), 10u);
+  c.scheduler.fgd_typical_step = 100;
+  EXPECT_EQ(Scheduler(c).typical().size(), 12u);
+  double sum = 0;
+  const Scheduler all(c);
+  for (const auto& [shape, w] : all.typical()) sum += w;
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+}
+
 TEST(ClusterPreemption, HigherPriorityEvictsLowerWhichRequeues) {
   ClusterSpec c;
   c.pools.push_back(pool("p", 1, 1, "a100-80gb"));
@@ -319,6 +432,98 @@ TEST(ClusterAutoscaling, ProvisionsAfterDelayAndScalesDownIdleNodes) {
   EXPECT_DOUBLE_EQ(r.pools[0].node_seconds, (890.0 - 90.0) + (790.0 - 90.0));
 }
 
+// cluster-autoscaler's binpacking estimator sizes a scale-up for all pending pods (issue 24:
+// two pods pending with max 3 got one node). One busy 1-GPU node; two 1-GPU pods arrive at
+// 10 min: two nodes are added, both pods start after the provisioning delay.
+TEST(ClusterAutoscaling, EstimatorAddsANodePerPendingPodThatNeedsOne) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("p", 1, 1, "a100-80gb");
+  p.autoscaling = AutoscalingSpec{1, 3, 120 * kSecond, 600 * kSecond};
+  c.pools.push_back(p);
+  c.pods.push_back(pod("hog", 0, 7200 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.pods.push_back(pod("late-0", 600 * kSecond, 600 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.pods.push_back(pod("late-1", 600 * kSecond, 600 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.duration = 3600 * kSecond;
+  const ClusterResult r = run_cluster(c);
+  EXPECT_EQ(r.pools[0].scale_ups, 2);
+  EXPECT_EQ(r.pools[0].nodes_peak, 3);
+  EXPECT_EQ(find(r, "late-0").start, 720 * kSecond);
+  EXPECT_EQ(find(r, "late-1").start, 720 * kSecond);
+}
+
+// First-Fit Decreasing: three 1-GPU pods and one 2-GPU pod pending on 2-GPU nodes need three
+// nodes (the 2-GPU pod first, on its own; then 1 + 1 and 1), not four; and the pool's max caps
+// the estimate (max 2 from 0: two nodes, the rest waits).
+TEST(ClusterAutoscaling, EstimatorBinpacksLargestFirstAndStopsAtMax) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("p", 0, 2, "a100-80gb");
+  p.autoscaling = AutoscalingSpec{0, 10, 60 * kSecond, 600 * kSecond};
+  c.pools.push_back(p);
+  for (int i = 0; i < 3; ++i) {
+    c.pods.push_back(pod(fmt::format("one-{}", i), 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  }
+  PodSpec two = pod("two", 0, 100 * kSecond, {{"nvidia.com/gpu", 2}});
+  two.cpu_milli = 8000;  // the larger pod by cluster-autoscaler's score (CPU, memory)
+  c.pods.push_back(two);
+  const ClusterResult r = run_cluster(c);
+  EXPECT_EQ(r.pools[0].scale_ups, 3);
+  for (const PodRecord& pr : r.pods) EXPECT_EQ(pr.start, 60 * kSecond) << pr.name;
+  c.pools[0].autoscaling->max_nodes = 2;
+  const ClusterResult capped = run_cluster(c);
+  EXPECT_EQ(capped.pools[0].scale_ups, 2);
+  EXPECT_EQ(capped.pools[0].nodes_peak, 2);
+}
+
+// Pods that nodes already being provisioned will host are not counted again: a 2-GPU node on
+// its way has room for a second 1-GPU pod that arrives meanwhile.
+TEST(ClusterAutoscaling, PodsFittingUpcomingNodesAddNothing) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("p", 0, 2, "a100-80gb");
+  p.autoscaling = AutoscalingSpec{0, 5, 300 * kSecond, 600 * kSecond};
+  c.pools.push_back(p);
+  c.pods.push_back(pod("a", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  c.pods.push_back(pod("b", 60 * kSecond, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  const ClusterResult r = run_cluster(c);
+  EXPECT_EQ(r.pools[0].scale_ups, 1);
+  EXPECT_EQ(find(r, "b").start, 300 * kSecond);
+}
+
+// The expanders (cluster-autoscaler FAQ "What are Expanders?"): a small pod that both pools
+// can host. least-waste takes the pool whose new node it fills best (the small one); priority
+// the pool whose name matches the highest value; first the first in file order; random is
+// seeded (the same seed, the same pool) and over seeds picks both.
+TEST(ClusterAutoscaling, ExpandersChooseThePool) {
+  ClusterSpec c;
+  NodePoolSpec big = pool("big-8x", 0, 8, "a100-80gb");
+  big.cpu_milli = 96000;
+  big.autoscaling = AutoscalingSpec{0, 2, 60 * kSecond, 600 * kSecond};
+  NodePoolSpec small = pool("small-1x", 0, 1, "a100-80gb");
+  small.cpu_milli = 8000;
+  small.memory_bytes = std::int64_t{32} << 30;
+  small.autoscaling = big.autoscaling;
+  c.pools = {big, small};
+  c.pods.push_back(pod("x", 0, 100 * kSecond, {{"nvidia.com/gpu", 1}}));
+  auto grown = [&](Expander e, std::uint64_t seed = 1) {
+    c.autoscaler.expander = e;
+    c.seed = seed;
+    const ClusterResult r = run_cluster(c);
+    return r.pools[0].scale_ups > 0 ? std::string("big") : std::string("small");
+  };
+  EXPECT_EQ(grown(Expander::least_waste), "small");
+  EXPECT_EQ(grown(Expander::first), "big");
+  c.autoscaler.priorities = {{10, {"small"}}, {50, {"^big-"}}};
+  EXPECT_EQ(grown(Expander::priority), "big");
+  c.autoscaler.priorities = {{10, {"big"}}, {50, {"nothing"}}, {20, {".*-1x$"}}};
+  EXPECT_EQ(grown(Expander::priority), "small");
+  std::set<std::string> seen;
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    const std::string first = grown(Expander::random, seed);
+    EXPECT_EQ(grown(Expander::random, seed), first);
+    seen.insert(first);
+  }
+  EXPECT_EQ(seen.size(), 2u);
+}
+
 TEST(ClusterIgnoreDeletions, PodsNeverLeaveAndFailuresAreRecorded) {
   ClusterSpec c;
   c.pools.push_back(pool("p", 1, 2, "a100-80gb"));
@@ -348,6 +553,8 @@ TEST_P(ClusterRandom, Invariants) {
                                        SchedulingPolicy::worst_fit, SchedulingPolicy::fgd};
   c.scheduler.policy = policies[GetParam() % 4];
   c.scheduler.preemption = GetParam() % 3 == 0;
+  c.scheduler.node_score = GetParam() % 5 < 3 ? NodeScore::integer : NodeScore::exact;
+  c.scheduler.tie_break = GetParam() % 2 == 0 ? TieBreak::node_name : TieBreak::random;
   Nanos t = 0;
   for (int i = 0; i < 120; ++i) {
     t += static_cast<Nanos>(rng() % 20) * kSecond;
@@ -376,6 +583,10 @@ TEST_P(ClusterRandom, Invariants) {
     EXPECT_LE(s.cpu_allocated, s.cpu_total);
     EXPECT_GE(s.fragmentation_milli, -1e-9);
     EXPECT_LE(s.fragmentation_milli, static_cast<double>(total - s.gpu_milli_allocated) + 1e-6);
+    // Nothing running: nothing fragmented (the reported measure counts what occupancy causes).
+    if (s.running == 0) {
+      EXPECT_NEAR(s.fragmentation_milli, 0.0, 1e-9) << "t=" << s.time;
+    }
     // Allocation equals what the running pods hold.
     std::int64_t held = 0;
     std::map<int, std::int64_t> cpu_by_node;

@@ -15,6 +15,7 @@
 #include "models/gpu/device.hpp"
 #include "models/plan/bounds.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
 #include "models/strategies/exclusive/strategy.hpp"
 #include "models/strategies/mps/strategy.hpp"
 #include "models/strategies/time_slicing/strategy.hpp"
@@ -144,15 +145,16 @@ TEST(Residency, FreedSmsGoToTheMoreUrgentStreamFirst) {
 
 TEST(Residency, AnUrgentKernelWaitsAtMostOneRoundBehindAMultiWaveKernel) {
   // Law 1b. Training runs 10 ms full-grid kernels of 100 waves (100 us rounds) back to back; an
-  // urgent stream (priority -5) arrives at a random phase. Its blocks are dispatched first when
-  // the training kernel's resident round retires, so it waits at most one round, 50 us on
-  // average (the phase is uniform), then runs its own 100 us full-grid kernel: mean about
-  // L + 50 us + 100 us. At equal priority it waits for the training kernel's last round, the
-  // renewal residual D^2 / 2(D + L) as in ShortKernelWaitsForTheResidualOfAFullGridNeighbour;
-  // the fluid law (no block retirement) keeps that wait whatever the priority.
+  // urgent stream (priority -5) arrives at a random phase. (MPS clients in launch order: at equal
+  // priority the newcomer waits as a second stream of one process would.) Its blocks are dispatched
+  // first when the training kernel's resident round retires, so it waits at most one round, 50 us
+  // on average (the phase is uniform), then runs its own 100 us full-grid kernel: mean about L + 50
+  // us + 100 us. At equal priority it waits for the training kernel's last round, the renewal
+  // residual D^2 / 2(D + L) as in ShortKernelWaitsForTheResidualOfAFullGridNeighbour; the fluid law
+  // (no block retirement) keeps that wait whatever the priority.
   const auto scenario = [](int priority, const std::string& law) {
     std::string yaml =
-        gpu("{mode: mps}", law) +
+        gpu("{mode: mps, client_order: launch_order}", law) +
         closed_client("train", "{name: step, duration: 10ms, waves: 100}") +
         "  - {name: infer, device: gpu0, workload: {priority: " + std::to_string(priority) +
         ", arrivals: {process: constant, rate: 7/s}, request: {kernels: [{name: "
@@ -177,6 +179,174 @@ TEST(Residency, AnUrgentKernelWaitsAtMostOneRoundBehindAMultiWaveKernel) {
   // The training tenant loses at most the urgent work: 7 x 100 us per second of its own.
   EXPECT_GE(tenant(urgent, "train").throughput_per_s,
             0.99 * tenant(equal, "train").throughput_per_s);
+}
+
+// ------------------------------------------------------------------------------ co-residency
+
+// A client whose request is one kernel of `blocks` blocks with the per-block footprint `block`.
+std::string footprint_client(const std::string& name, const std::string& duration, double m,
+                             int blocks, const std::string& block, const std::string& extra = "") {
+  return closed_client(name,
+                       fmt::format("{{name: k, duration: {}, memory_bound: {}, blocks: {}, "
+                                   "block: {}}}",
+                                   duration, m, blocks, block),
+                       extra);
+}
+
+TEST(CoResidency, TheFitIsTheOccupancyCalculatorsAndCountsWhatIsAlreadyResident) {
+  const SmLimits h100 = load_device_profile("h100-sxm-80gb").sm_limits;
+  // 512 threads, 32 registers: 4 per SM by threads (2048), 4 by registers (64K / 16K).
+  const BlockFootprint small{512, 32, 0};
+  EXPECT_EQ(contention::blocks_fitting(h100, {}, small), 4);
+  // Beside one such block: 3; beside a block holding 100 KiB of shared memory (plus the 1 KiB
+  // reserve) the 228 KiB leave room for a second one only.
+  EXPECT_EQ(contention::blocks_fitting(h100, contention::block_use(small, h100, 1), small), 3);
+  const BlockFootprint big{256, 0, 100 * 1024};
+  EXPECT_EQ(contention::blocks_fitting(h100, {}, big), 2);
+  EXPECT_EQ(contention::blocks_fitting(h100, contention::block_use(big, h100, 2), big), 0);
+  EXPECT_EQ(contention::blocks_fitting(h100, contention::block_use(big, h100, 2), small), 3);
+  // Registers are allocated per warp in units of 256: 33 per thread take 40 x 32 per warp.
+  EXPECT_EQ(contention::blocks_fitting(h100, {}, BlockFootprint{1024, 33, 0}), 1);
+  // Issue slots: in proportion to warps, each bounded by its demand.
+  const contention::IssueShares both = contention::issue_shares(16, 1.0, 32, 1.0);
+  EXPECT_DOUBLE_EQ(both.host, 1.0 / 3);
+  EXPECT_DOUBLE_EQ(both.guest, 2.0 / 3);
+  const contention::IssueShares light = contention::issue_shares(16, 1.0, 32, 0.1);
+  EXPECT_DOUBLE_EQ(light.host, 0.9);
+  EXPECT_DOUBLE_EQ(light.guest, 0.1);
+}
+
+TEST(CoResidency, BlocksPerSmFollowFromTheFootprintOnTheTenantsGpu) {
+  // `block:` without `blocks_per_sm:`: the occupancy calculator on the profile's sm_limits
+  // (H100: 228 KiB of shared memory, so two 100 KiB blocks); a block that fits no SM is an
+  // error naming the key.
+  const std::string client =
+      "{name: k, duration: 1ms, blocks: 264, waves: 1, block: {threads: "
+      "256, shared_memory: ";
+  const Scenario s =
+      resolve_scenario(load_scenario_text(
+                           gpu("{mode: mps}") + closed_client("a", client + "100KiB}}"), "fp.yaml"))
+          .scenario;
+  EXPECT_EQ(s.tenants[0].workload.kernels[0].blocks_per_sm, 2);
+  try {
+    (void)resolve_scenario(load_scenario_text(
+        gpu("{mode: mps}") + closed_client("a", client + "300KiB}}"), "fp.yaml"));
+    ADD_FAILURE() << "a 300 KiB block fitted an SM";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit an SM of h100-sxm-80gb"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp.yaml:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CoResidency, AComputeAndAStreamingKernelThatFitOneSmRunSideBySideAtFullSpeed) {
+  // Each kernel puts one 512-thread block on every SM (132 blocks on 132 SMs), so each SM keeps
+  // room for three more: the second kernel's blocks join the first's on the same SMs (law 1c).
+  // The compute kernel draws every issue slot, the streaming one none, so neither slows: each
+  // request takes L + 1 ms. Without footprints (whole SMs) they alternate: about 2 ms each.
+  const std::string block = "{threads: 512, registers: 32}";
+  const RunResult shared =
+      run_yaml(gpu("{mode: mps}") + footprint_client("compute", "1ms", 0.0, 132, block) +
+               footprint_client("stream", "1ms", 1.0, 132, block));
+  EXPECT_NEAR(tenant(shared, "compute").latency.p50, launch_ns() + 1e6, 1e3);
+  EXPECT_NEAR(tenant(shared, "stream").latency.p50, launch_ns() + 1e6, 1e3);
+  const RunResult whole =
+      run_yaml(gpu("{mode: mps}") +
+               closed_client("compute", "{name: k, duration: 1ms, memory_bound: 0, blocks: 132}") +
+               closed_client("stream", "{name: k, duration: 1ms, memory_bound: 1, blocks: 132}"));
+  EXPECT_NEAR(tenant(whole, "compute").latency.mean, 2e6, 0.05e6);
+  // The fluid law keeps whole-SM residency.
+  const RunResult fluid =
+      run_yaml(gpu("{mode: mps}", "fluid") + footprint_client("compute", "1ms", 0.0, 132, block) +
+               footprint_client("stream", "1ms", 1.0, 132, block));
+  EXPECT_NEAR(tenant(fluid, "compute").latency.mean, 2e6, 0.05e6);
+  // SM_ACTIVE counts an SM once, whatever it hosts.
+  EXPECT_LE(device(shared, "gpu0").sm_busy, 1.0 + 1e-9);
+}
+
+TEST(CoResidency, TwoComputeKernelsSharingSmsCreateNoCompute) {
+  // Both kernels compute all the time (m = 0): co-resident, they split each SM's issue slots by
+  // resident warps (16 against 32 here), so the pair completes no more kernels per second than
+  // one client alone (within the launch gaps the other fills), and the wider one gets more.
+  const RunResult solo =
+      run_yaml(gpu("{mode: mps}") + footprint_client("a", "1ms", 0.0, 132, "{threads: 512}"));
+  const RunResult pair =
+      run_yaml(gpu("{mode: mps}") + footprint_client("a", "1ms", 0.0, 132, "{threads: 512}") +
+               footprint_client("b", "1ms", 0.0, 132, "{threads: 1024}"));
+  EXPECT_LE(completed_per_s(pair), completed_per_s(solo) * 1.01);
+  EXPECT_GE(completed_per_s(pair), completed_per_s(solo) * 0.99);
+  EXPECT_GT(tenant(pair, "b").throughput_per_s, 1.2 * tenant(pair, "a").throughput_per_s);
+}
+
+TEST(CoResidency, KernelsThatDoNotFitBesideEachOtherSerialiseAsWholeSms) {
+  // 1024-thread blocks, two per SM (264 blocks): each kernel fills every SM's threads, so there
+  // is no leftover; the footprint changes nothing against whole-SM residency.
+  const auto run = [](const std::string& block) {
+    const std::string extra = block.empty() ? "" : ", block: " + block;
+    return run_yaml(gpu("{mode: mps}") +
+                    closed_client("a",
+                                  "{name: k, duration: 1ms, memory_bound: 0.5, blocks: 264, "
+                                  "blocks_per_sm: 2" +
+                                      extra + "}") +
+                    closed_client("b",
+                                  "{name: k, duration: 1ms, memory_bound: 0.2, blocks: 264, "
+                                  "blocks_per_sm: 2" +
+                                      extra + "}"));
+  };
+  const RunResult with = run("{threads: 1024}");
+  const RunResult without = run("");
+  EXPECT_EQ(tenant(with, "a").latency.mean, tenant(without, "a").latency.mean);
+  EXPECT_EQ(tenant(with, "b").latency.mean, tenant(without, "b").latency.mean);
+  EXPECT_NEAR(tenant(with, "a").latency.mean, 2e6, 0.05e6);
+}
+
+TEST(CoResidency, LaunchOrderHoldsANewcomerUntilTheHostsLastRoundInterleavedClientsDoNot) {
+  // Training runs 10 ms kernels of 10 waves whose blocks fill each SM's shared memory (2 x 101
+  // KiB of 228) but only a quarter of its threads; an inference kernel (one 256-thread block per
+  // SM, streaming) fits beside them. In launch order (the streams of one process, or MPS clients
+  // under client_order: launch_order) its blocks are dispatched only after every training block
+  // is: it waits for the training kernel's last round (the last 1 ms), on average
+  // (0.9 D)^2 / 2(D + L) over a uniform phase, then runs beside it. With interleaved MPS clients
+  // (the default) it joins at once: latency L + 100 us.
+  const auto scenario = [](const std::string& order) {
+    std::string yaml =
+        gpu("{mode: mps" + order + "}") +
+        closed_client("train",
+                      "{name: k, duration: 10ms, waves: 10, blocks: 2640, block: "
+                      "{threads: 256, shared_memory: 100KiB}}") +
+        "  - {name: infer, device: gpu0, workload: {arrivals: {process: constant, rate: 7/s}, "
+        "request: {kernels: [{name: k, duration: 100us, memory_bound: 1, blocks: 132, block: "
+        "{threads: 256}}]}}}\n";
+    yaml.replace(yaml.find("duration: 2s"), 12, "duration: 20s");
+    return run_yaml(yaml);
+  };
+  const double d = 10e6, l = launch_ns();
+  const RunResult fifo = scenario(", client_order: launch_order");
+  const double expected = l + 0.81 * d * d / (2 * (d + l)) + 100e3;
+  EXPECT_NEAR(tenant(fifo, "infer").latency.mean, expected, 0.08 * expected);
+  const RunResult interleaved = scenario("");
+  EXPECT_NEAR(tenant(interleaved, "infer").latency.mean, l + 100e3, 2e3);
+  EXPECT_LE(tenant(interleaved, "infer").latency.max, l + 100e3 + 2e3);
+  // The training kernels lose nothing: the streaming guest draws no issue slots.
+  EXPECT_GE(tenant(interleaved, "train").throughput_per_s,
+            0.99 * tenant(fifo, "train").throughput_per_s);
+}
+
+TEST(CoResidency, InterleavedClientsSplitTheSmsOfTwoWideMultiWaveKernels) {
+  // Two clients' full-width 100-wave kernels (no footprint). In launch order the second waits
+  // for the first's last round; interleaved, at the first's next round end it takes half the SMs
+  // (an equal split), so both progress side by side: the pair's throughput is unchanged.
+  const auto scenario = [](const std::string& order) {
+    return run_yaml(gpu("{mode: mps" + order + "}") +
+                    closed_client("a", "{name: k, duration: 10ms, waves: 100}") +
+                    closed_client("b", "{name: k, duration: 10ms, waves: 100}"));
+  };
+  const RunResult fifo = scenario(", client_order: launch_order");
+  const RunResult interleaved = scenario("");
+  EXPECT_NEAR(completed_per_s(interleaved), completed_per_s(fifo), 0.02 * completed_per_s(fifo));
+  // Each kernel now runs on half the GPU for twice as long: about 20 ms per request.
+  EXPECT_NEAR(tenant(interleaved, "a").latency.p50, 20e6, 0.5e6);
+  EXPECT_NEAR(tenant(fifo, "a").latency.p50, 20e6, 0.5e6);  // (10 ms wait + 10 ms run)
 }
 
 // ------------------------------------------------------------------------------ HBM bandwidth
@@ -563,8 +733,9 @@ std::string mixed_tenant(const std::string& mode) {
   return gpu(mode) +
          "  - {name: a, device: gpu0, workload: {max_in_flight: 3, arrivals: {process: poisson, "
          "rate: 400/s}, request: {host_gap: 5us, kernels: [{name: g, duration: {exponential: "
-         "600us}, sm_fraction: 0.7, memory_bound: 0.4, working_set: 20MB, repeat: 3}, {name: s, "
-         "duration: 300us, memory_bound: 0.9}]}}}\n";
+         "600us}, sm_fraction: 0.7, memory_bound: 0.4, working_set: 20MB, repeat: 3, blocks: 93, "
+         "block: {threads: 256, registers: 64}}, {name: s, duration: 300us, memory_bound: 0.9, "
+         "blocks: 400, block: {threads: 128}}]}}}\n";
 }
 
 void expect_same_numbers(const RunResult& a, const RunResult& b) {
@@ -693,7 +864,10 @@ class KernelDriver : public KernelOwner {
 };
 
 TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
+  // (With co-residency a guest's blocks sit on a host's SMs; held SMs, the sum of occupancies,
+  // still never exceed the device.)
   boost::random::mt19937 rng(2026);
+  boost::random::mt19937 footprint_rng(77);
   boost::random::uniform_real_distribution<double> u(0.0, 1.0);
   const Strategy* modes[] = {&exclusive_strategy(), &mps_strategy(), &time_slicing_strategy()};
   for (int instance = 0; instance < 60; ++instance) {
@@ -711,6 +885,13 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
       params_as<MpsParams>(*sharing).active_thread_percentage = 60.0;
     }
     DeviceGeometry geometry{"gpu0", "test", 132, 132, 1.0, 80LL << 30, 1.0, 50e6, 0.34};
+    // Law 1c (co-residency) on the H100's SM resources; every third instance without it.
+    geometry.co_residency = instance % 3 != 2;
+    geometry.block_retirement = true;
+    geometry.sm_limits = load_device_profile("h100-sxm-80gb").sm_limits;
+    if (&mode == &mps_strategy() && instance % 4 == 1) {
+      params_as<MpsParams>(*sharing).interleaved_clients = false;
+    }
     std::unique_ptr<Device> device = mode.make_device(sim, geometry, *sharing);
     const int clients = &mode == &exclusive_strategy() ? 1 : 4;
     for (int c = 0; c < clients; ++c) {
@@ -733,6 +914,14 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
       k.waves = u(rng) < 0.5 ? 1.0 : 1.0 + 3 * u(rng);
       k.working_set = u(rng) < 0.5 ? 0.0 : 1e6 + 1e8 * u(rng);
       k.priority = u(rng) < 0.2 ? 1 : 0;
+      // Half the kernels with a grid and a per-block footprint (their own draws).
+      if (footprint_rng() % 2 == 0) {
+        const int threads[] = {64, 128, 256, 512, 1024};
+        k.footprint.threads = threads[footprint_rng() % 5];
+        k.footprint.registers = static_cast<int>(16 + footprint_rng() % 49);
+        k.footprint.shared_memory = static_cast<std::int64_t>(footprint_rng() % 64) * 1024;
+        k.blocks = std::ceil(k.sm_fraction * 132 * k.waves) * (1 + footprint_rng() % 3);
+      }
       total_work += k.work;
       submit[i] = static_cast<Nanos>(u(rng) * 5e6);
       sim.schedule_at(submit[i], make_event<&KernelDriver::submit>(driver, i), kPriorityArrival);
@@ -832,6 +1021,12 @@ ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
   // HBM: plenty (rarely saturated at the bounds), or a tenth of it (often saturated).
   const double bandwidth = u(rng) < 0.7 ? 1.0 : 0.1;
   DeviceGeometry geometry{"gpu0", "test", 132, 132, bandwidth, 80LL << 30, 1.0, 50e6, 0.34};
+  // Half the instances under law 1b/1c with footprints on half their kernels (own draws): the
+  // lazy path must leave co-resident states to the full recompute.
+  boost::random::mt19937 footprint_rng(seed + 1);
+  const bool co_residency = seed % 2 == 0;
+  geometry.co_residency = geometry.block_retirement = co_residency;
+  geometry.sm_limits = load_device_profile("h100-sxm-80gb").sm_limits;
   std::unique_ptr<Device> device = mps_strategy().make_device(sim, geometry, *sharing);
   device->set_eager(eager);
   for (int c = 0; c < clients; ++c) {
@@ -855,6 +1050,12 @@ ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
       k.waves = u(rng) < 0.5 ? 1.0 : 1.0 + 3 * u(rng);
       k.working_set = reuse && u(rng) < 0.5 ? 1e6 + 1e8 * u(rng) : 0.0;
       k.priority = u(rng) < 0.15 ? 1 : 0;
+      if (co_residency && footprint_rng() % 2 == 0) {
+        k.footprint = BlockFootprint{static_cast<int>(64 << (footprint_rng() % 5)),
+                                     static_cast<int>(16 + footprint_rng() % 49),
+                                     static_cast<std::int64_t>(footprint_rng() % 64) * 1024};
+        k.blocks = std::ceil(k.sm_fraction * 132 * k.waves) * (1 + footprint_rng() % 3);
+      }
       chains[static_cast<std::size_t>(c)].push_back(kernels.size());
       gaps.push_back(u(rng) < 0.5 ? 0 : static_cast<Nanos>(1 + u(rng) * 2e4));
       kernels.push_back(k);

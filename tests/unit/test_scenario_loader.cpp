@@ -787,6 +787,42 @@ TEST(ScenarioLoader, ContentionLawByNameAndSet) {
   EXPECT_CONTAINS(error, "residency, fluid");
 }
 
+TEST(ScenarioLoader, BlockFootprint) {
+  // `block:` (contention law 1c): read, left for resolve_scenario to derive blocks_per_sm on the
+  // tenant's GPU, emitted without blocks_per_sm and read back the same.
+  const Scenario s = load_scenario_text(
+      edited("sm_fraction: 0.5}",
+             "sm_fraction: 0.5, blocks: 528, block: {threads: 256, registers: 40, "
+             "shared_memory: 48KiB}}"),
+      "b.yaml");
+  const KernelSpec& k = s.tenants[0].workload.kernels[0];
+  EXPECT_EQ(k.block, (BlockFootprint{256, 40, 48 * 1024}));
+  EXPECT_TRUE(k.derive_blocks_per_sm);
+  const std::string yaml = emit_scenario_yaml(s);
+  EXPECT_CONTAINS(yaml, "block: {threads: 256, registers: 40, shared_memory: 48KiB}");
+  EXPECT_EQ(yaml.find("blocks_per_sm"), std::string::npos);
+  const Scenario reloaded = load_scenario_text(yaml, "again.yaml");
+  const KernelSpec& again = reloaded.tenants[0].workload.kernels[0];
+  EXPECT_EQ(again.block, k.block);
+  EXPECT_TRUE(again.derive_blocks_per_sm);
+  // With blocks_per_sm given, it is kept.
+  EXPECT_FALSE(load_scenario_text(edited("sm_fraction: 0.5}",
+                                         "sm_fraction: 0.5, blocks: 528, blocks_per_sm: 2, "
+                                         "block: {threads: 256}}"),
+                                  "b.yaml")
+                   .tenants[0]
+                   .workload.kernels[0]
+                   .derive_blocks_per_sm);
+  EXPECT_CONTAINS(error_of(edited("sm_fraction: 0.5}", "sm_fraction: 0.5, block: {threads: 64}}")),
+                  "block needs blocks");
+  EXPECT_CONTAINS(
+      error_of(edited("sm_fraction: 0.5}", "sm_fraction: 0.5, blocks: 9, block: {threads: 2048}}")),
+      "at most 1024 threads per block");
+  EXPECT_CONTAINS(
+      error_of(edited("sm_fraction: 0.5}", "sm_fraction: 0.5, blocks: 9, block: {thread: 64}}")),
+      "bad.yaml:16:");
+}
+
 TEST(ScenarioLoader, BlocksAndBlocksPerSm) {
   const Scenario s = load_scenario_text(
       edited("sm_fraction: 0.5}", "sm_fraction: 0.5, blocks: 528, blocks_per_sm: 2}"), "b.yaml");

@@ -69,7 +69,8 @@ class Mps final : public Strategy {
     return "all clients' kernels at once on one MPS server: SM residency, thread and memory caps";
   }
   std::vector<std::string> keys() const override {
-    return {"active_thread_percentage", "pinned_memory_limit", "max_clients", "cuda_version"};
+    return {"active_thread_percentage", "pinned_memory_limit", "max_clients", "cuda_version",
+            "client_order"};
   }
   std::unique_ptr<StrategyParams> make_params() const override {
     return std::make_unique<MpsParams>();
@@ -83,6 +84,11 @@ class Mps final : public Strategy {
     if (const auto f = map.get("pinned_memory_limit")) s.pinned_memory_limit = size_of(ctx, *f);
     if (const auto f = map.get("max_clients")) s.max_clients = int_of(ctx, *f, 1);
     if (const auto f = map.get("cuda_version")) s.cuda_version = cuda_version_of(ctx, *f);
+    if (const auto f = map.get("client_order")) {
+      s.interleaved_clients = choice_of<bool>(
+          ctx, *f, {{"interleaved", true}, {"launch_order", false}, {"launch-order", false}},
+          {"interleaved", "launch_order"}, "MPS client order");
+    }
   }
 
   void emit(YAML::Emitter& out, const StrategyParams& block) const override {
@@ -100,6 +106,10 @@ class Mps final : public Strategy {
       out << YAML::Key << "cuda_version" << YAML::Value
           << (std::to_string(*s.cuda_version / 100) + "." + std::to_string(*s.cuda_version % 100));
     }
+    if (s.interleaved_clients) {
+      out << YAML::Key << "client_order" << YAML::Value
+          << (*s.interleaved_clients ? "interleaved" : "launch_order");
+    }
   }
 
   bool copy_key(const std::string& key, const StrategyParams& from_block,
@@ -114,6 +124,8 @@ class Mps final : public Strategy {
       to.max_clients = from.max_clients;
     else if (key == "cuda_version")
       to.cuda_version = from.cuda_version;
+    else if (key == "client_order")
+      to.interleaved_clients = from.interleaved_clients;
     else
       return false;
     return true;
@@ -160,6 +172,7 @@ class Mps final : public Strategy {
     limits.thread_share = s.active_thread_percentage.value_or(100.0) / 100.0;
     limits.max_clients = s.max_clients.value_or(48);
     limits.shared_server = true;
+    limits.interleave_clients = s.interleaved_clients.value_or(kDefaultInterleavedClients);
     return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
   }
 

@@ -21,7 +21,14 @@ struct MpsParams : ParamsOf<MpsParams> {
   /// CUDA version of the MPS server as major * 100 + minor (`cuda_version: 13.1` -> 1301);
   /// from 13.1 the default client limit is 60 instead of 48 (MPS documentation).
   std::optional<int> cuda_version;
+  /// `client_order`: how the block scheduler orders equally urgent kernels of different clients
+  /// (SharingLimits::interleave_clients): interleaved (true) or launch order (false); unset =
+  /// kDefaultInterleavedClients (docs/strategies.md, "MPS client order").
+  std::optional<bool> interleaved_clients;
 };
+
+/// The MPS client order when a scenario does not say (an assumption, docs/strategies.md).
+inline constexpr bool kDefaultInterleavedClients = true;
 
 const Strategy& mps_strategy();
 

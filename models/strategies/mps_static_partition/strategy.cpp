@@ -46,6 +46,7 @@ class MpsStaticPartition final : public Strategy {
     limits.thread_share = p.thread_percentage / 100.0;
     limits.max_clients = p.max_clients;
     limits.shared_server = true;
+    limits.interleave_clients = kDefaultInterleavedClients;  // (one MPS server: as `mps`)
     return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
   }
 
