@@ -408,7 +408,7 @@ def _run_once(gpumux: str, command: list[str], cwd: Path) -> str:
         args[at] = os.path.join(scratch, os.path.basename(args[at]))
     try:
         done = subprocess.run([*program, *args], capture_output=True, text=True, cwd=cwd,
-                              timeout=900)
+                              timeout=3600)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -26,7 +26,7 @@ NODE = str(REPO / "scenarios" / "plan" / "plan-h100-node.yaml")
 
 
 def gpumux(*args, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=1800, cwd=cwd)
+    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=3600, cwd=cwd)
 
 
 def docs_numbers():
