@@ -37,13 +37,16 @@ test: build
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --label-exclude slow
 
-# Every figure of the README's speed and memory tables, one command (about 16 min on 2 cores;
-# bench_memory.py --long adds the 6 h and 24 h runs, ~15 min more).
+# Every figure of the README's speed and memory tables, one command (about 16 min on 2 cores
+# before bench_scaling.py's one-queue column and bench_fleet.py's 10 min and 1 h fleets, which
+# roughly double the scaling runs and add the fleet's; bench_memory.py --long adds the 6 h and
+# 24 h runs, ~15 min more; the fleet's whole day is `bench_fleet.py --lengths 24h --workers 2`).
 bench: build
 	$(BUILD)/bench/bench_engine --benchmark_min_time=0.5
 	$(BUILD)/bench/bench_result_io
 	$(PYTHON) bench/compare_simpy.py --gpumux $(BUILD)/gpumux
-	$(PYTHON) bench/bench_scaling.py --gpumux $(BUILD)/gpumux
+	$(PYTHON) bench/bench_scaling.py --gpumux $(BUILD)/gpumux --one-queue
+	$(PYTHON) bench/bench_fleet.py --gpumux $(BUILD)/gpumux --lengths 10min,1h --output
 	GPUMUX_BIN=$(BUILD)/gpumux $(PYTHON) bench/bench_memory.py
 	GPUMUX_BIN=$(BUILD)/gpumux $(PYTHON) bench/bench_memory.py --trace
 

@@ -185,6 +185,8 @@ py::list inspect(const std::string& scenario, bool is_path,
     row["waves_origin"] = r.waves_origin;
     row["memory_bound"] = r.memory_bound;
     row["memory_bound_origin"] = r.memory_bound_origin;
+    row["busy_share"] = r.busy_share;  // -1: serial phases
+    row["busy_share_origin"] = r.busy_share_origin;
     row["working_set_bytes"] = r.working_set;
     row["working_set_origin"] = r.working_set_origin;
     row["repeat"] = r.repeat;

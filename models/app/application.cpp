@@ -132,6 +132,11 @@ RunResult simulate_checked(const ResolvedScenario& resolved, const RunControl& c
   if (const char* direct = std::getenv("GPUMUX_DIRECT"); direct != nullptr) {
     options.direct_path = std::string(direct) != "0";
   }
+  // GPUMUX_PARTITION=0: one event queue for the whole run instead of one per independent part
+  // (models/run/components.cpp; benchmarks and cross-checks, the same numbers either way).
+  if (const char* partition = std::getenv("GPUMUX_PARTITION"); partition != nullptr) {
+    options.partition = std::string(partition) != "0";
+  }
   if (control.started) control.started();
   RunResult result = simulate(resolved, options);
   if (control.finished) control.finished();
@@ -203,16 +208,18 @@ cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
       request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);
 }
 
-ClusterRun simulate_cluster(const cluster::ClusterSpec& spec) {
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec, int workers) {
   ClusterRun run;
   run.result = cluster::run_cluster(spec);
-  cluster::simulate_workload_pods(spec, run.result);
+  cluster::WorkloadPodOptions options;
+  options.workers = workers;
+  cluster::simulate_workload_pods(spec, run.result, options);
   run.metrics = cluster::cluster_metrics(run.result);
   return run;
 }
 
-ClusterRun simulate_cluster_request(const ScenarioRequest& request) {
-  return simulate_cluster(load_cluster_request(request));
+ClusterRun simulate_cluster_request(const ScenarioRequest& request, int workers) {
+  return simulate_cluster(load_cluster_request(request), workers);
 }
 
 }  // namespace gpumux

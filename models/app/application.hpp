@@ -150,10 +150,12 @@ struct ClusterRun {
   cluster::ClusterMetrics metrics;
 };
 
-/// Replays a cluster description (models/cluster/cluster_run.hpp) and computes its metrics.
-ClusterRun simulate_cluster(const cluster::ClusterSpec& spec);
+/// Replays a cluster description (models/cluster/cluster_run.hpp), simulates its workload pods
+/// on their GPUs (models/cluster/workload_pods.hpp: in WORKERS processes split by node, the
+/// same numbers for any count) and computes its metrics.
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec, int workers = 1);
 
 /// load_cluster_request, then simulate_cluster. Throws InputError.
-ClusterRun simulate_cluster_request(const ScenarioRequest& request);
+ClusterRun simulate_cluster_request(const ScenarioRequest& request, int workers = 1);
 
 }  // namespace gpumux

@@ -17,8 +17,10 @@ const CommandHelp kInspectHelp{
     "[--format table|json|yaml|csv] [--json]",
     "Resolves SCENARIO.yaml (as validate does) and prints, per tenant and kernel class, the\n"
     "parameters the device physics acts on: solo duration on the whole GPU, sm_fraction, waves,\n"
-    "memory_bound, working set, repeat, launch mode (stream or CUDA graph) and the tenant's\n"
-    "memory, each with its origin: user (written in the scenario), default (the loader's\n"
+    "memory_bound, busy share (the SM phase's share of solo time when it overlaps the memory\n"
+    "phase, a roofline kernel; '-': serial phases), working set, repeat, launch mode (stream\n"
+    "or CUDA graph) and the tenant's memory, each with its origin: user (written in the scenario), "
+    "default (the loader's\n"
     "fallback: sm_fraction 1, memory_bound 0, waves 1), catalog:NAME (the workload catalog,\n"
     "docs/workloads.md), trace (a recorded kernel trace) or ncu (Nsight Compute metrics).\n"
     "A kernel class is the kernels of a request with the same name and values (n = how many).\n"
@@ -54,14 +56,13 @@ std::string duration_text(double ns) {
 // then the others by origin: "user; default: waves, working_set".
 std::string origins_text(const InspectRow& r) {
   const std::pair<const char*, const std::string*> fields[] = {
-      {"sm_fraction", &r.sm_fraction_origin},
-      {"waves", &r.waves_origin},
-      {"memory_bound", &r.memory_bound_origin},
-      {"working_set", &r.working_set_origin},
-      {"repeat", &r.repeat_origin}};
+      {"sm_fraction", &r.sm_fraction_origin},   {"waves", &r.waves_origin},
+      {"memory_bound", &r.memory_bound_origin}, {"busy_share", &r.busy_share_origin},
+      {"working_set", &r.working_set_origin},   {"repeat", &r.repeat_origin}};
   std::vector<std::pair<std::string, std::string>> others;  // origin -> fields
   for (const auto& [name, origin] : fields) {
     if (*origin == r.duration_origin) continue;
+    if (origin == &r.busy_share_origin && r.busy_share < 0) continue;  // (serial: nothing given)
     const std::string& key = *origin;  // (clang 14 cannot capture a structured binding)
     auto it = std::find_if(others.begin(), others.end(),
                            [&key](const auto& entry) { return entry.first == key; });
@@ -126,6 +127,9 @@ int command_inspect(const std::vector<std::string>& args) {
            {"sm_fraction", valued(r.sm_fraction, r.sm_fraction_origin)},
            {"waves", valued(r.waves, r.waves_origin)},
            {"memory_bound", valued(r.memory_bound, r.memory_bound_origin)},
+           {"busy_share",
+            valued(r.busy_share >= 0 ? nlohmann::json(r.busy_share) : nlohmann::json(),
+                   r.busy_share_origin)},
            {"working_set_bytes", valued(r.working_set, r.working_set_origin)},
            {"repeat", valued(r.repeat, r.repeat_origin)},
            {"blocks", r.blocks},
@@ -144,7 +148,7 @@ int command_inspect(const std::vector<std::string>& args) {
                  "working_set_bytes,working_set_origin,repeat,repeat_origin,launch,launch_origin,"
                  "memory_bytes,memory_origin,memory_per_request_bytes,memory_per_request_origin,"
                  "blocks,blocks_per_sm,implementation,runtime,runtime_origin,host_gap_ns,"
-                 "host_gap_origin\n";
+                 "host_gap_origin,busy_share,busy_share_origin\n";
     for (const InspectRow& r : rows) {
       std::cout << csv_field(r.tenant) << "," << csv_field(r.device) << "," << csv_field(r.kernel)
                 << "," << r.count << "," << fmt::format("{}", r.duration_ns) << ","
@@ -157,7 +161,9 @@ int command_inspect(const std::vector<std::string>& args) {
                 << r.memory_per_request << "," << r.memory_per_request_origin << "," << r.blocks
                 << "," << r.blocks_per_sm << "," << csv_field(r.implementation) << "," << r.runtime
                 << "," << r.runtime_origin << "," << fmt::format("{}", r.host_gap_ns) << ","
-                << r.host_gap_origin << "\n";
+                << r.host_gap_origin << ","
+                << (r.busy_share >= 0 ? fmt::format("{}", r.busy_share) : std::string()) << ","
+                << r.busy_share_origin << "\n";
     }
     return kExitOk;
   }
@@ -177,16 +183,18 @@ int command_inspect(const std::vector<std::string>& args) {
                   << r.host_gap_origin << ")";
       }
       std::cout << "\n";
-      std::cout << fmt::format("  {:<28} {:>4} {:>11} {:>8} {:>7} {:>7} {:>10} {:>6} {:>9}  {}\n",
-                               "kernel", "n", "duration", "sm_frac", "waves", "m_bound", "work_set",
-                               "repeat", "grid", "origin");
+      std::cout << fmt::format(
+          "  {:<28} {:>4} {:>11} {:>8} {:>7} {:>7} {:>6} {:>10} {:>6} {:>9}  {}\n", "kernel", "n",
+          "duration", "sm_frac", "waves", "m_bound", "busy", "work_set", "repeat", "grid",
+          "origin");
     }
     const std::string grid =
         r.blocks > 0 ? fmt::format("{}/{}", r.blocks, r.blocks_per_sm) : std::string("-");
     std::cout << fmt::format(
-        "  {:<28} {:>4} {:>11} {:>8.3f} {:>7.2f} {:>7.3f} {:>10} {:>6} {:>9}  {}{}\n",
+        "  {:<28} {:>4} {:>11} {:>8.3f} {:>7.2f} {:>7.3f} {:>6} {:>10} {:>6} {:>9}  {}{}\n",
         r.kernel.size() > 28 ? r.kernel.substr(0, 27) + "~" : r.kernel, r.count,
         duration_text(r.duration_ns), r.sm_fraction, r.waves, r.memory_bound,
+        r.busy_share >= 0 ? fmt::format("{:.3f}", r.busy_share) : std::string("-"),
         size_text(r.working_set), r.repeat, grid, origins_text(r),
         r.implementation.empty() ? std::string() : " [" + r.implementation + "]");
   }

@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "models/app/application.hpp"
 #include "models/app/cli_common.hpp"
 #include "models/app/interrupt.hpp"
+#include "models/app/plan_deploy.hpp"
 #include "models/config/input_error.hpp"
 #include "models/plan/planner.hpp"
 #include "models/scenario/strategy_variants.hpp"
@@ -23,9 +25,9 @@ namespace gpumux::cli {
 namespace {
 
 const CommandHelp kPlanHelp{
-    "usage: gpumux plan SCENARIO.yaml [-o BEST.yaml] [--gpus MODEL=PRICE,...] [--max-gpus N] "
-    "[--strategies A,B] [--headroom F] [--jobs N] [--set KEY=VALUE ...] [--seed N] "
-    "[--format table|json|yaml] [--json]",
+    "usage: gpumux plan SCENARIO.yaml [-o BEST.yaml|DIR] [--platform P] [--gpus MODEL=PRICE,...] "
+    "[--max-gpus N] [--strategies A,B] [--headroom F] [--jobs N] [--set KEY=VALUE ...] "
+    "[--seed N] [--format table|json|yaml] [--json]",
     "Finds the cheapest setup (GPUs of which model, partitioned and shared how) in which every\n"
     "tenant meets its SLO over the whole run. The search space comes from the scenario's `plan:`\n"
     "block (gpus: [{model, cost_per_hour, currency}], max_gpus, strategies, headroom) or the\n"
@@ -33,18 +35,27 @@ const CommandHelp kPlanHelp{
     "Setups are packings of the tenants onto GPUs, each GPU dedicated, time-sliced, MPS, MIG or\n"
     "a MIG hybrid; analytical bounds (memory, MPS client limit, sustainable load, latency floor)\n"
     "prune before simulating, survivors are simulated cheapest-first on --jobs threads until\n"
-    "the cheapest feasible cost is proven (docs/plan.md). Prints the ranked table: the best setup\n"
-    "and the cheapest of each strategy family, with why the cheaper ones failed.\n"
-    "-o BEST.yaml writes the winning setup as a scenario `gpumux run` reproduces.\n"
+    "the cheapest feasible cost is proven (docs/plan.md). Prints the ranked table (by cost, then\n"
+    "SLO margin, then isolation): the best setup and the cheapest of each strategy family, with\n"
+    "why the cheaper ones failed.\n"
+    "--platform bare|gke|device-plugin|mig-parted (plan.platform) keeps to what the platform\n"
+    "runs and buys nodes of machine types (a3-highgpu-8g, a2-ultragpu-1g, ...) on all but bare.\n"
+    "-o BEST.yaml writes the winning setup as a scenario `gpumux run` reproduces; -o DIR writes\n"
+    "what you apply: best.yaml and, per platform, the GKE node-pool commands or device-plugin and\n"
+    "mig-parted configs, a Pod manifest per tenant and cluster.yaml (the same, replayable).\n"
     "Exit: 0 a setup was found, 1 none meets every SLO, 2 bad input.",
     "  gpumux plan scenarios/plan/plan-h100-node.yaml\n"
     "  gpumux plan scenarios/plan/plan-h100-node.yaml -o best.yaml && gpumux run best.yaml\n"
+    "  gpumux plan scenarios/plan/plan-h100-node.yaml --platform gke -o deploy/\n"
     "  gpumux plan my.yaml --gpus h100-sxm-80gb=4.0,a100-sxm4-40gb=1.8 --max-gpus 4 --json\n"};
 
 po::options_description plan_options() {
   po::options_description o("gpumux plan SCENARIO.yaml");
-  o.add_options()("output,o", po::value<std::string>()->value_name("BEST.yaml"),
-                  "write the winning setup as a scenario file (.yaml or .yml)")(
+  o.add_options()("output,o", po::value<std::string>()->value_name("BEST.yaml|DIR"),
+                  "write the winning setup as a scenario file (.yaml or .yml), or into a "
+                  "directory what to apply (configs, manifests, best.yaml)")(
+      "platform", po::value<std::string>()->value_name("P"),
+      "bare (default), gke, device-plugin or mig-parted (replaces plan.platform)")(
       "gpus", po::value<std::string>()->value_name("MODEL=PRICE,..."),
       "GPU models to buy and their price per hour (replaces plan.gpus)")(
       "max-gpus", po::value<int>()->value_name("N"), "at most N GPUs (default: plan.max_gpus, 8)")(
@@ -95,6 +106,7 @@ std::vector<std::string> plan_overrides(const po::variables_map& vm, const std::
   if (vm.count("headroom")) {
     keys.emplace_back("headroom", fmt::format("{}", vm["headroom"].as<double>()));
   }
+  if (vm.count("platform")) keys.emplace_back("platform", vm["platform"].as<std::string>());
   std::vector<std::string> out;
   if (keys.empty()) return out;
   if (has_plan) {
@@ -132,16 +144,55 @@ void write_best_yaml(const std::string& output, const std::string& scenario_path
   });
 }
 
+/// Writes what `-o DIR` holds (models/app/plan_deploy.hpp), each file atomically; a failure is
+/// bad input (exit 2).
+void write_plan_directory(const std::string& dir, const std::string& scenario_path,
+                          const PlanResult& result) {
+  output_errors_as_bad_input([&] {
+    std::error_code error;
+    for (const PlanFile& file : plan_deployment_files(result, scenario_path)) {
+      const std::filesystem::path path = std::filesystem::path(dir) / file.path;
+      std::filesystem::create_directories(path.parent_path(), error);
+      if (error) {
+        throw OutputError("cannot create " + path.parent_path().string() + ": " + error.message());
+      }
+      replace_file_atomically(path.string(), [&](const std::string& temp) {
+        errno = 0;
+        std::ofstream out(temp);
+        out << file.text;
+        out.close();
+        if (!out) {
+          throw OutputError("cannot write " + path.string() + ": " +
+                            (errno != 0 ? std::strerror(errno) : "write failed"));
+        }
+      });
+      if (file.path.ends_with(".sh")) {
+        std::filesystem::permissions(path, std::filesystem::perms::owner_exec,
+                                     std::filesystem::perm_options::add, error);
+      }
+    }
+  });
+}
+
 int command_plan(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, plan_options(), "scenario");
   const OutputFormat format = output_format(vm);
   if (format == OutputFormat::csv) throw po::error("--format csv: plan prints table, json or yaml");
   std::string output;
+  bool output_dir = false;
   if (vm.count("output")) {
     output = vm["output"].as<std::string>();
     const std::string extension = extension_of(output);
-    if (extension != ".yaml" && extension != ".yml") bad_extension("-o", output, ".yaml or .yml");
-    output_errors_as_bad_input([&] { check_output_target(output); });
+    // A name without extension (or an existing directory, or one ending in '/') is a directory.
+    output_dir =
+        extension.empty() || output.ends_with("/") || std::filesystem::is_directory(output);
+    if (!output_dir && extension != ".yaml" && extension != ".yml") {
+      bad_extension("-o", output, ".yaml or .yml, or a directory");
+    }
+    if (!output_dir) output_errors_as_bad_input([&] { check_output_target(output); });
+    if (output_dir && std::filesystem::exists(output) && !std::filesystem::is_directory(output)) {
+      throw InputError(SourceLocation{output, 0, 0, "-o"}, "exists and is not a directory");
+    }
   }
   ScenarioRequest request = scenario_request(vm);
   std::vector<std::string> overrides = plan_overrides(vm, request.scenario);
@@ -176,7 +227,13 @@ int command_plan(const std::vector<std::string>& args) {
   }
   if (terminal) std::cerr << "\r\033[K" << std::flush;
   const PlanResult& result = *searched;
-  if (!output.empty() && result.found()) write_best_yaml(output, request.scenario, result);
+  if (!output.empty() && result.found()) {
+    if (output_dir) {
+      write_plan_directory(output, request.scenario, result);
+    } else {
+      write_best_yaml(output, request.scenario, result);
+    }
+  }
   if (structured(format)) {
     print_structured(plan_json(result), format, std::cout);
   } else {

@@ -21,11 +21,12 @@ namespace {
 
 const CommandHelp kRunHelp{
     "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] "
-    "[--format table|json|yaml|csv] [--json] [--quiet] [--fail-on-slo]",
+    "[--format table|json|yaml|csv] [--json] [--quiet] [--fail-on-slo] [--workers N]",
     "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
     "A scenario with a `cluster:` section replays the cluster instead (docs/cluster.md): pending\n"
     "time per pod class, allocation, fragmentation, cost and pending reasons; -o writes the\n"
-    "/cluster tables, --json the cluster summary.\n"
+    "/cluster tables, --json the cluster summary. --workers N simulates its workload pods'\n"
+    "GPUs in N processes, split by node (the same numbers for any N).\n"
     "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
     "-o OUT.h5 is checked before simulating: a regular file (replaced atomically) or a new name\n"
     "in an existing directory where files can be created; a symlink is followed and the file it\n"
@@ -87,7 +88,9 @@ po::options_description run_options() {
       "quiet,q", po::bool_switch(),
       "print nothing on success: no table (unless --format json|csv), no progress bar; "
       "warnings and errors still print")("fail-on-slo", po::bool_switch(),
-                                         "exit 1 when a tenant misses its SLO");
+                                         "exit 1 when a tenant misses its SLO")(
+      "workers", po::value<int>()->default_value(1)->value_name("N"),
+      "cluster scenarios: processes that simulate the workload pods' GPUs, split by node");
   return o;
 }
 
@@ -126,7 +129,11 @@ po::options_description compare_options() {
 
 // A scenario with a `cluster:` section: the cluster replay (docs/cluster.md).
 int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
-  const ClusterRun run = simulate_cluster_request(scenario_request(vm));
+  const int workers = vm["workers"].as<int>();
+  if (workers < 1 || workers > 1024) {
+    throw InputError("--workers: " + std::to_string(workers) + " is not in 1..1024");
+  }
+  const ClusterRun run = simulate_cluster_request(scenario_request(vm), workers);
   const bool written = write_output(vm, [&](const std::string& path) {
     cluster::write_cluster_h5(path, run.result, run.metrics);
   });
@@ -145,6 +152,11 @@ int command_run(const std::vector<std::string>& args) {
   const OutputFormat format = output_format(vm);
   check_output_path(vm);
   if (is_cluster_request(scenario_request(vm))) return run_cluster_scenario(vm, format);
+  if (vm["workers"].as<int>() != 1) {
+    // One scenario's independent parts already run one at a time, in windows
+    // (models/run/components.cpp); worker processes split a cluster's workload pods only.
+    throw InputError("--workers: only for a scenario with a `cluster:` section");
+  }
   const ResolvedScenario resolved = resolve_request(scenario_request(vm));
   for (const std::string& w : default_warnings(resolved.scenario)) {
     std::cerr << "gpumux: warning: " << w << "\n";

@@ -200,10 +200,43 @@ GpuSharingConfig sharing_of(Context& ctx, const Field& field, const DeviceProfil
   return config;
 }
 
+// `taints:` items: "KEY=VALUE:EFFECT" (kubectl taint's form) or {key, value, effect}.
+Taint taint_of(Context& ctx, const Field& field) {
+  Taint t;
+  const auto check_effect = [&](const Field& f, const std::string& effect) {
+    if (effect != "NoSchedule" && effect != "NoExecute" && effect != "PreferNoSchedule") {
+      ctx.fail(f, fmt::format("taint effect '{}': expected NoSchedule, NoExecute or "
+                              "PreferNoSchedule",
+                              effect));
+    }
+  };
+  if (field.node.IsScalar()) {
+    const std::string text = trim(non_empty_text(ctx, field));
+    const auto colon = text.rfind(':');
+    const std::string head = colon == std::string::npos ? text : text.substr(0, colon);
+    if (colon != std::string::npos) t.effect = text.substr(colon + 1);
+    const auto eq = head.find('=');
+    t.key = head.substr(0, eq);
+    if (eq != std::string::npos) t.value = head.substr(eq + 1);
+    if (t.key.empty()) ctx.fail(field, fmt::format("taint '{}': expected KEY=VALUE:EFFECT", text));
+    check_effect(field, t.effect);
+    return t;
+  }
+  const MapReader map(ctx, field, {"key", "value", "effect"});
+  t.key = non_empty_text(ctx, map.require("key"));
+  if (const auto f = map.get("value")) t.value = text_of(ctx, *f);
+  if (const auto f = map.get("effect")) {
+    t.effect = non_empty_text(ctx, *f);
+    check_effect(*f, t.effect);
+  }
+  return t;
+}
+
 NodePoolSpec pool_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"name", "count", "gpu", "gpus_per_node", "cpu", "memory", "cost_per_hour",
-                       "currency", "network", "nvlink", "autoscaling", "labels", "sharing"});
+  const MapReader map(
+      ctx, field,
+      {"name", "count", "gpu", "gpus_per_node", "cpu", "memory", "cost_per_hour", "currency",
+       "network", "nvlink", "autoscaling", "labels", "taints", "sharing"});
   NodePoolSpec pool;
   pool.where = ctx.at(field.path, field.mark);
   pool.name = name_of(ctx, map.require("name"));
@@ -269,8 +302,12 @@ NodePoolSpec pool_of(Context& ctx, const Field& field) {
       pool.labels[key] = text_of(ctx, value);
     }
   }
+  if (const auto f = map.get("taints")) {
+    for (const Field& item : list_of(ctx, *f, false)) pool.taints.push_back(taint_of(ctx, item));
+  }
   if (const auto f = map.get("sharing")) {
     pool.sharing = sharing_of(ctx, *f, gpu, pool.gpus_per_node, pool.labels);
+    if (pool.sharing.source == "gke") add_gke_node_labels(pool, *gpu);
   }
   return pool;
 }
@@ -326,11 +363,15 @@ struct PodEntry {
 };
 
 PodEntry pod_entry_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli",
-                       "gpu_models", "priority", "gang", "gang_bytes_per_step", "gang_steps",
-                       "gpu_utilization", "gpu_memory", "duration", "workload"},
-                      {{"limits", "requests"}, {"cpu", "requests"}, {"memory", "requests"}});
+  const MapReader map(
+      ctx, field,
+      {"name", "class", "arrival", "arrivals", "count", "requests", "gpu_milli", "gpu_models",
+       "priority", "gang", "gang_bytes_per_step", "gang_steps", "gpu_utilization", "gpu_memory",
+       "duration", "workload", "nodeSelector", "tolerations"},
+      {{"limits", "requests"},
+       {"cpu", "requests"},
+       {"memory", "requests"},
+       {"node_selector", "nodeSelector"}});
   PodEntry e;
   PodSpec& pod = e.pod;
   pod.where = ctx.at(field.path, field.mark);
@@ -393,6 +434,36 @@ PodEntry pod_entry_of(Context& ctx, const Field& field) {
       }
     } else {
       pod.gpu_models.push_back(non_empty_text(ctx, *f));
+    }
+  }
+  if (const auto f = map.get("nodeSelector")) {
+    ctx.record(*f);
+    if (!f->node.IsMap()) {
+      ctx.fail(*f, fmt::format("expected a mapping of label: value, got {}", kind_of(f->node)));
+    }
+    for (auto it = f->node.begin(); it != f->node.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const Field value{it->second, child_path(f->path, key),
+                        it->second.Mark().line >= 0 ? it->second.Mark() : it->first.Mark()};
+      pod.node_selector[key] = text_of(ctx, value);
+    }
+  }
+  if (const auto f = map.get("tolerations")) {
+    for (const Field& item : list_of(ctx, *f, false)) {
+      const MapReader t(ctx, item, {"key", "operator", "value", "effect"});
+      Toleration tol;
+      if (const auto k = t.get("key")) tol.key = text_of(ctx, *k);
+      if (const auto o = t.get("operator")) {
+        tol.op = choice_of<std::string>(ctx, *o, {{"Equal", "Equal"}, {"Exists", "Exists"}},
+                                        {"Equal", "Exists"}, "toleration operator");
+      }
+      if (const auto v = t.get("value")) tol.value = text_of(ctx, *v);
+      if (const auto e = t.get("effect")) tol.effect = text_of(ctx, *e);
+      if (tol.key.empty() && tol.op != "Exists") {
+        ctx.fail(item,
+                 "a toleration without key needs operator: Exists (it tolerates every taint)");
+      }
+      pod.tolerations.push_back(tol);
     }
   }
   if (const auto f = map.get("priority")) {
@@ -663,7 +734,8 @@ void check_workload_budget(const std::vector<PodEntry>& entries,
 
 ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, bool allow_large) {
   const MapReader map(ctx, field,
-                      {"pools", "pods", "openb", "scheduler", "autoscaler", "duration", "sample"});
+                      {"pools", "pods", "openb", "scheduler", "autoscaler", "duration", "warmup",
+                       "sample", "percentiles"});
   ClusterSpec spec;
   spec.where = ctx.at(field.path, field.mark);
   spec.seed = seed;
@@ -709,6 +781,8 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, b
   if (const auto f = map.get("scheduler")) spec.scheduler = scheduler_of(ctx, *f);
   if (const auto f = map.get("autoscaler")) spec.autoscaler = autoscaler_of(ctx, *f);
   if (const auto f = map.get("duration")) spec.duration = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("warmup")) spec.warmup = duration_of(ctx, *f);
+  add_gke_gpu_taints(spec.pools);
   const Nanos last_arrival = spec.pods.empty() ? 0 : spec.pods.back().arrival;
   if (const auto f = map.get("sample")) {
     spec.sample = positive_duration_of(ctx, *f);
@@ -722,6 +796,14 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, b
                                sci(samples), sci(static_cast<double>(horizon) / kSecond),
                                sci(kWorkBudgetSamples)));
     }
+  }
+  if (const auto f = map.get("percentiles")) {
+    spec.percentiles =
+        choice_of<PercentileMethod>(ctx, *f,
+                                    {{"auto", PercentileMethod::automatic},
+                                     {"exact", PercentileMethod::exact},
+                                     {"sketch", PercentileMethod::sketch}},
+                                    {"auto", "exact", "sketch"}, "percentile method");
   }
   const Nanos horizon =
       spec.duration > 0 ? spec.duration : checked::add_saturating(last_arrival, kWorkloadTail);

@@ -73,6 +73,25 @@ struct GpuSharingConfig {
   SourceLocation where;  ///< the `sharing:` / `device_plugin:` key of the pool
 };
 
+/// A node taint (`taints:` of a pool): pods that do not tolerate it are not placed there (effects
+/// NoSchedule and NoExecute; PreferNoSchedule is kept but does not filter). GKE GPU pools in a
+/// cluster that also has CPU-only pools carry nvidia.com/gpu=present:NoSchedule (gke_config.hpp).
+struct Taint {
+  std::string key, value, effect = "NoSchedule";
+  bool operator==(const Taint&) const = default;
+};
+
+/// A pod's toleration (`tolerations:`), as Kubernetes matches it: the same key (or no key with
+/// operator Exists: every taint), operator Equal with the same value or Exists, and the same
+/// effect (or none: every effect).
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";  ///< Equal | Exists
+  std::string value, effect;
+  bool operator==(const Toleration&) const = default;
+  bool tolerates(const Taint& taint) const;
+};
+
 /// Cluster autoscaler bounds for one pool (`autoscaling: {min, max, provisioning_delay}`).
 struct AutoscalingSpec {
   int min_nodes = 0;
@@ -101,8 +120,10 @@ struct NodePoolSpec {
   double nvlink_bytes_per_s = 0.0;
   std::optional<AutoscalingSpec> autoscaling;
   GpuSharingConfig sharing;
-  /// Node labels (e.g. gpu model for a pod's `gpu_spec` / nodeSelector).
+  /// Node labels, matched by a pod's `nodeSelector` (GKE pools also get the labels GKE sets:
+  /// cloud.google.com/gke-nodepool, gke-accelerator and the sharing / partition labels).
   std::map<std::string, std::string> labels;
+  std::vector<Taint> taints;  ///< `taints:` (and GKE's GPU taint, see Taint)
   /// openb: explicit node names (one per node); empty = POOL-0..POOL-(count-1).
   std::vector<std::string> node_names;
   SourceLocation where;
@@ -135,6 +156,13 @@ struct PodSpec {
   /// Node GPU models the pod may run on (openb `gpu_spec` "V100M16|V100M32"; nodeSelector);
   /// empty = any.
   std::vector<std::string> gpu_models;
+  /// `nodeSelector:` label -> value: the pod goes only to nodes whose pool has every one.
+  std::map<std::string, std::string> node_selector;
+  /// `tolerations:`; a pod also tolerates a taint whose key is an extended resource it requests
+  /// (Kubernetes' ExtendedResourceToleration admission plugin, which GKE runs:
+  /// https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/
+  /// #extendedresourcetoleration).
+  std::vector<Toleration> tolerations;
   int priority = 0;  ///< PriorityClass value: higher may preempt lower
   /// `gang: N`: N pods of this shape scheduled all or nothing (a multi-node job); 1 = no gang.
   int gang = 1;
@@ -211,7 +239,14 @@ struct ClusterSpec {
   SchedulerSpec scheduler;
   AutoscalerSpec autoscaler;
   Nanos duration = 0;  ///< the replay ends here (0 = when the last pod ends)
-  Nanos sample = 0;    ///< timeseries period (allocation, fragmentation); 0 = on every event
+  /// Workload pods (workload_pods.hpp): requests arriving before this are left out of their
+  /// latency statistics, as a scenario's `warmup` (`cluster.warmup`; default 0).
+  Nanos warmup = 0;
+  Nanos sample = 0;  ///< timeseries period (allocation, fragmentation); 0 = on every event
+  /// How the workload pods' latency percentiles are kept (`percentiles:`, as a scenario's
+  /// `output.percentiles`): auto (exact up to 2^20 samples per pod and series), exact, or sketch
+  /// (bounded memory, within 1/256: a fleet of thousands of pods over a day).
+  PercentileMethod percentiles = PercentileMethod::automatic;
   /// The scenario's `seed` (default 1): generated pod arrivals (`arrivals:`) were drawn from it;
   /// the engine seeds pod workloads from it too.
   std::uint64_t seed = 1;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "models/config/mig_names.hpp"
@@ -76,8 +78,19 @@ GpuSharingConfig read_gke_config(Context& ctx, const Field& field, const DeviceP
       }
     }
     check_fits(ctx, *mig_config, gpu, layout);
+    const std::set<std::string> sizes(layout.begin(), layout.end());
+    if (sizes.size() > 1) {
+      ctx.fail(*mig_config,
+               fmt::format("GKE gives a node pool one partition size (cloud.google.com/"
+                           "gke-gpu-partition-size; https://cloud.google.com/kubernetes-engine/"
+                           "docs/how-to/gpus-multi), this layout has {} ({}); for a mixed layout "
+                           "use mig_parted with device_plugin (migStrategy mixed)",
+                           sizes.size(), join({sizes.begin(), sizes.end()})));
+    }
+    // GKE advertises every partition as nvidia.com/gpu (the device plugin's single strategy).
     config.mig_devices = layout;
-    config.mig_strategy = MigStrategy::mixed;
+    config.mig_strategy = MigStrategy::single;
+    labels[kGkePartitionSizeLabel] = *sizes.begin();
   }
   const auto strategy = map.get("gpu-sharing-strategy");
   const auto clients = map.get("max-shared-clients-per-gpu");
@@ -118,6 +131,39 @@ GpuSharingConfig read_gke_config(Context& ctx, const Field& field, const DeviceP
     labels[kGkeMaxSharedClientsLabel] = std::to_string(replicas);
   }
   return config;
+}
+
+std::string gke_accelerator_type(const DeviceProfile& gpu) {
+  // source: GCP, "GPU machine types" (https://cloud.google.com/compute/docs/gpus): the
+  // accelerator names gcloud's --accelerator type= and the node label take.
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {"h100-sxm-80gb", "nvidia-h100-80gb"}, {"a100-sxm4-40gb", "nvidia-tesla-a100"},
+      {"a100-80gb", "nvidia-a100-80gb"},     {"l4-24gb", "nvidia-l4"},
+      {"h200-141gb", "nvidia-h200-141gb"},
+  };
+  for (const auto& [profile, type] : kTypes) {
+    if (gpu.name == profile) return type;
+  }
+  return "";
+}
+
+void add_gke_node_labels(NodePoolSpec& pool, const DeviceProfile& gpu) {
+  pool.labels[kGkeNodePoolLabel] = pool.name;
+  const std::string type = gke_accelerator_type(gpu);
+  if (!type.empty()) pool.labels[kGkeAcceleratorLabel] = type;
+}
+
+void add_gke_gpu_taints(std::vector<NodePoolSpec>& pools) {
+  const bool cpu_pool = std::any_of(pools.begin(), pools.end(),
+                                    [](const NodePoolSpec& p) { return p.gpus_per_node == 0; });
+  if (!cpu_pool) return;
+  const Taint gpu_taint{"nvidia.com/gpu", "present", "NoSchedule"};
+  for (NodePoolSpec& pool : pools) {
+    if (pool.sharing.source != "gke" || pool.gpus_per_node == 0) continue;
+    if (std::find(pool.taints.begin(), pool.taints.end(), gpu_taint) == pool.taints.end()) {
+      pool.taints.push_back(gpu_taint);
+    }
+  }
 }
 
 }  // namespace gpumux::cluster

@@ -57,6 +57,13 @@ bool parse_mig_name(const std::string& profile, int& slices, int& gb) {
 
 }  // namespace
 
+bool Toleration::tolerates(const Taint& taint) const {
+  if (!effect.empty() && effect != taint.effect) return false;
+  if (key.empty()) return op == "Exists";
+  if (key != taint.key) return false;
+  return op == "Exists" || value == taint.value;
+}
+
 std::int64_t gpu_model_memory_bytes(const std::string& gpu_model) {
   if (const DeviceProfile* p = find_profile(gpu_model)) return p->memory;
   // source: FGD simulator pkg/type/open-gpu-share/utils/const.go MapGpuTypeMemoryMiB.
@@ -223,6 +230,23 @@ Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplat
           pod.gpu_models.end()) {
     d.possible = false;
     d.model_mismatch = true;
+  }
+  for (const auto& [key, value] : pod.node_selector) {
+    const auto label = spec.labels.find(key);
+    if (label == spec.labels.end() || label->second != value) {
+      d.possible = false;
+      d.model_mismatch = true;
+    }
+  }
+  for (const Taint& taint : spec.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    // ExtendedResourceToleration: a pod requesting the extended resource tolerates its taint.
+    bool tolerated = pod.gpu_resources.count(taint.key) > 0 && pod.gpu_resources.at(taint.key) > 0;
+    for (const Toleration& t : pod.tolerations) tolerated = tolerated || t.tolerates(taint);
+    if (!tolerated && d.untolerated_taint.empty()) {
+      d.possible = false;
+      d.untolerated_taint = fmt::format("{}: {}", taint.key, taint.value);
+    }
   }
   for (const auto& [name, count] : requests) {
     if (count <= 0) continue;

@@ -118,10 +118,14 @@ struct Need {
 };
 
 /// A pod shape's demand on one pool. `possible` = false when the pool can never host it (a
-/// resource it does not advertise, a GPU model mismatch, failRequestsGreaterThanOne).
+/// resource it does not advertise, a GPU model or nodeSelector mismatch, a taint it does not
+/// tolerate, failRequestsGreaterThanOne).
 struct Demand {
   bool possible = true;
+  /// The pod's gpu_models or nodeSelector exclude the pool.
   bool model_mismatch = false;
+  /// "key: value" of a NoSchedule / NoExecute taint of the pool the pod does not tolerate.
+  std::string untolerated_taint;
   int refused_resource = -1;  ///< the resource that is not advertised / refused, -1 = none
   std::string refused_name;   ///< its name (for a resource the cluster never advertises)
   std::int64_t cpu_milli = 0;

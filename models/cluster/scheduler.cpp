@@ -39,6 +39,8 @@ PodShape shape_of(const PodSpec& p) {
     s.gpu_milli = static_cast<int>(share->second);
   }
   s.gpu_models = p.gpu_models;
+  s.node_selector = p.node_selector;
+  s.tolerations = p.tolerations;
   return s;
 }
 
@@ -85,6 +87,12 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
     for (const auto& [n, c] : s.gpu_resources) t += fmt::format("{}={};", n, c);
     t += "|";
     for (const std::string& m : s.gpu_models) t += m + ";";
+    t += "|";
+    for (const auto& [k, v] : s.node_selector) t += fmt::format("{}={};", k, v);
+    t += "|";
+    for (const Toleration& o : s.tolerations) {
+      t += fmt::format("{}:{}:{}:{};", o.key, o.op, o.value, o.effect);
+    }
     return t;
   };
   for (const PodSpec& pod : spec.pods) {
@@ -195,6 +203,8 @@ Scheduler::Scheduler(const ClusterSpec& spec) : spec_(&spec) {
       pod.gpu_resources = sh.gpu_resources;
       pod.gpu_milli = sh.gpu_milli;
       pod.gpu_models = sh.gpu_models;
+      pod.node_selector = sh.node_selector;
+      pod.tolerations = sh.tolerations;
       demands_.push_back(demand_on(pod, spec.pools[p], templates_[p], names_));
     }
   }
@@ -451,11 +461,22 @@ void Scheduler::choose_units(const Demand& d, int node, const int* frees_in,
       if (frees[static_cast<std::size_t>(i)] >= (need.spread ? 1 : need.per_unit))
         cand.push_back(i);
     }
-    if (policy == SchedulingPolicy::best_fit) {
+    if (need.spread) {
+      // Replicas of a shared device: the device plugin picks them, not the scheduler's policy,
+      // the device with the fewest allocated replicas first (NVIDIA k8s-device-plugin
+      // internal/rm/allocate.go distributedAlloc: "replicated devices are distributed across
+      // all replicated GPUs equally"); ties: the lowest index (assumption: the plugin's order).
+      std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) {
+        const UnitTemplate& ua = tpl.units[static_cast<std::size_t>(a)];
+        const UnitTemplate& ub = tpl.units[static_cast<std::size_t>(b)];
+        return ua.slots - frees[static_cast<std::size_t>(a)] <
+               ub.slots - frees[static_cast<std::size_t>(b)];
+      });
+    } else if (policy == SchedulingPolicy::best_fit) {
       std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) {
         return frees[static_cast<std::size_t>(a)] < frees[static_cast<std::size_t>(b)];
       });
-    } else if (policy == SchedulingPolicy::worst_fit || need.spread) {
+    } else if (policy == SchedulingPolicy::worst_fit) {
       std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) {
         return frees[static_cast<std::size_t>(a)] > frees[static_cast<std::size_t>(b)];
       });
@@ -706,6 +727,8 @@ PendingReason Scheduler::explain(int shape, int members) const {
     std::string why;
     if (d.model_mismatch) {
       why = "node(s) didn't match Pod's node affinity/selector";
+    } else if (!d.untolerated_taint.empty()) {
+      why = fmt::format("node(s) had untolerated taint {{{}}}", d.untolerated_taint);
     } else if (!d.possible) {
       why = fmt::format("Insufficient {}", d.refused_name);
     } else {

@@ -19,6 +19,9 @@
 // pkg/simulator/simulator.go syncClusterResourceList); or the smallest hash of (decision number,
 // node, tie_seed) (random: a deterministic stand-in for upstream kube-scheduler's reservoir
 // sampling among the best nodes). first_fit takes the first feasible node in index order.
+// Within the chosen node, replicas of a shared device (time-slicing / MPS) go to the device with
+// the fewest allocated replicas (the device plugin's distributedAlloc), whatever the policy;
+// the policies below choose whole units (GPUs, MIG instances, fractional shares).
 //  * first_fit: the first feasible node; the first fitting unit(s).
 //  * best_fit: the smallest leftover after placement, L = 1/2 free milli-GPUs / G_max + 1/2
 //    free CPU / C_max, where G_max and C_max are the largest node's milli-GPUs and CPU
@@ -69,6 +72,8 @@ struct PodShape {
   std::map<std::string, std::int64_t> gpu_resources;
   int gpu_milli = 0;
   std::vector<std::string> gpu_models;
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
   bool operator==(const PodShape& o) const = default;
 };
 

@@ -1,17 +1,40 @@
+// The workload pods' device simulation (workload_pods.hpp): the scenario of every GPU that hosts
+// one, its split into node groups, and the worker processes that simulate the groups.
 #include "models/cluster/workload_pods.hpp"
 
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "models/cluster/node_state.hpp"
 #include "models/run/runner.hpp"
-#include "models/strategies/registry.hpp"
 #include "models/scenario/resolve.hpp"
+#include "models/strategies/registry.hpp"
 
 namespace gpumux::cluster {
+namespace {
 
-void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
+constexpr std::size_t kNoPod = std::numeric_limits<std::size_t>::max();
+
+/// The scenario of every GPU that hosts a workload pod, and where each part of it came from.
+struct PodScenario {
+  Scenario scenario;
+  std::vector<int> gpu_node;            // per scenario GPU: the cluster node it is on
+  std::vector<std::size_t> tenant_gpu;  // per tenant: the scenario GPU of its first device
+  std::vector<std::size_t> tenant_pod;  // per tenant: the pod it reports for (kNoPod: a copy)
+};
+
+PodScenario build_scenario(const ClusterSpec& spec, const ClusterResult& result) {
+  PodScenario out;
   std::vector<std::size_t> pods;
   for (std::size_t i = 0; i < result.pods.size(); ++i) {
     const PodRecord& p = result.pods[i];
@@ -20,7 +43,7 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
       pods.push_back(i);
     }
   }
-  if (pods.empty()) return;
+  if (pods.empty()) return out;
   std::map<std::string, int> pool_index;
   for (std::size_t p = 0; p < spec.pools.size(); ++p) {
     pool_index[spec.pools[p].name] = static_cast<int>(p);
@@ -30,9 +53,12 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
   for (std::size_t p = 0; p < spec.pools.size(); ++p) {
     templates.push_back(advertise(spec.pools[p], static_cast<int>(p), names));
   }
-  Scenario s;
+  Scenario& s = out.scenario;
   s.name = "cluster-workload-pods";
   s.seed = spec.seed;
+  // The cluster loader checked the workload pods' work budget (allow_large there).
+  s.allow_large = true;
+  s.output.percentiles = spec.percentiles;
   // The horizon: the replay's duration, else the last end of a workload pod; a pod that never
   // ended runs to it. Without either, the last start + 60 s (assumption: the time a workload
   // pod that never ends is measured for).
@@ -45,73 +71,310 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result) {
     }
     if (horizon <= last_start) horizon = last_start + 60 * kSecond;
   }
-  std::map<std::pair<int, int>, std::string> gpu_names;  // (node, gpu) -> scenario GPU name
+  s.duration = horizon;
+  s.warmup = std::min(spec.warmup, horizon);
+  // Only the tenants' statistics are read: one utilization sample for the whole run (the
+  // sampler observes, it changes no number; a day sampled every 100 ms would be 864k rows per
+  // GPU).
+  s.output.sample = horizon;
+  std::map<std::pair<int, int>, std::size_t> gpu_of;  // (node, gpu) -> scenario GPU
   for (std::size_t i : pods) {
-    PodRecord& r = result.pods[i];
+    const PodRecord& r = result.pods[i];
     if (r.start >= horizon) continue;  // started after the replay ended: nothing to measure
     const PodSpec& ps = spec.pods[static_cast<std::size_t>(r.spec_index)];
     const int pool = pool_index.at(r.pool);
     const NodePoolSpec& pool_spec = spec.pools[static_cast<std::size_t>(pool)];
     const PoolTemplate& tpl = templates[static_cast<std::size_t>(pool)];
-    const UnitTemplate& unit = tpl.units[static_cast<std::size_t>(r.units.front())];
-    const auto key = std::make_pair(r.node, unit.gpu);
-    auto it = gpu_names.find(key);
-    if (it == gpu_names.end()) {
-      GpuSpec g;
-      g.name = fmt::format("{}-gpu{}", r.node_name, unit.gpu);
-      g.model = pool_spec.gpu_model;
-      for (const UnitTemplate& u : tpl.units) {
-        if (u.gpu == unit.gpu && !u.profile.empty()) g.mig.push_back(u.profile);
-      }
-      g.sharing = pool_spec.sharing.device_sharing;
-      // The device plugin's sharing kind, when the pool did not name a device strategy.
-      const SharingKind kind = pool_spec.sharing.sharing;
-      if (g.sharing.is("exclusive") &&
-          (kind == SharingKind::time_slicing || kind == SharingKind::mps)) {
-        if (const Strategy* st = find_strategy(kind == SharingKind::mps ? "mps" : "time-slicing")) {
-          g.sharing = SharingSpec(*st);
+    // The pod's devices, in the order of its units: a GPU, or an instance of a MIG GPU.
+    std::vector<std::string> devices;
+    std::size_t first_gpu = 0;
+    for (const int u : r.units) {
+      const UnitTemplate& unit = tpl.units[static_cast<std::size_t>(u)];
+      const auto key = std::make_pair(r.node, unit.gpu);
+      auto it = gpu_of.find(key);
+      if (it == gpu_of.end()) {
+        GpuSpec g;
+        g.name = fmt::format("{}-gpu{}", r.node_name, unit.gpu);
+        g.model = pool_spec.gpu_model;
+        for (const UnitTemplate& x : tpl.units) {
+          if (x.gpu == unit.gpu && !x.profile.empty()) g.mig.push_back(x.profile);
         }
+        g.sharing = pool_spec.sharing.device_sharing;
+        // The device plugin's sharing kind, when the pool did not name a device strategy.
+        const SharingKind kind = pool_spec.sharing.sharing;
+        if (g.sharing.is("exclusive") &&
+            (kind == SharingKind::time_slicing || kind == SharingKind::mps)) {
+          if (const Strategy* st =
+                  find_strategy(kind == SharingKind::mps ? "mps" : "time-slicing")) {
+            g.sharing = SharingSpec(*st);
+          }
+        }
+        g.where = pool_spec.where;
+        s.gpus.push_back(g);
+        out.gpu_node.push_back(r.node);
+        it = gpu_of.emplace(key, s.gpus.size() - 1).first;
       }
-      g.where = pool_spec.where;
-      s.gpus.push_back(g);
-      it = gpu_names.emplace(key, g.name).first;
+      std::string device = s.gpus[it->second].name;
+      if (!unit.profile.empty()) {
+        int instance = 0;
+        for (int x = 0; x < u; ++x) {
+          if (tpl.units[static_cast<std::size_t>(x)].gpu == unit.gpu) ++instance;
+        }
+        device = fmt::format("{}/{}", device, instance);
+      }
+      if (devices.empty()) first_gpu = it->second;
+      if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
+        devices.push_back(device);
+      }
     }
     TenantSpec t = *ps.workload.tenant;
     t.name = r.name;
-    t.device = it->second;
-    if (!unit.profile.empty()) {
-      int instance = 0;
-      for (int u = 0; u < r.units.front(); ++u) {
-        if (tpl.units[static_cast<std::size_t>(u)].gpu == unit.gpu) ++instance;
-      }
-      t.device = fmt::format("{}/{}", it->second, instance);
-    }
-    t.devices = {t.device};
-    t.gpus = 1;
     t.replicas = 1;
-    // The pod is on its GPU from its start to its end (TenantSpec::active_from/until): its
+    // The pod is on its GPUs from its start to its end (TenantSpec::active_from/until): its
     // neighbours are the pods placed there at the same time, not every pod the GPU ever hosted.
     t.active_from = r.start;
     t.active_until.reset();
     if (r.end > r.start && r.end < horizon) t.active_until = r.end;
-    r.workload_device = t.device;
-    s.tenants.push_back(t);
+    const SharingSpec& sharing = s.gpus[first_gpu].sharing;
+    const bool together =
+        devices.size() == 1 ||
+        sharing.strategy().multi_gpu_error(static_cast<int>(devices.size())).empty();
+    if (together) {
+      t.device = devices.front();
+      t.devices = devices;
+      t.gpus = static_cast<int>(devices.size());
+      s.tenants.push_back(t);
+      out.tenant_gpu.push_back(first_gpu);
+      out.tenant_pod.push_back(i);
+      continue;
+    }
+    // One copy of the workload per GPU; the pod reports its first.
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      TenantSpec copy = t;
+      if (d > 0) copy.name = fmt::format("{}@{}", r.name, devices[d]);
+      copy.device = devices[d];
+      copy.devices = {devices[d]};
+      copy.gpus = 1;
+      s.tenants.push_back(copy);
+      const std::string gpu_name = devices[d].substr(0, devices[d].find('/'));
+      std::size_t gpu = first_gpu;
+      for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+        if (s.gpus[g].name == gpu_name) gpu = g;
+      }
+      out.tenant_gpu.push_back(gpu);
+      out.tenant_pod.push_back(d == 0 ? i : kNoPod);
+    }
   }
-  s.duration = horizon;
+  return out;
+}
+
+// Node -> group: the nodes that host workload pods in index order, dealt round-robin into SHARDS
+// groups (at most one per node). Pools are contiguous runs of nodes, so every group gets its
+// share of every pool, and so of every kind of device: the groups' work is about equal.
+std::map<int, int> node_groups(const PodScenario& built, int shards) {
+  const std::set<int> nodes(built.gpu_node.begin(), built.gpu_node.end());
+  const int groups = std::clamp(shards, 1, std::max(1, static_cast<int>(nodes.size())));
+  std::map<int, int> group;
+  int index = 0;
+  for (const int node : nodes) group[node] = index++ % groups;
+  return group;
+}
+
+// The tenants of group SHARD, simulated as their own scenario.
+std::vector<PodWorkloadStats> simulate_group(const PodScenario& built,
+                                             const std::map<int, int>& group, int shard) {
+  std::vector<PodWorkloadStats> stats;
+  Scenario s = built.scenario;
+  s.gpus.clear();
+  s.tenants.clear();
+  for (std::size_t g = 0; g < built.scenario.gpus.size(); ++g) {
+    if (group.at(built.gpu_node[g]) == shard) s.gpus.push_back(built.scenario.gpus[g]);
+  }
+  std::map<std::string, std::size_t> pod_of;  // tenant name -> pod
+  for (std::size_t t = 0; t < built.scenario.tenants.size(); ++t) {
+    if (group.at(built.gpu_node[built.tenant_gpu[t]]) != shard) continue;
+    s.tenants.push_back(built.scenario.tenants[t]);
+    if (built.tenant_pod[t] != kNoPod) pod_of[s.tenants.back().name] = built.tenant_pod[t];
+  }
+  if (s.tenants.empty()) return stats;
   RunOptions options;  // only the tenants' statistics are read: no per-request memory
   options.record_requests = false;
   options.record_kernels = false;
   const RunResult run = simulate(resolve_scenario(s), options);
-  std::map<std::string, const TenantResult*> by_name;
-  for (const TenantResult& t : run.tenants) by_name[t.name] = &t;
-  for (std::size_t i : pods) {
-    PodRecord& r = result.pods[i];
-    auto it = by_name.find(r.name);
-    if (it == by_name.end()) continue;
-    r.workload_completed = it->second->completed;
-    r.latency_p50_ns = it->second->latency.p50;
-    r.latency_p99_ns = it->second->latency.p99;
+  for (std::size_t t = 0; t < run.tenants.size(); ++t) {
+    const TenantResult& tr = run.tenants[t];
+    const auto it = pod_of.find(tr.name);
+    if (it == pod_of.end()) continue;
+    PodWorkloadStats p;
+    p.pod = it->second;
+    p.device = tr.device;
+    p.completed = tr.completed;
+    p.latency_p50_ns = tr.latency.p50;
+    p.latency_p99_ns = tr.latency.p99;
+    stats.push_back(std::move(p));
   }
+  return stats;
+}
+
+// A worker's answer on its pipe: "ok" or "error", then the stats (or the error's text).
+void write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ::_exit(3);
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+template <class T>
+void put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+template <class T>
+T take(const std::string& in, std::size_t& at) {
+  T value{};
+  if (at + sizeof value > in.size()) throw std::runtime_error("workload worker: short answer");
+  std::memcpy(&value, in.data() + at, sizeof value);
+  at += sizeof value;
+  return value;
+}
+std::string encode(const std::vector<PodWorkloadStats>& stats) {
+  std::string out;
+  put(out, static_cast<std::uint64_t>(stats.size()));
+  for (const PodWorkloadStats& p : stats) {
+    put(out, static_cast<std::uint64_t>(p.pod));
+    put(out, static_cast<std::uint64_t>(p.device.size()));
+    out += p.device;
+    put(out, p.completed);
+    put(out, p.latency_p50_ns);
+    put(out, p.latency_p99_ns);
+  }
+  return out;
+}
+std::vector<PodWorkloadStats> decode(const std::string& in) {
+  std::size_t at = 0;
+  std::vector<PodWorkloadStats> stats(take<std::uint64_t>(in, at));
+  for (PodWorkloadStats& p : stats) {
+    p.pod = take<std::uint64_t>(in, at);
+    const std::size_t size = take<std::uint64_t>(in, at);
+    if (at + size > in.size()) throw std::runtime_error("workload worker: short answer");
+    p.device = in.substr(at, size);
+    at += size;
+    p.completed = take<std::int64_t>(in, at);
+    p.latency_p50_ns = take<std::int64_t>(in, at);
+    p.latency_p99_ns = take<std::int64_t>(in, at);
+  }
+  return stats;
+}
+
+// Groups simulated by WORKERS forked processes (worker w: groups w, w + workers, ...).
+std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
+                                                  const std::map<int, int>& group, int groups,
+                                                  int workers) {
+  struct Worker {
+    pid_t pid;
+    int fd;
+  };
+  std::vector<Worker> running;
+  for (int w = 0; w < workers; ++w) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("workload workers: pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("workload workers: fork failed");
+    if (pid == 0) {
+      ::close(fds[0]);
+      std::string answer;
+      try {
+        std::vector<PodWorkloadStats> mine;
+        for (int g = w; g < groups; g += workers) {
+          std::vector<PodWorkloadStats> part = simulate_group(built, group, g);
+          mine.insert(mine.end(), part.begin(), part.end());
+        }
+        answer = "ok" + encode(mine);
+      } catch (const UserError& e) {
+        answer = std::string("ue") + e.what();
+      } catch (const std::exception& e) {
+        answer = std::string("er") + e.what();
+      }
+      write_all(fds[1], answer.data(), answer.size());
+      ::close(fds[1]);
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    running.push_back(Worker{pid, fds[0]});
+  }
+  std::vector<PodWorkloadStats> stats;
+  std::string failure;
+  bool user_error = false;
+  for (const Worker& w : running) {
+    std::string answer;
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      answer.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(w.fd);
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (answer.rfind("ok", 0) == 0) {
+      const std::vector<PodWorkloadStats> part = decode(answer.substr(2));
+      stats.insert(stats.end(), part.begin(), part.end());
+    } else if (failure.empty()) {
+      user_error = answer.rfind("ue", 0) == 0;
+      failure = answer.size() > 2 ? answer.substr(2) : "a workload worker stopped without answer";
+    }
+  }
+  if (!failure.empty()) {
+    if (user_error) throw InputError(failure);
+    throw std::runtime_error(failure);
+  }
+  return stats;
+}
+
+}  // namespace
+
+int workload_node_groups(const ClusterSpec& spec, const ClusterResult& result) {
+  const PodScenario built = build_scenario(spec, result);
+  return static_cast<int>(std::set<int>(built.gpu_node.begin(), built.gpu_node.end()).size());
+}
+
+std::vector<PodWorkloadStats> simulate_workload_shard(const ClusterSpec& spec,
+                                                      const ClusterResult& result, int shard,
+                                                      int shards) {
+  const PodScenario built = build_scenario(spec, result);
+  if (built.scenario.tenants.empty()) return {};
+  return simulate_group(built, node_groups(built, shards), shard);
+}
+
+void apply_workload_stats(const std::vector<PodWorkloadStats>& stats, ClusterResult& result) {
+  for (const PodWorkloadStats& p : stats) {
+    PodRecord& r = result.pods.at(p.pod);
+    r.workload_device = p.device;
+    r.workload_completed = p.completed;
+    r.latency_p50_ns = p.latency_p50_ns;
+    r.latency_p99_ns = p.latency_p99_ns;
+  }
+}
+
+void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,
+                            const WorkloadPodOptions& options) {
+  const PodScenario built = build_scenario(spec, result);
+  if (built.scenario.tenants.empty()) return;
+  const int workers = std::max(1, options.workers);
+  const int shards = options.shards > 0 ? options.shards : workers;
+  const std::map<int, int> group = node_groups(built, shards);
+  int groups = 0;
+  for (const auto& [node, g] : group) groups = std::max(groups, g + 1);
+  if (workers > 1 && groups > 1) {
+    apply_workload_stats(simulate_in_workers(built, group, groups, std::min(workers, groups)),
+                         result);
+    return;
+  }
+  for (int g = 0; g < groups; ++g) apply_workload_stats(simulate_group(built, group, g), result);
 }
 
 }  // namespace gpumux::cluster

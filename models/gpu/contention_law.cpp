@@ -10,14 +10,16 @@ const std::vector<ContentionLaw>& contention_laws() {
        "SM residency with block retirement (urgent kernels take SMs at wave boundaries) and "
        "block co-residency (kernels with a known block footprint share SMs' leftover "
        "resources and issue slots), the roofline rate bound with a per-SM HBM ceiling and "
-       "whole waves, the L2 capacity law against the whole GPU's L2 (a MIG slice keeps its "
-       "own), max-min HBM sharing",
-       true, true, true, true, true},
+       "whole waves, overlapped compute and memory phases for roofline kernels (a busy share), "
+       "the L2 capacity law against the whole GPU's L2 (a MIG slice keeps its own), max-min "
+       "HBM sharing",
+       true, true, true, true, true, true},
       {"fluid",
        "the law of the last release: as residency without the per-SM HBM ceiling (a kernel on "
        "any number of SMs may draw the device's whole HBM bandwidth), whole-SM residency only, "
-       "and with a lone kernel keeping the L2 of its solo run on a MIG slice",
-       false, false, false, false, false},
+       "every kernel's compute and memory phases serial, and with a lone kernel keeping the L2 "
+       "of its solo run on a MIG slice",
+       false, false, false, false, false, false},
   };
   return laws;
 }
@@ -40,6 +42,7 @@ void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice
   g.discrete_waves = law.discrete_waves;
   g.block_retirement = law.block_retirement;
   g.co_residency = law.co_residency;
+  g.overlapped_phases = law.overlapped_phases;
   g.sm_limits = law.co_residency ? profile.sm_limits : SmLimits{};
   g.l2_reference = law.own_l2 ? static_cast<double>(profile.l2_cache) : 0.0;
   g.sm_bandwidth = law.per_sm_bandwidth && profile.sm_bandwidth > 0 && hbm > 0

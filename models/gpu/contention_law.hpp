@@ -57,19 +57,41 @@
 //    Sharing an SM's issue slots (the per-SM throughput both kernels' warps draw on): host and
 //    guest get shares in proportion to their resident warps (beta_H w_H against L w_G, w = warps
 //    per block), each bounded by its own demand, the compute share of its solo per-SM rate,
-//    d_H = 1 - m_H and d_G = (1 - m_G) L / beta_G; what one leaves the other takes (two-party
-//    water-filling) [issue_shares]. A kernel of share a progresses on that SM at a / (1 - m) of
-//    one SM's worth of its solo compute rate (1 when it computes nothing): a memory-bound guest
-//    leaves a compute-bound host's issue slots free and neither slows. Its rate bound (law 2) then
-//    takes sigma = sigma(h_whole) h_compute / h_whole, h_whole the SMs its blocks sit on and
-//    h_compute their SM equivalents of compute progress, and the per-SM HBM ceiling on
-//    h_memory = held SMs + co_sms [guest_room, co_resident_progress, co_resident_bound].
-//    A host's SMs that carry guests are not retired early for an urgent kernel (law 1b), a
-//    simplification.
-// 2. Rate bound on h held SMs (serial roofline phases: the compute share stretches by 1/sigma,
-//    the memory share by phi/beta):
-//        slowdown = (1 - m) / sigma + m phi / beta,   r_k <= rate_max = 1 / slowdown,
+//    d_H = busy(H) and d_G = busy(G) L / beta_G (busy = 1 - m for serial phases, law 2); what one
+//    leaves the other takes (two-party water-filling) [issue_shares]. A kernel of share a
+//    progresses on that SM at a / busy(k) of one SM's worth of its solo compute rate (1 when it
+//    computes nothing): a memory-bound guest leaves a compute-bound host's issue slots free and
+//    neither slows (busy(k) = c for an overlapped kernel: the share of its solo time its SMs
+//    issue). Its rate bound (law 2) then takes sigma = sigma(h_whole) h_compute / h_whole,
+//    h_whole the SMs its blocks sit on and h_compute their SM equivalents of compute progress, and
+//    the per-SM HBM ceiling on h_memory = held SMs + co_sms [guest_room, co_resident_progress,
+//    co_resident_bound]. A host's SMs that carry guests are not retired early for an urgent kernel
+//    (law 1b), a simplification.
+// 2. Rate bound on h held SMs. A kernel's solo time splits into an SM phase (its SMs busy:
+//    tensor/CUDA-core work, or the busiest SM's latency-bound critical path), which stretches by
+//    1/sigma, and a memory phase (HBM traffic), which stretches by phi/beta. Two kinds of kernel:
+//    - serial phases (a kernel that gives only m = memory_bound, the share of its solo time bound
+//      by HBM: hand-written kernel lists, traces, the fluid law's kernels alike): the phases add,
+//        slowdown = (1 - m) / sigma + m phi / beta;
+//    - overlapped phases (KernelRun::busy_share c >= 0, `busy_share:`: the catalog's and an LLM
+//      card's roofline kernels, duration D = max(busy, t_memory), c = busy / D and m =
+//      t_memory / D, so max(c, m) = 1; the catalog's summed decode step stays serial): a pipelined
+//      kernel streams its operands while its SMs work, so the solo time is the longer phase and so
+//      is the time on h SMs (Williams, Waterman, Patterson, "Roofline: an insightful visual
+//      performance model for multicore architectures", CACM 52(4), 2009: attainable time =
+//      max(compute time, memory time), the two overlapped):
+//        slowdown = max(c / sigma, m phi / beta).
+//      E.g. compute-bound (c = 1) with t_memory = D / 8 on an A100 1g.10gb (sigma = 1 when its
+//      grid fits the slice's 14 SMs, beta = 1/8): max(1, 8/8) = 1, where the serial reading of
+//      the same kernel (m_s = 1/9) gives 8/9 + 8/9 = 1.78. A balanced one (c = m = 1) takes 8
+//      there (its bytes need 8 D at 1/8 of the bandwidth), where the serial reading (m_s = 1/2)
+//      gives 1/2 + 8/2 = 4.5: the serial reading under-counts the memory phase of a kernel whose
+//      phases are both long. Both kinds give 1 alone on the whole GPU (sigma = beta = phi = 1).
+//    In both, r_k <= rate_max = 1 / slowdown and
 //        sigma = min(1, h / (f S_gpu)),   beta = min(1, B_dev, h s) / u,   u = min(1, f S_gpu s).
+//    The SM phase's share of solo time, busy(k) = c (overlapped) or 1 - m (serial), is also the
+//    share of its SMs' issue slots it uses alone (law 1c) and the planner's SM-time per solo-ns
+//    (models/plan/bounds.cpp). [busy_share, phase_slowdown]
 //    Discrete waves (law "residency", a kernel whose grid is known: G = blocks / blocks per SM,
 //    KernelRun::grid > 0): its compute phase takes whole waves, ceil(G / floor(h)) on h SMs
 //    against ceil(G / S_gpu) alone, so
@@ -97,8 +119,12 @@
 //      working set. [l2_law_applies, l2_factor]
 // 4. HBM, aggregate conserved: kernels share B_dev max-min fairly (sim/core/max_min.hpp) under
 //        sum_k m_k u_k phi_k r_k <= B_dev
-//    (a kernel's HBM use; dram_busy is the sum / B_dev). The solve is needed only when the
-//    demand at the bounds leaves no room. [hbm_use, hbm_room_at_bounds]
+//    (a kernel's HBM use; dram_busy is the sum / B_dev). The same for both kinds of law 2: m is
+//    the share of its solo time the memory phase takes at u of the bandwidth, so a solo-ns of
+//    its work moves m u phi of a ns of the whole GPU's bandwidth, overlapped or not (an
+//    overlapped kernel's m = t_memory / D is larger than the serial m_s = t_memory / (busy +
+//    t_memory) of the same kernel: it moves the same bytes in less time). The solve is needed only
+//    when the demand at the bounds leaves no room. [hbm_use, hbm_room_at_bounds]
 //
 // Shortcuts and when they are exact (the predicates the fast paths ask):
 //  - lazy path (device.hpp "Cost per event"): exact while every kernel holds its demand w_k and
@@ -110,9 +136,11 @@
 //
 // Laws by name (scenario key `contention_law:`, docs/strategies.md; CONTRIBUTING.md says how to
 // add one): "residency" (the default: laws 1-4 with block retirement (1b), block co-residency
-// (1c), whole waves, the per-SM ceiling and L_ref the whole GPU's L2) and "fluid" (the law of the
-// last release: resident blocks hold their SMs until the kernel ends, no per-SM ceiling, s = 0, and
-// L_ref = L_dev, so a lone kernel never feels a MIG slice's L2). A law is the set of terms it puts
+// (1c), whole waves, the per-SM ceiling, overlapped phases for kernels with a busy share (law 2)
+// and L_ref the whole GPU's L2) and "fluid" (the law of the last release: resident blocks hold
+// their SMs until the kernel ends, no per-SM ceiling, s = 0, every kernel's phases serial (a
+// kernel with a busy share c read as m_s = m / (c + m): apply_law_phases), and L_ref = L_dev, so
+// a lone kernel never feels a MIG slice's L2). A law is the set of terms it puts
 // on the device's geometry (set_law_terms); the functions below read only the geometry.
 //
 // Cost: each function is O(1) (a handful of flops).
@@ -148,6 +176,9 @@ struct DeviceGeometry {
   bool block_retirement = false;  ///< law 1b: resident blocks retire at wave boundaries
   bool co_residency = false;      ///< law 1c: blocks of several kernels share an SM
   SmLimits sm_limits = {};        ///< law 1c: per-SM resources (the profile's sm_limits)
+  /// law 2: kernels with a busy share run their phases overlapped (false: every kernel serial,
+  /// an overlapped one read as m_s = m / (c + m), apply_law_phases)
+  bool overlapped_phases = false;
 };
 
 struct DeviceProfile;
@@ -158,9 +189,10 @@ struct ContentionLaw {
   std::string_view summary;       ///< one line, for docs and --help
   bool per_sm_bandwidth = false;  ///< law 2's per-SM HBM ceiling s
   bool own_l2 = false;  ///< law 3 against the whole GPU's L2 (a MIG slice keeps only its own)
-  bool discrete_waves = false;    ///< law 2's whole waves for kernels with a known grid
-  bool block_retirement = false;  ///< law 1b: urgent kernels take SMs at wave boundaries
-  bool co_residency = false;      ///< law 1c: blocks of several kernels share an SM
+  bool discrete_waves = false;     ///< law 2's whole waves for kernels with a known grid
+  bool block_retirement = false;   ///< law 1b: urgent kernels take SMs at wave boundaries
+  bool co_residency = false;       ///< law 1c: blocks of several kernels share an SM
+  bool overlapped_phases = false;  ///< law 2: roofline kernels' phases overlap (busy_share)
 };
 
 /// The registered laws, the default first. O(1).
@@ -178,6 +210,14 @@ void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice
                    const ContentionLaw& law);
 
 namespace contention {
+
+/// Law 2: true when a kernel's phases overlap (its busy share `c` is given, >= 0).
+inline bool overlapped(double busy_share) { return busy_share >= 0; }
+
+/// Law 2: busy(k), the share of its solo time a kernel's SMs are busy (memory-bound share `m`,
+/// busy share `c`; c < 0: serial phases, 1 - m).
+inline double busy_share(double m, double c) { return overlapped(c) ? c : 1.0 - m; }
+inline double busy_share(const KernelRun& k) { return busy_share(k.memory_bound, k.busy_share); }
 
 /// w_k (law 1): SMs a kernel of grid width `f` wants on `g` under its client's cap `client_cap`.
 inline double sm_demand(double f, const DeviceGeometry& g, double client_cap) {
@@ -326,12 +366,12 @@ inline IssueShares co_resident_progress(const KernelRun& host, const KernelRun& 
   const double beta_h = blocks_per_held_sm(host, g);
   const double beta_g = blocks_per_held_sm(guest, g);
   const double residency = guest_blocks / beta_g;
-  const double d_h = 1.0 - host.memory_bound;
-  const double d_g = (1.0 - guest.memory_bound) * residency;
+  const double busy_g = busy_share(guest);
+  const double d_h = busy_share(host);
+  const double d_g = busy_g * residency;
   const IssueShares a = issue_shares(beta_h * block_warps(host.footprint), d_h,
                                      guest_blocks * block_warps(guest.footprint), d_g);
-  return {d_h > 0 ? a.host / d_h : 1.0,
-          guest.memory_bound < 1.0 ? a.guest / (1.0 - guest.memory_bound) : residency};
+  return {d_h > 0 ? a.host / d_h : 1.0, busy_g > 0 ? a.guest / busy_g : residency};
 }
 
 /// Law 2: u, the share of the whole GPU's HBM bandwidth a kernel of grid width `f` draws in its
@@ -357,32 +397,59 @@ inline double compute_speed(double f, double grid, double held_sms, const Device
   return std::min(1.0, alone / std::ceil(grid / whole - tolerance));
 }
 
-/// Law 2: the slowdown of a kernel (f, m, l2_factor phi, grid G) on `held_sms` > 0 SMs of `g`
-/// relative to alone on the whole GPU (>= 1).
-inline double slowdown(double f, double m, double l2_factor, double held_sms,
+/// Law 2 on a device whose law has no overlapped phases (the fluid law): an overlapped kernel
+/// (m, c) read as serial phases of the same solo time, m_s = m / (c + m) (its memory time's
+/// share of the sum of its phase times, what the catalog gave before overlapped phases) and
+/// c = -1. Idempotent; a serial kernel, or any kernel under a law with overlapped phases, is
+/// left as it is. Every kernel entering a device passes here (Device::start_running, its solo
+/// probe) and the planner's bounds do the same (models/plan/bounds.cpp).
+inline void serial_phases(double& m, double& c) {
+  if (!overlapped(c)) return;
+  m = c + m > 0 ? m / (c + m) : 0.0;
+  c = -1;
+}
+inline void apply_law_phases(KernelRun& k, const DeviceGeometry& g) {
+  if (!g.overlapped_phases) serial_phases(k.memory_bound, k.busy_share);
+}
+
+/// Law 2: the slowdown of a kernel whose SM phase runs at `sigma` (> 0 where it has one) and
+/// memory phase at `beta` / `l2_factor` of alone: serial (c < 0)
+/// (1 - m) / sigma + m phi / beta, overlapped max(c / sigma, m phi / beta). A phase of zero
+/// share adds nothing whatever its speed.
+inline double phase_slowdown(double m, double c, double l2_factor, double sigma, double beta) {
+  const double busy = busy_share(m, c);
+  const double sm_phase = busy > 0 ? busy / sigma : 0.0;
+  const double memory_phase = m > 0 ? m * l2_factor / beta : 0.0;
+  return overlapped(c) ? std::max(sm_phase, memory_phase) : sm_phase + memory_phase;
+}
+
+/// Law 2: the slowdown of a kernel (f, m, busy share c (< 0: serial), l2_factor phi, grid G) on
+/// `held_sms` > 0 SMs of `g` relative to alone on the whole GPU (>= 1).
+inline double slowdown(double f, double m, double c, double l2_factor, double held_sms,
                        const DeviceGeometry& g, double grid = 0) {
   const double sigma = compute_speed(f, grid, held_sms, g);
   const double beta = memory_speed(f, held_sms, g);
-  return (1.0 - m) / sigma + m * l2_factor / beta;
+  return phase_slowdown(m, c, l2_factor, sigma, beta);
 }
 
 /// Law 2: rate_max = 1 / slowdown (0 when it holds no SMs or the device has no bandwidth).
-inline double rate_bound(double f, double m, double l2_factor, double held_sms,
+inline double rate_bound(double f, double m, double c, double l2_factor, double held_sms,
                          const DeviceGeometry& g, double grid = 0) {
   if (!(held_sms > 0) || !(g.bandwidth > 0)) return 0.0;
-  return 1.0 / slowdown(f, m, l2_factor, held_sms, g, grid);
+  const double slow = slowdown(f, m, c, l2_factor, held_sms, g, grid);
+  return slow > 0 ? 1.0 / slow : 0.0;
 }
 
 /// Laws 1c and 2: the rate bound of a co-resident kernel (a host or a guest) whose blocks sit on
 /// `h_whole` SMs, making `h_compute` SM equivalents of compute progress there and drawing HBM
 /// through `h_memory`: sigma = sigma(h_whole) h_compute / h_whole (0 when it sits on nothing).
-inline double co_resident_bound(double f, double m, double l2_factor, double h_whole,
+inline double co_resident_bound(double f, double m, double c, double l2_factor, double h_whole,
                                 double h_compute, double h_memory, const DeviceGeometry& g,
                                 double grid = 0) {
   if (!(h_whole > 0) || !(g.bandwidth > 0)) return 0.0;
   const double sigma = compute_speed(f, grid, h_whole, g) * (h_compute / h_whole);
   const double beta = memory_speed(f, h_memory, g);
-  const double slow = (m < 1.0 ? (1.0 - m) / sigma : 0.0) + m * l2_factor / beta;
+  const double slow = phase_slowdown(m, c, l2_factor, sigma, beta);
   return slow > 0 ? 1.0 / slow : 0.0;
 }
 
@@ -449,11 +516,11 @@ inline bool hbm_room_at_bounds(double demand, const DeviceGeometry& g) {
 /// The fields of a kernel a lone kernel's grant and bound read (law 1 and 2 with phi = 1, the
 /// client's cap fixed): two kernels with equal keys get the same solo grant and bound.
 struct SoloKey {
-  double sm_fraction = -1, memory_bound = -1, working_set = -1, grid = -1;
+  double sm_fraction = -1, memory_bound = -1, busy_share = -2, working_set = -1, grid = -1;
   bool operator==(const SoloKey&) const = default;
 };
 inline SoloKey solo_key(const KernelRun& k) {
-  return SoloKey{k.sm_fraction, k.memory_bound, k.working_set, k.grid};
+  return SoloKey{k.sm_fraction, k.memory_bound, k.busy_share, k.working_set, k.grid};
 }
 
 }  // namespace contention

@@ -84,6 +84,7 @@ double Device::client_sm_integral(int tenant, Nanos now) const {
 double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 
 void Device::start_running(KernelRun& kernel) {
+  contention::apply_law_phases(kernel, geometry_);  // (law 2: serial under a law without overlap)
   kernel.rate = 0;
   kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
   kernel.solo_bound_occupancy = -1;
@@ -149,8 +150,8 @@ double Device::co_resident_bound(const KernelRun& k) const {
       compute -= guest->guest_sms * (1.0 - p.host);
     }
   }
-  return contention::co_resident_bound(k.sm_fraction, k.memory_bound, k.l2_factor, whole,
-                                       std::max(0.0, compute), memory, geometry_, k.grid);
+  return contention::co_resident_bound(k.sm_fraction, k.memory_bound, k.busy_share, k.l2_factor,
+                                       whole, std::max(0.0, compute), memory, geometry_, k.grid);
 }
 
 void Device::remove_running_of(int tenant) {
@@ -699,6 +700,7 @@ Device::SoloCache Device::solo_of(const KernelRun& k) const {
 }
 
 Device::SoloCache Device::solo_rates(KernelRun& probe) {
+  contention::apply_law_phases(probe, geometry_);  // as start_running()
   if (!(contention::solo_key(probe) == solo_cache_.key)) {
     // grant_sms()'s one-kernel branch on the probe alone, then its bound with its lone l2_factor
     // (what inline_recompute_solo() computes for a new kernel).
@@ -712,7 +714,10 @@ Device::SoloCache Device::solo_rates(KernelRun& probe) {
   return solo_cache_;
 }
 
-void Device::adopt_solo_kernel(KernelRun& kernel) { running_.push_back(&kernel); }
+void Device::adopt_solo_kernel(KernelRun& kernel) {
+  contention::apply_law_phases(kernel, geometry_);  // as start_running()
+  running_.push_back(&kernel);
+}
 
 void Device::schedule_inline_completion(Nanos at) {
   if (at != kNever) {

@@ -149,8 +149,8 @@ class Device {
 
   /// The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
   double rate_bound(const KernelRun& kernel, double held_sms) const {
-    return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.l2_factor,
-                                  held_sms, geometry_, kernel.grid);
+    return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.busy_share,
+                                  kernel.l2_factor, held_sms, geometry_, kernel.grid);
   }
 
   // --- inline operation (models/run/direct.cpp) ----------------------------------------------
@@ -220,6 +220,21 @@ class Device {
     last_advance_ = now;
     set_solo_running(now, running);
   }
+  /// solo_kernel_started() again with `running` of an earlier solo_kernel_started() (their peaks
+  /// counted then; between them only these solo calls): the same integrals, fewer operations.
+  void solo_kernel_started_again(Nanos now, const SoloLevels& running) {
+    last_advance_ = now;
+    busy_.set_under_peak(now, running.busy);
+    useful_.set_under_peak(now, running.useful);
+    dram_.set_under_peak(now, running.dram);
+    client_sm_.front().set_under_peak(now, running.client);
+    // busy_clients_ is {} or {0} here (set_solo_running and set_solo_idle leave no other).
+    if (running.client == 0.0) {
+      busy_clients_.clear();
+    } else if (busy_clients_.empty()) {
+      busy_clients_.push_back(0);
+    }
+  }
   /// advance() for the one kernel running at `rate`: its remaining work now.
   double solo_advance(Nanos now, double rate, double remaining) {
     const double dt = static_cast<double>(now - last_advance_);
@@ -236,6 +251,18 @@ class Device {
   void solo_idle(Nanos now, const SoloLevels& idle) {
     last_advance_ = now;
     set_solo_idle(now, idle);
+  }
+  /// solo_idle() again with `idle` of an earlier solo_idle(), under the same condition as
+  /// solo_kernel_started_again().
+  void solo_idle_again(Nanos now, const SoloLevels& idle) {
+    last_advance_ = now;
+    busy_.set_under_peak(now, idle.busy);
+    useful_.set_under_peak(now, idle.useful);
+    dram_.set_under_peak(now, idle.dram);
+    if (!busy_clients_.empty()) {
+      client_sm_.front().set_under_peak(now, 0.0);
+      busy_clients_.clear();
+    }
   }
   /// The session's running kernel back in the running set (its fields as the session left them).
   void adopt_solo_kernel(KernelRun& kernel);

@@ -38,8 +38,11 @@ struct KernelRun {
   double remaining = 0;            ///< solo ns still to do
   double sm_fraction = 1.0;        ///< f
   double memory_bound = 0.0;       ///< m
-  double waves = 1.0;              ///< W > 0: waves of its grid at full width f * S_gpu when alone
-  double working_set = 0;          ///< bytes it re-reads through L2 (0 = streams, no reuse)
+  /// c: the share of its solo time its SMs are busy, when its SM and memory phases overlap (a
+  /// roofline kernel, max(c, m) = 1; contention law 2); -1 = serial phases (busy 1 - m).
+  double busy_share = -1.0;
+  double waves = 1.0;      ///< W > 0: waves of its grid at full width f * S_gpu when alone
+  double working_set = 0;  ///< bytes it re-reads through L2 (0 = streams, no reuse)
   /// G = blocks / resident blocks per SM when its grid is known (`blocks:`, traces): SM-loads of
   /// blocks, for discrete waves (contention law 2); 0 = unknown (the fluid sigma).
   double grid = 0;

@@ -473,7 +473,7 @@ struct StreamedResultFile::State : StreamedFile {
 };
 
 StreamedResultFile::StreamedResultFile(const std::string& path, bool kernels)
-    : state_(open_streamed_state<State>(path, kernels)) {}
+    : state_(open_streamed_state<State>(path, kernels)), kernels_(kernels) {}
 
 StreamedResultFile::~StreamedResultFile() {
   if (state_) state_->writer.stop();  // before the datasets its jobs write are closed
@@ -521,7 +521,7 @@ struct StreamedCompareFile::State : StreamedFile {
 };
 
 StreamedCompareFile::StreamedCompareFile(const std::string& path, bool kernels)
-    : state_(open_streamed_state<State>(path, kernels)) {}
+    : state_(open_streamed_state<State>(path, kernels)), kernels_(kernels) {}
 
 StreamedCompareFile::~StreamedCompareFile() {
   if (state_) state_->writer.stop();  // before the datasets its jobs write are closed

@@ -85,6 +85,8 @@ class StreamedResultFile final : public Recorder {
 
   void on_request_record(const RequestRecord& record) override;
   void on_kernel_completed(const KernelRecord& kernel) override;
+  bool wants_arrivals() const override { return false; }
+  bool wants_kernels() const override { return kernels_; }  // output.kernels
   /// Request rows appended so far.
   std::uint64_t requests_written() const;
   /// Writes everything else of RESULT (its `requests` and `kernels` vectors are not written:
@@ -95,6 +97,7 @@ class StreamedResultFile final : public Recorder {
  private:
   struct State;
   std::unique_ptr<State> state_;
+  bool kernels_;
 };
 
 /// The version written into result files (`gpumux_version` attribute): the CMake project's.
@@ -129,6 +132,8 @@ class StreamedCompareFile final : public Recorder {
   void begin_run(const std::string& label);
   void on_request_record(const RequestRecord& record) override;
   void on_kernel_completed(const KernelRecord& kernel) override;
+  bool wants_arrivals() const override { return false; }
+  bool wants_kernels() const override { return kernels_; }  // output.kernels
   /// After the run begun last: completes its group from RESULT (its `requests` and `kernels`
   /// vectors are not written: the observed records were). Never throws: an error is kept for
   /// finish().
@@ -145,6 +150,7 @@ class StreamedCompareFile final : public Recorder {
  private:
   struct State;
   std::unique_ptr<State> state_;
+  bool kernels_;
 };
 
 /// The `compare` file: root attributes from the first result, /summary = JSON array of the

@@ -20,9 +20,16 @@ double min_of(const DurationDistribution& d) {
 
 // The law's slowdown of a lone kernel on the SMs its client may hold (l2_factor 1: L2 sharing
 // only slows a kernel further).
-double slowdown(const TenantDemand::Kernel& k, const DeviceCapacity& c) {
+// The kernel's (m, c) as a device of `c` reads them (contention::apply_law_phases).
+TenantDemand::Kernel as_read(TenantDemand::Kernel k, const DeviceCapacity& c) {
+  if (!c.geometry.overlapped_phases) contention::serial_phases(k.m, k.c);
+  return k;
+}
+
+double slowdown(const TenantDemand::Kernel& given, const DeviceCapacity& c) {
+  const TenantDemand::Kernel k = as_read(given, c);
   const double held = contention::sm_demand(k.f, c.geometry, c.client_sms);
-  return contention::slowdown(k.f, k.m, 1.0, held, c.geometry, k.grid);
+  return contention::slowdown(k.f, k.m, k.c, 1.0, held, c.geometry, k.grid);
 }
 
 }  // namespace
@@ -72,6 +79,7 @@ TenantDemand demand_of(const TenantSpec& t) {
     TenantDemand::Kernel kernel;
     kernel.f = k.sm_fraction;
     kernel.m = k.memory_bound;
+    kernel.c = k.busy_share;
     kernel.grid = k.grid();
     double launches = k.repeat, min_launches = k.repeat;
     if (k.repeat_per_token != TokenCount::none) {
@@ -95,15 +103,19 @@ TenantDemand demand_of(const TenantSpec& t) {
 double sm_load_per_s(const TenantDemand& d, const DeviceCapacity& c) {
   if (!d.open_loop) return 0;
   double sm_ns = 0;
-  for (const TenantDemand::Kernel& k : d.kernels)
-    sm_ns += (1.0 - k.m) * contention::min_sms_per_compute(k.f, k.grid, c.geometry) * k.mean_work;
+  for (const TenantDemand::Kernel& given : d.kernels) {
+    const TenantDemand::Kernel k = as_read(given, c);
+    sm_ns += contention::busy_share(k.m, k.c) *
+             contention::min_sms_per_compute(k.f, k.grid, c.geometry) * k.mean_work;
+  }
   return sm_ns * d.rate_per_s / 1e9;
 }
 
 double hbm_load_per_s(const TenantDemand& d, const DeviceCapacity& c) {
   if (!d.open_loop) return 0;
   double ns = 0;
-  for (const TenantDemand::Kernel& k : d.kernels) {
+  for (const TenantDemand::Kernel& given : d.kernels) {
+    const TenantDemand::Kernel k = as_read(given, c);
     ns += k.m * contention::hbm_draw(k.f, c.geometry) * k.mean_work;  // (phi >= 1 omitted)
   }
   return ns * d.rate_per_s / 1e9;

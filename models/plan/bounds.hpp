@@ -4,10 +4,18 @@
 // warn. Each is a necessary condition, never an estimate (docs/plan.md, "Bounds"):
 // The rates are the contention law's (models/gpu/contention_law.hpp, law 2) for a lone kernel on
 // the SMs its client may hold:
-//  - SM time: a kernel holding h SMs runs at r <= sigma / (1 - m), sigma = min(1, h / (f S_gpu)),
-//    so while it does work W it holds at least (1 - m) f S_gpu W SM-ns; concurrent kernels
-//    never hold the same SMs, so a device of S_dev SMs serves at most S_dev SM-ns per ns.
-//  - HBM time: sum_k m_k u_k phi_k r_k <= B_dev with phi >= 1: at most B_dev of m u x work per ns.
+//  - SM time: a kernel holding h SMs runs at r <= sigma / busy, busy = 1 - m (serial phases) or
+//    its busy share c (overlapped phases: r <= 1 / max(c / sigma, m phi / beta) <= sigma / c),
+//    sigma = min(1, h / (f S_gpu)), so while it does work W it holds at least busy f S_gpu W
+//    SM-ns; concurrent kernels never hold the same SMs, so a device of S_dev SMs serves at most
+//    S_dev SM-ns per ns.
+//  - HBM time: sum_k m_k u_k phi_k r_k <= B_dev with phi >= 1: at most B_dev of m u x work per ns
+//    (m = t_memory / D for an overlapped kernel: its bytes per solo-ns, law 4).
+//  Both stay necessary conditions with overlapped phases because each drops one term of the
+//  max (max(a, b) >= a and >= b), as they drop one term of the serial sum; the service and floor
+//  below use the lone kernel's exact slowdown, serial or overlapped (a lower bound of its time
+//  beside others, whose SMs, HBM and L2 only slow it). Under a law without overlapped phases the
+//  kernel is read serially, as the device reads it (contention::serial_phases).
 //  - Service: a request alone on the device takes at least sum over its launches of (launch
 //    overhead + work x contention::slowdown on its demand w); with max_in_flight requests at
 //    a time a tenant can complete at most max_in_flight / E[service] requests per ns.
@@ -51,6 +59,7 @@ struct TenantDemand {
   bool graph = false;
   struct Kernel {
     double f = 1, m = 0;
+    double c = -1;         ///< busy share (overlapped phases; -1: serial)
     double grid = 0;       ///< blocks / blocks per SM (0 = unknown)
     double mean_work = 0;  ///< E[launches] x E[solo ns per launch]
     double mean_launches = 0, min_launches = 0;

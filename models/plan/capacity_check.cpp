@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/plan/bounds.hpp"
+#include "models/plan/machine_types.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/device_profile.hpp"
 #include "models/strategies/mps/strategy.hpp"
@@ -142,6 +143,10 @@ void check_plan_scenario(const Scenario& s) {
       throw InputError(s.locate(g.where.key_path + ".model"), e.what());
     }
   }
+  // The machine types a node platform may buy (the planner's own check, so validate agrees).
+  std::vector<std::string> names;
+  for (const DeviceProfile* m : models) names.push_back(m->name);
+  plan_machine_types(*s.plan, names);
   std::int64_t largest = 0;
   std::string largest_name;
   const DeviceProfile* largest_model = nullptr;

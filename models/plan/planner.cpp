@@ -26,7 +26,7 @@ int family_of(const std::string& name) {
 
 std::string join_names(const std::vector<TenantSpec>& tenants, Mask mask) {
   std::string out;
-  for (int t = 0; mask >> t; ++t) {
+  for (int t = 0; t < 64 && (mask >> t) != 0; ++t) {
     if (!(mask >> t & 1u)) continue;
     if (!out.empty()) out += ',';
     out += tenants[static_cast<std::size_t>(t)].name;
@@ -85,6 +85,27 @@ Planner::Planner(const Scenario& scenario, const PlanOptions& options)
   std::sort(models_.begin(), models_.end(), [](const ModelInfo& a, const ModelInfo& b) {
     return a.spec.cost_per_hour < b.spec.cost_per_hour;
   });
+  platform_ = plan_.platform == "gke"             ? Platform::gke
+              : plan_.platform == "device-plugin" ? Platform::device_plugin
+              : plan_.platform == "mig-parted"    ? Platform::mig_parted
+                                                  : Platform::bare;
+  // MPS inside MIG only where the platform runs it: the NVIDIA device plugin refuses to share
+  // MIG devices with MPS (k8s-device-plugin, "sharing using MPS is not supported for MIG
+  // devices"; models/cluster/cluster_loader.cpp refuses it too) and GKE, which runs it, too.
+  if ((platform_ == Platform::gke || platform_ == Platform::device_plugin) && allowed_[kMigMps]) {
+    allowed_[kMigMps] = false;
+    platform_notes_.push_back(fmt::format(
+        "mig+mps left out: {} does not share MIG partitions with MPS (the NVIDIA device plugin: "
+        "\"sharing using MPS is not supported for MIG devices\")",
+        plan_.platform));
+  }
+  bool any = false;
+  for (bool a : allowed_) any = any || a;
+  if (!any) {
+    throw InputError(plan_.where, fmt::format("plan.strategies: nothing left that platform {} runs",
+                                              plan_.platform));
+  }
+  build_machines();
   jobs_ = options_.jobs > 0 ? options_.jobs
                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   faults_of_.assign(static_cast<std::size_t>(n_), false);

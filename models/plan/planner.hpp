@@ -45,6 +45,10 @@
 
 namespace gpumux {
 
+/// Up to this many tenants the search is exact (a DP over tenant subsets); above it, the
+/// scalable search (docs/plan.md, "Many tenants").
+inline constexpr int kPlanExactTenants = 10;
+
 /// Runs scenarios (YAML text each) and returns each one's summary JSON text (summary_json), in
 /// order. Lets Python spread the simulations over a Dask cluster.
 using PlanBatchRunner = std::function<std::vector<std::string>(const std::vector<std::string>&)>;
@@ -55,7 +59,10 @@ struct PlanOptions {
   /// simulated as a whole GPU. Only for small instances.
   bool exhaustive = false;
   bool refine = true;  ///< at the optimum's cost, prefer configurations with more headroom
-  bool verify = true;  ///< simulate the winning setup whole (the numbers of the table)
+  /// Above this many tenants the scalable search runs instead of the exact one (tests lower it
+  /// to compare the two on small instances); at most 20 (the exact search's 2^n tables).
+  int exact_tenants = kPlanExactTenants;
+  bool verify = true;            ///< simulate the winning setup whole (the numbers of the table)
   PlanBatchRunner batch_runner;  ///< unset = in-process threads
   /// Polled by every simulation and after each batch: once true, plan_scenario throws
   /// PlanInterrupted (the CLI's SIGINT/SIGTERM: nothing is written).
@@ -87,6 +94,7 @@ struct PlanTenantOutcome {
 
 /// One GPU of a setup.
 struct PlanGpu {
+  std::string name;  ///< its name in the setup's scenario ("gpu0", or "node0-gpu0" on nodes)
   std::string model;
   double cost_per_hour = 0;
   std::string family;  ///< dedicated | time-slicing | mps | mig | mig+time-slicing | mig+mps
@@ -97,12 +105,31 @@ struct PlanGpu {
   std::string describe(const std::vector<TenantSpec>& tenants) const;
 };
 
+/// One node of a setup on a node platform (gke, device-plugin, mig-parted): a machine type with
+/// one GPU configuration for all its GPUs (`gpus` indices into PlanSetup::gpus).
+struct PlanNode {
+  std::string name;     ///< "node0"
+  std::string machine;  ///< machine type, e.g. "a3-highgpu-8g"
+  std::string model;    ///< GPU model (device profile)
+  double cost_per_hour = 0;
+  std::string family;     ///< as PlanGpu::family
+  std::string partition;  ///< MIG partition size ("" = whole GPUs)
+  int instances = 0;      ///< MIG partitions per GPU (0 = whole GPUs)
+  int clients = 0;        ///< max clients per device (time-sharing / MPS), 0 = exclusive
+  std::vector<int> gpus;  ///< the node's GPUs in PlanSetup::gpus
+  /// Tenants (indices) in the order their pods are created: the device plugin's placement law
+  /// (models/cluster/scheduler.hpp: replicas go to the device with the most free slots, ties to
+  /// the lowest index; exclusive devices in index order) then puts each on its planned device.
+  std::vector<int> pod_order;
+};
+
 struct PlanSetup {
   std::string label;  ///< "best" or the family ("mig", ...)
   bool feasible = false;
   double cost_per_hour = 0;
   std::vector<PlanGpu> gpus;
-  double worst_ratio = 0;  ///< max over SLO tenants (< 1 - headroom when feasible)
+  std::vector<PlanNode> nodes;  ///< node platforms only
+  double worst_ratio = 0;       ///< max over SLO tenants (< 1 - headroom when feasible)
   int memory_isolated = 0, fault_isolated = 0, tenants = 0;
   std::string reason;  ///< why the family has no setup, or why its cheaper setups failed
   std::vector<PlanTenantOutcome> outcomes;
@@ -117,6 +144,9 @@ struct PlanStats {
   std::int64_t simulations = 0;
   /// Of the simulations, those over a longer window because a verdict was inconclusive.
   std::int64_t longer_windows = 0;
+  /// Batches the simulations ran in, one after the other (each batch's simulations at once, on
+  /// `jobs` threads or a Dask client's workers): the search's critical path, in simulations.
+  std::int64_t batches = 0;
   int dp_rounds = 0;
   int jobs = 1;
   double wall_s = 0;
@@ -128,6 +158,18 @@ struct PlanResult {
   double headroom = 0;
   int max_gpus = 0;
   std::vector<std::string> strategies;
+  std::string platform = "bare";
+  std::vector<std::string> tenant_names;  ///< the planned tenants, in scenario order
+  /// The rule the rows are ranked by (shown in the table's header and the JSON).
+  std::string ranking;
+  /// The tenants that fail even alone on the largest GPU (the infeasible answer's reason came
+  /// from these alone checks, without a search).
+  std::vector<std::string> infeasible_alone;
+  std::vector<std::string> notes;  ///< e.g. families the platform cannot run, left out
+  /// More tenants than the exact search takes (planner_large.cpp): the answer is the cheapest
+  /// packing found, `lower_bound` what no setup can cost less than.
+  bool large = false;
+  double lower_bound = 0;         ///< per hour; = the best cost when the exact search proved it
   std::vector<PlanSetup> ranked;  ///< ranked[0]: the cheapest feasible setup (if any)
   PlanStats stats;
   std::optional<RunResult> best_run;  ///< the winning setup simulated whole (verify)

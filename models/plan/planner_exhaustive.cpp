@@ -15,6 +15,10 @@ namespace planner_detail {
 // Brute force (tests): every configuration of every group simulated as a whole GPU.
 
 void Planner::enumerate_configs(Mask group, int model, const Variant& v, std::vector<Config>& out) {
+  if (node_mode()) {
+    enumerate_node_configs(group, model, v, out);  // `model` is the machine type here
+    return;
+  }
   if (!is_mig(v)) {
     out.push_back(Config{model, v, {{group, -1}}});
     return;
@@ -77,21 +81,25 @@ bool Planner::config_feasible_whole(const Config& c) {
 std::optional<Planner::Partition> Planner::solve_exhaustive(const std::vector<bool>& families) {
   const std::size_t size = std::size_t{1} << n_;
   std::vector<double> cost(size, kInf);
+  std::vector<int> weight(size, 1);
   for (Mask g = 1; g < size; ++g) {
-    for (std::size_t m = 0; m < models_.size() && !(cost[g] < kInf); ++m) {
-      for (const Variant& v : variants(g, families)) {
+    for (int m = 0; m < options() && !(cost[g] < kInf); ++m) {
+      for (const Variant& v : variants_for(g, m, families)) {
         std::vector<Config> configs;
-        enumerate_configs(g, static_cast<int>(m), v, configs);
+        enumerate_configs(g, m, v, configs);
         bool feasible = false;
         for (const Config& c : configs) {
           // Every configuration is simulated (no early exit): brute force.
           feasible = config_feasible_whole(c) || feasible;
         }
-        if (feasible) cost[g] = std::min(cost[g], models_[m].spec.cost_per_hour);
+        if (feasible && option_price(m) < cost[g]) {
+          cost[g] = option_price(m);
+          weight[g] = option_gpus(m);
+        }
       }
     }
   }
-  const Partition p = cheapest_partition(cost);
+  const Partition p = cheapest_partition(cost, node_mode() ? &weight : nullptr);
   if (!(p.cost < kInf)) return std::nullopt;
   return p;
 }

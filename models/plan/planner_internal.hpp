@@ -8,8 +8,11 @@
 //   planner_simulate.cpp   unit scenarios, the unit cache, the parallel/batch runner, judging
 //   planner_search.cpp     groups (candidates, MIG block search) and the partition DP
 //   planner_rank.cpp       run(): setups per family, refinement, ranking, verification
+//   planner_nodes.cpp      node platforms (gke, device-plugin, mig-parted): machine types, the
+//                          variants of a node, the balanced split of a group over its devices
 //   planner_exhaustive.cpp brute force for tests (every configuration simulated whole)
 //   planner_output.cpp     PlanGpu::describe, plan_table, plan_json
+//   plan_deploy.cpp        what `plan -o DIR` writes (node pools, configs, pod manifests)
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -32,9 +35,12 @@ struct DeviceProfile;
 
 namespace planner_detail {
 
-using Mask = std::uint32_t;
+using Mask = std::uint64_t;
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
-inline constexpr int kMaxTenants = kMaxPlanTenants;  // models/scenario/scenario.hpp
+inline constexpr int kMaxTenants = kMaxPlanTenants;  // models/scenario/plan_limits.hpp
+/// Up to this many tenants the search is exact (the subset DP, planner_search.cpp); above it
+/// the scalable search of planner_large.cpp (a constructed setup and a lower bound).
+inline constexpr int kMaxExactTenants = kPlanExactTenants;
 
 enum class Mode : int { exclusive = 0, time_slicing = 1, mps = 2 };
 
@@ -45,14 +51,29 @@ inline const char* const kFamilyNames[kFamilies] = {"dedicated", "time-slicing",
 
 int family_of(const std::string& name);
 
-inline int popcount(Mask m) { return __builtin_popcount(m); }
-inline int lowest(Mask m) { return __builtin_ctz(m); }
+/// The ranking rule of the rows (PlanResult::ranking).
+extern const char* const kRankingRule;
+
+inline int popcount(Mask m) { return __builtin_popcountll(m); }
+inline int lowest(Mask m) { return __builtin_ctzll(m); }
+
+/// What runs the GPUs (PlanSpec::platform): bare prices GPUs one by one; the others buy nodes of
+/// machine types with one configuration per node.
+enum class Platform { bare, gke, device_plugin, mig_parted };
+
+/// source: GKE's max-shared-clients-per-gpu takes 2-48 (ComputeClass gpuSharing
+/// maxSharedClientsPerGPU, https://cloud.google.com/kubernetes-engine/docs/reference/crds/
+/// computeclass): the most clients a GKE node's device takes, time-sharing or MPS.
+inline constexpr int kGkeMaxSharedClients = 48;
 
 /// A way to configure one GPU of one model for a group: a family and its replica parameter
-/// (MPS: 0 = no limits, R = replicas).
+/// (MPS: 0 = no limits, R = replicas). On a node platform a variant configures every GPU of a
+/// node: `replicas` is then the clients per device (max-shared-clients-per-gpu, MPS replicas;
+/// 0 for exclusive families) and `profile` the one MIG partition size (-1 = whole GPUs).
 struct Variant {
   int family = kDedicated;
   int replicas = 0;
+  int profile = -1;
   bool operator==(const Variant&) const = default;
 };
 
@@ -83,12 +104,22 @@ struct UnitInfo {
 struct Block {
   Mask tenants = 0;
   int profile = -1;
+  int gpu = 0;  ///< node platforms: the GPU of the node it is on (device j: GPU j / instances)
 };
 
 struct Config {
   int model = 0;
   Variant variant;
   std::vector<Block> blocks;
+  int machine = -1;  ///< node platforms: index into Planner::machines_ (-1 = one bare GPU)
+};
+
+/// A machine type the plan may buy (node platforms), priced: host + gpus x GPU price.
+struct Machine {
+  std::string name;
+  int model = 0;  ///< index into Planner::models_
+  int gpus = 1;
+  double price = 0;
 };
 
 struct ModelInfo {
@@ -125,6 +156,36 @@ class Planner {
   // --- the space -----------------------------------------------------------------------------
   void build_layouts(ModelInfo& m);
   std::vector<Variant> variants(Mask group, const std::vector<bool>& families) const;
+  // "Options" are what a group is bought as: a GPU model (bare) or a machine type (nodes).
+  bool node_mode() const { return platform_ != Platform::bare; }
+  int options() const { return static_cast<int>(node_mode() ? machines_.size() : models_.size()); }
+  double option_price(int o) const;
+  int option_model(int o) const;
+  int option_gpus(int o) const {
+    return node_mode() ? machines_[static_cast<std::size_t>(o)].gpus : 1;
+  }
+  std::vector<Variant> variants_for(Mask group, int option,
+                                    const std::vector<bool>& families) const;
+  // --- node platforms (planner_nodes.cpp) ------------------------------------------------------
+  void build_machines();
+  /// Instances of MIG profile `profile` (index into mig_profiles) one GPU of `model` holds.
+  int instances_per_gpu(int model, int profile) const;
+  int devices_of(int machine, const Variant& v) const;
+  std::vector<Variant> node_variants(Mask group, int machine,
+                                     const std::vector<bool>& families) const;
+  bool search_split(Mask remaining, int big_left, int big, int small, int machine, const Variant& v,
+                    bool optimistic, std::vector<Block>& blocks, std::vector<UnitKey>& pending,
+                    std::string& reason, std::set<std::pair<Mask, int>>& failed);
+  /// Devices in order for the blocks of a node (largest first; device j: GPU j / instances).
+  void place_blocks(Config& config) const;
+  /// A node configuration as a scenario: every GPU of the machine (named PREFIX-gpuK, MIG
+  /// partitions of the one size), the node's tenants on their devices.
+  Scenario node_scenario(const Config& config, const std::string& prefix) const;
+  /// The order to create the node's pods in (see PlanNode::pod_order).
+  std::vector<int> pod_order(const Config& config) const;
+  int tenant_index(const std::string& name) const;
+  double count_node_configs(Mask group, int machine, const Variant& v, bool surviving);
+  void enumerate_node_configs(Mask group, int machine, const Variant& v, std::vector<Config>& out);
   Mode mode_of(const Variant& v) const;
   int unit_replicas(const Variant& v, Mask block) const;
   bool is_mig(const Variant& v) const { return v.family >= kMig; }
@@ -164,14 +225,16 @@ class Planner {
     std::vector<UnitKey> pending;  // units of the candidate not simulated yet
     std::string reason;            // why infeasible (or the last failure seen)
   };
-  using GroupKey = std::tuple<Mask, int, int, int>;  // group, model, family, replicas
-  GroupState& group_state(Mask group, int model, const Variant& v);
-  void refresh(GroupState& state, Mask group, int model, const Variant& v);
+  using GroupKey =
+      std::tuple<Mask, int, int, int, int>;  // group, option, family, replicas, profile
+  GroupState& group_state(Mask group, int option, const Variant& v);
+  void refresh(GroupState& state, Mask group, int option, const Variant& v);
   bool search_mig(Mask remaining, int layout, int model, const Variant& v, bool optimistic,
                   std::vector<Block>& blocks, std::vector<UnitKey>& pending, std::string& reason,
                   std::set<std::pair<Mask, int>>& failed);
   /// Cheapest GPU for GROUP within FAMILIES: (price, proven), price = inf when none can work.
-  std::pair<double, bool> group_cost(Mask group, const std::vector<bool>& families);
+  std::pair<double, bool> group_cost(Mask group, const std::vector<bool>& families,
+                                     int* option = nullptr);
   std::optional<std::pair<int, Config>> group_choice(Mask group, const std::vector<bool>& families,
                                                      bool best_headroom);
   double config_ratio(const Config& config);
@@ -181,7 +244,10 @@ class Planner {
     double cost = kInf;
     std::vector<Mask> groups;
   };
-  Partition cheapest_partition(const std::vector<double>& cost) const;
+  /// Cheapest set partition under `cost` with at most max_gpus GPUs, a group weighing
+  /// `weight[g]` GPUs (nullptr: 1 each).
+  Partition cheapest_partition(const std::vector<double>& cost,
+                               const std::vector<int>* weight = nullptr) const;
   std::optional<Partition> solve(const std::vector<bool>& families, std::vector<Mask>* first,
                                  bool drive);
   double count_setups(bool surviving);
@@ -189,6 +255,31 @@ class Planner {
 
   PlanSetup make_setup(const std::string& label, const Partition& p,
                        const std::vector<bool>& families, bool refine);
+  /// The setup of these configurations (one per GPU, or per node on a node platform).
+  PlanSetup setup_of(const std::string& label, const std::vector<Config>& configs);
+  void add_configs(PlanSetup& setup, const std::vector<Config>& configs);
+  /// Node platforms: appends the node of configuration C to SETUP (GPUs, devices, outcomes).
+  void add_node(PlanSetup& setup, const Config& c);
+  // --- many tenants (planner_large.cpp) ------------------------------------------------------
+  /// run() above kMaxExactTenants: first-fit decreasing per family, the best's bins re-packed,
+  /// and a lower bound.
+  void run_large(PlanResult& result);
+  /// run() up to kMaxExactTenants: the lazy subset DP, refinement and the family rows.
+  void exact_search(PlanResult& result);
+  /// Packs TENANTS into bins of OPTION under variant V (first-fit decreasing, each placement
+  /// decided by simulating its unit); false when they do not fit in MAX_GPUS GPUs or the bins
+  /// would cost more than STOP_AT.
+  bool pack(int option, const Variant& v, Mask tenants, int max_gpus, double stop_at,
+            std::vector<Config>& bins);
+  /// The variants of FAMILY that pack() tries for TENANTS on OPTION within MAX_GPUS: the MIG
+  /// partition sizes (largest first, dominated ones left out) and the MPS replicas.
+  std::vector<Variant> packing_variants(int family, int option, Mask tenants, int max_gpus) const;
+  double config_price(const Config& c) const;  ///< per hour: the machine's, or the GPU's
+  int config_gpus(const Config& c) const;      ///< GPUs it holds: the machine's, or 1
+  double lower_bound_cost() const;
+  /// The alone checks: every tenant alone on a whole GPU of each model; the names of the
+  /// tenants that fail on every model (a plan without a setup, known before any search).
+  std::vector<std::string> alone_checks(std::string& reason);
 
   // exhaustive (brute force) --------------------------------------------------------------------
   std::optional<Partition> solve_exhaustive(const std::vector<bool>& families);
@@ -202,6 +293,9 @@ class Planner {
   int jobs_ = 1;
   std::vector<TenantDemand> demands_;
   std::vector<ModelInfo> models_;
+  Platform platform_ = Platform::bare;
+  std::vector<Machine> machines_;            // node platforms, by price
+  std::vector<std::string> platform_notes_;  // what the platform left out of the search
   bool allowed_[kFamilies] = {};
   std::vector<bool> faults_of_;
   int reason_rank_ = -1;            // search_mig: rank of the failure kept as the reason

@@ -4,6 +4,7 @@
 #include "models/plan/planner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace gpumux {
 
@@ -25,19 +26,50 @@ std::string PlanGpu::describe(const std::vector<TenantSpec>& tenants) const {
   return out;
 }
 
-std::string plan_table(const PlanResult& r) {
-  std::string out;
-  const Scenario* s = r.ranked.empty() ? nullptr : &r.ranked.front().scenario;
-  std::vector<TenantSpec> tenants;
-  for (const PlanSetup& setup : r.ranked) {
-    if (!setup.scenario.tenants.empty()) {
-      tenants = setup.scenario.tenants;
-      break;
+namespace {
+
+/// The configuration column of a setup: per GPU, or per node on a node platform.
+std::string describe_setup(const PlanSetup& setup) {
+  std::string config;
+  if (setup.nodes.empty()) {
+    for (std::size_t g = 0; g < setup.gpus.size(); ++g) {
+      if (g) config += "; ";
+      config += fmt::format("gpu{} {}", g, setup.gpus[g].describe(setup.scenario.tenants));
+    }
+    return config;
+  }
+  for (std::size_t n = 0; n < setup.nodes.size(); ++n) {
+    const PlanNode& node = setup.nodes[n];
+    if (n) config += "; ";
+    config += fmt::format("{} {} {}{}{}:", node.name, node.machine, node.family,
+                          node.partition.empty() ? "" : " " + node.partition,
+                          node.clients > 0 ? fmt::format(" x{}", node.clients) : "");
+    for (std::size_t k = 0; k < node.gpus.size(); ++k) {
+      const PlanGpu& gpu = setup.gpus[static_cast<std::size_t>(node.gpus[k])];
+      std::string devices;
+      for (std::size_t b = 0; b < gpu.blocks.size(); ++b) {
+        devices += '{';
+        for (std::size_t i = 0; i < gpu.blocks[b].size(); ++i) {
+          if (i) devices += ',';
+          devices += setup.scenario.tenants[static_cast<std::size_t>(gpu.blocks[b][i])].name;
+        }
+        devices += '}';
+      }
+      config += fmt::format(" gpu{}{}", k, devices);
     }
   }
-  (void)s;
-  out += fmt::format("plan: {}  {} tenant(s), up to {} GPU(s), headroom {:.0f} %\n",
-                     r.scenario_name, tenants.size(), r.max_gpus, r.headroom * 100);
+  return config;
+}
+
+}  // namespace
+
+std::string plan_table(const PlanResult& r) {
+  std::string out;
+  out +=
+      fmt::format("plan: {}  {} tenant(s), platform {}, up to {} GPU(s), headroom {:.0f} %\n",
+                  r.scenario_name, r.tenant_names.size(), r.platform, r.max_gpus, r.headroom * 100);
+  out += fmt::format("ranked by {}\n", r.ranking);
+  for (const std::string& note : r.notes) out += "note: " + note + "\n";
   out += fmt::format("{:<4} {:<17} {:>12} {:>4} {:>9} {:>9} {:>9}  {}\n", "rank", "setup", "cost/h",
                      "GPUs", "worst SLO", "mem iso", "fault iso", "configuration");
   int rank = 0;
@@ -48,11 +80,7 @@ std::string plan_table(const PlanResult& r) {
                          setup.reason.empty() ? std::string("no feasible setup") : setup.reason);
       continue;
     }
-    std::string config;
-    for (std::size_t g = 0; g < setup.gpus.size(); ++g) {
-      if (g) config += "; ";
-      config += fmt::format("gpu{} {}", g, setup.gpus[g].describe(setup.scenario.tenants));
-    }
+    const std::string config = describe_setup(setup);
     out +=
         fmt::format("{:<4} {:<17} {:>8.2f} {:<3} {:>4} {:>9.2f} {:>9} {:>9}  {}\n", ++rank,
                     setup.label, setup.cost_per_hour, r.currency, setup.gpus.size(),
@@ -87,10 +115,33 @@ std::string plan_table(const PlanResult& r) {
     }
   }
   const PlanStats& st = r.stats;
+  if (!r.infeasible_alone.empty()) {
+    out += fmt::format(
+        "\nsearch: none: {} fail(s) even alone ({} simulations on {} worker(s), "
+        "{:.2f} s)\n",
+        fmt::join(r.infeasible_alone, ", "), st.simulations, st.jobs, st.wall_s);
+    return out;
+  }
+  if (r.large) {
+    const double best = r.found() ? r.ranked.front().cost_per_hour : 0;
+    out += fmt::format(
+        "\nsearch: {} tenants, more than the exact search's {}: first-fit decreasing per family "
+        "and partition size, the best's bins re-packed; lower bound {:.2f} {}/h{}; {} units ({} "
+        "pruned), {} simulations on "
+        "{} worker(s), {:.2f} s\n",
+        r.tenant_names.size(), kPlanExactTenants, r.lower_bound, r.currency,
+        r.found()
+            ? (best <= r.lower_bound + 1e-9 ? std::string(": the answer is optimal")
+                                            : fmt::format(": the answer is {:.1f} % above it",
+                                                          100.0 * (best / r.lower_bound - 1.0)))
+            : std::string(),
+        st.units, st.units_pruned, st.simulations, st.jobs, st.wall_s);
+    return out;
+  }
   out += fmt::format(
       "\nsearch: {:.4g} setups in the space, {:.4g} left after the bounds ({:.2f} % pruned); "
       "{} units ({} pruned), {} simulations ({} over a longer window for an inconclusive "
-      "verdict) on {} worker(s), {} DP rounds, {:.2f} s\n",
+      "verdict) on {} worker(s), {} DP rounds, {:.2f} s; the answer is optimal (proven)\n",
       st.setups, st.setups_surviving,
       st.setups > 0 ? 100.0 * (1.0 - st.setups_surviving / st.setups) : 0.0, st.units,
       st.units_pruned, st.simulations, st.longer_windows, st.jobs, st.dp_rounds, st.wall_s);
@@ -104,6 +155,11 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
   j["headroom"] = r.headroom;
   j["max_gpus"] = r.max_gpus;
   j["strategies"] = r.strategies;
+  j["platform"] = r.platform;
+  j["ranking"] = r.ranking;
+  j["tenants"] = r.tenant_names;
+  j["notes"] = r.notes;
+  j["infeasible_alone"] = r.infeasible_alone;
   j["found"] = r.found();
   nlohmann::ordered_json ranked = nlohmann::ordered_json::array();
   for (const PlanSetup& s : r.ranked) {
@@ -121,7 +177,7 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
       for (std::size_t g = 0; g < s.gpus.size(); ++g) {
         const PlanGpu& gpu = s.gpus[g];
         nlohmann::ordered_json jg;
-        jg["name"] = "gpu" + std::to_string(g);
+        jg["name"] = gpu.name.empty() ? "gpu" + std::to_string(g) : gpu.name;
         jg["model"] = gpu.model;
         jg["family"] = gpu.family;
         jg["cost_per_hour"] = gpu.cost_per_hour;
@@ -138,6 +194,23 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
         gpus.push_back(jg);
       }
       e["configuration"] = gpus;
+      nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+      for (const PlanNode& node : s.nodes) {
+        nlohmann::ordered_json pods = nlohmann::ordered_json::array();
+        for (int t : node.pod_order)
+          pods.push_back(s.scenario.tenants[static_cast<std::size_t>(t)].name);
+        nodes.push_back({{"name", node.name},
+                         {"machine", node.machine},
+                         {"model", node.model},
+                         {"cost_per_hour", node.cost_per_hour},
+                         {"family", node.family},
+                         {"partition", node.partition},
+                         {"instances", node.instances},
+                         {"clients", node.clients},
+                         {"gpus", node.gpus.size()},
+                         {"pod_order", pods}});
+      }
+      if (!s.nodes.empty()) e["nodes"] = nodes;
       nlohmann::ordered_json tenants = nlohmann::ordered_json::array();
       for (const PlanTenantOutcome& o : s.outcomes) {
         tenants.push_back({{"tenant", o.name},
@@ -156,13 +229,16 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
   }
   j["ranked"] = ranked;
   const PlanStats& st = r.stats;
-  j["search"] = {{"setups", st.setups},
+  j["search"] = {{"exact", !r.large},
+                 {"lower_bound_per_hour", r.lower_bound},
+                 {"setups", st.setups},
                  {"setups_after_bounds", st.setups_surviving},
                  {"pruned_fraction", st.setups > 0 ? 1.0 - st.setups_surviving / st.setups : 0.0},
                  {"units", st.units},
                  {"units_pruned", st.units_pruned},
                  {"simulations", st.simulations},
                  {"longer_windows", st.longer_windows},
+                 {"batches", st.batches},
                  {"dp_rounds", st.dp_rounds},
                  {"jobs", st.jobs},
                  {"wall_s", st.wall_s}};

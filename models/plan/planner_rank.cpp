@@ -18,6 +18,9 @@
 namespace gpumux {
 namespace planner_detail {
 
+const char* const kRankingRule =
+    "cost, then SLO margin (worst ratio, lower first), then isolation (more first)";
+
 double Planner::config_ratio(const Config& c) {
   double worst = 0;
   for (const Block& b : c.blocks) {
@@ -29,17 +32,16 @@ double Planner::config_ratio(const Config& c) {
 std::optional<std::pair<int, Config>> Planner::group_choice(Mask group,
                                                             const std::vector<bool>& families,
                                                             bool best_headroom) {
-  const std::vector<Variant> vs = variants(group, families);
-  for (std::size_t m = 0; m < models_.size(); ++m) {
+  for (int m = 0; m < options(); ++m) {
     std::optional<Config> best;
     double best_ratio = kInf;
-    for (const Variant& v : vs) {
-      GroupState* s = &group_state(group, static_cast<int>(m), v);
+    for (const Variant& v : variants_for(group, m, families)) {
+      GroupState* s = &group_state(group, m, v);
       if (best_headroom) {
         // Refinement: decide this variant too (simulate its candidates) to compare headroom.
         while (s->status == GroupState::unknown) {
           simulate_units(s->pending);
-          s = &group_state(group, static_cast<int>(m), v);
+          s = &group_state(group, m, v);
         }
       }
       if (s->status != GroupState::feasible) continue;
@@ -50,9 +52,72 @@ std::optional<std::pair<int, Config>> Planner::group_choice(Mask group,
       }
       if (!best_headroom) break;
     }
-    if (best) return std::pair{static_cast<int>(m), *best};
+    if (best) return std::pair{m, *best};
   }
   return std::nullopt;
+}
+
+void Planner::add_node(PlanSetup& setup, const Config& c) {
+  const Machine& machine = machines_[static_cast<std::size_t>(c.machine)];
+  const ModelInfo& model = models_[static_cast<std::size_t>(machine.model)];
+  PlanNode node;
+  node.name = "node" + std::to_string(setup.nodes.size());
+  node.machine = machine.name;
+  node.model = model.profile->name;
+  node.cost_per_hour = machine.price;
+  node.family = kFamilyNames[c.variant.family];
+  node.clients = c.variant.replicas;
+  const int per_gpu =
+      c.variant.profile < 0 ? 1 : instances_per_gpu(machine.model, c.variant.profile);
+  if (c.variant.profile >= 0) {
+    node.partition = model.profile->mig_profiles[static_cast<std::size_t>(c.variant.profile)].name;
+    node.instances = per_gpu;
+  }
+  node.pod_order = pod_order(c);
+  const Scenario one = node_scenario(c, node.name);
+  Scenario& s = setup.scenario;
+  for (std::size_t g = 0; g < one.gpus.size(); ++g) {
+    PlanGpu gpu;
+    gpu.name = one.gpus[g].name;
+    gpu.model = model.profile->name;
+    gpu.cost_per_hour = machine.price / machine.gpus;
+    gpu.family = node.family;
+    gpu.replicas = one.gpus[g].sharing.replicas;
+    gpu.mig = one.gpus[g].mig;
+    gpu.blocks.assign(static_cast<std::size_t>(per_gpu), {});
+    node.gpus.push_back(static_cast<int>(setup.gpus.size()));
+    setup.gpus.push_back(gpu);
+    GpuSpec spec = one.gpus[g];
+    spec.where.key_path = "gpus." + std::to_string(s.gpus.size());
+    s.gpus.push_back(spec);
+  }
+  const Mode mode = mode_of(c.variant);
+  for (std::size_t j = 0; j < c.blocks.size(); ++j) {
+    const Block& b = c.blocks[j];
+    PlanGpu& gpu = setup.gpus[static_cast<std::size_t>(node.gpus[static_cast<std::size_t>(b.gpu)])];
+    auto& members = gpu.blocks[j % static_cast<std::size_t>(per_gpu)];
+    for (int t = 0; t < n_; ++t) {
+      if (!(b.tenants >> t & 1u)) continue;
+      members.push_back(t);
+      const bool alone = b.tenants == (Mask{1} << t);
+      if (alone || (mode == Mode::mps && c.variant.replicas > 0)) ++setup.memory_isolated;
+      if (alone || mode != Mode::mps) ++setup.fault_isolated;
+    }
+    const UnitInfo& info = unit(unit_key(b.tenants, machine.model, b.profile, c.variant));
+    for (const PlanTenantOutcome& o : info.outcomes) setup.outcomes.push_back(o);
+    setup.worst_ratio = std::max(setup.worst_ratio, info.worst_ratio);
+  }
+  for (const TenantSpec& t : one.tenants) {
+    TenantSpec& tenant = s.tenants[static_cast<std::size_t>(tenant_index(t.name))];
+    tenant.device = t.device;
+    tenant.devices = t.devices;
+    tenant.gpus = 1;
+    for (PlanTenantOutcome& o : setup.outcomes) {
+      if (o.name == t.name) o.device = t.device;
+    }
+  }
+  setup.cost_per_hour += machine.price;
+  setup.nodes.push_back(node);
 }
 
 PlanSetup Planner::make_setup(const std::string& label, const Partition& p,
@@ -67,13 +132,39 @@ PlanSetup Planner::make_setup(const std::string& label, const Partition& p,
   s.tenants = scenario_.tenants;
   std::vector<Mask> groups = p.groups;
   std::sort(groups.begin(), groups.end(), [](Mask a, Mask b) { return lowest(a) < lowest(b); });
+  std::vector<Config> configs;
   for (const Mask g : groups) {
     auto choice = group_choice(g, families, refine);
     if (!choice) {
       setup.feasible = false;
       continue;
     }
-    const Config& c = choice->second;
+    configs.push_back(choice->second);
+  }
+  add_configs(setup, configs);
+  return setup;
+}
+
+PlanSetup Planner::setup_of(const std::string& label, const std::vector<Config>& configs) {
+  PlanSetup setup;
+  setup.label = label;
+  setup.feasible = true;
+  setup.tenants = n_;
+  Scenario& s = setup.scenario;
+  s = run_settings();
+  s.faults = scenario_.faults;
+  s.tenants = scenario_.tenants;
+  add_configs(setup, configs);
+  return setup;
+}
+
+void Planner::add_configs(PlanSetup& setup, const std::vector<Config>& configs) {
+  Scenario& s = setup.scenario;
+  for (const Config& c : configs) {
+    if (node_mode()) {
+      add_node(setup, c);
+      continue;
+    }
     const ModelInfo& model = models_[static_cast<std::size_t>(c.model)];
     PlanGpu gpu;
     gpu.model = model.profile->name;
@@ -83,6 +174,7 @@ PlanSetup Planner::make_setup(const std::string& label, const Partition& p,
     gpu.replicas = one.gpus.front().sharing.replicas;
     gpu.mig = one.gpus.front().mig;
     const std::string name = "gpu" + std::to_string(s.gpus.size());
+    gpu.name = name;
     for (const Block& b : c.blocks) {
       std::vector<int> members;
       for (int t = 0; t < n_; ++t) {
@@ -128,7 +220,127 @@ PlanSetup Planner::make_setup(const std::string& label, const Partition& p,
     }
   }
   setup.outcomes = ordered;
-  return setup;
+}
+
+std::vector<std::string> Planner::alone_checks(std::string& reason) {
+  // Every tenant alone on a whole GPU of each model, simulated as one batch: the best a tenant
+  // can get (no neighbour, the most SMs and memory). A tenant that fails there fails in every
+  // setup, so the plan has no answer; these units are the dedicated ones the search reuses.
+  std::vector<UnitKey> batch;
+  for (int t = 0; t < n_; ++t) {
+    for (std::size_t m = 0; m < models_.size(); ++m) {
+      const UnitKey key = unit_key(Mask{1} << t, static_cast<int>(m), -1, {kDedicated, 0});
+      if (unit(key).verdict == Verdict::unknown) batch.push_back(key);
+    }
+  }
+  simulate_units(batch);
+  std::vector<std::string> failing;
+  for (int t = 0; t < n_; ++t) {
+    std::string why;
+    bool somewhere = false;
+    for (std::size_t m = 0; m < models_.size(); ++m) {
+      const UnitInfo& info = unit(unit_key(Mask{1} << t, static_cast<int>(m), -1, {kDedicated, 0}));
+      if (info.verdict == Verdict::feasible) somewhere = true;
+      why = info.reason;  // the last model: the largest price, usually the largest GPU
+    }
+    if (somewhere) continue;
+    failing.push_back(scenario_.tenants[static_cast<std::size_t>(t)].name);
+    if (!reason.empty()) reason += "; ";
+    reason += "alone on " + models_.back().profile->name + ": " + why;
+  }
+  return failing;
+}
+
+void Planner::exact_search(PlanResult& result) {
+  std::vector<bool> all(kFamilies, false);
+  for (int f = 0; f < kFamilies; ++f) all[static_cast<std::size_t>(f)] = allowed_[f];
+  stats_.setups = count_setups(false);
+  stats_.setups_surviving = count_setups(true);
+
+  std::vector<Mask> best_first;
+  const auto best = solve(all, &best_first, true);
+  if (best) {
+    result.ranked.push_back(make_setup("best", *best, all, options_.refine));
+  } else {
+    PlanSetup none;
+    none.label = "best";
+    none.tenants = n_;
+    none.reason = fmt::format("no setup within {} GPUs meets every SLO", plan_.max_gpus);
+    result.ranked.push_back(none);
+  }
+
+  // The cheapest setup of each family (a group of one is always a dedicated GPU).
+  for (int f = 0; f < kFamilies; ++f) {
+    if (!allowed_[f]) continue;
+    std::vector<bool> only(kFamilies, false);
+    only[static_cast<std::size_t>(f)] = true;
+    std::vector<Mask> first;
+    const auto p = solve(only, &first, true);
+    PlanSetup setup;
+    if (p) {
+      setup = make_setup(kFamilyNames[f], *p, only, false);
+    } else {
+      setup.label = kFamilyNames[f];
+      setup.tenants = n_;
+    }
+    // Why cheaper setups of this family failed: the groups of its first (optimistic) partition
+    // that turned out infeasible, with the failure of each.
+    const double best_cost = result.found() ? result.ranked.front().cost_per_hour : kInf;
+    if (!p || p->cost > best_cost + 1e-9) {
+      std::vector<Mask> probe = first;
+      if (result.found() && f != kDedicated) {
+        // With the winner's packing, what goes wrong in this family?
+        probe.clear();
+        const PlanSetup& winner = result.ranked.front();
+        const auto mask_of = [](const PlanGpu& g) {
+          Mask m = 0;
+          for (const auto& b : g.blocks) {
+            for (int t : b) m |= Mask{1} << t;
+          }
+          return m;
+        };
+        if (node_mode()) {
+          for (const PlanNode& node : winner.nodes) {
+            Mask m = 0;
+            for (int g : node.gpus) m |= mask_of(winner.gpus[static_cast<std::size_t>(g)]);
+            probe.push_back(m);
+          }
+        } else {
+          for (const PlanGpu& g : winner.gpus) probe.push_back(mask_of(g));
+        }
+      }
+      for (const Mask g : probe) {
+        if (popcount(g) < 2) continue;
+        for (int m = 0; m < options(); ++m) {
+          std::string why;
+          bool open = false;
+          for (const Variant& v : variants_for(g, m, only)) {
+            GroupState* s = &group_state(g, m, v);
+            while (s->status == GroupState::unknown) {  // decide it: the reason must be real
+              simulate_units(s->pending);
+              s = &group_state(g, m, v);
+            }
+            if (s->status == GroupState::feasible) open = true;
+            if (s->status == GroupState::infeasible && why.empty()) why = s->reason;
+          }
+          if (!open && !why.empty()) {
+            if (!setup.reason.empty()) setup.reason += "; ";
+            if (why.rfind(kFamilyNames[f], 0) != 0) {
+              why = std::string(kFamilyNames[f]) + " {" + join_names(scenario_.tenants, g) +
+                    "}: " + why;
+            }
+            setup.reason += why;
+            break;
+          }
+        }
+      }
+      if (!p && setup.reason.empty()) {
+        setup.reason = fmt::format("no setup within {} GPUs", plan_.max_gpus);
+      }
+    }
+    result.ranked.push_back(setup);
+  }
+  if (result.found()) result.lower_bound = result.ranked.front().cost_per_hour;
 }
 
 PlanResult Planner::run() {
@@ -139,6 +351,10 @@ PlanResult Planner::run() {
   result.headroom = plan_.headroom;
   result.max_gpus = plan_.max_gpus;
   result.strategies = plan_.strategies;
+  result.platform = plan_.platform;
+  for (const TenantSpec& t : scenario_.tenants) result.tenant_names.push_back(t.name);
+  result.ranking = kRankingRule;
+  result.notes = platform_notes_;
   stats_.jobs = jobs_;
   std::vector<bool> all(kFamilies, false);
   for (int f = 0; f < kFamilies; ++f) all[static_cast<std::size_t>(f)] = allowed_[f];
@@ -166,101 +382,58 @@ PlanResult Planner::run() {
     return result;
   }
 
-  stats_.setups = count_setups(false);
-  stats_.setups_surviving = count_setups(true);
+  // The alone checks first: a tenant that cannot meet its SLO alone answers the plan at once.
+  {
+    std::string reason;
+    result.infeasible_alone = alone_checks(reason);
+    if (!result.infeasible_alone.empty()) {
+      PlanSetup none;
+      none.label = "best";
+      none.tenants = n_;
+      none.reason = reason;
+      result.ranked.push_back(none);
+      stats_.wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      result.stats = stats_;
+      return result;
+    }
+  }
 
-  std::vector<Mask> best_first;
-  const auto best = solve(all, &best_first, true);
-  if (best) {
-    result.ranked.push_back(make_setup("best", *best, all, options_.refine));
+  if (n_ > std::min(options_.exact_tenants, 20)) {
+    run_large(result);
   } else {
-    PlanSetup none;
-    none.label = "best";
-    // Name the tenants that cannot meet their SLO even alone on the largest GPU.
-    for (int t = 0; t < n_; ++t) {
-      const Mask g = Mask{1} << t;
-      if (group_cost(g, all).first < kInf) continue;
-      const GroupState& s = group_state(g, static_cast<int>(models_.size()) - 1, {kDedicated, 0});
-      if (!none.reason.empty()) none.reason += "; ";
-      none.reason += "alone on " + models_.back().profile->name + ": " + s.reason;
-    }
-    if (none.reason.empty()) {
-      none.reason = fmt::format("no setup within {} GPUs meets every SLO", plan_.max_gpus);
-    }
-    result.ranked.push_back(none);
+    exact_search(result);
   }
-
-  // The cheapest setup of each family (a group of one is always a dedicated GPU).
-  for (int f = 0; f < kFamilies; ++f) {
-    if (!allowed_[f]) continue;
-    std::vector<bool> only(kFamilies, false);
-    only[static_cast<std::size_t>(f)] = true;
-    std::vector<Mask> first;
-    const auto p = solve(only, &first, true);
-    PlanSetup setup;
-    if (p) {
-      setup = make_setup(kFamilyNames[f], *p, only, false);
-    } else {
-      setup.label = kFamilyNames[f];
-      setup.tenants = n_;
+  // Rank (kRankingRule): feasible setups by cost, then the worst SLO ratio (the margin), then
+  // isolation (tenants memory- plus fault-isolated, more first); infeasible families last. The
+  // first is the answer: "best" (a family row that beats the mixed optimum on margin or
+  // isolation at the same cost takes its place; the mixed one is kept as "mixed").
+  const auto before = [](const PlanSetup& a, const PlanSetup& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if (!a.feasible) return false;
+    if (std::abs(a.cost_per_hour - b.cost_per_hour) > 1e-9) {
+      return a.cost_per_hour < b.cost_per_hour;
     }
-    // Why cheaper setups of this family failed: the groups of its first (optimistic) partition
-    // that turned out infeasible, with the failure of each.
-    const double best_cost = result.found() ? result.ranked.front().cost_per_hour : kInf;
-    if (!p || p->cost > best_cost + 1e-9) {
-      std::vector<Mask> probe = first;
-      if (result.found() && f != kDedicated) {
-        // With the winner's packing, what goes wrong in this family?
-        probe.clear();
-        for (const PlanGpu& g : result.ranked.front().gpus) {
-          Mask m = 0;
-          for (const auto& b : g.blocks) {
-            for (int t : b) m |= Mask{1} << t;
-          }
-          probe.push_back(m);
-        }
+    if (std::abs(a.worst_ratio - b.worst_ratio) > 1e-12) return a.worst_ratio < b.worst_ratio;
+    return a.memory_isolated + a.fault_isolated > b.memory_isolated + b.fault_isolated;
+  };
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), before);
+  if (result.ranked.front().feasible && result.ranked.front().label != "best") {
+    // A family's setup is the answer: it leads as "best" (its family row stays below it); the
+    // mixed search's setup stays only if it differs, as "mixed".
+    PlanSetup winner = result.ranked.front();
+    for (std::size_t i = 0; i < result.ranked.size(); ++i) {
+      if (result.ranked[i].label != "best") continue;
+      if (!before(winner, result.ranked[i]) && !before(result.ranked[i], winner)) {
+        result.ranked.erase(result.ranked.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        result.ranked[i].label = "mixed";
       }
-      for (const Mask g : probe) {
-        if (popcount(g) < 2) continue;
-        for (std::size_t m = 0; m < models_.size(); ++m) {
-          std::string why;
-          bool open = false;
-          for (const Variant& v : variants(g, only)) {
-            GroupState* s = &group_state(g, static_cast<int>(m), v);
-            while (s->status == GroupState::unknown) {  // decide it: the reason must be real
-              simulate_units(s->pending);
-              s = &group_state(g, static_cast<int>(m), v);
-            }
-            if (s->status == GroupState::feasible) open = true;
-            if (s->status == GroupState::infeasible && why.empty()) why = s->reason;
-          }
-          if (!open && !why.empty()) {
-            if (!setup.reason.empty()) setup.reason += "; ";
-            if (why.rfind(kFamilyNames[f], 0) != 0) {
-              why = std::string(kFamilyNames[f]) + " {" + join_names(scenario_.tenants, g) +
-                    "}: " + why;
-            }
-            setup.reason += why;
-            break;
-          }
-        }
-      }
-      if (!p && setup.reason.empty()) {
-        setup.reason = fmt::format("no setup within {} GPUs", plan_.max_gpus);
-      }
+      break;
     }
-    result.ranked.push_back(setup);
+    winner.label = "best";
+    result.ranked.insert(result.ranked.begin(), winner);
   }
-  // Rank: feasible setups by cost, then worst SLO ratio; infeasible families last.
-  std::stable_sort(result.ranked.begin() + 1, result.ranked.end(),
-                   [](const PlanSetup& a, const PlanSetup& b) {
-                     if (a.feasible != b.feasible) return a.feasible;
-                     if (!a.feasible) return false;
-                     if (std::abs(a.cost_per_hour - b.cost_per_hour) > 1e-9) {
-                       return a.cost_per_hour < b.cost_per_hour;
-                     }
-                     return a.worst_ratio < b.worst_ratio;
-                   });
 
   if (result.found()) {
     PlanSetup& winner = result.ranked.front();
@@ -275,7 +448,7 @@ PlanResult Planner::run() {
       const auto stopped = [&] {
         return options_.interrupt != nullptr && options_.interrupt->load();
       };
-      const Mask all_tenants = (Mask{1} << n_) - 1;
+      const Mask all_tenants = n_ >= 64 ? ~Mask{0} : (Mask{1} << n_) - 1;
       for (;;) {
         if (stopped()) throw PlanInterrupted();
         result.best_run = simulate(resolve_scenario(winner.scenario), run);

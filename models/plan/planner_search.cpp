@@ -16,14 +16,15 @@ namespace planner_detail {
 // ---------------------------------------------------------------------------------------------
 // Groups
 
-Planner::GroupState& Planner::group_state(Mask group, int model, const Variant& v) {
-  GroupState& state = groups_[GroupKey{group, model, v.family, v.replicas}];
-  refresh(state, group, model, v);
+Planner::GroupState& Planner::group_state(Mask group, int option, const Variant& v) {
+  GroupState& state = groups_[GroupKey{group, option, v.family, v.replicas, v.profile}];
+  refresh(state, group, option, v);
   return state;
 }
 
-void Planner::refresh(GroupState& state, Mask group, int model, const Variant& v) {
+void Planner::refresh(GroupState& state, Mask group, int option, const Variant& v) {
   if (state.status != GroupState::unknown) return;
+  const int model = option_model(option);
   if (!state.config.blocks.empty()) {
     // Re-check the candidate: still open while every unit is feasible or unknown.
     bool open = true, all_known = true;
@@ -50,8 +51,33 @@ void Planner::refresh(GroupState& state, Mask group, int model, const Variant& v
     }
   }
   // A new optimistic candidate: every unit passes the bounds and none is known to fail.
-  state.config = Config{model, v, {}};
+  state.config = Config{model, v, {}, node_mode() ? option : -1};
   state.pending.clear();
+  if (node_mode()) {
+    // A balanced split of the group over the node's devices (planner_nodes.cpp).
+    const int size = popcount(group);
+    const int d = std::min(size, devices_of(option, v));
+    const int small = size / d, big = small + (size % d ? 1 : 0);
+    std::vector<Block> blocks;
+    std::set<std::pair<Mask, int>> failed;
+    std::string reason;
+    reason_rank_ = -1;
+    simulated_failure_ = false;
+    if (!search_split(group, size % d ? size % d : d, big, small, option, v, true, blocks,
+                      state.pending, reason, failed)) {
+      state.status = GroupState::infeasible;
+      state.reason = reason.empty() ? fmt::format("no split of {{{}}} over {} fits",
+                                                  join_names(scenario_.tenants, group),
+                                                  machines_[static_cast<std::size_t>(option)].name)
+                                    : reason;
+      state.config.blocks.clear();
+      return;
+    }
+    state.config.blocks = blocks;
+    place_blocks(state.config);
+    if (state.pending.empty()) state.status = GroupState::feasible;
+    return;
+  }
   if (!is_mig(v)) {
     const UnitKey key = unit_key(group, model, -1, v);
     const UnitInfo& info = unit(key);
@@ -153,16 +179,22 @@ bool Planner::search_mig(Mask remaining, int layout, int model, const Variant& v
   return false;
 }
 
-std::pair<double, bool> Planner::group_cost(Mask group, const std::vector<bool>& families) {
-  const std::vector<Variant> vs = variants(group, families);
-  for (std::size_t m = 0; m < models_.size(); ++m) {
+std::pair<double, bool> Planner::group_cost(Mask group, const std::vector<bool>& families,
+                                            int* option) {
+  for (int o = 0; o < options(); ++o) {
     bool unknown = false;
-    for (const Variant& v : vs) {
-      const GroupState& s = group_state(group, static_cast<int>(m), v);
-      if (s.status == GroupState::feasible) return {models_[m].spec.cost_per_hour, true};
+    for (const Variant& v : variants_for(group, o, families)) {
+      const GroupState& s = group_state(group, o, v);
+      if (s.status == GroupState::feasible) {
+        if (option) *option = o;
+        return {option_price(o), true};
+      }
       if (s.status == GroupState::unknown) unknown = true;
     }
-    if (unknown) return {models_[m].spec.cost_per_hour, false};
+    if (unknown) {
+      if (option) *option = o;
+      return {option_price(o), false};
+    }
   }
   return {kInf, true};
 }
@@ -170,10 +202,11 @@ std::pair<double, bool> Planner::group_cost(Mask group, const std::vector<bool>&
 // ---------------------------------------------------------------------------------------------
 // Partitions
 
-Planner::Partition Planner::cheapest_partition(const std::vector<double>& cost) const {
+Planner::Partition Planner::cheapest_partition(const std::vector<double>& cost,
+                                               const std::vector<int>* weight) const {
   const Mask full = (Mask{1} << n_) - 1;
   const std::size_t size = std::size_t{1} << n_;
-  const int kmax = std::min(plan_.max_gpus, n_);
+  const int kmax = weight ? plan_.max_gpus : std::min(plan_.max_gpus, n_);
   // f[k][mask]: cheapest way to place `mask` on exactly k GPUs; choice for reconstruction.
   std::vector<std::vector<double>> f(static_cast<std::size_t>(kmax) + 1,
                                      std::vector<double>(size, kInf));
@@ -188,7 +221,8 @@ Planner::Partition Planner::cheapest_partition(const std::vector<double>& cost) 
       Mask pick = 0;
       for (Mask s = rest;; s = (s - 1) & rest) {
         const Mask g = s | low;
-        const double c = cost[g] + f[static_cast<std::size_t>(k) - 1][mask & ~g];
+        const int w = weight ? (*weight)[g] : 1;
+        const double c = w <= k ? cost[g] + f[static_cast<std::size_t>(k - w)][mask & ~g] : kInf;
         if (c < best) {
           best = c;
           pick = g;
@@ -210,10 +244,11 @@ Planner::Partition Planner::cheapest_partition(const std::vector<double>& cost) 
   }
   if (best_k < 0) return p;
   Mask mask = full;
-  for (int k = best_k; k > 0; --k) {
+  for (int k = best_k; k > 0 && mask != 0;) {
     const Mask g = choice[static_cast<std::size_t>(k)][mask];
     p.groups.push_back(g);
     mask &= ~g;
+    k -= weight ? (*weight)[g] : 1;
   }
   return p;
 }
@@ -225,23 +260,25 @@ std::optional<Planner::Partition> Planner::solve(const std::vector<bool>& famili
     ++stats_.dp_rounds;
     std::vector<double> cost(size, kInf);
     std::vector<bool> proven(size, false);
+    std::vector<int> weight(size, 1);
     for (Mask g = 1; g < size; ++g) {
-      const auto [c, known] = group_cost(g, families);
+      int option = 0;
+      const auto [c, known] = group_cost(g, families, &option);
       cost[g] = c;
       proven[g] = known;
+      weight[g] = option_gpus(option);
     }
-    const Partition p = cheapest_partition(cost);
+    const Partition p = cheapest_partition(cost, node_mode() ? &weight : nullptr);
     if (first != nullptr && first->empty()) *first = p.groups;
     if (!(p.cost < kInf)) return std::nullopt;
     std::vector<UnitKey> batch;
     for (const Mask g : p.groups) {
       if (proven[g]) continue;
-      // The cheapest model where the group may still work: its first open variant.
-      const std::vector<Variant> vs = variants(g, families);
+      // The cheapest option where the group may still work: its first open variant.
       bool taken = false;
-      for (std::size_t m = 0; m < models_.size() && !taken; ++m) {
-        for (const Variant& v : vs) {
-          const GroupState& s = group_state(g, static_cast<int>(m), v);
+      for (int m = 0; m < options() && !taken; ++m) {
+        for (const Variant& v : variants_for(g, m, families)) {
+          const GroupState& s = group_state(g, m, v);
           if (s.status != GroupState::unknown) continue;
           for (const UnitKey& u : s.pending) {
             if (std::find(batch.begin(), batch.end(), u) == batch.end()) batch.push_back(u);
@@ -257,7 +294,7 @@ std::optional<Planner::Partition> Planner::solve(const std::vector<bool>& famili
     for (const Mask g : p.groups) {
       if (static_cast<int>(batch.size()) >= jobs_) break;
       if (proven[g]) continue;
-      for (const Variant& v : variants(g, families)) {
+      for (const Variant& v : variants_for(g, 0, families)) {
         const GroupState& s = group_state(g, 0, v);
         if (s.status != GroupState::unknown) continue;
         for (const UnitKey& u : s.pending) {

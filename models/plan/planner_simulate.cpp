@@ -49,6 +49,11 @@ std::optional<Nanos> Planner::longer_window(Nanos duration) const {
 }
 
 Scenario Planner::unit_scenario(const Config& config, Nanos duration) const {
+  if (config.machine >= 0) {
+    Scenario s = node_scenario(config, "node0");
+    if (duration > 0) s.duration = duration;
+    return s;
+  }
   const ModelInfo& model = models_[static_cast<std::size_t>(config.model)];
   Scenario s = run_settings();
   if (duration > 0) s.duration = duration;
@@ -268,6 +273,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
     std::vector<Nanos> again_windows;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.batches;
       for (std::size_t i = 0; i < round.size(); ++i) {
         UnitInfo& info = units_[round[i]];
         ++stats_.simulations;

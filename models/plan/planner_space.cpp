@@ -95,6 +95,7 @@ int Planner::unit_replicas(const Variant& v, Mask block) const {
 }
 
 double Planner::count_configs(Mask group, int model, const Variant& v, bool surviving) {
+  if (node_mode()) return count_node_configs(group, model, v, surviving);
   if (!is_mig(v)) {
     if (!surviving) return 1;
     const UnitInfo& info = unit(unit_key(group, model, -1, v));
@@ -138,13 +139,15 @@ double Planner::count_setups(bool surviving) {
   const std::size_t size = std::size_t{1} << n_;
   std::vector<double> c(size, 0);
   for (Mask g = 1; g < size; ++g) {
-    for (std::size_t m = 0; m < models_.size(); ++m) {
-      for (const Variant& v : variants(g, families)) {
-        c[g] += count_configs(g, static_cast<int>(m), v, surviving);
+    for (int m = 0; m < options(); ++m) {
+      for (const Variant& v : variants_for(g, m, families)) {
+        c[g] += count_configs(g, m, v, surviving);
       }
     }
   }
   const Mask full = (Mask{1} << n_) - 1;
+  // Set partitions into at most max_gpus groups (on nodes: at most max_gpus nodes, an upper
+  // bound of the space: a node may hold several GPUs).
   const int kmax = std::min(plan_.max_gpus, n_);
   std::vector<double> prev(size, 0), cur(size, 0);
   prev[0] = 1;

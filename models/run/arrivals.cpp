@@ -43,13 +43,13 @@ void Tenant::on_closed_arrival() {
 }
 
 void Tenant::schedule_closed_arrival(Nanos at) {
-  run_.sim.schedule_at(at, make_event<&Tenant::on_closed_arrival>(*this), kPriorityArrival);
+  sim_.schedule_at(at, make_event<&Tenant::on_closed_arrival>(*this), kPriorityArrival);
 }
 
 void Tenant::schedule_next_open_arrival() {
-  const Nanos next = next_open_arrival(run_.sim.now());
+  const Nanos next = next_open_arrival(sim_.now());
   if (next != kNever) {
-    run_.sim.schedule_at(next, make_event<&Tenant::on_open_arrival>(*this), kPriorityArrival);
+    sim_.schedule_at(next, make_event<&Tenant::on_open_arrival>(*this), kPriorityArrival);
   }
 }
 

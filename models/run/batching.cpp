@@ -162,7 +162,7 @@ int Tenant::admit_front(std::int64_t prefill_budget) {
     if (front->start >= 0) {
       // A preempted request that can no longer be readmitted: it failed while running.
       front->dead = true;
-      front->finish = run_.sim.now();
+      front->finish = sim_.now();
       front->status = RequestStatus::failed;
       run_.record_request(index_, *front);
       graveyard_.push_back(std::move(front));
@@ -172,7 +172,7 @@ int Tenant::admit_front(std::int64_t prefill_budget) {
     return -1;
   }
   if (front->start < 0) {
-    front->start = run_.sim.now();
+    front->start = sim_.now();
     front->solo_latency = batched_solo_latency(*front);
   }
   front->memory = bytes;
@@ -388,7 +388,7 @@ void Tenant::start_iteration() {
   it.specs.clear();
   it.shapes.clear();
   it.dead = false;
-  it.start = run_.sim.now();
+  it.start = sim_.now();
   expand_kernels(it, s);
   iteration_running_ = true;
   start_streams(it);
@@ -409,7 +409,7 @@ void Tenant::end_iteration() {
     r->chunk = 0;
     r->decoding = false;
     if (!token && !orca) continue;
-    if (r->first_token < 0) r->first_token = run_.sim.now();
+    if (r->first_token < 0) r->first_token = sim_.now();
     if (++r->tokens_done >= std::max<std::int64_t>(1, r->output_tokens)) done.push_back(r.get());
   }
   for (Request* r : done) finish_request(*r, RequestStatus::completed);

@@ -14,7 +14,8 @@
 // handlers' state changes, in the same order, as the queued path: arrive/dispatch/begin_request,
 // issue_next_kernel, on_stream_ready, complete_finished/on_kernel_finished (mirrored below, the
 // device's part by Device::inline_*). It stops before the first event at or after
-//     horizon = min(the earliest queued event, the next tick),
+//     horizon = min(the earliest queued event, the next tick, the end of the window + 1)
+// (Simulator::inline_horizon; queue, ticks and window are the tenant's component's: run.hpp),
 // so every other event, and every tick of the sampler, sees exactly the state the queued path
 // would have shown it; then it queues what is pending. Queued then, those events take sequence
 // numbers after every event already queued, as they would have (each was scheduled after the
@@ -53,10 +54,11 @@ bool Tenant::direct_workload() const {
 }
 
 void Tenant::run_direct() {
-  Simulator& sim = run_.sim;
+  Simulator& sim = sim_;
   // None of this tenant's events is queued now (it is idle, its device empty, this arrival was
-  // its one pending event), so the earliest queued event is somebody else's.
-  const Nanos horizon = std::min(sim.next_event_time(), sim.next_tick());
+  // its one pending event), so the earliest queued event is somebody else's (in its component:
+  // run.hpp), else a tick or the end of the component's window (components.cpp).
+  const Nanos horizon = sim.inline_horizon();
   if (single_launch_ != nullptr && run_direct_single(horizon)) return;
   DirectEvents pending;
   direct_arrive(pending);  // the queued arrival event now
@@ -93,7 +95,7 @@ void Tenant::run_direct() {
 // Back to the queue: the waiting rows become queued Requests, what is pending queued events (of
 // distinct classes, so their order of scheduling does not matter).
 void Tenant::queue_pending(const DirectEvents& pending) {
-  Simulator& sim = run_.sim;
+  Simulator& sim = sim_;
   for (std::size_t i = direct_head_; i < direct_waiting_.size(); ++i) {
     const DirectArrival& a = direct_waiting_[i];
     std::unique_ptr<Request> request = acquire_request();
@@ -152,7 +154,7 @@ inline bool Tenant::direct_arrival(Nanos now, DirectArrival& a) {
 // else waits.
 void Tenant::direct_arrive(DirectEvents& pending) {
   DirectArrival a;
-  if (!direct_arrival(run_.sim.now(), a)) return;
+  if (!direct_arrival(sim_.now(), a)) return;
   if (pending.serving != nullptr) {
     direct_waiting_.push_back(a);
     return;
@@ -169,7 +171,7 @@ bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
   Request& r = *pending.serving;
   take_arrival(r, a);
   // begin_request() with no memory to allocate.
-  r.start = run_.sim.now();
+  r.start = sim_.now();
   r.memory = 0;
   expand_kernels(r, alone_scaling(r));
   if (r.durations.empty()) {
@@ -187,7 +189,7 @@ bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
 // finish_request(r, completed) for the request in flight: recorded; its storage stays with the
 // inline run (direct_next) instead of the graveyard.
 void Tenant::direct_finish(Request& r) {
-  r.finish = run_.sim.now();
+  r.finish = sim_.now();
   r.status = RequestStatus::completed;
   r.dead = true;
   run_.record_request(index_, r);
@@ -219,7 +221,7 @@ void Tenant::direct_next(DirectEvents& pending) {
 
 // issue_next_kernel().
 void Tenant::direct_issue(Stream& stream, DirectEvents& pending) {
-  const Nanos now = run_.sim.now();
+  const Nanos now = sim_.now();
   const LaunchSequence& sequence = *stream.sequence;
   const Nanos issue = issue_time(sequence, stream.next_kernel, now);
   const Nanos ready = issue + launch_time(sequence, stream.next_kernel);
@@ -263,7 +265,7 @@ void Tenant::direct_ready(DirectEvents& pending) {
 // flight.
 void Tenant::direct_completion(DirectEvents& pending) {
   Device& device = *devices_.front();
-  const Nanos now = run_.sim.now();
+  const Nanos now = sim_.now();
   Request& r = *pending.serving;
   Stream& stream = r.streams.front();
   KernelRun& kernel = stream.kernel;
@@ -301,13 +303,14 @@ void Tenant::direct_completion(DirectEvents& pending) {
 //  - completion: advance(), the tolerance test, work_completed_, the kernel and request records,
 //    the next waiting request started, then the device's recompute (the next kernel, or idle).
 bool Tenant::run_direct_single(Nanos horizon) {
-  Simulator& sim = run_.sim;
+  Simulator& sim = sim_;
   Device& device = *devices_.front();
   const KernelSpec& spec = *single_launch_;
   KernelRun probe;  // the kernel's fields as prepare_kernel() sets them
   probe.tenant = index_;
   probe.sm_fraction = spec.sm_fraction;
   probe.memory_bound = spec.memory_bound;
+  probe.busy_share = spec.busy_share;
   probe.waves = spec.waves;
   probe.working_set = static_cast<double>(spec.working_set);
   probe.grid = spec.grid();
@@ -341,10 +344,22 @@ bool Tenant::run_direct_single(Nanos horizon) {
   Nanos first_start = -1;
   bool on_device = false, launching = false, deferred = false;
   Nanos arrival_at = kNever, ready_at = kNever, completion_at = kNever;
+  // Whether the device's integrals were set to running_levels / idle_levels in this loop (then
+  // their peaks are counted: the _again forms).
+  bool running_set = false, idle_set = false;
 
   auto finish_time = [&](Nanos now) __attribute__((always_inline)) {
     const Nanos wait = checked::ceil_nanos_saturating(remaining / rate);
     return wait < kNever - now ? now + wait : kNever;
+  };
+  auto kernel_started = [&](Nanos now) __attribute__((always_inline)) {
+    if (running_set) {
+      device.solo_kernel_started_again(now, running_levels);
+    } else {
+      device.solo_kernel_started(now, running_levels);
+      running_set = true;
+    }
+    completion_at = finish_time(now);
   };
   auto submit = [&](Nanos now, bool in_completion) __attribute__((always_inline)) {
     first_start = now;
@@ -354,8 +369,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
       deferred = true;  // the completion's recompute starts it
       return;
     }
-    device.solo_kernel_started(now, running_levels);
-    completion_at = finish_time(now);
+    kernel_started(now);
   };
   auto begin = [&](const DirectArrival& a, Nanos now, bool in_completion)
       __attribute__((always_inline)) {
@@ -389,8 +403,7 @@ bool Tenant::run_direct_single(Nanos horizon) {
     remaining = device.solo_advance(now, rate, remaining);
     if (remaining > 1e-9 * work + 1e-3) {
       // Runs on (not reached: the wait is rounded up): recomputed as it is.
-      device.solo_kernel_started(now, running_levels);
-      completion_at = finish_time(now);
+      kernel_started(now);
       return;
     }
     device.solo_kernel_finished(work, remaining);
@@ -417,16 +430,21 @@ bool Tenant::run_direct_single(Nanos horizon) {
     }
     if (deferred) {  // the recompute with the kernel submitted meanwhile
       deferred = false;
-      device.solo_kernel_started(now, running_levels);
-      completion_at = finish_time(now);
+      kernel_started(now);
+    } else if (idle_set) {
+      device.solo_idle_again(now, idle_levels);
     } else {
       device.solo_idle(now, idle_levels);
+      idle_set = true;
     }
   };
 
   arrive(sim.now());  // the queued arrival event now
   arrival_at = next_open_arrival(sim.now());
   bool running = sim.end_queued_event_early();
+  // The inline events are counted in bulk: `ran` of them since the last count, at most `budget`
+  // (the count that makes the poll due).
+  std::uint64_t budget = sim.inline_events_before_poll(), ran = 0;
   while (running) {
     // The earliest pending event in queue order: time, then class.
     Nanos t = completion_at;
@@ -451,8 +469,13 @@ bool Tenant::run_direct_single(Nanos horizon) {
       arrive(t);
       arrival_at = next_open_arrival(sim.now());
     }
-    running = sim.end_inline_event();
+    if (++ran == budget) {  // interrupted: stops after this event, as queued
+      running = sim.end_inline_events(ran);
+      ran = 0;
+      budget = sim.inline_events_before_poll();
+    }
   }
+  sim.end_inline_events(ran);  // (no poll due: ran < budget)
 
   // Back to the queue: the request in flight as the Request the handlers would have built.
   Stream* stream = nullptr;

@@ -68,12 +68,12 @@ void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) con
           decode && scaling.repeat_per_token ? context + static_cast<double>(i) : context;
       double d = base(k) * scale + static_cast<double>(k.per_sequence) * sequences +
                  k.per_context_token * c;
-      LaunchShape shape{k.sm_fraction, k.waves, k.memory_bound};
+      LaunchShape shape{k.sm_fraction, k.waves, k.memory_bound, k.busy_share};
       if (k.roofline.any()) {
         d += k.roofline.nanos(roofline_tokens, sequences, c);
         if constexpr (kShapes) {
           k.roofline.shape(roofline_tokens, sequences, c, shape.sm_fraction, shape.waves,
-                           shape.memory_bound);
+                           shape.memory_bound, shape.busy_share);
         }
       }
       push(k, d, shape);
@@ -113,7 +113,7 @@ double Tenant::mean_iteration_time(const KernelScaling& scaling) const {
 }
 
 bool Tenant::begin_request(Request& r) {
-  r.start = run_.sim.now();
+  r.start = sim_.now();
   const std::int64_t bytes = request_bytes(r);
   if (!allocate(bytes, "per-request allocation:")) return false;
   r.memory = bytes;
@@ -190,7 +190,7 @@ void Tenant::advance_stream(Stream& stream) {
 }
 
 void Tenant::issue_next_kernel(Stream& stream) {
-  const Nanos now = run_.sim.now();
+  const Nanos now = sim_.now();
   const LaunchSequence& sequence = *stream.sequence;
   const Nanos issue = issue_time(sequence, stream.next_kernel, now);
   const Nanos ready = issue + launch_time(sequence, stream.next_kernel);
@@ -198,8 +198,8 @@ void Tenant::issue_next_kernel(Stream& stream) {
     submit_kernel(stream);
     return;
   }
-  stream.ready_event = run_.sim.schedule_at(
-      ready, make_event<&Tenant::on_stream_ready>(*this, stream), kPriorityControl);
+  stream.ready_event = sim_.schedule_at(ready, make_event<&Tenant::on_stream_ready>(*this, stream),
+                                        kPriorityControl);
   // Already in the stream's queue (the CPU issued it): its context is not idle meanwhile.
   if (issue <= now) {
     stream.launching = true;

@@ -15,8 +15,9 @@ void Run::fill_provenance(Nanos end) {
   result.sim_time_ns = end;
   result.warmup_ns = scenario.warmup;
   result.duration_ns = scenario.duration;
-  result.events = sim.events_processed();
-  result.events_inline = sim.events_inline();
+  result.events = events_processed();
+  result.events_inline = events_inline();
+  result.components = components_.size();
   // The resolved scenario's YAML (result.scenario_yaml) is emitted by execute() after wall_s is
   // taken: it is output, not simulation (issue 12).
   for (const DeviceProfile* p : resolved.gpu_profiles)

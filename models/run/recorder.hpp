@@ -41,6 +41,12 @@ class Recorder {
   virtual void on_event(const EventRecord&) {}
   /// DEVICE: index into RunResult::devices.
   virtual void on_sample(std::size_t /*device*/, const TimeseriesSample&) {}
+
+  /// Whether this recorder uses on_request_arrived / on_kernel_completed (asked once, when the
+  /// run is built): it is not called for what it declines, and a run whose recorders all decline
+  /// one of them neither gathers nor orders those calls (the result is the same).
+  virtual bool wants_arrivals() const { return true; }
+  virtual bool wants_kernels() const { return true; }
 };
 
 }  // namespace gpumux

@@ -34,9 +34,9 @@ struct Stream {
 };
 
 /// A launch's grid and boundedness when they depend on its size (roofline kernels of an `llm:`
-/// card); otherwise its KernelSpec's.
+/// card); otherwise its KernelSpec's. busy_share: KernelRun::busy_share (-1: serial phases).
 struct LaunchShape {
-  double sm_fraction = 1, waves = 1, memory_bound = 0;
+  double sm_fraction = 1, waves = 1, memory_bound = 0, busy_share = -1;
 };
 
 /// The kernels of one unit of work, launched in order on each stream (launch.cpp has the

@@ -15,7 +15,7 @@
 namespace gpumux::run {
 
 void Tenant::arrive() {
-  const Nanos now = run_.sim.now();
+  const Nanos now = sim_.now();
   if (now >= arrivals_end_) return;
   std::unique_ptr<Request> request = acquire_request();
   request->id = next_id_++;
@@ -69,8 +69,7 @@ void Tenant::dispatch() {
     // together are batched together).
     if (!dead_ && !iteration_running_ && !iteration_pending_) {
       iteration_pending_ = true;
-      run_.sim.schedule_at(run_.sim.now(), make_event<&Tenant::on_iteration_due>(*this),
-                           kPriorityDefault);
+      sim_.schedule_at(sim_.now(), make_event<&Tenant::on_iteration_due>(*this), kPriorityDefault);
     }
     return;
   }
@@ -94,7 +93,7 @@ void Tenant::sequence_done(LaunchSequence& sequence) {
 }
 
 void Tenant::finish_request(Request& r, RequestStatus status) {
-  const Nanos now = run_.sim.now();
+  const Nanos now = sim_.now();
   r.finish = now;
   r.status = status;
   r.dead = true;
@@ -126,7 +125,7 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
 void Tenant::fail_waiting(std::unique_ptr<Request> request) {
   Request& r = *request;
   r.start = -1;
-  r.finish = run_.sim.now();
+  r.finish = sim_.now();
   r.status = RequestStatus::failed;
   run_.record_request(index_, r);
   graveyard_.push_back(std::move(request));

@@ -139,6 +139,10 @@ struct RunResult {
   /// Of `events`, those a tenant ran inline (models/run/direct.cpp). A diagnostic of how the run
   /// was computed, like wall_s: not in the summary, the file or the text.
   std::uint64_t events_inline = 0;
+  /// Independent parts the run was simulated as, each with its own event queue
+  /// (models/run/components.cpp; 1 with RunOptions::partition off). A diagnostic, like
+  /// events_inline.
+  std::size_t components = 0;
   double wall_s = 0;
   /// Price of every physical GPU of the scenario over the measured window (cost_per_hour x
   /// hours), idle MIG slices included; 0 without prices. Tenant costs attribute only the

@@ -13,39 +13,25 @@
 
 namespace gpumux {
 namespace run {
-namespace {
-
-// The heap is fastest while a handful of events is pending (a single service: 20% faster on
-// the quickstart); the calendar queue wins from a few dozen on (40 tenants on 10 GPUs: 9%
-// faster; 1200 tenants: 27%). A run keeps about one arrival and one kernel event per request in
-// flight pending, so the estimate is the tenants' possible requests in flight. Both kinds give
-// the same event order, so the choice never changes results.
-QueueKind choose_queue(const ResolvedScenario& resolved, const RunOptions& options) {
-  if (options.queue) return *options.queue;
-  std::int64_t pending = static_cast<std::int64_t>(resolved.devices.size());
-  for (const TenantSpec& t : resolved.scenario.tenants) {
-    const int in_flight = std::max(t.workload.max_in_flight, t.workload.max_batch);
-    pending +=
-        1 + static_cast<std::int64_t>(in_flight) * static_cast<std::int64_t>(t.devices.size());
-  }
-  return pending > 64 ? QueueKind::calendar : QueueKind::heap;
-}
-
-}  // namespace
-
 Run::Run(const ResolvedScenario& r, const RunOptions& options)
-    : sim(choose_queue(r, options)),
-      resolved(r),
+    : resolved(r),
       scenario(r.scenario),
       streams(r.scenario.seed),
       options_(options),
       stats_(r.scenario.tenants, r.scenario.output.percentiles),
       observers_(options.observers) {
+  for (Recorder* o : observers_) {
+    if (o->wants_arrivals()) arrival_observers_.push_back(o);
+    if (o->wants_kernels()) kernel_observers_.push_back(o);
+  }
   record_kernels = scenario.output.kernels && options.record_kernels;
   record_requests = options.record_requests;
   direct_path = options.direct_path;
-  for (const ResolvedDevice& d : resolved.devices) {
-    devices.push_back(d.sharing.strategy().make_device(sim, d.geometry, d.sharing.params()));
+  build_components();
+  for (std::size_t d = 0; d < resolved.devices.size(); ++d) {
+    const ResolvedDevice& rd = resolved.devices[d];
+    Simulator& sim = *components_[component_of_device_[d]].sim;
+    devices.push_back(rd.sharing.strategy().make_device(sim, rd.geometry, rd.sharing.params()));
     devices.back()->set_index(static_cast<int>(devices.size() - 1));
   }
   // Order in the file is not physics: what happens to tenants at the same instant (their
@@ -64,8 +50,11 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     std::vector<Device*> tenant_devices;
     for (int d : resolved.tenant_devices[t])
       tenant_devices.push_back(devices[static_cast<std::size_t>(d)].get());
+    Simulator& sim = *components_[component_of_device_[static_cast<std::size_t>(
+                                      resolved.tenant_devices[t].front())]]
+                          .sim;
     tenants.push_back(std::make_unique<Tenant>(
-        *this, static_cast<int>(t), scenario.tenants[t], tenant_devices,
+        *this, sim, static_cast<int>(t), scenario.tenants[t], tenant_devices,
         scenario.tenants[t].workload.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead));
   }
   for (const std::size_t t : by_name) {
@@ -88,7 +77,6 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
 RunResult Run::execute() {
   const auto wall_start = std::chrono::steady_clock::now();
   const std::size_t n = devices.size();
-  sample_every_ = scenario.output.sample;
   sample_busy_.assign(n, std::vector<double>{0.0});
   sample_dram_.assign(n, std::vector<double>{0.0});
   warm_busy_.assign(n, 0.0);
@@ -96,34 +84,39 @@ RunResult Run::execute() {
   warm_dram_.assign(n, 0.0);
   warm_client_sm_.assign(n, {});
   for (std::size_t d = 0; d < n; ++d) warm_client_sm_[d].assign(devices[d]->clients().size(), 0.0);
+  // In each component, in this order (the order one queue for the whole run gives them): the
+  // tenants' start-up events by name, the warm-up mark, the faults.
   for (const std::size_t t : start_order_) tenants[t]->start();
-  if (scenario.warmup > 0) {
-    sim.schedule_at(scenario.warmup, make_event<&Run::on_warmup>(*this), kPriorityControl);
-  }
-  // The sampler observes the clock; it is not an event, so it neither extends the run nor
-  // counts in `events` (results are identical whatever output.sample is).
-  sim.set_ticker([this](Nanos t) { sample(t); }, scenario.output.sample, scenario.output.sample);
-  for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
-    if (scenario.faults[f].at < scenario.duration) {
-      sim.schedule_at(scenario.faults[f].at, make_event<&Run::on_fault>(*this, f),
-                      kPriorityControl);
+  for (std::size_t c = 0; c < components_.size(); ++c) {
+    Component& component = components_[c];
+    if (scenario.warmup > 0) {
+      component.sim->schedule_at(scenario.warmup, make_event<&Run::on_warmup>(*this, c),
+                                 kPriorityControl);
     }
+    // The sampler observes the clock; it is not an event, so it neither extends the run nor
+    // counts in `events` (results are identical whatever output.sample is).
+    component.sample_every = scenario.output.sample;
+    component.sim->set_ticker([this, c](Nanos t) { sample(c, t); }, scenario.output.sample,
+                              scenario.output.sample);
   }
-  bool interrupted = false;
-  sim.set_poll(
-      [&] {
-        if (options_.interrupt != nullptr && options_.interrupt->load()) {
-          interrupted = true;
-          sim.stop();
-        }
-        if (options_.progress)
-          options_.progress(sim.now(), scenario.duration, sim.events_processed());
-      },
-      4096);
-  sim.run();
+  for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
+    if (scenario.faults[f].at >= scenario.duration) continue;
+    int origin = 0;
+    for (const auto& t : tenants) {
+      if (t->spec().name == scenario.faults[f].tenant) origin = t->index();
+    }
+    const std::size_t device =
+        static_cast<std::size_t>(resolved.tenant_devices[static_cast<std::size_t>(origin)].front());
+    components_[component_of_device_[device]].sim->schedule_at(
+        scenario.faults[f].at, make_event<&Run::on_fault>(*this, f), kPriorityControl);
+  }
+  const bool interrupted = run_components();
   // The run ends when the last request has completed or failed after `duration` (drain), not
   // when the last pending event ran (a restart scheduled after the drain changes nothing).
-  const Nanos end = interrupted ? sim.now() : std::max(scenario.duration, last_finish_);
+  Nanos stopped_at = 0;
+  for (const Component& c : components_) stopped_at = std::max(stopped_at, c.sim->now());
+  const Nanos end = interrupted ? stopped_at : std::max(scenario.duration, last_finish_);
+  current_ = &components_.front();
   result.status = interrupted ? "interrupted" : "complete";
   finish_timeseries(end);
   fill_results(end);

@@ -1,8 +1,10 @@
 #pragma once
-// Run: one simulation of a resolved scenario — the simulator, the devices, the tenants and the
+// Run: one simulation of a resolved scenario — the simulators, the devices, the tenants and the
 // result being filled. Its parts, one file each:
 //   run.cpp         construction (devices, tenants, admission), the run loop: start, warm-up,
 //                   faults and sampler armed, interruption polled, the end of the run (drain)
+//   components.cpp  the independent parts of a run (components) and the windowed loop that runs
+//                   several of them, with the records they produce merged in time order
 //   faults.cpp      injected fatal faults: the blast radius and restarts
 //   sampling.cpp    the utilization timeseries (a ticker: observes, schedules nothing)
 //   summary.cpp     the measured window: warm-up baselines, per-tenant and per-device metrics
@@ -27,12 +29,37 @@
 
 namespace gpumux::run {
 
+/// One component of a run: devices and the tenants on them such that no tenant has a device
+/// outside it (a multi-GPU tenant joins its devices into one component). Nothing that happens in
+/// one component reads or changes the state of another: each has its own Simulator (clock and
+/// pending events), its own sampler ticks, its own warm-up mark. Within a component the events
+/// run in exactly the order one queue for the whole run would give them (components.cpp).
+struct Component {
+  std::unique_ptr<Simulator> sim;
+  std::vector<std::size_t> devices;  // indices into Run::devices, ascending
+  std::vector<std::size_t> tenants;  // indices into Run::tenants, ascending
+  // The utilization sampler of this component's devices (sampling.cpp).
+  Nanos last_sample = 0;
+  Nanos sample_every = 0;  // output.sample x 2^decimations
+  bool warmup_ran = false;
+  // What the component recorded during the current window of a partitioned run, in the order
+  // it happened; merged with the other components' in time order at the window's end.
+  struct Arrival {
+    std::uint32_t tenant;
+    Nanos arrival;
+    bool measured;
+  };
+  std::vector<RequestOutcome> requests;
+  std::vector<KernelRecord> kernels;
+  std::vector<EventRecord> events;
+  std::vector<Arrival> arrivals;
+};
+
 class Run {
  public:
   Run(const ResolvedScenario& resolved, const RunOptions& options);
   RunResult execute();
 
-  Simulator sim;
   const ResolvedScenario& resolved;
   const Scenario& scenario;
   RandomStreams streams;
@@ -43,10 +70,17 @@ class Run {
   bool record_requests = true;
   bool direct_path = true;  // RunOptions::direct_path
 
+  /// The simulator of the component whose event is running (set-up: the first component's).
+  Simulator& current_sim() { return *current_->sim; }
+  /// An event (OOM, kill, fault, reject, restart) of the running component, at its clock.
   void record_event(EventKind kind, int tenant, int device, const std::string& detail) {
-    result.events_log.push_back(EventRecord{sim.now(), kind, tenant, device, detail});
-    stats_.on_event(result.events_log.back());
-    for (Recorder* o : observers_) o->on_event(result.events_log.back());
+    EventRecord event{current_->sim->now(), kind, tenant, device, detail};
+    stats_.on_event(event);
+    if (buffering_) {
+      current_->events.push_back(std::move(event));
+      return;
+    }
+    emit_event(std::move(event));
   }
   /// A request arrived (now): counted when measured.
   void record_arrival(int tenant, const Request& r) {
@@ -54,7 +88,12 @@ class Run {
   }
   void record_arrival(int tenant, Nanos arrival, bool measured) {
     stats_.on_request_arrived(static_cast<std::uint32_t>(tenant), arrival, measured);
-    for (Recorder* o : observers_) {
+    if (arrival_observers_.empty()) return;
+    if (buffering_) {
+      current_->arrivals.push_back({static_cast<std::uint32_t>(tenant), arrival, measured});
+      return;
+    }
+    for (Recorder* o : arrival_observers_) {
       o->on_request_arrived(static_cast<std::uint32_t>(tenant), arrival, measured);
     }
   }
@@ -77,6 +116,38 @@ class Run {
       } else {
         stats_.on_request_failed(outcome);
       }
+      if (buffering_) {
+        if (record_requests || !observers_.empty()) current_->requests.push_back(outcome);
+        return;
+      }
+    }
+    emit_request(outcome);
+  }
+  /// A kernel ran to completion: kept when output.kernels, shown to the observers.
+  /// The statistics of TENANT so far (the result's per-tenant numbers come from these).
+  const TenantStats& tenant_stats(int tenant) const {
+    return stats_.tenant(static_cast<std::size_t>(tenant));
+  }
+  TenantStatsRecorder& stats_recorder() { return stats_; }
+  /// Whether record_kernel() has anyone to tell (kept records or observers).
+  bool wants_kernels() const { return record_kernels || !kernel_observers_.empty(); }
+  void record_kernel(const KernelRecord& k) {
+    if (buffering_) {
+      current_->kernels.push_back(k);
+      return;
+    }
+    emit_kernel(k);
+  }
+
+ private:
+  // The observers' and the result's part of record_event / record_request / record_kernel.
+  void emit_event(EventRecord event) {
+    result.events_log.push_back(std::move(event));
+    for (Recorder* o : observers_) o->on_event(result.events_log.back());
+  }
+  void emit_request(const RequestOutcome& outcome) {
+    const RequestRecord& record = outcome.record;
+    if (record.status != RequestStatus::unfinished) {
       for (Recorder* o : observers_) {
         if (record.status == RequestStatus::completed) {
           o->on_request_completed(outcome);
@@ -88,29 +159,38 @@ class Run {
     for (Recorder* o : observers_) o->on_request_record(record);
     if (record_requests) result.requests.push_back(record);
   }
-  /// A kernel ran to completion: kept when output.kernels, shown to the observers.
-  /// The statistics of TENANT so far (the result's per-tenant numbers come from these).
-  const TenantStats& tenant_stats(int tenant) const {
-    return stats_.tenant(static_cast<std::size_t>(tenant));
-  }
-  TenantStatsRecorder& stats_recorder() { return stats_; }
-  /// Whether record_kernel() has anyone to tell (kept records or observers).
-  bool wants_kernels() const { return record_kernels || !observers_.empty(); }
-  void record_kernel(const KernelRecord& k) {
+  void emit_kernel(const KernelRecord& k) {
     if (record_kernels) result.kernels.push_back(k);
-    for (Recorder* o : observers_) o->on_kernel_completed(k);
+    for (Recorder* o : kernel_observers_) o->on_kernel_completed(k);
   }
 
- private:
+  // components.cpp
+  /// Splits the devices and tenants into components (one for everything unless
+  /// RunOptions::partition) and builds each component's simulator.
+  void build_components();
+  /// Runs every component to its end in windows of simulated time (several components), or
+  /// runs the one component's simulator (one). Returns whether the run was interrupted.
+  bool run_components();
+  /// The windowed loop of a run with several components.
+  bool run_partitioned();
+  /// Hands what the components recorded in the window to the result and the observers, in time
+  /// order (ties: component order, then the order within the component).
+  void flush_records();
+  /// Polled every 4096 events: interruption and progress.
+  void poll();
+  std::uint64_t events_processed() const;
+  std::uint64_t events_inline() const;
+
   // events (typed handlers)
-  void on_warmup();                  // summary.cpp: the measured window starts
-  void on_fault(std::size_t fault);  // faults.cpp: scenario.faults[fault] strikes
+  void on_warmup(std::size_t component);  // summary.cpp: the measured window starts
+  void on_fault(std::size_t fault);       // faults.cpp: scenario.faults[fault] strikes
   // sampling.cpp
-  /// A tick: records a sample when the current period (output.sample, doubled by each
-  /// decimation) is over, or always when `force` (the end of the run).
-  void sample(Nanos now, bool force = false);
-  /// Halves every device's series (pairs of samples merged, from the integrals).
-  void decimate_timeseries();
+  /// A tick of COMPONENT: records a sample of its devices when the current period
+  /// (output.sample, doubled by each decimation) is over, or always when `force` (the end).
+  void sample(std::size_t component, Nanos now, bool force = false);
+  /// Halves every series of the component's devices (pairs of samples merged, from the
+  /// integrals).
+  void decimate_timeseries(std::size_t component);
   void finish_timeseries(Nanos end);
   // summary.cpp, cost.cpp, provenance.cpp
   void fill_results(Nanos end);
@@ -125,12 +205,17 @@ class Run {
   void add_assumption_notes();
 
   const RunOptions& options_;
-  TenantStatsRecorder stats_;             // the built-in recorder: TenantResult's statistics
-  std::vector<Recorder*> observers_;      // RunOptions::observers
+  TenantStatsRecorder stats_;         // the built-in recorder: TenantResult's statistics
+  std::vector<Recorder*> observers_;  // RunOptions::observers
+  std::vector<Recorder*> arrival_observers_, kernel_observers_;  // those that want_arrivals/kernels
   std::vector<std::size_t> start_order_;  // tenant indices by name: the order of set-up and start
   Nanos last_finish_ = 0;                 // latest completion or failure of a request
-  Nanos last_sample_ = 0;
-  Nanos sample_every_ = 0;  // output.sample x 2^decimations
+  std::vector<Component> components_;
+  std::vector<std::size_t> component_of_device_;
+  Component* current_ = nullptr;  // whose event runs (set-up and the end: the first)
+  bool buffering_ = false;        // records wait in their component until the window ends
+  bool interrupted_ = false;
+  std::uint64_t unpolled_events_ = 0;  // events since the last poll (partitioned runs)
   // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).
   std::vector<std::vector<double>> sample_busy_, sample_dram_;
   // Per device at the end of warm-up: integrals, and each client's SM integral (by slot).

@@ -8,19 +8,22 @@
 
 namespace gpumux::run {
 
-// Called by the simulator's ticker (not an event): reads the device integrals at `now`, after
-// every event at or before `now` ran. Once the run is over (after `duration`, nothing queued or
-// running) the ticker stops: late events (a restart long after the drain) get no ticks.
-void Run::sample(Nanos now, bool force) {
+// Called by the component's ticker (not an event): reads its devices' integrals at `now`, after
+// every event of the component at or before `now` ran. Once the run is over (after `duration`,
+// nothing queued or running) the ticker stops: late events (a restart long after the drain) get
+// no ticks. With several components that rule is the partitioned loop's (components.cpp): it
+// needs every tenant, and runs at each tick after `duration` once all components reached it.
+void Run::sample(std::size_t component, Nanos now, bool force) {
+  Component& c = components_[component];
   if (!force) {
-    if (now > scenario.duration &&
+    if (components_.size() == 1 && now > scenario.duration &&
         std::all_of(tenants.begin(), tenants.end(), [](const auto& t) { return t->idle(); })) {
-      sim.stop_ticker();
+      c.sim->stop_ticker();
     }
-    if (now - last_sample_ < sample_every_) return;  // a decimated series: not due yet
+    if (now - c.last_sample < c.sample_every) return;  // a decimated series: not due yet
   }
-  const double period = static_cast<double>(now - last_sample_);
-  for (std::size_t d = 0; d < devices.size(); ++d) {
+  const double period = static_cast<double>(now - c.last_sample);
+  for (const std::size_t d : c.devices) {
     const double busy = devices[d]->busy_integral(now);
     const double dram = devices[d]->dram_integral(now);
     TimeseriesSample s;
@@ -32,10 +35,10 @@ void Run::sample(Nanos now, bool force) {
     sample_busy_[d].push_back(busy);
     sample_dram_[d].push_back(dram);
   }
-  last_sample_ = now;
-  if (!devices.empty() &&
-      result.timeseries[devices[0]->geometry().name].size() >= options_.max_samples_per_series) {
-    decimate_timeseries();
+  c.last_sample = now;
+  if (!c.devices.empty() && result.timeseries[devices[c.devices.front()]->geometry().name].size() >=
+                                options_.max_samples_per_series) {
+    decimate_timeseries(component);
   }
 }
 
@@ -43,8 +46,9 @@ void Run::sample(Nanos now, bool force) {
 // busy fractions over the doubled period from the integrals (exact, not an average of
 // averages), and keeps its memory reading (the memory in use at its time). Series stay aligned
 // with their integrals (index i of a series <-> index i + 1 of the integrals; index 0 is time 0).
-void Run::decimate_timeseries() {
-  for (std::size_t d = 0; d < devices.size(); ++d) {
+void Run::decimate_timeseries(std::size_t component) {
+  Component& c = components_[component];
+  for (const std::size_t d : c.devices) {
     auto& series = result.timeseries[devices[d]->geometry().name];
     std::vector<double>& busy = sample_busy_[d];
     std::vector<double>& dram = sample_dram_[d];
@@ -80,32 +84,36 @@ void Run::decimate_timeseries() {
     busy.resize(kept + 1);
     dram.resize(kept + 1);
   }
-  sample_every_ = sample_every_ > kNever / 4 ? kNever / 2 : 2 * sample_every_;
+  c.sample_every = c.sample_every > kNever / 4 ? kNever / 2 : 2 * c.sample_every;
   // Ticks every doubled period, on the grid of the kept samples: a run of any length costs
   // O(max_samples_per_series x log(length / output.sample)) ticks.
-  sim.retime_ticker(last_sample_ > kNever - sample_every_ ? kNever : last_sample_ + sample_every_,
-                    sample_every_);
+  c.sim->retime_ticker(
+      c.last_sample > kNever - c.sample_every ? kNever : c.last_sample + c.sample_every,
+      c.sample_every);
 }
 
 // The timeseries ends at `end`: ticks the simulator did not deliver (the queue ran dry before
 // `end`) are taken now, ticks after `end` (events that outlive the run, e.g. a restart after the
 // drain) are dropped, and a last sample at `end` covers a final partial period.
 void Run::finish_timeseries(Nanos end) {
-  for (Nanos t = sim.next_tick(); t <= end; t += sample_every_) {
-    sample(t);
-    if (t > kNever - sample_every_) break;
-  }
-  last_sample_ = 0;
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    auto& series = result.timeseries[devices[d]->geometry().name];
-    while (!series.empty() && series.back().time_ns > end) {
-      series.pop_back();
-      sample_busy_[d].pop_back();
-      sample_dram_[d].pop_back();
+  for (std::size_t ci = 0; ci < components_.size(); ++ci) {
+    Component& c = components_[ci];
+    for (Nanos t = c.sim->next_tick(); t <= end; t += c.sample_every) {
+      sample(ci, t);
+      if (t > kNever - c.sample_every) break;
     }
-    if (!series.empty()) last_sample_ = series.back().time_ns;
+    c.last_sample = 0;
+    for (const std::size_t d : c.devices) {
+      auto& series = result.timeseries[devices[d]->geometry().name];
+      while (!series.empty() && series.back().time_ns > end) {
+        series.pop_back();
+        sample_busy_[d].pop_back();
+        sample_dram_[d].pop_back();
+      }
+      if (!series.empty()) c.last_sample = series.back().time_ns;
+    }
+    if (!c.devices.empty() && c.last_sample < end) sample(ci, end, true);
   }
-  if (!devices.empty() && last_sample_ < end) sample(end, true);
   // Observers get the samples now that the end is known: exactly the series of the result.
   for (Recorder* o : observers_) {
     for (std::size_t d = 0; d < devices.size(); ++d) {

@@ -33,9 +33,11 @@ LatencySummary summarize(const Percentiles& samples, double confidence) {
 
 }  // namespace
 
-void Run::on_warmup() {
-  const Nanos now = sim.now();
-  for (std::size_t d = 0; d < devices.size(); ++d) {
+void Run::on_warmup(std::size_t component) {
+  Component& c = components_[component];
+  c.warmup_ran = true;
+  const Nanos now = c.sim->now();
+  for (const std::size_t d : c.devices) {
     warm_busy_[d] = devices[d]->busy_integral(now);
     warm_useful_[d] = devices[d]->useful_integral(now);
     warm_dram_[d] = devices[d]->dram_integral(now);

@@ -9,9 +9,10 @@
 
 namespace gpumux::run {
 
-Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*> devices,
-               Nanos launch_overhead)
+Tenant::Tenant(Run& run, Simulator& sim, int index, const TenantSpec& spec,
+               std::vector<Device*> devices, Nanos launch_overhead)
     : run_(run),
+      sim_(sim),
       index_(index),
       spec_(spec),
       devices_(std::move(devices)),
@@ -59,10 +60,9 @@ Tenant::Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*>
 const TenantStats& Tenant::stats() const { return run_.tenant_stats(index_); }
 
 void Tenant::start() {
-  run_.sim.schedule_at(spec_.active_from, make_event<&Tenant::on_start>(*this), kPriorityControl);
+  sim_.schedule_at(spec_.active_from, make_event<&Tenant::on_start>(*this), kPriorityControl);
   if (spec_.active_until) {
-    run_.sim.schedule_at(*spec_.active_until, make_event<&Tenant::on_stop>(*this),
-                         kPriorityControl);
+    sim_.schedule_at(*spec_.active_until, make_event<&Tenant::on_stop>(*this), kPriorityControl);
   }
 }
 
@@ -90,7 +90,7 @@ void Tenant::on_start() {
 }
 
 void Tenant::schedule_restart(Nanos delay) {
-  run_.sim.schedule_in(delay, make_event<&Tenant::on_restart>(*this), kPriorityControl);
+  sim_.schedule_in(delay, make_event<&Tenant::on_restart>(*this), kPriorityControl);
 }
 
 void Tenant::on_restart() {
@@ -108,13 +108,13 @@ void Tenant::kill(EventKind kind, const std::string& detail) {
   run_.record_event(kind, index_, devices_.front()->index(), detail);
   for (Device* d : devices_) d->remove_client_kernels(index_);
   if (iteration_running_) {
-    for (Stream& stream : iteration_.streams) run_.sim.cancel(stream.ready_event);
+    for (Stream& stream : iteration_.streams) sim_.cancel(stream.ready_event);
     iteration_.dead = true;
     iteration_running_ = false;
   }
   while (!in_flight_list_.empty()) {
     Request& r = *in_flight_list_.front();
-    for (Stream& stream : r.streams) run_.sim.cancel(stream.ready_event);
+    for (Stream& stream : r.streams) sim_.cancel(stream.ready_event);
     finish_request(r, RequestStatus::failed);
   }
   while (!queue_.empty()) {

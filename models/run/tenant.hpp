@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/core/random.hpp"
+#include "sim/core/simulator.hpp"
 #include "sim/core/time.hpp"
 #include "sim/util/checked.hpp"
 
@@ -77,7 +78,8 @@ double draw(RandomStream& rng, const DurationDistribution& d);
 
 class Tenant final : public KernelOwner {
  public:
-  Tenant(Run& run, int index, const TenantSpec& spec, std::vector<Device*> devices,
+  /// SIM: the simulator of the tenant's component (run.hpp), where its events run.
+  Tenant(Run& run, Simulator& sim, int index, const TenantSpec& spec, std::vector<Device*> devices,
          Nanos launch_overhead);
 
   // --- lifecycle (tenant.cpp) ----------------------------------------------------------------
@@ -273,11 +275,13 @@ class Tenant final : public KernelOwner {
     if (sequence.shapes.empty()) {
       k.sm_fraction = spec.sm_fraction;
       k.memory_bound = spec.memory_bound;
+      k.busy_share = spec.busy_share;
       k.waves = spec.waves;
     } else {
       const LaunchShape& shape = sequence.shapes[stream.next_kernel];
       k.sm_fraction = shape.sm_fraction;
       k.memory_bound = shape.memory_bound;
+      k.busy_share = shape.busy_share;
       k.waves = shape.waves;
     }
     k.working_set = static_cast<double>(spec.working_set);
@@ -336,6 +340,7 @@ class Tenant final : public KernelOwner {
   // Declared in two groups: first what a kernel's or a request's events read or write (a few
   // cache lines; a run over hundreds of tenants visits each one's state cold), then the rest.
   Run& run_;
+  Simulator& sim_;
   int index_;
   const TenantSpec& spec_;
   std::vector<Device*> devices_;

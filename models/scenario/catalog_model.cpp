@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/config/yaml_reader.hpp"
+#include "models/gpu/contention_law.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "sim/util/strings.hpp"
 
@@ -906,10 +907,14 @@ GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
 
 namespace {
 
+// A roofline kernel: its SMs busy for t_busy and its HBM traffic taking t_memory, overlapped
+// (contention law 2): memory_bound = t_memory / max and busy_share = t_busy / max, the larger 1.
 KernelSpec fixed_kernel(const std::string& name, double seconds, double t_busy, double t_memory) {
   KernelSpec spec;
   spec.name = name;
-  spec.memory_bound = t_busy + t_memory > 0 ? t_memory / (t_busy + t_memory) : 0;
+  const double longer = std::max(t_busy, t_memory);
+  spec.memory_bound = longer > 0 ? t_memory / longer : 0;
+  spec.busy_share = longer > 0 ? t_busy / longer : 1;
   spec.duration.kind = DurationDistribution::Kind::fixed;
   spec.duration.value = std::max<Nanos>(1, std::llround(seconds * 1e9));
   return spec;
@@ -1211,7 +1216,11 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
             static_cast<double>(cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead);
         total += t;
         width += t * k.sm_fraction;
-        bound += t * k.memory_bound;
+        // (the step is a sequence of kernels, not one roofline: serial phases, each kernel's
+        // memory time over its phases' sum, contention::serial_phases)
+        double m = k.memory_bound, c = k.busy_share;
+        contention::serial_phases(m, c);
+        bound += t * m;
         working_set = std::max(working_set, k.working_set);
         ++step_kernels;
       }
@@ -1262,8 +1271,8 @@ void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DevicePro
                              static_cast<int>(tenant.devices.size()), w.cuda_graph, library_sms);
   w.kernels = std::move(built.kernels);
   KernelOrigins origin;
-  origin.duration = origin.sm_fraction = origin.memory_bound = origin.waves = origin.working_set =
-      origin.repeat = ParamOrigin::catalog;
+  origin.duration = origin.sm_fraction = origin.memory_bound = origin.busy_share = origin.waves =
+      origin.working_set = origin.repeat = ParamOrigin::catalog;
   w.kernel_origins.assign(w.kernels.size(), origin);
   for (std::size_t i = 0; i < w.kernel_origins.size() && i < built.details.size(); ++i) {
     w.kernel_origins[i].detail = built.details[i];

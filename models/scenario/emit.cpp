@@ -135,6 +135,7 @@ void emit_kernel(YAML::Emitter& out, const KernelSpec& k) {
   emit_distribution(out, k.duration);
   out << YAML::Key << "sm_fraction" << YAML::Value << number(k.sm_fraction);
   out << YAML::Key << "memory_bound" << YAML::Value << number(k.memory_bound);
+  if (k.busy_share >= 0) out << YAML::Key << "busy_share" << YAML::Value << number(k.busy_share);
   auto token_name = [](TokenCount c) {
     return c == TokenCount::input    ? "input_tokens"
            : c == TokenCount::output ? "output_tokens"

@@ -50,6 +50,7 @@ std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
       row.sm_fraction = k.sm_fraction;
       row.waves = k.waves;
       row.memory_bound = k.memory_bound;
+      row.busy_share = k.busy_share;
       row.working_set = k.working_set;
       row.repeat = repeat_text(k);
       row.launch = w.cuda_graph ? "graph" : "stream";
@@ -59,6 +60,7 @@ std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
       row.sm_fraction_origin = label(o.sm_fraction);
       row.waves_origin = label(o.waves);
       row.memory_bound_origin = label(o.memory_bound);
+      row.busy_share_origin = label(o.busy_share);
       row.working_set_origin = label(o.working_set);
       row.repeat_origin = label(o.repeat);
       row.launch_origin = label(w.cuda_graph_origin);
@@ -75,9 +77,10 @@ std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
       row.host_gap_origin = label(w.host_gap_origin);
       const auto key = [](const InspectRow& r) {
         return std::tie(r.kernel, r.duration_ns, r.sm_fraction, r.waves, r.memory_bound,
-                        r.working_set, r.repeat, r.duration_origin, r.sm_fraction_origin,
-                        r.waves_origin, r.memory_bound_origin, r.working_set_origin,
-                        r.repeat_origin, r.blocks, r.blocks_per_sm, r.implementation);
+                        r.busy_share, r.working_set, r.repeat, r.duration_origin,
+                        r.sm_fraction_origin, r.waves_origin, r.memory_bound_origin,
+                        r.busy_share_origin, r.working_set_origin, r.repeat_origin, r.blocks,
+                        r.blocks_per_sm, r.implementation);
       };
       bool merged = false;
       for (std::size_t r = first; r < rows.size(); ++r) {

@@ -27,6 +27,7 @@ struct InspectRow {
   int count = 0;           ///< kernels of the request in this class
   double duration_ns = 0;  ///< mean solo duration on the whole GPU of the tenant's model
   double sm_fraction = 1, waves = 1, memory_bound = 0;
+  double busy_share = -1;  ///< overlapped phases' busy share (KernelSpec::busy_share); -1 serial
   std::int64_t working_set = 0;
   std::string repeat;                   ///< "1", "12", "output_tokens"
   std::string launch;                   ///< "stream" or "graph"
@@ -39,8 +40,8 @@ struct InspectRow {
   double host_gap_ns = 0;      ///< the tenant's CPU time per kernel launch
   // Origins as printed: "user", "default", "catalog:resnet50", "trace", "ncu".
   std::string duration_origin, sm_fraction_origin, waves_origin, memory_bound_origin,
-      working_set_origin, repeat_origin, launch_origin, memory_origin, memory_per_request_origin,
-      runtime_origin, host_gap_origin;
+      busy_share_origin, working_set_origin, repeat_origin, launch_origin, memory_origin,
+      memory_per_request_origin, runtime_origin, host_gap_origin;
 };
 
 /// Every tenant's kernel classes, in tenant order and first-launch order.

@@ -315,7 +315,7 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   }
   for (KernelSpec& k : kernels) {
     // Whole-GPU defaults; every launch carries its own shape (KernelRoofline::shape).
-    k.roofline.shape(1, 1, 0, k.sm_fraction, k.waves, k.memory_bound);
+    k.roofline.shape(1, 1, 0, k.sm_fraction, k.waves, k.memory_bound, k.busy_share);
   }
   return kernels;
 }

@@ -58,7 +58,8 @@ std::vector<Spec> expand(Context& ctx, const std::vector<Spec>& written,
 }
 
 PlanSpec plan_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"gpus", "max_gpus", "strategies", "headroom", "max_duration"});
+  const MapReader map(ctx, field, {"gpus", "max_gpus", "strategies", "headroom", "platform", "machines",
+                                    "max_duration"});
   PlanSpec plan;
   plan.where = ctx.at(field.path, field.mark);
   for (const Field& item : list_of(ctx, map.require("gpus"), true)) {
@@ -105,6 +106,22 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("headroom")) plan.headroom = fraction_of(ctx, *f, 0.0, false, 0.99);
   if (const auto f = map.get("max_duration")) plan.max_duration = positive_duration_of(ctx, *f);
+  if (const auto f = map.get("platform")) {
+    plan.platform =
+        choice_of<std::string>(ctx, *f,
+                               {{"bare", "bare"},
+                                {"gke", "gke"},
+                                {"device-plugin", "device-plugin"},
+                                {"mig-parted", "mig-parted"}},
+                               {"bare", "gke", "device-plugin", "mig-parted"}, "platform");
+    plan.platform_where = ctx.at(f->path, f->mark);
+  }
+  if (const auto f = map.get("machines")) {
+    plan.machines_where = ctx.at(f->path, f->mark);
+    for (const Field& item : list_of(ctx, *f, true)) {
+      plan.machines.push_back(non_empty_text(ctx, item));
+    }
+  }
   return plan;
 }
 

@@ -5,10 +5,9 @@
 namespace gpumux {
 
 /// The most tenants `gpumux plan` searches; `validate` refuses a planning scenario with more.
-/// The search grows with the tenant subsets, about 2.5x per tenant: identical tenants (50/s of
-/// a 2 ms kernel, p99 20 ms, max_gpus 3, one H100 model, --jobs 2, the shared 2-core machine)
-/// took 0.24 s at 6, 2.2 s at 8 and 12.9 s at 10; 14 ran past 900 s (issue 27). 10 keeps a plan
-/// under a minute.
-inline constexpr int kMaxPlanTenants = 10;
+/// Up to 10 tenants the search is exact (a DP over tenant subsets, 3^n); above, a scalable
+/// search builds a setup and proves a lower bound (docs/plan.md, "Many tenants"). 64 is the
+/// width of the planner's tenant sets (one bit per tenant).
+inline constexpr int kMaxPlanTenants = 64;
 
 }  // namespace gpumux

@@ -116,15 +116,16 @@ double fine_duration_ns(Context& ctx, const Field& field) {
 
 KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, KernelOrigins& origin) {
   const MapReader map(ctx, field,
-                      {"name", "duration", "sm_fraction", "memory_bound", "repeat", "per_token",
-                       "collective", "per_sequence", "per_context_token", "waves", "block_time",
-                       "working_set", "blocks", "blocks_per_sm", "block"});
+                      {"name", "duration", "sm_fraction", "memory_bound", "busy_share", "repeat",
+                       "per_token", "collective", "per_sequence", "per_context_token", "waves",
+                       "block_time", "working_set", "blocks", "blocks_per_sm", "block"});
   const auto given = [&](const char* key) {
     return map.get(key) ? ParamOrigin::user : ParamOrigin::fallback;
   };
   origin.duration = ParamOrigin::user;
   origin.sm_fraction = given("sm_fraction");
   origin.memory_bound = given("memory_bound");
+  origin.busy_share = given("busy_share");
   origin.waves = map.get("waves") || map.get("block_time") || map.get("blocks")
                      ? ParamOrigin::user
                      : ParamOrigin::fallback;
@@ -136,6 +137,18 @@ KernelSpec kernel_of(Context& ctx, const Field& field, std::size_t index, Kernel
   k.duration = distribution_of(ctx, map.require("duration"));
   if (const auto f = map.get("sm_fraction")) k.sm_fraction = fraction_of(ctx, *f, 0, true, 1);
   if (const auto f = map.get("memory_bound")) k.memory_bound = fraction_of(ctx, *f, 0, false, 1);
+  if (const auto f = map.get("busy_share")) {
+    // Overlapped phases (contention law 2): the solo time is the longer phase, so the larger of
+    // busy_share and memory_bound is 1 (1e-9: the printed digits of a computed share).
+    k.busy_share = fraction_of(ctx, *f, 0, false, 1);
+    if (std::abs(std::max(k.busy_share, k.memory_bound) - 1.0) > 1e-9) {
+      const auto m = map.get("memory_bound");
+      ctx.fail(*f, "busy_share " + text_of(ctx, *f) + " with memory_bound " +
+                       (m ? text_of(ctx, *m) : std::string("0 (not given)")) +
+                       ": overlapped phases need one of them to be 1 (the solo time is the "
+                       "longer phase)");
+    }
+  }
   if (const auto f = map.get("repeat")) {
     const std::string text = f->node.IsScalar() ? f->node.Scalar() : "";
     if (text.find("token") != std::string::npos) {

@@ -131,8 +131,8 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
   card.where = scenario.locate(tenant.where.key_path + ".workload.llm");
   w.kernels = llm_kernels(card, gpu);
   KernelOrigins origin;  // every kernel parameter from the card's roofline (docs/llm-serving.md)
-  origin.duration = origin.sm_fraction = origin.memory_bound = origin.waves = origin.working_set =
-      origin.repeat = ParamOrigin::catalog;
+  origin.duration = origin.sm_fraction = origin.memory_bound = origin.busy_share = origin.waves =
+      origin.working_set = origin.repeat = ParamOrigin::catalog;
   w.kernel_origins.assign(w.kernels.size(), origin);
   w.memory_per_token = llm_kv_bytes_per_token(card);
   const std::int64_t tokens =

@@ -44,13 +44,15 @@ double KernelRoofline::nanos(double n, double s, double c) const {
 }
 
 void KernelRoofline::shape(double n, double s, double c, double& sm_fraction, double& waves,
-                           double& memory_bound) const {
+                           double& memory_bound, double& busy_share) const {
   const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
   const double bytes =
       bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
   const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
   const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
-  memory_bound = compute + memory > 0 ? memory / (compute + memory) : 0.0;
+  const double longer = std::max(compute, memory);
+  memory_bound = longer > 0 ? memory / longer : 0.0;
+  busy_share = longer > 0 ? compute / longer : 1.0;
   const double rows = rows_are_sequences ? s : n;
   const double blocks = std::ceil(std::max(1.0, rows) / tile_rows) * std::max(1.0, column_blocks);
   if (sms <= 0) {

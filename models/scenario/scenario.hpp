@@ -90,9 +90,10 @@ struct KernelRoofline {
   /// max(max(F / flop_rate, B / byte_rate) + fixed_ns, floor_ns) (the table's time in place of
   /// the roofline when there is one).
   double nanos(double n, double s, double c) const;
-  /// The launch's sm_fraction, waves and memory_bound (t_memory / (t_memory + t_compute)).
-  void shape(double n, double s, double c, double& sm_fraction, double& waves,
-             double& memory_bound) const;
+  /// The launch's sm_fraction, waves, memory_bound and busy_share: its roofline phases overlap
+  /// (contention law 2), t_memory / max(t_compute, t_memory) and t_compute / that max.
+  void shape(double n, double s, double c, double& sm_fraction, double& waves, double& memory_bound,
+             double& busy_share) const;
 };
 
 /// One GPU kernel of a request (`request: {kernels: [...]}`).
@@ -101,7 +102,13 @@ struct KernelSpec {
   DurationDistribution duration;  ///< solo time on the whole GPU of the tenant's model
   double sm_fraction = 1.0;       ///< (0,1]: share of the GPU's SMs the grid can occupy
   double memory_bound = 0.0;      ///< [0,1]: share of solo time bound by HBM bandwidth
-  int repeat = 1;                 ///< >= 1: the kernel is launched this many times in a row
+  /// `busy_share:` [0,1], the share of solo time its SMs are busy (compute, or the busiest SM's
+  /// latency-bound path) when that phase overlaps its memory phase (a roofline kernel: duration =
+  /// max(busy, memory time), busy_share = busy / duration, memory_bound = memory time / duration,
+  /// the larger 1; the catalog's kernels). -1 (not given): serial phases, busy 1 - memory_bound
+  /// (models/gpu/contention_law.hpp, law 2).
+  double busy_share = -1.0;
+  int repeat = 1;  ///< >= 1: the kernel is launched this many times in a row
   /// `repeat: output_tokens` (or input_tokens): launched once per token of the request instead
   /// (e.g. one decode step per generated token).
   TokenCount repeat_per_token = TokenCount::none;
@@ -166,6 +173,7 @@ struct KernelOrigins {
   ParamOrigin duration = ParamOrigin::user;
   ParamOrigin sm_fraction = ParamOrigin::fallback;
   ParamOrigin memory_bound = ParamOrigin::fallback;
+  ParamOrigin busy_share = ParamOrigin::fallback;  ///< fallback: serial phases
   ParamOrigin waves = ParamOrigin::fallback;
   ParamOrigin working_set = ParamOrigin::fallback;
   ParamOrigin repeat = ParamOrigin::fallback;
@@ -406,7 +414,17 @@ struct PlanSpec {
   /// measured window doubled until every verdict is conclusive or the next doubling would pass
   /// this; unset = 16 x duration (four doublings).
   std::optional<Nanos> max_duration;
+  /// `platform:` what runs the GPUs, which bounds the search (docs/plan.md, "Platforms"):
+  /// bare (GPUs priced one by one, every family), gke (GKE node pools: one partition size and
+  /// one sharing strategy per pool, no MPS inside MIG), device-plugin (Kubernetes with the NVIDIA
+  /// device plugin: no MPS inside MIG), mig-parted (hosts partitioned by nvidia-mig-parted,
+  /// MPS inside MIG allowed). Every platform but bare buys nodes of machine types.
+  std::string platform = "bare";
+  /// `machines:` machine types to buy nodes of (models/plan/machine_types.hpp); empty = every
+  /// catalog machine type of a model in `gpus`.
+  std::vector<std::string> machines;
   SourceLocation where;
+  SourceLocation platform_where, machines_where;
 };
 
 enum class FaultKind { fatal };

@@ -267,8 +267,9 @@ def inspect(scenario: ScenarioLike, overrides: Overrides = None) -> "pd.DataFram
 
     One row per tenant and kernel class: tenant, device, kernel, count (kernels of the request
     in the class), duration_ns (solo on the whole GPU of the tenant's model), sm_fraction, waves,
-    memory_bound, working_set_bytes, repeat, launch (stream | graph), memory_bytes,
-    memory_per_request_bytes, each followed by its ``*_origin``: "user", "default",
+    memory_bound, busy_share (the SM phase's share of solo time when it overlaps the memory
+    phase, catalog kernels; -1: serial phases), working_set_bytes, repeat, launch (stream |
+    graph), memory_bytes, memory_per_request_bytes, each followed by its ``*_origin``: "user", "default",
     "catalog:NAME" (the workload catalog, docs/workloads.md), "trace" or "ncu". ``scenario`` is
     a path or YAML text, as for run(); raises ScenarioError for bad input.
     """

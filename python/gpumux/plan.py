@@ -4,9 +4,11 @@
     p.setups          # one row per ranked setup: cost_per_hour, gpus, worst_slo_ratio,
                       # duration_s (the window its verdicts needed), ...
     p.gpus            # one row per GPU of each feasible setup: model, family, MIG layout, tenants
+    p.nodes           # node platforms (platform="gke", ...): one row per node of each setup
     p.tenants         # the best setup, one row per tenant: device, met, inconclusive,
                       # worst_slo_ratio, samples (behind that ratio), closest (with its interval)
-    p.search          # dict: setups, setups_after_bounds, pruned_fraction, simulations, wall_s
+    p.search          # dict: setups, setups_after_bounds, pruned_fraction, simulations,
+                      # batches (run one after the other), wall_s
     p.save("best.yaml")   # the winning setup as a scenario; gpumux.run("best.yaml") reproduces it
     print(p)          # the table `gpumux plan` prints
 
@@ -43,7 +45,9 @@ class PlanResult:
         self.currency: str = summary["currency"]
         self.search: dict = dict(summary["search"])
         self.best_yaml: str | None = summary.get("best_yaml")
-        rows, gpu_rows = [], []
+        self.platform: str = summary.get("platform", "bare")
+        self.ranking: str = summary.get("ranking", "")
+        rows, gpu_rows, node_rows = [], [], []
         rank = 0
         for entry in summary["ranked"]:
             feasible = bool(entry["feasible"])
@@ -70,12 +74,23 @@ class PlanResult:
                     "replicas": g["replicas"], "mig": ",".join(g["mig"]),
                     "tenants": ";".join(",".join(block) for block in g["tenants"]),
                 })
+            for n in entry.get("nodes", []):
+                node_rows.append({
+                    "setup": entry["setup"], "node": n["name"], "machine": n["machine"],
+                    "model": n["model"], "cost_per_hour": n["cost_per_hour"],
+                    "family": n["family"], "partition": n["partition"],
+                    "clients": n["clients"], "gpus": n["gpus"],
+                    "pod_order": ",".join(n["pod_order"]),
+                })
         self.setups = pd.DataFrame(rows, columns=[
             "rank", "setup", "feasible", "cost_per_hour", "currency", "gpus", "worst_slo_ratio",
             "duration_s", "memory_isolated", "fault_isolated", "configuration", "reason"])
         self.setups["rank"] = self.setups["rank"].astype("Int64")
         self.gpus = pd.DataFrame(gpu_rows, columns=[
             "setup", "gpu", "model", "family", "cost_per_hour", "replicas", "mig", "tenants"])
+        self.nodes = pd.DataFrame(node_rows, columns=[
+            "setup", "node", "machine", "model", "cost_per_hour", "family", "partition",
+            "clients", "gpus", "pod_order"])
         best = summary["ranked"][0] if summary["ranked"] else {}
         self.tenants = pd.DataFrame(
             best.get("tenants", []),
@@ -104,13 +119,14 @@ class PlanResult:
 def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = None, *,
          gpus: Mapping[str, float] | None = None, max_gpus: int | None = None,
          strategies: str | Iterable[str] | None = None, headroom: float | None = None,
-         jobs: int = 0, client: Any = None) -> PlanResult:
+         platform: str | None = None, jobs: int = 0, client: Any = None) -> PlanResult:
     """Finds the cheapest setup in which every tenant meets its SLO (``gpumux plan``).
 
     scenario:   a planning scenario (path, dict or YAML text) with a ``plan:`` block, or any
                 scenario plus ``gpus=``.
     gpus:       {model: price per hour} replacing plan.gpus; max_gpus, strategies (list or
-                comma-separated), headroom (fraction): replace the plan's values.
+                comma-separated), headroom (fraction), platform (bare, gke, device-plugin,
+                mig-parted): replace the plan's values.
     jobs:       simulation threads (default: the cores); client: a dask Client (see above).
     Raises ScenarioError for bad input.
     """
@@ -132,6 +148,8 @@ def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None =
                                    if isinstance(strategies, str) else list(strategies))
     if headroom is not None:
         plan_keys["headroom"] = float(headroom)
+    if platform is not None:
+        plan_keys["platform"] = str(platform)
     if plan_keys:
         import yaml
         if is_path:

@@ -36,14 +36,16 @@ void Simulator::advance_tick() {
 void Simulator::run_until(Nanos horizon) {
   stopped_ = false;
   until_poll_ = poll_every_;
+  until_ = horizon;
   while (!stopped_) {
     const Nanos next = queue_.next_time();
     if (next == kNever || next > horizon) {
       if (horizon != kNever) {
         // Ticks up to the horizon see the state after the last event before it.
         while (tick_ && next_tick_ <= horizon) advance_tick();
-        now_ = horizon;
+        now_ = std::max(now_, horizon);
       }
+      until_ = kNever;
       return;
     }
     // Ticks strictly before the next event see every event at or before them.
@@ -55,6 +57,7 @@ void Simulator::run_until(Nanos horizon) {
       count_event();
     }
   }
+  until_ = kNever;
 }
 
 }  // namespace gpumux

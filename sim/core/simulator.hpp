@@ -11,6 +11,7 @@
 // Costs as EventQueue: with the default heap, schedule and each event O(log n); with the calendar
 // or ladder queue O(1) expected; cancel O(1). (The runner picks the calendar queue for scenarios
 // that keep many events pending: models/run/run.cpp, choose_queue.)
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -96,6 +97,13 @@ class Simulator {
 
   /// The time of the earliest pending event (kNever when none). O(1) amortised.
   Nanos next_event_time() { return queue_.next_time(); }
+  /// The first time an inline event may not run at: the earliest of the next queued event, the
+  /// next tick and the end of the current run_until() call (an event at the horizon itself still
+  /// belongs to that call). A model running events inline stops before it.
+  Nanos inline_horizon() {
+    const Nanos until = until_ < kNever ? until_ + 1 : kNever;
+    return std::min(std::min(queue_.next_time(), next_tick()), until);
+  }
   /// The queued event now running has done its work and the model goes on inline: it is counted
   /// (and the poll called when due) now, before the inline events, not when it returns. Returns
   /// false when the poll stopped the run.
@@ -111,6 +119,24 @@ class Simulator {
   bool end_inline_event() {
     ++events_inline_;
     return count_event();
+  }
+  /// For a model that counts its inline events in bulk: how many end_inline_event() calls
+  /// from now on return true whatever happens (the poll is not due before the last of them);
+  /// the largest count when no poll is set.
+  std::uint64_t inline_events_before_poll() const {
+    return poll_every_ != 0 ? until_poll_ : ~std::uint64_t{0};
+  }
+  /// `n` (<= inline_events_before_poll()) inline events have run: counted as n calls of
+  /// end_inline_event() would count them, so the poll runs when the n-th makes it due. Returns
+  /// false when it stopped the run. O(1).
+  bool end_inline_events(std::uint64_t n) {
+    events_ += n;
+    events_inline_ += n;
+    if (poll_every_ != 0 && (until_poll_ -= n) == 0) {
+      until_poll_ = poll_every_;
+      poll_();
+    }
+    return !stopped_;
   }
 
   std::uint64_t events_processed() const { return events_; }
@@ -136,6 +162,7 @@ class Simulator {
   std::uint64_t events_ = 0;
   std::uint64_t events_inline_ = 0;
   bool current_counted_ = false;  // the running queued event was counted by the model
+  Nanos until_ = kNever;          // the horizon of the run_until() call in progress
   bool stopped_ = false;
   std::function<void()> poll_;
   std::uint64_t poll_every_ = 0;

@@ -65,9 +65,11 @@ void fill_histogram(const std::vector<std::int64_t>& values, std::int64_t lo, in
 
 // The element of rank `index` (0-based, ascending) of `values`, by histogram levels: each level
 // narrows the value range 4096-fold to the bucket holding the rank (two passes with predictable
-// branches), until few elements are left for nth_element.
-std::int64_t select_rank(std::vector<std::int64_t> values, std::size_t index) {
-  std::vector<std::uint32_t> counts(kSelectBuckets);
+// branches), until few elements are left for nth_element. Reorders `values` (the same multiset),
+// and never copies it: a bucket that holds most samples (a queue's zero waits, a fixed service
+// time) is megabytes, and fresh pages cost more than the selection.
+std::int64_t select_rank(std::vector<std::int64_t>& values, std::size_t index) {
+  std::vector<std::uint32_t> counts;  // fill_histogram sizes it (a small set never needs it)
   for (;;) {
     if (values.size() <= kSelectSmall) {
       std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index),
@@ -82,12 +84,14 @@ std::int64_t select_rank(std::vector<std::int64_t> values, std::size_t index) {
     fill_histogram(values, lo, shift, counts);
     std::size_t bucket = 0;
     while (index >= counts[bucket]) index -= counts[bucket++];
-    std::vector<std::int64_t> next;
-    next.reserve(counts[bucket]);
-    for (const std::int64_t x : values) {
-      if ((offset_of(x, lo) >> shift) == bucket) next.push_back(x);
+    // The bucket's elements to the front, in place; the rest is dropped.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::int64_t x = values[i];
+      values[kept] = x;
+      kept += (offset_of(x, lo) >> shift) == bucket ? 1 : 0;
     }
-    values = std::move(next);
+    values.resize(kept);
   }
 }
 
@@ -124,7 +128,24 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
 
 void ExactQuantiles::at_ranks(const std::size_t* index, std::size_t k, std::int64_t* out) {
   if (values_.size() <= kSelectSmall) {
-    for (std::size_t i = 0; i < k; ++i) out[i] = select_rank(values_, index[i]);
+    // One copy; the ranks in ascending order, each selected among the elements after the
+    // previous one (nth_element leaves the larger ones there): about one selection's work for
+    // all of them, instead of a copy and a selection each.
+    std::vector<std::int64_t> scratch = values_;
+    std::vector<std::size_t> order(k);
+    for (std::size_t i = 0; i < k; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return index[a] < index[b]; });
+    std::size_t from = 0;  // scratch[0, from) holds the smallest `from` samples, in place
+    for (const std::size_t i : order) {
+      const std::size_t r = index[i];
+      if (r >= from) {
+        std::nth_element(scratch.begin() + static_cast<std::ptrdiff_t>(from),
+                         scratch.begin() + static_cast<std::ptrdiff_t>(r), scratch.end());
+        from = r + 1;
+      }
+      out[i] = scratch[r];  // (r < from: the rank selected just before)
+    }
     return;
   }
   if (!indexed_) build_index();
@@ -155,9 +176,22 @@ void ExactQuantiles::at_ranks(const std::size_t* index, std::size_t k, std::int6
     const int slot = slot_of[offset_of(x, min_) >> select_shift_];
     if (slot >= 0) gathered[static_cast<std::size_t>(slot)].push_back(x);
   }
+  // A bucket's last wanted rank selects in its gathered copy; an earlier one in a scratch copy
+  // (a selection narrows what it is given), whose pages the next such copy reuses.
+  std::vector<std::size_t> uses(gathered.size(), 0);
+  for (std::size_t i = 0; i < k; ++i) {
+    if (bucket[i] != kSelectBuckets) ++uses[static_cast<std::size_t>(slot_of[bucket[i]])];
+  }
+  std::vector<std::int64_t> scratch;
   for (std::size_t i = 0; i < k; ++i) {
     if (bucket[i] == kSelectBuckets) continue;
-    out[i] = select_rank(gathered[static_cast<std::size_t>(slot_of[bucket[i]])], inner[i]);
+    const std::size_t slot = static_cast<std::size_t>(slot_of[bucket[i]]);
+    if (--uses[slot] == 0) {
+      out[i] = select_rank(gathered[slot], inner[i]);
+    } else {
+      scratch = gathered[slot];
+      out[i] = select_rank(scratch, inner[i]);
+    }
   }
 }
 

@@ -231,6 +231,13 @@ class TimeWeightedValue {
     value_ = value;
     peak_ = value > peak_ ? value : peak_;
   }
+  /// set() for a value no larger than peak() (one set() before it): the same integral and
+  /// peak, without the comparison.
+  void set_under_peak(Nanos now, double value) {
+    integral_ += value_ * static_cast<double>(now - last_);
+    last_ = now;
+    value_ = value;
+  }
   /// Integral of the value over [0, now] (value x ns); windows are differences of two calls.
   double integral(Nanos now) const { return integral_ + value_ * static_cast<double>(now - last_); }
   double value() const { return value_; }

@@ -32,3 +32,43 @@ def test_a_neighbour_arriving_later_slows_the_inference_pod_only_while_there():
     # 40 s / 30 ms steps, and most of them (chat takes a small share of the GPU).
     steps = shared["trainer"]["completed"]
     assert 0.8 * 40 / 0.030 < steps <= 40 / 0.030
+
+
+FLEET = str(REPO / "scenarios" / "cluster" / "fleet-1024.yaml")
+
+
+def fleet(*args):
+    out = subprocess.run([GPUMUX, "run", FLEET, "--json", "--set", "cluster.duration=2s", *args],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_fleet_split_across_worker_processes_gives_every_pod_the_same_numbers():
+    # scenarios/cluster/fleet-1024.yaml for 2 s: 1,024 GPUs, 3,296 pods, every one placed and
+    # simulated on its GPUs; split by node into 3 worker processes, every pod's numbers equal.
+    one = fleet()
+    split = fleet("--workers", "3")
+    assert one["pending"]["pods"] == 3296 and one["pending"]["never_started"] == 0
+    assert len(one["workload_pods"]) == 3296
+    assert sorted(one["workload_pods"], key=lambda p: p["pod"]) == \
+        sorted(split["workload_pods"], key=lambda p: p["pod"])
+    # ~10,300 requests/s for 2 s: every pod served some; the 2-GPU pods ran on both GPUs.
+    assert 0.9 * 2 * 10304 < sum(p["completed"] for p in one["workload_pods"]) < 1.1 * 2 * 10304
+    tp2 = [p for p in one["workload_pods"] if p["pod"].startswith("chat-tp2-")]
+    assert len(tp2) == 32 and all(p["device"].count(",") == 1 for p in tp2)
+
+
+def test_workers_out_of_range_is_one_line_exit_2():
+    out = subprocess.run([GPUMUX, "run", SCENARIO, "--workers", "0"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == ["gpumux: error: --workers: 0 is not in 1..1024"]
+
+
+def test_workers_on_a_scenario_without_a_cluster_is_one_line_exit_2():
+    out = subprocess.run([GPUMUX, "run", str(REPO / "scenarios" / "quickstart.yaml"), "--workers",
+                          "2"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1] == \
+        "gpumux: error: --workers: only for a scenario with a `cluster:` section"

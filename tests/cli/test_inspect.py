@@ -189,3 +189,43 @@ def test_inspect_shows_the_runtime_and_its_host_gap(tmp_path):
     assert api["host_gap_ns"]["value"] * kernels < 10e3 * 2 * kernels
     table = gpumux("inspect", str(path)).stdout
     assert "runtime pytorch (user), host gap" in table
+
+
+def test_inspect_shows_overlapped_phases_of_catalog_kernels(mixed):
+    # Catalog kernels are rooflines whose SM and memory phases overlap (contention law 2): each
+    # carries busy_share beside memory_bound, the larger of the two 1, both from the catalog; a
+    # hand-written kernel without busy_share has serial phases (null, shown as '-').
+    p = gpumux("inspect", str(mixed), "--json")
+    assert p.returncode == 0, p.stderr
+    tenants = {t["name"]: t for t in json.loads(p.stdout)["tenants"]}
+    api = tenants["api"]["kernels"]
+    assert api
+    for k in api:
+        assert k["busy_share"]["origin"] == "catalog:bert-base", k
+        busy, m = k["busy_share"]["value"], k["memory_bound"]["value"]
+        assert 0 <= busy <= 1 and 0 <= m <= 1, k
+        assert max(busy, m) == pytest.approx(1.0, abs=1e-12), k
+    assert any(k["busy_share"]["value"] < 1 for k in api)  # some kernel is memory-bound
+    assert any(k["memory_bound"]["value"] < 1 for k in api)  # and some compute- or latency-bound
+    hand = {k["name"]: k for k in tenants["hand-0"]["kernels"]}
+    assert hand["given"]["busy_share"]["value"] is None
+    table = gpumux("inspect", str(mixed))
+    assert table.returncode == 0, table.stderr
+    assert " busy " in table.stdout.splitlines()[1]
+
+
+def test_a_written_busy_share_round_trips_and_a_bad_one_is_one_line(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(MIXED.replace("memory_bound: 0.2}", "memory_bound: 1, busy_share: 0.25}"))
+    p = gpumux("inspect", str(good), "--json")
+    assert p.returncode == 0, p.stderr
+    tenants = {t["name"]: t for t in json.loads(p.stdout)["tenants"]}
+    given = {k["name"]: k for k in tenants["hand-0"]["kernels"]}["given"]
+    assert given["busy_share"] == {"value": 0.25, "origin": "user"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(MIXED.replace("memory_bound: 0.2}", "memory_bound: 0.2, busy_share: 0.5}"))
+    p = gpumux("validate", str(bad))
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert "bad.yaml:" in lines[0] and "busy_share" in lines[0] and "one of them to be 1" in lines[0]

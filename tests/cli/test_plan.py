@@ -5,6 +5,9 @@ shipped node's plan (minutes: its verdicts need long windows) is in test_plan_sh
 import json
 import os
 import subprocess
+
+import pytest
+import yaml
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -191,3 +194,221 @@ def gpumux_cli_warnings(path):
     proc = gpumux("validate", path, check=0)
     prefix = "gpumux: warning: "
     return [line[len(prefix):] for line in proc.stderr.splitlines() if line.startswith(prefix)]
+
+
+def test_plan_platform_gke_writes_what_to_apply_and_it_replays(tmp_path):
+    """--platform gke -o DIR: node pools, a Pod per tenant, cluster.yaml; `gpumux run` of
+    cluster.yaml (the cluster layer: pools, device plugin, workload pods) gives the plan's p99s."""
+    path = small(tmp_path, SMALL.replace("  max_gpus: 3\n", "  max_gpus: 3\n  machines: "
+                                         "[a3-highgpu-1g, a3-highgpu-2g]\n"))
+    out = tmp_path / "deploy"
+    proc = gpumux("plan", path, "--platform", "gke", "-o", str(out), check=0)
+    assert "platform gke" in proc.stdout and "ranked by cost, then SLO margin" in proc.stdout
+    assert "node0 a3-highgpu-" in proc.stdout
+    assert (out / "best.yaml").exists() and (out / "node-pools.sh").exists()
+    pools = (out / "node-pools.sh").read_text()
+    assert "gcloud container node-pools create node0" in pools
+    assert "--accelerator=type=nvidia-h100-80gb" in pools
+    subprocess.run(["sh", "-n", str(out / "node-pools.sh")], check=True)  # a valid script
+    manifests = sorted((out / "pods").iterdir())
+    assert len(manifests) == 2
+    for manifest in manifests:
+        pod = yaml.safe_load(manifest.read_text())
+        assert pod["kind"] == "Pod" and pod["apiVersion"] == "v1"
+        assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1}
+        selector = pod["spec"]["nodeSelector"]
+        assert all(isinstance(v, str) for v in selector.values())  # label values are strings
+        assert selector["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
+    plan = json.loads(gpumux("plan", path, "--platform", "gke", "--json", check=0).stdout)
+    assert plan["platform"] == "gke" and plan["ranking"].startswith("cost")
+    winner = plan["ranked"][0]
+    assert winner["nodes"] and winner["cost_per_hour"] == pytest.approx(
+        sum(n["cost_per_hour"] for n in winner["nodes"]))
+    replay = json.loads(gpumux("run", str(out / "cluster.yaml"), "--json", check=0).stdout)
+    pods = {p["pod"]: p for p in replay["workload_pods"]}
+    best_run = json.loads(gpumux("run", str(out / "best.yaml"), "--json", check=0).stdout)
+    for name, tenant in best_run["tenants"].items():
+        assert pods[name]["latency_p99_ns"] == tenant["latency_ns"]["p99"], name
+
+
+def test_plan_platform_restricts_mig_mps_and_bad_platform(tmp_path):
+    path = small(tmp_path)
+    plan = json.loads(gpumux("plan", path, "--platform", "device-plugin", "--json",
+                             check=0).stdout)
+    assert all(r["setup"] != "mig+mps" for r in plan["ranked"])
+    assert any("mig+mps left out" in n for n in plan["notes"])
+    proc = gpumux("plan", path, "--platform", "k8s")
+    assert proc.returncode == 2 and "plan.platform" in proc.stderr and "gke" in proc.stderr
+    proc = gpumux("plan", path, "--set", "plan.machines=[a9-tinygpu-1g]", "--platform", "gke")
+    assert proc.returncode == 2 and "unknown machine type 'a9-tinygpu-1g'" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    # validate refuses it with the same line.
+    text = SMALL.replace("  max_gpus: 3\n", "  max_gpus: 3\n  platform: gke\n"
+                         "  machines: [a9-tinygpu-1g]\n")
+    bad = small(tmp_path, text)
+    plan_line, validate_line = gpumux("plan", bad).stderr, gpumux("validate", bad).stderr
+    assert "unknown machine type 'a9-tinygpu-1g'" in validate_line
+    assert plan_line == validate_line
+
+
+def test_infeasible_plan_answers_from_the_alone_checks(tmp_path):
+    path = small(tmp_path, SMALL.replace("slo: {p99: 60ms}", "slo: {p99: 9ms}"))
+    proc = gpumux("plan", path)
+    assert proc.returncode == 1
+    assert "2 tenant(s)" in proc.stdout and "fail(s) even alone" in proc.stdout
+    plan = json.loads(gpumux("plan", path, "--json").stdout)
+    assert plan["infeasible_alone"] == ["big"]
+    assert plan["search"]["simulations"] <= 2
+
+
+def test_source_documents_node_on_gke_deploys_and_replays(tmp_path):
+    """Issue 24's check: the shipped node planned with --platform gke writes node pools and pods
+    whose replay through the cluster layer gives the plan's numbers, tenant by tenant."""
+    out = tmp_path / "deploy"
+    gpumux("plan", NODE, "--platform", "gke", "-o", str(out), check=0)
+    plan = json.loads(gpumux("plan", NODE, "--platform", "gke", "--json", check=0).stdout)
+    winner = plan["ranked"][0]
+    assert winner["setup"] == "best" and all(n["family"] != "mig+mps" for n in winner["nodes"])
+    replay = json.loads(gpumux("run", str(out / "cluster.yaml"), "--json", check=0).stdout)
+    pods = {p["pod"]: p for p in replay["workload_pods"]}
+    assert set(pods) == {t["tenant"] for t in winner["tenants"]}
+    best = json.loads(gpumux("run", str(out / "best.yaml"), "--json", "--fail-on-slo",
+                             check=0).stdout)
+    for name, tenant in best["tenants"].items():
+        assert pods[name]["latency_p99_ns"] == tenant["latency_ns"]["p99"], name
+        assert pods[name]["completed"] == tenant["completed"], name
+
+
+# Twelve replicas of one light service: more than the exact search's 10 tenants, so the packing
+# search of docs/plan.md "Many tenants" answers.
+TWELVE = """\
+name: twelve
+seed: 7
+duration: 4s
+warmup: 500ms
+plan:
+  gpus: [{model: h100-sxm-80gb, cost_per_hour: 4.0}]
+  max_gpus: 3
+tenants:
+  - name: svc
+    replicas: 12
+    memory: 2GiB
+    workload:
+      arrivals: {process: poisson, rate: 50/s}
+      request:
+        kernels:
+          - {name: k, duration: 1ms, sm_fraction: 0.06, memory_bound: 0.1}
+    slo: {p99: 4ms}
+"""
+
+
+def replay_matches_best(out):
+    """`gpumux run` of the written cluster.yaml (node pools or device-plugin configs, the Pod
+    manifests) against `gpumux run best.yaml`: every tenant's p99 and completed requests."""
+    replay = json.loads(gpumux("run", str(out / "cluster.yaml"), "--json", check=0).stdout)
+    pods = {p["pod"]: p for p in replay["workload_pods"]}
+    best = json.loads(gpumux("run", str(out / "best.yaml"), "--json", "--fail-on-slo",
+                             check=0).stdout)
+    assert set(pods) == set(best["tenants"])
+    for name, tenant in best["tenants"].items():
+        assert pods[name]["latency_p99_ns"] == tenant["latency_ns"]["p99"], name
+        assert pods[name]["completed"] == tenant["completed"], name
+
+
+def test_many_tenants_share_one_gpu_under_mps_and_the_bound_proves_it(tmp_path):
+    """12 tenants (the packing search): one H100 under MPS without limits holds them all. One
+    GPU is the lower bound, so the table calls the answer optimal; best.yaml meets every SLO."""
+    path = small(tmp_path, TWELVE)
+    best = tmp_path / "best.yaml"
+    proc = gpumux("plan", path, "-o", str(best), check=0)
+    assert "more than the exact search's 10" in proc.stdout
+    assert "lower bound 4.00 USD/h: the answer is optimal" in proc.stdout
+    plan = json.loads(gpumux("plan", path, "--json", check=0).stdout)
+    assert plan["search"]["exact"] is False
+    winner = plan["ranked"][0]
+    assert winner["cost_per_hour"] == 4.0 and winner["gpus"] == 1
+    assert plan["search"]["lower_bound_per_hour"] == winner["cost_per_hour"]
+    [gpu] = winner["configuration"]
+    assert gpu["family"] == "mps" and gpu["replicas"] == 0 and len(gpu["tenants"][0]) == 12
+    run = json.loads(gpumux("run", str(best), "--json", "--fail-on-slo", check=0).stdout)
+    ratio = {t["tenant"]: t["worst_slo_ratio"] for t in winner["tenants"]}
+    for name, tenant in run["tenants"].items():
+        # The plan's ratio is p99 / the 4 ms target, from the same run.
+        assert tenant["latency_ns"]["p99"] / 4e6 == pytest.approx(ratio[name], rel=1e-6), name
+
+
+def test_many_tenants_mps_node_takes_the_fewest_replicas_that_hold_them(tmp_path):
+    """On the device plugin every MPS client is pinned to 1/replicas of the GPU: the packing
+    tries, for b nodes, the fewest replicas that hold the tenants (12 on one a3-highgpu-1g),
+    writes them in the node's device-plugin config, and the replay gives the plan's numbers."""
+    path = small(tmp_path, TWELVE)
+    out = tmp_path / "deploy"
+    gpumux("plan", path, "--platform", "device-plugin", "-o", str(out), check=0)
+    plan = json.loads(gpumux("plan", path, "--platform", "device-plugin", "--json",
+                             check=0).stdout)
+    [node] = plan["ranked"][0]["nodes"]
+    assert node["machine"] == "a3-highgpu-1g" and node["family"] == "mps"
+    config = yaml.safe_load((out / "device-plugin-node0.yaml").read_text())
+    assert config["sharing"]["mps"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 12}]
+    replay_matches_best(out)
+
+
+MIXED = """\
+name: mixed
+seed: 4
+duration: 1s
+warmup: 100ms
+plan:
+  gpus:
+    - {model: h100-sxm-80gb, cost_per_hour: 4.0}
+    - {model: a100-sxm4-40gb, cost_per_hour: 1.5}
+  platform: gke
+  machines: [a3-highgpu-1g, a2-highgpu-1g]
+  max_gpus: 16
+tenants:
+  - name: heavy
+    replicas: 12
+    memory: 50GiB
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request:
+        kernels:
+          - {name: k, duration: 2ms, sm_fraction: 1.0, memory_bound: 0.4}
+    slo: {p99: 12ms}
+  - name: light
+    replicas: 2
+    memory: 30GiB
+    workload:
+      arrivals: {process: poisson, rate: 20/s}
+      request:
+        kernels:
+          - {name: k, duration: 1ms, sm_fraction: 0.3, memory_bound: 0.3}
+    slo: {p99: 20ms}
+"""
+
+
+def test_many_tenants_best_mixes_machine_types_and_deploys(tmp_path):
+    """14 tenants on GKE: 50 GiB ones need an H100 (a3-highgpu-1g), the two 30 GiB ones fit an
+    A100 40GB (a2-highgpu-1g, cheaper) but not one H100 beside a 50 GiB tenant. No one-family
+    packing mixes machine types; the refinement re-packs the last node's tenants on the A100
+    nodes, so the best is cheaper than every family's row. Its node pools (two accelerators,
+    time-sharing with 2 clients at least, as GKE takes) replay to the plan's numbers."""
+    path = small(tmp_path, MIXED)
+    plan = json.loads(gpumux("plan", path, "--json", check=0).stdout)
+    assert plan["search"]["exact"] is False
+    best, rows = plan["ranked"][0], [r for r in plan["ranked"][1:] if r["feasible"]]
+    assert rows and all(best["cost_per_hour"] < r["cost_per_hour"] - 1e-6 for r in rows)
+    machines = {n["machine"] for n in best["nodes"]}
+    assert machines == {"a3-highgpu-1g", "a2-highgpu-1g"}
+    for node in best["nodes"]:
+        if node["machine"] == "a2-highgpu-1g":
+            assert all(name.startswith("light") for name in node["pod_order"])
+    assert best["cost_per_hour"] == pytest.approx(sum(n["cost_per_hour"] for n in best["nodes"]))
+    out = tmp_path / "deploy"
+    gpumux("plan", path, "-o", str(out), check=0)
+    pools = (out / "node-pools.sh").read_text()
+    subprocess.run(["sh", "-n", str(out / "node-pools.sh")], check=True)
+    assert "type=nvidia-h100-80gb" in pools and "type=nvidia-tesla-a100" in pools
+    assert "max-shared-clients-per-gpu=1," not in pools and "max-shared-clients-per-gpu=1\n" \
+        not in pools
+    replay_matches_best(out)

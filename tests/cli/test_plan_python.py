@@ -88,6 +88,9 @@ def test_plan_with_a_client_runs_the_same_search():
     local = gpumux.plan(SMALL, jobs=1)
     remote = gpumux.plan(SMALL, client=client)
     assert client.tasks == remote.search["simulations"] > 0
+    # The batches run one after the other; each batch's simulations at once.
+    assert 0 < remote.search["batches"] < remote.search["simulations"]
+    assert 0 < local.search["batches"] < local.search["simulations"]
     assert remote.setups["cost_per_hour"].tolist() == local.setups["cost_per_hour"].tolist()
     assert remote.tenants["worst_slo_ratio"].tolist() == local.tenants["worst_slo_ratio"].tolist()
 
@@ -105,3 +108,61 @@ def test_plan_on_a_dask_cluster():
 def test_plan_bad_input_raises_scenario_error():
     with pytest.raises(gpumux.ScenarioError, match="plan.max_gpus"):
         gpumux.plan(SMALL.replace("max_gpus: 3", "max_gpus: -1"))
+
+
+MANY = """\
+name: many
+seed: 5
+duration: 2s
+warmup: 200ms
+plan:
+  gpus: [{model: h100-sxm-80gb, cost_per_hour: 4.0}]
+  max_gpus: 8
+  strategies: [dedicated, time-slicing, mig, mig+time-slicing]
+tenants:
+  - name: embed
+    replicas: 8
+    memory: 3GiB
+    workload:
+      arrivals: {process: poisson, rate: 200/s}
+      request:
+        kernels:
+          - {name: enc, duration: 300us, sm_fraction: 0.4, memory_bound: 0.5}
+    slo: {p99: 5ms}
+  - name: score
+    replicas: 6
+    memory: 8GiB
+    workload:
+      arrivals: {process: poisson, rate: 60/s}
+      request:
+        kernels:
+          - {name: k, duration: 2ms, sm_fraction: 0.7, memory_bound: 0.3}
+    slo: {p99: 30ms}
+"""
+
+
+def test_many_tenants_plan_with_a_client_runs_the_same_search():
+    """14 tenants: the scalable search (more than 10). Its placements are simulated in
+    speculative batches (16 with a client), and the answer is the same as in-process."""
+    client = SerialClient()
+    local = gpumux.plan(MANY, jobs=2)
+    remote = gpumux.plan(MANY, client=client)
+    assert local.found and not local.search["exact"]
+    assert 0 < local.search["lower_bound_per_hour"] <= local.setups.iloc[0]["cost_per_hour"]
+    assert client.tasks == remote.search["simulations"] > 0
+    # The batches run one after the other; each batch's simulations at once.
+    assert 0 < remote.search["batches"] < remote.search["simulations"]
+    assert 0 < local.search["batches"] < local.search["simulations"]
+    # Rows without a setup have no cost (NaN): compared as what they are.
+    assert remote.setups["cost_per_hour"].equals(local.setups["cost_per_hour"])
+    assert remote.setups["configuration"].tolist() == local.setups["configuration"].tolist()
+    assert remote.tenants["worst_slo_ratio"].tolist() == local.tenants["worst_slo_ratio"].tolist()
+
+
+def test_plan_on_gke_nodes_from_python():
+    p = gpumux.plan(SMALL, platform="gke", jobs=2)
+    assert p.found and p.platform == "gke" and p.ranking.startswith("cost")
+    best = p.nodes[p.nodes["setup"] == "best"]
+    assert len(best) >= 1 and best["machine"].str.startswith("a3-highgpu-").all()
+    assert best["cost_per_hour"].sum() == pytest.approx(p.setups.iloc[0]["cost_per_hour"])
+    assert set(",".join(best["pod_order"]).split(",")) == {"embed", "rerank", "big"}

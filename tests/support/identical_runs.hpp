@@ -4,8 +4,10 @@
 // event record and every timeseries sample.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/output/result_io.hpp"
@@ -62,6 +64,47 @@ inline void expect_identical_runs(const RunResult& a, const RunResult& b, const 
           << what << ": sample " << i << " of " << device << " differs";
     }
   }
+}
+
+// The same run but for the order of records that happen at the same nanosecond in independent
+// parts of the run (RunOptions::partition: one event queue, or one per component): everything
+// as expect_identical_runs, the records compared after sorting them by (time, tenant, request,
+// kernel / detail). Each tenant's own records keep their order (checked: the sort is stable and
+// a tenant's records at one time keep the order of their ids and kernel indices).
+inline void expect_same_run_in_time_order(RunResult a, RunResult b, const std::string& what) {
+  const auto by_finish = [](const RequestRecord& x, const RequestRecord& y) {
+    return std::tie(x.finish_ns, x.tenant, x.request_id) <
+           std::tie(y.finish_ns, y.tenant, y.request_id);
+  };
+  const auto kernel_order = [](const KernelRecord& x, const KernelRecord& y) {
+    return std::tie(x.finish_ns, x.tenant, x.request_id, x.kernel_index, x.device) <
+           std::tie(y.finish_ns, y.tenant, y.request_id, y.kernel_index, y.device);
+  };
+  const auto event_order = [](const EventRecord& x, const EventRecord& y) {
+    return std::tie(x.time_ns, x.tenant, x.device, x.detail) <
+           std::tie(y.time_ns, y.tenant, y.device, y.detail);
+  };
+  // Both are in time order already (the contract of the records).
+  for (const RunResult* r : {&a, &b}) {
+    EXPECT_TRUE(std::is_sorted(r->requests.begin(), r->requests.end(),
+                               [](const RequestRecord& x, const RequestRecord& y) {
+                                 return x.status != RequestStatus::unfinished &&
+                                        y.status != RequestStatus::unfinished &&
+                                        x.finish_ns < y.finish_ns;
+                               }))
+        << what << ": request records out of time order";
+    EXPECT_TRUE(std::is_sorted(
+        r->kernels.begin(), r->kernels.end(),
+        [](const KernelRecord& x, const KernelRecord& y) { return x.finish_ns < y.finish_ns; }))
+        << what << ": kernel records out of time order";
+  }
+  std::stable_sort(a.requests.begin(), a.requests.end(), by_finish);
+  std::stable_sort(b.requests.begin(), b.requests.end(), by_finish);
+  std::stable_sort(a.kernels.begin(), a.kernels.end(), kernel_order);
+  std::stable_sort(b.kernels.begin(), b.kernels.end(), kernel_order);
+  std::stable_sort(a.events_log.begin(), a.events_log.end(), event_order);
+  std::stable_sort(b.events_log.begin(), b.events_log.end(), event_order);
+  expect_identical_runs(a, b, what);
 }
 
 }  // namespace gpumux::testing

@@ -23,14 +23,23 @@ namespace gpumux::testing {
 
 class ScenarioMaker {
  public:
+  /// The scenarios' shape. The default is the original generator (its scenarios are unchanged).
+  struct Shape {
+    int max_gpus = 3;
+    /// With some chance, a data-parallel tenant on two more exclusive GPUs of its own (a
+    /// collective kernel joins their events), and sometimes a second such pair.
+    bool multi_gpu_tenants = false;
+  };
   ScenarioMaker(std::uint32_t seed, const std::filesystem::path& trace)
-      : rng_(seed), trace_(trace) {}
+      : ScenarioMaker(seed, trace, Shape{}) {}
+  ScenarioMaker(std::uint32_t seed, const std::filesystem::path& trace, Shape shape)
+      : rng_(seed), trace_(trace), shape_(shape) {}
 
   /// The scenario's YAML. With `permutation` != 0, the same scenario (every number drawn the same)
   /// with its tenant list in an order drawn from `permutation`.
   std::string make(std::uint32_t permutation = 0) {
     std::ostringstream y;
-    const int gpus = pick(1, 3);
+    const int gpus = pick(1, shape_.max_gpus);
     y << "name: direct-" << pick(0, 1 << 20) << "\nseed: " << pick(1, 1000) << "\n";
     const int duration_ms = pick(50, 400);
     y << "duration: " << duration_ms << "ms\n";
@@ -75,6 +84,10 @@ class ScenarioMaker {
         used_.insert("mig");
       }
     }
+    const int pairs = shape_.multi_gpu_tenants ? (chance(0.5) ? pick(1, 2) : 0) : 0;
+    for (int p = 0; p < pairs; ++p) {
+      y << "  - {name: dp" << p << ", model: h100-sxm-80gb, count: 2}\n";  // dpP-0, dpP-1
+    }
     y << "tenants:\n";
     std::vector<std::string> names, tenants;
     int t = 0;
@@ -84,6 +97,11 @@ class ScenarioMaker {
         names.push_back(name);
         tenants.push_back(tenant(name, device, duration_ms));
       }
+    }
+    for (int p = 0; p < pairs; ++p, ++t) {
+      const std::string name = fmt::format("t{}", t);
+      names.push_back(name);
+      tenants.push_back(data_parallel(name, fmt::format("[dp{0}-0, dp{0}-1]", p)));
     }
     std::string faults;
     if (chance(0.35)) {
@@ -157,7 +175,17 @@ class ScenarioMaker {
       const double fractions[] = {0.25, 0.5, 1.0};
       const double bounds[] = {0.0, 0.4, 1.0};
       y << "          - {name: k" << k << ", duration: " << duration()
-        << ", sm_fraction: " << fractions[pick(0, 2)] << ", memory_bound: " << bounds[pick(0, 2)];
+        << ", sm_fraction: " << fractions[pick(0, 2)];
+      if (chance(0.4)) {
+        // Overlapped phases (contention law 2): the longer phase is 1, the other a share.
+        const double shares[] = {0.0, 0.125, 0.5, 0.9, 1.0};
+        const double other = shares[pick(0, 4)];
+        const bool memory_longer = chance(0.5);
+        y << ", memory_bound: " << (memory_longer ? 1.0 : other)
+          << ", busy_share: " << (memory_longer ? other : 1.0);
+      } else {
+        y << ", memory_bound: " << bounds[pick(0, 2)];
+      }
       if (single) {
         if (chance(0.2)) y << ", per_sequence: " << pick(1, 20) << "us";
       } else if (tokens && chance(0.5)) {
@@ -191,8 +219,25 @@ class ScenarioMaker {
     return y.str();
   }
 
+  // A data-parallel step on DEVICES: two kernels per GPU, the second a collective.
+  std::string data_parallel(const std::string& name, const std::string& devices) {
+    std::ostringstream y;
+    y << "  - name: " << name << "\n    device: " << devices << "\n    workload:\n";
+    if (chance(0.5)) {
+      y << "      arrivals: {process: closed, concurrency: 1, think: " << pick(0, 300) << "us}\n";
+    } else {
+      y << "      arrivals: {process: poisson, rate: " << pick(100, 2000) << "/s}\n";
+    }
+    y << "      request:\n        kernels:\n";
+    y << "          - {name: step, duration: " << duration() << ", sm_fraction: 1.0}\n";
+    y << "          - {name: allreduce, duration: " << pick(5, 200)
+      << "us, sm_fraction: 0.25, memory_bound: 1.0, collective: true}\n";
+    return y.str();
+  }
+
   std::mt19937 rng_;
   std::filesystem::path trace_;
+  Shape shape_;
   std::set<std::string> used_;
 };
 

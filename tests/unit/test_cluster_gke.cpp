@@ -73,12 +73,26 @@ TEST(ClusterGke, PartitionSizeFillsTheGpu) {
   EXPECT_EQ(shared.config.sharing, SharingKind::time_slicing);
 }
 
-TEST(ClusterGke, MixedMigConfig) {
-  const Read r = read("gke: {mig-config: \"2g.20gb:1,1g.10gb:4\"}");
-  EXPECT_EQ(r.config.mig_devices,
-            (std::vector<std::string>{"2g.20gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}));
-  EXPECT_EQ(r.config.mig_strategy, MigStrategy::mixed);
+TEST(ClusterGke, MigConfigIsOnePartitionSizeAdvertisedAsNvidiaComGpu) {
+  // GKE advertises every partition as nvidia.com/gpu (single strategy) and labels its size.
+  const Read r = read("gke: {mig-config: \"2g.20gb:1\"}");
+  EXPECT_EQ(r.config.mig_devices, (std::vector<std::string>{"2g.20gb"}));
+  EXPECT_EQ(r.config.mig_strategy, MigStrategy::single);
+  EXPECT_EQ(r.labels.at("cloud.google.com/gke-gpu-partition-size"), "2g.20gb");
   EXPECT_EQ(read("gke: {mig-config: \"--mig-config=3g.40gb:2\"}").config.mig_devices.size(), 2u);
+  // Time-sharing next to mig-config shares the partitions (it was ignored: the partitions were
+  // advertised as nvidia.com/mig-2g.20gb, which the nvidia.com/gpu replicas did not name).
+  const Read shared = read(
+      "gke: {mig-config: \"2g.20gb:3\", gpu-sharing-strategy: time-sharing, "
+      "max-shared-clients-per-gpu: 2}");
+  EXPECT_EQ(shared.config.mig_strategy, MigStrategy::single);
+  EXPECT_EQ(shared.config.sharing, SharingKind::time_slicing);
+  ASSERT_EQ(shared.config.shared.size(), 1u);
+  EXPECT_EQ(shared.config.shared[0].name, "nvidia.com/gpu");
+  // A mixed layout has no GKE equivalent (one partition size per node pool).
+  EXPECT_NE(error_of("gke: {mig-config: \"2g.20gb:1,1g.10gb:4\"}")
+                .find("gke.mig-config: GKE gives a node pool one partition size"),
+            std::string::npos);
 }
 
 TEST(ClusterGke, Errors) {

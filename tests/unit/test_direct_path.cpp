@@ -157,6 +157,112 @@ TEST(DirectPath, AnInterruptedRunStopsAfterTheSameEvent) {
   testing::expect_identical_runs(results[0], results[1], "interrupted md1");
 }
 
+RunResult simulate_with(const ResolvedScenario& resolved, bool direct, bool partition,
+                        std::size_t max_samples = kMaxSamplesPerSeries) {
+  RunOptions options;
+  options.direct_path = direct;
+  options.partition = partition;
+  options.max_samples_per_series = max_samples;
+  return simulate(resolved, options);
+}
+
+// Independent parts of a run (components: devices and the tenants on them, no tenant on two
+// parts) run with one event queue each, in windows (models/run/components.cpp). Against one
+// queue for everything, with no inline events (the oracle): the same summary, timeseries and
+// records, the records of different parts at the same nanosecond aside (compared sorted). The
+// partitioned run with and without the direct path: bit for bit, record order included. On
+// random scenarios of up to 8 GPUs with data-parallel tenants spanning two (their collective
+// joins two devices into one part).
+TEST(Partition, RandomMultiDeviceScenariosMatchOneQueue) {
+  const fs::path dir =
+      fs::temp_directory_path() / (std::string("gpumux-partition-") + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = write_arrival_trace(dir);
+  int several = 0, many = 0, joined = 0, inline_runs = 0;
+  for (std::uint32_t seed = 1; seed <= 150; ++seed) {
+    ScenarioMaker maker(seed, trace, ScenarioMaker::Shape{8, true});
+    const std::string yaml = (seed % 3 == 0 ? "contention_law: fluid\n" : "") + maker.make();
+    ResolvedScenario resolved;
+    try {
+      resolved = resolve_scenario(load_scenario_text(yaml, (dir / "s.yaml").string()));
+    } catch (const std::exception& e) {
+      FAIL() << "seed " << seed << ": " << e.what() << "\n" << yaml;
+    }
+    // Every other scenario with short timeseries, so decimations happen (at the same ticks in
+    // every part as in one queue, the drain's included).
+    const std::size_t samples = seed % 2 == 0 ? 6 : kMaxSamplesPerSeries;
+    const RunResult one = simulate_with(resolved, false, false, samples);
+    const RunResult queued = simulate_with(resolved, false, true, samples);
+    const RunResult direct = simulate_with(resolved, true, true, samples);
+    const std::string what = "seed " + std::to_string(seed) + "\n" + yaml;
+    EXPECT_EQ(one.components, 1U);
+    testing::expect_same_run_in_time_order(one, direct, what);
+    testing::expect_identical_runs(queued, direct, what);
+    if (HasFatalFailure()) return;
+    several += direct.components >= 2;
+    many += direct.components >= 5;
+    joined += yaml.find("collective: true") != std::string::npos && direct.components >= 2;
+    inline_runs += direct.events_inline > 0 && direct.components >= 2;
+  }
+  // The instances cover several parts, many parts, parts joined by a multi-GPU tenant, and
+  // inline runs inside a part.
+  EXPECT_GE(several, 80);
+  EXPECT_GE(many, 20);
+  EXPECT_GE(joined, 20);
+  EXPECT_GE(inline_runs, 40);
+  std::printf(
+      "%d of 150 scenarios in >= 2 parts (%d in >= 5, %d with a multi-GPU tenant), %d "
+      "with inline events\n",
+      several, many, joined, inline_runs);
+  fs::remove_all(dir);
+}
+
+// Interrupted part-way, a partitioned run stops after the same event with and without the
+// direct path (the poll sees the flag at the same event count).
+TEST(Partition, AnInterruptedRunStopsAfterTheSameEvent) {
+  std::string yaml = kMd1;
+  yaml.replace(yaml.find("gpus: [{name: gpu0, model: h100-sxm-80gb}]"),
+               std::string("gpus: [{name: gpu0, model: h100-sxm-80gb}]").size(),
+               "gpus: [{name: gpu0, model: h100-sxm-80gb, count: 4}]");
+  yaml.replace(yaml.find("device: gpu0"), std::string("device: gpu0").size(), "device: gpu0-0");
+  yaml += R"(  - {name: u, device: gpu0-1, workload: {arrivals: {process: poisson, rate: 500/s},
+       request: {kernels: [{name: k, duration: 900us}]}}}
+  - {name: v, device: gpu0-2, workload: {arrivals: {process: closed, concurrency: 2},
+       request: {kernels: [{name: k, duration: 300us}, {name: l, duration: 50us}]}}}
+)";
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(yaml, "md1x4.yaml"));
+  std::vector<RunResult> results;
+  for (bool direct : {false, true}) {
+    std::atomic<bool> stop{false};
+    RunOptions options;
+    options.direct_path = direct;
+    options.interrupt = &stop;
+    options.progress = [&stop](Nanos, Nanos, std::uint64_t) { stop = true; };
+    results.push_back(simulate(resolved, options));
+  }
+  EXPECT_EQ(results[0].status, "interrupted");
+  EXPECT_GE(results[0].components, 3U);
+  EXPECT_GT(results[1].events_inline, 0U);
+  EXPECT_LT(results[0].events, simulate_with(resolved, true).events);
+  testing::expect_identical_runs(results[0], results[1], "interrupted md1 on 4 GPUs");
+}
+
+TEST(Partition, ShippedScenariosMatchOneQueue) {
+  const fs::path dir = fs::path{GPUMUX_SOURCE_DIR} / "scenarios";
+  int checked = 0, several = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const ResolvedScenario resolved = resolve_scenario(load_scenario_file(entry.path().string()));
+    const RunResult split = simulate_with(resolved, true, true);
+    testing::expect_same_run_in_time_order(simulate_with(resolved, false, false), split,
+                                           entry.path().filename().string());
+    several += split.components >= 2;
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
+  EXPECT_GE(several, 5);
+}
+
 TEST(DirectPath, ShippedScenariosAreIdentical) {
   const fs::path dir = fs::path{GPUMUX_SOURCE_DIR} / "scenarios";
   int checked = 0;

@@ -150,6 +150,60 @@ TEST(RunControl, StopReturnsAfterCurrentEvent) {
   EXPECT_EQ(sim.pending(), 1u);
 }
 
+// A model running its events inline may count them one by one (end_inline_event) or in bulk
+// (inline_events_before_poll / end_inline_events): the poll runs after the same events, sees the
+// same counts, and a stop from it ends the inline run after the same event.
+TEST(RunControl, InlineEventsCountedInBulkPollAfterTheSameEvents) {
+  struct Outcome {
+    std::vector<std::uint64_t> polled_at;  // events_processed() at each poll
+    int inline_ran = 0;
+    std::uint64_t events = 0, events_inline = 0;
+    bool operator==(const Outcome&) const = default;
+  };
+  auto run = [](bool bulk, std::uint64_t every, int stop_at_poll) {
+    Simulator sim;
+    Outcome out;
+    sim.set_poll(
+        [&] {
+          out.polled_at.push_back(sim.events_processed());
+          if (static_cast<int>(out.polled_at.size()) == stop_at_poll) sim.stop();
+        },
+        every);
+    sim.schedule_at(1, [] {});
+    sim.schedule_at(2, [&] {
+      bool running = sim.end_queued_event_early();
+      std::uint64_t budget = sim.inline_events_before_poll(), ran = 0;
+      for (Nanos t = 3; running && t < 103; ++t) {
+        sim.begin_inline_event(t);
+        ++out.inline_ran;
+        if (!bulk) {
+          running = sim.end_inline_event();
+        } else if (++ran == budget) {
+          running = sim.end_inline_events(ran);
+          ran = 0;
+          budget = sim.inline_events_before_poll();
+        }
+      }
+      if (bulk) sim.end_inline_events(ran);
+    });
+    sim.schedule_at(200, [] {});
+    sim.run();
+    out.events = sim.events_processed();
+    out.events_inline = sim.events_inline();
+    return out;
+  };
+  for (const std::uint64_t every : {0, 1, 2, 7, 100, 1000}) {
+    for (const int stop_at : {0, 1, 3}) {  // 0: never stopped
+      const Outcome one_by_one = run(false, every, stop_at);
+      EXPECT_EQ(run(true, every, stop_at), one_by_one) << every << " " << stop_at;
+      if (every == 7 && stop_at == 3) {  // polls after events 7, 14, 21: the 19th inline event
+        EXPECT_EQ(one_by_one.polled_at, (std::vector<std::uint64_t>{7, 14, 21}));
+        EXPECT_EQ(one_by_one.inline_ran, 19);
+      }
+    }
+  }
+}
+
 TEST(RunControl, SchedulingInThePastIsALogicError) {
   Simulator sim;
   sim.schedule_at(10, [] {});
@@ -296,6 +350,28 @@ TEST(Statistics, TimeWeightedIntegral) {
   v.set(30, 0.0);
   EXPECT_DOUBLE_EQ(v.integral(40), 10 * 1.0 + 20 * 0.5);
   EXPECT_DOUBLE_EQ(v.peak(), 1.0);
+}
+
+// set_under_peak() is set() for a value no larger than the peak: the same integral, bit for bit,
+// and the same peak, on random piecewise-constant series.
+TEST(Statistics, SetUnderPeakIsSetBelowThePeak) {
+  std::mt19937_64 rng(7);
+  for (int series = 0; series < 100; ++series) {
+    TimeWeightedValue a, b;
+    Nanos now = 0;
+    for (int step = 0; step < 200; ++step) {
+      now += static_cast<Nanos>(rng() % 100000);
+      const double value = std::ldexp(static_cast<double>(rng() % 1000), -9);
+      a.set(now, value);
+      if (value <= b.peak()) {
+        b.set_under_peak(now, value);
+      } else {
+        b.set(now, value);
+      }
+      ASSERT_EQ(a.integral(now + 17), b.integral(now + 17));
+      ASSERT_EQ(a.peak(), b.peak());
+    }
+  }
 }
 
 TEST(MaxMin, TwoEqualVariablesShareOneConstraintEqually) {

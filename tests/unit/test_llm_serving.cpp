@@ -150,9 +150,10 @@ TEST(LlmRoofline, PrefillComputeBoundAtLongPromptsDecodeMemoryBoundOnFewSms) {
   const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
   const std::vector<KernelSpec> kernels = llm_kernels(card("llama-2-7b"), a100);
   const KernelSpec& gemm = kernel_named(kernels, "gemm");
-  double f = 0, waves = 0, m = 0;
-  gemm.roofline.shape(4096, 1, 0, f, waves, m);
+  double f = 0, waves = 0, m = 0, c = 0;
+  gemm.roofline.shape(4096, 1, 0, f, waves, m, c);
   EXPECT_LT(m, 0.5);  // 2 x 6.7e9 x 4096 FLOP at 218 TFLOP/s >> 13.5 GB at 1.77 TB/s
+  EXPECT_EQ(c, 1.0);  // overlapped phases (contention law 2): the compute phase is the longer
   EXPECT_EQ(f, 1.0);
   EXPECT_GT(waves, 1.0);
   // Time of a long prompt: its FLOPs at the attainable rate, plus the catalog's tile and wave
@@ -161,10 +162,11 @@ TEST(LlmRoofline, PrefillComputeBoundAtLongPromptsDecodeMemoryBoundOnFewSms) {
       gemm.roofline.flops_per_token * 4096 / (312e12 * kLlmGemmEfficiency) * 1e9;
   EXPECT_GE(gemm.roofline.nanos(4096, 1, 0), flops_time + gemm.roofline.fixed_ns);
   EXPECT_LE(gemm.roofline.nanos(4096, 1, 0), 1.12 * flops_time + gemm.roofline.fixed_ns);
-  gemm.roofline.shape(1, 1, 0, f, waves, m);
-  EXPECT_GT(m, 0.99);  // batch 1: the weights' read
+  gemm.roofline.shape(1, 1, 0, f, waves, m, c);
+  EXPECT_EQ(m, 1.0);  // batch 1: the weights' read is the longer phase
+  EXPECT_LT(c, 0.01);
   const KernelSpec& decode = kernel_named(kernels, "attention-decode");
-  decode.roofline.shape(1, 1, 1024, f, waves, m);
+  decode.roofline.shape(1, 1, 1024, f, waves, m, c);
   EXPECT_NEAR(f, 32.0 / 108.0, 1e-12);  // one block per (sequence, KV head)
   EXPECT_GT(m, 0.9);
 }

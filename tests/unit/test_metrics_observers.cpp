@@ -254,7 +254,8 @@ tenants:
 // A recorder that counts what it is shown (models/run/recorder.hpp).
 struct CountingObserver : Recorder {
   std::int64_t completed = 0, failed = 0, measured_completed = 0, kernels = 0, events = 0,
-               samples = 0;
+               samples = 0, arrivals = 0;
+  void on_request_arrived(std::uint32_t, Nanos, bool) override { ++arrivals; }
   void on_request_completed(const RequestOutcome& r) override {
     ++completed;
     measured_completed += r.measured;
@@ -305,6 +306,43 @@ TEST(MetricsAreObservers, ExtraObserversChangeNothingAndSeeEveryRecord) {
       EXPECT_EQ(o->kernels, static_cast<std::int64_t>(other.kernels.size())) << stem;
       EXPECT_EQ(o->events, static_cast<std::int64_t>(other.events_log.size())) << stem;
       EXPECT_EQ(o->samples, samples) << stem;
+    }
+  }
+}
+
+// A recorder may say it does not use arrivals or kernels (a result file without output.kernels):
+// it is shown none, one beside it that uses them sees every one (as many as when it is alone),
+// and the result is the same, whether or not the run splits into components.
+struct SelectiveObserver : CountingObserver {
+  bool arrivals_wanted = true, kernels_wanted = true;
+  bool wants_arrivals() const override { return arrivals_wanted; }
+  bool wants_kernels() const override { return kernels_wanted; }
+};
+
+TEST(MetricsAreObservers, ARecorderThatDeclinesArrivalsAndKernelsIsShownNone) {
+  for (const std::string& stem : kStems) {
+    for (const bool partition : {true, false}) {
+      RunOptions plain;
+      plain.partition = partition;
+      CountingObserver alone;
+      RunOptions one = plain;
+      one.observers = {&alone};
+      const RunResult reference = run(stem, {Override{"output", "{kernels: true}"}}, one);
+      CountingObserver all;
+      SelectiveObserver declines;
+      declines.arrivals_wanted = declines.kernels_wanted = false;
+      RunOptions both = plain;
+      both.observers = {&declines, &all};
+      const RunResult other = run(stem, {Override{"output", "{kernels: true}"}}, both);
+      EXPECT_EQ(summary_of(reference), summary_of(other)) << stem;
+      EXPECT_GT(alone.arrivals, 0) << stem;
+      EXPECT_EQ(all.arrivals, alone.arrivals) << stem;
+      EXPECT_EQ(all.kernels, alone.kernels) << stem;
+      EXPECT_EQ(all.completed, alone.completed) << stem;
+      EXPECT_EQ(declines.arrivals, 0) << stem;
+      EXPECT_EQ(declines.kernels, 0) << stem;
+      EXPECT_EQ(declines.completed, alone.completed) << stem;  // the rest it is shown
+      EXPECT_EQ(declines.events, alone.events) << stem;
     }
   }
 }

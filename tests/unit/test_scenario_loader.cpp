@@ -327,6 +327,26 @@ TEST(ScenarioLoaderErrors, FractionsOutOfRange) {
       "bad.yaml:8:33: gpus.0.sharing.active_thread_percentage: must be in (0, 100]");
 }
 
+TEST(ScenarioLoaderErrors, BusyShareNeedsTheLongerPhaseToBeOne) {
+  // Overlapped phases (contention law 2): the solo time is the longer phase, so busy_share or
+  // memory_bound is 1.
+  EXPECT_CONTAINS(
+      error_of(edited("sm_fraction: 0.5", "sm_fraction: 0.5, busy_share: 0.5")),
+      "bad.yaml:16:68: tenants.0.workload.request.kernels.0.busy_share: busy_share "
+      "0.5 with memory_bound 0 (not given): overlapped phases need one of them to be 1");
+  EXPECT_CONTAINS(
+      error_of(edited("sm_fraction: 0.5", "memory_bound: 0.4, busy_share: 0.9")),
+      "kernels.0.busy_share: busy_share 0.9 with memory_bound 0.4: overlapped phases need");
+  EXPECT_CONTAINS(error_of(edited("sm_fraction: 0.5", "memory_bound: 1, busy_share: 1.5")),
+                  "kernels.0.busy_share: must be in [0, 1], got 1.5");
+  const Scenario ok = load_scenario_text(
+      edited("sm_fraction: 0.5", "memory_bound: 0.25, busy_share: 1"), "ok.yaml");
+  EXPECT_EQ(ok.tenants[0].workload.kernels[0].busy_share, 1.0);
+  EXPECT_EQ(ok.tenants[0].workload.kernels[0].memory_bound, 0.25);
+  EXPECT_EQ(load_scenario_text(kMinimal, "min.yaml").tenants[0].workload.kernels[0].busy_share,
+            -1.0);  // not given: serial phases
+}
+
 TEST(ScenarioLoaderErrors, UnknownSharingMode) {
   EXPECT_CONTAINS(error_of(edited("mode: time-slicing", "mode: fair-share")),
                   "bad.yaml:7:13: gpus.0.sharing.mode: unknown sharing mode 'fair-share'; use one "
@@ -711,6 +731,7 @@ void expect_same(const Scenario& a, const Scenario& b) {
       EXPECT_EQ(w.kernels[k].duration.upper, v.kernels[k].duration.upper);
       EXPECT_EQ(w.kernels[k].sm_fraction, v.kernels[k].sm_fraction);
       EXPECT_EQ(w.kernels[k].memory_bound, v.kernels[k].memory_bound);
+      EXPECT_EQ(w.kernels[k].busy_share, v.kernels[k].busy_share);
       EXPECT_EQ(w.kernels[k].repeat, v.kernels[k].repeat);
     }
   }
@@ -761,6 +782,8 @@ TEST(ScenarioEmit, OddValuesSurvive) {
   s.tenants[0].workload.kernels[0].working_set = 12'345'678;
   s.tenants[0].workload.kernels[0].blocks = 528;
   s.tenants[0].workload.kernels[0].blocks_per_sm = 2;
+  s.tenants[0].workload.kernels[0].memory_bound = 1;
+  s.tenants[0].workload.kernels[0].busy_share = 0.1 + 0.2;  // overlapped phases (law 2)
   s.tenants[0].workload.cuda_graph = true;
   s.tenants[0].workload.priority = -3;
   s.seed = 18'446'744'073'709'551'615ULL;

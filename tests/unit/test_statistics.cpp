@@ -208,7 +208,8 @@ namespace {
 // ExactQuantiles selects through a histogram index (statistics.cpp): on every kind of sample set
 // (heavy tails, few distinct values, negative and extreme values, all equal, one far outlier;
 // sizes around the small-set cut-off) each quantile is the nearest-rank element nth_element
-// gives, also after more samples are added, and the samples stay in arrival order.
+// gives, one at a time or many at once in any order, also after more samples are added, and the
+// samples stay in arrival order.
 TEST(ExactQuantiles, IndexedSelectionIsTheNearestRankElement) {
   std::mt19937_64 rng(17);
   // Sizes with every remainder mod 4 (the histogram counts four samples per step).
@@ -257,6 +258,18 @@ TEST(ExactQuantiles, IndexedSelectionIsTheNearestRankElement) {
           rank = std::clamp<std::size_t>(rank, 1, have);
           ASSERT_EQ(batch[i], sorted[rank - 1])
               << "kind " << kind << " n " << have << " batch " << i;
+        }
+        // Out of order and repeated (a small set selects the ranks in ascending order, each
+        // after the one before): the same values.
+        const double shuffled[] = {0.99, 0.5, 0.0001, 0.5, 1.0, 0.0, 0.9, 0.999, 0.25, 0.99};
+        std::int64_t mixed[std::size(shuffled)];
+        e.quantiles(shuffled, std::size(shuffled), mixed);
+        for (std::size_t i = 0; i < std::size(shuffled); ++i) {
+          std::size_t rank =
+              static_cast<std::size_t>(std::ceil(shuffled[i] * static_cast<double>(have)));
+          rank = std::clamp<std::size_t>(rank, 1, have);
+          ASSERT_EQ(mixed[i], sorted[rank - 1])
+              << "kind " << kind << " n " << have << " shuffled " << i;
         }
       }
       EXPECT_EQ(e.values(), samples) << "kind " << kind << " n " << n;  // left in place

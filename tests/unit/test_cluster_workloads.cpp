@@ -1,0 +1,164 @@
+// Workload pods through the device models (models/cluster/workload_pods.hpp): split by node into
+// groups simulated as scenarios of their own, in this process or in worker processes, every
+// pod's numbers equal the one-scenario run's; a multi-GPU pod runs on every GPU it holds.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "models/cluster/cluster_loader.hpp"
+#include "models/cluster/cluster_run.hpp"
+#include "models/cluster/workload_pods.hpp"
+
+namespace gpumux::cluster {
+namespace {
+
+// Four pools of two 2-GPU nodes: dedicated, MIG (all-balanced), time-sliced x2, MPS x2; pods of
+// every kind, a 2-GPU pod on the dedicated pool and on the time-sliced one, pods that start
+// late (a gang of two) and one that ends early (its duration).
+const char* kFleet = R"(
+name: small-fleet
+seed: 5
+cluster:
+  duration: 3s
+  pools:
+    - {name: dedicated, count: 2, gpu: h100-sxm-80gb, gpus_per_node: 2, cpu: "64", memory: 512Gi}
+    - name: mig
+      count: 2
+      gpu: h100-sxm-80gb
+      gpus_per_node: 2
+      cpu: "64"
+      memory: 512Gi
+      sharing:
+        device_plugin: {version: v1, flags: {migStrategy: mixed}}
+        mig_parted:
+          file: MIGPARTED
+          config: all-balanced
+    - name: ts
+      count: 2
+      gpu: h100-sxm-80gb
+      gpus_per_node: 2
+      cpu: "64"
+      memory: 512Gi
+      sharing:
+        device_plugin:
+          version: v1
+          sharing:
+            timeSlicing:
+              resources: [{name: nvidia.com/gpu, rename: nvidia.com/gpu.shared, replicas: 2}]
+    - name: mps
+      count: 2
+      gpu: h100-sxm-80gb
+      gpus_per_node: 2
+      cpu: "64"
+      memory: 512Gi
+      sharing:
+        device_plugin:
+          version: v1
+          sharing:
+            mps:
+              resources: [{name: nvidia.com/gpu, rename: nvidia.com/gpu.mps, replicas: 2}]
+  scheduler: {policy: worst-fit}  # spreads the time-sliced pods: "wide" then spans two GPUs
+  pods:
+    - name: pair
+      arrival: 0s
+      requests: {cpu: "1", nvidia.com/gpu: 2}
+      workload:
+        memory: 4GiB
+        workload:
+          arrivals: {process: poisson, rate: 200/s}
+          request:
+            kernels:
+              - {name: step, duration: 500us, sm_fraction: 1.0}
+              - {name: allreduce, duration: 100us, sm_fraction: 0.2, memory_bound: 1.0, collective: true}
+    - {name: solo, count: 2, arrival: 0s, requests: {cpu: "1", nvidia.com/gpu: 1}, workload: &w
+        {memory: 4GiB, workload: {arrivals: {process: poisson, rate: 300/s}, request: {kernels: [
+          {name: a, duration: {lognormal: {median: 400us, sigma: 0.5}}, sm_fraction: 0.7, memory_bound: 0.4},
+          {name: b, duration: 200us, sm_fraction: 1.0, memory_bound: 0.2}]}}}}
+    - {name: small, count: 6, arrival: 0s, requests: {cpu: "1", nvidia.com/mig-1g.10gb: 1}, workload: *w}
+    - {name: mid, count: 2, arrival: 500ms, requests: {cpu: "1", nvidia.com/mig-3g.40gb: 1}, workload: *w}
+    - {name: shared, count: 4, arrival: 0s, requests: {cpu: "1", nvidia.com/gpu.shared: 1}, workload: *w}
+    - {name: wide, arrival: 100ms, requests: {cpu: "1", nvidia.com/gpu.shared: 2}, workload: *w}
+    - {name: client, count: 6, arrival: 0s, requests: {cpu: "1", nvidia.com/gpu.mps: 1}, workload: *w}
+    - {name: gang, count: 2, gang: 2, arrival: 1s, requests: {cpu: "1", nvidia.com/gpu.mps: 1}, workload: *w}
+)";
+
+std::string fleet_yaml() {
+  std::string yaml = kFleet;
+  const std::string path = std::string(GPUMUX_SOURCE_DIR) + "/scenarios/cluster/mig-parted.yaml";
+  yaml.replace(yaml.find("MIGPARTED"), 9, path);
+  return yaml;
+}
+
+// name -> (device, completed, p50, p99) of every simulated workload pod.
+using PodNumbers =
+    std::map<std::string, std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>>;
+
+PodNumbers run(const ClusterSpec& spec, int shards, int workers) {
+  ClusterResult result = run_cluster(spec);
+  WorkloadPodOptions options;
+  options.shards = shards;
+  options.workers = workers;
+  simulate_workload_pods(spec, result, options);
+  PodNumbers numbers;
+  for (const PodRecord& p : result.pods) {
+    if (p.workload_device.empty()) continue;
+    numbers[p.name] = {p.workload_device, p.workload_completed, p.latency_p50_ns, p.latency_p99_ns};
+  }
+  return numbers;
+}
+
+TEST(ClusterWorkloads, SplitByNodeGivesEveryPodTheSameNumbers) {
+  const ClusterSpec spec = load_cluster_text(fleet_yaml(), "small-fleet.yaml");
+  const PodNumbers one = run(spec, 1, 1);
+  ASSERT_EQ(one.size(), 24U);  // every pod placed and simulated
+  for (const auto& [name, n] : one) {
+    EXPECT_GT(std::get<1>(n), 100) << name;  // each completed requests (~300/s x 2-3 s)
+  }
+  const ClusterResult placed = run_cluster(spec);
+  EXPECT_EQ(workload_node_groups(spec, placed), 8);
+  // Node groups simulated one after the other, and in worker processes (more groups than
+  // workers, and as many): the same numbers, bit for bit.
+  for (const auto& [shards, workers] :
+       std::vector<std::pair<int, int>>{{2, 1}, {8, 1}, {3, 2}, {8, 8}, {0, 3}}) {
+    EXPECT_EQ(run(spec, shards, workers), one) << shards << " groups, " << workers << " workers";
+  }
+  // A shard alone is that group's part of the whole.
+  std::size_t pods = 0;
+  for (int g = 0; g < 4; ++g) {
+    for (const PodWorkloadStats& s : simulate_workload_shard(spec, placed, g, 4)) {
+      const auto& n = one.at(placed.pods.at(s.pod).name);
+      EXPECT_EQ(s.completed, std::get<1>(n));
+      EXPECT_EQ(s.latency_p99_ns, std::get<3>(n));
+      ++pods;
+    }
+  }
+  EXPECT_EQ(pods, one.size());
+}
+
+TEST(ClusterWorkloads, AMultiGpuPodRunsOnEveryGpuItHolds) {
+  const ClusterSpec spec = load_cluster_text(fleet_yaml(), "small-fleet.yaml");
+  const PodNumbers numbers = run(spec, 1, 1);
+  // The data-parallel pod: one tenant on both GPUs of its dedicated node ("NODE-gpu0,NODE-gpu1"),
+  // each request a step on both and then the collective: at least 500 + 100 us, two launches.
+  const auto& pair = numbers.at("pair");
+  const std::string& devices = std::get<0>(pair);
+  ASSERT_NE(devices.find(','), std::string::npos) << devices;
+  EXPECT_EQ(devices.substr(0, devices.find('-')), "dedicated");
+  EXPECT_GT(std::get<1>(pair), 300);
+  EXPECT_GE(std::get<2>(pair), 600 * kMicrosecond);
+  // Time-slicing refuses multi-GPU tenants (the device plugin refuses such requests): the pod's
+  // workload runs once per GPU it holds, and the pod reports its first GPU's copy.
+  const ClusterResult placed = run_cluster(spec);
+  for (const PodRecord& p : placed.pods) {
+    if (p.name == "wide") {
+      EXPECT_NE(p.gpus.find(','), std::string::npos) << p.gpus;
+    }
+  }
+  const std::string& wide = std::get<0>(numbers.at("wide"));
+  EXPECT_EQ(wide.find(','), std::string::npos) << wide;
+  EXPECT_EQ(wide.substr(0, wide.find('-')), "ts");
+}
+
+}  // namespace
+}  // namespace gpumux::cluster
