@@ -160,6 +160,29 @@ void Planner::place_blocks(Config& config) const {
   }
 }
 
+namespace {
+
+// The balanced split's recursion step: calls visit(block, big_left after it) for every block
+// that holds REMAINING's lowest tenant and has a size the split still allows (BIG while
+// BIG_LEFT > 0; SMALL while the rest still needs a small block). Cost: one pass over the
+// subsets of the rest.
+template <class Visit>
+void for_each_first_block(Mask remaining, int big_left, int big, int small, Visit&& visit) {
+  const int first = lowest(remaining);
+  const Mask rest = remaining & ~(Mask{1} << first);
+  std::vector<int> sizes;
+  if (big_left > 0) sizes.push_back(big);
+  if (small != big && popcount(remaining) - big_left * big > 0) sizes.push_back(small);
+  for (const int sz : sizes) {
+    for (Mask s = rest;; s = (s - 1) & rest) {
+      if (popcount(s) == sz - 1) visit(s | (Mask{1} << first), big_left - (sz == big ? 1 : 0));
+      if (s == 0) break;
+    }
+  }
+}
+
+}  // namespace
+
 double Planner::count_node_configs(Mask group, int machine, const Variant& v, bool surviving) {
   const int size = popcount(group);
   const int d = std::min(size, devices_of(machine, v));
@@ -171,23 +194,12 @@ double Planner::count_node_configs(Mask group, int machine, const Variant& v, bo
     if (remaining == 0) return 1;
     const auto key = std::pair{remaining, big_left};
     if (const auto it = memo.find(key); it != memo.end()) return it->second;
-    const int first = lowest(remaining);
-    const Mask rest = remaining & ~(Mask{1} << first);
     double total = 0;
-    std::vector<int> sizes;
-    if (big_left > 0) sizes.push_back(big);
-    if (small != big && popcount(remaining) - big_left * big > 0) sizes.push_back(small);
-    for (const int sz : sizes) {
-      for (Mask s = rest;; s = (s - 1) & rest) {
-        if (popcount(s) == sz - 1) {
-          const Mask block = s | (Mask{1} << first);
-          if (!surviving || unit(unit_key(block, model, v.profile, v)).verdict != Verdict::pruned) {
-            total += count(remaining & ~block, big_left - (sz == big ? 1 : 0));
-          }
-        }
-        if (s == 0) break;
+    for_each_first_block(remaining, big_left, big, small, [&](Mask block, int left) {
+      if (!surviving || unit(unit_key(block, model, v.profile, v)).verdict != Verdict::pruned) {
+        total += count(remaining & ~block, left);
       }
-    }
+    });
     memo[key] = total;
     return total;
   };
@@ -209,22 +221,11 @@ void Planner::enumerate_node_configs(Mask group, int machine, const Variant& v,
       out.push_back(c);
       return;
     }
-    const int first = lowest(remaining);
-    const Mask rest = remaining & ~(Mask{1} << first);
-    std::vector<int> sizes;
-    if (big_left > 0) sizes.push_back(big);
-    if (small != big && popcount(remaining) - big_left * big > 0) sizes.push_back(small);
-    for (const int sz : sizes) {
-      for (Mask s = rest;; s = (s - 1) & rest) {
-        if (popcount(s) == sz - 1) {
-          const Mask block = s | (Mask{1} << first);
-          blocks.push_back({block, v.profile, 0});
-          rec(remaining & ~block, big_left - (sz == big ? 1 : 0));
-          blocks.pop_back();
-        }
-        if (s == 0) break;
-      }
-    }
+    for_each_first_block(remaining, big_left, big, small, [&](Mask block, int left) {
+      blocks.push_back({block, v.profile, 0});
+      rec(remaining & ~block, left);
+      blocks.pop_back();
+    });
   };
   rec(group, big == small ? d : bigs);
 }

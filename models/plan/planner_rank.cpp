@@ -122,26 +122,20 @@ void Planner::add_node(PlanSetup& setup, const Config& c) {
 
 PlanSetup Planner::make_setup(const std::string& label, const Partition& p,
                               const std::vector<bool>& families, bool refine) {
-  PlanSetup setup;
-  setup.label = label;
-  setup.feasible = true;
-  setup.tenants = n_;
-  Scenario& s = setup.scenario;
-  s = run_settings();
-  s.faults = scenario_.faults;
-  s.tenants = scenario_.tenants;
   std::vector<Mask> groups = p.groups;
   std::sort(groups.begin(), groups.end(), [](Mask a, Mask b) { return lowest(a) < lowest(b); });
   std::vector<Config> configs;
+  bool every_group_fits = true;
   for (const Mask g : groups) {
     auto choice = group_choice(g, families, refine);
     if (!choice) {
-      setup.feasible = false;
+      every_group_fits = false;
       continue;
     }
     configs.push_back(choice->second);
   }
-  add_configs(setup, configs);
+  PlanSetup setup = setup_of(label, configs);
+  setup.feasible = every_group_fits;
   return setup;
 }
 
