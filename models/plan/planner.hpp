@@ -129,7 +129,12 @@ struct PlanSetup {
   double cost_per_hour = 0;
   std::vector<PlanGpu> gpus;
   std::vector<PlanNode> nodes;  ///< node platforms only
-  double worst_ratio = 0;       ///< max over SLO tenants (< 1 - headroom when feasible)
+  double worst_ratio = 0;       ///< max over SLO tenants (< 1 - headroom when feasible), from
+                                ///< the per-GPU runs the ranking compared
+  /// The winner only (verify): the same maximum from the whole setup simulated at once over
+  /// the longest window its units needed; it may differ from worst_ratio (other windows, other
+  /// samples) and is reported beside it, never ranked on.
+  std::optional<double> verified_worst_ratio;
   int memory_isolated = 0, fault_isolated = 0, tenants = 0;
   std::string reason;  ///< why the family has no setup, or why its cheaper setups failed
   std::vector<PlanTenantOutcome> outcomes;
@@ -144,6 +149,9 @@ struct PlanStats {
   std::int64_t simulations = 0;
   /// Of the simulations, those over a longer window because a verdict was inconclusive.
   std::int64_t longer_windows = 0;
+  /// Units left unranked because a verdict was still inconclusive at plan.max_duration (a
+  /// longer bound could find them feasible: the answer may then be cheaper).
+  std::int64_t inconclusive_at_bound = 0;
   /// Batches the simulations ran in, one after the other (each batch's simulations at once, on
   /// `jobs` threads or a Dask client's workers): the search's critical path, in simulations.
   std::int64_t batches = 0;

@@ -195,11 +195,16 @@ class Planner {
   }
   /// An empty scenario with the input's run settings (name, seed, duration, output, ...).
   Scenario run_settings() const;
-  /// The longest scenario duration a unit is simulated for (plan.max_duration, default 16 x
-  /// duration), and the next window after DURATION (the measured window doubled) or nullopt
-  /// past the bound.
+  /// More tenants than the exact search takes: the packing search (planner_large.cpp).
+  bool packing_search() const { return n_ > std::min(options_.exact_tenants, 20); }
+  /// The longest scenario duration a unit is simulated for (plan.max_duration; default 16 x
+  /// duration for the exact search, 4 x for the packing search, whose first-fit tries many
+  /// near-full devices: each would grow its window), and the next window after DURATION (the
+  /// measured window doubled) or nullopt past the bound.
   Nanos max_duration() const;
   std::optional<Nanos> longer_window(Nanos duration) const;
+  /// A note in RESULT when units stayed inconclusive at max_duration (stats_).
+  void note_undecided_units(PlanResult& result) const;
 
   // --- units ---------------------------------------------------------------------------------
   std::optional<std::string> constraint_violation(const UnitKey& u) const;

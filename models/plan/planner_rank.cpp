@@ -337,6 +337,14 @@ void Planner::exact_search(PlanResult& result) {
   if (result.found()) result.lower_bound = result.ranked.front().cost_per_hour;
 }
 
+void Planner::note_undecided_units(PlanResult& result) const {
+  if (stats_.inconclusive_at_bound == 0) return;
+  result.notes.push_back(fmt::format(
+      "{} unit(s) stayed inconclusive within plan.max_duration ({:.4g} s) and were not ranked: a "
+      "longer plan.max_duration may find a cheaper setup",
+      stats_.inconclusive_at_bound, to_seconds(max_duration())));
+}
+
 PlanResult Planner::run() {
   const auto start = std::chrono::steady_clock::now();
   PlanResult result;
@@ -386,6 +394,7 @@ PlanResult Planner::run() {
       none.tenants = n_;
       none.reason = reason;
       result.ranked.push_back(none);
+      note_undecided_units(result);
       stats_.wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       result.stats = stats_;
@@ -393,7 +402,7 @@ PlanResult Planner::run() {
     }
   }
 
-  if (n_ > std::min(options_.exact_tenants, 20)) {
+  if (packing_search()) {
     run_large(result);
   } else {
     exact_search(result);
@@ -429,6 +438,7 @@ PlanResult Planner::run() {
     result.ranked.insert(result.ranked.begin(), winner);
   }
 
+  note_undecided_units(result);
   if (result.found()) {
     PlanSetup& winner = result.ranked.front();
     if (options_.verify) {
@@ -452,7 +462,7 @@ PlanResult Planner::run() {
         bool inconclusive = false;
         winner.outcomes =
             judge(numbers_of(*result.best_run), all_tenants, worst, reason, &inconclusive);
-        winner.worst_ratio = worst;
+        winner.verified_worst_ratio = worst;
         if (reason.empty()) break;
         const std::optional<Nanos> longer =
             inconclusive ? longer_window(winner.scenario.duration) : std::nullopt;

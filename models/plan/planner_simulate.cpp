@@ -38,7 +38,7 @@ Scenario Planner::run_settings() const {
 
 Nanos Planner::max_duration() const {
   return plan_.max_duration ? std::max(*plan_.max_duration, scenario_.duration)
-                            : 16 * scenario_.duration;
+                            : (packing_search() ? 4 : 16) * scenario_.duration;
 }
 
 std::optional<Nanos> Planner::longer_window(Nanos duration) const {
@@ -294,6 +294,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
             again_windows.push_back(*longer);
             ++stats_.longer_windows;
           } else {
+            ++stats_.inconclusive_at_bound;
             info.reason += fmt::format(" after {:.4g} s simulated (plan.max_duration)",
                                        to_seconds(windows[i]));
           }

@@ -56,7 +56,8 @@ def test_shipped_scenario_plans_on_conclusive_verdicts_and_best_yaml_reproduces(
     table, best = planned
     assert best.exists() and table.rstrip().endswith("wrote best.yaml")
     line = re.search(r"^best: ([0-9.]+) USD/h on (\d+) GPU\(s\); headroom \d+ % \(worst SLO "
-                     r"ratio ([0-9.]+), (\S+) on (\d+) samples\); simulated ([0-9.]+) s$", table,
+                     r"ratio ([0-9.]+), (\S+) on (\d+) samples(?:; [0-9.]+ in the per-GPU runs "
+                     r"ranked)?\); simulated ([0-9.]+) s$", table,
                      re.M)
     assert line is not None, table
     cost, gpus, worst_ratio = float(line[1]), int(line[2]), float(line[3])
@@ -103,7 +104,8 @@ def test_the_quoted_plan_is_the_plan(planned):
     table, _ = planned
     module = docs_numbers()
     entries = [e for e in [*module.QUOTES, *module.BLOCKS] if e.slow]  # the rest: test_docs_numbers
-    assert {"plan", "plan-prose", "plan-answer", "plan-numbers"} <= {e.name for e in entries}
+    assert {"plan", "plan-gke", "plan-prose", "plan-answer", "plan-numbers"} <= {
+        e.name for e in entries}
     problems = module.check_entries(entries, REPO, GPUMUX,
                                     outputs={tuple(module.PLAN_COMMAND): table})
     assert problems == []

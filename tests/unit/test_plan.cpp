@@ -272,6 +272,13 @@ TEST(Plan, GrowsTheWindowUntilVerdictsAreConclusiveAndNeverRanksAnInconclusiveOn
   EXPECT_NE(stuck.ranked.front().reason.find(" samples, CI ["), std::string::npos);
   EXPECT_NE(stuck.ranked.front().reason.find("plan.max_duration"), std::string::npos);
   EXPECT_GT(stuck.stats.longer_windows, 0);
+  // The answer says that a longer bound could decide them, with the count.
+  EXPECT_GT(stuck.stats.inconclusive_at_bound, 0);
+  EXPECT_NE(plan_table(stuck).find(fmt::format("note: {} unit(s) stayed inconclusive within "
+                                               "plan.max_duration (30 s)",
+                                               stuck.stats.inconclusive_at_bound)),
+            std::string::npos)
+      << plan_table(stuck);
   // With room to grow (the default bound, 16 x 4 s, is not enough either: ask for 10 min) the
   // verdict is decided and the winner runs over the window that decided it.
   std::string roomy = yaml;
@@ -279,6 +286,9 @@ TEST(Plan, GrowsTheWindowUntilVerdictsAreConclusiveAndNeverRanksAnInconclusiveOn
   const PlanResult found = plan_scenario(load_scenario_text(roomy, "node.yaml"));
   ASSERT_TRUE(found.found()) << found.ranked.front().reason;
   const PlanSetup& best = found.ranked.front();
+  // The note appears exactly when some unit stayed undecided at the bound.
+  EXPECT_EQ(found.stats.inconclusive_at_bound > 0,
+            plan_table(found).find("stayed inconclusive") != std::string::npos);
   EXPECT_GT(best.scenario.duration, 4'000'000'000);
   EXPECT_LE(best.scenario.duration, 600'000'000'000);
   for (const PlanSetup& setup : found.ranked) {
@@ -363,6 +373,9 @@ TEST(Plan, ManyTenantSearchIsBoundedAndItsOptimalClaimHolds) {
   for (int instance = 0; instance < 8; ++instance) {
     std::string yaml = random_instance(rng, 4, 4);
     if (instance % 2) yaml = on_nodes(yaml, "gke", "a3-highgpu-1g, a3-highgpu-2g, a2-highgpu-1g");
+    // Both searches may grow a window as far (the packing search's default bound is shorter:
+    // 4 x the window against 16 x; a unit undecided there is not ranked, which costs answers).
+    yaml.replace(yaml.find("  max_gpus:"), 0, "  max_duration: 32s\n");
     const Scenario scenario = load_scenario_text(yaml, "random.yaml");
     PlanOptions brute;
     brute.exhaustive = true;
@@ -445,6 +458,7 @@ TEST(Plan, RankingOrderIsCostThenMarginThenIsolation) {
     if (std::abs(a.cost_per_hour - b.cost_per_hour) > 1e-9) {
       EXPECT_LT(a.cost_per_hour, b.cost_per_hour);
     } else if (std::abs(a.worst_ratio - b.worst_ratio) > 1e-12) {
+      // Ranked on the per-GPU runs' ratio; the winner's whole-setup run is shown beside it.
       EXPECT_LT(a.worst_ratio, b.worst_ratio) << a.label << " before " << b.label;
     } else {
       EXPECT_GE(a.memory_isolated + a.fault_isolated, b.memory_isolated + b.fault_isolated);
@@ -458,8 +472,10 @@ TEST(Plan, InfeasibleAnswersFromTheAloneChecks) {
   const PlanResult result = plan_scenario(load_scenario_text(yaml, "node.yaml"));
   EXPECT_FALSE(result.found());
   ASSERT_EQ(result.infeasible_alone, std::vector<std::string>{"big"});
-  // One simulation per tenant and GPU model, no search.
-  EXPECT_LE(result.stats.simulations, 4);
+  // One simulation per tenant and GPU model, no search; a verdict an alone check could not
+  // decide runs again over a longer window (counted apart).
+  EXPECT_EQ(result.stats.simulations - result.stats.longer_windows, 4);
+  EXPECT_LE(result.stats.longer_windows, 4);
   EXPECT_EQ(result.tenant_names.size(), 4u);
   const std::string table = plan_table(result);
   EXPECT_NE(table.find("4 tenant(s)"), std::string::npos) << table;
