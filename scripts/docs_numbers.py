@@ -352,7 +352,7 @@ BLOCKS = [
     # The plan table of the source document's node: every line but the search's wall time.
     Block("plan", ["README.md"],
           "$ gpumux plan scenarios/plan/plan-h100-node.yaml --jobs 2 -o best.yaml", PLAN_COMMAND,
-          mask=[r"DP rounds, [0-9.]+ s$"], slow=True),
+          mask=[r"DP rounds, [0-9.]+ s"], slow=True),
     # The same node on GKE nodes, with what it writes for kubectl and gcloud.
     Block("plan-gke", ["README.md"],
           "$ gpumux plan scenarios/plan/plan-h100-node.yaml --jobs 2 --platform gke -o deploy",

@@ -153,10 +153,13 @@ std::string plan_table(const PlanResult& r) {
   out += fmt::format(
       "\nsearch: {:.4g} setups in the space, {:.4g} left after the bounds ({:.2f} % pruned); "
       "{} units ({} pruned), {} simulations ({} over a longer window for an inconclusive "
-      "verdict) on {} worker(s), {} DP rounds, {:.2f} s; the answer is optimal (proven)\n",
+      "verdict) on {} worker(s), {} DP rounds, {:.2f} s; the answer is optimal {}\n",
       st.setups, st.setups_surviving,
       st.setups > 0 ? 100.0 * (1.0 - st.setups_surviving / st.setups) : 0.0, st.units,
-      st.units_pruned, st.simulations, st.longer_windows, st.jobs, st.dp_rounds, st.wall_s);
+      st.units_pruned, st.simulations, st.longer_windows, st.jobs, st.dp_rounds, st.wall_s,
+      // Units left undecided (the header's note) are neither ranked nor ruled out.
+      st.inconclusive_at_bound > 0 ? "among the units decided within plan.max_duration"
+                                   : "(proven)");
   return out;
 }
 
