@@ -33,6 +33,9 @@ struct BuildOptions {
   LayerFusion fusion;
   bool training = false;
   bool dropout = false;  // the model trains with dropout (the entry's `dropout: 1`)
+  // Activation (gradient) checkpointing per transformer layer in training (HF
+  // `gradient_checkpointing=True`, torch.utils.checkpoint): see LayerBuilder::begin_checkpoint.
+  bool checkpointing = false;
 };
 
 // Builds the layer list of one request. `dt` = bytes per element.
@@ -196,11 +199,46 @@ class LayerBuilder {
 
   void add_params(std::int64_t n) { params_ += n; }
 
+  // Activation checkpointing of one layer (torch.utils.checkpoint, as HF's
+  // gradient_checkpointing wraps each encoder / decoder layer): the forward between
+  // begin_checkpoint() and end_checkpoint() keeps only the layer's input (`input_elements`, the
+  // hidden states entering it); the backward recomputes the layer's forward, then runs its
+  // backward. So a checkpointed layer costs one forward more per step, and its saved
+  // activations are held for one layer at a time (the one being recomputed), not for all.
+  // Without `checkpointing` (or at inference) both calls do nothing.
+  void begin_checkpoint() {
+    if (!options_.training || !options_.checkpointing) return;
+    open_ = Segment{forward_.size(), 0, backward_.size(), 0, saved_};
+  }
+  void end_checkpoint(double input_elements) {
+    if (!options_.training || !options_.checkpointing) return;
+    Segment s = open_;
+    s.forward_end = forward_.size();
+    s.backward_end = backward_.size();
+    largest_segment_ = std::max(largest_segment_, saved_ - s.saved_before);
+    saved_ = s.saved_before + input_elements;
+    segments_.push_back(s);
+  }
+
   CatalogLayers finish(const std::string& optimizer, const KernelFamilies& families) {
     CatalogLayers out;
     out.layers = forward_;
     if (options_.training) {
+      // Checkpointed layers: before the first backward entry of a layer (in reverse order, its
+      // last), its forward runs again.
+      std::vector<const Segment*> recompute_at(backward_.size(), nullptr);
+      for (const Segment& seg : segments_) {
+        if (seg.backward_end > seg.backward_begin) recompute_at[seg.backward_end - 1] = &seg;
+      }
       for (auto it = backward_.rbegin(); it != backward_.rend(); ++it) {
+        const std::size_t index = static_cast<std::size_t>(backward_.rend() - it) - 1;
+        if (const Segment* seg = recompute_at[index]) {
+          for (std::size_t i = seg->forward_begin; i < seg->forward_end; ++i) {
+            LayerWork r = forward_[i];
+            r.name += ".recompute";
+            out.layers.push_back(r);
+          }
+        }
         const LayerWork& f = it->forward;
         if (it->accumulate) {
           out.layers.push_back(f);
@@ -260,7 +298,9 @@ class LayerBuilder {
     out.params = params_;
     out.weight_bytes = static_cast<std::int64_t>(static_cast<double>(params_) * dt_);
     out.activation_peak = static_cast<std::int64_t>((largest_[0] + largest_[1]) * dt_);
-    out.activation_saved = static_cast<std::int64_t>(saved_ * dt_);
+    // Checkpointing: the layers' inputs, the rest of the model, and one layer's activations
+    // while it is recomputed.
+    out.activation_saved = static_cast<std::int64_t>((saved_ + largest_segment_) * dt_);
     return out;
   }
 
@@ -275,6 +315,11 @@ class LayerBuilder {
   std::size_t mark() const { return forward_.size(); }
 
  private:
+  // A checkpointed layer: its forward_ and backward_ entries, and saved_ before it.
+  struct Segment {
+    std::size_t forward_begin = 0, forward_end = 0, backward_begin = 0, backward_end = 0;
+    double saved_before = 0;
+  };
   struct Backward {
     LayerWork forward;
     bool input_grad = true;
@@ -304,6 +349,9 @@ class LayerBuilder {
   std::int64_t params_ = 0;
   double saved_ = 0;
   double largest_[2] = {0, 0};
+  Segment open_;
+  std::vector<Segment> segments_;
+  double largest_segment_ = 0;  // elements one checkpointed layer saves while recomputed
 };
 
 // Attention of `count` = batch x heads products, lq query rows against lk keys, head dim d.
@@ -397,8 +445,10 @@ void ffn_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t t, st
 // attention, output projection, residual + norm, FFN; pre-LN for GPT-2 / ViT.
 void transformer_layer(LayerBuilder& b, std::int64_t batch, std::int64_t seq, std::int64_t h,
                        std::int64_t heads, std::int64_t ffn, bool causal, bool pre_ln) {
+  b.begin_checkpoint();
   attention_sublayer(b, "layer.", batch, seq, seq, h, heads, causal, pre_ln, false, 0);
   ffn_sublayer(b, "layer.", batch * seq, h, ffn, pre_ln, "norm2");
+  b.end_checkpoint(static_cast<double>(batch * seq) * static_cast<double>(h));
 }
 
 // A convolution / linear layer followed by batch norm (+ ReLU). Inference: BN folded into the
@@ -659,9 +709,11 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   b.add_params(2 * h + positions * h);  // conv biases, encoder position embeddings
   b.elementwise("encoder.add_position", f2 * hd, 2, 1, 1, 0, true, -1, 2);
   for (std::int64_t l = 0; l < e.dim("encoder_layers"); ++l) {
+    b.begin_checkpoint();
     attention_sublayer(b, "encoder.layer.", batch, positions, positions, h, heads, false, true,
                        false, 0);
     ffn_sublayer(b, "encoder.layer.", batch * positions, h, ffn, true, "norm2");
+    b.end_checkpoint(f2 * hd);
   }
   b.fp32_op("encoder.final_layernorm", f2 * hd, 1, 1, 8, 2 * h, -1, 1, 3);
   b.add_params(2 * h);
@@ -685,7 +737,9 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     const double ts = n * static_cast<double>(seq);
     b.elementwise("decoder.embedding", ts * hd, 2, 1, 1, 0, true, -1, 4);
     for (std::int64_t l = 0; l < dec_layers; ++l) {
+      b.begin_checkpoint();
       decoder_layer(seq, seq, batch * positions);
+      b.end_checkpoint(ts * hd);  // (the encoder output it reads is saved once, above)
     }
     head(seq);
     b.add_params(2 * h);
@@ -1081,10 +1135,12 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
 }
 
 CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
-                             const std::string& dtype, bool training, const LayerFusion& fusion) {
+                             const std::string& dtype, bool training, const LayerFusion& fusion,
+                             bool gradient_checkpointing) {
   BuildOptions options;
   options.fusion = fusion;
   options.training = training;
+  options.checkpointing = gradient_checkpointing;
   options.dropout = entry.dim("dropout") > 0;
   LayerBuilder b(dtype_bytes(dtype), options);
   int seq = 0;
@@ -1178,7 +1234,20 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   CatalogWorkload out;
   out.runtime = runtime->name;
   out.runtime_from_user = user_runtime;
-  out.layers = catalog_layers(*entry, batch, seq, dtype, training, fusion);
+  if (request.gradient_checkpointing) {
+    if (!training) {
+      fail_at(scenario, path + ".gradient_checkpointing",
+              "gradient_checkpointing applies to a training step (phase: training)");
+    }
+    if (entry->family == "resnet" || entry->family == "pointnet") {
+      fail_at(scenario, path + ".gradient_checkpointing",
+              request.model +
+                  " has no transformer layers to checkpoint (the catalog checkpoints "
+                  "each encoder / decoder layer, as HF gradient_checkpointing does)");
+    }
+  }
+  out.layers =
+      catalog_layers(*entry, batch, seq, dtype, training, fusion, request.gradient_checkpointing);
   std::vector<LayerWork> layers = out.layers.layers;
   if (training && data_parallel > 1) {
     LayerWork reduce;

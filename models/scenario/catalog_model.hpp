@@ -178,15 +178,21 @@ struct CatalogLayers {
   std::int64_t params = 0;            ///< parameters
   std::int64_t weight_bytes = 0;      ///< params x dtype size
   std::int64_t activation_peak = 0;   ///< inference: two largest layer outputs, bytes
-  std::int64_t activation_saved = 0;  ///< training: every forward output, bytes
+  std::int64_t activation_saved = 0;  ///< training: every forward output (checkpointed layers:
+                                      ///< their inputs and one layer's outputs), bytes
   int seq_len = 0;                    ///< tokens per sequence used (0 for CNNs)
   /// Encoder-decoder inference: the decoder's kernels of one generated token (repeated
   /// seq_len times after `layers`, the encoder and the cross-attention K/V projections).
   std::vector<LayerWork> decode_step;
 };
+/// `gradient_checkpointing` (training): every transformer layer keeps only its input and runs
+/// its forward again before its backward (torch.utils.checkpoint per layer, HF's
+/// `gradient_checkpointing=True`): one more forward of those layers per step, their saved
+/// activations held for one layer at a time.
 CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
                              const std::string& dtype, bool training,
-                             const LayerFusion& fusion = LayerFusion{});
+                             const LayerFusion& fusion = LayerFusion{},
+                             bool gradient_checkpointing = false);
 
 /// A tenant's catalog workload on a GPU model.
 struct CatalogWorkload {

@@ -251,6 +251,9 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (!c->memory_format.empty()) {
       out << YAML::Key << "memory_format" << YAML::Value << c->memory_format;
     }
+    if (c->gradient_checkpointing) {
+      out << YAML::Key << "gradient_checkpointing" << YAML::Value << true;
+    }
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

@@ -479,6 +479,7 @@ static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
                                 {"nchw", "contiguous"}},
                                {"channels_last", "contiguous", "nhwc", "nchw"}, "memory_format");
   }
+  if (const auto f = map.get("gradient_checkpointing")) c.gradient_checkpointing = bool_of(ctx, *f);
   return c;
 }
 
@@ -574,12 +575,28 @@ static WorkloadSpec workload_rest(Context& ctx, const Field& field, const MapRea
 }
 
 WorkloadSpec workload_of(Context& ctx, const Field& field) {
-  const MapReader map(
-      ctx, field,
-      {"arrivals", "request", "max_in_flight", "memory_per_request", "memory_per_token", "tokens",
-       "batching", "priority", "model", "batch", "seq_len", "dtype", "phase", "steps",
-       "bus_bandwidth", "runtime", "cuda_graph", "memory_format", "llm"},
-      {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
+  const MapReader map(ctx, field,
+                      {"arrivals",
+                       "request",
+                       "max_in_flight",
+                       "memory_per_request",
+                       "memory_per_token",
+                       "tokens",
+                       "batching",
+                       "priority",
+                       "model",
+                       "batch",
+                       "seq_len",
+                       "dtype",
+                       "phase",
+                       "steps",
+                       "bus_bandwidth",
+                       "runtime",
+                       "cuda_graph",
+                       "memory_format",
+                       "gradient_checkpointing",
+                       "llm"},
+                      {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
   w.arrivals = arrivals_of(ctx, map.require("arrivals"));
   if (const auto llm = map.get("llm")) {
@@ -598,7 +615,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                "serves one request at a time)");
     }
     for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph", "memory_format"}) {
+                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -617,7 +634,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
   } else {
     for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph", "memory_format"}) {
+                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : ""));

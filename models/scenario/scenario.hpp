@@ -203,6 +203,9 @@ struct CatalogRequestSpec {
   /// "contiguous" (NCHW, PyTorch's default: an eager runtime transposes around each
   /// convolution); "" = channels_last.
   std::string memory_format;
+  /// Training with activation checkpointing per transformer layer (HF
+  /// `gradient_checkpointing=True`): a recomputed forward per layer, less saved memory.
+  bool gradient_checkpointing = false;
   SourceLocation where;  ///< the `model:` key
 };
 

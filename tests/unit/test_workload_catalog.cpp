@@ -709,6 +709,90 @@ TEST(CatalogRuntime, NchwTransposesAroundEveryConvolutionInAnEagerRuntimeOnly) {
   }
 }
 
+TEST(CatalogTraining, GradientCheckpointingRecomputesEachLayerAndSavesItsInputOnly) {
+  // torch.utils.checkpoint per transformer layer: the step is the plain step plus one more
+  // forward of every layer (placed before that layer's backward), and the saved activations are
+  // the layers' inputs, the rest of the model and one layer's own.
+  const CatalogEntry& e = load_catalog_entry("bert-base");
+  const int layers = static_cast<int>(e.dim("layers"));
+  const CatalogLayers plain = catalog_layers(e, 8, 128, "fp32", true);
+  const CatalogLayers ckpt = catalog_layers(e, 8, 128, "fp32", true, LayerFusion{}, true);
+  const auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  std::vector<std::string> rest;
+  double recompute_flops = 0;
+  for (const LayerWork& w : ckpt.layers) {
+    if (ends_with(w.name, ".recompute")) {
+      recompute_flops += w.flops;
+    } else {
+      rest.push_back(w.name);
+    }
+  }
+  std::vector<std::string> plain_names;
+  double layer_forward_flops = 0;
+  for (const LayerWork& w : plain.layers) plain_names.push_back(w.name);
+  for (std::size_t i = 0; i < plain.layers.size() && plain.layers[i].name != "optimizer.adam";
+       ++i) {
+    const LayerWork& w = plain.layers[i];
+    const bool backward = w.name.find("grad") != std::string::npos ||
+                          ends_with(w.name, ".backward") || ends_with(w.name, ".grad_accumulate");
+    if (!backward && w.name.rfind("layer.", 0) == 0) layer_forward_flops += w.flops;
+  }
+  EXPECT_EQ(rest, plain_names);  // nothing else changes, in the same order
+  EXPECT_GT(layer_forward_flops, 0);
+  EXPECT_DOUBLE_EQ(recompute_flops, layer_forward_flops);
+  // Layer l's recomputed forward runs after layer l+1's backward: the first recomputed kernel
+  // follows the loss and comes before any transformer layer's gradient.
+  std::size_t first_recompute = 0, first_layer_grad = 0;
+  for (std::size_t i = ckpt.layers.size(); i-- > 0;) {
+    const std::string& n = ckpt.layers[i].name;
+    if (ends_with(n, ".recompute")) first_recompute = i;
+    if (n.rfind("layer.", 0) == 0 && (ends_with(n, ".dgrad") || ends_with(n, ".wgrad"))) {
+      first_layer_grad = i;
+    }
+  }
+  EXPECT_LT(first_recompute, first_layer_grad);
+  // Saved: every layer's input (tokens x hidden) at least; less than saving every output.
+  const std::int64_t input = 8LL * 128 * e.dim("hidden") * 4;
+  EXPECT_GE(ckpt.activation_saved, layers * input);
+  EXPECT_LT(ckpt.activation_saved, plain.activation_saved);
+  EXPECT_EQ(ckpt.params, plain.params);
+  // Inference is unchanged by the option.
+  EXPECT_EQ(catalog_layers(e, 8, 128, "fp32", false, LayerFusion{}, true).layers.size(),
+            catalog_layers(e, 8, 128, "fp32", false).layers.size());
+}
+
+TEST(CatalogTraining, TallyWhisperStepFitsAnA100OnlyWithGradientCheckpointing) {
+  // Tally's whisper trainer (train_whisper.py: whisper-small, batch 16, fp32,
+  // gradient_checkpointing=True) ran in 9.7 GB on an A100 (its single-job table). Every
+  // layer's fp32 attention scores over 1500 audio positions (16 x 12 x 1500^2 x 4 B = 1.7 GB
+  // each) do not fit 80 GB when all are kept; one layer's at a time does.
+  const std::string keys =
+      "      model: whisper-small\n      batch: 16\n      dtype: fp32\n"
+      "      phase: training\n      runtime: pytorch\n";
+  const std::int64_t kept = resolve_catalog(keys).scenario.tenants[0].memory;
+  const std::int64_t ckpt =
+      resolve_catalog(keys + "      gradient_checkpointing: true\n").scenario.tenants[0].memory;
+  const std::int64_t a100 = 80LL << 30;
+  EXPECT_GT(kept, a100);
+  EXPECT_LT(ckpt, a100 / 4);
+  for (const std::string& bad :
+       {std::string("      model: bert-base\n      gradient_checkpointing: true\n"),
+        std::string("      model: resnet50\n      phase: training\n"
+                    "      gradient_checkpointing: true\n")}) {
+    try {
+      resolve_catalog(bad);
+      FAIL() << "no error for " << bad;
+    } catch (const InputError& err) {
+      EXPECT_NE(std::string(err.what()).find("tenants.0.workload.gradient_checkpointing"),
+                std::string::npos)
+          << err.what();
+    }
+  }
+}
+
 TEST(CatalogRuntime, UnknownRuntimeAndTrainingOnTensorRtAreLocatedErrors) {
   const auto error = [](const std::string& keys) {
     try {
