@@ -365,6 +365,7 @@ plan:
   platform: gke
   machines: [a3-highgpu-1g, a2-highgpu-1g]
   max_gpus: 16
+  max_duration: 64s   # light (about 20/s) needs ~30 s for a conclusive p99
 tenants:
   - name: heavy
     replicas: 12
