@@ -328,7 +328,7 @@ PYBIND11_MODULE(_gpumux, m) {
           [](const RunResult& r) {
             // Columns of the HDF5 /slos table: one row per SLO target.
             py::dict out;
-            py::list tenant, key, target, value, met;
+            py::list tenant, key, target, value, samples, low, high, verdict, met;
             const std::vector<TenantSlo> slos = evaluate_slos(r);
             for (std::size_t t = 0; t < slos.size(); ++t) {
               for (const SloCheck& c : slos[t].checks) {
@@ -336,18 +336,27 @@ PYBIND11_MODULE(_gpumux, m) {
                 key.append(c.key);
                 target.append(c.target_ns);
                 value.append(c.value_ns.value_or(-1));
-                met.append(c.met ? 1 : 0);
+                samples.append(c.samples);
+                low.append(c.low_ns.value_or(-1));
+                high.append(c.high_ns.value_or(-1));
+                verdict.append(static_cast<int>(c.verdict));
+                met.append(c.met() ? 1 : 0);
               }
             }
             out["tenant"] = tenant;
             out["key"] = key;
             out["target_ns"] = target;
             out["value_ns"] = value;
+            out["samples"] = samples;
+            out["low_ns"] = low;
+            out["high_ns"] = high;
+            out["verdict"] = verdict;
             out["met"] = met;
             return out;
           },
           "dict of lists, the HDF5 /slos columns: tenant (index), key, target_ns, value_ns "
-          "(-1: no samples), met")
+          "(-1: no samples), samples, low_ns and high_ns (the confidence interval; -1: no "
+          "bound), verdict (index into SLO_VERDICTS), met (1: verdict met)")
       .def(
           "requests",
           [](const RunResult& r) {
@@ -609,6 +618,8 @@ PYBIND11_MODULE(_gpumux, m) {
       py::cast(std::vector<std::string>(kRequestStatusNames.begin(), kRequestStatusNames.end())));
   m.attr("EVENT_KINDS") =
       py::tuple(py::cast(std::vector<std::string>(kEventKindNames.begin(), kEventKindNames.end())));
+  m.attr("SLO_VERDICTS") = py::tuple(
+      py::cast(std::vector<std::string>(kSloVerdictNames.begin(), kSloVerdictNames.end())));
   m.def(
       "metric_table", [] { return metric_table_json().dump(); },
       "The metric table as a JSON string: a list of {scope, column, json, unit, description, "

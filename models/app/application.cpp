@@ -29,8 +29,25 @@ Scenario load_request(const ScenarioRequest& request) {
       request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);
 }
 
+namespace {
+
+// The one check `validate`, `run` and Python's run() and sweep() share: resolve, then refuse
+// what will fail (capacity_findings' errors: static memory over a device or an MPS pinned
+// limit). FINDINGS receives every finding (validate prints the warnings).
+ResolvedScenario resolve_checked(const Scenario& s, std::vector<CapacityFinding>* findings) {
+  ResolvedScenario resolved = resolve_scenario(s);
+  std::vector<CapacityFinding> found = capacity_findings(resolved);
+  for (const CapacityFinding& f : found) {
+    if (f.error) throw InputError(f.where, f.message);  // the first error
+  }
+  if (findings != nullptr) *findings = std::move(found);
+  return resolved;
+}
+
+}  // namespace
+
 ResolvedScenario resolve_request(const ScenarioRequest& request) {
-  return resolve_scenario(load_request(request));
+  return resolve_checked(load_request(request), nullptr);
 }
 
 Validation validate_request(const ScenarioRequest& request) {
@@ -43,18 +60,16 @@ Validation validate_request(const ScenarioRequest& request) {
     check_plan_scenario(s);
     return out;
   }
-  out.resolved.emplace(resolve_scenario(s));
-  const std::vector<CapacityFinding> findings = capacity_findings(*out.resolved);
-  for (const CapacityFinding& f : findings) {
-    if (f.error) throw InputError(f.where, f.message);  // the first error
-  }
+  std::vector<CapacityFinding> findings;
+  out.resolved.emplace(resolve_checked(s, &findings));
   for (const CapacityFinding& f : findings) out.warnings.push_back(f.text());
   for (std::string& w : default_warnings(out.resolved->scenario)) out.warnings.push_back(w);
   return out;
 }
 
 Inspection inspect_request(const ScenarioRequest& request) {
-  Inspection out{resolve_request(request), {}, {}};
+  // Not refused for what would fail at run time: inspect shows what the physics acts on.
+  Inspection out{resolve_scenario(load_request(request)), {}, {}};
   out.rows = inspect_kernels(out.resolved);
   out.warnings = default_warnings(out.resolved.scenario);
   return out;

@@ -69,7 +69,9 @@ struct RunControl {
 /// before the file is read). Throws InputError.
 Scenario load_request(const ScenarioRequest& request);
 
-/// load_request, then resolve_scenario: what `validate` checks. Throws InputError.
+/// load_request, resolve_scenario, then the errors `validate` reports (what will fail: static
+/// memory over a device or an MPS pinned limit; models/plan/capacity_check.hpp): one code path
+/// for `validate`, `run`, Python's run() and sweep(). Throws InputError.
 ResolvedScenario resolve_request(const ScenarioRequest& request);
 
 /// What `validate` finds. A planning scenario (a `plan:` block and tenants without a device) is

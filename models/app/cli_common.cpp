@@ -194,7 +194,8 @@ void check_output_path(const po::variables_map& vm) {
 }
 
 bool slo_met(const RunResult& result, const std::string& prefix) {
-  const std::vector<std::string> misses = slo_miss_messages(evaluate_slos(result), prefix);
+  const std::vector<std::string> misses =
+      slo_miss_messages(evaluate_slos(result), prefix, result.percentiles.confidence);
   for (const std::string& line : misses) std::cerr << "gpumux: " << line << "\n";
   return misses.empty();
 }

@@ -16,6 +16,7 @@
 #include "models/cluster/quantity.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/scenario/override_tree.hpp"
+#include "models/scenario/catalog_model.hpp"
 #include "models/scenario/pod_workload.hpp"
 #include "models/scenario/work_estimate.hpp"
 #include "sim/util/checked.hpp"
@@ -695,9 +696,34 @@ constexpr Nanos kWorkloadTail = 60 * kSecond;
 // The work budget of the workload pods: each runs its tenant from its arrival to the horizon;
 // the requests and launches of all of them, estimated as for a scenario's tenants
 // (estimate_work, linear in the time: one estimate per entry over its pods' summed time).
+// A catalog workload's kernels are built on the GPU a pod lands on (resolve_scenario), unknown
+// here: the estimate takes each pool's GPU and keeps the most work (the fastest GPU gives a
+// closed loop the most requests). Without kernels a closed loop would be estimated at one
+// request per microsecond.
+WorkEstimate pod_work(const Scenario& one, const std::vector<NodePoolSpec>& pools) {
+  const TenantSpec& tenant = one.tenants.front();
+  if (!tenant.workload.catalog || !tenant.workload.kernels.empty()) return estimate_work(one, {});
+  WorkEstimate most;
+  bool any = false;
+  std::set<std::string> seen;
+  for (const NodePoolSpec& pool : pools) {
+    if (pool.gpus_per_node == 0 || !seen.insert(pool.gpu_model).second) continue;
+    try {
+      Scenario built = one;
+      apply_catalog(built, built.tenants.front(), load_device_profile(pool.gpu_model));
+      const WorkEstimate w = estimate_work(built, {});
+      if (!any || w.launches > most.launches) most = w;
+      any = true;
+    } catch (const InputError&) {
+      // A GPU the entry cannot run on (or no profile: an openb model string): not this one.
+    }
+  }
+  return any ? most : estimate_work(one, {});
+}
+
 void check_workload_budget(const std::vector<PodEntry>& entries,
                            const std::vector<std::vector<Nanos>>& arrivals, Nanos horizon,
-                           bool allow_large) {
+                           const std::vector<NodePoolSpec>& pools, bool allow_large) {
   if (allow_large) return;
   double requests = 0;
   double launches = 0;
@@ -712,7 +738,7 @@ void check_workload_budget(const std::vector<PodEntry>& entries,
     Scenario one;
     one.duration = static_cast<Nanos>(std::min(active_ns, 9.2e18));
     one.tenants.push_back(*e.pod.workload.tenant);
-    const WorkEstimate w = estimate_work(one, {});
+    const WorkEstimate w = pod_work(one, pools);
     requests += w.requests;
     launches += w.launches;
     if (w.launches > worst_launches) {
@@ -807,7 +833,9 @@ ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, b
   }
   const Nanos horizon =
       spec.duration > 0 ? spec.duration : checked::add_saturating(last_arrival, kWorkloadTail);
-  if (!entries.empty()) check_workload_budget(entries, entry_arrivals, horizon, allow_large);
+  if (!entries.empty()) {
+    check_workload_budget(entries, entry_arrivals, horizon, spec.pools, allow_large);
+  }
   return spec;
 }
 

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "models/config/input_error.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/strings.hpp"
@@ -107,13 +109,22 @@ const DeviceProfile& load_device_profile(const std::string& name_or_path,
     key = "embedded:" + name_or_path;
   }
 
+  // A profile file is keyed by its path and its content (it is read again on every load, a few
+  // KiB): edited between two runs of one process (Python), the second run sees the new numbers
+  // and records their hash. Earlier versions stay in the cache (references to them stay valid).
+  std::string text;
+  if (key.rfind("file:", 0) == 0) {
+    text = read_text_file(key.substr(5));
+    key += fmt::format("#{:016x}:{}", fnv1a64(text), text.size());
+  }
+
   const std::lock_guard<std::mutex> lock(mutex);
   if (const auto found = cache.find(key); found != cache.end()) return *found->second;
 
   DeviceProfile gpu;
   if (key.rfind("file:", 0) == 0) {
-    const std::string path = key.substr(5);
-    gpu = parse_device_profile(read_text_file(path), path);
+    const std::string path = key.substr(5, key.rfind('#') - 5);
+    gpu = parse_device_profile(text, path);
   } else {
     const auto& embedded = embedded_profiles();
     auto it = std::find_if(embedded.begin(), embedded.end(),

@@ -12,6 +12,15 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The position of STAT ("p50" .. "p999") in LatencySummary::intervals; -1 for the others.
+int interval_index(const std::string& stat) {
+  if (stat == "p50") return 0;
+  if (stat == "p90") return 1;
+  if (stat == "p99") return 2;
+  if (stat == "p999") return 3;
+  return -1;
+}
+
 std::int64_t quantile_of(const LatencySummary& s, const std::string& stat) {
   if (stat == "count") return s.count;
   if (stat == "p50") return s.p50;
@@ -32,7 +41,61 @@ struct SummarySpec {
   TextTableId table = TextTableId::none;
   std::map<std::string, std::string> headers, compare;
   std::vector<std::string> csv;
+  /// Stats whose confidence interval the text table shows, stat -> header ("p99" -> "p99 CI").
+  std::map<std::string, std::string> interval_headers;
 };
+
+// The confidence bounds of each percentile: PREFIX_STAT_low_ns / _high_ns (HDF5 -1 and JSON
+// null when the samples give no bound; JSON JSON_KEY.STAT_low / _high beside the percentile),
+// and the text-table column of the interval where the spec asks for one.
+void add_intervals(std::vector<TenantMetric>& out, const SummarySpec& spec) {
+  const auto field = spec.field;
+  for (const std::string stat : {"p50", "p90", "p99", "p999"}) {
+    const int index = interval_index(stat);
+    const bool in_json =
+        std::find(spec.in_json.begin(), spec.in_json.end(), stat) != spec.in_json.end();
+    for (const bool high : {false, true}) {
+      TenantMetric m;
+      const std::string side = high ? "high" : "low";
+      m.column = spec.prefix + "_" + stat + "_" + side + "_ns";
+      m.json = in_json ? spec.json_key + "." + stat + "_" + side : "";
+      m.unit = "ns";
+      m.description = std::string(high ? "upper" : "lower") + " confidence bound of the " +
+                      spec.what + " " + stat +
+                      " (percentiles.confidence; -1 / null: the samples give none)";
+      m.type = MetricType::i64;
+      m.format = MetricFormat::duration;
+      m.h5_none = -1;
+      if (std::find(spec.csv.begin(), spec.csv.end(), stat) != spec.csv.end()) m.csv = m.column;
+      m.get = [field, index, high](const TenantResult& t) -> MetricValue {
+        const QuantileInterval& ci = (t.*field).intervals[static_cast<std::size_t>(index)];
+        if ((t.*field).count == 0 || !(high ? ci.has_high : ci.has_low)) return MetricValue{};
+        return high ? ci.high : ci.low;
+      };
+      if (spec.when_counted) {
+        m.in_summary = [field](const TenantResult& t) { return (t.*field).count > 0; };
+      }
+      out.push_back(std::move(m));
+    }
+  }
+}
+
+// The text-table columns of the intervals the spec shows (not stored: read from the bounds).
+void add_interval_columns(std::vector<TenantMetric>& out, const SummarySpec& spec) {
+  for (const auto& [stat, header] : spec.interval_headers) {
+    TenantMetric m;
+    m.column = spec.prefix + "_" + stat + "_interval";
+    m.interval_of = spec.json_key + "." + stat;
+    m.description = spec.what + " " + stat + " confidence interval (text tables)";
+    m.type = MetricType::text;
+    m.format = MetricFormat::interval;
+    m.table = spec.table;
+    m.header = header;
+    m.h5 = false;
+    m.get = [](const TenantResult&) -> MetricValue { return MetricValue{}; };
+    out.push_back(std::move(m));
+  }
+}
 
 void add_summary(std::vector<TenantMetric>& out, const SummarySpec& spec) {
   const auto field = spec.field;
@@ -66,7 +129,9 @@ void add_summary(std::vector<TenantMetric>& out, const SummarySpec& spec) {
       m.in_summary = [field](const TenantResult& t) { return (t.*field).count > 0; };
     }
     out.push_back(std::move(m));
+    if (stat == "p99") add_interval_columns(out, spec);  // the table shows it beside p99
   }
+  add_intervals(out, spec);
 }
 
 template <class Row>
@@ -120,30 +185,69 @@ void add_slo_verdicts(std::vector<TenantMetric>& out) {
       }
       return std::nullopt;
     };
+    auto optional_ns = [](const std::optional<std::int64_t>& v) {
+      return v ? MetricValue{*v} : MetricValue{};
+    };
+    const std::string slo = std::string("slo.") + key + ".";
+    const std::string column = std::string("slo_") + key + "_";
     TenantMetric value = metric<TenantResult>(
-        std::string("slo_") + key + "_value_ns", std::string("slo.") + key + ".value_ns", "ns",
+        column + "value_ns", slo + "value_ns", "ns",
         std::string("measured ") + key + " for the SLO verdict; null: no samples", MetricType::i64,
-        MetricFormat::duration, [check](const TenantResult& t) -> MetricValue {
+        MetricFormat::duration, [check, optional_ns](const TenantResult& t) -> MetricValue {
           const auto c = check(t);
-          return c && c->value_ns ? MetricValue{*c->value_ns} : MetricValue{};
+          return c ? optional_ns(c->value_ns) : MetricValue{};
         });
     TenantMetric target = value;
-    target.column = std::string("slo_") + key + "_target";  // not a column: JSON only
-    target.json = std::string("slo.") + key + ".target_ns";
+    target.column = column + "target";  // not a column: JSON only
+    target.json = slo + "target_ns";
     target.description = std::string("SLO target ") + key;
     target.get = [key](const TenantResult& t) -> MetricValue {
       const auto it = t.slo_ns.find(key);
       return it == t.slo_ns.end() ? MetricValue{} : MetricValue{it->second};
     };
-    TenantMetric met =
-        metric<TenantResult>(std::string("slo_") + key + "_met", std::string("slo.") + key + ".met",
-                             "", std::string("SLO ") + key + " met", MetricType::flag,
-                             MetricFormat::verdict, [check](const TenantResult& t) -> MetricValue {
+    TenantMetric samples =
+        metric<TenantResult>(column + "samples", slo + "samples", "count",
+                             std::string("samples behind the measured ") + key, MetricType::i64,
+                             MetricFormat::count, [check](const TenantResult& t) -> MetricValue {
                                const auto c = check(t);
-                               return c ? std::int64_t{c->met ? 1 : 0} : std::int64_t{-1};
+                               return c ? MetricValue{c->samples} : MetricValue{};
                              });
+    samples.csv = samples.column;
+    TenantMetric low = value;
+    low.column = column + "low_ns";
+    low.json = slo + "low_ns";
+    low.description = std::string("lower confidence bound of the measured ") + key;
+    low.get = [check, optional_ns](const TenantResult& t) -> MetricValue {
+      const auto c = check(t);
+      return c ? optional_ns(c->low_ns) : MetricValue{};
+    };
+    low.csv = low.column;
+    TenantMetric high = low;
+    high.column = column + "high_ns";
+    high.json = slo + "high_ns";
+    high.description = std::string("upper confidence bound of the measured ") + key +
+                       "; null: too few samples to bound it";
+    high.get = [check, optional_ns](const TenantResult& t) -> MetricValue {
+      const auto c = check(t);
+      return c ? optional_ns(c->high_ns) : MetricValue{};
+    };
+    high.csv = high.column;
+    TenantMetric verdict = metric<TenantResult>(
+        column + "verdict", slo + "verdict", "",
+        std::string("SLO ") + key + " verdict: met, missed or inconclusive", MetricType::text,
+        MetricFormat::verdict, [check](const TenantResult& t) -> MetricValue {
+          const auto c = check(t);
+          return c ? MetricValue{std::string(verdict_name(c->verdict))} : MetricValue{};
+        });
+    verdict.csv = verdict.column;
+    TenantMetric met = metric<TenantResult>(
+        column + "met", slo + "met", "", std::string("SLO ") + key + " met (shown to hold)",
+        MetricType::flag, MetricFormat::verdict, [check](const TenantResult& t) -> MetricValue {
+          const auto c = check(t);
+          return c ? std::int64_t{c->met() ? 1 : 0} : std::int64_t{-1};
+        });
     met.csv = met.column;
-    for (TenantMetric* m : {&target, &value, &met}) {
+    for (TenantMetric* m : {&target, &value, &samples, &low, &high, &verdict, &met}) {
       m->h5 = false;
       m->in_summary = [key](const TenantResult& t) { return t.slo_ns.count(key) > 0; };
       out.push_back(*m);
@@ -183,7 +287,8 @@ std::vector<TenantMetric> build_tenant_metrics() {
                   main,
                   {{"p50", "p50"}, {"p99", "p99"}, {"p999", "p99.9"}, {"max", "max"}},
                   {{"p50", "p50"}, {"p99", "p99"}},
-                  {"mean", "p50", "p90", "p99", "p999", "max"}});
+                  {"mean", "p50", "p90", "p99", "p999", "max"},
+                  {{"p99", "p99 CI"}}});
   add_summary(m, {"queueing",
                   "queueing_ns",
                   "queueing",
@@ -193,7 +298,8 @@ std::vector<TenantMetric> build_tenant_metrics() {
                   TextTableId::none,
                   {},
                   {},
-                  {"mean", "p99"}});
+                  {"mean", "p99"},
+                  {}});
   add_summary(m, {"ttft",
                   "ttft_ns",
                   "time to first token",
@@ -203,7 +309,8 @@ std::vector<TenantMetric> build_tenant_metrics() {
                   TextTableId::llm,
                   {{"p50", "TTFT p50"}, {"p99", "TTFT p99"}, {"max", "TTFT max"}},
                   {},
-                  {}});
+                  {},
+                  {{"p99", "TTFT p99 CI"}}});
   add_summary(m, {"tpot",
                   "tpot_ns",
                   "time per output token",
@@ -212,6 +319,7 @@ std::vector<TenantMetric> build_tenant_metrics() {
                   true,
                   TextTableId::llm,
                   {{"p50", "TPOT p50"}, {"p99", "TPOT p99"}},
+                  {},
                   {},
                   {}});
   m.push_back(shown(metric<T>("slowdown_mean", "slowdown_mean", "1",
@@ -242,7 +350,16 @@ std::vector<TenantMetric> build_tenant_metrics() {
                   return std::int64_t{!slo.has_slo() ? -1 : slo.met() ? 1 : 0};
                 });
   slo_met.in_summary = [](const T& t) { return !t.slo_ns.empty(); };
-  m.push_back(shown(slo_met, main, "SLO", "SLO", "slo_met"));
+  m.push_back(shown(slo_met, TextTableId::none, "", "", "slo_met"));
+  TenantMetric slo_verdict = metric<T>(
+      "slo_verdict", "slo_verdict", "",
+      "met (every target shown met), missed (one missed) or inconclusive; '' without an SLO",
+      Ty::text, F::verdict, [](const T& t) -> MetricValue {
+        const TenantSlo slo = evaluate_slo(t);
+        return std::string(slo.has_slo() ? verdict_name(slo.verdict()) : "");
+      });
+  slo_verdict.in_summary = [](const T& t) { return !t.slo_ns.empty(); };
+  m.push_back(shown(slo_verdict, main, "SLO", "SLO", "slo_verdict"));
   m.push_back(shown(metric<T>("oom_events", "oom_events", "count",
                               "allocations refused for lack of device memory", Ty::i64, F::count,
                               [](const T& t) -> MetricValue { return t.oom_events; }),
@@ -326,7 +443,11 @@ const std::map<std::string, std::pair<std::string, std::string>>& record_columns
       {"key", {"", "SLO key: p99 (latency), ttft_p99, tpot_p99, ..."}},
       {"target_ns", {"ns", "SLO target"}},
       {"value_ns", {"ns", "measured quantile; -1: no samples"}},
-      {"met", {"", "1: value_ns <= target_ns, 0: missed (or no samples)"}},
+      {"samples", {"count", "samples behind the measured quantile"}},
+      {"low_ns", {"ns", "lower confidence bound of the quantile; -1: none"}},
+      {"high_ns", {"ns", "upper confidence bound of the quantile; -1: too few samples"}},
+      {"verdict", {"", "enum met / missed / inconclusive"}},
+      {"met", {"", "1: verdict met (high_ns <= target_ns), 0: missed or inconclusive"}},
   };
   return known;
 }
@@ -345,6 +466,9 @@ const std::vector<DeviceMetric>& device_metrics() {
 
 nlohmann::ordered_json metric_table_json() {
   static constexpr const char* kTypes[] = {"text", "i32", "i64", "f64", "flag"};
+  static constexpr const char* kFormats[] = {"text",   "count",   "number", "duration", "rate",
+                                             "factor", "percent", "bytes",  "verdict",  "interval"};
+  static constexpr const char* kTables[] = {"", "main", "llm"};
   Json out = Json::array();
   auto add = [&](const char* scope, const auto& m) {
     Json row = Json::object();
@@ -355,6 +479,13 @@ nlohmann::ordered_json metric_table_json() {
     row["description"] = m.description;
     row["type"] = kTypes[static_cast<int>(m.type)];
     row["h5"] = m.h5;
+    // How the text tables show it (Python's report and frames use the same choices).
+    row["format"] = kFormats[static_cast<int>(m.format)];
+    row["table"] = kTables[static_cast<int>(m.table)];
+    row["header"] = m.header;
+    row["compare"] = m.compare;
+    row["csv"] = m.csv;
+    row["interval_of"] = m.interval_of;
     out.push_back(std::move(row));
   };
   for (const TenantMetric& m : tenant_metrics()) add("tenant", m);

@@ -36,7 +36,10 @@ enum class MetricFormat : std::uint8_t {
   factor,    ///< 1.23x
   percent,   ///< 45.6% (value a fraction)
   bytes,     ///< 80.0 GiB
-  verdict,   ///< met / MISSED / -
+  verdict,   ///< met / MISSED / inconclusive / - (a flag, or a verdict name)
+  /// A percentile's confidence interval "[1.02 ms, 1.10 ms]" read from the JSON paths
+  /// interval_of + "_low" and + "_high" (null bound: "-"); text tables only.
+  interval,
 };
 
 /// Which text table shows a metric.
@@ -62,6 +65,12 @@ struct Metric {
   std::string compare;  ///< its row label in `compare`'s per-tenant / device tables; "" = none
   std::string csv;      ///< CSV column name (units in the name); "" = not in CSV
   bool h5 = true;       ///< a column of the HDF5 table (and of the bindings' rows)
+  /// What the HDF5 column holds when the value is none (i64: 0, or -1 for a bound the samples
+  /// do not give; Python reads a negative bound as NaN).
+  std::int64_t h5_none = 0;
+  /// MetricFormat::interval only: the JSON path of the percentile whose bounds it shows
+  /// ("latency_ns.p99": the bounds are at "latency_ns.p99_low" and "latency_ns.p99_high").
+  std::string interval_of;
   std::function<MetricValue(const Row&)> get;
   /// In the JSON summary (and CSV) only when this is true (e.g. ttft when the tenant has
   /// tokens, SLO keys when it has that target); unset = always.
@@ -76,8 +85,9 @@ const std::vector<TenantMetric>& tenant_metrics();
 /// Per device, in column / key order (name first).
 const std::vector<DeviceMetric>& device_metrics();
 
-/// The metric table as JSON rows {scope, column, json, unit, description, type} (exported by
-/// the bindings as gpumux metric_table(); `gpumux metrics --json` could print it).
+/// The metric table as JSON rows {scope, column, json, unit, description, type, h5, format,
+/// table, header, compare, csv} (exported by the bindings as gpumux metric_table(): Python's
+/// compare(), sweep() and HTML report take their columns from it).
 nlohmann::ordered_json metric_table_json();
 
 /// `units` and `description` of a column of the HDF5 table TABLE ("tenants", "requests", ...):

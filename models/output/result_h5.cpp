@@ -20,7 +20,9 @@
 //                       order as /tenants rows), so h5dump -d /tenant_names maps indices to names
 //   /devices            one row per device, columns = the metric table's device metrics
 //   /slos               tenant u32, key str ("p99", "ttft_p99", ...), target_ns, value_ns i64
-//                       (-1: no samples), met u8: one row per SLO target (models/run/slo.hpp)
+//                       (-1: no samples), samples i64, low_ns, high_ns i64 (the confidence
+//                       interval; -1: no bound), verdict enum<u8>{kSloVerdictNames}, met u8 (1:
+//                       verdict met): one row per SLO target (models/run/slo.hpp)
 //   /events             time_ns i64, kind enum<u8>{kEventKindNames}, tenant i32, device i32
 //                       (-1 = none), detail str
 //   /timeseries/<dev>   time_ns i64, sm_busy, dram_busy f64, memory_used_bytes i64; '/' in the
@@ -141,7 +143,7 @@ void write_metric_table(h5::Group& group, const std::string& name,
               h5::put(out, c.offset, static_cast<std::int32_t>(integer ? *integer : 0));
               break;
             case MetricType::i64:
-              h5::put(out, c.offset, integer ? *integer : std::int64_t{0});
+              h5::put(out, c.offset, integer ? *integer : c.metric->h5_none);
               break;
             case MetricType::f64:
               h5::put(out, c.offset, real ? *real : 0.0);
@@ -248,6 +250,11 @@ void write_slos(h5::Group& group, const RunResult& result) {
   const std::size_t key = type.add_fixed_string("key", key_length);
   const std::size_t target = type.add("target_ns", H5T_NATIVE_INT64);
   const std::size_t value = type.add("value_ns", H5T_NATIVE_INT64);
+  const std::size_t samples = type.add("samples", H5T_NATIVE_INT64);
+  const std::size_t low = type.add("low_ns", H5T_NATIVE_INT64);
+  const std::size_t high = type.add("high_ns", H5T_NATIVE_INT64);
+  const h5::Handle verdict_type = h5::u8_enum_type(names_of(kSloVerdictNames));
+  const std::size_t verdict = type.add("verdict", verdict_type.id());
   const std::size_t met = type.add("met", H5T_NATIVE_UINT8);
   h5::Dataset dataset =
       group.write_table("slos", type, rows.size(), [&](std::byte* out, std::size_t i) {
@@ -256,7 +263,11 @@ void write_slos(h5::Group& group, const RunResult& result) {
         h5::put_string(out, key, key_length, c.key);
         h5::put(out, target, c.target_ns);
         h5::put(out, value, c.value_ns.value_or(-1));
-        h5::put(out, met, static_cast<std::uint8_t>(c.met ? 1 : 0));
+        h5::put(out, samples, c.samples);
+        h5::put(out, low, c.low_ns.value_or(-1));
+        h5::put(out, high, c.high_ns.value_or(-1));
+        h5::put(out, verdict, static_cast<std::uint8_t>(c.verdict));
+        h5::put(out, met, static_cast<std::uint8_t>(c.met() ? 1 : 0));
       });
   annotate(dataset, type, "slos");
 }

@@ -41,10 +41,14 @@ std::string compare_table(const std::vector<RunResult>& results);
 /// (compare runs, compare files).
 std::string summaries_csv(const std::vector<nlohmann::ordered_json>& summaries, bool with_strategy);
 
-/// "SLO missed: chat p99 117 ms > target 100 ms": one line per missed check of SLOS, values in
-/// the tables' units; PREFIX goes before the tenant name (compare: "[mps] ").
+/// One line per check of SLOS not shown met, values in the tables' units: "SLO missed: chat
+/// p99 117 ms > target 100 ms (95% CI [109 ms, 125 ms] from 2000 samples)", or "SLO
+/// inconclusive: chat p99 95 ms, target 100 ms: the 95% CI [88 ms, -] from 120 samples has no
+/// upper bound (lengthen duration)". PREFIX goes before the tenant name (compare: "[mps] ");
+/// CONFIDENCE is the run's level (RunResult::percentiles.confidence).
 std::vector<std::string> slo_miss_messages(const std::vector<TenantSlo>& slos,
-                                           const std::string& prefix = "");
+                                           const std::string& prefix = "",
+                                           double confidence = kDefaultConfidence);
 
 /// Writes the HDF5 file (layout in models/output/result_h5.cpp and docs/metrics.md): root
 /// attributes, /summary (JSON string), /requests, /tenants, /tenant_names, /devices, /slos,

@@ -53,6 +53,7 @@ Json row_json(const std::vector<Metric<Row>>& metrics, const Row& row) {
 
 nlohmann::ordered_json percentiles_json(const PercentileProvenance& p) {
   Json j = Json::object();
+  j["confidence"] = p.confidence;
   j["mode"] = p.mode;
   j["method"] = p.method;
   if (p.sketched_series > 0) {
@@ -70,6 +71,8 @@ nlohmann::ordered_json summary_json(const RunResult& result) {
   j["seed"] = result.seed;
   j["status"] = result.status;
   j["sim_time_ns"] = result.sim_time_ns;
+  j["warmup_ns"] = result.warmup_ns;
+  j["duration_ns"] = result.duration_ns;
   j["events"] = result.events;
   j["wall_s"] = result.wall_s;
   j["gpu_cost"] = result.gpu_cost;

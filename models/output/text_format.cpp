@@ -89,8 +89,20 @@ std::string format_factor(double factor) {
   return std::isfinite(factor) ? fmt::format("{:.2f}x", factor) : "-";
 }
 
+std::string format_interval_ns(const nlohmann::ordered_json* low,
+                               const nlohmann::ordered_json* high) {
+  auto bound = [](const nlohmann::ordered_json* v) {
+    return v != nullptr && v->is_number() ? format_duration_ns(v->get<double>()) : std::string("-");
+  };
+  return fmt::format("[{}, {}]", bound(low), bound(high));
+}
+
 std::string format_metric(MetricFormat format, const nlohmann::ordered_json* value) {
   if (value == nullptr || value->is_null()) return "-";
+  if (format == MetricFormat::verdict && value->is_string()) {
+    const std::string verdict = value->get<std::string>();
+    return verdict == "missed" ? "MISSED" : verdict.empty() ? "-" : verdict;
+  }
   if (format == MetricFormat::text || value->is_string()) {
     return value->is_string() ? value->get<std::string>() : value->dump();
   }

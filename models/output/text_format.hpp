@@ -20,6 +20,10 @@ std::string format_rate(double per_s);
 std::string format_percent(double fraction);
 std::string format_factor(double factor);
 
+/// A confidence interval "[1.02 ms, 1.10 ms]"; a bound the samples do not give prints "-".
+std::string format_interval_ns(const nlohmann::ordered_json* low,
+                               const nlohmann::ordered_json* high);
+
 /// A summary value (nullptr or null = "-") as FORMAT prints it.
 std::string format_metric(MetricFormat format, const nlohmann::ordered_json* value);
 

@@ -76,21 +76,39 @@ std::vector<std::string> object_row(const std::vector<const Metric<Row>*>& cols,
                                     const std::string& name, const Json& object) {
   std::vector<std::string> row;
   for (const auto* m : cols) {
+    if (m->format == MetricFormat::interval) {
+      row.push_back(format_interval_ns(json_at(object, m->interval_of + "_low"),
+                                       json_at(object, m->interval_of + "_high")));
+      continue;
+    }
     row.push_back(m->column == "name" ? name : format_metric(m->format, json_at(object, m->json)));
   }
   return row;
 }
 
-// The SLO block: one row per target of every tenant with an `slo:`.
-std::string slo_table(const Json& tenants) {
-  TextTable table({"tenant", "SLO", "target", "measured", "verdict"}, 2);
+// The SLO block: one row per target of every tenant with an `slo:`: the target, the measured
+// percentile, its samples and confidence interval, and the verdict (files written before
+// verdicts had intervals: the `met` flag).
+std::string slo_table(const Json& tenants, const Json& percentiles) {
+  const double confidence = number(percentiles, "confidence");
+  TextTable table(
+      {"tenant", "SLO", "target", "measured", "samples",
+       std::isnan(confidence) ? std::string("CI") : fmt::format("{:g}% CI", 100 * confidence),
+       "verdict"},
+      2);
   bool any = false;
   for (const auto& [name, t] : tenants.items()) {
     for (const auto& [key, check] : child(t, "slo").items()) {
+      const Json* verdict = field(check, "verdict");
       table.add_row({name, slo_label(key),
                      format_metric(MetricFormat::duration, field(check, "target_ns")),
                      format_metric(MetricFormat::duration, field(check, "value_ns")),
-                     format_metric(MetricFormat::verdict, field(check, "met"))});
+                     format_metric(MetricFormat::count, field(check, "samples")),
+                     field(check, "samples") == nullptr
+                         ? std::string("-")
+                         : format_interval_ns(field(check, "low_ns"), field(check, "high_ns")),
+                     format_metric(MetricFormat::verdict,
+                                   verdict != nullptr ? verdict : field(check, "met"))});
       any = true;
     }
   }
@@ -125,7 +143,7 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
   }
   out += '\n';
   out += tenants.render();
-  out += slo_table(tenant_objects);
+  out += slo_table(tenant_objects, child(summary, "percentiles"));
 
   // LLM tenants: time to first token, time per output token.
   auto llm_cols = columns(tenant_metrics(), TextTableId::llm);
@@ -359,20 +377,29 @@ std::string summaries_csv(const std::vector<nlohmann::ordered_json>& summaries,
 }
 
 std::vector<std::string> slo_miss_messages(const std::vector<TenantSlo>& slos,
-                                           const std::string& prefix) {
+                                           const std::string& prefix, double confidence) {
   std::vector<std::string> out;
+  auto ns = [](std::int64_t v) { return format_duration_ns(static_cast<double>(v)); };
+  auto bound = [&](const std::optional<std::int64_t>& v) { return v ? ns(*v) : std::string("-"); };
   for (const TenantSlo& tenant : slos) {
     for (const SloCheck& c : tenant.checks) {
-      if (c.met) continue;
-      if (c.value_ns) {
-        out.push_back(fmt::format("SLO missed: {}{} {} {} > target {}", prefix, tenant.tenant,
-                                  c.label, format_duration_ns(static_cast<double>(*c.value_ns)),
-                                  format_duration_ns(static_cast<double>(c.target_ns))));
+      if (c.met()) continue;
+      const std::string interval =
+          fmt::format("{:g}% CI [{}, {}] from {} samples", 100 * confidence, bound(c.low_ns),
+                      bound(c.high_ns), c.samples);
+      if (!c.value_ns) {
+        out.push_back(
+            fmt::format("SLO missed: {}{} {}: no completed request measured it "
+                        "(target {})",
+                        prefix, tenant.tenant, c.label, ns(c.target_ns)));
+      } else if (c.verdict == SloVerdict::missed) {
+        out.push_back(fmt::format("SLO missed: {}{} {} {} > target {} ({})", prefix, tenant.tenant,
+                                  c.label, ns(*c.value_ns), ns(c.target_ns), interval));
       } else {
-        out.push_back(fmt::format(
-            "SLO missed: {}{} {}: no completed request measured it "
-            "(target {})",
-            prefix, tenant.tenant, c.label, format_duration_ns(static_cast<double>(c.target_ns))));
+        out.push_back(
+            fmt::format("SLO inconclusive: {}{} {} {}, target {}: the {} {} (lengthen duration)",
+                        prefix, tenant.tenant, c.label, ns(*c.value_ns), ns(c.target_ns), interval,
+                        c.high_ns ? "straddles the target" : "has no upper bound"));
       }
     }
   }

@@ -55,21 +55,30 @@ std::vector<CapacityFinding> capacity_findings(const ResolvedScenario& r) {
       const std::string key = tenant.where.key_path;
       const std::int64_t limit = std::min(pinned, memory);
       const char* what = has_pinned && pinned < memory ? "its MPS pinned memory limit on " : "";
+      // Where the limit comes from `replicas`, say so: the key means slots under time-slicing
+      // but an equal memory share under MPS.
+      const std::string why =
+          has_pinned && pinned < memory && device.sharing.replicas > 0
+              ? fmt::format(
+                    " (sharing.replicas: {} under mps pins each client to memory / {}; "
+                    "under time-slicing it only counts slots)",
+                    device.sharing.replicas, device.sharing.replicas)
+              : std::string();
       if (tenant.memory > limit) {
         out.push_back({true, s.locate(key + ".memory"),
-                       fmt::format("tenant {} allocates {} at start but {}{} has {}: it would be "
-                                   "OOM-killed at t = 0",
+                       fmt::format("tenant {} allocates {} at start but {}{} has {}{}: it would "
+                                   "be OOM-killed at t = 0",
                                    tenant.name, size_text(tenant.memory), what, device_text(device),
-                                   size_text(limit))});
+                                   size_text(limit), why)});
       } else if (tenant.workload.memory_per_request > 0 &&
                  tenant.memory + tenant.workload.memory_per_request > limit) {
         out.push_back({true, s.locate(key + ".workload.memory_per_request"),
-                       fmt::format("tenant {} needs {} + {} per request = {} but {}{} has {}: "
+                       fmt::format("tenant {} needs {} + {} per request = {} but {}{} has {}{}: "
                                    "every request would fail",
                                    tenant.name, size_text(tenant.memory),
                                    size_text(tenant.workload.memory_per_request),
                                    size_text(tenant.memory + tenant.workload.memory_per_request),
-                                   what, device_text(device), size_text(limit))});
+                                   what, device_text(device), size_text(limit), why)});
       }
       at_start += tenant.memory;
       at_first_request += tenant.memory + tenant.workload.memory_per_request;

@@ -57,20 +57,25 @@ bool Planner::config_feasible_whole(const Config& c) {
       return false;
     }
   }
-  ++stats_.simulations;
-  try {
-    RunOptions run;
-    run.record_requests = false;
-    const RunResult r = simulate(resolve_scenario(unit_scenario(c)), run);
-    Mask all = 0;
-    for (const Block& b : c.blocks) all |= b.tenants;
-    double worst = 0;
-    std::string reason;
-    judge(numbers_of(r), all, worst, reason);
-    return reason.empty();
-  } catch (const std::exception&) {
-    return false;
+  // Inconclusive verdicts get longer windows, as in simulate_units.
+  for (std::optional<Nanos> window = scenario_.duration; window; window = longer_window(*window)) {
+    ++stats_.simulations;
+    try {
+      RunOptions run;
+      run.record_requests = false;
+      const RunResult r = simulate(resolve_scenario(unit_scenario(c, *window)), run);
+      Mask all = 0;
+      for (const Block& b : c.blocks) all |= b.tenants;
+      double worst = 0;
+      std::string reason;
+      bool inconclusive = false;
+      judge(numbers_of(r), all, worst, reason, &inconclusive);
+      if (!inconclusive) return reason.empty();
+    } catch (const std::exception&) {
+      return false;
+    }
   }
+  return false;
 }
 
 std::optional<Planner::Partition> Planner::solve_exhaustive(const std::vector<bool>& families) {

@@ -94,6 +94,10 @@ struct UnitInfo {
   double worst_ratio = 0;
   std::string reason;
   std::vector<PlanTenantOutcome> outcomes;
+  /// The scenario duration the verdict comes from (the input's, or a longer one when a shorter
+  /// window left a verdict inconclusive: Planner::simulate_units).
+  Nanos duration = 0;
+  bool inconclusive = false;  ///< infeasible because a verdict stayed inconclusive at the bound
 };
 
 /// One block of a GPU configuration: tenants and the MIG profile of their instance (-1 whole).
@@ -191,6 +195,16 @@ class Planner {
   }
   /// An empty scenario with the input's run settings (name, seed, duration, output, ...).
   Scenario run_settings() const;
+  /// More tenants than the exact search takes: the packing search (planner_large.cpp).
+  bool packing_search() const { return n_ > std::min(options_.exact_tenants, 20); }
+  /// The longest scenario duration a unit is simulated for (plan.max_duration; default 16 x
+  /// duration for the exact search, 4 x for the packing search, whose first-fit tries many
+  /// near-full devices: each would grow its window), and the next window after DURATION (the
+  /// measured window doubled) or nullopt past the bound.
+  Nanos max_duration() const;
+  std::optional<Nanos> longer_window(Nanos duration) const;
+  /// A note in RESULT when units stayed inconclusive at max_duration (stats_).
+  void note_undecided_units(PlanResult& result) const;
 
   // --- units ---------------------------------------------------------------------------------
   std::optional<std::string> constraint_violation(const UnitKey& u) const;
@@ -199,9 +213,15 @@ class Planner {
   DeviceCapacity capacity(const UnitKey& u) const;
   const UnitInfo& unit(const UnitKey& u);  // pruned or cached (unknown if never simulated)
   void simulate_units(const std::vector<UnitKey>& units);
-  Scenario unit_scenario(const Config& config) const;
+  /// The one-GPU scenario of CONFIG over DURATION (0: the input's).
+  Scenario unit_scenario(const Config& config, Nanos duration = 0) const;
+  /// The outcome of each of TENANTS; WORST the worst SLO ratio, REASON the first failure, and
+  /// INCONCLUSIVE set when every failure is an inconclusive verdict (a longer window decides).
   std::vector<PlanTenantOutcome> judge(const std::vector<Numbers>& numbers, Mask tenants,
-                                       double& worst, std::string& reason) const;
+                                       double& worst, std::string& reason,
+                                       bool* inconclusive = nullptr) const;
+  /// The longest duration among the units of CONFIG (the window its scenario must run).
+  Nanos config_duration(const Config& config);
 
   // --- groups --------------------------------------------------------------------------------
   struct GroupState {

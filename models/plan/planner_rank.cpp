@@ -179,6 +179,8 @@ void Planner::add_configs(PlanSetup& setup, const std::vector<Config>& configs) 
       for (const PlanTenantOutcome& o : info.outcomes) setup.outcomes.push_back(o);
       setup.worst_ratio = std::max(setup.worst_ratio, info.worst_ratio);
     }
+    // The setup runs as long as its longest unit had to (a verdict decided on a longer window).
+    s.duration = std::max(s.duration, config_duration(c));
     GpuSpec spec = one.gpus.front();
     spec.name = name;
     spec.where.key_path = "gpus." + std::to_string(s.gpus.size());
@@ -335,6 +337,14 @@ void Planner::exact_search(PlanResult& result) {
   if (result.found()) result.lower_bound = result.ranked.front().cost_per_hour;
 }
 
+void Planner::note_undecided_units(PlanResult& result) const {
+  if (stats_.inconclusive_at_bound == 0) return;
+  result.notes.push_back(fmt::format(
+      "{} unit(s) stayed inconclusive within plan.max_duration ({:.4g} s) and were not ranked: a "
+      "longer plan.max_duration may find a cheaper setup",
+      stats_.inconclusive_at_bound, to_seconds(max_duration())));
+}
+
 PlanResult Planner::run() {
   const auto start = std::chrono::steady_clock::now();
   PlanResult result;
@@ -384,6 +394,7 @@ PlanResult Planner::run() {
       none.tenants = n_;
       none.reason = reason;
       result.ranked.push_back(none);
+      note_undecided_units(result);
       stats_.wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       result.stats = stats_;
@@ -391,7 +402,7 @@ PlanResult Planner::run() {
     }
   }
 
-  if (n_ > std::min(options_.exact_tenants, 20)) {
+  if (packing_search()) {
     run_large(result);
   } else {
     exact_search(result);
@@ -427,24 +438,46 @@ PlanResult Planner::run() {
     result.ranked.insert(result.ranked.begin(), winner);
   }
 
+  note_undecided_units(result);
   if (result.found()) {
     PlanSetup& winner = result.ranked.front();
-    result.best_yaml = emit_scenario_yaml(winner.scenario);
     if (options_.verify) {
+      // The whole setup over the longest window its units needed. A unit decided over a
+      // shorter window can be inconclusive over this one (the interval's dependence estimate
+      // moves with the data): the window grows on, as in simulate_units, up to
+      // plan.max_duration.
       RunOptions run;
       run.record_requests = false;
-      result.best_run = simulate(resolve_scenario(winner.scenario), run);
+      run.interrupt = options_.interrupt;
+      const auto stopped = [&] {
+        return options_.interrupt != nullptr && options_.interrupt->load();
+      };
       const Mask all_tenants = n_ >= 64 ? ~Mask{0} : (Mask{1} << n_) - 1;
-      double worst = 0;
-      std::string reason;
-      std::vector<PlanTenantOutcome> outcomes =
-          judge(numbers_of(*result.best_run), all_tenants, worst, reason);
-      winner.outcomes = outcomes;
-      winner.worst_ratio = worst;
-      if (!reason.empty()) {
-        winner.reason = "verification run differs from the per-GPU runs: " + reason;
+      for (;;) {
+        if (stopped()) throw PlanInterrupted();
+        result.best_run = simulate(resolve_scenario(winner.scenario), run);
+        if (stopped()) throw PlanInterrupted();  // a run cut short is no verdict
+        double worst = 0;
+        std::string reason;
+        bool inconclusive = false;
+        winner.outcomes =
+            judge(numbers_of(*result.best_run), all_tenants, worst, reason, &inconclusive);
+        winner.verified_worst_ratio = worst;
+        if (reason.empty()) break;
+        const std::optional<Nanos> longer =
+            inconclusive ? longer_window(winner.scenario.duration) : std::nullopt;
+        if (!longer) {
+          winner.reason = "verification run differs from the per-GPU runs: " + reason;
+          if (inconclusive) {
+            winner.reason += fmt::format(" after {:.4g} s simulated (plan.max_duration)",
+                                         to_seconds(winner.scenario.duration));
+          }
+          break;
+        }
+        winner.scenario.duration = *longer;
       }
     }
+    result.best_yaml = emit_scenario_yaml(winner.scenario);
   }
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.stats = stats_;

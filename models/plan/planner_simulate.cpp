@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "models/gpu/device_profile.hpp"
 #include "models/run/runner.hpp"
 #include "models/run/slo.hpp"
@@ -34,10 +36,27 @@ Scenario Planner::run_settings() const {
   return s;
 }
 
-Scenario Planner::unit_scenario(const Config& config) const {
-  if (config.machine >= 0) return node_scenario(config, "node0");
+Nanos Planner::max_duration() const {
+  return plan_.max_duration ? std::max(*plan_.max_duration, scenario_.duration)
+                            : (packing_search() ? 4 : 16) * scenario_.duration;
+}
+
+std::optional<Nanos> Planner::longer_window(Nanos duration) const {
+  const Nanos warmup = std::min(scenario_.warmup, duration);
+  const Nanos next = warmup + 2 * (duration - warmup);
+  if (next <= duration || next > max_duration()) return std::nullopt;
+  return next;
+}
+
+Scenario Planner::unit_scenario(const Config& config, Nanos duration) const {
+  if (config.machine >= 0) {
+    Scenario s = node_scenario(config, "node0");
+    if (duration > 0) s.duration = duration;
+    return s;
+  }
   const ModelInfo& model = models_[static_cast<std::size_t>(config.model)];
   Scenario s = run_settings();
+  if (duration > 0) s.duration = duration;
   GpuSpec gpu;
   gpu.name = "gpu0";
   gpu.model = model.profile->name;
@@ -88,8 +107,14 @@ std::vector<Numbers> numbers_of(const RunResult& r) {
     n.failed = t.failed;
     n.oom = t.oom_events;
     for (const SloCheck& c : evaluate_slo(t).checks) {
-      PlanSloTarget target{c.key, c.label, static_cast<double>(c.target_ns), std::nullopt};
+      PlanSloTarget target;
+      target.key = c.key;
+      target.label = c.label;
+      target.target_ns = static_cast<double>(c.target_ns);
       if (c.value_ns) target.value_ns = static_cast<double>(*c.value_ns);
+      if (c.low_ns) target.low_ns = static_cast<double>(*c.low_ns);
+      if (c.high_ns) target.high_ns = static_cast<double>(*c.high_ns);
+      target.samples = c.samples;
       n.targets.push_back(target);
     }
     out.push_back(n);
@@ -108,10 +133,19 @@ std::vector<Numbers> numbers_of(const std::string& summary_text) {
     n.oom = t.value("oom_events", std::int64_t{0});
     if (const auto slo = t.find("slo"); slo != t.end() && slo->is_object()) {
       for (const auto& [key, check] : slo->items()) {
-        PlanSloTarget target{key, slo_label(key), check.value("target_ns", 0.0), std::nullopt};
-        if (check.contains("value_ns") && check["value_ns"].is_number()) {
-          target.value_ns = check["value_ns"].get<double>();
-        }
+        PlanSloTarget target;
+        target.key = key;
+        target.label = slo_label(key);
+        target.target_ns = check.value("target_ns", 0.0);
+        auto number = [&check](const char* name) -> std::optional<double> {
+          const auto it = check.find(name);
+          if (it == check.end() || !it->is_number()) return std::nullopt;
+          return it->get<double>();
+        };
+        target.value_ns = number("value_ns");
+        target.low_ns = number("low_ns");
+        target.high_ns = number("high_ns");
+        target.samples = check.value("samples", std::int64_t{0});
         n.targets.push_back(target);
       }
     }
@@ -121,10 +155,12 @@ std::vector<Numbers> numbers_of(const std::string& summary_text) {
 }
 
 std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& numbers, Mask tenants,
-                                              double& worst, std::string& reason) const {
+                                              double& worst, std::string& reason,
+                                              bool* inconclusive) const {
   std::vector<PlanTenantOutcome> out;
   worst = 0;
   reason.clear();
+  bool only_inconclusive = true;  // every failure so far is an inconclusive verdict
   for (const Numbers& n : numbers) {
     int t = -1;
     for (int i = 0; i < n_; ++i) {
@@ -147,80 +183,128 @@ std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& number
     o.worst_ratio = check.worst_ratio;
     o.reason = check.reason;
     o.worst = check.worst;
+    o.inconclusive = check.inconclusive;
+    o.samples = check.worst_samples;
     worst = std::max(worst, check.worst_ratio);
-    if (!check.met && reason.empty()) reason = check.reason;
+    if (!check.met) {
+      // The reason is the first decided failure (a miss, an OOM, ...): what a longer window
+      // cannot change; the first inconclusive verdict only when nothing else failed.
+      if (reason.empty() || (only_inconclusive && !check.inconclusive)) reason = check.reason;
+      only_inconclusive = only_inconclusive && check.inconclusive;
+    }
     out.push_back(o);
   }
+  if (inconclusive != nullptr) *inconclusive = !reason.empty() && only_inconclusive;
   return out;
 }
 
+Nanos Planner::config_duration(const Config& c) {
+  Nanos longest = scenario_.duration;
+  for (const Block& b : c.blocks) {
+    longest = std::max(longest, unit(unit_key(b.tenants, c.model, b.profile, c.variant)).duration);
+  }
+  return longest;
+}
+
+// Simulates BATCH, each unit over the input's window; a unit whose only failures are
+// inconclusive verdicts runs again over a doubled measured window (longer_window) until it is
+// decided or the next window would pass plan.max_duration: then it stays infeasible, marked
+// inconclusive (never ranked). Each round is one parallel batch.
 void Planner::simulate_units(const std::vector<UnitKey>& batch) {
   if (batch.empty()) return;
   const auto stopped = [&] { return options_.interrupt != nullptr && options_.interrupt->load(); };
-  if (stopped()) throw PlanInterrupted();
-  std::vector<Config> configs;
-  for (const UnitKey& u : batch) {
-    Config c;
-    c.model = u.model;
-    c.variant.family = u.profile >= 0 ? (u.mode == Mode::exclusive      ? kMig
-                                         : u.mode == Mode::time_slicing ? kMigTs
-                                                                        : kMigMps)
-                                      : (u.mode == Mode::exclusive      ? kDedicated
-                                         : u.mode == Mode::time_slicing ? kTimeSlicing
-                                                                        : kMps);
-    c.variant.replicas = u.mode == Mode::mps ? u.replicas : 0;
-    c.blocks.push_back({u.tenants, u.profile});
-    configs.push_back(c);
-  }
-  std::vector<std::vector<Numbers>> results(batch.size());
-  std::vector<std::string> errors(batch.size());
-  if (options_.batch_runner) {
-    std::vector<std::string> texts;
-    for (const Config& c : configs) texts.push_back(emit_scenario_yaml(unit_scenario(c)));
-    const std::vector<std::string> summaries = options_.batch_runner(texts);
-    for (std::size_t i = 0; i < batch.size() && i < summaries.size(); ++i) {
-      try {
-        results[i] = numbers_of(summaries[i]);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
-      }
+  std::vector<UnitKey> round = batch;
+  std::vector<Nanos> windows(batch.size(), scenario_.duration);
+  while (!round.empty()) {
+    if (stopped()) throw PlanInterrupted();
+    std::vector<Config> configs;
+    for (const UnitKey& u : round) {
+      Config c;
+      c.model = u.model;
+      c.variant.family = u.profile >= 0 ? (u.mode == Mode::exclusive      ? kMig
+                                           : u.mode == Mode::time_slicing ? kMigTs
+                                                                          : kMigMps)
+                                        : (u.mode == Mode::exclusive      ? kDedicated
+                                           : u.mode == Mode::time_slicing ? kTimeSlicing
+                                                                          : kMps);
+      c.variant.replicas = u.mode == Mode::mps ? u.replicas : 0;
+      c.blocks.push_back({u.tenants, u.profile});
+      configs.push_back(c);
     }
-  } else {
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t i = next++; i < batch.size(); i = next++) {
+    std::vector<std::vector<Numbers>> results(round.size());
+    std::vector<std::string> errors(round.size());
+    if (options_.batch_runner) {
+      std::vector<std::string> texts;
+      for (std::size_t i = 0; i < round.size(); ++i) {
+        texts.push_back(emit_scenario_yaml(unit_scenario(configs[i], windows[i])));
+      }
+      const std::vector<std::string> summaries = options_.batch_runner(texts);
+      for (std::size_t i = 0; i < round.size() && i < summaries.size(); ++i) {
         try {
-          RunOptions run;
-          run.record_requests = false;
-          run.interrupt = options_.interrupt;
-          results[i] = numbers_of(simulate(resolve_scenario(unit_scenario(configs[i])), run));
+          results[i] = numbers_of(summaries[i]);
         } catch (const std::exception& e) {
           errors[i] = e.what();
         }
       }
-    };
-    const int threads = std::min<int>(jobs_, static_cast<int>(batch.size()));
-    std::vector<std::thread> pool;
-    for (int k = 1; k < threads; ++k) pool.emplace_back(work);
-    work();
-    for (std::thread& th : pool) th.join();
-  }
-  // A simulation cut short is no verdict: stop before any is recorded.
-  if (stopped()) throw PlanInterrupted();
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.batches;
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    UnitInfo& info = units_[batch[i]];
-    ++stats_.simulations;
-    if (!errors[i].empty()) {
-      info.verdict = Verdict::infeasible;
-      info.reason = errors[i];
-      continue;
+    } else {
+      std::atomic<std::size_t> next{0};
+      auto work = [&] {
+        for (std::size_t i = next++; i < round.size(); i = next++) {
+          try {
+            RunOptions run;
+            run.record_requests = false;
+            run.interrupt = options_.interrupt;
+            results[i] =
+                numbers_of(simulate(resolve_scenario(unit_scenario(configs[i], windows[i])), run));
+          } catch (const std::exception& e) {
+            errors[i] = e.what();
+          }
+        }
+      };
+      const int threads = std::min<int>(jobs_, static_cast<int>(round.size()));
+      std::vector<std::thread> pool;
+      for (int k = 1; k < threads; ++k) pool.emplace_back(work);
+      work();
+      for (std::thread& th : pool) th.join();
     }
-    info.outcomes = judge(results[i], batch[i].tenants, info.worst_ratio, info.reason);
-    info.verdict = info.reason.empty() ? Verdict::feasible : Verdict::infeasible;
+    // A simulation cut short is no verdict: stop before any is recorded.
+    if (stopped()) throw PlanInterrupted();
+    std::vector<UnitKey> again;
+    std::vector<Nanos> again_windows;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.batches;
+      for (std::size_t i = 0; i < round.size(); ++i) {
+        UnitInfo& info = units_[round[i]];
+        ++stats_.simulations;
+        info.duration = windows[i];
+        if (!errors[i].empty()) {
+          info.verdict = Verdict::infeasible;
+          info.reason = errors[i];
+          continue;
+        }
+        bool inconclusive = false;
+        info.outcomes =
+            judge(results[i], round[i].tenants, info.worst_ratio, info.reason, &inconclusive);
+        info.verdict = info.reason.empty() ? Verdict::feasible : Verdict::infeasible;
+        info.inconclusive = inconclusive;
+        if (inconclusive) {
+          if (const auto longer = longer_window(windows[i])) {
+            again.push_back(round[i]);
+            again_windows.push_back(*longer);
+            ++stats_.longer_windows;
+          } else {
+            ++stats_.inconclusive_at_bound;
+            info.reason += fmt::format(" after {:.4g} s simulated (plan.max_duration)",
+                                       to_seconds(windows[i]));
+          }
+        }
+      }
+    }
+    if (options_.progress) options_.progress(stats_.simulations);
+    round = std::move(again);
+    windows = std::move(again_windows);
   }
-  if (options_.progress) options_.progress(stats_.simulations);
 }
 
 }  // namespace planner_detail

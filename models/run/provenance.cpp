@@ -13,6 +13,8 @@ void Run::fill_provenance(Nanos end) {
   result.scenario_name = scenario.name;
   result.seed = scenario.seed;
   result.sim_time_ns = end;
+  result.warmup_ns = scenario.warmup;
+  result.duration_ns = scenario.duration;
   result.events = events_processed();
   result.events_inline = events_inline();
   result.components = components_.size();

@@ -8,12 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/quantile_interval.hpp"
+
 namespace gpumux {
 
 struct LatencySummary {
   std::int64_t count = 0;
   double mean = 0;
   std::int64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+  /// Confidence intervals of p50, p90, p99, p999 (in that order) at the run's
+  /// output.confidence (sim/core/quantile_interval.hpp; docs/metrics.md).
+  std::array<QuantileInterval, 4> intervals{};
 };
 
 struct TenantResult {
@@ -118,6 +123,8 @@ struct PercentileProvenance {
   double relative_error = 0;
   std::int64_t series = 0;           ///< 4 per tenant: latency, queueing, TTFT, TPOT
   std::int64_t sketched_series = 0;  ///< of those, the ones whose percentiles came from a sketch
+  /// Confidence level of every percentile's interval (output.confidence).
+  double confidence = kDefaultConfidence;
 };
 
 struct RunResult {
@@ -125,6 +132,9 @@ struct RunResult {
   std::uint64_t seed = 0;
   std::string status = "complete";  ///< complete | interrupted
   std::int64_t sim_time_ns = 0;
+  /// The measured window [warmup_ns, duration_ns): the scenario's warmup and duration (tenant
+  /// statistics count the requests arriving in it; docs/metrics.md "Windows").
+  std::int64_t warmup_ns = 0, duration_ns = 0;
   std::uint64_t events = 0;
   /// Of `events`, those a tenant ran inline (models/run/direct.cpp). A diagnostic of how the run
   /// was computed, like wall_s: not in the summary, the file or the text.

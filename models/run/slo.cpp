@@ -56,8 +56,15 @@ TenantSlo evaluate_with(const TenantResult& t, const std::map<std::string, std::
       check.key = key;
       check.label = slo_label(key);
       check.target_ns = target->second;
-      if (summary.count > 0) check.value_ns = quantile(summary, q);
-      check.met = check.value_ns && *check.value_ns <= check.target_ns;
+      check.samples = summary.count;
+      if (summary.count > 0) {
+        check.value_ns = quantile(summary, q);
+        const QuantileInterval& ci = summary.intervals[static_cast<std::size_t>(q)];
+        if (ci.has_low) check.low_ns = ci.low;
+        if (ci.has_high) check.high_ns = ci.high;
+        check.dependence = ci.dependence;
+      }
+      check.verdict = judge_quantile(check.target_ns, check.value_ns, check.low_ns, check.high_ns);
       out.checks.push_back(std::move(check));
     }
   }
@@ -98,8 +105,22 @@ std::string slo_label(const std::string& key) {
   return out + (q == "p999" ? std::string("p99.9") : q);
 }
 
-bool TenantSlo::met() const {
-  return std::all_of(checks.begin(), checks.end(), [](const SloCheck& c) { return c.met; });
+SloVerdict judge_quantile(std::int64_t target, const std::optional<std::int64_t>& value,
+                          const std::optional<std::int64_t>& low,
+                          const std::optional<std::int64_t>& high) {
+  if (!value) return SloVerdict::missed;
+  if (high && *high <= target) return SloVerdict::met;
+  if (low && *low > target) return SloVerdict::missed;
+  return SloVerdict::inconclusive;
+}
+
+SloVerdict TenantSlo::verdict() const {
+  SloVerdict out = SloVerdict::met;
+  for (const SloCheck& c : checks) {
+    if (c.verdict == SloVerdict::missed) return SloVerdict::missed;
+    if (c.verdict == SloVerdict::inconclusive) out = SloVerdict::inconclusive;
+  }
+  return out;
 }
 
 TenantSlo evaluate_slo(const TenantResult& tenant) { return evaluate_with(tenant, tenant.slo_ns); }

@@ -13,15 +13,16 @@
 namespace gpumux::run {
 namespace {
 
-LatencySummary summarize(const Percentiles& samples) {
+LatencySummary summarize(const Percentiles& samples, double confidence) {
   // The statistics are finished: this is their last use (quantile() is not const).
   Percentiles& q = const_cast<Percentiles&>(samples);
   LatencySummary s;
   s.count = static_cast<std::int64_t>(q.count());
   s.mean = q.mean();
-  const double qs[] = {0.5, 0.9, 0.99, 0.999};
+  const double* qs = kReportedQuantiles.data();
   std::int64_t values[4];
   q.quantiles(qs, 4, values);
+  q.intervals(qs, 4, confidence, s.intervals.data());
   s.p50 = values[0];
   s.p90 = values[1];
   s.p99 = values[2];
@@ -77,10 +78,10 @@ void Run::fill_tenant_summary(const Tenant& t, TenantResult& tr) const {
   tr.requests = stats.requests;
   tr.completed = stats.completed;
   tr.failed = stats.failed;
-  tr.latency = summarize(stats.latency);
-  tr.queueing = summarize(stats.queueing);
-  tr.time_to_first_token = summarize(stats.time_to_first_token);
-  tr.time_per_output_token = summarize(stats.time_per_output_token);
+  tr.latency = summarize(stats.latency, scenario.output.confidence);
+  tr.queueing = summarize(stats.queueing, scenario.output.confidence);
+  tr.time_to_first_token = summarize(stats.time_to_first_token, scenario.output.confidence);
+  tr.time_per_output_token = summarize(stats.time_per_output_token, scenario.output.confidence);
   tr.slowdown_mean =
       stats.completed > 0 ? stats.slowdown_sum / static_cast<double>(stats.completed) : 0;
   tr.throughput_per_s = measured_s > 0 ? static_cast<double>(stats.completed) / measured_s : 0;
@@ -95,6 +96,7 @@ void Run::fill_tenant_summary(const Tenant& t, TenantResult& tr) const {
 void Run::fill_percentile_provenance() {
   PercentileProvenance& p = result.percentiles;
   p.mode = percentile_method_name(scenario.output.percentiles);
+  p.confidence = scenario.output.confidence;
   for (auto& t : tenants) {
     const TenantStats& s = t->stats();
     for (const Percentiles* series :

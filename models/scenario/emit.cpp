@@ -394,6 +394,7 @@ std::string emit_scenario_yaml(const Scenario& scenario) {
   out << YAML::Key << "kernels" << YAML::Value << scenario.output.kernels;
   out << YAML::Key << "percentiles" << YAML::Value
       << percentile_method_name(scenario.output.percentiles);
+  out << YAML::Key << "confidence" << YAML::Value << scenario.output.confidence;
   out << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

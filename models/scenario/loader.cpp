@@ -13,6 +13,7 @@
 #include "models/gpu/contention_law.hpp"
 #include "models/scenario/loader_parts.hpp"
 #include "models/scenario/plan_limits.hpp"
+#include "models/strategies/registry.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/units.hpp"
 
@@ -57,8 +58,8 @@ std::vector<Spec> expand(Context& ctx, const std::vector<Spec>& written,
 }
 
 PlanSpec plan_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field,
-                      {"gpus", "max_gpus", "strategies", "headroom", "platform", "machines"});
+  const MapReader map(ctx, field, {"gpus", "max_gpus", "strategies", "headroom", "platform", "machines",
+                                    "max_duration"});
   PlanSpec plan;
   plan.where = ctx.at(field.path, field.mark);
   for (const Field& item : list_of(ctx, map.require("gpus"), true)) {
@@ -104,6 +105,7 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
     plan.strategies = {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"};
   }
   if (const auto f = map.get("headroom")) plan.headroom = fraction_of(ctx, *f, 0.0, false, 0.99);
+  if (const auto f = map.get("max_duration")) plan.max_duration = positive_duration_of(ctx, *f);
   if (const auto f = map.get("platform")) {
     plan.platform =
         choice_of<std::string>(ctx, *f,
@@ -223,6 +225,76 @@ Override parse_override(const std::string& text) {
   return {trim(text.substr(0, equals)), text.substr(equals + 1)};
 }
 
+namespace {
+
+// The node at dotted PATH (sequence indices as numbers) of ROOT, or an invalid node; looking
+// adds nothing.
+YAML::Node node_at(const YAML::Node& root, const std::string& path) {
+  YAML::Node cur;
+  cur.reset(root);
+  std::size_t begin = 0;
+  while (begin <= path.size()) {
+    const std::size_t dot = path.find('.', begin);
+    const std::string part = path.substr(begin, dot == std::string::npos ? dot : dot - begin);
+    const YAML::Node& here = cur;
+    YAML::Node next;
+    if (here.IsSequence()) {
+      std::size_t index = 0;
+      try {
+        index = std::stoul(part);
+      } catch (const std::exception&) {
+        return YAML::Node(YAML::NodeType::Undefined);
+      }
+      if (index >= here.size()) return YAML::Node(YAML::NodeType::Undefined);
+      next = here[index];
+    } else if (here.IsMap() && here[part]) {
+      next = here[part];
+    } else {
+      return YAML::Node(YAML::NodeType::Undefined);
+    }
+    cur.reset(next);
+    if (dot == std::string::npos) break;
+    begin = dot + 1;
+  }
+  return cur;
+}
+
+const Strategy* mode_of_block(const YAML::Node& block) {
+  if (!block.IsDefined() || !block.IsMap()) return &default_strategy();
+  const YAML::Node& map = block;
+  if (!map["mode"] || !map["mode"].IsScalar()) return &default_strategy();
+  return find_strategy(map["mode"].Scalar());
+}
+
+// `--set gpus.N.sharing.mode=MODE` that changes the mode drops the file's `replicas` of that
+// block (unless --set gives it too), as `compare --strategies MODE` does
+// (strategy_variants.cpp): the key means time-sliced slots under time-slicing but an equal
+// thread and pinned-memory share under MPS, so the file's value does not carry over. BEFORE is
+// the tree as written, ROOT after the overrides, OVERRIDDEN their normalised key paths.
+void drop_replicas_of_another_mode(const YAML::Node& before, YAML::Node& root,
+                                   const std::vector<std::string>& overridden) {
+  const std::string suffix = ".sharing.mode";
+  for (const std::string& path : overridden) {
+    if (path.rfind("gpus.", 0) != 0 || path.size() <= suffix.size() ||
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string block_path = path.substr(0, path.size() - std::string(".mode").size());
+    if (std::find(overridden.begin(), overridden.end(), block_path + ".replicas") !=
+        overridden.end()) {
+      continue;
+    }
+    YAML::Node block = node_at(root, block_path);
+    if (!block.IsDefined() || !block.IsMap() || !block["replicas"]) continue;
+    const Strategy* was = mode_of_block(node_at(before, block_path));
+    const Strategy* now = mode_of_block(block);
+    if (was == nullptr || now == nullptr || was == now) continue;
+    block.remove("replicas");
+  }
+}
+
+}  // namespace
+
 Scenario load_scenario_text(const std::string& yaml_text, const std::string& source_name,
                             const std::vector<Override>& overrides) {
   YAML::Node root = yaml::parse(yaml_text, source_name);
@@ -234,10 +306,14 @@ Scenario load_scenario_text(const std::string& yaml_text, const std::string& sou
   const YAML::Node& read_only = root;  // const operator[]: looking does not add the key
   const YAML::Node cluster = root.IsMap() ? read_only["cluster"] : YAML::Node();
   const bool cluster_file = cluster && cluster.IsScalar();
+  const YAML::Node before = overrides.empty() ? YAML::Node() : YAML::Clone(root);
+  std::vector<std::string> overridden;
   for (const Override& override : overrides) {
     if (cluster_file && override.key_path.rfind("cluster.", 0) == 0) continue;
-    ctx.add_override(apply_override(root, override));
+    overridden.push_back(apply_override(root, override));
+    ctx.add_override(overridden.back());
   }
+  if (!overridden.empty()) drop_replicas_of_another_mode(before, root, overridden);
   read_scenario(ctx, root, scenario);
   return scenario;
 }

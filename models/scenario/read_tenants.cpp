@@ -227,7 +227,7 @@ FaultSpec fault_of(Context& ctx, const Field& field, const std::vector<TenantSpe
 }
 
 OutputSpec output_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"sample", "kernels", "percentiles"});
+  const MapReader map(ctx, field, {"sample", "kernels", "percentiles", "confidence"});
   OutputSpec out;
   if (const auto f = map.get("sample")) out.sample = positive_duration_of(ctx, *f);
   if (const auto f = map.get("kernels")) out.kernels = bool_of(ctx, *f);
@@ -238,6 +238,10 @@ OutputSpec output_of(Context& ctx, const Field& field) {
                                                    {"sketch", PercentileMethod::sketch}},
                                                   {"auto", "exact", "sketch"}, "percentile method");
   }
+  // A level below 0.5 would call an interval narrower than the point's own uncertainty
+  // "confident"; 0.9999 keeps the binomial tails above double rounding.
+  if (const auto f = map.get("confidence"))
+    out.confidence = fraction_of(ctx, *f, 0.5, false, 0.9999);
   return out;
 }
 

@@ -412,6 +412,11 @@ struct PlanSpec {
   /// Required margin below every SLO target, a fraction: 0.1 = each percentile at most 90 % of
   /// its target.
   double headroom = 0.0;
+  /// `max_duration`: the longest window a setup is simulated over (duration included). A unit
+  /// whose SLO verdict is inconclusive (models/plan/slo_check.hpp) is simulated again with the
+  /// measured window doubled until every verdict is conclusive or the next doubling would pass
+  /// this; unset = 16 x duration (four doublings).
+  std::optional<Nanos> max_duration;
   /// `platform:` what runs the GPUs, which bounds the search (docs/plan.md, "Platforms"):
   /// bare (GPUs priced one by one, every family), gke (GKE node pools: one partition size and
   /// one sharing strategy per pool, no MPS inside MIG), device-plugin (Kubernetes with the NVIDIA
@@ -448,6 +453,9 @@ struct OutputSpec {
   /// percentiles are computed (sim/core/statistics.hpp: PercentileMethod; docs/metrics.md).
   /// Default auto: exact up to 2^20 samples per series, then a sketch (relative error 1/256).
   PercentileMethod percentiles = PercentileMethod::automatic;
+  /// `confidence: 0.95`: the level of every percentile's confidence interval and so of the SLO
+  /// verdicts (met / missed / inconclusive; sim/core/quantile_interval.hpp, docs/metrics.md).
+  double confidence = kDefaultConfidence;
 };
 
 struct Scenario {

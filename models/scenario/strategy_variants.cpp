@@ -154,11 +154,23 @@ Scenario build_variant(const Scenario& original, const std::string& strategy) {
   const Strategy* whole = whole_gpu_variant(strategy);
   if (whole != nullptr && !whole->compare().dedicated) {
     for (GpuSpec& gpu : s.gpus) {
+      const bool had_mig = !gpu.mig.empty() || !gpu.mig_layout_name.empty();
       gpu.mig.clear();
       gpu.mig_layout_name.clear();
-      // Keep the explicitly tuned knobs of the same mode.
-      if (&gpu.sharing.strategy() != whole) gpu.sharing = SharingSpec(*whole);
-      gpu.sharing.replicas = 0;
+      // The same device `--set gpus.N.sharing.mode=MODE` builds from the file (loader.cpp,
+      // drop_replicas_of_another_mode): the same mode keeps its block and `replicas`; another
+      // mode gets its own keys where the file wrote them aside, and no `replicas`, whose
+      // meaning depends on the mode (time-slicing: slots; mps: an equal thread and memory
+      // share). A MIG GPU becomes one whole device here, so its per-instance replicas go too.
+      if (&gpu.sharing.strategy() != whole) {
+        SharingSpec spec(*whole);
+        if (const StrategyParams* aside = gpu.sharing.block_for(*whole)) {
+          for (const std::string& key : whole->keys()) whole->copy_key(key, *aside, spec.params());
+        }
+        gpu.sharing = std::move(spec);
+      } else if (had_mig) {
+        gpu.sharing.replicas = 0;
+      }
     }
     for (TenantSpec& t : s.tenants) {
       std::vector<std::string> collapsed;

@@ -42,7 +42,7 @@ _gpumux = _native_loader.load(__path__)  # noqa: F821 (__path__ is the package's
 import pandas as pd  # noqa: E402
 
 from ._h5 import load  # noqa: E402
-from .result import Result, metrics  # noqa: E402
+from .result import Result, metrics, metric_table  # noqa: E402
 from .cluster import ClusterResult  # noqa: E402
 from . import scenarios  # noqa: E402  (gpumux.scenarios.path("quickstart"))
 
@@ -54,9 +54,9 @@ ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
 __all__ = ["ClusterResult", "run", "load", "compare", "sweep", "plan", "validate", "inspect",
-           "save_compare",
-           "Result", "PlanResult", "metrics", "scenarios", "ScenarioError", "__version__",
-           "STRATEGIES", "SHARING_MODES"]
+           "save_compare", "compare_columns",
+           "Result", "PlanResult", "metrics", "metric_table", "scenarios", "ScenarioError",
+           "__version__", "STRATEGIES", "SHARING_MODES"]
 
 #: A scenario as run/validate/compare/sweep/plan take it: a path (str / os.PathLike), the YAML
 #: document as Python objects (a mapping), YAML text (a str with a newline), or a Result.
@@ -290,15 +290,24 @@ def _strategy_list(strategies: str | Iterable[str]) -> list[str]:
     return names
 
 
-COMPARE_COLUMNS = ["device", "requests", "completed", "failed", "p50_ns", "p90_ns", "p99_ns",
-                   "p999_ns", "mean_ns", "throughput_per_s", "slowdown_mean", "slo_violations",
-                   "slo_met",
-                   "oom_events", "gpu_seconds", "cost", "device_sm_busy", "mean_sm_busy",
-                   "devices"]
+def compare_columns() -> list[str]:
+    """The columns of compare()'s frame, from the metric table (docs/metrics.md): every
+    ``/tenants`` column but the name (device, requests, ..., latency_p99_ns, latency_p99_low_ns,
+    ..., slo_verdict, slo_met, cost), then ``device_<column>`` of every ``/devices`` metric of
+    the tenant's device but the name (device_sm_busy, device_useful_fraction, ...), then
+    mean_sm_busy (over the strategy's devices) and devices (their number). A metric added to
+    the table reaches the frame with no change here."""
+    table = metric_table()
+    tenant = [m["column"] for m in table if m["scope"] == "tenant" and m["h5"]
+              and m["column"] != "name"]
+    device = [f"device_{m['column']}" for m in table if m["scope"] == "device" and m["h5"]
+              and m["column"] != "name"]
+    return [*tenant, *device, "mean_sm_busy", "devices"]
 
 
 def compare_frame(results: Iterable[Result]) -> pd.DataFrame:
     """The compare() table from Results (e.g. loaded from a compare file)."""
+    columns = compare_columns()
     rows = []
     index = []
     for r in results:
@@ -307,31 +316,24 @@ def compare_frame(results: Iterable[Result]) -> pd.DataFrame:
         mean_busy = float(devices["sm_busy"].mean()) if len(devices) else float("nan")
         for name, t in tenants.iterrows():
             device = t["device"]
-            rows.append({
-                "device": device,
-                "requests": t["requests"], "completed": t["completed"], "failed": t["failed"],
-                "p50_ns": t["latency_p50_ns"], "p90_ns": t["latency_p90_ns"],
-                "p99_ns": t["latency_p99_ns"], "p999_ns": t["latency_p999_ns"],
-                "mean_ns": t["latency_mean_ns"], "throughput_per_s": t["throughput_per_s"],
-                "slowdown_mean": t["slowdown_mean"], "slo_violations": t["slo_violations"],
-                "slo_met": t.get("slo_met", pd.NA),
-                "oom_events": t["oom_events"], "gpu_seconds": t["gpu_seconds"],
-                "cost": t["cost"],
-                "device_sm_busy": (float(devices.loc[device, "sm_busy"])
-                                   if device in devices.index else float("nan")),
-                "mean_sm_busy": mean_busy,
-                "devices": len(devices),
-            })
+            row = {c: t[c] for c in tenants.columns if c in columns}
+            if device in devices.index:
+                for c, value in devices.loc[device].items():
+                    row[f"device_{c}"] = value
+            row["mean_sm_busy"] = mean_busy
+            row["devices"] = len(devices)
+            rows.append(row)
             index.append((r.strategy or "as-is", name))
     # Index levels are categorical (strategies in the given order, tenants in scenario order);
     # frame.reset_index() gives the tidy long table with strategy and tenant columns.
     strategies = list(dict.fromkeys(s for s, _ in index))
     tenants = list(dict.fromkeys(t for _, t in index))
-    frame = pd.DataFrame(rows, columns=COMPARE_COLUMNS, index=pd.MultiIndex.from_arrays(
+    frame = pd.DataFrame(rows, columns=columns, index=pd.MultiIndex.from_arrays(
         [pd.Categorical([s for s, _ in index], categories=strategies),
          pd.Categorical([t for _, t in index], categories=tenants)],
         names=["strategy", "tenant"]))
-    frame["device"] = frame["device"].astype(str).astype("category")
+    for column in ("device", "device_profile", "device_sharing"):
+        frame[column] = frame[column].astype(str).astype("category")
     return frame
 
 
@@ -345,9 +347,11 @@ def compare(scenario: ScenarioLike, strategies: str | Iterable[str],
                 :data:`STRATEGIES`.
     Returns a long DataFrame, one row per strategy x tenant, indexed by (strategy, tenant)
     (categorical levels; ``.reset_index()`` makes them columns), in the given strategy order, with
-    columns :data:`COMPARE_COLUMNS`: latencies in ns (p50_ns, p99_ns, mean_ns, ...),
-    throughput_per_s, slowdown_mean, failed, oom_events, cost, device_sm_busy (the tenant's
-    device) and mean_sm_busy (mean over the strategy's devices).
+    the columns of :func:`compare_columns` (the metric table's): latencies in ns with their
+    confidence bounds (latency_p99_ns, latency_p99_low_ns, latency_mean_ns, ...),
+    throughput_per_s, slowdown_mean, failed, oom_events, slo_verdict, cost, the tenant's device's
+    metrics (device_sm_busy, device_useful_fraction, ...) and mean_sm_busy (mean over the
+    strategy's devices).
     With return_results=True returns (frame, {strategy: Result}); the Results can be written
     to one compare file with :func:`save_compare`. They keep every request record (48 B each,
     all strategies at once): the work budget refuses (ScenarioError) a comparison whose records

@@ -1,10 +1,13 @@
 """``gpumux.plan``: the cheapest GPU setup that meets every SLO, as DataFrames.
 
     p = gpumux.plan("scenarios/plan/plan-h100-node.yaml")
-    p.setups          # one row per ranked setup: cost_per_hour, gpus, worst_slo_ratio, ...
+    p.setups          # one row per ranked setup: cost_per_hour, gpus, worst_slo_ratio (ranked;
+                      # the winner also verified_worst_slo_ratio, its whole-setup run),
+                      # duration_s (the window its verdicts needed), ...
     p.gpus            # one row per GPU of each feasible setup: model, family, MIG layout, tenants
     p.nodes           # node platforms (platform="gke", ...): one row per node of each setup
-    p.tenants         # the best setup, one row per tenant: device, met, worst_slo_ratio
+    p.tenants         # the best setup, one row per tenant: device, met, inconclusive,
+                      # worst_slo_ratio, samples (behind that ratio), closest (with its interval)
     p.search          # dict: setups, setups_after_bounds, pruned_fraction, simulations,
                       # batches (run one after the other), wall_s
     p.save("best.yaml")   # the winning setup as a scenario; gpumux.run("best.yaml") reproduces it
@@ -59,6 +62,8 @@ class PlanResult:
                 "currency": self.currency,
                 "gpus": entry.get("gpus"),
                 "worst_slo_ratio": entry.get("worst_slo_ratio"),
+                "verified_worst_slo_ratio": entry.get("verified_worst_slo_ratio"),
+                "duration_s": entry.get("duration_s"),
                 "memory_isolated": entry.get("memory_isolated"),
                 "fault_isolated": entry.get("fault_isolated"),
                 "configuration": "; ".join(g["describe"] for g in entry.get("configuration", [])),
@@ -81,7 +86,7 @@ class PlanResult:
                 })
         self.setups = pd.DataFrame(rows, columns=[
             "rank", "setup", "feasible", "cost_per_hour", "currency", "gpus", "worst_slo_ratio",
-            "memory_isolated", "fault_isolated", "configuration", "reason"])
+            "verified_worst_slo_ratio", "duration_s", "memory_isolated", "fault_isolated", "configuration", "reason"])
         self.setups["rank"] = self.setups["rank"].astype("Int64")
         self.gpus = pd.DataFrame(gpu_rows, columns=[
             "setup", "gpu", "model", "family", "cost_per_hour", "replicas", "mig", "tenants"])
@@ -91,7 +96,8 @@ class PlanResult:
         best = summary["ranked"][0] if summary["ranked"] else {}
         self.tenants = pd.DataFrame(
             best.get("tenants", []),
-            columns=["tenant", "device", "met", "worst_slo_ratio", "closest", "reason"],
+            columns=["tenant", "device", "met", "inconclusive", "worst_slo_ratio", "samples",
+                     "closest", "reason"],
         ).set_index("tenant")
 
     def save(self, path) -> None:

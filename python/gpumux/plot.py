@@ -1,7 +1,19 @@
-"""Figures of a result file, and the ``gpumux plot`` command.
+"""Figures of results: the ``gpumux plot`` command and the notebook helpers, one module.
 
     gpumux plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|svg
     python3 -m gpumux.plot OUT.h5 --kind timeline -o fig.svg
+
+    from gpumux import plot
+    plot.latency_cdf(result)                  # per-tenant latency CDF, ms, log x, SLO lines
+    plot.sm_busy(result)                      # SM-busy timeseries per device
+    plot.compare_bars(gpumux.compare(...), slo=plot.slo_targets_ns(result))
+
+The notebook helpers return the matplotlib Axes they drew on (pass ``ax=`` to draw on your
+own); latencies in milliseconds by default (``unit=``), tails on a log scale.
+
+Warm-up: the latency CDFs show the measured requests only (arrival in [warmup, duration), as the
+tables); the timelines shade [0, warmup) grey ("warm-up, not in the tables"). SLO verdicts are
+the engine's (``result.slos``), never recomputed here.
 
 Kinds:
   cdf       latency CDF per tenant in ms (left: log-scale latency; right: the tail, 1 - CDF on a
@@ -66,30 +78,53 @@ def load_results(path) -> list:
     return loaded if isinstance(loaded, list) else [loaded]
 
 
-def slo_ns(result) -> dict:
-    """{tenant: {"p99": ns, ...}} from the summary's per-tenant ``slo_ns`` (tenants without an
-    SLO are left out)."""
-    out = {}
-    for name, t in (result.summary.get("tenants") or {}).items():
-        targets = {k: float(v) for k, v in (t.get("slo_ns") or {}).items() if v is not None}
-        if targets:
-            out[name] = targets
+#: SLO keys on latency (the CDF's measure); ttft_* and tpot_* are other measures.
+_LATENCY_KEYS = ("p50", "p90", "p99", "p999")
+
+
+def slo_ns(result, keys=_LATENCY_KEYS) -> dict:
+    """{tenant: {"p99": ns, ...}} of the SLO targets with a key in KEYS (default: the latency
+    ones), from the engine's verdict table ``result.slos``; tenants without one are left out."""
+    out: dict = {}
+    slos = result.slos
+    for tenant, key, target in zip(slos["tenant"], slos["key"], slos["target_ns"]):
+        if key in keys:
+            out.setdefault(str(tenant), {})[key] = float(target)
     return out
 
 
 def slo_verdicts(result) -> dict:
-    """{tenant: (met: bool, [(percentile, achieved_ns, target_ns), ...])} for the tenants with
-    an SLO: met when every achieved percentile is at or under its target (as --fail-on-slo)."""
+    """{tenant: (verdict, checks)} for the tenants with an SLO, as the engine judged them
+    (``result.slos``, ``tenants.slo_verdict``: the run table, --json and --fail-on-slo say the
+    same): verdict "met", "missed" or "inconclusive"; checks a list of dicts with key,
+    target_ns, value_ns, samples, low_ns, high_ns (NaN: none) and verdict, one per target."""
+    slos = result.slos
+    tenants = result.tenants
     out = {}
-    for name, targets in slo_ns(result).items():
-        latency = (result.summary["tenants"][name].get("latency_ns") or {})
-        checks = []
-        for key, target in targets.items():
-            achieved = latency.get(key)
-            checks.append((key, None if achieved is None else float(achieved), target))
-        met = all(a is not None and a <= t for _, a, t in checks)
-        out[name] = (met, checks)
+    for name in result.tenant_names:
+        rows = slos[slos["tenant"] == name]
+        if not len(rows):
+            continue
+        checks = [{"key": k, "target_ns": float(t), "value_ns": float(v), "samples": float(n),
+                   "low_ns": float(lo), "high_ns": float(hi), "verdict": str(verdict)}
+                  for k, t, v, n, lo, hi, verdict in zip(
+                      rows["key"], rows["target_ns"], rows["value_ns"], rows["samples"],
+                      rows["low_ns"], rows["high_ns"], rows["verdict"])]
+        if "slo_verdict" in tenants.columns and tenants.loc[name, "slo_verdict"]:
+            verdict = str(tenants.loc[name, "slo_verdict"])
+        else:  # files written before tenant verdicts: the engine's per-target verdicts
+            found = {c["verdict"] for c in checks}
+            verdict = ("missed" if "missed" in found else
+                       "inconclusive" if "inconclusive" in found else "met")
+        out[name] = (verdict, checks)
     return out
+
+
+def measured_window(result) -> tuple:
+    """(warmup_ns, duration_ns) of the run: requests arriving in [warmup, duration) are the
+    measured ones (docs/metrics.md, "Windows"); (0, None) for files without them."""
+    summary = result.summary
+    return float(summary.get("warmup_ns") or 0), summary.get("duration_ns")
 
 
 def _ms_ticks(ax):
@@ -108,11 +143,15 @@ def _title(result) -> str:
 
 
 def _latencies(result) -> dict:
-    """{tenant: sorted latencies in ms of completed requests} from the request records."""
+    """{tenant: sorted latencies in ms of the completed measured requests} from the request
+    records: arrival in [warmup, duration), the requests the tables count."""
     requests = result.requests
     out = {}
     if len(requests):
-        done = requests[requests["status"] == "completed"]
+        warmup, duration = measured_window(result)
+        done = requests[(requests["status"] == "completed") & (requests["arrival_ns"] >= warmup)]
+        if duration is not None:
+            done = done[done["arrival_ns"] < float(duration)]
         for name, values in done.groupby("tenant", observed=False)["latency_ns"]:
             out[str(name)] = np.sort(values.to_numpy(dtype=float)) / _MS
     return out
@@ -195,7 +234,8 @@ def cdf_figure(results):
                              sharex=True, constrained_layout=True)
     for (ax_cdf, ax_tail), result in zip(axes, results):
         _draw_cdf(result, ax_cdf, ax_tail)
-        ax_cdf.set_title(f"{_title(result)}: latency CDF", fontsize="medium", loc="left")
+        ax_cdf.set_title(f"{_title(result)}: latency CDF (measured requests, warm-up excluded)",
+                         fontsize="medium", loc="left")
         ax_tail.set_title("tail", fontsize="medium", loc="left")
     return fig
 
@@ -227,6 +267,13 @@ def _draw_timeline(result, axes):
             axes[2].plot(t, frame["memory_used_bytes"] / _GIB, color=colour, linewidth=1)
             if name in limits and len(names) <= 8:
                 axes[2].axhline(limits[name] / _GIB, color=colour, linestyle=":", linewidth=0.8)
+    warmup, _ = measured_window(result)
+    if warmup > 0:
+        for ax in axes:
+            ax.axvspan(0, warmup / 1e9, color="grey", alpha=0.15, linewidth=0,
+                       label=None)
+        axes[0].annotate("warm-up\n(not in the tables)", (warmup / 2e9, 102), ha="center",
+                         va="top", fontsize="x-small", color="dimgrey")
     axes[0].set_ylabel("SM busy (%; bold: 1 s mean)")
     axes[1].set_ylabel("DRAM busy (%; bold: 1 s mean)")
     axes[2].set_ylabel("memory used (GiB)")
@@ -322,6 +369,113 @@ def compare_figure(results):
                          labelsize="small")
         axis.grid(True, axis="y", alpha=0.3)
     return fig
+
+
+# -- notebook helpers (formerly gpumux.plots) ---------------------------------------------------
+_SCALE = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def _axes(ax):
+    if ax is None:
+        _, ax = _pyplot().subplots()
+    return ax
+
+
+def _legend(ax, count):
+    """A readable legend: outside the axes, in columns, when there are many lines."""
+    if count > 8:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small",
+                  ncol=max(1, count // 20 + 1))
+    elif count:
+        ax.legend(fontsize="small")
+
+
+def slo_targets_ns(result, percentile: str = "p99") -> dict:
+    """{tenant: SLO target in ns} for the SLO key ``percentile`` ("p99", "ttft_p99", ...) from the
+    engine's verdict table ``result.slos`` (tenants without that target are left out)."""
+    return {t: v[percentile] for t, v in slo_ns(result, (percentile,)).items()}
+
+
+def latency_cdf(result, tenants=None, ax=None, unit: str = "ms", log: bool = True,
+                slo: bool = True):
+    """Empirical CDF of the latency of the completed measured requests (warm-up excluded, as
+    the tables), one line per tenant; dotted vertical lines at each tenant's p99 SLO target
+    (same colour)."""
+    scale = _SCALE[unit] / _MS
+    ax = _axes(ax)
+    latencies = _latencies(result)
+    names = tenants if tenants is not None else result.tenant_names
+    targets = slo_targets_ns(result) if slo else {}
+    drawn = 0
+    for name in names:
+        values = latencies.get(name)
+        if values is not None and len(values):
+            values = values / scale
+            (line,) = ax.step(values, np.arange(1, len(values) + 1) / len(values), where="post",
+                              label=name)
+            drawn += 1
+            if name in targets:
+                ax.axvline(targets[name] / _SCALE[unit], color=line.get_color(), linestyle=":",
+                           label=f"{name} p99 SLO")
+                drawn += 1
+    if log:
+        ax.set_xscale("log")
+    ax.axhline(0.99, color="grey", linewidth=0.5)
+    ax.set_xlabel(f"latency ({unit}{', log scale' if log else ''})")
+    ax.set_ylabel("fraction of measured requests")
+    ax.set_ylim(0, 1.01)
+    _legend(ax, drawn)
+    return ax
+
+
+def sm_busy(result, devices=None, ax=None):
+    """SM-busy fraction over simulated time, one line per device; the warm-up shaded."""
+    ax = _axes(ax)
+    drawn = 0
+    for name, frame in result.timeseries.items():
+        if devices is not None and name not in devices:
+            continue
+        ax.plot(frame["time_ns"] / 1e9, frame["sm_busy"], label=name)
+        drawn += 1
+    warmup, _ = measured_window(result)
+    if warmup > 0:
+        ax.axvspan(0, warmup / 1e9, color="grey", alpha=0.15, linewidth=0)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("SM busy (fraction)")
+    ax.set_ylim(0, 1.05)
+    _legend(ax, drawn)
+    return ax
+
+
+def compare_bars(frame, metric: str = "latency_p99_ns", ax=None, unit: str = "ms",
+                 log: bool = True, slo: dict | None = None):
+    """Grouped bars of one compare() column: tenants on the x axis, one bar per strategy.
+    Columns ending in ``_ns`` are shown in ``unit`` (log scale); ``slo={tenant: ns}`` (e.g.
+    :func:`slo_targets_ns`) draws each tenant's target as a short black line over its group."""
+    ax = _axes(ax)
+    table = frame[metric].unstack("strategy")
+    strategies = list(dict.fromkeys(frame.index.get_level_values("strategy")))
+    tenants = list(dict.fromkeys(frame.index.get_level_values("tenant")))
+    table = table.loc[tenants, strategies]
+    label = metric
+    if metric.endswith("_ns"):
+        table = table / _SCALE[unit]
+        label = f"{metric[:-3]} ({unit})"
+    table.plot.bar(ax=ax, rot=0 if len(tenants) <= 6 else 45)
+    if log and metric.endswith("_ns"):
+        ax.set_yscale("log")
+        label += ", log scale"
+    labelled = False
+    for i, tenant in enumerate(tenants):
+        if slo and tenant in slo:
+            value = slo[tenant] / (_SCALE[unit] if metric.endswith("_ns") else 1)
+            ax.hlines(value, i - 0.45, i + 0.45, colors="black", linestyles="--",
+                      label=None if labelled else "p99 SLO")
+            labelled = True
+    ax.set_ylabel(label)
+    ax.set_xlabel("tenant")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    return ax
 
 
 FIGURES = {"cdf": cdf_figure, "timeline": timeline_figure, "compare": compare_figure}

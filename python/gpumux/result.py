@@ -6,7 +6,9 @@ A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :fu
 * ``summary``     dict, the JSON summary (what ``gpumux run --json`` prints)
 * ``percentiles`` dict, how the percentiles were computed (exact, or a sketch and its bound)
 * ``tenants``     DataFrame, one row per tenant, index = tenant name, columns = the HDF5
-                  ``/tenants`` columns (latencies in ns: latency_p50_ns, latency_p99_ns, ...)
+                  ``/tenants`` columns (latencies in ns: latency_p50_ns, latency_p99_ns, ...;
+                  each percentile's confidence bounds latency_p99_low_ns / _high_ns, NaN
+                  where the samples give none; the count: latency_count)
 * ``devices``     DataFrame, one row per device, index = device name ("gpu0", "gpu0/1")
 * ``requests``    DataFrame, one row per request: tenant (categorical), request_id, arrival_ns,
                   start_ns, finish_ns (float, NaN when never), status (categorical completed /
@@ -16,8 +18,11 @@ A Result comes from :func:`gpumux.run` (backed by the C++ RunResult) or from :fu
 * Names (tenant, device, profile, sharing) are categorical; statistics of a tenant
   whose count is 0 (ttft_* without LLM tokens, latency_* with nothing completed) are NaN.
 * ``slos``        DataFrame, one row per SLO target: tenant (categorical), key (p99, ttft_p99,
-                  tpot_p50, ...), target_ns, value_ns (float, NaN without samples), met (bool);
-                  ``tenants.slo_met`` is the per-tenant verdict (boolean, <NA> without an SLO)
+                  tpot_p50, ...), target_ns, value_ns (float, NaN without samples), samples,
+                  low_ns / high_ns (the confidence interval, NaN: no bound), verdict
+                  (categorical met / missed / inconclusive), met (bool, verdict == met);
+                  ``tenants.slo_verdict`` is the per-tenant verdict ("" without an SLO) and
+                  ``tenants.slo_met`` whether it is met (boolean, <NA> without an SLO)
 * ``metrics``     DataFrame: unit and description of every column of tenants and devices (read
                   from the file's ``units``/``description`` attributes, or the bindings' metric
                   table; gpumux.metrics() gives the whole table)
@@ -49,6 +54,11 @@ def request_status_names() -> tuple:
 def event_kind_names() -> tuple:
     """Event kind names by code (the C++ list, through the bindings)."""
     return tuple(_native().EVENT_KINDS)
+
+
+def slo_verdict_names() -> tuple:
+    """SLO verdict names by code: met, missed, inconclusive (the C++ list)."""
+    return tuple(_native().SLO_VERDICTS)
 
 
 def _text(value) -> str:
@@ -120,15 +130,36 @@ def _kernels_frame(columns: dict | None, tenant_names, device_names) -> pd.DataF
     })
 
 
-def _slos_frame(columns: dict, tenant_names) -> pd.DataFrame:
-    value = np.asarray(columns["value_ns"], dtype=np.int64)
+def _nan_below_zero(values) -> np.ndarray:
+    """ns values with -1 (none) as NaN."""
+    values = np.asarray(values, dtype=np.int64)
+    return np.where(values >= 0, values.astype(np.float64), np.nan)
+
+
+def _slos_frame(columns: dict, tenant_names, verdict_names=None) -> pd.DataFrame:
+    """The /slos table: tenant, key, target_ns, value_ns, samples, low_ns, high_ns, verdict
+    (categorical met / missed / inconclusive), met. Files written before verdicts had intervals
+    have no samples / bounds / verdict: NaN, and the verdict from `met`."""
+    met = np.asarray(columns["met"]).astype(bool)
+    count = len(met)
+    names = list(verdict_names or slo_verdict_names())
+    if "verdict" in columns:
+        codes = np.asarray(columns["verdict"]).astype(np.int64)
+    else:
+        codes = np.where(met, names.index("met"), names.index("missed"))
+    missing = np.full(count, -1, dtype=np.int64)
+    samples = np.asarray(columns.get("samples", missing), dtype=np.int64)
     return pd.DataFrame({
         "tenant": pd.Categorical.from_codes(np.asarray(columns["tenant"]).astype(np.int64),
                                             categories=list(tenant_names)),
         "key": [_text(k) for k in columns["key"]],
         "target_ns": np.asarray(columns["target_ns"], dtype=np.int64),
-        "value_ns": np.where(value >= 0, value.astype(np.float64), np.nan),
-        "met": np.asarray(columns["met"]).astype(bool),
+        "value_ns": _nan_below_zero(columns["value_ns"]),
+        "samples": np.where(samples >= 0, samples.astype(np.float64), np.nan),
+        "low_ns": _nan_below_zero(columns.get("low_ns", missing)),
+        "high_ns": _nan_below_zero(columns.get("high_ns", missing)),
+        "verdict": pd.Categorical.from_codes(codes, categories=names),
+        "met": met,
     })
 
 
@@ -144,6 +175,10 @@ def _table_frame(rows: list[dict], units: dict | None = None) -> pd.DataFrame:
         stats = [c for c in frame.columns if c.startswith(prefix) and c != count]
         frame[stats] = frame[stats].astype(np.float64)
         frame.loc[frame[count] == 0, stats] = np.nan
+    # Confidence bounds the samples do not give (-1 in the file, None from the bindings): NaN.
+    for bound in [c for c in frame.columns if c.endswith(("_low_ns", "_high_ns"))]:
+        values = frame[bound].astype(np.float64)
+        frame[bound] = values.where(values >= 0)
     # Verdict columns (metric type flag: 1 yes, 0 no, -1 not applicable): nullable booleans.
     for column, kind in (units or {}).items():
         if kind == "flag" and column in frame.columns:
@@ -283,10 +318,16 @@ class Result:
 
     @property
     def slos(self) -> pd.DataFrame:
-        """One row per SLO target of every tenant: tenant, key, target_ns, value_ns, met."""
+        """One row per SLO target of every tenant: tenant, key, target_ns, value_ns (the
+        measured quantile), samples, low_ns and high_ns (its confidence interval at the run's
+        ``percentiles.confidence``; NaN: no bound), verdict (met, missed, inconclusive) and met
+        (verdict == met). The verdicts are the engine's (models/run/slo.hpp), as in the table,
+        --json and --fail-on-slo."""
         def build():
-            cols = self._native.slos() if self._native is not None else self._source.slos()
-            return _slos_frame(cols, self.tenant_names)
+            if self._native is not None:
+                return _slos_frame(self._native.slos(), self.tenant_names)
+            return _slos_frame(self._source.slos(), self.tenant_names,
+                               self._source.enum_names("slos", "verdict"))
         return self._frame("slos", build)
 
     @property
@@ -387,14 +428,28 @@ class Result:
                 + self.devices.to_html())
 
 
+_METRIC_TABLE: list[dict] = []
+
+
 def _metric_table() -> list[dict]:
-    """The bindings' metric table (models/output/metric_table.hpp) as a list of dicts."""
-    return json.loads(_native().metric_table())
+    """The bindings' metric table (models/output/metric_table.hpp) as a list of dicts (read
+    once; the table is fixed for the life of the module)."""
+    if not _METRIC_TABLE:
+        _METRIC_TABLE.extend(json.loads(_native().metric_table()))
+    return _METRIC_TABLE
+
+
+def metric_table() -> list[dict]:
+    """The metric table as a list of dicts (a copy): what :func:`metrics` gives as a
+    DataFrame, for code that builds its columns from it (compare, sweep, the HTML report)."""
+    return [dict(m) for m in _metric_table()]
 
 
 def metrics() -> pd.DataFrame:
     """Every metric gpumux reports: scope (tenant/device), column (HDF5, DataFrame), json (key
-    path in the summary), unit, description, type, h5 (a column of the file's table)."""
+    path in the summary), unit, description, type, h5 (a column of the file's table), and how
+    the CLI's tables show it: format, table (main, llm or ""), header, compare (its row in
+    ``gpumux compare``), csv (its CSV column)."""
     return pd.DataFrame(_metric_table())
 
 

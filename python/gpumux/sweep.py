@@ -3,7 +3,8 @@
     frame = gpumux.sweep("scenarios/quickstart.yaml",
                          {"tenants.chat.workload.arrivals.rate": ["100/s", "200/s"],
                           "gpus.0.sharing.mode": ["exclusive", "time-slicing"]})
-    # point, rate_per_s (100.0, 200.0), mode (categorical), status, tenant, device, p99_ns, ...
+    # point, rate_per_s (100.0, 200.0), mode (categorical), status, tenant, device,
+    # latency_p99_ns, latency_p99_low_ns, ..., device_sm_busy, ...
 
 Rows come back in grid order (the cartesian product, the first key varying slowest) whatever
 finished first, so a sweep gives the same frame with 1 process, 8 processes or a dask cluster.
@@ -22,11 +23,22 @@ import pandas as pd
 if TYPE_CHECKING:
     from . import Overrides, ScenarioLike
 
-#: Per-tenant metrics of a sweep row (one row per point x tenant).
-TENANT_METRICS = ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "completed", "failed",
-                  "slowdown_mean", "oom_events")
-#: Metrics of the tenant's device, as "device_<metric>" columns.
-DEVICE_METRICS = ("sm_busy", "dram_busy")
+
+
+def tenant_metrics() -> list[tuple[str, str]]:
+    """(column, summary JSON path) of the per-tenant metrics of a sweep row (one row per point x
+    tenant): every metric of the metric table with a column and a JSON path (latency_p99_ns
+    from latency_ns.p99, latency_p99_low_ns, ..., slo_verdict, cost)."""
+    from . import metric_table
+    return [(m["column"], m["json"]) for m in metric_table()
+            if m["scope"] == "tenant" and m["h5"] and m["json"] and m["column"] != "device"]
+
+
+def device_metrics() -> list[tuple[str, str]]:
+    """(column, JSON path) of the metrics of the tenant's device, as "device_<column>"."""
+    from . import metric_table
+    return [(m["column"], m["json"]) for m in metric_table()
+            if m["scope"] == "device" and m["h5"] and m["json"]]
 #: Metrics of a cluster sweep row (a scenario with ``cluster:``; one row per point x pod class,
 #: plus class "all"): the class's pending statistics (docs/metrics.md, "Cluster metrics") and
 #: the cluster's allocation, fragmentation and cost at that point (the same on every class row).
@@ -129,28 +141,35 @@ def grid_points(grid) -> list[dict]:
     return points
 
 
+def _json_at(obj, path: str):
+    for part in path.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return obj
+
+
 def metrics_rows(summary: dict) -> list[dict]:
-    """One row per tenant of a summary (docs/metrics.md): status, tenant, device, TENANT_METRICS and
-    device_sm_busy / device_dram_busy of the tenant's device."""
+    """One row per tenant of a summary (docs/metrics.md): status, tenant, device, the
+    :func:`tenant_metrics` and ``device_<metric>`` of the tenant's device (NaN where the summary
+    has no value: latencies of a tenant that completed nothing, bounds the samples do not
+    give)."""
     rows = []
     devices = summary.get("devices", {}) or {}
+    tenant_columns, device_columns = tenant_metrics(), device_metrics()
     for name, t in (summary.get("tenants", {}) or {}).items():
-        latency = t.get("latency_ns", {}) or {}
-        values = {"p50_ns": latency.get("p50"), "p99_ns": latency.get("p99"),
-                  "mean_ns": latency.get("mean"), "throughput_per_s": t.get("throughput_per_s"),
-                  "completed": t.get("completed"), "failed": t.get("failed"),
-                  "slowdown_mean": t.get("slowdown_mean"), "oom_events": t.get("oom_events")}
         row = {"status": summary.get("status"), "tenant": name, "device": t.get("device")}
-        for metric in TENANT_METRICS:
-            v = values[metric]
-            row[metric] = float("nan") if v is None else v
+        for column, path in tenant_columns:
+            v = _json_at(t, path)
+            row[column] = float("nan") if v is None else v
         device = devices.get(t.get("device"), {}) or {}
-        for metric in DEVICE_METRICS:
-            v = device.get(metric)
-            row[f"device_{metric}"] = float("nan") if v is None else v
+        for column, path in device_columns:
+            v = _json_at(device, path)
+            row[f"device_{column}"] = float("nan") if v is None else v
         if not t.get("completed"):  # no completed request: latencies do not apply
-            for metric in ("p50_ns", "p99_ns", "mean_ns"):
-                row[metric] = float("nan")
+            for column, path in tenant_columns:
+                if path.startswith("latency_ns."):
+                    row[column] = float("nan")
         rows.append(row)
     return rows
 
@@ -225,14 +244,15 @@ def sweep(scenario: ScenarioLike, grid: Mapping[str, Iterable[Any]], client: Any
     ``point`` (the point's number), one column per grid key (values parsed by
     :func:`grid_column`: "100/s" -> 100.0 in ``rate_per_s``, "2ms" -> 2.0 in ``timeslice_ms``;
     names and modes categorical), ``status``, ``tenant`` and ``device`` (categorical), the
-    TENANT_METRICS (latencies in ns, NaN when not applicable) and ``device_sm_busy`` /
-    ``device_dram_busy`` of the tenant's device; plus ``error`` with on_error="record" (a
+    metric table's tenant metrics (:func:`tenant_metrics`: latency_p99_ns and its bounds
+    latency_p99_low_ns / _high_ns, ..., slo_verdict; NaN when not applicable) and
+    ``device_<metric>`` of the tenant's device (device_sm_busy, device_useful_fraction, ...); plus ``error`` with on_error="record" (a
     failed point is one row with NaN metrics). A scenario with a ``cluster:`` section (a cluster
     replay, docs/cluster.md) gives one row per point x pod class (and class "all") with
     ``class`` and the CLUSTER_METRICS instead of ``tenant``/``device`` and the tenant metrics:
     ``gpumux.sweep("scenarios/cluster/openb-default.yaml", {"cluster.scheduler.policy":
     ["fgd", "best-fit"], "cluster.openb.pods": [ABSOLUTE_PATH, ...]}, client=dask_client)``. ``frame.pivot_table(index="rate_per_s",
-    columns="tenant", values="p99_ns")`` gives a wide view.
+    columns="tenant", values="latency_p99_ns")`` gives a wide view.
     """
     import gpumux
     if on_error not in ("raise", "record"):
@@ -285,8 +305,8 @@ def sweep(scenario: ScenarioLike, grid: Mapping[str, Iterable[Any]], client: Any
         metric_columns = ["status", *categorical, *CLUSTER_METRICS]
     else:
         categorical = ("tenant", "device")
-        metric_columns = ["status", *categorical, *TENANT_METRICS,
-                          *(f"device_{m}" for m in DEVICE_METRICS)]
+        metric_columns = ["status", *categorical, *(c for c, _ in tenant_metrics()),
+                          *(f"device_{c}" for c, _ in device_metrics())]
     if on_error == "record":
         metric_columns.append("error")
     grid = grid_columns(keys, points, ("point", "error", *metric_columns))

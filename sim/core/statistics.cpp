@@ -126,6 +126,10 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
     if (rank > values_.size()) rank = values_.size();
     index[i] = rank - 1;
   }
+  at_ranks(index.data(), k, out);
+}
+
+void ExactQuantiles::at_ranks(const std::size_t* index, std::size_t k, std::int64_t* out) {
   if (values_.size() <= kSelectSmall) {
     // One copy; the ranks in ascending order, each selected among the elements after the
     // previous one (nth_element leaves the larger ones there): about one selection's work for
@@ -192,6 +196,42 @@ void ExactQuantiles::quantiles(const double* qs, std::size_t k, std::int64_t* ou
       out[i] = select_rank(scratch, inner[i]);
     }
   }
+}
+
+void ExactQuantiles::intervals(const double* qs, std::size_t k, double confidence,
+                               QuantileInterval* out) {
+  const std::size_t n = values_.size();
+  std::fill(out, out + k, QuantileInterval{});
+  if (n == 0) return;
+  std::vector<std::int64_t> points(k);
+  quantiles(qs, k, points.data());
+  // The bounds' ranks of every quantile, then one selection pass for all of them.
+  std::vector<std::size_t> wanted;
+  std::vector<RankInterval> ranks(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    out[i].dependence = batch_dependence(values_, points[i], qs[i], confidence);
+    ranks[i] = interval_ranks(n, qs[i], out[i].dependence, confidence);
+    if (ranks[i].low >= 1) wanted.push_back(ranks[i].low - 1);
+    if (ranks[i].high <= n) wanted.push_back(ranks[i].high - 1);
+  }
+  std::vector<std::int64_t> values(wanted.size());
+  at_ranks(wanted.data(), wanted.size(), values.data());
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    if (ranks[i].low >= 1) {
+      out[i].has_low = true;
+      out[i].low = values[next++];
+    }
+    if (ranks[i].high <= n) {
+      out[i].has_high = true;
+      out[i].high = values[next++];
+    }
+  }
+}
+
+double ExactQuantiles::dependence(double q) {
+  if (values_.empty()) return 1;
+  return batch_dependence(values_, quantile(q), q, kDefaultConfidence);
 }
 
 void ExactQuantiles::build_index() {
@@ -320,7 +360,12 @@ void QuantileSketch::merge(const QuantileSketch& other) {
 
 std::int64_t QuantileSketch::quantile(double q) const {
   if (count_ == 0) return 0;
-  const std::uint64_t rank = nearest_rank(q, count_);
+  return at_rank(nearest_rank(q, count_));
+}
+
+std::int64_t QuantileSketch::at_rank(std::uint64_t rank) const {
+  if (count_ == 0) return 0;
+  rank = std::clamp<std::uint64_t>(rank, 1, count_);
   if (rank == 1) return min_;
   if (rank == count_) return max_;
   // The middle of the bucket holding the rank-th smallest sample, clamped to [min, max] (which
@@ -356,7 +401,34 @@ void Percentiles::reserve(std::size_t n) {
   if (exact_active_) exact_.reserve(std::min(n, cap_));
 }
 
+void Percentiles::intervals(const double* qs, std::size_t k, double confidence,
+                            QuantileInterval* out) {
+  if (exact_active_) {
+    exact_.intervals(qs, k, confidence, out);
+    return;
+  }
+  const std::size_t n = sketch_.count();
+  for (std::size_t i = 0; i < k; ++i) {
+    out[i] = QuantileInterval{};
+    if (n == 0) continue;
+    double tau = 1;
+    for (std::size_t j = 0; j < kReportedQuantiles.size(); ++j) {
+      if (kReportedQuantiles[j] == qs[i]) tau = folded_dependence_[j];
+    }
+    const RankInterval r = interval_ranks(n, qs[i], tau, confidence);
+    out[i].dependence = tau;
+    out[i].has_low = r.low >= 1;
+    if (out[i].has_low) out[i].low = sketch_.at_rank(r.low);
+    out[i].has_high = r.high <= n;
+    if (out[i].has_high) out[i].high = sketch_.at_rank(r.high);
+  }
+}
+
 void Percentiles::fold() {
+  // The dependence of the reported quantiles, measured while the samples are still here.
+  for (std::size_t j = 0; j < kReportedQuantiles.size(); ++j) {
+    folded_dependence_[j] = exact_.dependence(kReportedQuantiles[j]);
+  }
   sketch_.add_all(exact_.values().data(), exact_.values().size());
   exact_.clear();
   exact_active_ = false;

@@ -1,8 +1,10 @@
 #pragma once
 // Statistics primitives. Metrics built on them are defined once, in docs/metrics.md.
+#include <array>
 #include <cstdint>
 #include <vector>
 
+#include "sim/core/quantile_interval.hpp"
 #include "sim/core/time.hpp"
 #include "sim/core/queue_memory.hpp"
 
@@ -32,6 +34,15 @@ class ExactQuantiles {
   std::int64_t quantile(double q);
   /// quantile(qs[i]) into out[i] for i < k, the wanted buckets gathered in one pass.
   void quantiles(const double* qs, std::size_t k, std::int64_t* out);
+  /// The samples of 0-based ranks index[i] (ascending order) into out[i] for i < k; every
+  /// index[i] < count(). One gathering pass for all.
+  void at_ranks(const std::size_t* index, std::size_t k, std::int64_t* out);
+  /// Confidence intervals of quantile(qs[i]) at CONFIDENCE into out[i] (quantile_interval.hpp:
+  /// order statistics at the effective sample size the batch means give). O(n) each.
+  void intervals(const double* qs, std::size_t k, double confidence, QuantileInterval* out);
+  /// The samples' dependence tau^ at quantile(q) for a 95 % interval (batch means; 1 for fewer
+  /// than 2 * kIntervalBatches samples).
+  double dependence(double q);
   std::int64_t max();
   /// Bytes held by the samples (capacity). O(1).
   std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
@@ -56,6 +67,9 @@ class ExactQuantiles {
   int select_shift_ = -1;
   std::vector<std::uint32_t> select_counts_;
 };
+
+/// The quantiles every series reports (p50, p90, p99, p99.9), in this order.
+inline constexpr std::array<double, 4> kReportedQuantiles = {0.5, 0.9, 0.99, 0.999};
 
 /// How a series' percentiles are computed (scenario key `output.percentiles`, docs/metrics.md).
 ///   exact:     every sample kept (ExactQuantiles): 8 B per sample, exact nearest-rank values.
@@ -120,6 +134,8 @@ class QuantileSketch {
   double mean() const { return count_ == 0 ? 0.0 : sum_ / static_cast<double>(count_); }
   /// Nearest-rank q-quantile within kRelativeError (see the class comment); 0 when empty.
   std::int64_t quantile(double q) const;
+  /// The RANK-th smallest sample (1-based, in [1, count()]) within kRelativeError.
+  std::int64_t at_rank(std::uint64_t rank) const;
   std::int64_t min() const { return count_ == 0 ? 0 : min_; }
   std::int64_t max() const { return count_ == 0 ? 0 : max_; }
   /// Bytes held by the bucket arrays (capacity), for the memory benchmark.
@@ -192,6 +208,12 @@ class Percentiles {
       for (std::size_t i = 0; i < k; ++i) out[i] = sketch_.quantile(qs[i]);
     }
   }
+  /// Confidence intervals of quantile(qs[i]) at CONFIDENCE into out[i] (quantile_interval.hpp).
+  /// Exact: order statistics widened by batch means over the samples. Sketched: the same ranks,
+  /// values within the sketch's error, the dependence of each of kReportedQuantiles as measured
+  /// on the exact samples before the fold (1 for a series sketched from its first sample, or
+  /// for a q not in kReportedQuantiles: independence assumed).
+  void intervals(const double* qs, std::size_t k, double confidence, QuantileInterval* out);
   /// Bytes held (the exact samples' capacity plus the sketch's buckets). O(1).
   std::size_t memory_bytes() const { return exact_.memory_bytes() + sketch_.memory_bytes(); }
   /// True while every sample is kept (the reported quantiles are exact).
@@ -204,6 +226,7 @@ class Percentiles {
   QuantileSketch sketch_;
   std::size_t cap_;
   bool exact_active_;
+  std::array<double, 4> folded_dependence_ = {1, 1, 1, 1};  // of kReportedQuantiles, at the fold
 };
 
 /// Time integral of a piecewise-constant value (utilization, memory in use). O(1) per update.

@@ -101,3 +101,87 @@ def test_overview_separates_slo_and_best_effort_tenants(tmp_path):
     slo_p99, be_p99 = cells[4].strip(), cells[6].strip()
     assert slo_p99.endswith("ms") and float(slo_p99.split()[0]) < 10
     assert be_p99.endswith("ms") and float(be_p99.split()[0]) >= 20
+
+
+# One meaning per word (issue 24 item 4): a time-sliced GPU with `replicas: 4` (four time-sliced
+# slots), a 50 GiB tenant and a small one. Under MPS `replicas: 4` would pin each client to
+# 79.2 GiB / 4 = 19.8 GiB: the 50 GiB tenant could not start.
+MODE_SWITCH = """\
+name: mode-switch
+duration: 3s
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: time-slicing, replicas: 4}}
+tenants:
+  - name: big
+    device: gpu0
+    memory: 50GiB
+    workload:
+      arrivals: {process: poisson, rate: 50/s}
+      request: {kernels: [{name: k, duration: 2ms, sm_fraction: 0.5}]}
+    slo: {p99: 100ms}
+  - name: small
+    device: gpu0
+    memory: 4GiB
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request: {kernels: [{name: k, duration: 1ms, sm_fraction: 0.3}]}
+"""
+
+
+def _numbers(summary):
+    return {name: (t["completed"], t["failed"], t["oom_events"], t["latency_ns"]["p99"])
+            for name, t in summary["tenants"].items()}
+
+
+def test_set_mode_mps_builds_the_device_compare_mps_builds(tmp_path):
+    path = tmp_path / "switch.yaml"
+    path.write_text(MODE_SWITCH)
+    by_set = gpumux("run", str(path), "--json", "--set", "gpus.0.sharing.mode=mps")
+    assert by_set.returncode == 0, by_set.stderr
+    by_compare = gpumux("compare", str(path), "--strategies", "mps", "--json")
+    assert by_compare.returncode == 0, by_compare.stderr
+    set_summary, compare_summary = json.loads(by_set.stdout), json.loads(by_compare.stdout)[0]
+    assert _numbers(set_summary) == _numbers(compare_summary)
+    assert set_summary["devices"] == compare_summary["devices"]
+    assert all(t["oom_events"] == 0 for t in set_summary["tenants"].values())
+    # The same with the file already in MPS: compare keeps the file's replicas as --set does.
+    mps_file = tmp_path / "mps.yaml"
+    mps_file.write_text(MODE_SWITCH.replace("mode: time-slicing, replicas: 4",
+                                            "mode: mps, replicas: 2").replace("50GiB", "30GiB"))
+    same = gpumux("run", str(mps_file), "--json")
+    again = gpumux("compare", str(mps_file), "--strategies", "mps", "--json")
+    assert same.returncode == 0 and again.returncode == 0, same.stderr + again.stderr
+    assert _numbers(json.loads(same.stdout)) == _numbers(json.loads(again.stdout)[0])
+
+
+def test_replicas_given_with_the_mode_keeps_its_mps_meaning_and_the_error_says_so(tmp_path):
+    path = tmp_path / "switch.yaml"
+    path.write_text(MODE_SWITCH)
+    args = ["--set", "gpus.0.sharing.mode=mps", "--set", "gpus.0.sharing.replicas=4"]
+    checked = gpumux("validate", str(path), *args)
+    assert checked.returncode == 2
+    message = checked.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert "tenants.0.memory" in message and "19.81 GiB" in message, message
+    assert "sharing.replicas: 4 under mps pins each client to memory / 4" in message, message
+    # run refuses what validate refuses, with the same line (one code path), before simulating.
+    ran = gpumux("run", str(path), *args)
+    assert ran.returncode == 2 and ran.stderr.strip() == message, ran.stderr
+    assert ran.stdout == ""
+
+
+def test_python_run_and_sweep_refuse_what_validate_refuses(tmp_path):
+    import pytest
+    gpumux_py = pytest.importorskip("gpumux")
+    if not hasattr(gpumux_py, "run"):
+        pytest.skip("gpumux package: put python/ on PYTHONPATH too")
+    path = tmp_path / "switch.yaml"
+    path.write_text(MODE_SWITCH)
+    overrides = {"gpus.0.sharing.mode": "mps", "gpus.0.sharing.replicas": 4}
+    with pytest.raises(gpumux_py.ScenarioError, match="19.81 GiB"):
+        gpumux_py.validate(str(path), overrides=overrides)
+    with pytest.raises(gpumux_py.ScenarioError, match="19.81 GiB"):
+        gpumux_py.run(str(path), overrides=overrides)
+    with pytest.raises(gpumux_py.ScenarioError, match="19.81 GiB"):
+        gpumux_py.sweep(str(path), {"gpus.0.sharing.replicas": [4]},
+                        overrides={"gpus.0.sharing.mode": "mps"}, processes=1)

@@ -51,9 +51,14 @@ def test_replicas_give_a_quarter_of_the_sms_and_of_the_memory(tmp_path):
     launch = solo["latency_ns"]["p50"] - 1e6
     assert abs(quarter["latency_ns"]["p50"] - (4e6 + launch)) < 5
     assert quarter["oom_events"] == 0
-    # 20 GiB > 79.25 GiB / 4: the client is OOM-killed; --set of an explicit limit wins.
-    over = run_json(path, "--set", "tenants.0.memory=20GiB")["tenants"]["a"]
-    assert over["oom_events"] == 1 and over["completed"] == 0
+    # 20 GiB > 79.25 GiB / 4: the client would be OOM-killed at start, so run refuses it as
+    # validate does (one line naming the limit and where it comes from); --set of an explicit
+    # limit wins.
+    over = gpumux("run", path, "--json", "--set", "tenants.0.memory=20GiB")
+    assert over.returncode == 2 and over.stdout == ""
+    assert "MPS pinned memory limit on gpu0 (h100-sxm-80gb) has 19.81 GiB (sharing.replicas: 4" \
+        in over.stderr, over.stderr
+    assert gpumux("validate", path, "--set", "tenants.0.memory=20GiB").stderr == over.stderr
     raised = run_json(path, "--set", "tenants.0.memory=20GiB",
                       "--set", "gpus.0.sharing.pinned_memory_limit=30GiB")["tenants"]["a"]
     assert raised["oom_events"] == 0 and raised["completed"] > 0

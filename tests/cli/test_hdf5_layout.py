@@ -28,7 +28,11 @@ TABLE_FIELDS = {
                 "latency_max_ns": np.int64, "queueing_mean_ns": np.float64,
                 "queueing_p99_ns": np.int64, "slowdown_mean": np.float64,
                 "throughput_per_s": np.float64, "slo_violations": np.int64,
-                "oom_events": np.int64, "gpu_seconds": np.float64, "cost": np.float64},
+                "oom_events": np.int64, "gpu_seconds": np.float64, "cost": np.float64,
+                # each percentile's confidence bounds (-1: the samples give none)
+                "latency_p50_low_ns": np.int64, "latency_p99_low_ns": np.int64,
+                "latency_p99_high_ns": np.int64, "queueing_p99_high_ns": np.int64,
+                "ttft_p999_high_ns": np.int64, "slo_met": np.int8},
     "devices": {"sms": np.int32, "memory_bytes": np.int64, "sm_busy": np.float64,
                 "useful_fraction": np.float64, "dram_busy": np.float64,
                 "memory_peak_bytes": np.int64,
@@ -36,9 +40,13 @@ TABLE_FIELDS = {
     "events": {"time_ns": np.int64, "kind": np.uint8, "tenant": np.int32, "device": np.int32},
     "kernels": {"tenant": np.uint32, "request_id": np.uint64, "kernel_index": np.uint32,
                 "device": np.int32, "start_ns": np.int64, "finish_ns": np.int64},
+    "slos": {"tenant": np.uint32, "target_ns": np.int64, "value_ns": np.int64,
+             "samples": np.int64, "low_ns": np.int64, "high_ns": np.int64,
+             "verdict": np.uint8, "met": np.uint8},
 }
-STRING_FIELDS = {"tenants": ["name", "device"], "devices": ["name", "profile", "sharing"],
-                 "events": ["detail"]}
+STRING_FIELDS = {"tenants": ["name", "device", "slo_verdict"],
+                 "devices": ["name", "profile", "sharing"], "events": ["detail"],
+                 "slos": ["key"]}
 TIMESERIES_FIELDS = {"time_ns": np.int64, "sm_busy": np.float64, "dram_busy": np.float64,
                      "memory_used_bytes": np.int64}
 
@@ -121,6 +129,27 @@ def check_run_group(group):
         for column in ("requests", "completed", "failed", "slo_violations", "oom_events"):
             assert row[column] == expected[column], column
         assert row["latency_p99_ns"] == expected["latency_ns"]["p99"]
+        # The confidence bounds: the JSON's (null there is -1 here), around the percentile.
+        for stat in ("p50", "p90", "p99", "p999"):
+            for side in ("low", "high"):
+                value = expected["latency_ns"][f"{stat}_{side}"]
+                assert row[f"latency_{stat}_{side}_ns"] == (-1 if value is None else value)
+            low, high = row[f"latency_{stat}_low_ns"], row[f"latency_{stat}_high_ns"]
+            assert low == -1 or low <= row[f"latency_{stat}_ns"]
+            assert high == -1 or high >= row[f"latency_{stat}_ns"]
+        assert text(row["slo_verdict"]) == expected.get("slo_verdict", "")
+
+    slos = check_table(group, "slos")
+    assert h5py.check_enum_dtype(group["slos"].dtype["verdict"]) == {
+        "met": 0, "missed": 1, "inconclusive": 2}
+    verdict_names = {0: "met", 1: "missed", 2: "inconclusive"}
+    for row in slos:
+        expected = summary["tenants"][tenant_names[row["tenant"]]]["slo"][text(row["key"])]
+        assert row["samples"] == expected["samples"]
+        assert row["low_ns"] == (-1 if expected["low_ns"] is None else expected["low_ns"])
+        assert row["high_ns"] == (-1 if expected["high_ns"] is None else expected["high_ns"])
+        assert verdict_names[row["verdict"]] == expected["verdict"]
+        assert row["met"] == (expected["verdict"] == "met")
 
     devices = check_table(group, "devices", len(device_names))
     assert [text(n) for n in devices["name"]] == device_names
@@ -186,7 +215,12 @@ def test_summary_has_spec_shape(run_file):
     assert summary["scenario"] == "quickstart"
     chat = summary["tenants"]["chat"]
     assert chat["device"] == "gpu0"
-    assert set(chat["latency_ns"]) == {"mean", "p50", "p90", "p99", "p999", "max"}
+    assert set(chat["latency_ns"]) == {"mean", "p50", "p90", "p99", "p999", "max", "p50_low",
+                                       "p50_high", "p90_low", "p90_high", "p99_low",
+                                       "p99_high", "p999_low", "p999_high"}
+    assert summary["percentiles"]["confidence"] == 0.95
+    assert summary["warmup_ns"] == 5_000_000_000 and summary["duration_ns"] == 60_000_000_000
+    assert chat["slo"]["p99"]["verdict"] == "met" and chat["slo_verdict"] == "met"
     assert set(chat["queueing_ns"]) >= {"mean", "p99"}
     for key in ("requests", "completed", "failed", "slowdown_mean", "throughput_per_s",
                 "slo_violations", "oom_events"):

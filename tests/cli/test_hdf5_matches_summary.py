@@ -18,7 +18,8 @@ Tables and their summary counterparts (docs/metrics.md):
   holds its memory for the whole run).
 - /requests: the measured requests (arrival in [warmup, duration)) of each tenant give its
   requests, completed, latency mean and max, and queueing mean.
-- /slos: each row is the summary's slo.<key> (target_ns, value_ns, met).
+- /slos: each row is the summary's slo.<key> (target_ns, value_ns, samples, low_ns, high_ns,
+  verdict, met).
 - /events: the oom rows of each tenant are its oom_events.
 """
 import json
@@ -58,7 +59,7 @@ tenants:
 UNITS = {"requests": "count", "completed": "count", "failed": "count", "slo_violations": "count",
          "oom_events": "count", "slowdown_mean": "1", "gpu_seconds": "s", "cost": "USD",
          "sms": "count", "sm_busy": "1", "useful_fraction": "1", "dram_busy": "1",
-         "context_switches": "count", "slo_met": "", "name": "", "device": "", "profile": "",
+         "context_switches": "count", "slo_met": "", "slo_verdict": "", "name": "", "device": "", "profile": "",
          "sharing": ""}
 SUFFIX_UNITS = {"_ns": "ns", "_per_s": "1/s", "_bytes": "bytes", "_count": "count"}
 
@@ -95,7 +96,8 @@ def summary_value(entry, column):
     `<prefix>_<stat>_ns` / `<prefix>_count`; None when the summary has none."""
     if column in entry:
         return entry[column]
-    for stat in ("count", "mean", "p50", "p90", "p99", "p999", "max"):
+    bounds = [f"{q}_{side}" for q in ("p50", "p90", "p99", "p999") for side in ("low", "high")]
+    for stat in ("count", "mean", "p50", "p90", "p99", "p999", "max", *bounds):
         suffix = f"_{stat}" if stat == "count" else f"_{stat}_ns"
         if column.endswith(suffix):
             group = entry.get(column[: -len(suffix)] + "_ns")
@@ -149,7 +151,14 @@ def test_tenants_match_the_summary_column_by_column(result):
                         "latency_p50_ns", "latency_p90_ns", "latency_p99_ns", "latency_p999_ns",
                         "latency_max_ns", "queueing_mean_ns", "queueing_p99_ns",
                         "slowdown_mean", "throughput_per_s", "slo_violations", "slo_met",
-                        "oom_events", "gpu_seconds", "cost"}
+                        "oom_events", "gpu_seconds", "cost", "latency_p50_low_ns",
+                        "latency_p99_high_ns", "queueing_p99_low_ns"}
+    # A bound the samples do not give: null in the summary, -1 in the file.
+    for row, entry in zip(result["tables"]["tenants"], result["summary"]["tenants"].values()):
+        for stat in ("p50", "p90", "p99", "p999"):
+            for side in ("low", "high"):
+                if entry["latency_ns"].get(f"{stat}_{side}") is None:
+                    assert row[f"latency_{stat}_{side}_ns"] == -1
     # Columns without a summary key: the counts are the completed requests (0 for the token
     # statistics of a tenant without tokens), slo_met -1 without an SLO.
     for row, (name, entry) in zip(result["tables"]["tenants"], result["summary"]["tenants"].items()):
@@ -218,6 +227,10 @@ def test_slos_are_the_summary_verdicts(result):
         assert row["target_ns"] == verdict["target_ns"]
         assert row["value_ns"] == verdict["value_ns"]
         assert bool(row["met"]) == verdict["met"]
+        assert row["samples"] == verdict["samples"]
+        for bound in ("low_ns", "high_ns"):
+            assert row[bound] == (-1 if verdict[bound] is None else verdict[bound])
+        assert ("met", "missed", "inconclusive")[row["verdict"]] == verdict["verdict"]
     # One met, one missed: a verdict written from the wrong field shows.
     assert sorted(bool(v["met"]) for v in expected.values()) == [False, True]
 

@@ -7,7 +7,7 @@ target) never remains; a failed write leaves the previous file intact; SIGTERM/S
 SIGINT (partial results marked interrupted, exit 128+signal).
 
 Faults are injected with GPUMUX_TEST_FAULT (a test hook: "write:ENOSPC", "fsync:EIO",
-"rename:EXDEV", "probe:EACCES", "stall:SECONDS"), and for real with a 64 KiB tmpfs and a
+"rename:EXDEV", "probe:EACCES", "stall:SECONDS"), and for real with a 128 KiB tmpfs and a
 read-only bind mount where this process may mount (root in a container that allows it).
 """
 import os
@@ -41,7 +41,7 @@ tenants:
       request: {kernels: [{name: k, duration: 1ms}]}
 """
 
-# A result file of a few KiB (fits a 64 KiB tmpfs; quickstart's does not).
+# A result file of a few tens of KiB (fits a 128 KiB tmpfs; quickstart's does not).
 TINY = """\
 name: tiny
 duration: 10ms
@@ -308,10 +308,10 @@ def test_injected_write_failure_compare(tmp_path):
 def test_disk_full_on_a_tiny_tmpfs(tmp_path):
     mountpoint = tmp_path / "tiny"
     mountpoint.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mountpoint)],
-                             capture_output=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs",
+                              str(mountpoint)], capture_output=True)
     if mounted.returncode != 0:
-        pytest.skip("cannot mount a 64 KiB tmpfs here (needs root and a container that allows "
+        pytest.skip("cannot mount a 128 KiB tmpfs here (needs root and a container that allows "
                     f"mount): {mounted.stderr.decode().strip()}; the injected ENOSPC test covers "
                     "the path")
     try:
@@ -321,7 +321,8 @@ def test_disk_full_on_a_tiny_tmpfs(tmp_path):
         proc = gpumux("run", str(tiny), "-o", str(out), "--quiet")
         assert proc.returncode == 0, proc.stderr
         before = out.read_bytes()
-        assert len(before) < 32 * 1024, "the tiny result must leave room for a second try"
+        # (40 KiB since every percentile has its confidence bounds: the tmpfs is 128 KiB)
+        assert len(before) < 64 * 1024, "the tiny result must leave room for a second try"
         proc = gpumux("run", QUICKSTART, "-o", str(out))  # ~160 KiB: does not fit
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.strip() == f"gpumux: error: cannot write {out}: No space left on device"

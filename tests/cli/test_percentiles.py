@@ -54,10 +54,10 @@ def summary(scenario, method, *extra):
 
 def test_default_is_auto_and_exact_below_the_cap(scenario):
     s = json.loads(gpumux("run", scenario, "--json", check=0).stdout)
-    assert s["percentiles"] == {"mode": "auto", "method": "exact"}
+    assert s["percentiles"] == {"confidence": 0.95, "mode": "auto", "method": "exact"}
     assert not any("sketch" in note for note in s.get("notes", []))
     exact = summary(scenario, "exact")
-    assert exact["percentiles"] == {"mode": "exact", "method": "exact"}
+    assert exact["percentiles"] == {"confidence": 0.95, "mode": "exact", "method": "exact"}
     assert exact["tenants"] == s["tenants"]
 
 
@@ -120,4 +120,4 @@ def test_python_result_carries_the_method(scenario):
     r = gm.run(scenario, overrides={"output": "{percentiles: sketch}"})
     assert r.percentiles["method"] == "sketch"
     assert r.percentiles["relative_error"] == 1 / 256
-    assert gm.run(scenario).percentiles == {"mode": "auto", "method": "exact"}
+    assert gm.run(scenario).percentiles == {"confidence": 0.95, "mode": "auto", "method": "exact"}

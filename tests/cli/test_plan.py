@@ -1,5 +1,7 @@
 """gpumux plan: the ranked table, --json, -o BEST.yaml reproduced by `gpumux run`, input errors
-(exit 2, one line naming file/line/key), no feasible setup (exit 1). Drives $GPUMUX_BIN."""
+(exit 2, one line naming file/line/key), no feasible setup (exit 1). Drives $GPUMUX_BIN. The
+shipped node's plan (minutes: its verdicts need long windows) is in test_plan_shipped.py
+(label slow)."""
 import json
 import os
 import subprocess
@@ -52,38 +54,6 @@ def small(tmp_path, text=SMALL):
     path = tmp_path / "small.yaml"
     path.write_text(text)
     return str(path)
-
-
-def test_shipped_scenario_plans_and_best_yaml_meets_every_slo(tmp_path):
-    best = tmp_path / "best.yaml"
-    proc = gpumux("plan", NODE, "-o", str(best), check=0)
-    out = proc.stdout
-    assert "rank" in out and "best" in out and "search:" in out
-    assert "USD" in out
-    for family in ("dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"):
-        assert f" {family} " in out, family
-    assert best.exists()
-    # gpumux run confirms: every SLO met, and the numbers are the planner's.
-    run = gpumux("run", str(best), "--json", "--fail-on-slo", check=0)
-    summary = json.loads(run.stdout)
-    plan = json.loads(gpumux("plan", NODE, "--json", check=0).stdout)
-    assert plan["found"]
-    winner = plan["ranked"][0]
-    assert winner["setup"] == "best"
-    assert winner["cost_per_hour"] == 4.0 * winner["gpus"]
-    for tenant in winner["tenants"]:
-        assert tenant["met"], tenant
-        measured = summary["tenants"][tenant["tenant"]]
-        assert measured["device"] == tenant["device"]
-        assert measured["failed"] == 0
-        slo = measured.get("slo_ns", {})
-        if slo:
-            ratio = max(measured["latency_ns"][q] / target for q, target in slo.items())
-            assert abs(ratio - tenant["worst_slo_ratio"]) < 1e-9
-            assert ratio <= 0.9  # the scenario's headroom: 10 %
-    search = plan["search"]
-    assert search["setups"] > search["setups_after_bounds"] > 0
-    assert search["simulations"] > 0
 
 
 def test_small_plan_json_and_gpus_flag(tmp_path):
@@ -395,6 +365,7 @@ plan:
   platform: gke
   machines: [a3-highgpu-1g, a2-highgpu-1g]
   max_gpus: 16
+  max_duration: 64s   # light (about 20/s) needs ~30 s for a conclusive p99
 tenants:
   - name: heavy
     replicas: 12

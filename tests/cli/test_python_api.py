@@ -6,6 +6,7 @@ gpumux next to the module's build directory). Simulated durations are kept short
 """
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -222,9 +223,22 @@ def test_compare_mig_strategies(tmp_path):
     assert list(frame.index.names) == ["strategy", "tenant"]
     assert list(dict.fromkeys(frame.index.get_level_values("strategy"))) == strategies
     assert len(frame) == 9
-    for column in ("p50_ns", "p99_ns", "mean_ns", "throughput_per_s", "slowdown_mean", "failed",
-                   "oom_events", "device_sm_busy", "mean_sm_busy"):
-        assert column in frame.columns
+    # Columns from the metric table: every /tenants column and the device's, so a new metric
+    # reaches the frame unlisted.
+    table = gpumux.metric_table()
+    tenant_columns = [m["column"] for m in table
+                      if m["scope"] == "tenant" and m["h5"] and m["column"] != "name"]
+    device_columns = [f"device_{m['column']}" for m in table
+                      if m["scope"] == "device" and m["h5"] and m["column"] != "name"]
+    assert list(frame.columns) == gpumux.compare_columns() == [
+        *tenant_columns, *device_columns, "mean_sm_busy", "devices"]
+    for column in ("latency_p50_ns", "latency_p99_ns", "latency_p99_low_ns",
+                   "latency_p99_high_ns", "latency_mean_ns", "throughput_per_s",
+                   "slowdown_mean", "failed", "oom_events", "slo_verdict", "device_sm_busy",
+                   "device_useful_fraction", "device_switch_overhead_ns", "mean_sm_busy"):
+        assert column in frame.columns, column
+    assert frame.loc[("mps", "t1"), "latency_p99_ns"] == \
+        results["mps"].tenants.loc["t1", "latency_p99_ns"]
     assert frame.loc[("mig", "t1"), "device"] == "gpu0/1"
     assert frame.loc[("mps", "t1"), "device"] == "gpu0"
     # Same arrivals under every strategy.
@@ -267,9 +281,14 @@ def test_sweep_grid_order_and_determinism():
     assert list(one.columns[:3]) == ["point", "rate_per_s", "duration_s"]
     assert one[["rate_per_s", "duration_s"]].values.tolist() == [[100.0, 3.0], [100.0, 4.0],
                                                                  [200.0, 3.0], [200.0, 4.0]]
-    for column in ("status", "tenant", "device", "p50_ns", "p99_ns", "throughput_per_s",
-                   "failed", "device_sm_busy", "device_dram_busy"):
-        assert column in one.columns
+    for column in ("status", "tenant", "device", "latency_p50_ns", "latency_p99_ns",
+                   "latency_p99_low_ns", "latency_p99_high_ns", "throughput_per_s", "failed",
+                   "slo_verdict", "device_sm_busy", "device_dram_busy", "device_useful_fraction"):
+        assert column in one.columns, column
+    # Every tenant metric of the metric table with a JSON path is a column.
+    for m in gpumux.metric_table():
+        if m["scope"] == "tenant" and m["h5"] and m["json"]:
+            assert m["column"] in one.columns, m["column"]
     for column in ("tenant", "device", "status"):
         assert isinstance(one[column].dtype, pd.CategoricalDtype), column
     assert one["tenant"].tolist() == ["chat"] * 4
@@ -277,7 +296,9 @@ def test_sweep_grid_order_and_determinism():
     # Each row is the same as a run() of that point.
     point = gpumux.run(QUICKSTART, overrides={"warmup": "1s", "duration": "4s",
                                               "tenants.0.workload.arrivals.rate": "200/s"})
-    assert one.loc[3, "p99_ns"] == point.summary["tenants"]["chat"]["latency_ns"]["p99"]
+    assert one.loc[3, "latency_p99_ns"] == point.summary["tenants"]["chat"]["latency_ns"]["p99"]
+    assert one.loc[3, "latency_p99_low_ns"] == \
+        point.summary["tenants"]["chat"]["latency_ns"]["p99_low"]
     # A bad point raises naming the point, or is recorded.
     bad = {"duration": ["500ms", "3s"]}
     with pytest.raises(gpumux.ScenarioError, match="500ms"):
@@ -287,6 +308,28 @@ def test_sweep_grid_order_and_determinism():
     assert recorded["error"].notna().tolist() == [True, False]
     assert recorded.columns[-1] == "error"
     assert recorded["duration_ns"].tolist() == [5e8, 3e9]  # mixed units: the base unit (ns)
+
+
+def test_python_readme_names_columns_the_frames_have():
+    """python/README.md's sweep and compare columns are real columns (issue 24: they had
+    drifted)."""
+    from gpumux.sweep import grid_column
+    text = (REPO / "python" / "README.md").read_text(encoding="utf-8")
+    sweeps = text.split("* **Sweeps**")[1].split("\n* ")[0]
+    named = set(re.findall(r"`([a-z][a-z0-9_]*)`", sweeps))
+    assert {"point", "status", "tenant", "latency_p99_low_ns", "device_sm_busy"} <= named
+    grid = {"tenants.0.workload.arrivals.rate": ["100/s"], "duration": ["500ms", "3s"]}
+    frame = gpumux.sweep(QUICKSTART, grid, processes=1, overrides={"warmup": "1s"},
+                         on_error="record")
+    assert grid_column("gpus.0.sharing.timeslice", ["1024us", "4ms"])[0] == "timeslice_ns"
+    assert grid_column("tenants.0.workload.arrivals.rate", ["100/s"])[0] == "rate_per_s"
+    missing = named - set(frame.columns) - {"timeslice_ns"}
+    assert not missing, missing
+    # The compare() comment of the code block: names after "compare_columns()):".
+    block = text.split("compare_columns()):")[1].split("\ngpumux.")[0]
+    listed = set(re.findall(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b", block))
+    assert {"latency_p99_ns", "slo_verdict", "device_useful_fraction"} <= listed
+    assert listed <= set(gpumux.compare_columns()), listed - set(gpumux.compare_columns())
 
 
 def test_sweep_long_format_many_tenants_and_grid_columns():
@@ -307,7 +350,8 @@ def test_sweep_long_format_many_tenants_and_grid_columns():
                          {"gpus.0.sharing.mode": ["mps", "time-slicing"]}, processes=1)
     assert len(frame) == 2 * 3  # points x tenants
     assert list(frame["mode"].cat.categories) == ["mps", "time-slicing"]
-    wide = frame.pivot_table(index="mode", columns="tenant", values="p99_ns", observed=False)
+    wide = frame.pivot_table(index="mode", columns="tenant", values="latency_p99_ns",
+                             observed=False)
     assert wide.shape == (2, 3)
 
 
@@ -393,8 +437,35 @@ def test_ctrl_c_interrupts_run():
 def test_plots(quick):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    from gpumux import plots
-    assert plots.latency_cdf(quick).get_lines()
-    assert plots.sm_busy(quick).get_lines()
+    from gpumux import plot  # one module for the CLI's figures and the notebook helpers
+    import importlib.util
+    assert importlib.util.find_spec("gpumux.plots") is None
+    assert plot.latency_cdf(quick).get_lines()
+    assert plot.sm_busy(quick).get_lines()
     frame = gpumux.compare(mig_scenario(duration="1s"), ["mig", "mps"])
-    assert plots.compare_bars(frame).patches
+    assert plot.compare_bars(frame).patches
+
+
+def test_profile_cache_is_keyed_by_content(tmp_path):
+    # A profile file edited between two runs in one process: the second run uses the new
+    # numbers and records the new hash (the cache was keyed by path alone).
+    source = REPO / "calibration" / "profiles" / "h100-sxm-80gb.yaml"
+    profile = tmp_path / "my-h100.yaml"
+    text = source.read_text()
+    profile.write_text(text)
+    scenario = {"name": "profile-edit", "duration": "2s",
+                "gpus": [{"name": "gpu0", "model": str(profile)}],
+                "tenants": [{"name": "t", "device": "gpu0", "workload": {
+                    "arrivals": {"process": "poisson", "rate": "100/s"},
+                    "request": {"kernels": [{"name": "k", "duration": "1ms"}]}}}]}
+    first = gpumux.run(scenario)
+    assert "launch_overhead:\n  value: 2.37us" in text
+    profile.write_text(text.replace("launch_overhead:\n  value: 2.37us",
+                                    "launch_overhead:\n  value: 500us"))
+    second = gpumux.run(scenario)
+    assert first.calibration != second.calibration
+    assert second.tenants.loc["t", "latency_p50_ns"] > first.tenants.loc["t", "latency_p50_ns"] + 4e5
+    profile.write_text(text)  # back: the first numbers and hash again
+    third = gpumux.run(scenario)
+    assert third.calibration == first.calibration
+    assert third.tenants.loc["t", "latency_p50_ns"] == first.tenants.loc["t", "latency_p50_ns"]

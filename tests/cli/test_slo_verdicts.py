@@ -38,6 +38,10 @@ tenants:
 """
 
 
+def tenants_count(result):
+    return result.tenants.loc["api", "latency_count"]
+
+
 def gpumux(*args):
     return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300)
 
@@ -61,9 +65,12 @@ def test_run_met_exits_0_and_shows_the_verdict(scenario):
     assert row[0] == "api" and row[1] == "p99" and row[2:4] == ["50.0", "ms"] and row[-1] == "met"
     summary = json.loads(gpumux("run", scenario, "--json").stdout)
     api = summary["tenants"]["api"]
-    assert api["slo_met"] is True
-    assert api["slo"]["p99"] == {"target_ns": 50_000_000, "value_ns": api["latency_ns"]["p99"],
-                                 "met": True}
+    assert api["slo_met"] is True and api["slo_verdict"] == "met"
+    p99 = api["slo"]["p99"]
+    assert p99 == {"target_ns": 50_000_000, "value_ns": api["latency_ns"]["p99"],
+                   "samples": api["completed"], "low_ns": api["latency_ns"]["p99_low"],
+                   "high_ns": api["latency_ns"]["p99_high"], "verdict": "met", "met": True}
+    assert p99["low_ns"] <= p99["value_ns"] <= p99["high_ns"] <= p99["target_ns"]
     assert "slo" not in summary["tenants"]["batch"]
     assert "slo_met" not in summary["tenants"]["batch"]
 
@@ -74,7 +81,8 @@ def test_run_missed_exits_1_with_a_message_in_table_units(scenario):
     assert r.returncode == 1, r.stderr
     lines = [l for l in r.stderr.splitlines() if "SLO missed" in l]
     assert len(lines) == 2, r.stderr
-    assert " ms > target 1.00 us" in lines[0] and lines[0].startswith("gpumux: SLO missed: api p99")
+    assert " ms > target 1.00 us (95% CI [" in lines[0], lines[0]
+    assert lines[0].startswith("gpumux: SLO missed: api p99")
     assert "api TTFT p99: no completed request measured it (target 1.00 ms)" in lines[1]
     # Without --fail-on-slo the verdict is only reported.
     r = gpumux("run", scenario, "--set", "tenants.0.slo={p99: 1us}")
@@ -83,7 +91,9 @@ def test_run_missed_exits_1_with_a_message_in_table_units(scenario):
     header = csv_out.stdout.splitlines()[0].split(",")
     row = dict(zip(header, csv_out.stdout.splitlines()[1].split(",")))
     assert row["slo_met"] == "false" and row["slo_p99_met"] == "false"
+    assert row["slo_p99_verdict"] == "missed" and row["slo_verdict"] == "missed"
     assert row["slo_p99_target_ns"] == "1000"
+    assert int(row["slo_p99_low_ns"]) > 1000 and int(row["slo_p99_samples"]) > 900
 
 
 def test_compare_counts_slos_met_and_fails_on_slo(scenario, tmp_path):
@@ -115,6 +125,7 @@ def test_hdf5_slos_table_and_python_frames(scenario, tmp_path):
         slos = f["slos"][()]
         assert [k.decode().rstrip("\0") for k in slos["key"]] == ["p50", "p99"]
         assert list(slos["tenant"]) == [0, 0] and list(slos["met"]) == [1, 0]
+        assert list(slos["verdict"]) == [0, 1]  # met, missed
         assert list(slos["target_ns"]) == [1_000_000_000, 1000]
         tenants = f["tenants"][()]
         assert list(tenants["slo_met"]) == [0, -1]
@@ -127,8 +138,13 @@ def test_hdf5_slos_table_and_python_frames(scenario, tmp_path):
     for result in (gpumux_py.load(out),
                    gpumux_py.run(scenario, overrides={"tenants.0.slo": "{p99: 1us, p50: 1s}"})):
         frame = result.slos
-        assert list(frame.columns) == ["tenant", "key", "target_ns", "value_ns", "met"]
+        assert list(frame.columns) == ["tenant", "key", "target_ns", "value_ns", "samples",
+                                       "low_ns", "high_ns", "verdict", "met"]
         assert list(frame["key"]) == ["p50", "p99"] and list(frame["met"]) == [True, False]
+        assert list(frame["verdict"].astype(str)) == ["met", "missed"]
+        assert list(frame["verdict"].cat.categories) == ["met", "missed", "inconclusive"]
+        assert (frame["low_ns"] <= frame["value_ns"]).all()
+        assert (frame["samples"] == tenants_count(result)).all()
         assert list(frame["tenant"]) == ["api", "api"]
         tenants = result.tenants
         assert tenants.loc["api", "slo_met"] == False  # noqa: E712 (nullable boolean)
@@ -141,3 +157,38 @@ def test_hdf5_slos_table_and_python_frames(scenario, tmp_path):
     assert {"scope", "column", "json", "unit", "description", "type", "h5"} <= set(table.columns)
     assert (table["column"] == "ttft_p99_ns").sum() == 1
     assert table.set_index("column").loc["tpot_p99_ns", "json"] == "tpot_ns.p99"
+
+
+def test_inconclusive_verdict_fails_fail_on_slo_until_the_window_decides_it(scenario):
+    # 1 s at 200/s: ~200 samples, too few to bound a p99 from above (368 at least, independent):
+    # inconclusive, however far under its 50 ms target the point estimate is.
+    short = ["--set", "duration=1s"]
+    summary = json.loads(gpumux("run", scenario, "--json", *short).stdout)
+    api = summary["tenants"]["api"]
+    assert api["completed"] < 368
+    assert api["slo"]["p99"]["verdict"] == "inconclusive" and api["slo_verdict"] == "inconclusive"
+    assert api["slo"]["p99"]["high_ns"] is None and api["latency_ns"]["p99_high"] is None
+    assert api["slo_met"] is False
+    r = gpumux("run", scenario, "--fail-on-slo", *short)
+    assert r.returncode == 1
+    line = next(l for l in r.stderr.splitlines() if "SLO" in l)
+    assert line.startswith("gpumux: SLO inconclusive: api p99 ") and "target 50.0 ms" in line
+    assert "has no upper bound (lengthen duration)" in line and "samples" in line
+    row = next(l.split() for l in r.stdout.splitlines() if l.startswith("api ") and "p99" in l)
+    assert row[-1] == "inconclusive" and row[-2] == "-]"
+    # The 5 s window decides it: met.
+    assert gpumux("run", scenario, "--fail-on-slo").returncode == 0
+
+
+def test_confidence_level_is_a_parameter(scenario):
+    def interval(level):
+        out = gpumux("run", scenario, "--json", "--set", f"output={{confidence: {level}}}")
+        assert out.returncode == 0, out.stderr
+        summary = json.loads(out.stdout)
+        assert summary["percentiles"]["confidence"] == level
+        latency = summary["tenants"]["api"]["latency_ns"]  # the p90 (the p50 is the kernel)
+        return latency["p90_low"], latency["p90_high"]
+    narrow, wide = interval(0.8), interval(0.99)
+    assert wide[0] <= narrow[0] and wide[1] >= narrow[1] and wide != narrow
+    bad = gpumux("run", scenario, "--set", "output={confidence: 1.5}")
+    assert bad.returncode == 2 and "output.confidence: must be in [0.5, 0.9999]" in bad.stderr

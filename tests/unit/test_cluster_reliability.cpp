@@ -246,6 +246,30 @@ TEST(ClusterReliability, WorkloadPodsAreBudgetedAtValidate) {
   EXPECT_NE(e.find("3.6e+11 requests"), std::string::npos) << e;
 }
 
+TEST(ClusterReliability, CatalogWorkloadPodsAreBudgetedOnTheirKernels) {
+  // A closed-loop catalog pod (ResNet-50 at batch 256: milliseconds a request on an H100). Its
+  // kernels are built where it lands; the budget builds them on the pools' GPUs. Without them
+  // the closed loop was estimated at a request per microsecond: 2 x 578 s = 1.16e9 requests,
+  // refused, where the replay serves a few hundred thousand (the plan's cluster.yaml hit it).
+  const std::string pod = R"(    - name: scorer
+      count: {}
+      arrival: 0s
+      requests: {{nvidia.com/gpu: 1}}
+      workload:
+        workload:
+          arrivals: {{process: closed, concurrency: 2}}
+          model: resnet50
+          batch: 256
+)";
+  EXPECT_EQ(error_of(scenario(fmt::format(fmt::runtime(pod), 1)) + "  duration: 578s\n"), "");
+  // The budget still holds on the built kernels: 20,000 such pods for a day are refused.
+  const std::string e =
+      error_of(scenario(fmt::format(fmt::runtime(pod), 20000)) + "  duration: 24h\n");
+  EXPECT_NE(e.find("s.yaml:12:7: cluster.pods.0.workload: the workload pods ask for"),
+            std::string::npos)
+      << e;
+}
+
 TEST(ClusterReliability, CostPerHourIsBoundedSoCostsStayFinite) {
   const std::string pods = R"(    - name: p
       arrival: 0s

@@ -86,7 +86,8 @@ TEST(PercentileModes, SketchAgreesWithExactWithinAlphaAndAutoIsExact) {
   for (const std::string& note : sketch.notes)
     noted = noted || note.find("sketch") != std::string::npos;
   EXPECT_TRUE(noted);
-  EXPECT_EQ(summary_json(exact)["percentiles"].dump(), R"({"mode":"exact","method":"exact"})");
+  EXPECT_EQ(summary_json(exact)["percentiles"].dump(),
+            R"({"confidence":0.95,"mode":"exact","method":"exact"})");
 }
 
 }  // namespace

@@ -48,6 +48,11 @@ RunResult sample_result() {
   chat.failed = 2;
   chat.latency = {5898, 1.5e6, 1'230'000, 2'000'000, 4'560'000, 7'000'000, 12'000'000};
   chat.queueing = {5898, 2.5e5, 100'000, 200'000, 300'000, 400'000, 500'000};
+  // The percentiles' confidence intervals; the p99.9 of 5898 samples has no upper bound.
+  chat.latency.intervals = {{{1'200'000, 1'260'000, true, true, 1.0},
+                             {1'900'000, 2'100'000, true, true, 1.0},
+                             {4'400'000, 4'700'000, true, true, 1.0},
+                             {6'500'000, 0, true, false, 1.0}}};
   chat.slowdown_mean = 1.7;
   chat.throughput_per_s = 49.2;
   chat.slo_violations = 3;
@@ -232,7 +237,11 @@ TEST(SummaryJson, HasTheSpecShapeAndValues) {
   EXPECT_EQ(chat["latency_ns"]["max"], 12'000'000);
   EXPECT_DOUBLE_EQ(chat["queueing_ns"]["mean"].get<double>(), 2.5e5);
   EXPECT_EQ(chat["queueing_ns"]["p99"], 300'000);
-  EXPECT_EQ(chat["queueing_ns"].size(), 2u);
+  EXPECT_EQ(chat["queueing_ns"].size(), 4u);  // mean, p99 and its bounds (none given: null)
+  EXPECT_TRUE(chat["queueing_ns"]["p99_low"].is_null());
+  EXPECT_EQ(chat["latency_ns"]["p99_low"], 4'400'000);
+  EXPECT_EQ(chat["latency_ns"]["p99_high"], 4'700'000);
+  EXPECT_TRUE(chat["latency_ns"]["p999_high"].is_null());
   EXPECT_DOUBLE_EQ(chat["slowdown_mean"].get<double>(), 1.7);
   EXPECT_DOUBLE_EQ(chat["throughput_per_s"].get<double>(), 49.2);
   EXPECT_EQ(chat["slo_violations"], 3);
@@ -525,6 +534,16 @@ TEST_F(ResultIoTest, MetricTableDrivesJsonAndHdf5Columns) {
   EXPECT_EQ(int64_column(file, "/slos", "value_ns"),
             (std::vector<std::int64_t>{1'230'000, 4'560'000}));
   EXPECT_EQ(int64_column(file, "/slos", "met"), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(int64_column(file, "/slos", "samples"), (std::vector<std::int64_t>{5898, 5898}));
+  EXPECT_EQ(int64_column(file, "/slos", "low_ns"),
+            (std::vector<std::int64_t>{1'200'000, 4'400'000}));
+  EXPECT_EQ(int64_column(file, "/slos", "high_ns"),
+            (std::vector<std::int64_t>{1'260'000, 4'700'000}));
+  // verdict: p50 missed (its interval is above 1 ms), p99 met (below 5 ms).
+  EXPECT_EQ(int64_column(file, "/slos", "verdict"), (std::vector<std::int64_t>{1, 0}));
+  // A bound the samples do not give is -1 in /tenants.
+  EXPECT_EQ(int64_column(file, "/tenants", "latency_p999_high_ns"),
+            (std::vector<std::int64_t>{-1, -1}));
   H5Fclose(file);
 
   const auto summary = summary_json(r);
@@ -537,7 +556,10 @@ TEST_F(ResultIoTest, MetricTableDrivesJsonAndHdf5Columns) {
     }
   }
   EXPECT_EQ(summary["tenants"]["zchat"]["slo_met"], false);
+  EXPECT_EQ(summary["tenants"]["zchat"]["slo_verdict"], "missed");
   EXPECT_EQ(summary["tenants"]["zchat"]["slo"]["p99"]["met"], true);
+  EXPECT_EQ(summary["tenants"]["zchat"]["slo"]["p99"]["verdict"], "met");
+  EXPECT_EQ(summary["tenants"]["zchat"]["slo"]["p99"]["samples"], 5898);
   EXPECT_FALSE(summary["tenants"]["batch"].contains("slo_met"));
 }
 

@@ -84,7 +84,7 @@ TEST(SloVerdict, MD1LatencyPercentilesMetAndMissedAgainstTheClosedForm) {
   const RunResult missed = run_yaml(md1_scenario("{p99: " + ns(0.9 * p99) + "}"));
   const TenantSlo bad = evaluate_slos(missed).at(0);
   ASSERT_EQ(bad.checks.size(), 1u);
-  EXPECT_FALSE(bad.checks[0].met);
+  EXPECT_FALSE(bad.checks[0].met());
   EXPECT_FALSE(bad.met());
   EXPECT_EQ(bad.checks[0].target_ns, std::llround(0.9 * p99));
   // Same seed, same arrivals: the SLO changes the verdict, not the run.
@@ -131,9 +131,9 @@ TEST(SloVerdict, TtftAndTpotTargetsUseTheirClosedForms) {
   EXPECT_EQ(slo.checks[0].key, "ttft_p99");
   EXPECT_EQ(slo.checks[0].label, "TTFT p99");
   EXPECT_NEAR(static_cast<double>(*slo.checks[0].value_ns), ttft, 2.0);
-  EXPECT_TRUE(slo.checks[0].met);
+  EXPECT_TRUE(slo.checks[0].met());
   EXPECT_EQ(slo.checks[1].key, "tpot_p50");
-  EXPECT_FALSE(slo.checks[1].met);  // 10 ns too tight
+  EXPECT_FALSE(slo.checks[1].met());  // 10 ns too tight
   EXPECT_FALSE(slo.met());
   // JSON: targets (slo_ns), verdicts (slo) and slo_met; tpot_ns beside ttft_ns.
   const auto json = summary_json(r)["tenants"]["t"];

@@ -1,0 +1,112 @@
+// Confidence intervals of quantiles (quantile_interval.hpp): binomial ranks, batch means.
+#include "sim/core/quantile_interval.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/math/distributions/binomial.hpp>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
+namespace gpumux {
+
+namespace {
+
+using Binomial = boost::math::binomial_distribution<double>;
+
+// P(K <= k) for K ~ Binomial(n, q); 0 for k < 0.
+double cdf_at(const Binomial& k_dist, double k) {
+  if (k < 0) return 0.0;
+  if (k >= k_dist.trials()) return 1.0;
+  return boost::math::cdf(k_dist, k);
+}
+
+double student_t_quantile(int dof, double p) {
+  return boost::math::quantile(boost::math::students_t_distribution<double>(dof), p);
+}
+
+double t_over_z_squared(double confidence);
+
+}  // namespace
+
+RankInterval binomial_ranks(std::size_t n, double q, double confidence) {
+  const double tail = (1.0 - confidence) / 2;
+  const Binomial k_dist(static_cast<double>(n), q);
+  // l: the largest rank in [0, n] with P(K < l) = P(K <= l - 1) <= tail (true at l = 0, and
+  // false from some rank on: P(K <= l - 1) grows with l). Binary search, O(log n) CDFs.
+  std::size_t lo = 0, hi = n;  // the answer is in [lo, hi]
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (cdf_at(k_dist, static_cast<double>(mid) - 1) <= tail) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const std::size_t low = lo;
+  // u: the smallest rank in [1, n + 1] with P(K >= u) = 1 - P(K <= u - 1) <= tail (true at
+  // u = n + 1).
+  lo = 1;
+  hi = n + 1;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (1.0 - cdf_at(k_dist, static_cast<double>(mid) - 1) <= tail) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return {low, lo};
+}
+
+double batch_dependence(const std::vector<std::int64_t>& samples, std::int64_t threshold, double q,
+                        double confidence) {
+  const std::size_t n = samples.size();
+  const std::size_t b = kIntervalBatches;
+  if (n < 2 * b) return 1;
+  const std::size_t m = n / b;
+  double sum = 0, sum_sq = 0;
+  for (std::size_t j = 0; j < b; ++j) {
+    std::size_t below = 0;
+    for (std::size_t i = j * m; i < (j + 1) * m; ++i) below += samples[i] <= threshold;
+    const double y = static_cast<double>(below) / static_cast<double>(m);
+    sum += y;
+    sum_sq += y * y;
+  }
+  const double bd = static_cast<double>(b);
+  const double variance = std::max(0.0, (sum_sq - sum * sum / bd) / (bd - 1));
+  return std::max(1.0,
+                  static_cast<double>(m) * variance / (q * (1 - q)) * t_over_z_squared(confidence));
+}
+
+namespace {
+
+// (t_{b-1, 1-a/2} / z_{1-a/2})^2: the batch variance's own uncertainty (b - 1 degrees of
+// freedom) carried into the effective sample size, as a Student-t interval carries it.
+double t_over_z_squared(double confidence) {
+  const double p = 1 - (1 - confidence) / 2;
+  const double t = student_t_quantile(kIntervalBatches - 1, p);
+  const double z = boost::math::quantile(boost::math::normal_distribution<double>(), p);
+  return (t / z) * (t / z);
+}
+
+}  // namespace
+
+RankInterval interval_ranks(std::size_t n, double q, double dependence, double confidence) {
+  if (n == 0) return {0, 1};
+  const double nd = static_cast<double>(n);
+  const std::size_t effective = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::floor(nd / std::max(1.0, dependence))));
+  RankInterval r = binomial_ranks(effective, q, confidence);
+  if (effective == n) return r;
+  // The effective sample's ranks, as levels, back to ranks of the N samples (outwards).
+  const double scale = nd / static_cast<double>(effective);
+  r.low = static_cast<std::size_t>(std::floor(static_cast<double>(r.low) * scale));
+  r.high =
+      r.high > effective
+          ? n + 1
+          : std::min(n, static_cast<std::size_t>(std::ceil(static_cast<double>(r.high) * scale)));
+  return r;
+}
+
+}  // namespace gpumux
