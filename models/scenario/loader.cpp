@@ -58,8 +58,9 @@ std::vector<Spec> expand(Context& ctx, const std::vector<Spec>& written,
 }
 
 PlanSpec plan_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"gpus", "max_gpus", "strategies", "headroom", "platform", "machines",
-                                    "max_duration"});
+  const MapReader map(
+      ctx, field,
+      {"gpus", "max_gpus", "strategies", "headroom", "platform", "machines", "max_duration"});
   PlanSpec plan;
   plan.where = ctx.at(field.path, field.mark);
   for (const Field& item : list_of(ctx, map.require("gpus"), true)) {
