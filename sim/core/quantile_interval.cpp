@@ -59,7 +59,7 @@ RankInterval binomial_ranks(std::size_t n, double q, double confidence) {
   return {low, lo};
 }
 
-double batch_dependence(const std::vector<std::int64_t>& samples, std::int64_t threshold, double q,
+double batch_dependence(std::span<const std::int64_t> samples, std::int64_t threshold, double q,
                         double confidence) {
   const std::size_t n = samples.size();
   const std::size_t b = kIntervalBatches;

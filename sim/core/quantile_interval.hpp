@@ -29,6 +29,7 @@
 // incomplete-beta evaluations for the binomial ranks.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace gpumux {
@@ -55,7 +56,7 @@ RankInterval binomial_ranks(std::size_t n, double q, double confidence);
 
 /// The dependence tau^ (>= 1) of SAMPLES (in order) at the q-quantile whose estimate is
 /// THRESHOLD, for an interval at CONFIDENCE (2. above); 1 for fewer than 2 kIntervalBatches.
-double batch_dependence(const std::vector<std::int64_t>& samples, std::int64_t threshold, double q,
+double batch_dependence(std::span<const std::int64_t> samples, std::int64_t threshold, double q,
                         double confidence);
 
 /// The ranks of the interval of N samples of DEPENDENCE tau^ (1.-2. above; tau^ = 1: the
