@@ -132,7 +132,10 @@ std::vector<Numbers> numbers_of(const std::string& summary_text) {
     n.failed = t.value("failed", std::int64_t{0});
     n.oom = t.value("oom_events", std::int64_t{0});
     if (const auto slo = t.find("slo"); slo != t.end() && slo->is_object()) {
-      for (const auto& [key, check] : slo->items()) {
+      for (const auto& item : slo->items()) {
+        // Not a structured binding: clang (the sanitizer build) does not capture those.
+        const std::string& key = item.key();
+        const nlohmann::json& check = item.value();
         PlanSloTarget target;
         target.key = key;
         target.label = slo_label(key);
