@@ -59,24 +59,41 @@ RankInterval binomial_ranks(std::size_t n, double q, double confidence) {
   return {low, lo};
 }
 
-double batch_dependence(std::span<const std::int64_t> samples, std::int64_t threshold, double q,
-                        double confidence) {
+void batch_dependences(std::span<const std::int64_t> samples,
+                       std::span<const std::int64_t> thresholds, std::span<const double> qs,
+                       double confidence, std::span<double> out) {
   const std::size_t n = samples.size();
   const std::size_t b = kIntervalBatches;
-  if (n < 2 * b) return 1;
+  const std::size_t k = thresholds.size();
+  std::fill(out.begin(), out.end(), 1.0);
+  if (n < 2 * b || k == 0) return;
   const std::size_t m = n / b;
-  double sum = 0, sum_sq = 0;
+  std::vector<double> sum(k, 0.0), sum_sq(k, 0.0);
+  // Batch by batch, every threshold over the batch while it is in cache: one pass over memory.
   for (std::size_t j = 0; j < b; ++j) {
-    std::size_t below = 0;
-    for (std::size_t i = j * m; i < (j + 1) * m; ++i) below += samples[i] <= threshold;
-    const double y = static_cast<double>(below) / static_cast<double>(m);
-    sum += y;
-    sum_sq += y * y;
+    const std::int64_t* batch = samples.data() + j * m;
+    for (std::size_t t = 0; t < k; ++t) {
+      const std::int64_t threshold = thresholds[t];
+      std::size_t below = 0;
+      for (std::size_t i = 0; i < m; ++i) below += batch[i] <= threshold;
+      const double y = static_cast<double>(below) / static_cast<double>(m);
+      sum[t] += y;
+      sum_sq[t] += y * y;
+    }
   }
   const double bd = static_cast<double>(b);
-  const double variance = std::max(0.0, (sum_sq - sum * sum / bd) / (bd - 1));
-  return std::max(1.0,
-                  static_cast<double>(m) * variance / (q * (1 - q)) * t_over_z_squared(confidence));
+  const double spread = t_over_z_squared(confidence);
+  for (std::size_t t = 0; t < k; ++t) {
+    const double variance = std::max(0.0, (sum_sq[t] - sum[t] * sum[t] / bd) / (bd - 1));
+    out[t] = std::max(1.0, static_cast<double>(m) * variance / (qs[t] * (1 - qs[t])) * spread);
+  }
+}
+
+double batch_dependence(std::span<const std::int64_t> samples, std::int64_t threshold, double q,
+                        double confidence) {
+  double tau = 1;
+  batch_dependences(samples, {&threshold, 1}, {&q, 1}, confidence, {&tau, 1});
+  return tau;
 }
 
 namespace {

@@ -58,6 +58,11 @@ RankInterval binomial_ranks(std::size_t n, double q, double confidence);
 /// THRESHOLD, for an interval at CONFIDENCE (2. above); 1 for fewer than 2 kIntervalBatches.
 double batch_dependence(std::span<const std::int64_t> samples, std::int64_t threshold, double q,
                         double confidence);
+/// batch_dependence for several quantiles at once: OUT[t] for THRESHOLDS[t] and QS[t] (all three
+/// of one length), in one pass over SAMPLES (each batch visited once, every threshold on it).
+void batch_dependences(std::span<const std::int64_t> samples,
+                       std::span<const std::int64_t> thresholds, std::span<const double> qs,
+                       double confidence, std::span<double> out);
 
 /// The ranks of the interval of N samples of DEPENDENCE tau^ (1.-2. above; tau^ = 1: the
 /// binomial ranks). low in [0, n], high in [1, n + 1] (0 and n + 1: unbounded).

@@ -208,8 +208,10 @@ void ExactQuantiles::intervals(const double* qs, std::size_t k, double confidenc
   // The bounds' ranks of every quantile, then one selection pass for all of them.
   std::vector<std::size_t> wanted;
   std::vector<RankInterval> ranks(k);
+  std::vector<double> dependence(k);
+  batch_dependences(values_, points, {qs, k}, confidence, dependence);
   for (std::size_t i = 0; i < k; ++i) {
-    out[i].dependence = batch_dependence(values_, points[i], qs[i], confidence);
+    out[i].dependence = dependence[i];
     ranks[i] = interval_ranks(n, qs[i], out[i].dependence, confidence);
     if (ranks[i].low >= 1) wanted.push_back(ranks[i].low - 1);
     if (ranks[i].high <= n) wanted.push_back(ranks[i].high - 1);
@@ -230,8 +232,17 @@ void ExactQuantiles::intervals(const double* qs, std::size_t k, double confidenc
 }
 
 double ExactQuantiles::dependence(double q) {
-  if (values_.empty()) return 1;
-  return batch_dependence(values_, quantile(q), q, kDefaultConfidence);
+  double tau = 1;
+  dependences(&q, 1, &tau);
+  return tau;
+}
+
+void ExactQuantiles::dependences(const double* qs, std::size_t k, double* out) {
+  std::fill(out, out + k, 1.0);
+  if (values_.empty()) return;
+  std::vector<std::int64_t> points(k);
+  quantiles(qs, k, points.data());
+  batch_dependences(values_, points, {qs, k}, kDefaultConfidence, {out, k});
 }
 
 void ExactQuantiles::build_index() {
@@ -426,9 +437,8 @@ void Percentiles::intervals(const double* qs, std::size_t k, double confidence,
 
 void Percentiles::fold() {
   // The dependence of the reported quantiles, measured while the samples are still here.
-  for (std::size_t j = 0; j < kReportedQuantiles.size(); ++j) {
-    folded_dependence_[j] = exact_.dependence(kReportedQuantiles[j]);
-  }
+  exact_.dependences(kReportedQuantiles.data(), kReportedQuantiles.size(),
+                     folded_dependence_.data());
   sketch_.add_all(exact_.values().data(), exact_.values().size());
   exact_.clear();
   exact_active_ = false;

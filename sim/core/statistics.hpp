@@ -43,6 +43,8 @@ class ExactQuantiles {
   /// The samples' dependence tau^ at quantile(q) for a 95 % interval (batch means; 1 for fewer
   /// than 2 * kIntervalBatches samples).
   double dependence(double q);
+  /// dependence() of qs[0..k) into out[0..k), in one pass over the samples.
+  void dependences(const double* qs, std::size_t k, double* out);
   std::int64_t max();
   /// Bytes held by the samples (capacity). O(1).
   std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
