@@ -28,6 +28,18 @@ double hbm_bandwidth(const DeviceProfile& gpu) {
   return gpu.hbm_bandwidth_measured > 0 ? gpu.hbm_bandwidth_measured : gpu.hbm_bandwidth;
 }
 
+// The HBM bandwidth (bytes/s) a grid of `blocks` blocks draws alone from `bandwidth` on `sms`
+// SMs: every byte passes through the port of the SM that asked for it, so at most
+// min(blocks, sms) x s with s the profile's per-SM ceiling `sm_bandwidth` (contention law 2's,
+// the same product models/gpu/contention_law.hpp's hbm_draw takes as a kernel's solo draw);
+// `bandwidth` where the profile has no ceiling (or the run's law none: catalog_profile_for_law).
+double grid_bandwidth(double bandwidth, std::int64_t blocks, int sms, const DeviceProfile& gpu) {
+  if (!(gpu.sm_bandwidth > 0) || sms <= 0) return bandwidth;
+  const double held =
+      static_cast<double>(std::min<std::int64_t>(std::max<std::int64_t>(1, blocks), sms));
+  return std::min(bandwidth, held * gpu.sm_bandwidth);
+}
+
 // How a layer builder emits kernels: the runtime's fusions, training or not, dropout.
 struct BuildOptions {
   LayerFusion fusion;
@@ -66,6 +78,8 @@ class LayerBuilder {
               static_cast<double>(count);
     w.bytes = (a + b + c) * dt_;
     w.working_set = (a + b) * dt_;
+    w.a_bytes = a * dt_;
+    w.b_bytes = b * dt_;
     w.element_bytes = dt_;
     w.host_ops = host_ops;
     push(w, input_grad, weights);
@@ -246,12 +260,16 @@ class LayerBuilder {
           // dA = dC B^T (M x K, inner N); dB = A^T dC (K x N, inner M): the same FLOPs, and
           // each reads two of the three operands and writes the third. One autograd node
           // dispatches both.
+          // Their operands: dA reads dC (M x N, stored as C) and B; dB reads A and dC.
+          const double c_bytes = std::max(0.0, f.bytes - f.a_bytes - f.b_bytes);
           if (it->input_grad) {
             LayerWork d = f;
             d.name = f.name + ".dgrad";
             d.n = f.k;
             d.k = f.n;
             d.host_ops = 1;
+            d.a_bytes = c_bytes;
+            d.working_set = d.a_bytes + d.b_bytes;
             out.layers.push_back(d);
           }
           LayerWork g = f;
@@ -260,6 +278,8 @@ class LayerBuilder {
           g.n = f.n;
           g.k = f.m;
           g.host_ops = it->input_grad ? 0 : 1;
+          g.b_bytes = c_bytes;
+          g.working_set = g.a_bytes + g.b_bytes;
           out.layers.push_back(g);
         } else if (f.kind == LayerWork::Kind::attention) {
           // FlashAttention-2 backward: Q, K, V, O, dO read, dQ, dK, dV written.
@@ -865,7 +885,8 @@ Reduction split_k_reduction(double outputs, int split, double element_bytes,
   r.blocks = std::max<std::int64_t>(1, ceil_div(static_cast<std::int64_t>(outputs), per_block));
   r.blocks_per_sm = shape_blocks_per_sm(gpu.sm_limits, families.elementwise_threads.value,
                                         families.elementwise_registers.value, 0);
-  r.t_memory = outputs * (4.0 * split + element_bytes) / bandwidth;
+  r.t_memory =
+      outputs * (4.0 * split + element_bytes) / grid_bandwidth(bandwidth, r.blocks, sms, gpu);
   r.t_floor = elementwise_floor(r.blocks, r.blocks_per_sm, sms, 0, families.latency(gpu.name));
   return r;
 }
@@ -920,7 +941,7 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
                          static_cast<double>(layer.n);
   const double partials = split > 1 ? outputs * (4.0 * split - dt) : 0.0;
-  c.t_memory = (layer.bytes + partials) / bandwidth;
+  c.t_memory = (layer.bytes + partials) / grid_bandwidth(bandwidth, c.blocks, lib, gpu);
   if (split > 1) {
     const Reduction r = split_k_reduction(outputs, split, dt, families, gpu, lib, bandwidth);
     c.t_reduce = r.duration();
@@ -934,6 +955,26 @@ double GemmChoice::time(const DeviceProfile& gpu) const {
   // The reduction is a second kernel: its own launch (the stream rate: a library chooses
   // without knowing whether it is captured in a graph) and duration.
   return split > 1 ? gemm + static_cast<double>(gpu.launch_overhead) * 1e-9 + t_reduce : gemm;
+}
+
+double gemm_reread_bytes(const LayerWork& layer, const GemmTile& tile) {
+  if (!(layer.a_bytes > 0) && !(layer.b_bytes > 0)) return layer.working_set;
+  const std::int64_t row_tiles = ceil_div(layer.m, std::max<std::int64_t>(1, tile.m));
+  const std::int64_t column_tiles = ceil_div(layer.n, std::max<std::int64_t>(1, tile.n));
+  const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
+  const double left_matrix = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
+                             static_cast<double>(layer.k) * dt;
+  const bool left_reread = column_tiles > 1 || layer.a_bytes < left_matrix;
+  return (left_reread ? layer.a_bytes : 0.0) + (row_tiles > 1 ? layer.b_bytes : 0.0);
+}
+
+DeviceProfile catalog_timing_profile(const Scenario& scenario, const DeviceProfile& gpu) {
+  const ContentionLaw* law = scenario.contention_law.empty()
+                                 ? &default_contention_law()
+                                 : find_contention_law(scenario.contention_law);
+  DeviceProfile timed = gpu;
+  if (law != nullptr && !law->per_sm_bandwidth) timed.sm_bandwidth = 0;
+  return timed;
 }
 
 GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
@@ -1011,7 +1052,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
   BlockFootprint block;  // what one block holds of an SM (0 = unknown: whole-SM residency)
   double t_compute = 0;
   double t_latency = 0;  // the busiest SM's critical path (>= t_compute where computed)
-  double t_memory = layer.bytes / bandwidth;
+  double t_memory = 0;   // the HBM traffic's time, on the grid's SMs (set below)
   double fixed = 0;  // seconds outside the roofline (a collective's latency)
   std::string what;
   switch (layer.kind) {
@@ -1025,7 +1066,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
              (chosen.split > 1 ? " split-K " + std::to_string(chosen.split) : "");
       KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
                                      whole.t_latency, whole.t_memory);
-      spec.working_set = static_cast<std::int64_t>(layer.working_set);
+      spec.working_set = static_cast<std::int64_t>(gemm_reread_bytes(layer, chosen.tile));
       set_grid(spec, whole.blocks, whole.blocks_per_sm, sms,
                footprint(chosen.tile.threads, chosen.tile.registers,
                          static_cast<double>(chosen.tile.shared_memory)));
@@ -1075,6 +1116,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
       path.epilogue = latency.l2.value;
       path.epilogue_per_block = rows * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
       t_latency = critical_path(ceil_div(blocks, sms), bps, path);
+      t_memory = layer.bytes / grid_bandwidth(bandwidth, blocks, sms, gpu);
       what = layer.backward ? "fused attention backward" : "fused attention";
       break;
     }
@@ -1090,6 +1132,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
       const double block_compute =
           layer.flops / static_cast<double>(blocks) / (gpu.compute.fp32 / sms);
       t_latency = elementwise_floor(blocks, bps, sms, block_compute, latency);
+      t_memory = layer.bytes / grid_bandwidth(bandwidth, blocks, sms, gpu);
       what = "elementwise";
       break;
     }
@@ -1172,8 +1215,9 @@ CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
 }
 
 CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRequestSpec& request,
-                                       const std::string& tenant_path, const DeviceProfile& gpu,
+                                       const std::string& tenant_path, const DeviceProfile& device,
                                        int data_parallel, bool cuda_graph, int library_sms) {
+  const DeviceProfile gpu = catalog_timing_profile(scenario, device);
   const std::string path = tenant_path + ".workload";
   const CatalogEntry* entry = nullptr;
   try {

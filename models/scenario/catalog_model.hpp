@@ -36,11 +36,15 @@
 //                 t_c = ceil(G / S_lib) x 2 m n ceil(K / s) / (eta e P / S) (the busiest SM
 //                 computes ceil(G / S_lib) blocks at its share of the peak: wave quantization);
 //                 t_lat = the busiest SM's critical path (Latency floor below), >= t_c;
-//                 t_m = (bytes + s_split count M N (4 B - s_dtype)) x S / S_lib / B_HBM (a split
-//                 writes fp32 partials instead of C);
+//                 t_m = (bytes + s_split count M N (4 B - s_dtype)) / B_grid (a split writes
+//                 fp32 partials instead of C), B_grid = min(B_HBM S_lib / S, min(G, S_lib) s_SM):
+//                 every byte passes through the port of the SM that asked for it, at most the
+//                 profile's per-SM ceiling s_SM (`sm_bandwidth`, contention law 2's), so a grid
+//                 narrower than B_HBM / s_SM SMs cannot draw the whole HBM bandwidth;
 //                 split-K adds a reduction kernel (reads the s partials, writes C): its launch
 //                 (the profile's launch_overhead) and t_r = max(count M N (4 s + s_dtype) /
-//                 B_HBM, its elementwise floor); t = max(t_lat, t_m) + [s > 1] (launch + t_r).
+//                 B_grid of its own grid, its elementwise floor); t = max(t_lat, t_m) + [s > 1]
+//                 (launch + t_r).
 //             The choice of least t on the S_lib SMs the library sees (the device's: a MIG
 //             instance's own) wins; ties keep the earlier tile and the smaller split. The
 //             reduction is emitted as its own kernel, NAME.splitk_reduce.
@@ -63,11 +67,16 @@
 //             (KernelSpec), so the device physics counts whole waves on a slice.
 //   Roofline  on the whole GPU of S SMs: compute t_c and t_lat as above with S_lib = S (fused
 //             attention: F / (eta_att P) x S ceil(G / S) / G; elementwise: F / P_fp32 x S
-//             ceil(G / S) / G), memory t_m = bytes / B_HBM (the measured bandwidth when the
-//             profile has it), duration t = max(t_lat, t_c, t_m).
-//   Boundedness  m = t_m / (max(t_lat, t_c) + t_m): the memory share of the serial compute
-//             and memory phases models/gpu/kernel_run.hpp stretches (by 1/sigma and 1/beta);
-//             the latency phase stretches like compute (whole rounds on fewer SMs).
+//             ceil(G / S) / G), memory t_m = bytes / min(B_HBM, min(G, S) s_SM) (B_HBM the
+//             measured bandwidth when the profile has it; s_SM the per-SM ceiling, none under
+//             a law without it: catalog_timing_profile), duration t = max(t_lat, t_c, t_m).
+//             The device physics stretches t_m on a slice relative to that same solo draw
+//             (contention_law.hpp hbm_draw), so bytes move at min(B_slice, held s_SM) there.
+//   Boundedness  overlapped phases (Williams et al., "Roofline", CACM 2009): memory_bound
+//             m = t_m / t and busy_share c = max(t_lat, t_c) / t, the larger 1; the device
+//             physics stretches each (by 1/sigma and 1/beta) and runs the longer
+//             (models/gpu/contention_law.hpp, law 2); the latency phase stretches like compute
+//             (whole rounds on fewer SMs).
 //   Collective  NCCL ring all-reduce of n GPUs, alpha-beta: t = latency + 2 (n - 1)
 //             latency_per_hop + 2 (n - 1) / n x bytes / bus_bandwidth (NCCL's tuning model,
 //             src/graph/tuning.cc), m = 1, blocks = NCCL channels.
@@ -98,6 +107,10 @@ struct LayerWork {
   double flops = 0;          ///< total floating-point (or integer) operations
   double bytes = 0;          ///< compulsory HBM bytes
   double working_set = 0;    ///< bytes re-read through L2 (GEMM operands)
+  /// GEMM: bytes of the left (M x K) and right (K x N) operands as stored (a convolution's left
+  /// operand is its input map, not the im2col matrix); 0 = unknown (then `working_set` whole).
+  /// The kernel's working set is the part of them its tiles re-read (gemm_reread_bytes).
+  double a_bytes = 0, b_bytes = 0;
   double element_bytes = 2;  ///< bytes per element of the dtype (GEMM tile intensity)
   bool causal = false;       ///< attention: causal mask (a fused kernel skips masked tiles)
   bool backward = false;     ///< attention: the fused backward kernel
@@ -131,10 +144,24 @@ struct GemmChoice {
   double time(const DeviceProfile& gpu) const;
 };
 
+/// `gpu` as the catalog times kernels on it under the scenario's contention law: a law without
+/// the per-SM HBM ceiling (`contention_law: fluid`) gets sm_bandwidth 0, so each kernel's memory
+/// phase keeps the device's whole bandwidth whatever its grid, as that law's stretch on a slice
+/// assumes. A copy of the profile: O(1).
+DeviceProfile catalog_timing_profile(const Scenario& scenario, const DeviceProfile& gpu);
+
 /// The (tile, split) of least predicted time for `layer` (a GEMM) on `library_sms` SMs of `gpu`
 /// (0 = all of them) at tensor peak `peak` (FLOP/s). O(tiles x split factors).
 GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
                        const DeviceProfile& gpu, double peak, int library_sms = 0);
+
+/// The operand bytes of GEMM `layer` that the blocks of tile `tile` re-read through L2: the left
+/// operand when ceil(N / n) > 1 column tiles each read it, or when it is a convolution's input
+/// map (stored smaller than M x K: the filter window reads each element several times); the
+/// right operand when ceil(M / m) > 1 row tiles each read it. An operand one block alone reads
+/// streams once: L2 capacity cannot change its traffic (contention law 3 gives it phi = 1).
+/// `layer.working_set` when the operands are unknown (a_bytes = b_bytes = 0). O(1).
+double gemm_reread_bytes(const LayerWork& layer, const GemmTile& tile);
 
 /// The kernels of one layer on `gpu` (whole GPU): one, or a GEMM and its split-K reduction;
 /// `details[i]` says how kernel i is implemented ("gemm 64x64 split-K 4", ...).

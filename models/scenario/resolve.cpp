@@ -129,7 +129,7 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
                          std::to_string(tenant.devices.size()));
   }
   card.where = scenario.locate(tenant.where.key_path + ".workload.llm");
-  w.kernels = llm_kernels(card, gpu);
+  w.kernels = llm_kernels(card, catalog_timing_profile(scenario, gpu));
   KernelOrigins origin;  // every kernel parameter from the card's roofline (docs/llm-serving.md)
   origin.duration = origin.sm_fraction = origin.memory_bound = origin.busy_share = origin.waves =
       origin.working_set = origin.repeat = ParamOrigin::catalog;

@@ -13,6 +13,7 @@
 #include "models/config/input_error.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/config/workload_catalog.hpp"
+#include "models/gpu/contention_law.hpp"
 #include "models/scenario/catalog_model.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
@@ -185,12 +186,17 @@ TEST(CatalogRoofline, SmallGemmsSplitKAndSmallTilesToFillTheGpu) {
   EXPECT_LT(c.time(gpu), gemm_time(qkv, t128, 1, 108, &one_tile));
   // A ResNet-50 weight gradient (conv2_x 1x1, 64 -> 64 at batch 256: K = 256 x 56 x 56) has one
   // 64x64 output tile: split-K spreads it until the operands' HBM read bounds it (one block
-  // would compute for 10x longer).
+  // would compute for 10x longer). Each SM draws at most the profile's sm_bandwidth, so the
+  // read reaches the HBM bandwidth only on a grid of at least B / s blocks (41 on the A100);
+  // the reduction kernel (its launch and time) comes after it.
   const LayerWork wgrad = gemm(64, 64, 256 * 56 * 56);
   const GemmChoice w = choose_gemm(wgrad, f, gpu, peak);
   EXPECT_GT(w.split, 1);
+  EXPECT_GE(static_cast<double>(w.blocks), bandwidth(gpu) / gpu.sm_bandwidth);
+  EXPECT_NEAR(w.t_memory / (wgrad.bytes / bandwidth(gpu)), 1.0, 0.01);
+  EXPECT_GE(w.t_memory, w.t_latency);
   const double t_w = w.time(gpu);
-  EXPECT_NEAR(t_w / (wgrad.bytes / bandwidth(gpu)), 1.0, 0.05);
+  EXPECT_DOUBLE_EQ(t_w, w.t_memory + static_cast<double>(gpu.launch_overhead) * 1e-9 + w.t_reduce);
   const GemmTile t64{64, 64, 64, 5, 128, 136, 80 * 1024};
   EXPECT_LT(10 * t_w, gemm_time(wgrad, t64, 1, 108, nullptr));
   // A batch-1 GEMV (M = 1) is the weight read: the bandwidth term (split-K partials are a few
@@ -199,6 +205,74 @@ TEST(CatalogRoofline, SmallGemmsSplitKAndSmallTilesToFillTheGpu) {
   const double bytes = (8192.0 + 8192.0 * 8192.0 + 8192.0) * 2;
   EXPECT_NEAR(gemv.duration.value / (bytes / bandwidth(gpu) * 1e9), 1.0, 0.01);
   EXPECT_GT(gemv.memory_bound, 0.5);
+}
+
+TEST(CatalogRoofline, ANarrowGridDrawsAtMostItsSmsShareOfTheBandwidth) {
+  // Contention law 2's per-SM ceiling s in the catalog's solo time: a grid on h < B / s SMs
+  // moves its bytes at h s, a full grid at B (the memory phase m x D = bytes / min(B, h s));
+  // and on a MIG slice the law's stretch of that solo phase moves them at min(B_slice, held s),
+  // never faster than the slice's bandwidth.
+  const DeviceProfile& gpu = a100();
+  ASSERT_GT(gpu.sm_bandwidth, 0);
+  KernelFamilies f = load_kernel_families();
+  f.gemm_tiles = {GemmTile{128, 128, 32, 5, 128, 232, 80 * 1024}};
+  f.gemm_split_k = {1};
+  DeviceGeometry slice;  // a 1g.10gb: 1/8 of the memory, 14 SMs
+  slice.gpu_sms = gpu.sms;
+  set_law_terms(slice, gpu, 1.0 / 8, default_contention_law());
+  slice.bandwidth = 1.0 / 8;
+  for (const std::int64_t blocks : {2, 4, 10, 30, 60, 108, 216}) {
+    // A weight read of M = 1 row: blocks column tiles of 128, each reading 128 x 16384 weights.
+    const LayerWork w = gemm(1, 128 * blocks, 16384);
+    const KernelSpec k = roofline_kernel(w, f, gpu, gpu.compute.fp16_tensor);
+    const double held = static_cast<double>(std::min<std::int64_t>(blocks, gpu.sms));
+    const double draw = std::min(bandwidth(gpu), held * gpu.sm_bandwidth);
+    const double seconds = static_cast<double>(k.duration.value) * 1e-9;
+    EXPECT_NEAR(k.memory_bound * seconds / (w.bytes / draw), 1.0, 1e-3) << blocks;
+    EXPECT_GE(seconds + 0.5e-9, w.bytes / draw) << blocks;  // (durations are whole ns)
+    const double on_slice = std::min<double>(held, 14);
+    const double beta = contention::memory_speed(k.sm_fraction, on_slice, slice);
+    const double rate = w.bytes * beta / (k.memory_bound * seconds);
+    EXPECT_LE(rate, bandwidth(gpu) / 8 * (1 + 1e-3)) << blocks;
+    EXPECT_NEAR(rate / std::min(bandwidth(gpu) / 8, on_slice * gpu.sm_bandwidth), 1.0, 1e-3)
+        << blocks;
+  }
+  // Under a law without the ceiling (fluid) the solo time keeps the whole bandwidth.
+  Scenario fluid;
+  fluid.contention_law = "fluid";
+  const DeviceProfile timed = catalog_timing_profile(fluid, gpu);
+  EXPECT_EQ(timed.sm_bandwidth, 0);
+  const LayerWork narrow = gemm(1, 128 * 4, 16384);
+  const KernelSpec k = roofline_kernel(narrow, f, timed, gpu.compute.fp16_tensor);
+  EXPECT_NEAR(k.memory_bound * static_cast<double>(k.duration.value) * 1e-9 /
+                  (narrow.bytes / bandwidth(gpu)),
+              1.0, 1e-3);
+  EXPECT_EQ(catalog_timing_profile(Scenario{}, gpu).sm_bandwidth, gpu.sm_bandwidth);
+}
+
+TEST(CatalogRoofline, OnlyOperandsSeveralTilesReadAreAWorkingSet) {
+  // A batch-1 projection (M = 128, one row of 128-row tiles) streams its weights once: only
+  // its activations, read by every column tile, are re-read through L2.
+  const GemmTile tile{128, 128, 32, 5, 128, 232, 80 * 1024};
+  LayerWork w = gemm(128, 3072, 1024);
+  w.a_bytes = 128.0 * 1024 * 2;
+  w.b_bytes = 1024.0 * 3072 * 2;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(w, tile), w.a_bytes);
+  // At 1024 rows (8 row tiles) every column of the weights is read 8 times.
+  w.m = 1024;
+  w.a_bytes = 1024.0 * 1024 * 2;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(w, tile), w.a_bytes + w.b_bytes);
+  // One column tile (N <= 128): the left operand streams once.
+  LayerWork narrow = gemm(1024, 64, 1024);
+  narrow.a_bytes = 1024.0 * 1024 * 2;
+  narrow.b_bytes = 1024.0 * 64 * 2;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(narrow, tile), narrow.b_bytes);
+  // A 3x3 convolution's input map is smaller than its im2col matrix: the window re-reads it.
+  narrow.a_bytes = 1024.0 * 1024 * 2 / 9;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(narrow, tile), narrow.a_bytes + narrow.b_bytes);
+  // Operands unknown: the layer's working set as given.
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(gemm(128, 3072, 1024), tile),
+                   gemm(128, 3072, 1024).working_set);
 }
 
 TEST(CatalogRoofline, ATileThatCannotDrawItsOperandsFromL2ComputesSlower) {
