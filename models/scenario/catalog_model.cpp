@@ -1053,7 +1053,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
   double t_compute = 0;
   double t_latency = 0;  // the busiest SM's critical path (>= t_compute where computed)
   double t_memory = 0;   // the HBM traffic's time, on the grid's SMs (set below)
-  double fixed = 0;  // seconds outside the roofline (a collective's latency)
+  double fixed = 0;      // seconds outside the roofline (a collective's latency)
   std::string what;
   switch (layer.kind) {
     case LayerWork::Kind::gemm: {

@@ -104,9 +104,9 @@ struct LayerWork {
   std::int64_t m = 0, n = 0, k = 0, count = 1;
   // elementwise: elements of its grid
   std::int64_t elements = 0;
-  double flops = 0;          ///< total floating-point (or integer) operations
-  double bytes = 0;          ///< compulsory HBM bytes
-  double working_set = 0;    ///< bytes re-read through L2 (GEMM operands)
+  double flops = 0;        ///< total floating-point (or integer) operations
+  double bytes = 0;        ///< compulsory HBM bytes
+  double working_set = 0;  ///< bytes re-read through L2 (GEMM operands)
   /// GEMM: bytes of the left (M x K) and right (K x N) operands as stored (a convolution's left
   /// operand is its input map, not the im2col matrix); 0 = unknown (then `working_set` whole).
   /// The kernel's working set is the part of them its tiles re-read (gemm_reread_bytes).
