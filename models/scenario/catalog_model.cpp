@@ -80,6 +80,7 @@ class LayerBuilder {
     w.working_set = (a + b) * dt_;
     w.a_bytes = a * dt_;
     w.b_bytes = b * dt_;
+    chain(w, (a + (weights ? 0.0 : b)) * dt_);
     w.element_bytes = dt_;
     w.host_ops = host_ops;
     push(w, input_grad, weights);
@@ -103,6 +104,7 @@ class LayerBuilder {
     w.flops = 4.0 * c * static_cast<double>(lq) * static_cast<double>(lk) * static_cast<double>(d) *
               (causal ? 0.5 : 1.0);
     w.bytes = c * static_cast<double>(2 * lq * d + 2 * lk * d) * dt_;
+    chain(w, c * static_cast<double>(lq * d + 2 * lk * d) * dt_);
     w.element_bytes = dt_;
     w.host_ops = host_ops;
     push(w, true, false);
@@ -160,6 +162,7 @@ class LayerBuilder {
     if (out_elements >= 0)
       w.bytes = elements * reads * read_size + out_elements * writes * write_size;
     w.element_bytes = std::max(read_size, write_size);
+    chain(w, elements * reads * read_size);
     w.host_ops = host_ops;
     forward_.push_back(w);
     if (backward) backward_.push_back({w, true, false});
@@ -250,10 +253,13 @@ class LayerBuilder {
           for (std::size_t i = seg->forward_begin; i < seg->forward_end; ++i) {
             LayerWork r = forward_[i];
             r.name += ".recompute";
+            if (i == seg->forward_begin) r.l2_input_bytes = 0;  // after a backward kernel
             out.layers.push_back(r);
           }
         }
-        const LayerWork& f = it->forward;
+        // The backward's inputs (saved activations, gradients) are read as HBM bytes.
+        LayerWork f = it->forward;
+        f.l2_input_bytes = 0;
         if (it->accumulate) {
           out.layers.push_back(f);
         } else if (f.kind == LayerWork::Kind::gemm) {
@@ -353,6 +359,7 @@ class LayerBuilder {
   }
 
   void output(double elements) {
+    last_output_bytes_ = elements * dt_;
     saved_ += elements;
     if (elements > largest_[0]) {
       largest_[1] = largest_[0];
@@ -362,8 +369,23 @@ class LayerBuilder {
     }
   }
 
+  // The input bytes of a kernel whose activation inputs are `input_bytes` that the kernel
+  // before it wrote (its output, the last output() call): at most that output.
+  double from_previous(double input_bytes) const {
+    return std::max(0.0, std::min(last_output_bytes_, input_bytes));
+  }
+  // Sets w's input from the kernel before it (`input_bytes` of activations), then w becomes
+  // "the kernel before" for the next one (its traffic; its output is set by output()).
+  void chain(LayerWork& w, double input_bytes) {
+    w.l2_input_bytes = from_previous(input_bytes);
+    w.l2_input_producer_bytes = w.l2_input_bytes > 0 ? last_kernel_bytes_ : 0;
+    last_kernel_bytes_ = w.bytes;
+  }
+
   double dt_;
   BuildOptions options_;
+  double last_output_bytes_ = 0;  // what the last kernel pushed wrote (0: none yet)
+  double last_kernel_bytes_ = 0;  // the bytes it moved in all
   std::vector<LayerWork> forward_;
   std::vector<Backward> backward_;
   std::int64_t params_ = 0;
@@ -1216,8 +1238,10 @@ CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
 
 CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRequestSpec& request,
                                        const std::string& tenant_path, const DeviceProfile& device,
-                                       int data_parallel, bool cuda_graph, int library_sms) {
+                                       int data_parallel, bool cuda_graph, int library_sms,
+                                       double device_l2) {
   const DeviceProfile gpu = catalog_timing_profile(scenario, device);
+  const double l2 = device_l2 > 0 ? device_l2 : static_cast<double>(gpu.l2_cache);
   const std::string path = tenant_path + ".workload";
   const CatalogEntry* entry = nullptr;
   try {
@@ -1305,6 +1329,15 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   step.reserve(layers.size() + 1);
   double ops = 0;
   const auto build = [&](const LayerWork& layer) {
+    // The input the kernel before it wrote, as much of it as the device's L2 still holds.
+    if (layer.l2_input_bytes > 0 && l2 > 0) {
+      const double traffic = std::max(layer.l2_input_producer_bytes, layer.l2_input_bytes);
+      LayerWork from_l2 = layer;
+      from_l2.bytes =
+          std::max(0.0, layer.bytes - layer.l2_input_bytes * std::min(1.0, l2 / traffic));
+      return layer_kernels(from_l2, families, gpu, peak, request.bus_bandwidth, data_parallel,
+                           library_sms);
+    }
     return layer_kernels(layer, families, gpu, peak, request.bus_bandwidth, data_parallel,
                          library_sms);
   };
@@ -1376,12 +1409,12 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
 }
 
 void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
-                   int library_sms) {
+                   int library_sms, double device_l2) {
   CatalogRequestSpec& request = *tenant.workload.catalog;
   WorkloadSpec& w = tenant.workload;
-  CatalogWorkload built =
-      build_catalog_workload(scenario, request, tenant.where.key_path, gpu,
-                             static_cast<int>(tenant.devices.size()), w.cuda_graph, library_sms);
+  CatalogWorkload built = build_catalog_workload(scenario, request, tenant.where.key_path, gpu,
+                                                 static_cast<int>(tenant.devices.size()),
+                                                 w.cuda_graph, library_sms, device_l2);
   w.kernels = std::move(built.kernels);
   KernelOrigins origin;
   origin.duration = origin.sm_fraction = origin.memory_bound = origin.busy_share = origin.waves =

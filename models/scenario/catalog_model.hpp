@@ -25,7 +25,15 @@
 //             causal); elementwise F = E x flops per element.
 //   Bytes     compulsory HBM traffic at the dtype's size s: GEMM (|A| + |B| + |C|) s (+ the
 //             split-K partials, 2 split |C| x 4 B, serial), attention (Q + K + V + O) s,
-//             elementwise E (reads + writes) s (each tile's re-reads hit L2: `working_set`).
+//             elementwise E (reads + writes) s (each tile's re-reads hit L2: `working_set`),
+//             less the part of its input still in L2: I = min(the output of the kernel
+//             before it in the stream, this kernel's activation inputs), of which L2 holds
+//             I x min(1, L_dev / T_prev), L_dev the device's L2 and T_prev the bytes that
+//             kernel moved (assumption: L2 keeps the most recent L_dev bytes of traffic, LRU,
+//             and the producer's output is spread evenly through its traffic; A100 whitepaper,
+//             "L2 cache": write-back, so written lines stay until evicted). Every write still
+//             counts (evicted to HBM in the end). Forward kernels only; the backward's inputs
+//             are read as HBM bytes.
 //   GEMM selection  for each tile (m x n, k-slice depth k, pipeline stages, block resources) of
 //             kernel-families `gemm.tiles` and split factor s of `gemm.split_k` (K / s >=
 //             split_k_min_depth):
@@ -111,6 +119,13 @@ struct LayerWork {
   /// operand is its input map, not the im2col matrix); 0 = unknown (then `working_set` whole).
   /// The kernel's working set is the part of them its tiles re-read (gemm_reread_bytes).
   double a_bytes = 0, b_bytes = 0;
+  /// Bytes of its input that the kernel just before it in the same stream wrote (its output,
+  /// what this kernel reads first): read from L2 rather than HBM when they fit the L2 of the
+  /// device the request runs on (build_catalog_workload). 0 for the first kernel, a weight
+  /// operand, and every backward kernel.
+  double l2_input_bytes = 0;
+  /// Bytes that kernel before it moved in all (reads and writes; >= l2_input_bytes when set).
+  double l2_input_producer_bytes = 0;
   double element_bytes = 2;  ///< bytes per element of the dtype (GEMM tile intensity)
   bool causal = false;       ///< attention: causal mask (a fused kernel skips masked tiles)
   bool backward = false;     ///< attention: the fused backward kernel
@@ -238,22 +253,25 @@ struct CatalogWorkload {
 std::string default_runtime(bool training);
 
 /// Builds `request` for `gpu`; `data_parallel` GPUs > 1 add the gradient all-reduce (training);
-/// GEMMs are chosen for `library_sms` SMs (0 = the whole GPU: the device the tenant runs on).
+/// GEMMs are chosen for `library_sms` SMs (0 = the whole GPU: the device the tenant runs on),
+/// and a kernel's input the kernel before it wrote is an L2 read when it fits `device_l2` bytes
+/// (the device's L2: a MIG instance's slices' share; 0 = the whole GPU's).
 /// Throws InputError at `request.where` (or its dtype/phase/seq_len/batch/runtime key) for an
 /// unknown model, a phase the entry lacks, a bad dtype, a sequence longer than the model's
 /// positions, an unknown runtime, or a profile without the dtype's compute_throughput.
 CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRequestSpec& request,
                                        const std::string& tenant_path, const DeviceProfile& gpu,
                                        int data_parallel, bool cuda_graph = false,
-                                       int library_sms = 0);
+                                       int library_sms = 0, double device_l2 = 0);
 
 /// A catalog tenant (`workload.model`) on `gpu`: its kernels and their origins (`catalog`), its
 /// host_gap (the runtime's dispatch), and its memory (start-up and per request) unless the
 /// scenario sets `memory:` / `workload.memory_per_request:`. resolve_scenario() calls it with
-/// the tenant's GPU model and the SMs of its device (`library_sms`, 0 = the whole GPU).
+/// the tenant's GPU model and the SMs and L2 bytes of its device (`library_sms`, `device_l2`;
+/// 0 = the whole GPU's).
 /// Throws InputError as build_catalog_workload.
 void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
-                   int library_sms = 0);
+                   int library_sms = 0, double device_l2 = 0);
 
 /// The scenario with apply_catalog on `gpu` for every catalog tenant: for callers that need
 /// kernels and memory before tenants are placed (`gpumux plan`'s bounds and memory checks).

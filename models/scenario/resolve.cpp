@@ -316,9 +316,11 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       if (tenant.workload.kernel_trace) {
         replay_kernel_trace(scenario, scenario.tenants[t], target, base_dir, trace_cache);
       } else {
-        // The library's heuristics see the device's SMs (a MIG instance's own).
+        // The library's heuristics see the device's SMs, its kernels the device's L2 (a MIG
+        // instance's own).
         const ResolvedDevice& device = out.devices[static_cast<std::size_t>(indices.front())];
-        apply_catalog(scenario, scenario.tenants[t], target, device.geometry.sms);
+        apply_catalog(scenario, scenario.tenants[t], target, device.geometry.sms,
+                      device.geometry.l2_bytes);
       }
     }
     if (tenant.workload.llm) {

@@ -535,6 +535,76 @@ TEST(CatalogLayers, TrainingTriplesGemmFlopsAndBatchScalesThem) {
   EXPECT_EQ(train.layers.back().name, "optimizer.adam");
 }
 
+TEST(CatalogLayers, AKernelReadsFromL2WhatTheKernelBeforeItWrote) {
+  // BERT-base, batch 1 x 128 tokens, fp16, TensorRT fusions: the QKV projection reads the
+  // embedding LayerNorm's output (128 x 768), FFN2 reads FFN1's (128 x 3072, GELU fused into
+  // its epilogue); the weights are never an earlier kernel's output.
+  const CatalogEntry& e = load_catalog_entry("bert-base");
+  const CatalogLayers l = catalog_layers(e, 1, 128, "fp16", false);
+  ASSERT_FALSE(l.layers.empty());
+  EXPECT_EQ(l.layers.front().l2_input_bytes, 0);
+  const auto find = [&](const CatalogLayers& layers, const std::string& name) {
+    const auto it = std::find_if(layers.layers.begin(), layers.layers.end(),
+                                 [&](const LayerWork& w) { return w.name == name; });
+    EXPECT_NE(it, layers.layers.end()) << name;
+    return *it;
+  };
+  EXPECT_DOUBLE_EQ(find(l, "layer.qkv").l2_input_bytes, 128.0 * 768 * 2);
+  EXPECT_DOUBLE_EQ(find(l, "layer.ffn2").l2_input_bytes, 128.0 * 3072 * 2);
+  for (const LayerWork& w : l.layers) {
+    EXPECT_LE(w.l2_input_bytes, w.bytes) << w.name;
+    if (w.kind == LayerWork::Kind::gemm) EXPECT_LE(w.l2_input_bytes, w.a_bytes) << w.name;
+  }
+  // In training the backward reads saved activations and gradients from HBM.
+  const CatalogLayers train = catalog_layers(e, 8, 128, "fp16", true);
+  bool backward_seen = false;
+  for (const LayerWork& w : train.layers) {
+    const bool backward = w.name.find("grad") != std::string::npos ||
+                          w.name.find(".backward") != std::string::npos ||
+                          w.name.rfind("optimizer", 0) == 0;
+    backward_seen = backward_seen || backward;
+    if (backward) EXPECT_EQ(w.l2_input_bytes, 0) << w.name;
+  }
+  EXPECT_TRUE(backward_seen);
+  // Built on a device whose L2 holds the output (the whole A100's 40 MB), a memory-bound
+  // consumer moves only the rest through HBM; on one whose L2 cannot (1 byte), all of it. At
+  // batch 32 the residual LayerNorm reads 2 x 6.3 MB (the attention output and the residual)
+  // and writes 6.3 MB: alone on the whole GPU it is HBM-bound.
+  CatalogRequestSpec request;
+  request.model = "bert-base";
+  request.batch = 32;
+  request.seq_len = 128;
+  const DeviceProfile& gpu = a100();
+  const CatalogWorkload fits = build_catalog_workload(Scenario{}, request, "t", gpu, 1);
+  const CatalogWorkload spills =
+      build_catalog_workload(Scenario{}, request, "t", gpu, 1, false, 0, 1.0);
+  ASSERT_EQ(fits.kernels.size(), spills.kernels.size());
+  const auto norm = std::find_if(fits.kernels.begin(), fits.kernels.end(),
+                                 [](const auto& k) { return k.name == "layer.add_layernorm1"; });
+  ASSERT_NE(norm, fits.kernels.end());
+  const std::size_t i = static_cast<std::size_t>(norm - fits.kernels.begin());
+  ASSERT_DOUBLE_EQ(spills.kernels[i].memory_bound, 1.0);
+  ASSERT_DOUBLE_EQ(fits.kernels[i].memory_bound, 1.0);
+  const double tokens = 32.0 * 128 * 768 * 2;
+  EXPECT_NEAR(static_cast<double>(fits.kernels[i].duration.value) /
+                  static_cast<double>(spills.kernels[i].duration.value),
+              2 * tokens / (3 * tokens), 1e-3);
+  for (std::size_t k = 0; k < fits.kernels.size(); ++k) {
+    EXPECT_LE(fits.kernels[k].duration.value, spills.kernels[k].duration.value)
+        << fits.kernels[k].name;
+  }
+  // An L2 of half the bytes its producer (the attention output projection) moved keeps the
+  // most recent half of them: half of the input is read from L2.
+  const CatalogLayers b32 = catalog_layers(e, 32, 128, "fp16", false);
+  const LayerWork producer = find(b32, "layer.attention_out");
+  EXPECT_DOUBLE_EQ(find(b32, "layer.add_layernorm1").l2_input_producer_bytes, producer.bytes);
+  const CatalogWorkload half =
+      build_catalog_workload(Scenario{}, request, "t", gpu, 1, false, 0, producer.bytes / 2);
+  EXPECT_NEAR(static_cast<double>(half.kernels[i].duration.value) /
+                  static_cast<double>(spills.kernels[i].duration.value),
+              2.5 * tokens / (3 * tokens), 1e-3);
+}
+
 TEST(CatalogWorkload, Batch1HoldsFewSmsAndBatch256FillsTheGpu) {
   const auto kernels = [](int batch) {
     const ResolvedScenario r = resolve_scenario(load_scenario_text(
