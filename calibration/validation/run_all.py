@@ -40,6 +40,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from catalog_published import coverage_lines  # noqa: E402  (the same table in REPORT.md)
 MIG_FIT = "gpumux(D,m,f)"
 # Points worse than 25 %, with the written reason (the goal allows them only with one).
 REASONS = {
@@ -134,6 +136,7 @@ def catalog_section(catalog: dict) -> list:
         mx = "—" if v["max_abs"] is None else f"{100 * v['max_abs']:.1f}%"
         L.append(f"| catalog {section} | {v['points']} | {v['compared']} | {v['pending']} | {med} | "
                  f"{mx} | {v['over_25']} ({v['over_25_unexplained']}) |")
+    L += coverage_lines(catalog["coverage"])
     L += ["", "Sources: " + "; ".join(f"`{k}` {v}" for k, v in catalog["sources"].items()) + ".",
           "", "| section | point | source | profile | measured | predicted | error | status |",
           "|---|---|---|---|---:|---:|---:|---|"]
