@@ -67,3 +67,17 @@ def test_script_compares_or_lists_pending_with_a_reason(tmp_path):
     report = (tmp_path / "c.md").read_text()
     assert report.startswith("# Catalog workloads against published measurements")
     assert report.count("\n| ") >= len(res["rows"])
+    # Every catalog entry and LLM card appears in the coverage table with the points that run
+    # it; its counts and errors are those of the rows that name it.
+    workloads = REPO / "calibration" / "workloads"
+    entries = {p.stem for p in workloads.glob("*.yaml") if p.stem != "kernel-families"}
+    entries |= {p.stem for p in (workloads / "llm").glob("*.yaml")}
+    covered = {c["entry"]: c for c in res["coverage"]}
+    assert set(covered) == entries
+    for name, c in covered.items():
+        mine = [r for r in res["rows"] if name in r["entries"]]
+        done = [abs(r["error"]) for r in mine if r["error"] is not None]
+        assert (c["points"], c["compared"]) == (len(mine), len(done)), name
+        assert c["max_abs"] == (max(done) if done else None), name
+        assert f"| `{name}` | {c['points']} | {c['compared']} |" in report, name
+    assert covered["vit-b16"]["compared"] > 0 and covered["resnet50"]["compared"] > 0
