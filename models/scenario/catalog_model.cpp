@@ -8,6 +8,7 @@
 #include "models/gpu/contention_law.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "sim/util/strings.hpp"
+#include "sim/util/units.hpp"
 
 namespace gpumux {
 namespace {
@@ -1332,11 +1333,16 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     // The input the kernel before it wrote, as much of it as the device's L2 still holds.
     if (layer.l2_input_bytes > 0 && l2 > 0) {
       const double traffic = std::max(layer.l2_input_producer_bytes, layer.l2_input_bytes);
-      LayerWork from_l2 = layer;
-      from_l2.bytes =
-          std::max(0.0, layer.bytes - layer.l2_input_bytes * std::min(1.0, l2 / traffic));
-      return layer_kernels(from_l2, families, gpu, peak, request.bus_bandwidth, data_parallel,
-                           library_sms);
+      const double from_l2 = layer.l2_input_bytes * std::min(1.0, l2 / traffic);
+      LayerWork hbm = layer;
+      hbm.bytes = std::max(0.0, layer.bytes - from_l2);
+      LayerKernels built = layer_kernels(hbm, families, gpu, peak, request.bus_bandwidth,
+                                         data_parallel, library_sms);
+      if (!built.details.empty()) {
+        built.details.front() +=
+            ", input " + units::format_size(std::llround(from_l2)) + " from L2";
+      }
+      return built;
     }
     return layer_kernels(layer, families, gpu, peak, request.bus_bandwidth, data_parallel,
                          library_sms);

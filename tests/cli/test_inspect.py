@@ -73,12 +73,14 @@ def test_inspect_json_names_every_origin(mixed):
         assert qkv[field]["origin"] == "catalog:bert-base", field
     # batch 4 x 128 tokens = 512 rows by 2304 columns: the grid of the tile and split-K the
     # selection chose (its `implementation`), and sm_fraction = min(1, blocks / 108 SMs).
-    m = re.fullmatch(r"gemm (\d+)x(\d+)(?: split-K (\d+))?", qkv["implementation"])
+    # Its input, the LayerNorm's 512 x 768 fp16 output, is read from L2.
+    m = re.fullmatch(r"gemm (\d+)x(\d+)(?: split-K (\d+))?, input 768KiB from L2",
+                     qkv["implementation"])
     assert m, qkv["implementation"]
     tm, tn, split = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
     assert qkv["blocks"] == math.ceil(512 / tm) * math.ceil(2304 / tn) * split
     assert qkv["sm_fraction"]["value"] == pytest.approx(min(1.0, qkv["blocks"] / 108))
-    assert kernels["layer.attention"]["implementation"] == "fused attention"
+    assert kernels["layer.attention"]["implementation"].startswith("fused attention, input ")
     # The default inference runtime is TensorRT: no host dispatch between kernels.
     assert api["runtime"] == {"value": "tensorrt", "origin": "default"}
     assert api["host_gap_ns"] == {"value": 0.0, "origin": "catalog:bert-base"}
