@@ -200,7 +200,12 @@ def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale:
           f"and run with `batching: {{max_batch: b}}`: {batching['summary']['points']} points, "
           f"median |error| {100 * batching['summary']['median_abs_error']:.1f}%, max "
           f"{100 * batching['summary']['max_abs_error']:.1f}% (the linear law misses the knee "
-          f"where decode turns compute-bound). Details: batching-splitwise.md.", ""]
+          f"where decode turns compute-bound). The llama-2-70b card's own roofline at the same "
+          f"batches: {batching['summary']['card_points']} points, median |error| "
+          f"{100 * batching['summary']['card_median_abs_error']:.1f}%, max "
+          f"{100 * batching['summary']['card_max_abs_error']:.1f}% (flat, memory-bound to batch "
+          f"64; Splitwise's per-layer overhead and its growth with the batch are not GPU work by "
+          f"the roofline's arithmetic). Details: batching-splitwise.md.", ""]
     L += catalog_section(catalog)
     L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md, rescale-splitwise-a100-h100.md, batching-splitwise.md, catalog-published.md.", ""]
     return "\n".join(L)
