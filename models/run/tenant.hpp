@@ -20,6 +20,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/core/random.hpp"
@@ -307,7 +309,11 @@ class Tenant final : public KernelOwner {
   // --- batched serving (batching.cpp) --------------------------------------------------------
   void start_iteration();
   void end_iteration();
-  double batched_solo_latency(const Request& r) const;
+  /// The request's latency alone under the tenant's scheduler (mean durations), memoised per
+  /// (input, output) tokens: a pure function of them and the spec (at most
+  /// kSoloLatencyMemoSize entries, then forgotten; O(output tokens) on a miss, O(1) on a hit).
+  double batched_solo_latency(const Request& r);
+  double batched_solo_latency_uncached(std::int64_t input_tokens, std::int64_t output_tokens) const;
   /// Mean kernel times of one iteration with `scaling` (the solo latency's iterations).
   double mean_iteration_time(const KernelScaling& scaling) const;
   /// The iteration's members by scheduler: each sets Request::chunk / decoding and returns
@@ -388,6 +394,15 @@ class Tenant final : public KernelOwner {
   mutable std::vector<double> lane_finish_scratch_;
   mutable std::vector<double> mean_durations_scratch_;         // mean_iteration_time's
   mutable std::vector<const KernelSpec*> mean_specs_scratch_;  // mean_iteration_time's
+  static constexpr std::size_t kSoloLatencyMemoSize = 4096;
+  struct TokenPairHash {
+    std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& k) const {
+      return std::hash<std::int64_t>{}(k.first * 1000003 + k.second);
+    }
+  };
+  /// batched_solo_latency's memo: (input, output tokens) -> latency (ns).
+  std::unordered_map<std::pair<std::int64_t, std::int64_t>, double, TokenPairHash>
+      solo_latency_memo_;
   /// The tenant's arrival trace, read from its file a request at a time as arrivals are
   /// scheduled (checked by the resolver, run.resolved.traces; memory O(1) in the trace's length:
   /// issue 12 item 3). trace_request_ is the last request read: the one arriving next.
