@@ -190,6 +190,10 @@ void Tenant::advance_stream(Stream& stream) {
 }
 
 void Tenant::issue_next_kernel(Stream& stream) {
+  if (direct_pending_ != nullptr) {
+    direct_issue(stream, *direct_pending_);  // the batched inline loop (direct.cpp)
+    return;
+  }
   const Nanos now = sim_.now();
   const LaunchSequence& sequence = *stream.sequence;
   const Nanos issue = issue_time(sequence, stream.next_kernel, now);

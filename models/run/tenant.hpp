@@ -122,8 +122,13 @@ class Tenant final : public KernelOwner {
 
   // --- the direct path (direct.cpp) ----------------------------------------------------------
   /// Whether this tenant's workload can run inline at all (fixed at construction): one GPU, one
-  /// lane, an open arrival process, one request in flight, no batching, no per-request memory.
+  /// lane, an open arrival process, and either one request in flight with no batching and no
+  /// per-request memory, or continuous batching (direct_batched_workload()).
   bool direct_workload() const;
+  /// A batched engine (max_batch > 0) on one GPU and one lane from an open arrival process: its
+  /// pending events are its own (the next arrival, the iteration due, the in-flight kernel's
+  /// launch end, the device's completion) while it is alone on an empty device.
+  bool direct_batched_workload() const;
   /// The arrival event at now, run with every following event of this tenant and its device
   /// inline, up to the first event of anything else (or a tick); then the pending ones queued.
   void run_direct();
@@ -134,6 +139,12 @@ class Tenant final : public KernelOwner {
   /// done) when the kernel would never finish alone (rate 0).
   bool run_direct_single();
   struct DirectEvents;  // the tenant's pending events while inline (direct.cpp)
+  /// run_direct() for a batched engine: the queued path's handlers run inline (dispatch() and
+  /// issue_next_kernel() hand their events to `direct_pending_`), past the sampler's ticks
+  /// (delivered between its events), up to the first event of anything else.
+  void run_direct_batched();
+  void direct_batched_completion(DirectEvents& pending);
+  void direct_iteration_due();  // dispatch()'s on_iteration_due event at now, inline
   /// A request that arrived during an inline run and waits (a Request of queue_ once queued).
   struct DirectArrival {
     std::uint64_t id = 0;
@@ -375,6 +386,9 @@ class Tenant final : public KernelOwner {
   bool direct_ = false;                // direct_workload() and the run allows the direct path
   bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
   bool direct_busy_ = false;           // the single-launch loop holds a request (queued or running)
+  /// The batched inline loop's pending events (run_direct_batched), or nullptr: while set,
+  /// dispatch() and issue_next_kernel() record their events there instead of queueing them.
+  DirectEvents* direct_pending_ = nullptr;
   int in_flight_ = 0;
   std::int64_t closed_finished_ = 0;  ///< closed loop: requests finished (sessions' cell count)
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
