@@ -280,7 +280,7 @@ class Tenant final : public KernelOwner {
     const LaunchSequence& sequence = *stream.sequence;
     const KernelSpec& spec = *sequence.specs[stream.next_kernel];
     KernelRun& k = stream.kernel;
-    k = KernelRun{};
+    reset_kernel_run(k);
     k.owner = this;
     k.owner_data = &stream;
     k.tenant = index_;
