@@ -651,8 +651,8 @@ Nanos Device::inline_end_completions() {
 //  - grant_sms()'s one-kernel branch gives a new kernel grant_to(0 held, all SMs free), a
 //    function of its grid width f alone (the client's cap is fixed), and rate_bound() with
 //    its lone l2_factor a function of f, m, its working set and that grant: both kept for the
-//    last contention::solo_key seen, so a repeated kernel skips them (each is exactly the value
-//    computed again);
+//    last kSoloCacheEntries contention::solo_keys seen, so a repeated kernel skips them (each is
+//    exactly the value computed again);
 //  - one kernel holds SMs at most: rate = rate_max, no L2 or HBM sharing;
 //  - finish_recompute(): the finish time and update_busy().
 Nanos Device::inline_recompute_solo() {
@@ -660,18 +660,22 @@ Nanos Device::inline_recompute_solo() {
   last_advance_ = now;
   prepare_recompute();
   Nanos next = kNever;
+  double bandwidth = 0;  // the running kernel's HBM use (its cache entry's)
   if (!running_.empty()) {
     KernelRun& k = *running_.front();
-    if (!(contention::solo_key(k) == solo_cache_.key)) {
+    const SoloCache* cached = find_solo(contention::solo_key(k));
+    if (cached == nullptr) {
       grant_sms();
       k.l2_factor = contention::lone_l2_factor(k, geometry_);
-      solo_cache_ = solo_of(k);
+      cached = &remember_solo(solo_of(k));
     }
-    k.occupancy = solo_cache_.occupancy;
-    k.l2_factor = solo_cache_.l2_factor;
+    const SoloCache& solo = *cached;
+    bandwidth = solo.bandwidth;
+    k.occupancy = solo.occupancy;
+    k.l2_factor = solo.l2_factor;
     if (k.occupancy > 0) {
       if (k.first_start < 0) k.first_start = now;  // grant_to's record, the grant from the cache
-      k.solo_bound = solo_cache_.bound;
+      k.solo_bound = solo.bound;
       k.solo_bound_occupancy = k.occupancy;
       k.rate_max = k.solo_bound;
     } else {
@@ -687,7 +691,7 @@ Nanos Device::inline_recompute_solo() {
     set_solo_idle(now, solo_levels(0.0, 0.0));
   } else {
     const KernelRun& k = *running_.front();
-    set_solo_running(now, solo_levels(k.occupancy, solo_cache_.bandwidth));
+    set_solo_running(now, solo_levels(k.occupancy, bandwidth));
   }
   return next;
 }
@@ -701,17 +705,15 @@ Device::SoloCache Device::solo_of(const KernelRun& k) const {
 
 Device::SoloCache Device::solo_rates(KernelRun& probe) {
   contention::apply_law_phases(probe, geometry_);  // as start_running()
-  if (!(contention::solo_key(probe) == solo_cache_.key)) {
-    // grant_sms()'s one-kernel branch on the probe alone, then its bound with its lone l2_factor
-    // (what inline_recompute_solo() computes for a new kernel).
-    probe.occupancy = 0;
-    probe.l2_factor = contention::lone_l2_factor(probe, geometry_);
-    running_.push_back(&probe);
-    grant_sms();
-    running_.pop_back();
-    solo_cache_ = solo_of(probe);
-  }
-  return solo_cache_;
+  if (const SoloCache* cached = find_solo(contention::solo_key(probe))) return *cached;
+  // grant_sms()'s one-kernel branch on the probe alone, then its bound with its lone l2_factor
+  // (what inline_recompute_solo() computes for a new kernel).
+  probe.occupancy = 0;
+  probe.l2_factor = contention::lone_l2_factor(probe, geometry_);
+  running_.push_back(&probe);
+  grant_sms();
+  running_.pop_back();
+  return remember_solo(solo_of(probe));
 }
 
 void Device::adopt_solo_kernel(KernelRun& kernel) {

@@ -55,6 +55,7 @@
 // r (t2 - t1), sums kept incrementally; a finish time can move by 1 ns): GPUMUX_DEVICE_EAGER=1
 // (or set_eager) forces the full recompute at every event, the test oracle.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -188,7 +189,7 @@ class Device {
   /// What a new kernel of the only client gets alone on this device: the occupancy grant_sms()
   /// gives it, its rate bound (its lone l2_factor) and its HBM use at that rate. `probe` holds the
   /// kernel's fields as submitted (tenant, sm_fraction, memory_bound, waves, working_set);
-  /// cached for the last contention::solo_key (the fields the law reads for a lone kernel).
+  /// cached for the last few contention::solo_keys (the fields the law reads for a lone kernel).
   struct SoloCache {
     contention::SoloKey key;
     double occupancy = 0, bound = 0, l2_factor = 1, bandwidth = 0;
@@ -325,8 +326,25 @@ class Device {
   bool in_overhead_ = false;
   bool inline_ = false;  // finish_recompute hands the next completion to inline_next_
   bool eager_ = false;
-  bool lazy_ = false;     // the lazy state below is valid
-  SoloCache solo_cache_;  // solo_rates()' last kernel (inline_recompute_solo)
+  bool lazy_ = false;  // the lazy state below is valid
+  // solo_rates()' and inline_recompute_solo()'s last kSoloCacheEntries distinct kernels (an LLM
+  // iteration cycles through two or three shapes: one entry missed at every kernel), replaced
+  // round robin. Each entry is exactly what the miss would compute again.
+  static constexpr std::size_t kSoloCacheEntries = 4;
+  std::array<SoloCache, kSoloCacheEntries> solo_cache_{};
+  std::size_t solo_cache_next_ = 0;
+  const SoloCache* find_solo(const contention::SoloKey& key) const {
+    for (const SoloCache& entry : solo_cache_) {
+      if (entry.key == key) return &entry;
+    }
+    return nullptr;
+  }
+  const SoloCache& remember_solo(const SoloCache& entry) {
+    SoloCache& slot = solo_cache_[solo_cache_next_];
+    solo_cache_next_ = (solo_cache_next_ + 1) % kSoloCacheEntries;
+    slot = entry;
+    return slot;
+  }
   TimeWeightedValue busy_, useful_, dram_;
   double work_progressed_ = 0, work_completed_ = 0, work_discarded_ = 0;
   std::vector<TimeWeightedValue> client_sm_;  // parallel to clients_

@@ -29,7 +29,8 @@ double draw(RandomStream& rng, const DurationDistribution& d) {
 
 void Tenant::on_open_arrival() {
   recycle_graveyard();
-  if (direct_ && !dead_ && idle() && devices_.front()->inline_ready_for(index_)) {
+  if (direct_ && !dead_ && idle() && !iteration_pending_ && !iteration_running_ &&
+      devices_.front()->inline_ready_for(index_)) {
     run_direct();  // this arrival and what follows it, inline (direct.cpp)
     return;
   }

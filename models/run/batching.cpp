@@ -51,10 +51,21 @@ double causal_pairs(std::int64_t done, std::int64_t chunk) {
 
 }  // namespace
 
-double Tenant::batched_solo_latency(const Request& r) const {
+double Tenant::batched_solo_latency(const Request& r) {
+  const std::pair<std::int64_t, std::int64_t> key{r.input_tokens, r.output_tokens};
+  const auto found = solo_latency_memo_.find(key);
+  if (found != solo_latency_memo_.end()) return found->second;
+  if (solo_latency_memo_.size() >= kSoloLatencyMemoSize) solo_latency_memo_.clear();
+  const double latency = batched_solo_latency_uncached(r.input_tokens, r.output_tokens);
+  solo_latency_memo_.emplace(key, latency);
+  return latency;
+}
+
+double Tenant::batched_solo_latency_uncached(std::int64_t input_tokens,
+                                             std::int64_t output_tokens) const {
   const WorkloadSpec& w = spec_.workload;
-  const std::int64_t prompt = r.input_tokens;
-  const std::int64_t outputs = std::max<std::int64_t>(1, r.output_tokens);
+  const std::int64_t prompt = input_tokens;
+  const std::int64_t outputs = std::max<std::int64_t>(1, output_tokens);
   KernelScaling s;
   s.repeat_per_token = false;
   s.sequences = s.prompt_sequences = s.decode_sequences = 1;

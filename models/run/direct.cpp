@@ -2,10 +2,14 @@
 // queue, while nothing else can happen.
 //
 // When. A tenant whose workload runs one request at a time on one GPU and one lane, from an
-// open arrival process (poisson, constant, trace), with no per-request memory and no batching
+// open arrival process (poisson, constant, trace), with no per-request memory and no batching,
+// or a continuous-batching engine on one GPU and one lane from an open arrival process
 // (direct_workload()), on a device of a strategy that submits every ready kernel at once
 // (exclusive, MPS, a MIG instance) where it is the only client (Device::inline_ready_for), enters
-// the direct path at an arrival that finds it idle and the device empty.
+// the direct path at an arrival that finds it idle (no iteration due or running) and the device
+// empty. The batched engine's loop (run_direct_batched, at the end of this file) adds one class
+// of pending event, the iteration due (kPriorityDefault), and runs the queued path's own
+// handlers, so its state is theirs at every event and it delivers the sampler's ticks itself.
 //
 // What. Its pending events are then only its own: the next arrival (class kPriorityArrival), the
 // end of the in-flight kernel's launch overhead (kPriorityControl) and the device's completion
@@ -33,7 +37,9 @@
 // tests/unit/test_direct_path.cpp checks it on random scenarios).
 //
 // Cost: the queued path's state changes less three queue operations per request (push, pop, the
-// run loop's turn) and the generic dispatch around them.
+// run loop's turn) and the generic dispatch around them; a batched engine's, less the queue
+// operations of each iteration's events and the device's full recompute per kernel (the solo
+// recompute, Device::inline_recompute_solo, with its cache of the last kernel's grant and bound).
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
 #include "sim/util/checked.hpp"
@@ -45,6 +51,7 @@ struct Tenant::DirectEvents {
   Nanos ready = kNever;            // the in-flight kernel's launch overhead ends
   Stream* ready_stream = nullptr;  // whose
   Nanos completion = kNever;       // the device's running kernel finishes
+  Nanos iteration = kNever;        // a batched engine's on_iteration_due (iteration_pending_)
   /// The request in flight (in_flight_list_'s one entry), or nullptr. While the inline run
   /// lasts, the next waiting request reuses its storage when it finishes, and waiting requests
   /// are kept as direct_waiting_ rows: real Requests of queue_ only when the run is queued again.
@@ -56,12 +63,25 @@ bool Tenant::direct_workload() const {
   const ArrivalProcess p = w.arrivals.process;
   const bool open =
       p == ArrivalProcess::poisson || p == ArrivalProcess::constant || p == ArrivalProcess::trace;
+  if (direct_batched_workload()) return true;
   return open && devices_.size() == 1 && lanes_ == 1 && w.max_batch <= 0 && w.max_in_flight == 1 &&
          w.memory_per_request == 0 && w.memory_per_token == 0;
 }
 
+bool Tenant::direct_batched_workload() const {
+  const WorkloadSpec& w = spec_.workload;
+  const ArrivalProcess p = w.arrivals.process;
+  const bool open =
+      p == ArrivalProcess::poisson || p == ArrivalProcess::constant || p == ArrivalProcess::trace;
+  return open && devices_.size() == 1 && lanes_ == 1 && w.max_batch > 0;
+}
+
 void Tenant::run_direct() {
   Simulator& sim = sim_;
+  if (spec_.workload.max_batch > 0) {
+    run_direct_batched();
+    return;
+  }
   // None of this tenant's events is queued now (it is idle, its device empty, this arrival was
   // its one pending event), so the earliest queued event is somebody else's (in its component:
   // run.hpp), else a tick or the end of the component's window (components.cpp).
@@ -118,6 +138,10 @@ void Tenant::queue_pending(const DirectEvents& pending) {
     Stream& stream = *pending.ready_stream;
     stream.ready_event = sim.schedule_at(
         pending.ready, make_event<&Tenant::on_stream_ready>(*this, stream), kPriorityControl);
+  }
+  if (pending.iteration != kNever) {
+    sim.schedule_at(pending.iteration, make_event<&Tenant::on_iteration_due>(*this),
+                    kPriorityDefault);
   }
   devices_.front()->schedule_inline_completion(pending.completion);
 }
@@ -531,6 +555,84 @@ bool Tenant::run_direct_single() {
   pending.completion = completion_at;
   queue_pending(pending);
   return true;
+}
+
+// The batched loop. A batched engine's state is the queued path's own (queue_, in_flight_list_,
+// the iteration and its stream, memory): the handlers run as queued, and only where they would
+// queue an event do they record it in `pending` instead (dispatch(): the iteration due at now;
+// issue_next_kernel(): direct_issue(), the launch end or the submission through the device's
+// inline_* calls). At most one event of each class is pending (one arrival ahead, one
+// iteration due while iteration_pending_, one stream, one running kernel), so queue order is
+// (time, class): completion, control (launch end), arrival, default (iteration due). The state
+// the sampler reads (the device's integrals and memory, idle(): queue_ and in_flight_) is the
+// queued path's after every event, so the loop delivers the ticks itself before its first event
+// after each (as the single-launch loop does) and stops only at
+//     horizon = min(the earliest queued event, the end of the window + 1).
+void Tenant::run_direct_batched() {
+  Simulator& sim = sim_;
+  const Nanos horizon = sim.inline_horizon_over_ticks();
+  Nanos next_tick = sim.next_tick();
+  DirectEvents pending;
+  direct_pending_ = &pending;
+  arrive();  // the queued arrival event now (dispatch() sets pending.iteration)
+  pending.arrival = next_open_arrival(sim.now());
+  bool running = sim.end_queued_event_early();
+  while (running) {
+    // The earliest pending event in queue order: time, then class.
+    Nanos t = pending.completion;
+    int which = 0;
+    if (pending.ready < t) {
+      t = pending.ready;
+      which = 1;
+    }
+    if (pending.arrival < t) {
+      t = pending.arrival;
+      which = 2;
+    }
+    if (pending.iteration < t) {
+      t = pending.iteration;
+      which = 3;
+    }
+    if (t >= horizon) break;  // (kNever: nothing pending)
+    if (t > next_tick) next_tick = sim.deliver_ticks_before(t);
+    sim.begin_inline_event(t);
+    switch (which) {
+      case 0:
+        direct_batched_completion(pending);
+        break;
+      case 1:
+        recycle_graveyard();  // on_stream_ready()
+        direct_ready(pending);
+        break;
+      case 2:
+        recycle_graveyard();  // on_open_arrival()
+        arrive();
+        pending.arrival = next_open_arrival(sim.now());
+        break;
+      default:
+        pending.iteration = kNever;
+        on_iteration_due();
+        break;
+    }
+    running = sim.end_inline_event();  // interrupted: stops after this event, as queued
+  }
+  direct_pending_ = nullptr;
+  queue_pending(pending);
+}
+
+void Tenant::direct_iteration_due() { direct_pending_->iteration = sim_.now(); }
+
+// Device::on_completion() for the iteration's running kernel: the tenant's on_kernel_finished()
+// between inline_complete() and inline_end_completions(), as deliver_finished() calls it.
+void Tenant::direct_batched_completion(DirectEvents& pending) {
+  Device& device = *devices_.front();
+  KernelRun& kernel = iteration_.streams.front().kernel;
+  pending.completion = kNever;
+  if (!device.inline_complete(kernel, pending.completion)) return;  // runs on
+  direct_in_completion_ = true;
+  on_kernel_finished(kernel, sim_.now());
+  direct_in_completion_ = false;
+  pending.completion = device.inline_end_completions();
 }
 
 }  // namespace gpumux::run

@@ -166,8 +166,11 @@ void Tenant::start_streams(LaunchSequence& sequence) {
   sequence.collective_done = 0;
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     for (std::size_t lane = 0; lane < lanes; ++lane) {
+      // Every field but the kernel, which prepare_kernel() resets before the device sees it
+      // (none of this sequence's kernels is on a device yet: a recycled sequence's ended).
       Stream& stream = sequence.streams[d * lanes + lane];
-      stream = Stream{};
+      stream.ready_event = EventId{};
+      stream.launching = false;
       stream.sequence = &sequence;
       stream.device = static_cast<int>(d);
       stream.lane = static_cast<int>(lane);
@@ -190,6 +193,10 @@ void Tenant::advance_stream(Stream& stream) {
 }
 
 void Tenant::issue_next_kernel(Stream& stream) {
+  if (direct_pending_ != nullptr) {
+    direct_issue(stream, *direct_pending_);  // the batched inline loop (direct.cpp)
+    return;
+  }
   const Nanos now = sim_.now();
   const LaunchSequence& sequence = *stream.sequence;
   const Nanos issue = issue_time(sequence, stream.next_kernel, now);

@@ -69,7 +69,12 @@ void Tenant::dispatch() {
     // together are batched together).
     if (!dead_ && !iteration_running_ && !iteration_pending_) {
       iteration_pending_ = true;
-      sim_.schedule_at(sim_.now(), make_event<&Tenant::on_iteration_due>(*this), kPriorityDefault);
+      if (direct_pending_ != nullptr) {
+        direct_iteration_due();  // the batched inline loop runs it (direct.cpp)
+      } else {
+        sim_.schedule_at(sim_.now(), make_event<&Tenant::on_iteration_due>(*this),
+                         kPriorityDefault);
+      }
     }
     return;
   }

@@ -20,6 +20,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/core/random.hpp"
@@ -120,8 +122,13 @@ class Tenant final : public KernelOwner {
 
   // --- the direct path (direct.cpp) ----------------------------------------------------------
   /// Whether this tenant's workload can run inline at all (fixed at construction): one GPU, one
-  /// lane, an open arrival process, one request in flight, no batching, no per-request memory.
+  /// lane, an open arrival process, and either one request in flight with no batching and no
+  /// per-request memory, or continuous batching (direct_batched_workload()).
   bool direct_workload() const;
+  /// A batched engine (max_batch > 0) on one GPU and one lane from an open arrival process: its
+  /// pending events are its own (the next arrival, the iteration due, the in-flight kernel's
+  /// launch end, the device's completion) while it is alone on an empty device.
+  bool direct_batched_workload() const;
   /// The arrival event at now, run with every following event of this tenant and its device
   /// inline, up to the first event of anything else (or a tick); then the pending ones queued.
   void run_direct();
@@ -132,6 +139,12 @@ class Tenant final : public KernelOwner {
   /// done) when the kernel would never finish alone (rate 0).
   bool run_direct_single();
   struct DirectEvents;  // the tenant's pending events while inline (direct.cpp)
+  /// run_direct() for a batched engine: the queued path's handlers run inline (dispatch() and
+  /// issue_next_kernel() hand their events to `direct_pending_`), past the sampler's ticks
+  /// (delivered between its events), up to the first event of anything else.
+  void run_direct_batched();
+  void direct_batched_completion(DirectEvents& pending);
+  void direct_iteration_due();  // dispatch()'s on_iteration_due event at now, inline
   /// A request that arrived during an inline run and waits (a Request of queue_ once queued).
   struct DirectArrival {
     std::uint64_t id = 0;
@@ -267,7 +280,7 @@ class Tenant final : public KernelOwner {
     const LaunchSequence& sequence = *stream.sequence;
     const KernelSpec& spec = *sequence.specs[stream.next_kernel];
     KernelRun& k = stream.kernel;
-    k = KernelRun{};
+    reset_kernel_run(k);
     k.owner = this;
     k.owner_data = &stream;
     k.tenant = index_;
@@ -307,7 +320,11 @@ class Tenant final : public KernelOwner {
   // --- batched serving (batching.cpp) --------------------------------------------------------
   void start_iteration();
   void end_iteration();
-  double batched_solo_latency(const Request& r) const;
+  /// The request's latency alone under the tenant's scheduler (mean durations), memoised per
+  /// (input, output) tokens: a pure function of them and the spec (at most
+  /// kSoloLatencyMemoSize entries, then forgotten; O(output tokens) on a miss, O(1) on a hit).
+  double batched_solo_latency(const Request& r);
+  double batched_solo_latency_uncached(std::int64_t input_tokens, std::int64_t output_tokens) const;
   /// Mean kernel times of one iteration with `scaling` (the solo latency's iterations).
   double mean_iteration_time(const KernelScaling& scaling) const;
   /// The iteration's members by scheduler: each sets Request::chunk / decoding and returns
@@ -369,6 +386,9 @@ class Tenant final : public KernelOwner {
   bool direct_ = false;                // direct_workload() and the run allows the direct path
   bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
   bool direct_busy_ = false;           // the single-launch loop holds a request (queued or running)
+  /// The batched inline loop's pending events (run_direct_batched), or nullptr: while set,
+  /// dispatch() and issue_next_kernel() record their events there instead of queueing them.
+  DirectEvents* direct_pending_ = nullptr;
   int in_flight_ = 0;
   std::int64_t closed_finished_ = 0;  ///< closed loop: requests finished (sessions' cell count)
   int lanes_ = 1;  // kernel-trace lanes (streams) per sequence: 1 + the largest KernelSpec::lane
@@ -388,6 +408,15 @@ class Tenant final : public KernelOwner {
   mutable std::vector<double> lane_finish_scratch_;
   mutable std::vector<double> mean_durations_scratch_;         // mean_iteration_time's
   mutable std::vector<const KernelSpec*> mean_specs_scratch_;  // mean_iteration_time's
+  static constexpr std::size_t kSoloLatencyMemoSize = 4096;
+  struct TokenPairHash {
+    std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& k) const {
+      return std::hash<std::int64_t>{}(k.first * 1000003 + k.second);
+    }
+  };
+  /// batched_solo_latency's memo: (input, output tokens) -> latency (ns).
+  std::unordered_map<std::pair<std::int64_t, std::int64_t>, double, TokenPairHash>
+      solo_latency_memo_;
   /// The tenant's arrival trace, read from its file a request at a time as arrivals are
   /// scheduled (checked by the resolver, run.resolved.traces; memory O(1) in the trace's length:
   /// issue 12 item 3). trace_request_ is the last request read: the one arriving next.

@@ -6,8 +6,9 @@
 // eligible tenants with every reason a tenant or device is not (several clients, time-slicing,
 // MIG neighbours, faults, warm-up, active windows, two requests in flight, per-request memory,
 // per-token memory, ties from constant arrivals; the test counts that every workload key
-// appears) and on the shipped scenarios, and
-// for a run interrupted part-way (it stops after the same event).
+// appears), on random batched LLM servers (every scheduler, preemption, max_tokens_in_batch,
+// model cards, bursts of simultaneous arrivals), on the shipped scenarios, and for a run
+// interrupted part-way (it stops after the same event).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -112,6 +113,161 @@ TEST(DirectPath, RandomScenariosGiveIdenticalResultsWithAndWithoutIt) {
   fs::remove_all(dir);
 }
 
+// A random batched LLM server (continuous batching: docs/llm-serving.md) for the batched
+// direct loop (direct.cpp, run_direct_batched): each scheduler (vllm, sarathi with chunks,
+// orca), with and without max_tokens_in_batch, a KV cache that runs out (preemption) or not,
+// hand-written kernels with drawn durations or a model card's roofline, poisson, constant and
+// trace arrivals, a warm-up, the sampler's ticks, and the cases where it is not eligible
+// (time-slicing; an MPS neighbour) or shares the run with another part (a second GPU).
+struct BatchedCase {
+  std::string yaml;
+  std::string scheduler;
+  bool eligible = true;  // alone on an exclusive or MPS device
+};
+
+BatchedCase make_batched(std::uint32_t seed, const fs::path& trace) {
+  std::mt19937 rng(seed);
+  auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  BatchedCase c;
+  const char* schedulers[] = {"vllm", "sarathi", "orca"};
+  c.scheduler = schedulers[seed % 3];
+  const int sharing = pick(10);  // 0: time-slicing, 1: an MPS neighbour, 2: MPS, else exclusive
+  const char* mode = sharing == 0 ? "time-slicing" : sharing <= 2 ? "mps" : "exclusive";
+  c.eligible = sharing != 0 && sharing != 1;
+  const bool second_gpu = pick(5) == 0;
+  const bool card = pick(4) == 0;
+  const bool preempting = !card && pick(3) == 0;
+  std::ostringstream y;
+  y << "name: batched-" << seed << "\nseed: " << seed << "\nduration: 4s\n";
+  if (pick(3) == 0) y << "warmup: 1s\n";
+  y << "output: {sample: " << (pick(2) == 0 ? "50ms" : "1s") << ", kernels: true}\n";
+  // Preempting: 79.25 GiB - 78.25 GiB = 1 GiB of KV cache on the A100 at 16 MiB per token, 64
+  // tokens, for a few short requests at a time.
+  y << "gpus:\n  - {name: gpu0, model: "
+    << (preempting || pick(2) == 0 ? "a100-80gb" : "h100-sxm-80gb") << ", sharing: {mode: " << mode
+    << "}}\n";
+  if (second_gpu) y << "  - {name: gpu1, model: a100-80gb, sharing: {mode: exclusive}}\n";
+  y << "tenants:\n  - name: llm\n    device: gpu0\n";
+  if (!card) y << "    memory: " << (preempting ? "78.25GiB" : "1GiB") << "\n";
+  y << "    workload:\n";
+  const int arrivals = pick(4);
+  if (arrivals == 0) {
+    y << "      arrivals: {process: trace, file: " << trace.string() << ", format: csv}\n";
+  } else {
+    const char* rates[] = {"2/s", "10/s", "40/s", "120/s"};
+    y << "      arrivals: {process: " << (arrivals == 1 ? "constant" : "poisson")
+      << ", rate: " << (preempting ? "40/s" : rates[pick(4)]) << "}\n";
+    if (preempting) {
+      y << "      tokens: {input: " << 8 + pick(16) << ", output: " << 16 + pick(24) << "}\n";
+    } else if (pick(2) == 0) {
+      y << "      tokens: {input: " << 16 + pick(600) << ", output: " << 1 + pick(40) << "}\n";
+    } else {
+      y << "      tokens: {input: {lognormal: {median: " << 32 + pick(400)
+        << ", sigma: 0.6}}, output: {uniform: {min: 1, max: " << 2 + pick(60) << "}}}\n";
+    }
+  }
+  const int batch[] = {2, 8, 32, 128};
+  y << "      batching: {max_batch: " << batch[pick(4)] << ", scheduler: " << c.scheduler;
+  if (c.scheduler == "sarathi") y << ", chunk_size: " << (pick(2) == 0 ? 64 : 256);
+  if (pick(2) == 0) y << ", max_tokens_in_batch: " << (pick(2) == 0 ? 300 : 2048);
+  if (c.scheduler != "orca") y << ", kv_block: " << (pick(2) == 0 ? 4 : 16);
+  y << "}\n";
+  if (card) {
+    y << "      llm: {model: llama-2-7b, dtype: fp16, tp: 1}\n";
+  } else {
+    y << "      memory_per_token: " << (preempting ? "16MiB" : "512KiB") << "\n";
+    y << "      request:\n";
+    if (pick(3) == 0) y << "        host_gap: 20us\n";
+    y << "        kernels:\n";
+    if (pick(2) == 0) {
+      y << "          - {name: iteration, duration: {lognormal: {median: 2ms, sigma: 0.3}}}\n";
+    } else {
+      y << "          - {name: iteration, duration: 3794812ns, sm_fraction: 0.8}\n";
+    }
+    y << "          - {name: prefill, duration: 64195ns, per_token: input, "
+         "per_context_token: 13963.189ps, memory_bound: 0.15}\n"
+      << "          - {name: decode, duration: {exponential: 5ms}, per_sequence: 37736ns, "
+         "per_context_token: 355767.910ps, repeat: output_tokens, memory_bound: 0.85}\n";
+  }
+  if (sharing == 1) {
+    y << "  - name: neighbour\n    device: gpu0\n    workload:\n"
+         "      arrivals: {process: poisson, rate: 50/s}\n"
+         "      request: {kernels: [{name: k, duration: 300us, sm_fraction: 0.3}]}\n";
+  }
+  if (second_gpu) {
+    y << "  - name: other\n    device: gpu1\n    workload:\n"
+         "      arrivals: {process: poisson, rate: 200/s}\n"
+         "      request: {kernels: [{name: k, duration: 1ms}]}\n";
+  }
+  c.yaml = y.str();
+  return c;
+}
+
+// An arrival trace of bursts: 600 requests, each burst of 1-4 at one nanosecond (ties between
+// arrivals, and with the iteration due they start), 5-60 ms apart.
+fs::path write_burst_trace(const fs::path& dir) {
+  const fs::path path = dir / "bursts.csv";
+  std::ofstream out(path);
+  out << "arrival,input_tokens,output_tokens\n";
+  std::mt19937 rng(5);
+  long long t_us = 0;
+  for (int i = 0; i < 600;) {
+    t_us += 5000 + static_cast<long long>(rng() % 55000);
+    for (int b = 1 + static_cast<int>(rng() % 4); b > 0 && i < 600; --b, ++i) {
+      out << t_us << "us," << 1 + rng() % 200 << "," << 1 + rng() % 20 << "\n";
+    }
+  }
+  return path;
+}
+
+TEST(DirectPath, RandomBatchedServersGiveIdenticalResultsWithAndWithoutIt) {
+  const fs::path dir =
+      fs::temp_directory_path() / (std::string("gpumux-batched-") + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = write_burst_trace(dir);
+  int mostly_inline = 0, ineligible_inline = 0, with_preemptions = 0, with_ooms = 0;
+  std::set<std::string> schedulers;
+  for (std::uint32_t seed = 1; seed <= 90; ++seed) {
+    const BatchedCase c = make_batched(seed, trace);
+    ResolvedScenario resolved;
+    try {
+      resolved = resolve_scenario(load_scenario_text(c.yaml, (dir / "s.yaml").string()));
+    } catch (const std::exception& e) {
+      FAIL() << "seed " << seed << ": " << e.what() << "\n" << c.yaml;
+    }
+    const RunResult queued = simulate_with(resolved, false);
+    const RunResult direct = simulate_with(resolved, true);
+    testing::expect_identical_runs(queued, direct,
+                                   std::string("seed ") + std::to_string(seed) + "\n" + c.yaml);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(queued.events_inline, 0U);
+    // The server's events run inline when it is alone on a device that submits at once.
+    if (c.eligible && direct.events_inline * 2 > direct.events) {
+      ++mostly_inline;
+      schedulers.insert(c.scheduler);
+    }
+    ineligible_inline +=
+        !c.eligible && direct.events_inline > 0 && c.yaml.find("name: other") == std::string::npos;
+    bool preempted = false, oom = false;
+    for (const EventRecord& e : direct.events_log) {
+      preempted = preempted || e.kind == EventKind::preempt;
+      oom = oom || e.kind == EventKind::oom || e.kind == EventKind::reject;
+    }
+    with_preemptions += preempted;
+    with_ooms += oom;
+  }
+  // The loop ran most of the events of many servers, under every scheduler; never one that is
+  // not alone on a device that submits at once; preemption and rejections were exercised.
+  EXPECT_GE(mostly_inline, 30);
+  EXPECT_EQ(schedulers.size(), 3U);
+  EXPECT_EQ(ineligible_inline, 0);
+  EXPECT_GE(with_preemptions, 5);
+  EXPECT_GE(with_ooms, 1);
+  std::printf("%d of 90 batched servers ran mostly inline; %d preempted, %d rejected or OOM\n",
+              mostly_inline, with_preemptions, with_ooms);
+  fs::remove_all(dir);
+}
+
 // An M/D/1 on an exclusive GPU (the benchmark's case) runs almost entirely inline; the summary
 // and every record are the queued run's.
 const char* kMd1 = R"(
@@ -158,6 +314,47 @@ TEST(DirectPath, AnInterruptedRunStopsAfterTheSameEvent) {
   EXPECT_EQ(results[0].events, 8192U);
   EXPECT_GT(results[1].events_inline, 0U);
   testing::expect_identical_runs(results[0], results[1], "interrupted md1");
+}
+
+// A batched server interrupted at the second poll stops after the same event with and without
+// the batched loop: the iteration, requests and memory it leaves are the queued run's.
+TEST(DirectPath, AnInterruptedBatchedRunStopsAfterTheSameEvent) {
+  const char* text = R"(
+name: batched-interrupted
+seed: 4
+duration: 60s
+output: {sample: 100ms, kernels: true}
+gpus: [{name: gpu0, model: a100-80gb}]
+tenants:
+  - name: llm
+    device: gpu0
+    memory: 13.5GB
+    workload:
+      arrivals: {process: poisson, rate: 10/s}
+      tokens: {input: 512, output: 128}
+      batching: {max_batch: 128, scheduler: vllm, max_tokens_in_batch: 4096, kv_block: 16}
+      memory_per_token: 512KiB
+      request:
+        kernels:
+          - {name: iteration, duration: 3794812ns}
+          - {name: prefill, duration: 64195ns, per_token: input, per_context_token: 13963.189ps}
+          - {name: decode, duration: 5465344ns, per_sequence: 37736ns,
+             per_context_token: 355767.910ps, repeat: output_tokens}
+)";
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(text, "b.yaml"));
+  std::vector<RunResult> results;
+  for (bool direct : {false, true}) {
+    std::atomic<bool> stop{false};
+    RunOptions options;
+    options.direct_path = direct;
+    options.interrupt = &stop;
+    options.progress = [&stop](Nanos, Nanos, std::uint64_t) { stop = true; };
+    results.push_back(simulate(resolved, options));
+  }
+  EXPECT_EQ(results[0].status, "interrupted");
+  EXPECT_EQ(results[0].events, 8192U);
+  EXPECT_GT(results[1].events_inline, 8000U);
+  testing::expect_identical_runs(results[0], results[1], "interrupted batched server");
 }
 
 RunResult simulate_with(const ResolvedScenario& resolved, bool direct, bool partition,
