@@ -56,6 +56,27 @@ struct Tenant::DirectEvents {
   /// lasts, the next waiting request reuses its storage when it finishes, and waiting requests
   /// are kept as direct_waiting_ rows: real Requests of queue_ only when the run is queued again.
   Request* serving = nullptr;
+
+  /// The earliest pending event in queue order (time, then class): its time in `t` (kNever
+  /// when nothing is pending) and which: 0 the completion, 1 the launch end, 2 the arrival,
+  /// 3 the iteration due.
+  int earliest(Nanos& t) const {
+    t = completion;
+    int which = 0;
+    if (ready < t) {
+      t = ready;
+      which = 1;
+    }
+    if (arrival < t) {
+      t = arrival;
+      which = 2;
+    }
+    if (iteration < t) {
+      t = iteration;
+      which = 3;
+    }
+    return which;
+  }
 };
 
 bool Tenant::direct_workload() const {
@@ -93,18 +114,9 @@ void Tenant::run_direct() {
   // Counted now, as the run loop would count it after this handler returns.
   bool running = sim.end_queued_event_early();
   while (running) {
-    // The earliest pending event in queue order: time, then class.
-    Nanos t = pending.completion;
-    int which = 0;
-    if (pending.ready < t) {
-      t = pending.ready;
-      which = 1;
-    }
-    if (pending.arrival < t) {
-      t = pending.arrival;
-      which = 2;
-    }
-    if (t >= horizon) break;  // (kNever: nothing pending)
+    Nanos t = kNever;
+    const int which = pending.earliest(t);  // (no iteration is due outside a batched engine)
+    if (t >= horizon) break;                // (kNever: nothing pending)
     sim.begin_inline_event(t);
     if (which == 0) {
       direct_completion(pending);
@@ -578,21 +590,8 @@ void Tenant::run_direct_batched() {
   pending.arrival = next_open_arrival(sim.now());
   bool running = sim.end_queued_event_early();
   while (running) {
-    // The earliest pending event in queue order: time, then class.
-    Nanos t = pending.completion;
-    int which = 0;
-    if (pending.ready < t) {
-      t = pending.ready;
-      which = 1;
-    }
-    if (pending.arrival < t) {
-      t = pending.arrival;
-      which = 2;
-    }
-    if (pending.iteration < t) {
-      t = pending.iteration;
-      which = 3;
-    }
+    Nanos t = kNever;
+    const int which = pending.earliest(t);
     if (t >= horizon) break;  // (kNever: nothing pending)
     if (t > next_tick) next_tick = sim.deliver_ticks_before(t);
     sim.begin_inline_event(t);

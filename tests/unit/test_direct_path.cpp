@@ -299,8 +299,9 @@ TEST(DirectPath, MD1IsIdentical) {
 
 // Interrupted at the second poll (the first sets the flag, the second sees it: 8192 events):
 // both stop after the same event, so even the unfinished records and the end time agree.
-TEST(DirectPath, AnInterruptedRunStopsAfterTheSameEvent) {
-  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(kMd1, "md1.yaml"));
+
+// `resolved` run without and with the direct path, each interrupted at its first progress poll.
+std::vector<RunResult> interrupted_without_and_with(const ResolvedScenario& resolved) {
   std::vector<RunResult> results;
   for (bool direct : {false, true}) {
     std::atomic<bool> stop{false};
@@ -310,6 +311,12 @@ TEST(DirectPath, AnInterruptedRunStopsAfterTheSameEvent) {
     options.progress = [&stop](Nanos, Nanos, std::uint64_t) { stop = true; };
     results.push_back(simulate(resolved, options));
   }
+  return results;
+}
+
+TEST(DirectPath, AnInterruptedRunStopsAfterTheSameEvent) {
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(kMd1, "md1.yaml"));
+  const std::vector<RunResult> results = interrupted_without_and_with(resolved);
   EXPECT_EQ(results[0].status, "interrupted");
   EXPECT_EQ(results[0].events, 8192U);
   EXPECT_GT(results[1].events_inline, 0U);
@@ -342,15 +349,7 @@ tenants:
              per_context_token: 355767.910ps, repeat: output_tokens}
 )";
   const ResolvedScenario resolved = resolve_scenario(load_scenario_text(text, "b.yaml"));
-  std::vector<RunResult> results;
-  for (bool direct : {false, true}) {
-    std::atomic<bool> stop{false};
-    RunOptions options;
-    options.direct_path = direct;
-    options.interrupt = &stop;
-    options.progress = [&stop](Nanos, Nanos, std::uint64_t) { stop = true; };
-    results.push_back(simulate(resolved, options));
-  }
+  const std::vector<RunResult> results = interrupted_without_and_with(resolved);
   EXPECT_EQ(results[0].status, "interrupted");
   EXPECT_EQ(results[0].events, 8192U);
   EXPECT_GT(results[1].events_inline, 8000U);
@@ -431,15 +430,7 @@ TEST(Partition, AnInterruptedRunStopsAfterTheSameEvent) {
        request: {kernels: [{name: k, duration: 300us}, {name: l, duration: 50us}]}}}
 )";
   const ResolvedScenario resolved = resolve_scenario(load_scenario_text(yaml, "md1x4.yaml"));
-  std::vector<RunResult> results;
-  for (bool direct : {false, true}) {
-    std::atomic<bool> stop{false};
-    RunOptions options;
-    options.direct_path = direct;
-    options.interrupt = &stop;
-    options.progress = [&stop](Nanos, Nanos, std::uint64_t) { stop = true; };
-    results.push_back(simulate(resolved, options));
-  }
+  const std::vector<RunResult> results = interrupted_without_and_with(resolved);
   EXPECT_EQ(results[0].status, "interrupted");
   EXPECT_GE(results[0].components, 3U);
   EXPECT_GT(results[1].events_inline, 0U);
