@@ -553,7 +553,9 @@ TEST(CatalogLayers, AKernelReadsFromL2WhatTheKernelBeforeItWrote) {
   EXPECT_DOUBLE_EQ(find(l, "layer.ffn2").l2_input_bytes, 128.0 * 3072 * 2);
   for (const LayerWork& w : l.layers) {
     EXPECT_LE(w.l2_input_bytes, w.bytes) << w.name;
-    if (w.kind == LayerWork::Kind::gemm) EXPECT_LE(w.l2_input_bytes, w.a_bytes) << w.name;
+    if (w.kind == LayerWork::Kind::gemm) {
+      EXPECT_LE(w.l2_input_bytes, w.a_bytes) << w.name;
+    }
   }
   // In training the backward reads saved activations and gradients from HBM.
   const CatalogLayers train = catalog_layers(e, 8, 128, "fp16", true);
@@ -563,7 +565,9 @@ TEST(CatalogLayers, AKernelReadsFromL2WhatTheKernelBeforeItWrote) {
                           w.name.find(".backward") != std::string::npos ||
                           w.name.rfind("optimizer", 0) == 0;
     backward_seen = backward_seen || backward;
-    if (backward) EXPECT_EQ(w.l2_input_bytes, 0) << w.name;
+    if (backward) {
+      EXPECT_EQ(w.l2_input_bytes, 0) << w.name;
+    }
   }
   EXPECT_TRUE(backward_seen);
   // Built on a device whose L2 holds the output (the whole A100's 40 MB), a memory-bound
