@@ -33,6 +33,10 @@ const ContentionLaw* find_contention_law(std::string_view name) {
 
 const ContentionLaw& default_contention_law() { return contention_laws().front(); }
 
+const ContentionLaw* contention_law_or_default(std::string_view name) {
+  return name.empty() ? &default_contention_law() : find_contention_law(name);
+}
+
 void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice_fraction,
                    const ContentionLaw& law) {
   g.l2_bytes = static_cast<double>(profile.l2_cache) * slice_fraction;

@@ -201,6 +201,9 @@ const std::vector<ContentionLaw>& contention_laws();
 const ContentionLaw* find_contention_law(std::string_view name);
 /// The default law ("residency").
 const ContentionLaw& default_contention_law();
+/// A scenario's `contention_law:` value: the default law when empty, else the law of that name,
+/// or nullptr when none has it. O(number of laws).
+const ContentionLaw* contention_law_or_default(std::string_view name);
 
 /// Sets the terms `law` reads on a device of `profile` whose MIG memory slices are
 /// `slice_fraction` of the GPU's (1 for a whole GPU): L2 capacity (MIG User Guide: L2 goes with

@@ -39,7 +39,8 @@
 // Cost: the queued path's state changes less three queue operations per request (push, pop, the
 // run loop's turn) and the generic dispatch around them; a batched engine's, less the queue
 // operations of each iteration's events and the device's full recompute per kernel (the solo
-// recompute, Device::inline_recompute_solo, with its cache of the last kernel's grant and bound).
+// recompute, Device::inline_recompute_solo, with its cache of the last four kernels' grants and
+// bounds).
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
 #include "sim/util/checked.hpp"
@@ -79,22 +80,27 @@ struct Tenant::DirectEvents {
   }
 };
 
+namespace {
+
+// An open arrival process (its arrivals do not wait for the tenant's requests).
+bool open_arrivals(ArrivalProcess p) {
+  return p == ArrivalProcess::poisson || p == ArrivalProcess::constant ||
+         p == ArrivalProcess::trace;
+}
+
+}  // namespace
+
 bool Tenant::direct_workload() const {
   const WorkloadSpec& w = spec_.workload;
-  const ArrivalProcess p = w.arrivals.process;
-  const bool open =
-      p == ArrivalProcess::poisson || p == ArrivalProcess::constant || p == ArrivalProcess::trace;
-  if (direct_batched_workload()) return true;
-  return open && devices_.size() == 1 && lanes_ == 1 && w.max_batch <= 0 && w.max_in_flight == 1 &&
-         w.memory_per_request == 0 && w.memory_per_token == 0;
+  if (w.max_batch > 0) return direct_batched_workload();
+  return open_arrivals(w.arrivals.process) && devices_.size() == 1 && lanes_ == 1 &&
+         w.max_in_flight == 1 && w.memory_per_request == 0 && w.memory_per_token == 0;
 }
 
 bool Tenant::direct_batched_workload() const {
   const WorkloadSpec& w = spec_.workload;
-  const ArrivalProcess p = w.arrivals.process;
-  const bool open =
-      p == ArrivalProcess::poisson || p == ArrivalProcess::constant || p == ArrivalProcess::trace;
-  return open && devices_.size() == 1 && lanes_ == 1 && w.max_batch > 0;
+  return open_arrivals(w.arrivals.process) && devices_.size() == 1 && lanes_ == 1 &&
+         w.max_batch > 0;
 }
 
 void Tenant::run_direct() {

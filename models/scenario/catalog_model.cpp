@@ -33,7 +33,7 @@ double hbm_bandwidth(const DeviceProfile& gpu) {
 // SMs: every byte passes through the port of the SM that asked for it, so at most
 // min(blocks, sms) x s with s the profile's per-SM ceiling `sm_bandwidth` (contention law 2's,
 // the same product models/gpu/contention_law.hpp's hbm_draw takes as a kernel's solo draw);
-// `bandwidth` where the profile has no ceiling (or the run's law none: catalog_profile_for_law).
+// `bandwidth` where the profile has no ceiling (or the run's law none: catalog_timing_profile).
 double grid_bandwidth(double bandwidth, std::int64_t blocks, int sms, const DeviceProfile& gpu) {
   if (!(gpu.sm_bandwidth > 0) || sms <= 0) return bandwidth;
   const double held =
@@ -370,15 +370,11 @@ class LayerBuilder {
     }
   }
 
-  // The input bytes of a kernel whose activation inputs are `input_bytes` that the kernel
-  // before it wrote (its output, the last output() call): at most that output.
-  double from_previous(double input_bytes) const {
-    return std::max(0.0, std::min(last_output_bytes_, input_bytes));
-  }
-  // Sets w's input from the kernel before it (`input_bytes` of activations), then w becomes
-  // "the kernel before" for the next one (its traffic; its output is set by output()).
+  // Sets the part of w's activation inputs (`input_bytes`) that the kernel before it wrote (its
+  // output, the last output() call: at most that), then w becomes "the kernel before" for the
+  // next one (its traffic; its output is set by output()).
   void chain(LayerWork& w, double input_bytes) {
-    w.l2_input_bytes = from_previous(input_bytes);
+    w.l2_input_bytes = std::max(0.0, std::min(last_output_bytes_, input_bytes));
     w.l2_input_producer_bytes = w.l2_input_bytes > 0 ? last_kernel_bytes_ : 0;
     last_kernel_bytes_ = w.bytes;
   }
@@ -992,9 +988,7 @@ double gemm_reread_bytes(const LayerWork& layer, const GemmTile& tile) {
 }
 
 DeviceProfile catalog_timing_profile(const Scenario& scenario, const DeviceProfile& gpu) {
-  const ContentionLaw* law = scenario.contention_law.empty()
-                                 ? &default_contention_law()
-                                 : find_contention_law(scenario.contention_law);
+  const ContentionLaw* law = contention_law_or_default(scenario.contention_law);
   DeviceProfile timed = gpu;
   if (law != nullptr && !law->per_sm_bandwidth) timed.sm_bandwidth = 0;
   return timed;
@@ -1330,22 +1324,21 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   step.reserve(layers.size() + 1);
   double ops = 0;
   const auto build = [&](const LayerWork& layer) {
-    // The input the kernel before it wrote, as much of it as the device's L2 still holds.
+    // The input the kernel before it wrote, as much of it as the device's L2 still holds, is
+    // not HBM traffic.
+    double from_l2 = 0;
     if (layer.l2_input_bytes > 0 && l2 > 0) {
       const double traffic = std::max(layer.l2_input_producer_bytes, layer.l2_input_bytes);
-      const double from_l2 = layer.l2_input_bytes * std::min(1.0, l2 / traffic);
-      LayerWork hbm = layer;
-      hbm.bytes = std::max(0.0, layer.bytes - from_l2);
-      LayerKernels built = layer_kernels(hbm, families, gpu, peak, request.bus_bandwidth,
-                                         data_parallel, library_sms);
-      if (!built.details.empty()) {
-        built.details.front() +=
-            ", input " + units::format_size(std::llround(from_l2)) + " from L2";
-      }
-      return built;
+      from_l2 = layer.l2_input_bytes * std::min(1.0, l2 / traffic);
     }
-    return layer_kernels(layer, families, gpu, peak, request.bus_bandwidth, data_parallel,
-                         library_sms);
+    LayerWork hbm = layer;
+    hbm.bytes = std::max(0.0, layer.bytes - from_l2);
+    LayerKernels built =
+        layer_kernels(hbm, families, gpu, peak, request.bus_bandwidth, data_parallel, library_sms);
+    if (from_l2 > 0 && !built.details.empty()) {
+      built.details.front() += ", input " + units::format_size(std::llround(from_l2)) + " from L2";
+    }
+    return built;
   };
   for (const LayerWork& layer : layers) {
     // A split-K GEMM's reduction kernel is launched by the library inside the same operator.

@@ -166,9 +166,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
   }
   ResolvedScenario out;
   const std::string base_dir = base_dir_of(scenario);
-  const ContentionLaw* named_law = scenario.contention_law.empty()
-                                       ? &default_contention_law()
-                                       : find_contention_law(scenario.contention_law);
+  const ContentionLaw* named_law = contention_law_or_default(scenario.contention_law);
   if (named_law == nullptr) {
     throw InputError(scenario.locate("contention_law"),
                      "unknown contention law '" + scenario.contention_law + "'");
