@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config libboost-random-dev libboost-program-options-dev
+  libeigen3-dev             # gpumux calibrate: non-negative least squares
   libhdf5-dev zlib1g-dev hdf5-tools pybind11-dev python3-dev python3-pybind11 libgtest-dev
   libgmock-dev libbenchmark-dev libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
   python3-numpy python3-h5py python3-pandas python3-matplotlib python3-scipy python3-pytest

@@ -35,6 +35,8 @@ const char* kUsage =
     "  plot OUT.h5 [--kind cdf|timeline|compare] -o FIG.png|svg\n"
     "                                           latency CDFs, utilisation/memory timelines, "
     "strategies\n"
+    "  calibrate DATA.csv ... [-o PROFILE.yaml] fit kernel, block and host costs to measured\n"
+    "                                           times, cross-validated by source\n"
     "  completion bash|zsh|fish                 a shell completion script\n"
     "  help [COMMAND]                           this text, or one command's options\n"
     "  --version\n"
@@ -53,7 +55,7 @@ const std::vector<Command>& cli::command_table() {
   static const std::vector<Command> kCommands{
       run_command(),    validate_command(), compare_command(),   inspect_command(),
       plan_command(),   mig_command(),      models_command(),    strategies_command(),
-      report_command(), plot_command(),     completion_command()};
+      report_command(), plot_command(),     calibrate_command(), completion_command()};
   return kCommands;
 }
 

@@ -55,6 +55,7 @@ Command plot_command();
 Command strategies_command();
 Command plan_command();
 Command completion_command();  // cli_completion.cpp
+Command calibrate_command();   // cli_calibrate.cpp
 
 /// Every subcommand, in the order `gpumux help` lists them (cli.cpp).
 const std::vector<Command>& command_table();

@@ -62,6 +62,10 @@ class ProfileParser {
                 "sm_bandwidth",
                 "launch_overhead",
                 "graph_launch_overhead",
+                "kernel_fixed_cost",
+                "block_round_cost",
+                "pcie_bandwidth",
+                "host_per_request",
                 "timeslice",
                 "context_switch",
                 "preemption_latency",
@@ -106,6 +110,27 @@ class ProfileParser {
     }
     gpu.launch_overhead = duration_at(root, "launch_overhead", "", false);
     gpu.graph_launch_overhead = duration_at(root, "graph_launch_overhead", "", false);
+    if (root["kernel_fixed_cost"]) {
+      gpu.kernel_fixed_cost = duration_at(root, "kernel_fixed_cost", "", false);
+    }
+    if (root["block_round_cost"]) {
+      gpu.block_round_cost = duration_at(root, "block_round_cost", "", false);
+    }
+    if (root["pcie_bandwidth"]) {
+      gpu.pcie_bandwidth = bandwidth_at(root, "pcie_bandwidth", "", false);
+    }
+    if (root["host_per_request"]) {
+      const YAML::Node runtimes = root["host_per_request"];
+      if (!runtimes.IsMap()) {
+        fail(runtimes, "host_per_request",
+             "expected a mapping of runtime name to a time, e.g. {tensorrt: {value: 40us, "
+             "fitted: \"...\"}}");
+      }
+      for (auto it = runtimes.begin(); it != runtimes.end(); ++it) {
+        const std::string runtime = it->first.as<std::string>();
+        gpu.host_per_request[runtime] = duration_at(runtimes, runtime, "host_per_request", false);
+      }
+    }
     gpu.timeslice = duration_at(root, "timeslice", "", false);
     if (gpu.timeslice <= 0) fail(root["timeslice"], "timeslice", "must be greater than zero");
     gpu.context_switch = duration_at(root, "context_switch", "", false);
@@ -139,6 +164,7 @@ class ProfileParser {
     if (root["sm_limits"]) parse_sm_limits(root["sm_limits"], gpu);
     if (root["compute_throughput"]) parse_compute(root["compute_throughput"], gpu.compute);
     gpu.assumed = assumed_;
+    gpu.fitted = fitted_;
     return gpu;
   }
 
@@ -179,17 +205,21 @@ class ProfileParser {
     const std::string path = child_path(parent, key);
     const YAML::Node node = required(map, key, parent);
     if (node.IsMap()) {
-      check_keys(node, path, {"value", "source", "assumption"});
+      check_keys(node, path, {"value", "source", "assumption", "fitted"});
       const bool has_source = static_cast<bool>(node["source"]);
       const bool has_assumption = static_cast<bool>(node["assumption"]);
-      if (has_source == has_assumption) {
+      const bool has_fitted = static_cast<bool>(node["fitted"]);
+      const int kinds = int{has_source} + int{has_assumption} + int{has_fitted};
+      if (kinds != 1) {
         fail(node, path,
-             has_source ? "give either source or assumption, not both"
-                        : "a value needs `source:` (where it was published or measured) or "
-                          "`assumption:` (why it was chosen)");
+             kinds > 1 ? "give one of source, assumption or fitted, not several"
+                       : "a value needs `source:` (where it was published or measured), "
+                         "`assumption:` (why it was chosen) or `fitted:` (the data, script "
+                         "and cross-validated error it was fitted with)");
       }
-      provenance_text(node, has_source ? "source" : "assumption", path);
+      provenance_text(node, has_source ? "source" : has_assumption ? "assumption" : "fitted", path);
       if (has_assumption) assumed_.push_back(path);
+      if (has_fitted) fitted_.push_back(path);
       return required(node, "value", path);
     }
     if (!covered) {
@@ -436,6 +466,7 @@ class ProfileParser {
   }
 
   mutable std::vector<std::string> assumed_;  // key paths whose value is an assumption
+  mutable std::vector<std::string> fitted_;   // key paths whose value is fitted
   std::string file_;
   std::map<std::string, SourceLocation> locations_;
   yaml::Context ctx_;

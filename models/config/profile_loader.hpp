@@ -26,6 +26,11 @@ std::string embedded_profile_for_alias(const std::string& name);
 const DeviceProfile& load_device_profile(const std::string& name_or_path,
                                          const std::string& base_dir = "");
 
+/// The text of the profile document load_device_profile reads for `name_or_path` (an embedded
+/// profile's, or the file's), for tools that write an edited copy (`gpumux calibrate`). Throws
+/// InputError as load_device_profile.
+std::string device_profile_text(const std::string& name_or_path, const std::string& base_dir = "");
+
 /// Parses a profile document (for tests and tools). Throws InputError.
 DeviceProfile parse_device_profile(const std::string& yaml_text, const std::string& source_name);
 

@@ -93,6 +93,20 @@ std::string embedded_profile_for_alias(const std::string& name) {
   return "";
 }
 
+std::string device_profile_text(const std::string& name_or_path, const std::string& base_dir) {
+  if (looks_like_path(name_or_path)) {
+    std::filesystem::path path(name_or_path);
+    if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+    return read_text_file(path.lexically_normal().string());
+  }
+  const DeviceProfile& gpu = load_device_profile(name_or_path, base_dir);  // checks the name
+  const std::string stem = gpu.source_path.substr(std::string("embedded:").size());
+  for (const auto& [name, text] : embedded_profiles()) {
+    if (name == stem) return std::string(text);
+  }
+  throw InputError("unknown GPU model '" + name_or_path + "'");
+}
+
 const DeviceProfile& load_device_profile(const std::string& name_or_path,
                                          const std::string& base_dir) {
   // Profiles are immutable once loaded; the map owns them and never moves them, so the returned

@@ -64,6 +64,28 @@ struct DeviceProfile {
   /// its CPU issue reached) and its start, ns (models/workload docs; gpu-benches intercept).
   Nanos launch_overhead = 0;
   Nanos graph_launch_overhead = 0;  ///< the same for kernels of a CUDA graph (`cuda_graph: true`)
+  /// Per modelled kernel (catalog, LLM card), ns of stream time beyond the launch overhead in
+  /// which the kernel holds no SM: the launch-to-first-block latency and the drain and memory
+  /// flush after its last block (`kernel_fixed_cost:`, usually `fitted:` by `gpumux
+  /// calibrate`). Not added to kernel-trace kernels (their recorded gaps hold it) nor to
+  /// hand-written kernels (their durations are the user's). 0 = none.
+  Nanos kernel_fixed_cost = 0;
+  /// Per round of resident blocks on a modelled kernel's busiest SM, ns of SM time beyond the
+  /// round's memory latencies and work: block dispatch, prologue (index and descriptor set-up)
+  /// and the epilogue's barrier (`block_round_cost:`, usually fitted). 0 = none.
+  Nanos block_round_cost = 0;
+  /// Host <-> GPU copy bandwidth per direction, bytes/s (`pcie_bandwidth:`): a catalog
+  /// inference request's input (H2D) and output (D2H) cross it. 0 = copies not modelled.
+  double pcie_bandwidth = 0;
+  /// Host time per inference request by runtime name (`host_per_request: {tensorrt: ...}`),
+  /// ns: pre/post-processing, the framework's call and its synchronisations, beyond the
+  /// per-operator dispatch (kernel-families `host_per_op`). A runtime not listed: 0.
+  std::map<std::string, Nanos> host_per_request;
+  /// The stream gap a modelled kernel pays before it starts: the launch overhead (stream or
+  /// graph) plus kernel_fixed_cost. O(1).
+  Nanos modelled_launch(bool cuda_graph) const {
+    return (cuda_graph ? graph_launch_overhead : launch_overhead) + kernel_fixed_cost;
+  }
   /// Boost SM clock in MHz (`boost_clock:`); 0 = not in the profile. With `sms` it scales the
   /// compute part of a kernel recorded on another model (kernel traces).
   double boost_clock_mhz = 0;
@@ -86,6 +108,9 @@ struct DeviceProfile {
   /// Key paths of the values marked `assumption:` rather than `source:` ("context_switch",
   /// "mig.profiles.2.sms", ...), so results can say which of their inputs are unmeasured.
   std::vector<std::string> assumed;
+  /// Key paths of the values marked `fitted:` ("kernel_fixed_cost", ...): fitted by `gpumux
+  /// calibrate` on a declared calibration set (docs/calibration.md).
+  std::vector<std::string> fitted;
   std::string source_path;   ///< file it came from, or "embedded:NAME"
   std::string content_hash;  ///< FNV-1a 64 of the file text, 16 hex digits
 

@@ -43,6 +43,7 @@ DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_prof
   c.memory = gpu.memory;
   c.launch_overhead = static_cast<double>(gpu.launch_overhead);
   c.graph_launch_overhead = static_cast<double>(gpu.graph_launch_overhead);
+  c.kernel_fixed_cost = static_cast<double>(gpu.kernel_fixed_cost);
   if (!mig_profile.empty()) {
     if (const MigProfileSpec* p = gpu.find_mig_profile(mig_profile)) {
       c.sms = p->sms;
@@ -69,6 +70,7 @@ TenantDemand demand_of(const TenantSpec& t) {
   d.rate_per_s = d.open_loop ? w.arrivals.rate_per_s : 0.0;
   d.max_in_flight = std::max(1, w.max_in_flight);
   d.graph = w.cuda_graph;
+  d.modelled = w.catalog || w.llm;
   auto tokens = [&](TokenCount count, bool minimum) {
     const DurationDistribution& dist =
         count == TokenCount::input ? w.input_tokens : w.output_tokens;
@@ -121,8 +123,13 @@ double hbm_load_per_s(const TenantDemand& d, const DeviceCapacity& c) {
   return ns * d.rate_per_s / 1e9;
 }
 
+static double stream_gap_ns(const TenantDemand& d, const DeviceCapacity& c) {
+  return (d.graph ? c.graph_launch_overhead : c.launch_overhead) +
+         (d.modelled ? c.kernel_fixed_cost : 0.0);
+}
+
 double service_ns(const TenantDemand& d, const DeviceCapacity& c) {
-  const double overhead = d.graph ? c.graph_launch_overhead : c.launch_overhead;
+  const double overhead = stream_gap_ns(d, c);
   double service = 0;
   for (const TenantDemand::Kernel& k : d.kernels) {
     service += k.mean_launches * overhead + k.mean_work * slowdown(k, c);
@@ -138,7 +145,7 @@ double solo_capacity_per_s(const TenantDemand& d, const DeviceCapacity& c) {
 
 double latency_floor_ns(const TenantDemand& d, const DeviceCapacity& c) {
   if (!d.floor_known) return 0;
-  const double overhead = d.graph ? c.graph_launch_overhead : c.launch_overhead;
+  const double overhead = stream_gap_ns(d, c);
   double floor = 0;
   for (const TenantDemand::Kernel& k : d.kernels) {
     floor += k.min_launches * (overhead + k.min_duration * slowdown(k, c));

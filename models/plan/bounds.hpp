@@ -40,6 +40,7 @@ struct DeviceCapacity {
   double bandwidth = 1;     ///< fraction of the GPU's HBM bandwidth (B_dev)
   std::int64_t memory = 0;  ///< bytes
   double launch_overhead = 0, graph_launch_overhead = 0;  ///< ns
+  double kernel_fixed_cost = 0;  ///< ns per kernel of a modelled workload (device_profile.hpp)
   /// The device as the contention law (models/gpu/contention_law.hpp) reads it: the same
   /// S_gpu, S_dev and B_dev as above, and the law's other terms.
   DeviceGeometry geometry;
@@ -57,6 +58,7 @@ struct TenantDemand {
   double rate_per_s = 0;
   int max_in_flight = 1;
   bool graph = false;
+  bool modelled = false;  ///< catalog or LLM card: each kernel also pays kernel_fixed_cost
   struct Kernel {
     double f = 1, m = 0;
     double c = -1;         ///< busy share (overlapped phases; -1: serial)

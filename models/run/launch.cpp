@@ -1,7 +1,8 @@
 // Launch timing: a launch sequence's kernels are drawn when it starts (the one kernel
 // expansion; a request also takes its memory and its solo latency then), then run in order on
 // each stream. Kernel k is issued by the CPU at
-//     issue_k = max(finish_{k-1} + host_before_k, start + k * host_gap)
+//     issue_k = max(finish_{k-1} + host_before_k, start + host_before_0 + k * host_gap)
+//     (host_before_0, the request's own host time before its dispatch loop, only when host_gap > 0)
 // and can start on the GPU at ready_k = issue_k + L_k (L: the profile's launch overhead, or the
 // graph launch overhead with `cuda_graph: true`; a kernel-trace kernel may carry its own L_k and
 // host_before_k, docs/traces.md). Kernel-trace kernels keep their recorded streams as lanes: one
@@ -140,7 +141,11 @@ double Tenant::stream_time(const std::vector<double>& durations,
   double end = 0;
   for (std::size_t k = 0; k < durations.size(); ++k) {
     const KernelSpec& spec = *specs[k];
-    const double paced = static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap);
+    const double paced =
+        spec_.workload.host_gap > 0
+            ? static_cast<double>(specs.front()->host_before) +
+                  static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap)
+            : 0.0;
     const double launch =
         static_cast<double>(spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_);
     double& finish =

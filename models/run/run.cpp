@@ -55,7 +55,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
                           .sim;
     tenants.push_back(std::make_unique<Tenant>(
         *this, sim, static_cast<int>(t), scenario.tenants[t], tenant_devices,
-        scenario.tenants[t].workload.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead));
+        stream_launch_overhead(scenario.tenants[t].workload, gpu)));
   }
   for (const std::size_t t : by_name) {
     Tenant& tenant = *tenants[t];

@@ -7,7 +7,8 @@
 //   requests.cpp     request lifecycle: arrival, queue, dispatch, completion, the one failure
 //                    record
 //   launch.cpp       starting a request, kernel expansion and launch timing:
-//                    ready_k = max(finish_{k-1}, start + k * host_gap) + L; submission
+//                    ready_k = max(finish_{k-1}, start + host_before_0 + k * host_gap) + L
+//                    (host_before_0 counted only when host_gap > 0); submission
 //   collectives.cpp  data-parallel barriers: a collective starts and ends on every GPU together
 //   batching.cpp     continuous batching: the serving engine's Iterations
 //   memory.cpp       allocations on every GPU of the tenant and the OOM rule
@@ -259,7 +260,11 @@ class Tenant final : public KernelOwner {
   /// `previous_finish` (or the sequence started then).
   Nanos issue_time(const LaunchSequence& sequence, std::size_t kernel,
                    Nanos previous_finish) const {
-    const Nanos paced = sequence.start + static_cast<Nanos>(kernel) * host_gap_;
+    // The host's dispatch loop starts after the request's own host time (the first kernel's
+    // host_before: catalog pre-processing and copies), so pacing counts from there.
+    const Nanos paced = host_gap_ > 0 ? sequence.start + sequence.specs.front()->host_before +
+                                            static_cast<Nanos>(kernel) * host_gap_
+                                      : sequence.start;
     return std::max(previous_finish + sequence.specs[kernel]->host_before, paced);
   }
   /// The launch overhead of kernel `kernel`: its own (kernel traces) or the tenant's.

@@ -836,6 +836,29 @@ double tensor_peak(const DeviceProfile& gpu, const std::string& dtype) {
 
 std::string default_runtime(bool training) { return training ? "pytorch" : "tensorrt"; }
 
+RequestIo request_io_bytes(const CatalogEntry& e, int batch, int seq_len, int element_bytes) {
+  const double b = batch, s = seq_len, dt = element_bytes;
+  RequestIo io;
+  if (e.dim("image_size") > 0) {
+    const double side = static_cast<double>(e.dim("image_size"));
+    io.input = b * 3 * side * side * dt;
+    io.output = b * static_cast<double>(std::max<std::int64_t>(1, e.dim("classes"))) * dt;
+  } else if (e.family == "pointnet") {
+    io.input = b * static_cast<double>(e.dim("points")) * 3 * 4;
+    io.output = b * static_cast<double>(e.dim("classes")) * 4;
+  } else if (e.family == "encoder-decoder") {
+    io.input = b * static_cast<double>(e.dim("mel_bins") * e.dim("audio_frames")) * 4;
+    io.output = b * s * 4;
+  } else if (e.family == "decoder") {
+    io.input = b * s * 4;
+    io.output = b * static_cast<double>(e.dim("vocab")) * dt;
+  } else {
+    io.input = b * s * 3 * 4;
+    io.output = b * s * 2 * 4;
+  }
+  return io;
+}
+
 namespace {
 
 // Latency floor (catalog_model.hpp): the critical path of the busiest SM. It runs `per_sm` blocks,
@@ -868,6 +891,12 @@ double critical_path(std::int64_t per_sm, int resident, const BlockPath& path) {
   return static_cast<double>(full) * round(r) + (rest > 0 ? round(rest) : 0.0);
 }
 
+// The profile's per-round block cost (block dispatch, prologue, the epilogue's barrier), s: paid
+// once per round of resident blocks on the busiest SM, as part of the round's fill.
+double block_round_seconds(const DeviceProfile& gpu) {
+  return static_cast<double>(gpu.block_round_cost) * 1e-9;
+}
+
 // One SM's share of the L2 bandwidth (bytes/s): what a wave of blocks that all load or store at
 // once gets each (the HBM's share on a profile without an L2 figure).
 double sm_l2_bandwidth(const DeviceProfile& gpu) {
@@ -878,10 +907,10 @@ double sm_l2_bandwidth(const DeviceProfile& gpu) {
 // The floor of an elementwise kernel of `blocks` blocks (`resident` per SM) on `sms` SMs: per
 // round of resident blocks one DRAM load, the per-block compute, one store into L2.
 double elementwise_floor(std::int64_t blocks, int resident, int sms, double block_compute,
-                         const MemoryLatency& latency) {
+                         const MemoryLatency& latency, double round_cost) {
   BlockPath path;
   path.block_compute = block_compute;
-  path.fill = latency.dram.value;
+  path.fill = latency.dram.value + round_cost;
   path.epilogue = latency.l2.value;
   return critical_path(ceil_div(std::max<std::int64_t>(1, blocks), sms), resident, path);
 }
@@ -906,7 +935,8 @@ Reduction split_k_reduction(double outputs, int split, double element_bytes,
                                         families.elementwise_registers.value, 0);
   r.t_memory =
       outputs * (4.0 * split + element_bytes) / grid_bandwidth(bandwidth, r.blocks, sms, gpu);
-  r.t_floor = elementwise_floor(r.blocks, r.blocks_per_sm, sms, 0, families.latency(gpu.name));
+  r.t_floor = elementwise_floor(r.blocks, r.blocks_per_sm, sms, 0, families.latency(gpu.name),
+                                block_round_seconds(gpu));
   return r;
 }
 
@@ -948,7 +978,7 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   path.iterations = c.iterations;
   path.block_compute = block_flops / sm_rate;
   path.iteration_latency = latency.dram.value / std::max(1, tile.stages - 1);
-  path.fill = latency.dram.value;
+  path.fill = latency.dram.value + block_round_seconds(gpu);
   path.fill_per_block = static_cast<double>(tile.m + tile.n) * tile.k * dt / l2_share;
   path.epilogue = latency.l2.value;
   const double outputs_per_block = static_cast<double>(tile.m) * tile.n;
@@ -973,7 +1003,8 @@ double GemmChoice::time(const DeviceProfile& gpu) const {
   const double gemm = std::max(t_latency, t_memory);
   // The reduction is a second kernel: its own launch (the stream rate: a library chooses
   // without knowing whether it is captured in a graph) and duration.
-  return split > 1 ? gemm + static_cast<double>(gpu.launch_overhead) * 1e-9 + t_reduce : gemm;
+  return split > 1 ? gemm + static_cast<double>(gpu.modelled_launch(false)) * 1e-9 + t_reduce
+                   : gemm;
 }
 
 double gemm_reread_bytes(const LayerWork& layer, const GemmTile& tile) {
@@ -1127,7 +1158,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
       path.iterations = iterations;
       path.block_compute = block_compute;
       path.iteration_latency = latency.dram.value / (families.attention_stages.value - 1);
-      path.fill = latency.dram.value;
+      path.fill = latency.dram.value + block_round_seconds(gpu);
       path.fill_per_block =
           (rows + 2 * cols) * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
       path.epilogue = latency.l2.value;
@@ -1148,7 +1179,8 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
       t_compute = layer.flops / gpu.compute.fp32 * busiest_share(blocks, sms);
       const double block_compute =
           layer.flops / static_cast<double>(blocks) / (gpu.compute.fp32 / sms);
-      t_latency = elementwise_floor(blocks, bps, sms, block_compute, latency);
+      t_latency =
+          elementwise_floor(blocks, bps, sms, block_compute, latency, block_round_seconds(gpu));
       t_memory = layer.bytes / grid_bandwidth(bandwidth, blocks, sms, gpu);
       what = "elementwise";
       break;
@@ -1356,9 +1388,8 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     std::size_t step_kernels = 0;
     for (const LayerWork& layer : out.layers.decode_step) {
       for (const KernelSpec& k : build(layer).kernels) {
-        const double t =
-            static_cast<double>(k.duration.value) +
-            static_cast<double>(cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead);
+        const double t = static_cast<double>(k.duration.value) +
+                         static_cast<double>(gpu.modelled_launch(cuda_graph));
         total += t;
         width += t * k.sm_fraction;
         // (the step is a sequence of kernels, not one roofline: serial phases, each kernel's
@@ -1392,6 +1423,19 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     out.details.insert(out.details.end(), details.begin(), details.end());
   }
   out.host_ops = ops;
+  if (!training && !out.kernels.empty()) {
+    // Host time per inference request (catalog_model.hpp, "Host"): the runtime's fitted
+    // per-request time and the input and output over the host link, before the first kernel.
+    const RequestIo io = request_io_bytes(*entry, batch, seq, dtype_bytes(dtype));
+    out.input_bytes = io.input;
+    out.output_bytes = io.output;
+    const auto fixed = gpu.host_per_request.find(runtime->name);
+    out.host_per_request = fixed != gpu.host_per_request.end() ? fixed->second : 0;
+    out.copy_time = gpu.pcie_bandwidth > 0
+                        ? std::llround((io.input + io.output) / gpu.pcie_bandwidth * 1e9)
+                        : 0;
+    out.kernels.front().host_before = out.host_per_request + out.copy_time;
+  }
   if (!cuda_graph && !step.empty()) {
     out.host_gap =
         std::llround(ops * runtime->host_per_op.value * 1e9 / static_cast<double>(step.size()));

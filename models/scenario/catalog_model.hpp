@@ -88,6 +88,17 @@
 //   Collective  NCCL ring all-reduce of n GPUs, alpha-beta: t = latency + 2 (n - 1)
 //             latency_per_hop + 2 (n - 1) / n x bytes / bus_bandwidth (NCCL's tuning model,
 //             src/graph/tuning.cc), m = 1, blocks = NCCL channels.
+//   Host      inference only: before its first kernel a request spends host time (its
+//             host_before) = the profile's host_per_request of its runtime (pre/post-processing,
+//             the framework's call and synchronisations; fitted, `gpumux calibrate`) + (input +
+//             output bytes) / pcie_bandwidth (H2D and D2H on the host link, request_io_bytes;
+//             post-processing and the output copy are moved before the kernels: the request's
+//             latency and the GPU's idle time are the same sums). Under sharing another tenant's
+//             kernels fill it. The link is not shared between tenants (not modelled).
+//   Fixed     every kernel pays the profile's kernel_fixed_cost in its stream beyond the launch
+//             overhead (no SM held: launch to first block, drain, flush; scenario.hpp
+//             stream_launch_overhead) and every round of blocks on the busiest SM its
+//             block_round_cost (in the round's fill, so on fewer SMs it is paid more often).
 //   Memory    inference: weights (params x s) at start, two largest activations per request
 //             (ping-pong buffers); training: params x (4 master + 4 gradient + optimizer state:
 //             SGD-momentum 4, Adam 8) + every saved activation, all at start.
@@ -245,9 +256,24 @@ struct CatalogWorkload {
   std::string runtime;                  ///< the runtime used (kernel-families `runtimes:`)
   bool runtime_from_user = false;       ///< `runtime:` written (else the phase's default)
   Nanos host_gap = 0;                   ///< host time per kernel launch (0 under a CUDA graph)
-  double host_ops = 0;                  ///< framework operators per request
+  /// Inference: host time before the first kernel (its host_before) = host_per_request +
+  /// copy_time; training: 0 (the data loader is not modelled).
+  Nanos host_per_request = 0;  ///< the profile's host_per_request of the runtime
+  Nanos copy_time = 0;         ///< (input_bytes + output_bytes) / the profile's pcie_bandwidth
+  double input_bytes = 0, output_bytes = 0;  ///< a request's H2D input and D2H output
+  double host_ops = 0;                       ///< framework operators per request
   CatalogLayers layers;
 };
+
+/// What an inference request moves between host and GPU, bytes (catalog_model.hpp, "Host").
+struct RequestIo {
+  double input = 0, output = 0;
+};
+/// Images: batch x 3 x side^2 at the dtype in, one score per class out; PointNet: batch x
+/// points x 3 fp32 in, classes out; Whisper: the log-Mel input (fp32), seq_len token ids out;
+/// a decoder LM: seq_len int32 ids in, one token's logits out; an encoder: three int32 tensors
+/// of seq_len (ids, types, mask) in, two fp32 per token (span logits) out. O(1).
+RequestIo request_io_bytes(const CatalogEntry& entry, int batch, int seq_len, int element_bytes);
 
 /// The runtime a request without `runtime:` uses: tensorrt for inference, pytorch for training.
 std::string default_runtime(bool training);

@@ -301,8 +301,7 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   const double host = card.cuda_graph         ? 0.0
                       : card.host_per_op >= 0 ? card.host_per_op
                                               : families.runtime("pytorch")->host_per_op.value;
-  const double gap =
-      static_cast<double>(card.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead);
+  const double gap = static_cast<double>(gpu.modelled_launch(card.cuda_graph));
   const double alpha =
       families.collective_latency.value + 2.0 * (t - 1) * families.collective_latency_per_hop.value;
   for (KernelSpec& k : kernels) {

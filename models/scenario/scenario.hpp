@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/config/input_error.hpp"
+#include "models/gpu/device_profile.hpp"
 #include "models/gpu/kernel_run.hpp"
 #include "models/strategies/sharing_spec.hpp"
 #include "sim/core/statistics.hpp"
@@ -332,6 +333,16 @@ struct WorkloadSpec {
   /// but never evicts resident blocks.
   int priority = 0;
 };
+
+/// The stream gap each kernel of `w` pays before it starts on `gpu`, unless the kernel carries
+/// its own (KernelSpec::launch_overhead, kernel traces): the profile's launch overhead (graph or
+/// stream) plus, for the modelled workloads (catalog, LLM card), its kernel_fixed_cost (launch to
+/// first block, drain and flush: device_profile.hpp). Hand-written and trace kernels get none of
+/// the fixed cost: their durations and recorded gaps are measured. O(1).
+inline Nanos stream_launch_overhead(const WorkloadSpec& w, const DeviceProfile& gpu) {
+  if (w.catalog || w.llm) return gpu.modelled_launch(w.cuda_graph);
+  return w.cuda_graph ? gpu.graph_launch_overhead : gpu.launch_overhead;
+}
 
 struct GpuSpec {
   std::string name;   ///< as written; after expansion of count>1: name-0 .. name-(count-1)

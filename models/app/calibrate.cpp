@@ -1,0 +1,659 @@
+// `gpumux calibrate`: the fit, its cross-validation and the fitted profile (calibrate.hpp).
+#include "models/app/calibrate.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "models/app/application.hpp"
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/scenario/catalog_model.hpp"
+#include "sim/util/strings.hpp"
+#include "sim/util/units.hpp"
+
+namespace gpumux {
+namespace {
+
+// ---------------------------------------------------------------- reading the points
+
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  for (std::string& f : out) f = trim(f);
+  return out;
+}
+
+[[noreturn]] void point_error(const std::string& file, int line, const std::string& column,
+                              const std::string& why) {
+  throw InputError(file + ":" + std::to_string(line) + ": " + column + ": " + why);
+}
+
+double positive_number(const std::string& text, const std::string& file, int line,
+                       const std::string& column) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || !(v > 0)) {
+    point_error(file, line, column, "expected a positive number, got '" + text + "'");
+  }
+  return v;
+}
+
+int count_or_zero(const std::string& text, const std::string& file, int line,
+                  const std::string& column) {
+  if (text.empty()) return 0;
+  const double v = positive_number(text, file, line, column);
+  if (v != std::floor(v) || v > 1e9) {
+    point_error(file, line, column, "expected a whole number, got '" + text + "'");
+  }
+  return static_cast<int>(v);
+}
+
+// ---------------------------------------------------------------- profiles with theta
+
+using Theta = std::map<std::string, double>;  // key path -> ns
+
+const std::vector<std::string> kFittedTopKeys = {"kernel_fixed_cost", "block_round_cost",
+                                                 "host_per_request"};
+
+// The base text without the top-level entries `kFittedTopKeys` (each: its key line and the
+// indented or continued lines under it).
+std::string without_fitted_keys(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  bool skipping = false;
+  while (std::getline(in, line)) {
+    const bool top = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
+    if (top) {
+      skipping = false;
+      for (const std::string& key : kFittedTopKeys) {
+        if (line.rfind(key + ":", 0) == 0) skipping = true;
+      }
+    }
+    if (!skipping) out += line + "\n";
+  }
+  return out;
+}
+
+std::string yaml_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string ns_text(double ns) { return std::to_string(std::llround(std::max(0.0, ns))) + "ns"; }
+
+// The fitted block: every key of `values` as {value, <provenance kind>: text}.
+std::string fitted_block(const Theta& values, const std::map<std::string, std::string>& why,
+                         const std::string& kind) {
+  std::string out;
+  std::map<std::string, std::string> host;
+  for (const auto& [key, ns] : values) {
+    const auto reason = why.count(key) ? why.at(key) : std::string("calibrate");
+    const std::string entry =
+        "{value: " + ns_text(ns) + ", " + kind + ": " + yaml_quoted(reason) + "}";
+    if (key.rfind("host_per_request.", 0) == 0) {
+      host[key.substr(17)] = entry;
+    } else {
+      out += key + ": " + entry + "\n";
+    }
+  }
+  if (!host.empty()) {
+    out += "host_per_request:\n";
+    for (const auto& [runtime, entry] : host) out += "  " + runtime + ": " + entry + "\n";
+  }
+  return out;
+}
+
+Theta profile_values(const DeviceProfile& gpu) {
+  Theta t{{"kernel_fixed_cost", static_cast<double>(gpu.kernel_fixed_cost)},
+          {"block_round_cost", static_cast<double>(gpu.block_round_cost)}};
+  for (const auto& [runtime, ns] : gpu.host_per_request) {
+    t["host_per_request." + runtime] = static_cast<double>(ns);
+  }
+  return t;
+}
+
+// A private folder for the edited profiles, removed with its files at the end.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gpumux-calibrate-XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw InputError("calibrate: cannot create a temporary folder under " +
+                       std::filesystem::temp_directory_path().string());
+    }
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string runtime_of(const CalibrationPoint& p) {
+  if (!p.runtime.empty()) return p.runtime;
+  return default_runtime(p.phase == "training");
+}
+
+// ---------------------------------------------------------------- simulating a point
+
+class PointSimulator {
+ public:
+  PointSimulator() = default;
+
+  int simulations() const { return simulations_; }
+
+  // The point's mean latency alone (s) with `theta` written into its profile.
+  double predict(const CalibrationPoint& p, const Theta& theta) {
+    const std::string profile = profile_with(p.profile, theta);
+    double duration_s = 0.25;
+    for (int attempt = 0; attempt < 5; ++attempt, duration_s *= 8) {
+      ScenarioRequest request;
+      request.scenario = scenario_text(p, profile, duration_s);
+      request.is_path = false;
+      request.source_name = p.file + ":" + std::to_string(p.line) + " (point " + p.id + ")";
+      ResolvedScenario resolved;
+      try {
+        resolved = resolve_request(request);
+      } catch (const InputError& e) {
+        point_error(p.file, p.line, p.id, std::string("gpumux refuses this point: ") + e.what());
+      }
+      RunControl control;
+      control.record_requests = false;
+      const RunResult result = simulate_resolved(resolved, control);
+      ++simulations_;
+      const TenantResult& t = result.tenants.front();
+      if (t.failed > 0) {
+        point_error(p.file, p.line, p.id,
+                    "its requests fail alone (" + std::to_string(t.failed) +
+                        " failed: out of memory?); it cannot calibrate a time");
+      }
+      if (t.latency.count >= 3) return t.latency.mean * 1e-9;
+    }
+    point_error(p.file, p.line, p.id, "fewer than 3 requests complete in 1000 s of simulation");
+  }
+
+ private:
+  std::string profile_with(const std::string& base, const Theta& theta) {
+    const DeviceProfile& gpu = load_device_profile(base);
+    Theta values = profile_values(gpu);
+    for (const auto& [key, ns] : theta) values[key] = ns;
+    std::string& text = base_texts_[base];
+    if (text.empty()) text = without_fitted_keys(device_profile_text(base));
+    const std::string document =
+        text + fitted_block(values, {}, "assumption") + "\n# (calibrate: trial values)\n";
+    // The file keeps the base's stem: the profile's name keys per-GPU data (kernel-families
+    // memory_latency).
+    const std::string folder = scratch_.path() + "/" + std::to_string(files_++);
+    std::filesystem::create_directory(folder);
+    const std::string path = folder + "/" + gpu.name + ".yaml";
+    std::ofstream(path) << document;
+    return path;
+  }
+
+  static std::string scenario_text(const CalibrationPoint& p, const std::string& profile,
+                                   double duration_s) {
+    std::string gpu =
+        "  - {name: gpu0, model: " + yaml_quoted(profile) + ", sharing: {mode: exclusive}";
+    if (!p.mig.empty()) gpu += ", mig: " + yaml_quoted(p.mig);
+    gpu += "}\n";
+    std::string w = "      model: " + yaml_quoted(p.model) + "\n";
+    if (p.batch > 0) w += "      batch: " + std::to_string(p.batch) + "\n";
+    if (p.seq_len > 0) w += "      seq_len: " + std::to_string(p.seq_len) + "\n";
+    if (!p.dtype.empty()) w += "      dtype: " + yaml_quoted(p.dtype) + "\n";
+    if (!p.phase.empty()) w += "      phase: " + yaml_quoted(p.phase) + "\n";
+    if (!p.runtime.empty()) w += "      runtime: " + yaml_quoted(p.runtime) + "\n";
+    if (!p.memory_format.empty())
+      w += "      memory_format: " + yaml_quoted(p.memory_format) + "\n";
+    w += "      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
+    return "name: calibrate\nseed: 1\nduration: " + std::to_string(std::llround(duration_s * 1e3)) +
+           "ms\nwarmup: 0s\ngpus:\n" + gpu +
+           "tenants:\n  - name: w\n    device: " + (p.mig.empty() ? "gpu0" : "gpu0/0") +
+           "\n    workload:\n" + w;
+  }
+
+  ScratchDir scratch_;
+  std::map<std::string, std::string> base_texts_;
+  int files_ = 0;
+  int simulations_ = 0;
+};
+
+double median_abs(std::vector<double> v) {
+  if (v.empty()) return 0;
+  for (double& x : v) x = std::abs(x);
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- public
+
+std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::string>& files) {
+  std::vector<CalibrationPoint> points;
+  std::set<std::string> ids;
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    if (!std::filesystem::is_regular_file(file) || !in) {
+      throw InputError(file + ": cannot read the calibration file (not a readable regular file)");
+    }
+    std::string line;
+    std::vector<std::string> header;
+    int number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (trim(line).empty() || trim(line)[0] == '#') continue;
+      const std::vector<std::string> fields = csv_fields(line);
+      if (header.empty()) {
+        header = fields;
+        for (const char* need : {"id", "source", "model", "profile", "metric", "value", "unit"}) {
+          if (std::find(header.begin(), header.end(), need) == header.end()) {
+            point_error(file, number, need, "missing column (header: " + join(header, ",") + ")");
+          }
+        }
+        continue;
+      }
+      if (fields.size() != header.size()) {
+        point_error(file, number, "row",
+                    std::to_string(fields.size()) + " fields where the header has " +
+                        std::to_string(header.size()));
+      }
+      std::map<std::string, std::string> row;
+      for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
+      CalibrationPoint p;
+      p.file = file;
+      p.line = number;
+      p.id = row["id"];
+      p.source = row["source"];
+      p.model = row["model"];
+      p.phase = row["phase"];
+      p.dtype = row["dtype"];
+      p.runtime = row["runtime"];
+      p.profile = row["profile"];
+      p.mig = row["mig"];
+      p.memory_format = row["memory_format"];
+      p.metric = row["metric"];
+      p.unit = row["unit"];
+      for (const char* need : {"id", "source", "model", "profile"}) {
+        if (row[need].empty()) point_error(file, number, need, "must not be empty");
+      }
+      if (!ids.insert(p.id).second) point_error(file, number, "id", "duplicate id '" + p.id + "'");
+      p.batch = count_or_zero(row["batch"], file, number, "batch");
+      p.seq_len = count_or_zero(row["seq_len"], file, number, "seq_len");
+      p.value = positive_number(row["value"], file, number, "value");
+      if (p.metric == "latency") {
+        const std::map<std::string, double> scale{{"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+        const auto unit = scale.find(p.unit);
+        if (unit == scale.end()) point_error(file, number, "unit", "latency in us, ms or s");
+        p.target_s = p.value * unit->second;
+      } else if (p.metric == "throughput") {
+        if (p.unit.size() < 3 || p.unit.compare(p.unit.size() - 2, 2, "/s") != 0) {
+          point_error(file, number, "unit", "throughput in items/s (e.g. img/s, seq/s)");
+        }
+        p.target_s = std::max(1, p.batch) / p.value;
+      } else {
+        point_error(file, number, "metric",
+                    "unknown metric '" + p.metric + "' (latency or throughput)");
+      }
+      points.push_back(p);
+    }
+  }
+  if (points.empty()) throw InputError("calibrate: the data files hold no point");
+  return points;
+}
+
+std::vector<double> nonnegative_least_squares(const std::vector<double>& a,
+                                              const std::vector<double>& b, int columns) {
+  const int n = static_cast<int>(b.size());
+  const int p = columns;
+  if (p <= 0) return {};
+  if (p > 12) throw std::invalid_argument("nonnegative_least_squares: at most 12 columns");
+  Eigen::MatrixXd A(n, p);
+  Eigen::VectorXd B(n);
+  for (int i = 0; i < n; ++i) {
+    B(i) = b[static_cast<std::size_t>(i)];
+    for (int j = 0; j < p; ++j) A(i, j) = a[static_cast<std::size_t>(i * p + j)];
+  }
+  std::vector<double> best(static_cast<std::size_t>(p), 0.0);
+  double best_cost = B.squaredNorm();
+  for (unsigned mask = 1; mask < (1u << p); ++mask) {
+    std::vector<int> free;
+    for (int j = 0; j < p; ++j) {
+      if (mask & (1u << j)) free.push_back(j);
+    }
+    Eigen::MatrixXd S(n, static_cast<int>(free.size()));
+    for (std::size_t k = 0; k < free.size(); ++k) S.col(static_cast<int>(k)) = A.col(free[k]);
+    const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(S);
+    if (qr.rank() < static_cast<int>(free.size())) continue;  // a dependent set: a subset does it
+    const Eigen::VectorXd x = qr.solve(B);
+    if ((x.array() < 0).any()) continue;
+    const double cost = (S * x - B).squaredNorm();
+    if (cost < best_cost - 1e-15 * (1 + best_cost)) {
+      best_cost = cost;
+      std::fill(best.begin(), best.end(), 0.0);
+      for (std::size_t k = 0; k < free.size(); ++k)
+        best[static_cast<std::size_t>(free[k])] = x(static_cast<int>(k));
+    }
+  }
+  return best;
+}
+
+CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
+                            const CalibrationOptions& options) {
+  CalibrationResult result;
+  result.points = points;
+  const auto& pts = result.points;
+  const std::size_t n = pts.size();
+  const auto note = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  const auto wants = [&](const std::string& kind) {
+    return options.fit.empty() ||
+           std::find(options.fit.begin(), options.fit.end(), kind) != options.fit.end();
+  };
+  for (const std::string& kind : options.fit) {
+    if (kind != "kernel_fixed_cost" && kind != "block_round_cost" && kind != "host_per_request") {
+      throw InputError("calibrate: --fit: unknown parameter '" + kind +
+                       "' (kernel_fixed_cost, block_round_cost, host_per_request)");
+    }
+  }
+  // The free parameters.
+  std::vector<std::string> keys;
+  if (wants("kernel_fixed_cost")) keys.emplace_back("kernel_fixed_cost");
+  if (wants("block_round_cost")) keys.emplace_back("block_round_cost");
+  if (wants("host_per_request")) {
+    std::set<std::string> runtimes;
+    for (const CalibrationPoint& p : pts) {
+      if (p.phase != "training") runtimes.insert(runtime_of(p));
+    }
+    for (const std::string& r : runtimes) keys.push_back("host_per_request." + r);
+  }
+  const int pcount = static_cast<int>(keys.size());
+  for (const CalibrationPoint& p : pts) result.sources.push_back(p.source);
+  std::sort(result.sources.begin(), result.sources.end());
+  result.sources.erase(std::unique(result.sources.begin(), result.sources.end()),
+                       result.sources.end());
+
+  PointSimulator sim;
+  const auto predict_all = [&](const Theta& theta) {
+    std::vector<double> t(n);
+    for (std::size_t i = 0; i < n; ++i) t[i] = sim.predict(pts[i], theta);
+    return t;
+  };
+  // Before: each profile's own values.
+  result.rows.resize(n);
+  const std::vector<double> before = predict_all({});
+  Theta theta;
+  for (const std::string& key : keys) theta[key] = 0;
+  std::vector<double> at = predict_all(theta);
+  std::vector<double> jac(n * static_cast<std::size_t>(std::max(1, pcount)), 0.0);
+  const double bump = 1000;  // ns
+  for (int iteration = 0; iteration < options.iterations && pcount > 0; ++iteration) {
+    note("fit " + std::to_string(iteration + 1) + "/" + std::to_string(options.iterations) + ": " +
+         std::to_string(n * static_cast<std::size_t>(pcount)) + " simulations");
+    for (int j = 0; j < pcount; ++j) {
+      Theta bumped = theta;
+      bumped[keys[static_cast<std::size_t>(j)]] += bump;
+      const std::vector<double> t = predict_all(bumped);
+      for (std::size_t i = 0; i < n; ++i) {
+        jac[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)] =
+            (t[i] - at[i]) / bump;
+      }
+    }
+    std::vector<double> a(jac.size()), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double w = 1.0 / pts[i].target_s;
+      double offset = 0;
+      for (int j = 0; j < pcount; ++j) {
+        const double jij = jac[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)];
+        a[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)] = w * jij;
+        offset += jij * theta[keys[static_cast<std::size_t>(j)]];
+      }
+      b[i] = w * (pts[i].target_s - at[i] + offset);
+    }
+    const std::vector<double> x = nonnegative_least_squares(a, b, pcount);
+    double moved = 0;
+    for (int j = 0; j < pcount; ++j) {
+      double& v = theta[keys[static_cast<std::size_t>(j)]];
+      moved = std::max(moved, std::abs(x[static_cast<std::size_t>(j)] - v));
+      v = x[static_cast<std::size_t>(j)];
+    }
+    at = predict_all(theta);
+    if (moved < 1.0) break;
+  }
+  // Cross-validation: one fold per source, linearised at the fit.
+  std::vector<double> out_of_sample(n, 0.0);
+  std::vector<Theta> folds;
+  for (const std::string& source : result.sources) {
+    note("leave out " + source);
+    std::vector<double> a, b;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (pts[i].source == source) continue;
+      const double w = 1.0 / pts[i].target_s;
+      double offset = 0;
+      for (int j = 0; j < pcount; ++j) {
+        const double jij = jac[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)];
+        a.push_back(w * jij);
+        offset += jij * theta[keys[static_cast<std::size_t>(j)]];
+      }
+      b.push_back(w * (pts[i].target_s - at[i] + offset));
+    }
+    Theta fold;
+    const std::vector<double> x = b.empty()
+                                      ? std::vector<double>(static_cast<std::size_t>(pcount), 0.0)
+                                      : nonnegative_least_squares(a, b, pcount);
+    for (int j = 0; j < pcount; ++j)
+      fold[keys[static_cast<std::size_t>(j)]] = x[static_cast<std::size_t>(j)];
+    folds.push_back(fold);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (pts[i].source == source) out_of_sample[i] = sim.predict(pts[i], fold);
+    }
+  }
+  // Parameters.
+  for (int j = 0; j < pcount; ++j) {
+    const std::string& key = keys[static_cast<std::size_t>(j)];
+    CalibrationParameter param;
+    param.key = key;
+    const Theta base = profile_values(load_device_profile(pts.front().profile));
+    param.before_ns = base.count(key) ? base.at(key) : 0.0;
+    param.fitted_ns = theta[key];
+    param.fold_min_ns = param.fold_max_ns = theta[key];
+    for (const Theta& fold : folds) {
+      param.fold_min_ns = std::min(param.fold_min_ns, fold.at(key));
+      param.fold_max_ns = std::max(param.fold_max_ns, fold.at(key));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      // Depends: 1 us of the parameter moves the prediction by more than 0.01 %.
+      const double sensitivity =
+          std::abs(jac[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)]) *
+          1000.0 / pts[i].target_s;
+      if (sensitivity > 1e-4) {
+        ++param.informed_by;
+        result.rows[i].depends_on.push_back(key);
+      }
+    }
+    result.parameters.push_back(param);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    CalibrationRow& row = result.rows[i];
+    row.point = &pts[i];
+    row.before_s = before[i];
+    row.in_sample_s = at[i];
+    row.out_of_sample_s = out_of_sample[i];
+  }
+  for (const char* mechanism : {"alone", "MIG", "all"}) {
+    CalibrationResult::Errors e;
+    e.mechanism = mechanism;
+    std::vector<double> b, in, out;
+    for (const CalibrationRow& row : result.rows) {
+      const bool mig = !row.point->mig.empty();
+      if ((std::string(mechanism) == "alone" && mig) || (std::string(mechanism) == "MIG" && !mig))
+        continue;
+      const double t = row.point->target_s;
+      b.push_back(row.before_s / t - 1);
+      in.push_back(row.in_sample_s / t - 1);
+      out.push_back(row.out_of_sample_s / t - 1);
+    }
+    e.points = static_cast<int>(b.size());
+    if (e.points == 0) continue;
+    e.before = median_abs(b);
+    e.in_sample = median_abs(in);
+    e.out_of_sample = median_abs(out);
+    result.errors.push_back(e);
+  }
+  result.simulations = sim.simulations();
+  return result;
+}
+
+std::string fitted_profile_text(const std::string& base, const CalibrationResult& result,
+                                const std::vector<std::string>& files, const std::string& date) {
+  const DeviceProfile& gpu = load_device_profile(base);
+  const CalibrationResult::Errors* all = nullptr;
+  for (const auto& e : result.errors) {
+    if (e.mechanism == "all") all = &e;
+  }
+  std::ostringstream tail;
+  tail.precision(3);
+  if (all != nullptr) {
+    tail << "; median |error| in sample " << 100 * all->in_sample << " %, leave-one-source-out "
+         << 100 * all->out_of_sample << " % (" << all->points << " points)";
+  }
+  Theta fitted;
+  std::map<std::string, std::string> why;
+  for (const CalibrationParameter& p : result.parameters) {
+    fitted[p.key] = p.fitted_ns;
+    std::ostringstream s;
+    s << "gpumux calibrate " << join(files, " ") << " (" << date << "; sources "
+      << join(result.sources, ", ") << "; " << p.informed_by << " points depend on it; folds "
+      << std::llround(p.fold_min_ns) << "-" << std::llround(p.fold_max_ns) << " ns" << tail.str()
+      << ")";
+    why[p.key] = s.str();
+  }
+  // The base's entries of the fitted keys are replaced; a host_per_request runtime the fit did
+  // not touch is written back with its value, marked as kept.
+  Theta kept;
+  for (const auto& [key, ns] : profile_values(gpu)) {
+    if (fitted.count(key)) continue;
+    const bool rewritten_block = key.rfind("host_per_request.", 0) == 0 &&
+                                 std::any_of(fitted.begin(), fitted.end(), [](const auto& f) {
+                                   return f.first.rfind("host_per_request.", 0) == 0;
+                                 });
+    if (rewritten_block && ns > 0) kept[key] = ns;
+  }
+  std::string text = device_profile_text(base);
+  std::string removed;
+  {
+    std::istringstream in(text);
+    std::string line;
+    bool skipping = false;
+    while (std::getline(in, line)) {
+      const bool top = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
+      if (top) {
+        skipping = false;
+        for (const auto& [key, ns] : fitted) {
+          const std::string top_key = key.substr(0, key.find('.'));
+          if (line.rfind(top_key + ":", 0) == 0) skipping = true;
+        }
+      }
+      if (!skipping) removed += line + "\n";
+    }
+  }
+  std::string block = "\n# Fitted by gpumux calibrate (docs/calibration.md); rerun it to refit.\n";
+  Theta top_values, host_values;
+  for (const auto& [key, ns] : fitted) {
+    (key.rfind("host_per_request.", 0) == 0 ? host_values : top_values)[key] = ns;
+  }
+  block += fitted_block(top_values, why, "fitted");
+  if (!host_values.empty()) {
+    std::map<std::string, std::string> entries;
+    for (const auto& [key, ns] : host_values) {
+      entries[key.substr(17)] =
+          "{value: " + ns_text(ns) + ", fitted: " + yaml_quoted(why[key]) + "}";
+    }
+    for (const auto& [key, ns] : kept) {
+      entries[key.substr(17)] = "{value: " + ns_text(ns) + ", assumption: " +
+                                yaml_quoted("kept from the base profile " + base +
+                                            " (not refitted: no point of this runtime)") +
+                                "}";
+    }
+    block += "host_per_request:\n";
+    for (const auto& [runtime, entry] : entries) block += "  " + runtime + ": " + entry + "\n";
+  }
+  return removed + block;
+}
+
+std::string calibration_report(const CalibrationResult& result) {
+  std::ostringstream out;
+  out.precision(3);
+  out << "## Fitted parameters\n\n| parameter | before | fitted | range over folds | points "
+         "depending on it |\n|---|---:|---:|---:|---:|\n";
+  for (const CalibrationParameter& p : result.parameters) {
+    out << "| `" << p.key << "` | " << units::format_duration(std::llround(p.before_ns)) << " | "
+        << units::format_duration(std::llround(p.fitted_ns)) << " | "
+        << units::format_duration(std::llround(p.fold_min_ns)) << " - "
+        << units::format_duration(std::llround(p.fold_max_ns)) << " | " << p.informed_by << " |\n";
+  }
+  out << "\n## Median |error| by mechanism\n\n| mechanism | points | before | in sample | "
+         "out of sample (leave one source out) |\n|---|---:|---:|---:|---:|\n";
+  for (const auto& e : result.errors) {
+    out << "| " << e.mechanism << " | " << e.points << " | " << 100 * e.before << " % | "
+        << 100 * e.in_sample << " % | " << 100 * e.out_of_sample << " % |\n";
+  }
+  out << "\n## Points\n\n| point | source | setup | measured | before | in sample | out of "
+         "sample | depends on |\n|---|---|---|---:|---:|---:|---:|---|\n";
+  for (const CalibrationRow& row : result.rows) {
+    const CalibrationPoint& p = *row.point;
+    const auto err = [&](double t) {
+      std::ostringstream s;
+      s.precision(3);
+      s << units::format_duration(std::llround(t * 1e9)) << " (" << std::showpos
+        << 100 * (t / p.target_s - 1) << std::noshowpos << " %)";
+      return s.str();
+    };
+    out << "| " << p.id << " | " << p.source << " | " << p.model << " " << p.phase << " b"
+        << p.batch << (p.seq_len ? " s" + std::to_string(p.seq_len) : "") << " " << runtime_of(p)
+        << " on " << p.profile << (p.mig.empty() ? "" : " " + p.mig) << " | "
+        << units::format_duration(std::llround(p.target_s * 1e9)) << " | " << err(row.before_s)
+        << " | " << err(row.in_sample_s) << " | " << err(row.out_of_sample_s) << " | "
+        << join(row.depends_on, ", ") << " |\n";
+  }
+  out << "\n" << result.simulations << " simulations.\n";
+  return out.str();
+}
+
+}  // namespace gpumux

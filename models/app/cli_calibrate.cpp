@@ -1,0 +1,163 @@
+// `gpumux calibrate DATA.csv ... -o PROFILE.yaml`: fits the time-alone parameters a datasheet
+// does not give to measured points and writes them into a profile (models/app/calibrate.hpp).
+#include <chrono>
+#include <ctime>
+#include <fstream>
+
+#include "models/app/calibrate.hpp"
+#include "models/app/cli_common.hpp"
+#include "models/config/profile_loader.hpp"
+#include "sim/util/strings.hpp"
+
+namespace gpumux::cli {
+namespace {
+
+const CommandHelp kCalibrateHelp{
+    "usage: gpumux calibrate DATA.csv [DATA.csv ...] [-o PROFILE.yaml] [--profile BASE]\n"
+    "                        [--fit KEYS] [--report REPORT.md] [--format table|json]",
+    "Fits the parameters of a workload's time alone that no datasheet gives: kernel_fixed_cost\n"
+    "(stream time per kernel beyond the launch: first-block latency, drain, flush),\n"
+    "block_round_cost (per round of blocks on the busiest SM) and host_per_request (host time\n"
+    "per inference request, one per runtime in the data) to measured catalog workloads alone\n"
+    "(docs/calibration.md: the CSV columns; calibration/fit/ is the shipped calibration set).\n"
+    "Non-negative least squares on relative errors (Eigen), each point simulated; then one fold\n"
+    "per `source` left out and predicted by the others (out-of-sample error). Prints the\n"
+    "parameters, the median |error| before, in sample and out of sample, and each point.\n"
+    "-o writes BASE (default: the profile of the data's points, when they name one) with the\n"
+    "fitted values as `fitted:` entries (data, date, cross-validated error): use it as a\n"
+    "scenario's `model: PROFILE.yaml`.",
+    "  gpumux calibrate calibration/fit/solo-latency.csv\n"
+    "  gpumux calibrate calibration/fit/*.csv --profile a100-80gb -o my-a100.yaml\n"
+    "  gpumux calibrate mine.csv --fit host_per_request --report fit.md\n"};
+
+po::options_description calibrate_options() {
+  po::options_description o("gpumux calibrate DATA.csv ...");
+  o.add_options()("output,o", po::value<std::string>()->value_name("PROFILE.yaml"),
+                  "write the fitted profile (atomically)")(
+      "profile", po::value<std::string>()->value_name("BASE"),
+      "the profile -o copies (a name or a .yaml path); default: the one the points name")(
+      "fit", po::value<std::string>()->value_name("KEYS"),
+      "comma-separated: kernel_fixed_cost,block_round_cost,host_per_request (default: all)")(
+      "report", po::value<std::string>()->value_name("REPORT.md"),
+      "also write the Markdown report (atomically)")(
+      "iterations", po::value<int>()->default_value(3), "Gauss-Newton iterations (1-10)")(
+      "format", po::value<std::string>()->value_name("table|json"),
+      "output: table (default) or json")("json", po::bool_switch(), "the same as --format json");
+  add_quiet_option(o);
+  return o;
+}
+
+void write_text_file(const std::string& option, const std::string& path, const std::string& text) {
+  output_errors_as_bad_input([&] {
+    replace_file_atomically(path, [&](const std::string& temp) {
+      std::ofstream out(temp, std::ios::binary);
+      out << text;
+      out.close();
+      if (!out) throw OutputError(path + ": cannot write");
+    });
+  });
+  (void)option;
+}
+
+nlohmann::ordered_json result_json(const CalibrationResult& r) {
+  nlohmann::ordered_json out;
+  for (const CalibrationParameter& p : r.parameters) {
+    out["parameters"][p.key] = {{"before_ns", p.before_ns},
+                                {"fitted_ns", p.fitted_ns},
+                                {"fold_min_ns", p.fold_min_ns},
+                                {"fold_max_ns", p.fold_max_ns},
+                                {"points", p.informed_by}};
+  }
+  for (const auto& e : r.errors) {
+    out["errors"][e.mechanism] = {{"points", e.points},
+                                  {"before", e.before},
+                                  {"in_sample", e.in_sample},
+                                  {"out_of_sample", e.out_of_sample}};
+  }
+  out["points"] = nlohmann::ordered_json::array();
+  for (const CalibrationRow& row : r.rows) {
+    out["points"].push_back({{"id", row.point->id},
+                             {"source", row.point->source},
+                             {"measured_s", row.point->target_s},
+                             {"before_s", row.before_s},
+                             {"in_sample_s", row.in_sample_s},
+                             {"out_of_sample_s", row.out_of_sample_s},
+                             {"depends_on", row.depends_on}});
+  }
+  out["sources"] = r.sources;
+  out["simulations"] = r.simulations;
+  return out;
+}
+
+int command_calibrate(const std::vector<std::string>& args) {
+  po::options_description all = calibrate_options();
+  all.add_options()("data", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("data", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+  po::notify(vm);
+  if (!vm.count("data")) throw po::error("missing DATA.csv (the measured points)");
+  const auto files = vm["data"].as<std::vector<std::string>>();
+  const bool json =
+      vm["json"].as<bool>() || (vm.count("format") && vm["format"].as<std::string>() == "json");
+  if (vm.count("format") && vm["format"].as<std::string>() != "json" &&
+      vm["format"].as<std::string>() != "table") {
+    throw InputError("--format: expected table or json, got '" + vm["format"].as<std::string>() +
+                     "'");
+  }
+  const int iterations = vm["iterations"].as<int>();
+  if (iterations < 1 || iterations > 10) throw InputError("--iterations: expected 1 to 10");
+  // Every check before any simulation: the data, the base profile, the targets.
+  const std::vector<CalibrationPoint> points = read_calibration_points(files);
+  std::string base;
+  if (vm.count("profile")) {
+    base = vm["profile"].as<std::string>();
+  } else {
+    base = points.front().profile;
+    for (const CalibrationPoint& p : points) {
+      if (p.profile != base && vm.count("output")) {
+        throw InputError("-o: the points name several profiles (" + base + ", " + p.profile +
+                         "); say which to write with --profile");
+      }
+    }
+  }
+  (void)load_device_profile(base);
+  for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);
+  if (vm.count("output")) {
+    output_errors_as_bad_input([&] { check_output_target(vm["output"].as<std::string>()); });
+  }
+  if (vm.count("report")) {
+    output_errors_as_bad_input([&] { check_output_target(vm["report"].as<std::string>()); });
+  }
+  CalibrationOptions options;
+  if (vm.count("fit")) options.fit = split(vm["fit"].as<std::string>(), ',');
+  options.iterations = iterations;
+  if (!vm["quiet"].as<bool>()) {
+    options.progress = [](const std::string& line) { std::cerr << "calibrate: " << line << "\n"; };
+  }
+  const CalibrationResult result = calibrate(points, options);
+  const std::string report = calibration_report(result);
+  if (json) {
+    std::cout << result_json(result).dump() << "\n";
+  } else {
+    std::cout << report;
+  }
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  if (vm.count("output")) {
+    write_text_file("-o", vm["output"].as<std::string>(),
+                    fitted_profile_text(base, result, files, date));
+  }
+  if (vm.count("report")) write_text_file("--report", vm["report"].as<std::string>(), report);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command calibrate_command() {
+  return Command{"calibrate", &kCalibrateHelp, calibrate_options, command_calibrate};
+}
+
+}  // namespace gpumux::cli

@@ -1,0 +1,98 @@
+"""`gpumux calibrate` through the CLI (docs/calibration.md): bad data files and targets are one
+line with exit 2 before any simulation; a fit reports before / in-sample / out-of-sample errors per
+mechanism; -o writes a profile whose fitted values a scenario then runs with. Drives the built
+binary ($GPUMUX_BIN, default build/gpumux)."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+
+HEADER = "id,source,model,phase,batch,seq_len,dtype,runtime,profile,mig,metric,value,unit\n"
+
+
+def gpumux(*args, timeout=600):
+    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_bad_row_is_one_line_naming_file_line_and_column(tmp_path):
+    data = tmp_path / "bad.csv"
+    data.write_text(HEADER + "a,s,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,latency,"
+                    "fast,ms\n")
+    proc = gpumux("calibrate", str(data))
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert f"{data}:2: value" in lines[0]
+    assert proc.stdout == ""
+
+
+def test_an_unknown_metric_and_a_missing_file_are_refused(tmp_path):
+    data = tmp_path / "m.csv"
+    data.write_text(HEADER + "a,s,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,p99,1,ms\n")
+    proc = gpumux("calibrate", str(data))
+    assert proc.returncode == 2 and "metric" in proc.stderr
+    proc = gpumux("calibrate", str(tmp_path / "absent.csv"))
+    assert proc.returncode == 2 and "absent.csv" in proc.stderr
+
+
+def test_a_bad_output_target_is_refused_before_fitting(tmp_path):
+    data = tmp_path / "ok.csv"
+    data.write_text(HEADER + "a,s,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,latency,"
+                    "1,ms\n")
+    proc = gpumux("calibrate", str(data), "-o", str(tmp_path / "no" / "such" / "p.yaml"))
+    assert proc.returncode == 2, proc.stderr
+    assert "calibrate:" not in proc.stderr  # no progress line: nothing was simulated
+
+
+def test_fit_reports_errors_and_writes_a_usable_profile(tmp_path):
+    # Two sources; measured values 2x and 1.5x what the unfitted profile predicts at batch 1, so
+    # the fit must add time: every fitted parameter is >= 0 and the in-sample error drops.
+    data = tmp_path / "d.csv"
+    data.write_text(
+        HEADER
+        + "b1,one,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,latency,1.0,ms\n"
+        + "b8,one,bert-base,inference,8,128,fp16,tensorrt,a100-80gb,,latency,2.0,ms\n"
+        + "l1,two,bert-large,inference,1,128,fp16,tensorrt,a100-80gb,,latency,2.5,ms\n"
+        + "l8,two,bert-large,inference,8,128,fp16,tensorrt,a100-80gb,,latency,5.0,ms\n")
+    out = tmp_path / "fitted.yaml"
+    proc = gpumux("calibrate", str(data), "-o", str(out), "--json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert set(res["sources"]) == {"one", "two"}
+    assert set(res["parameters"]) == {"kernel_fixed_cost", "block_round_cost",
+                                      "host_per_request.tensorrt"}
+    for p in res["parameters"].values():
+        assert p["fitted_ns"] >= 0 and p["fold_min_ns"] <= p["fitted_ns"] <= p["fold_max_ns"]
+    err = res["errors"]["all"]
+    assert err["points"] == 4
+    assert err["in_sample"] < err["before"]
+    for row in res["points"]:
+        assert row["in_sample_s"] > row["before_s"]  # measured above the unfitted prediction
+    text = out.read_text()
+    assert "fitted:" in text and "kernel_fixed_cost:" in text
+    # The written profile runs: one request alone takes the in-sample prediction.
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"""name: s
+seed: 1
+duration: 200ms
+warmup: 0s
+gpus: [{{name: gpu0, model: "{out}", sharing: {{mode: exclusive}}}}]
+tenants:
+  - name: w
+    device: gpu0
+    workload:
+      model: bert-base
+      batch: 1
+      seq_len: 128
+      dtype: fp16
+      runtime: tensorrt
+      arrivals: {{process: closed, concurrency: 1, think: 1us}}
+""")
+    run = gpumux("run", str(scenario), "--json")
+    assert run.returncode == 0, run.stderr
+    mean_s = json.loads(run.stdout)["tenants"]["w"]["latency_ns"]["mean"] / 1e9
+    b1 = next(r for r in res["points"] if r["id"] == "b1")
+    assert abs(mean_s / b1["in_sample_s"] - 1) < 1e-3

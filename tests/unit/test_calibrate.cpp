@@ -1,0 +1,189 @@
+// gpumux calibrate (models/app/calibrate.hpp): the non-negative least squares, the data file
+// checks, the new profile keys, and the fit recovering parameters it did not see.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "models/app/application.hpp"
+#include "models/app/calibrate.hpp"
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
+
+namespace gpumux {
+namespace {
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpumux-test-calibrate-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Closed form: A = I (3 columns), b = (2, -1, 0.5): the constrained optimum clips the negative
+// coordinate to 0 and keeps the others, x = (2, 0, 0.5).
+TEST(NonnegativeLeastSquares, IdentityClipsTheNegativeCoordinate) {
+  const std::vector<double> a{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const std::vector<double> x = nonnegative_least_squares(a, {2, -1, 0.5}, 3);
+  ASSERT_EQ(x.size(), 3u);
+  EXPECT_DOUBLE_EQ(x[0], 2.0);
+  EXPECT_DOUBLE_EQ(x[1], 0.0);
+  EXPECT_DOUBLE_EQ(x[2], 0.5);
+}
+
+// Closed form: one column a = (1, 1), b = (1, 3): x = mean = 2; b = (-1, -3): x = 0.
+TEST(NonnegativeLeastSquares, OneColumnIsTheClippedProjection) {
+  EXPECT_DOUBLE_EQ(nonnegative_least_squares({1, 1}, {1, 3}, 1)[0], 2.0);
+  EXPECT_DOUBLE_EQ(nonnegative_least_squares({1, 1}, {-1, -3}, 1)[0], 0.0);
+}
+
+// Property: for random tall A and x* >= 0 (some coordinates 0), b = A x* is recovered exactly.
+TEST(NonnegativeLeastSquares, RecoversANonnegativeSolutionOfAConsistentSystem) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int p = 1 + trial % 5, n = p + 3;
+    std::vector<double> a(static_cast<std::size_t>(n * p)), x(static_cast<std::size_t>(p)),
+        b(static_cast<std::size_t>(n), 0.0);
+    for (double& v : a) v = u(rng);
+    for (double& v : x) v = u(rng) < 0.3 ? 0.0 : 10 * u(rng);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < p; ++j)
+        b[static_cast<std::size_t>(i)] +=
+            a[static_cast<std::size_t>(i * p + j)] * x[static_cast<std::size_t>(j)];
+    }
+    const std::vector<double> got = nonnegative_least_squares(a, b, p);
+    for (int j = 0; j < p; ++j) {
+      EXPECT_NEAR(got[static_cast<std::size_t>(j)], x[static_cast<std::size_t>(j)], 1e-8)
+          << "trial " << trial;
+    }
+  }
+}
+
+TEST(CalibrationData, RefusesABadValueNamingFileLineAndColumn) {
+  const std::string path = temp_file("bad.csv",
+                                     "id,source,model,profile,metric,value,unit\n"
+                                     "a,s,bert-base,a100-80gb,latency,0.5,ms\n"
+                                     "b,s,bert-base,a100-80gb,latency,-2,ms\n");
+  try {
+    read_calibration_points({path});
+    FAIL() << "a negative latency was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":3: value"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CalibrationData, ThroughputBecomesTimePerBatch) {
+  const std::string path = temp_file("tp.csv",
+                                     "id,source,model,profile,batch,metric,value,unit\n"
+                                     "a,s,resnet50,a100-80gb,16,throughput,3200,img/s\n");
+  const auto points = read_calibration_points({path});
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_DOUBLE_EQ(points[0].target_s, 16.0 / 3200.0);
+}
+
+TEST(ProfileKeys, FittedProvenanceAndTheTimeAloneKeysAreRead) {
+  std::string text = device_profile_text("a100-80gb");
+  text +=
+      "kernel_fixed_cost: {value: 2us, fitted: \"test\"}\n"
+      "block_round_cost: {value: 300ns, fitted: \"test\"}\n"
+      "pcie_bandwidth: {value: 25GB/s, source: \"test\"}\n"
+      "host_per_request:\n  tensorrt: {value: 40us, fitted: \"test\"}\n";
+  const DeviceProfile gpu = parse_device_profile(text, "test.yaml");
+  EXPECT_EQ(gpu.kernel_fixed_cost, 2000);
+  EXPECT_EQ(gpu.block_round_cost, 300);
+  EXPECT_DOUBLE_EQ(gpu.pcie_bandwidth, 25e9);
+  EXPECT_EQ(gpu.host_per_request.at("tensorrt"), 40000);
+  EXPECT_EQ(gpu.modelled_launch(false), gpu.launch_overhead + 2000);
+  EXPECT_EQ(gpu.fitted.size(), 3u);
+}
+
+// A request alone with its costs written in: each kernel_fixed_cost ns adds one ns per kernel to
+// a GPU-paced request's latency (TensorRT: no host pacing), and host_per_request adds itself once.
+double mean_latency_ns(const std::string& profile, const std::string& model, int batch) {
+  ScenarioRequest request;
+  request.is_path = false;
+  request.scenario =
+      "name: t\nseed: 1\nduration: 200ms\nwarmup: 0s\ngpus:\n  - {name: gpu0, model: \"" + profile +
+      "\", sharing: {mode: exclusive}}\ntenants:\n  - name: w\n    device: gpu0\n"
+      "    workload:\n      model: " +
+      model + "\n      batch: " + std::to_string(batch) +
+      "\n      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
+  const ResolvedScenario resolved = resolve_request(request);
+  RunControl control;
+  control.record_requests = false;
+  return simulate_resolved(resolved, control).tenants.front().latency.mean;
+}
+
+TEST(TimeAlone, FixedAndHostCostsAddOnAGpuPacedRequest) {
+  const std::string base = device_profile_text("a100-80gb");
+  const std::string plain = temp_file("a100-80gb.yaml", base);
+  const double t0 = mean_latency_ns(plain, "bert-base", 1);
+  std::filesystem::create_directories(std::filesystem::path(plain).parent_path() / "fixed");
+  const std::string fixed =
+      temp_file("fixed/a100-80gb.yaml",
+                base +
+                    "kernel_fixed_cost: {value: 1us, fitted: \"test\"}\n"
+                    "host_per_request:\n  tensorrt: {value: 50us, fitted: \"test\"}\n");
+  const double t1 = mean_latency_ns(fixed, "bert-base", 1);
+  // bert-base under TensorRT: its kernels (counted from the catalog) each pay 1 us more.
+  ScenarioRequest request;
+  request.is_path = false;
+  request.scenario = "name: t\nseed: 1\nduration: 1ms\ngpus:\n  - {name: gpu0, model: \"" + plain +
+                     "\"}\ntenants:\n  - name: w\n    device: gpu0\n    workload: {model: "
+                     "bert-base, arrivals: {process: closed, concurrency: 1}}\n";
+  const ResolvedScenario r = resolve_request(request);
+  const double kernels = static_cast<double>(r.scenario.tenants.front().workload.kernels.size());
+  EXPECT_GT(kernels, 50);
+  EXPECT_NEAR(t1 - t0, kernels * 1000 + 50000, 0.01 * (kernels * 1000 + 50000));
+}
+
+// The fit recovers parameters it did not see: "measured" points simulated with known values,
+// calibrated from the profile without them.
+TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurements) {
+  const std::string base = device_profile_text("a100-80gb");
+  std::filesystem::create_directories(std::filesystem::path(temp_file("x", "")).parent_path() /
+                                      "truth");
+  const std::string truth =
+      temp_file("truth/a100-80gb.yaml",
+                base +
+                    "kernel_fixed_cost: {value: 2500ns, fitted: \"test\"}\n"
+                    "block_round_cost: {value: 400ns, fitted: \"test\"}\n"
+                    "host_per_request:\n  tensorrt: {value: 80us, fitted: \"test\"}\n");
+  std::string csv = "id,source,model,batch,profile,metric,value,unit\n";
+  int i = 0;
+  for (const auto& [model, batch] : std::vector<std::pair<std::string, int>>{{"bert-base", 1},
+                                                                             {"bert-base", 64},
+                                                                             {"bert-large", 1},
+                                                                             {"resnet50", 1},
+                                                                             {"resnet50", 32},
+                                                                             {"bert-large", 32}}) {
+    const double ns = mean_latency_ns(truth, model, batch);
+    csv += "p" + std::to_string(i) + "," + (i % 2 ? "odd" : "even") + "," + model + "," +
+           std::to_string(batch) + ",a100-80gb,latency," + std::to_string(ns / 1e3) + ",us\n";
+    ++i;
+  }
+  const auto points = read_calibration_points({temp_file("synthetic.csv", csv)});
+  const CalibrationResult result = calibrate(points, CalibrationOptions{});
+  std::map<std::string, double> fitted;
+  for (const CalibrationParameter& p : result.parameters) fitted[p.key] = p.fitted_ns;
+  EXPECT_NEAR(fitted["kernel_fixed_cost"], 2500, 100);
+  EXPECT_NEAR(fitted["block_round_cost"], 400, 60);
+  EXPECT_NEAR(fitted["host_per_request.tensorrt"], 80000, 3000);
+  for (const auto& e : result.errors) {
+    EXPECT_LT(e.in_sample, 0.005) << e.mechanism;
+    EXPECT_LT(e.out_of_sample, 0.02) << e.mechanism;
+  }
+  // The written profile loads and carries the fitted values with their provenance.
+  const std::string written = fitted_profile_text("a100-80gb", result, {"synthetic.csv"}, "today");
+  const DeviceProfile gpu = parse_device_profile(written, "fitted.yaml");
+  EXPECT_NEAR(static_cast<double>(gpu.kernel_fixed_cost), 2500, 100);
+  EXPECT_EQ(gpu.fitted.size(), 3u);
+}
+
+}  // namespace
+}  // namespace gpumux
