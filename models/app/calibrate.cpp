@@ -559,7 +559,7 @@ std::string fitted_profile_text(const std::string& base, const CalibrationResult
     fitted[p.key] = p.fitted_ns;
     std::ostringstream s;
     s << "gpumux calibrate " << join(files, " ") << " (" << date << "; sources "
-      << join(result.sources, ", ") << "; " << p.informed_by << " points depend on it; folds "
+      << join(result.sources, ", ") << "; informed by " << p.informed_by << " of the points; folds "
       << std::llround(p.fold_min_ns) << "-" << std::llround(p.fold_max_ns) << " ns" << tail.str()
       << ")";
     why[p.key] = s.str();
