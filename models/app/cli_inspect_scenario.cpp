@@ -117,6 +117,13 @@ int command_inspect(const std::vector<std::string>& args) {
                             valued(r.memory_per_request, r.memory_per_request_origin)},
                            {"launch", valued(r.launch, r.launch_origin)},
                            {"host_gap_ns", valued(r.host_gap_ns, r.host_gap_origin)},
+                           {"time_alone",
+                            {{"launch_gap_ns", r.launch_gap_ns},
+                             {"kernel_fixed_cost_ns", r.kernel_fixed_ns},
+                             {"block_round_cost_ns", r.block_round_ns},
+                             {"host_per_request_ns", r.host_request_ns},
+                             {"copy_ns", r.copy_ns},
+                             {"origin", r.time_alone_origin}}},
                            {"kernels", nlohmann::json::array()}});
         if (!r.runtime.empty()) tenants.back()["runtime"] = valued(r.runtime, r.runtime_origin);
       }
@@ -148,7 +155,9 @@ int command_inspect(const std::vector<std::string>& args) {
                  "working_set_bytes,working_set_origin,repeat,repeat_origin,launch,launch_origin,"
                  "memory_bytes,memory_origin,memory_per_request_bytes,memory_per_request_origin,"
                  "blocks,blocks_per_sm,implementation,runtime,runtime_origin,host_gap_ns,"
-                 "host_gap_origin,busy_share,busy_share_origin\n";
+                 "host_gap_origin,busy_share,busy_share_origin,launch_gap_ns,"
+                 "kernel_fixed_cost_ns,block_round_cost_ns,host_per_request_ns,copy_ns,"
+                 "time_alone_origin\n";
     for (const InspectRow& r : rows) {
       std::cout << csv_field(r.tenant) << "," << csv_field(r.device) << "," << csv_field(r.kernel)
                 << "," << r.count << "," << fmt::format("{}", r.duration_ns) << ","
@@ -163,7 +172,11 @@ int command_inspect(const std::vector<std::string>& args) {
                 << "," << r.runtime_origin << "," << fmt::format("{}", r.host_gap_ns) << ","
                 << r.host_gap_origin << ","
                 << (r.busy_share >= 0 ? fmt::format("{}", r.busy_share) : std::string()) << ","
-                << r.busy_share_origin << "\n";
+                << r.busy_share_origin << "," << fmt::format("{}", r.launch_gap_ns) << ","
+                << fmt::format("{}", r.kernel_fixed_ns) << ","
+                << fmt::format("{}", r.block_round_ns) << ","
+                << fmt::format("{}", r.host_request_ns) << "," << fmt::format("{}", r.copy_ns)
+                << "," << csv_field(r.time_alone_origin) << "\n";
     }
     return kExitOk;
   }
@@ -183,6 +196,14 @@ int command_inspect(const std::vector<std::string>& args) {
                   << r.host_gap_origin << ")";
       }
       std::cout << "\n";
+      if (r.time_alone_origin != "none" && !r.time_alone_origin.empty()) {
+        std::cout << "  time alone: " << duration_text(r.launch_gap_ns)
+                  << " stream gap per kernel (kernel_fixed_cost "
+                  << duration_text(r.kernel_fixed_ns) << "), block_round_cost "
+                  << duration_text(r.block_round_ns) << " per round of blocks, per request host "
+                  << duration_text(r.host_request_ns) << " + copies " << duration_text(r.copy_ns)
+                  << " (" << r.time_alone_origin << ")\n";
+      }
       std::cout << fmt::format(
           "  {:<28} {:>4} {:>11} {:>8} {:>7} {:>7} {:>6} {:>10} {:>6} {:>9}  {}\n", "kernel", "n",
           "duration", "sm_frac", "waves", "m_bound", "busy", "work_set", "repeat", "grid",

@@ -211,6 +211,7 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
       out << YAML::Key << "hidden" << YAML::Value << card->hidden;
       out << YAML::Key << "heads" << YAML::Value << card->heads;
       out << YAML::Key << "kv_heads" << YAML::Value << card->kv_heads;
+      if (card->head_dim > 0) out << YAML::Key << "head_dim" << YAML::Value << card->head_dim;
       out << YAML::Key << "ffn" << YAML::Value << card->ffn;
       out << YAML::Key << "vocabulary" << YAML::Value << card->vocabulary;
       out << YAML::Key << "gated_ffn" << YAML::Value << card->gated_ffn;

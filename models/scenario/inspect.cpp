@@ -30,6 +30,41 @@ std::string origin_label(ParamOrigin origin, const WorkloadSpec& workload) {
   return "default";
 }
 
+namespace {
+
+// The tenant's time-alone terms (docs/calibration.md) on the GPU of its first device.
+void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size_t t) {
+  const WorkloadSpec& w = resolved.scenario.tenants[t].workload;
+  const int device = resolved.tenant_device[t];
+  if (device < 0 || static_cast<std::size_t>(device) >= resolved.devices.size()) return;
+  const DeviceProfile& gpu =
+      *resolved.gpu_profiles[static_cast<std::size_t>(resolved.devices[device].gpu)];
+  const bool modelled = w.catalog || w.llm;
+  row.launch_gap_ns = static_cast<double>(stream_launch_overhead(w, gpu));
+  row.kernel_fixed_ns = modelled ? static_cast<double>(gpu.kernel_fixed_cost) : 0.0;
+  row.block_round_ns = w.catalog ? static_cast<double>(gpu.block_round_cost) : 0.0;
+  if (w.catalog && !w.kernels.empty()) {
+    const auto host = gpu.host_per_request.find(w.catalog->runtime);
+    row.host_request_ns =
+        host != gpu.host_per_request.end() ? static_cast<double>(host->second) : 0.0;
+    row.copy_ns =
+        std::max(0.0, static_cast<double>(w.kernels.front().host_before) - row.host_request_ns);
+  }
+  if (!modelled) {
+    row.time_alone_origin = "none";
+    return;
+  }
+  const auto has = [](const std::vector<std::string>& keys, const std::string& prefix) {
+    return std::any_of(keys.begin(), keys.end(),
+                       [&](const std::string& k) { return k.rfind(prefix, 0) == 0; });
+  };
+  const bool fitted = has(gpu.fitted, "kernel_fixed_cost") || has(gpu.fitted, "block_round_cost") ||
+                      has(gpu.fitted, "host_per_request");
+  row.time_alone_origin = "profile " + gpu.name + (fitted ? " (fitted)" : " (none fitted)");
+}
+
+}  // namespace
+
 std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
   std::vector<InspectRow> rows;
   const Scenario& s = resolved.scenario;
@@ -75,6 +110,7 @@ std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
       }
       row.host_gap_ns = static_cast<double>(w.host_gap);
       row.host_gap_origin = label(w.host_gap_origin);
+      set_time_alone(row, resolved, t);
       const auto key = [](const InspectRow& r) {
         return std::tie(r.kernel, r.duration_ns, r.sm_fraction, r.waves, r.memory_bound,
                         r.busy_share, r.working_set, r.repeat, r.duration_origin,

@@ -38,6 +38,14 @@ struct InspectRow {
   std::string implementation;  ///< how the catalog implements it ("gemm 64x64 split-K 4"), or ""
   std::string runtime;         ///< catalog tenants: the runtime that launches the kernels, or ""
   double host_gap_ns = 0;      ///< the tenant's CPU time per kernel launch
+  /// Time alone beyond the kernels' own durations (docs/calibration.md), per tenant:
+  double launch_gap_ns = 0;    ///< stream gap before each kernel: launch + kernel_fixed_cost
+  double kernel_fixed_ns = 0;  ///< the profile's kernel_fixed_cost it pays (modelled kernels)
+  double block_round_ns = 0;   ///< the profile's block_round_cost in its latency floors
+  double host_request_ns = 0;  ///< host time per request: host_per_request of its runtime
+  double copy_ns = 0;          ///< its input and output over the host link (pcie_bandwidth)
+  /// Where those came from: "profile NAME (fitted)", "(source)", "(assumption)" or "none".
+  std::string time_alone_origin;
   // Origins as printed: "user", "default", "catalog:resnet50", "trace", "ncu".
   std::string duration_origin, sm_fraction_origin, waves_origin, memory_bound_origin,
       busy_share_origin, working_set_origin, repeat_origin, launch_origin, memory_origin,

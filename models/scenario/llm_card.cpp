@@ -51,13 +51,14 @@ void load_llm_card(const std::string& name, LlmCard& card) {
   }
   const yaml::MapReader map(ctx, yaml::Field{root, "", root.Mark()},
                             {"name", "display_name", "source", "layers", "hidden", "heads",
-                             "kv_heads", "ffn", "vocabulary", "gated_ffn"});
+                             "kv_heads", "head_dim", "ffn", "vocabulary", "gated_ffn"});
   card.model = name;
   card.source = yaml::non_empty_text(ctx, map.require("source"));
   card.layers = yaml::int_of(ctx, map.require("layers"), 1);
   card.hidden = yaml::integer_of(ctx, map.require("hidden"), 1);
   card.heads = yaml::int_of(ctx, map.require("heads"), 1);
   card.kv_heads = yaml::int_of(ctx, map.require("kv_heads"), 1);
+  if (const auto f = map.get("head_dim")) card.head_dim = yaml::integer_of(ctx, *f, 1);
   card.ffn = yaml::integer_of(ctx, map.require("ffn"), 1);
   card.vocabulary = yaml::integer_of(ctx, map.require("vocabulary"), 1);
   card.gated_ffn = yaml::bool_of(ctx, map.require("gated_ffn"));
@@ -78,8 +79,12 @@ double llm_peak_throughput(const LlmCard& card, const DeviceProfile& gpu) {
 namespace {
 
 double head_dim(const LlmCard& c) {
-  return static_cast<double>(c.hidden) / static_cast<double>(c.heads);
+  return c.head_dim > 0 ? static_cast<double>(c.head_dim)
+                        : static_cast<double>(c.hidden) / static_cast<double>(c.heads);
 }
+
+// The query (and attention output) width: heads x head_dim (= hidden unless head_dim is set).
+double query_dim(const LlmCard& c) { return static_cast<double>(c.heads) * head_dim(c); }
 
 // KV heads each GPU holds: split by TP, replicated when there are fewer than GPUs.
 double kv_heads_per_gpu(const LlmCard& c) {
@@ -90,9 +95,10 @@ double kv_heads_per_gpu(const LlmCard& c) {
 std::vector<std::pair<double, double>> layer_gemms(const LlmCard& c) {
   const double d = static_cast<double>(c.hidden);
   const double f = static_cast<double>(c.ffn);
+  const double q = query_dim(c);
   const double kv = 2.0 * static_cast<double>(c.kv_heads) * head_dim(c);
   const double up = c.gated_ffn ? 2.0 * f : f;
-  return {{d + kv, d * (d + kv)}, {d, d * d}, {up, d * up}, {d, f * d}};
+  return {{q + kv, d * (q + kv)}, {d, q * d}, {up, d * up}, {d, f * d}};
 }
 
 }  // namespace
@@ -226,10 +232,11 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   };
   const double f_dim = static_cast<double>(card.ffn);
   const double up = card.gated_ffn ? 2.0 * f_dim : f_dim;
-  const double q_kv = d / t + kv_dim;  // Q and K/V columns on each GPU (K and V: kv_dim each)
+  const double qd = query_dim(card);
+  const double q_kv = qd / t + kv_dim;  // Q and K/V columns on each GPU (K and V: kv_dim each)
   const auto layer_ns = [&](double rows) {
     double ns = 0;
-    for (const LayerWork& w : {gemm_work(rows, q_kv + kv_dim, d), gemm_work(rows, d, d / t),
+    for (const LayerWork& w : {gemm_work(rows, q_kv + kv_dim, d), gemm_work(rows, d, qd / t),
                                gemm_work(rows, up / t, d), gemm_work(rows, d, f_dim / t)}) {
       ns += choose_gemm(w, families_at_card, gpu_at_card, peak).time(gpu_at_card) * 1e9;
     }
@@ -265,17 +272,17 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
 
   KernelSpec prompt = base("attention-prompt");
   prompt.duration_per_token = TokenCount::input;
-  prompt.roofline.flops_per_context = 4 * L * d / t;
-  prompt.roofline.bytes_per_token = b * L * (2 * d / t + 2 * kv_dim);
+  prompt.roofline.flops_per_context = 4 * L * query_dim(card) / t;
+  prompt.roofline.bytes_per_token = b * L * (2 * query_dim(card) / t + 2 * kv_dim);
   prompt.roofline.flop_rate = peak * card.attention_efficiency;
   prompt.roofline.column_blocks = static_cast<double>(card.heads) / t;
   kernels.push_back(prompt);
 
   KernelSpec decode = base("attention-decode");
   decode.repeat_per_token = TokenCount::output;
-  decode.roofline.flops_per_context = 4 * L * d / t;
+  decode.roofline.flops_per_context = 4 * L * query_dim(card) / t;
   decode.roofline.bytes_per_context = static_cast<double>(llm_kv_bytes_per_token(card));
-  decode.roofline.bytes_per_sequence = b * L * 2 * d / t;  // its query and output rows
+  decode.roofline.bytes_per_sequence = b * L * 2 * query_dim(card) / t;  // query, output rows
   decode.roofline.flop_rate = peak * card.attention_efficiency;
   decode.roofline.rows_are_sequences = true;
   decode.roofline.tile_rows = 1;

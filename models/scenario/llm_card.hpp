@@ -3,9 +3,10 @@
 // inline card; docs/llm-serving.md): the architecture numbers give the serving
 // engine's kernels as rooflines on the tenant's GPU, its KV-cache bytes per token and its
 // weights. Per GPU of a TP group of t GPUs, with d = hidden, h = heads, g = kv_heads,
-// e = d / h (head dim), f = ffn, V = vocabulary, L = layers, b = bytes per element of the dtype:
+// e = head_dim (default d / h), q = h e (the query width, = d by default), f = ffn,
+// V = vocabulary, L = layers, b = bytes per element of the dtype:
 //
-//   GEMM weights per layer  W = d (d + 2 g e) + d d + (3 or 2) d f         (QKV, O, FFN)
+//   GEMM weights per layer  W = d (q + 2 g e) + q d + (3 or 2) d f         (QKV, O, FFN)
 //   weights                 b (L W + 2 V d) / t   (embedding + LM head, untied as in Llama)
 //   KV bytes per token      2 L max(1, g / t) e b  (K and V of every layer; Llama-2-7B fp16 at
 //                           t = 1: 2 x 32 x 32 x 128 x 2 = 524,288 B)

@@ -302,13 +302,13 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 LlmCard llm_card_of(Context& ctx, const Field& field) {
   const MapReader map(
       ctx, field,
-      {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocabulary", "gated_ffn", "dtype",
-       "tp", "gemm_efficiency", "attention_efficiency", "memory_efficiency", "interconnect",
-       "activation_reserve", "cuda_graph", "host_per_op"});
+      {"model", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocabulary",
+       "gated_ffn", "dtype", "tp", "gemm_efficiency", "attention_efficiency", "memory_efficiency",
+       "interconnect", "activation_reserve", "cuda_graph", "host_per_op"});
   LlmCard c;
   c.where = ctx.at(field.path, field.mark);
-  const char* architecture[] = {"layers", "hidden",     "heads",    "kv_heads",
-                                "ffn",    "vocabulary", "gated_ffn"};
+  const char* architecture[] = {"layers",   "hidden", "heads",      "kv_heads",
+                                "head_dim", "ffn",    "vocabulary", "gated_ffn"};
   if (const auto model = map.get("model")) {
     for (const char* key : architecture) {
       if (const auto f = map.get(key)) {
@@ -325,7 +325,8 @@ LlmCard llm_card_of(Context& ctx, const Field& field) {
     c.hidden = integer_of(ctx, map.require("hidden"), 1);
     const Field heads = map.require("heads");
     c.heads = int_of(ctx, heads, 1);
-    if (c.hidden % c.heads != 0) {
+    if (const auto f = map.get("head_dim")) c.head_dim = integer_of(ctx, *f, 1);
+    if (c.head_dim == 0 && c.hidden % c.heads != 0) {
       ctx.fail(heads, "hidden " + std::to_string(c.hidden) + " is not a multiple of heads " +
                           std::to_string(c.heads));
     }

@@ -266,9 +266,12 @@ enum class BatchScheduler {
 struct LlmCard {
   std::string model;  ///< catalog name (calibration/workloads/llm/NAME.yaml), "" = inline card
   int layers = 0;
-  std::int64_t hidden = 0;      ///< model dimension d
-  int heads = 0;                ///< attention (query) heads
-  int kv_heads = 0;             ///< key/value heads (GQA; = heads for multi-head attention)
+  std::int64_t hidden = 0;  ///< model dimension d
+  int heads = 0;            ///< attention (query) heads
+  int kv_heads = 0;         ///< key/value heads (GQA; = heads for multi-head attention)
+  /// Width of one attention head (`head_dim:`); 0 = hidden / heads. Models such as Qwen3 set it
+  /// apart from hidden / heads: the query is heads x head_dim wide, K and V kv_heads x head_dim.
+  std::int64_t head_dim = 0;
   std::int64_t ffn = 0;         ///< FFN intermediate size
   std::int64_t vocabulary = 0;  ///< vocabulary (embedding and LM head rows)
   bool gated_ffn = true;        ///< SwiGLU (gate, up, down: 3 matrices) or 2 matrices

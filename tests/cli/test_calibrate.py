@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 
@@ -96,3 +98,33 @@ tenants:
     mean_s = json.loads(run.stdout)["tenants"]["w"]["latency_ns"]["mean"] / 1e9
     b1 = next(r for r in res["points"] if r["id"] == "b1")
     assert abs(mean_s / b1["in_sample_s"] - 1) < 1e-3
+
+
+def test_inspect_shows_the_time_alone_terms_and_their_origin(tmp_path):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("""name: s
+duration: 1s
+gpus: [{name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}]
+tenants:
+  - name: server
+    device: gpu0
+    workload: {model: resnet50, batch: 4, arrivals: {process: poisson, rate: 10/s}}
+  - name: hand
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 10/s}
+      request: {kernels: [{name: k, duration: 1ms}]}
+""")
+    proc = gpumux("inspect", str(scenario), "--json")
+    assert proc.returncode == 0, proc.stderr
+    tenants = {t["name"]: t["time_alone"] for t in json.loads(proc.stdout)["tenants"]}
+    server, hand = tenants["server"], tenants["hand"]
+    assert server["origin"] == "profile a100-80gb (fitted)"
+    assert server["block_round_cost_ns"] > 0
+    # ResNet-50 at batch 4 sends 4 x 3 x 224 x 224 fp16 in and 4 x 1000 fp16 out over the link.
+    pcie = 25.2e9
+    assert server["copy_ns"] == pytest.approx((4 * 3 * 224 * 224 * 2 + 4 * 1000 * 2) / pcie * 1e9,
+                                              abs=1)
+    assert hand["origin"] == "none" and hand["kernel_fixed_cost_ns"] == 0
+    text = gpumux("inspect", str(scenario)).stdout
+    assert "time alone:" in text and "(fitted)" in text

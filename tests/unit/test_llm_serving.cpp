@@ -70,6 +70,27 @@ TEST(LlmCard, GroupedQueryAttentionKvHeads) {
   EXPECT_EQ(llm_kv_bytes_per_token(card("mistral-7b")), 2 * 32 * 8 * 128 * 2);
 }
 
+TEST(LlmCard, HeadDimApartFromHiddenOverHeads) {
+  // Qwen3-4B's shape (hidden 2560, 32 query heads and 8 KV heads of 128, 36 layers, ffn 9728,
+  // vocabulary 151936): KV 2 x 36 x 8 x 128 x 2 = 147,456 B per token (80-wide heads, hidden /
+  // heads, would give 92,160 B); the query is 32 x 128 = 4096 wide, so per layer
+  // W = 2560 (4096 + 2 x 8 x 128) + 4096 x 2560 + 3 x 2560 x 9728 = 100,925,440 parameters.
+  LlmCard c;
+  c.layers = 36;
+  c.hidden = 2560;
+  c.heads = 32;
+  c.kv_heads = 8;
+  c.head_dim = 128;
+  c.ffn = 9728;
+  c.vocabulary = 151936;
+  EXPECT_EQ(llm_kv_bytes_per_token(c), 147456);
+  EXPECT_DOUBLE_EQ(llm_layer_weights(c), 100925440.0);
+  c.head_dim = 0;
+  EXPECT_EQ(llm_kv_bytes_per_token(c), 92160);
+  EXPECT_DOUBLE_EQ(llm_layer_weights(c),
+                   2560.0 * (2560 + 2 * 8 * 80) + 2560.0 * 2560 + 3.0 * 2560 * 9728);
+}
+
 TEST(LlmCard, LargestBatchFromMemory) {
   const LlmCard c = card("llama-2-7b");
   const std::int64_t memory = std::int64_t{80} << 30;
