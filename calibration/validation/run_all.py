@@ -41,7 +41,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-from catalog_published import coverage_lines  # noqa: E402  (the same table in REPORT.md)
+from catalog_published import coverage_lines, left_out_line  # noqa: E402  (the same lines)
+FIT_REPORT = REPO / "calibration" / "fit" / "REPORT.md"  # gpumux calibrate's report
 MIG_FIT = "gpumux(D,m,f)"
 # Points worse than 25 %, with the written reason (the goal allows them only with one).
 REASONS = {
@@ -119,17 +120,53 @@ def summarise(rows: list) -> dict:
     return out
 
 
+def fit_tables(text: str) -> dict:
+    """The Markdown tables of calibration/fit/REPORT.md by their `## ` heading."""
+    tables, heading = {}, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            heading = line[3:].strip()
+        elif heading and line.startswith("|"):
+            tables.setdefault(heading, []).append(line)
+    return tables
+
+
+def calibration_section(path: Path = FIT_REPORT) -> list:
+    """The fitted time-alone parameters and their errors, quoted from calibration/fit/REPORT.md
+    (written by `gpumux calibrate`); nothing when that file does not exist."""
+    if not path.exists():
+        return []
+    tables = fit_tables(path.read_text())
+    L = ["", "## Calibration", "",
+         "The time-alone parameters no datasheet gives (docs/calibration.md), fitted by `gpumux "
+         "calibrate` on the calibration set `calibration/fit/` and cross-validated leave one "
+         "source out. Its points are not scored in this report (catalog section below). Quoted "
+         "from calibration/fit/REPORT.md, which has every point."]
+    for heading in ("Fitted parameters", "Median |error| by mechanism"):
+        if heading in tables:
+            lines = tables[heading]
+            if heading.startswith("Median"):
+                # "| calibration MIG |", as "| catalog MIG |": the summary's "| MIG |" rows are
+                # the sharing mechanisms only.
+                lines = lines[:2] + ["| calibration " + line[2:] for line in lines[2:]]
+            L += ["", f"{heading}:", ""] + lines
+    return L
+
+
 def catalog_section(catalog: dict) -> list:
     """The catalog_published.py summary and every point (compared or pending)."""
     L = ["", "## Catalog workloads against published measurements", "",
          "Each point is the scenario a user writes with catalog names only (`workload: {model: "
          "NAME, batch: N}`, LLMs `workload: {llm: {model: NAME, tp: N}}`), run by "
          "`catalog_published.py` against a published measurement of that workload on a named GPU "
-         "(`data/published/`, sources in `data/published/SOURCE.md`). Nothing is fitted. MIG and "
-         "co-location points compare ratios (slice / whole GPU; p99 beside the trainer / p99 "
+         "(`data/published/`, sources in `data/published/SOURCE.md`). Nothing is fitted to these "
+         "points (the profiles' time-alone terms are fitted on the calibration set, left out "
+         "here). MIG and co-location points compare ratios (slice / whole GPU; p99 beside the trainer / p99 "
          "alone). `pending`: the binary does not run that workload yet; the reason is gpumux's "
-         "own message. Details: catalog-published.md.", "",
-         "| section | points | compared | pending | median abs error | max abs error | "
+         "own message. Details: catalog-published.md.", ""]
+    if "left_out" in catalog:
+        L += [left_out_line(catalog["left_out"]), ""]
+    L += ["| section | points | compared | pending | median abs error | max abs error | "
          "> 25 % (unexplained) |", "|---|---:|---:|---:|---:|---:|---:|"]
     for section, v in catalog["summary"].items():
         med = "—" if v["median_abs"] is None else f"{100 * v['median_abs']:.1f}%"
@@ -206,6 +243,7 @@ def render(rows: list, summary: dict, gavel: dict, ver: str, date: str, rescale:
           f"{100 * batching['summary']['card_max_abs_error']:.1f}% (flat, memory-bound to batch "
           f"64; Splitwise's per-layer overhead and its growth with the batch are not GPU work by "
           f"the roofline's arithmetic). Details: batching-splitwise.md.", ""]
+    L += calibration_section()
     L += catalog_section(catalog)
     L += ["", "Per-mechanism details: miso-mig-a100.md, gavel-mps-v100.md, nos-mps-a100.md, timeslicing-a100.md, rescale-splitwise-a100-h100.md, batching-splitwise.md, catalog-published.md.", ""]
     return "\n".join(L)

@@ -1,10 +1,12 @@
 """calibration/validation/catalog_published.py and its data (data/published/): every published
 point names a source documented in SOURCE.md and a GPU profile (and MIG instance) gpumux knows;
-the script either compares a point or lists it as pending with gpumux's reason, never both."""
+the script either compares a point or lists it as pending with gpumux's reason, never both; a
+calibration point (calibration/fit/*.csv) is never scored."""
 import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,11 +17,29 @@ REPO = Path(__file__).resolve().parents[2]
 GPUMUX = os.path.abspath(os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
 VALIDATION = REPO / "calibration" / "validation"
 DATA = VALIDATION / "data" / "published"
-TABLES = ("solo.csv", "mig_scaling.csv", "colocation.csv")
+TABLES = ("solo.csv", "mig_scaling.csv", "colocation.csv", "small_batch.csv")
+FIT = REPO / "calibration" / "fit"
+# small_batch.csv: the statistic is the id's suffix; one per configuration is scored (the mean).
+STAT = re.compile(r"-(mean|avg|p90|p95|p99|compute-infer|thr)$")
 
 
 def rows(name):
     return list(csv.DictReader((DATA / name).open()))
+
+
+def calibration_ids():
+    return {r["id"] for p in FIT.glob("*.csv") for r in csv.DictReader(p.open())}
+
+
+def small_batch_scored():
+    """small_batch.csv's scored rows: per configuration (the id without its statistic) the mean
+    row (-mean, -avg or no suffix; every configuration has one), calibration points left out."""
+    table = rows("small_batch.csv")
+    mean = [r for r in table if (STAT.search(r["id"]) is None
+                                 or STAT.search(r["id"]).group(1) in ("mean", "avg"))]
+    configs = {STAT.sub("", r["id"]) for r in table}
+    assert len({STAT.sub("", r["id"]) for r in mean}) == len(mean) == len(configs)
+    return mean, [r for r in mean if r["id"] not in calibration_ids()]
 
 
 def test_every_point_has_a_documented_source_and_a_known_profile():
@@ -39,6 +59,14 @@ def test_every_point_has_a_documented_source_and_a_known_profile():
         proc = subprocess.run([GPUMUX, "mig", row["profile"], "--check", row["mig_instance"]],
                               capture_output=True, text=True)
         assert proc.returncode == 0, (row["id"], proc.stdout, proc.stderr)
+    for row in rows("small_batch.csv"):
+        assert row["metric"] in ("latency", "throughput"), row["id"]
+    # Every calibration point is a published point of these tables, with the same value.
+    published = {r["id"]: r for t in TABLES for r in rows(t)}
+    for p in FIT.glob("*.csv"):
+        for r in csv.DictReader(p.open()):
+            assert r["id"] in published, (p.name, r["id"])
+            assert float(r["value"]) == float(published[r["id"]]["value"]), r["id"]
     for row in rows("colocation.csv"):
         assert row["mechanism"] in ("mps", "time-slicing"), row["id"]
         assert float(row["hp_shared"]) > float(row["hp_solo"]), row["id"]  # sharing costs latency
@@ -52,10 +80,43 @@ def test_script_compares_or_lists_pending_with_a_reason(tmp_path):
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = json.loads(out.read_text())
-    points = sum(len(rows(t)) for t in ("solo.csv", "colocation.csv"))
+    calib = calibration_ids()
+    points = sum(1 for r in rows("solo.csv") if r["id"] not in calib) + len(rows("colocation.csv"))
     mig = rows("mig_scaling.csv")
     points += sum(1 for r in mig if not r["mig_instance"].startswith("7g"))  # ratios to 7g
+    # small_batch.csv: each scored point alone, and each slice's ratio to the whole GPU of the
+    # same source, machine, workload, batch, seq_len and harness (Triton or not), unless either
+    # side is a calibration point.
+    mean, scored = small_batch_scored()
+    points += len(scored)
+
+    def key(r):
+        return (r["source"], r["gpu"].split(", one ")[0], r["workload"], r["batch"], r["seq_len"],
+                "triton" in r["software"].lower())
+
+    whole = {key(r): r for r in mean if not r["mig_instance"]}
+    ratios = [r for r in mean if r["mig_instance"] and key(r) in whole]
+    fair = [r for r in ratios if r["id"] not in calib and whole[key(r)]["id"] not in calib]
+    points += len(fair)
     assert len(res["rows"]) == points
+    assert len(fair) >= 8  # MLPerf ResNet-50 on 1g.10gb (A100) and 1g.6gb (A30)
+    ids = {r["id"] for r in res["rows"]}
+    assert not ids & calib  # a published point is calibration or validation, never both
+    left = res["left_out"]
+    assert set(left["calibration"]) == calib
+    assert left["ratios"] == len(ratios) - len(fair)
+    assert left["statistics"] == len(rows("small_batch.csv")) - len(mean)
+    assert {r["id"] + "-ratio" for r in fair} <= ids
+    sections = {r["id"]: r["section"] for r in res["rows"]}
+    for r in scored:
+        assert sections[r["id"]] == ("MIG alone" if r["mig_instance"] else "solo"), r["id"]
+    # A small_batch.csv MIG instance gpumux does not have is listed pending, never compared.
+    pending = {r["id"] for r in res["rows"] if r["error"] is None}
+    for r in scored:
+        if r["mig_instance"]:
+            proc = subprocess.run([GPUMUX, "mig", r["profile"], "--check", r["mig_instance"]],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0 or r["id"] in pending, (r["id"], proc.stdout)
     for r in res["rows"]:
         if r["error"] is None:
             assert r["predicted"] is None and r["pending"].strip(), r
@@ -66,6 +127,8 @@ def test_script_compares_or_lists_pending_with_a_reason(tmp_path):
         assert s["compared"] + s["pending"] == s["points"], section
     report = (tmp_path / "c.md").read_text()
     assert report.startswith("# Catalog workloads against published measurements")
+    assert f"Left out: {len(calib)} published points are calibration points" in report
+    assert "calibration/fit/REPORT.md" in report
     assert report.count("\n| ") >= len(res["rows"])
     # Every catalog entry and LLM card appears in the coverage table with the points that run
     # it; its counts and errors are those of the rows that name it.
