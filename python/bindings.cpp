@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "models/app/application.hpp"
+#include "models/app/calibrate.hpp"
 #include "models/cluster/cluster_output.hpp"
 #include "models/output/result_io.hpp"
 #include "models/run/result.hpp"
@@ -275,6 +276,65 @@ py::list metric_rows(const std::vector<Metric<Row>>& metrics, const std::vector<
     }
     out.append(row);
   }
+  return out;
+}
+
+// `gpumux calibrate` (models/app/calibrate.hpp): the fit, its cross-validation, the report and,
+// with `profile`, the fitted profile's text.
+py::dict calibrate_points(const std::vector<std::string>& files,
+                          const std::vector<std::string>& fit, int iterations,
+                          const std::string& profile, const std::string& date) {
+  if (iterations < 1 || iterations > 10) throw InputError("iterations: expected 1 to 10");
+  const std::vector<CalibrationPoint> points = read_calibration_points(files);
+  CalibrationOptions options;
+  options.fit = fit;
+  options.iterations = iterations;
+  CalibrationResult r;
+  std::string report, text;
+  {
+    py::gil_scoped_release release;
+    r = calibrate(points, options);
+    report = calibration_report(r);
+    if (!profile.empty()) text = fitted_profile_text(profile, r, files, date);
+  }
+  py::dict parameters, errors;
+  for (const CalibrationParameter& p : r.parameters) {
+    py::dict d;
+    d["before_ns"] = p.before_ns;
+    d["fitted_ns"] = p.fitted_ns;
+    d["fold_min_ns"] = p.fold_min_ns;
+    d["fold_max_ns"] = p.fold_max_ns;
+    d["points"] = p.informed_by;
+    parameters[py::str(p.key)] = d;
+  }
+  for (const auto& e : r.errors) {
+    py::dict d;
+    d["points"] = e.points;
+    d["before"] = e.before;
+    d["in_sample"] = e.in_sample;
+    d["out_of_sample"] = e.out_of_sample;
+    errors[py::str(e.mechanism)] = d;
+  }
+  py::list rows;
+  for (const CalibrationRow& row : r.rows) {
+    py::dict d;
+    d["id"] = row.point->id;
+    d["source"] = row.point->source;
+    d["measured_s"] = row.point->target_s;
+    d["before_s"] = row.before_s;
+    d["in_sample_s"] = row.in_sample_s;
+    d["out_of_sample_s"] = row.out_of_sample_s;
+    d["depends_on"] = row.depends_on;
+    rows.append(d);
+  }
+  py::dict out;
+  out["parameters"] = parameters;
+  out["errors"] = errors;
+  out["points"] = rows;
+  out["sources"] = r.sources;
+  out["simulations"] = r.simulations;
+  out["report"] = report;
+  if (!profile.empty()) out["profile_text"] = text;
   return out;
 }
 
@@ -549,6 +609,9 @@ PYBIND11_MODULE(_gpumux, m) {
         py::arg("source_name") = std::string("<text>"),
         "Every kernel class and the origin of each parameter (as `gpumux inspect`): a list of "
         "dicts.");
+  m.def("calibrate", &calibrate_points, py::arg("files"), py::arg("fit"), py::arg("iterations") = 3,
+        py::arg("profile") = std::string(), py::arg("date") = std::string(),
+        "Fits the time-alone parameters to calibration CSV files (as `gpumux calibrate`).");
   m.def("parse_strategy_list", &parse_strategy_list, py::arg("text"));
   m.def(
       "strategies", [] { return compare_strategy_names(); },

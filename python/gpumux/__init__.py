@@ -54,6 +54,7 @@ ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
 __all__ = ["ClusterResult", "run", "load", "compare", "sweep", "plan", "validate", "inspect",
+           "calibrate",
            "save_compare", "compare_columns",
            "Result", "PlanResult", "metrics", "metric_table", "scenarios", "ScenarioError",
            "__version__", "STRATEGIES", "SHARING_MODES"]
@@ -275,6 +276,50 @@ def inspect(scenario: ScenarioLike, overrides: Overrides = None) -> "pd.DataFram
     """
     text, is_path, source = _scenario_args(scenario)
     return pd.DataFrame(_gpumux.inspect(text, is_path, _override_list(overrides), source))
+
+
+def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+              fit: Iterable[str] | None = None, profile: str | None = None,
+              output: str | os.PathLike[str] | None = None, iterations: int = 3) -> dict:
+    """Fits the time-alone parameters to measured points (``gpumux calibrate``,
+    docs/calibration.md): kernel_fixed_cost, block_round_cost and host_per_request per runtime
+    (``fit`` picks some), cross-validated leaving one ``source`` out.
+
+    ``data``: one calibration CSV path or several. Returns {"parameters": {key: {before_ns,
+    fitted_ns, fold_min_ns, fold_max_ns, points}}, "errors": {mechanism: {points, before,
+    in_sample, out_of_sample}} (median |relative error|), "points": [{id, source, measured_s,
+    before_s, in_sample_s, out_of_sample_s, depends_on}], "sources", "simulations", "report"
+    (Markdown)}. With ``output``, writes ``profile`` (default: the points' first profile) with
+    the fitted values as ``fitted:`` entries, atomically, and adds "profile_text". Raises
+    ScenarioError for bad data or arguments.
+    """
+    import datetime
+    import tempfile
+    paths = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [
+        os.fspath(p) for p in data]
+    if not isinstance(iterations, int) or isinstance(iterations, bool):
+        raise ScenarioError(f"iterations: expected an integer from 1 to 10, got {iterations!r}")
+    if output is not None and profile is None:
+        import csv
+        with open(paths[0], newline="") as f:
+            rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+        profile = rows[0]["profile"] if rows and rows[0].get("profile") else None
+        if profile is None:
+            raise ScenarioError(f"{paths[0]}: no profile to write; give profile=")
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    result = _gpumux.calibrate(paths, list(fit or []), iterations,
+                               profile if output is not None else "", date)
+    if output is not None:
+        target = os.fspath(output)
+        folder = os.path.dirname(os.path.abspath(target))
+        try:
+            with tempfile.NamedTemporaryFile("w", dir=folder, delete=False,
+                                             suffix=".tmp") as tmp:
+                tmp.write(result["profile_text"])
+            os.replace(tmp.name, target)
+        except OSError as e:
+            raise ScenarioError(f"output {target}: {e.strerror or e}") from None
+    return result
 
 
 def _strategy_list(strategies: str | Iterable[str]) -> list[str]:

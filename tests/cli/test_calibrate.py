@@ -128,3 +128,25 @@ tenants:
     assert hand["origin"] == "none" and hand["kernel_fixed_cost_ns"] == 0
     text = gpumux("inspect", str(scenario)).stdout
     assert "time alone:" in text and "(fitted)" in text
+
+
+def test_python_calibrate_agrees_with_the_cli_and_writes_the_profile(tmp_path):
+    import gpumux
+    data = tmp_path / "d.csv"
+    data.write_text(
+        HEADER
+        + "b1,one,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,latency,1.0,ms\n"
+        + "l1,two,bert-large,inference,1,128,fp16,tensorrt,a100-80gb,,latency,2.5,ms\n")
+    cli = json.loads(gpumux("calibrate", str(data), "--json", "-q").stdout)
+    out = tmp_path / "p.yaml"
+    res = gpumux.calibrate(str(data), output=out)
+    assert res["parameters"].keys() == cli["parameters"].keys()
+    for key, p in res["parameters"].items():
+        assert p["fitted_ns"] == pytest.approx(cli["parameters"][key]["fitted_ns"], rel=1e-12)
+    assert res["errors"]["all"]["out_of_sample"] == pytest.approx(
+        cli["errors"]["all"]["out_of_sample"], rel=1e-12)
+    assert out.read_text() == res["profile_text"] and "fitted:" in res["profile_text"]
+    with pytest.raises(gpumux.ScenarioError):
+        gpumux.calibrate(str(data), iterations=0)
+    with pytest.raises(gpumux.ScenarioError):
+        gpumux.calibrate(str(tmp_path / "absent.csv"))
