@@ -3,7 +3,7 @@
 #   make test   install what is missing, configure, build, run every test (ctest + pytest)
 # Other targets: make test-fast (every test but the end-to-end ones labelled slow: install,
 # notebook, validation, Dask, plot/report), make build (everything: tests, benchmarks, Python
-# module), make gpumux (the binary only), make docs (docs/ as a site in
+# module), make gpumux (the binary and the Python module), make docs (docs/ as a site in
 # build/site), make bench, make clean.
 BUILD ?= build
 JOBS ?= 2
@@ -24,9 +24,10 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# `make run` builds only what it runs: the gpumux binary (not the tests or benchmarks).
+# `make run` builds only what its commands run: the gpumux binary and the Python module that
+# `gpumux report --html` and `gpumux plot` draw with (not the tests or benchmarks).
 gpumux: configure
-	cmake --build $(BUILD) -j$(JOBS) --target gpumux
+	cmake --build $(BUILD) -j$(JOBS) --target gpumux _gpumux
 
 run: gpumux
 	$(BUILD)/gpumux run $(SCENARIO) -o quickstart.h5
