@@ -121,3 +121,26 @@ def test_an_internal_error_is_exit_3_not_1(result, tmp_path):
     assert r.stderr.strip().splitlines()[-1] == \
         "gpumux: internal error: plot (the traceback above)"
 
+
+def test_import_gpumux_exposes_plot_lazily_without_matplotlib():
+    """`gpumux.plot` (and `gpumux.report`) with no explicit submodule import; `import gpumux`
+    imports neither them nor matplotlib, which stays optional until something is drawn."""
+    code = (
+        "import sys, gpumux\n"
+        "assert 'gpumux.plot' not in sys.modules and 'matplotlib' not in sys.modules\n"
+        "assert 'plot' in dir(gpumux)\n"
+        "assert callable(gpumux.plot.latency_cdf) and callable(gpumux.report.html_report)\n"
+        "assert gpumux.plot is sys.modules['gpumux.plot']\n"
+        "assert 'matplotlib' not in sys.modules\n"
+        "try:\n"
+        "    gpumux.no_such_thing\n"
+        "except AttributeError as e:\n"
+        "    assert 'no_such_thing' in str(e)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+        "print('ok')\n")
+    env = dict(os.environ)
+    env.setdefault("PYTHONPATH", f"{Path(GPUMUX).parent / 'python'}:{REPO / 'python'}")
+    r = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                       timeout=120, env=env, cwd=REPO)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
