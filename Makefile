@@ -3,13 +3,14 @@
 #   make test   install what is missing, configure, build, run every test (ctest + pytest)
 # Other targets: make test-fast (every test but the end-to-end ones labelled slow: install,
 # notebook, validation, Dask, plot/report), make build (everything: tests, benchmarks, Python
-# module), make gpumux (the binary only), make bench, make clean.
+# module), make gpumux (the binary and the Python module), make docs (docs/ as a site in
+# build/site), make bench, make clean.
 BUILD ?= build
 JOBS ?= 2
 PYTHON := /usr/bin/python3
 SCENARIO ?= scenarios/quickstart.yaml
 
-.PHONY: deps configure build gpumux run test test-fast bench clean
+.PHONY: deps configure build gpumux run test test-fast docs bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -23,9 +24,10 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# `make run` builds only what it runs: the gpumux binary (not the tests or benchmarks).
+# `make run` builds only what its commands run: the gpumux binary and the Python module that
+# `gpumux report --html` and `gpumux plot` draw with (not the tests or benchmarks).
 gpumux: configure
-	cmake --build $(BUILD) -j$(JOBS) --target gpumux
+	cmake --build $(BUILD) -j$(JOBS) --target gpumux _gpumux
 
 run: gpumux
 	$(BUILD)/gpumux run $(SCENARIO) -o quickstart.h5
@@ -37,7 +39,12 @@ test: build
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --label-exclude slow
 
-# Every figure of the README's speed and memory tables, one command (about 16 min on 2 cores
+# docs/ as a browsable site (mkdocs.yml; open $(BUILD)/site/index.html); --strict: a broken
+# link or a page missing from the nav fails the build.
+docs: deps
+	$(PYTHON) -m mkdocs build --strict --site-dir $(BUILD)/site
+
+# Every figure of docs/performance.md's speed and memory tables, one command (about 16 min on 2 cores
 # before bench_scaling.py's one-queue column and bench_fleet.py's 10 min and 1 h fleets, which
 # roughly double the scaling runs and add the fleet's; bench_memory.py --long adds the 6 h and
 # 24 h runs, ~15 min more; the fleet's whole day is `bench_fleet.py --lengths 24h --workers 2`).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Re-runs the commands whose output README.md and docs/ quote, and checks (or rewrites) the
-quoted numbers, so the docs cannot go stale silently.
+"""Re-runs the commands whose output docs/ and scenarios/README.md quote, and checks (or
+rewrites) the quoted numbers, so the docs cannot go stale silently.
 
 Each entry of QUOTES names a file, a marker (a regular expression whose capture groups are the
 quoted numbers, in the text around them), the gpumux command that produces them, an extraction
@@ -279,7 +279,7 @@ def _probes(out: str) -> list[float]:
 
 
 QUOTES += [
-    Quote("contention-probes", "README.md",
+    Quote("contention-probes", "docs/validation.md",
           r"2 to 48\s+streaming MPS clients keep ([0-9.]+)x the HBM throughput of one \(no "
           r"collapse\); two full-grid kernels\s+co-run at ([0-9.]+)x, not 2x; a 100 us inference "
           r"kernel beside 10 ms full-grid training waits the\s+residual \(([0-9.]+)x its solo "
@@ -334,13 +334,13 @@ QUOTES += [
           r"over a longer window for an inconclusive verdict \(the vLLM server's p99 is decided "
           r"at\s+([0-9]+) s, on ([0-9,]+) requests\)",
           PLAN_COMMAND, _plan_search, slow=True),
-    Quote("plan-window", "README.md",
+    Quote("plan-window", "docs/howto/plan-a-node.md",
           r"the longer windows the verdicts need\s+\(the vLLM server's p99 is decided over\s+"
           r"([0-9]+) s\)", PLAN_COMMAND, lambda out: _plan_search(out)[7:8], slow=True),
     Quote("plan-tenant-row", "docs/plan.md",
           r"interval \(`p99 ([0-9.]+) ms / ([0-9.]+) ms \((\d+) samples, CI \[([0-9.]+) ms, "
           r"([0-9.]+) ms\]\)`\)", PLAN_COMMAND, lambda out: _tenant_row(out, "rerank"), slow=True),
-    Quote("plan-prose", "README.md",
+    Quote("plan-prose", "docs/howto/plan-a-node.md",
           r"(\d+) H100s at \$([0-9.]+)/h instead of eight dedicated ones at \$([0-9.]+)/h",
           PLAN_COMMAND, _plan_numbers, slow=True),
     Quote("plan-answer", "docs/plan.md",
@@ -350,11 +350,11 @@ QUOTES += [
 ]
 BLOCKS = [
     # The plan table of the source document's node: every line but the search's wall time.
-    Block("plan", ["README.md"],
+    Block("plan", ["docs/howto/plan-a-node.md"],
           "$ gpumux plan scenarios/plan/plan-h100-node.yaml --jobs 2 -o best.yaml", PLAN_COMMAND,
           mask=[r"DP rounds, [0-9.]+ s"], slow=True),
     # The same node on GKE nodes, with what it writes for kubectl and gcloud.
-    Block("plan-gke", ["README.md"],
+    Block("plan-gke", ["docs/howto/plan-a-node.md"],
           "$ gpumux plan scenarios/plan/plan-h100-node.yaml --jobs 2 --platform gke -o deploy",
           ["plan", "scenarios/plan/plan-h100-node.yaml", "--jobs", "2", "--platform", "gke", "-o",
            "deploy"],

@@ -14,6 +14,7 @@ packages=(
   ccache                    # the Makefile and setup.py compile through it when present
   python3-wheel-whl         # wheel-*.whl: offline `pip install` from a venv without wheel
   pyflakes3 mypy            # .ci/run: the Python lint and type checks
+  mkdocs                    # make docs: docs/ as a site (tests/cli/test_docs_links.py)
 )
 missing=()
 for p in "${packages[@]}"; do

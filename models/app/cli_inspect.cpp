@@ -304,7 +304,8 @@ int command_report(const std::vector<std::string>& args) {
   }
   if (vm.count("html")) {
     return exec_python_module(
-        "gpumux.report", {vm["file"].as<std::string>(), "--html", vm["html"].as<std::string>()});
+        "report --html", "gpumux.report",
+        {vm["file"].as<std::string>(), "--html", vm["html"].as<std::string>()});
   }
   if (format == OutputFormat::json) {
     for (const nlohmann::ordered_json& s : summaries) std::cout << s.dump() << "\n";
@@ -348,7 +349,7 @@ int command_plot(const std::vector<std::string>& args) {
     throw not_for_cluster(vm["file"].as<std::string>(), "plot");
   }
   check_result_tables_h5(vm["file"].as<std::string>());
-  return exec_python_module("gpumux.plot", forwarded);
+  return exec_python_module("plot", "gpumux.plot", forwarded);
 }
 
 const CommandHelp kStrategiesHelp{

@@ -49,9 +49,45 @@ std::vector<std::string> package_roots() {
   return roots;
 }
 
+// What `python3 -c` runs: imports the tool's module and checks matplotlib before handing over,
+// so a missing piece (the compiled _gpumux, numpy/pandas/h5py/PyYAML, matplotlib) is one line
+// naming what to build or install, exit 2, never a traceback and never exit 1 (SLO missed).
+// An unexpected exception in the tool is an internal error: its traceback, then exit 3.
+constexpr const char* kBootstrap = R"PY(import sys
+command, module = sys.argv[1], sys.argv[2]
+def fail(message):
+    print("gpumux: error: " + command + ": " + message, file=sys.stderr)
+    sys.exit(2)
+try:
+    import importlib
+    tool = importlib.import_module(module)
+except ImportError as e:
+    text = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    if text.startswith("gpumux: "):
+        text = text[len("gpumux: "):]
+    fail(text)
+try:
+    import matplotlib  # noqa: F401
+except ImportError:
+    fail("needs matplotlib, which " + sys.executable + " does not have: install it (Debian: "
+         "apt-get install python3-matplotlib, or scripts/install-deps.sh), or set GPUMUX_PYTHON "
+         "to a python3 that has it")
+try:
+    status = tool.main(sys.argv[3:])
+except KeyboardInterrupt:
+    sys.exit(130)
+except Exception:
+    import traceback
+    traceback.print_exc()
+    print("gpumux: internal error: " + command + " (the traceback above)", file=sys.stderr)
+    sys.exit(3)
+sys.exit(status)
+)PY";
+
 }  // namespace
 
-int exec_python_module(const std::string& module, const std::vector<std::string>& args) {
+int exec_python_module(const std::string& command, const std::string& module,
+                       const std::vector<std::string>& args) {
   std::string path;
   for (const std::string& root : package_roots()) {
     if (!path.empty()) path += ":";
@@ -63,7 +99,7 @@ int exec_python_module(const std::string& module, const std::vector<std::string>
   }
   if (!path.empty()) ::setenv("PYTHONPATH", path.c_str(), 1);
   const std::string python = python_interpreter();
-  std::vector<std::string> argv_text{python, "-m", module};
+  std::vector<std::string> argv_text{python, "-c", kBootstrap, command, module};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_text) argv.push_back(a.data());
@@ -71,9 +107,10 @@ int exec_python_module(const std::string& module, const std::vector<std::string>
   std::cout.flush();
   std::cerr.flush();
   ::execvp(python.c_str(), argv.data());
-  std::cerr << "gpumux: error: cannot start " << python << " for " << module << ": "
-            << std::strerror(errno) << " (set GPUMUX_PYTHON to a python3 with matplotlib)\n";
-  return 3;
+  std::cerr << "gpumux: error: " << command << ": needs python3 with matplotlib, and " << python
+            << " cannot be started (" << std::strerror(errno)
+            << "): install python3 (scripts/install-deps.sh) or set GPUMUX_PYTHON to one\n";
+  return 2;
 }
 
 }  // namespace gpumux

@@ -9,8 +9,11 @@ namespace gpumux {
 /// written in Python with matplotlib). PYTHON: $GPUMUX_PYTHON, else the interpreter the build
 /// was configured with, else /usr/bin/python3, else python3 on PATH. PYTHONPATH gets the
 /// package this binary belongs to (an installed gpumux/bin/gpumux, or the source tree and build
-/// directory it was built from). Returns only when the interpreter could not be started
-/// (with the exit status to use, after one line on stderr).
-int exec_python_module(const std::string& module, const std::vector<std::string>& args);
+/// directory it was built from). COMMAND names the subcommand in messages ("plot"). What is
+/// missing on the Python side (the compiled _gpumux, the package's dependencies, matplotlib) is
+/// one line on stderr naming what to build or install, and exit 2. Returns only when the
+/// interpreter could not be started (with the exit status to use, 2, after one line on stderr).
+int exec_python_module(const std::string& command, const std::string& module,
+                       const std::vector<std::string>& args);
 
 }  // namespace gpumux

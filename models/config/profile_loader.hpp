@@ -3,7 +3,7 @@
 // (embedded into the binary at build time) or from a path.
 // Every number in a profile file carries `source:` (where it was published or measured) or
 // `assumption:` (why this value was chosen when no source exists); the loader rejects a number
-// that has neither. Units inside the profile: as in scenario files (README.md "Scenario files").
+// that has neither. Units inside the profile: as in scenario files (docs/reference/scenarios.md).
 #include <string>
 #include <vector>
 

@@ -135,19 +135,32 @@ void TextTable::add_row(std::vector<std::string> row) {
   rows_.push_back(std::move(row));
 }
 
+namespace {
+
+// A cell's width in characters (UTF-8 code points), not bytes, so a "—" lines up with ASCII.
+std::size_t display_width(const std::string& text) {
+  std::size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0U) != 0x80U ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
 std::string TextTable::render(const std::string& indent) const {
   std::vector<std::size_t> widths(headers_.size());
-  for (std::size_t c = 0; c < headers_.size(); ++c) widths[c] = headers_[c].size();
+  for (std::size_t c = 0; c < headers_.size(); ++c) widths[c] = display_width(headers_[c]);
   for (const auto& row : rows_) {
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], display_width(row[c]));
+    }
   }
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
     std::string l = indent;
     for (std::size_t c = 0; c < cells.size(); ++c) {
       if (c > 0) l += "  ";
-      l += c < left_columns_ ? fmt::format("{:<{}}", cells[c], widths[c])
-                             : fmt::format("{:>{}}", cells[c], widths[c]);
+      const std::string pad(widths[c] - display_width(cells[c]), ' ');
+      l += c < left_columns_ ? cells[c] + pad : pad + cells[c];
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";

@@ -71,6 +71,25 @@ TextTable object_table(const std::vector<const Metric<Row>*>& cols) {
   return TextTable(std::move(headers), left);
 }
 
+// A statistic over completed requests (the latency percentiles, mean and max; the slowdown) of
+// a tenant that completed none (OOM-killed at start, failed by a fault) does not apply: the
+// summary keeps its 0 (the JSON's types do not change), the tables print "—", not "0 ns".
+const char* const kNotApplicable = "—";
+
+bool over_completed_requests(const std::string& json_key) {
+  return json_key.rfind("latency_ns.", 0) == 0 || json_key == "slowdown_mean";
+}
+
+bool completed_none(const Json& tenant) {
+  const Json* completed = field(tenant, "completed");
+  return completed != nullptr && completed->is_number() && completed->get<double>() == 0;
+}
+
+std::string tenant_cell(MetricFormat format, const std::string& json_key, const Json& tenant) {
+  if (completed_none(tenant) && over_completed_requests(json_key)) return kNotApplicable;
+  return format_metric(format, json_at(tenant, json_key));
+}
+
 template <class Row>
 std::vector<std::string> object_row(const std::vector<const Metric<Row>*>& cols,
                                     const std::string& name, const Json& object) {
@@ -81,7 +100,7 @@ std::vector<std::string> object_row(const std::vector<const Metric<Row>*>& cols,
                                        json_at(object, m->interval_of + "_high")));
       continue;
     }
-    row.push_back(m->column == "name" ? name : format_metric(m->format, json_at(object, m->json)));
+    row.push_back(m->column == "name" ? name : tenant_cell(m->format, m->json, object));
   }
   return row;
 }
@@ -197,13 +216,17 @@ std::vector<std::string> overview_row(const std::string& label, const Json& summ
   double throughput[2] = {none, none}, worst_p99[2] = {none, none};
   double failed = 0, violations = 0, cost = 0;
   int with_slo = 0, met = 0;
+  bool in_group[2] = {false, false};
   for (const auto& [name, t] : child(summary, "tenants").items()) {
     const int group = field(t, "slo_ns") != nullptr ? 0 : 1;
     (group == 0 ? any_slo : any_best_effort) = true;
-    const double p99 = number(child(t, "latency_ns"), "p99");
+    in_group[group] = true;
     throughput[group] =
         (std::isnan(throughput[group]) ? 0.0 : throughput[group]) + number(t, "throughput_per_s");
-    worst_p99[group] = std::isnan(worst_p99[group]) ? p99 : std::max(worst_p99[group], p99);
+    if (!completed_none(t)) {  // a tenant that completed nothing has no p99 (not 0 ns)
+      const double p99 = number(child(t, "latency_ns"), "p99");
+      worst_p99[group] = std::isnan(worst_p99[group]) ? p99 : std::max(worst_p99[group], p99);
+    }
     failed += number(t, "failed");
     violations += number(t, "slo_violations");
     if (group == 0) {
@@ -213,13 +236,17 @@ std::vector<std::string> overview_row(const std::string& label, const Json& summ
     }
   }
   if (const Json* c = field(summary, "gpu_cost"); c != nullptr) cost = c->get<double>();
+  auto worst = [&](int group) {
+    return in_group[group] && std::isnan(worst_p99[group]) ? std::string(kNotApplicable)
+                                                           : format_duration_ns(worst_p99[group]);
+  };
   return {label,
           format_count(static_cast<double>(gpus.size())),
           format_count(devices),
           format_rate(throughput[0]),
-          format_duration_ns(worst_p99[0]),
+          worst(0),
           format_rate(throughput[1]),
-          format_duration_ns(worst_p99[1]),
+          worst(1),
           format_count(failed),
           format_count(violations),
           with_slo > 0 ? fmt::format("{}/{}", met, with_slo) : "-",
@@ -275,7 +302,7 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
       std::vector<std::string> row = {std::string("  ") + m.compare};
       for (const Json& s : summaries) {
         const Json* t = field(child(s, "tenants"), tenant.c_str());
-        row.push_back(t != nullptr ? format_metric(m.format, json_at(*t, m.json)) : "-");
+        row.push_back(t != nullptr ? tenant_cell(m.format, m.json, *t) : "-");
       }
       table.add_row(std::move(row));
     }

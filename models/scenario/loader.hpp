@@ -2,7 +2,7 @@
 // Scenario loading: YAML text -> typed Scenario (scenario.hpp). Cost: linear in the document.
 //
 // What it checks: YAML syntax; every key known (unknown keys are errors, with a "did you mean"
-// hint when one is close); types; units as in README.md "Scenario files" (durations 250ns 10us
+// hint when one is close); types; units as in docs/reference/scenarios.md (durations 250ns 10us
 // 1024us 2ms 1.5s 2m 1h; sizes 512MiB 10GiB 80GB; bandwidth 3.35TB/s; rates 50/s 3000/min;
 // fractions plain numbers; a bare number where a unit is required is an error); value ranges;
 // required keys; name uniqueness; expansion of gpus[].count and tenants[].replicas. It does NOT

@@ -1,5 +1,5 @@
 #pragma once
-// The typed, validated scenario: what a YAML scenario file (README.md "Scenario files"; every
+// The typed, validated scenario: what a YAML scenario file (docs/reference/scenarios.md; every
 // key in tests/data/scenarios/full.yaml) becomes before anything is simulated. Units are already
 // resolved: durations are integer nanoseconds, sizes bytes, rates per second. No text parsing
 // happens past this point.

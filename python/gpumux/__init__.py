@@ -430,3 +430,19 @@ def save_compare(path: str | os.PathLike[str],
 
 from .sweep import sweep  # noqa: E402
 from .plan import plan, PlanResult  # noqa: E402
+
+#: Submodules imported on first use: ``gpumux.plot.latency_cdf(r)`` with no ``import
+#: gpumux.plot`` first. Lazily, so ``import gpumux`` does not import them; neither imports
+#: matplotlib before it draws, so matplotlib stays optional for the rest of the API.
+_LAZY_SUBMODULES = ("plot", "report")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -72,9 +72,10 @@ def load(package_path: list) -> ModuleType:
     folder = find_extension_dir()
     if folder is None:
         raise ImportError(
-            "gpumux: the compiled module _gpumux was not found. Build it "
-            "(cmake --build build --target _gpumux) and put build/python on PYTHONPATH, or set "
-            "GPUMUX_BUILD_DIR to the build directory.")
+            "gpumux: the compiled module _gpumux was not found: build it in the source tree "
+            "(make build, or cmake --build build --target _gpumux) and put build/python on "
+            "PYTHONPATH, or set GPUMUX_BUILD_DIR to the build directory, or reinstall the "
+            "package (pip install .)")
     if str(folder) not in package_path and folder != _HERE:
         package_path.append(str(folder))
     return importlib.import_module("gpumux._gpumux")

@@ -34,7 +34,7 @@ enum class QueueKind : std::uint8_t { heap, calendar, ladder };
 /// The kind Simulator uses unless told otherwise. Scenario runs keep few events pending (a few
 /// per tenant and device) with time scales from ns launch gaps to 100 ms samples, where the
 /// heap is fastest (the calendar's bucket width cannot suit both); the calendar queue is 2-3x
-/// faster from ~10^3 pending events up (bench/bench_engine.cpp, README "speed").
+/// faster from ~10^3 pending events up (bench/bench_engine.cpp, docs/performance.md).
 inline constexpr QueueKind kDefaultQueueKind = QueueKind::heap;
 
 /// "heap", "calendar" or "ladder".

@@ -1,5 +1,5 @@
 #pragma once
-// Unit parsing for scenario files (README.md "Scenario files"). Pure functions, no YAML.
+// Unit parsing for scenario files (docs/reference/scenarios.md). Pure functions, no YAML.
 // Each parser throws std::invalid_argument with a short reason ("missing unit, e.g. 2ms") that
 // the loader wraps into an InputError with the location. Cost: O(length of text).
 #include <cstdint>

@@ -1,4 +1,5 @@
-"""Build conventions: `make run` builds only the gpumux binary; CI fails on compiler warnings."""
+"""Build conventions: `make run` builds only what its commands run (the gpumux binary and the
+Python module its report --html and plot draw with); CI fails on compiler warnings."""
 import subprocess
 from pathlib import Path
 
@@ -6,12 +7,12 @@ REPO = Path(__file__).resolve().parents[2]
 CHECK = REPO / "scripts" / "check-warnings.sh"
 
 
-def test_make_run_builds_only_the_binary(tmp_path):
+def test_make_run_builds_the_binary_and_the_python_module_only(tmp_path):
     proc = subprocess.run(["make", "-n", "run", f"BUILD={tmp_path}/b"], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     builds = [line for line in proc.stdout.splitlines() if line.startswith("cmake --build")]
-    assert builds == [f"cmake --build {tmp_path}/b -j2 --target gpumux"], proc.stdout
+    assert builds == [f"cmake --build {tmp_path}/b -j2 --target gpumux _gpumux"], proc.stdout
     assert any(line.startswith(f"{tmp_path}/b/gpumux run ") for line in proc.stdout.splitlines())
 
 

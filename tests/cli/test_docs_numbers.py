@@ -1,5 +1,5 @@
 """Docs that cannot go stale (issue 24 item 8): scripts/docs_numbers.py re-runs the commands whose
-numbers README.md, docs/ and scenarios/README.md quote and fails when a quoted number drifted
+numbers docs/ and scenarios/README.md quote and fails when a quoted number drifted
 beyond its tolerance (the rounding of the quote; simulations are deterministic). This file runs
 the cheap entries (each a run of seconds: every row of scenarios/README.md's table, the
 contention probes); test_plan_shipped.py (label slow) the slow ones: the plan's table and

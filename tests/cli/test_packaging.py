@@ -68,7 +68,7 @@ def test_venv_without_wheel_says_so_then_installs_from_the_tree_build(tmp_path):
     assert len(said) == 1, failed.stdout[-3000:] + failed.stderr[-3000:]
     assert "pip install wheel" in said[0] and "python3-wheel-whl" in said[0]
 
-    # the README's offline remedy, then the same install succeeds
+    # docs/install.md's offline remedy, then the same install succeeds
     wheels = sorted(Path("/usr/share/python-wheels").glob("wheel-*.whl"))
     assert wheels, "Debian's python3-wheel-whl (scripts/install-deps.sh) provides wheel-*.whl"
     subprocess.run([str(venv / "bin" / "pip"), "install", "--no-index", str(wheels[-1])],

@@ -1,12 +1,13 @@
 """The shipped node, scenarios/plan/plan-h100-node.yaml, planned end to end (minutes: the vLLM
 server's p99 needs a window of minutes to be conclusive, so the planner grows it; label slow).
-The plan runs once, as README.md quotes it (`gpumux plan scenarios/plan/plan-h100-node.yaml --jobs
-2 -o best.yaml`, scripts/docs_numbers.py's PLAN_COMMAND), and both tests read that run:
+The plan runs once, as docs/howto/plan-a-node.md quotes it (`gpumux plan
+scenarios/plan/plan-h100-node.yaml --jobs 2 -o best.yaml`, scripts/docs_numbers.py's
+PLAN_COMMAND), and both tests read that run:
 - the plan finds a setup on conclusive verdicts, names the samples and interval behind each
   ratio, and `gpumux run best.yaml --fail-on-slo` reproduces the planner's numbers with every
   target shown met (interval under target less headroom) over the window the plan chose;
-- the plan table README.md quotes, and the answer README.md and docs/plan.md state, are what
-  the planner prints today (every slow scripts/docs_numbers.py entry: the plan's table, answer,
+- the plan table docs/howto/plan-a-node.md quotes, and the answer it and docs/plan.md state,
+  are what the planner prints today (every slow scripts/docs_numbers.py entry: the plan's table, answer,
   search counts and window from this run, and test_plan's brute-force counts)."""
 import importlib.util
 import json
@@ -42,7 +43,7 @@ def docs_numbers():
 
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory):
-    """The README's plan command, run once in a scratch folder: (stdout, best.yaml path)."""
+    """The how-to's plan command, run once in a scratch folder: (stdout, best.yaml path)."""
     folder = tmp_path_factory.mktemp("plan-shipped")
     command = [NODE if arg.endswith("plan-h100-node.yaml") else arg
                for arg in docs_numbers().PLAN_COMMAND]

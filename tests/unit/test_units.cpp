@@ -1,4 +1,4 @@
-// Unit parsing and formatting for scenario files (sim/util/units.hpp; README.md "Scenario files").
+// Unit parsing and formatting for scenario files (sim/util/units.hpp; docs/reference/scenarios.md).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
