@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
@@ -52,4 +53,105 @@ def test_unknown_command_is_one_line_with_a_hint():
     proc = gpumux("frobnicate")
     one_line_refusal(proc, "unknown command 'frobnicate'", "see gpumux --help")
     assert "did you mean" not in proc.stderr
+
+
+# --- plan -o and the flags' names ----------------------------------------------------------------
+
+PLAN = """\
+name: small-plan
+seed: 3
+duration: 2s
+warmup: 200ms
+plan:
+  gpus: [{model: h100-sxm-80gb, cost_per_hour: 4.0}]
+  max_gpus: 2
+  machines: [a3-highgpu-1g, a3-highgpu-2g]
+tenants:
+  - name: embed
+    memory: 4GiB
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request:
+        kernels:
+          - {name: enc, duration: 300us, sm_fraction: 0.5, memory_bound: 0.5}
+    slo: {p99: 20ms}
+"""
+
+
+@pytest.fixture
+def plan_yaml(tmp_path):
+    path = tmp_path / "plan.yaml"
+    path.write_text(PLAN)
+    return str(path)
+
+
+def listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in Path(folder).rglob("*"))
+
+
+def test_plan_output_name_too_long_is_refused_before_planning(tmp_path, plan_yaml):
+    """Was exit 3 `filesystem error: File name too long` (a folder name) after the search."""
+    for name in ("d" * 300, "b" * 300 + ".yaml"):
+        proc = gpumux("plan", plan_yaml, "-o", str(tmp_path / name))
+        one_line_refusal(proc, "File name too long")
+        assert proc.stdout == ""  # refused before planning: no table
+    assert listing(tmp_path) == ["plan.yaml"]
+
+
+def test_plan_max_gpus_error_names_the_flag(plan_yaml):
+    """Was reported as `--set plan.max_gpus` though no --set was given."""
+    proc = gpumux("plan", plan_yaml, "--max-gpus", "0")
+    one_line_refusal(proc, "--max-gpus")
+    assert "--set" not in proc.stderr and "plan.max_gpus" not in proc.stderr
+    # A --set the user wrote is still named as written.
+    proc = gpumux("plan", plan_yaml, "--set", "plan.max_gpus=0")
+    one_line_refusal(proc, "--set plan.max_gpus")
+
+
+def test_replan_replaces_the_folder_whole(tmp_path, plan_yaml):
+    """A re-plan into the same DIR kept the old plan's node-pools.sh and Pod files."""
+    out = tmp_path / "deploy"
+    proc = gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    first = listing(out)
+    assert "node-pools.sh" in first and any(p.startswith("pods/") for p in first)
+    bare = tmp_path / "bare.yaml"  # the same tenants, GPUs bought one by one
+    bare.write_text(PLAN.replace("  machines: [a3-highgpu-1g, a3-highgpu-2g]\n", ""))
+    proc = gpumux("plan", str(bare), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert listing(out) == ["best.yaml"]
+    assert "bare.yaml" in (out / "best.yaml").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bare.yaml", "deploy", "plan.yaml"]
+
+
+def test_plan_folder_with_foreign_entries_is_refused_before_planning(tmp_path, plan_yaml):
+    """`DIR/pods` a file (or anything plan does not write) left part of DIR written."""
+    out = tmp_path / "deploy"
+    out.mkdir()
+    (out / "pods").write_text("not a folder\n")
+    proc = gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(out))
+    one_line_refusal(proc, "holds pods", "did not write")
+    assert proc.stdout == ""
+    assert listing(out) == ["pods"] and (out / "pods").read_text() == "not a folder\n"
+    (out / "pods").unlink()
+    (out / "notes.txt").write_text("mine\n")
+    one_line_refusal(gpumux("plan", plan_yaml, "-o", str(out)), "holds notes.txt")
+    assert listing(out) == ["notes.txt"]
+    # A file where the folder should be, and a folder in a missing directory.
+    (tmp_path / "file").write_text("x")
+    one_line_refusal(gpumux("plan", plan_yaml, "-o", str(tmp_path / "file")), "regular file")
+    one_line_refusal(gpumux("plan", plan_yaml, "-o", str(tmp_path / "missing" / "deploy")),
+                     "does not exist")
+
+
+def test_plan_folder_write_failure_leaves_the_old_plan(tmp_path, plan_yaml):
+    """ENOSPC while writing: the earlier plan's folder stays as it was, no temporary folder."""
+    out = tmp_path / "deploy"
+    assert gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(out)).returncode == 0
+    before = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
+    proc = gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(out),
+                  env={"GPUMUX_TEST_FAULT": "write:ENOSPC"})
+    one_line_refusal(proc, "No space left on device")
+    assert {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deploy", "plan.yaml"]
 
