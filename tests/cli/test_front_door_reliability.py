@@ -4,11 +4,16 @@ and `plot` (FIFO inputs, refused targets, a table declaring more rows than its f
 cluster path's signals and checks before work, an unknown command. Each is one line on stderr
 and exit 2 (or 128 + signal), never a traceback, a hang or half-written output. Drives
 $GPUMUX_BIN."""
+import errno
 import os
 import subprocess
+import time
 from pathlib import Path
 
+import h5py
 import pytest
+
+from cli_support import temps
 
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
@@ -154,4 +159,84 @@ def test_plan_folder_write_failure_leaves_the_old_plan(tmp_path, plan_yaml):
     one_line_refusal(proc, "No space left on device")
     assert {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deploy", "plan.yaml"]
+
+
+# --- report and plot: inputs and targets --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def result_h5(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("result")
+    out = folder / "out.h5"
+    proc = gpumux("run", QUICKSTART, "-o", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_report_and_plot_refuse_a_fifo_input(tmp_path):
+    """They blocked forever in open()."""
+    fifo = tmp_path / "in.h5"
+    os.mkfifo(fifo)
+    for args in (["report", str(fifo)], ["report", str(fifo), "--html", str(tmp_path / "r.html")],
+                 ["plot", str(fifo), "-o", str(tmp_path / "p.png")]):
+        one_line_refusal(gpumux(*args, timeout=20), "FIFO")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.h5"]
+
+
+def test_report_and_plot_check_their_target_before_python(tmp_path, result_h5):
+    """A directory, a FIFO, a missing folder or a long name was a Python traceback, exit 1."""
+    folder = tmp_path / "folder"
+    (folder / "d.html").mkdir(parents=True)
+    (folder / "d.png").mkdir()
+    os.mkfifo(folder / "f.html")
+    os.mkfifo(folder / "f.png")
+    cases = [("d", "a directory"), ("f", "FIFO"), ("missing/x", "does not exist"),
+             ("n" * 300, "File name too long")]
+    for stem, why in cases:  # (relative names: the message keeps its reason within 400 chars)
+        proc = gpumux("report", str(result_h5), "--html", f"{stem}.html", timeout=60, cwd=folder)
+        one_line_refusal(proc, "--html", why)
+        proc = gpumux("plot", str(result_h5), "-o", f"{stem}.png", timeout=60, cwd=folder)
+        one_line_refusal(proc, "-o", why)
+    assert (folder / "d.html").is_dir() and (folder / "f.png").is_fifo()
+    assert sorted(p.name for p in folder.iterdir()) == ["d.html", "d.png", "f.html", "f.png"]
+
+
+def test_figures_and_pages_are_written_atomically(tmp_path):
+    """Python wrote r.html.tmp beside the page and the PNG in place: ENOSPC left a temporary
+    file or a 0-byte figure, and the error was a traceback."""
+    from gpumux import plot
+
+    target = tmp_path / "fig.png"
+    target.write_bytes(b"old figure")
+
+    def fails(f):
+        f.write(b"half a fig")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(plot.PlotError, match="cannot write .*fig.png: No space left on device"):
+        plot.write_atomically(target, fails)
+    assert target.read_bytes() == b"old figure" and temps(tmp_path) == []
+    plot.write_atomically(target, lambda f: f.write(b"new figure"))
+    assert target.read_bytes() == b"new figure" and temps(tmp_path) == []
+    # A symlink is followed: the file it points to is replaced, the link stays.
+    link = tmp_path / "link.png"
+    link.symlink_to(target)
+    plot.write_atomically(link, lambda f: f.write(b"via link"))
+    assert link.is_symlink() and target.read_bytes() == b"via link"
+
+
+def test_a_table_declaring_more_rows_than_the_file_holds_is_refused(tmp_path, result_h5):
+    """2^40 declared rows in a small file: report and plot read fill values for minutes."""
+    bogus = tmp_path / "bogus.h5"
+    bogus.write_bytes(result_h5.read_bytes())
+    with h5py.File(bogus, "a") as f:
+        f.create_dataset("huge", shape=(2**40,), maxshape=(None,), dtype="i8", chunks=(4096,))
+    assert bogus.stat().st_size < 10 << 20
+    started = time.monotonic()
+    one_line_refusal(gpumux("report", str(bogus), timeout=60), "/huge", "more than")
+    one_line_refusal(gpumux("plot", str(bogus), "-o", str(tmp_path / "p.png"), timeout=60),
+                     "/huge", "more than")
+    assert time.monotonic() - started < 60
+    assert not (tmp_path / "p.png").exists()
+    # The result file itself still reports.
+    assert gpumux("report", str(result_h5)).returncode == 0
 
