@@ -6,6 +6,7 @@ and exit 2 (or 128 + signal), never a traceback, a hang or half-written output. 
 $GPUMUX_BIN."""
 import errno
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -18,6 +19,8 @@ from cli_support import temps
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
+FLEET = str(REPO / "scenarios" / "cluster" / "fleet-1024.yaml")
+GANG = str(REPO / "scenarios" / "cluster" / "gang-two-nodes.yaml")
 
 
 def gpumux(*args, env=None, timeout=300, cwd=None):
@@ -240,3 +243,47 @@ def test_a_table_declaring_more_rows_than_the_file_holds_is_refused(tmp_path, re
     # The result file itself still reports.
     assert gpumux("report", str(result_h5)).returncode == 0
 
+
+# --- the cluster path ----------------------------------------------------------------------------
+
+def test_cluster_csv_is_refused_before_the_replay(tmp_path):
+    """The replay ran and x.h5 was written before --format csv was refused."""
+    out = tmp_path / "x.h5"
+    proc = gpumux("run", GANG, "--format", "csv", "-o", str(out))
+    one_line_refusal(proc, "--format csv")
+    assert not out.exists() and temps(tmp_path) == []
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                         (signal.SIGHUP, 129)])
+def test_signal_during_a_cluster_run(tmp_path, signum, code):
+    """The cluster path ran before the handlers were installed: the signal killed it silently."""
+    out = tmp_path / "out.h5"
+    env = dict(os.environ)
+    env.pop("GPUMUX_TEST_FAULT", None)
+    proc = subprocess.Popen([GPUMUX, "run", FLEET, "-o", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.0)
+    assert proc.poll() is None  # a simulated day: still running
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert f"interrupted ({signal.Signals(signum).name})" in err and "nothing written" in err
+    assert not out.exists() and temps(tmp_path) == []
+
+
+def test_sigterm_to_a_split_cluster_run_stops_its_workers(tmp_path):
+    """--workers 2: SIGTERM to gpumux alone (not its process group) is passed on to the worker
+    processes simulating the workload pods, so the run stops instead of simulating the day."""
+    out = tmp_path / "out.h5"
+    env = dict(os.environ)
+    env.pop("GPUMUX_TEST_FAULT", None)
+    proc = subprocess.Popen([GPUMUX, "run", FLEET, "--workers", "2", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(4.0)  # past the replay: the workers are simulating
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "interrupted (SIGTERM)" in err and "nothing written" in err
+    assert not out.exists() and temps(tmp_path) == []
