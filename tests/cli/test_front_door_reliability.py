@@ -287,3 +287,21 @@ def test_sigterm_to_a_split_cluster_run_stops_its_workers(tmp_path):
     assert proc.returncode == 143, err
     assert "interrupted (SIGTERM)" in err and "nothing written" in err
     assert not out.exists() and temps(tmp_path) == []
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_signal_during_plan_writes_nothing(tmp_path, signum, code):
+    """plan keeps its handlers: the search stops, -o DIR is neither created nor half-written."""
+    out = tmp_path / "deploy"
+    node = str(REPO / "scenarios" / "plan" / "plan-h100-node.yaml")
+    env = dict(os.environ)
+    env.pop("GPUMUX_TEST_FAULT", None)
+    proc = subprocess.Popen([GPUMUX, "plan", node, "-o", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.5)  # the shipped node's search takes minutes
+    assert proc.poll() is None
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert f"interrupted ({signal.Signals(signum).name})" in err and "nothing written" in err
+    assert list(tmp_path.iterdir()) == []
