@@ -208,11 +208,13 @@ cluster::ClusterSpec load_cluster_request(const ScenarioRequest& request) {
       request.scenario, request.source_name.empty() ? "<text>" : request.source_name, overrides);
 }
 
-ClusterRun simulate_cluster(const cluster::ClusterSpec& spec, int workers) {
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec, int workers,
+                            const std::atomic<bool>* interrupt) {
   ClusterRun run;
-  run.result = cluster::run_cluster(spec);
+  run.result = cluster::run_cluster(spec, interrupt);
   cluster::WorkloadPodOptions options;
   options.workers = workers;
+  options.interrupt = interrupt;
   cluster::simulate_workload_pods(spec, run.result, options);
   run.metrics = cluster::cluster_metrics(run.result);
   return run;

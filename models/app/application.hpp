@@ -152,8 +152,11 @@ struct ClusterRun {
 
 /// Replays a cluster description (models/cluster/cluster_run.hpp), simulates its workload pods
 /// on their GPUs (models/cluster/workload_pods.hpp: in WORKERS processes split by node, the
-/// same numbers for any count) and computes its metrics.
-ClusterRun simulate_cluster(const cluster::ClusterSpec& spec, int workers = 1);
+/// same numbers for any count) and computes its metrics. INTERRUPT (the CLI's stop flag) is
+/// polled by the replay and the simulations: once set, cluster::ClusterInterrupted is thrown
+/// (a replay stopped midway has no partial result).
+ClusterRun simulate_cluster(const cluster::ClusterSpec& spec, int workers = 1,
+                            const std::atomic<bool>* interrupt = nullptr);
 
 /// load_cluster_request, then simulate_cluster. Throws InputError.
 ClusterRun simulate_cluster_request(const ScenarioRequest& request, int workers = 1);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/app/cli_common.hpp"
+#include "models/config/yaml_reader.hpp"
 #include "sim/util/strings.hpp"
 
 #ifndef GPUMUX_VERSION
@@ -114,7 +115,12 @@ int run_cli(int argc, char** argv) {
       if (arg == "--help" || arg == "-h") return command_help({command});
     }
     if (const Command* found = find_command(command)) return found->run(args);
-    std::cerr << "gpumux: error: unknown command '" << command << "'\n" << kUsage;
+    // One line (the usage is `gpumux --help`), with the nearest command name when one is close.
+    std::vector<std::string> names;
+    for (const Command& c : command_table()) names.emplace_back(c.name);
+    names.emplace_back("help");
+    std::cerr << "gpumux: unknown command '" << command << "'" << yaml::hint(command, names)
+              << "; see gpumux --help\n";
     return kExitBadInput;
   } catch (const UserError& e) {  // InputError, OutputError
     std::cerr << "gpumux: error: " << e.what() << "\n";

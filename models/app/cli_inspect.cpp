@@ -57,7 +57,10 @@ const CommandHelp kReportHelp{
     "Prints the summary stored in a result file written by `run -o` or `compare -o`.\n"
     "Default: the table; --json prints the stored JSON summary (one line per run).\n"
     "Every table of the file is read through first: a corrupt or truncated one is refused\n"
-    "(`OUT.h5: /requests: corrupt or truncated table (...)`, exit 2).\n"
+    "(`OUT.h5: /requests: corrupt or truncated table (...)`, exit 2), as is a table declaring\n"
+    "more rows than the file could hold; OUT.h5 must be a regular file (no FIFO or device).\n"
+    "--html REPORT.html is checked before anything is read, as `run -o` checks its target, and\n"
+    "written atomically (REPORT.html.tmp.PID, fsynced, renamed).\n"
     "--html writes one self-contained page (no external files): summary tables, SLO verdicts,\n"
     "latency CDFs, utilisation and memory timelines, notes and assumptions (needs python3 with\n"
     "matplotlib; GPUMUX_PYTHON selects the interpreter).",
@@ -72,7 +75,9 @@ const CommandHelp kPlotHelp{
     "  timeline  SM busy, DRAM busy and memory used per device over simulated time\n"
     "  compare   p99 per tenant for each strategy with SLO targets; throughput, SM busy, cost\n"
     "Default kind: compare for a compare file, cdf for a single run. Needs python3 with\n"
-    "matplotlib (GPUMUX_PYTHON selects the interpreter). Exit 0 written, 2 bad input.",
+    "matplotlib (GPUMUX_PYTHON selects the interpreter). -o is checked before anything is\n"
+    "read, as `run -o` checks its target (a regular file or a new name: no directory, FIFO,\n"
+    "missing folder), and written atomically. Exit 0 written, 2 bad input or a failed write.",
     "  gpumux plot out.h5 -o cdf.png\n"
     "  gpumux plot out.h5 --kind timeline -o timeline.svg\n"
     "  gpumux plot cmp.h5 --kind compare -o compare.png\n"};
@@ -278,6 +283,18 @@ void print_cluster_summary(const nlohmann::ordered_json& value, const std::strin
   }
 }
 
+/// The file Python will write (report --html, plot -o), checked here as `run -o` checks its
+/// target (sim/io/output_target.hpp: a regular file or a new name in a directory where files can
+/// be created; no directory, FIFO, device, missing folder or name too long): one line, exit 2,
+/// before any work, instead of a traceback after it.
+void check_written_file(const std::string& option, const std::string& path) {
+  try {
+    check_output_target(path);
+  } catch (const OutputError& e) {
+    throw InputError(option + " " + e.what());
+  }
+}
+
 int command_report(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_command(args, report_options(), "file");
   const OutputFormat format = output_format(vm);
@@ -285,6 +302,7 @@ int command_report(const std::vector<std::string>& args) {
       extension_of(vm["html"].as<std::string>()) != ".htm") {
     bad_extension("--html", vm["html"].as<std::string>(), ".html");
   }
+  if (vm.count("html")) check_written_file("--html", vm["html"].as<std::string>());
   const std::vector<nlohmann::ordered_json> summaries =
       read_summaries_h5(vm["file"].as<std::string>());
   // Every table of the file decodes (a corrupt /requests is refused here, not reported on).
@@ -332,6 +350,7 @@ int command_plot(const std::vector<std::string>& args) {
   const std::string output = vm["output"].as<std::string>();
   const std::string extension = extension_of(output);
   if (extension != ".png" && extension != ".svg") bad_extension("-o", output, ".png or .svg");
+  check_written_file("-o", output);
   std::vector<std::string> forwarded{vm["file"].as<std::string>(), "-o", output};
   if (vm.count("kind")) {
     const std::string kind = vm["kind"].as<std::string>();

@@ -37,7 +37,7 @@ po::options_description inspect_options() {
   o.add_options()("set",
                   po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                   "override a scenario key (repeatable)")(
-      "seed", po::value<std::uint64_t>()->value_name("N"), "override the master seed")(
+      "seed", po::value<std::string>()->value_name("N"), "override the master seed")(
       "format", po::value<std::string>()->value_name("table|json|yaml|csv"),
       "output: table (default), json (per tenant: memory and kernel classes, each value with "
       "its origin), csv (one row per kernel class)")("json", po::bool_switch(),

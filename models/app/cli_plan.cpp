@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,8 +18,10 @@
 #include "models/app/interrupt.hpp"
 #include "models/app/plan_deploy.hpp"
 #include "models/config/input_error.hpp"
+#include "models/config/yaml_reader.hpp"
 #include "models/plan/planner.hpp"
 #include "models/scenario/strategy_variants.hpp"
+#include "sim/io/output_directory.hpp"
 #include "sim/util/strings.hpp"
 
 namespace gpumux::cli {
@@ -42,7 +45,10 @@ const CommandHelp kPlanHelp{
     "runs and buys nodes of machine types (a3-highgpu-8g, a2-ultragpu-1g, ...) on all but bare.\n"
     "-o BEST.yaml writes the winning setup as a scenario `gpumux run` reproduces; -o DIR writes\n"
     "what you apply: best.yaml and, per platform, the GKE node-pool commands or device-plugin and\n"
-    "mig-parted configs, a Pod manifest per tenant and cluster.yaml (the same, replayable).\n"
+    "mig-parted configs, a Pod manifest per tenant and cluster.yaml (the same, replayable),\n"
+    "all or nothing: checked before planning (a new name, or a folder holding only an earlier\n"
+    "plan's files), written beside it and renamed into place, so an earlier plan is replaced\n"
+    "whole and a failed write leaves it as it was (docs/plan.md).\n"
     "Exit: 0 a setup was found, 1 none meets every SLO, 2 bad input.",
     "  gpumux plan scenarios/plan/plan-h100-node.yaml\n"
     "  gpumux plan scenarios/plan/plan-h100-node.yaml -o best.yaml && gpumux run best.yaml\n"
@@ -144,34 +150,69 @@ void write_best_yaml(const std::string& output, const std::string& scenario_path
   });
 }
 
-/// Writes what `-o DIR` holds (models/app/plan_deploy.hpp), each file atomically; a failure is
-/// bad input (exit 2).
+/// Writes what `-o DIR` holds (models/app/plan_deploy.hpp) all or nothing: into DIR.tmp.PID,
+/// each file fsynced, then renamed into place over an earlier plan's folder
+/// (sim/io/output_directory.hpp); a failure is bad input (exit 2) and leaves DIR as it was.
 void write_plan_directory(const std::string& dir, const std::string& scenario_path,
                           const PlanResult& result) {
   output_errors_as_bad_input([&] {
-    std::error_code error;
-    for (const PlanFile& file : plan_deployment_files(result, scenario_path)) {
-      const std::filesystem::path path = std::filesystem::path(dir) / file.path;
-      std::filesystem::create_directories(path.parent_path(), error);
-      if (error) {
-        throw OutputError("cannot create " + path.parent_path().string() + ": " + error.message());
-      }
-      replace_file_atomically(path.string(), [&](const std::string& temp) {
-        errno = 0;
-        std::ofstream out(temp);
-        out << file.text;
-        out.close();
-        if (!out) {
-          throw OutputError("cannot write " + path.string() + ": " +
-                            (errno != 0 ? std::strerror(errno) : "write failed"));
+    replace_directory_atomically(dir, plan_output_entry, [&](const std::string& temp) {
+      std::error_code error;
+      for (const PlanFile& file : plan_deployment_files(result, scenario_path)) {
+        const std::filesystem::path path = std::filesystem::path(temp) / file.path;
+        std::filesystem::create_directories(path.parent_path(), error);
+        if (error) {
+          throw OutputError("cannot write " + dir + ": creating " + file.path +
+                            "'s folder: " + error.message());
         }
-      });
-      if (file.path.ends_with(".sh")) {
-        std::filesystem::permissions(path, std::filesystem::perms::owner_exec,
-                                     std::filesystem::perm_options::add, error);
+        replace_file_atomically(path.string(), [&](const std::string& part) {
+          errno = 0;
+          std::ofstream out(part);
+          out << file.text;
+          out.close();
+          if (!out) {
+            throw OutputError("cannot write " + (std::filesystem::path(dir) / file.path).string() +
+                              ": " + (errno != 0 ? std::strerror(errno) : "write failed"));
+          }
+        });
+        if (file.path.ends_with(".sh")) {
+          std::filesystem::permissions(path, std::filesystem::perms::owner_exec,
+                                       std::filesystem::perm_options::add, error);
+        }
       }
-    }
+    });
   });
+}
+
+/// The plan flags and the `plan:` keys they set: an error about one of those keys names the
+/// flag the user wrote, not the `--set plan.KEY` it became (plan_overrides).
+constexpr std::pair<const char*, const char*> kPlanFlags[] = {{"max-gpus", "plan.max_gpus"},
+                                                              {"headroom", "plan.headroom"},
+                                                              {"platform", "plan.platform"},
+                                                              {"strategies", "plan.strategies"},
+                                                              {"gpus", "plan.gpus"}};
+
+/// E as the flag's error when it is about a key a plan flag set and no --set of the user's
+/// names that key; else E unchanged.
+InputError as_flag_error(const InputError& e, const po::variables_map& vm,
+                         const std::vector<std::string>& user_sets) {
+  const SourceLocation& where = e.where();
+  if (where.file != yaml::kOverrideSource) return e;
+  for (const auto& [flag, key] : kPlanFlags) {
+    const std::string prefix = key;
+    const std::string& path = where.key_path;
+    if (!vm.count(flag) || (path != prefix && !path.starts_with(prefix + "."))) continue;
+    const bool user_set = std::any_of(user_sets.begin(), user_sets.end(), [&](const auto& text) {
+      return text.starts_with(prefix + "=") || text.starts_with(prefix + ".") ||
+             text.starts_with("plan=");
+    });
+    if (user_set) return e;
+    std::string message = e.what();
+    const std::string old_prefix = where.describe() + ": ";
+    if (message.starts_with(old_prefix)) message.erase(0, old_prefix.size());
+    return InputError(SourceLocation{std::string("--") + flag, 0, 0, ""}, message);
+  }
+  return e;
 }
 
 int command_plan(const std::vector<std::string>& args) {
@@ -184,17 +225,23 @@ int command_plan(const std::vector<std::string>& args) {
     output = vm["output"].as<std::string>();
     const std::string extension = extension_of(output);
     // A name without extension (or an existing directory, or one ending in '/') is a directory.
+    std::error_code error;  // (a name too long is refused by the checks below, in one line)
     output_dir =
-        extension.empty() || output.ends_with("/") || std::filesystem::is_directory(output);
+        extension.empty() || output.ends_with("/") || std::filesystem::is_directory(output, error);
     if (!output_dir && extension != ".yaml" && extension != ".yml") {
       bad_extension("-o", output, ".yaml or .yml, or a directory");
     }
-    if (!output_dir) output_errors_as_bad_input([&] { check_output_target(output); });
-    if (output_dir && std::filesystem::exists(output) && !std::filesystem::is_directory(output)) {
-      throw InputError(SourceLocation{output, 0, 0, "-o"}, "exists and is not a directory");
-    }
+    // Checked before planning: a folder to create or an earlier plan's folder to replace whole.
+    output_errors_as_bad_input([&] {
+      if (output_dir) {
+        check_output_directory(output, plan_output_entry);
+      } else {
+        check_output_target(output);
+      }
+    });
   }
   ScenarioRequest request = scenario_request(vm);
+  const std::vector<std::string> user_sets = request.overrides;
   std::vector<std::string> overrides = plan_overrides(vm, request.scenario);
   overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
   request.overrides = std::move(overrides);
@@ -219,6 +266,8 @@ int command_plan(const std::vector<std::string>& args) {
   std::optional<PlanResult> searched;
   try {
     searched = plan_request(request, options);
+  } catch (const InputError& e) {
+    throw as_flag_error(e, vm, user_sets);
   } catch (const PlanInterrupted&) {
     if (terminal) std::cerr << "\n";
     std::cerr << "gpumux: plan: interrupted (" << stop_signal_name()

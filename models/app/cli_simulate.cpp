@@ -37,7 +37,8 @@ const CommandHelp kRunHelp{
     "failed write leaves the previous OUT.h5 unchanged.\n"
     "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run: what was simulated is written marked\n"
     "status=interrupted, exit 128+signal; a signal during the write lets it finish; a second\n"
-    "signal exits at once without writing.\n"
+    "signal exits at once without writing. A cluster replay stopped by a signal writes nothing\n"
+    "(it has no partial result) and exits 128+signal.\n"
     "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input or -o refused (before simulating)\n"
     "or not writable (after: the summary is still printed), 3 internal error, 130 SIGINT,\n"
     "143 SIGTERM, 129 SIGHUP.",
@@ -133,18 +134,39 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   if (workers < 1 || workers > 1024) {
     throw InputError("--workers: " + std::to_string(workers) + " is not in 1..1024");
   }
-  const ClusterRun run = simulate_cluster_request(scenario_request(vm), workers);
+  // Every check before any work (-o was checked by command_run).
+  if (format == OutputFormat::csv) {
+    throw InputError("--format csv: not available for a cluster scenario (use --json or -o)");
+  }
+  // The handlers go in before loading (a 1,024-GPU description takes a while to read): a signal
+  // then stops the replay at its first poll.
+  catch_stop_signals();
+  std::optional<ClusterRun> replayed;
+  try {
+    const cluster::ClusterSpec spec = load_cluster_request(scenario_request(vm));
+    replayed = simulate_cluster(spec, workers, &stop_requested());
+  } catch (const cluster::ClusterInterrupted&) {
+    std::cerr << "gpumux: interrupted (" << stop_signal_name()
+              << "): the cluster replay stopped; nothing written (a cluster replay has no "
+                 "partial result)\n";
+    return signal_exit_status();
+  }
+  const ClusterRun& run = *replayed;
   const bool written = write_output(vm, [&](const std::string& path) {
     cluster::write_cluster_h5(path, run.result, run.metrics);
   });
   if (structured(format)) {
     print_structured(cluster::cluster_summary_json(run.result, run.metrics), format, std::cout);
-  } else if (format == OutputFormat::csv) {
-    throw InputError("--format csv: not available for a cluster scenario (use --json or -o)");
   } else if (!vm["quiet"].as<bool>()) {
     std::cout << cluster::cluster_summary_table(run.result, run.metrics);
   }
-  return written ? kExitOk : kExitBadInput;
+  if (!written) return kExitBadInput;
+  if (stop_requested().load()) {
+    std::cerr << "gpumux: " << stop_signal_name() << " after the cluster replay finished; the "
+              << "results are complete\n";
+    return signal_exit_status();
+  }
+  return kExitOk;
 }
 
 int command_run(const std::vector<std::string>& args) {

@@ -10,7 +10,8 @@
 namespace gpumux {
 
 /// Installs the handlers for SIGINT, SIGTERM and SIGHUP (after loading and resolving, so a
-/// signal before the run still simply ends the process).
+/// signal before the run still simply ends the process; a cluster replay installs them before
+/// loading: its replay and workload simulations poll the flag, and stop with nothing written).
 void catch_stop_signals();
 
 /// The stop flag the handlers set.

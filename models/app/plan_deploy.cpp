@@ -290,4 +290,17 @@ std::vector<PlanFile> plan_deployment_files(const PlanResult& result,
   return files;
 }
 
+bool plan_output_entry(const std::string& relative) {
+  auto yaml_file = [](const std::string& name) {
+    return name.size() > 5 && name.ends_with(".yaml") && name.find('/') == std::string::npos;
+  };
+  if (relative == "best.yaml" || relative == "cluster.yaml" || relative == "node-pools.sh" ||
+      relative == "nodes.sh" || relative == "mig-parted.yaml" || relative == "pods/") {
+    return true;
+  }
+  if (relative.starts_with("device-plugin-")) return yaml_file(relative);
+  if (relative.starts_with("pods/")) return yaml_file(relative.substr(5));
+  return false;
+}
+
 }  // namespace gpumux

@@ -34,6 +34,12 @@ struct PlanFile {
   std::string text;
 };
 
+/// Whether RELATIVE (a path inside `-o DIR`; folders end in '/') is one `plan -o DIR` writes:
+/// best.yaml, cluster.yaml, node-pools.sh, nodes.sh, mig-parted.yaml, device-plugin-*.yaml,
+/// pods/ and the .yaml files in it. An earlier plan's folder holds only these, so a re-plan may
+/// replace it whole; anything else means the folder is not a plan's, and it is left alone.
+bool plan_output_entry(const std::string& relative);
+
 /// The files of the best setup of `result` (which must have found one). `scenario_path` names
 /// the planned scenario in the files' headers.
 std::vector<PlanFile> plan_deployment_files(const PlanResult& result,

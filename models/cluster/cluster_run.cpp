@@ -60,7 +60,8 @@ struct Instance {
 
 class Replay {
  public:
-  explicit Replay(const ClusterSpec& spec) : spec_(spec), sched_(spec) {}
+  Replay(const ClusterSpec& spec, const std::atomic<bool>* interrupt)
+      : spec_(spec), sched_(spec), interrupt_(interrupt) {}
 
   ClusterResult run();
 
@@ -91,6 +92,7 @@ class Replay {
 
   const ClusterSpec& spec_;
   Scheduler sched_;
+  const std::atomic<bool>* interrupt_;  ///< polled every 4096 events (nullptr: never stops)
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::uint64_t seq_ = 0;
   Nanos now_ = 0;
@@ -811,6 +813,9 @@ ClusterResult Replay::run() {
     events_.pop();
     now_ = e.time;
     ++n_events_;
+    if ((n_events_ & 4095) == 0 && interrupt_ != nullptr && interrupt_->load()) {
+      throw ClusterInterrupted();
+    }
     switch (e.kind) {
       case Kind::arrival: {
         const Group& gr = groups_[static_cast<std::size_t>(e.id)];
@@ -904,8 +909,8 @@ ClusterResult Replay::run() {
 
 }  // namespace
 
-ClusterResult run_cluster(const ClusterSpec& spec) {
-  Replay replay(spec);
+ClusterResult run_cluster(const ClusterSpec& spec, const std::atomic<bool>* interrupt) {
+  Replay replay(spec, interrupt);
   return replay.run();
 }
 

@@ -32,7 +32,9 @@
 //    recorded as failed at that time and stays pending to the end.
 // Deterministic: random choices (ties, the random expander) are seeded hashes; the same spec gives
 // bit-identical results.
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -116,9 +118,17 @@ struct ClusterResult {
   int preemptions = 0;
 };
 
+/// A replay (or its workload pods' simulation) stopped by its interrupt flag (the CLI's SIGINT,
+/// SIGTERM, SIGHUP): a cluster replay stopped midway has no result to report.
+class ClusterInterrupted : public std::runtime_error {
+ public:
+  ClusterInterrupted() : std::runtime_error("cluster replay interrupted") {}
+};
+
 /// Replays the cluster. Throws InputError for a spec that cannot run (no pools, a pod with no
-/// duration in a replay that deletes pods, ...). Cost: O(events x (pending queues + nodes)).
-ClusterResult run_cluster(const ClusterSpec& spec);
+/// duration in a replay that deletes pods, ...), ClusterInterrupted once INTERRUPT is set (polled
+/// every 4096 events). Cost: O(events x (pending queues + nodes)).
+ClusterResult run_cluster(const ClusterSpec& spec, const std::atomic<bool>* interrupt = nullptr);
 
 const char* policy_name(SchedulingPolicy policy);
 

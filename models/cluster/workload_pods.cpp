@@ -2,12 +2,14 @@
 // one, its split into node groups, and the worker processes that simulate the groups.
 #include "models/cluster/workload_pods.hpp"
 
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -182,7 +184,8 @@ std::map<int, int> node_groups(const PodScenario& built, int shards) {
 
 // The tenants of group SHARD, simulated as their own scenario.
 std::vector<PodWorkloadStats> simulate_group(const PodScenario& built,
-                                             const std::map<int, int>& group, int shard) {
+                                             const std::map<int, int>& group, int shard,
+                                             const std::atomic<bool>* interrupt = nullptr) {
   std::vector<PodWorkloadStats> stats;
   Scenario s = built.scenario;
   s.gpus.clear();
@@ -200,7 +203,9 @@ std::vector<PodWorkloadStats> simulate_group(const PodScenario& built,
   RunOptions options;  // only the tenants' statistics are read: no per-request memory
   options.record_requests = false;
   options.record_kernels = false;
+  options.interrupt = interrupt;
   const RunResult run = simulate(resolve_scenario(s), options);
+  if (run.status == "interrupted") throw ClusterInterrupted();
   for (std::size_t t = 0; t < run.tenants.size(); ++t) {
     const TenantResult& tr = run.tenants[t];
     const auto it = pod_of.find(tr.name);
@@ -271,7 +276,7 @@ std::vector<PodWorkloadStats> decode(const std::string& in) {
 // Groups simulated by WORKERS forked processes (worker w: groups w, w + workers, ...).
 std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
                                                   const std::map<int, int>& group, int groups,
-                                                  int workers) {
+                                                  int workers, const std::atomic<bool>* interrupt) {
   struct Worker {
     pid_t pid;
     int fd;
@@ -288,7 +293,7 @@ std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
       try {
         std::vector<PodWorkloadStats> mine;
         for (int g = w; g < groups; g += workers) {
-          std::vector<PodWorkloadStats> part = simulate_group(built, group, g);
+          std::vector<PodWorkloadStats> part = simulate_group(built, group, g, interrupt);
           mine.insert(mine.end(), part.begin(), part.end());
         }
         answer = "ok" + encode(mine);
@@ -307,10 +312,20 @@ std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
   std::vector<PodWorkloadStats> stats;
   std::string failure;
   bool user_error = false;
+  bool forwarded = false;  // the stop flag passed on to the workers (SIGTERM to this process only)
   for (const Worker& w : running) {
     std::string answer;
     char buffer[1 << 16];
     for (;;) {
+      if (interrupt != nullptr && interrupt->load() && !forwarded) {
+        for (const Worker& other : running) ::kill(other.pid, SIGTERM);  // not reaped yet
+        forwarded = true;
+      }
+      struct pollfd ready {};
+      ready.fd = w.fd;
+      ready.events = POLLIN;
+      const int polled = ::poll(&ready, 1, interrupt != nullptr && !forwarded ? 100 : -1);
+      if (polled == 0 || (polled < 0 && errno == EINTR)) continue;
       const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
@@ -328,6 +343,9 @@ std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
       failure = answer.size() > 2 ? answer.substr(2) : "a workload worker stopped without answer";
     }
   }
+  // A signal reaches the workers too (the terminal's process group, or forwarded above; they
+  // inherit the handlers), so their failure is then the interruption.
+  if (interrupt != nullptr && interrupt->load()) throw ClusterInterrupted();
   if (!failure.empty()) {
     if (user_error) throw InputError(failure);
     throw std::runtime_error(failure);
@@ -370,11 +388,14 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,
   int groups = 0;
   for (const auto& [node, g] : group) groups = std::max(groups, g + 1);
   if (workers > 1 && groups > 1) {
-    apply_workload_stats(simulate_in_workers(built, group, groups, std::min(workers, groups)),
-                         result);
+    apply_workload_stats(
+        simulate_in_workers(built, group, groups, std::min(workers, groups), options.interrupt),
+        result);
     return;
   }
-  for (int g = 0; g < groups; ++g) apply_workload_stats(simulate_group(built, group, g), result);
+  for (int g = 0; g < groups; ++g) {
+    apply_workload_stats(simulate_group(built, group, g, options.interrupt), result);
+  }
 }
 
 }  // namespace gpumux::cluster

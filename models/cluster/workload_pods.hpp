@@ -41,6 +41,10 @@ struct WorkloadPodOptions {
   int shards = 0;
   /// Processes that simulate the groups (fork; 1 = this process, one group after another).
   int workers = 1;
+  /// Polled by the simulations (RunOptions::interrupt); once set, simulate_workload_pods throws
+  /// ClusterInterrupted (models/cluster/cluster_run.hpp). Worker processes inherit the signal
+  /// handlers; the parent checks the flag when they have answered.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 /// A workload pod's numbers from the device simulation (the PodRecord fields of the same

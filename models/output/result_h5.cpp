@@ -33,7 +33,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -619,123 +618,6 @@ void write_results_h5(const std::string& path, const std::vector<RunResult>& res
     file.end_run(result);
   }
   file.finish(results);
-}
-
-std::vector<nlohmann::ordered_json> read_summaries_h5(const std::string& path) {
-  const auto not_a_result = [&](const std::string& why) {
-    return InputError(SourceLocation{path, 0, 0, ""},
-                      fmt::format("not a gpumux result file ({})", why));
-  };
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) throw not_a_result("no such file");
-  if (std::filesystem::is_directory(path, error)) throw not_a_result("a directory");
-  h5::silence_errors();
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    throw not_a_result("not an HDF5 file");
-  }
-  std::string stored;
-  try {
-    h5::File file = h5::File::open_read_only(path);
-    const h5::Group root = file.root();
-    if (!root.exists("summary")) throw not_a_result("no /summary dataset");
-    stored = root.read_string("summary");
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw not_a_result(e.what());
-  }
-  Json parsed;
-  try {
-    parsed = Json::parse(stored);
-  } catch (const Json::parse_error&) {
-    throw not_a_result("/summary is not JSON");
-  }
-  std::vector<Json> summaries;
-  if (parsed.is_object()) {
-    summaries.push_back(std::move(parsed));
-  } else if (parsed.is_array() && !parsed.empty() &&
-             std::all_of(parsed.begin(), parsed.end(),
-                         [](const Json& s) { return s.is_object(); })) {
-    for (Json& s : parsed) summaries.push_back(std::move(s));
-  } else {
-    throw not_a_result("/summary is not a summary object or array");
-  }
-  return summaries;
-}
-
-namespace {
-
-// H5Ovisit callback: the path of every dataset in the file, in name order.
-herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
-  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(out)->push_back(name);
-  return 0;
-}
-
-// Reads every row of the dataset at PATH in blocks of kCheckRows (its own file type, so no
-// conversion), which decodes every chunk; returns why it cannot be read, empty when it can.
-std::string unreadable_table(hid_t file, const std::string& path) {
-  constexpr hsize_t kCheckRows = 16384;
-  try {
-    const h5::Handle dataset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "opening");
-    const h5::Handle space(H5Dget_space(dataset.id()), H5Sclose, "reading its dataspace");
-    const h5::Handle type(H5Dget_type(dataset.id()), H5Tclose, "reading its type");
-    const int rank = H5Sget_simple_extent_ndims(space.id());
-    if (rank < 0) return "unreadable dataspace";
-    const std::size_t row_size = H5Tget_size(type.id());
-    if (row_size == 0) return "unreadable type";
-    const bool variable =
-        H5Tdetect_class(type.id(), H5T_VLEN) > 0 || H5Tis_variable_str(type.id()) > 0;
-    if (rank == 0) {  // a scalar: one value
-      std::vector<std::byte> value(row_size);
-      h5::check(H5Dread(dataset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()),
-                "reading");
-      if (variable) H5Dvlen_reclaim(type.id(), space.id(), H5P_DEFAULT, value.data());
-      return "";
-    }
-    if (rank != 1) return fmt::format("{} dimensions, not a table", rank);
-    hsize_t rows = 0;
-    H5Sget_simple_extent_dims(space.id(), &rows, nullptr);
-    std::vector<std::byte> block(static_cast<std::size_t>(std::min(rows, kCheckRows)) * row_size);
-    for (hsize_t first = 0; first < rows; first += kCheckRows) {
-      const hsize_t count = std::min(kCheckRows, rows - first);
-      h5::check(H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, &first, nullptr, &count, nullptr),
-                "selecting rows");
-      const h5::Handle memory(H5Screate_simple(1, &count, nullptr), H5Sclose, "a memory space");
-      h5::check(
-          H5Dread(dataset.id(), type.id(), memory.id(), space.id(), H5P_DEFAULT, block.data()),
-          fmt::format("reading rows {} to {}", first, first + count - 1));
-      if (variable) H5Dvlen_reclaim(type.id(), memory.id(), H5P_DEFAULT, block.data());
-    }
-    return "";
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
-
-}  // namespace
-
-void check_result_tables_h5(const std::string& path) {
-  h5::silence_errors();
-  try {
-    const h5::File file = h5::File::open_read_only(path);
-    std::vector<std::string> datasets;
-    h5::check(H5Ovisit2(file.root().id(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &datasets,
-                        H5O_INFO_BASIC),
-              "listing its tables");
-    for (const std::string& dataset : datasets) {
-      const std::string why = unreadable_table(file.root().id(), dataset);
-      if (!why.empty()) {
-        throw InputError(SourceLocation{path, 0, 0, ""},
-                         fmt::format("/{}: corrupt or truncated table ({})", dataset, why));
-      }
-    }
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw InputError(SourceLocation{path, 0, 0, ""},
-                     fmt::format("not a gpumux result file ({})", e.what()));
-  }
 }
 
 const char* gpumux_version() {

@@ -162,14 +162,18 @@ void write_results_h5(const std::string& path, const std::vector<RunResult>& res
 
 /// Reads back the summary JSON stored by write_result_h5 (for `gpumux report`). For a compare
 /// file returns one summary per strategy. Throws InputError("PATH: not a gpumux result file
-/// (why)") when the file is missing, not HDF5, or has no readable /summary.
+/// (why)") when the file is missing, not a regular file (a FIFO would block the open forever, a
+/// device never ends: refused before opening), not HDF5, or has no readable /summary
+/// (models/output/result_h5_read.cpp).
 std::vector<nlohmann::ordered_json> read_summaries_h5(const std::string& path);
 
 /// Reads every dataset of the result file PATH through (every row, every chunk decoded; block
 /// by block, so memory stays one block of 16,384 rows), so a corrupt or truncated table is
 /// found before `gpumux report` prints. Throws InputError("PATH: /requests: corrupt or
 /// truncated table (why)"), or "PATH: not a gpumux result file (why)" when it cannot be opened.
-/// Cost: O(rows) decoding (about the time it took to write them).
+/// A table that declares more bytes than the file could hold (over 1100 x its size, deflate's
+/// largest ratio, plus 1 MiB) is refused before reading: its rows would be fill values made up
+/// one by one. Cost: O(rows) decoding (about the time it took to write them).
 void check_result_tables_h5(const std::string& path);
 
 /// Text for `gpumux report`, from a summary read back. Missing or null fields print as "-".

@@ -4,6 +4,7 @@
 
 #include "models/scenario/catalog_model.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -51,7 +52,8 @@ void load_llm_card(const std::string& name, LlmCard& card) {
   }
   const yaml::MapReader map(ctx, yaml::Field{root, "", root.Mark()},
                             {"name", "display_name", "source", "layers", "hidden", "heads",
-                             "kv_heads", "head_dim", "ffn", "vocabulary", "gated_ffn"});
+                             "kv_heads", "head_dim", "ffn", "vocabulary", "gated_ffn",
+                             "positions"});
   card.model = name;
   card.source = yaml::non_empty_text(ctx, map.require("source"));
   card.layers = yaml::int_of(ctx, map.require("layers"), 1);
@@ -62,6 +64,55 @@ void load_llm_card(const std::string& name, LlmCard& card) {
   card.ffn = yaml::integer_of(ctx, map.require("ffn"), 1);
   card.vocabulary = yaml::integer_of(ctx, map.require("vocabulary"), 1);
   card.gated_ffn = yaml::bool_of(ctx, map.require("gated_ffn"));
+  yaml::integer_of(ctx, map.require("positions"), 1);  // checked here, read by llm_card_positions
+}
+
+std::int64_t llm_card_positions(const LlmCard& card) {
+  if (card.model.empty()) return 0;
+  const auto& cards = embedded_llm_cards();
+  const auto it = std::find_if(cards.begin(), cards.end(),
+                               [&](const auto& entry) { return entry.first == card.model; });
+  if (it == cards.end()) return 0;
+  return YAML::Load(std::string(it->second))["positions"].as<std::int64_t>();
+}
+
+void check_llm_card(const LlmCard& card,
+                    const std::function<SourceLocation(const std::string& key)>& locate) {
+  auto above = [&](const char* key, double value, double limit, const std::string& why) {
+    if (value > limit) {
+      throw InputError(locate(key), fmt::format("{} is above {}, {}", value, limit, why));
+    }
+  };
+  const std::string architecture = "the largest an LLM card takes (docs/llm-serving.md)";
+  above("layers", card.layers, kLlmMaxLayers, architecture);
+  above("hidden", static_cast<double>(card.hidden), static_cast<double>(kLlmMaxHidden),
+        architecture);
+  above("ffn", static_cast<double>(card.ffn), static_cast<double>(kLlmMaxFfn), architecture);
+  above("vocabulary", static_cast<double>(card.vocabulary), static_cast<double>(kLlmMaxVocabulary),
+        architecture);
+  if (card.host_per_op > kLlmMaxHostPerOp) {
+    throw InputError(locate("host_per_op"),
+                     fmt::format("{} s of host time per launch is above the {} s an LLM card "
+                                 "takes",
+                                 card.host_per_op, kLlmMaxHostPerOp));
+  }
+  const std::pair<const char*, double> efficiencies[] = {
+      {"gemm_efficiency", card.gemm_efficiency},
+      {"attention_efficiency", card.attention_efficiency},
+      {"memory_efficiency", card.memory_efficiency}};
+  for (const auto& entry : efficiencies) {
+    if (!(entry.second >= kLlmMinEfficiency)) {
+      throw InputError(locate(entry.first),
+                       fmt::format("{} is below {}: the kernels would take longer than a run can "
+                                   "represent",
+                                   entry.second, kLlmMinEfficiency));
+    }
+  }
+  if (card.interconnect != 0 && !(card.interconnect >= kLlmMinInterconnect)) {
+    throw InputError(locate("interconnect"),
+                     fmt::format("{} B/s is below the {} B/s an LLM card takes", card.interconnect,
+                                 kLlmMinInterconnect));
+  }
 }
 
 int llm_dtype_bytes(const LlmCard& card) {

@@ -56,6 +56,7 @@
 // reserve = max_tokens x (4 d + 2 f) b / t + max_batch x V x 4 (activations of the largest
 // iteration and fp32 logits), block shape 256 threads, 128 registers per thread, 48 KiB shared.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,30 @@ inline constexpr double kLlmMemoryEfficiency = 0.8;
 inline constexpr double kLlmInterconnect = 300e9;  ///< bytes/s per GPU and direction
 inline constexpr int kLlmTileRows = 128;
 inline constexpr int kLlmTileColumns = 128;
+
+/// The largest architecture numbers a card may give (inline or catalog): far above every
+/// published model (d 25,600, FFN 102,400, 256k vocabulary, 160 layers), low
+/// enough that weights, GEMM work and KV bytes stay exact in 64-bit bytes and nanoseconds.
+inline constexpr std::int64_t kLlmMaxHidden = std::int64_t{1} << 20;
+inline constexpr std::int64_t kLlmMaxFfn = std::int64_t{1} << 22;
+inline constexpr std::int64_t kLlmMaxVocabulary = std::int64_t{1} << 24;
+inline constexpr int kLlmMaxLayers = 1 << 14;
+/// The card's assumptions kept physical: at most 1 s of host time per launch, an efficiency of
+/// at least 0.1 % of the peak, an interconnect of at least 1 MB/s.
+inline constexpr double kLlmMaxHostPerOp = 1.0;
+inline constexpr double kLlmMinEfficiency = 1e-3;
+inline constexpr double kLlmMinInterconnect = 1e6;
+
+/// Refuses a card whose numbers leave the ranges above (so its weights, work and times would
+/// overflow or turn meaningless): InputError at LOCATE(KEY), KEY the card's key ("hidden",
+/// "host_per_op") as the user wrote it.
+void check_llm_card(const LlmCard& card,
+                    const std::function<SourceLocation(const std::string& key)>& locate);
+
+/// The positions a catalog card's model was trained for (its config.json
+/// max_position_embeddings, the card's `positions:`): a request's input + output tokens must
+/// fit. 0 for an inline card (not checked).
+std::int64_t llm_card_positions(const LlmCard& card);
 
 /// The catalog's card names (calibration/workloads/llm/*.yaml, embedded at build time).
 std::vector<std::string> llm_card_names();

@@ -459,7 +459,8 @@ static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
   if (c.steps > 10'000) ctx.fail(*map.get("steps"), "at most 10000 steps per request");
   if (const auto f = map.get("bus_bandwidth")) {
     c.bus_bandwidth = with_unit(ctx, *f, units::parse_bandwidth_bytes_per_s);
-    if (!(c.bus_bandwidth > 0)) ctx.fail(*f, "must be greater than zero");
+    // A floor, not just > 0: at 1e-9 B/s the all-reduce leaves 64-bit nanoseconds.
+    if (!(c.bus_bandwidth >= 1e6)) ctx.fail(*f, "must be at least 1MB/s, got " + text_of(ctx, *f));
   }
   if (const auto f = map.get("runtime")) {
     const KernelFamilies& families = load_kernel_families();

@@ -1,5 +1,7 @@
 #include "models/scenario/resolve.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -115,6 +117,36 @@ static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant,
   }
 }
 
+// The most tokens a synthetic request can have of D: a fixed count, a uniform one's upper
+// bound, an unbounded distribution's mean (its tail is not checked).
+static double largest_tokens(const DurationDistribution& d) {
+  if (d.kind == DurationDistribution::Kind::fixed) return static_cast<double>(d.value);
+  if (d.kind == DurationDistribution::Kind::uniform) return static_cast<double>(d.upper);
+  return d.mean();
+}
+
+// `tokens:` of an LLM tenant: at least one token per request, and input + output within the
+// model's positions (when the card gives them).
+static void check_llm_tokens(const Scenario& scenario, const TenantSpec& tenant,
+                             const LlmCard& card) {
+  const WorkloadSpec& w = tenant.workload;
+  if (!w.has_tokens) return;
+  const std::string path = tenant.where.key_path + ".workload.tokens";
+  const double longest = largest_tokens(w.input_tokens) + largest_tokens(w.output_tokens);
+  if (!(longest >= 1)) {
+    throw InputError(scenario.locate(path),
+                     "a request of an LLM needs at least one token (input + output >= 1)");
+  }
+  const std::int64_t positions = llm_card_positions(card);
+  if (positions > 0 && longest > static_cast<double>(positions)) {
+    throw InputError(
+        scenario.locate(scenario.locations.count(path + ".input") ? path + ".input" : path),
+        fmt::format("{} input + output tokens per request exceed {}'s {} positions "
+                    "(its context length)",
+                    longest, card.model, positions));
+  }
+}
+
 // `workload: {llm: ...}`: the card's kernels on the tenant's GPU model, its KV bytes per token
 // as memory_per_token and, unless `memory:` is written, the weights and activation reserve as
 // the tenant's memory (llm_card.hpp).
@@ -128,7 +160,15 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
                          std::to_string(card.tp) + " GPUs (device: [...]), it has " +
                          std::to_string(tenant.devices.size()));
   }
-  card.where = scenario.locate(tenant.where.key_path + ".workload.llm");
+  const std::string llm_path = tenant.where.key_path + ".workload.llm";
+  card.where = scenario.locate(llm_path);
+  // Every number the card's arithmetic takes, named by the key the user wrote (a catalog
+  // card's own are in range).
+  check_llm_card(card, [&](const std::string& key) {
+    const std::string path = llm_path + "." + key;
+    return scenario.locations.count(path) ? scenario.locate(path) : card.where;
+  });
+  check_llm_tokens(scenario, tenant, card);
   w.kernels = llm_kernels(card, catalog_timing_profile(scenario, gpu));
   KernelOrigins origin;  // every kernel parameter from the card's roofline (docs/llm-serving.md)
   origin.duration = origin.sm_fraction = origin.memory_bound = origin.busy_share = origin.waves =

@@ -494,6 +494,33 @@ def check_output(path) -> str:
     return extension[1:]
 
 
+def write_atomically(output, write) -> None:
+    """Calls WRITE(FILE) on OUTPUT.tmp.PID (binary) beside OUTPUT (a symlink is followed: the
+    file it points to is replaced), fsyncs it and renames it over OUTPUT, so OUTPUT is the old
+    file or the complete new one; an I/O error (ENOSPC, a read-only mount, a directory in the
+    way) removes the temporary file and is a PlotError: one line, exit 2."""
+    target = os.path.realpath(os.fspath(output))
+    temp = f"{target}.tmp.{os.getpid()}"
+    try:
+        with open(temp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, target)
+    except OSError as e:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise PlotError(f"cannot write {output}: {e.strerror or e}") from None
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
 def plot(path, output, kind: str | None = None) -> str:
     """Draws KIND of result file PATH into OUTPUT (.png/.svg); returns the kind drawn."""
     fmt = check_output(output)
@@ -505,8 +532,10 @@ def plot(path, output, kind: str | None = None) -> str:
         raise PlotError(f"{path}: --kind compare needs a compare file (gpumux compare -o), "
                         "this is a single run")
     fig = FIGURES[kind](results)
-    fig.savefig(output, format=fmt, dpi=110)
-    _pyplot().close(fig)
+    try:
+        write_atomically(output, lambda f: fig.savefig(f, format=fmt, dpi=110))
+    finally:
+        _pyplot().close(fig)
     return kind
 
 

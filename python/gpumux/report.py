@@ -344,10 +344,7 @@ def write_report(path, output) -> None:
         raise _plot.PlotError(f"--html {output}: gpumux writes .html{shown}")
     results = _plot.load_results(path)
     page = html_report(results, source=os.path.basename(os.fspath(path)))
-    temp = f"{output}.tmp"
-    with open(temp, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(temp, output)
+    _plot.write_atomically(output, lambda f: f.write(page.encode("utf-8")))
 
 
 def main(argv=None) -> int:

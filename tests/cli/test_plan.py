@@ -238,7 +238,9 @@ def test_plan_platform_restricts_mig_mps_and_bad_platform(tmp_path):
     assert all(r["setup"] != "mig+mps" for r in plan["ranked"])
     assert any("mig+mps left out" in n for n in plan["notes"])
     proc = gpumux("plan", path, "--platform", "k8s")
-    assert proc.returncode == 2 and "plan.platform" in proc.stderr and "gke" in proc.stderr
+    # Named as the user wrote it: the flag, not the `--set plan.platform` it becomes.
+    assert proc.returncode == 2 and "--platform: " in proc.stderr and "gke" in proc.stderr
+    assert "--set" not in proc.stderr
     proc = gpumux("plan", path, "--set", "plan.machines=[a9-tinygpu-1g]", "--platform", "gke")
     assert proc.returncode == 2 and "unknown machine type 'a9-tinygpu-1g'" in proc.stderr
     assert proc.stderr.count("\n") == 1

@@ -1,0 +1,178 @@
+// Reading result files back (`gpumux report`, `gpumux plot`): the summary, and a pass over
+// every table that finds a corrupt or truncated one before anything is printed or drawn. Input
+// that is not a regular file (a FIFO would block open() forever, a device never ends) and tables
+// that declare more rows than the file could hold are refused in one line.
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "models/config/input_error.hpp"
+#include "models/output/result_io.hpp"
+#include "sim/io/hdf5_file.hpp"
+
+namespace gpumux {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// At most this many bytes of a table per byte of the file: zlib's deflate, the filter gpumux
+/// writes with, inflates one byte to at most ~1032.
+constexpr double kMaxInflation = 1100.0;
+/// Tables this small are read whatever the file's size (fill values of a few MiB take no time).
+constexpr double kSmallTableBytes = 1 << 20;
+
+/// Why PATH (symlinks followed) cannot be a result file without opening it: "no such file",
+/// "a directory", "a FIFO (named pipe)", ...; "" for a regular file.
+std::string not_a_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int error = errno;
+    return error == ENOENT ? std::string("no such file") : std::string(std::strerror(error));
+  }
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO (named pipe), not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "a socket, not a regular file";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "a device, not a regular file";
+  return "not a regular file";
+}
+
+}  // namespace
+
+std::vector<nlohmann::ordered_json> read_summaries_h5(const std::string& path) {
+  const auto not_a_result = [&](const std::string& why) {
+    return InputError(SourceLocation{path, 0, 0, ""},
+                      fmt::format("not a gpumux result file ({})", why));
+  };
+  // Before any open(): a FIFO would block it forever, a device would be read without end.
+  if (const std::string why = not_a_regular_file(path); !why.empty()) throw not_a_result(why);
+  h5::silence_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw not_a_result("not an HDF5 file");
+  }
+  std::string stored;
+  try {
+    h5::File file = h5::File::open_read_only(path);
+    const h5::Group root = file.root();
+    if (!root.exists("summary")) throw not_a_result("no /summary dataset");
+    stored = root.read_string("summary");
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw not_a_result(e.what());
+  }
+  Json parsed;
+  try {
+    parsed = Json::parse(stored);
+  } catch (const Json::parse_error&) {
+    throw not_a_result("/summary is not JSON");
+  }
+  std::vector<Json> summaries;
+  if (parsed.is_object()) {
+    summaries.push_back(std::move(parsed));
+  } else if (parsed.is_array() && !parsed.empty() &&
+             std::all_of(parsed.begin(), parsed.end(),
+                         [](const Json& s) { return s.is_object(); })) {
+    for (Json& s : parsed) summaries.push_back(std::move(s));
+  } else {
+    throw not_a_result("/summary is not a summary object or array");
+  }
+  return summaries;
+}
+
+namespace {
+
+// H5Ovisit callback: the path of every dataset in the file, in name order.
+herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
+  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+
+// Reads every row of the dataset at PATH in blocks of kCheckRows (its own file type, so no
+// conversion), which decodes every chunk; returns why it cannot be read, empty when it can.
+std::string unreadable_table(hid_t file, const std::string& path, std::uint64_t file_bytes) {
+  constexpr hsize_t kCheckRows = 16384;
+  try {
+    const h5::Handle dataset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "opening");
+    const h5::Handle space(H5Dget_space(dataset.id()), H5Sclose, "reading its dataspace");
+    const h5::Handle type(H5Dget_type(dataset.id()), H5Tclose, "reading its type");
+    const int rank = H5Sget_simple_extent_ndims(space.id());
+    if (rank < 0) return "unreadable dataspace";
+    const std::size_t row_size = H5Tget_size(type.id());
+    if (row_size == 0) return "unreadable type";
+    const bool variable =
+        H5Tdetect_class(type.id(), H5T_VLEN) > 0 || H5Tis_variable_str(type.id()) > 0;
+    if (rank == 0) {  // a scalar: one value
+      std::vector<std::byte> value(row_size);
+      h5::check(H5Dread(dataset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()),
+                "reading");
+      if (variable) H5Dvlen_reclaim(type.id(), space.id(), H5P_DEFAULT, value.data());
+      return "";
+    }
+    if (rank != 1) return fmt::format("{} dimensions, not a table", rank);
+    hsize_t rows = 0;
+    H5Sget_simple_extent_dims(space.id(), &rows, nullptr);
+    // Rows the file cannot hold are fill values HDF5 would make up one by one (2^40 rows of a
+    // 38 KB file: hours); deflate stores at most ~1032 bytes in one, so more is not a table.
+    const double declared = static_cast<double>(rows) * static_cast<double>(row_size);
+    if (declared > kMaxInflation * static_cast<double>(file_bytes) + kSmallTableBytes) {
+      return fmt::format("declares {} rows of {} B, more than a {} B file can hold", rows, row_size,
+                         file_bytes);
+    }
+    std::vector<std::byte> block(static_cast<std::size_t>(std::min(rows, kCheckRows)) * row_size);
+    for (hsize_t first = 0; first < rows; first += kCheckRows) {
+      const hsize_t count = std::min(kCheckRows, rows - first);
+      h5::check(H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, &first, nullptr, &count, nullptr),
+                "selecting rows");
+      const h5::Handle memory(H5Screate_simple(1, &count, nullptr), H5Sclose, "a memory space");
+      h5::check(
+          H5Dread(dataset.id(), type.id(), memory.id(), space.id(), H5P_DEFAULT, block.data()),
+          fmt::format("reading rows {} to {}", first, first + count - 1));
+      if (variable) H5Dvlen_reclaim(type.id(), memory.id(), H5P_DEFAULT, block.data());
+    }
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+void check_result_tables_h5(const std::string& path) {
+  if (const std::string why = not_a_regular_file(path); !why.empty()) {
+    throw InputError(SourceLocation{path, 0, 0, ""},
+                     fmt::format("not a gpumux result file ({})", why));
+  }
+  std::error_code size_error;
+  const std::uint64_t file_bytes = std::filesystem::file_size(path, size_error);
+  h5::silence_errors();
+  try {
+    const h5::File file = h5::File::open_read_only(path);
+    std::vector<std::string> datasets;
+    h5::check(H5Ovisit2(file.root().id(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &datasets,
+                        H5O_INFO_BASIC),
+              "listing its tables");
+    for (const std::string& dataset : datasets) {
+      const std::string why =
+          unreadable_table(file.root().id(), dataset, size_error ? 0 : file_bytes);
+      if (!why.empty()) {
+        throw InputError(SourceLocation{path, 0, 0, ""},
+                         fmt::format("/{}: corrupt or truncated table ({})", dataset, why));
+      }
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(SourceLocation{path, 0, 0, ""},
+                     fmt::format("not a gpumux result file ({})", e.what()));
+  }
+}
+
+}  // namespace gpumux

@@ -1,0 +1,115 @@
+"""Issue 36's numeric reproducers on the LLM and catalog paths: values that ran to exit 0 with a
+meaningless result (an overflowed weight size, a kernel time beyond 64-bit nanoseconds, an
+all-reduce rounded to 1 ns, a prompt longer than the model's positions, a request without
+tokens) are refused by `validate` and `run` in one line naming the file, line and the key the
+user wrote, exit 2. Values at the edge of the ranges still resolve. Drives $GPUMUX_BIN."""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
+
+LLM = """\
+name: llm
+seed: 1
+duration: 2s
+gpus:
+  - {{name: gpu0, model: a100-80gb, sharing: {{mode: exclusive}}}}
+tenants:
+  - name: chat
+    device: gpu0
+    workload:
+      arrivals: {{process: poisson, rate: 4/s}}
+      tokens: {tokens}
+      batching: {{max_batch: 64, scheduler: vllm}}
+      llm: {llm}
+"""
+
+INLINE = "{{layers: 32, hidden: {hidden}, heads: 32, kv_heads: 32, ffn: {ffn}, vocabulary: 32000}}"
+
+CATALOG = """\
+name: train
+seed: 1
+duration: 2s
+gpus:
+  - {{name: gpu0, model: a100-80gb, sharing: {{mode: exclusive}}}}
+  - {{name: gpu1, model: a100-80gb, sharing: {{mode: exclusive}}}}
+tenants:
+  - name: dp
+    device: [gpu0, gpu1]
+    workload:
+      arrivals: {{process: closed, concurrency: 1}}
+      model: resnet50
+      phase: training
+      batch: 32
+      bus_bandwidth: {bus}
+"""
+
+
+def llm_yaml(tmp_path, llm="{model: llama-2-7b}", tokens="{input: 512, output: 64}"):
+    path = tmp_path / "s.yaml"
+    path.write_text(LLM.format(llm=llm, tokens=tokens))
+    return path
+
+
+def gpumux(*args):
+    return subprocess.run([GPUMUX, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def refused(path, key, *words):
+    for command in ("validate", "run"):
+        proc = gpumux(command, path)
+        assert proc.returncode == 2, proc.stderr + proc.stdout
+        assert proc.stderr.count("\n") == 1, proc.stderr
+        assert "s.yaml:" in proc.stderr and key in proc.stderr, proc.stderr
+        for word in words:
+            assert word in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("llm, key, word", [
+    ("{model: llama-2-7b, host_per_op: 1000000h}", "llm.host_per_op", "host time per launch"),
+    ("{model: llama-2-7b, gemm_efficiency: 1e-300}", "llm.gemm_efficiency", "below"),
+    ("{model: llama-2-7b, attention_efficiency: 1e-300}", "llm.attention_efficiency", "below"),
+    ("{model: llama-2-7b, memory_efficiency: 5e-324}", "llm.memory_efficiency", "below"),
+    ("{model: llama-2-7b, interconnect: 1e-9B/s}", "llm.interconnect", "below"),
+    (INLINE.format(hidden=2**40, ffn=11008), "llm.hidden", "above"),
+    (INLINE.format(hidden=4096, ffn=2**53), "llm.ffn", "above"),
+])
+def test_card_values_beyond_the_arithmetic_are_refused(tmp_path, llm, key, word):
+    """Each ran to exit 0: 0 of 14 requests completed, dram_busy negative or NaN, memory
+    -9.2e18 B (UBSan: llm_card.cpp signed overflow)."""
+    refused(llm_yaml(tmp_path, llm=llm), key, word)
+
+
+def test_tokens_beyond_the_positions_or_none_are_refused(tmp_path):
+    """Llama-2-7B (4,096 positions) accepted 100,000-token prompts and requests of 0 tokens."""
+    refused(llm_yaml(tmp_path, tokens="{input: 100000, output: 64}"), "tokens.input",
+            "4096 positions")
+    refused(llm_yaml(tmp_path, tokens="{input: 4000, output: 97}"), "tokens.input",
+            "4097 input + output tokens")
+    refused(llm_yaml(tmp_path, tokens="{input: {uniform: {min: 100, max: 5000}}, output: 64}"),
+            "tokens.input", "positions")
+    refused(llm_yaml(tmp_path, tokens="{input: 0, output: 0}"), "tokens", "at least one token")
+    # Exactly the positions, and an inline card (no positions given), still resolve.
+    assert gpumux("validate", llm_yaml(tmp_path, tokens="{input: 4000, output: 96}")).returncode \
+        == 0
+    inline = INLINE.format(hidden=4096, ffn=11008)
+    proc = gpumux("validate", llm_yaml(tmp_path, llm=inline, tokens="{input: 8000, output: 64}"))
+    assert proc.returncode == 0, proc.stderr
+    # Mistral-7B's 32,768 positions take what Llama-2's refuse.
+    proc = gpumux("validate", llm_yaml(tmp_path, llm="{model: mistral-7b}",
+                                       tokens="{input: 8000, output: 64}"))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_tiny_bus_bandwidth_is_refused(tmp_path):
+    """1e-9 B/s rounded the all-reduce to 1 ns: training predicted faster than at 230 GB/s."""
+    path = tmp_path / "s.yaml"
+    path.write_text(CATALOG.format(bus="1e-9B/s"))
+    refused(path, "bus_bandwidth", "at least 1MB/s")
+    path.write_text(CATALOG.format(bus="1MB/s"))
+    proc = gpumux("validate", path)
+    assert proc.returncode == 0, proc.stderr
