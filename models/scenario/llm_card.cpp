@@ -50,10 +50,10 @@ void load_llm_card(const std::string& name, LlmCard& card) {
   } catch (const YAML::Exception& e) {
     throw InputError(SourceLocation{file, 0, 0, ""}, e.what());
   }
-  const yaml::MapReader map(ctx, yaml::Field{root, "", root.Mark()},
-                            {"name", "display_name", "source", "layers", "hidden", "heads",
-                             "kv_heads", "head_dim", "ffn", "vocabulary", "gated_ffn",
-                             "positions"});
+  const yaml::MapReader map(
+      ctx, yaml::Field{root, "", root.Mark()},
+      {"name", "display_name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn",
+       "vocabulary", "gated_ffn", "positions"});
   card.model = name;
   card.source = yaml::non_empty_text(ctx, map.require("source"));
   card.layers = yaml::int_of(ctx, map.require("layers"), 1);
