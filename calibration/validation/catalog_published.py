@@ -794,7 +794,10 @@ def report(rows: list, summary: dict, left: dict) -> str:
          "user would write with catalog names only; nothing is fitted to these points (the "
          "profiles' time-alone terms are fitted on the calibration set, left out here). "
          "`pending` = the binary "
-         "does not (yet) know the workload or a key; the reason is gpumux's own message.", "",
+         "does not (yet) know the workload or a key; the reason is gpumux's own message. "
+         "A written reason quotes the numbers of the run that wrote it (several predate the "
+         "2026-12-06 fit of the Ampere profiles' block_round_cost, docs/calibration.md); the "
+         "measured, predicted and error columns are this run's.", "",
          left_out_line(left), "",
          "| section | points | compared | pending | median abs error | max abs error | "
          "> 25 % (unexplained) |", "|---|---:|---:|---:|---:|---:|---:|"]

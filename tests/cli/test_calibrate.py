@@ -104,7 +104,7 @@ def test_inspect_shows_the_time_alone_terms_and_their_origin(tmp_path):
     scenario = tmp_path / "s.yaml"
     scenario.write_text("""name: s
 duration: 1s
-gpus: [{name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}]
+gpus: [{name: gpu0, model: a100-80gb, sharing: {mode: mps}}]
 tenants:
   - name: server
     device: gpu0
@@ -131,7 +131,7 @@ tenants:
 
 
 def test_python_calibrate_agrees_with_the_cli_and_writes_the_profile(tmp_path):
-    import gpumux
+    import gpumux as gm  # (gpumux() here is the CLI runner)
     data = tmp_path / "d.csv"
     data.write_text(
         HEADER
@@ -139,14 +139,14 @@ def test_python_calibrate_agrees_with_the_cli_and_writes_the_profile(tmp_path):
         + "l1,two,bert-large,inference,1,128,fp16,tensorrt,a100-80gb,,latency,2.5,ms\n")
     cli = json.loads(gpumux("calibrate", str(data), "--json", "-q").stdout)
     out = tmp_path / "p.yaml"
-    res = gpumux.calibrate(str(data), output=out)
+    res = gm.calibrate(str(data), output=out)
     assert res["parameters"].keys() == cli["parameters"].keys()
     for key, p in res["parameters"].items():
         assert p["fitted_ns"] == pytest.approx(cli["parameters"][key]["fitted_ns"], rel=1e-12)
     assert res["errors"]["all"]["out_of_sample"] == pytest.approx(
         cli["errors"]["all"]["out_of_sample"], rel=1e-12)
     assert out.read_text() == res["profile_text"] and "fitted:" in res["profile_text"]
-    with pytest.raises(gpumux.ScenarioError):
-        gpumux.calibrate(str(data), iterations=0)
-    with pytest.raises(gpumux.ScenarioError):
-        gpumux.calibrate(str(tmp_path / "absent.csv"))
+    with pytest.raises(gm.ScenarioError):
+        gm.calibrate(str(data), iterations=0)
+    with pytest.raises(gm.ScenarioError):
+        gm.calibrate(str(tmp_path / "absent.csv"))

@@ -100,7 +100,9 @@ def listing(folder):
 def test_plan_output_name_too_long_is_refused_before_planning(tmp_path, plan_yaml):
     """Was exit 3 `filesystem error: File name too long` (a folder name) after the search."""
     for name in ("d" * 300, "b" * 300 + ".yaml"):
-        proc = gpumux("plan", plan_yaml, "-o", str(tmp_path / name))
+        # A relative name: the one-line message keeps its reason within 400 characters, which a
+        # long temporary folder's absolute path would push out.
+        proc = gpumux("plan", plan_yaml, "-o", name, cwd=tmp_path)
         one_line_refusal(proc, "File name too long")
         assert proc.stdout == ""  # refused before planning: no table
     assert listing(tmp_path) == ["plan.yaml"]

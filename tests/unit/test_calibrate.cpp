@@ -108,12 +108,11 @@ TEST(ProfileKeys, FittedProvenanceAndTheTimeAloneKeysAreRead) {
   text +=
       "kernel_fixed_cost: {value: 2us, fitted: \"test\"}\n"
       "block_round_cost: {value: 300ns, fitted: \"test\"}\n"
-      "pcie_bandwidth: {value: 25GB/s, source: \"test\"}\n"
       "host_per_request:\n  tensorrt: {value: 40us, fitted: \"test\"}\n";
   const DeviceProfile gpu = parse_device_profile(text, "test.yaml");
   EXPECT_EQ(gpu.kernel_fixed_cost, 2000);
   EXPECT_EQ(gpu.block_round_cost, 300);
-  EXPECT_DOUBLE_EQ(gpu.pcie_bandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(gpu.pcie_bandwidth, 25.2e9);  // the shipped A100 profile's
   EXPECT_EQ(gpu.host_per_request.at("tensorrt"), 40000);
   EXPECT_EQ(gpu.modelled_launch(false), gpu.launch_overhead + 2000);
   EXPECT_EQ(gpu.fitted.size(), 3u);

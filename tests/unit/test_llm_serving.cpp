@@ -20,6 +20,7 @@
 #include "models/scenario/llm_card.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
+#include "tests/support/unfitted_profile.hpp"
 
 namespace gpumux {
 namespace {
@@ -106,11 +107,11 @@ TEST(LlmCard, UnknownCardAndMissingThroughputAreInputErrors) {
   LlmCard c;
   EXPECT_THROW(load_llm_card("llama-9-1b", c), InputError);
   // The A30 profile has no compute_throughput: the roofline cannot be built.
-  const DeviceProfile& a30 = load_device_profile("a30-24gb", "");
+  const DeviceProfile& a30 = unfitted_profile("a30-24gb");
   if (a30.compute.fp16_tensor == 0) {
     EXPECT_THROW(llm_kernels(card("llama-2-7b"), a30), InputError);
   }
-  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  const DeviceProfile& a100 = unfitted_profile("a100-80gb");
   LlmCard fp8 = card("llama-2-7b");
   fp8.dtype = "fp8";  // Ampere has no FP8 tensor cores
   EXPECT_THROW(llm_kernels(fp8, a100), InputError);
@@ -134,7 +135,7 @@ TEST(LlmRoofline, TabulatedTimeIsLinearBetweenItsPointsAndAlongTheEndSegmentsBey
 }
 
 TEST(LlmRoofline, DecodeTimeLinearInKvLengthAtFixedBatch) {
-  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  const DeviceProfile& a100 = unfitted_profile("a100-80gb");
   const std::vector<KernelSpec> kernels = llm_kernels(card("llama-2-7b"), a100);
   const double b = 8;
   std::vector<double> t;
@@ -168,7 +169,7 @@ TEST(LlmRoofline, DecodeTimeLinearInKvLengthAtFixedBatch) {
 }
 
 TEST(LlmRoofline, PrefillComputeBoundAtLongPromptsDecodeMemoryBoundOnFewSms) {
-  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  const DeviceProfile& a100 = unfitted_profile("a100-80gb");
   const std::vector<KernelSpec> kernels = llm_kernels(card("llama-2-7b"), a100);
   const KernelSpec& gemm = kernel_named(kernels, "gemm");
   double f = 0, waves = 0, m = 0, c = 0;
@@ -193,7 +194,7 @@ TEST(LlmRoofline, PrefillComputeBoundAtLongPromptsDecodeMemoryBoundOnFewSms) {
 }
 
 TEST(LlmRoofline, TensorParallelSplitsTheGemmsAndAddsAnAllReduce) {
-  const DeviceProfile& a100 = load_device_profile("a100-80gb", "");
+  const DeviceProfile& a100 = unfitted_profile("a100-80gb");
   const auto one = llm_kernels(card("llama-2-7b", 1), a100);
   const auto two = llm_kernels(card("llama-2-7b", 2), a100);
   EXPECT_NEAR(kernel_named(two, "gemm").roofline.flops_per_token,

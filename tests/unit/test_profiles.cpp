@@ -511,7 +511,7 @@ TEST(Profiles, RejectsUnsourcedAndMalformedValues) {
   expect_rejected(replace_line(kBase, "sms", "sms: {value: 8}"), {"test.yaml:2:", "sms:"});
   // Both source and assumption.
   expect_rejected(replace_line(kBase, "sms", R"(sms: {value: 8, source: "a", assumption: "b"})"),
-                  {"sms", "not both"});
+                  {"sms", "not several"});
   // Empty source.
   expect_rejected(replace_line(kBase, "sms", R"(sms: {value: 8, source: ""})"),
                   {"sms.source", "empty"});

@@ -17,12 +17,13 @@
 #include "models/scenario/catalog_model.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
+#include "tests/support/unfitted_profile.hpp"
 #include "tests/support/run_yaml.hpp"
 
 namespace gpumux {
 namespace {
 
-const DeviceProfile& a100() { return load_device_profile("a100-80gb"); }
+const DeviceProfile& a100() { return unfitted_profile("a100-80gb"); }
 double bandwidth(const DeviceProfile& g) {
   return g.hbm_bandwidth_measured > 0 ? g.hbm_bandwidth_measured : g.hbm_bandwidth;
 }
