@@ -99,8 +99,8 @@ def listing(folder):
 
 def test_plan_output_name_too_long_is_refused_before_planning(tmp_path, plan_yaml):
     """Was exit 3 `filesystem error: File name too long` (a folder name) after the search."""
-    for name in ("d" * 300, "b" * 300 + ".yaml"):
-        proc = gpumux("plan", plan_yaml, "-o", str(tmp_path / name))
+    for name in ("d" * 300, "b" * 300 + ".yaml"):  # (relative: the reason fits the 400 chars)
+        proc = gpumux("plan", plan_yaml, "-o", name, cwd=tmp_path)
         one_line_refusal(proc, "File name too long")
         assert proc.stdout == ""  # refused before planning: no table
     assert listing(tmp_path) == ["plan.yaml"]
