@@ -167,3 +167,46 @@ def test_every_numeric_key_is_refused_or_bounded(tmp_path, block, key, value):
     for device in devices:
         for busy in ("sm_busy", "dram_busy"):
             assert 0 <= device[busy] <= 1 + 1e-9, (busy, device[busy])
+
+
+BATCHED = """\
+name: b
+seed: 1
+duration: 2s
+gpus:
+  - {name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}
+tenants:
+  - name: chat
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 7/s}
+      tokens: {input: 512, output: 64}
+      batching: {max_batch: 32}
+      request:
+        host_gap: HOST_GAP
+        kernels:
+          - {name: prefill, duration: 10us, per_token: input}
+          - {name: decode, duration: 1ms, per_sequence: PER_SEQUENCE, per_context_token: PER_CONTEXT, repeat: output_tokens}
+"""
+
+
+@pytest.mark.parametrize("host_gap, per_sequence, per_context, key", [
+    ("0s", "1000000h", "0s", "request.kernels.1.per_sequence"),
+    ("0s", "30us", "1s", "request.kernels.1.per_context_token"),
+    ("1000000h", "30us", "0s", "request.host_gap"),
+])
+def test_batched_kernel_times_over_the_budget_name_their_key(tmp_path, host_gap, per_sequence,
+                                                             per_context, key):
+    """per_sequence: 1000000h ran to `status: complete` with 0 of 17 requests completed and 0
+    failed (the work silently dropped beyond 2^63 ns); a host_gap over the budget was reported
+    against kernels.0.duration."""
+    path = tmp_path / "s.yaml"
+    path.write_text(BATCHED.replace("HOST_GAP", host_gap).replace("PER_SEQUENCE", per_sequence)
+                    .replace("PER_CONTEXT", per_context))
+    refused(path, key, "to drain after duration")
+    path.write_text(BATCHED.replace("HOST_GAP", "0s").replace("PER_SEQUENCE", "30us")
+                    .replace("PER_CONTEXT", "0s"))
+    proc = gpumux("run", path, "--json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    tenant = json.loads(proc.stdout)["tenants"]["chat"]
+    assert tenant["completed"] == tenant["requests"] > 0
