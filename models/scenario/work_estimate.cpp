@@ -12,9 +12,11 @@ namespace {
 struct TenantWork {
   double requests = 0;
   double launches_per_request = 0;
-  double solo_ns = 0;              // mean time of one request alone (no contention)
-  std::string driver;              // key path that sets the request count
-  std::size_t longest_kernel = 0;  // index of the kernel with the largest share of solo_ns
+  double solo_ns = 0;                    // mean time of one request alone (no contention)
+  std::string driver;                    // key path that sets the request count
+  std::size_t longest_kernel = 0;        // index of the kernel with the largest share of solo_ns
+  std::string longest_key = "duration";  // its term that dominates: a key under kernels.N, or
+                                         // "host_gap" (workload.request.host_gap)
   double drain_ns = 0;  // after `duration`: the backlog of an overloaded tenant, or one request
 };
 
@@ -49,12 +51,23 @@ TenantWork tenant_work(const Scenario& scenario, std::size_t t, const TraceSumma
     const double scale = kernel.duration_per_token == TokenCount::none
                              ? 1.0
                              : token_mean(w, kernel.duration_per_token);
-    const double ns = launches * (kernel.duration.mean() * scale + static_cast<double>(w.host_gap));
+    const double base = kernel.duration.mean() * scale;
+    const double gap = static_cast<double>(w.host_gap);
+    // A batched launch serves at least its own request's sequence and reads its context.
+    const double sequence = static_cast<double>(kernel.per_sequence);
+    const double context = kernel.per_context_token *
+                           (token_mean(w, TokenCount::input) + token_mean(w, TokenCount::output));
+    const double ns = launches * (base + gap + sequence + context);
     out.launches_per_request += launches;
     out.solo_ns += ns;
     if (ns > longest) {
       longest = ns;
       out.longest_kernel = k;
+      const double top = std::max({base, gap, sequence, context});
+      out.longest_key = top == base       ? "duration"
+                        : top == gap      ? "host_gap"
+                        : top == sequence ? "per_sequence"
+                                          : "per_context_token";
     }
   }
   const double duration_s = static_cast<double>(scenario.duration) * 1e-9;
@@ -221,8 +234,11 @@ void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>
   // Samples: a long drain (a very long kernel) or a short sampling period.
   const bool by_drain = drain > static_cast<double>(scenario.duration);
   const std::string key =
-      by_drain ? scenario.tenants[drain_tenant].where.key_path + ".workload.request.kernels." +
-                     std::to_string(drain_work.longest_kernel) + ".duration"
+      by_drain ? scenario.tenants[drain_tenant].where.key_path + ".workload.request." +
+                     (drain_work.longest_key == "host_gap"
+                          ? std::string("host_gap")
+                          : "kernels." + std::to_string(drain_work.longest_kernel) + "." +
+                                drain_work.longest_key)
                : (scenario.output.sample < 100'000'000 ? "output.sample" : "duration");
   throw InputError(
       scenario.locate(key),

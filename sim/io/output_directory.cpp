@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 OutputError refused(const std::string& path, const std::string& why) {
-  std::string message = path.empty() ? std::string("(empty path)") : path;
+  std::string message = path.empty() ? std::string("(empty path)") : shown_path(path);
   message += ": ";
   message += why;
   return OutputError(message);
@@ -132,7 +132,7 @@ void replace_directory_atomically(const std::string& path, const OwnedEntry& own
   remove_tree(temp);  // a folder left by a killed process with this PID
   auto fail = [&](const std::string& why) {
     remove_tree(temp);
-    return OutputError("cannot write " + path + ": " + why);
+    return OutputError("cannot write " + shown_path(path) + ": " + why);
   };
   if (::mkdir(temp.c_str(), 0777) != 0) throw fail(std::strerror(errno));
   try {

@@ -83,13 +83,19 @@ std::string system_cause(const std::string& what) {
 
 }  // namespace
 
+std::string shown_path(const std::string& path) {
+  constexpr std::size_t kShown = 200;
+  if (path.size() <= kShown) return path;
+  return "..." + path.substr(path.size() - (kShown - 3));
+}
+
 std::string temp_output_name(const std::string& target) {
   return fmt::format("{}.tmp.{}", target, ::getpid());
 }
 
 OutputTarget check_output_target(const std::string& path) {
   auto refuse = [&path](const std::string& why) {
-    std::string message = path.empty() ? std::string("(empty path)") : path;
+    std::string message = path.empty() ? std::string("(empty path)") : shown_path(path);
     message += ": ";
     message += why;
     return OutputError(message);
@@ -199,7 +205,7 @@ OutputError AtomicOutput::fail(const std::string& why) {
     done_ = true;
   }
   std::string message = "cannot write ";
-  message += path_;
+  message += shown_path(path_);
   message += ": ";
   message += why;
   return OutputError(message);

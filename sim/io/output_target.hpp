@@ -30,6 +30,10 @@ struct OutputTarget {
   bool exists = false;    ///< a regular file is there now (it is replaced)
 };
 
+/// PATH as an error message shows it: whole up to 200 characters, else "..." and its last 197,
+/// so the reason after it survives the one-line cut at 400 (sim/util/error.hpp).
+std::string shown_path(const std::string& path);
+
 /// Checks PATH as a place to write a result file and returns the file that will be written.
 /// Follows symlinks (at most 40); probes that a file can be created in the directory (so a
 /// read-only file system, /proc or a directory without write permission fails here, not after

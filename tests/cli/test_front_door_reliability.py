@@ -99,13 +99,16 @@ def listing(folder):
 
 def test_plan_output_name_too_long_is_refused_before_planning(tmp_path, plan_yaml):
     """Was exit 3 `filesystem error: File name too long` (a folder name) after the search."""
+    deep = tmp_path / ("x" * 200) / ("y" * 200)
+    deep.mkdir(parents=True)
     for name in ("d" * 300, "b" * 300 + ".yaml"):
-        # A relative name: the one-line message keeps its reason within 400 characters, which a
-        # long temporary folder's absolute path would push out.
-        proc = gpumux("plan", plan_yaml, "-o", name, cwd=tmp_path)
-        one_line_refusal(proc, "File name too long")
-        assert proc.stdout == ""  # refused before planning: no table
-    assert listing(tmp_path) == ["plan.yaml"]
+        # Relative and under a long folder: the message shows the path's end, so the reason
+        # survives the one-line cut at 400 characters.
+        for target, cwd in ((name, tmp_path), (str(deep / name), None)):
+            proc = gpumux("plan", plan_yaml, "-o", target, cwd=cwd)
+            one_line_refusal(proc, "File name too long")
+            assert proc.stdout == ""  # refused before planning: no table
+    assert listing(tmp_path) == ["plan.yaml", "x" * 200, "x" * 200 + "/" + "y" * 200]
 
 
 def test_plan_max_gpus_error_names_the_flag(plan_yaml):

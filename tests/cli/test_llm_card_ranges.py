@@ -3,6 +3,7 @@ meaningless result (an overflowed weight size, a kernel time beyond 64-bit nanos
 all-reduce rounded to 1 ns, a prompt longer than the model's positions, a request without
 tokens) are refused by `validate` and `run` in one line naming the file, line and the key the
 user wrote, exit 2. Values at the edge of the ranges still resolve. Drives $GPUMUX_BIN."""
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -113,3 +114,99 @@ def test_a_tiny_bus_bandwidth_is_refused(tmp_path):
     path.write_text(CATALOG.format(bus="1MB/s"))
     proc = gpumux("validate", path)
     assert proc.returncode == 0, proc.stderr
+
+
+# Every numeric key of an `llm:` card (docs/llm-serving.md) and of `tokens:`, at values from
+# the smallest to beyond the largest a number can say: each is refused in one line naming a key,
+# or runs to a physically bounded result.
+EXTREMES = {
+    "layers": ["0", "1", "16384", "2147483648"],
+    "hidden": ["32", "1048576", "1099511627776", "9223372036854775807"],
+    "ffn": ["1", "4194304", "9007199254740992"],
+    "vocabulary": ["1", "16777216", "9223372036854775807"],
+    "host_per_op": ["0s", "1ns", "1s", "1000000h", "-1s"],
+    "gemm_efficiency": ["1e-300", "0.001", "1", "0", "nan"],
+    "attention_efficiency": ["5e-324", "0.001", "1"],
+    "memory_efficiency": ["5e-324", "0.001", "1"],
+    "interconnect": ["1e-9B/s", "1MB/s", "1e30B/s"],
+    "activation_reserve": ["0B", "1B", "1PB"],
+    "tp": ["0", "1", "2"],
+}
+CASES = [("llm", key, value) for key, values in EXTREMES.items() for value in values]
+CASES += [("tokens", "input", v) for v in ("0", "1", "4095", "100000", "1e300", "-1")]
+CASES += [("tokens", "output", v) for v in ("0", "4095", "1e19")]
+
+
+@pytest.mark.parametrize("block, key, value", CASES)
+def test_every_numeric_key_is_refused_or_bounded(tmp_path, block, key, value):
+    if block == "tokens":
+        tokens = {"input": "512", "output": "64"}
+        tokens[key] = value
+        path = llm_yaml(tmp_path, tokens=f"{{input: {tokens['input']}, output: {tokens['output']}}}")
+    elif key in ("layers", "hidden", "ffn", "vocabulary"):
+        card = {"layers": "32", "hidden": "4096", "ffn": "11008", "vocabulary": "32000"}
+        card[key] = value
+        path = llm_yaml(tmp_path, llm=INLINE.format(hidden=card["hidden"], ffn=card["ffn"])
+                        .replace("layers: 32", f"layers: {card['layers']}")
+                        .replace("vocabulary: 32000", f"vocabulary: {card['vocabulary']}"))
+    else:
+        path = llm_yaml(tmp_path, llm=f"{{model: llama-2-7b, {key}: {value}}}")
+    proc = gpumux("run", path, "--json", "-q")
+    if proc.returncode == 2:
+        assert proc.stderr.count("\n") == 1 and "s.yaml:" in proc.stderr, proc.stderr
+        assert f"workload.{block}" in proc.stderr, proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    tenant = summary["tenants"]["chat"]
+    assert tenant["requests"] > 0
+    assert 0 <= tenant["completed"] + tenant["failed"] <= tenant["requests"]
+    assert tenant["completed"] > 0  # 2 s of a 7B model on an A100: some requests finish
+    devices = summary["devices"].values() if isinstance(summary["devices"], dict) \
+        else summary["devices"]
+    for device in devices:
+        for busy in ("sm_busy", "dram_busy"):
+            assert 0 <= device[busy] <= 1 + 1e-9, (busy, device[busy])
+
+
+BATCHED = """\
+name: b
+seed: 1
+duration: 2s
+gpus:
+  - {name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}
+tenants:
+  - name: chat
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 7/s}
+      tokens: {input: 512, output: 64}
+      batching: {max_batch: 32}
+      request:
+        host_gap: HOST_GAP
+        kernels:
+          - {name: prefill, duration: 10us, per_token: input}
+          - {name: decode, duration: 1ms, per_sequence: PER_SEQUENCE, per_context_token: PER_CONTEXT, repeat: output_tokens}
+"""
+
+
+@pytest.mark.parametrize("host_gap, per_sequence, per_context, key", [
+    ("0s", "1000000h", "0s", "request.kernels.1.per_sequence"),
+    ("0s", "30us", "1s", "request.kernels.1.per_context_token"),
+    ("1000000h", "30us", "0s", "request.host_gap"),
+])
+def test_batched_kernel_times_over_the_budget_name_their_key(tmp_path, host_gap, per_sequence,
+                                                             per_context, key):
+    """per_sequence: 1000000h ran to `status: complete` with 0 of 17 requests completed and 0
+    failed (the work silently dropped beyond 2^63 ns); a host_gap over the budget was reported
+    against kernels.0.duration."""
+    path = tmp_path / "s.yaml"
+    path.write_text(BATCHED.replace("HOST_GAP", host_gap).replace("PER_SEQUENCE", per_sequence)
+                    .replace("PER_CONTEXT", per_context))
+    refused(path, key, "to drain after duration")
+    path.write_text(BATCHED.replace("HOST_GAP", "0s").replace("PER_SEQUENCE", "30us")
+                    .replace("PER_CONTEXT", "0s"))
+    proc = gpumux("run", path, "--json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    tenant = json.loads(proc.stdout)["tenants"]["chat"]
+    assert tenant["completed"] == tenant["requests"] > 0
