@@ -1,7 +1,8 @@
 // Reading result files back (`gpumux report`, `gpumux plot`): the summary, and a pass over
 // every table that finds a corrupt or truncated one before anything is printed or drawn. Input
 // that is not a regular file (a FIFO would block open() forever, a device never ends) and tables
-// that declare more rows than the file could hold are refused in one line.
+// that declare more rows than the file could hold are refused in one line, as is a /tenant_names
+// that does not name every row of the /tenants beside it.
 #include <sys/stat.h>
 
 #include <fmt/format.h>
@@ -143,6 +144,35 @@ std::string unreadable_table(hid_t file, const std::string& path, std::uint64_t 
   }
 }
 
+// The rows of the 1-D dataset at PATH (0 for a scalar).
+hsize_t rows_of(hid_t file, const std::string& path) {
+  const h5::Handle dataset(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "opening");
+  const h5::Handle space(H5Dget_space(dataset.id()), H5Sclose, "reading its dataspace");
+  hsize_t rows = 0;
+  if (H5Sget_simple_extent_ndims(space.id()) == 1) {
+    H5Sget_simple_extent_dims(space.id(), &rows, nullptr);
+  }
+  return rows;
+}
+
+// /tenant_names names the rows of /tenants beside it (the root's, or a compare file's
+// /strategies/LABEL/): a file where the two differ in length (an emptied /tenant_names) would be
+// reported or drawn with wrong names or none. Returns why, or "" when every pair agrees.
+std::string tenant_names_mismatch(hid_t file, const std::vector<std::string>& datasets) {
+  for (const std::string& dataset : datasets) {
+    const auto slash = dataset.rfind('/');
+    const std::string folder = slash == std::string::npos ? "" : dataset.substr(0, slash + 1);
+    if (dataset.substr(folder.size()) != "tenants") continue;
+    const std::string names = folder + "tenant_names";
+    if (std::find(datasets.begin(), datasets.end(), names) == datasets.end()) continue;
+    const hsize_t tenants = rows_of(file, dataset), named = rows_of(file, names);
+    if (tenants != named) {
+      return fmt::format("/{} has {} rows and /{} {} names", dataset, tenants, names, named);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 void check_result_tables_h5(const std::string& path) {
@@ -166,6 +196,10 @@ void check_result_tables_h5(const std::string& path) {
         throw InputError(SourceLocation{path, 0, 0, ""},
                          fmt::format("/{}: corrupt or truncated table ({})", dataset, why));
       }
+    }
+    if (const std::string why = tenant_names_mismatch(file.root().id(), datasets); !why.empty()) {
+      throw InputError(SourceLocation{path, 0, 0, ""},
+                       fmt::format("inconsistent tables ({}): not as gpumux wrote it", why));
     }
   } catch (const InputError&) {
     throw;

@@ -25,6 +25,30 @@ double token_mean(const WorkloadSpec& w, TokenCount which) {
   return which == TokenCount::input ? w.input_tokens.mean() : w.output_tokens.mean();
 }
 
+// The key the user wrote that sets a tenant's kernels: `request.kernels` for kernels written
+// out, else the card, catalog model or trace they are built from (an `llm:` tenant's launches
+// per request follow its `tokens:`).
+std::string kernels_key(const TenantSpec& tenant) {
+  const WorkloadSpec& w = tenant.workload;
+  const std::string path = tenant.where.key_path + ".workload.";
+  if (w.llm) return path + "tokens";
+  if (w.catalog) return path + "model";
+  if (w.kernel_trace) return path + "request.kernel_trace";
+  return path + "request.kernels";
+}
+
+// The key that makes a tenant's requests long: the user's host_gap, the kernel's term that
+// dominates (kernels.N.duration, .per_sequence, .per_context_token), or what built the kernels.
+std::string drain_key(const TenantSpec& tenant, const TenantWork& work) {
+  if (work.longest_key == "host_gap" && tenant.workload.host_gap_origin == ParamOrigin::user) {
+    return tenant.where.key_path + ".workload.request.host_gap";
+  }
+  const std::string kernels = kernels_key(tenant);
+  if (!kernels.ends_with(".request.kernels")) return kernels;
+  const std::string term = work.longest_key == "host_gap" ? "duration" : work.longest_key;
+  return kernels + "." + std::to_string(work.longest_kernel) + "." + term;
+}
+
 std::string sci(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", value);
@@ -186,9 +210,7 @@ void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>
                   sci(kWorkBudgetLaunches) + ")";
     const double per_request = worst_work.launches_per_request;
     const bool by_kernels = !by_requests && per_request > worst_work.requests;
-    const std::string key =
-        by_kernels ? scenario.tenants[worst].where.key_path + ".workload.request.kernels"
-                   : worst_work.driver;
+    const std::string key = by_kernels ? kernels_key(scenario.tenants[worst]) : worst_work.driver;
     throw InputError(scenario.locate(key), "the scenario asks for " + what + ": tenant '" +
                                                scenario.tenants[worst].name + "' " +
                                                sci(worst_work.requests) + " requests x " +
@@ -234,11 +256,7 @@ void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>
   // Samples: a long drain (a very long kernel) or a short sampling period.
   const bool by_drain = drain > static_cast<double>(scenario.duration);
   const std::string key =
-      by_drain ? scenario.tenants[drain_tenant].where.key_path + ".workload.request." +
-                     (drain_work.longest_key == "host_gap"
-                          ? std::string("host_gap")
-                          : "kernels." + std::to_string(drain_work.longest_kernel) + "." +
-                                drain_work.longest_key)
+      by_drain ? drain_key(scenario.tenants[drain_tenant], drain_work)
                : (scenario.output.sample < 100'000'000 ? "output.sample" : "duration");
   throw InputError(
       scenario.locate(key),

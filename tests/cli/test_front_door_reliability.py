@@ -249,6 +249,20 @@ def test_a_table_declaring_more_rows_than_the_file_holds_is_refused(tmp_path, re
     assert gpumux("report", str(result_h5)).returncode == 0
 
 
+def test_an_emptied_tenant_names_table_is_refused(tmp_path, result_h5):
+    """report printed a full table (exit 0) and plot raised a pandas ValueError."""
+    emptied = tmp_path / "emptied.h5"
+    emptied.write_bytes(result_h5.read_bytes())
+    with h5py.File(emptied, "a") as f:
+        del f["tenant_names"]
+        f.create_dataset("tenant_names", shape=(0,), maxshape=(None,),
+                         dtype=h5py.string_dtype())
+    for args in (["report", str(emptied)], ["plot", str(emptied), "-o", str(tmp_path / "p.png")]):
+        one_line_refusal(gpumux(*args, timeout=60), "inconsistent tables",
+                         "/tenant_names 0 names")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emptied.h5"]
+
+
 # --- the cluster path ----------------------------------------------------------------------------
 
 def test_cluster_csv_is_refused_before_the_replay(tmp_path):

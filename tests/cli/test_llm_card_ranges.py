@@ -210,3 +210,14 @@ def test_batched_kernel_times_over_the_budget_name_their_key(tmp_path, host_gap,
     assert proc.returncode == 0, proc.stderr
     tenant = json.loads(proc.stdout)["tenants"]["chat"]
     assert tenant["completed"] == tenant["requests"] > 0
+
+
+def test_an_llm_tenant_over_the_launch_budget_is_told_about_its_tokens(tmp_path):
+    """It was told about `request.kernels`, which an `llm:` tenant does not have."""
+    path = tmp_path / "s.yaml"
+    path.write_text(LLM.format(
+        llm="{layers: 1, hidden: 64, heads: 1, kv_heads: 1, ffn: 64, vocabulary: 100}",
+        tokens="{input: 16, output: 5000000}").replace("duration: 2s", "duration: 300s")
+        .replace("rate: 4/s", "rate: 1/s"))
+    refused(path, "tenants.0.workload.tokens:", "kernel launches (budget 1e+09)")
+    assert "request.kernels" not in gpumux("validate", path).stderr

@@ -167,6 +167,29 @@ def main():
     put("ncu-long", 9, NCU_LONG)
     put("ncu-wide", 9, NCU_WIDE)
 
+    # Issue 36: LLM cards, batched kernel terms and the catalog's bus_bandwidth at the edges of
+    # their ranges (tests/cli/test_llm_card_ranges.py), each key at its most extreme value.
+    spec = importlib.util.spec_from_file_location(
+        "llm_card_ranges", REPO / "tests/cli/test_llm_card_ranges.py")
+    ranges = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ranges)
+    inline = ranges.INLINE.format(hidden=4096, ffn=11008)
+    written = {"layers": "layers: 32", "hidden": "hidden: 4096", "ffn": "ffn: 11008",
+               "vocabulary": "vocabulary: 32000"}
+    for key, values in ranges.EXTREMES.items():
+        if key in written:  # an inline card's architecture: its largest value
+            card = inline.replace(written[key], f"{key}: {values[-1]}")
+        else:  # an assumption of the catalog card: its smallest (or most extreme) value
+            card = f"{{model: llama-2-7b, {key}: {values[0]}}}"
+        put(f"issue36-llm-{key}", 0, ranges.LLM.format(llm=card, tokens="{input: 512, output: 64}"))
+    put("issue36-llm-positions", 0,
+        ranges.LLM.format(llm="{model: llama-2-7b}", tokens="{input: 100000, output: 64}"))
+    put("issue36-llm-no-tokens", 0,
+        ranges.LLM.format(llm="{model: llama-2-7b}", tokens="{input: 0, output: 0}"))
+    put("issue36-batched-per-sequence", 0, ranges.BATCHED.replace("HOST_GAP", "0s").replace(
+        "PER_SEQUENCE", "1000000h").replace("PER_CONTEXT", "0s"))
+    put("issue36-catalog-bus-bandwidth", 0, ranges.CATALOG.format(bus="1e-9B/s"))
+
     spec = importlib.util.spec_from_file_location(
         "error_contract", REPO / "tests/cli/test_error_contract.py")
     module = importlib.util.module_from_spec(spec)

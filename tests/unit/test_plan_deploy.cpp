@@ -95,6 +95,12 @@ Replayed plan_and_replay(const std::string& yaml, const std::string& dir_name) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / dir_name;
   std::filesystem::remove_all(dir);
   for (const PlanFile& f : plan_deployment_files(out.plan, "deploy.yaml")) {
+    // `plan -o DIR` replaces an earlier plan's folder only when it holds just these (and
+    // refuses any other file): each file, and the folder it is in, must be one it writes.
+    EXPECT_TRUE(plan_output_entry(f.path)) << f.path;
+    if (const auto slash = f.path.rfind('/'); slash != std::string::npos) {
+      EXPECT_TRUE(plan_output_entry(f.path.substr(0, slash + 1))) << f.path;
+    }
     const std::filesystem::path path = dir / f.path;
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path) << f.text;
