@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/io/output_directory.hpp"
+#include "tests/support/scratch_folder.hpp"
 
 namespace gpumux {
 namespace {
@@ -29,21 +30,9 @@ bool owned(const std::string& relative) {
           relative.find('/', 4) == std::string::npos);
 }
 
-class OutputDirectoryTest : public ::testing::Test {
+class OutputDirectoryTest : public ScratchFolderTest {
  protected:
-  void SetUp() override {
-    ::unsetenv("GPUMUX_TEST_FAULT");
-    dir_ = fs::temp_directory_path() /
-           ("gpumux_output_directory_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    ::unsetenv("GPUMUX_TEST_FAULT");
-    fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  OutputDirectoryTest() : ScratchFolderTest("gpumux_output_directory_") {}
   /// Every path under ROOT (relative, sorted; folders end in '/').
   static std::vector<std::string> tree(const fs::path& root) {
     std::vector<std::string> names;
@@ -72,7 +61,6 @@ class OutputDirectoryTest : public ::testing::Test {
       return e.what();
     }
   }
-  fs::path dir_;
 };
 
 TEST_F(OutputDirectoryTest, NewFolderIsWrittenWhole) {

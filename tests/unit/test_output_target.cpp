@@ -17,27 +17,16 @@
 #include <vector>
 
 #include "sim/io/output_target.hpp"
+#include "tests/support/scratch_folder.hpp"
 
 namespace gpumux {
 namespace {
 
 namespace fs = std::filesystem;
 
-class OutputTargetTest : public ::testing::Test {
+class OutputTargetTest : public ScratchFolderTest {
  protected:
-  void SetUp() override {
-    ::unsetenv("GPUMUX_TEST_FAULT");
-    dir_ = fs::temp_directory_path() /
-           ("gpumux_output_target_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    ::unsetenv("GPUMUX_TEST_FAULT");
-    fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  OutputTargetTest() : ScratchFolderTest("gpumux_output_target_") {}
   std::vector<std::string> listing() const {
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -62,8 +51,6 @@ class OutputTargetTest : public ::testing::Test {
   static void write_text(const std::string& p, const std::string& text) {
     std::ofstream(p, std::ios::binary) << text;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(OutputTargetTest, NewNameAndRegularFileAreAccepted) {
