@@ -80,9 +80,9 @@ using Theta = std::map<std::string, double>;  // key path -> ns
 const std::vector<std::string> kFittedTopKeys = {"kernel_fixed_cost", "block_round_cost",
                                                  "host_per_request"};
 
-// The base text without the top-level entries `kFittedTopKeys` (each: its key line and the
-// indented or continued lines under it).
-std::string without_fitted_keys(const std::string& text) {
+// `text` without its top-level entries named in `keys` (each: its key line and the indented or
+// continued lines under it).
+std::string without_top_keys(const std::string& text, const std::vector<std::string>& keys) {
   std::istringstream in(text);
   std::string line, out;
   bool skipping = false;
@@ -90,7 +90,7 @@ std::string without_fitted_keys(const std::string& text) {
     const bool top = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
     if (top) {
       skipping = false;
-      for (const std::string& key : kFittedTopKeys) {
+      for (const std::string& key : keys) {
         if (line.rfind(key + ":", 0) == 0) skipping = true;
       }
     }
@@ -213,7 +213,7 @@ class PointSimulator {
     Theta values = profile_values(gpu);
     for (const auto& [key, ns] : theta) values[key] = ns;
     std::string& text = base_texts_[base];
-    if (text.empty()) text = without_fitted_keys(device_profile_text(base));
+    if (text.empty()) text = without_top_keys(device_profile_text(base), kFittedTopKeys);
     const std::string document =
         text + fitted_block(values, {}, "assumption") + "\n# (calibrate: trial values)\n";
     // The file keeps the base's stem: the profile's name keys per-GPU data (kernel-families
@@ -423,6 +423,18 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
   std::vector<double> at = predict_all(theta);
   std::vector<double> jac(n * static_cast<std::size_t>(std::max(1, pcount)), 0.0);
   const double bump = 1000;  // ns
+  // Point i's row of the weighted problem linearised at theta: W J (theta' - theta) against
+  // W (T - t(theta)), i.e. A = W J and b = W (T - t(theta) + J theta).
+  const auto linearised_row = [&](std::size_t i, std::vector<double>& a, std::vector<double>& b) {
+    const double w = 1.0 / pts[i].target_s;
+    double offset = 0;
+    for (int j = 0; j < pcount; ++j) {
+      const double jij = jac[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)];
+      a.push_back(w * jij);
+      offset += jij * theta[keys[static_cast<std::size_t>(j)]];
+    }
+    b.push_back(w * (pts[i].target_s - at[i] + offset));
+  };
   for (int iteration = 0; iteration < options.iterations && pcount > 0; ++iteration) {
     note("fit " + std::to_string(iteration + 1) + "/" + std::to_string(options.iterations) + ": " +
          std::to_string(n * static_cast<std::size_t>(pcount)) + " simulations");
@@ -435,17 +447,8 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
             (t[i] - at[i]) / bump;
       }
     }
-    std::vector<double> a(jac.size()), b(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double w = 1.0 / pts[i].target_s;
-      double offset = 0;
-      for (int j = 0; j < pcount; ++j) {
-        const double jij = jac[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)];
-        a[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)] = w * jij;
-        offset += jij * theta[keys[static_cast<std::size_t>(j)]];
-      }
-      b[i] = w * (pts[i].target_s - at[i] + offset);
-    }
+    std::vector<double> a, b;
+    for (std::size_t i = 0; i < n; ++i) linearised_row(i, a, b);
     const std::vector<double> x = nonnegative_least_squares(a, b, pcount);
     double moved = 0;
     for (int j = 0; j < pcount; ++j) {
@@ -463,15 +466,7 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
     note("leave out " + source);
     std::vector<double> a, b;
     for (std::size_t i = 0; i < n; ++i) {
-      if (pts[i].source == source) continue;
-      const double w = 1.0 / pts[i].target_s;
-      double offset = 0;
-      for (int j = 0; j < pcount; ++j) {
-        const double jij = jac[i * static_cast<std::size_t>(pcount) + static_cast<std::size_t>(j)];
-        a.push_back(w * jij);
-        offset += jij * theta[keys[static_cast<std::size_t>(j)]];
-      }
-      b.push_back(w * (pts[i].target_s - at[i] + offset));
+      if (pts[i].source != source) linearised_row(i, a, b);
     }
     Theta fold;
     const std::vector<double> x = b.empty()
@@ -575,24 +570,9 @@ std::string fitted_profile_text(const std::string& base, const CalibrationResult
                                  });
     if (rewritten_block && ns > 0) kept[key] = ns;
   }
-  std::string text = device_profile_text(base);
-  std::string removed;
-  {
-    std::istringstream in(text);
-    std::string line;
-    bool skipping = false;
-    while (std::getline(in, line)) {
-      const bool top = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
-      if (top) {
-        skipping = false;
-        for (const auto& [key, ns] : fitted) {
-          const std::string top_key = key.substr(0, key.find('.'));
-          if (line.rfind(top_key + ":", 0) == 0) skipping = true;
-        }
-      }
-      if (!skipping) removed += line + "\n";
-    }
-  }
+  std::vector<std::string> top_keys;
+  for (const auto& [key, ns] : fitted) top_keys.push_back(key.substr(0, key.find('.')));
+  const std::string removed = without_top_keys(device_profile_text(base), top_keys);
   std::string block = "\n# Fitted by gpumux calibrate (docs/calibration.md); rerun it to refit.\n";
   Theta top_values, host_values;
   for (const auto& [key, ns] : fitted) {

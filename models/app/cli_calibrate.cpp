@@ -47,7 +47,7 @@ po::options_description calibrate_options() {
   return o;
 }
 
-void write_text_file(const std::string& option, const std::string& path, const std::string& text) {
+void write_text_file(const std::string& path, const std::string& text) {
   output_errors_as_bad_input([&] {
     replace_file_atomically(path, [&](const std::string& temp) {
       std::ofstream out(temp, std::ios::binary);
@@ -56,7 +56,6 @@ void write_text_file(const std::string& option, const std::string& path, const s
       if (!out) throw OutputError(path + ": cannot write");
     });
   });
-  (void)option;
 }
 
 nlohmann::ordered_json result_json(const CalibrationResult& r) {
@@ -147,10 +146,9 @@ int command_calibrate(const std::vector<std::string>& args) {
   char date[16];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   if (vm.count("output")) {
-    write_text_file("-o", vm["output"].as<std::string>(),
-                    fitted_profile_text(base, result, files, date));
+    write_text_file(vm["output"].as<std::string>(), fitted_profile_text(base, result, files, date));
   }
-  if (vm.count("report")) write_text_file("--report", vm["report"].as<std::string>(), report);
+  if (vm.count("report")) write_text_file(vm["report"].as<std::string>(), report);
   return kExitOk;
 }
 
