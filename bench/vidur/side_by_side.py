@@ -129,8 +129,11 @@ tenants:
     device: gpu0
 {memory}    workload:
       arrivals: {{process: trace, file: {trace}, format: csv}}
-      batching: {{max_batch: 128, scheduler: vllm, max_tokens_in_batch: 4096, kv_block: 16}}
+      batching: {{max_batch: 128, scheduler: vllm, max_tokens_in_batch: 4096, kv_block: 16,
+                  engine_cpu: none}}
 """
+    # engine_cpu: none: Vidur's recorded runs model no CPU time per iteration (its execution time
+    # predictor's skip_cpu_overhead_modeling defaults to true), so neither side charges it.
     if kind == "card":
         return text + "      llm: {model: llama-2-7b, dtype: fp16, tp: 1}\n"
     return text + f"""      memory_per_token: 512KiB

@@ -126,6 +126,12 @@ int command_inspect(const std::vector<std::string>& args) {
                              {"origin", r.time_alone_origin}}},
                            {"kernels", nlohmann::json::array()}});
         if (!r.runtime.empty()) tenants.back()["runtime"] = valued(r.runtime, r.runtime_origin);
+        if (!r.engine_cpu.empty()) {
+          tenants.back()["engine_cpu"] = {{"engine", r.engine_cpu},
+                                          {"per_iteration_ns", r.engine_cpu_iteration_ns},
+                                          {"per_sequence_ns", r.engine_cpu_sequence_ns},
+                                          {"origin", r.engine_cpu_origin}};
+        }
       }
       tenants.back()["kernels"].push_back(
           {{"name", r.kernel},
@@ -157,7 +163,8 @@ int command_inspect(const std::vector<std::string>& args) {
                  "blocks,blocks_per_sm,implementation,runtime,runtime_origin,host_gap_ns,"
                  "host_gap_origin,busy_share,busy_share_origin,launch_gap_ns,"
                  "kernel_fixed_cost_ns,block_round_cost_ns,host_per_request_ns,copy_ns,"
-                 "time_alone_origin\n";
+                 "time_alone_origin,engine_cpu,engine_cpu_per_iteration_ns,"
+                 "engine_cpu_per_sequence_ns,engine_cpu_origin\n";
     for (const InspectRow& r : rows) {
       std::cout << csv_field(r.tenant) << "," << csv_field(r.device) << "," << csv_field(r.kernel)
                 << "," << r.count << "," << fmt::format("{}", r.duration_ns) << ","
@@ -176,7 +183,10 @@ int command_inspect(const std::vector<std::string>& args) {
                 << fmt::format("{}", r.kernel_fixed_ns) << ","
                 << fmt::format("{}", r.block_round_ns) << ","
                 << fmt::format("{}", r.host_request_ns) << "," << fmt::format("{}", r.copy_ns)
-                << "," << csv_field(r.time_alone_origin) << "\n";
+                << "," << csv_field(r.time_alone_origin) << "," << r.engine_cpu << ","
+                << fmt::format("{}", r.engine_cpu_iteration_ns) << ","
+                << fmt::format("{}", r.engine_cpu_sequence_ns) << "," << r.engine_cpu_origin
+                << "\n";
     }
     return kExitOk;
   }
@@ -203,6 +213,11 @@ int command_inspect(const std::vector<std::string>& args) {
                   << duration_text(r.block_round_ns) << " per round of blocks, per request host "
                   << duration_text(r.host_request_ns) << " + copies " << duration_text(r.copy_ns)
                   << " (" << r.time_alone_origin << ")\n";
+      }
+      if (!r.engine_cpu.empty()) {
+        std::cout << "  engine CPU per iteration: " << duration_text(r.engine_cpu_iteration_ns)
+                  << " + " << duration_text(r.engine_cpu_sequence_ns) << " per sequence ("
+                  << r.engine_cpu << ", " << r.engine_cpu_origin << ")\n";
       }
       std::cout << fmt::format(
           "  {:<28} {:>4} {:>11} {:>8} {:>7} {:>7} {:>6} {:>10} {:>6} {:>9}  {}\n", "kernel", "n",

@@ -24,10 +24,14 @@
 // of c tokens after o computed ones has c o + c (c + 1) / 2), `per_token: batch` kernels over
 // P + decoding sequences, `repeat: output_tokens` kernels once when some sequence decodes
 // (per_sequence per decoding sequence, per_context_token per KV token they read: prompt +
-// generated), other kernels once. A request gains a token when its prompt's last chunk or its
-// decode step ran, and completes after its output tokens. Solo latency: the same request alone
-// under the same scheduler (mean durations).
+// generated), other kernels once. Before its kernels the engine spends its CPU time,
+// per_iteration + per_sequence x the iteration's sequences (`engine_cpu:`,
+// models/scenario/engine_cpu.hpp): the first kernel is issued that much after the iteration
+// starts, and its GPU is the neighbours' meanwhile. A request gains a token when its prompt's last
+// chunk or its decode step ran, and completes after its output tokens. Solo latency: the same
+// request alone under the same scheduler (mean durations).
 #include <algorithm>
+#include <cmath>
 
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
@@ -400,6 +404,9 @@ void Tenant::start_iteration() {
   it.shapes.clear();
   it.dead = false;
   it.start = sim_.now();
+  // The engine's CPU time before the kernels (scheduling, inputs, sampling, outputs:
+  // models/scenario/engine_cpu.hpp), whole ns; bounded at load, so the rounding is exact.
+  it.host_lead = static_cast<Nanos>(std::llround(spec_.workload.engine_cpu.time(s.sequences)));
   expand_kernels(it, s);
   iteration_running_ = true;
   start_streams(it);

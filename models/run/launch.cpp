@@ -1,7 +1,8 @@
 // Launch timing: a launch sequence's kernels are drawn when it starts (the one kernel
 // expansion; a request also takes its memory and its solo latency then), then run in order on
 // each stream. Kernel k is issued by the CPU at
-//     issue_k = max(finish_{k-1} + host_before_k, start + host_before_0 + k * host_gap)
+//     issue_k = max(finish_{k-1} + host_before_k, start + lead + host_before_0 + k * host_gap)
+//     (lead: a batched iteration's engine CPU time, LaunchSequence::host_lead; else 0)
 //     (host_before_0, the request's own host time before its dispatch loop, only when host_gap > 0)
 // and can start on the GPU at ready_k = issue_k + L_k (L: the profile's launch overhead, or the
 // graph launch overhead with `cuda_graph: true`; a kernel-trace kernel may carry its own L_k and
@@ -110,7 +111,8 @@ double Tenant::mean_iteration_time(const KernelScaling& scaling) const {
         durations.push_back(d);
         specs.push_back(&k);
       });
-  return stream_time(durations, specs);
+  // The engine's CPU time comes before the kernels (host_lead), which start as they would at 0.
+  return spec_.workload.engine_cpu.time(scaling.sequences) + stream_time(durations, specs);
 }
 
 bool Tenant::begin_request(Request& r) {

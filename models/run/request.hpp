@@ -42,8 +42,11 @@ struct LaunchShape {
 /// The kernels of one unit of work, launched in order on each stream (launch.cpp has the
 /// timing). Durations in solo ns on the whole GPU, drawn when the sequence starts.
 struct LaunchSequence {
-  std::uint64_t id = 0;                  // the request's id (an iteration: 0), as recorded
-  Nanos start = -1;                      // when its first kernel was issued
+  std::uint64_t id = 0;  // the request's id (an iteration: 0), as recorded
+  Nanos start = -1;      // when its first kernel was issued
+  /// CPU time before its first kernel that is the sequence's own, ns: a batched iteration's
+  /// engine CPU time (EngineCpu; requests: 0).
+  Nanos host_lead = 0;
   bool dead = false;                     // finished or killed: late completions are ignored
   std::vector<double> durations;         // per launched kernel, ns
   std::vector<const KernelSpec*> specs;  // per launched kernel

@@ -7,7 +7,8 @@
 //   requests.cpp     request lifecycle: arrival, queue, dispatch, completion, the one failure
 //                    record
 //   launch.cpp       starting a request, kernel expansion and launch timing:
-//                    ready_k = max(finish_{k-1}, start + host_before_0 + k * host_gap) + L
+//                    ready_k = max(finish_{k-1}, start + lead + host_before_0 + k * host_gap) + L
+//                    (lead: a batched iteration's engine CPU time, else 0)
 //                    (host_before_0 counted only when host_gap > 0); submission
 //   collectives.cpp  data-parallel barriers: a collective starts and ends on every GPU together
 //   batching.cpp     continuous batching: the serving engine's Iterations
@@ -262,9 +263,11 @@ class Tenant final : public KernelOwner {
                    Nanos previous_finish) const {
     // The host's dispatch loop starts after the request's own host time (the first kernel's
     // host_before: catalog pre-processing and copies), so pacing counts from there.
-    const Nanos paced = host_gap_ > 0 ? sequence.start + sequence.specs.front()->host_before +
+    // A batched iteration's engine CPU time (host_lead) comes before all of it.
+    const Nanos start = sequence.start + sequence.host_lead;
+    const Nanos paced = host_gap_ > 0 ? start + sequence.specs.front()->host_before +
                                             static_cast<Nanos>(kernel) * host_gap_
-                                      : sequence.start;
+                                      : start;
     return std::max(previous_finish + sequence.specs[kernel]->host_before, paced);
   }
   /// The launch overhead of kernel `kernel`: its own (kernel traces) or the tenant's.

@@ -308,6 +308,17 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (w.max_tokens_in_batch > 0) {
       out << YAML::Key << "max_tokens_in_batch" << YAML::Value << w.max_tokens_in_batch;
     }
+    if (w.engine_cpu.origin == ParamOrigin::user) {
+      out << YAML::Key << "engine_cpu" << YAML::Value;
+      if (w.engine_cpu.name == "custom") {
+        out << YAML::Flow << YAML::BeginMap;
+        duration_key(out, "per_iteration", w.engine_cpu.per_iteration);
+        duration_key(out, "per_sequence", w.engine_cpu.per_sequence);
+        out << YAML::EndMap;
+      } else {
+        out << w.engine_cpu.name;
+      }
+    }
     out << YAML::EndMap;
   }
   if (t.workload.memory_per_token > 0 && !t.workload.llm) {

@@ -46,6 +46,11 @@ struct InspectRow {
   double copy_ns = 0;          ///< its input and output over the host link (pcie_bandwidth)
   /// Where those came from: "profile NAME (fitted)", "(source)", "(assumption)" or "none".
   std::string time_alone_origin;
+  /// A batched engine's CPU time per iteration (EngineCpu, models/scenario/engine_cpu.hpp):
+  /// its engine ("vllm-v0", "none", "custom"; "" when not batched) and its two terms, ns.
+  std::string engine_cpu;
+  double engine_cpu_iteration_ns = 0, engine_cpu_sequence_ns = 0;
+  std::string engine_cpu_origin;  ///< "user", "catalog:NAME" (the card's default) or "default"
   // Origins as printed: "user", "default", "catalog:resnet50", "trace", "ncu".
   std::string duration_origin, sm_fraction_origin, waves_origin, memory_bound_origin,
       busy_share_origin, working_set_origin, repeat_origin, launch_origin, memory_origin,

@@ -370,6 +370,34 @@ LlmCard llm_card_of(Context& ctx, const Field& field) {
   return c;
 }
 
+/// `engine_cpu:` — a named engine (models/scenario/engine_cpu.hpp; its numbers are filled in at
+/// resolve, where the tenant's tp is known) or `{per_iteration: D, per_sequence: D}`, each at
+/// most 10 s (an engine's step is milliseconds; the bound keeps t_cpu far from overflow).
+EngineCpu engine_cpu_of(Context& ctx, const Field& field) {
+  EngineCpu e;
+  e.origin = ParamOrigin::user;
+  if (field.node.IsScalar()) {
+    e.name = choice_of<std::string>(ctx, field, {{"vllm-v0", "vllm-v0"}, {"none", "none"}},
+                                    {"vllm-v0", "none"}, "engine_cpu engine");
+    return e;
+  }
+  const MapReader terms(ctx, field, {"per_iteration", "per_sequence"});
+  e.name = "custom";
+  constexpr Nanos kMost = Nanos{10} * 1'000'000'000;
+  const auto bounded = [&](const char* key) -> Nanos {
+    const auto f = terms.get(key);
+    if (!f) return 0;
+    const Nanos t = duration_of(ctx, *f);
+    if (t > kMost)
+      ctx.fail(*f,
+               std::string(key) + " above 10s: an engine's CPU time per iteration is milliseconds");
+    return t;
+  };
+  e.per_iteration = bounded("per_iteration");
+  e.per_sequence = bounded("per_sequence");
+  return e;
+}
+
 }  // namespace
 
 // `request: {kernel_trace: PATH, format: nsys|torch|csv, recorded_on: MODEL,
@@ -534,7 +562,8 @@ static WorkloadSpec workload_rest(Context& ctx, const Field& field, const MapRea
   if (const auto f = map.get("memory_per_token")) w.memory_per_token = size_of(ctx, *f);
   if (const auto f = map.get("batching")) {
     const MapReader batching(
-        ctx, *f, {"max_batch", "scheduler", "chunk_size", "max_tokens_in_batch", "kv_block"});
+        ctx, *f,
+        {"max_batch", "scheduler", "chunk_size", "max_tokens_in_batch", "kv_block", "engine_cpu"});
     w.max_batch = int_of(ctx, batching.require("max_batch"), 1);
     if (const auto s = batching.get("scheduler")) {
       w.scheduler = choice_of<BatchScheduler>(ctx, *s,
@@ -560,6 +589,7 @@ static WorkloadSpec workload_rest(Context& ctx, const Field& field, const MapRea
       }
       w.kv_block = int_of(ctx, *b, 1);
     }
+    if (const auto e = batching.get("engine_cpu")) w.engine_cpu = engine_cpu_of(ctx, *e);
   }
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     if (w.max_batch == 0 && w.kernels[i].duration_per_token == TokenCount::batch) {

@@ -13,6 +13,7 @@
 #include "models/gpu/contention_law.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "models/scenario/catalog_model.hpp"
+#include "models/scenario/engine_cpu.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "models/scenario/llm_card.hpp"
 #include "sim/util/units.hpp"
@@ -197,6 +198,24 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
   }
 }
 
+// A batched tenant's engine CPU time (models/scenario/engine_cpu.hpp): a named engine's numbers
+// at the tenant's tensor-parallel degree (its card's tp, else its GPUs); an `llm:` card tenant
+// that names none runs vLLM's engine (vllm-v0), any other batched tenant none. Idempotent.
+static void resolve_engine_cpu(TenantSpec& tenant, int gpus) {
+  WorkloadSpec& w = tenant.workload;
+  if (w.max_batch == 0) return;
+  EngineCpu& e = w.engine_cpu;
+  const int tp = w.llm ? w.llm->tp : gpus;
+  if (e.origin != ParamOrigin::user) {
+    if (!w.llm) return;
+    e = named_engine_cpu("vllm-v0", tp);
+    e.origin = ParamOrigin::catalog;
+  } else if (e.name != "custom") {
+    e = named_engine_cpu(e.name, tp);
+    e.origin = ParamOrigin::user;
+  }
+}
+
 ResolvedScenario resolve_scenario(Scenario scenario) {
   if (scenario.has_cluster && scenario.gpus.empty() && scenario.tenants.empty()) {
     // Only the `cluster:` section: models/cluster replays it (the front end routes it there).
@@ -367,6 +386,7 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
                      *out.gpu_profiles[static_cast<std::size_t>(device.gpu)],
                      device.geometry.memory, device.geometry.name);
     }
+    resolve_engine_cpu(scenario.tenants[t], static_cast<int>(indices.size()));
     derive_blocks_per_sm(scenario, scenario.tenants[t],
                          *out.gpu_profiles[static_cast<std::size_t>(
                              out.devices[static_cast<std::size_t>(indices.front())].gpu)]);

@@ -261,6 +261,21 @@ enum class BatchScheduler {
   sarathi
 };
 
+/// A batched engine's CPU time per iteration (`batching: {engine_cpu: ...}`; the law, the named
+/// engines and their provenance: models/scenario/engine_cpu.hpp):
+/// per_iteration + per_sequence x the iteration's sequences, ns, before its kernels.
+struct EngineCpu {
+  std::string name = "none";  ///< "vllm-v0", "none", or "custom" (written as two durations)
+  Nanos per_iteration = 0;    ///< ns per iteration
+  Nanos per_sequence = 0;     ///< ns per sequence (prompt chunk or decode) in the iteration
+  ParamOrigin origin = ParamOrigin::fallback;  ///< user when written, catalog when the card's
+  /// The iteration's CPU time with `sequences` sequences, ns (saturating: both terms are
+  /// checked at load, so it stays far below 2^62). O(1).
+  double time(double sequences) const {
+    return static_cast<double>(per_iteration) + static_cast<double>(per_sequence) * sequences;
+  }
+};
+
 /// An LLM served from a model card (`workload: {llm: {...}}`, models/scenario/llm_card.hpp):
 /// resolve_scenario() turns it into the workload's kernels on the tenant's GPU.
 struct LlmCard {
@@ -326,6 +341,9 @@ struct WorkloadSpec {
   /// vllm / sarathi: KV memory is allocated in blocks of this many tokens (`kv_block:`; vLLM's
   /// default block_size 16, docs.vllm.ai engine arguments).
   std::int64_t kv_block = 16;
+  /// The engine's CPU time per iteration (`batching: {engine_cpu: ...}`): the tenant's GPU
+  /// waits for it before each iteration's kernels (models/run/batching.cpp).
+  EngineCpu engine_cpu;
   /// `request: {cuda_graph: true}`: the request's kernels are launched as one CUDA graph, so
   /// each pays the profile's graph_launch_overhead instead of launch_overhead.
   bool cuda_graph = false;

@@ -17,6 +17,7 @@
 #include "models/run/result.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/emit.hpp"
+#include "models/scenario/engine_cpu.hpp"
 #include "models/scenario/llm_card.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
@@ -349,6 +350,160 @@ TEST(Schedulers, EmittedScenarioKeepsTheCardAndTheSchedulerKeys) {
   for (std::size_t i = 0; i < a.kernels.size(); ++i) {
     EXPECT_EQ(a.kernels[i].roofline.nanos(100, 4, 5000), b.kernels[i].roofline.nanos(100, 4, 5000));
   }
+}
+
+// --- the engine's CPU time per iteration (models/scenario/engine_cpu.hpp) ------------------
+
+// Latency of each completed request, ns, in arrival order.
+std::vector<std::int64_t> latencies(const RunResult& r) {
+  std::vector<std::int64_t> out;
+  for (const RequestRecord& q : r.requests) {
+    if (q.status == RequestStatus::completed) out.push_back(q.finish_ns - q.arrival_ns);
+  }
+  return out;
+}
+
+TEST(EngineCpu, EachIterationWaitsItsCpuTimeBeforeItsKernels) {
+  // Requests 5 s apart run alone: a 2048-token prompt in one vllm iteration, then 2 decode
+  // iterations, each of one sequence, so each request pays 3 x (1 ms + 1 x 100 us) more.
+  const std::string tokens = "{input: 2048, output: 3}";
+  const std::string arrivals = "{process: constant, rate: 0.2/s}";
+  const RunResult plain = run_text(serving("{max_batch: 8, scheduler: vllm}", tokens, arrivals));
+  const RunResult engine =
+      run_text(serving("{max_batch: 8, scheduler: vllm, engine_cpu: {per_iteration: 1ms, "
+                       "per_sequence: 100us}}",
+                       tokens, arrivals));
+  const std::vector<std::int64_t> a = latencies(plain), b = latencies(engine);
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i] - a[i], 3 * 1'100'000) << i;
+  // Each iteration's kernel starts 1.1 ms after the previous iteration's ended (its CPU time).
+  ASSERT_EQ(engine.kernels.size(), 2u * 3);
+  for (std::size_t k = 1; k < 3; ++k) {
+    EXPECT_EQ(engine.kernels[k].start_ns - engine.kernels[k - 1].finish_ns,
+              plain.kernels[k].start_ns - plain.kernels[k - 1].finish_ns + 1'100'000);
+  }
+  // The solo latency counts it too: a request alone is slowed by nothing.
+  EXPECT_NEAR(engine.tenants[0].slowdown_mean, 1.0, 1e-9);
+  EXPECT_NEAR(plain.tenants[0].slowdown_mean, 1.0, 1e-9);
+}
+
+TEST(EngineCpu, PerSequenceTermGrowsWithTheBatch) {
+  // 4 requests arrive together: one prefill iteration of 4 sequences, then decodes of 4. The
+  // per-sequence term is paid once per sequence in each iteration: 3 iterations x 4 x 50 us.
+  const std::string tokens = "{input: 64, output: 3}";
+  const auto run_burst = [&](const std::string& batching) {
+    std::string text = serving(batching, tokens, "{process: constant, rate: 1/s}");
+    // Four at once: a closed loop of 4 clients, each thinking 5 s after its reply.
+    const std::string from = "arrivals: {process: constant, rate: 1/s}";
+    text.replace(text.find(from), from.size(),
+                 "arrivals: {process: closed, concurrency: 4, think: 5s}");
+    return run_text(text);
+  };
+  const RunResult plain = run_burst("{max_batch: 8, scheduler: vllm}");
+  const RunResult engine =
+      run_burst("{max_batch: 8, scheduler: vllm, engine_cpu: {per_sequence: 50us}}");
+  const std::vector<std::int64_t> a = latencies(plain), b = latencies(engine);
+  ASSERT_GE(a.size(), 4u);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(b[i] - a[i], 3 * 4 * 50'000) << i;
+}
+
+// A trainer beside a batched engine on one time-sliced GPU. The engine spends 3 ms per
+// iteration either on its CPU (engine_cpu) or in a 3 ms kernel: alone both take as long, but the
+// CPU time is GPU time the trainer gets, and the engine does not wait for a slice to spend it.
+TEST(EngineCpu, ANeighbourFillsTheEnginesCpuTimeNotItsKernelTime) {
+  const auto run_pair = [](const std::string& engine, const std::string& kernel) {
+    std::ostringstream y;
+    y << "name: fill\nseed: 5\nduration: 4s\n"
+      << "gpus:\n  - {name: gpu0, model: a100-80gb, sharing: {mode: time-slicing}}\n"
+      << "tenants:\n  - name: llm\n    device: gpu0\n    memory: 1GiB\n"
+      << "    workload:\n      arrivals: {process: poisson, rate: 20/s}\n"
+      << "      batching: {max_batch: 8, scheduler: vllm" << engine << "}\n"
+      << "      tokens: {input: 32, output: 16}\n      memory_per_token: 1KiB\n"
+      << "      request:\n        kernels:\n"
+      << kernel << "          - {name: prefill, duration: 10us, per_token: input}\n"
+      << "          - {name: decode, duration: 2ms, repeat: output_tokens}\n"
+      << "  - name: trainer\n    device: gpu0\n    memory: 1GiB\n"
+      << "    workload:\n      arrivals: {process: closed, concurrency: 1}\n"
+      << "      request:\n        kernels:\n          - {name: step, duration: 200us}\n";
+    return run_text(y.str());
+  };
+  const RunResult cpu = run_pair(", engine_cpu: {per_iteration: 3ms}", "");
+  const RunResult gpu = run_pair("", "          - {name: engine, duration: 3ms}\n");
+  EXPECT_GT(cpu.tenants[1].completed, gpu.tenants[1].completed * 1.2);
+  EXPECT_LT(cpu.tenants[0].latency.p50, gpu.tenants[0].latency.p50);
+  // Alone, the two engines are the same: their solo latencies (slowdown's divisor) agree.
+  EXPECT_NEAR(cpu.tenants[0].latency.p50 / cpu.tenants[0].slowdown_mean,
+              gpu.tenants[0].latency.p50 / gpu.tenants[0].slowdown_mean,
+              0.25 * cpu.tenants[0].latency.p50 / cpu.tenants[0].slowdown_mean);
+}
+
+TEST(EngineCpu, LlmCardsRunVllmsEngineUnlessTheyNameAnother) {
+  const auto resolved = [](const std::string& extra, int tp) {
+    const std::string text =
+        std::string("name: card\nseed: 1\nduration: 1s\ngpus:\n") +
+        "  - {name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}\n" +
+        "  - {name: gpu1, model: a100-80gb, sharing: {mode: exclusive}}\n" +
+        "tenants:\n  - name: llm\n    device: " + (tp == 1 ? "gpu0" : "[gpu0, gpu1]") +
+        "\n    workload:\n      arrivals: {process: poisson, rate: 5/s}\n" +
+        "      batching: {max_batch: 32, scheduler: vllm" + extra + "}\n" +
+        "      tokens: {input: 512, output: 64}\n" +
+        "      llm: {model: llama-2-7b, dtype: fp16, tp: " + std::to_string(tp) + "}\n";
+    return resolve_scenario(load_scenario_text(text, "card.yaml"));
+  };
+  const EngineCpu one = resolved("", 1).scenario.tenants[0].workload.engine_cpu;
+  EXPECT_EQ(one.name, "vllm-v0");
+  EXPECT_EQ(one.origin, ParamOrigin::catalog);
+  EXPECT_EQ(one.per_iteration, kVllmV0PerIterationTp1);
+  EXPECT_EQ(one.per_sequence, kVllmV0PerSequenceTp1);
+  const EngineCpu two = resolved("", 2).scenario.tenants[0].workload.engine_cpu;
+  EXPECT_EQ(two.per_iteration, kVllmV0PerIterationTp);
+  EXPECT_EQ(two.per_sequence, kVllmV0PerSequenceTp);
+  const EngineCpu none = resolved(", engine_cpu: none", 1).scenario.tenants[0].workload.engine_cpu;
+  EXPECT_EQ(none.per_iteration, 0);
+  EXPECT_EQ(none.per_sequence, 0);
+  EXPECT_EQ(none.origin, ParamOrigin::user);
+  // A step of the card costs more with the engine than without it (same seed, same requests).
+  const RunResult with = simulate(resolved("", 1));
+  const RunResult without = simulate(resolved(", engine_cpu: none", 1));
+  EXPECT_GT(with.tenants[0].latency.p50, without.tenants[0].latency.p50);
+}
+
+TEST(EngineCpu, EmittedScenarioKeepsTheEngine) {
+  for (const std::string engine :
+       {"vllm-v0", "none", "{per_iteration: 1234567ns, per_sequence: 89us}"}) {
+    const std::string text = serving("{max_batch: 8, scheduler: vllm, engine_cpu: " + engine + "}",
+                                     "{input: 16, output: 4}", "{process: poisson, rate: 5/s}");
+    const ResolvedScenario first = resolve_scenario(load_scenario_text(text, "e.yaml"));
+    const ResolvedScenario again =
+        resolve_scenario(load_scenario_text(emit_scenario_yaml(first.scenario), "e.yaml"));
+    const EngineCpu& a = first.scenario.tenants[0].workload.engine_cpu;
+    const EngineCpu& b = again.scenario.tenants[0].workload.engine_cpu;
+    EXPECT_EQ(b.name, a.name) << engine;
+    EXPECT_EQ(b.per_iteration, a.per_iteration) << engine;
+    EXPECT_EQ(b.per_sequence, a.per_sequence) << engine;
+  }
+}
+
+TEST(EngineCpu, BadValuesNameTheKey) {
+  const auto message = [](const std::string& engine) {
+    try {
+      load_scenario_text(serving("{max_batch: 8, scheduler: vllm, engine_cpu: " + engine + "}",
+                                 "{input: 16, output: 4}", "{process: poisson, rate: 5/s}"),
+                         "e.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("vllm").find("engine_cpu: unknown engine_cpu engine 'vllm'; use one of: "
+                                 "vllm-v0, none"),
+            std::string::npos)
+      << message("vllm");
+  EXPECT_NE(message("{per_iteration: 11s}").find("per_iteration above 10s"), std::string::npos);
+  EXPECT_NE(message("{per_iteration: 1ms, per_token: 1us}").find("per_token"), std::string::npos);
+  EXPECT_NE(message("{per_sequence: -1ms}").find("e.yaml"), std::string::npos);
 }
 
 }  // namespace
