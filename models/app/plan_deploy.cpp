@@ -124,7 +124,8 @@ std::string mig_parted_config(const PlanSetup& setup) {
 //        nvidia-mps-gpus; NVIDIA k8s-device-plugin, mps_equal_memory_share), written as
 //        CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=<MiB>M" (NVIDIA MPS documentation, "Environment
 //        Variables": the limit per visible device) and the active thread percentage, 100 / clients
-//        (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE). The simulation enforces the same limits (MPS replicas).
+//        (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE). The simulation enforces the same limits (MPS
+//        replicas).
 //   time-sharing: nothing enforces a limit (GKE, "Time-sharing GPUs on GKE", limitations: no
 //        memory isolation), so the budget is the tenant's `memory:`, the bytes the simulation
 //        allocates, whose sum the plan checked on every block the kubelet can make; it is passed as
@@ -162,7 +163,7 @@ MemoryBudget memory_budget(const TenantSpec& tenant, const PlanNode& node) {
   out.env.emplace_back("GPUMUX_GPU_MEMORY_BUDGET_MIB", std::to_string(budget_mib));
   out.env.emplace_back("GPUMUX_GPU_MEMORY_FRACTION",
                        fmt::format("{:.4f}", static_cast<double>(tenant.memory) /
-                                             static_cast<double>(device_memory)));
+                                                 static_cast<double>(device_memory)));
   out.note = fmt::format(
       "# GPU-memory budget: {} MiB ({:.1f} % of the device). Time-sharing enforces no limit: the "
       "serving process must\n# keep to it (e.g. vLLM --gpu-memory-utilization, PyTorch "
@@ -200,8 +201,8 @@ std::string pod_manifest(const std::string& name, const TenantSpec& tenant,
   if (!budget.env.empty()) {
     out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq;
     for (const auto& [key, value] : budget.env) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << key
-          << YAML::Key << "value" << YAML::Value << YAML::DoubleQuoted << value << YAML::EndMap;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << key << YAML::Key
+          << "value" << YAML::Value << YAML::DoubleQuoted << value << YAML::EndMap;
     }
     out << YAML::EndSeq;
   }
@@ -210,7 +211,8 @@ std::string pod_manifest(const std::string& name, const TenantSpec& tenant,
   const std::string where =
       node.clients > 0
           ? fmt::format(
-                "# Any assignment of the pool's pods to its devices meets every SLO (gpumux checked "
+                "# Any assignment of the pool's pods to its devices meets every SLO (gpumux "
+                "checked "
                 "each set of pods\n# the kubelet may put on one device), so the pods may be "
                 "created in any order and may move.\n{}\n",
                 budget.note)

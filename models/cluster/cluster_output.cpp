@@ -147,9 +147,12 @@ Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m) {
         auto optional_ns = [](const std::optional<std::int64_t>& v) {
           return v ? Json(*v) : Json(nullptr);
         };
-        checks[c.key] = Json{{"target_ns", c.target_ns},   {"value_ns", optional_ns(c.value_ns)},
-                             {"samples", c.samples},       {"low_ns", optional_ns(c.low_ns)},
-                             {"high_ns", optional_ns(c.high_ns)}, {"verdict", verdict_name(c.verdict)}};
+        checks[c.key] = Json{{"target_ns", c.target_ns},
+                             {"value_ns", optional_ns(c.value_ns)},
+                             {"samples", c.samples},
+                             {"low_ns", optional_ns(c.low_ns)},
+                             {"high_ns", optional_ns(c.high_ns)},
+                             {"verdict", verdict_name(c.verdict)}};
       }
       entry["slo"] = checks;
       entry["slo_verdict"] = pod_verdict_text(p);
@@ -239,8 +242,7 @@ std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& 
   for (const PodRecord& p : r.pods) {
     if (p.workload_device.empty()) continue;
     any_work = true;
-    std::vector<std::string> row = {p.name, p.workload_device,
-                                    std::to_string(p.workload_completed),
+    std::vector<std::string> row = {p.name, p.workload_device, std::to_string(p.workload_completed),
                                     format_duration_ns(static_cast<double>(p.latency_p50_ns)),
                                     format_duration_ns(static_cast<double>(p.latency_p99_ns))};
     if (p.workload_slo.empty()) {
@@ -255,8 +257,8 @@ std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& 
       auto ns = [](const std::optional<std::int64_t>& v) {
         return v ? format_duration_ns(static_cast<double>(*v)) : std::string("-");
       };
-      row.push_back(fmt::format("{} <= {}", c.label,
-                                format_duration_ns(static_cast<double>(c.target_ns))));
+      row.push_back(
+          fmt::format("{} <= {}", c.label, format_duration_ns(static_cast<double>(c.target_ns))));
       row.push_back(ns(c.value_ns));
       row.push_back(fmt::format("[{}, {}]", ns(c.low_ns), ns(c.high_ns)));
       row.push_back(verdict_name(c.verdict));
@@ -269,8 +271,9 @@ std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& 
     if (!tally.empty()) out += "  SLOs: " + tally + "\n";
   }
   if (!m.admission_failures.empty()) {
-    out += "\nfailed at admission (bound to a node, then failed by its kubelet: phase Failed, "
-           "never started; recreate them with a request the node accepts)\n";
+    out +=
+        "\nfailed at admission (bound to a node, then failed by its kubelet: phase Failed, "
+        "never started; recreate them with a request the node accepts)\n";
     for (const auto& [why, n] : m.admission_failures) {
       out += fmt::format("  {:>6} pods  {}\n", n, why);
     }
@@ -367,9 +370,10 @@ void write_cluster_h5(const std::string& path, const ClusterResult& r, const Clu
               Json{{"arrival_ns", "ns"},
                    {"start_ns", "ns (-1: never started)"},
                    {"end_ns", "ns (-1: running at the end or never started)"},
-                   {"failed_at_ns", "ns: first time it did not fit, or when its kubelet failed "
-                                    "it at admission (pending_reason UnexpectedAdmissionError); "
-                                    "-1: neither"},
+                   {"failed_at_ns",
+                    "ns: first time it did not fit, or when its kubelet failed "
+                    "it at admission (pending_reason UnexpectedAdmissionError); "
+                    "-1: neither"},
                    {"gpu_milli", "milli-GPU"},
                    {"vram_allocated_bytes", "bytes"},
                    {"vram_used_bytes", "bytes"},

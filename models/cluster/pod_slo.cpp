@@ -2,24 +2,12 @@
 
 #include "models/output/slo_tally.hpp"
 
-#include <cstring>
-#include <stdexcept>
-
 namespace gpumux::cluster {
 namespace {
 
-template <class T>
-void put(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-template <class T>
-T take(const std::string& in, std::size_t& at) {
-  T value{};
-  if (at + sizeof value > in.size()) throw std::runtime_error("workload worker: short answer");
-  std::memcpy(&value, in.data() + at, sizeof value);
-  at += sizeof value;
-  return value;
-}
+using wire::put;
+using wire::take;
+
 void put_text(std::string& out, const std::string& text) {
   put(out, static_cast<std::uint64_t>(text.size()));
   out += text;

@@ -234,18 +234,8 @@ void write_all(int fd, const void* data, std::size_t size) {
     size -= static_cast<std::size_t>(n);
   }
 }
-template <class T>
-void put(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-template <class T>
-T take(const std::string& in, std::size_t& at) {
-  T value{};
-  if (at + sizeof value > in.size()) throw std::runtime_error("workload worker: short answer");
-  std::memcpy(&value, in.data() + at, sizeof value);
-  at += sizeof value;
-  return value;
-}
+using wire::put;
+using wire::take;
 std::string encode(const std::vector<PodWorkloadStats>& stats) {
   std::string out;
   put(out, static_cast<std::uint64_t>(stats.size()));

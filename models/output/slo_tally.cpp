@@ -24,8 +24,8 @@ double window_factor_to_decide(const SloCheck& check, double confidence) {
   if (!check.value_ns || !check.high_ns || check.samples <= 0) {
     const double q = quantile_of(check.key);
     const double needed = std::log((1 - confidence) / 2) / std::log(q);
-    const double have =
-        static_cast<double>(std::max<std::int64_t>(check.samples, 1)) / std::max(check.dependence, 1.0);
+    const double have = static_cast<double>(std::max<std::int64_t>(check.samples, 1)) /
+                        std::max(check.dependence, 1.0);
     return std::max(kLeast, needed / have);
   }
   const double value = static_cast<double>(*check.value_ns);
@@ -69,8 +69,8 @@ std::string slo_tally_text(const SloTally& tally, Nanos duration, Nanos warmup,
   if (tally.inconclusive > 0) {
     const double window = static_cast<double>(std::max<Nanos>(duration - warmup, 0));
     constexpr double second = 1e9;
-    const double longer = std::ceil((static_cast<double>(warmup) + window * tally.window_factor) /
-                                    second) * second;
+    const double longer =
+        std::ceil((static_cast<double>(warmup) + window * tally.window_factor) / second) * second;
     out += fmt::format(" (run longer: --set {}={})", duration_key,
                        units::format_duration(static_cast<Nanos>(longer)));
   }
@@ -101,9 +101,10 @@ std::vector<TenantSlo> slos_of_summary(const nlohmann::ordered_json& summary) {
         check.low_ns = optional_ns(c, "low_ns");
         check.high_ns = optional_ns(c, "high_ns");
         const auto verdict = c.find("verdict");
-        const std::string v = verdict != c.end() && verdict->is_string() ? verdict->get<std::string>()
-                              : c.value("met", false)                    ? "met"
-                                                                         : "missed";
+        const std::string v = verdict != c.end() && verdict->is_string()
+                                  ? verdict->get<std::string>()
+                              : c.value("met", false) ? "met"
+                                                      : "missed";
         check.verdict = v == "met"            ? SloVerdict::met
                         : v == "inconclusive" ? SloVerdict::inconclusive
                                               : SloVerdict::missed;

@@ -305,10 +305,10 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
     const SloTally tally = tally_slos(slos_of_summary(summaries[i]),
                                       number(child(summaries[i], "percentiles"), "confidence"));
     if (tally.inconclusive == 0) continue;
-    out += fmt::format(
-        "SLOs {}: {}\n", labels[i],
-        slo_tally_text(tally, static_cast<Nanos>(number(summaries[i], "duration_ns")),
-                       static_cast<Nanos>(number(summaries[i], "warmup_ns"))));
+    out +=
+        fmt::format("SLOs {}: {}\n", labels[i],
+                    slo_tally_text(tally, static_cast<Nanos>(number(summaries[i], "duration_ns")),
+                                   static_cast<Nanos>(number(summaries[i], "warmup_ns"))));
   }
 
   // Tenants in order of first appearance; a tenant missing under a strategy shows "-".

@@ -129,8 +129,8 @@ std::string plan_table(const PlanResult& r) {
   const PlanStats& st = r.stats;
   if (!r.infeasible_alone.empty()) {
     out += fmt::format(
-        "\nsearch: none: {} fail(s) even alone ({} simulations on {} worker(s), "
-        "{:.2f} s)\n",
+        "\nsearch: none: {} not shown to meet every SLO even alone ({} simulations on {} "
+        "worker(s), {:.2f} s)\n",
         fmt::join(r.infeasible_alone, ", "), st.simulations, st.jobs, st.wall_s);
     return out;
   }

@@ -243,17 +243,12 @@ std::vector<std::string> Planner::alone_checks(std::string& reason) {
   for (int t = 0; t < n_; ++t) {
     std::string why;
     bool somewhere = false;
-    bool undecided = false;  // an interval straddling the target is not a failure
     for (std::size_t m = 0; m < models_.size(); ++m) {
       const UnitInfo& info = unit(unit_key(Mask{1} << t, static_cast<int>(m), -1, {kDedicated, 0}));
       if (info.verdict == Verdict::feasible) somewhere = true;
-      if (info.verdict != Verdict::infeasible && info.verdict != Verdict::pruned) undecided = true;
-      if (info.verdict == Verdict::infeasible && info.inconclusive) undecided = true;
       why = info.reason;  // the last model: the largest price, usually the largest GPU
     }
-    // Inconclusive alone (at plan.max_duration): the search goes on, and its note says a longer
-    // bound may decide it; only a decided miss on every model fails "even alone".
-    if (somewhere || undecided) continue;
+    if (somewhere) continue;
     failing.push_back(scenario_.tenants[static_cast<std::size_t>(t)].name);
     if (!reason.empty()) reason += "; ";
     reason += "alone on " + models_.back().profile->name + ": " + why;
@@ -404,6 +399,26 @@ PlanResult Planner::run() {
   {
     std::string reason;
     result.infeasible_alone = alone_checks(reason);
+    // An interval straddling the target is not a failure: say which of them were undecided.
+    for (int t = 0; t < n_; ++t) {
+      const std::string& name = scenario_.tenants[static_cast<std::size_t>(t)].name;
+      if (std::find(result.infeasible_alone.begin(), result.infeasible_alone.end(), name) ==
+          result.infeasible_alone.end()) {
+        continue;
+      }
+      bool missed = false;
+      for (std::size_t m = 0; m < models_.size(); ++m) {
+        const UnitInfo& info =
+            unit(unit_key(Mask{1} << t, static_cast<int>(m), -1, {kDedicated, 0}));
+        missed = missed || !info.inconclusive;
+      }
+      if (!missed) {
+        result.notes.push_back(fmt::format(
+            "{} is inconclusive alone, not failing: its interval still straddles a target at "
+            "plan.max_duration; a longer plan.max_duration decides it",
+            name));
+      }
+    }
     if (!result.infeasible_alone.empty()) {
       PlanSetup none;
       none.label = "best";

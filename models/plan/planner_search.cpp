@@ -72,10 +72,10 @@ void Planner::refresh(GroupState& state, Mask group, int option, const Variant& 
       const UnitInfo& info = unit(key);
       if (info.verdict == Verdict::pruned || info.verdict == Verdict::infeasible) {
         state.status = GroupState::infeasible;
-        state.reason = fmt::format(
-            "{} {}{{{}}}: {} (pods the kubelet may put on one device of {})",
-            kFamilyNames[v.family], device_label(key), join_names(scenario_.tenants, b),
-            info.reason, machines_[static_cast<std::size_t>(option)].name);
+        state.reason =
+            fmt::format("{} {}{{{}}}: {} (pods the kubelet may put on one device of {})",
+                        kFamilyNames[v.family], device_label(key), join_names(scenario_.tenants, b),
+                        info.reason, machines_[static_cast<std::size_t>(option)].name);
         state.config.blocks.clear();
         return;
       }

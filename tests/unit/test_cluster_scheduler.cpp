@@ -124,8 +124,8 @@ TEST(ClusterReplay, TwoSharedReplicasFailAtAdmissionAndHoldNothing) {
   const Nanos second = 1'000'000'000;
   c.pods.push_back(pod("two", 5 * second, 100 * second, {{"nvidia.com/gpu", 2}}));
   for (int k = 0; k < 4; ++k) {
-    c.pods.push_back(pod("one-" + std::to_string(k), 6 * second, 100 * second,
-                         {{"nvidia.com/gpu", 1}}));
+    c.pods.push_back(
+        pod("one-" + std::to_string(k), 6 * second, 100 * second, {{"nvidia.com/gpu", 1}}));
   }
   const ClusterResult r = run_cluster(c);
   const PodRecord& two = find(r, "two");
