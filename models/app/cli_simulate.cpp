@@ -11,6 +11,7 @@
 #include "models/app/interrupt.hpp"
 #include "models/cluster/cluster_output.hpp"
 #include "models/cluster/node_state.hpp"
+#include "models/cluster/pod_slo.hpp"
 #include "models/config/input_error.hpp"
 #include "models/output/result_io.hpp"
 #include "models/scenario/strategy_variants.hpp"
@@ -26,7 +27,8 @@ const CommandHelp kRunHelp{
     "A scenario with a `cluster:` section replays the cluster instead (docs/cluster.md): pending\n"
     "time per pod class, allocation, fragmentation, cost and pending reasons; -o writes the\n"
     "/cluster tables, --json the cluster summary. --workers N simulates its workload pods'\n"
-    "GPUs in N processes, split by node (the same numbers for any N).\n"
+    "GPUs in N processes, split by node (the same numbers for any N); pods whose workload has\n"
+    "an slo: get verdicts (met / missed / inconclusive), and --fail-on-slo applies to them.\n"
     "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
     "-o OUT.h5 is checked before simulating: a regular file (replaced atomically) or a new name\n"
     "in an existing directory where files can be created; a symlink is followed and the file it\n"
@@ -165,6 +167,13 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
     std::cerr << "gpumux: " << stop_signal_name() << " after the cluster replay finished; the "
               << "results are complete\n";
     return signal_exit_status();
+  }
+  if (vm["fail-on-slo"].as<bool>()) {
+    // The workload pods' verdicts, judged as a run's tenants (models/cluster/pod_slo.hpp).
+    const std::vector<std::string> misses =
+        slo_miss_messages(cluster::pod_slos(run.result), "pod ", kDefaultConfidence);
+    for (const std::string& line : misses) std::cerr << "gpumux: " << line << "\n";
+    if (!misses.empty()) return kExitSlo;
   }
   return kExitOk;
 }

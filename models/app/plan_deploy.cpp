@@ -4,10 +4,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "models/cluster/gke_config.hpp"
 #include "models/config/profile_loader.hpp"
+#include "models/gpu/device_profile.hpp"
+#include "models/strategies/mps/strategy.hpp"
 #include "models/scenario/emit.hpp"
 #include "sim/util/units.hpp"
 
@@ -114,9 +117,65 @@ std::string mig_parted_config(const PlanSetup& setup) {
       out.c_str());
 }
 
-std::string pod_manifest(const std::string& name, const std::string& tenant,
+// A time-shared pod's GPU-memory budget: what it may allocate so that every assignment of the
+// pool's pods fits its devices (docs/plan.md, "Memory budgets").
+//   MPS: the pinned device memory limit the MPS control daemon gives each client, device memory
+//        / clients in whole MiB (GKE, https://cloud.google.com/kubernetes-engine/docs/how-to/
+//        nvidia-mps-gpus; NVIDIA k8s-device-plugin, mps_equal_memory_share), written as
+//        CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=<MiB>M" (NVIDIA MPS documentation, "Environment
+//        Variables": the limit per visible device) and the active thread percentage, 100 / clients
+//        (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE). The simulation enforces the same limits (MPS
+//        replicas).
+//   time-sharing: nothing enforces a limit (GKE, "Time-sharing GPUs on GKE", limitations: no
+//        memory isolation), so the budget is the tenant's `memory:`, the bytes the simulation
+//        allocates, whose sum the plan checked on every block the kubelet can make; it is passed as
+//        GPUMUX_GPU_MEMORY_BUDGET_MIB and GPUMUX_GPU_MEMORY_FRACTION (of the device) for the
+//        serving process to apply (e.g. vLLM --gpu-memory-utilization, PyTorch
+//        torch.cuda.set_per_process_memory_fraction).
+struct MemoryBudget {
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string note;  ///< one comment line, empty when the pod does not share a device
+};
+
+MemoryBudget memory_budget(const TenantSpec& tenant, const PlanNode& node) {
+  MemoryBudget out;
+  if (node.clients <= 0) return out;
+  const DeviceProfile& profile = load_device_profile(node.model);
+  std::int64_t device_memory = profile.memory;
+  for (const MigProfileSpec& mig : profile.mig_profiles) {
+    if (mig.name == node.partition) device_memory = mig.memory;
+  }
+  constexpr double mib = 1024.0 * 1024.0;
+  if (node.family.find("mps") != std::string::npos) {
+    const std::int64_t limit = mps_equal_memory_share(device_memory, node.clients);
+    const auto limit_mib = static_cast<std::int64_t>(static_cast<double>(limit) / mib);
+    out.env.emplace_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", fmt::format("0={}M", limit_mib));
+    out.env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                         fmt::format("{}", mps_equal_thread_percentage(node.clients)));
+    out.note = fmt::format(
+        "# GPU-memory budget: {} MiB, the MPS pinned device memory limit of each of the {} "
+        "clients (enforced by MPS, and by the simulation).",
+        limit_mib, node.clients);
+    return out;
+  }
+  const auto budget_mib =
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(tenant.memory) / mib));
+  out.env.emplace_back("GPUMUX_GPU_MEMORY_BUDGET_MIB", std::to_string(budget_mib));
+  out.env.emplace_back("GPUMUX_GPU_MEMORY_FRACTION",
+                       fmt::format("{:.4f}", static_cast<double>(tenant.memory) /
+                                                 static_cast<double>(device_memory)));
+  out.note = fmt::format(
+      "# GPU-memory budget: {} MiB ({:.1f} % of the device). Time-sharing enforces no limit: the "
+      "serving process must\n# keep to it (e.g. vLLM --gpu-memory-utilization, PyTorch "
+      "torch.cuda.set_per_process_memory_fraction).",
+      budget_mib, 100.0 * static_cast<double>(tenant.memory) / static_cast<double>(device_memory));
+  return out;
+}
+
+std::string pod_manifest(const std::string& name, const TenantSpec& tenant,
                          const std::string& device, const PlanNode& node,
                          const std::map<std::string, std::string>& selector, bool gke) {
+  const MemoryBudget budget = memory_budget(tenant, node);
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "apiVersion" << YAML::Value << "v1";
@@ -139,13 +198,29 @@ std::string pod_manifest(const std::string& name, const std::string& tenant,
   out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits"
       << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "nvidia.com/gpu" << YAML::Value
       << 1 << YAML::EndMap << YAML::EndMap;
+  if (!budget.env.empty()) {
+    out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq;
+    for (const auto& [key, value] : budget.env) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << key << YAML::Key
+          << "value" << YAML::Value << YAML::DoubleQuoted << value << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   out << YAML::EndMap << YAML::EndSeq;
   out << YAML::EndMap << YAML::EndMap;
-  return fmt::format(
-      "# gpumux plan: tenant {} on {} ({}, {}), planned device {}.\n# Create the pods in file "
-      "order ({}): the device plugin gives each the device it was planned on.\n{}\n",
-      tenant, node.name, node.machine, gke ? "GKE node pool " + node.name : "device plugin", device,
-      gke ? "kubectl apply -f pods/" : "kubectl apply -f pods/", out.c_str());
+  const std::string where =
+      node.clients > 0
+          ? fmt::format(
+                "# Any assignment of the pool's pods to its devices meets every SLO (gpumux "
+                "checked "
+                "each set of pods\n# the kubelet may put on one device), so the pods may be "
+                "created in any order and may move.\n{}\n",
+                budget.note)
+          : std::string("# Each device holds one pod alone: any device of the pool will do.\n");
+  return fmt::format("# gpumux plan: tenant {} on {} ({}, {}), simulated on device {}.\n{}{}\n",
+                     tenant.name, node.name, node.machine,
+                     gke ? "GKE node pool " + node.name : "device plugin", device, where,
+                     out.c_str());
 }
 
 }  // namespace
@@ -241,14 +316,13 @@ std::vector<PlanFile> plan_deployment_files(const PlanResult& result,
   }
   cluster << YAML::EndSeq;
   cluster << YAML::Key << "pods" << YAML::Value << YAML::BeginSeq;
-  int order = 0;
   for (std::size_t n = 0; n < best.nodes.size(); ++n) {
     const PlanNode& node = best.nodes[n];
     for (const int t : node.pod_order) {
       const TenantSpec& tenant = setup.tenants[static_cast<std::size_t>(t)];
       const std::string name = k8s_name(tenant.name);
-      files.push_back({fmt::format("pods/{:02}-{}.yaml", order++, name),
-                       pod_manifest(name, tenant.name, tenant.device, node, selectors[n], gke)});
+      files.push_back({fmt::format("pods/{}.yaml", name),
+                       pod_manifest(name, tenant, tenant.device, node, selectors[n], gke)});
       cluster << YAML::BeginMap;
       cluster << YAML::Key << "name" << YAML::Value << tenant.name;
       cluster << YAML::Key << "arrival" << YAML::Value << "0s";

@@ -12,9 +12,11 @@
 //                    nodes.sh                 the node labels that select both configs
 //   mig-parted       mig-parted.yaml
 //   gke, device-plugin
-//                    pods/NN-TENANT.yaml      a Pod per tenant: its resource request
-//                                             (nvidia.com/gpu: 1), nodeSelector and tolerations;
-//                                             NN is the creation order the plan relies on
+//                    pods/TENANT.yaml         a Pod per tenant: its resource request
+//                                             (nvidia.com/gpu: 1), nodeSelector, tolerations and,
+//                                             on a shared device, its GPU-memory budget (env);
+//                                             any creation order (the plan holds for every
+//                                             assignment of a pool's pods to its devices)
 //                    cluster.yaml             the same nodes and pods as a gpumux cluster scenario
 //                                             (`gpumux run cluster.yaml` replays them through the
 //                                             cluster layer: scheduler, device plugin law and

@@ -49,12 +49,17 @@ ClusterMetrics cluster_metrics(const ClusterResult& r) {
   std::map<std::string, PendingStats> by_class;
   std::map<std::string, std::vector<Wait>> waits;
   std::vector<Wait> all_waits;
-  std::map<std::string, int> reasons;
+  std::map<std::string, int> reasons, admission;
   for (const PodRecord& p : r.pods) {
     PendingStats& s = by_class[p.pod_class];
     s.pod_class = p.pod_class;
     s.pods += 1;
     m.all.pods += 1;
+    if (p.admission_failed) {  // phase Failed: neither pending nor started
+      admission[p.pending_reason + ": " + p.pending_message] += 1;
+      m.admission_failed += 1;
+      continue;
+    }
     if (!p.pending_reason.empty()) {
       reasons[p.pending_reason] += 1;
       s.waited += 1;
@@ -107,6 +112,7 @@ ClusterMetrics cluster_metrics(const ClusterResult& r) {
   m.all.pod_class = "all";
   fill(m.all, all_waits);
   for (const auto& [why, n] : reasons) m.pending_reasons.emplace_back(why, n);
+  for (const auto& [why, n] : admission) m.admission_failures.emplace_back(why, n);
   std::stable_sort(m.pending_reasons.begin(), m.pending_reasons.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
 

@@ -60,7 +60,11 @@ struct ClusterMetrics {
   double usd_per_gb_month_provisioned = 0, usd_per_gb_month_allocated = 0,
          usd_per_gb_month_used = 0;
   std::vector<std::pair<std::string, int>> pending_reasons;  ///< pods per reason, most first
-  int failed = 0;                                            ///< pods that did not fit on arrival
+  int failed = 0;  ///< pods that did not fit on arrival (admission failures not included)
+  /// Pods bound to a node and failed by its kubelet at admission (PodRecord::admission_failed),
+  /// per kubelet message: they neither wait nor run (not in pending, waits or pending_reasons).
+  std::vector<std::pair<std::string, int>> admission_failures;
+  int admission_failed = 0;
 };
 
 ClusterMetrics cluster_metrics(const ClusterResult& result);

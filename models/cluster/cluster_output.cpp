@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "models/cluster/pod_slo.hpp"
 #include "models/output/result_io.hpp"
+#include "models/output/slo_tally.hpp"
 #include "models/output/text_format.hpp"
 #include "sim/io/hdf5_file.hpp"
 #include "sim/io/output_target.hpp"
@@ -64,6 +66,7 @@ Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m) {
   j["events"] = r.events;
   j["pods"] = m.all.pods;
   j["failed_on_arrival"] = m.failed;
+  j["failed_at_admission"] = m.admission_failed;
   j["never_started"] = m.all.never_started;
   j["preemptions"] = r.preemptions;
   j["pending"] = stats_json(m.all);
@@ -124,16 +127,48 @@ Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m) {
   for (const auto& [why, n] : m.pending_reasons)
     reasons.push_back(Json{{"reason", why}, {"pods", n}});
   j["pending_reasons"] = reasons;
+  Json admission = Json::array();
+  for (const auto& [why, n] : m.admission_failures)
+    admission.push_back(Json{{"reason", why}, {"pods", n}});
+  j["admission_failures"] = admission;
   Json workload = Json::array();
   for (const PodRecord& p : r.pods) {
     if (p.workload_device.empty()) continue;
-    workload.push_back(Json{{"pod", p.name},
-                            {"device", p.workload_device},
-                            {"completed", p.workload_completed},
-                            {"latency_p50_ns", p.latency_p50_ns},
-                            {"latency_p99_ns", p.latency_p99_ns}});
+    Json entry{{"pod", p.name},
+               {"device", p.workload_device},
+               {"completed", p.workload_completed},
+               {"latency_p50_ns", p.latency_p50_ns},
+               {"latency_p99_ns", p.latency_p99_ns}};
+    if (!p.workload_slo.empty()) {
+      // As a run's tenant: per target its value, samples, interval and verdict; the pod's
+      // verdict over them (missed, else inconclusive, else met).
+      Json checks = Json::object();
+      for (const SloCheck& c : p.workload_slo) {
+        auto optional_ns = [](const std::optional<std::int64_t>& v) {
+          return v ? Json(*v) : Json(nullptr);
+        };
+        checks[c.key] = Json{{"target_ns", c.target_ns},
+                             {"value_ns", optional_ns(c.value_ns)},
+                             {"samples", c.samples},
+                             {"low_ns", optional_ns(c.low_ns)},
+                             {"high_ns", optional_ns(c.high_ns)},
+                             {"verdict", verdict_name(c.verdict)}};
+      }
+      entry["slo"] = checks;
+      entry["slo_verdict"] = pod_verdict_text(p);
+    }
+    workload.push_back(entry);
   }
-  if (!workload.empty()) j["workload_pods"] = workload;
+  if (!workload.empty()) {
+    j["workload_pods"] = workload;
+    const SloTally tally = tally_slos(pod_slos(r), kDefaultConfidence);
+    if (tally.with_slo() > 0) {
+      j["workload_slos"] = Json{{"met", tally.met},
+                                {"missed", tally.missed},
+                                {"inconclusive", tally.inconclusive},
+                                {"summary", pod_slo_tally(r, kDefaultConfidence)}};
+    }
+  }
   return j;
 }
 
@@ -200,16 +235,49 @@ std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& 
         money(m.usd_per_gb_month_allocated, m.currency),
         money(m.usd_per_gb_month_used, m.currency));
   }
-  TextTable work({"pod", "device", "completed", "p50", "p99"}, 2);
+  TextTable work({"pod", "device", "completed", "p50", "p99", "SLO", "measured",
+                  fmt::format("{:g}% CI", 100 * kDefaultConfidence), "verdict"},
+                 2);
   bool any_work = false;
   for (const PodRecord& p : r.pods) {
     if (p.workload_device.empty()) continue;
     any_work = true;
-    work.add_row({p.name, p.workload_device, std::to_string(p.workload_completed),
-                  format_duration_ns(static_cast<double>(p.latency_p50_ns)),
-                  format_duration_ns(static_cast<double>(p.latency_p99_ns))});
+    std::vector<std::string> row = {p.name, p.workload_device, std::to_string(p.workload_completed),
+                                    format_duration_ns(static_cast<double>(p.latency_p50_ns)),
+                                    format_duration_ns(static_cast<double>(p.latency_p99_ns))};
+    if (p.workload_slo.empty()) {
+      row.insert(row.end(), {"-", "-", "-", "-"});
+      work.add_row(row);
+      continue;
+    }
+    // One row per target (the first carries the pod's numbers), as a run's SLO table.
+    for (std::size_t k = 0; k < p.workload_slo.size(); ++k) {
+      const SloCheck& c = p.workload_slo[k];
+      if (k > 0) row.assign(5, "");
+      auto ns = [](const std::optional<std::int64_t>& v) {
+        return v ? format_duration_ns(static_cast<double>(*v)) : std::string("-");
+      };
+      row.push_back(
+          fmt::format("{} <= {}", c.label, format_duration_ns(static_cast<double>(c.target_ns))));
+      row.push_back(ns(c.value_ns));
+      row.push_back(fmt::format("[{}, {}]", ns(c.low_ns), ns(c.high_ns)));
+      row.push_back(verdict_name(c.verdict));
+      work.add_row(row);
+    }
   }
-  if (any_work) out += "\nworkload pods on their placed GPUs\n" + work.render("  ");
+  if (any_work) {
+    out += "\nworkload pods on their placed GPUs\n" + work.render("  ");
+    const std::string tally = pod_slo_tally(r, kDefaultConfidence);
+    if (!tally.empty()) out += "  SLOs: " + tally + "\n";
+  }
+  if (!m.admission_failures.empty()) {
+    out +=
+        "\nfailed at admission (bound to a node, then failed by its kubelet: phase Failed, "
+        "never started; recreate them with a request the node accepts)\n";
+    for (const auto& [why, n] : m.admission_failures) {
+      out += fmt::format("  {:>6} pods  {}\n", n, why);
+    }
+  }
   if (!m.pending_reasons.empty()) {
     out += "\ntop pending reasons\n";
     std::size_t shown = 0;
@@ -302,7 +370,10 @@ void write_cluster_h5(const std::string& path, const ClusterResult& r, const Clu
               Json{{"arrival_ns", "ns"},
                    {"start_ns", "ns (-1: never started)"},
                    {"end_ns", "ns (-1: running at the end or never started)"},
-                   {"failed_at_ns", "ns (-1: placed on arrival)"},
+                   {"failed_at_ns",
+                    "ns: first time it did not fit, or when its kubelet failed "
+                    "it at admission (pending_reason UnexpectedAdmissionError); "
+                    "-1: neither"},
                    {"gpu_milli", "milli-GPU"},
                    {"vram_allocated_bytes", "bytes"},
                    {"vram_used_bytes", "bytes"},

@@ -73,6 +73,8 @@ class Replay {
   bool try_schedule(int g);
   void start_group(int g);
   void stop_instance(int i, bool completed);
+  /// A bound pod its kubelet refuses (Demand::admission_error): recorded failed, released.
+  bool fail_at_admission(int i);
   void enqueue(int g, bool at_back);
   void retry_pending();
   bool try_preempt(int g);
@@ -183,6 +185,7 @@ void Replay::start_group(int g) {
   const Nanos completion = checked::add_saturating(now_, duration);
   const ClusterState& st = sched_.state();
   for (int i : gr.members) {
+    if (fail_at_admission(i)) continue;
     Instance& in = inst_[static_cast<std::size_t>(i)];
     PodRecord& r = recs_[static_cast<std::size_t>(i)];
     const int node = in.alloc.node;
@@ -227,6 +230,29 @@ void Replay::start_group(int g) {
       push(completion, Kind::completion, i, in.epoch);
     }
   }
+}
+
+bool Replay::fail_at_admission(int i) {
+  Instance& in = inst_[static_cast<std::size_t>(i)];
+  PodRecord& r = recs_[static_cast<std::size_t>(i)];
+  const int node = in.alloc.node;
+  const std::size_t nn = static_cast<std::size_t>(node);
+  const int shape = sched_.shape_of_pod(static_cast<std::size_t>(r.spec_index));
+  const std::string& error = sched_.demand(shape, sched_.state().pool[nn]).admission_error;
+  if (error.empty()) return false;
+  // Bound, then failed by the kubelet: it holds nothing and never runs (node_state.hpp).
+  r.node = node;
+  r.node_name = sched_.state().node_name[nn];
+  r.pool = spec_.pools[static_cast<std::size_t>(sched_.state().pool[nn])].name;
+  r.admission_failed = true;
+  r.failed_at = now_;
+  r.pending_reason = "UnexpectedAdmissionError";
+  r.pending_message = error;
+  sched_.release(shape, in.alloc);
+  in.alloc = Allocation{};
+  mark_dirty(node);
+  if (sched_.state().pods_on[nn] == 0) node_emptied(node);
+  return true;
 }
 
 void Replay::stop_instance(int i, bool completed) {

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "models/cluster/cluster_spec.hpp"
+#include "models/run/slo.hpp"
 
 namespace gpumux::cluster {
 
@@ -52,7 +53,7 @@ struct PodRecord {
   Nanos arrival = 0;
   Nanos start = -1;      ///< -1: never started
   Nanos end = -1;        ///< -1: still running (or never started) when the replay ended
-  Nanos failed_at = -1;  ///< first time it did not fit (-1 = placed on arrival)
+  Nanos failed_at = -1;  ///< first time it did not fit, or its admission failure (-1 = neither)
   int node = -1;
   std::string node_name, pool;
   std::string gpus;   ///< GPU indices on the node, "0,1"; MIG instances "0:2g.20gb"
@@ -61,8 +62,12 @@ struct PodRecord {
   std::int64_t vram_used_bytes = 0;
   std::int64_t cpu_milli = 0;
   double gpu_utilization = 1.0;
-  std::string pending_reason;   ///< last reason it waited ("" = never waited)
-  std::string pending_message;  ///< kube-scheduler's FailedScheduling text
+  std::string pending_reason;   ///< last reason it waited ("" = never waited), or
+                                ///< "UnexpectedAdmissionError" when admission_failed
+  std::string pending_message;  ///< kube-scheduler's FailedScheduling text, or the kubelet's
+  /// The scheduler bound it (node_name) but the kubelet failed it at admission (node_state.hpp,
+  /// failRequestsGreaterThanOne): phase Failed at failed_at, never started, nothing held.
+  bool admission_failed = false;
   int evictions = 0;
   bool spans_nodes = false;       ///< a gang whose members are on several nodes
   Nanos allreduce_step_ns = 0;    ///< ring all-reduce time per step for its placement
@@ -77,6 +82,9 @@ struct PodRecord {
   std::string workload_device;  ///< the device it ran on in that simulation, "" = none
   std::int64_t workload_completed = 0;
   std::int64_t latency_p50_ns = -1, latency_p99_ns = -1;
+  /// Its SLO checks (the targets of its workload's `slo:`), judged as a run's (models/run/slo.hpp,
+  /// models/cluster/pod_slo.hpp); empty = no SLO or no workload.
+  std::vector<SloCheck> workload_slo;
   Nanos pending_ns() const;  ///< start - arrival, or (replay end - arrival) if never started
 };
 
@@ -116,6 +124,9 @@ struct ClusterResult {
   std::uint64_t events = 0;
   std::size_t fragmentation_states = 0;  ///< distinct node states FGD evaluated
   int preemptions = 0;
+  /// The workload pods' simulated window (workload_pods.hpp): its end and warmup; 0 = not
+  /// simulated in this process (their SLO tally then names no duration).
+  Nanos workload_duration = 0, workload_warmup = 0;
 };
 
 /// A replay (or its workload pods' simulation) stopped by its interrupt flag (the CLI's SIGINT,

@@ -285,13 +285,12 @@ Demand demand_on(const PodSpec& pod, const NodePoolSpec& spec, const PoolTemplat
       d.gpu_milli_total = checked::add_saturating(d.gpu_milli_total,
                                                   checked::mul_saturating(count, unit->gpu_milli));
     } else {
-      if (pool.fail_requests_greater_than_one && count > 1) {
-        d.possible = false;
-        if (d.refused_resource < 0) {
-          d.refused_resource = r;
-          d.refused_name = name;
-        }
-        continue;
+      if (pool.fail_requests_greater_than_one && count > 1 && d.admission_error.empty()) {
+        // Scheduled by its count like any request, failed by the kubelet (header).
+        d.admission_error = fmt::format(
+            "Allocate failed due to rpc error: code = Unknown desc = request for '{}: {}' too "
+            "large: maximum request size for shared resources is 1, which is unexpected",
+            name, count);
       }
       n.count = count;
       n.per_unit = 1;

@@ -12,7 +12,12 @@
 //    `name` is advertised `replicas` times, under `rename` (or name + ".shared" with
 //    renameByDefault, else the same name). A pod asking for k replicas gets k replicas, which the
 //    plugin may place on one device ("requesting more than one replica does not guarantee more
-//    access"); with failRequestsGreaterThanOne a request for k > 1 fails.
+//    access"); with failRequestsGreaterThanOne a request for k > 1 fails at admission: the
+//    scheduler sees k of the advertised replicas and binds the pod, then the kubelet's Allocate
+//    call to the plugin fails and the kubelet fails the pod (phase Failed, reason
+//    UnexpectedAdmissionError; README, "With CUDA Time-Slicing": "Allocate failed due to rpc
+//    error: code = Unknown desc = request for 'nvidia.com/gpu: 2' too large: maximum request
+//    size for shared resources is 1, which is unexpected"). GKE's time-sharing and MPS set it.
 //  * fractional (Alibaba GPU share, the openb trace and FGD's simulator): each GPU is 1000
 //    milli-GPUs; a pod with gpu_milli < 1000 takes that share of ONE GPU, a pod with
 //    `nvidia.com/gpu: N` takes N GPUs that are wholly free (FGD simulator
@@ -119,7 +124,7 @@ struct Need {
 
 /// A pod shape's demand on one pool. `possible` = false when the pool can never host it (a
 /// resource it does not advertise, a GPU model or nodeSelector mismatch, a taint it does not
-/// tolerate, failRequestsGreaterThanOne).
+/// tolerate).
 struct Demand {
   bool possible = true;
   /// The pod's gpu_models or nodeSelector exclude the pool.
@@ -128,6 +133,10 @@ struct Demand {
   std::string untolerated_taint;
   int refused_resource = -1;  ///< the resource that is not advertised / refused, -1 = none
   std::string refused_name;   ///< its name (for a resource the cluster never advertises)
+  /// Set when the scheduler may bind the pod to the pool but its kubelet fails it at admission
+  /// (failRequestsGreaterThanOne with more than one shared replica): the kubelet event's
+  /// message (PodRecord::pending_message of the failed pod). Empty = admitted.
+  std::string admission_error;
   std::int64_t cpu_milli = 0;
   std::int64_t memory_bytes = 0;
   std::vector<Need> needs;

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "models/cluster/node_state.hpp"
+#include "models/cluster/pod_slo.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/strategies/registry.hpp"
@@ -216,6 +217,7 @@ std::vector<PodWorkloadStats> simulate_group(const PodScenario& built,
     p.completed = tr.completed;
     p.latency_p50_ns = tr.latency.p50;
     p.latency_p99_ns = tr.latency.p99;
+    p.slo = evaluate_slo(tr).checks;
     stats.push_back(std::move(p));
   }
   return stats;
@@ -232,18 +234,8 @@ void write_all(int fd, const void* data, std::size_t size) {
     size -= static_cast<std::size_t>(n);
   }
 }
-template <class T>
-void put(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-template <class T>
-T take(const std::string& in, std::size_t& at) {
-  T value{};
-  if (at + sizeof value > in.size()) throw std::runtime_error("workload worker: short answer");
-  std::memcpy(&value, in.data() + at, sizeof value);
-  at += sizeof value;
-  return value;
-}
+using wire::put;
+using wire::take;
 std::string encode(const std::vector<PodWorkloadStats>& stats) {
   std::string out;
   put(out, static_cast<std::uint64_t>(stats.size()));
@@ -254,6 +246,7 @@ std::string encode(const std::vector<PodWorkloadStats>& stats) {
     put(out, p.completed);
     put(out, p.latency_p50_ns);
     put(out, p.latency_p99_ns);
+    append_slo_checks(out, p.slo);
   }
   return out;
 }
@@ -269,6 +262,7 @@ std::vector<PodWorkloadStats> decode(const std::string& in) {
     p.completed = take<std::int64_t>(in, at);
     p.latency_p50_ns = take<std::int64_t>(in, at);
     p.latency_p99_ns = take<std::int64_t>(in, at);
+    p.slo = read_slo_checks(in, at);
   }
   return stats;
 }
@@ -375,6 +369,7 @@ void apply_workload_stats(const std::vector<PodWorkloadStats>& stats, ClusterRes
     r.workload_completed = p.completed;
     r.latency_p50_ns = p.latency_p50_ns;
     r.latency_p99_ns = p.latency_p99_ns;
+    r.workload_slo = p.slo;
   }
 }
 
@@ -382,6 +377,8 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,
                             const WorkloadPodOptions& options) {
   const PodScenario built = build_scenario(spec, result);
   if (built.scenario.tenants.empty()) return;
+  result.workload_duration = built.scenario.duration;
+  result.workload_warmup = built.scenario.warmup;
   const int workers = std::max(1, options.workers);
   const int shards = options.shards > 0 ? options.shards : workers;
   const std::map<int, int> group = node_groups(built, shards);

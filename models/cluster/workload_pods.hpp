@@ -54,6 +54,7 @@ struct PodWorkloadStats {
   std::string device;  ///< the device(s) it ran on, "GPU[,GPU...]"
   std::int64_t completed = 0;
   std::int64_t latency_p50_ns = -1, latency_p99_ns = -1;
+  std::vector<SloCheck> slo;  ///< its verdicts (PodRecord::workload_slo)
 };
 
 /// Fills workload_device, workload_completed, latency_p50_ns / latency_p99_ns of the workload

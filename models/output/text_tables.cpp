@@ -8,6 +8,7 @@
 
 #include "models/output/metric_table.hpp"
 #include "models/output/result_io.hpp"
+#include "models/output/slo_tally.hpp"
 #include "models/output/text_format.hpp"
 #include "models/run/slo.hpp"
 
@@ -163,6 +164,15 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
   out += '\n';
   out += tenants.render();
   out += slo_table(tenant_objects, child(summary, "percentiles"));
+  // Inconclusive is neither met nor missed: say so, and what would decide it.
+  const SloTally tally =
+      tally_slos(slos_of_summary(summary), number(child(summary, "percentiles"), "confidence"));
+  if (tally.inconclusive > 0) {
+    out += "SLOs: " +
+           slo_tally_text(tally, static_cast<Nanos>(number(summary, "duration_ns")),
+                          static_cast<Nanos>(number(summary, "warmup_ns"))) +
+           "\n";
+  }
 
   // LLM tenants: time to first token, time per output token.
   auto llm_cols = columns(tenant_metrics(), TextTableId::llm);
@@ -215,7 +225,7 @@ std::vector<std::string> overview_row(const std::string& label, const Json& summ
   const double none = std::numeric_limits<double>::quiet_NaN();
   double throughput[2] = {none, none}, worst_p99[2] = {none, none};
   double failed = 0, violations = 0, cost = 0;
-  int with_slo = 0, met = 0;
+  int with_slo = 0, met = 0, inconclusive = 0;
   bool in_group[2] = {false, false};
   for (const auto& [name, t] : child(summary, "tenants").items()) {
     const int group = field(t, "slo_ns") != nullptr ? 0 : 1;
@@ -233,6 +243,11 @@ std::vector<std::string> overview_row(const std::string& label, const Json& summ
       ++with_slo;
       const Json* verdict = field(t, "slo_met");
       if (verdict != nullptr && verdict->is_boolean() && verdict->get<bool>()) ++met;
+      const Json* tenant_verdict = field(t, "slo_verdict");
+      if (tenant_verdict != nullptr && tenant_verdict->is_string() &&
+          tenant_verdict->get<std::string>() == "inconclusive") {
+        ++inconclusive;
+      }
     }
   }
   if (const Json* c = field(summary, "gpu_cost"); c != nullptr) cost = c->get<double>();
@@ -249,7 +264,9 @@ std::vector<std::string> overview_row(const std::string& label, const Json& summ
           worst(1),
           format_count(failed),
           format_count(violations),
-          with_slo > 0 ? fmt::format("{}/{}", met, with_slo) : "-",
+          with_slo == 0      ? std::string("-")
+          : inconclusive > 0 ? fmt::format("{}/{} ({} inconcl.)", met, with_slo, inconclusive)
+                             : fmt::format("{}/{}", met, with_slo),
           format_percent(devices > 0 ? busy / devices : 0.0),
           fmt::format("${:.4g}", cost)};
 }
@@ -281,8 +298,18 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
   out += overview.render();
   out += fmt::format(
       "SLO: tenants with an slo: block{}; BE: best-effort tenants, without one{}; SLOs met: "
-      "tenants meeting every target / tenants with an SLO\n",
+      "tenants meeting every target / tenants with an SLO (inconcl.: a confidence interval "
+      "straddles a target: neither met nor missed)\n",
       any_slo ? "" : " (none)", any_best_effort ? "" : " (none)");
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    const SloTally tally = tally_slos(slos_of_summary(summaries[i]),
+                                      number(child(summaries[i], "percentiles"), "confidence"));
+    if (tally.inconclusive == 0) continue;
+    out +=
+        fmt::format("SLOs {}: {}\n", labels[i],
+                    slo_tally_text(tally, static_cast<Nanos>(number(summaries[i], "duration_ns")),
+                                   static_cast<Nanos>(number(summaries[i], "warmup_ns"))));
+  }
 
   // Tenants in order of first appearance; a tenant missing under a strategy shows "-".
   std::vector<std::string> tenant_names;

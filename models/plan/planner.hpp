@@ -84,7 +84,10 @@ struct PlanTenantOutcome {
   std::string device;  ///< "gpu0" or "gpu0/1"
   bool met = true;
   double worst_ratio = 0;  ///< max value / target over its SLO percentiles (0 without SLO)
-  std::string reason;      ///< first miss, e.g. "embed p99 11.6 ms > 10 ms"
+  /// max CI upper bound / target over them (PlanSloVerdict::worst_bound_ratio): the printed
+  /// headroom is 1 - this, what the interval leaves, not the point estimate
+  double worst_bound_ratio = 0;
+  std::string reason;  ///< first miss, e.g. "embed p99 11.6 ms > 10 ms"
   /// Its percentile closest to target with the samples behind it, e.g. "p99 4.2 ms / 10 ms
   /// (2991 samples, CI [4.0 ms, 4.5 ms])" (models/plan/slo_check.hpp).
   std::string worst;

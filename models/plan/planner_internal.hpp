@@ -176,6 +176,13 @@ class Planner {
   bool search_split(Mask remaining, int big_left, int big, int small, int machine, const Variant& v,
                     bool optimistic, std::vector<Block>& blocks, std::vector<UnitKey>& pending,
                     std::string& reason, std::set<std::pair<Mask, int>>& failed);
+  /// Node platforms, shared variants (time-sharing, MPS, MIG + time-sharing): every set of
+  /// GROUP's pods the kubelet may put on one device of MACHINE. Kubernetes guarantees no device
+  /// order (the kubelet takes any free slot, and a restarted pod can move), so a node is correct
+  /// only if each of these is: for s pods, D devices and c clients per device, the subsets of
+  /// size max(1, s - (D - 1) c) .. c. Empty for exclusive variants (each device holds one pod
+  /// alone, and the devices are alike: every assignment is the same). Cost: O(2^s).
+  std::vector<Mask> assignable_blocks(Mask group, int machine, const Variant& v) const;
   /// Devices in order for the blocks of a node (largest first; device j: GPU j / instances).
   void place_blocks(Config& config) const;
   /// A node configuration as a scenario: every GPU of the machine (named PREFIX-gpuK, MIG

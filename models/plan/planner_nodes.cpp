@@ -7,9 +7,12 @@
 // nvidia.com/gpu goes, on its node, to the device with the most free replicas (ties: the lowest
 // index), and an exclusive device is taken in index order. So the pods of a node end up
 // balanced over its D devices: with s pods, min(s, D) devices hold floor(s/d) or ceil(s/d) each.
-// A node variant is therefore feasible iff some balanced split of the group into
-// d = min(s, D) blocks has every block (a unit: tenants, device, mode) feasible; the pods are
-// then created in the order that realises it (PlanNode::pod_order).
+// That law is gpumux's replay, not a guarantee: Kubernetes promises no device order (the kubelet
+// takes any free slot, and a restarted pod can move). So a shared node variant is feasible iff
+// every block any assignment can make (Planner::assignable_blocks: each set of its pods that
+// fits one device's slots) is a feasible unit, and a balanced split of them is what the plan
+// shows and the replay reproduces (PlanNode::pod_order). An exclusive variant (dedicated, MIG)
+// puts each pod alone on one of identical devices: any assignment is the same.
 #include "models/plan/planner_internal.hpp"
 
 #include <algorithm>
@@ -146,6 +149,18 @@ bool Planner::search_split(Mask remaining, int big_left, int big, int small, int
   }
   failed.insert({remaining, big_left});
   return false;
+}
+
+std::vector<Mask> Planner::assignable_blocks(Mask group, int machine, const Variant& v) const {
+  std::vector<Mask> out;
+  if (mode_of(v) == Mode::exclusive || v.replicas <= 0) return out;
+  const int pods = popcount(group), devices = devices_of(machine, v), clients = v.replicas;
+  const int fewest = std::max(1, pods - (devices - 1) * clients);
+  for (Mask b = group; b != 0; b = (b - 1) & group) {
+    const int size = popcount(b);
+    if (size >= fewest && size <= clients) out.push_back(b);
+  }
+  return out;
 }
 
 void Planner::place_blocks(Config& config) const {

@@ -3,6 +3,7 @@
 // (best_yaml) is emitted by Planner::run().
 #include "models/plan/planner.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -106,10 +107,14 @@ std::string plan_table(const PlanResult& r) {
     // The tenant table below is the verification run's when there is one: its worst ratio is
     // the one quoted (the ranked per-GPU value beside it when they differ).
     const double shown = best.verified_worst_ratio.value_or(best.worst_ratio);
+    // Headroom from the intervals: what the worst upper bound leaves (the point estimate would
+    // claim more than the samples show).
+    double bound = 0;
+    for (const PlanTenantOutcome& o : best.outcomes) bound = std::max(bound, o.worst_bound_ratio);
     out += fmt::format(
-        "\nbest: {:.2f} {}/h on {} GPU(s); headroom {:.0f} % (worst SLO ratio "
-        "{:.2f}{}{}); simulated {:.4g} s\n",
-        best.cost_per_hour, r.currency, best.gpus.size(), (1.0 - shown) * 100, shown,
+        "\nbest: {:.2f} {}/h on {} GPU(s); headroom {:.0f} % at the confidence intervals' upper "
+        "bounds (worst SLO ratio {:.2f}{}{}); simulated {:.4g} s\n",
+        best.cost_per_hour, r.currency, best.gpus.size(), (1.0 - bound) * 100, shown,
         worst != nullptr && worst->worst_ratio > 0
             ? fmt::format(", {} on {} samples", worst->name, worst->samples)
             : std::string(),
@@ -129,8 +134,8 @@ std::string plan_table(const PlanResult& r) {
   const PlanStats& st = r.stats;
   if (!r.infeasible_alone.empty()) {
     out += fmt::format(
-        "\nsearch: none: {} fail(s) even alone ({} simulations on {} worker(s), "
-        "{:.2f} s)\n",
+        "\nsearch: none: {} not shown to meet every SLO even alone ({} simulations on {} "
+        "worker(s), {:.2f} s)\n",
         fmt::join(r.infeasible_alone, ", "), st.simulations, st.jobs, st.wall_s);
     return out;
   }
@@ -233,6 +238,7 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
                            {"device", o.device},
                            {"met", o.met},
                            {"worst_slo_ratio", o.worst_ratio},
+                           {"worst_slo_bound_ratio", o.worst_bound_ratio},
                            {"closest", o.worst},
                            {"samples", o.samples},
                            {"inconclusive", o.inconclusive},

@@ -42,6 +42,14 @@ std::optional<std::string> Planner::constraint_violation(const UnitKey& u) const
   for (int t = 0; t < n_; ++t) {
     if (!(u.tenants >> t & 1u) || count < 2) continue;
     const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
+    // On a node platform a shared device is a pool of slots: any pod of the pool may take the
+    // one beside the tenant (the kubelet picks devices; a restarted pod can move), so memory
+    // isolation there means an exclusive device (dedicated or a MIG instance), pinned MPS limits
+    // included.
+    if (spec.isolation.memory && node_mode() && u.mode != Mode::exclusive) {
+      return spec.name + " needs memory isolation: on a " + plan_.platform +
+             " node pool any of the pool's pods may be given a slot of its GPU";
+    }
     if (spec.isolation.memory &&
         (u.mode == Mode::time_slicing || (u.mode == Mode::mps && u.replicas == 0))) {
       return spec.name + " needs memory isolation: " +

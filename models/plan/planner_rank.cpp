@@ -23,8 +23,16 @@ const char* const kRankingRule =
 
 double Planner::config_ratio(const Config& c) {
   double worst = 0;
+  Mask group = 0;
   for (const Block& b : c.blocks) {
     worst = std::max(worst, unit(unit_key(b.tenants, c.model, b.profile, c.variant)).worst_ratio);
+    group |= b.tenants;
+  }
+  // A shared node: the worst block any assignment of its pods makes (assignable_blocks).
+  if (c.machine >= 0) {
+    for (const Mask b : assignable_blocks(group, c.machine, c.variant)) {
+      worst = std::max(worst, unit(unit_key(b, c.model, c.variant.profile, c.variant)).worst_ratio);
+    }
   }
   return worst;
 }
@@ -92,6 +100,8 @@ void Planner::add_node(PlanSetup& setup, const Config& c) {
     s.gpus.push_back(spec);
   }
   const Mode mode = mode_of(c.variant);
+  // On a shared node no pod is alone for sure: another may be given its device's free slot.
+  const bool slots_shared = mode != Mode::exclusive && c.variant.replicas > 1;
   for (std::size_t j = 0; j < c.blocks.size(); ++j) {
     const Block& b = c.blocks[j];
     PlanGpu& gpu = setup.gpus[static_cast<std::size_t>(node.gpus[static_cast<std::size_t>(b.gpu)])];
@@ -99,7 +109,7 @@ void Planner::add_node(PlanSetup& setup, const Config& c) {
     for (int t = 0; t < n_; ++t) {
       if (!(b.tenants >> t & 1u)) continue;
       members.push_back(t);
-      const bool alone = b.tenants == (Mask{1} << t);
+      const bool alone = b.tenants == (Mask{1} << t) && !slots_shared;
       if (alone || (mode == Mode::mps && c.variant.replicas > 0)) ++setup.memory_isolated;
       if (alone || mode != Mode::mps) ++setup.fault_isolated;
     }
@@ -107,6 +117,7 @@ void Planner::add_node(PlanSetup& setup, const Config& c) {
     for (const PlanTenantOutcome& o : info.outcomes) setup.outcomes.push_back(o);
     setup.worst_ratio = std::max(setup.worst_ratio, info.worst_ratio);
   }
+  setup.worst_ratio = std::max(setup.worst_ratio, config_ratio(c));
   for (const TenantSpec& t : one.tenants) {
     TenantSpec& tenant = s.tenants[static_cast<std::size_t>(tenant_index(t.name))];
     tenant.device = t.device;
@@ -388,6 +399,26 @@ PlanResult Planner::run() {
   {
     std::string reason;
     result.infeasible_alone = alone_checks(reason);
+    // An interval straddling the target is not a failure: say which of them were undecided.
+    for (int t = 0; t < n_; ++t) {
+      const std::string& name = scenario_.tenants[static_cast<std::size_t>(t)].name;
+      if (std::find(result.infeasible_alone.begin(), result.infeasible_alone.end(), name) ==
+          result.infeasible_alone.end()) {
+        continue;
+      }
+      bool missed = false;
+      for (std::size_t m = 0; m < models_.size(); ++m) {
+        const UnitInfo& info =
+            unit(unit_key(Mask{1} << t, static_cast<int>(m), -1, {kDedicated, 0}));
+        missed = missed || !info.inconclusive;
+      }
+      if (!missed) {
+        result.notes.push_back(fmt::format(
+            "{} is inconclusive alone, not failing: its interval still straddles a target at "
+            "plan.max_duration; a longer plan.max_duration decides it",
+            name));
+      }
+    }
     if (!result.infeasible_alone.empty()) {
       PlanSetup none;
       none.label = "best";

@@ -25,7 +25,9 @@ Planner::GroupState& Planner::group_state(Mask group, int option, const Variant&
 void Planner::refresh(GroupState& state, Mask group, int option, const Variant& v) {
   if (state.status != GroupState::unknown) return;
   const int model = option_model(option);
-  if (!state.config.blocks.empty()) {
+  const std::vector<Mask> assignable =
+      node_mode() ? assignable_blocks(group, option, v) : std::vector<Mask>{};
+  if (!state.config.blocks.empty() && assignable.empty()) {
     // Re-check the candidate: still open while every unit is feasible or unknown.
     bool open = true, all_known = true;
     for (const Block& b : state.config.blocks) {
@@ -63,6 +65,22 @@ void Planner::refresh(GroupState& state, Mask group, int option, const Variant& 
     std::string reason;
     reason_rank_ = -1;
     simulated_failure_ = false;
+    // Every block the kubelet may make must be feasible, not only the split shown.
+    std::vector<UnitKey> every;
+    for (const Mask b : assignable) {
+      const UnitKey key = unit_key(b, model, v.profile, v);
+      const UnitInfo& info = unit(key);
+      if (info.verdict == Verdict::pruned || info.verdict == Verdict::infeasible) {
+        state.status = GroupState::infeasible;
+        state.reason =
+            fmt::format("{} {}{{{}}}: {} (pods the kubelet may put on one device of {})",
+                        kFamilyNames[v.family], device_label(key), join_names(scenario_.tenants, b),
+                        info.reason, machines_[static_cast<std::size_t>(option)].name);
+        state.config.blocks.clear();
+        return;
+      }
+      if (info.verdict == Verdict::unknown) every.push_back(key);
+    }
     if (!search_split(group, size % d ? size % d : d, big, small, option, v, true, blocks,
                       state.pending, reason, failed)) {
       state.status = GroupState::infeasible;
@@ -75,6 +93,16 @@ void Planner::refresh(GroupState& state, Mask group, int option, const Variant& 
     }
     state.config.blocks = blocks;
     place_blocks(state.config);
+    if (!assignable.empty()) {
+      // The split's blocks are among the assignable ones. Decide the fullest first (the most
+      // contention: the likeliest to fail), a batch of `jobs` at a time, so that a failing node
+      // is known after few simulations.
+      std::stable_sort(every.begin(), every.end(), [](const UnitKey& a, const UnitKey& b) {
+        return popcount(a.tenants) > popcount(b.tenants);
+      });
+      if (static_cast<int>(every.size()) > jobs_) every.resize(static_cast<std::size_t>(jobs_));
+      state.pending = every;
+    }
     if (state.pending.empty()) state.status = GroupState::feasible;
     return;
   }

@@ -184,6 +184,7 @@ std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& number
     o.device = n.device;
     o.met = check.met;
     o.worst_ratio = check.worst_ratio;
+    o.worst_bound_ratio = check.worst_bound_ratio;
     o.reason = check.reason;
     o.worst = check.worst;
     o.inconclusive = check.inconclusive;

@@ -53,6 +53,8 @@ PlanSloVerdict check_plan_slo(const PlanSloInput& in) {
     }
     const double value = *t.value_ns;
     const double ratio = value / t.target_ns;
+    out.worst_bound_ratio =
+        std::max(out.worst_bound_ratio, t.high_ns.value_or(value) / t.target_ns);
     if (ratio >= out.worst_ratio) {
       out.worst_ratio = ratio;
       out.worst_samples = t.samples;

@@ -44,6 +44,9 @@ struct PlanSloVerdict {
   /// "p99 4.2 ms / 10 ms (2991 samples, CI [4.0 ms, 4.5 ms])".
   std::string worst;
   std::int64_t worst_samples = 0;  ///< samples behind the worst ratio
+  /// max over the targets of the confidence interval's upper bound / target (the value's ratio
+  /// where the samples give no upper bound): the headroom the interval leaves, 1 - this.
+  double worst_bound_ratio = 0;
 };
 
 PlanSloVerdict check_plan_slo(const PlanSloInput& in);

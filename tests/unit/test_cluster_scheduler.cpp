@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "models/cluster/cluster_metrics.hpp"
 #include "models/cluster/cluster_run.hpp"
 #include "models/cluster/node_state.hpp"
 #include "models/cluster/scheduler.hpp"
@@ -93,15 +94,55 @@ TEST(ClusterAdvertise, TimeSlicingReplicasAndRename) {
   EXPECT_EQ(names.find("nvidia.com/gpu"), -1);
 }
 
-TEST(ClusterAdvertise, FailRequestsGreaterThanOneRefusesTwoReplicas) {
+// failRequestsGreaterThanOne: the scheduler binds a 2-replica pod by its count (kube-scheduler
+// sees only allocatable replicas), then the kubelet fails it at admission.
+TEST(ClusterAdvertise, FailRequestsGreaterThanOneFailsTwoReplicasAtAdmission) {
   ResourceNames names;
   NodePoolSpec p = pool("p", 1, 1, "a100-80gb");
   p.sharing.sharing = SharingKind::time_slicing;
   p.sharing.fail_requests_greater_than_one = true;
   p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}, {}}};
   const PoolTemplate t = advertise(p, 0, names);
-  EXPECT_FALSE(demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 2}}), p, t, names).possible);
-  EXPECT_TRUE(demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 1}}), p, t, names).possible);
+  const Demand two = demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 2}}), p, t, names);
+  EXPECT_TRUE(two.possible);
+  EXPECT_NE(two.admission_error.find("request for 'nvidia.com/gpu: 2' too large"),
+            std::string::npos);
+  const Demand one = demand_on(pod("a", 0, 1, {{"nvidia.com/gpu", 1}}), p, t, names);
+  EXPECT_TRUE(one.possible);
+  EXPECT_TRUE(one.admission_error.empty());
+}
+
+// The replay: the 2-replica pod is bound at its arrival and failed there (not pending), holds
+// nothing, and the 1-replica pods that come after it all run (it left every replica free).
+TEST(ClusterReplay, TwoSharedReplicasFailAtAdmissionAndHoldNothing) {
+  ClusterSpec c;
+  NodePoolSpec p = pool("ts", 1, 1, "a100-80gb");
+  p.sharing.sharing = SharingKind::time_slicing;
+  p.sharing.fail_requests_greater_than_one = true;
+  p.sharing.shared = {SharedResource{"nvidia.com/gpu", "nvidia.com/gpu", 4, {}, {}}};
+  c.pools = {p};
+  const Nanos second = 1'000'000'000;
+  c.pods.push_back(pod("two", 5 * second, 100 * second, {{"nvidia.com/gpu", 2}}));
+  for (int k = 0; k < 4; ++k) {
+    c.pods.push_back(
+        pod("one-" + std::to_string(k), 6 * second, 100 * second, {{"nvidia.com/gpu", 1}}));
+  }
+  const ClusterResult r = run_cluster(c);
+  const PodRecord& two = find(r, "two");
+  EXPECT_TRUE(two.admission_failed);
+  EXPECT_EQ(two.failed_at, 5 * second);
+  EXPECT_EQ(two.start, -1);
+  EXPECT_EQ(two.pending_reason, "UnexpectedAdmissionError");
+  EXPECT_EQ(two.node_name, "ts-0");
+  for (int k = 0; k < 4; ++k) {
+    const PodRecord& one = find(r, "one-" + std::to_string(k));
+    EXPECT_EQ(one.start, 6 * second);
+    EXPECT_FALSE(one.admission_failed);
+  }
+  const ClusterMetrics m = cluster_metrics(r);
+  EXPECT_EQ(m.admission_failed, 1);
+  EXPECT_TRUE(m.pending_reasons.empty());
+  EXPECT_EQ(m.all.never_started, 0);
 }
 
 TEST(ClusterAdvertise, UnknownMigProfileIsAnInputError) {
