@@ -200,7 +200,7 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
 ResolvedScenario resolve_scenario(Scenario scenario) {
   if (scenario.has_cluster && scenario.gpus.empty() && scenario.tenants.empty()) {
     // Only the `cluster:` section: models/cluster replays it (the front end routes it there).
-    throw InputError(SourceLocation{scenario.source_file, 0, 0, "cluster"},
+    throw InputError(scenario.locate("cluster"),
                      "this scenario has a cluster: section and no gpus or tenants: it is replayed "
                      "as a cluster (gpumux run), not resolved as GPUs and tenants");
   }
