@@ -55,10 +55,11 @@ inline constexpr double kBytesPerRequestRecord = 48;
 inline constexpr double kBytesPerPercentileSample = 8;
 /// A KernelRecord (output.kernels: true) kept in memory: 40 B (KeptRecords::kernels).
 inline constexpr double kBytesPerKernelRecord = 40;
-/// A request waiting in its tenant's FIFO queue: 640 B (its Request record, kernels not drawn
-/// until it starts; measured: peak RSS of `gpumux run` on tests/data/scenarios/saturated-catalog.yaml,
-/// 10 s and 60 s, 20,000 and 120,000 queued whisper-large-v3 requests: 28 MB and 90 MB, the
-/// difference over the 100,000 between them, rounded up).
+/// A request waiting in its tenant's FIFO queue: 640 B (kernels are drawn when it starts).
+/// Measured: the peak RSS of `gpumux run` on tests/data/scenarios/saturated-catalog.yaml at 10 s
+/// and 60 s (20,000 and 120,000 queued whisper-large-v3 requests: 28 MB and 90 MB), the
+/// difference over the 100,000 between them, 630 B, rounded up; a one-kernel tenant measured
+/// 283 B (the larger is counted).
 inline constexpr double kBytesPerQueuedRequest = 640;
 /// A timeseries sample: 32 B, plus the two 8 B integrals it is computed from.
 inline constexpr double kBytesPerSample = 48;
