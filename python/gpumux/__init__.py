@@ -49,7 +49,10 @@ from . import scenarios  # noqa: E402  (gpumux.scenarios.path("quickstart"))
 __version__: str = _gpumux.version()
 
 #: Raised for any bad input: scenario syntax, schema, units, unknown keys, bad overrides,
-#: devices that do not fit, unknown strategies. A ``ValueError``.
+#: devices that do not fit, unknown strategies, an argument out of range or not a number
+#: (seed=inf, jobs=2**40, headroom="x"). A ``ValueError``. An argument of the wrong type
+#: (progress=5, overrides=5, record_requests="no") is a ``TypeError`` naming it; neither comes
+#: from pybind11 or half-way through a run.
 ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
