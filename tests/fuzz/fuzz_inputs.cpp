@@ -147,8 +147,14 @@ void fuzz_plan(const std::string& text) {
   }
   PlanOptions options;
   options.jobs = 1;
-  const PlanResult result = plan_scenario(scenario, options);
-  if (!result.found()) return;
+  PlanResult result = plan_scenario(scenario, options);
+  if (!result.found()) {
+    // 50 ms rarely makes an SLO verdict conclusive: without SLOs every setup that fits is
+    // feasible, so the files of `plan -o DIR` are written for most inputs that load.
+    for (TenantSpec& t : scenario.tenants) t.slo = SloSpec{};
+    result = plan_scenario(scenario, options);
+    if (!result.found()) return;
+  }
   // `plan -o DIR`: the deployment files, written into one folder replaced whole each time.
   const std::vector<PlanFile> files = plan_deployment_files(result, "fuzz.yaml");
   replace_directory_atomically(temp_path("plan"), plan_output_entry, [&](const std::string& temp) {
@@ -177,14 +183,24 @@ void fuzz_result_file(const std::string& bytes) {
   }
 }
 
-// A path in this process's own temporary folder.
-std::string temp_path(const std::string& name) {
-  static const std::string dir = [] {
+// This process's own temporary folder, removed at exit (fuzz_replay runs left one each).
+struct TempFolder {
+  std::string path;
+  TempFolder() {
     char pattern[] = "/tmp/gpumux-fuzz-XXXXXX";
     const char* made = mkdtemp(pattern);
-    return std::string(made ? made : "/tmp");
-  }();
-  return dir + "/" + name;
+    path = made ? made : "";
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+};
+
+// A path in this process's own temporary folder.
+std::string temp_path(const std::string& name) {
+  static const TempFolder folder;
+  return (folder.path.empty() ? std::string("/tmp") : folder.path) + "/" + name;
 }
 
 std::string temp_file(const std::string& bytes, const char* suffix) {

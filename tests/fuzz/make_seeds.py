@@ -221,6 +221,10 @@ def main():
         put(f"issue36-catalog-{name}", 0, (REPO / "scenarios" / f"{name}.yaml").read_text())
     put("issue36-catalog-saturated", 0,
         (REPO / "tests/data/scenarios/saturated-catalog.yaml").read_text())
+    # A plan small enough for the plan target to search and write its `-o` folder.
+    put("issue36-plan-o-two-tenants", PLAN,
+        (REPO / "scenarios/plan/plan-identical-tenants.yaml").read_text()
+        .replace("replicas: 12", "replicas: 2").replace("max_gpus: 3", "max_gpus: 2"))
     result_seeds()
 
     spec = importlib.util.spec_from_file_location(
