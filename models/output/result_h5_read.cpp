@@ -232,7 +232,8 @@ void write_all(int fd, const std::string& text) {
 }  // namespace
 
 std::vector<nlohmann::ordered_json> read_result_file_isolated(const std::string& path,
-                                                              double base_seconds) {
+                                                              double base_seconds,
+                                                              void (*in_child)()) {
   // What needs no HDF5 first, in this process: a FIFO or a missing file is one line already.
   if (const std::string why = not_a_regular_file(path); !why.empty()) {
     throw InputError(SourceLocation{path, 0, 0, ""},
@@ -255,8 +256,11 @@ std::vector<nlohmann::ordered_json> read_result_file_isolated(const std::string&
     throw std::runtime_error(std::string("reading a result file: fork: ") + std::strerror(errno));
   }
   if (child == 0) {
-    // The child: 'S' + the summaries as one JSON array, or 'E' + the one-line error.
+    // The child: 'S' + the summaries as one JSON array, or 'E' + the one-line error. A crash
+    // in the library ends it plainly (no handler of the parent's runs).
     ::close(channel[0]);
+    for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
+    if (in_child != nullptr) in_child();
     int status = 0;
     std::string answer;
     try {

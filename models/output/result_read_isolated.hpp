@@ -17,8 +17,12 @@ namespace gpumux {
 /// decodes at well over 20 MB of file per second; check_result_tables_h5 reads every row), is
 /// killed and reported as InputError("PATH: not a gpumux result file (corrupt: the HDF5 library
 /// crashed reading it: ...)" or "... did not finish reading it in N s"). The fuzz target passes
-/// a shorter BASE_SECONDS than its per-input timeout. Cost: a fork, plus the reads.
+/// a shorter BASE_SECONDS than its per-input timeout. The child resets SIGSEGV, SIGBUS, SIGFPE
+/// and SIGILL to their default action, then calls IN_CHILD when given (the fuzz target turns off
+/// libFuzzer's crash report there: a crash in the child is the answer, not a finding). Cost: a
+/// fork, plus the reads.
 std::vector<nlohmann::ordered_json> read_result_file_isolated(const std::string& path,
-                                                              double base_seconds = 30);
+                                                              double base_seconds = 30,
+                                                              void (*in_child)() = nullptr);
 
 }  // namespace gpumux
