@@ -113,6 +113,12 @@ while [ "$running" -gt 0 ]; do
   running=$((running - 1))
 done
 [ "$failed" -eq 0 ] || exit 1
+# A finding written by a process that did not fail (a forked child) is a finding too.
+if [ -n "$(ls -A "$findings")" ]; then
+  echo "ci-sanitize: fuzz findings in $findings/:"
+  ls -l "$findings"
+  exit 1
+fi
 end=$(date +%s)
 echo "ci-sanitize: build $((built - start)) s, sanitized tests $((tested - built)) s," \
   "fuzz $((end - tested)) s, total $((end - start)) s wall"
