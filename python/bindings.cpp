@@ -26,6 +26,8 @@
 #include "models/app/application.hpp"
 #include "models/app/calibrate.hpp"
 #include "models/cluster/cluster_output.hpp"
+#include "models/cluster/cluster_run.hpp"
+#include "models/cluster/node_state.hpp"
 #include "models/output/result_io.hpp"
 #include "models/run/result.hpp"
 #include "models/plan/planner.hpp"
@@ -212,11 +214,28 @@ py::list inspect(const std::string& scenario, bool is_path,
 
 py::dict validate(const std::string& scenario, bool is_path,
                   const std::vector<std::string>& overrides, const std::string& source_name) {
+  const ScenarioRequest request = make_request(scenario, is_path, overrides, {}, source_name);
+  if (is_cluster_request(request)) {
+    // A cluster scenario: `gpumux validate`'s checks and answer (its JSON), not a refusal as a
+    // scenario without GPUs or tenants (issue 36).
+    std::optional<cluster::ClusterSpec> spec;
+    {
+      py::gil_scoped_release release;
+      spec.emplace(load_cluster_request(request));
+    }
+    py::dict out;
+    out["status"] = "ok";
+    out["kind"] = "cluster";
+    out["pools"] = spec->pools.size();
+    out["pods"] = spec->pods.size();
+    out["policy"] = std::string(cluster::policy_name(spec->scheduler.policy));
+    out["advertised"] = cluster::advertised_lines(*spec);
+    return out;
+  }
   std::optional<Validation> validation;
   {
     py::gil_scoped_release release;
-    validation.emplace(
-        validate_request(make_request(scenario, is_path, overrides, {}, source_name)));
+    validation.emplace(validate_request(request));
   }
   const Scenario& s = validation->scenario;
   py::list devices;

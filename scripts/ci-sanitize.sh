@@ -4,11 +4,11 @@
 # -fsanitize=fuzzer-no-link,address,undefined at -O1 (GPUMUX_FUZZ=ON), serving both
 #   1. the unit tests that exercise the input readers, the loader, the checked arithmetic, the
 #      output target and the run, under AddressSanitizer + UndefinedBehaviorSanitizer, and
-#   2. a short libFuzzer run (FUZZ_SECONDS, default 60, in total) from the committed corpus
-#      tests/fuzz/corpus (every corpus file is replayed first: the corpus regression test
-#      under the sanitizers), split in two: half from the seeds of the scenario and trace
-#      readers, half from those of the issue-27 targets (first byte 0xF0-0xFF: the cluster
-#      section, openb CSVs, device-plugin and mig-parted configs, plan; tests/fuzz/fuzz_inputs.cpp).
+#   2. a short libFuzzer run from the committed corpus tests/fuzz/corpus (every corpus file is
+#      replayed first: the corpus regression test under the sanitizers): FUZZ_SECONDS (default
+#      60) on each surface (SURFACES below: the scenario and trace readers, the cluster files,
+#      LLM cards and catalog tenants, plan and its -o folder, the result-file readers),
+#      FUZZ_PARALLEL (default 3) at once, so the five take two rounds, about 2 x FUZZ_SECONDS.
 # Any sanitizer report, failed test, crash, hang (> 10 s per case), memory blow-up (> 2 GB) or
 # exception other than UserError fails the script; a fuzz finding is kept in
 # BUILD/fuzz-findings/ (minimise it and add it to tests/fuzz/corpus with the fix).
@@ -52,27 +52,73 @@ findings="$BUILD/fuzz-findings"
 work="$BUILD/fuzz-corpus"
 rm -rf "$findings" "$work"
 mkdir -p "$findings" "$work"
-# The corpus split by target family (the first byte): readers (< 0xF0) and issue 27 (>= 0xF0).
-for family in readers cluster; do mkdir -p "$work/$family" "$work/seeds-$family"; done
+# The corpus split by surface (the first byte picks the target, tests/fuzz/fuzz_inputs.cpp); each
+# surface is fuzzed for FUZZ_SECONDS, FUZZ_PARALLEL surfaces at once (issue 36):
+#   readers      scenario and trace readers (first byte < 0xF0; the target follows the byte)
+#   cluster      the cluster section, openb CSVs, device-plugin and mig-parted configs (0xF0-0xF4)
+#   llm-catalog  scenarios with an `llm:` card or a catalog `model:`, pinned to the scenario
+#                target (load, resolve, validate's capacity checks, inspect's rows, a short run)
+#   plan         `plan:` scenarios pinned to the plan target (a small plan, its -o DIR written)
+#   results      result files pinned to the readers of `gpumux report` and `plot` (0xF6)
+# GPUMUX_FUZZ_TARGET pins a surface's mutations to its target whatever their first byte.
+SURFACES=${SURFACES:-"readers cluster llm-catalog plan results"}
+FUZZ_PARALLEL=${FUZZ_PARALLEL:-3}
+catalog='(llm:|model: *(resnet50|bert-|vit-b16|minilm-l6|gpt2|pointnet|whisper-))'
+for surface in $SURFACES; do mkdir -p "$work/$surface" "$work/seeds-$surface"; done
 for seed in tests/fuzz/corpus/*; do
   first=$(head -c1 "$seed" | od -An -tu1 | tr -d ' ')
-  if [ "${first:-0}" -ge 240 ]; then family=cluster; else family=readers; fi
-  cp "$seed" "$work/seeds-$family/"
-done
-half=$(( (FUZZ_SECONDS + 1) / 2 ))
-for family in readers cluster; do
-  echo "ci-sanitize: fuzzing the $family targets for ${half} s from tests/fuzz/corpus"
-  if ! "$BUILD/tests/fuzz/fuzz_inputs" "$work/$family" "$work/seeds-$family" \
-      -max_total_time="$half" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-      -artifact_prefix="$findings/" 2>"$BUILD/fuzz-$family.log"; then
-    tail -40 "$BUILD/fuzz-$family.log"
-    echo "ci-sanitize: fuzz finding in $findings/:"
-    ls -l "$findings"
-    exit 1
+  first=${first:-0}
+  if [ "$first" -ge 246 ]; then surface=results
+  elif [ "$first" -eq 245 ]; then surface=plan
+  elif [ "$first" -ge 240 ]; then surface=cluster
+  else surface=readers
   fi
-  grep -E '^(#[0-9]+ +DONE|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb))' \
-    "$BUILD/fuzz-$family.log" || true
+  [ -d "$work/seeds-$surface" ] && cp "$seed" "$work/seeds-$surface/"
+  if [ "$first" -lt 240 ] && [ -d "$work/seeds-llm-catalog" ] && grep -aqE "$catalog" "$seed"; then
+    cp "$seed" "$work/seeds-llm-catalog/"
+  fi
 done
+fuzz_surface() {
+  local surface=$1 pinned=
+  case $surface in
+    llm-catalog) pinned=0 ;;
+    plan) pinned=16 ;;
+    results) pinned=17 ;;
+  esac
+  echo "ci-sanitize: fuzzing the $surface surface for ${FUZZ_SECONDS} s from tests/fuzz/corpus"
+  if ! GPUMUX_FUZZ_TARGET=$pinned "$BUILD/tests/fuzz/fuzz_inputs" "$work/$surface" \
+      "$work/seeds-$surface" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=10 \
+      -print_final_stats=1 -artifact_prefix="$findings/$surface-" \
+      2>"$BUILD/fuzz-$surface.log"; then
+    tail -40 "$BUILD/fuzz-$surface.log"
+    echo "ci-sanitize: fuzz finding on the $surface surface in $findings/:"
+    ls -l "$findings"
+    return 1
+  fi
+  echo "ci-sanitize: $surface: $(grep -E '^stat::(number_of_executed_units|peak_rss_mb)' \
+    "$BUILD/fuzz-$surface.log" | tr '\n' ' ')"
+}
+failed=0
+running=0
+for surface in $SURFACES; do
+  fuzz_surface "$surface" &
+  running=$((running + 1))
+  if [ "$running" -ge "$FUZZ_PARALLEL" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
+done
+[ "$failed" -eq 0 ] || exit 1
+# A finding written by a process that did not fail (a forked child) is a finding too.
+if [ -n "$(ls -A "$findings")" ]; then
+  echo "ci-sanitize: fuzz findings in $findings/:"
+  ls -l "$findings"
+  exit 1
+fi
 end=$(date +%s)
 echo "ci-sanitize: build $((built - start)) s, sanitized tests $((tested - built)) s," \
   "fuzz $((end - tested)) s, total $((end - start)) s wall"

@@ -68,8 +68,12 @@ Validation validate_request(const ScenarioRequest& request) {
 }
 
 Inspection inspect_request(const ScenarioRequest& request) {
-  // Not refused for what would fail at run time: inspect shows what the physics acts on.
-  Inspection out{resolve_scenario(load_request(request)), {}, {}};
+  // The checks validate makes, in the same order (issue 36: inspect showed a tenant whose memory
+  // exceeds its device, which validate and run refuse, and exited 0).
+  // A cluster scenario gets the cluster loader's checks first (validate's), then one line at its
+  // `cluster:` key: it has no tenants' kernels to show.
+  if (is_cluster_request(request)) load_cluster_request(request);
+  Inspection out{resolve_checked(load_request(request), nullptr), {}, {}};
   out.rows = inspect_kernels(out.resolved);
   out.warnings = default_warnings(out.resolved.scenario);
   return out;

@@ -9,6 +9,7 @@
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "models/output/result_io.hpp"
+#include "models/output/result_read_isolated.hpp"
 #include "models/strategies/registry.hpp"
 #include "sim/util/strings.hpp"
 
@@ -257,7 +258,8 @@ int command_models(const std::vector<std::string>& args) {
 // A cluster replay's result file (`kind: cluster` in its /summary, models/cluster/
 // cluster_output.hpp): report prints that summary; the device-result views refuse it.
 bool is_cluster_summary(const std::vector<nlohmann::ordered_json>& summaries) {
-  return summaries.size() == 1 && summaries.front().value("kind", "") == "cluster";
+  return summaries.size() == 1 && summaries.front().is_object() &&
+         summaries.front().value("kind", "") == "cluster";
 }
 
 InputError not_for_cluster(const std::string& path, const std::string& what) {
@@ -303,10 +305,10 @@ int command_report(const std::vector<std::string>& args) {
     bad_extension("--html", vm["html"].as<std::string>(), ".html");
   }
   if (vm.count("html")) check_written_file("--html", vm["html"].as<std::string>());
+  // Every table of the file decodes (a corrupt /requests is refused here, not reported on), in
+  // a child process: the HDF5 library can crash or hang on a corrupt file.
   const std::vector<nlohmann::ordered_json> summaries =
-      read_summaries_h5(vm["file"].as<std::string>());
-  // Every table of the file decodes (a corrupt /requests is refused here, not reported on).
-  check_result_tables_h5(vm["file"].as<std::string>());
+      read_result_file_isolated(vm["file"].as<std::string>());
   if (is_cluster_summary(summaries)) {
     if (vm.count("html")) throw not_for_cluster(vm["file"].as<std::string>(), "report --html");
     if (format == OutputFormat::csv) {
@@ -364,10 +366,9 @@ int command_plot(const std::vector<std::string>& args) {
     forwarded.push_back(kind);
   }
   // A gpumux device result file, or one line, exit 2.
-  if (is_cluster_summary(read_summaries_h5(vm["file"].as<std::string>()))) {
+  if (is_cluster_summary(read_result_file_isolated(vm["file"].as<std::string>()))) {
     throw not_for_cluster(vm["file"].as<std::string>(), "plot");
   }
-  check_result_tables_h5(vm["file"].as<std::string>());
   return exec_python_module("plot", "gpumux.plot", forwarded);
 }
 

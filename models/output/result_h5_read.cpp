@@ -3,18 +3,25 @@
 // that is not a regular file (a FIFO would block open() forever, a device never ends) and tables
 // that declare more rows than the file could hold are refused in one line, as is a /tenant_names
 // that does not name every row of the /tenants beside it.
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
 #include "models/config/input_error.hpp"
 #include "models/output/result_io.hpp"
+#include "models/output/result_read_isolated.hpp"
 #include "sim/io/hdf5_file.hpp"
 
 namespace gpumux {
@@ -207,6 +214,112 @@ void check_result_tables_h5(const std::string& path) {
     throw InputError(SourceLocation{path, 0, 0, ""},
                      fmt::format("not a gpumux result file ({})", e.what()));
   }
+}
+
+namespace {
+
+// Writes all of TEXT to FD (a pipe), retrying short writes.
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::vector<nlohmann::ordered_json> read_result_file_isolated(const std::string& path,
+                                                              double base_seconds,
+                                                              void (*in_child)()) {
+  // What needs no HDF5 first, in this process: a FIFO or a missing file is one line already.
+  if (const std::string why = not_a_regular_file(path); !why.empty()) {
+    throw InputError(SourceLocation{path, 0, 0, ""},
+                     fmt::format("not a gpumux result file ({})", why));
+  }
+  std::error_code size_error;
+  const double file_bytes =
+      static_cast<double>(size_error ? 0 : std::filesystem::file_size(path, size_error));
+  const auto limit = std::chrono::milliseconds(
+      static_cast<std::int64_t>((base_seconds + file_bytes / (20.0 * 1024 * 1024)) * 1000));
+  int channel[2];
+  if (::pipe(channel) != 0) {
+    throw std::runtime_error(std::string("reading a result file: pipe: ") + std::strerror(errno));
+  }
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(channel[0]);
+    ::close(channel[1]);
+    throw std::runtime_error(std::string("reading a result file: fork: ") + std::strerror(errno));
+  }
+  if (child == 0) {
+    // The child: 'S' + the summaries as one JSON array, or 'E' + the one-line error. A crash
+    // in the library ends it plainly (no handler of the parent's runs).
+    ::close(channel[0]);
+    for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
+    if (in_child != nullptr) in_child();
+    int status = 0;
+    std::string answer;
+    try {
+      const std::vector<Json> summaries = read_summaries_h5(path);
+      check_result_tables_h5(path);
+      answer = "S" + Json(summaries).dump();
+    } catch (const std::exception& e) {
+      answer = std::string("E") + e.what();
+      status = 2;
+    }
+    write_all(channel[1], answer);
+    ::close(channel[1]);
+    ::_exit(status);
+  }
+  ::close(channel[1]);
+  std::string answer;
+  bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd waiting{channel[0], POLLIN, 0};
+    const int ready =
+        ::poll(&waiting, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char buffer[65536];
+    const ssize_t n = ::read(channel[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child closed its end: done, or dead
+    answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(channel[0]);
+  if (timed_out) ::kill(child, SIGKILL);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const auto corrupt = [&](const std::string& what) {
+    return InputError(SourceLocation{path, 0, 0, ""},
+                      fmt::format("not a gpumux result file (corrupt: the HDF5 library {})", what));
+  };
+  if (timed_out) {
+    throw corrupt(fmt::format("did not finish reading it in {:.3g} s",
+                              static_cast<double>(limit.count()) / 1000));
+  }
+  if (WIFSIGNALED(status)) {
+    throw corrupt(fmt::format("crashed reading it: {}", strsignal(WTERMSIG(status))));
+  }
+  if (!answer.empty() && answer[0] == 'E') throw InputError(answer.substr(1));
+  if (answer.empty() || answer[0] != 'S' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw corrupt("stopped reading it");
+  }
+  std::vector<Json> summaries;
+  for (Json& s : Json::parse(answer.substr(1))) summaries.push_back(std::move(s));
+  return summaries;
 }
 
 }  // namespace gpumux

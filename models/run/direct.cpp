@@ -263,7 +263,9 @@ void Tenant::direct_next(DirectEvents& pending) {
   }
   direct_waiting_.clear();
   direct_head_ = 0;
-  free_requests_.push_back(std::move(in_flight_list_.back()));
+  if (free_requests_.size() < kMaxFreeRequests) {
+    free_requests_.push_back(std::move(in_flight_list_.back()));
+  }
   in_flight_list_.pop_back();
   --in_flight_;
   pending.serving = nullptr;

@@ -221,8 +221,16 @@ class Tenant final : public KernelOwner {
   /// A finished request's storage made ready for another (what acquire_request resets).
   static void reset_request(Request& r);
   /// Called first by every tenant event (never inside a device callback). Inline: per event.
+  /// Finished requests kept for reuse: at most kMaxFreeRequests, the rest are freed with their
+  /// kernels (durations, specs, shapes, streams). Without the cap a saturated tenant's drain,
+  /// which finishes requests with no arrival left to reuse them, kept every finished request's
+  /// kernels: memory grew with backlog x kernels per request (issue 36; a queued request holds
+  /// no kernels, they are drawn when it starts).
+  static constexpr std::size_t kMaxFreeRequests = 64;
   void recycle_graveyard() {
-    for (auto& r : graveyard_) free_requests_.push_back(std::move(r));
+    for (auto& r : graveyard_) {
+      if (free_requests_.size() < kMaxFreeRequests) free_requests_.push_back(std::move(r));
+    }
     graveyard_.clear();
   }
   void dispatch();

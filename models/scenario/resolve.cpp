@@ -219,7 +219,7 @@ static void resolve_engine_cpu(TenantSpec& tenant, int gpus) {
 ResolvedScenario resolve_scenario(Scenario scenario) {
   if (scenario.has_cluster && scenario.gpus.empty() && scenario.tenants.empty()) {
     // Only the `cluster:` section: models/cluster replays it (the front end routes it there).
-    throw InputError(SourceLocation{scenario.source_file, 0, 0, "cluster"},
+    throw InputError(scenario.locate("cluster"),
                      "this scenario has a cluster: section and no gpus or tenants: it is replayed "
                      "as a cluster (gpumux run), not resolved as GPUs and tenants");
   }

@@ -18,6 +18,7 @@ struct TenantWork {
   std::string longest_key = "duration";  // its term that dominates: a key under kernels.N, or
                                          // "host_gap" (workload.request.host_gap)
   double drain_ns = 0;  // after `duration`: the backlog of an overloaded tenant, or one request
+  double backlog = 0;   // requests still queued at `duration` (served alone, concurrency at once)
 };
 
 double token_mean(const WorkloadSpec& w, TokenCount which) {
@@ -117,6 +118,13 @@ TenantWork tenant_work(const Scenario& scenario, std::size_t t, const TraceSumma
   // Served alone, max_in_flight at a time: what is left at `duration` drains afterwards.
   const double busy = out.requests * out.solo_ns / std::max(1, w.max_in_flight);
   out.drain_ns = std::max(out.solo_ns, busy - static_cast<double>(scenario.duration));
+  // Queued at `duration`: arrivals beyond what `concurrency` servers of solo_ns each finish
+  // (a batched server at most max_batch at once). A closed loop never queues beyond its clients.
+  const double concurrency = std::max({1, w.max_in_flight, w.max_batch});
+  if (a.process != ArrivalProcess::closed && out.solo_ns > 0) {
+    const double served = concurrency * static_cast<double>(scenario.duration) / out.solo_ns;
+    out.backlog = std::max(0.0, out.requests - served);
+  }
   return out;
 }
 
@@ -139,9 +147,11 @@ WorkEstimate estimate_work(const Scenario& scenario, const std::vector<TraceSumm
                            const KeptRecords& kept) {
   WorkEstimate total;
   double drain = 0;
+  double backlog = 0;
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
     static const TraceSummary kNone;
     const TenantWork w = tenant_work(scenario, t, t < traces.size() ? traces[t] : kNone);
+    backlog += w.backlog;
     const double copies = std::max<std::size_t>(1, scenario.tenants[t].devices.size());
     total.requests += w.requests;
     total.launches += w.requests * w.launches_per_request * copies;
@@ -165,8 +175,9 @@ WorkEstimate estimate_work(const Scenario& scenario, const std::vector<TraceSumm
       results * devices *
       std::min(total.samples / std::max(1.0, series), static_cast<double>(kMaxSamplesPerSeries)) *
       kBytesPerSample;
+  total.backlog_memory = results * backlog * kBytesPerQueuedRequest;
   total.memory = total.statistics_memory + total.request_memory + total.kernel_record_memory +
-                 total.timeseries_memory;
+                 total.timeseries_memory + total.backlog_memory;
   return total;
 }
 
@@ -186,6 +197,8 @@ void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>
   double drain = 0;
   std::size_t drain_tenant = 0;
   TenantWork drain_work;
+  std::size_t backlog_tenant = 0;
+  TenantWork backlog_work;
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
     static const TraceSummary kNone;
     const TenantWork w = tenant_work(scenario, t, t < traces.size() ? traces[t] : kNone);
@@ -194,6 +207,10 @@ void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>
       worst_launches = launches;
       worst = t;
       worst_work = w;
+    }
+    if (w.backlog > backlog_work.backlog) {
+      backlog_tenant = t;
+      backlog_work = w;
     }
     if (w.drain_ns > drain) {
       drain = w.drain_ns;
@@ -222,11 +239,21 @@ void check_work_budget(const Scenario& scenario, const std::vector<TraceSummary>
     // Memory: name the largest part's key.
     std::string key;
     std::string part;
-    const double largest = std::max({total.statistics_memory, total.request_memory,
-                                     total.kernel_record_memory, total.timeseries_memory});
+    const double largest =
+        std::max({total.statistics_memory, total.request_memory, total.kernel_record_memory,
+                  total.timeseries_memory, total.backlog_memory});
     const std::string held =
         kept.results > 1 ? " for each of the " + sci(kept.results) + " results held at once" : "";
-    if (total.kernel_record_memory == largest) {
+    if (total.backlog_memory == largest) {
+      const TenantSpec& tenant = scenario.tenants[backlog_tenant];
+      key = backlog_work.driver;
+      part = "the queue of tenant '" + tenant.name + "': about " + sci(backlog_work.backlog) +
+             " requests waiting at the end of duration " +
+             units::format_duration(scenario.duration) + " (it serves about " +
+             sci(1e9 * std::max({1, tenant.workload.max_in_flight, tenant.workload.max_batch}) /
+                 backlog_work.solo_ns) +
+             "/s alone; lower the load or raise max_in_flight)";
+    } else if (total.kernel_record_memory == largest) {
       key = "output.kernels";
       part = "a record of each of about " + sci(total.launches) +
              " kernel launches kept in memory" + held +

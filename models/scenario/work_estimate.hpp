@@ -55,6 +55,12 @@ inline constexpr double kBytesPerRequestRecord = 48;
 inline constexpr double kBytesPerPercentileSample = 8;
 /// A KernelRecord (output.kernels: true) kept in memory: 40 B (KeptRecords::kernels).
 inline constexpr double kBytesPerKernelRecord = 40;
+/// A request waiting in its tenant's FIFO queue: 640 B (kernels are drawn when it starts).
+/// Measured: the peak RSS of `gpumux run` on tests/data/scenarios/saturated-catalog.yaml at 10 s
+/// and 60 s (20,000 and 120,000 queued whisper-large-v3 requests: 28 MB and 90 MB), the
+/// difference over the 100,000 between them, 630 B, rounded up; a one-kernel tenant measured
+/// 283 B (the larger is counted).
+inline constexpr double kBytesPerQueuedRequest = 640;
 /// A timeseries sample: 32 B, plus the two 8 B integrals it is computed from.
 inline constexpr double kBytesPerSample = 48;
 
@@ -83,13 +89,18 @@ struct WorkEstimate {
   double request_memory = 0;        ///< request records, 0 unless KeptRecords::requests
   double kernel_record_memory = 0;  ///< kernel records, 0 unless kept and output.kernels
   double timeseries_memory = 0;     ///< samples kept, at most kMaxSamplesPerSeries per series
+  /// Requests queued at `duration` by an overloaded tenant (more arrive than it can serve alone:
+  /// requests - concurrency x duration / solo time), x kBytesPerQueuedRequest x results.
+  double backlog_memory = 0;
 };
 
 /// The estimate; `traces` holds each tenant's checked trace (rows == 0 for other processes).
 /// Closed forms: requests = sum over tenants of rate x duration (trace length, closed loops:
 /// concurrency x duration / (think + solo time)); request_memory = requests x 48 B x results
 /// when kept; statistics_memory = sum over tenants of series x 8 B x the samples held (exact:
-/// requests; auto: min(requests, 2^20); sketch: 0), series = 2, or 4 with `tokens:`.
+/// requests; auto: min(requests, 2^20); sketch: 0), series = 2, or 4 with `tokens:`;
+/// backlog_memory = sum over tenants of max(0, requests - concurrency x duration / solo) x 640 B
+/// x results (concurrency: max_in_flight, or max_batch for batched serving).
 WorkEstimate estimate_work(const Scenario& scenario, const std::vector<TraceSummary>& traces,
                            const KeptRecords& kept = {});
 

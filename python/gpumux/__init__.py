@@ -49,7 +49,10 @@ from . import scenarios  # noqa: E402  (gpumux.scenarios.path("quickstart"))
 __version__: str = _gpumux.version()
 
 #: Raised for any bad input: scenario syntax, schema, units, unknown keys, bad overrides,
-#: devices that do not fit, unknown strategies. A ``ValueError``.
+#: devices that do not fit, unknown strategies, an argument out of range or not a number
+#: (seed=inf, jobs=2**40, headroom="x"). A ``ValueError``. An argument of the wrong type
+#: (progress=5, overrides=5, record_requests="no") is a ``TypeError`` naming it; neither comes
+#: from pybind11 or half-way through a run.
 ScenarioError = _gpumux.ScenarioError
 ScenarioError.__module__ = "gpumux"  # shown as gpumux.ScenarioError; pickles by that name
 
@@ -158,6 +161,9 @@ def _override_list(overrides: Overrides) -> list[str]:
         return [_checked_override(f"{k}={_override_value(v, k)}") for k, v in overrides.items()]
     if isinstance(overrides, str):
         return [_checked_override(overrides)]
+    if not isinstance(overrides, Iterable):
+        raise TypeError(f"overrides must be a dict, a 'KEY=VALUE' str or a list of them, not "
+                        f"{type(overrides).__name__}")
     out = []
     for item in overrides:
         if isinstance(item, str):
@@ -178,13 +184,55 @@ def _seed(seed) -> int | None:
         raise ScenarioError(f"seed must be a whole number, not {type(value).__name__}")
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
         raise ScenarioError(f"seed must be a whole number, not {value!r}") from None
     if isinstance(value, float) and number != value:
         raise ScenarioError(f"seed must be a whole number, not {value!r}")
     if not 0 <= number < 2**64:
         raise ScenarioError(f"seed must be in 0..2**64 - 1 (a 64-bit seed), not {number}")
     return number
+
+
+def _count(value, name: str, low: int, high: int) -> int:
+    """A whole-number argument in [low, high]: TypeError for another type (bools included),
+    ScenarioError for a value out of range (e.g. jobs=2**40, which pybind11 could not pass as
+    an int and raised its own TypeError for)."""
+    value = _plain(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():  # NaN and infinities too
+            raise ScenarioError(f"{name} must be a whole number, not {value!r}")
+        value = int(value)
+    if not low <= value <= high:
+        raise ScenarioError(f"{name} must be from {low} to {high}, not {value}")
+    return value
+
+
+def _real(value, name: str, low: float, high: float) -> float:
+    """A finite number in [low, high]: ScenarioError for NaN, infinities, text that is not a
+    number or a value out of range (float('x') raised a bare ValueError; int(inf) an
+    OverflowError)."""
+    value = _plain(value)
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a number, not bool")
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ScenarioError(f"{name} must be a finite number, not {value!r}") from None
+    if not (low <= number <= high):  # NaN fails too
+        raise ScenarioError(f"{name} must be a finite number from {low:g} to {high:g}, "
+                            f"not {value!r}")
+    return number
+
+
+def _progress(progress):
+    """PROGRESS when it is None or callable; TypeError before the run otherwise (it was called
+    4096 events in, from C++)."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable(now_ns, horizon_ns, events) or None, not "
+                        f"{type(progress).__name__}")
+    return progress
 
 
 def _flag(value, name: str) -> bool:
@@ -245,8 +293,8 @@ def run(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = 
         native = _gpumux.run_cluster(text, is_path,
                                      _override_list(overrides) + _seed_overrides(seed), source)
         return ClusterResult(native)
-    native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source, progress,
-                         record_requests=record_requests)
+    native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source,
+                         _progress(progress), record_requests=record_requests)
     return Result._from_native(native)
 
 
@@ -257,7 +305,9 @@ def validate(scenario: ScenarioLike, overrides: Overrides = None) -> dict:
     "devices": [{"name", "profile", "sms", "sharing", "tenants"}], "planning": bool (a `plan:`
     scenario with tenants not yet placed: checked against its GPU models, no devices),
     "warnings": [lines] (what is likely to fail, as `gpumux validate` prints)}; raises
-    ScenarioError for what will fail (e.g. static memory over the device's).
+    ScenarioError for what will fail (e.g. static memory over the device's). A scenario with a
+    ``cluster:`` section gets the cluster loader's checks and ``gpumux validate --format json``'s
+    answer: {"status": "ok", "kind": "cluster", "pools", "pods", "policy", "advertised"}.
     """
     text, is_path, source = _scenario_args(scenario)
     return _gpumux.validate(text, is_path, _override_list(overrides), source)
@@ -297,8 +347,9 @@ def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     import tempfile
     paths = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [
         os.fspath(p) for p in data]
-    if not isinstance(iterations, int) or isinstance(iterations, bool):
+    if not isinstance(_plain(iterations), int) or isinstance(_plain(iterations), bool):
         raise ScenarioError(f"iterations: expected an integer from 1 to 10, got {iterations!r}")
+    iterations = _count(iterations, "iterations", 1, 10)
     if output is not None and profile is None:
         import csv
         with open(paths[0], newline="") as f:
@@ -409,7 +460,7 @@ def compare(scenario: ScenarioLike, strategies: str | Iterable[str],
     # The frame needs only the summaries: per-request records are kept only when the Results
     # are returned (their .requests tables).
     natives = _gpumux.compare(text, is_path, names, _override_list(overrides), _seed(seed),
-                              source, progress, record_requests=return_results)
+                              source, _progress(progress), record_requests=return_results)
     results = {n.strategy: Result._from_native(n) for n in natives}
     frame = compare_frame(results.values())
     return (frame, results) if return_results else frame

@@ -133,23 +133,25 @@ def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None =
     Raises ScenarioError for bad input.
     """
     import gpumux
+    jobs = gpumux._plain(jobs)
     if isinstance(jobs, bool) or not isinstance(jobs, int):
         raise TypeError(f"jobs must be a whole number of threads, not {type(jobs).__name__}")
-    if jobs < 0:
-        raise ValueError(f"jobs must be >= 1 (or 0: the cores), not {jobs}")
+    # 0: the cores; at most 4096 threads (a larger int was pybind11's raw TypeError).
+    jobs = gpumux._count(jobs, "jobs (0: the cores)", 0, 4096)
     client = gpumux._dask_client(client)
     text, is_path, source = gpumux._scenario_args(scenario)
     extra = []
     plan_keys: dict[str, Any] = {}
     if gpus is not None:
-        plan_keys["gpus"] = [{"model": m, "cost_per_hour": float(p)} for m, p in dict(gpus).items()]
+        plan_keys["gpus"] = [{"model": m, "cost_per_hour": gpumux._real(p, f"gpus[{m!r}]", 0, 1e12)}
+                             for m, p in dict(gpus).items()]
     if max_gpus is not None:
-        plan_keys["max_gpus"] = int(max_gpus)
+        plan_keys["max_gpus"] = gpumux._count(max_gpus, "max_gpus", 1, 2**31 - 1)
     if strategies is not None:
         plan_keys["strategies"] = (list(gpumux._gpumux.parse_strategy_list(strategies))
                                    if isinstance(strategies, str) else list(strategies))
     if headroom is not None:
-        plan_keys["headroom"] = float(headroom)
+        plan_keys["headroom"] = gpumux._real(headroom, "headroom", -1e9, 1e9)
     if platform is not None:
         plan_keys["platform"] = str(platform)
     if plan_keys:

@@ -276,7 +276,7 @@ def sweep(scenario: ScenarioLike, grid: Mapping[str, Iterable[Any]], client: Any
     else:
         if processes is None:
             processes = os.cpu_count() or 1
-        processes = max(1, min(int(processes), len(tasks)))
+        processes = max(1, min(gpumux._count(processes, "processes", 1, 4096), len(tasks)))
         bar = None
         if progress:
             from tqdm.auto import tqdm

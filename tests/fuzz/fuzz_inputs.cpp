@@ -1,12 +1,16 @@
-// Fuzz entry for gpumux's input readers (issue 13 item 5, issue 27): the scenario loader (load,
-// resolve, a short simulate) and every trace reader; the cluster section (load, a short replay,
-// its metrics and workload pods; GKE keys are pool keys of it), the openb node and pod CSVs, the
-// device-plugin and mig-parted configs, and the `plan:` section (load and a small plan). The
-// first byte of the input picks the target (kTargets below: bytes 0xF0-0xFF the issue-27
-// targets, every other byte modulo 11 the earlier ones, so committed findings keep theirs); the
-// rest is the document. A UserError (InputError, RangeError, ...) is the expected answer to a
-// bad input; anything else escaping, a crash, a sanitizer report, a hang or a memory blow-up is
-// a finding.
+// Fuzz entry for gpumux's input readers (issue 13 item 5, issue 27, issue 36): the scenario
+// loader (load, resolve, inspect's rows and validate's capacity checks, a short simulate; LLM
+// cards and catalog keys are scenario keys) and every trace reader; the cluster section (load, a
+// short replay, its metrics and workload pods; GKE keys are pool keys of it), the openb node and
+// pod CSVs, the device-plugin and mig-parted configs, the `plan:` section (load, a small plan and
+// its `-o DIR` folder written atomically), and the result-file readers of `gpumux report`. The
+// first byte of the input picks the target (fuzz_one below: bytes 0xF0-0xF6 the issue-27 and
+// issue-36 targets, 0xF7-0xFF wrap onto them, every other byte modulo 11 the earlier ones, so
+// committed findings keep theirs); the rest is the document. GPUMUX_FUZZ_TARGET=N pins every
+// input to target N whatever its first byte (scripts/ci-sanitize.sh fuzzes each surface on its
+// own, so mutations stay on it). A UserError (InputError, RangeError, ...) is the expected answer
+// to a bad input; anything else escaping, a crash, a sanitizer report, a hang or a memory blow-up
+// is a finding.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): with clang -fsanitize=fuzzer as the libFuzzer
 // binary `fuzz_inputs` (GPUMUX_FUZZ=ON), and always as `fuzz_replay`, a plain main that runs every
@@ -15,10 +19,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <unistd.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/common_interface_defs.h>
+#endif
+#endif
 
 #include "sim/util/error.hpp"
 
@@ -30,7 +42,13 @@
 #include "models/cluster/openb_reader.hpp"
 #include "models/cluster/workload_pods.hpp"
 #include "models/config/profile_loader.hpp"
+#include "models/app/plan_deploy.hpp"
+#include "models/output/result_io.hpp"
+#include "models/output/result_read_isolated.hpp"
+#include "models/plan/capacity_check.hpp"
 #include "models/plan/planner.hpp"
+#include "models/scenario/inspect.hpp"
+#include "sim/io/output_directory.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/kernel_trace.hpp"
 #include "models/scenario/loader.hpp"
@@ -47,6 +65,9 @@ using namespace gpumux;
 constexpr Nanos kMaxFuzzDuration = 50'000'000;  // 50 ms
 constexpr double kMaxFuzzWork = 2e4;
 
+std::string temp_path(const std::string& name);
+std::string temp_file(const std::string& bytes, const char* suffix);
+
 void fuzz_scenario(const std::string& text) {
   // A directory that does not exist: relative trace paths in the document resolve under it
   // and fail as missing files (absolute paths are read as written).
@@ -55,6 +76,10 @@ void fuzz_scenario(const std::string& text) {
   if (scenario.warmup > scenario.duration) scenario.warmup = 0;
   scenario.allow_large = false;
   ResolvedScenario resolved = resolve_scenario(std::move(scenario));
+  // What `gpumux validate` and `gpumux inspect` compute from the resolved scenario.
+  capacity_findings(resolved);
+  inspect_kernels(resolved);
+  default_warnings(resolved.scenario);
   const WorkEstimate work = estimate_work(resolved.scenario, resolved.traces);
   if (!(work.requests <= kMaxFuzzWork && work.launches <= 50 * kMaxFuzzWork &&
         work.samples <= kMaxFuzzWork)) {
@@ -128,25 +153,99 @@ void fuzz_plan(const std::string& text) {
   }
   PlanOptions options;
   options.jobs = 1;
-  plan_scenario(scenario, options);
+  PlanResult result = plan_scenario(scenario, options);
+  if (!result.found()) {
+    // 50 ms rarely makes an SLO verdict conclusive: without SLOs every setup that fits is
+    // feasible, so the files of `plan -o DIR` are written for most inputs that load.
+    for (TenantSpec& t : scenario.tenants) t.slo = SloSpec{};
+    result = plan_scenario(scenario, options);
+    if (!result.found()) return;
+  }
+  // `plan -o DIR`: the deployment files, written into one folder replaced whole each time.
+  const std::vector<PlanFile> files = plan_deployment_files(result, "fuzz.yaml");
+  replace_directory_atomically(temp_path("plan"), plan_output_entry, [&](const std::string& temp) {
+    for (const PlanFile& file : files) {
+      const std::filesystem::path path = std::filesystem::path(temp) / file.path;
+      std::filesystem::create_directories(path.parent_path());
+      std::ofstream(path) << file.text;
+    }
+  });
+}
+
+// In the child that decodes a result file: a sanitizer report there (the HDF5 library's
+// memcpy on a corrupt heap) must not make libFuzzer write the parent's input as a crash; the
+// child dies and the parent answers "corrupt" (a UserError). Memory errors of gpumux's own
+// readers in the child are therefore not findings here: test_result_io and the corpus replay
+// run them in-process.
+void quiet_child() {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  __sanitizer_set_death_callback(nullptr);
+#endif
+#endif
+}
+
+// `gpumux report` of a result file (issue 36): the bytes as a file, its summaries read back,
+// every table decoded, then the text report (a cluster replay's summary is printed as it is).
+void fuzz_result_file(const std::string& bytes) {
+  const std::string path = temp_file(bytes, ".h5");
+  // 5 s: under ci-sanitize.sh's 10 s per input (a hang of the HDF5 library is refused).
+  const std::vector<nlohmann::ordered_json> summaries =
+      read_result_file_isolated(path, 5, quiet_child);
+  if (summaries.size() == 1 && summaries.front().is_object() &&
+      summaries.front().value("kind", "") == "cluster") {
+    return;
+  }
+  if (summaries.size() > 1) {
+    compare_table_from_json(summaries);
+  } else {
+    for (const nlohmann::ordered_json& s : summaries) summary_table_from_json(s);
+  }
+}
+
+// This process's own temporary folder, removed at exit (fuzz_replay runs left one each).
+struct TempFolder {
+  std::string path;
+  TempFolder() {
+    char pattern[] = "/tmp/gpumux-fuzz-XXXXXX";
+    const char* made = mkdtemp(pattern);
+    path = made ? made : "";
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+};
+
+// A path in this process's own temporary folder.
+std::string temp_path(const std::string& name) {
+  static const TempFolder folder;
+  return (folder.path.empty() ? std::string("/tmp") : folder.path) + "/" + name;
 }
 
 std::string temp_file(const std::string& bytes, const char* suffix) {
-  static const std::string dir = [] {
-    char pattern[] = "/tmp/gpumux-fuzz-XXXXXX";
-    const char* made = mkdtemp(pattern);
-    return std::string(made ? made : "/tmp");
-  }();
-  const std::string path = dir + "/input" + suffix;
+  const std::string path = temp_path(std::string("input") + suffix);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
+// GPUMUX_FUZZ_TARGET: the target every input goes to (a selector of fuzz_one), or -1.
+int pinned_target() {
+  static const int pinned = [] {
+    const char* value = std::getenv("GPUMUX_FUZZ_TARGET");
+    return value != nullptr && *value != '\0' ? std::atoi(value) : -1;
+  }();
+  return pinned;
+}
+
 void fuzz_one(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return;
-  // 0xF0-0xFF: the issue-27 targets (11-16 below); any other byte: modulo 11, as before.
-  const unsigned selector = data[0] >= 0xF0 ? 11 + (data[0] - 0xF0) % 6 : data[0] % 11;
+  // 0xF0-0xFF: the issue-27 and issue-36 targets (11-17 below); any other byte: modulo 11, as
+  // before; GPUMUX_FUZZ_TARGET overrides both.
+  const unsigned selector = pinned_target() >= 0 ? static_cast<unsigned>(pinned_target())
+                            : data[0] >= 0xF0    ? 11 + (data[0] - 0xF0) % 7
+                                                 : data[0] % 11;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   std::istringstream in(body);
   switch (selector) {
@@ -195,6 +294,9 @@ void fuzz_one(const std::uint8_t* data, std::size_t size) {
       break;
     case 16:  // 0xF5: a scenario with a `plan:` section
       fuzz_plan(body);
+      break;
+    case 17:  // 0xF6: a result file (gpumux run -o, compare -o, a cluster replay's -o)
+      fuzz_result_file(body);
       break;
   }
 }

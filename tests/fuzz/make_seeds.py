@@ -5,11 +5,12 @@ Each seed is one byte selecting the target of tests/fuzz/fuzz_inputs.cpp, then t
 0 scenario YAML, 4 request trace csv, 5 azure-llm, 6 mooncake, 7 torch/Kineto JSON,
 8 kernel csv, 9 ncu csv, 10 nsys sqlite; and (issue 27) 0xF0 cluster scenario YAML (GKE keys
 among its pools' keys), 0xF1 openb node CSV, 0xF2 openb pod CSV, 0xF3 device-plugin config,
-0xF4 mig-parted config, 0xF5 planning scenario YAML. Seeds: a few shipped scenarios, the trace files of
-tests/data/traces and scenarios/traces, and the bad inputs of tests/cli/test_error_contract.py
-(the scenario, and the trace it names fed to its reader), the shipped cluster scenarios, openb
-CSVs, device-plugin and mig-parted examples and planning scenarios, and the issue-27 cases
-(ISSUE_27_CLUSTER below). Minimized findings of a campaign are
+0xF4 mig-parted config, 0xF5 planning scenario YAML; (issue 36) 0xF6 a result file.
+Seeds: a few shipped scenarios, the trace files of tests/data/traces and scenarios/traces, the
+bad inputs of tests/cli/test_error_contract.py (the scenario, and the trace it names fed to its
+reader), the shipped cluster scenarios, openb CSVs, device-plugin and mig-parted examples and
+planning scenarios, the issue-27 cases (ISSUE_27_CLUSTER below), the issue-36 LLM card, batched
+and catalog cases, and result files written by build/gpumux (result_seeds). Minimized findings of a campaign are
 added by hand as corpus/crash-* / corpus/timeout-* / corpus/oom-*.
 """
 import importlib.util
@@ -40,7 +41,8 @@ NCU_WIDE = (
     '"ampere_sgemm_128x64_tn","12.0","88.0"\n')
 
 TRACE_SELECTOR = {"azure-llm": 5, "azure_llm": 5, "mooncake": 6, "csv": 4}
-CLUSTER, OPENB_NODES, OPENB_PODS, DEVICE_PLUGIN, MIG_PARTED, PLAN = range(0xF0, 0xF6)
+CLUSTER, OPENB_NODES, OPENB_PODS, DEVICE_PLUGIN, MIG_PARTED, PLAN, RESULT = range(0xF0, 0xF7)
+RESULT_LIMIT = 64 * 1024  # a result file is not cut (it would not open): smaller ones only
 
 # The cluster cases of issue 27 (tests/unit/test_cluster_reliability.cpp has each with its
 # expected answer): one pool, then each case's pods (and keys after them).
@@ -120,6 +122,31 @@ def put(name, selector, data):
     (OUT / f"seed-{name}").write_bytes(bytes([selector]) + data)
 
 
+def result_seeds():
+    """Result files for the report readers (0xF6), written by the gpumux binary ($GPUMUX_BIN or
+    build/gpumux): a run, an LLM run (TTFT and TPOT series), a compare and a cluster replay,
+    each short enough to stay under RESULT_LIMIT."""
+    import os
+    import subprocess
+    binary = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
+    short = ["--set", "duration=20ms", "--set", "warmup=0s"]
+    runs = {
+        "run-quickstart": ["run", "scenarios/quickstart.yaml", *short],
+        "run-llm-serving": ["run", "scenarios/pattern-llm-serving.yaml", *short],
+        "compare-hybrid": ["compare", "scenarios/hybrid-h100.yaml", "--strategies",
+                           "mps,time-slicing", "--set", "duration=5ms", "--set", "warmup=0s"],
+        "cluster-gang": ["run", "scenarios/cluster/gang-two-nodes.yaml"],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, args in runs.items():
+            out = Path(tmp) / f"{name}.h5"
+            subprocess.run([binary, *args, "-o", str(out)], cwd=REPO, check=True,
+                           stdout=subprocess.DEVNULL)
+            data = out.read_bytes()
+            if len(data) <= RESULT_LIMIT:
+                (OUT / f"seed-result-{name}").write_bytes(bytes([RESULT]) + data)
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     for name in ["quickstart", "mps-h100", "mig-all-balanced-a100", "hybrid-h100",
@@ -189,6 +216,16 @@ def main():
     put("issue36-batched-per-sequence", 0, ranges.BATCHED.replace("HOST_GAP", "0s").replace(
         "PER_SEQUENCE", "1000000h").replace("PER_CONTEXT", "0s"))
     put("issue36-catalog-bus-bandwidth", 0, ranges.CATALOG.format(bus="1e-9B/s"))
+    # Catalog tenants (workload `model:` keys): the shipped pattern and the saturated tenant.
+    for name in ["pattern-batch-inference", "antipattern-training-plus-inference-timesliced"]:
+        put(f"issue36-catalog-{name}", 0, (REPO / "scenarios" / f"{name}.yaml").read_text())
+    put("issue36-catalog-saturated", 0,
+        (REPO / "tests/data/scenarios/saturated-catalog.yaml").read_text())
+    # A plan small enough for the plan target to search and write its `-o` folder.
+    put("issue36-plan-o-two-tenants", PLAN,
+        (REPO / "scenarios/plan/plan-identical-tenants.yaml").read_text()
+        .replace("replicas: 12", "replicas: 2").replace("max_gpus: 3", "max_gpus: 2"))
+    result_seeds()
 
     spec = importlib.util.spec_from_file_location(
         "error_contract", REPO / "tests/cli/test_error_contract.py")
