@@ -438,4 +438,8 @@ def test_plan_progress_lines_off_a_terminal(tmp_path):
     assert all(b - a >= 9 for a, b in zip(seconds, seconds[1:])), seconds  # rounded to 1 s
     assert len(lines) <= 1 + wall / 10, (lines, wall)
     quiet = gpumux("plan", path, "--quiet", check=0)
-    assert quiet.stderr == "" and quiet.stdout == proc.stdout
+    assert quiet.stderr == ""
+
+    def table(stdout):  # the search line ends with the wall time, which varies
+        return [line for line in stdout.splitlines() if not line.startswith("search:")]
+    assert table(quiet.stdout) == table(proc.stdout)
