@@ -6,14 +6,16 @@
     gpumux/data/scenarios/     scenarios/ (gpumux.scenarios.path(...))
 
 Nothing is downloaded, and nothing is written into the source tree. Which CMake build:
-  - the tree's own build (`make`'s build/, or GPUMUX_CMAKE_BUILD_DIR), when it exists and its
+  - GPUMUX_CMAKE_BUILD_DIR when set: reused when it is this tree's build for this interpreter,
+    configured there when it holds no CMake build, refused in one line otherwise;
+  - the tree's own build (`make`'s build/), when it exists and its
     Python has this interpreter's extension suffix (.cpython-311-x86_64-linux-gnu.so): it is
     brought up to date (`cmake --build`, its two targets only) and its files are copied, so an
     install after `make` compiles nothing;
   - otherwise a Release build of the two targets in GPUMUX_PIP_BUILD_DIR/cmake (default
     ~/.cache/gpumux/pip/<suffix>), kept for the next install, through ccache when it is on PATH.
 Environment:
-    GPUMUX_CMAKE_BUILD_DIR       the CMake build to reuse (default: build/ in this tree)
+    GPUMUX_CMAKE_BUILD_DIR       the CMake build to use (default: build/ in this tree if it fits)
     GPUMUX_PIP_BUILD_DIR         setuptools' build folder and the fallback CMake build
     CMAKE_BUILD_PARALLEL_LEVEL   parallel jobs (default 2)
     CMAKE_CXX_COMPILER_LAUNCHER  e.g. ccache (used automatically when ccache is on PATH)
@@ -66,23 +68,52 @@ def cache_value(build_dir: Path, key: str) -> str | None:
     return match.group(1) if match else None
 
 
-def reusable_tree_build() -> Path | None:
-    """The tree's CMake build when its extension loads in this interpreter, else None."""
-    build_dir = Path(os.environ.get("GPUMUX_CMAKE_BUILD_DIR") or ROOT / "build").resolve()
-    python = cache_value(build_dir, "Python_EXECUTABLE")
-    if cache_value(build_dir, "CMAKE_HOME_DIRECTORY") != str(ROOT) or not python:
-        return None
+def python_suffix(python: str) -> str | None:
+    """The extension suffix of interpreter PYTHON (None when it does not run)."""
     probe = subprocess.run([python, "-c", "import sysconfig; "
                             "print(sysconfig.get_config_var('EXT_SUFFIX'))"],
                            capture_output=True, text=True)
-    if probe.returncode != 0 or probe.stdout.strip() != EXTENSION_SUFFIX:
+    return probe.stdout.strip() if probe.returncode == 0 else None
+
+
+def reusable_tree_build() -> Path | None:
+    """The tree's CMake build when its extension loads in this interpreter, else None."""
+    build_dir = (ROOT / "build").resolve()
+    python = cache_value(build_dir, "Python_EXECUTABLE")
+    if cache_value(build_dir, "CMAKE_HOME_DIRECTORY") != str(ROOT) or not python:
         return None
+    return build_dir if python_suffix(python) == EXTENSION_SUFFIX else None
+
+
+def given_build() -> Path | None:
+    """GPUMUX_CMAKE_BUILD_DIR when set: a build of this tree for this interpreter is reused; a
+    folder without a CMake build is configured as one (configure_own_build); a build of another
+    tree or another Python stops the install with one line saying why (never silently ignored)."""
+    given = os.environ.get("GPUMUX_CMAKE_BUILD_DIR")
+    if not given:
+        return None
+    build_dir = Path(given).expanduser().resolve()
+    if cache_value(build_dir, "CMAKE_HOME_DIRECTORY") is None:
+        if build_dir.exists() and not build_dir.is_dir():
+            sys.exit(f"gpumux: GPUMUX_CMAKE_BUILD_DIR={given}: not a folder")
+        return configure_own_build(build_dir)
+    home = cache_value(build_dir, "CMAKE_HOME_DIRECTORY")
+    if home != str(ROOT):
+        sys.exit(f"gpumux: GPUMUX_CMAKE_BUILD_DIR={given}: a CMake build of {home}, not of "
+                 f"{ROOT}: give this tree's build, or an empty folder to build in")
+    python = cache_value(build_dir, "Python_EXECUTABLE") or "?"
+    suffix = python_suffix(python) if python != "?" else None
+    if suffix != EXTENSION_SUFFIX:
+        sys.exit(f"gpumux: GPUMUX_CMAKE_BUILD_DIR={given}: built for {python} "
+                 f"({suffix or 'no extension suffix'}), not {sys.executable} "
+                 f"({EXTENSION_SUFFIX}): its _gpumux would not import here; give an empty "
+                 "folder to build in, or unset it")
     return build_dir
 
 
-def configure_own_build() -> Path:
+def configure_own_build(build_dir: Path | None = None) -> Path:
     """A Release build of gpumux and _gpumux for this interpreter, out of the source tree."""
-    build_dir = BUILD_BASE / "cmake"
+    build_dir = build_dir or BUILD_BASE / "cmake"
     build_dir.mkdir(parents=True, exist_ok=True)
     configure = ["cmake", "-S", str(ROOT), "-B", str(build_dir),
                  "-DCMAKE_BUILD_TYPE=Release", f"-DPython_EXECUTABLE={sys.executable}",
@@ -94,6 +125,8 @@ def configure_own_build() -> Path:
         "ccache" if shutil.which("ccache") else "")
     if launcher:
         configure.append(f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}")
+    print(f"gpumux: configuring a Release build in {build_dir} (a cold build compiles about "
+          "120 files: 20-40 min on 2 cores; `pip install -v` shows each step)", flush=True)
     subprocess.run(configure, check=True)
     return build_dir
 
@@ -101,7 +134,7 @@ def configure_own_build() -> Path:
 class build_with_cmake(build_py):
     def run(self):
         super().run()
-        build_dir = reusable_tree_build() or configure_own_build()
+        build_dir = given_build() or reusable_tree_build() or configure_own_build()
         print(f"gpumux: CMake build {build_dir}", flush=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
         subprocess.run(["cmake", "--build", str(build_dir), "-j", jobs,

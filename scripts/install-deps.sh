@@ -15,6 +15,7 @@ packages=(
   python3-wheel-whl         # wheel-*.whl: offline `pip install` from a venv without wheel
   pyflakes3 mypy            # .ci/run: the Python lint and type checks
   mkdocs                    # make docs: docs/ as a site (tests/cli/test_docs_links.py)
+  chromium                  # tests/cli/test_plot_report.py: report --html at 1400 px, headless
 )
 missing=()
 for p in "${packages[@]}"; do

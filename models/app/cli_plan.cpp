@@ -27,6 +27,10 @@
 namespace gpumux::cli {
 namespace {
 
+/// Off a terminal, the least time between two progress lines of a plan (issue 35: a long
+/// search prints a line at least every so often, and no more often than this).
+constexpr double kPlanProgressInterval_s = 10.0;
+
 const CommandHelp kPlanHelp{
     "usage: gpumux plan SCENARIO.yaml [-o BEST.yaml|DIR] [--platform P] [--gpus MODEL=PRICE,...] "
     "[--max-gpus N] [--strategies A,B] [--headroom F] [--jobs N] [--set KEY=VALUE ...] "
@@ -255,12 +259,21 @@ int command_plan(const std::vector<std::string>& args) {
   options.interrupt = &stop_requested();
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   const auto started = std::chrono::steady_clock::now();
-  if (terminal && !vm["quiet"].as<bool>()) {
+  // Progress: on a terminal one line rewritten after each batch; off a terminal (a log, CI) a
+  // line after the first batch, then at most one every 10 s, so a long search is never silent.
+  double last_line_s = -kPlanProgressInterval_s;
+  if (!vm["quiet"].as<bool>()) {
     options.progress = [&](std::uint64_t simulations) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::cerr << fmt::format("\rgpumux: plan: {} simulations, {:.0f} s", simulations, seconds)
-                << std::flush;
+      const std::string line =
+          fmt::format("gpumux: plan: {} simulations, {:.0f} s", simulations, seconds);
+      if (terminal) {
+        std::cerr << "\r" << line << std::flush;
+      } else if (seconds - last_line_s >= kPlanProgressInterval_s) {
+        last_line_s = seconds;
+        std::cerr << line << "\n" << std::flush;
+      }
     };
   }
   std::optional<PlanResult> searched;

@@ -27,13 +27,13 @@ from . import plot as _plot
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2330;
 background:#f6f7f9;line-height:1.4}
-main{max-width:1180px;margin:0 auto;padding:24px 28px 48px;background:#fff;min-height:100vh}
+main{max-width:1340px;margin:0 auto;padding:24px 28px 48px;background:#fff;min-height:100vh}
 h1{font-size:1.6rem;margin:0 0 4px} h2{font-size:1.25rem;margin:32px 0 8px;
 border-bottom:2px solid #e3e6eb;padding-bottom:4px} h3{font-size:1.05rem;margin:20px 0 6px}
 .meta{color:#5a6270;margin:0 0 16px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:.86rem}
 th,td{padding:4px 10px;border-bottom:1px solid #e3e6eb;text-align:right;white-space:nowrap}
-th{background:#eef1f5;font-weight:600} td.l,th.l{text-align:left}
+th{background:#eef1f5;font-weight:600;white-space:normal} td.l,th.l{text-align:left}
 tr:hover td{background:#f8fafc}
 .met{color:#11663a;background:#e3f5ea;font-weight:600;border-radius:4px;padding:1px 8px}
 .missed{color:#9b1c1c;background:#fde8e8;font-weight:600;border-radius:4px;padding:1px 8px}

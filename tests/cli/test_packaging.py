@@ -161,3 +161,31 @@ def test_pyenv_cpython_venv_installs_and_its_command_runs_without_numpy(tmp_path
     last = imported.stderr.strip().splitlines()[-1]
     assert "gpumux: the Python API needs numpy, pandas, h5py and PyYAML" in last, imported.stderr
     assert "the gpumux command works without them" in last
+
+
+@pytest.mark.parametrize("cache,why", [
+    ("CMAKE_HOME_DIRECTORY:INTERNAL=/elsewhere/gpumux\n", "a CMake build of /elsewhere/gpumux"),
+    (f"CMAKE_HOME_DIRECTORY:INTERNAL={REPO}\nPython_EXECUTABLE:FILEPATH=/bin/false\n",
+     "built for /bin/false (no extension suffix)"),
+    (None, "not a folder"),
+])
+def test_given_build_dir_that_does_not_fit_is_refused_in_one_line(tmp_path, cache, why):
+    """GPUMUX_CMAKE_BUILD_DIR is never ignored: a build of another tree, one for another Python,
+    or a path that is not a folder stops the install with one line naming the variable."""
+    given = tmp_path / "given"
+    if cache is None:
+        given.write_text("a file\n")
+    else:
+        given.mkdir()
+        (given / "CMakeCache.txt").write_text(cache)
+    venv = tmp_path / "v"
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    env = _env(GPUMUX_PIP_BUILD_DIR=str(tmp_path / "pip"), GPUMUX_CMAKE_BUILD_DIR=str(given))
+    failed = subprocess.run([str(venv / "bin" / "pip"), "install", "--no-build-isolation",
+                             "--no-deps", "--no-index", str(REPO)],
+                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert failed.returncode != 0
+    said = [line.strip() for line in (failed.stdout + failed.stderr).splitlines()
+            if line.strip().startswith(f"gpumux: GPUMUX_CMAKE_BUILD_DIR={given}: ")]
+    assert len(said) == 1 and why in said[0], failed.stdout[-3000:] + failed.stderr[-3000:]
+    assert not (tmp_path / "pip" / "cmake").exists()  # no build of its own instead

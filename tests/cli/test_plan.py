@@ -415,3 +415,31 @@ def test_many_tenants_best_mixes_machine_types_and_deploys(tmp_path):
     assert "max-shared-clients-per-gpu=1," not in pools and "max-shared-clients-per-gpu=1\n" \
         not in pools
     replay_matches_best(out)
+
+
+def test_plan_progress_lines_off_a_terminal(tmp_path):
+    """stderr is a pipe here: the plan says how far it is in whole lines (the first after the
+    first batch of simulations, then at most one every 10 s), never a carriage return;
+    --quiet silences them."""
+    import re
+    import time
+
+    path = small(tmp_path, SMALL.replace("duration: 4s", "duration: 30s"))
+    started = time.monotonic()
+    proc = gpumux("plan", path, check=0)
+    wall = time.monotonic() - started
+    lines = proc.stderr.splitlines()
+    assert lines and "\r" not in proc.stderr, proc.stderr
+    seconds = []
+    for line in lines:
+        found = re.fullmatch(r"gpumux: plan: (\d+) simulations, (\d+) s", line)
+        assert found, line
+        seconds.append(int(found.group(2)))
+    assert all(b - a >= 9 for a, b in zip(seconds, seconds[1:])), seconds  # rounded to 1 s
+    assert len(lines) <= 1 + wall / 10, (lines, wall)
+    quiet = gpumux("plan", path, "--quiet", check=0)
+    assert quiet.stderr == ""
+
+    def table(stdout):  # the search line ends with the wall time, which varies
+        return [line for line in stdout.splitlines() if not line.startswith("search:")]
+    assert table(quiet.stdout) == table(proc.stdout)
