@@ -377,10 +377,9 @@ TEST(ScenarioPoint, DevelopmentNotebooksLeaveTheGpuMostlyIdle) {
 }
 
 // The scenario keeps kernel-boundary preemption on purpose (pre-Pascal, the guide's warning);
-// Pascal-and-later GPUs preempt at instruction level. Its training step is the catalog's
-// BERT-large step: hundreds of kernels of at most a few ms, so waiting for the running kernel
-// costs the inference tenant milliseconds, not its 100 ms SLO; instruction-level preemption
-// costs it less.
+// Pascal-and-later GPUs preempt at instruction level. Its training step is one 150 ms fused
+// kernel, so waiting for the running kernel costs the inference tenant its 100 ms p99 SLO, as
+// the scenario's description says; instruction-level preemption meets it.
 TEST(ScenarioPoint, TrainingDelaysInferenceMoreUnderKernelBoundaryPreemption) {
   const std::string stem = "antipattern-training-plus-inference-timesliced";
   ASSERT_EQ(
@@ -393,7 +392,7 @@ TEST(ScenarioPoint, TrainingDelaysInferenceMoreUnderKernelBoundaryPreemption) {
   const TenantResult& inference = tenant(kb, "inference");
   EXPECT_GT(inference.latency.p99, tenant(ip, "inference").latency.p99);
   EXPECT_GT(inference.slowdown_mean, 1.5);
-  EXPECT_LT(inference.latency.p99, 100'000'000);  // SLO p99: 100ms
+  EXPECT_GT(inference.latency.p99, 100'000'000);  // SLO p99: 100ms, missed
   EXPECT_EQ(tenant(ip, "inference").slo_violations, 0);
 }
 
