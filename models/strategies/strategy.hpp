@@ -105,6 +105,11 @@ class Strategy {
   virtual std::string multi_gpu_error(int /*gpus*/) const { return ""; }
 
   // --- the device ---
+  /// The limits the physics takes from a (filled, fitted) block: the client limit, each
+  /// client's SM share and memory limit, the time-slicing timings. make_device builds its device
+  /// with them, and validate's capacity check reads the same (models/plan/capacity_check.cpp),
+  /// so neither restates a strategy's caps. O(1).
+  virtual SharingLimits sharing_limits(const StrategyParams& params) const = 0;
   virtual std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
                                               const StrategyParams& params) const = 0;
 

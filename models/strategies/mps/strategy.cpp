@@ -143,7 +143,8 @@ class Mps final : public Strategy {
     // k8s-device-plugin (the GPU Operator's MPS sharing) and GKE's MPS sharing do. An explicit
     // `active_thread_percentage` wins. Without replicas: 100 (the MPS default).
     if (!s.active_thread_percentage) {
-      s.active_thread_percentage = replicas > 0 ? mps_equal_thread_percentage(replicas) : 100.0;
+      s.active_thread_percentage =
+          replicas > 0 ? mps_equal_thread_percentage(replicas) : kDefaultActiveThreadPercentage;
     }
     return used;
   }
@@ -164,16 +165,20 @@ class Mps final : public Strategy {
     }
   }
 
-  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                      const StrategyParams& block) const override {
+  SharingLimits sharing_limits(const StrategyParams& block) const override {
     const auto& s = params_as<MpsParams>(block);
     SharingLimits limits;
     limits.client_memory_limit = s.pinned_memory_limit;
-    limits.thread_share = s.active_thread_percentage.value_or(100.0) / 100.0;
+    limits.thread_share =
+        s.active_thread_percentage.value_or(kDefaultActiveThreadPercentage) / 100.0;
     limits.max_clients = s.max_clients.value_or(48);
     limits.shared_server = true;
     limits.interleave_clients = s.interleaved_clients.value_or(kDefaultInterleavedClients);
-    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
+    return limits;
+  }
+  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
+                                      const StrategyParams& block) const override {
+    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), sharing_limits(block));
   }
 
   FaultScope fault_scope() const override { return FaultScope::device; }

@@ -96,16 +96,19 @@ class TimeSlicing final : public Strategy {
            "rejects multi-GPU requests under time-slicing)";
   }
 
-  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                      const StrategyParams& block) const override {
+  SharingLimits sharing_limits(const StrategyParams& block) const override {
     const auto& s = params_as<TimeSlicingParams>(block);
-    SharingLimits limits;
-    limits.timeslice = s.timeslice.value_or(1'024'000);
+    SharingLimits limits;  // (its defaults: an unfilled block, as the profile's defaults)
+    if (s.timeslice) limits.timeslice = *s.timeslice;
     limits.context_switch = s.context_switch.value_or(0);
     limits.preemption_latency = s.preemption_latency.value_or(0);
     limits.cache_refill = s.cache_refill.value_or(0);
     limits.preemption = s.preemption;
-    return std::make_unique<TimeSlicingDevice>(sim, std::move(geometry), limits);
+    return limits;
+  }
+  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
+                                      const StrategyParams& block) const override {
+    return std::make_unique<TimeSlicingDevice>(sim, std::move(geometry), sharing_limits(block));
   }
 
   std::vector<std::pair<std::string, std::string>> profile_keys() const override {
