@@ -375,9 +375,10 @@ int command_plot(const std::vector<std::string>& args) {
 const CommandHelp kStrategiesHelp{
     "usage: gpumux strategies [--format table|json|yaml] [--json]",
     "Lists the sharing strategies (models/strategies/registry.cpp): the `sharing.mode` each is\n"
-    "named by, its `sharing:` keys, what a fatal fault takes down, and the names `gpumux compare\n"
-    "--strategies` accepts. docs/strategies.md says what each models and what it does not.\n"
-    "--format json|yaml: the same data (`strategies`, `compare_strategies`).",
+    "named by, its `sharing:` keys (each with its unit, default, valid values and what it sets,\n"
+    "from the strategy's one parameter table), what a fatal fault takes down, and the names\n"
+    "`gpumux compare --strategies` accepts. docs/strategies.md says what each models and what it\n"
+    "does not. --format json|yaml: the same data (`strategies`, `compare_strategies`).",
     "  gpumux strategies\n"
     "  gpumux strategies --format yaml\n"};
 
@@ -392,12 +393,21 @@ nlohmann::ordered_json strategies_json() {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const Strategy* strategy : strategies()) {
     std::vector<std::string> keys{"replicas"};
-    for (const std::string& key : strategy->keys()) keys.push_back(key);
+    nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
+    for (const ParamSpec& p : strategy->parameters()) {
+      keys.push_back(p.key);
+      parameters.push_back({{"key", p.key},
+                            {"unit", p.unit},
+                            {"default", p.default_text},
+                            {"range", p.range},
+                            {"doc", p.doc}});
+    }
     list.push_back(
         {{"name", strategy->name()},
          {"summary", strategy->summary()},
          {"modes", strategy->spellings()},
          {"keys", keys},
+         {"parameters", parameters},
          {"fault_scope", strategy->fault_scope() == FaultScope::device ? "device" : "client"}});
   }
   return {{"strategies", list}, {"compare_strategies", compare_strategy_names()}};
@@ -415,8 +425,12 @@ int command_strategies(const std::vector<std::string>& args) {
     for (const std::string& key : strategy->keys()) keys.push_back(key);
     std::cout << strategy->name() << ": " << strategy->summary() << "\n"
               << "  mode:        " << join(strategy->spellings(), ", ") << "\n"
-              << "  keys:        " << join(keys, ", ") << "\n"
-              << "  a fault:     "
+              << "  keys:        " << join(keys, ", ") << "\n";
+    for (const ParamSpec& p : strategy->parameters()) {
+      std::cout << "    " << p.key << " (" << p.unit << "; " << p.range
+                << "; default: " << p.default_text << "): " << p.doc << "\n";
+    }
+    std::cout << "  a fault:     "
               << (strategy->fault_scope() == FaultScope::device ? "kills every client of the device"
                                                                 : "kills only its client")
               << "\n";

@@ -32,7 +32,7 @@ void ConcurrentDevice::remove_client_kernels(int tenant) {
 }
 
 double ConcurrentDevice::client_sm_cap(int /*tenant*/) const {
-  return limits().thread_share * geometry().sms;
+  return gpumux::client_sm_cap(limits(), geometry().sms);
 }
 
 }  // namespace gpumux

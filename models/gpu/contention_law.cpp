@@ -40,8 +40,7 @@ const ContentionLaw* contention_law_or_default(std::string_view name) {
 void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice_fraction,
                    const ContentionLaw& law) {
   g.l2_bytes = static_cast<double>(profile.l2_cache) * slice_fraction;
-  const double hbm =
-      profile.hbm_bandwidth_measured > 0 ? profile.hbm_bandwidth_measured : profile.hbm_bandwidth;
+  const double hbm = achievable_hbm_bandwidth(profile);
   g.l2_cost_ratio = profile.l2_bandwidth > 0 ? std::min(1.0, hbm / profile.l2_bandwidth) : 1.0;
   g.discrete_waves = law.discrete_waves;
   g.block_retirement = law.block_retirement;
@@ -52,6 +51,21 @@ void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice
   g.sm_bandwidth = law.per_sm_bandwidth && profile.sm_bandwidth > 0 && hbm > 0
                        ? profile.sm_bandwidth / hbm
                        : 0.0;
+}
+
+DeviceGeometry make_geometry(std::string name, std::string profile_name, const DeviceProfile& gpu,
+                             int sms, double slice_fraction, std::int64_t memory,
+                             double reserved_fraction, const ContentionLaw& law) {
+  DeviceGeometry g;
+  g.name = std::move(name);
+  g.profile = std::move(profile_name);
+  g.gpu_sms = gpu.sms;
+  g.sms = sms;
+  g.bandwidth = slice_fraction;
+  g.memory = memory;
+  g.reserved_fraction = reserved_fraction;
+  set_law_terms(g, gpu, slice_fraction, law);
+  return g;
 }
 
 }  // namespace gpumux

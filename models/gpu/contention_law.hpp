@@ -212,6 +212,15 @@ const ContentionLaw* contention_law_or_default(std::string_view name);
 void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice_fraction,
                    const ContentionLaw& law);
 
+/// The one way a device's geometry is built (the resolver's whole GPUs and MIG instances, the
+/// planner's capacities): a device named `name` of profile or MIG profile `profile_name` with
+/// `sms` of `gpu`'s SMs, `slice_fraction` of its memory slices (its HBM bandwidth share B_dev and
+/// L2; 1 for a whole GPU), `memory` bytes, `reserved_fraction` of the GPU for cost, and `law`'s
+/// terms (set_law_terms). O(1).
+DeviceGeometry make_geometry(std::string name, std::string profile_name, const DeviceProfile& gpu,
+                             int sms, double slice_fraction, std::int64_t memory,
+                             double reserved_fraction, const ContentionLaw& law);
+
 namespace contention {
 
 /// Law 2: true when a kernel's phases overlap (its busy share `c` is given, >= 0).
@@ -245,14 +254,12 @@ inline double round_work(const KernelRun& k, const DeviceGeometry& g) {
   return (k.work / k.waves) * std::min(1.0, (k.occupancy + k.co_sms) / full_width);
 }
 
-/// Law 1's grant: gives `k` what it may take from `free` SMs of `g` (its client's cap
-/// `client_cap`, of which its client holds `held_by_client`); updates k.occupancy, `free` and
-/// `held_by_client`. True when it granted something. `epsilon`: SMs below which nothing counts.
-inline bool grant(KernelRun& k, const DeviceGeometry& g, double client_cap, double epsilon,
-                  double& free, double& held_by_client) {
-  const double full_width = k.sm_fraction * g.gpu_sms;
-  const double sms = g.sms;
-  const double demand = std::min({full_width, sms, client_cap});
+/// Law 1's grant: gives `k` (wanting `demand` = sm_demand SMs) what it may take from `free` SMs of
+/// `g` (its client's cap `client_cap`, of which its client holds `held_by_client`); updates
+/// k.occupancy, `free` and `held_by_client`. True when it granted something. `epsilon`: SMs
+/// below which nothing counts.
+inline bool grant(KernelRun& k, const DeviceGeometry& g, double demand, double client_cap,
+                  double epsilon, double& free, double& held_by_client) {
   const double held = k.occupancy + k.co_sms;  // (co_sms: law 1c, SMs' worth held as a guest)
   if (held >= demand - epsilon) return false;  // holding its full width
   // In its last wave (every remaining block already resident on what it holds) it takes no
@@ -377,16 +384,24 @@ inline IssueShares co_resident_progress(const KernelRun& host, const KernelRun& 
   return {d_h > 0 ? a.host / d_h : 1.0, busy_g > 0 ? a.guest / busy_g : residency};
 }
 
+/// Law 2's per-SM ceiling: what `held_sms` SMs may draw of `bandwidth` when each SM's port passes
+/// at most `per_sm` (the same unit: a fraction of the GPU's, or bytes/s; `per_sm` <= 0: no
+/// ceiling): min(bandwidth, held_sms x per_sm). The catalog's grid bandwidth calls it too
+/// (models/scenario/catalog_model.cpp).
+inline double sm_port_limit(double bandwidth, double held_sms, double per_sm) {
+  return per_sm > 0 ? std::min(bandwidth, held_sms * per_sm) : bandwidth;
+}
+
 /// Law 2: u, the share of the whole GPU's HBM bandwidth a kernel of grid width `f` draws in its
 /// memory phase alone on its full width (1 without a per-SM ceiling).
 inline double hbm_draw(double f, const DeviceGeometry& g) {
-  return g.sm_bandwidth > 0 ? std::min(1.0, f * g.gpu_sms * g.sm_bandwidth) : 1.0;
+  return sm_port_limit(1.0, f * g.gpu_sms, g.sm_bandwidth);
 }
 
 /// Law 2: beta, the memory phase's speed on `held_sms` SMs of `g` relative to alone.
 inline double memory_speed(double f, double held_sms, const DeviceGeometry& g) {
   if (!(g.sm_bandwidth > 0)) return std::min(1.0, g.bandwidth);
-  return std::min({1.0, g.bandwidth, held_sms * g.sm_bandwidth}) / hbm_draw(f, g);
+  return sm_port_limit(std::min(1.0, g.bandwidth), held_sms, g.sm_bandwidth) / hbm_draw(f, g);
 }
 
 /// Law 2: sigma, the compute phase's speed on `held_sms` > 0 SMs relative to alone, for a

@@ -86,7 +86,7 @@ double Device::client_sm_cap(int /*tenant*/) const { return geometry_.sms; }
 void Device::start_running(KernelRun& kernel) {
   contention::apply_law_phases(kernel, geometry_);  // (law 2: serial under a law without overlap)
   kernel.rate = 0;
-  kernel.sm_demand = -1;  // computed by the first grant pass with several kernels
+  kernel.sm_demand = -1;  // computed by the first grant pass
   kernel.solo_bound_occupancy = -1;
   kernel.wave_origin = kernel.work - kernel.remaining;
   kernel.yield_wanted = false;
@@ -201,6 +201,7 @@ void Device::grant_sms() {
     KernelRun& k = *running_.front();
     k.yield_wanted = false;     // (law 1b: nobody to yield to)
     k.leftover_wanted = false;  // (law 1c: no guest)
+    k.sm_demand = sm_demand_of(k);  // (a session's kernel may carry another kernel's)
     double free = sms;
     free -= k.occupancy;
     if (free <= epsilon) return;
@@ -597,7 +598,7 @@ void Device::complete_finished() {
   std::vector<KernelRun*>& finished = finished_scratch_;
   finished.clear();
   for (KernelRun* k : running_) {
-    const double tolerance = 1e-9 * k->work + 1e-3;
+    const double tolerance = completion_tolerance(k->work);
     if (k->remaining <= tolerance) finished.push_back(k);
   }
   for (KernelRun* k : finished) {
@@ -621,7 +622,7 @@ Nanos Device::inline_submit(KernelRun& kernel) {
 // complete_finished() for the one running kernel, up to the owner's notification.
 bool Device::inline_complete(KernelRun& kernel, Nanos& next) {
   advance();
-  const double tolerance = 1e-9 * kernel.work + 1e-3;
+  const double tolerance = completion_tolerance(kernel.work);
   if (kernel.remaining <= tolerance) {
     running_.clear();
     work_completed_ += kernel.work - kernel.remaining;
@@ -928,7 +929,7 @@ void Device::complete_finished_lazy() {
   // / r) <= 0 up to rounding); should rounding say otherwise, it waits for its next ns.
   std::size_t done = 0;
   for (KernelRun* k : finished) {
-    const double tolerance = 1e-9 * k->work + 1e-3;
+    const double tolerance = completion_tolerance(k->work);
     if (k->remaining <= tolerance) {
       finished[done++] = k;
     } else {

@@ -359,10 +359,11 @@ class Device {
   void on_completion();  // event: the earliest running kernel finishes now
   void update_busy();
   void grant_sms();  // residency: freed SMs to dispatching kernels, in dispatch order
-  // One kernel's grant from `free` SMs (its client holding `held_by_client`); true if granted.
+  // One kernel's grant from `free` SMs (its client holding `held_by_client`; its sm_demand
+  // computed); true if granted.
   bool grant_to(KernelRun& k, double epsilon, double& free, double& held_by_client) const {
-    const bool granted =
-        contention::grant(k, geometry_, client_sm_cap(k.tenant), epsilon, free, held_by_client);
+    const bool granted = contention::grant(k, geometry_, k.sm_demand, client_sm_cap(k.tenant),
+                                           epsilon, free, held_by_client);
     if (!granted) return false;
     if (k.first_start < 0) k.first_start = sim_.now();  // its first SMs (/kernels)
     k.wave_origin = k.work - k.remaining;  // blocks on the new SMs start a round now (law 1b)

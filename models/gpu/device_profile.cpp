@@ -9,4 +9,9 @@ const MigProfileSpec* DeviceProfile::find_mig_profile(const std::string& profile
   return nullptr;
 }
 
+double achievable_hbm_bandwidth(const DeviceProfile& gpu, double nominal_efficiency) {
+  return gpu.hbm_bandwidth_measured > 0 ? gpu.hbm_bandwidth_measured
+                                        : gpu.hbm_bandwidth * nominal_efficiency;
+}
+
 }  // namespace gpumux

@@ -118,4 +118,12 @@ struct DeviceProfile {
   const MigProfileSpec* find_mig_profile(const std::string& profile_name) const;
 };
 
+/// The HBM bandwidth (bytes/s) kernels achieve on `gpu`: the measured one where the profile has
+/// it (`hbm_bandwidth_measured`, what a streaming kernel reaches), else the nominal one derated
+/// by `nominal_efficiency` (1: none; an LLM card's `memory_efficiency`, its own estimate of the
+/// same achievable share, applies only where no measurement exists). The one rule every reader
+/// of a profile's bandwidth asks (the contention law's rho and per-SM ceiling, the workload
+/// catalog, the LLM card). O(1).
+double achievable_hbm_bandwidth(const DeviceProfile& gpu, double nominal_efficiency = 1.0);
+
 }  // namespace gpumux

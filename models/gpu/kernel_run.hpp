@@ -24,6 +24,13 @@ namespace gpumux {
 class KernelOwner;
 struct KernelSpec;
 
+/// The completion tolerance (solo-ns): a kernel of `work` solo-ns has finished once its remaining
+/// work is at most 1e-9 work + 1e-3 (the rounding of r x dt over many steps, and a sub-ns
+/// remainder a completion time rounded up to whole ns leaves). Every path that decides whether a
+/// kernel finished asks this one function (Device's eager, lazy and inline paths, the direct
+/// runner). O(1).
+inline double completion_tolerance(double work) { return 1e-9 * work + 1e-3; }
+
 /// The resources one thread block takes on an SM (contention law 1c, co-residency): threads,
 /// registers per thread and shared memory (static + dynamic) per block. threads = 0: unknown, the
 /// kernel's blocks hold whole SMs.

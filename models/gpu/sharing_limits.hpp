@@ -40,4 +40,11 @@ struct SharingLimits {
   PreemptionMode preemption = PreemptionMode::instruction;
 };
 
+/// SMs all kernels of one client may hold together on a device of `device_sms` SMs: its thread
+/// share of them (MPS: active thread percentage / 100 x S_dev). The one rule the device's grant
+/// (ConcurrentDevice::client_sm_cap) and validate's capacity check both ask. O(1).
+inline double client_sm_cap(const SharingLimits& limits, double device_sms) {
+  return limits.thread_share * device_sms;
+}
+
 }  // namespace gpumux

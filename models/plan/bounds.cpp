@@ -52,10 +52,8 @@ DeviceCapacity capacity_of(const DeviceProfile& gpu, const std::string& mig_prof
     }
   }
   c.client_sms = c.sms;
-  c.geometry.gpu_sms = gpu.sms;
-  c.geometry.sms = static_cast<int>(c.sms);
-  c.geometry.bandwidth = c.bandwidth;
-  set_law_terms(c.geometry, gpu, c.bandwidth, law != nullptr ? *law : default_contention_law());
+  c.geometry = make_geometry("", mig_profile, gpu, static_cast<int>(c.sms), c.bandwidth, c.memory,
+                             1.0, law != nullptr ? *law : default_contention_law());
   return c;
 }
 

@@ -11,7 +11,7 @@
 #include "models/plan/machine_types.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/device_profile.hpp"
-#include "models/strategies/mps/strategy.hpp"
+#include "models/strategies/strategy.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -37,16 +37,13 @@ std::vector<CapacityFinding> capacity_findings(const ResolvedScenario& r) {
     const DeviceProfile& gpu = *r.gpu_profiles[static_cast<std::size_t>(device.gpu)];
     DeviceCapacity cap = capacity_of(gpu, device.mig_instance >= 0 ? device.geometry.profile : "",
                                      find_contention_law(s.contention_law));
-    // MPS: the client's thread share and pinned memory limit (filled by resolve_scenario).
-    const MpsParams* mps = device.sharing.is("mps")
-                               ? dynamic_cast<const MpsParams*>(&device.sharing.params())
-                               : nullptr;
-    if (mps != nullptr && mps->active_thread_percentage) {
-      cap.client_sms = cap.sms * *mps->active_thread_percentage / 100.0;
-    }
+    // The strategy's client caps (MPS, mps-static-partition: the thread share and pinned memory
+    // limit, filled and fitted by resolve_scenario), as its device applies them.
+    const SharingLimits limits = device.sharing.strategy().sharing_limits(device.sharing.params());
+    cap.client_sms = client_sm_cap(limits, cap.sms);
     const std::int64_t memory = device.geometry.memory;
-    const bool has_pinned = mps != nullptr && mps->pinned_memory_limit.has_value();
-    const std::int64_t pinned = has_pinned ? mps->pinned_memory_limit.value() : memory;
+    const bool has_pinned = limits.client_memory_limit.has_value();
+    const std::int64_t pinned = has_pinned ? *limits.client_memory_limit : memory;
     std::int64_t at_start = 0, at_first_request = 0;
     std::string names;
     double sm = 0, hbm = 0;

@@ -460,7 +460,7 @@ bool Tenant::run_direct_single() {
   auto complete = [&](Nanos now) __attribute__((always_inline)) {
     completion_at = kNever;
     remaining = device.solo_advance(now, rate, remaining);
-    if (remaining > 1e-9 * work + 1e-3) {
+    if (remaining > completion_tolerance(work)) {
       // Runs on (not reached: the wait is rounded up): recomputed as it is.
       kernel_started(now);
       return;

@@ -25,9 +25,7 @@ int shape_blocks_per_sm(const SmLimits& limits, double threads, double registers
   return blocks_per_sm(k, limits);
 }
 
-double hbm_bandwidth(const DeviceProfile& gpu) {
-  return gpu.hbm_bandwidth_measured > 0 ? gpu.hbm_bandwidth_measured : gpu.hbm_bandwidth;
-}
+double hbm_bandwidth(const DeviceProfile& gpu) { return achievable_hbm_bandwidth(gpu); }
 
 // The HBM bandwidth (bytes/s) a grid of `blocks` blocks draws alone from `bandwidth` on `sms`
 // SMs: every byte passes through the port of the SM that asked for it, so at most
@@ -35,10 +33,10 @@ double hbm_bandwidth(const DeviceProfile& gpu) {
 // the same product models/gpu/contention_law.hpp's hbm_draw takes as a kernel's solo draw);
 // `bandwidth` where the profile has no ceiling (or the run's law none: catalog_timing_profile).
 double grid_bandwidth(double bandwidth, std::int64_t blocks, int sms, const DeviceProfile& gpu) {
-  if (!(gpu.sm_bandwidth > 0) || sms <= 0) return bandwidth;
+  if (sms <= 0) return bandwidth;
   const double held =
       static_cast<double>(std::min<std::int64_t>(std::max<std::int64_t>(1, blocks), sms));
-  return std::min(bandwidth, held * gpu.sm_bandwidth);
+  return contention::sm_port_limit(bandwidth, held, gpu.sm_bandwidth);
 }
 
 // How a layer builder emits kernels: the runtime's fusions, training or not, dropout.

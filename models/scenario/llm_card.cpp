@@ -211,9 +211,7 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   const double e = head_dim(card);
   const double kv_dim = kv_heads_per_gpu(card) * e;  // per GPU
   const double V = static_cast<double>(card.vocabulary);
-  const double bandwidth = gpu.hbm_bandwidth_measured > 0
-                               ? gpu.hbm_bandwidth_measured
-                               : gpu.hbm_bandwidth * card.memory_efficiency;
+  const double bandwidth = achievable_hbm_bandwidth(gpu, card.memory_efficiency);
   const double sms = static_cast<double>(gpu.sms);
   // The assumed block shape (llm_card.hpp) on the profile's per-SM limits.
   TraceKernel block_shape;

@@ -93,14 +93,22 @@ std::vector<std::string> mig_of(Context& ctx, const Field& field, std::string& l
 
 }  // namespace
 
+// A `sharing:` key written on the gpus entry itself: "belongs under sharing" (mode, replicas and
+// every strategy's keys, from the registry's parameter tables).
+static const std::map<std::string, std::string>& sharing_key_hints() {
+  static const std::map<std::string, std::string> hints = [] {
+    std::map<std::string, std::string> out{{"mode", "sharing"}, {"replicas", "sharing"}};
+    for (const Strategy* strategy : strategies()) {
+      for (const ParamSpec& p : strategy->parameters()) out.emplace(p.key, "sharing");
+    }
+    return out;
+  }();
+  return hints;
+}
+
 GpuSpec gpu_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field, {"name", "model", "count", "mig", "sharing", "cost_per_hour"},
-                      {{"mode", "sharing"},
-                       {"replicas", "sharing"},
-                       {"timeslice", "sharing"},
-                       {"context_switch", "sharing"},
-                       {"preemption", "sharing"},
-                       {"active_thread_percentage", "sharing"}});
+                      sharing_key_hints());
   GpuSpec g;
   g.where = ctx.at(field.path, field.mark);
   g.name = name_of(ctx, map.require("name"));

@@ -248,7 +248,6 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     out.gpu_profiles.push_back(profile);
     const std::vector<std::string> defaults =
         gpu.sharing.strategy().fill_defaults(gpu.sharing.params(), gpu.sharing.replicas, *profile);
-    const double gpu_bandwidth = 1.0;
 
     std::vector<std::string> layout = gpu.mig;
     if (!gpu.mig_layout_name.empty()) {
@@ -260,9 +259,8 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
     if (layout.empty()) {
       ResolvedDevice device;
-      device.geometry = DeviceGeometry{gpu.name,      profile->name,   profile->sms, profile->sms,
-                                       gpu_bandwidth, profile->memory, 1.0};
-      set_law_terms(device.geometry, *profile, 1.0, law);
+      device.geometry = make_geometry(gpu.name, profile->name, *profile, profile->sms, 1.0,
+                                      profile->memory, 1.0, law);
       device.sharing = gpu.sharing;
       device.gpu = static_cast<int>(g);
       device.cost_per_hour = gpu.cost_per_hour;
@@ -290,14 +288,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       // the GPU's compute slices, 2/7 for 2g.20gb on an A100 -- the rule of the cluster layer
       // (docs/cluster.md, "Cost shares of MIG instances").
       const double cost_fraction = mig_cost_fraction(mig.compute_slices, profile->compute_slices);
-      device.geometry = DeviceGeometry{gpu.name + "/" + std::to_string(placement.index),
-                                       mig.name,
-                                       profile->sms,
-                                       mig.sms,
-                                       slice_fraction * gpu_bandwidth,
-                                       mig.memory,
-                                       cost_fraction};
-      set_law_terms(device.geometry, *profile, slice_fraction, law);
+      device.geometry = make_geometry(gpu.name + "/" + std::to_string(placement.index), mig.name,
+                                      *profile, mig.sms, slice_fraction, mig.memory,
+                                      cost_fraction, law);
       device.sharing = gpu.sharing;
       compute_slices[out.devices.size()] = mig.compute_slices;
       device.gpu = static_cast<int>(g);

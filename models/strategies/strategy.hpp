@@ -49,6 +49,32 @@ struct DeviceFit {
   const std::vector<std::string>* profile_defaults = nullptr;
 };
 
+/// One `sharing:` key of a strategy, declared once (as ns-3's AddAttribute and SST's
+/// SST_ELI_DOCUMENT_PARAMS declare a parameter): its name, unit, default, valid values and one
+/// line of doc, and the three functions that read it from YAML (file:line:column errors), write
+/// it when set and copy it between two blocks of the strategy. The strategy's parameters() table
+/// is the only place a key is spelled: keys(), read(), emit(), copy_key(), `gpumux strategies`,
+/// the misplaced-key hints of a `gpus:` entry and docs/strategies.md's reference tables come
+/// from it.
+struct ParamSpec {
+  std::string key;           ///< the `sharing:` key
+  std::string unit;          ///< "%", "bytes", "duration", "count", "choice", "version"
+  std::string default_text;  ///< what an unset key means, e.g. "100" or "profile `timeslice`"
+  std::string range;         ///< valid values, e.g. "(0, 100]"
+  std::string doc;           ///< one line
+  void (*read)(yaml::Context& ctx, const yaml::Field& field, StrategyParams& params);
+  void (*emit)(YAML::Emitter& out, const std::string& key, const StrategyParams& params);
+  void (*copy)(const StrategyParams& from, StrategyParams& to);
+};
+
+/// ParamSpec::copy for the block member `Member` (e.g. &MpsParams::max_clients).
+template <typename Pointer>
+struct MemberOf;
+template <typename Block, typename Value>
+struct MemberOf<Value Block::*> {
+  using block = Block;
+};
+
 /// How `gpumux compare` offers a strategy (built by models/scenario/strategy_variants.cpp).
 struct CompareVariants {
   /// Names of the whole-GPU variant: every GPU shared whole under this strategy (MIG layouts
@@ -74,20 +100,19 @@ class Strategy {
   virtual const char* summary() const = 0;
 
   // --- parameter block ---
-  /// The `sharing:` keys this strategy owns (besides `mode` and `replicas`).
-  virtual std::vector<std::string> keys() const { return {}; }
+  /// The `sharing:` keys this strategy owns (besides `mode` and `replicas`), each declared once
+  /// (ParamSpec), in the order they are read and emitted.
+  virtual const std::vector<ParamSpec>& parameters() const;
+  /// The names of parameters(). O(keys).
+  std::vector<std::string> keys() const;
   /// A block with nothing set (what `mode: NAME` alone means before resolution).
   virtual std::unique_ptr<StrategyParams> make_params() const = 0;
-  /// Reads this strategy's keys from a `sharing:` mapping into `params`.
-  virtual void read(yaml::Context& /*ctx*/, const yaml::MapReader& /*map*/,
-                    StrategyParams& /*params*/) const {}
+  /// Reads this strategy's keys from a `sharing:` mapping into `params` (each ParamSpec::read).
+  void read(yaml::Context& ctx, const yaml::MapReader& map, StrategyParams& params) const;
   /// Writes the keys that are set (inside the `sharing:` mapping, after mode and replicas).
-  virtual void emit(YAML::Emitter& /*out*/, const StrategyParams& /*params*/) const {}
+  void emit(YAML::Emitter& out, const StrategyParams& params) const;
   /// Copies one key (of keys()) from `from` to `to`; false for a key it does not own.
-  virtual bool copy_key(const std::string& /*key*/, const StrategyParams& /*from*/,
-                        StrategyParams& /*to*/) const {
-    return false;
-  }
+  bool copy_key(const std::string& key, const StrategyParams& from, StrategyParams& to) const;
 
   // --- resolution ---
   /// Fills unset values from the device profile; returns the profile keys it used.
@@ -105,6 +130,11 @@ class Strategy {
   virtual std::string multi_gpu_error(int /*gpus*/) const { return ""; }
 
   // --- the device ---
+  /// The limits the physics takes from a (filled, fitted) block: the client limit, each
+  /// client's SM share and memory limit, the time-slicing timings. make_device builds its device
+  /// with them, and validate's capacity check reads the same (models/plan/capacity_check.cpp),
+  /// so neither restates a strategy's caps. O(1).
+  virtual SharingLimits sharing_limits(const StrategyParams& params) const = 0;
   virtual std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
                                               const StrategyParams& params) const = 0;
 
@@ -130,6 +160,13 @@ Params& params_as(StrategyParams& params) {
   auto* typed = dynamic_cast<Params*>(&params);
   if (typed == nullptr) throw std::logic_error("strategy parameter block of another strategy");
   return *typed;
+}
+
+/// ParamSpec::copy of the block member `Member` (&MpsParams::max_clients, ...).
+template <auto Member>
+void copy_member(const StrategyParams& from, StrategyParams& to) {
+  using Block = typename MemberOf<decltype(Member)>::block;
+  params_as<Block>(to).*Member = params_as<Block>(from).*Member;
 }
 
 /// A parameter block type with value semantics (clone) — derive blocks from this.

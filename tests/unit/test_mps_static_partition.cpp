@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/config/profile_loader.hpp"
+#include "models/plan/capacity_check.hpp"
 #include "models/strategies/mps_static_partition/strategy.hpp"
 #include "tests/support/run_yaml.hpp"
 
@@ -82,6 +83,23 @@ TEST(MpsStaticPartition, AClientAllocatingMoreThanItsShareIsOomKilled) {
   EXPECT_EQ(tenant(r, "t1").completed, 0);
   const RunResult fits = run_yaml(scenario("mps-static-partition", 2, "39GiB"));
   EXPECT_GT(tenant(fits, "t0").completed, 0);
+}
+
+TEST(MpsStaticPartition, ValidateFlagsAStartAllocationAboveTheClientsShare) {
+  // The capacity check asks the strategy for its caps (Strategy::sharing_limits): 2 clients of
+  // an 80 GB H100 get floor(79.25 GiB / 2) = 40576 MiB each, so 41 GiB at start is an error
+  // (it used to know only `mps`, and passed this scenario), 39 GiB is not.
+  const auto errors = [](const std::string& memory) {
+    const ResolvedScenario r =
+        resolve_scenario(load_scenario_text(scenario("mps-static-partition", 2, memory), "p.yaml"));
+    int count = 0;
+    for (const CapacityFinding& f : capacity_findings(r)) {
+      if (f.error && f.message.find("MPS pinned memory limit") != std::string::npos) ++count;
+    }
+    return count;
+  };
+  EXPECT_EQ(errors("41GiB"), 2);
+  EXPECT_EQ(errors("39GiB"), 0);
 }
 
 }  // namespace

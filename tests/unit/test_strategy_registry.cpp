@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "models/scenario/resolve.hpp"
 #include "models/scenario/emit.hpp"
 #include "models/scenario/loader.hpp"
+#include "models/strategies/mps/strategy.hpp"
 #include "models/strategies/registry.hpp"
 #include "models/scenario/strategy_variants.hpp"
 
@@ -99,6 +102,88 @@ TEST(StrategyRegistry, ResolvedYamlReloadsToTheSameYaml) {
     const std::string once = emit_scenario_yaml(r.scenario);
     const std::string twice = emit_scenario_yaml(load_scenario_text(once, "again.yaml"));
     EXPECT_EQ(once, twice) << strategy->name();
+  }
+}
+
+TEST(StrategyParameters, EveryKeyIsDeclaredOnceWithUnitDefaultRangeAndDoc) {
+  std::vector<std::string> everywhere{"mode", "replicas"};
+  for (const Strategy* strategy : strategies()) {
+    std::vector<std::string> names;
+    for (const ParamSpec& p : strategy->parameters()) {
+      EXPECT_FALSE(p.unit.empty() || p.default_text.empty() || p.range.empty() || p.doc.empty())
+          << strategy->name() << "." << p.key;
+      EXPECT_TRUE(p.read != nullptr && p.emit != nullptr && p.copy != nullptr) << p.key;
+      EXPECT_EQ(std::count(names.begin(), names.end(), p.key), 0) << p.key;
+      EXPECT_EQ(std::count(everywhere.begin(), everywhere.end(), p.key), 0) << p.key;
+      names.push_back(p.key);
+    }
+    EXPECT_EQ(strategy->keys(), names) << strategy->name();
+    everywhere.insert(everywhere.end(), names.begin(), names.end());
+  }
+}
+
+// Every key of a strategy set to a value other than its default: the table reads it, the
+// resolved YAML writes it back as written, and copy_key carries exactly that key to a fresh block.
+void expect_round_trip(const std::string& mode, const std::map<std::string, std::string>& set) {
+  std::string sharing = "{mode: " + mode;
+  for (const auto& [key, value] : set) sharing += ", " + key + ": " + value;
+  sharing += "}";
+  std::string text = scenario_with(mode);
+  text.replace(text.find("{mode: " + mode + "}"), mode.size() + 8, sharing);
+  const Scenario s = load_scenario_text(text, "r.yaml");
+  const YAML::Node emitted = YAML::Load(emit_scenario_yaml(s))["gpus"][0]["sharing"];
+  const Strategy& strategy = *find_strategy(mode);
+  ASSERT_EQ(set.size(), strategy.parameters().size()) << mode << ": set every key";
+  for (const ParamSpec& p : strategy.parameters()) {
+    ASSERT_TRUE(set.count(p.key)) << p.key;
+    EXPECT_EQ(emitted[p.key].as<std::string>(), set.at(p.key)) << p.key;
+    const std::unique_ptr<StrategyParams> fresh = strategy.make_params();
+    EXPECT_TRUE(strategy.copy_key(p.key, s.gpus[0].sharing.params(), *fresh));
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    strategy.emit(out, *fresh);
+    out << YAML::EndMap;
+    const YAML::Node copied = YAML::Load(out.c_str());
+    EXPECT_EQ(copied[p.key].as<std::string>(), set.at(p.key)) << p.key;
+  }
+  EXPECT_FALSE(strategy.copy_key("no_such_key", s.gpus[0].sharing.params(),
+                                 *strategy.make_params()));
+}
+
+TEST(StrategyParameters, TheTableReadsEmitsAndCopiesEveryKey) {
+  expect_round_trip("mps", {{"active_thread_percentage", "37"},
+                            {"pinned_memory_limit", "3GiB"},
+                            {"max_clients", "5"},
+                            {"cuda_version", "13.1"},
+                            {"client_order", "launch_order"}});
+  expect_round_trip("time-slicing", {{"timeslice", "3ms"},
+                                     {"context_switch", "40us"},
+                                     {"preemption", "kernel-boundary"},
+                                     {"preemption_latency", "7us"},
+                                     {"cache_refill", "11us"}});
+}
+
+TEST(StrategyParameters, TheMpsThreadDefaultIsTheOneTheTableStatesAndTheDeviceApplies) {
+  const ResolvedScenario r = resolve_scenario(load_scenario_text(scenario_with("mps"), "r.yaml"));
+  const auto& params = params_as<MpsParams>(r.devices[0].sharing.params());
+  EXPECT_EQ(params.active_thread_percentage, 100.0);  // (MPS: every client may use all threads)
+  const ParamSpec& spec = mps_strategy().parameters().front();
+  EXPECT_EQ(spec.key, "active_thread_percentage");
+  EXPECT_EQ(spec.default_text.rfind("100 ", 0), 0u) << spec.default_text;
+  EXPECT_EQ(mps_strategy().sharing_limits(params).thread_share, 1.0);
+}
+
+TEST(StrategyParameters, AStrategyKeyOnTheGpusEntryIsHintedUnderSharing) {
+  // From the tables: a key no hand-written hint list named before (max_clients) is one line
+  // saying where it belongs.
+  std::string text = scenario_with("mps");
+  text.replace(text.find("sharing:"), 8, "max_clients: 4, sharing:");
+  try {
+    load_scenario_text(text, "r.yaml");
+    FAIL() << "accepted max_clients on the gpus entry";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sharing"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("max_clients"), std::string::npos) << e.what();
   }
 }
 

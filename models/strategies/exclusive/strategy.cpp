@@ -19,11 +19,14 @@ class Exclusive final : public Strategy {
     return device + " is exclusive but has " + std::to_string(clients) +
            " tenants; use sharing.mode time-slicing or mps, or MIG";
   }
-  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                      const StrategyParams& /*params*/) const override {
+  SharingLimits sharing_limits(const StrategyParams& /*params*/) const override {
     SharingLimits limits;
     limits.max_clients = 1;
-    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
+    return limits;
+  }
+  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
+                                      const StrategyParams& params) const override {
+    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), sharing_limits(params));
   }
   CompareVariants compare() const override { return {{"exclusive", "dedicated"}, true, true}; }
 };

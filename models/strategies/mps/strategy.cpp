@@ -62,73 +62,108 @@ namespace {
 
 using namespace yaml;
 
+// fmt's "{}": the shortest text that reads back as the same double (emit.cpp's rule).
+std::string fmt_number(double value) { return fmt::format("{}", value); }
+// "13.1" -> 1301; written as a string or a number (13.1 and 13.10 are the same version).
+int cuda_version_of(Context& ctx, const Field& f) {
+  const std::string text = text_of(ctx, f);
+  const auto dot = text.find('.');
+  int major = -1, minor = 0;
+  try {
+    std::size_t used = 0;
+    major = std::stoi(text.substr(0, dot), &used);
+    if (used != text.substr(0, dot).size()) major = -1;
+    if (dot != std::string::npos) {
+      const std::string rest = text.substr(dot + 1);
+      minor = std::stoi(rest, &used);
+      if (used != rest.size() || rest.empty()) major = -1;
+    }
+  } catch (const std::exception&) {
+    major = -1;
+  }
+  if (major < 1 || minor < 0 || minor > 99) {
+    ctx.fail(f, "expected a CUDA version such as 12.6 or 13.1, got '" + text + "'");
+  }
+  return major * 100 + minor;
+}
+
+// The MPS keys, declared once (ParamSpec): read, emitted and copied in this order.
+const std::vector<ParamSpec>& mps_parameters() {
+  static const std::vector<ParamSpec> table = {
+      {"active_thread_percentage", "%",
+       fmt::format("{} (with `replicas: N`: floor(100 / N), at least 1)",
+                   kDefaultActiveThreadPercentage),
+       "(0, 100]",
+       "SMs one client's kernels may hold together, as a share of the device's "
+       "(CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)",
+       [](Context& ctx, const Field& f, StrategyParams& p) {
+         params_as<MpsParams>(p).active_thread_percentage = fraction_of(ctx, f, 0, true, 100);
+       },
+       [](YAML::Emitter& out, const std::string& key, const StrategyParams& p) {
+         if (const auto& v = params_as<MpsParams>(p).active_thread_percentage)
+           out << YAML::Key << key << YAML::Value << fmt_number(*v);
+       },
+       copy_member<&MpsParams::active_thread_percentage>},
+      {"pinned_memory_limit", "bytes",
+       "none (with `replicas: N`: floor(device memory / N) in whole MiB)", "a size, e.g. 10GiB",
+       "memory one client may allocate on the device (MPS pinned device memory limit)",
+       [](Context& ctx, const Field& f, StrategyParams& p) {
+         params_as<MpsParams>(p).pinned_memory_limit = size_of(ctx, f);
+       },
+       [](YAML::Emitter& out, const std::string& key, const StrategyParams& p) {
+         if (const auto& v = params_as<MpsParams>(p).pinned_memory_limit)
+           out << YAML::Key << key << YAML::Value << units::format_size(*v);
+       },
+       copy_member<&MpsParams::pinned_memory_limit>},
+      {"max_clients", "count",
+       "profile `mps_max_clients` (48; 60 from CUDA 13.1), lowered in proportion to a MIG "
+       "instance's compute slices",
+       ">= 1", "clients the MPS server accepts; the next one is refused",
+       [](Context& ctx, const Field& f, StrategyParams& p) {
+         params_as<MpsParams>(p).max_clients = int_of(ctx, f, 1);
+       },
+       [](YAML::Emitter& out, const std::string& key, const StrategyParams& p) {
+         if (const auto& v = params_as<MpsParams>(p).max_clients)
+           out << YAML::Key << key << YAML::Value << *v;
+       },
+       copy_member<&MpsParams::max_clients>},
+      {"cuda_version", "version", "none (the profile's client limit)", "MAJOR.MINOR, e.g. 13.1",
+       "CUDA version of the MPS server: from 13.1 the default client limit is 60",
+       [](Context& ctx, const Field& f, StrategyParams& p) {
+         params_as<MpsParams>(p).cuda_version = cuda_version_of(ctx, f);
+       },
+       [](YAML::Emitter& out, const std::string& key, const StrategyParams& p) {
+         if (const auto& v = params_as<MpsParams>(p).cuda_version)
+           out << YAML::Key << key << YAML::Value
+               << (std::to_string(*v / 100) + "." + std::to_string(*v % 100));
+       },
+       copy_member<&MpsParams::cuda_version>},
+      {"client_order", "choice", kDefaultInterleavedClients ? "interleaved" : "launch_order",
+       "interleaved | launch_order",
+       "block dispatch between equally urgent kernels of different clients",
+       [](Context& ctx, const Field& f, StrategyParams& p) {
+         params_as<MpsParams>(p).interleaved_clients = choice_of<bool>(
+             ctx, f, {{"interleaved", true}, {"launch_order", false}, {"launch-order", false}},
+             {"interleaved", "launch_order"}, "MPS client order");
+       },
+       [](YAML::Emitter& out, const std::string& key, const StrategyParams& p) {
+         if (const auto& v = params_as<MpsParams>(p).interleaved_clients)
+           out << YAML::Key << key << YAML::Value << (*v ? "interleaved" : "launch_order");
+       },
+       copy_member<&MpsParams::interleaved_clients>},
+  };
+  return table;
+}
+
 class Mps final : public Strategy {
  public:
   const char* name() const override { return "mps"; }
   const char* summary() const override {
     return "all clients' kernels at once on one MPS server: SM residency, thread and memory caps";
   }
-  std::vector<std::string> keys() const override {
-    return {"active_thread_percentage", "pinned_memory_limit", "max_clients", "cuda_version",
-            "client_order"};
-  }
+  const std::vector<ParamSpec>& parameters() const override { return mps_parameters(); }
   std::unique_ptr<StrategyParams> make_params() const override {
     return std::make_unique<MpsParams>();
-  }
-
-  void read(Context& ctx, const MapReader& map, StrategyParams& block) const override {
-    auto& s = params_as<MpsParams>(block);
-    if (const auto f = map.get("active_thread_percentage")) {
-      s.active_thread_percentage = fraction_of(ctx, *f, 0, true, 100);
-    }
-    if (const auto f = map.get("pinned_memory_limit")) s.pinned_memory_limit = size_of(ctx, *f);
-    if (const auto f = map.get("max_clients")) s.max_clients = int_of(ctx, *f, 1);
-    if (const auto f = map.get("cuda_version")) s.cuda_version = cuda_version_of(ctx, *f);
-    if (const auto f = map.get("client_order")) {
-      s.interleaved_clients = choice_of<bool>(
-          ctx, *f, {{"interleaved", true}, {"launch_order", false}, {"launch-order", false}},
-          {"interleaved", "launch_order"}, "MPS client order");
-    }
-  }
-
-  void emit(YAML::Emitter& out, const StrategyParams& block) const override {
-    const auto& s = params_as<MpsParams>(block);
-    if (s.active_thread_percentage) {
-      out << YAML::Key << "active_thread_percentage" << YAML::Value
-          << fmt_number(*s.active_thread_percentage);
-    }
-    if (s.pinned_memory_limit) {
-      out << YAML::Key << "pinned_memory_limit" << YAML::Value
-          << units::format_size(*s.pinned_memory_limit);
-    }
-    if (s.max_clients) out << YAML::Key << "max_clients" << YAML::Value << *s.max_clients;
-    if (s.cuda_version) {
-      out << YAML::Key << "cuda_version" << YAML::Value
-          << (std::to_string(*s.cuda_version / 100) + "." + std::to_string(*s.cuda_version % 100));
-    }
-    if (s.interleaved_clients) {
-      out << YAML::Key << "client_order" << YAML::Value
-          << (*s.interleaved_clients ? "interleaved" : "launch_order");
-    }
-  }
-
-  bool copy_key(const std::string& key, const StrategyParams& from_block,
-                StrategyParams& to_block) const override {
-    const auto& from = params_as<MpsParams>(from_block);
-    auto& to = params_as<MpsParams>(to_block);
-    if (key == "active_thread_percentage")
-      to.active_thread_percentage = from.active_thread_percentage;
-    else if (key == "pinned_memory_limit")
-      to.pinned_memory_limit = from.pinned_memory_limit;
-    else if (key == "max_clients")
-      to.max_clients = from.max_clients;
-    else if (key == "cuda_version")
-      to.cuda_version = from.cuda_version;
-    else if (key == "client_order")
-      to.interleaved_clients = from.interleaved_clients;
-    else
-      return false;
-    return true;
   }
 
   std::vector<std::string> fill_defaults(StrategyParams& block, int replicas,
@@ -143,7 +178,8 @@ class Mps final : public Strategy {
     // k8s-device-plugin (the GPU Operator's MPS sharing) and GKE's MPS sharing do. An explicit
     // `active_thread_percentage` wins. Without replicas: 100 (the MPS default).
     if (!s.active_thread_percentage) {
-      s.active_thread_percentage = replicas > 0 ? mps_equal_thread_percentage(replicas) : 100.0;
+      s.active_thread_percentage =
+          replicas > 0 ? mps_equal_thread_percentage(replicas) : kDefaultActiveThreadPercentage;
     }
     return used;
   }
@@ -164,46 +200,24 @@ class Mps final : public Strategy {
     }
   }
 
-  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                      const StrategyParams& block) const override {
+  SharingLimits sharing_limits(const StrategyParams& block) const override {
     const auto& s = params_as<MpsParams>(block);
     SharingLimits limits;
     limits.client_memory_limit = s.pinned_memory_limit;
-    limits.thread_share = s.active_thread_percentage.value_or(100.0) / 100.0;
+    limits.thread_share =
+        s.active_thread_percentage.value_or(kDefaultActiveThreadPercentage) / 100.0;
     limits.max_clients = s.max_clients.value_or(48);
     limits.shared_server = true;
     limits.interleave_clients = s.interleaved_clients.value_or(kDefaultInterleavedClients);
-    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
+    return limits;
+  }
+  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
+                                      const StrategyParams& block) const override {
+    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), sharing_limits(block));
   }
 
   FaultScope fault_scope() const override { return FaultScope::device; }
   const char* fault_note() const override { return " (MPS: every client of the server fails)"; }
-
- private:
-  // fmt's "{}": the shortest text that reads back as the same double (emit.cpp's rule).
-  static std::string fmt_number(double value) { return fmt::format("{}", value); }
-  // "13.1" -> 1301; written as a string or a number (13.1 and 13.10 are the same version).
-  static int cuda_version_of(Context& ctx, const Field& f) {
-    const std::string text = text_of(ctx, f);
-    const auto dot = text.find('.');
-    int major = -1, minor = 0;
-    try {
-      std::size_t used = 0;
-      major = std::stoi(text.substr(0, dot), &used);
-      if (used != text.substr(0, dot).size()) major = -1;
-      if (dot != std::string::npos) {
-        const std::string rest = text.substr(dot + 1);
-        minor = std::stoi(rest, &used);
-        if (used != rest.size() || rest.empty()) major = -1;
-      }
-    } catch (const std::exception&) {
-      major = -1;
-    }
-    if (major < 1 || minor < 0 || minor > 99) {
-      ctx.fail(f, "expected a CUDA version such as 12.6 or 13.1, got '" + text + "'");
-    }
-    return major * 100 + minor;
-  }
 };
 
 }  // namespace

@@ -27,6 +27,10 @@ struct MpsParams : ParamsOf<MpsParams> {
   std::optional<bool> interleaved_clients;
 };
 
+/// `active_thread_percentage` when neither it nor `replicas` is set: 100, every client may use
+/// all the threads (the MPS default; MPS documentation, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE).
+inline constexpr double kDefaultActiveThreadPercentage = 100.0;
+
 /// The MPS client order when a scenario does not say (an assumption, docs/strategies.md).
 inline constexpr bool kDefaultInterleavedClients = true;
 

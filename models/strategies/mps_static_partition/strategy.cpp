@@ -38,8 +38,7 @@ class MpsStaticPartition final : public Strategy {
     }
   }
 
-  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                      const StrategyParams& block) const override {
+  SharingLimits sharing_limits(const StrategyParams& block) const override {
     const auto& p = params_as<MpsStaticPartitionParams>(block);
     SharingLimits limits;
     if (p.memory_limit > 0) limits.client_memory_limit = p.memory_limit;
@@ -47,7 +46,11 @@ class MpsStaticPartition final : public Strategy {
     limits.max_clients = p.max_clients;
     limits.shared_server = true;
     limits.interleave_clients = kDefaultInterleavedClients;  // (one MPS server: as `mps`)
-    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), limits);
+    return limits;
+  }
+  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
+                                      const StrategyParams& block) const override {
+    return std::make_unique<ConcurrentDevice>(sim, std::move(geometry), sharing_limits(block));
   }
 
   FaultScope fault_scope() const override { return FaultScope::device; }

@@ -8,6 +8,61 @@ namespace {
 
 using namespace yaml;
 
+// A duration key of the block: read (`positive` > 0, else >= 0), emitted when set.
+template <std::optional<Nanos> TimeSlicingParams::*Member, bool positive>
+ParamSpec duration_parameter(const char* key, const char* default_text, const char* doc) {
+  return ParamSpec{key,
+                   "duration",
+                   default_text,
+                   positive ? "> 0, e.g. 2ms" : ">= 0, e.g. 25us",
+                   doc,
+                   [](Context& ctx, const Field& f, StrategyParams& p) {
+                     params_as<TimeSlicingParams>(p).*Member =
+                         positive ? positive_duration_of(ctx, f) : duration_of(ctx, f);
+                   },
+                   [](YAML::Emitter& out, const std::string& name, const StrategyParams& p) {
+                     if (const auto& v = params_as<TimeSlicingParams>(p).*Member)
+                       out << YAML::Key << name << YAML::Value << units::format_duration(*v);
+                   },
+                   copy_member<Member>};
+}
+
+// The time-slicing keys, declared once (ParamSpec): read, emitted and copied in this order.
+const std::vector<ParamSpec>& time_slicing_parameters() {
+  static const std::vector<ParamSpec> table = {
+      duration_parameter<&TimeSlicingParams::timeslice, true>(
+          "timeslice", "profile `timeslice`", "how long one context holds the device"),
+      duration_parameter<&TimeSlicingParams::context_switch, false>(
+          "context_switch", "profile `context_switch`",
+          "time a switch between two contexts takes (the device is busy, not useful)"),
+      {"preemption", "choice", "instruction", "instruction | kernel-boundary",
+       "how a context gives the device up at the end of its slice: at once (compute "
+       "preemption) or when its running kernel ends",
+       [](Context& ctx, const Field& f, StrategyParams& p) {
+         params_as<TimeSlicingParams>(p).preemption =
+             choice_of<PreemptionMode>(ctx, f,
+                                       {{"instruction", PreemptionMode::instruction},
+                                        {"kernel-boundary", PreemptionMode::kernel_boundary},
+                                        {"kernel_boundary", PreemptionMode::kernel_boundary}},
+                                       {"instruction", "kernel-boundary"}, "preemption mode");
+       },
+       [](YAML::Emitter& out, const std::string& key, const StrategyParams& p) {
+         out << YAML::Key << key << YAML::Value
+             << (params_as<TimeSlicingParams>(p).preemption == PreemptionMode::instruction
+                     ? "instruction"
+                     : "kernel-boundary");
+       },
+       copy_member<&TimeSlicingParams::preemption>},
+      duration_parameter<&TimeSlicingParams::preemption_latency, false>(
+          "preemption_latency", "profile `preemption_latency`",
+          "time to save a preempted context's state at the end of its slice"),
+      duration_parameter<&TimeSlicingParams::cache_refill, false>(
+          "cache_refill", "profile `cache_refill`",
+          "extra time after a switch to another context (cold caches)"),
+  };
+  return table;
+}
+
 class TimeSlicing final : public Strategy {
  public:
   const char* name() const override { return "time-slicing"; }
@@ -17,59 +72,9 @@ class TimeSlicing final : public Strategy {
   const char* summary() const override {
     return "one context holds the device at a time, round-robin slices, switch costs";
   }
-  std::vector<std::string> keys() const override {
-    return {"timeslice", "context_switch", "preemption", "preemption_latency", "cache_refill"};
-  }
+  const std::vector<ParamSpec>& parameters() const override { return time_slicing_parameters(); }
   std::unique_ptr<StrategyParams> make_params() const override {
     return std::make_unique<TimeSlicingParams>();
-  }
-
-  void read(Context& ctx, const MapReader& map, StrategyParams& block) const override {
-    auto& s = params_as<TimeSlicingParams>(block);
-    if (const auto f = map.get("timeslice")) s.timeslice = positive_duration_of(ctx, *f);
-    if (const auto f = map.get("context_switch")) s.context_switch = duration_of(ctx, *f);
-    if (const auto f = map.get("preemption")) {
-      s.preemption =
-          choice_of<PreemptionMode>(ctx, *f,
-                                    {{"instruction", PreemptionMode::instruction},
-                                     {"kernel-boundary", PreemptionMode::kernel_boundary},
-                                     {"kernel_boundary", PreemptionMode::kernel_boundary}},
-                                    {"instruction", "kernel-boundary"}, "preemption mode");
-    }
-    if (const auto f = map.get("preemption_latency")) s.preemption_latency = duration_of(ctx, *f);
-    if (const auto f = map.get("cache_refill")) s.cache_refill = duration_of(ctx, *f);
-  }
-
-  void emit(YAML::Emitter& out, const StrategyParams& block) const override {
-    const auto& s = params_as<TimeSlicingParams>(block);
-    auto duration = [&out](const char* key, const std::optional<Nanos>& value) {
-      if (value) out << YAML::Key << key << YAML::Value << units::format_duration(*value);
-    };
-    duration("timeslice", s.timeslice);
-    duration("context_switch", s.context_switch);
-    out << YAML::Key << "preemption" << YAML::Value
-        << (s.preemption == PreemptionMode::instruction ? "instruction" : "kernel-boundary");
-    duration("preemption_latency", s.preemption_latency);
-    duration("cache_refill", s.cache_refill);
-  }
-
-  bool copy_key(const std::string& key, const StrategyParams& from_block,
-                StrategyParams& to_block) const override {
-    const auto& from = params_as<TimeSlicingParams>(from_block);
-    auto& to = params_as<TimeSlicingParams>(to_block);
-    if (key == "timeslice")
-      to.timeslice = from.timeslice;
-    else if (key == "context_switch")
-      to.context_switch = from.context_switch;
-    else if (key == "preemption")
-      to.preemption = from.preemption;
-    else if (key == "preemption_latency")
-      to.preemption_latency = from.preemption_latency;
-    else if (key == "cache_refill")
-      to.cache_refill = from.cache_refill;
-    else
-      return false;
-    return true;
   }
 
   std::vector<std::string> fill_defaults(StrategyParams& block, int /*replicas*/,
@@ -96,16 +101,19 @@ class TimeSlicing final : public Strategy {
            "rejects multi-GPU requests under time-slicing)";
   }
 
-  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
-                                      const StrategyParams& block) const override {
+  SharingLimits sharing_limits(const StrategyParams& block) const override {
     const auto& s = params_as<TimeSlicingParams>(block);
-    SharingLimits limits;
-    limits.timeslice = s.timeslice.value_or(1'024'000);
+    SharingLimits limits;  // (its defaults: an unfilled block, as the profile's defaults)
+    if (s.timeslice) limits.timeslice = *s.timeslice;
     limits.context_switch = s.context_switch.value_or(0);
     limits.preemption_latency = s.preemption_latency.value_or(0);
     limits.cache_refill = s.cache_refill.value_or(0);
     limits.preemption = s.preemption;
-    return std::make_unique<TimeSlicingDevice>(sim, std::move(geometry), limits);
+    return limits;
+  }
+  std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
+                                      const StrategyParams& block) const override {
+    return std::make_unique<TimeSlicingDevice>(sim, std::move(geometry), sharing_limits(block));
   }
 
   std::vector<std::pair<std::string, std::string>> profile_keys() const override {
