@@ -70,9 +70,11 @@ py::dict cluster_run_dict(const cluster::ClusterResult& r, const cluster::Cluste
   };
   tcol("time_ns", [](const cluster::ClusterSample& x) { return x.time; });
   tcol("gpu_milli_total", [](const cluster::ClusterSample& x) { return x.gpu_milli_total; });
-  tcol("gpu_milli_allocated", [](const cluster::ClusterSample& x) { return x.gpu_milli_allocated; });
+  tcol("gpu_milli_allocated",
+       [](const cluster::ClusterSample& x) { return x.gpu_milli_allocated; });
   tcol("gpus_allocated", [](const cluster::ClusterSample& x) { return x.gpus_allocated; });
-  tcol("fragmentation_milli", [](const cluster::ClusterSample& x) { return x.fragmentation_milli; });
+  tcol("fragmentation_milli",
+       [](const cluster::ClusterSample& x) { return x.fragmentation_milli; });
   tcol("unusable_milli", [](const cluster::ClusterSample& x) { return x.unusable_milli; });
   tcol("pending", [](const cluster::ClusterSample& x) { return x.pending; });
   tcol("running", [](const cluster::ClusterSample& x) { return x.running; });
@@ -200,8 +202,8 @@ void bind_cluster(py::module_& m) {
           py::gil_scoped_release release;
           const cluster::ClusterSpec spec = load_cluster_request(request);
           const cluster::ClusterResult placed = cluster::decode_workload_placement(placed_bytes);
-          out = cluster::encode_workload_stats(
-              cluster::simulate_workload_nodes(spec, placed, nodes));
+          out =
+              cluster::encode_workload_stats(cluster::simulate_workload_nodes(spec, placed, nodes));
         }
         return py::bytes(out);
       },

@@ -45,7 +45,8 @@ except ImportError as e:
 sys.exit(_dask_cluster.main(sys.argv[1:]))
 )PY";
 
-/// python3 -c BOOTSTRAP ADDRESS (gpumux._dask_cluster.main), its stdin and stdout piped here, stderr shared.
+/// python3 -c BOOTSTRAP ADDRESS (gpumux._dask_cluster.main), its stdin and stdout piped here,
+/// stderr shared.
 class DriverProcess {
  public:
   DriverProcess(const std::string& address, const std::atomic<bool>* interrupt)
@@ -234,9 +235,9 @@ ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::s
   std::vector<std::string> overrides = request.overrides;
   if (request.seed) overrides.push_back("seed=" + std::to_string(*request.seed));
   task_request.push_back(overrides);
-  task_request.push_back(request.is_path
-                             ? std::filesystem::absolute(request.scenario).lexically_normal().string()
-                             : request.source_name);
+  task_request.push_back(
+      request.is_path ? std::filesystem::absolute(request.scenario).lexically_normal().string()
+                      : request.source_name);
 
   const cluster::ClusterSpec spec = load_cluster_request(request);  // bad input before Dask
   DriverProcess driver(address, interrupt);
@@ -280,8 +281,8 @@ ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::s
     ++answered;
   }
   if (answered != plan.nodes.size()) {
-    throw std::runtime_error(fmt::format("--dask: {} of {} tasks answered", answered,
-                                         plan.nodes.size()));
+    throw std::runtime_error(
+        fmt::format("--dask: {} of {} tasks answered", answered, plan.nodes.size()));
   }
   driver.wait_exit();
   run.metrics = cluster::cluster_metrics(run.result);

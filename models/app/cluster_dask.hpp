@@ -18,7 +18,7 @@ namespace gpumux {
 struct DaskTask {
   std::size_t nodes = 0, pods = 0;
   double estimated_launches = 0;
-  double wall_s = 0, cpu_s = 0;      ///< measured in the task (CPU: its thread)
+  double wall_s = 0, cpu_s = 0;     ///< measured in the task (CPU: its thread)
   std::int64_t peak_rss_bytes = 0;  ///< its worker process's peak resident memory so far
   std::string worker;               ///< the worker's address
 };

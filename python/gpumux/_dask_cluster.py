@@ -17,6 +17,7 @@ and the placement on this process's stdin and reads each group's numbers back fr
 from __future__ import annotations
 
 import heapq
+import importlib.util
 import json
 import os
 import sys
@@ -204,9 +205,7 @@ def main(argv=None) -> int:
 
 
 def _drive(address: str, stream, out) -> int:
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("distributed") is None:
         _frame(out, {"error": f"--dask: needs dask.distributed, which {sys.executable} does not "
                               "have: install it (Debian: apt-get install python3-distributed, "
                               "or scripts/install-deps.sh), or set GPUMUX_PYTHON", "exit": 2})
