@@ -43,6 +43,9 @@
 namespace py = pybind11;
 
 namespace gpumux {
+
+void bind_cluster(py::module_& m);  // python/bindings_cluster.cpp
+
 namespace {
 
 using ResultPtr = std::shared_ptr<RunResult>;
@@ -542,68 +545,7 @@ PYBIND11_MODULE(_gpumux, m) {
       },
       py::arg("scenario"), py::arg("is_path"), py::arg("source_name") = std::string("<text>"),
       "Whether the scenario has a `cluster:` section (a cluster replay).");
-  m.def(
-      "run_cluster",
-      [](const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
-         const std::string& source_name) {
-        const ScenarioRequest request =
-            make_request(scenario, is_path, overrides, std::nullopt, source_name);
-        ClusterRun run;
-        {
-          py::gil_scoped_release release;
-          run = simulate_cluster_request(request);
-        }
-        const cluster::ClusterResult& r = run.result;
-        py::dict pods;
-        auto col = [&](const char* name, auto get) {
-          py::list l;
-          for (const cluster::PodRecord& p : r.pods) l.append(get(p));
-          pods[name] = l;
-        };
-        col("name", [](const cluster::PodRecord& p) { return p.name; });
-        col("class", [](const cluster::PodRecord& p) { return p.pod_class; });
-        col("pool", [](const cluster::PodRecord& p) { return p.pool; });
-        col("node", [](const cluster::PodRecord& p) { return p.node_name; });
-        col("gpus", [](const cluster::PodRecord& p) { return p.gpus; });
-        col("priority", [](const cluster::PodRecord& p) { return p.priority; });
-        col("arrival_ns", [](const cluster::PodRecord& p) { return p.arrival; });
-        col("start_ns", [](const cluster::PodRecord& p) { return p.start; });
-        col("end_ns", [](const cluster::PodRecord& p) { return p.end; });
-        col("failed_at_ns", [](const cluster::PodRecord& p) { return p.failed_at; });
-        col("gpu_milli", [](const cluster::PodRecord& p) { return p.gpu_milli; });
-        col("vram_allocated_bytes",
-            [](const cluster::PodRecord& p) { return p.vram_allocated_bytes; });
-        col("evictions", [](const cluster::PodRecord& p) { return p.evictions; });
-        col("spans_nodes", [](const cluster::PodRecord& p) { return p.spans_nodes; });
-        col("allreduce_step_ns", [](const cluster::PodRecord& p) { return p.allreduce_step_ns; });
-        col("pending_reason", [](const cluster::PodRecord& p) { return p.pending_reason; });
-        py::dict ts;
-        auto tcol = [&](const char* name, auto get) {
-          py::list l;
-          for (const cluster::ClusterSample& x : r.samples) l.append(get(x));
-          ts[name] = l;
-        };
-        tcol("time_ns", [](const cluster::ClusterSample& x) { return x.time; });
-        tcol("gpu_milli_total", [](const cluster::ClusterSample& x) { return x.gpu_milli_total; });
-        tcol("gpu_milli_allocated",
-             [](const cluster::ClusterSample& x) { return x.gpu_milli_allocated; });
-        tcol("gpus_allocated", [](const cluster::ClusterSample& x) { return x.gpus_allocated; });
-        tcol("fragmentation_milli",
-             [](const cluster::ClusterSample& x) { return x.fragmentation_milli; });
-        tcol("unusable_milli", [](const cluster::ClusterSample& x) { return x.unusable_milli; });
-        tcol("pending", [](const cluster::ClusterSample& x) { return x.pending; });
-        tcol("running", [](const cluster::ClusterSample& x) { return x.running; });
-        tcol("active_nodes", [](const cluster::ClusterSample& x) { return x.active_nodes; });
-        py::dict out;
-        out["summary"] = cluster::cluster_summary_json(r, run.metrics).dump();
-        out["pods"] = pods;
-        out["timeseries"] = ts;
-        return out;
-      },
-      py::arg("scenario"), py::arg("is_path"), py::arg("overrides") = std::vector<std::string>{},
-      py::arg("source_name") = std::string("<text>"),
-      "Replays a cluster scenario (GIL released): {'summary': JSON text, 'pods': columns, "
-      "'timeseries': columns}.");
+  bind_cluster(m);  // run_cluster, cluster_replay, simulate_cluster_nodes (bindings_cluster.cpp)
   m.def("run", &run, py::arg("scenario"), py::arg("is_path"),
         py::arg("overrides") = std::vector<std::string>{}, py::arg("seed") = py::none(),
         py::arg("source_name") = std::string("<text>"), py::arg("progress") = py::none(),

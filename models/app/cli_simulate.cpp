@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "models/app/application.hpp"
+#include "models/app/cluster_dask.hpp"
 #include "models/app/cli_common.hpp"
 #include "models/app/interrupt.hpp"
 #include "models/cluster/cluster_output.hpp"
@@ -22,13 +23,17 @@ namespace {
 
 const CommandHelp kRunHelp{
     "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] "
-    "[--format table|json|yaml|csv] [--json] [--quiet] [--fail-on-slo] [--workers N]",
+    "[--format table|json|yaml|csv] [--json] [--quiet] [--fail-on-slo] [--workers N | --dask "
+    "ADDRESS]",
     "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
     "A scenario with a `cluster:` section replays the cluster instead (docs/cluster.md): pending\n"
     "time per pod class, allocation, fragmentation, cost and pending reasons; -o writes the\n"
     "/cluster tables, --json the cluster summary. --workers N simulates its workload pods'\n"
-    "GPUs in N processes, split by node (the same numbers for any N); pods whose workload has\n"
-    "an slo: get verdicts (met / missed / inconclusive), and --fail-on-slo applies to them.\n"
+    "GPUs in N processes, split by node (the same numbers for any N); --dask ADDRESS runs those\n"
+    "groups as Dask tasks on the scheduler at ADDRESS (tcp://HOST:PORT, local:N for a local\n"
+    "cluster of N workers, auto for $DASK_SCHEDULER_ADDRESS; the same numbers again) and prints\n"
+    "the tasks' times and the critical path on stderr. Pods whose workload has an slo: get\n"
+    "verdicts (met / missed / inconclusive), and --fail-on-slo applies to them.\n"
     "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
     "-o OUT.h5 is checked before simulating: a regular file (replaced atomically) or a new name\n"
     "in an existing directory where files can be created; a symlink is followed and the file it\n"
@@ -93,7 +98,10 @@ po::options_description run_options() {
       "warnings and errors still print")("fail-on-slo", po::bool_switch(),
                                          "exit 1 when a tenant misses its SLO")(
       "workers", po::value<int>()->default_value(1)->value_name("N"),
-      "cluster scenarios: processes that simulate the workload pods' GPUs, split by node");
+      "cluster scenarios: processes that simulate the workload pods' GPUs, split by node")(
+      "dask", po::value<std::string>()->value_name("ADDRESS"),
+      "cluster scenarios: simulate the workload pods' node groups as Dask tasks on this "
+      "scheduler (tcp://HOST:PORT, local:N, auto = $DASK_SCHEDULER_ADDRESS)");
   return o;
 }
 
@@ -140,13 +148,24 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   if (format == OutputFormat::csv) {
     throw InputError("--format csv: not available for a cluster scenario (use --json or -o)");
   }
+  const bool on_dask = vm.count("dask") != 0;
+  if (on_dask && !vm["workers"].defaulted()) {
+    throw InputError("--dask, --workers: one or the other (Dask workers, or local processes)");
+  }
   // The handlers go in before loading (a 1,024-GPU description takes a while to read): a signal
   // then stops the replay at its first poll.
   catch_stop_signals();
   std::optional<ClusterRun> replayed;
   try {
-    const cluster::ClusterSpec spec = load_cluster_request(scenario_request(vm));
-    replayed = simulate_cluster(spec, workers, &stop_requested());
+    if (on_dask) {
+      DaskRunReport report;
+      replayed = simulate_cluster_on_dask(scenario_request(vm), vm["dask"].as<std::string>(),
+                                          &stop_requested(), report);
+      if (!vm["quiet"].as<bool>()) std::cerr << "gpumux: " << report.summary_line() << "\n";
+    } else {
+      const cluster::ClusterSpec spec = load_cluster_request(scenario_request(vm));
+      replayed = simulate_cluster(spec, workers, &stop_requested());
+    }
   } catch (const cluster::ClusterInterrupted&) {
     std::cerr << "gpumux: interrupted (" << stop_signal_name()
               << "): the cluster replay stopped; nothing written (a cluster replay has no "
@@ -183,6 +202,9 @@ int command_run(const std::vector<std::string>& args) {
   const OutputFormat format = output_format(vm);
   check_output_path(vm);
   if (is_cluster_request(scenario_request(vm))) return run_cluster_scenario(vm, format);
+  if (vm.count("dask")) {
+    throw InputError("--dask: only for a scenario with a `cluster:` section");
+  }
   if (vm["workers"].as<int>() != 1) {
     // One scenario's independent parts already run one at a time, in windows
     // (models/run/components.cpp); worker processes split a cluster's workload pods only.

@@ -86,8 +86,9 @@ sys.exit(status)
 
 }  // namespace
 
-int exec_python_module(const std::string& command, const std::string& module,
-                       const std::vector<std::string>& args) {
+std::string tool_python() { return python_interpreter(); }
+
+std::string tool_python_path() {
   std::string path;
   for (const std::string& root : package_roots()) {
     if (!path.empty()) path += ":";
@@ -97,7 +98,14 @@ int exec_python_module(const std::string& command, const std::string& module,
     if (!path.empty()) path += ":";
     path += old;
   }
-  if (!path.empty()) ::setenv("PYTHONPATH", path.c_str(), 1);
+  return path;
+}
+
+int exec_python_module(const std::string& command, const std::string& module,
+                       const std::vector<std::string>& args) {
+  if (const std::string path = tool_python_path(); !path.empty()) {
+    ::setenv("PYTHONPATH", path.c_str(), 1);
+  }
   const std::string python = python_interpreter();
   std::vector<std::string> argv_text{python, "-c", kBootstrap, command, module};
   argv_text.insert(argv_text.end(), args.begin(), args.end());

@@ -16,4 +16,10 @@ namespace gpumux {
 int exec_python_module(const std::string& command, const std::string& module,
                        const std::vector<std::string>& args);
 
+/// The interpreter exec_python_module starts, and the PYTHONPATH it gives it (this binary's
+/// package in front of the caller's PYTHONPATH; "" when there is neither), for a caller that
+/// starts Python as a child (models/app/cluster_dask.hpp).
+std::string tool_python();
+std::string tool_python_path();
+
 }  // namespace gpumux

@@ -21,6 +21,7 @@
 #include "models/cluster/pod_slo.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/resolve.hpp"
+#include "models/scenario/work_estimate.hpp"
 #include "models/strategies/registry.hpp"
 
 namespace gpumux::cluster {
@@ -34,9 +35,23 @@ struct PodScenario {
   std::vector<int> gpu_node;            // per scenario GPU: the cluster node it is on
   std::vector<std::size_t> tenant_gpu;  // per tenant: the scenario GPU of its first device
   std::vector<std::size_t> tenant_pod;  // per tenant: the pod it reports for (kNoPod: a copy)
+  std::vector<double> tenant_launches;  // per tenant: estimated kernel launches (WorkloadShardPlan)
 };
 
-PodScenario build_scenario(const ClusterSpec& spec, const ClusterResult& result) {
+// The work budget's estimate of a tenant's launches while it is active (WorkloadShardPlan).
+double estimated_launches(const TenantSpec& tenant, Nanos horizon) {
+  Scenario one;
+  const Nanos until = tenant.active_until.value_or(horizon);
+  one.duration = std::max<Nanos>(0, until - tenant.active_from);
+  one.tenants.push_back(tenant);
+  const WorkEstimate w = estimate_work(one, {});
+  return std::max({1.0, w.launches, w.requests});
+}
+
+// ONLY_NODES: build the GPUs and tenants of these cluster nodes alone (nullptr: all); the
+// horizon is the whole run's either way.
+PodScenario build_scenario(const ClusterSpec& spec, const ClusterResult& result,
+                           const std::set<int>* only_nodes = nullptr) {
   PodScenario out;
   std::vector<std::size_t> pods;
   for (std::size_t i = 0; i < result.pods.size(); ++i) {
@@ -84,7 +99,8 @@ PodScenario build_scenario(const ClusterSpec& spec, const ClusterResult& result)
   for (std::size_t i : pods) {
     const PodRecord& r = result.pods[i];
     if (r.start >= horizon) continue;  // started after the replay ended: nothing to measure
-    const PodSpec& ps = spec.pods[static_cast<std::size_t>(r.spec_index)];
+    if (only_nodes != nullptr && only_nodes->count(r.node) == 0) continue;
+    const PodSpec& ps = spec.pods.at(static_cast<std::size_t>(r.spec_index));
     const int pool = pool_index.at(r.pool);
     const NodePoolSpec& pool_spec = spec.pools[static_cast<std::size_t>(pool)];
     const PoolTemplate& tpl = templates[static_cast<std::size_t>(pool)];
@@ -92,7 +108,7 @@ PodScenario build_scenario(const ClusterSpec& spec, const ClusterResult& result)
     std::vector<std::string> devices;
     std::size_t first_gpu = 0;
     for (const int u : r.units) {
-      const UnitTemplate& unit = tpl.units[static_cast<std::size_t>(u)];
+      const UnitTemplate& unit = tpl.units.at(static_cast<std::size_t>(u));
       const auto key = std::make_pair(r.node, unit.gpu);
       auto it = gpu_of.find(key);
       if (it == gpu_of.end()) {
@@ -149,6 +165,7 @@ PodScenario build_scenario(const ClusterSpec& spec, const ClusterResult& result)
       s.tenants.push_back(t);
       out.tenant_gpu.push_back(first_gpu);
       out.tenant_pod.push_back(i);
+      out.tenant_launches.push_back(estimated_launches(t, horizon));
       continue;
     }
     // One copy of the workload per GPU; the pod reports its first.
@@ -166,21 +183,53 @@ PodScenario build_scenario(const ClusterSpec& spec, const ClusterResult& result)
       }
       out.tenant_gpu.push_back(gpu);
       out.tenant_pod.push_back(d == 0 ? i : kNoPod);
+      out.tenant_launches.push_back(estimated_launches(copy, horizon));
     }
   }
   return out;
 }
 
-// Node -> group: the nodes that host workload pods in index order, dealt round-robin into SHARDS
-// groups (at most one per node). Pools are contiguous runs of nodes, so every group gets its
-// share of every pool, and so of every kind of device: the groups' work is about equal.
-std::map<int, int> node_groups(const PodScenario& built, int shards) {
-  const std::set<int> nodes(built.gpu_node.begin(), built.gpu_node.end());
-  const int groups = std::clamp(shards, 1, std::max(1, static_cast<int>(nodes.size())));
+// The nodes that host workload pods, dealt into SHARDS groups by estimated work
+// (WorkloadShardPlan: Longest Processing Time first).
+WorkloadShardPlan plan_groups(const PodScenario& built, int shards) {
+  std::map<int, double> work;  // node -> estimated launches
+  std::map<int, std::size_t> pods;
+  for (const int node : built.gpu_node) work[node] += 0;
+  for (std::size_t t = 0; t < built.scenario.tenants.size(); ++t) {
+    const int node = built.gpu_node[built.tenant_gpu[t]];
+    work[node] += built.tenant_launches[t];
+    if (built.tenant_pod[t] != kNoPod) ++pods[node];
+  }
+  std::vector<std::pair<int, double>> order(work.begin(), work.end());  // by node index
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  const int groups = std::clamp(shards, 1, std::max(1, static_cast<int>(order.size())));
+  WorkloadShardPlan plan;
+  plan.nodes.resize(static_cast<std::size_t>(groups));
+  plan.launches.assign(static_cast<std::size_t>(groups), 0.0);
+  plan.pods.assign(static_cast<std::size_t>(groups), 0);
+  for (const auto& [node, launches] : order) {
+    const auto least = std::min_element(plan.launches.begin(), plan.launches.end());
+    const auto g = static_cast<std::size_t>(least - plan.launches.begin());
+    plan.nodes[g].push_back(node);
+    plan.launches[g] += launches;
+    plan.pods[g] += pods[node];
+  }
+  for (std::vector<int>& nodes : plan.nodes) std::sort(nodes.begin(), nodes.end());
+  return plan;
+}
+
+// Node -> group of PLAN.
+std::map<int, int> group_of_node(const WorkloadShardPlan& plan) {
   std::map<int, int> group;
-  int index = 0;
-  for (const int node : nodes) group[node] = index++ % groups;
+  for (std::size_t g = 0; g < plan.nodes.size(); ++g) {
+    for (const int node : plan.nodes[g]) group[node] = static_cast<int>(g);
+  }
   return group;
+}
+
+std::map<int, int> node_groups(const PodScenario& built, int shards) {
+  return group_of_node(plan_groups(built, shards));
 }
 
 // The tenants of group SHARD, simulated as their own scenario.
@@ -236,7 +285,9 @@ void write_all(int fd, const void* data, std::size_t size) {
 }
 using wire::put;
 using wire::take;
-std::string encode(const std::vector<PodWorkloadStats>& stats) {
+}  // namespace
+
+std::string encode_workload_stats(const std::vector<PodWorkloadStats>& stats) {
   std::string out;
   put(out, static_cast<std::uint64_t>(stats.size()));
   for (const PodWorkloadStats& p : stats) {
@@ -250,9 +301,11 @@ std::string encode(const std::vector<PodWorkloadStats>& stats) {
   }
   return out;
 }
-std::vector<PodWorkloadStats> decode(const std::string& in) {
+std::vector<PodWorkloadStats> decode_workload_stats(const std::string& in) {
   std::size_t at = 0;
-  std::vector<PodWorkloadStats> stats(take<std::uint64_t>(in, at));
+  const std::uint64_t count = take<std::uint64_t>(in, at);
+  if (count > in.size() / 40) throw std::runtime_error("workload stats: corrupt count");
+  std::vector<PodWorkloadStats> stats(count);
   for (PodWorkloadStats& p : stats) {
     p.pod = take<std::uint64_t>(in, at);
     const std::size_t size = take<std::uint64_t>(in, at);
@@ -266,6 +319,86 @@ std::vector<PodWorkloadStats> decode(const std::string& in) {
   }
   return stats;
 }
+
+namespace {
+
+// A pod whose workload the device simulation runs (build_scenario's first filter).
+bool placed_workload_pod(const ClusterSpec& spec, const PodRecord& p) {
+  return p.start >= 0 && p.node >= 0 && !p.units.empty() &&
+         spec.pods.at(static_cast<std::size_t>(p.spec_index)).workload.tenant;
+}
+
+void put_text(std::string& out, const std::string& text) {
+  put(out, static_cast<std::uint64_t>(text.size()));
+  out += text;
+}
+
+std::string take_text(const std::string& in, std::size_t& at) {
+  const std::size_t size = take<std::uint64_t>(in, at);
+  if (size > in.size() - at) throw std::runtime_error("workload placement: short buffer");
+  std::string text = in.substr(at, size);
+  at += size;
+  return text;
+}
+
+}  // namespace
+
+std::string encode_workload_placement(const ClusterSpec& spec, const ClusterResult& result) {
+  std::string out;
+  put(out, static_cast<std::uint64_t>(result.pods.size()));
+  std::uint64_t placed = 0;
+  for (const PodRecord& p : result.pods) placed += placed_workload_pod(spec, p) ? 1 : 0;
+  put(out, placed);
+  for (std::size_t i = 0; i < result.pods.size(); ++i) {
+    const PodRecord& p = result.pods[i];
+    if (!placed_workload_pod(spec, p)) continue;
+    put(out, static_cast<std::uint64_t>(i));
+    put(out, p.start);
+    put(out, p.end);
+    put(out, p.node);
+    put(out, p.spec_index);
+    put_text(out, p.name);
+    put_text(out, p.node_name);
+    put_text(out, p.pool);
+    put(out, static_cast<std::uint64_t>(p.units.size()));
+    for (const int u : p.units) put(out, u);
+  }
+  return out;
+}
+
+ClusterResult decode_workload_placement(const std::string& bytes) {
+  std::size_t at = 0;
+  const std::uint64_t pods = take<std::uint64_t>(bytes, at);
+  const std::uint64_t placed = take<std::uint64_t>(bytes, at);
+  // Each placed pod takes at least 64 bytes; the other pods are default records.
+  if (placed > bytes.size() / 64 || pods < placed || pods > (std::uint64_t{1} << 32)) {
+    throw std::runtime_error("workload placement: corrupt counts");
+  }
+  ClusterResult result;
+  result.pods.resize(pods);
+  for (std::uint64_t k = 0; k < placed; ++k) {
+    const std::uint64_t index = take<std::uint64_t>(bytes, at);
+    if (index >= pods) throw std::runtime_error("workload placement: pod index out of range");
+    PodRecord& p = result.pods[index];
+    p.start = take<Nanos>(bytes, at);
+    p.end = take<Nanos>(bytes, at);
+    p.node = take<int>(bytes, at);
+    p.spec_index = take<int>(bytes, at);
+    p.name = take_text(bytes, at);
+    p.node_name = take_text(bytes, at);
+    p.pool = take_text(bytes, at);
+    const std::uint64_t units = take<std::uint64_t>(bytes, at);
+    if (units > (bytes.size() - at) / sizeof(int)) {
+      throw std::runtime_error("workload placement: short buffer");
+    }
+    p.units.resize(units);
+    for (int& u : p.units) u = take<int>(bytes, at);
+  }
+  if (at != bytes.size()) throw std::runtime_error("workload placement: trailing bytes");
+  return result;
+}
+
+namespace {
 
 // Groups simulated by WORKERS forked processes (worker w: groups w, w + workers, ...).
 std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
@@ -290,7 +423,7 @@ std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
           std::vector<PodWorkloadStats> part = simulate_group(built, group, g, interrupt);
           mine.insert(mine.end(), part.begin(), part.end());
         }
-        answer = "ok" + encode(mine);
+        answer = "ok" + encode_workload_stats(mine);
       } catch (const UserError& e) {
         answer = std::string("ue") + e.what();
       } catch (const std::exception& e) {
@@ -330,7 +463,7 @@ std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
     while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (answer.rfind("ok", 0) == 0) {
-      const std::vector<PodWorkloadStats> part = decode(answer.substr(2));
+      const std::vector<PodWorkloadStats> part = decode_workload_stats(answer.substr(2));
       stats.insert(stats.end(), part.begin(), part.end());
     } else if (failure.empty()) {
       user_error = answer.rfind("ue", 0) == 0;
@@ -360,6 +493,24 @@ std::vector<PodWorkloadStats> simulate_workload_shard(const ClusterSpec& spec,
   const PodScenario built = build_scenario(spec, result);
   if (built.scenario.tenants.empty()) return {};
   return simulate_group(built, node_groups(built, shards), shard);
+}
+
+WorkloadShardPlan plan_workload_shards(const ClusterSpec& spec, const ClusterResult& result,
+                                       int shards) {
+  const PodScenario built = build_scenario(spec, result);
+  if (built.scenario.tenants.empty()) return {};
+  return plan_groups(built, shards);
+}
+
+std::vector<PodWorkloadStats> simulate_workload_nodes(const ClusterSpec& spec,
+                                                      const ClusterResult& result,
+                                                      const std::vector<int>& nodes) {
+  const std::set<int> only(nodes.begin(), nodes.end());
+  const PodScenario built = build_scenario(spec, result, &only);
+  if (built.scenario.tenants.empty()) return {};
+  std::map<int, int> group;
+  for (const int node : built.gpu_node) group[node] = 0;
+  return simulate_group(built, group, 0);
 }
 
 void apply_workload_stats(const std::vector<PodWorkloadStats>& stats, ClusterResult& result) {

@@ -66,12 +66,50 @@ void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,
 /// How many node groups the workload pods of `result` split into at most (nodes that host one).
 int workload_node_groups(const ClusterSpec& spec, const ClusterResult& result);
 
-/// Node group SHARD of SHARDS simulated alone: the numbers of its pods (for a worker of a
-/// split run elsewhere, e.g. a Dask task, after the same replay; not bound in Python yet).
-/// Throws InputError as above.
+/// Node group SHARD of SHARDS (plan_workload_shards) simulated alone: the numbers of its pods
+/// (for a worker of a split run elsewhere after the same replay). Throws InputError as above.
 std::vector<PodWorkloadStats> simulate_workload_shard(const ClusterSpec& spec,
                                                       const ClusterResult& result, int shard,
                                                       int shards);
+
+/// The node groups of a split run, balanced by estimated work rather than node count.
+/// Law: a tenant's work is the work budget's estimate of its kernel launches
+/// (models/scenario/work_estimate.hpp, estimate_work) over the time it is active (its pod's
+/// start to its end or the horizon); launches less than requests (a catalog workload, whose
+/// kernels are built later) count as requests, and every tenant counts at least 1. A node's
+/// work is the sum over the tenants whose first device is on it. Nodes are dealt by Longest
+/// Processing Time first (Graham 1969: the largest node to the least-loaded group; ties: the
+/// lower node index, the lower group), into min(SHARDS, nodes) groups, none empty; the
+/// largest group is then within 4/3 of the best split. Deterministic. Cost: one build of the
+/// pods' scenario and one estimate per tenant, O(tenants + nodes log nodes).
+struct WorkloadShardPlan {
+  std::vector<std::vector<int>> nodes;  ///< per group: cluster node indices, ascending
+  std::vector<double> launches;         ///< per group: estimated kernel launches
+  std::vector<std::size_t> pods;        ///< per group: workload pods reported
+};
+WorkloadShardPlan plan_workload_shards(const ClusterSpec& spec, const ClusterResult& result,
+                                       int shards);
+
+/// The workload pods on the cluster NODES (indices into the replay's nodes; typically a group
+/// of plan_workload_shards) simulated alone: the numbers of their pods, the same as in the
+/// whole run for any set of nodes (a Dask task's work: python/gpumux/_dask_cluster.py). RESULT
+/// needs only the placement (decode_workload_placement). Throws InputError as above.
+std::vector<PodWorkloadStats> simulate_workload_nodes(const ClusterSpec& spec,
+                                                      const ClusterResult& result,
+                                                      const std::vector<int>& nodes);
+
+/// The replay's placement of the workload pods (per placed workload pod: its index, start,
+/// end, node, spec index, names, units) as bytes: what a task that simulates some nodes needs
+/// beside the scenario. decode gives a ClusterResult with those fields of those pods (the other
+/// pods default: never started), enough for plan_workload_shards / simulate_workload_nodes.
+/// decode throws std::runtime_error on a corrupt buffer. Size: about 60 B + names per pod.
+std::string encode_workload_placement(const ClusterSpec& spec, const ClusterResult& result);
+ClusterResult decode_workload_placement(const std::string& bytes);
+
+/// PodWorkloadStats as bytes (little-endian on the machines gpumux runs on: a process or a
+/// Dask task hands them back), and back. decode throws std::runtime_error on a short buffer.
+std::string encode_workload_stats(const std::vector<PodWorkloadStats>& stats);
+std::vector<PodWorkloadStats> decode_workload_stats(const std::string& bytes);
 
 /// Writes the numbers of the pods into `result` (what simulate_workload_pods does with them).
 void apply_workload_stats(const std::vector<PodWorkloadStats>& stats, ClusterResult& result);

@@ -265,7 +265,8 @@ def _dask_client(client, name: str = "client"):
 # ---------------------------------------------------------------------------------------------
 def run(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = None,
         progress: Progress | None = None, *,
-        record_requests: bool = True) -> Result | ClusterResult:
+        record_requests: bool = True, client: Any = None,
+        shards: int | None = None) -> Result | ClusterResult:
     """Simulates one scenario and returns its :class:`Result` (a :class:`ClusterResult` for a
     scenario with a ``cluster:`` section: the cluster replay).
 
@@ -282,17 +283,33 @@ def run(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = 
                ScenarioError before it starts, naming the key that drives it; False keeps the
                summary and tables only (``.requests`` empty), as ``gpumux run`` without -o;
                ``gpumux run -o`` streams the records to the file instead.
+    client:    a ``dask.distributed.Client``, for a cluster scenario only: the replay runs
+               here once, then its workload pods' device simulation runs as Dask tasks, one per
+               group of nodes (balanced by estimated kernel launches), gathered into the same
+               ClusterResult, bit for bit, as without a client; ``.tasks`` then has each task's
+               nodes, pods, estimated launches, wall and CPU seconds and worker, and
+               ``.critical_path_s`` the replay plus the longest task (docs/cluster.md).
+    shards:    with ``client``: node groups (tasks); default 4 per worker.
 
     Runs in C++ with the GIL released. Ctrl-C raises KeyboardInterrupt (main thread).
     Raises ScenarioError for bad input, FileNotFoundError for a missing scenario file.
     """
     record_requests = _flag(record_requests, "record_requests")
     text, is_path, source = _scenario_args(scenario)
+    client = _dask_client(client)
     if _gpumux.is_cluster(text, is_path, source):
         # A `cluster:` scenario: the cluster replay (docs/cluster.md); seed as the CLI's --seed.
+        if client is not None:
+            from . import _dask_cluster
+            return _dask_cluster.run(client, text, is_path, source,
+                                     _override_list(overrides) + _seed_overrides(seed), shards)
         native = _gpumux.run_cluster(text, is_path,
                                      _override_list(overrides) + _seed_overrides(seed), source)
         return ClusterResult(native)
+    if client is not None or shards is not None:
+        raise ScenarioError(f"{'client' if client is not None else 'shards'}=: only for a "
+                            "scenario with a `cluster:` section (its workload pods run as Dask "
+                            "tasks)")
     native = _gpumux.run(text, is_path, _override_list(overrides), _seed(seed), source,
                          _progress(progress), record_requests=record_requests)
     return Result._from_native(native)

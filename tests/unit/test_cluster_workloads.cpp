@@ -3,7 +3,9 @@
 // pod's numbers equal the one-scenario run's; a multi-GPU pod runs on every GPU it holds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "models/cluster/cluster_loader.hpp"
@@ -158,6 +160,69 @@ TEST(ClusterWorkloads, AMultiGpuPodRunsOnEveryGpuItHolds) {
   const std::string& wide = std::get<0>(numbers.at("wide"));
   EXPECT_EQ(wide.find(','), std::string::npos) << wide;
   EXPECT_EQ(wide.substr(0, wide.find('-')), "ts");
+}
+
+TEST(ClusterWorkloads, ShardsAreBalancedByEstimatedLaunchesAndPartitionTheNodes) {
+  // The same fleet with the 2-GPU pod 100 times as busy: its node has more work than the other
+  // seven together (80,000 launches/s against about 13,000).
+  std::string yaml = fleet_yaml();
+  yaml.replace(yaml.find("rate: 200/s"), 11, "rate: 20000/s");
+  const ClusterSpec spec = load_cluster_text(yaml, "busy-fleet.yaml");
+  const ClusterResult placed = run_cluster(spec);
+  for (const int shards : {1, 2, 3, 5, 8, 20}) {
+    const WorkloadShardPlan plan = plan_workload_shards(spec, placed, shards);
+    ASSERT_EQ(plan.nodes.size(), static_cast<std::size_t>(std::min(shards, 8)));
+    // A partition of the 8 nodes that host workload pods, no group empty.
+    std::set<int> seen;
+    std::size_t pods = 0;
+    for (std::size_t g = 0; g < plan.nodes.size(); ++g) {
+      EXPECT_FALSE(plan.nodes[g].empty());
+      for (const int node : plan.nodes[g]) EXPECT_TRUE(seen.insert(node).second) << node;
+      pods += plan.pods[g];
+    }
+    EXPECT_EQ(seen.size(), 8U);
+    EXPECT_EQ(pods, 24U);
+    // Each node's work alone (a plan of 8 groups has one node each): LPT keeps every pair of
+    // groups within the largest node's work of each other.
+    const WorkloadShardPlan single = plan_workload_shards(spec, placed, 8);
+    const double largest = *std::max_element(single.launches.begin(), single.launches.end());
+    const auto [low, high] = std::minmax_element(plan.launches.begin(), plan.launches.end());
+    EXPECT_LE(*high - *low, largest * (1 + 1e-12)) << shards;
+    if (shards == 2) {
+      // The busy node alone in one group, the seven others in the other (dealt by node count,
+      // each group would get four nodes).
+      const std::size_t alone = plan.nodes[0].size() == 1 ? 0 : 1;
+      EXPECT_EQ(plan.nodes[alone].size(), 1U);
+      EXPECT_EQ(plan.nodes[1 - alone].size(), 7U);
+      EXPECT_EQ(plan.launches[alone], largest);
+    }
+  }
+}
+
+TEST(ClusterWorkloads, ThePlacementAsBytesSimulatesEachGroupAsTheWholeRunDoes) {
+  const ClusterSpec spec = load_cluster_text(fleet_yaml(), "small-fleet.yaml");
+  const PodNumbers one = run(spec, 1, 1);
+  const ClusterResult replayed = run_cluster(spec);
+  const ClusterResult placed = decode_workload_placement(encode_workload_placement(spec, replayed));
+  ASSERT_EQ(placed.pods.size(), replayed.pods.size());
+  const WorkloadShardPlan plan = plan_workload_shards(spec, placed, 3);
+  EXPECT_EQ(plan.launches, plan_workload_shards(spec, replayed, 3).launches);
+  ClusterResult gathered = replayed;
+  for (const std::vector<int>& nodes : plan.nodes) {
+    const std::string bytes = encode_workload_stats(simulate_workload_nodes(spec, placed, nodes));
+    apply_workload_stats(decode_workload_stats(bytes), gathered);
+  }
+  PodNumbers numbers;
+  for (const PodRecord& p : gathered.pods) {
+    if (p.workload_device.empty()) continue;
+    numbers[p.name] = {p.workload_device, p.workload_completed, p.latency_p50_ns, p.latency_p99_ns};
+  }
+  EXPECT_EQ(numbers, one);
+  // Corrupt bytes are an error, never a read past the end.
+  const std::string bytes = encode_workload_placement(spec, replayed);
+  EXPECT_THROW(decode_workload_placement(bytes.substr(0, bytes.size() - 3)), std::runtime_error);
+  EXPECT_THROW(decode_workload_placement(bytes + "x"), std::runtime_error);
+  EXPECT_THROW(decode_workload_stats(std::string(8, '\xff')), std::runtime_error);
 }
 
 }  // namespace

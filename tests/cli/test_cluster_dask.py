@@ -1,0 +1,165 @@
+"""The cluster replay's device simulation on Dask (issue 37; docs/cluster.md, "Workload pods on
+Dask"): gpumux.run(cluster, client=) and `gpumux run --dask ADDRESS` run the replay once and its
+workload pods' node groups as Dask tasks, and give the single-process run's numbers pod for pod;
+a task that fails once, or whose worker is killed, is run again with the same answer; a scenario
+without a cluster, or no scheduler at the address, is one line."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import gpumux
+from gpumux import _dask_cluster
+
+pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt): Dask clusters
+
+distributed = pytest.importorskip("distributed")  # python3-distributed (scripts/install-deps.sh)
+
+REPO = Path(__file__).resolve().parents[2]
+GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+FLEET = str(REPO / "scenarios" / "cluster" / "fleet-16.yaml")  # 16 GPUs, four pools, 24 pods
+
+
+@pytest.fixture(scope="module")
+def alone():
+    return gpumux.run(FLEET)
+
+
+@pytest.fixture(scope="module")
+def threads():
+    """One in-process worker with two threads, reachable over TCP (the CLI connects to it)."""
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  protocol="tcp", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def assert_same(a, b):
+    assert a.summary == b.summary
+    assert a.pods.equals(b.pods)
+    assert a.timeseries.equals(b.timeseries)
+
+
+def test_a_local_cluster_gives_the_single_process_numbers_pod_for_pod(alone, threads):
+    simulated = alone.pods[alone.pods["workload_device"] != ""]
+    assert len(simulated) == 24 and (simulated["workload_completed"] > 100).all()
+    for shards in (3, 8, 50):  # fewer groups than nodes, one per node, more asked than nodes
+        split = gpumux.run(FLEET, client=threads, shards=shards)
+        assert_same(split, alone)
+        tasks = split.tasks
+        assert len(tasks) == min(shards, 8)
+        assert tasks["nodes"].sum() == 8 and tasks["pods"].sum() == 24
+        assert (tasks["cpu_s"] > 0).all() and (tasks["wall_s"] > 0).all()
+        # The critical path: the replay, then the longest task.
+        assert split.critical_path_s == pytest.approx(split.replay_s + tasks["wall_s"].max())
+    assert alone.tasks is None
+
+
+def test_seed_and_overrides_reach_the_tasks(threads):
+    args = dict(overrides={"cluster.pods.1.workload.workload.arrivals.rate": "150/s"}, seed=9)
+    split = gpumux.run(FLEET, client=threads, **args)
+    assert_same(split, gpumux.run(FLEET, **args))
+    assert not split.pods.equals(gpumux.run(FLEET, client=threads).pods)
+
+
+def test_a_task_that_raises_once_is_run_again_with_the_same_result(alone, threads, tmp_path,
+                                                                    monkeypatch):
+    def flaky(request, placement, nodes):
+        # Every task fails on its first try (a marker file per task: the function travels
+        # pickled, so it keeps no state of its own).
+        try:
+            os.close(os.open(str(tmp_path / "-".join(map(str, nodes))),
+                             os.O_CREAT | os.O_EXCL))
+            raise RuntimeError("injected failure")
+        except FileExistsError:
+            return real(request, placement, nodes)
+
+    real = _dask_cluster.shard_task
+    monkeypatch.setattr(_dask_cluster, "shard_task", flaky)
+    split = gpumux.run(FLEET, client=threads, shards=4)
+    assert len(os.listdir(tmp_path)) == 4
+    assert_same(split, alone)
+
+
+def test_a_killed_worker_is_retried_with_the_same_result(alone, tmp_path):
+    marker = str(tmp_path / "killed")
+
+    def killer(request, placement, nodes):
+        # The first task to start kills its worker process (its nanny starts a new one); the
+        # scheduler gives the task to a live worker.
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            os._exit(1)
+        except FileExistsError:
+            pass
+        from gpumux import _dask_cluster as module
+        return module.shard_task(request, placement, nodes)
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        real = _dask_cluster.shard_task
+        _dask_cluster.shard_task = killer
+        try:
+            split = gpumux.run(FLEET, client=client, shards=4)
+        finally:
+            _dask_cluster.shard_task = real
+    assert os.path.exists(marker)  # a worker was killed
+    assert_same(split, alone)
+
+
+def test_client_refuses_a_scenario_without_a_cluster(threads):
+    quickstart = str(REPO / "scenarios" / "quickstart.yaml")
+    with pytest.raises(gpumux.ScenarioError) as error:
+        gpumux.run(quickstart, client=threads)
+    assert str(error.value) == ("client=: only for a scenario with a `cluster:` section (its "
+                                "workload pods run as Dask tasks)")
+    with pytest.raises(TypeError):
+        gpumux.run(FLEET, client="tcp://nowhere:1")
+
+
+def cli(*args, env=None):
+    return subprocess.run([GPUMUX, "run", *args], capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+def test_the_cli_on_a_scheduler_gives_the_same_output_as_one_process(threads):
+    one = cli(FLEET, "--json")
+    assert one.returncode == 0, one.stderr
+    address = threads.scheduler.address
+    split = cli(FLEET, "--json", "--dask", address)
+    assert split.returncode == 0, split.stderr
+    assert json.loads(split.stdout) == json.loads(one.stdout)
+    assert split.stdout == one.stdout
+    report = split.stderr.strip().splitlines()
+    assert len(report) == 1 and report[0].startswith("gpumux: dask: 4 tasks on 1 workers;")
+    assert "critical path (replay + longest task)" in report[0]
+    # $DASK_SCHEDULER_ADDRESS with `--dask auto`, and --quiet keeps stderr empty.
+    env = dict(os.environ, DASK_SCHEDULER_ADDRESS=address)
+    auto = cli(FLEET, "--json", "--quiet", "--dask", "auto", env=env)
+    assert auto.returncode == 0 and auto.stdout == one.stdout and auto.stderr == ""
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--dask", "tcp://127.0.0.1:1"], "gpumux: error: --dask tcp://127.0.0.1:1: cannot reach "
+     "a Dask scheduler there (Timed out trying to connect to tcp://127.0.0.1:1 after 10 s)"),
+    (["--dask", "local:0"], "gpumux: error: --dask local:0: local:N needs N in 1..1024"),
+    (["--dask", "auto"], "gpumux: error: --dask auto: DASK_SCHEDULER_ADDRESS is not set"),
+    (["--dask", "local:1", "--workers", "2"],
+     "gpumux: error: --dask, --workers: one or the other (Dask workers, or local processes)"),
+])
+def test_a_bad_dask_address_is_one_line_exit_2(args, line):
+    env = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}
+    out = cli(FLEET, *args, env=env)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [line]
+    assert out.stdout == ""
+
+
+def test_dask_on_a_scenario_without_a_cluster_is_one_line_exit_2():
+    out = cli(str(REPO / "scenarios" / "quickstart.yaml"), "--dask", "local:1")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "gpumux: error: --dask: only for a scenario with a `cluster:` section"]
