@@ -199,8 +199,8 @@ void Device::grant_sms() {
     // One kernel (the usual exclusive device): the same arithmetic as below without the
     // per-client table (its client holds exactly what the kernel holds).
     KernelRun& k = *running_.front();
-    k.yield_wanted = false;     // (law 1b: nobody to yield to)
-    k.leftover_wanted = false;  // (law 1c: no guest)
+    k.yield_wanted = false;         // (law 1b: nobody to yield to)
+    k.leftover_wanted = false;      // (law 1c: no guest)
     k.sm_demand = sm_demand_of(k);  // (a session's kernel may carry another kernel's)
     double free = sms;
     free -= k.occupancy;

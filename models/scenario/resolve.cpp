@@ -288,9 +288,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       // the GPU's compute slices, 2/7 for 2g.20gb on an A100 -- the rule of the cluster layer
       // (docs/cluster.md, "Cost shares of MIG instances").
       const double cost_fraction = mig_cost_fraction(mig.compute_slices, profile->compute_slices);
-      device.geometry = make_geometry(gpu.name + "/" + std::to_string(placement.index), mig.name,
-                                      *profile, mig.sms, slice_fraction, mig.memory,
-                                      cost_fraction, law);
+      device.geometry =
+          make_geometry(gpu.name + "/" + std::to_string(placement.index), mig.name, *profile,
+                        mig.sms, slice_fraction, mig.memory, cost_fraction, law);
       device.sharing = gpu.sharing;
       compute_slices[out.devices.size()] = mig.compute_slices;
       device.gpu = static_cast<int>(g);
