@@ -25,6 +25,7 @@
 
 #include "models/app/application.hpp"
 #include "models/app/calibrate.hpp"
+#include "bindings_cluster.hpp"
 #include "models/cluster/cluster_output.hpp"
 #include "models/cluster/cluster_run.hpp"
 #include "models/cluster/node_state.hpp"
@@ -44,8 +45,6 @@ namespace py = pybind11;
 
 namespace gpumux {
 
-void bind_cluster(py::module_& m);  // python/bindings_cluster.cpp
-
 namespace {
 
 using ResultPtr = std::shared_ptr<RunResult>;
@@ -57,21 +56,6 @@ py::array_t<T> make_array(std::size_t n, Get get) {
   T* data = out.mutable_data();
   for (std::size_t i = 0; i < n; ++i) data[i] = get(i);
   return out;
-}
-
-/// The front door's request (models/app/application.hpp): a path, or YAML text named
-/// `source_name` in error messages (its directory resolves relative trace paths; "" -> the cwd).
-ScenarioRequest make_request(const std::string& scenario, bool is_path,
-                             const std::vector<std::string>& overrides,
-                             const std::optional<std::uint64_t>& seed,
-                             const std::string& source_name) {
-  ScenarioRequest request;
-  request.scenario = scenario;
-  request.is_path = is_path;
-  request.source_name = source_name;
-  request.overrides = overrides;
-  request.seed = seed;  // as the CLI's --seed: a last override of the master seed
-  return request;
 }
 
 /// Runs a simulation with the GIL released. Called with the GIL held.

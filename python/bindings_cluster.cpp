@@ -4,7 +4,8 @@
 // (simulate_cluster_nodes, a pure function of the scenario, the placement as bytes and the
 // group's nodes: what a Dask task carries), the groups' numbers gathered back as bytes
 // (ClusterReplay.apply) into one result bit-identical to the single-process run.
-#include <pybind11/pybind11.h>
+#include "bindings_cluster.hpp"
+
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -18,21 +19,8 @@
 #include "models/cluster/cluster_run.hpp"
 #include "models/cluster/workload_pods.hpp"
 
-namespace py = pybind11;
-
 namespace gpumux {
 namespace {
-
-ScenarioRequest cluster_request(const std::string& scenario, bool is_path,
-                                const std::vector<std::string>& overrides,
-                                const std::string& source_name) {
-  ScenarioRequest request;
-  request.scenario = scenario;
-  request.is_path = is_path;
-  request.source_name = source_name;
-  request.overrides = overrides;
-  return request;
-}
 
 /// {'summary': JSON text, 'pods': columns, 'timeseries': columns} of a replay.
 py::dict cluster_run_dict(const cluster::ClusterResult& r, const cluster::ClusterMetrics& metrics) {
@@ -95,12 +83,26 @@ struct ClusterReplay {
 
 }  // namespace
 
+ScenarioRequest make_request(const std::string& scenario, bool is_path,
+                             const std::vector<std::string>& overrides,
+                             const std::optional<std::uint64_t>& seed,
+                             const std::string& source_name) {
+  ScenarioRequest request;
+  request.scenario = scenario;
+  request.is_path = is_path;
+  request.source_name = source_name;
+  request.overrides = overrides;
+  request.seed = seed;  // as the CLI's --seed: a last override of the master seed
+  return request;
+}
+
 void bind_cluster(py::module_& m) {
   m.def(
       "run_cluster",
       [](const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
          const std::string& source_name) {
-        const ScenarioRequest request = cluster_request(scenario, is_path, overrides, source_name);
+        const ScenarioRequest request =
+            make_request(scenario, is_path, overrides, std::nullopt, source_name);
         ClusterRun run;
         {
           py::gil_scoped_release release;
@@ -174,7 +176,8 @@ void bind_cluster(py::module_& m) {
       "cluster_replay",
       [](const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
          const std::string& source_name) {
-        const ScenarioRequest request = cluster_request(scenario, is_path, overrides, source_name);
+        const ScenarioRequest request =
+            make_request(scenario, is_path, overrides, std::nullopt, source_name);
         auto replay = std::make_unique<ClusterReplay>();
         {
           py::gil_scoped_release release;
@@ -195,7 +198,8 @@ void bind_cluster(py::module_& m) {
       [](const std::string& scenario, bool is_path, const std::vector<std::string>& overrides,
          const std::string& source_name, const py::bytes& placement,
          const std::vector<int>& nodes) {
-        const ScenarioRequest request = cluster_request(scenario, is_path, overrides, source_name);
+        const ScenarioRequest request =
+            make_request(scenario, is_path, overrides, std::nullopt, source_name);
         const std::string placed_bytes = placement;
         std::string out;
         {
