@@ -6,19 +6,10 @@ namespace gpumux::cluster {
 namespace {
 
 using wire::put;
+using wire::put_text;
 using wire::take;
+using wire::take_text;
 
-void put_text(std::string& out, const std::string& text) {
-  put(out, static_cast<std::uint64_t>(text.size()));
-  out += text;
-}
-std::string take_text(const std::string& in, std::size_t& at) {
-  const auto size = static_cast<std::size_t>(take<std::uint64_t>(in, at));
-  if (at + size > in.size()) throw std::runtime_error("workload worker: short answer");
-  std::string text = in.substr(at, size);
-  at += size;
-  return text;
-}
 // An optional int64 as a presence byte and the value.
 void put_optional(std::string& out, const std::optional<std::int64_t>& v) {
   put(out, static_cast<std::uint8_t>(v.has_value()));

@@ -42,6 +42,21 @@ T take(const std::string& in, std::size_t& at) {
   at += sizeof value;
   return value;
 }
+/// TEXT as its length and its bytes; read back by take_text (std::runtime_error when IN is
+/// shorter than the length it declares).
+inline void put_text(std::string& out, const std::string& text) {
+  put(out, static_cast<std::uint64_t>(text.size()));
+  out += text;
+}
+inline std::string take_text(const std::string& in, std::size_t& at) {
+  const auto size = static_cast<std::size_t>(take<std::uint64_t>(in, at));
+  if (at > in.size() || size > in.size() - at) {
+    throw std::runtime_error("workload worker: short answer");
+  }
+  std::string text = in.substr(at, size);
+  at += size;
+  return text;
+}
 }  // namespace wire
 
 /// The checks as bytes (the workload workers' pipe, workload_pods.cpp), appended to OUT; and

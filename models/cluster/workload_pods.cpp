@@ -328,18 +328,8 @@ bool placed_workload_pod(const ClusterSpec& spec, const PodRecord& p) {
          spec.pods.at(static_cast<std::size_t>(p.spec_index)).workload.tenant;
 }
 
-void put_text(std::string& out, const std::string& text) {
-  put(out, static_cast<std::uint64_t>(text.size()));
-  out += text;
-}
-
-std::string take_text(const std::string& in, std::size_t& at) {
-  const std::size_t size = take<std::uint64_t>(in, at);
-  if (size > in.size() - at) throw std::runtime_error("workload placement: short buffer");
-  std::string text = in.substr(at, size);
-  at += size;
-  return text;
-}
+using wire::put_text;
+using wire::take_text;
 
 }  // namespace
 
