@@ -298,8 +298,8 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
   out += overview.render();
   out += fmt::format(
       "SLO: tenants with an slo: block{}; BE: best-effort tenants, without one{}; SLOs met: "
-      "tenants meeting every target / tenants with an SLO (inconcl.: a confidence interval "
-      "straddles a target: neither met nor missed)\n",
+      "tenants meeting every target / tenants with an SLO\n"
+      "inconcl.: a confidence interval straddles a target: neither met nor missed\n",
       any_slo ? "" : " (none)", any_best_effort ? "" : " (none)");
   for (std::size_t i = 0; i < summaries.size(); ++i) {
     const SloTally tally = tally_slos(slos_of_summary(summaries[i]),

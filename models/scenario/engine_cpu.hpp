@@ -29,7 +29,7 @@
 //   none     an engine whose CPU work overlaps the GPU's (TensorRT-LLM's C++ executor, SGLang's
 //            overlap scheduler, vLLM V1's async scheduling): assumption: fully hidden, 0 + 0.
 // A user who measured their own engine writes `engine_cpu: {per_iteration: ..., per_sequence:
-// ...}`. Default: vllm-v0 for `llm:` card tenants (docs/llm-serving.md), none otherwise.
+// ...}`. Default: none (docs/llm-serving.md says why it is not yet vllm-v0 for `llm:` cards).
 #include <string>
 
 #include "models/scenario/scenario.hpp"

@@ -44,9 +44,7 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
     row.engine_cpu = w.engine_cpu.name;
     row.engine_cpu_iteration_ns = static_cast<double>(w.engine_cpu.per_iteration);
     row.engine_cpu_sequence_ns = static_cast<double>(w.engine_cpu.per_sequence);
-    row.engine_cpu_origin = w.engine_cpu.origin == ParamOrigin::catalog
-                                ? "default for llm: cards"
-                                : origin_label(w.engine_cpu.origin, w);
+    row.engine_cpu_origin = origin_label(w.engine_cpu.origin, w);
   }
   row.launch_gap_ns = static_cast<double>(stream_launch_overhead(w, gpu));
   row.kernel_fixed_ns = modelled ? static_cast<double>(gpu.kernel_fixed_cost) : 0.0;

@@ -50,7 +50,7 @@ struct InspectRow {
   /// its engine ("vllm-v0", "none", "custom"; "" when not batched) and its two terms, ns.
   std::string engine_cpu;
   double engine_cpu_iteration_ns = 0, engine_cpu_sequence_ns = 0;
-  std::string engine_cpu_origin;  ///< "user", "catalog:NAME" (the card's default) or "default"
+  std::string engine_cpu_origin;  ///< "user" or "default"
   // Origins as printed: "user", "default", "catalog:resnet50", "trace", "ncu".
   std::string duration_origin, sm_fraction_origin, waves_origin, memory_bound_origin,
       busy_share_origin, working_set_origin, repeat_origin, launch_origin, memory_origin,

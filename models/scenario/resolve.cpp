@@ -199,18 +199,14 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
 }
 
 // A batched tenant's engine CPU time (models/scenario/engine_cpu.hpp): a named engine's numbers
-// at the tenant's tensor-parallel degree (its card's tp, else its GPUs); an `llm:` card tenant
-// that names none runs vLLM's engine (vllm-v0), any other batched tenant none. Idempotent.
+// at the tenant's tensor-parallel degree (its card's tp, else its GPUs); none unless the tenant
+// names one. Idempotent.
 static void resolve_engine_cpu(TenantSpec& tenant, int gpus) {
   WorkloadSpec& w = tenant.workload;
   if (w.max_batch == 0) return;
   EngineCpu& e = w.engine_cpu;
   const int tp = w.llm ? w.llm->tp : gpus;
-  if (e.origin != ParamOrigin::user) {
-    if (!w.llm) return;
-    e = named_engine_cpu("vllm-v0", tp);
-    e.origin = ParamOrigin::catalog;
-  } else if (e.name != "custom") {
+  if (e.origin == ParamOrigin::user && e.name != "custom") {
     e = named_engine_cpu(e.name, tp);
     e.origin = ParamOrigin::user;
   }

@@ -51,7 +51,7 @@ def test_inspect_shows_the_engine_terms(tmp_path: Path):
         "gpus:\n  - {name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}\n"
         "tenants:\n  - name: llm\n    device: gpu0\n    workload:\n"
         "      arrivals: {process: poisson, rate: 5/s}\n"
-        "      batching: {max_batch: 32, scheduler: vllm}\n"
+        "      batching: {max_batch: 32, scheduler: vllm, engine_cpu: vllm-v0}\n"
         "      tokens: {input: 512, output: 64}\n"
         "      llm: {model: llama-2-7b, dtype: fp16, tp: 1}\n")
     done = subprocess.run([GPUMUX, "inspect", str(scenario), "--format", "json"],

@@ -162,7 +162,7 @@ def test_plan_folder_write_failure_leaves_the_old_plan(tmp_path, plan_yaml):
     out = tmp_path / "deploy"
     assert gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(out)).returncode == 0
     before = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
-    proc = gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(out),
+    proc = gpumux("plan", plan_yaml, "--platform", "gke", "--quiet", "-o", str(out),
                   env={"GPUMUX_TEST_FAULT": "write:ENOSPC"})
     one_line_refusal(proc, "No space left on device")
     assert {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()} == before

@@ -149,8 +149,9 @@ TEST(ClusterLoader, ScenarioLoaderAcceptsAndSkipsTheClusterSection) {
     resolve_scenario(load_scenario_file(data("cluster-scenario.yaml")));
     FAIL() << "a cluster-only scenario must not resolve as GPUs and tenants";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("cluster-scenario.yaml: cluster: this scenario has a "
-                                         "cluster: section and no gpus or tenants"),
+    // file:line:column: key, then the reason (the line and column of its `cluster:` key).
+    EXPECT_NE(std::string(e.what()).find("cluster-scenario.yaml:5:3: cluster: this scenario has "
+                                         "a cluster: section and no gpus or tenants"),
               std::string::npos)
         << e.what();
   }

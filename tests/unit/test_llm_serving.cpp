@@ -439,7 +439,7 @@ TEST(EngineCpu, ANeighbourFillsTheEnginesCpuTimeNotItsKernelTime) {
               0.25 * cpu.tenants[0].latency.p50 / cpu.tenants[0].slowdown_mean);
 }
 
-TEST(EngineCpu, LlmCardsRunVllmsEngineUnlessTheyNameAnother) {
+TEST(EngineCpu, LlmCardsRunVllmsEngineWhenTheyNameIt) {
   const auto resolved = [](const std::string& extra, int tp) {
     const std::string text =
         std::string("name: card\nseed: 1\nduration: 1s\ngpus:\n") +
@@ -452,12 +452,17 @@ TEST(EngineCpu, LlmCardsRunVllmsEngineUnlessTheyNameAnother) {
         "      llm: {model: llama-2-7b, dtype: fp16, tp: " + std::to_string(tp) + "}\n";
     return resolve_scenario(load_scenario_text(text, "card.yaml"));
   };
-  const EngineCpu one = resolved("", 1).scenario.tenants[0].workload.engine_cpu;
+  const EngineCpu unnamed = resolved("", 1).scenario.tenants[0].workload.engine_cpu;
+  EXPECT_EQ(unnamed.per_iteration, 0);
+  EXPECT_EQ(unnamed.per_sequence, 0);
+  const EngineCpu one =
+      resolved(", engine_cpu: vllm-v0", 1).scenario.tenants[0].workload.engine_cpu;
   EXPECT_EQ(one.name, "vllm-v0");
-  EXPECT_EQ(one.origin, ParamOrigin::catalog);
+  EXPECT_EQ(one.origin, ParamOrigin::user);
   EXPECT_EQ(one.per_iteration, kVllmV0PerIterationTp1);
   EXPECT_EQ(one.per_sequence, kVllmV0PerSequenceTp1);
-  const EngineCpu two = resolved("", 2).scenario.tenants[0].workload.engine_cpu;
+  const EngineCpu two =
+      resolved(", engine_cpu: vllm-v0", 2).scenario.tenants[0].workload.engine_cpu;
   EXPECT_EQ(two.per_iteration, kVllmV0PerIterationTp);
   EXPECT_EQ(two.per_sequence, kVllmV0PerSequenceTp);
   const EngineCpu none = resolved(", engine_cpu: none", 1).scenario.tenants[0].workload.engine_cpu;
@@ -465,7 +470,7 @@ TEST(EngineCpu, LlmCardsRunVllmsEngineUnlessTheyNameAnother) {
   EXPECT_EQ(none.per_sequence, 0);
   EXPECT_EQ(none.origin, ParamOrigin::user);
   // A step of the card costs more with the engine than without it (same seed, same requests).
-  const RunResult with = simulate(resolved("", 1));
+  const RunResult with = simulate(resolved(", engine_cpu: vllm-v0", 1));
   const RunResult without = simulate(resolved(", engine_cpu: none", 1));
   EXPECT_GT(with.tenants[0].latency.p50, without.tenants[0].latency.p50);
 }
