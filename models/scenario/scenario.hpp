@@ -269,7 +269,7 @@ struct EngineCpu {
   Nanos per_iteration = 0;    ///< ns per iteration
   Nanos per_sequence = 0;     ///< ns per sequence (prompt chunk or decode) in the iteration
   ParamOrigin origin = ParamOrigin::fallback;  ///< user when written, catalog when the card's
-  /// The iteration's CPU time with `sequences` sequences, ns (saturating: both terms are
+  /// The iteration's CPU time with `sequences` sequences, ns (both terms are at most 10 s,
   /// checked at load, so it stays far below 2^62). O(1).
   double time(double sequences) const {
     return static_cast<double>(per_iteration) + static_cast<double>(per_sequence) * sequences;
