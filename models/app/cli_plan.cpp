@@ -53,7 +53,11 @@ const CommandHelp kPlanHelp{
     "all or nothing: checked before planning (a new name, or a folder holding only an earlier\n"
     "plan's files), written beside it and renamed into place, so an earlier plan is replaced\n"
     "whole and a failed write leaves it as it was (docs/plan.md).\n"
-    "Exit: 0 a setup was found, 1 none meets every SLO, 2 bad input.",
+    "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the search: nothing is written, exit 128+signal;\n"
+    "a signal during the write of -o lets it finish (exit 128+signal, -o complete); a second\n"
+    "signal exits at once and removes the temporary file or folder (no OUT.tmp.PID is left).\n"
+    "Exit: 0 a setup was found, 1 none meets every SLO, 2 bad input, 3 internal error,\n"
+    "130 SIGINT, 143 SIGTERM, 129 SIGHUP.",
     "  gpumux plan scenarios/plan/plan-h100-node.yaml\n"
     "  gpumux plan scenarios/plan/plan-h100-node.yaml -o best.yaml && gpumux run best.yaml\n"
     "  gpumux plan scenarios/plan/plan-h100-node.yaml --platform gke -o deploy/\n"
@@ -254,7 +258,9 @@ int command_plan(const std::vector<std::string>& args) {
     options.jobs = vm["jobs"].as<int>();
     if (options.jobs < 1) throw po::error("--jobs must be >= 1");
   }
-  // SIGINT/SIGTERM stop the search (the simulations poll the flag): nothing is written.
+  // SIGINT/SIGTERM/SIGHUP stop the search (the simulations poll the flag): nothing is written.
+  // One during the write of -o lets it finish, then exits 128+signal; a second removes the
+  // temporary file or folder (interrupt.hpp).
   catch_stop_signals();
   options.interrupt = &stop_requested();
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
@@ -301,6 +307,14 @@ int command_plan(const std::vector<std::string>& args) {
   } else {
     std::cout << plan_table(result);
     if (!output.empty() && result.found()) std::cout << "wrote " << output << "\n";
+  }
+  if (stop_requested().load()) {
+    // The signal came after the search (while writing -o, say): what was written is complete.
+    std::cerr << "gpumux: plan: " << stop_signal_name() << " after the search finished; "
+              << (!output.empty() && result.found() ? output + " is complete"
+                                                    : std::string("the plan is complete"))
+              << "\n";
+    return signal_exit_status();
   }
   if (!result.found()) {
     std::cerr << "gpumux: plan: no setup meets every SLO: " << result.ranked.front().reason << "\n";

@@ -2,6 +2,7 @@
 #include "models/app/cluster_dask.hpp"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,9 +56,14 @@ class DriverProcess {
     if (::pipe(in) != 0 || ::pipe(out) != 0) throw std::runtime_error("--dask: pipe failed");
     const std::string python = tool_python();
     const std::string path = tool_python_path();
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("--dask: fork failed");
     if (pid_ == 0) {
+      // The driver (and a local:N cluster's workers, which it closes on SIGTERM) never outlives
+      // gpumux: killed or gone (SIGKILL included), gpumux's death sends the driver SIGTERM.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) ::_exit(1);  // it died before the line above
       ::dup2(in[0], STDIN_FILENO);
       ::dup2(out[1], STDOUT_FILENO);
       ::close(in[0]);

@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "sim/io/output_directory.hpp"
 #include "sim/io/output_target.hpp"
 
 namespace gpumux {
@@ -15,6 +16,7 @@ volatile std::sig_atomic_t g_signal = 0;
 extern "C" void on_stop_signal(int signal_number) {
   if (g_interrupted.load()) {
     remove_temp_output_signal_safe();
+    remove_temp_output_directory_signal_safe();  // plan -o DIR: its DIR.tmp.PID
     constexpr char kMessage[] = "gpumux: second signal: stopped without writing results\n";
     [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
     ::_exit(128 + signal_number);

@@ -3,6 +3,7 @@
 #include "models/cluster/workload_pods.hpp"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -399,12 +400,17 @@ std::vector<PodWorkloadStats> simulate_in_workers(const PodScenario& built,
     int fd;
   };
   std::vector<Worker> running;
+  const pid_t parent = ::getpid();
   for (int w = 0; w < workers; ++w) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("workload workers: pipe failed");
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("workload workers: fork failed");
     if (pid == 0) {
+      // A worker never outlives gpumux: killed (SIGKILL included) or gone, it takes its workers
+      // with it (the second signal's _exit, an OOM kill), instead of leaving them simulating.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);  // it died before the line above
       ::close(fds[0]);
       std::string answer;
       try {

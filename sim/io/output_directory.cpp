@@ -1,11 +1,15 @@
 #include "sim/io/output_directory.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +55,62 @@ std::string foreign_entry(const std::string& dir, const OwnedEntry& owned, std::
 void remove_tree(const std::string& path) {
   std::error_code ignored;
   fs::remove_all(path, ignored);
+}
+
+// The temporary folder being filled: a fixed buffer, so a signal handler reads no heap memory.
+char g_temp_folder[4096];
+volatile std::sig_atomic_t g_temp_folder_registered = 0;
+
+void register_temp_folder(const char* path) {
+  g_temp_folder_registered = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (path == nullptr) return;
+  const std::size_t length = std::strlen(path);
+  if (length >= sizeof(g_temp_folder)) return;  // longer than PATH_MAX: not registered
+  std::memcpy(g_temp_folder, path, length + 1);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  g_temp_folder_registered = 1;
+}
+
+/// Unregisters the temporary folder when the write it belongs to ends, however it ends.
+struct TempFolderRegistration {
+  explicit TempFolderRegistration(const std::string& path) { register_temp_folder(path.c_str()); }
+  ~TempFolderRegistration() { register_temp_folder(nullptr); }
+  TempFolderRegistration(const TempFolderRegistration&) = delete;
+  TempFolderRegistration& operator=(const TempFolderRegistration&) = delete;
+};
+
+constexpr int kMaxSignalSafeDepth = 16;  // a plan's folder is two levels deep (DIR/pods/FILE)
+
+/// Removes NAME under the folder PARENT (a file, or a folder and all it holds) with system
+/// calls only (open, getdents64, unlinkat, close: async-signal-safe, no heap, no locks).
+/// Returns whether NAME is gone.
+bool remove_at_signal_safe(int parent, const char* name, int depth) {
+  if (::unlinkat(parent, name, 0) == 0) return true;
+  if ((errno != EISDIR && errno != EPERM) || depth >= kMaxSignalSafeDepth) return false;
+  const int dir = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return false;
+  alignas(8) char entries[4096];
+  // Read from the start again after each pass, until a pass finds nothing left to remove.
+  for (bool removed = true; removed;) {
+    removed = false;
+    ::lseek(dir, 0, SEEK_SET);
+    for (;;) {
+      const long n = ::syscall(SYS_getdents64, dir, entries, sizeof entries);
+      if (n <= 0) break;
+      for (long at = 0; at < n;) {
+        const auto* entry = reinterpret_cast<const struct dirent64*>(entries + at);
+        at += entry->d_reclen;
+        const char* child = entry->d_name;
+        if (child[0] == '.' && (child[1] == '\0' || (child[1] == '.' && child[2] == '\0'))) {
+          continue;
+        }
+        removed = remove_at_signal_safe(dir, child, depth + 1) || removed;
+      }
+    }
+  }
+  ::close(dir);
+  return ::unlinkat(parent, name, AT_REMOVEDIR) == 0;
 }
 
 }  // namespace
@@ -135,6 +195,7 @@ void replace_directory_atomically(const std::string& path, const OwnedEntry& own
     return OutputError("cannot write " + shown_path(path) + ": " + why);
   };
   if (::mkdir(temp.c_str(), 0777) != 0) throw fail(std::strerror(errno));
+  const TempFolderRegistration registered(temp);  // a second signal removes it (see the header)
   try {
     write(temp);
   } catch (const OutputError& e) {
@@ -178,6 +239,12 @@ void replace_directory_atomically(const std::string& path, const OwnedEntry& own
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);
+  }
+}
+
+void remove_temp_output_directory_signal_safe() {
+  if (g_temp_folder_registered != 0) {
+    [[maybe_unused]] const bool gone = remove_at_signal_safe(AT_FDCWD, g_temp_folder, 0);
   }
 }
 

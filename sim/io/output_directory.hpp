@@ -40,4 +40,10 @@ OutputDirectory check_output_directory(const std::string& path, const OwnedEntry
 void replace_directory_atomically(const std::string& path, const OwnedEntry& owned,
                                   const std::function<void(const std::string& temp)>& write);
 
+/// Removes the temporary folder that replace_directory_atomically is filling, if any (and every
+/// file and folder in it), with async-signal-safe system calls only: the second signal's
+/// handler calls it before _exit (models/app/interrupt.cpp), so no DIR.tmp.PID is left behind.
+/// Cost: one getdents64 per folder level and one unlinkat per entry (a plan's folder: a few).
+void remove_temp_output_directory_signal_safe();
+
 }  // namespace gpumux
