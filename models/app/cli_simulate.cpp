@@ -45,7 +45,8 @@ const CommandHelp kRunHelp{
     "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run: what was simulated is written marked\n"
     "status=interrupted, exit 128+signal; a signal during the write lets it finish; a second\n"
     "signal exits at once without writing. A cluster replay stopped by a signal writes nothing\n"
-    "(it has no partial result) and exits 128+signal.\n"
+    "(it has no partial result) and exits 128+signal; its --workers processes and --dask\n"
+    "driver end with it (also when gpumux is killed with SIGKILL).\n"
     "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input or -o refused (before simulating)\n"
     "or not writable (after: the summary is still printed), 3 internal error, 130 SIGINT,\n"
     "143 SIGTERM, 129 SIGHUP.",

@@ -213,10 +213,26 @@ void replace_directory_atomically(const std::string& path, const OwnedEntry& own
   if (const int injected = injected_output_fault("rename"); injected != 0) {
     throw fail(std::string(std::strerror(injected)) + " [GPUMUX_TEST_FAULT]");
   }
-  if (!target.exists) {
-    if (std::rename(temp.c_str(), target.path.c_str()) != 0) {
+  bool exists = target.exists;
+  if (!exists) {
+    if (std::rename(temp.c_str(), target.path.c_str()) == 0) {
+      // in place
+    } else if (errno == ENOTEMPTY || errno == EEXIST) {
+      // Another process (a concurrent plan) created the folder since the check: replace it as an
+      // earlier plan's folder, whole, if it holds only what this write owns (the last wins).
+      try {
+        exists = check_output_directory(path, owned).exists;
+      } catch (const std::exception&) {
+        remove_tree(temp);
+        throw;
+      }
+      if (!exists) throw fail("rename from " + temp + " failed: " + std::strerror(ENOTEMPTY));
+    } else {
       throw fail("rename from " + temp + " failed: " + std::strerror(errno));
     }
+  }
+  if (!exists) {
+    // renamed into place above
   } else if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.path.c_str(), RENAME_EXCHANGE) ==
              0) {
     remove_tree(temp);  // the old folder, now under the temporary name

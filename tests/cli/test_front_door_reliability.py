@@ -14,7 +14,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from cli_support import temps
+from cli_support import temps, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
@@ -167,6 +167,32 @@ def test_plan_folder_write_failure_leaves_the_old_plan(tmp_path, plan_yaml):
     one_line_refusal(proc, "No space left on device")
     assert {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deploy", "plan.yaml"]
+
+
+def test_two_concurrent_plans_into_one_folder_do_not_mix(tmp_path, plan_yaml):
+    """Two plans writing the same DIR at once mixed their files. Each now fills its own
+    DIR.tmp.PID and renames it into place: DIR is one plan's folder, whole."""
+    gke, bare = tmp_path / "gke-ref", tmp_path / "bare-ref"
+    assert gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(gke)).returncode == 0
+    bare_yaml = tmp_path / "bare.yaml"  # the same tenants, GPUs bought one by one
+    bare_yaml.write_text(PLAN.replace("  machines: [a3-highgpu-1g, a3-highgpu-2g]\n", ""))
+    assert gpumux("plan", str(bare_yaml), "-o", str(bare)).returncode == 0
+    whole = [{p: (ref / p).read_bytes() for p in listing(ref) if (ref / p).is_file()}
+             for ref in (gke, bare)]
+    out = tmp_path / "deploy"
+    env = dict(os.environ, GPUMUX_TEST_FAULT="stall:0.4")  # each file held 0.4 s once written
+    first = subprocess.Popen([GPUMUX, "plan", plan_yaml, "--platform", "gke", "--quiet", "-o",
+                              str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+    # The second starts once the first is writing, so their writes overlap.
+    assert wait_for(lambda: temps(tmp_path) != [] or first.poll() is not None)
+    second = subprocess.run([GPUMUX, "plan", str(bare_yaml), "--quiet", "-o", str(out)],
+                            capture_output=True, text=True, env=env, timeout=120)
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 0 and second.returncode == 0, err + second.stderr
+    written = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
+    assert written in whole, sorted(written)
+    assert temps(tmp_path) == []
 
 
 # --- report and plot: inputs and targets --------------------------------------------------------
