@@ -71,6 +71,14 @@ class DriverProcess {
       ::close(out[0]);
       ::close(out[1]);
       if (!path.empty()) ::setenv("PYTHONPATH", path.c_str(), 1);
+      // A stopped driver (SIGTERM) leaves its local:N cluster's semaphores to multiprocessing's
+      // resource tracker, which warns about them on the stderr it shares with gpumux: the stop
+      // is then one line, as on every path (interrupt.hpp).
+      std::string warnings = "ignore:resource_tracker:UserWarning";
+      if (const char* old = std::getenv("PYTHONWARNINGS"); old != nullptr && *old != '\0') {
+        warnings = std::string(old) + "," + warnings;
+      }
+      ::setenv("PYTHONWARNINGS", warnings.c_str(), 1);
       const char* argv[] = {python.c_str(), "-c", kBootstrap, address.c_str(), nullptr};
       ::execvp(python.c_str(), const_cast<char* const*>(argv));
       nlohmann::json frame;

@@ -20,7 +20,6 @@ import heapq
 import importlib.util
 import json
 import os
-import signal
 import sys
 import time
 
@@ -197,9 +196,6 @@ def main(argv=None) -> int:
     sys.stdout.flush()
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    # SIGTERM (the CLI stopping, or the CLI's death: it sets PR_SET_PDEATHSIG) unwinds as Ctrl-C
-    # does, so _drive's `finally` closes a local:N cluster and its worker processes end with it.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         return _drive(argv[0], sys.stdin.buffer, out)
     except KeyboardInterrupt:  # the terminal's Ctrl-C reaches this process too; the CLI reports
