@@ -13,6 +13,7 @@
 #include "models/cluster/cluster_output.hpp"
 #include "models/cluster/node_state.hpp"
 #include "models/cluster/pod_slo.hpp"
+#include "models/cluster/workload_pods.hpp"
 #include "models/config/input_error.hpp"
 #include "models/output/result_io.hpp"
 #include "models/scenario/strategy_variants.hpp"
@@ -45,8 +46,10 @@ const CommandHelp kRunHelp{
     "SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run: what was simulated is written marked\n"
     "status=interrupted, exit 128+signal; a signal during the write lets it finish; a second\n"
     "signal exits at once without writing. A cluster replay stopped by a signal writes nothing\n"
-    "(it has no partial result) and exits 128+signal; its --workers processes and --dask\n"
-    "driver end with it (also when gpumux is killed with SIGKILL).\n"
+    "(it has no partial result) and exits 128+signal; stopped after the replay, while its\n"
+    "workload pods are simulated (not on --dask), it writes the replay marked\n"
+    "status=interrupted, with the pods of the node groups finished. Its --workers processes\n"
+    "and --dask driver end with it (also when gpumux is killed with SIGKILL).\n"
     "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input or -o refused (before simulating)\n"
     "or not writable (after: the summary is still printed), 3 internal error, 130 SIGINT,\n"
     "143 SIGTERM, 129 SIGHUP.",
@@ -157,6 +160,9 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   // then stops the replay at its first poll.
   catch_stop_signals();
   std::optional<ClusterRun> replayed;
+  // A signal during the workload pods' simulation (after the replay): the replay's result is
+  // whole and is written marked interrupted, with the pods of the node groups that finished.
+  bool workload_stopped = false;
   try {
     if (on_dask) {
       DaskRunReport report;
@@ -164,8 +170,19 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
                                           &stop_requested(), report);
       if (!vm["quiet"].as<bool>()) std::cerr << "gpumux: " << report.summary_line() << "\n";
     } else {
+      // simulate_cluster's steps, so that a stop between them keeps the replay.
       const cluster::ClusterSpec spec = load_cluster_request(scenario_request(vm));
-      replayed = simulate_cluster(spec, workers, &stop_requested());
+      replayed.emplace();
+      replayed->result = cluster::run_cluster(spec, &stop_requested());
+      cluster::WorkloadPodOptions options;
+      options.workers = workers;
+      options.interrupt = &stop_requested();
+      try {
+        cluster::simulate_workload_pods(spec, replayed->result, options);
+      } catch (const cluster::ClusterInterrupted&) {
+        workload_stopped = true;
+      }
+      replayed->metrics = cluster::cluster_metrics(replayed->result);
     }
   } catch (const cluster::ClusterInterrupted&) {
     std::cerr << "gpumux: interrupted (" << stop_signal_name()
@@ -175,14 +192,21 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   }
   const ClusterRun& run = *replayed;
   const bool written = write_output(vm, [&](const std::string& path) {
-    cluster::write_cluster_h5(path, run.result, run.metrics);
+    cluster::write_cluster_h5(path, run.result, run.metrics, workload_stopped);
   });
   if (structured(format)) {
-    print_structured(cluster::cluster_summary_json(run.result, run.metrics), format, std::cout);
+    print_structured(cluster::cluster_summary_json(run.result, run.metrics, workload_stopped),
+                     format, std::cout);
   } else if (!vm["quiet"].as<bool>()) {
-    std::cout << cluster::cluster_summary_table(run.result, run.metrics);
+    std::cout << cluster::cluster_summary_table(run.result, run.metrics, workload_stopped);
   }
   if (!written) return kExitBadInput;
+  if (workload_stopped) {
+    std::cerr << "gpumux: interrupted (" << stop_signal_name()
+              << ") while simulating the workload pods: the replay is complete; results "
+                 "marked status=interrupted\n";
+    return signal_exit_status();
+  }
   if (stop_requested().load()) {
     std::cerr << "gpumux: " << stop_signal_name() << " after the cluster replay finished; the "
               << "results are complete\n";

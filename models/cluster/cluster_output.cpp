@@ -57,9 +57,10 @@ void units(h5::Dataset& d, const Json& u, const std::string& description) {
 
 }  // namespace
 
-Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m) {
+Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m, bool interrupted) {
   Json j;
   j["kind"] = "cluster";
+  j["status"] = interrupted ? "interrupted" : "complete";
   j["policy"] = r.policy;
   j["ignore_deletions"] = r.ignore_deletions;
   j["end_time_s"] = to_seconds(r.end_time);
@@ -172,10 +173,17 @@ Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m) {
   return j;
 }
 
-std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& m) {
-  std::string out = fmt::format("cluster replay: policy {}, {} pods, {} simulated{}\n\n", r.policy,
+std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& m,
+                                  bool interrupted) {
+  std::string out = fmt::format("cluster replay: policy {}, {} pods, {} simulated{}\n", r.policy,
                                 m.all.pods, format_duration_ns(static_cast<double>(r.end_time)),
                                 r.ignore_deletions ? ", pods never deleted (FGD replay)" : "");
+  if (interrupted) {
+    out +=
+        "status: interrupted (the workload pods' simulation stopped; their numbers cover the "
+        "node groups finished before the signal)\n";
+  }
+  out += "\n";
   TextTable pending({"class", "pods", "started", "waited", "censored", "p50", "p90", "p99", "max",
                      "cost alloc", "cost used"},
                     1);
@@ -289,18 +297,20 @@ std::string cluster_summary_table(const ClusterResult& r, const ClusterMetrics& 
   return out;
 }
 
-void write_cluster_h5(const std::string& path, const ClusterResult& r, const ClusterMetrics& m) {
+void write_cluster_h5(const std::string& path, const ClusterResult& r, const ClusterMetrics& m,
+                      bool interrupted) {
   replace_file_atomically(path, [&](const std::string& temp) {
     h5::File file = h5::File::create(temp);
     {
       h5::Group root = file.root();
       root.set_attribute("gpumux_version", ::gpumux::gpumux_version());
       root.set_attribute("kind", "cluster");
+      root.set_attribute("status", interrupted ? "interrupted" : "complete");
       root.set_attribute("policy", r.policy);
       root.set_attribute("ignore_deletions", static_cast<std::int64_t>(r.ignore_deletions));
       root.set_attribute("end_time_ns", static_cast<std::int64_t>(r.end_time));
       root.set_attribute("events", static_cast<std::uint64_t>(r.events));
-      root.write_string("summary", cluster_summary_json(r, m).dump());
+      root.write_string("summary", cluster_summary_json(r, m, interrupted).dump());
       h5::Group g = root.create_group("cluster");
 
       // /cluster/pods

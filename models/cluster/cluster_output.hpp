@@ -3,8 +3,10 @@
 //
 // HDF5 layout (written atomically through sim/io replace_file_atomically; tables are packed 1-D
 // compound datasets with `units` / `description` JSON attributes, strings fixed-length UTF-8):
-//   root attributes: gpumux_version, kind = "cluster", policy, ignore_deletions (int64),
-//     end_time_ns (int64), events (uint64)
+//   root attributes: gpumux_version, kind = "cluster", status ("complete", or "interrupted": a
+//     signal stopped the workload pods' simulation after the replay; the replay's tables are
+//     whole, workload_pods lists the pods whose node group finished), policy, ignore_deletions
+//     (int64), end_time_ns (int64), events (uint64)
 //   /summary              scalar string: cluster_summary_json
 //   /cluster/pods         name, class, pool, node, gpus (str), priority i32, arrival_ns,
 //                         start_ns, end_ns, failed_at_ns (i64, -1 = none), gpu_milli i32,
@@ -30,11 +32,14 @@
 
 namespace gpumux::cluster {
 
+/// INTERRUPTED: a signal stopped the workload pods' simulation (see `status` above).
 nlohmann::ordered_json cluster_summary_json(const ClusterResult& result,
-                                            const ClusterMetrics& metrics);
-std::string cluster_summary_table(const ClusterResult& result, const ClusterMetrics& metrics);
+                                            const ClusterMetrics& metrics,
+                                            bool interrupted = false);
+std::string cluster_summary_table(const ClusterResult& result, const ClusterMetrics& metrics,
+                                  bool interrupted = false);
 /// Throws OutputError (one line) when the file cannot be written.
 void write_cluster_h5(const std::string& path, const ClusterResult& result,
-                      const ClusterMetrics& metrics);
+                      const ClusterMetrics& metrics, bool interrupted = false);
 
 }  // namespace gpumux::cluster

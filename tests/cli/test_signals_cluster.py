@@ -2,15 +2,19 @@
 
 A signal while `plan` writes -o lets the write finish and exits 128+signal (it exited 0, as if
 no signal had come); a second signal then removes the temporary folder DIR.tmp.PID (it was left
-behind). The processes that simulate a cluster's workload pods (`run --workers N`) never outlive
-gpumux, even when it is killed with SIGKILL (they simulated on for minutes). Drives the built
+behind). A signal while a cluster's workload pods are simulated, after the replay, writes the
+replay marked status=interrupted (nothing was written). The processes that simulate a cluster's
+workload pods (`run --workers N`) never outlive gpumux, even when it is killed with SIGKILL
+(they simulated on for minutes). Drives the built
 binary ($GPUMUX_BIN, default build/gpumux); GPUMUX_TEST_FAULT=stall:S holds each output file
 for S seconds after writing it, so a signal lands mid-write (sim/io/output_target.hpp)."""
+import json
 import os
 import signal
 import subprocess
 from pathlib import Path
 
+import h5py
 import pytest
 
 from cli_support import temps, wait_for
@@ -146,6 +150,17 @@ def descendants(root):
     return found
 
 
+def stop_all(proc, started):
+    """After a test, whatever it asserted: kills the processes STARTED that still run (on a
+    binary without the fix they would simulate on) and PROC."""
+    for pid in started:
+        if parent_of(pid) is not None:
+            os.kill(pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
+
+
 def test_killing_a_split_cluster_run_kills_its_workers(tmp_path):
     """--workers 2, gpumux killed with SIGKILL (no handler runs): its two worker processes used
     to simulate on alone for minutes; now the kernel stops them with it (PR_SET_PDEATHSIG)."""
@@ -164,9 +179,40 @@ def test_killing_a_split_cluster_run_kills_its_workers(tmp_path):
             [(w, parent_of(w)) for w in workers]
         assert list(tmp_path.iterdir()) == []  # nothing written, no temporary file
     finally:
-        for w in workers:  # on a binary without the fix: do not leave them simulating
-            if parent_of(w) is not None:
-                os.kill(w, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        stop_all(proc, workers)
+
+
+@pytest.mark.parametrize("signum,code", SIGNALS)
+def test_a_signal_while_the_workload_pods_simulate_writes_the_replay_interrupted(
+        tmp_path, signum, code):
+    """After the replay (a day of 3,296 pods, about a second), while the two worker processes
+    simulate the pods' GPUs: the replay is whole, so -o gets it marked status=interrupted, in
+    one line on stderr (it was "nothing written")."""
+    out = tmp_path / "out.h5"
+    proc = subprocess.Popen([GPUMUX, "run", FLEET, "--workers", "2", "-o", str(out), "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=environment())
+    workers = []
+    try:
+        assert wait_for(lambda: len(descendants(proc.pid)) == 2 or proc.poll() is not None, 60)
+        assert proc.poll() is None, proc.communicate()
+        workers = descendants(proc.pid)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == code, err
+        name = signal.Signals(signum).name
+        assert err == (f"gpumux: interrupted ({name}) while simulating the workload pods: the "
+                       "replay is complete; results marked status=interrupted\n")
+        assert all(parent_of(w) is None for w in workers)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out.h5"]  # no temporary file
+        with h5py.File(out, "r") as f:
+            assert f.attrs["status"] == "interrupted"
+            summary = json.loads(f["summary"][()])
+            assert summary["status"] == "interrupted"
+            assert len(f["cluster/pods"]) == summary["pods"] == 3296  # the replay, whole
+        report = subprocess.run([GPUMUX, "report", str(out)], capture_output=True, text=True,
+                                timeout=60, env=environment())
+        assert report.returncode == 0, report.stderr
+        assert 'status: "interrupted"' in report.stdout
+    finally:
+        stop_all(proc, workers)

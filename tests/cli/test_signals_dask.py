@@ -3,13 +3,14 @@ and leaves no process behind: the Dask driver gpumux starts and the driver's Loc
 worker processes end with it, within a second or so, even when gpumux is killed (SIGKILL).
 Before: a stop added multiprocessing's resource-tracker warning (leaked semaphores) to stderr,
 and a killed gpumux left its driver and workers running on for 5-7 s here."""
-import os
 import signal
 import subprocess
+
 import pytest
 
 from cli_support import wait_for
-from test_signals_cluster import GPUMUX, REPO, descendants, environment, parent_of
+from test_signals_cluster import (GPUMUX, REPO, descendants, environment, parent_of,
+                                  stop_all)
 
 pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt): a Dask cluster
 
@@ -50,9 +51,4 @@ def test_no_dask_process_outlives_gpumux(tmp_path, signum):
             assert "Traceback" not in err and "resource_tracker" not in err, err
         assert list(tmp_path.iterdir()) == []
     finally:
-        for p in started:  # on a binary without the fix: do not leave them running
-            if parent_of(p) is not None:
-                os.kill(p, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        stop_all(proc, started)
