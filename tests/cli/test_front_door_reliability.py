@@ -218,7 +218,8 @@ def test_report_and_plot_refuse_a_fifo_input(tmp_path):
 
 
 def test_report_and_plot_check_their_target_before_python(tmp_path, result_h5):
-    """A directory, a FIFO, a missing folder or a long name was a Python traceback, exit 1."""
+    """A directory, a FIFO, a missing folder, a long name or a read-only mount was a Python
+    traceback, exit 1."""
     folder = tmp_path / "folder"
     (folder / "d.html").mkdir(parents=True)
     (folder / "d.png").mkdir()
@@ -231,6 +232,12 @@ def test_report_and_plot_check_their_target_before_python(tmp_path, result_h5):
         one_line_refusal(proc, "--html", why)
         proc = gpumux("plot", str(result_h5), "-o", f"{stem}.png", timeout=60, cwd=folder)
         one_line_refusal(proc, "-o", why)
+    # A read-only mount (the probe's errno injected: root writes anywhere else here).
+    readonly = {"GPUMUX_TEST_FAULT": "probe:EROFS"}
+    one_line_refusal(gpumux("report", str(result_h5), "--html", "r.html", env=readonly,
+                            timeout=60, cwd=folder), "--html r.html", "Read-only file system")
+    one_line_refusal(gpumux("plot", str(result_h5), "-o", "p.png", env=readonly, timeout=60,
+                            cwd=folder), "-o p.png", "Read-only file system")
     assert (folder / "d.html").is_dir() and (folder / "f.png").is_fifo()
     assert sorted(p.name for p in folder.iterdir()) == ["d.html", "d.png", "f.html", "f.png"]
 
@@ -304,21 +311,29 @@ def test_cluster_csv_is_refused_before_the_replay(tmp_path):
                                          (signal.SIGHUP, 129)])
 def test_signal_during_a_cluster_run(tmp_path, signum, code):
     """The cluster path ran before the handlers were installed: the signal killed it silently.
-    Stopped while loading or replaying (10,240 GPUs: about 6 s here before the workload pods'
-    simulation), it writes nothing: a replay has no partial result (after the replay, see
-    test_signals_cluster.py)."""
+    Stopped while loading or replaying, it writes nothing (a replay stopped midway has no
+    result); once the replay is over (how far 0.5 s gets depends on the machine's load), it
+    writes the replay marked interrupted (test_signals_cluster.py stops it there for sure)."""
     out = tmp_path / "out.h5"
     env = dict(os.environ)
     env.pop("GPUMUX_TEST_FAULT", None)
     proc = subprocess.Popen([GPUMUX, "run", FLEET_10240, "-o", str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(2.0)
-    assert proc.poll() is None  # still loading or replaying
+    time.sleep(0.5)
+    assert proc.poll() is None  # 10,240 GPUs: still loading, replaying or simulating the pods
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == code, err
-    assert f"interrupted ({signal.Signals(signum).name})" in err and "nothing written" in err
-    assert not out.exists() and temps(tmp_path) == []
+    name = signal.Signals(signum).name
+    if "nothing written" in err:
+        assert err.startswith(f"gpumux: interrupted ({name}): the cluster replay stopped")
+        assert not out.exists()
+    else:
+        assert err == (f"gpumux: interrupted ({name}) while simulating the workload pods: the "
+                       "replay is complete; results marked status=interrupted\n")
+        with h5py.File(out, "r") as f:
+            assert f.attrs["status"] == "interrupted"
+    assert err.count("\n") == 1 and temps(tmp_path) == []
 
 
 def test_sigterm_to_a_split_cluster_run_stops_its_workers(tmp_path):
