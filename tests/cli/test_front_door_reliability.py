@@ -354,7 +354,8 @@ def test_sigterm_to_a_split_cluster_run_stops_its_workers(tmp_path):
     assert out.exists() and temps(tmp_path) == []
 
 
-@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                         (signal.SIGHUP, 129)])
 def test_signal_during_plan_writes_nothing(tmp_path, signum, code):
     """plan keeps its handlers: the search stops, -o DIR is neither created nor half-written."""
     out = tmp_path / "deploy"
