@@ -185,8 +185,16 @@ def test_two_concurrent_plans_into_one_folder_do_not_mix(tmp_path, plan_yaml):
     first = subprocess.Popen([GPUMUX, "plan", plan_yaml, "--platform", "gke", "--quiet", "-o",
                               str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=env)
-    # The second starts once the first is writing, so their writes overlap.
-    assert wait_for(lambda: temps(tmp_path) != [] or first.poll() is not None)
+    # The second starts once the first is writing (a file in its DIR.tmp.PID: the folder of that
+    # name that the check probes before the search is empty), so their writes overlap.
+    def writing():
+        try:
+            return any(any((tmp_path / name).iterdir()) for name in temps(tmp_path))
+        except OSError:
+            return False
+
+    assert wait_for(lambda: writing() or first.poll() is not None)
+    assert first.poll() is None
     second = subprocess.run([GPUMUX, "plan", str(bare_yaml), "--quiet", "-o", str(out)],
                             capture_output=True, text=True, env=env, timeout=120)
     _, err = first.communicate(timeout=120)

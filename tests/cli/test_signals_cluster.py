@@ -76,12 +76,21 @@ def plan_uninterrupted(plan_yaml, out):
 
 def start_plan_write(plan_yaml, out, stall):
     """plan -o OUT with each file held STALL seconds once written; returns the process once its
-    temporary folder OUT.tmp.PID exists (the search is over, the write has begun)."""
+    temporary folder OUT.tmp.PID holds a file (the search is over, the write has begun)."""
     proc = subprocess.Popen([GPUMUX, "plan", str(plan_yaml), "-o", str(out), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=environment(stall))
     temp = out.parent / f"{out.name}.tmp.{proc.pid}"
-    assert wait_for(lambda: temp.is_dir() or proc.poll() is not None, timeout=30)
+
+    def writing():
+        # A file in it: the folder of that name that -o's check probes before the search
+        # (mkdir, rmdir) is empty.
+        try:
+            return any(temp.iterdir())
+        except OSError:
+            return False
+
+    assert wait_for(lambda: writing() or proc.poll() is not None, timeout=30)
     assert proc.poll() is None, proc.communicate()
     return proc
 
