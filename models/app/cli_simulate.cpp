@@ -47,8 +47,8 @@ const CommandHelp kRunHelp{
     "status=interrupted, exit 128+signal; a signal during the write lets it finish; a second\n"
     "signal exits at once without writing. A cluster replay stopped by a signal writes nothing\n"
     "(it has no partial result) and exits 128+signal; stopped after the replay, while its\n"
-    "workload pods are simulated (not on --dask), it writes the replay marked\n"
-    "status=interrupted, with the pods of the node groups finished. Its --workers processes\n"
+    "workload pods are simulated, it writes the replay marked status=interrupted, with the\n"
+    "pods of the node groups (Dask tasks) finished. Its --workers processes\n"
     "and --dask driver end with it (also when gpumux is killed with SIGKILL).\n"
     "Exit: 0 ok, 1 an SLO missed (--fail-on-slo), 2 bad input or -o refused (before simulating)\n"
     "or not writable (after: the summary is still printed), 3 internal error, 130 SIGINT,\n"
@@ -168,6 +168,7 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
       DaskRunReport report;
       replayed = simulate_cluster_on_dask(scenario_request(vm), vm["dask"].as<std::string>(),
                                           &stop_requested(), report);
+      workload_stopped = report.interrupted;
       if (!vm["quiet"].as<bool>()) std::cerr << "gpumux: " << report.summary_line() << "\n";
     } else {
       // simulate_cluster's steps, so that a stop between them keeps the replay.

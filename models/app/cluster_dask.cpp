@@ -234,6 +234,34 @@ std::string DaskRunReport::summary_line() const {
       critical_path_s(), static_cast<double>(peak) / 1e6);
 }
 
+namespace {
+
+/// Reads the tasks' answers until the driver's last frame, each applied to RUN as it comes
+/// (ANSWERED counts them). Throws ClusterInterrupted once the stop flag is set.
+void read_answers(DriverProcess& driver, const cluster::WorkloadShardPlan& plan, ClusterRun& run,
+                  DaskRunReport& report, std::size_t& answered) {
+  for (;;) {
+    const nlohmann::json frame = driver.read_frame();
+    if (frame.value("done", false)) break;
+    const std::size_t task = frame.at("task").get<std::size_t>();
+    const std::string stats = driver.read_bytes(frame.at("bytes").get<std::size_t>());
+    if (task >= plan.nodes.size()) throw std::runtime_error("--dask: an answer for no task");
+    const std::vector<cluster::PodWorkloadStats> pods = cluster::decode_workload_stats(stats);
+    cluster::apply_workload_stats(pods, run.result);
+    DaskTask& t = report.tasks[task];
+    t.nodes = plan.nodes[task].size();
+    t.pods = pods.size();
+    t.estimated_launches = plan.launches[task];
+    t.wall_s = frame.value("wall_s", 0.0);
+    t.cpu_s = frame.value("cpu_s", 0.0);
+    t.peak_rss_bytes = frame.value("peak_rss_bytes", std::int64_t{0});
+    t.worker = frame.value("worker", std::string());
+    ++answered;
+  }
+}
+
+}  // namespace
+
 ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::string& address,
                                     const std::atomic<bool>* interrupt, DaskRunReport& report) {
   // The tasks' request: the scenario's text, named by its absolute path; the seed an override.
@@ -276,23 +304,12 @@ ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::s
 
   report.tasks.assign(plan.nodes.size(), DaskTask{});
   std::size_t answered = 0;
-  for (;;) {
-    const nlohmann::json frame = driver.read_frame();
-    if (frame.value("done", false)) break;
-    const std::size_t task = frame.at("task").get<std::size_t>();
-    const std::string stats = driver.read_bytes(frame.at("bytes").get<std::size_t>());
-    if (task >= plan.nodes.size()) throw std::runtime_error("--dask: an answer for no task");
-    const std::vector<cluster::PodWorkloadStats> pods = cluster::decode_workload_stats(stats);
-    cluster::apply_workload_stats(pods, run.result);
-    DaskTask& t = report.tasks[task];
-    t.nodes = plan.nodes[task].size();
-    t.pods = pods.size();
-    t.estimated_launches = plan.launches[task];
-    t.wall_s = frame.value("wall_s", 0.0);
-    t.cpu_s = frame.value("cpu_s", 0.0);
-    t.peak_rss_bytes = frame.value("peak_rss_bytes", std::int64_t{0});
-    t.worker = frame.value("worker", std::string());
-    ++answered;
+  try {
+    read_answers(driver, plan, run, report, answered);
+  } catch (const cluster::ClusterInterrupted&) {
+    report.interrupted = true;  // the replay is whole; the pods of the tasks that answered
+    run.metrics = cluster::cluster_metrics(run.result);
+    return run;
   }
   if (answered != plan.nodes.size()) {
     throw std::runtime_error(

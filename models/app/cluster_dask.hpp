@@ -28,6 +28,9 @@ struct DaskRunReport {
   int workers = 0;      ///< workers the scheduler had when the tasks were sent
   double replay_s = 0;  ///< load + replay, here
   std::vector<DaskTask> tasks;
+  /// A signal stopped the tasks after the replay: the run holds the whole replay and the pods
+  /// of the tasks that answered before it (written marked status=interrupted).
+  bool interrupted = false;
   /// Replay + the longest task: the wall time no number of workers beats.
   double critical_path_s() const;
   /// One line for stderr: tasks, workers, task time, the longest task, the critical path, the
@@ -41,7 +44,8 @@ struct DaskRunReport {
 /// reached before the replay: none there (or no dask.distributed) throws InputError with one
 /// line. The tasks carry the scenario's text (named by its absolute path, so relative files
 /// resolve as for the file), the overrides and seed, the placement as bytes and their nodes.
-/// INTERRUPT as for simulate_cluster (the driver is stopped with SIGTERM). A driver that stops
+/// INTERRUPT as for simulate_cluster (the driver is stopped with SIGTERM): set during the
+/// replay, ClusterInterrupted; after it, the run so far and REPORT.interrupted. A driver that stops
 /// without answering throws std::runtime_error.
 ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::string& address,
                                     const std::atomic<bool>* interrupt, DaskRunReport& report);

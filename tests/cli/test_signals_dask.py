@@ -1,11 +1,14 @@
 """Issue 36 item 4: `run CLUSTER.yaml --dask local:N` stopped by a signal says so in one line
-and leaves no process behind: the Dask driver gpumux starts and the driver's LocalCluster
+(nothing written before the replay, the replay marked interrupted after it) and leaves no
+process behind: the Dask driver gpumux starts and the driver's LocalCluster
 worker processes end with it (the driver at once), even when gpumux is killed (SIGKILL).
 Before: a stop added multiprocessing's resource-tracker warning (leaked semaphores) to stderr,
 and a killed gpumux left its driver and workers running on for 5-7 s here."""
+import json
 import signal
 import subprocess
 
+import h5py
 import pytest
 
 from cli_support import wait_for
@@ -45,15 +48,26 @@ def test_no_dask_process_outlives_gpumux(tmp_path, signum):
         _, err = proc.communicate(timeout=60)
         assert driver_gone, f"the driver {driver} still ran 2 s after the signal"
         assert left == [], f"{len(left)} of {len(started)} still running 30 s after the signal"
+        written = sorted(p.name for p in tmp_path.iterdir())
         if signum == signal.SIGKILL:
             assert proc.returncode == -signal.SIGKILL
+            assert written == []
         else:
             assert proc.returncode == 128 + signum, err
             name = signal.Signals(signum).name
-            assert f"gpumux: interrupted ({name}): the cluster replay stopped; nothing written" \
-                in err
             # (the workers' own start-up log lines may come before or after it)
             assert "Traceback" not in err and "resource_tracker" not in err, err
-        assert list(tmp_path.iterdir()) == []
+            # Before the replay (a LocalCluster takes seconds to start on a loaded machine),
+            # nothing is written; after it, the replay marked interrupted.
+            if "nothing written" in err:
+                assert f"gpumux: interrupted ({name}): the cluster replay stopped" in err
+                assert written == []
+            else:
+                assert (f"gpumux: interrupted ({name}) while simulating the workload pods: the "
+                        "replay is complete; results marked status=interrupted\n") in err
+                assert written == ["out.h5"]
+                with h5py.File(out, "r") as f:
+                    assert f.attrs["status"] == "interrupted"
+                    assert json.loads(f["summary"][()])["status"] == "interrupted"
     finally:
         stop_all(proc, started)
