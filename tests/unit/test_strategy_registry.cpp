@@ -146,8 +146,8 @@ void expect_round_trip(const std::string& mode, const std::map<std::string, std:
     const YAML::Node copied = YAML::Load(out.c_str());
     EXPECT_EQ(copied[p.key].as<std::string>(), set.at(p.key)) << p.key;
   }
-  EXPECT_FALSE(strategy.copy_key("no_such_key", s.gpus[0].sharing.params(),
-                                 *strategy.make_params()));
+  EXPECT_FALSE(
+      strategy.copy_key("no_such_key", s.gpus[0].sharing.params(), *strategy.make_params()));
 }
 
 TEST(StrategyParameters, TheTableReadsEmitsAndCopiesEveryKey) {
