@@ -24,7 +24,6 @@
 #include "models/scenario/work_estimate.hpp"
 #include "sim/util/checked.hpp"
 
-
 namespace gpumux::cluster::loader_detail {
 namespace {
 

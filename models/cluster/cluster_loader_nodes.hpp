@@ -1,5 +1,6 @@
 #pragma once
-// The nodes half of the cluster loader: pools, scheduler, autoscaler (internal to models/cluster/cluster_loader*.cpp).
+// The nodes half of the cluster loader: pools, scheduler, autoscaler (internal to
+// models/cluster/cluster_loader*.cpp).
 
 #include "models/cluster/cluster_spec.hpp"
 #include "models/config/yaml_reader.hpp"

@@ -26,7 +26,6 @@
 #include "sim/util/units.hpp"
 #include "sim/util/utf8.hpp"
 
-
 #include "models/scenario/trace_reader.hpp"
 
 namespace gpumux::trace_fields {
@@ -49,8 +48,6 @@ void trim_trace_line(std::string& line, int number) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
 }
-
-
 
 // RFC 4180 fields (sim/util/csv.hpp); an unterminated quote is an InputError at the line.
 std::vector<std::string> split_csv(const std::string& line, const std::string& source,

@@ -64,8 +64,7 @@ std::int64_t parse_count(std::string_view text, const char* what, const std::str
 std::optional<Nanos> decimal_seconds_to_ns(std::string_view text);
 
 /// Seconds (plain or exponent notation, |s| <= 9e9) -> ns; `column` names the field in errors.
-Nanos parse_seconds(std::string_view text, const char* column, const std::string& source,
-                    int line);
+Nanos parse_seconds(std::string_view text, const char* column, const std::string& source, int line);
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d);

@@ -33,7 +33,6 @@ namespace {
 
 using namespace trace_fields;  // NOLINT(google-build-using-namespace): the field parsers
 
-
 // One line of a trace -> one request (or nothing: a blank line, the csv header). The same parser
 // serves the in-memory reader, the resolver's validation pass and the run's cursor, so the three
 // accept the same files with the same messages.
