@@ -21,6 +21,7 @@
 #include "models/strategies/time_slicing/strategy.hpp"
 #include "sim/core/max_min.hpp"
 #include "tests/support/run_yaml.hpp"
+#include "tests/support/launch.hpp"
 
 namespace gpumux {
 namespace {
@@ -28,10 +29,6 @@ namespace {
 using testing::device;
 using testing::run_yaml;
 using testing::tenant;
-
-double launch_ns(const std::string& model = "h100-sxm-80gb") {
-  return static_cast<double>(load_device_profile(model).launch_overhead);
-}
 
 std::string closed_client(const std::string& name, const std::string& kernel,
                           const std::string& extra = "") {
