@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/util/checked.hpp"
+
 namespace gpumux::cluster {
 
 bool Scheduler::fits_empty(int shape, int pool) const {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/util/units.hpp"
+#include "sim/core/time.hpp"
 
 namespace gpumux::trace_fields {
 

@@ -5,7 +5,8 @@
 // snapshot in tests/data/golden/<scenario>.json (integers exactly, doubles to 1e-9 relative).
 //
 // Regenerate the snapshots after an intended model change, saying why:
-//   GPUMUX_UPDATE_GOLDEN=1 GPUMUX_GOLDEN_REASON="what changed and why" build/tests/test_scenario_golden
+//   GPUMUX_UPDATE_GOLDEN=1 GPUMUX_GOLDEN_REASON="what changed and why"
+//   build/tests/test_scenario_golden
 // and review the diff of tests/data/golden/ like any other change. Each file starts with
 // "_provenance": {reason, law, version}: why its numbers last changed, the contention law the
 // scenario ran under, and gpumux's version then. A regeneration that changes a file's numbers
@@ -225,9 +226,8 @@ TEST_P(ScenarioGolden, DeterministicInvariantAndMatchesSnapshot) {
   const std::string law = law_of(stem);
   ordered_json want;
   if (std::ifstream in(golden); in.good()) want = ordered_json::parse(in);
-  ordered_json provenance = want.is_object() && want.contains(kProvenance)
-                                ? want.at(kProvenance)
-                                : ordered_json(nullptr);
+  ordered_json provenance =
+      want.is_object() && want.contains(kProvenance) ? want.at(kProvenance) : ordered_json(nullptr);
   if (want.is_object()) want.erase(kProvenance);
   if (update_golden()) {
     const char* reason = std::getenv("GPUMUX_GOLDEN_REASON");
