@@ -153,8 +153,8 @@ int shards_option(const po::variables_map& vm) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), shards);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || shards < 1 ||
       shards > kMaxShards) {
-    throw InputError(fmt::format("--shards: expected a whole number from 1 to {}, got '{}'",
-                                 kMaxShards, text));
+    throw InputError(
+        fmt::format("--shards: expected a whole number from 1 to {}, got '{}'", kMaxShards, text));
   }
   return shards;
 }
@@ -184,8 +184,8 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   try {
     if (on_dask) {
       DaskRunReport report;
-      replayed = simulate_cluster_on_dask(scenario_request(vm), vm["dask"].as<std::string>(), shards,
-                                          &stop_requested(), report);
+      replayed = simulate_cluster_on_dask(scenario_request(vm), vm["dask"].as<std::string>(),
+                                          shards, &stop_requested(), report);
       if (!vm["quiet"].as<bool>()) std::cerr << "gpumux: " << report.summary_line() << "\n";
     } else {
       const cluster::ClusterSpec spec = load_cluster_request(scenario_request(vm));
