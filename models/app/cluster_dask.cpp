@@ -221,7 +221,8 @@ std::string DaskRunReport::summary_line() const {
 }
 
 ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::string& address,
-                                    const std::atomic<bool>* interrupt, DaskRunReport& report) {
+                                    int shards, const std::atomic<bool>* interrupt,
+                                    DaskRunReport& report) {
   // The tasks' request: the scenario's text, named by its absolute path; the seed an override.
   nlohmann::json task_request = nlohmann::json::array();
   if (request.is_path) {
@@ -247,8 +248,8 @@ ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::s
   const auto begin = std::chrono::steady_clock::now();
   ClusterRun run;
   run.result = cluster::run_cluster(spec, interrupt);
-  const cluster::WorkloadShardPlan plan =
-      cluster::plan_workload_shards(spec, run.result, kTasksPerWorker * report.workers);
+  const cluster::WorkloadShardPlan plan = cluster::plan_workload_shards(
+      spec, run.result, shards > 0 ? shards : kTasksPerWorker * report.workers);
   report.replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
   const std::string placement = cluster::encode_workload_placement(spec, run.result);
