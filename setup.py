@@ -14,6 +14,8 @@ Nothing is downloaded, and nothing is written into the source tree. Which CMake 
     install after `make` compiles nothing;
   - otherwise a Release build of the two targets in GPUMUX_PIP_BUILD_DIR/cmake (default
     ~/.cache/gpumux/pip/<suffix>), kept for the next install, through ccache when it is on PATH.
+Progress: pip shows the build's output only with -v; without it, a summary line (the step
+reached, the time spent) goes to the terminal at most every 10 s (scripts/build_progress.py).
 Environment:
     GPUMUX_CMAKE_BUILD_DIR       the CMake build to use (default: build/ in this tree if it fits)
     GPUMUX_PIP_BUILD_DIR         setuptools' build folder and the fallback CMake build
@@ -35,6 +37,8 @@ from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from build_progress import run_with_progress  # noqa: E402 (scripts/, beside this file)
 EXTENSION_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 CACHE_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 BUILD_BASE = Path(os.environ.get("GPUMUX_PIP_BUILD_DIR")
@@ -137,8 +141,9 @@ class build_with_cmake(build_py):
         build_dir = given_build() or reusable_tree_build() or configure_own_build()
         print(f"gpumux: CMake build {build_dir}", flush=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
-        subprocess.run(["cmake", "--build", str(build_dir), "-j", jobs,
-                        "--target", "gpumux", "_gpumux"], check=True)
+        run_with_progress(["cmake", "--build", str(build_dir), "-j", jobs,
+                           "--target", "gpumux", "_gpumux"],
+                          f"building gpumux and _gpumux in {build_dir}")
 
         package = Path(self.build_lib) / "gpumux"
         extension = build_dir / "python" / "gpumux" / f"_gpumux{EXTENSION_SUFFIX}"

@@ -20,59 +20,6 @@
 namespace gpumux {
 namespace {
 
-// ---------------------------------------------------------------- reading the points
-
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  for (std::string& f : out) f = trim(f);
-  return out;
-}
-
-[[noreturn]] void point_error(const std::string& file, int line, const std::string& column,
-                              const std::string& why) {
-  throw InputError(file + ":" + std::to_string(line) + ": " + column + ": " + why);
-}
-
-double positive_number(const std::string& text, const std::string& file, int line,
-                       const std::string& column) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || !(v > 0)) {
-    point_error(file, line, column, "expected a positive number, got '" + text + "'");
-  }
-  return v;
-}
-
-int count_or_zero(const std::string& text, const std::string& file, int line,
-                  const std::string& column) {
-  if (text.empty()) return 0;
-  const double v = positive_number(text, file, line, column);
-  if (v != std::floor(v) || v > 1e9) {
-    point_error(file, line, column, "expected a whole number, got '" + text + "'");
-  }
-  return static_cast<int>(v);
-}
-
 // ---------------------------------------------------------------- profiles with theta
 
 using Theta = std::map<std::string, double>;  // key path -> ns
@@ -263,79 +210,6 @@ double median_abs(std::vector<double> v) {
 }  // namespace
 
 // ---------------------------------------------------------------- public
-
-std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::string>& files) {
-  std::vector<CalibrationPoint> points;
-  std::set<std::string> ids;
-  for (const std::string& file : files) {
-    std::ifstream in(file);
-    if (!std::filesystem::is_regular_file(file) || !in) {
-      throw InputError(file + ": cannot read the calibration file (not a readable regular file)");
-    }
-    std::string line;
-    std::vector<std::string> header;
-    int number = 0;
-    while (std::getline(in, line)) {
-      ++number;
-      if (trim(line).empty() || trim(line)[0] == '#') continue;
-      const std::vector<std::string> fields = csv_fields(line);
-      if (header.empty()) {
-        header = fields;
-        for (const char* need : {"id", "source", "model", "profile", "metric", "value", "unit"}) {
-          if (std::find(header.begin(), header.end(), need) == header.end()) {
-            point_error(file, number, need, "missing column (header: " + join(header, ",") + ")");
-          }
-        }
-        continue;
-      }
-      if (fields.size() != header.size()) {
-        point_error(file, number, "row",
-                    std::to_string(fields.size()) + " fields where the header has " +
-                        std::to_string(header.size()));
-      }
-      std::map<std::string, std::string> row;
-      for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
-      CalibrationPoint p;
-      p.file = file;
-      p.line = number;
-      p.id = row["id"];
-      p.source = row["source"];
-      p.model = row["model"];
-      p.phase = row["phase"];
-      p.dtype = row["dtype"];
-      p.runtime = row["runtime"];
-      p.profile = row["profile"];
-      p.mig = row["mig"];
-      p.memory_format = row["memory_format"];
-      p.metric = row["metric"];
-      p.unit = row["unit"];
-      for (const char* need : {"id", "source", "model", "profile"}) {
-        if (row[need].empty()) point_error(file, number, need, "must not be empty");
-      }
-      if (!ids.insert(p.id).second) point_error(file, number, "id", "duplicate id '" + p.id + "'");
-      p.batch = count_or_zero(row["batch"], file, number, "batch");
-      p.seq_len = count_or_zero(row["seq_len"], file, number, "seq_len");
-      p.value = positive_number(row["value"], file, number, "value");
-      if (p.metric == "latency") {
-        const std::map<std::string, double> scale{{"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
-        const auto unit = scale.find(p.unit);
-        if (unit == scale.end()) point_error(file, number, "unit", "latency in us, ms or s");
-        p.target_s = p.value * unit->second;
-      } else if (p.metric == "throughput") {
-        if (p.unit.size() < 3 || p.unit.compare(p.unit.size() - 2, 2, "/s") != 0) {
-          point_error(file, number, "unit", "throughput in items/s (e.g. img/s, seq/s)");
-        }
-        p.target_s = std::max(1, p.batch) / p.value;
-      } else {
-        point_error(file, number, "metric",
-                    "unknown metric '" + p.metric + "' (latency or throughput)");
-      }
-      points.push_back(p);
-    }
-  }
-  if (points.empty()) throw InputError("calibrate: the data files hold no point");
-  return points;
-}
 
 std::vector<double> nonnegative_least_squares(const std::vector<double>& a,
                                               const std::vector<double>& b, int columns) {

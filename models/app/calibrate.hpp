@@ -46,6 +46,10 @@ struct CalibrationPoint {
   double target_s = 0;  ///< the time it implies: latency, or batch / throughput (s)
 };
 
+/// Throws the InputError "FILE:LINE: COLUMN: WHY" about a calibration point.
+[[noreturn]] void point_error(const std::string& file, int line, const std::string& column,
+                              const std::string& why);
+
 /// Reads calibration CSV files. Throws InputError naming file, line and column for a missing
 /// column, an unknown metric or unit, or a value that is not a positive number.
 std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::string>& files);

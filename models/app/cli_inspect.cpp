@@ -8,6 +8,7 @@
 #include "models/config/mig_names.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/mig_layout.hpp"
+#include "models/gpu/sharing_law.hpp"
 #include "models/output/result_io.hpp"
 #include "models/output/result_read_isolated.hpp"
 #include "models/strategies/registry.hpp"
@@ -410,7 +411,13 @@ nlohmann::ordered_json strategies_json() {
          {"parameters", parameters},
          {"fault_scope", strategy->fault_scope() == FaultScope::device ? "device" : "client"}});
   }
-  return {{"strategies", list}, {"compare_strategies", compare_strategy_names()}};
+  nlohmann::ordered_json laws = nlohmann::ordered_json::array();
+  for (const ContentionLaw* law : contention_laws()) {
+    laws.push_back({{"name", law->name()}, {"summary", law->summary()}});
+  }
+  return {{"strategies", list},
+          {"compare_strategies", compare_strategy_names()},
+          {"contention_laws", laws}};
 }
 
 int command_strategies(const std::vector<std::string>& args) {
@@ -437,7 +444,9 @@ int command_strategies(const std::vector<std::string>& args) {
   }
   std::cout << "\ncompare --strategies: " << join(compare_strategy_names(), ", ") << "\n"
             << "MIG (`mig:` on a gpus entry) runs a strategy inside every instance; "
-               "`mig+NAME` in compare.\n";
+               "`mig+NAME` in compare.\n"
+            << "contention_law: " << join(contention_law_names(), ", ")
+            << " (the first is the default; docs/strategies.md)\n";
   return kExitOk;
 }
 

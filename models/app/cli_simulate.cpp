@@ -1,6 +1,7 @@
 // gpumux run, validate, compare: load -> overrides -> resolve -> simulate through the front door
 // (models/app/application.hpp), then print and write what it returns.
 #include <algorithm>
+#include <charconv>
 #include <iostream>
 #include <optional>
 
@@ -25,7 +26,7 @@ namespace {
 const CommandHelp kRunHelp{
     "usage: gpumux run SCENARIO.yaml [-o OUT.h5] [--seed N] [--set KEY=VALUE ...] "
     "[--format table|json|yaml|csv] [--json] [--quiet] [--fail-on-slo] [--workers N | --dask "
-    "ADDRESS]",
+    "ADDRESS [--shards N]]",
     "Simulates SCENARIO.yaml and prints the per-tenant and per-device summary table.\n"
     "A scenario with a `cluster:` section replays the cluster instead (docs/cluster.md): pending\n"
     "time per pod class, allocation, fragmentation, cost and pending reasons; -o writes the\n"
@@ -33,8 +34,9 @@ const CommandHelp kRunHelp{
     "GPUs in N processes, split by node (the same numbers for any N); --dask ADDRESS runs those\n"
     "groups as Dask tasks on the scheduler at ADDRESS (tcp://HOST:PORT, local:N for a local\n"
     "cluster of N workers, auto for $DASK_SCHEDULER_ADDRESS; the same numbers again) and prints\n"
-    "the tasks' times and the critical path on stderr. Pods whose workload has an slo: get\n"
-    "verdicts (met / missed / inconclusive), and --fail-on-slo applies to them.\n"
+    "the tasks' times and the critical path on stderr; --shards N sets the number of those\n"
+    "groups (default 4 per worker; the same numbers for any N). Pods whose workload has an\n"
+    "slo: get verdicts (met / missed / inconclusive), and --fail-on-slo applies to them.\n"
     "Defaults: no result file, the scenario's seed, no overrides, the table on stdout.\n"
     "-o OUT.h5 is checked before simulating: a regular file (replaced atomically) or a new name\n"
     "in an existing directory where files can be created; a symlink is followed and the file it\n"
@@ -105,7 +107,10 @@ po::options_description run_options() {
       "cluster scenarios: processes that simulate the workload pods' GPUs, split by node")(
       "dask", po::value<std::string>()->value_name("ADDRESS"),
       "cluster scenarios: simulate the workload pods' node groups as Dask tasks on this "
-      "scheduler (tcp://HOST:PORT, local:N, auto = $DASK_SCHEDULER_ADDRESS)");
+      "scheduler (tcp://HOST:PORT, local:N, auto = $DASK_SCHEDULER_ADDRESS)")(
+      "shards", po::value<std::string>()->value_name("N"),
+      "with --dask: N node groups (tasks), balanced by estimated launches, at most one per "
+      "node (default 4 per worker; the same numbers for any N)");
   return o;
 }
 
@@ -142,6 +147,22 @@ po::options_description compare_options() {
   return o;
 }
 
+// --shards N: node groups of a --dask run, 1..2^20 (python/gpumux/_dask_cluster.py's bound); 0
+// when not given (4 per worker). Read here, not by program_options (it takes "1e3" and "-0").
+int shards_option(const po::variables_map& vm) {
+  if (!vm.count("shards")) return 0;
+  constexpr int kMaxShards = 1 << 20;
+  const std::string text = vm["shards"].as<std::string>();
+  int shards = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), shards);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || shards < 1 ||
+      shards > kMaxShards) {
+    throw InputError(
+        fmt::format("--shards: expected a whole number from 1 to {}, got '{}'", kMaxShards, text));
+  }
+  return shards;
+}
+
 // A scenario with a `cluster:` section: the cluster replay (docs/cluster.md).
 int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   const int workers = vm["workers"].as<int>();
@@ -156,6 +177,10 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
   if (on_dask && !vm["workers"].defaulted()) {
     throw InputError("--dask, --workers: one or the other (Dask workers, or local processes)");
   }
+  const int shards = shards_option(vm);
+  if (shards > 0 && !on_dask) {
+    throw InputError("--shards: only with --dask (--workers N splits into N groups)");
+  }
   // The handlers go in before loading (a 1,024-GPU description takes a while to read): a signal
   // then stops the replay at its first poll.
   catch_stop_signals();
@@ -167,7 +192,7 @@ int run_cluster_scenario(const po::variables_map& vm, OutputFormat format) {
     if (on_dask) {
       DaskRunReport report;
       replayed = simulate_cluster_on_dask(scenario_request(vm), vm["dask"].as<std::string>(),
-                                          &stop_requested(), report);
+                                          shards, &stop_requested(), report);
       workload_stopped = report.interrupted;
       if (!vm["quiet"].as<bool>()) std::cerr << "gpumux: " << report.summary_line() << "\n";
     } else {
@@ -228,8 +253,11 @@ int command_run(const std::vector<std::string>& args) {
   const OutputFormat format = output_format(vm);
   check_output_path(vm);
   if (is_cluster_request(scenario_request(vm))) return run_cluster_scenario(vm, format);
-  if (vm.count("dask")) {
-    throw InputError("--dask: only for a scenario with a `cluster:` section");
+  shards_option(vm);  // a malformed value is named as such, before what it is for
+  for (const char* option : {"dask", "shards"}) {
+    if (vm.count(option)) {
+      throw InputError(fmt::format("--{}: only for a scenario with a `cluster:` section", option));
+    }
   }
   if (vm["workers"].as<int>() != 1) {
     // One scenario's independent parts already run one at a time, in windows

@@ -263,7 +263,8 @@ void read_answers(DriverProcess& driver, const cluster::WorkloadShardPlan& plan,
 }  // namespace
 
 ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::string& address,
-                                    const std::atomic<bool>* interrupt, DaskRunReport& report) {
+                                    int shards, const std::atomic<bool>* interrupt,
+                                    DaskRunReport& report) {
   // The tasks' request: the scenario's text, named by its absolute path; the seed an override.
   nlohmann::json task_request = nlohmann::json::array();
   if (request.is_path) {
@@ -289,8 +290,8 @@ ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::s
   const auto begin = std::chrono::steady_clock::now();
   ClusterRun run;
   run.result = cluster::run_cluster(spec, interrupt);
-  const cluster::WorkloadShardPlan plan =
-      cluster::plan_workload_shards(spec, run.result, kTasksPerWorker * report.workers);
+  const cluster::WorkloadShardPlan plan = cluster::plan_workload_shards(
+      spec, run.result, shards > 0 ? shards : kTasksPerWorker * report.workers);
   report.replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
   const std::string placement = cluster::encode_workload_placement(spec, run.result);

@@ -40,7 +40,8 @@ struct DaskRunReport {
 
 /// simulate_cluster(load_cluster_request(REQUEST)) with the workload pods' groups as Dask tasks
 /// on the scheduler at ADDRESS (tcp://HOST:PORT; `local:N`: a LocalCluster of N workers here;
-/// `auto`: $DASK_SCHEDULER_ADDRESS), TASKS_PER_WORKER groups per worker. The scheduler is
+/// `auto`: $DASK_SCHEDULER_ADDRESS), SHARDS groups (at most one per node; 0: 4 per worker the
+/// scheduler has; the numbers are the same for any count). The scheduler is
 /// reached before the replay: none there (or no dask.distributed) throws InputError with one
 /// line. The tasks carry the scenario's text (named by its absolute path, so relative files
 /// resolve as for the file), the overrides and seed, the placement as bytes and their nodes.
@@ -48,6 +49,7 @@ struct DaskRunReport {
 /// replay, ClusterInterrupted; after it, the run so far and REPORT.interrupted. A driver that stops
 /// without answering throws std::runtime_error.
 ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::string& address,
-                                    const std::atomic<bool>* interrupt, DaskRunReport& report);
+                                    int shards, const std::atomic<bool>* interrupt,
+                                    DaskRunReport& report);
 
 }  // namespace gpumux

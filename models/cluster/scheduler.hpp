@@ -161,6 +161,8 @@ class Scheduler {
   double fgd_score(double before, double after) const;
   void choose_units(const Demand& d, int node, const int* frees,
                     std::vector<std::pair<int, int>>& takes) const;
+  /// fits_raw's `mem` when memory is not checked (FGD's resource has no memory).
+  static constexpr std::int64_t kNoMemoryLimit = std::numeric_limits<std::int64_t>::max();
   bool fits_raw(const Demand& d, const PoolTemplate& tpl, std::int64_t cpu, std::int64_t mem,
                 const int* frees) const;
   /// F and the reported fragmentation per resource of a hypothetical state of a node of `pool`

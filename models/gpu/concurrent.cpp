@@ -31,7 +31,7 @@ void ConcurrentDevice::remove_client_kernels(int tenant) {
   recompute_soon();
 }
 
-double ConcurrentDevice::client_sm_cap(int /*tenant*/) const {
+double ConcurrentDevice::client_sm_cap() const {
   return gpumux::client_sm_cap(limits(), geometry().sms);
 }
 

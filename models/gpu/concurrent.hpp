@@ -28,7 +28,7 @@ class ConcurrentDevice : public Device {
   void remove_client_kernels(int tenant) override;
 
  protected:
-  double client_sm_cap(int tenant) const override;
+  double client_sm_cap() const override;
   bool submits_at_once() const override { return true; }
 
  private:

@@ -1,56 +1,59 @@
 #include "models/gpu/contention_law.hpp"
 
+#include <utility>
+
 #include "models/gpu/device_profile.hpp"
+#include "models/gpu/sharing_law.hpp"
 
 namespace gpumux {
 
-const std::vector<ContentionLaw>& contention_laws() {
-  static const std::vector<ContentionLaw> laws = {
-      {"residency",
-       "SM residency with block retirement (urgent kernels take SMs at wave boundaries) and "
-       "block co-residency (kernels with a known block footprint share SMs' leftover "
-       "resources and issue slots), the roofline rate bound with a per-SM HBM ceiling and "
-       "whole waves, overlapped compute and memory phases for roofline kernels (a busy share), "
-       "the L2 capacity law against the whole GPU's L2 (a MIG slice keeps its own), max-min "
-       "HBM sharing",
-       true, true, true, true, true, true},
-      {"fluid",
-       "the law of the last release: as residency without the per-SM HBM ceiling (a kernel on "
-       "any number of SMs may draw the device's whole HBM bandwidth), whole-SM residency only, "
-       "every kernel's compute and memory phases serial, and with a lone kernel keeping the L2 "
-       "of its solo run on a MIG slice",
-       false, false, false, false, false, false},
-  };
+namespace {
+
+std::vector<const ContentionLaw*>& registered_laws() {
+  // The factory: one line per law, the default first (sharing_law.hpp, "Adding a law").
+  static const ResidencyLaw residency;
+  static const FluidLaw fluid;
+  static std::vector<const ContentionLaw*> laws = {&residency, &fluid};
   return laws;
 }
 
+}  // namespace
+
+const std::vector<const ContentionLaw*>& contention_laws() { return registered_laws(); }
+
+std::vector<std::string> contention_law_names() {
+  std::vector<std::string> names;
+  for (const ContentionLaw* law : contention_laws()) names.emplace_back(law->name());
+  return names;
+}
+
 const ContentionLaw* find_contention_law(std::string_view name) {
-  for (const ContentionLaw& law : contention_laws()) {
-    if (law.name == name) return &law;
+  for (const ContentionLaw* law : contention_laws()) {
+    if (law->name() == name) return law;
   }
   return nullptr;
 }
 
-const ContentionLaw& default_contention_law() { return contention_laws().front(); }
+const ContentionLaw& default_contention_law() { return *contention_laws().front(); }
 
 const ContentionLaw* contention_law_or_default(std::string_view name) {
   return name.empty() ? &default_contention_law() : find_contention_law(name);
 }
 
+bool register_contention_law(const ContentionLaw& law) {
+  if (find_contention_law(law.name()) != nullptr) return false;
+  registered_laws().push_back(&law);
+  return true;
+}
+
 void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice_fraction,
                    const ContentionLaw& law) {
+  // Law 3's capacity and rho, the same under every law.
   g.l2_bytes = static_cast<double>(profile.l2_cache) * slice_fraction;
   const double hbm = achievable_hbm_bandwidth(profile);
   g.l2_cost_ratio = profile.l2_bandwidth > 0 ? std::min(1.0, hbm / profile.l2_bandwidth) : 1.0;
-  g.discrete_waves = law.discrete_waves;
-  g.block_retirement = law.block_retirement;
-  g.co_residency = law.co_residency;
-  g.overlapped_phases = law.overlapped_phases;
-  g.sm_limits = law.co_residency ? profile.sm_limits : SmLimits{};
-  g.l2_reference = law.own_l2 ? static_cast<double>(profile.l2_cache) : 0.0;
-  g.sm_bandwidth = law.per_sm_bandwidth && profile.sm_bandwidth > 0 && hbm > 0
-                       ? profile.sm_bandwidth / hbm
-                       : 0.0;
+  law.set_terms(g, profile, slice_fraction);
+  g.law = &law;
 }
 
 DeviceGeometry make_geometry(std::string name, std::string profile_name, const DeviceProfile& gpu,

@@ -1,9 +1,12 @@
 #pragma once
-// The contention law: how the kernels resident on one device (a whole GPU or a MIG instance) share
-// it. Pure functions of a kernel's fields (kernel_run.hpp) and the device's geometry; no state, no
-// time. Every path that needs a grant, a rate bound, an L2 factor or an HBM share asks these
-// functions and none restates them: Device's eager recompute, its lazy incremental path and its
-// inline/solo path (device.cpp), the direct runner (models/run/direct.cpp), the planner's bounds
+// The contention law's maths: how the kernels resident on one device (a whole GPU or a MIG
+// instance) share it. Pure O(1) functions of a kernel's fields (kernel_run.hpp) and the device's
+// geometry; no state, no time. The sharing passes between kernels built on them (grant order,
+// guest placement, urgent retirement, the L2 pass, the HBM max-min problem) are the law classes,
+// chosen by name (sharing_law.hpp, models/gpu/laws/). Every path that needs a grant, a rate
+// bound, an L2 factor or an HBM share asks these functions or a law and none restates them: the
+// laws' passes, Device's lazy incremental path and its inline/solo path (device_lazy.cpp,
+// device_solo.cpp), the direct runner (models/run/direct.cpp), the planner's bounds
 // (models/plan/bounds.cpp) and validate's capacity check (through the bounds).
 //
 // Notation. S_gpu SMs of the whole GPU, S_dev of the device; B_dev its HBM bandwidth as a
@@ -16,7 +19,7 @@
 //    order: the caller's order). A kernel holding h > 0 is in its last wave, and takes no more,
 //    when its remaining blocks fit on what it holds:  (remaining / work) W f S_gpu <= h.
 //    [sm_demand, grant, dispatching]
-// 1b. Block retirement (law "residency"; DeviceGeometry::block_retirement). Resident blocks are
+// 1b. Block retirement (law "residency"; ResidencyLaw::retire_for_urgent). Resident blocks are
 //    never preempted, but a kernel's blocks retire at the end of each round (a wave on the SMs it
 //    holds: block time = solo duration / W, so a round does (work / W) h / (f S_gpu) of work),
 //    and the block scheduler then dispatches pending blocks of more urgent streams or MPS clients
@@ -27,7 +30,7 @@
 //    most one round; an equally urgent newcomer still waits for the older kernel's last round
 //    (launch order), and a kernel in its last round keeps its SMs. [dispatching, round_work;
 //    Device::retire_for_urgent]
-// 1c. Block co-residency (law "residency"; DeviceGeometry::co_residency). An SM hosts blocks of
+// 1c. Block co-residency (law "residency"; ResidencyLaw::place_guests). An SM hosts blocks of
 //    several kernels at once while its resources allow: per SM, R = (threads T, registers G,
 //    shared memory Sh, block slots B) (the profile's sm_limits); a block of kernel k takes
 //    phi_k = (32 ceil(t_k / 32), ceil(t_k / 32) ceil(32 r_k / 256) 256, s_k + reserve rounded up
@@ -134,14 +137,15 @@
 //  - solo cache (a lone kernel's grant and bound, Device::solo_rates): exact for kernels with the
 //    same SoloKey, the fields the lone grant and bound read.
 //
-// Laws by name (scenario key `contention_law:`, docs/strategies.md; CONTRIBUTING.md says how to
+// Laws by name (scenario key `contention_law:`, docs/strategies.md; sharing_law.hpp says how to
 // add one): "residency" (the default: laws 1-4 with block retirement (1b), block co-residency
 // (1c), whole waves, the per-SM ceiling, overlapped phases for kernels with a busy share (law 2)
 // and L_ref the whole GPU's L2) and "fluid" (the law of the last release: resident blocks hold
 // their SMs until the kernel ends, no per-SM ceiling, s = 0, every kernel's phases serial (a
 // kernel with a busy share c read as m_s = m / (c + m): apply_law_phases), and L_ref = L_dev, so
-// a lone kernel never feels a MIG slice's L2). A law is the set of terms it puts
-// on the device's geometry (set_law_terms); the functions below read only the geometry.
+// a lone kernel never feels a MIG slice's L2). A law is a class (sharing_law.hpp): it puts its
+// terms on the device's geometry (set_law_terms), which the functions below read, and it runs
+// the sharing passes between kernels.
 //
 // Cost: each function is O(1) (a handful of flops).
 #include <algorithm>
@@ -155,6 +159,8 @@
 #include "models/gpu/kernel_run.hpp"
 
 namespace gpumux {
+
+class ContentionLaw;
 
 /// Static description of a device, fixed at build time.
 struct DeviceGeometry {
@@ -172,31 +178,25 @@ struct DeviceGeometry {
   /// L_ref: the L2 (bytes) on which solo durations were defined, the whole GPU's (law 3); 0 =
   /// this device's own (the fluid law: a lone kernel never feels a MIG slice's smaller L2).
   double l2_reference = 0;
-  bool discrete_waves = false;    ///< law 2: whole waves where the grid is known
-  bool block_retirement = false;  ///< law 1b: resident blocks retire at wave boundaries
-  bool co_residency = false;      ///< law 1c: blocks of several kernels share an SM
-  SmLimits sm_limits = {};        ///< law 1c: per-SM resources (the profile's sm_limits)
+  bool discrete_waves = false;  ///< law 2: whole waves where the grid is known
+  /// law 1c: per-SM resources (the profile's sm_limits under a law with co-residency; unknown:
+  /// no kernel is a guest)
+  SmLimits sm_limits = {};
   /// law 2: kernels with a busy share run their phases overlapped (false: every kernel serial,
   /// an overlapped one read as m_s = m / (c + m), apply_law_phases)
   bool overlapped_phases = false;
+  /// The law that shares this device among its kernels (sharing_law.hpp; set with its terms by
+  /// set_law_terms). nullptr (a geometry built by hand): whole-SM residency (FluidLaw's sharing)
+  /// with the terms above as they are.
+  const ContentionLaw* law = nullptr;
 };
 
 struct DeviceProfile;
 
-/// A contention law by name: which terms of the laws below it includes.
-struct ContentionLaw {
-  std::string_view name;
-  std::string_view summary;       ///< one line, for docs and --help
-  bool per_sm_bandwidth = false;  ///< law 2's per-SM HBM ceiling s
-  bool own_l2 = false;  ///< law 3 against the whole GPU's L2 (a MIG slice keeps only its own)
-  bool discrete_waves = false;     ///< law 2's whole waves for kernels with a known grid
-  bool block_retirement = false;   ///< law 1b: urgent kernels take SMs at wave boundaries
-  bool co_residency = false;       ///< law 1c: blocks of several kernels share an SM
-  bool overlapped_phases = false;  ///< law 2: roofline kernels' phases overlap (busy_share)
-};
-
-/// The registered laws, the default first. O(1).
-const std::vector<ContentionLaw>& contention_laws();
+/// The registered laws, the default first (the classes: sharing_law.hpp). O(1).
+const std::vector<const ContentionLaw*>& contention_laws();
+/// Their names, in that order ("residency, fluid"), for validation and listings.
+std::vector<std::string> contention_law_names();
 /// The law of that name, or nullptr. O(number of laws).
 const ContentionLaw* find_contention_law(std::string_view name);
 /// The default law ("residency").
@@ -207,8 +207,9 @@ const ContentionLaw* contention_law_or_default(std::string_view name);
 
 /// Sets the terms `law` reads on a device of `profile` whose MIG memory slices are
 /// `slice_fraction` of the GPU's (1 for a whole GPU): L2 capacity (MIG User Guide: L2 goes with
-/// the memory slices) and rho = HBM / L2 bandwidth (measured where the profile has them), and the
-/// per-SM ceiling s = profile.sm_bandwidth / HBM bandwidth when the law has it (else 0).
+/// the memory slices) and rho = HBM / L2 bandwidth (achievable_hbm_bandwidth), then the law's own
+/// terms (ContentionLaw::set_terms: e.g. the per-SM ceiling s = profile.sm_bandwidth / HBM
+/// bandwidth under "residency", 0 under "fluid"), and the law itself (DeviceGeometry::law).
 void set_law_terms(DeviceGeometry& g, const DeviceProfile& profile, double slice_fraction,
                    const ContentionLaw& law);
 
@@ -316,10 +317,11 @@ inline int blocks_fitting(const SmLimits& limits, const SmUse& used, const Block
   return static_cast<int>(std::max(0.0, fit));
 }
 
-/// Law 1c: true when `k` takes part in co-residency on `g` (the law has it, the device knows its
-/// SMs' resources, and the kernel its footprint and grid).
+/// Law 1c: true when `k` may take part in co-residency on `g` (the device knows its SMs'
+/// resources, which a law without co-residency leaves unknown, and the kernel its footprint and
+/// grid).
 inline bool co_resident_capable(const KernelRun& k, const DeviceGeometry& g) {
-  return g.co_residency && g.sm_limits.known() && k.footprint.known() && k.blocks > 0;
+  return g.sm_limits.known() && k.footprint.known() && k.blocks > 0;
 }
 
 /// Law 1c: beta_k, the blocks of `k` resident on each SM it holds in a full wave alone:

@@ -6,8 +6,10 @@
 // shared here.
 //
 // Physics (docs/strategies.md; every law below is tested in tests/unit/test_contention.cpp). The
-// laws' arithmetic is models/gpu/contention_law.hpp (one copy, called by every path below); this
-// summary says how the device applies them:
+// laws' arithmetic is models/gpu/contention_law.hpp and the sharing passes between kernels are the
+// law class of the device's geometry (models/gpu/sharing_law.hpp, built by name); the device keeps
+// the books (running set, memory, integrals, events) and calls them. This summary says what the
+// default law ("residency") does:
 //
 // 1. SM residency. A kernel's resident thread blocks hold their SMs for as long as the kernel
 //    runs, whatever its bottleneck; concurrent kernels (MPS clients, a tenant's concurrent
@@ -63,6 +65,7 @@
 
 #include "models/gpu/contention_law.hpp"
 #include "models/gpu/kernel_run.hpp"
+#include "models/gpu/sharing_law.hpp"
 #include "models/gpu/sharing_limits.hpp"
 #include "sim/core/max_min.hpp"
 #include "sim/core/simulator.hpp"
@@ -91,6 +94,8 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   const DeviceGeometry& geometry() const { return geometry_; }
+  /// The law that shares this device (its geometry's; whole-SM residency when it has none).
+  const ContentionLaw& law() const { return *law_; }
   const SharingLimits& limits() const { return limits_; }
   int index() const { return index_; }
   void set_index(int index) { index_ = index; }
@@ -279,7 +284,7 @@ class Device {
   /// Strategy hook: called at the start of recompute(), before variables are built.
   virtual void prepare_recompute() {}
   /// Strategy hook: SMs all kernels of one client may hold together (default: the device's).
-  virtual double client_sm_cap(int tenant) const;
+  virtual double client_sm_cap() const;
   /// Strategy hook: called after finished kernels were removed and their owners told.
   virtual void after_completions() {}
   /// Strategy trait: every submitted kernel joins the running set at once and the device has no
@@ -317,6 +322,7 @@ class Device {
   // What every event on the device reads or writes, together (a few cache lines): a run over
   // hundreds of devices visits each one's state cold, and a field per line was a miss per field.
   DeviceGeometry geometry_;  // (its numbers: SMs and bandwidth, for the utilization levels)
+  const ContentionLaw* law_;
   std::vector<KernelRun*> running_;
   EventId completion_event_;
   Nanos last_advance_ = 0;
@@ -358,37 +364,11 @@ class Device {
  private:
   void on_completion();  // event: the earliest running kernel finishes now
   void update_busy();
-  void grant_sms();  // residency: freed SMs to dispatching kernels, in dispatch order
-  // One kernel's grant from `free` SMs (its client holding `held_by_client`; its sm_demand
-  // computed); true if granted.
-  bool grant_to(KernelRun& k, double epsilon, double& free, double& held_by_client) const {
-    const bool granted = contention::grant(k, geometry_, k.sm_demand, client_sm_cap(k.tenant),
-                                           epsilon, free, held_by_client);
-    if (!granted) return false;
-    if (k.first_start < 0) k.first_start = sim_.now();  // its first SMs (/kernels)
-    k.wave_origin = k.work - k.remaining;  // blocks on the new SMs start a round now (law 1b)
-    return true;
-  }
-  // Law 1b: more urgent kernels still wanting SMs take those of less urgent ones whose resident
-  // round retires now (and, with interleaved clients, of equally urgent kernels of other clients
-  // holding more); the others are marked (KernelRun::yield_wanted) for finish_recompute.
-  void retire_for_urgent(const std::vector<KernelRun*>& order, double epsilon, double& free,
-                         std::vector<double>& client_held);
-  // Law 1c: kernels with a known footprint that still want SMs become guests in the leftover
-  // resources of a host's SMs (dispatch order; the host in its last round or yielding to them).
-  // Hosts a guest waits for are marked (KernelRun::leftover_wanted) for finish_recompute.
-  void place_guests(const std::vector<KernelRun*>& order, double epsilon,
-                    std::vector<double>& client_held);
-  // Law 1c: true when `k` is a guest or hosts one (its bound depends on its neighbour).
-  static bool co_resident(const KernelRun& k) { return k.host != nullptr || k.hosted_sms > 0; }
-  // Law 1c: the rate bound of a co-resident kernel (contention::co_resident_bound).
-  double co_resident_bound(const KernelRun& k) const;
-  // Law 1c: `k` leaves the running set (finished, stopped, removed): a guest frees its place on
-  // its host; a host's guests keep their blocks, their SM equivalents become SMs they hold.
-  void leave_co_residency(KernelRun& k);
+  // The running kernels as the law's passes see them (now, the client cap, the scratch).
+  SharingState sharing_state();
   // contention::sm_demand of `k` under its client's cap.
   double sm_demand_of(const KernelRun& k) const {
-    return contention::sm_demand(k.sm_fraction, geometry_, client_sm_cap(k.tenant));
+    return contention::sm_demand(k.sm_fraction, geometry_, client_sm_cap());
   }
   void update_busy_single();  // update_busy for at most one running kernel
   // The device's busy, useful and DRAM integrals from the SMs held and the HBM rate in use now
@@ -400,10 +380,6 @@ class Device {
     useful_.set(now, in_overhead_ ? 0.0 : fraction);
     dram_.set(now, geometry_.bandwidth > 0 ? std::min(1.0, bandwidth / geometry_.bandwidth) : 0.0);
   }
-  // The L2 law (physics 3) from the sums over kernels holding SMs: sum of m * rate_max over the
-  // memory-touching ones, their count, and whether any re-reads a working set.
-  // Returns whether it applied (else every l2_factor stays the lone one).
-  bool apply_l2_factors(double traffic, int memory_kernels, bool any_reuse);
   void complete_finished();
   /// recompute() inline when nothing or one new kernel runs: the next completion (kNever: none).
   Nanos inline_recompute_solo();
@@ -426,13 +402,12 @@ class Device {
       busy_clients_.clear();
     }
   }
-  // The lone l2_factor and rate_max = the kernel's bound on the SMs it holds (cached per
-  // occupancy).
-  void set_unshared_bound(KernelRun& k) const;
   // The solo cache entry of `k`, which holds its lone grant and its lone l2_factor.
   SoloCache solo_of(const KernelRun& k) const;
 
-  void finish_recompute(bool at_bounds);  // schedules the next completion, updates utilization
+  // Schedules the next completion (or `law_event`, the law's next event, if earlier), updates
+  // utilization.
+  void finish_recompute(bool at_bounds, Nanos law_event);
   // Brings one kernel's remaining work from its `since` up to `now` (lazy state).
   void advance_kernel(KernelRun& k, Nanos now);
   // Lazy path (header comment, "Cost per event"). recompute_lazy returns false when the state

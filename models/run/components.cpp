@@ -16,7 +16,8 @@
 // and its sampler's ticks), one after the other, so one device's and tenant's state stays in the
 // caches for a window's worth of events instead of one event (and a tenant alone on its device
 // runs inline across the whole window: models/run/direct.cpp). W is chosen so that a window
-// holds about kWindowWork requests and kernel launches of the work estimate. What the
+// holds about kWindowWork requests and kernel launches of the work estimate (more with many
+// components: kWindowWorkPerComponent). What the
 // components record in a window (request, kernel and event records, arrivals for observers)
 // waits in the component and is handed on in time order at the window's end (ties: component
 // order), so the result's records and the observers' calls stay in simulated-time order and
@@ -73,6 +74,13 @@ QueueKind choose_queue(const ResolvedScenario& resolved, const Component& compon
 /// takes windows of 2^22.
 constexpr double kWindowWork = 1 << 14;
 constexpr double kWindowWorkWithoutRecords = 1 << 22;
+/// With records kept, a window also gives every component about this much work (up to
+/// kWindowWorkMax in all): a visit reads the component's state (simulator, queue, tenant,
+/// device, statistics) from memory, and with 2^14 over 512 one-GPU components a visit ran ~16
+/// requests, so those misses came back every few kernels (cachegrind, docs/performance.md).
+/// The cap keeps what a window holds within ~10 MB (2^18: ~130k request outcomes).
+constexpr double kWindowWorkPerComponent = 1 << 8;
+constexpr double kWindowWorkMax = 1 << 18;
 
 // Union-find over device indices.
 std::size_t find_root(std::vector<std::size_t>& parent, std::size_t x) {
@@ -170,7 +178,10 @@ bool Run::run_partitioned() {
   const double per_ns =
       (work.requests + work.launches) / std::max(1.0, static_cast<double>(duration));
   const bool keeps_records = record_requests || wants_kernels() || !observers_.empty();
-  const double window_work = keeps_records ? kWindowWork : kWindowWorkWithoutRecords;
+  const double window_work =
+      keeps_records ? std::clamp(kWindowWorkPerComponent * static_cast<double>(components_.size()),
+                                 kWindowWork, kWindowWorkMax)
+                    : kWindowWorkWithoutRecords;
   const double span = std::max(static_cast<double>(duration), 1.0);
   const Nanos window = std::max<Nanos>(
       kMicrosecond, static_cast<Nanos>(per_ns > 0 ? std::min(window_work / per_ns, span) : span));

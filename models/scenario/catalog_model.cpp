@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "models/config/yaml_reader.hpp"
-#include "models/gpu/contention_law.hpp"
+#include "models/gpu/sharing_law.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
@@ -1019,7 +1019,7 @@ double gemm_reread_bytes(const LayerWork& layer, const GemmTile& tile) {
 DeviceProfile catalog_timing_profile(const Scenario& scenario, const DeviceProfile& gpu) {
   const ContentionLaw* law = contention_law_or_default(scenario.contention_law);
   DeviceProfile timed = gpu;
-  if (law != nullptr && !law->per_sm_bandwidth) timed.sm_bandwidth = 0;
+  if (law != nullptr && !law->per_sm_bandwidth()) timed.sm_bandwidth = 0;
   return timed;
 }
 

@@ -149,12 +149,8 @@ void read_scenario(Context& ctx, const YAML::Node& root, Scenario& scenario) {
   if (const auto f = map.get("contention_law")) {
     scenario.contention_law = text_of(ctx, *f);
     if (find_contention_law(scenario.contention_law) == nullptr) {
-      std::string names;
-      for (const ContentionLaw& law : contention_laws()) {
-        names += (names.empty() ? "" : ", ") + std::string(law.name);
-      }
-      ctx.fail(*f,
-               "unknown contention law '" + scenario.contention_law + "'; use one of: " + names);
+      ctx.fail(*f, "unknown contention law '" + scenario.contention_law +
+                       "'; use one of: " + join(contention_law_names(), ", "));
     }
   }
   if (const auto f = map.get("duration"); f || !cluster) {

@@ -31,6 +31,17 @@ def test_a_bad_row_is_one_line_naming_file_line_and_column(tmp_path):
     assert proc.stdout == ""
 
 
+def test_an_unterminated_quote_is_an_error_at_its_line(tmp_path):
+    # the CSV splitter is the traces' one: a quote left open is not silently swallowed
+    data = tmp_path / "q.csv"
+    data.write_text(HEADER + "a,s,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,latency,1,ms\n"
+                    + 'b,"s,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,latency,1,ms\n')
+    proc = gpumux("calibrate", str(data))
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{data}:3:" in lines[0] and "quote" in lines[0], proc.stderr
+
+
 def test_an_unknown_metric_and_a_missing_file_are_refused(tmp_path):
     data = tmp_path / "m.csv"
     data.write_text(HEADER + "a,s,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,p99,1,ms\n")

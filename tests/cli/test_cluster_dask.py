@@ -163,3 +163,44 @@ def test_dask_on_a_scenario_without_a_cluster_is_one_line_exit_2():
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
         "gpumux: error: --dask: only for a scenario with a `cluster:` section"]
+
+
+def test_shards_sets_the_cli_s_task_count_and_no_number_moves(threads):
+    one = cli(FLEET, "--json", "--workers", "1")
+    assert one.returncode == 0, one.stderr
+    address = threads.scheduler.address
+    # One group, fewer groups than nodes, one per node, more asked than the fleet's 8 nodes.
+    for shards in (1, 3, 8, 50):
+        split = cli(FLEET, "--json", "--dask", address, "--shards", str(shards))
+        assert split.returncode == 0, split.stderr
+        assert split.stdout == one.stdout
+        # (distributed may log an asyncio timeout of its own on a loaded machine: not ours)
+        report = [x for x in split.stderr.splitlines() if x.startswith("gpumux:")]
+        assert len(report) == 1
+        assert report[0].startswith(f"gpumux: dask: {min(shards, 8)} tasks on 1 workers;")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "2.5", "1e3", "+4", "1048577",
+                                   "99999999999"])
+def test_a_bad_shard_count_is_one_line_exit_2(value):
+    out = cli(FLEET, "--dask", "local:1", f"--shards={value}")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"gpumux: error: --shards: expected a whole number from 1 to 1048576, got '{value}'"]
+    assert out.stdout == ""
+
+
+@pytest.mark.parametrize("scenario, args, line", [
+    (FLEET, ["--shards", "4"], "--shards: only with --dask (--workers N splits into N groups)"),
+    (FLEET, ["--shards", "4", "--workers", "2"],
+     "--shards: only with --dask (--workers N splits into N groups)"),
+    (str(REPO / "scenarios" / "quickstart.yaml"), ["--shards", "4"],
+     "--shards: only for a scenario with a `cluster:` section"),
+    (str(REPO / "scenarios" / "quickstart.yaml"), ["--shards", "0"],
+     "--shards: expected a whole number from 1 to 1048576, got '0'"),
+])
+def test_shards_where_it_means_nothing_is_one_line_exit_2(scenario, args, line):
+    out = cli(scenario, *args)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == ["gpumux: error: " + line]
+    assert out.stdout == ""

@@ -105,6 +105,30 @@ def test_strategies_json_holds_the_table():
     assert f"compare --strategies: {', '.join(listing['compare_strategies'])}\n" in table
     mps = next(s for s in listing["strategies"] if s["name"] == "mps")
     assert mps["fault_scope"] == "device"
+    assert [law["name"] for law in listing["contention_laws"]][:2] == ["residency", "fluid"]
+    assert "contention_law: residency, fluid" in table
+
+
+def test_strategies_prints_each_key_with_unit_default_and_doc_from_the_one_table():
+    listing, _ = data("strategies")
+    table = gpumux("strategies").stdout
+    docs = (REPO / "docs" / "strategies.md").read_text()
+    keyed = 0
+    for s in listing["strategies"]:
+        assert [p["key"] for p in s["parameters"]] == s["keys"][1:]  # (after `replicas`)
+        for p in s["parameters"]:
+            assert all(p[field] for field in ("unit", "default", "range", "doc")), p
+            line = f"    {p['key']} ({p['unit']}; {p['range']}; default: {p['default']}): {p['doc']}\n"
+            assert line in table, line
+            cells = [p["unit"], p["default"], p["range"], p["doc"]]
+            row = (f"| {s['name']} | `{p['key']}` | "
+                   + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+            assert row in docs, row  # docs/strategies.md, "Strategy parameters"
+            keyed += 1
+    assert keyed >= 10
+    mps = {p["key"]: p for s in listing["strategies"] if s["name"] == "mps" for p in s["parameters"]}
+    assert mps["active_thread_percentage"]["unit"] == "%"
+    assert mps["active_thread_percentage"]["default"].startswith("100 ")
 
 
 def test_validate_json_holds_the_table():

@@ -21,6 +21,7 @@
 #include "models/strategies/time_slicing/strategy.hpp"
 #include "sim/core/max_min.hpp"
 #include "tests/support/run_yaml.hpp"
+#include "tests/support/launch.hpp"
 
 namespace gpumux {
 namespace {
@@ -28,10 +29,6 @@ namespace {
 using testing::device;
 using testing::run_yaml;
 using testing::tenant;
-
-double launch_ns(const std::string& model = "h100-sxm-80gb") {
-  return static_cast<double>(load_device_profile(model).launch_overhead);
-}
 
 std::string closed_client(const std::string& name, const std::string& kernel,
                           const std::string& extra = "") {
@@ -870,6 +867,21 @@ class KernelDriver : public KernelOwner {
   double max_held_ = 0;
 };
 
+// Law 1b without law 1c: the residency law with guest placement left out (a law is a class: one
+// overridden rule).
+class RetirementOnlyLaw final : public ResidencyLaw {
+ public:
+  std::string_view name() const override { return "test-retirement-only"; }
+
+ protected:
+  void place_guests(SharingState&, const std::vector<KernelRun*>&, const DispatchFacts&,
+                    double) const override {}
+};
+const ContentionLaw& retirement_only_law() {
+  static const RetirementOnlyLaw law;
+  return law;
+}
+
 TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
   // (With co-residency a guest's blocks sit on a host's SMs; held SMs, the sum of occupancies,
   // still never exceed the device.)
@@ -892,9 +904,9 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
       params_as<MpsParams>(*sharing).active_thread_percentage = 60.0;
     }
     DeviceGeometry geometry{"gpu0", "test", 132, 132, 1.0, 80LL << 30, 1.0, 50e6, 0.34};
-    // Law 1c (co-residency) on the H100's SM resources; every third instance without it.
-    geometry.co_residency = instance % 3 != 2;
-    geometry.block_retirement = true;
+    // Law 1c (co-residency) on the H100's SM resources; every third instance without it (block
+    // retirement only: a law of this test, one class overriding one rule).
+    geometry.law = instance % 3 != 2 ? find_contention_law("residency") : &retirement_only_law();
     geometry.sm_limits = load_device_profile("h100-sxm-80gb").sm_limits;
     if (&mode == &mps_strategy() && instance % 4 == 1) {
       params_as<MpsParams>(*sharing).interleaved_clients = false;
@@ -1032,7 +1044,7 @@ ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
   // lazy path must leave co-resident states to the full recompute.
   boost::random::mt19937 footprint_rng(seed + 1);
   const bool co_residency = seed % 2 == 0;
-  geometry.co_residency = geometry.block_retirement = co_residency;
+  if (co_residency) geometry.law = find_contention_law("residency");  // (else whole SMs only)
   // Overlapped phases (law 2) on a third of the kernels (own draws), read as such in two
   // instances of three and as serial phases (the fluid law's reading) in the third.
   boost::random::mt19937 phase_rng(seed + 2);
@@ -1317,6 +1329,108 @@ TEST(OverlappedPhases, OneClientOfASharingStrategyIsExclusive) {
   expect_same_numbers(exclusive,
                       run_yaml(overlapped_tenant("{mode: mps, active_thread_percentage: 100}")));
   expect_same_numbers(exclusive, run_yaml(overlapped_tenant("{mode: time-slicing}")));
+}
+
+// ------------------------------------------------------------ a third law, one file's worth
+
+// "roofline-whole-sm": the residency law's terms (per-SM HBM ceiling, whole waves, overlapped
+// phases, the whole GPU's L2) with whole-SM residency only: no block retirement, no
+// co-residency. One class and one registration, nothing in Device or the registry's callers.
+class RooflineWholeSmLaw final : public ContentionLaw {
+ public:
+  std::string_view name() const override { return "roofline-whole-sm"; }
+  std::string_view summary() const override { return "residency's terms, whole SMs only"; }
+  void set_terms(DeviceGeometry& g, const DeviceProfile& p, double slice) const override {
+    static const ResidencyLaw residency;
+    residency.set_terms(g, p, slice);
+  }
+  bool per_sm_bandwidth() const override { return true; }
+};
+
+void register_third_law() {
+  static const RooflineWholeSmLaw law;
+  static const bool registered = register_contention_law(law);
+  ASSERT_TRUE(registered);
+}
+
+TEST(ThirdLaw, IsFoundByNameAndListedAfterTheBuiltInLaws) {
+  register_third_law();
+  const ContentionLaw* law = find_contention_law("roofline-whole-sm");
+  ASSERT_NE(law, nullptr);
+  EXPECT_EQ(contention_law_names(),
+            (std::vector<std::string>{"residency", "fluid", "roofline-whole-sm"}));
+  EXPECT_EQ(&default_contention_law(), find_contention_law("residency"));
+  EXPECT_FALSE(register_contention_law(*law));  // a name is registered once
+  // Its scenario loads and runs; an unknown law is one line listing the three.
+  EXPECT_NO_THROW(run_yaml(gpu("{mode: mps}", "roofline-whole-sm") +
+                           closed_client("a", "{name: k, duration: 10us}")));
+  try {
+    run_yaml(gpu("{mode: mps}", "nope") + closed_client("a", "{name: k, duration: 10us}"));
+    FAIL() << "accepted an unknown law";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("residency, fluid, roofline-whole-sm"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ThirdLaw, RunsTheProbesWithTheClosedFormsOfItsTerms) {
+  register_third_law();
+  // Probe 1 (per-SM ceiling): 1 % of the threads, 1.32 SMs: a streaming kernel takes
+  // D / (1.32 s), s = the H100 profile's per-SM bandwidth over its HBM bandwidth (34x solo).
+  const DeviceGeometry g = whole_gpu("roofline-whole-sm");
+  ASSERT_GT(g.sm_bandwidth, 0.0);
+  const std::string kernel = "{name: s, duration: 100us, memory_bound: 1.0, sm_fraction: 1.0}";
+  const RunResult narrow =
+      run_yaml(gpu("{mode: mps, active_thread_percentage: 1}", "roofline-whole-sm") +
+               closed_client("a", kernel));
+  EXPECT_NEAR(tenant(narrow, "a").latency.p50, launch_ns() + 100e3 / (1.32 * g.sm_bandwidth), 2.0);
+  // Probe 4 (whole waves): 132 one-per-SM blocks on 60 SMs take 3 waves, 300 us.
+  EXPECT_NEAR(mig_latency("3g.40gb",
+                          "{name: k, duration: 100us, sm_fraction: 1.0, memory_bound: 0.0, "
+                          "blocks: 132}",
+                          "roofline-whole-sm"),
+              3 * 100e3, 2.0);
+  // Probe 3 (the whole GPU's L2): a lone 40 MB working set on a 1g.10gb (1/8 of 50 MB) pays its
+  // misses as under residency, not as under fluid (which keeps the slice's own L2 as reference).
+  // phi = c(L / 8) / c(L), c(L) = (1 - hit) + rho hit, hit = min(1, L / WS): 8 phi solo times.
+  const std::string cached =
+      "{name: c, duration: 100us, memory_bound: 1.0, sm_fraction: 1.0, working_set: 40MB}";
+  const DeviceProfile& p = load_device_profile("h100-sxm-80gb");
+  const double l2 = static_cast<double>(p.l2_cache);
+  const double rho = g.l2_cost_ratio;
+  const auto cost = [rho](double cache) {
+    const double hit = std::min(1.0, cache / 40e6);
+    return (1.0 - hit) + rho * hit;
+  };
+  const double third = mig_latency("1g.10gb", cached, "roofline-whole-sm");
+  EXPECT_NEAR(third, 8 * cost(l2 / 8) / cost(l2) * 100e3, 2.0);
+  EXPECT_GT(third, 20 * 100e3);
+  EXPECT_NEAR(mig_latency("1g.10gb", cached, "fluid"), 8 * 100e3, 2.0);
+}
+
+TEST(ThirdLaw, WithoutRetirementAnUrgentKernelWaitsForTheTrainingKernelsResidual) {
+  register_third_law();
+  // Residency.AnUrgentKernelWaitsAtMostOneRoundBehindAMultiWaveKernel's scenario: 10 ms
+  // full-grid training kernels of 100 waves back to back, an urgent (priority -5) 100 us
+  // full-grid kernel at 7/s. Under residency it waits at most one 100 us round (mean about
+  // L + 50 us + 100 us); this law has no block retirement, so it waits for the training
+  // kernel's residual, D^2 / 2(D + L) + 100 us on average, exactly as under fluid (compute
+  // kernels without a grid: the two laws' terms give the same rates).
+  const auto infer = [](const std::string& law) {
+    std::string yaml = gpu("{mode: mps, client_order: launch_order}", law) +
+                       closed_client("train", "{name: step, duration: 10ms, waves: 100}") +
+                       "  - {name: infer, device: gpu0, workload: {priority: -5, arrivals: "
+                       "{process: constant, rate: 7/s}, request: {kernels: [{name: k, "
+                       "duration: 100us}]}}}\n";
+    yaml.replace(yaml.find("duration: 2s"), 12, "duration: 20s");
+    return tenant(run_yaml(yaml), "infer").latency.mean;
+  };
+  const double d = 10e6, l = launch_ns();
+  const double residual = l + d * d / (2 * (d + l)) + 100e3;
+  const double third = infer("roofline-whole-sm");
+  EXPECT_NEAR(third, residual, 0.08 * residual);
+  EXPECT_EQ(third, infer("fluid"));
+  EXPECT_NEAR(infer("residency"), l + 50e3 + 100e3, 12e3);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "models/config/profile_loader.hpp"
 #include "tests/support/run_yaml.hpp"
 #include "tests/support/sharing.hpp"
+#include "tests/support/launch.hpp"
 
 namespace gpumux {
 namespace {
@@ -15,10 +16,6 @@ using testing::run_yaml;
 using testing::tenant;
 
 constexpr std::int64_t kMiB = 1024 * 1024;
-
-double launch_ns() {
-  return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead);
-}
 
 ResolvedScenario resolve_yaml(const std::string& yaml) {
   return resolve_scenario(load_scenario_text(yaml, "test.yaml"));

@@ -438,6 +438,39 @@ TEST(Partition, AnInterruptedRunStopsAfterTheSameEvent) {
   testing::expect_identical_runs(results[0], results[1], "interrupted md1 on 4 GPUs");
 }
 
+// Many parts with their records kept: a window then gives every part ~2^8 of work, so it is
+// longer than 2^14 in all (components.cpp, kWindowWorkPerComponent). The window's length moves
+// nothing: one-GPU parts with Poisson and closed-loop tenants of random rates give one queue's
+// records, summary and timeseries, at 16 parts (windows of 2^14) and at 160 (windows of
+// 160 x 2^8).
+TEST(Partition, ManyPartsWithRecordsMatchOneQueue) {
+  std::mt19937_64 rng(37);
+  for (const int gpus : {16, 160}) {
+    std::string yaml = "name: many-parts\nseed: 3\nduration: 300ms\noutput: {sample: 10ms}\n";
+    yaml += fmt::format("gpus: [{{name: gpu, model: h100-sxm-80gb, count: {}}}]\ntenants:\n", gpus);
+    for (int i = 0; i < gpus; ++i) {
+      const double rate = 100.0 + static_cast<double>(rng() % 700);
+      const int kernel_us = 200 + static_cast<int>(rng() % 900);
+      yaml += i % 3 == 2 ? fmt::format(
+                               "  - {{name: t{}, device: gpu-{}, workload: {{arrivals: {{process: "
+                               "closed, concurrency: 2}}, request: {{kernels: [{{name: k, "
+                               "duration: {}us}}]}}}}}}\n",
+                               i, i, kernel_us)
+                         : fmt::format(
+                               "  - {{name: t{}, device: gpu-{}, workload: {{arrivals: {{process: "
+                               "poisson, rate: {}/s}}, request: {{kernels: [{{name: k, "
+                               "duration: {}us}}]}}}}}}\n",
+                               i, i, rate, kernel_us);
+    }
+    const ResolvedScenario resolved = resolve_scenario(load_scenario_text(yaml, "many.yaml"));
+    const RunResult split = simulate_with(resolved, true, true);
+    EXPECT_EQ(split.components, static_cast<std::size_t>(gpus));
+    EXPECT_GT(split.requests.size(), static_cast<std::size_t>(gpus) * 20);
+    testing::expect_same_run_in_time_order(simulate_with(resolved, false, false), split,
+                                           std::to_string(gpus) + " parts");
+  }
+}
+
 TEST(Partition, ShippedScenariosMatchOneQueue) {
   const fs::path dir = fs::path{GPUMUX_SOURCE_DIR} / "scenarios";
   int checked = 0, several = 0;

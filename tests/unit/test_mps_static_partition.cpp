@@ -10,16 +10,13 @@
 #include "models/plan/capacity_check.hpp"
 #include "models/strategies/mps_static_partition/strategy.hpp"
 #include "tests/support/run_yaml.hpp"
+#include "tests/support/launch.hpp"
 
 namespace gpumux {
 namespace {
 
 using testing::run_yaml;
 using testing::tenant;
-
-double launch_ns() {
-  return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead);
-}
 
 // `clients` closed-loop tenants on one H100, each a 1 ms full-grid compute kernel (m = 0).
 std::string scenario(const std::string& mode, int clients, const std::string& memory = "1GiB") {

@@ -4,9 +4,13 @@
 // (c) the scenario's point holds (see the per-scenario tests below); (d) key numbers match the
 // snapshot in tests/data/golden/<scenario>.json (integers exactly, doubles to 1e-9 relative).
 //
-// Regenerate the snapshots after an intended model change:
-//   GPUMUX_UPDATE_GOLDEN=1 build/tests/test_scenario_golden
-// and review the diff of tests/data/golden/ like any other change.
+// Regenerate the snapshots after an intended model change, saying why:
+//   GPUMUX_UPDATE_GOLDEN=1 GPUMUX_GOLDEN_REASON="what changed and why"
+//   build/tests/test_scenario_golden
+// and review the diff of tests/data/golden/ like any other change. Each file starts with
+// "_provenance": {reason, law, version}: why its numbers last changed, the contention law the
+// scenario ran under, and gpumux's version then. A regeneration that changes a file's numbers
+// needs GPUMUX_GOLDEN_REASON; one that changes nothing keeps the file's provenance.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -189,6 +193,16 @@ void expect_invariants(const RunResult& r, const std::string& stem) {
   }
 }
 
+// The golden file's header key: {reason, law, version} (file comment above).
+constexpr const char* kProvenance = "_provenance";
+
+// The contention law a shipped scenario runs under ("residency" unless it names one).
+std::string law_of(const std::string& stem) {
+  const fs::path path = kScenarioDir / (stem + ".yaml");
+  const Scenario scenario = load_scenario_file(path.string(), overrides_for(stem));
+  return scenario.contention_law.empty() ? "residency" : scenario.contention_law;
+}
+
 bool update_golden() {
   const char* v = std::getenv("GPUMUX_UPDATE_GOLDEN");
   return v != nullptr && std::string(v) == "1";
@@ -209,17 +223,34 @@ TEST_P(ScenarioGolden, DeterministicInvariantAndMatchesSnapshot) {
 
   const ordered_json got = key_numbers(first);
   const fs::path golden = kGoldenDir / (stem + ".json");
+  const std::string law = law_of(stem);
+  ordered_json want;
+  if (std::ifstream in(golden); in.good()) want = ordered_json::parse(in);
+  ordered_json provenance =
+      want.is_object() && want.contains(kProvenance) ? want.at(kProvenance) : ordered_json(nullptr);
+  if (want.is_object()) want.erase(kProvenance);
   if (update_golden()) {
+    const char* reason = std::getenv("GPUMUX_GOLDEN_REASON");
+    if (want != got || provenance.is_null() || provenance.value("law", "") != law) {
+      ASSERT_TRUE(reason != nullptr && *reason != '\0')
+          << stem << ": its numbers or law change; say why in GPUMUX_GOLDEN_REASON";
+      provenance = {{"reason", reason}, {"law", law}, {"version", GPUMUX_VERSION}};
+    }
+    ordered_json file = {{kProvenance, provenance}};
+    file.update(got);
     fs::create_directories(kGoldenDir);
     std::ofstream out(golden);
-    out << got.dump(2) << "\n";
+    out << file.dump(2) << "\n";
     ASSERT_TRUE(out.good()) << "cannot write " << golden;
     return;
   }
-  std::ifstream in(golden);
-  ASSERT_TRUE(in.good()) << "no golden file " << golden
-                         << "; run with GPUMUX_UPDATE_GOLDEN=1 to create it";
-  const ordered_json want = ordered_json::parse(in);
+  ASSERT_TRUE(want.is_object()) << "no golden file " << golden
+                                << "; run with GPUMUX_UPDATE_GOLDEN=1 to create it";
+  ASSERT_TRUE(provenance.is_object()) << golden << " has no " << kProvenance;
+  EXPECT_FALSE(provenance.value("reason", "").empty()) << golden << ": no reason";
+  EXPECT_FALSE(provenance.value("version", "").empty()) << golden << ": no version";
+  EXPECT_EQ(provenance.value("law", ""), law)
+      << golden << " was made under another contention law: regenerate it, saying why";
   expect_json_match(want, got, stem);
 }
 

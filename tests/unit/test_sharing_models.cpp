@@ -5,6 +5,7 @@
 
 #include "models/config/profile_loader.hpp"
 #include "tests/support/run_yaml.hpp"
+#include "tests/support/launch.hpp"
 
 namespace gpumux {
 namespace {
@@ -12,10 +13,6 @@ namespace {
 using testing::device;
 using testing::run_yaml;
 using testing::tenant;
-
-double launch_ns() {
-  return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead);
-}
 
 // ---------------------------------------------------------------------------------------- MIG
 

@@ -20,6 +20,7 @@
 #include "models/scenario/resolve.hpp"
 #include "tests/support/random_scenario.hpp"
 #include "tests/support/run_yaml.hpp"
+#include "tests/support/launch.hpp"
 
 namespace gpumux {
 namespace {
@@ -54,10 +55,6 @@ TEST(TenantOrder, PermutingTheTenantListChangesNoSummaryNumber) {
   }
   EXPECT_GE(permuted, 60);  // most scenarios have several tenants, really reordered
   fs::remove_all(dir);
-}
-
-double launch_ns() {
-  return static_cast<double>(load_device_profile("h100-sxm-80gb").launch_overhead);
 }
 
 // A data-parallel tenant (a 10 ms step on gpu0-0 and gpu0-1, then its collective) and a
