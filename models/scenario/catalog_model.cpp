@@ -1484,7 +1484,9 @@ std::vector<std::int64_t> catalog_lengths(const Scenario& scenario, const Tenant
       }
       upper = positions;
     }
-    const std::int64_t lower = std::max<std::int64_t>(1, d.value);
+    // A uniform one from its min; an unbounded one (its `value` is a median or a mean) from 1.
+    const std::int64_t lower =
+        d.kind == Kind::uniform ? std::max<std::int64_t>(1, d.value) : std::int64_t{1};
     if (upper - lower + 1 > kMaxCatalogLengths) {
       fail_at(scenario, key,
               std::to_string(upper - lower + 1) + " distinct lengths (" + std::to_string(lower) +

@@ -113,6 +113,12 @@ TEST(RequestLengths, MemoryIsTheLargestLengthsKernelsTheMeansAndTheCardShowsTheD
   const WorkloadSpec& w = drawn.scenario.tenants[0].workload;
   EXPECT_EQ(w.memory_per_request, longest.scenario.tenants[0].workload.memory_per_request);
   EXPECT_EQ(w.length_values.size(), 384u - 64 + 1);
+  // An unbounded distribution spans 1 to the entry's positions (BERT: 512), whatever its median.
+  const ResolvedScenario wide = resolve_text(bert("{lognormal: {median: 160, sigma: 0.5}}"));
+  const std::vector<std::int64_t>& spans = wide.scenario.tenants[0].workload.length_values;
+  ASSERT_EQ(spans.size(), 512u);
+  EXPECT_EQ(spans.front(), 1);
+  EXPECT_EQ(spans.back(), 512);
   ASSERT_EQ(w.kernels.size(), mean.scenario.tenants[0].workload.kernels.size());
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     EXPECT_EQ(w.kernels[i].duration.value,
