@@ -192,6 +192,7 @@ py::list inspect(const std::string& scenario, bool is_path,
     row["implementation"] = r.implementation;
     row["runtime"] = r.runtime;
     row["runtime_origin"] = r.runtime_origin;
+    row["lengths"] = r.lengths;
     row["host_gap_ns"] = r.host_gap_ns;
     row["host_gap_origin"] = r.host_gap_origin;
     rows.append(row);

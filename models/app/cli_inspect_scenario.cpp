@@ -126,6 +126,7 @@ int command_inspect(const std::vector<std::string>& args) {
                              {"origin", r.time_alone_origin}}},
                            {"kernels", nlohmann::json::array()}});
         if (!r.runtime.empty()) tenants.back()["runtime"] = valued(r.runtime, r.runtime_origin);
+        if (!r.lengths.empty()) tenants.back()["lengths"] = r.lengths;
         if (!r.engine_cpu.empty()) {
           tenants.back()["engine_cpu"] = {{"engine", r.engine_cpu},
                                           {"per_iteration_ns", r.engine_cpu_iteration_ns},
@@ -214,6 +215,7 @@ int command_inspect(const std::vector<std::string>& args) {
                   << duration_text(r.host_request_ns) << " + copies " << duration_text(r.copy_ns)
                   << " (" << r.time_alone_origin << ")\n";
       }
+      if (!r.lengths.empty()) std::cout << "  lengths: " << r.lengths << "\n";
       if (!r.engine_cpu.empty()) {
         std::cout << "  engine CPU per iteration: " << duration_text(r.engine_cpu_iteration_ns)
                   << " + " << duration_text(r.engine_cpu_sequence_ns) << " per sequence ("

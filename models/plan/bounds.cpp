@@ -12,6 +12,7 @@ double min_of(const DurationDistribution& d) {
   switch (d.kind) {
     case DurationDistribution::Kind::fixed:
     case DurationDistribution::Kind::uniform:
+    case DurationDistribution::Kind::empirical:  // value: its smallest point
       return static_cast<double>(d.value);
     default:
       return 0.0;  // exponential, lognormal: arbitrarily small

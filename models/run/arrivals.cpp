@@ -22,7 +22,17 @@ double draw(RandomStream& rng, const DurationDistribution& d) {
     case DurationDistribution::Kind::lognormal:
       return rng.lognormal(static_cast<double>(d.value), d.sigma);
     case DurationDistribution::Kind::uniform:
+      // min = max is that value (boost's uniform_real_distribution never returns its upper
+      // bound, so it would draw forever).
+      if (d.upper <= d.value) return static_cast<double>(d.value);
       return rng.uniform(static_cast<double>(d.value), static_cast<double>(d.upper));
+    case DurationDistribution::Kind::empirical: {
+      const double u = rng.uniform01();
+      const auto at = std::upper_bound(d.cumulative.begin(), d.cumulative.end(), u);
+      const auto i = std::min<std::size_t>(static_cast<std::size_t>(at - d.cumulative.begin()),
+                                           d.points.size() - 1);
+      return static_cast<double>(d.points[i]);
+    }
   }
   return 0;
 }
@@ -57,10 +67,23 @@ void Tenant::schedule_next_open_arrival() {
 void Tenant::assign_tokens(Request& r) { draw_tokens(r.input_tokens, r.output_tokens); }
 
 void Tenant::read_or_draw_tokens(std::int64_t& input, std::int64_t& output) {
+  // A catalog request's sequence length (its input tokens, with a seq_len distribution): the
+  // draw rounded, clamped to the lengths its kernels were built for.
+  const auto draw_length = [this]() -> std::int64_t {
+    const std::vector<std::int64_t>& lengths = spec_.workload.length_values;
+    const double v = draw(tokens_rng_, spec_.workload.catalog->seq_len_distribution);
+    return std::llround(std::clamp(std::isnan(v) ? 0.0 : v, static_cast<double>(lengths.front()),
+                                   static_cast<double>(lengths.back())));
+  };
   if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_.position() > 0) {
     const TraceRequest& t = trace_request_;
     input = t.input_tokens;
     output = t.output_tokens;
+    // A trace row without a prompt length leaves a catalog request's length to its distribution.
+    if (input <= 0 && !spec_.workload.length_values.empty()) input = draw_length();
+  } else if (!spec_.workload.length_values.empty()) {
+    input = draw_length();
+    output = 0;
   } else if (spec_.workload.has_tokens) {
     // A draw is clamped to [0, kMaxTokens] (a lognormal tail may reach infinity).
     const auto tokens = [this](const DurationDistribution& d) {

@@ -45,16 +45,6 @@ void Tenant::on_iteration_due() {
   if (!dead_ && !iteration_running_) start_iteration();
 }
 
-namespace {
-
-double causal_pairs(std::int64_t done, std::int64_t chunk) {
-  const double o = static_cast<double>(done);
-  const double c = static_cast<double>(chunk);
-  return c * o + c * (c + 1) / 2;
-}
-
-}  // namespace
-
 double Tenant::batched_solo_latency(const Request& r) {
   const std::pair<std::int64_t, std::int64_t> key{r.input_tokens, r.output_tokens};
   const auto found = solo_latency_memo_.find(key);
@@ -68,6 +58,7 @@ double Tenant::batched_solo_latency(const Request& r) {
 double Tenant::batched_solo_latency_uncached(std::int64_t input_tokens,
                                              std::int64_t output_tokens) const {
   const WorkloadSpec& w = spec_.workload;
+  const std::int64_t window = w.attention_window;
   const std::int64_t prompt = input_tokens;
   const std::int64_t outputs = std::max<std::int64_t>(1, output_tokens);
   KernelScaling s;
@@ -80,8 +71,8 @@ double Tenant::batched_solo_latency_uncached(std::int64_t input_tokens,
     s.input_tokens = prompt;
     s.output_tokens = 1;
     s.batch_tokens = prompt + 1;
-    s.prompt_pairs = causal_pairs(0, prompt);
-    s.context_tokens = s.all_context_tokens = static_cast<double>(prompt);
+    s.prompt_pairs = causal_pairs(0, prompt, window);
+    s.context_tokens = s.all_context_tokens = windowed(static_cast<double>(prompt), window);
     total += mean_iteration_time(s);
     decodes = outputs - 1;
   } else {
@@ -97,8 +88,8 @@ double Tenant::batched_solo_latency_uncached(std::int64_t input_tokens,
     for (std::int64_t done = 0; done < prompt;) {
       const std::int64_t c = std::min(budget, prompt - done);
       s.input_tokens = s.batch_tokens = c;
-      s.prompt_pairs = causal_pairs(done, c);
-      s.all_context_tokens = static_cast<double>(done + c);
+      s.prompt_pairs = causal_pairs(done, c, window);
+      s.all_context_tokens = windowed(static_cast<double>(done + c), window);
       total += mean_iteration_time(s);
       done += c;
       if (c == budget && w.scheduler == BatchScheduler::vllm) break;
@@ -119,12 +110,12 @@ double Tenant::batched_solo_latency_uncached(std::int64_t input_tokens,
   }
   if (decodes <= 0) return total;
   if (!context_dependent || decodes > 100'000) {
-    s.context_tokens = s.all_context_tokens =
-        static_cast<double>(prompt) + static_cast<double>(first + outputs - 1) / 2.0;
+    s.context_tokens = s.all_context_tokens = windowed(
+        static_cast<double>(prompt) + static_cast<double>(first + outputs - 1) / 2.0, window);
     return total + static_cast<double>(decodes) * mean_iteration_time(s);
   }
   for (std::int64_t k = first; k < outputs; ++k) {
-    s.context_tokens = s.all_context_tokens = static_cast<double>(prompt + k);
+    s.context_tokens = s.all_context_tokens = windowed(static_cast<double>(prompt + k), window);
     total += mean_iteration_time(s);
   }
   return total;
@@ -157,7 +148,9 @@ int Tenant::admit_front(std::int64_t prefill_budget) {
     if (reserve) {
       bytes = request_bytes(r);
     } else {
-      kv_tokens = (goal + w.kv_block - 1) / w.kv_block * w.kv_block;
+      // A sliding window keeps at most its tokens' K and V.
+      const std::int64_t held = w.attention_window > 0 ? std::min(goal, w.attention_window) : goal;
+      kv_tokens = (held + w.kv_block - 1) / w.kv_block * w.kv_block;
       const std::int64_t kv = kv_bytes(kv_tokens);
       bytes = kv > checked::kMaxInt64 - w.memory_per_request ? checked::kMaxInt64
                                                              : w.memory_per_request + kv;
@@ -218,7 +211,9 @@ void Tenant::preempt(std::size_t index) {
 
 bool Tenant::grow_kv(Request& r) {
   // After this step the cache holds the prompt and every generated token.
-  const std::int64_t needed = r.input_tokens + r.tokens_done;
+  const std::int64_t window = spec_.workload.attention_window;
+  const std::int64_t needed = window > 0 ? std::min(r.input_tokens + r.tokens_done, window)
+                                         : r.input_tokens + r.tokens_done;
   if (needed <= r.kv_tokens) return true;
   const std::int64_t block = spec_.workload.kv_block;
   const std::int64_t bytes = kv_bytes(block);
@@ -259,14 +254,14 @@ bool Tenant::plan_orca(KernelScaling& s) {
     if (admitted == 0) break;
     if (admitted < 0) continue;
     prefill_tokens += input;
-    pairs += causal_pairs(0, input);
+    pairs += causal_pairs(0, input, w.attention_window);
     in_flight_list_.back()->chunk = input;
   }
   if (in_flight_ == 0) return false;
   double context = 0;
   for (const auto& r : in_flight_list_) {
     r->decoding = true;
-    context += static_cast<double>(r->input_tokens + r->tokens_done);
+    context += windowed(static_cast<double>(r->input_tokens + r->tokens_done), w.attention_window);
   }
   const double n = static_cast<double>(in_flight_);
   s.input_tokens = prefill_tokens;
@@ -291,8 +286,8 @@ bool Tenant::plan_vllm(KernelScaling& s) {
     Request& r = *in_flight_list_.back();
     r.chunk = r.prefill_goal;
     prefill_tokens += r.chunk;
-    pairs += causal_pairs(0, r.chunk);
-    context += static_cast<double>(r.chunk);
+    pairs += causal_pairs(0, r.chunk, w.attention_window);
+    context += windowed(static_cast<double>(r.chunk), w.attention_window);
     ++admitted;
   }
   if (admitted > 0) {
@@ -314,7 +309,7 @@ bool Tenant::plan_vllm(KernelScaling& s) {
   if (in_flight_ == 0) return false;
   for (const auto& r : in_flight_list_) {
     r->decoding = true;
-    context += static_cast<double>(r->input_tokens + r->tokens_done);
+    context += windowed(static_cast<double>(r->input_tokens + r->tokens_done), w.attention_window);
   }
   s.input_tokens = 0;
   s.output_tokens = s.batch_tokens = in_flight_;
@@ -345,7 +340,7 @@ bool Tenant::plan_sarathi(KernelScaling& s) {
   double pairs = 0, context = 0, prompts = 0;
   auto take_chunk = [&](Request& r) {
     r.chunk = std::min(budget, r.prefill_goal - r.prefilled);
-    pairs += causal_pairs(r.prefilled, r.chunk);
+    pairs += causal_pairs(r.prefilled, r.chunk, w.attention_window);
     prefill_tokens += r.chunk;
     budget -= r.chunk;
     prompts += 1;
@@ -361,13 +356,16 @@ bool Tenant::plan_sarathi(KernelScaling& s) {
   for (const auto& r : in_flight_list_) {
     if (r->decoding) {
       ++decoders;
-      context += static_cast<double>(r->input_tokens + r->tokens_done);
+      context +=
+          windowed(static_cast<double>(r->input_tokens + r->tokens_done), w.attention_window);
     }
   }
   if (prefill_tokens == 0 && decoders == 0) return false;
   double all_context = context;
   for (const auto& r : in_flight_list_) {
-    if (r->chunk > 0) all_context += static_cast<double>(r->prefilled + r->chunk);
+    if (r->chunk > 0) {
+      all_context += windowed(static_cast<double>(r->prefilled + r->chunk), w.attention_window);
+    }
   }
   s.decode = decoders > 0;
   s.input_tokens = prefill_tokens;

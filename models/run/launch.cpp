@@ -45,7 +45,8 @@ void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) con
            : c == TokenCount::batch  ? scaling.batch_tokens
                                      : 1;
   };
-  for (const KernelSpec& k : spec_.workload.kernels) {
+  const std::int64_t window = spec_.workload.attention_window;
+  for (const KernelSpec& k : kernels_for(scaling.input_tokens)) {
     const bool decode = k.repeat_per_token != TokenCount::none;
     if (decode && !scaling.decode) continue;  // no decoding sequence in this iteration
     const std::int64_t launches = !decode                    ? k.repeat
@@ -65,9 +66,11 @@ void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) con
                                     : scaling.all_context_tokens;
     const double roofline_tokens = k.duration_per_token == TokenCount::none ? sequences : scale;
     for (std::int64_t i = 0; i < launches; ++i) {
-      // A request alone: decode launch i reads the prompt and the i tokens generated before it.
-      const double c =
-          decode && scaling.repeat_per_token ? context + static_cast<double>(i) : context;
+      // A request alone: decode launch i reads the prompt and the i tokens generated before it
+      // (at most the attention window's).
+      const double c = decode && scaling.repeat_per_token
+                           ? windowed(context + static_cast<double>(i), window)
+                           : context;
       double d = base(k) * scale + static_cast<double>(k.per_sequence) * sequences +
                  k.per_context_token * c;
       LaunchShape shape{k.sm_fraction, k.waves, k.memory_bound, k.busy_share};
@@ -81,6 +84,15 @@ void Tenant::each_launch(const KernelScaling& scaling, Base base, Push push) con
       push(k, d, shape);
     }
   }
+}
+
+const std::vector<KernelSpec>& Tenant::kernels_for(std::int64_t length) const {
+  const WorkloadSpec& w = spec_.workload;
+  if (w.length_values.empty()) return w.kernels;
+  const auto above = std::lower_bound(w.length_values.begin(), w.length_values.end(), length);
+  const std::size_t i = std::min(static_cast<std::size_t>(above - w.length_values.begin()),
+                                 w.length_values.size() - 1);
+  return w.kernels_by_length[i];
 }
 
 void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling) {

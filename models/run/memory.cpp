@@ -3,6 +3,8 @@
 // allocation that does not fit its device (or its MPS pinned limit) is an OOM: an event, and the
 // tenant is killed (its requests fail, its memory is freed, neighbours are untouched). Batched
 // serving asks first (try_allocate) and waits or rejects instead.
+#include <algorithm>
+
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
 #include "sim/util/checked.hpp"
@@ -12,8 +14,11 @@ namespace gpumux::run {
 std::int64_t Tenant::request_bytes(const Request& r) const {
   const WorkloadSpec& w = spec_.workload;
   // Saturating: a request whose KV cache exceeds int64 bytes fits nowhere, as INT64_MAX does not.
-  const std::int64_t per_token =
-      checked::mul_saturating(w.memory_per_token, r.input_tokens + r.output_tokens);
+  // A sliding window keeps at most its tokens' K and V per sequence.
+  const std::int64_t tokens = w.attention_window > 0
+                                  ? std::min(r.input_tokens + r.output_tokens, w.attention_window)
+                                  : r.input_tokens + r.output_tokens;
+  const std::int64_t per_token = checked::mul_saturating(w.memory_per_token, tokens);
   return per_token > checked::kMaxInt64 - w.memory_per_request ? checked::kMaxInt64
                                                                : w.memory_per_request + per_token;
 }

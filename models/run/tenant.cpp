@@ -24,18 +24,22 @@ Tenant::Tenant(Run& run, Simulator& sim, int index, const TenantSpec& spec,
   if (spec.workload.arrivals.process == ArrivalProcess::trace) trace_ = TraceCursor(trace);
   arrivals_end_ =
       std::min(run.scenario.duration, spec.active_until.value_or(run.scenario.duration));
-  for (const KernelSpec& k : spec.workload.kernels) {
-    lanes_ = std::max(lanes_, k.lane + 1);
-    output_token_kernels_ = output_token_kernels_ || k.repeat_per_token == TokenCount::output;
-    shaped_launches_ = shaped_launches_ || k.roofline.any();
-  }
+  const auto scan = [this](const std::vector<KernelSpec>& kernels) {
+    for (const KernelSpec& k : kernels) {
+      lanes_ = std::max(lanes_, k.lane + 1);
+      output_token_kernels_ = output_token_kernels_ || k.repeat_per_token == TokenCount::output;
+      shaped_launches_ = shaped_launches_ || k.roofline.any();
+    }
+  };
+  scan(spec.workload.kernels);
+  for (const std::vector<KernelSpec>& kernels : spec.workload.kernels_by_length) scan(kernels);
   direct_ = run.direct_path && direct_workload();
   host_gap_ = spec.workload.host_gap;
   kernel_priority_ = -spec.workload.priority;
   if (spec.workload.arrivals.process == ArrivalProcess::poisson) {
     arrival_rate_ = 1.0 / (1e9 / spec.workload.arrivals.rate_per_s);
   }
-  if (spec.workload.kernels.size() == 1) {
+  if (spec.workload.kernels.size() == 1 && spec.workload.kernels_by_length.empty()) {
     const KernelSpec& k = spec.workload.kernels.front();
     if (k.repeat == 1 && k.repeat_per_token == TokenCount::none &&
         k.duration_per_token == TokenCount::none && k.per_context_token == 0 && !k.roofline.any()) {

@@ -63,17 +63,37 @@ struct KernelScaling {
   bool decode = true;             // `repeat: output_tokens` kernels are launched
 };
 
+/// The (query, key) pairs causal attention computes for `chunk` new tokens after `done` earlier
+/// ones of the same sequence, each new token j (done < j <= done + chunk) attending to
+/// min(j, window) keys (window 0 = all): sum over j of min(j, window). O(1).
+inline double causal_pairs(std::int64_t done, std::int64_t chunk, std::int64_t window = 0) {
+  const double o = static_cast<double>(done);
+  const double c = static_cast<double>(chunk);
+  if (window <= 0 || done + chunk <= window) return c * o + c * (c + 1) / 2;
+  const double w = static_cast<double>(window);
+  // Tokens o+1 .. w (if any) attend to all before them, the rest to w keys each.
+  const double full = std::max(0.0, w - o);
+  return full * o + full * (full + 1) / 2 + (c - full) * w;
+}
+
+/// A sequence's attention context of `tokens` tokens under a window (0 = none): min(tokens,
+/// window). O(1).
+inline double windowed(double tokens, std::int64_t window) {
+  return window > 0 ? std::min(tokens, static_cast<double>(window)) : tokens;
+}
+
 /// A request run alone (no batching): every kernel over its own tokens, decode launch i over its
-/// prompt and i generated tokens.
-inline KernelScaling alone_scaling(std::int64_t input_tokens, std::int64_t output_tokens) {
+/// prompt and i generated tokens (at most `attention_window` of them, 0 = all).
+inline KernelScaling alone_scaling(std::int64_t input_tokens, std::int64_t output_tokens,
+                                   std::int64_t attention_window = 0) {
   KernelScaling s;
   s.input_tokens = input_tokens;
   s.output_tokens = output_tokens;
   s.batch_tokens = input_tokens + output_tokens;
   const double p = static_cast<double>(input_tokens);
-  s.prompt_pairs = p * (p + 1) / 2;
-  s.context_tokens = p;
-  s.all_context_tokens = p + static_cast<double>(output_tokens);
+  s.prompt_pairs = causal_pairs(0, input_tokens, attention_window);
+  s.context_tokens = windowed(p, attention_window);
+  s.all_context_tokens = windowed(p + static_cast<double>(output_tokens), attention_window);
   return s;
 }
 
@@ -174,7 +194,8 @@ class Tenant final : public KernelOwner {
   void assign_tokens(Request& r);
   /// The token counts of the request arriving now (the trace row just read, or drawn).
   void draw_tokens(std::int64_t& input, std::int64_t& output) {
-    if (spec_.workload.arrivals.process != ArrivalProcess::trace && !spec_.workload.has_tokens) {
+    if (spec_.workload.arrivals.process != ArrivalProcess::trace && !spec_.workload.has_tokens &&
+        spec_.workload.length_values.empty()) {
       input = output = 0;  // (inline: the usual case, per arrival)
       return;
     }
@@ -245,12 +266,17 @@ class Tenant final : public KernelOwner {
   /// Starts a dispatched request: memory, kernels, solo latency, streams. False when the
   /// tenant was killed (OOM).
   bool begin_request(Request& r);
-  static KernelScaling alone_scaling(const Request& r) {
-    return run::alone_scaling(r.input_tokens, r.output_tokens);
+  KernelScaling alone_scaling(const Request& r) const {
+    return run::alone_scaling(r.input_tokens, r.output_tokens, spec_.workload.attention_window);
   }
   /// Appends the workload's kernels to `sequence` with their durations drawn now (the one
   /// kernel expansion: requests and batched iterations).
   void expand_kernels(LaunchSequence& sequence, const KernelScaling& scaling);
+  /// The kernels a request of `length` input tokens runs: a catalog tenant's with a seq_len
+  /// distribution at that length (WorkloadSpec::kernels_by_length; a length between tabulated
+  /// ones takes the nearest above, beyond them the nearest end), else the workload's.
+  /// O(log lengths).
+  const std::vector<KernelSpec>& kernels_for(std::int64_t length) const;
   /// Calls push(kernel, duration, shape) for every launch of the workload under `scaling`, each
   /// launch's duration from base(kernel) (a draw, or the mean) and its token, sequence, context
   /// and roofline terms: the one place the kernel keys' scaling is computed. kShapes: compute

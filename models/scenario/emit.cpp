@@ -21,6 +21,17 @@ void optional_duration(YAML::Emitter& out, const char* key, const std::optional<
   if (value) duration_key(out, key, *value);
 }
 
+// An empirical distribution's `weights:` key: each point's probability.
+void emit_weights(YAML::Emitter& out, const DurationDistribution& d) {
+  out << YAML::Key << "weights" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  double below = 0;
+  for (const double c : d.cumulative) {
+    out << number(c - below);
+    below = c;
+  }
+  out << YAML::EndSeq;
+}
+
 void emit_distribution(YAML::Emitter& out, const DurationDistribution& d) {
   using Kind = DurationDistribution::Kind;
   switch (d.kind) {
@@ -43,6 +54,15 @@ void emit_distribution(YAML::Emitter& out, const DurationDistribution& d) {
           << YAML::BeginMap;
       duration_key(out, "min", d.value);
       duration_key(out, "max", d.upper);
+      out << YAML::EndMap << YAML::EndMap;
+      return;
+    case Kind::empirical:
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "empirical" << YAML::Value;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "values" << YAML::Value << YAML::Flow
+          << YAML::BeginSeq;
+      for (const Nanos v : d.points) out << units::format_duration(v);
+      out << YAML::EndSeq;
+      emit_weights(out, d);
       out << YAML::EndMap << YAML::EndMap;
       return;
   }
@@ -124,6 +144,13 @@ void emit_token_count(YAML::Emitter& out, const DurationDistribution& d) {
       out << YAML::Flow << YAML::BeginMap << YAML::Key << "uniform" << YAML::Value << YAML::BeginMap
           << YAML::Key << "min" << YAML::Value << d.value << YAML::Key << "max" << YAML::Value
           << d.upper << YAML::EndMap << YAML::EndMap;
+      return;
+    case DurationDistribution::Kind::empirical:
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "empirical" << YAML::Value;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "values" << YAML::Value << YAML::Flow
+          << d.points;
+      emit_weights(out, d);
+      out << YAML::EndMap << YAML::EndMap;
       return;
   }
 }
@@ -215,6 +242,17 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
       out << YAML::Key << "ffn" << YAML::Value << card->ffn;
       out << YAML::Key << "vocabulary" << YAML::Value << card->vocabulary;
       out << YAML::Key << "gated_ffn" << YAML::Value << card->gated_ffn;
+      if (card->experts > 0) {
+        out << YAML::Key << "experts" << YAML::Value << card->experts;
+        out << YAML::Key << "experts_per_token" << YAML::Value << card->experts_per_token;
+        out << YAML::Key << "expert_ffn" << YAML::Value << card->expert_ffn;
+        if (card->shared_experts > 0) {
+          out << YAML::Key << "shared_experts" << YAML::Value << card->shared_experts;
+        }
+      }
+      if (card->sliding_window > 0) {
+        out << YAML::Key << "sliding_window" << YAML::Value << card->sliding_window;
+      }
     }
     out << YAML::Key << "dtype" << YAML::Value << card->dtype;
     out << YAML::Key << "tp" << YAML::Value << card->tp;
@@ -241,7 +279,12 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     // Kernels from the workload catalog: the request reproduces them (docs/workloads.md).
     out << YAML::Key << "model" << YAML::Value << c->model;
     if (c->batch > 0) out << YAML::Key << "batch" << YAML::Value << c->batch;
-    if (c->seq_len > 0) out << YAML::Key << "seq_len" << YAML::Value << c->seq_len;
+    if (c->seq_len_distribution.kind != DurationDistribution::Kind::fixed) {
+      out << YAML::Key << "seq_len" << YAML::Value;
+      emit_token_count(out, c->seq_len_distribution);
+    } else if (c->seq_len > 0) {
+      out << YAML::Key << "seq_len" << YAML::Value << c->seq_len;
+    }
     if (!c->dtype.empty()) out << YAML::Key << "dtype" << YAML::Value << c->dtype;
     if (!c->phase.empty()) out << YAML::Key << "phase" << YAML::Value << c->phase;
     if (c->steps != 1) out << YAML::Key << "steps" << YAML::Value << c->steps;

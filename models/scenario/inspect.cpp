@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include <fmt/format.h>
+
 namespace gpumux {
 namespace {
 
@@ -10,6 +12,40 @@ std::string repeat_text(const KernelSpec& k) {
   if (k.repeat_per_token == TokenCount::input) return "input_tokens";
   if (k.repeat_per_token == TokenCount::output) return "output_tokens";
   return std::to_string(k.repeat);
+}
+
+std::string distribution_text(const DurationDistribution& d) {
+  using Kind = DurationDistribution::Kind;
+  switch (d.kind) {
+    case Kind::fixed:
+      return std::to_string(d.value);
+    case Kind::exponential:
+      return "exponential mean " + std::to_string(d.value);
+    case Kind::lognormal:
+      return fmt::format("lognormal median {} sigma {}", d.value, d.sigma);
+    case Kind::uniform:
+      return fmt::format("uniform {}..{}", d.value, d.upper);
+    case Kind::empirical: {
+      std::string out = "empirical";
+      double below = 0;
+      for (std::size_t i = 0; i < d.points.size(); ++i) {
+        out +=
+            fmt::format("{} {} ({:.3g})", i == 0 ? "" : ",", d.points[i], d.cumulative[i] - below);
+        below = d.cumulative[i];
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
+std::string lengths_text(const WorkloadSpec& w) {
+  const DurationDistribution& d = w.catalog->seq_len_distribution;
+  return fmt::format(
+      "seq_len {} (mean {:.4g}), drawn per request: kernels built at {} lengths {}..{}, the rows "
+      "below at {}, memory per request at {}",
+      distribution_text(d), d.mean(), w.length_values.size(), w.length_values.front(),
+      w.length_values.back(), w.catalog->seq_len, w.length_values.back());
 }
 
 }  // namespace
@@ -113,6 +149,7 @@ std::vector<InspectRow> inspect_kernels(const ResolvedScenario& resolved) {
       if (w.catalog) {
         row.runtime = w.catalog->runtime;
         row.runtime_origin = w.catalog->runtime_from_user ? "user" : "default";
+        if (!w.length_values.empty()) row.lengths = lengths_text(w);
       }
       row.host_gap_ns = static_cast<double>(w.host_gap);
       row.host_gap_origin = label(w.host_gap_origin);

@@ -37,7 +37,10 @@ struct InspectRow {
   int blocks_per_sm = 0;                ///< resident blocks per SM (0 = unknown)
   std::string implementation;  ///< how the catalog implements it ("gemm 64x64 split-K 4"), or ""
   std::string runtime;         ///< catalog tenants: the runtime that launches the kernels, or ""
-  double host_gap_ns = 0;      ///< the tenant's CPU time per kernel launch
+  /// A catalog tenant with a seq_len distribution: the distribution, its mean, how many lengths
+  /// have kernels, the length the rows show and the one memory_per_request is at; "" otherwise.
+  std::string lengths;
+  double host_gap_ns = 0;  ///< the tenant's CPU time per kernel launch
   /// Time alone beyond the kernels' own durations (docs/calibration.md), per tenant:
   double launch_gap_ns = 0;    ///< stream gap before each kernel: launch + kernel_fixed_cost
   double kernel_fixed_ns = 0;  ///< the profile's kernel_fixed_cost it pays (modelled kernels)

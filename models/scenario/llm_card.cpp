@@ -21,6 +21,13 @@
 #include "sim/util/strings.hpp"
 
 namespace gpumux {
+namespace {
+
+/// The most experts (routed or shared) a card may give: far above published models (DeepSeek-V3
+/// 256, Qwen3 128), low enough for exact weights in 64-bit bytes.
+constexpr int kLlmMaxExperts = 1 << 12;
+
+}  // namespace
 
 // Generated at build time by scripts/embed_profiles.cmake from calibration/workloads/llm/*.yaml.
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_llm_cards();
@@ -53,7 +60,8 @@ void load_llm_card(const std::string& name, LlmCard& card) {
   const yaml::MapReader map(
       ctx, yaml::Field{root, "", root.Mark()},
       {"name", "display_name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn",
-       "vocabulary", "gated_ffn", "positions"});
+       "vocabulary", "gated_ffn", "positions", "experts", "experts_per_token", "expert_ffn",
+       "shared_experts", "sliding_window"});
   card.model = name;
   card.source = yaml::non_empty_text(ctx, map.require("source"));
   card.layers = yaml::int_of(ctx, map.require("layers"), 1);
@@ -61,7 +69,14 @@ void load_llm_card(const std::string& name, LlmCard& card) {
   card.heads = yaml::int_of(ctx, map.require("heads"), 1);
   card.kv_heads = yaml::int_of(ctx, map.require("kv_heads"), 1);
   if (const auto f = map.get("head_dim")) card.head_dim = yaml::integer_of(ctx, *f, 1);
-  card.ffn = yaml::integer_of(ctx, map.require("ffn"), 1);
+  if (const auto f = map.get("experts")) {
+    card.experts = yaml::int_of(ctx, *f, 1);
+    card.experts_per_token = yaml::int_of(ctx, map.require("experts_per_token"), 1);
+    card.expert_ffn = yaml::integer_of(ctx, map.require("expert_ffn"), 1);
+    if (const auto s = map.get("shared_experts")) card.shared_experts = yaml::int_of(ctx, *s, 0);
+  }
+  if (const auto f = map.get("sliding_window")) card.sliding_window = yaml::integer_of(ctx, *f, 1);
+  card.ffn = card.experts > 0 && !map.get("ffn") ? 0 : yaml::integer_of(ctx, map.require("ffn"), 1);
   card.vocabulary = yaml::integer_of(ctx, map.require("vocabulary"), 1);
   card.gated_ffn = yaml::bool_of(ctx, map.require("gated_ffn"));
   yaml::integer_of(ctx, map.require("positions"), 1);  // checked here, read by llm_card_positions
@@ -88,6 +103,16 @@ void check_llm_card(const LlmCard& card,
   above("hidden", static_cast<double>(card.hidden), static_cast<double>(kLlmMaxHidden),
         architecture);
   above("ffn", static_cast<double>(card.ffn), static_cast<double>(kLlmMaxFfn), architecture);
+  above("expert_ffn", static_cast<double>(card.expert_ffn), static_cast<double>(kLlmMaxFfn),
+        architecture);
+  above("experts", card.experts, kLlmMaxExperts, architecture);
+  above("shared_experts", card.shared_experts, kLlmMaxExperts, architecture);
+  if (card.experts > 0 && card.experts_per_token > card.experts) {
+    throw InputError(locate("experts_per_token"),
+                     fmt::format("experts_per_token {} exceeds experts {} (each token picks its "
+                                 "top k of the experts)",
+                                 card.experts_per_token, card.experts));
+  }
   above("vocabulary", static_cast<double>(card.vocabulary), static_cast<double>(kLlmMaxVocabulary),
         architecture);
   if (card.host_per_op > kLlmMaxHostPerOp) {
@@ -142,30 +167,62 @@ double kv_heads_per_gpu(const LlmCard& c) {
   return std::max(1.0, static_cast<double>(c.kv_heads) / static_cast<double>(c.tp));
 }
 
-// The GEMMs of one layer: (output columns N, weight elements) of QKV, O, gate+up, down.
-std::vector<std::pair<double, double>> layer_gemms(const LlmCard& c) {
+// The GEMMs of one layer: (output columns N, weight elements) of QKV, O, gate+up, down; a
+// mixture of experts has the router and, for `routed` of its experts and its shared ones, the
+// gate+up and down of width expert_ffn (llm_card.hpp).
+std::vector<std::pair<double, double>> layer_gemms(const LlmCard& c, double routed) {
   const double d = static_cast<double>(c.hidden);
-  const double f = static_cast<double>(c.ffn);
   const double q = query_dim(c);
   const double kv = 2.0 * static_cast<double>(c.kv_heads) * head_dim(c);
+  if (c.experts == 0) {
+    const double f = static_cast<double>(c.ffn);
+    const double up = c.gated_ffn ? 2.0 * f : f;
+    return {{q + kv, d * (q + kv)}, {d, q * d}, {up, d * up}, {d, f * d}};
+  }
+  const double E = static_cast<double>(c.experts);
+  const double x = routed + static_cast<double>(c.shared_experts);  // experts counted
+  const double f = static_cast<double>(c.expert_ffn);
   const double up = c.gated_ffn ? 2.0 * f : f;
-  return {{q + kv, d * (q + kv)}, {d, q * d}, {up, d * up}, {d, f * d}};
+  return {{q + kv, d * (q + kv)}, {d, q * d}, {E, d * E}, {up * x, d * up * x}, {d, f * d * x}};
+}
+
+// The FFN width one token's activations span: ffn, or (k + s) expert_ffn.
+double active_ffn(const LlmCard& c) {
+  return c.experts == 0 ? static_cast<double>(c.ffn)
+                        : static_cast<double>(c.experts_per_token + c.shared_experts) *
+                              static_cast<double>(c.expert_ffn);
 }
 
 }  // namespace
 
 double llm_layer_weights(const LlmCard& card) {
   double w = 0;
-  for (const auto& [columns, weights] : layer_gemms(card)) w += weights;
+  for (const auto& [columns, weights] : layer_gemms(card, card.experts)) w += weights;
   return w;
 }
 
+double llm_active_layer_weights(const LlmCard& card) {
+  double w = 0;
+  for (const auto& [columns, weights] : layer_gemms(card, card.experts_per_token)) w += weights;
+  return w;
+}
+
+double llm_touched_experts(const LlmCard& card, double tokens) {
+  if (card.experts == 0) return 0;
+  const double E = static_cast<double>(card.experts);
+  const double k = static_cast<double>(card.experts_per_token);
+  return E * (1.0 - std::pow(1.0 - k / E, tokens));
+}
+
+double llm_parameters(const LlmCard& card, bool active) {
+  return static_cast<double>(card.layers) *
+             (active ? llm_active_layer_weights(card) : llm_layer_weights(card)) +
+         2.0 * static_cast<double>(card.vocabulary) * static_cast<double>(card.hidden);
+}
+
 std::int64_t llm_weight_bytes(const LlmCard& card) {
-  const double elements =
-      static_cast<double>(card.layers) * llm_layer_weights(card) +
-      2.0 * static_cast<double>(card.vocabulary) * static_cast<double>(card.hidden);
-  return static_cast<std::int64_t>(
-      std::ceil(elements * llm_dtype_bytes(card) / static_cast<double>(card.tp)));
+  return static_cast<std::int64_t>(std::ceil(llm_parameters(card, false) * llm_dtype_bytes(card) /
+                                             static_cast<double>(card.tp)));
 }
 
 std::int64_t llm_kv_bytes_per_token(const LlmCard& card) {
@@ -177,7 +234,7 @@ std::int64_t llm_activation_reserve(const LlmCard& card, std::int64_t max_tokens
                                     int max_batch) {
   if (card.activation_reserve > 0) return card.activation_reserve;
   const double d = static_cast<double>(card.hidden);
-  const double f = static_cast<double>(card.ffn);
+  const double f = active_ffn(card);
   const double tokens = static_cast<double>(std::max<std::int64_t>(1, max_tokens_in_batch));
   const double activations =
       tokens * (4 * d + 2 * f) * llm_dtype_bytes(card) / static_cast<double>(card.tp);
@@ -234,11 +291,13 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   KernelSpec gemm = base("gemm");
   gemm.duration_per_token = TokenCount::batch;
   double weights = 0, activations = 0, column_blocks = 0;
-  for (const auto& [columns, w] : layer_gemms(card)) {
+  // The shape's weights are those one token uses (a mixture of experts: its k experts).
+  const std::vector<std::pair<double, double>> gemms = layer_gemms(card, card.experts_per_token);
+  for (const auto& [columns, w] : gemms) {
     weights += w;
     activations += (w / columns + columns) / t;  // input row (K) + output row (N / t)
   }
-  for (const auto& [columns, w] : layer_gemms(card)) {
+  for (const auto& [columns, w] : gemms) {
     // Each GEMM's output columns split by TP, weighted by its share of the weights (its time).
     column_blocks += w / weights * std::ceil(columns / t / kLlmTileColumns);
   }
@@ -257,15 +316,18 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   families_at_card.gemm_efficiency.value = card.gemm_efficiency;
   DeviceProfile gpu_at_card = gpu;  // the card's bandwidth (measured, else x memory_efficiency)
   gpu_at_card.hbm_bandwidth_measured = bandwidth;
-  const auto gemm_work = [&](double rows, double n, double k) {
+  // `count` independent GEMMs of rows x n x k (a mixture of experts' grouped GEMM: each touched
+  // expert's rows against its own weights).
+  const auto gemm_work = [&](double rows, double n, double k, double count = 1) {
     LayerWork w;
     w.kind = LayerWork::Kind::gemm;
     w.m = static_cast<std::int64_t>(rows);
     w.n = static_cast<std::int64_t>(std::ceil(n));
     w.k = static_cast<std::int64_t>(std::ceil(k));
-    w.flops = 2.0 * rows * n * k;
-    w.bytes = (rows * k + k * n + rows * n) * b;
-    w.working_set = (rows * k + k * n) * b;
+    w.count = static_cast<std::int64_t>(count);
+    w.flops = 2.0 * rows * n * k * count;
+    w.bytes = (rows * k + k * n + rows * n) * b * count;
+    w.working_set = (rows * k + k * n) * b * count;
     w.element_bytes = b;
     return w;
   };
@@ -283,15 +345,46 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   const double up = card.gated_ffn ? 2.0 * f_dim : f_dim;
   const double qd = query_dim(card);
   const double q_kv = qd / t + kv_dim;  // Q and K/V columns on each GPU (K and V: kv_dim each)
-  const auto layer_ns = [&](double rows) {
-    double ns = 0;
-    for (const LayerWork& w : {gemm_work(rows, q_kv + kv_dim, d), gemm_work(rows, d, qd / t),
-                               gemm_work(rows, up / t, d), gemm_work(rows, d, f_dim / t)}) {
-      ns += choose_gemm(w, families_at_card, gpu_at_card, peak).time(gpu_at_card) * 1e9;
+  const auto gemm_ns = [&](const LayerWork& w) {
+    return choose_gemm(w, families_at_card, gpu_at_card, peak).time(gpu_at_card) * 1e9;
+  };
+  // A mixture of experts' FFN over `rows` tokens (llm_card.hpp): the router, the touched
+  // experts' grouped GEMMs of about rows k / C rows each, the shared experts over every row, and
+  // the routing's elementwise kernels (top-k softmax over the E scores, permuting the k copies
+  // of each token's row to its experts and combining them back).
+  const auto moe_ns = [&](double rows) {
+    const double E = static_cast<double>(card.experts);
+    const double k = static_cast<double>(card.experts_per_token);
+    const double fe = static_cast<double>(card.expert_ffn);
+    const double up_e = card.gated_ffn ? 2.0 * fe : fe;
+    const double s = static_cast<double>(card.shared_experts);
+    const double touched = std::max(k, std::round(llm_touched_experts(card, rows)));
+    const double expert_rows = std::ceil(rows * k / touched);
+    double ns = gemm_ns(gemm_work(rows, E, d));
+    ns += gemm_ns(gemm_work(expert_rows, up_e / t, d, touched));
+    ns += gemm_ns(gemm_work(expert_rows, d, fe / t, touched));
+    if (s > 0) {
+      ns += gemm_ns(gemm_work(rows, s * up_e / t, d));
+      ns += gemm_ns(gemm_work(rows, d, s * fe / t));
     }
-    ns += 2 * elementwise_ns(rows * d, 4);                           // x + residual, norm: r 2, w 2
-    ns += elementwise_ns(rows * (d / t + kv_dim), 2);                // rotary on Q and K, in place
-    ns += elementwise_ns(rows * f_dim / t, card.gated_ffn ? 3 : 2);  // SiLU(gate) x up
+    ns += elementwise_ns(rows * E, 2);                                      // top-k softmax
+    ns += 2 * elementwise_ns(rows * k * d, 2);                              // permute, combine
+    ns += elementwise_ns(rows * (k + s) * fe / t, card.gated_ffn ? 3 : 2);  // SiLU(gate) x up
+    return ns;
+  };
+  const auto layer_ns = [&](double rows) {
+    double ns = gemm_ns(gemm_work(rows, q_kv + kv_dim, d)) + gemm_ns(gemm_work(rows, d, qd / t));
+    if (card.experts == 0) {
+      ns += gemm_ns(gemm_work(rows, up / t, d));
+      ns += gemm_ns(gemm_work(rows, d, f_dim / t));
+    }
+    ns += 2 * elementwise_ns(rows * d, 4);             // x + residual, norm: r 2, w 2
+    ns += elementwise_ns(rows * (d / t + kv_dim), 2);  // rotary on Q and K, in place
+    if (card.experts == 0) {
+      ns += elementwise_ns(rows * f_dim / t, card.gated_ffn ? 3 : 2);  // SiLU(gate) x up
+    } else {
+      ns += moe_ns(rows);
+    }
     return ns;
   };
   for (double rows = 1; rows <= 65536; rows *= 2) {
@@ -361,7 +454,10 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   const double alpha =
       families.collective_latency.value + 2.0 * (t - 1) * families.collective_latency_per_hop.value;
   for (KernelSpec& k : kernels) {
-    const double launches = k.name == "gemm"                                               ? 8 * L
+    // A mixture of experts launches per layer 4 more (router, top-k, permute, combine), 2 more
+    // with shared experts.
+    const double moe_launches = card.experts == 0 ? 0 : (card.shared_experts > 0 ? 6 : 4) * L;
+    const double launches = k.name == "gemm" ? 8 * L + moe_launches
                             : k.name == "attention-prompt" || k.name == "attention-decode" ? 2 * L
                             : k.name == "allreduce"                                        ? 2 * L
                                                                                            : 6;

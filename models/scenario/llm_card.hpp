@@ -12,6 +12,26 @@
 //                           t = 1: 2 x 32 x 32 x 128 x 2 = 524,288 B)
 //   largest batch           floor((M - weights - reserve) / (KV bytes per token x tokens))
 //
+// Mixture of experts (`experts: E`, `experts_per_token: k`, `expert_ffn: f_e`, `shared_experts:
+// s`; Mixtral, Qwen3-MoE): the FFN of a layer is a router (d x E) and E experts, each a (gated)
+// FFN of width f_e; every token goes to its top k experts and to the s shared ones. Routing is
+// assumed uniform and independent per token, so at a launch over n tokens the expected number of
+// experts that receive at least one token is
+//   A(n) = E (1 - (1 - k / E)^n)               (A(1) = k, A(n) -> E as n grows)
+// and each touched expert's FFN runs as one grouped GEMM (count C = max(k, round(A(n))) products)
+// over about r = ceil(n k / C) rows, reading that expert's weights once; the shared experts are
+// a dense FFN of width s f_e over all n rows. So
+//   FFN weights per layer   E (up_e + f_e) d + E d + s (up_e + f_e) d   (memory: all experts,
+//                           router; up_e = 2 f_e gated)
+//   active per layer        (k + s) (up_e + f_e) d + E d                (what one token uses)
+// The GEMM roofline's shape (memory_bound, grid) takes the active weights; its time is the
+// grouped GEMMs' at each n.
+//
+// Sliding-window attention (`sliding_window: N`, Mistral): a token attends to at most the N
+// tokens before it (itself included), so a prompt of p tokens computes sum_j min(j, N) (query,
+// key) pairs, a decode step reads min(context, N) tokens' K and V, and a sequence's KV cache
+// holds at most N tokens (the tenant's attention_window caps memory_per_token's count).
+//
 // Kernels of an iteration (their scaling: models/run/batching.cpp), each t = max(F / (P x
 // eff), B / BW) with P the profile's peak dense throughput of the dtype (`compute_throughput:`)
 // and BW the measured HBM bandwidth (else datasheet x memory_efficiency), except `gemm` and
@@ -108,8 +128,18 @@ void load_llm_card(const std::string& name, LlmCard& card);
 int llm_dtype_bytes(const LlmCard& card);
 /// The profile's peak dense throughput for the card's dtype, FLOP/s; 0 = the profile lacks it.
 double llm_peak_throughput(const LlmCard& card, const DeviceProfile& gpu);
-/// GEMM weights of one layer (elements, the whole model: not divided by TP).
+/// GEMM weights of one layer (elements, the whole model: not divided by TP); a mixture of
+/// experts counts every expert and the router.
 double llm_layer_weights(const LlmCard& card);
+/// GEMM weights one token uses in a layer: = llm_layer_weights for a dense card; a mixture of
+/// experts counts its k routed and s shared experts and the router.
+double llm_active_layer_weights(const LlmCard& card);
+/// A(n) = E (1 - (1 - k / E)^n): the expected experts of a layer that n tokens touch (the law
+/// above); 0 for a dense card. O(1).
+double llm_touched_experts(const LlmCard& card, double tokens);
+/// Parameters of the whole model (not divided by TP): every layer's GEMM weights and the
+/// embedding and LM head; `active` = those one token uses (llm_active_layer_weights).
+double llm_parameters(const LlmCard& card, bool active);
 /// Weight bytes each GPU of the TP group holds.
 std::int64_t llm_weight_bytes(const LlmCard& card);
 /// KV-cache bytes per token on each GPU of the TP group.

@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // A value that is fixed or drawn from a distribution: a scalar, or exactly one of {fixed: V},
-// {exponential: MEAN}, {lognormal: {median: V, sigma: S}}, {uniform: {min: A, max: B}}.
+// {exponential: MEAN}, {lognormal: {median: V, sigma: S}}, {uniform: {min: A, max: B}},
+// {empirical: {values: [V...], weights: [W...]}} (weights > 0, default all 1; normalised).
 // `value(field, positive)` parses one value (a duration, or a plain count); `forms` is the
 // example text for the error message.
 template <typename ParseValue>
@@ -30,7 +31,7 @@ DurationDistribution distribution_with(Context& ctx, const Field& field, ParseVa
     d.value = value(field, true);
     return d;
   }
-  const MapReader map(ctx, field, {"fixed", "exponential", "lognormal", "uniform"});
+  const MapReader map(ctx, field, {"fixed", "exponential", "lognormal", "uniform", "empirical"});
   if (!field.node.IsMap() || field.node.size() != 1) ctx.fail(field, forms);
   if (const auto fixed = map.get("fixed")) {
     d.value = value(*fixed, true);
@@ -51,6 +52,35 @@ DurationDistribution distribution_with(Context& ctx, const Field& field, ParseVa
                           "x the median, set by draws a run almost never makes), got " +
                           text_of(ctx, sigma));
     }
+  } else if (const auto empirical = map.get("empirical")) {
+    d.kind = DurationDistribution::Kind::empirical;
+    const MapReader params(ctx, *empirical, {"values", "weights"});
+    const std::vector<Field> values = list_of(ctx, params.require("values"), true);
+    std::vector<double> weights(values.size(), 1.0);
+    if (const auto w = params.get("weights")) {
+      const std::vector<Field> written = list_of(ctx, *w, true);
+      if (written.size() != values.size()) {
+        ctx.fail(*w, "expected one weight per value (" + std::to_string(values.size()) + "), got " +
+                         std::to_string(written.size()));
+      }
+      for (std::size_t i = 0; i < written.size(); ++i) {
+        weights[i] = number_of(ctx, written[i]);
+        if (!(weights[i] > 0) || !std::isfinite(weights[i])) {
+          ctx.fail(written[i],
+                   "a weight must be a finite number > 0, got " + text_of(ctx, written[i]));
+        }
+      }
+    }
+    double total = 0;
+    for (const double w : weights) total += w;
+    double running = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      d.points.push_back(value(values[i], true));
+      running += weights[i];
+      d.cumulative.push_back(i + 1 == values.size() ? 1.0 : running / total);
+    }
+    d.value = *std::min_element(d.points.begin(), d.points.end());
+    d.upper = *std::max_element(d.points.begin(), d.points.end());
   } else {
     d.kind = DurationDistribution::Kind::uniform;
     const MapReader params(ctx, *map.get("uniform"), {"min", "max"});
@@ -69,7 +99,8 @@ DurationDistribution distribution_of(Context& ctx, const Field& field) {
         return positive ? positive_duration_of(ctx, f) : duration_of(ctx, f);
       },
       "expected a duration (2ms) or exactly one of {fixed: 2ms}, {exponential: 2ms}, "
-      "{lognormal: {median: 2ms, sigma: 0.4}}, {uniform: {min: 1ms, max: 3ms}}");
+      "{lognormal: {median: 2ms, sigma: 0.4}}, {uniform: {min: 1ms, max: 3ms}}, "
+      "{empirical: {values: [1ms, 3ms], weights: [0.7, 0.3]}}");
 }
 
 // A token count: plain numbers, no units; a fixed count may be 0, a mean or median must be >= 1.
@@ -91,7 +122,8 @@ DurationDistribution token_count_of(Context& ctx, const Field& field) {
         return static_cast<std::int64_t>(std::llround(v));
       },
       "expected a count (512) or exactly one of {exponential: 500}, "
-      "{lognormal: {median: 500, sigma: 1.0}}, {uniform: {min: 100, max: 900}}");
+      "{lognormal: {median: 500, sigma: 1.0}}, {uniform: {min: 100, max: 900}}, "
+      "{empirical: {values: [128, 384], weights: [0.6, 0.4]}}");
 }
 
 TokenCount token_kind_of(Context& ctx, const Field& field, const char* what) {
@@ -300,15 +332,36 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 // `llm: {model: NAME | layers: ..., hidden: ..., ..., dtype: fp16, tp: 1, <assumptions>}`
 // (models/scenario/llm_card.hpp). A named card's architecture comes from the catalog here.
 LlmCard llm_card_of(Context& ctx, const Field& field) {
-  const MapReader map(
-      ctx, field,
-      {"model", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocabulary",
-       "gated_ffn", "dtype", "tp", "gemm_efficiency", "attention_efficiency", "memory_efficiency",
-       "interconnect", "activation_reserve", "cuda_graph", "host_per_op"});
+  const MapReader map(ctx, field,
+                      {"model",
+                       "layers",
+                       "hidden",
+                       "heads",
+                       "kv_heads",
+                       "head_dim",
+                       "ffn",
+                       "vocabulary",
+                       "gated_ffn",
+                       "experts",
+                       "experts_per_token",
+                       "expert_ffn",
+                       "shared_experts",
+                       "sliding_window",
+                       "dtype",
+                       "tp",
+                       "gemm_efficiency",
+                       "attention_efficiency",
+                       "memory_efficiency",
+                       "interconnect",
+                       "activation_reserve",
+                       "cuda_graph",
+                       "host_per_op"});
   LlmCard c;
   c.where = ctx.at(field.path, field.mark);
-  const char* architecture[] = {"layers",   "hidden", "heads",      "kv_heads",
-                                "head_dim", "ffn",    "vocabulary", "gated_ffn"};
+  const char* architecture[] = {
+      "layers",     "hidden",         "heads",         "kv_heads", "head_dim",
+      "ffn",        "vocabulary",     "gated_ffn",     "experts",  "experts_per_token",
+      "expert_ffn", "shared_experts", "sliding_window"};
   if (const auto model = map.get("model")) {
     for (const char* key : architecture) {
       if (const auto f = map.get(key)) {
@@ -338,7 +391,27 @@ LlmCard llm_card_of(Context& ctx, const Field& field) {
                          std::to_string(c.kv_heads));
       }
     }
-    c.ffn = integer_of(ctx, map.require("ffn"), 1);
+    if (const auto f = map.get("experts")) {
+      // A mixture of experts (llm_card.hpp): top-k of E experts of width expert_ffn.
+      c.experts = int_of(ctx, *f, 1);
+      const Field top = map.require("experts_per_token");
+      c.experts_per_token = int_of(ctx, top, 1);
+      if (c.experts_per_token > c.experts) {
+        ctx.fail(top, "experts_per_token " + std::to_string(c.experts_per_token) +
+                          " exceeds experts " + std::to_string(c.experts) +
+                          " (each token picks its top k of the experts)");
+      }
+      c.expert_ffn = integer_of(ctx, map.require("expert_ffn"), 1);
+      if (const auto s = map.get("shared_experts")) c.shared_experts = int_of(ctx, *s, 0);
+    } else {
+      for (const char* key : {"experts_per_token", "expert_ffn", "shared_experts"}) {
+        if (const auto f = map.get(key)) {
+          ctx.fail(*f, std::string(key) + " needs experts: E (a mixture of experts)");
+        }
+      }
+    }
+    if (c.experts == 0 || map.get("ffn")) c.ffn = integer_of(ctx, map.require("ffn"), 1);
+    if (const auto f = map.get("sliding_window")) c.sliding_window = integer_of(ctx, *f, 1);
     c.vocabulary = integer_of(ctx, map.require("vocabulary"), 1);
     if (const auto f = map.get("gated_ffn")) c.gated_ffn = bool_of(ctx, *f);
     c.source = "inline";
@@ -464,7 +537,21 @@ static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
   }
   if (const auto f = map.get("batch")) c.batch = int_of(ctx, *f, 1);
   if (c.batch > 1'000'000) ctx.fail(*map.get("batch"), "at most 1000000 samples per batch");
-  if (const auto f = map.get("seq_len")) c.seq_len = int_of(ctx, *f, 1);
+  if (const auto f = map.get("seq_len")) {
+    if (f->node.IsScalar()) {
+      c.seq_len = int_of(ctx, *f, 1);
+    } else {
+      // A distribution of lengths (docs/workloads.md): every draw at least 1 token.
+      c.seq_len_distribution = token_count_of(ctx, *f);
+      if (c.seq_len_distribution.kind == DurationDistribution::Kind::fixed) {
+        c.seq_len = static_cast<int>(std::max<std::int64_t>(1, c.seq_len_distribution.value));
+      } else if (c.seq_len_distribution.value < 1 &&
+                 c.seq_len_distribution.kind != DurationDistribution::Kind::lognormal &&
+                 c.seq_len_distribution.kind != DurationDistribution::Kind::exponential) {
+        ctx.fail(*f, "every sequence length it can draw must be >= 1 token");
+      }
+    }
+  }
   if (const auto f = map.get("dtype")) {
     c.dtype = choice_of<std::string>(ctx, *f,
                                      {{"fp16", "fp16"},

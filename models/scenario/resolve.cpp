@@ -119,10 +119,14 @@ static void replay_kernel_trace(const Scenario& scenario, TenantSpec& tenant,
 }
 
 // The most tokens a synthetic request can have of D: a fixed count, a uniform one's upper
-// bound, an unbounded distribution's mean (its tail is not checked).
+// bound, an empirical one's largest point, an unbounded distribution's mean (its tail is not
+// checked).
 static double largest_tokens(const DurationDistribution& d) {
   if (d.kind == DurationDistribution::Kind::fixed) return static_cast<double>(d.value);
-  if (d.kind == DurationDistribution::Kind::uniform) return static_cast<double>(d.upper);
+  if (d.kind == DurationDistribution::Kind::uniform ||
+      d.kind == DurationDistribution::Kind::empirical) {
+    return static_cast<double>(d.upper);
+  }
   return d.mean();
 }
 
@@ -176,6 +180,7 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
       origin.working_set = origin.repeat = ParamOrigin::catalog;
   w.kernel_origins.assign(w.kernels.size(), origin);
   w.memory_per_token = llm_kv_bytes_per_token(card);
+  w.attention_window = card.sliding_window;  // 0: full attention
   const std::int64_t tokens =
       w.max_tokens_in_batch > 0 ? w.max_tokens_in_batch
       : w.scheduler == BatchScheduler::sarathi

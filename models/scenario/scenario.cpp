@@ -14,6 +14,14 @@ double DurationDistribution::mean() const {
       return static_cast<double>(value) * std::exp(sigma * sigma / 2.0);
     case Kind::uniform:
       return (static_cast<double>(value) + static_cast<double>(upper)) / 2.0;
+    case Kind::empirical: {  // sum of point x its probability
+      double sum = 0, below = 0;
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        sum += static_cast<double>(points[i]) * (cumulative[i] - below);
+        below = cumulative[i];
+      }
+      return sum;
+    }
   }
   return static_cast<double>(value);
 }

@@ -46,14 +46,19 @@ inline constexpr int kMaxRepeat = 1'000'000;
 /// thousand 5e10x). Measured kernel and token spreads are 0.1-1.5.
 inline constexpr double kMaxLognormalSigma = 3.0;
 
-/// A duration that is fixed or drawn per use from a distribution.
+/// A duration (or count) that is fixed or drawn per use from a distribution.
 struct DurationDistribution {
-  enum class Kind { fixed, exponential, lognormal, uniform };
+  enum class Kind { fixed, exponential, lognormal, uniform, empirical };
   Kind kind = Kind::fixed;
   Nanos value = 0;     ///< fixed: the value; exponential: the mean; lognormal: the median;
-                       ///< uniform: the lower bound
+                       ///< uniform: the lower bound; empirical: the smallest point
   double sigma = 0.0;  ///< lognormal only: sigma of the underlying normal
-  Nanos upper = 0;     ///< uniform only: the upper bound
+  Nanos upper = 0;     ///< uniform: the upper bound; empirical: the largest point
+  /// empirical only (`{empirical: {values: [...], weights: [...]}}`): the points as written and
+  /// the cumulative share of the weights up to each (ascending, the last exactly 1). A draw
+  /// takes the first point whose cumulative share exceeds a uniform u in [0, 1).
+  std::vector<Nanos> points;
+  std::vector<double> cumulative;
   /// Expected value in ns (used for solo-latency and load estimates).
   double mean() const;
 };
@@ -191,9 +196,13 @@ struct CatalogRequestSpec {
   std::string model;  ///< catalog entry name (calibration/workloads/NAME.yaml)
   int batch = 0;      ///< 0 = the entry's default
   int seq_len = 0;    ///< tokens per sequence; 0 = the entry's default (vision: from the image)
-  std::string dtype;  ///< fp16 | bf16 | fp8 | int8 | tf32 | fp32; "" = the entry's default
-  std::string phase;  ///< inference | training; "" = the entry's first phase
-  int steps = 1;      ///< forward (and backward) passes per request, back to back
+  /// `seq_len:` written as a distribution (`{uniform: {min: 64, max: 384}}`, ...): each request
+  /// draws its length (resolve_scenario() builds the kernels of every length it can draw into
+  /// WorkloadSpec::kernels_by_length). kind fixed = one length for all (seq_len).
+  DurationDistribution seq_len_distribution;
+  std::string dtype;         ///< fp16 | bf16 | fp8 | int8 | tf32 | fp32; "" = the entry's default
+  std::string phase;         ///< inference | training; "" = the entry's first phase
+  int steps = 1;             ///< forward (and backward) passes per request, back to back
   double bus_bandwidth = 0;  ///< bytes/s of the data-parallel all-reduce; 0 = kernel-families'
   /// What launches the kernels (kernel-families.yaml `runtimes:`: pytorch, onnxruntime,
   /// tensorrt); "" = the phase's default (tensorrt for inference, pytorch for training), which
@@ -287,7 +296,17 @@ struct LlmCard {
   /// Width of one attention head (`head_dim:`); 0 = hidden / heads. Models such as Qwen3 set it
   /// apart from hidden / heads: the query is heads x head_dim wide, K and V kv_heads x head_dim.
   std::int64_t head_dim = 0;
-  std::int64_t ffn = 0;         ///< FFN intermediate size
+  std::int64_t ffn = 0;  ///< FFN intermediate size (dense layers; MoE: 0 allowed)
+  /// Mixture of experts (llm_card.hpp states the law): `experts` routed FFN experts per layer
+  /// (0 = a dense FFN of width ffn), each token routed to `experts_per_token` of them (top-k), each
+  /// expert an FFN of width `expert_ffn`; `shared_experts` more of that width every token uses.
+  int experts = 0;
+  int experts_per_token = 0;
+  std::int64_t expert_ffn = 0;
+  int shared_experts = 0;
+  /// Sliding-window attention (`sliding_window:` tokens, 0 = full attention): a token attends to
+  /// at most this many past tokens, and each sequence keeps at most this many tokens' K and V.
+  std::int64_t sliding_window = 0;
   std::int64_t vocabulary = 0;  ///< vocabulary (embedding and LM head rows)
   bool gated_ffn = true;        ///< SwiGLU (gate, up, down: 3 matrices) or 2 matrices
   /// Decode and prefill iterations launched as CUDA graphs (`cuda_graph:`): no host floor, the
@@ -311,6 +330,12 @@ struct WorkloadSpec {
   /// `llm:` model card; its kernels replace `request:` (filled in by resolve_scenario()).
   std::optional<LlmCard> llm;
   std::vector<KernelSpec> kernels;  ///< run in order, one stream per request (non-empty)
+  /// A catalog tenant whose `seq_len:` is a distribution (filled in by resolve_scenario()): the
+  /// lengths it can draw, ascending, and the request's kernels at each (same index). A request
+  /// draws its length as its input_tokens and runs kernels_by_length at it; `kernels` are those at
+  /// the length nearest the mean (estimates, inspect). Empty otherwise.
+  std::vector<std::int64_t> length_values;
+  std::vector<std::vector<KernelSpec>> kernels_by_length;
   /// Where each kernel's parameters came from (same length as `kernels` once resolved).
   std::vector<KernelOrigins> kernel_origins;
   /// Set when the kernels come from the workload catalog (filled in by resolve_scenario()).
@@ -325,6 +350,9 @@ struct WorkloadSpec {
   std::int64_t memory_per_request = 0;  ///< bytes allocated while a request runs (e.g. KV cache)
   ParamOrigin memory_per_request_origin = ParamOrigin::fallback;  ///< user when written
   std::int64_t memory_per_token = 0;  ///< bytes per (input + output) token while it runs
+  /// Sliding-window attention (an llm: card's `sliding_window:`; 0 = none): a sequence's
+  /// attention reads, and its KV cache holds, at most this many tokens (its latest ones).
+  std::int64_t attention_window = 0;
   /// Token counts of synthetic requests (`tokens: {input: 512, output: {lognormal: ...}}`);
   /// DurationDistribution reused with unitless values. Trace arrivals carry their own counts.
   DurationDistribution input_tokens, output_tokens;

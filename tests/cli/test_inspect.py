@@ -140,6 +140,12 @@ def test_set_reaches_catalog_keys(mixed):
          "tenants.0.workload.bus_bandwidth: bandwidth needs a size per second"),
         ("      model: resnet50\n      seq_len: 10\n", "tenants.0.workload.seq_len: resnet50 has no sequence length"),
         ("      model: resnet50\n      dtype: fp8\n", "has no compute_throughput.fp8_tensor"),
+        ("      model: bert-base\n      seq_len: {uniform: {min: 0, max: 128}}\n",
+         "tenants.0.workload.seq_len: every sequence length it can draw must be >= 1"),
+        ("      model: bert-base\n      seq_len: {empirical: {values: [64, 128], weights: [1]}}\n",
+         "expected one weight per value (2), got 1"),
+        ("      model: bert-base\n      seq_len: {uniform: {min: 64, max: 600}}\n",
+         "bert-base has 512 positions; seq_len 513 does not fit"),
         ("      model: resnet50\n      request: {kernels: [{duration: 1ms}]}\n",
          "tenants.0.workload.request: give request or model"),
     ],
@@ -156,6 +162,25 @@ def test_catalog_errors_are_one_located_line(tmp_path, tail, message):
         assert p.returncode == 2, (command, p.stderr)
         assert p.stderr.count("\n") == 1, p.stderr
         assert str(path) + ":" in p.stderr and message in p.stderr, p.stderr
+
+
+def test_inspect_shows_a_seq_len_distribution(tmp_path):
+    """A catalog tenant whose lengths vary: inspect names the distribution, its mean, the lengths
+    built, the one the kernels are listed at and the one memory is at."""
+    path = tmp_path / "lengths.yaml"
+    path.write_text(
+        "name: lengths\nduration: 1s\ngpus: [{name: gpu0, model: a100-80gb}]\ntenants:\n"
+        "  - name: qa\n    device: gpu0\n    workload:\n"
+        "      arrivals: {process: poisson, rate: 1/s}\n      model: bert-large\n"
+        "      seq_len: {empirical: {values: [128, 384], weights: [3, 1]}}\n"
+    )
+    p = gpumux("inspect", str(path))
+    assert p.returncode == 0, p.stderr
+    line = next(l for l in p.stdout.splitlines() if l.strip().startswith("lengths:"))
+    assert "empirical 128 (0.75), 384 (0.25)" in line and "(mean 192)" in line, line
+    assert "2 lengths 128..384" in line and "rows below at 128" in line and "at 384" in line, line
+    doc = json.loads(gpumux("inspect", str(path), "--json").stdout)
+    assert doc["tenants"][0]["lengths"] == line.strip()[len("lengths: "):]
 
 
 def test_python_inspect_dataframe(mixed):
