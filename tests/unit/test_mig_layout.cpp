@@ -141,10 +141,10 @@ TEST(MigLayout, EveryMigPartedDefaultLayoutFits) {
   }
   // Measured: 46 (layout, GPU) pairs before the H100 PCIe profile, plus the 8 layouts of the
   // H100-80GB filter (0x2331 is the H100 PCIe) now also checked on it: 54, all under a layout
-  // name our profiles also carry; and the A100 80GB PCIe profile (0x20B5) on the same filter's
-  // 6 A100 layouts: 60.
-  EXPECT_EQ(checked, 60);
-  EXPECT_EQ(matched_names, 60);
+  // name our profiles also carry; and the A100 80GB PCIe profile (0x20B5) on the 8 layouts of
+  // its filter: 62.
+  EXPECT_EQ(checked, 62);
+  EXPECT_EQ(matched_names, 62);
   EXPECT_EQ(gpus_seen.size(), kProfiles.size());
 }
 
