@@ -11,6 +11,7 @@
 #include "models/config/input_error.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/power.hpp"
+#include "models/scenario/emit.hpp"
 #include "tests/support/run_yaml.hpp"
 
 namespace gpumux {
@@ -190,6 +191,22 @@ TEST(PowerRun, ALoneSliceRunsAtBoostWhereTheWholeGpuCapsAndBusyNeighboursCapIt) 
   EXPECT_LT(clock, 1410.0);
   for (int i = 1; i < 7; ++i) EXPECT_EQ(device(full, "gpu0/" + std::to_string(i)).clock_mhz, clock);
   EXPECT_GT(tenant(full, "t").latency.mean, tenant(slice_on, "t").latency.mean);
+}
+
+TEST(PowerRun, ThePowerBlockIsWrittenBackAsRead) {
+  const Scenario s = load_scenario_text(
+      scenario("  - {name: gpu0, model: a100-pcie-80gb, power: {tdp: 250W, hbm_energy: 31.2pJ/B, "
+               "clock_exponent: 2.5}}\n  - {name: gpu1, model: a100-pcie-80gb, power: none}",
+               "gpu0"),
+      "test.yaml");
+  const Scenario again = load_scenario_text(emit_scenario_yaml(s), "again.yaml");
+  ASSERT_EQ(again.gpus.size(), 2u);
+  EXPECT_EQ(again.gpus[0].power.tdp_w, 250.0);
+  EXPECT_EQ(again.gpus[0].power.hbm_picojoules_per_byte, 31.2);
+  EXPECT_EQ(again.gpus[0].power.clock_exponent, 2.5);
+  EXPECT_FALSE(again.gpus[0].power.idle_w);
+  EXPECT_FALSE(again.gpus[0].power.off);
+  EXPECT_TRUE(again.gpus[1].power.off);
 }
 
 TEST(PowerRun, ScenarioPowerValuesAreChecked) {
