@@ -83,8 +83,7 @@ inline std::optional<double> parse_with_unit(const std::string& text, std::strin
 
 /// P(x), W: the board's draw at busy SM fraction `activity`, HBM traffic `hbm_bytes_per_s` and
 /// clock ratio `x`.
-inline double board_power(const PowerParams& p, double activity, double hbm_bytes_per_s,
-                          double x) {
+inline double board_power(const PowerParams& p, double activity, double hbm_bytes_per_s, double x) {
   return p.idle_w + p.sm_dynamic_w * activity * std::pow(x, p.clock_exponent) +
          p.hbm_joules_per_byte * hbm_bytes_per_s;
 }
