@@ -28,7 +28,8 @@ const CommandHelp kInspectHelp{
     "A kernel class is the kernels of a request with the same name and values (n = how many).\n"
     "Also the grid (blocks / resident blocks per SM) and, for catalog tenants, the runtime,\n"
     "the host gap per launch it implies and how each kernel is implemented (GEMM tile and\n"
-    "split-K, fused or unfused attention).\n"
+    "split-K, fused or unfused attention). Per GPU whose power is modelled: its TDP and its\n"
+    "draw and clock at full load (docs/strategies.md, \"Power and clocks\").\n"
     "Exit: 0 shown, 2 bad input.",
     "  gpumux inspect scenarios/quickstart.yaml\n"
     "  gpumux inspect scenarios/pattern-batch-inference.yaml --json\n"
