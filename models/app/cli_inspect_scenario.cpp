@@ -8,6 +8,8 @@
 
 #include "models/app/application.hpp"
 #include "models/app/cli_common.hpp"
+#include "models/gpu/device_profile.hpp"
+#include "models/gpu/power.hpp"
 
 namespace gpumux::cli {
 namespace {
@@ -26,7 +28,8 @@ const CommandHelp kInspectHelp{
     "A kernel class is the kernels of a request with the same name and values (n = how many).\n"
     "Also the grid (blocks / resident blocks per SM) and, for catalog tenants, the runtime,\n"
     "the host gap per launch it implies and how each kernel is implemented (GEMM tile and\n"
-    "split-K, fused or unfused attention).\n"
+    "split-K, fused or unfused attention). Per GPU whose power is modelled: its TDP and its\n"
+    "draw and clock at full load (docs/strategies.md, \"Power and clocks\").\n"
     "Exit: 0 shown, 2 bad input.",
     "  gpumux inspect scenarios/quickstart.yaml\n"
     "  gpumux inspect scenarios/pattern-batch-inference.yaml --json\n"
@@ -44,6 +47,33 @@ po::options_description inspect_options() {
                                                      "the same as --format json");
   add_quiet_option(o);
   return o;
+}
+
+// Per GPU whose power is modelled (models/gpu/power.hpp): its TDP, and its draw and clock at the
+// bound of its load: every SM of its devices busy, their whole HBM bandwidth in use (a run
+// measures the real load: its summary's clock_mhz and board_power_w).
+nlohmann::json power_bounds(const ResolvedScenario& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t g = 0; g < r.gpu_profiles.size(); ++g) {
+    const DeviceProfile& gpu = *r.gpu_profiles[g];
+    const PowerParams p = r.scenario.gpus[g].power.apply(gpu.power);
+    if (!p.modelled()) continue;
+    double activity = 0, bytes = 0;
+    for (const ResolvedDevice& d : r.devices) {
+      if (d.gpu != static_cast<int>(g)) continue;
+      activity += static_cast<double>(d.geometry.sms) / std::max(1, gpu.sms);
+      bytes += d.geometry.bandwidth * achievable_hbm_bandwidth(gpu);
+    }
+    const double x = capped_clock_ratio(p, activity, bytes);
+    out.push_back({{"gpu", r.scenario.gpus[g].name},
+                   {"tdp_w", p.tdp_w},
+                   {"boost_clock_mhz", p.boost_clock_mhz},
+                   {"base_clock_mhz", p.base_clock_mhz},
+                   {"full_load_power_at_boost_w", board_power(p, activity, bytes, 1.0)},
+                   {"full_load_clock_mhz", x * p.boost_clock_mhz},
+                   {"origin", r.scenario.gpus[g].power.any() ? "user" : "profile " + gpu.name}});
+  }
+  return out;
 }
 
 std::string duration_text(double ns) {
@@ -151,6 +181,7 @@ int command_inspect(const std::vector<std::string>& args) {
            {"implementation", r.implementation}});
     }
     print_structured(nlohmann::json{{"scenario", inspection.resolved.scenario.name},
+                                    {"power", power_bounds(inspection.resolved)},
                                     {"tenants", tenants},
                                     {"warnings", inspection.warnings}},
                      format, std::cout);
@@ -235,6 +266,16 @@ int command_inspect(const std::vector<std::string>& args) {
         r.busy_share >= 0 ? fmt::format("{:.3f}", r.busy_share) : std::string("-"),
         size_text(r.working_set), r.repeat, grid, origins_text(r),
         r.implementation.empty() ? std::string() : " [" + r.implementation + "]");
+  }
+  for (const nlohmann::json& p : power_bounds(inspection.resolved)) {
+    std::cout << fmt::format(
+        "\npower {}: TDP {:.0f} W; at full load (every SM busy, all its HBM bandwidth) it "
+        "would draw {:.0f} W at {:.0f} MHz boost, so its clock is at least {:.0f} MHz (base {:.0f} "
+        "MHz; {})\n",
+        p["gpu"].get<std::string>(), p["tdp_w"].get<double>(),
+        p["full_load_power_at_boost_w"].get<double>(), p["boost_clock_mhz"].get<double>(),
+        p["full_load_clock_mhz"].get<double>(), p["base_clock_mhz"].get<double>(),
+        p["origin"].get<std::string>());
   }
   for (const std::string& w : inspection.warnings) std::cerr << "gpumux: warning: " << w << "\n";
   return kExitOk;

@@ -169,6 +169,7 @@ std::vector<std::string> mig_parted_device_ids(const std::string& profile_name) 
       "0x20B510DE", "0x20F310DE", "0x20F510DE", "0x232410DE"};  // H100/H800/A100/A800 80GB
   static const std::map<std::string, std::vector<std::string>> kIds = {
       {"a100-80gb", kHopperAmpere80},
+      {"a100-pcie-80gb", kHopperAmpere80},
       {"h100-sxm-80gb", kHopperAmpere80},
       {"h100-pcie-80gb", kHopperAmpere80},
       {"a100-sxm4-40gb", {"0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"}},

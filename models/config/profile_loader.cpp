@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -73,6 +74,9 @@ class ProfileParser {
                 "mps_max_clients",
                 "mig",
                 "boost_clock",
+                "base_clock",
+                "tdp",
+                "power",
                 "compute_capability",
                 "sm_limits",
                 "compute_throughput"});
@@ -139,23 +143,17 @@ class ProfileParser {
     gpu.mps_max_clients = positive_int(root, "mps_max_clients", "", false);
     if (root["mig"]) parse_mig(root["mig"], gpu);
     if (root["boost_clock"]) {
-      const YAML::Node clock = sourced(root, "boost_clock", "", false);
-      const std::string text = clock.IsScalar() ? clock.Scalar() : "";
-      const std::size_t unit = text.find("MHz");
-      if (unit == std::string::npos || unit + 3 != text.size()) {
-        fail(clock, "boost_clock", "expected a clock in MHz, e.g. 1410MHz");
-      }
-      std::size_t used = 0;
-      double mhz = 0;
-      try {
-        mhz = std::stod(text.substr(0, unit), &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != unit || !(mhz > 0))
-        fail(clock, "boost_clock", "expected a clock in MHz, e.g. 1410MHz");
-      gpu.boost_clock_mhz = mhz;
+      gpu.boost_clock_mhz = positive_with_unit(root, "boost_clock", "", "MHz", "1410MHz");
     }
+    if (root["base_clock"]) {
+      gpu.base_clock_mhz = positive_with_unit(root, "base_clock", "", "MHz", "1275MHz");
+      if (gpu.boost_clock_mhz > 0 && gpu.base_clock_mhz > gpu.boost_clock_mhz)
+        fail(root["base_clock"], "base_clock", "must not exceed boost_clock");
+    }
+    if (root["tdp"]) gpu.power.tdp_w = positive_with_unit(root, "tdp", "", "W", "400W");
+    if (root["power"]) parse_power(root["power"], gpu.power);
+    gpu.power.boost_clock_mhz = gpu.boost_clock_mhz;
+    gpu.power.base_clock_mhz = gpu.base_clock_mhz;
     if (root["compute_capability"]) {
       const YAML::Node cc = sourced(root, "compute_capability", "", false);
       if (!cc.IsScalar()) fail(cc, "compute_capability", "expected a text such as \"8.0\"");
@@ -290,6 +288,44 @@ class ProfileParser {
     const std::int64_t bytes = with_unit(map, key, parent, covered, units::parse_size_bytes);
     if (bytes <= 0) fail(map[key], child_path(parent, key), "must be greater than zero");
     return bytes;
+  }
+
+  // A number written with `unit` ("300W"), sourced, greater than zero.
+  double positive_with_unit(const YAML::Node& map, const std::string& key,
+                            const std::string& parent, std::string_view unit,
+                            const std::string& example) const {
+    const std::string path = child_path(parent, key);
+    const YAML::Node node = sourced(map, key, parent, false);
+    const std::optional<double> value =
+        node.IsScalar() ? parse_with_unit(node.Scalar(), unit) : std::nullopt;
+    if (!value || !(*value > 0)) {
+      fail(node, path, "expected a value in " + std::string(unit) + ", e.g. " + example);
+    }
+    return *value;
+  }
+
+  // `power:` the power law's terms (models/gpu/power.hpp), each {value, source|assumption}:
+  // idle (W), sm_dynamic (W), hbm_energy (pJ/B), clock_exponent (a plain number, 1 to 4).
+  void parse_power(const YAML::Node& node, PowerParams& power) const {
+    const std::string path = "power";
+    if (!node.IsMap()) {
+      fail(node, path, "expected a mapping {idle: ..., sm_dynamic: ..., hbm_energy: ...}");
+    }
+    check_keys(node, path, {"idle", "sm_dynamic", "hbm_energy", "clock_exponent"});
+    if (node["idle"]) power.idle_w = positive_with_unit(node, "idle", path, "W", "50W");
+    if (node["sm_dynamic"]) {
+      power.sm_dynamic_w = positive_with_unit(node, "sm_dynamic", path, "W", "295W");
+    }
+    if (node["hbm_energy"]) {
+      power.hbm_joules_per_byte =
+          positive_with_unit(node, "hbm_energy", path, "pJ/B", "31pJ/B") * 1e-12;
+    }
+    if (node["clock_exponent"]) {
+      const YAML::Node e = sourced(node, "clock_exponent", path, false);
+      const double value = as_number(e, path + ".clock_exponent");
+      if (!(value >= 1 && value <= 4)) fail(e, path + ".clock_exponent", "must be in [1, 4]");
+      power.clock_exponent = value;
+    }
   }
 
   // `compute_throughput:` every precision written, each {value, source|assumption}: floating

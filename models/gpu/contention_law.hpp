@@ -189,6 +189,9 @@ struct DeviceGeometry {
   /// set_law_terms). nullptr (a geometry built by hand): whole-SM residency (FluidLaw's sharing)
   /// with the terms above as they are.
   const ContentionLaw* law = nullptr;
+  /// x = f / f_boost, the SM clock the board's power cap leaves (models/gpu/power.hpp): law 2's
+  /// sigma is multiplied by it (the SM phase slows, the memory phase does not). 1 = boost.
+  double clock_ratio = 1.0;
 };
 
 struct DeviceProfile;
@@ -408,13 +411,15 @@ inline double memory_speed(double f, double held_sms, const DeviceGeometry& g) {
 
 /// Law 2: sigma, the compute phase's speed on `held_sms` > 0 SMs relative to alone, for a
 /// kernel of grid width `f` and grid `grid` (0 = unknown).
+/// Times the clock ratio x (DeviceGeometry::clock_ratio; exactly the SM speed when x = 1).
 inline double compute_speed(double f, double grid, double held_sms, const DeviceGeometry& g) {
-  if (!(grid > 0) || !g.discrete_waves) return std::min(1.0, held_sms / (f * g.gpu_sms));
+  const double x = g.clock_ratio;
+  if (!(grid > 0) || !g.discrete_waves) return std::min(1.0, held_sms / (f * g.gpu_sms)) * x;
   const double tolerance = 1e-9;  // (grids and SM counts are integers; shares are not exact)
   const double alone = std::ceil(grid / g.gpu_sms - tolerance);
   const double whole = std::floor(held_sms + tolerance);
-  if (whole < 1) return std::min(1.0, held_sms * alone / std::ceil(grid - tolerance));
-  return std::min(1.0, alone / std::ceil(grid / whole - tolerance));
+  if (whole < 1) return std::min(1.0, held_sms * alone / std::ceil(grid - tolerance)) * x;
+  return std::min(1.0, alone / std::ceil(grid / whole - tolerance)) * x;
 }
 
 /// Law 2 on a device whose law has no overlapped phases (the fluid law): an overlapped kernel

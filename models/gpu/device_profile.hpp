@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/power.hpp"
 #include "sim/core/time.hpp"
 
 namespace gpumux {
@@ -89,6 +90,12 @@ struct DeviceProfile {
   /// Boost SM clock in MHz (`boost_clock:`); 0 = not in the profile. With `sms` it scales the
   /// compute part of a kernel recorded on another model (kernel traces).
   double boost_clock_mhz = 0;
+  /// Base SM clock in MHz (`base_clock:`); 0 = not in the profile. The floor of a power-capped
+  /// clock (models/gpu/power.hpp).
+  double base_clock_mhz = 0;
+  /// The power law's terms (`tdp:` and `power:`; models/gpu/power.hpp), its clocks copied from
+  /// boost_clock and base_clock. power.modelled() false: the clock never drops.
+  PowerParams power;
   std::string compute_capability;  ///< "8.0", "9.0" (`compute_capability:`), "" = unknown
   SmLimits sm_limits;
   ComputeThroughput compute;  ///< peak compute per precision; all 0 when the profile has none

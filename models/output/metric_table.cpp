@@ -422,6 +422,20 @@ std::vector<DeviceMetric> build_device_metrics() {
                               "time spent switching contexts", Ty::i64, F::duration,
                               [](const D& d) -> MetricValue { return d.switch_overhead_ns; }),
                     main, "switch overhead"));
+  // Power and clocks (models/gpu/power.hpp): JSON and CSV only, where the board's power is
+  // modelled (the HDF5 device table keeps its columns).
+  for (const bool clock : {true, false}) {
+    DeviceMetric power =
+        clock ? metric<D>("clock_mhz", "clock_mhz", "MHz", "SM clock of the device's board",
+                          Ty::f64, F::number, [](const D& d) -> MetricValue { return d.clock_mhz; })
+              : metric<D>("board_power_w", "board_power_w", "W",
+                          "mean draw of the device's board (all its MIG instances)", Ty::f64,
+                          F::number, [](const D& d) -> MetricValue { return d.board_power_w; });
+    power.h5 = false;
+    power.csv = power.column;
+    power.in_summary = [](const D& d) { return d.clock_mhz > 0; };
+    m.push_back(std::move(power));
+  }
   return m;
 }
 

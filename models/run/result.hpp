@@ -62,6 +62,11 @@ struct DeviceResult {
   std::int64_t memory_peak_bytes = 0;
   std::int64_t context_switches = 0;
   std::int64_t switch_overhead_ns = 0;
+  /// The SM clock its board ran at (MHz) and the board's mean draw (W) over [warmup, end],
+  /// where power is modelled (models/gpu/power.hpp); 0 = not modelled. Every instance of a
+  /// board reports the board's.
+  double clock_mhz = 0;
+  double board_power_w = 0;
 };
 
 enum class RequestStatus : std::uint8_t { completed = 0, failed = 1, unfinished = 2 };

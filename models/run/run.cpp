@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "models/gpu/device_profile.hpp"
+#include "models/gpu/power.hpp"
 #include "models/scenario/emit.hpp"
 #include "models/strategies/registry.hpp"
 
@@ -128,9 +131,126 @@ RunResult Run::execute() {
 
 }  // namespace run
 
-RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) {
+namespace {
+
+// Power and clocks (models/gpu/power.hpp), quasi-static: one clock per board for the whole run.
+// A board whose draw at boost may exceed its TDP (every SM of its devices busy, their whole HBM
+// bandwidth in use) gets a pilot run at boost; its measured busy SM fraction and HBM traffic
+// give the capped clock x, and the run is made again with every device of the board at x.
+// Boards that cannot reach their TDP run once, exactly as without a power model.
+
+// The power terms of each gpus[] entry: its profile's with the scenario's `power:` applied.
+std::vector<PowerParams> board_power_params(const ResolvedScenario& r) {
+  std::vector<PowerParams> out;
+  for (std::size_t g = 0; g < r.gpu_profiles.size(); ++g) {
+    out.push_back(r.scenario.gpus[g].power.apply(r.gpu_profiles[g]->power));
+  }
+  return out;
+}
+
+struct BoardLoad {
+  double activity = 0;         // busy SMs / the board's SMs
+  double hbm_bytes_per_s = 0;  // HBM traffic
+};
+
+// Per gpus[] entry: its devices' load, each scaled by `busy` and `dram` of the device (indices
+// of r.devices).
+template <typename Busy, typename Dram>
+std::vector<BoardLoad> board_loads(const ResolvedScenario& r, Busy busy, Dram dram) {
+  std::vector<BoardLoad> out(r.gpu_profiles.size());
+  for (std::size_t d = 0; d < r.devices.size(); ++d) {
+    const ResolvedDevice& device = r.devices[d];
+    const DeviceProfile& gpu = *r.gpu_profiles[static_cast<std::size_t>(device.gpu)];
+    BoardLoad& load = out[static_cast<std::size_t>(device.gpu)];
+    load.activity += busy(d) * device.geometry.sms / std::max(1, gpu.sms);
+    load.hbm_bytes_per_s += dram(d) * device.geometry.bandwidth * achievable_hbm_bandwidth(gpu);
+  }
+  return out;
+}
+
+// Writes each device's board clock and mean board draw into `result`.
+void report_power(const ResolvedScenario& r, const std::vector<PowerParams>& params,
+                  const std::vector<double>& clock_ratio, RunResult& result) {
+  const std::vector<BoardLoad> loads = board_loads(
+      r, [&](std::size_t d) { return result.devices[d].sm_busy; },
+      [&](std::size_t d) { return result.devices[d].dram_busy; });
+  for (std::size_t d = 0; d < r.devices.size() && d < result.devices.size(); ++d) {
+    const auto g = static_cast<std::size_t>(r.devices[d].gpu);
+    if (!params[g].modelled()) continue;
+    result.devices[d].clock_mhz = clock_ratio[g] * params[g].boost_clock_mhz;
+    result.devices[d].board_power_w =
+        board_power(params[g], loads[g].activity, loads[g].hbm_bytes_per_s, clock_ratio[g]);
+  }
+}
+
+RunResult run_once(const ResolvedScenario& scenario, const RunOptions& options) {
   run::Run run(scenario, options);
   return run.execute();
+}
+
+// Per gpus[] entry: the clock ratio its power cap leaves with every SM of its devices busy and
+// their whole HBM bandwidth in use (1: the board cannot reach its TDP).
+std::vector<double> board_clock_bounds(const ResolvedScenario& scenario) {
+  const std::vector<PowerParams> params = board_power_params(scenario);
+  const std::vector<BoardLoad> full = board_loads(
+      scenario, [](std::size_t) { return 1.0; }, [](std::size_t) { return 1.0; });
+  std::vector<double> out;
+  for (std::size_t g = 0; g < params.size(); ++g) {
+    out.push_back(capped_clock_ratio(params[g], full[g].activity, full[g].hbm_bytes_per_s));
+  }
+  return out;
+}
+
+}  // namespace
+
+RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) {
+  const std::vector<PowerParams> params = board_power_params(scenario);
+  std::vector<double> clock_ratio(params.size(), 1.0);
+  const std::vector<double> worst = board_clock_bounds(scenario);
+  const bool may_cap = std::any_of(worst.begin(), worst.end(), [](double x) { return x < 1.0; });
+  if (!may_cap) {
+    RunResult result = run_once(scenario, options);
+    report_power(scenario, params, clock_ratio, result);
+    return result;
+  }
+  // The pilot: at boost, observed by nobody (its records are not the run's).
+  RunOptions pilot_options = options;
+  pilot_options.observers.clear();
+  pilot_options.progress = nullptr;
+  pilot_options.record_requests = options.observers.empty() && options.record_requests;
+  RunResult pilot = run_once(scenario, pilot_options);
+  const std::vector<BoardLoad> loads = board_loads(
+      scenario, [&](std::size_t d) { return pilot.devices[d].sm_busy; },
+      [&](std::size_t d) { return pilot.devices[d].dram_busy; });
+  bool capped = false;
+  for (std::size_t g = 0; g < params.size(); ++g) {
+    clock_ratio[g] = capped_clock_ratio(params[g], loads[g].activity, loads[g].hbm_bytes_per_s);
+    capped = capped || clock_ratio[g] < 1.0;
+  }
+  if (pilot.status != "complete" || (!capped && options.observers.empty())) {
+    std::fill(clock_ratio.begin(), clock_ratio.end(), 1.0);
+    report_power(scenario, params, clock_ratio, pilot);
+    return pilot;
+  }
+  ResolvedScenario clocked = scenario;
+  for (ResolvedDevice& device : clocked.devices) {
+    device.geometry.clock_ratio = clock_ratio[static_cast<std::size_t>(device.gpu)];
+  }
+  RunResult result = run_once(clocked, options);
+  report_power(clocked, params, clock_ratio, result);
+  for (std::size_t g = 0; g < params.size(); ++g) {
+    if (!(clock_ratio[g] < 1.0)) continue;
+    const PowerParams& p = params[g];
+    result.notes.push_back(fmt::format(
+        "{}: power cap: the board draws {:.0f} W at boost (pilot run: {:.0f}% of its SMs busy, "
+        "{:.0f} GB/s of HBM), above its {:.0f} W TDP; SM clock {:.0f} MHz of {:.0f} MHz boost for "
+        "the whole run (docs/strategies.md, \"Power and clocks\"; `power: none` to turn off)",
+        scenario.scenario.gpus[g].name,
+        board_power(p, loads[g].activity, loads[g].hbm_bytes_per_s, 1.0), 100.0 * loads[g].activity,
+        loads[g].hbm_bytes_per_s / 1e9, p.tdp_w, clock_ratio[g] * p.boost_clock_mhz,
+        p.boost_clock_mhz));
+  }
+  return result;
 }
 
 }  // namespace gpumux

@@ -91,6 +91,22 @@ void emit_gpu(YAML::Emitter& out, const GpuSpec& g) {
   out << YAML::Key << "sharing" << YAML::Value;
   emit_sharing(out, g.sharing);
   out << YAML::Key << "cost_per_hour" << YAML::Value << number(g.cost_per_hour);
+  if (g.power.off) {
+    out << YAML::Key << "power" << YAML::Value << "none";
+  } else if (g.power.any()) {
+    // Units as the reader takes them: W, pJ/B (J/B x 1e12), the exponent a plain number.
+    const auto term = [&](const char* key, const std::optional<double>& value, double scale,
+                          const char* unit) {
+      if (value) out << YAML::Key << key << YAML::Value << number(*value * scale) + unit;
+    };
+    out << YAML::Key << "power" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    term("tdp", g.power.tdp_w, 1.0, "W");
+    term("idle", g.power.idle_w, 1.0, "W");
+    term("sm_dynamic", g.power.sm_dynamic_w, 1.0, "W");
+    term("hbm_energy", g.power.hbm_picojoules_per_byte, 1.0, "pJ/B");
+    term("clock_exponent", g.power.clock_exponent, 1.0, "");
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 }
 

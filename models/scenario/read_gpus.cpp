@@ -106,8 +106,49 @@ static const std::map<std::string, std::string>& sharing_key_hints() {
   return hints;
 }
 
+// `power:` on a gpus entry: `none` (no power cap modelled) or a mapping replacing the profile's
+// power terms (models/gpu/power.hpp): tdp, idle, sm_dynamic (W), hbm_energy (pJ/B),
+// clock_exponent (a number in [1, 4]).
+static PowerOverrides power_of(Context& ctx, const Field& field) {
+  PowerOverrides power;
+  if (field.node.IsScalar()) {
+    if (text_of(ctx, field) != "none") {
+      ctx.fail(field,
+               "expected `none` or a mapping {tdp: 300W, idle: 50W, sm_dynamic: 295W, "
+               "hbm_energy: 31pJ/B, clock_exponent: 3}, got '" +
+                   text_of(ctx, field) + "'");
+    }
+    power.off = true;
+    return power;
+  }
+  const MapReader map(ctx, field, {"tdp", "idle", "sm_dynamic", "hbm_energy", "clock_exponent"});
+  const auto with = [&](const char* key, std::string_view unit, const char* example,
+                        double scale) -> std::optional<double> {
+    const auto f = map.get(key);
+    if (!f) return std::nullopt;
+    const std::string text = text_of(ctx, *f);
+    const std::optional<double> value = parse_with_unit(text, unit);
+    const bool exponent = unit.empty();
+    const std::optional<double> plain =
+        exponent ? std::optional<double>(number_of(ctx, *f)) : value;
+    if (!plain || !(*plain > 0) || (exponent && !(*plain >= 1 && *plain <= 4))) {
+      ctx.fail(*f, exponent ? "expected a number in [1, 4], got '" + text + "'"
+                            : "expected a value in " + std::string(unit) +
+                                  " greater than 0, e.g. " + example + ", got '" + text + "'");
+    }
+    return *plain * scale;
+  };
+  power.tdp_w = with("tdp", "W", "300W", 1.0);
+  power.idle_w = with("idle", "W", "50W", 1.0);
+  power.sm_dynamic_w = with("sm_dynamic", "W", "295W", 1.0);
+  power.hbm_picojoules_per_byte = with("hbm_energy", "pJ/B", "31pJ/B", 1.0);
+  power.clock_exponent = with("clock_exponent", "", "3", 1.0);
+  return power;
+}
+
 GpuSpec gpu_of(Context& ctx, const Field& field) {
-  const MapReader map(ctx, field, {"name", "model", "count", "mig", "sharing", "cost_per_hour"},
+  const MapReader map(ctx, field,
+                      {"name", "model", "count", "mig", "sharing", "cost_per_hour", "power"},
                       sharing_key_hints());
   GpuSpec g;
   g.where = ctx.at(field.path, field.mark);
@@ -126,6 +167,7 @@ GpuSpec gpu_of(Context& ctx, const Field& field) {
     g.cost_per_hour = number_of(ctx, *f);
     if (g.cost_per_hour < 0) ctx.fail(*f, "must be >= 0, got " + text_of(ctx, *f));
   }
+  if (const auto f = map.get("power")) g.power = power_of(ctx, *f);
   return g;
 }
 

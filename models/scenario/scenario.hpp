@@ -401,7 +401,9 @@ struct GpuSpec {
   std::string mig_layout_name;   ///< set when `mig:` named a layout (e.g. all-balanced)
   SharingSpec sharing;
   double cost_per_hour = 0.0;  ///< optional price of this GPU (currency/hour) for cost reports
-  SourceLocation where;        ///< location of this gpus[] entry
+  /// `power:`: `none`, or values replacing the profile's power terms (models/gpu/power.hpp).
+  PowerOverrides power;
+  SourceLocation where;  ///< location of this gpus[] entry
 };
 
 /// Targets on the quantiles of one per-request measure (unset = no target).

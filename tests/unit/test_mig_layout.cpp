@@ -25,9 +25,9 @@ namespace gpumux {
 namespace {
 
 // The profiles with MIG (the A10G, L4 and L40S have none).
-const std::vector<std::string> kProfiles = {"a100-80gb",     "a100-sxm4-40gb", "a30-24gb",
-                                            "h100-nvl-94gb", "h100-pcie-80gb", "h100-sxm-80gb",
-                                            "h200-141gb"};
+const std::vector<std::string> kProfiles = {"a100-80gb",     "a100-pcie-80gb", "a100-sxm4-40gb",
+                                            "a30-24gb",      "h100-nvl-94gb",  "h100-pcie-80gb",
+                                            "h100-sxm-80gb", "h200-141gb"};
 
 std::vector<std::string> split(const std::string& layout) {
   return expand_mig_layout(load_device_profile("h100-sxm-80gb"), {layout});
@@ -66,7 +66,7 @@ void expect_valid(const DeviceProfile& gpu, const std::vector<std::string>& layo
 // mig-parted's config-default.yaml, tests/data/mig-parted/).
 const std::map<std::string, std::string> kPciToProfile = {
     {"0x20B0", "a100-sxm4-40gb"}, {"0x20B1", "a100-sxm4-40gb"}, {"0x20F1", "a100-sxm4-40gb"},
-    {"0x20F6", "a100-sxm4-40gb"}, {"0x20B2", "a100-80gb"},      {"0x20B5", "a100-80gb"},
+    {"0x20F6", "a100-sxm4-40gb"}, {"0x20B2", "a100-80gb"},      {"0x20B5", "a100-pcie-80gb"},
     {"0x20F3", "a100-80gb"},      {"0x20F5", "a100-80gb"},      {"0x2330", "h100-sxm-80gb"},
     {"0x2331", "h100-pcie-80gb"}, {"0x2322", "h100-sxm-80gb"},  {"0x2324", "h100-sxm-80gb"},
     {"0x2321", "h100-nvl-94gb"},  {"0x233A", "h100-nvl-94gb"},  {"0x2335", "h200-141gb"},
@@ -141,9 +141,10 @@ TEST(MigLayout, EveryMigPartedDefaultLayoutFits) {
   }
   // Measured: 46 (layout, GPU) pairs before the H100 PCIe profile, plus the 8 layouts of the
   // H100-80GB filter (0x2331 is the H100 PCIe) now also checked on it: 54, all under a layout
-  // name our profiles also carry.
-  EXPECT_EQ(checked, 54);
-  EXPECT_EQ(matched_names, 54);
+  // name our profiles also carry; and the A100 80GB PCIe profile (0x20B5) on the 8 layouts of
+  // its filter: 62.
+  EXPECT_EQ(checked, 62);
+  EXPECT_EQ(matched_names, 62);
   EXPECT_EQ(gpus_seen.size(), kProfiles.size());
 }
 
@@ -157,7 +158,7 @@ TEST(MigLayout, EveryNamedLayoutOfEveryProfileFits) {
       ++layouts;
     }
   }
-  EXPECT_EQ(layouts, 13 * 6 + 9);  // six 8-slice GPUs with 13 layouts each, the A30 with 9
+  EXPECT_EQ(layouts, 13 * 7 + 9);  // seven 8-slice GPUs with 13 layouts each, the A30 with 9
 }
 
 TEST(MigLayout, EachProfileFitsAtItsMaxCount) {

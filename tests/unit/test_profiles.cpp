@@ -23,8 +23,8 @@ constexpr std::int64_t kMiB = 1024LL * 1024;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 const std::vector<std::string> kProfiles = {
-    "a100-80gb",      "a100-sxm4-40gb", "a10g-24gb",  "a30-24gb", "h100-nvl-94gb",
-    "h100-pcie-80gb", "h100-sxm-80gb",  "h200-141gb", "l4-24gb",  "l40s-48gb"};
+    "a100-80gb",      "a100-pcie-80gb", "a100-sxm4-40gb", "a10g-24gb", "a30-24gb", "h100-nvl-94gb",
+    "h100-pcie-80gb", "h100-sxm-80gb",  "h200-141gb",     "l4-24gb",   "l40s-48gb"};
 // The GPUs without MIG (GA102 and Ada parts): time-slicing and MPS only.
 const std::set<std::string> kWithoutMig = {"a10g-24gb", "l4-24gb", "l40s-48gb"};
 
@@ -98,7 +98,7 @@ void expect_rejected(const std::string& text, const std::vector<std::string>& pi
   }
 }
 
-TEST(Profiles, EmbeddedNamesAreTheTenCalibratedGpus) {
+TEST(Profiles, EmbeddedNamesAreTheCalibratedGpus) {
   EXPECT_EQ(embedded_profile_names(), kProfiles);
 }
 
@@ -324,6 +324,74 @@ TEST(Profiles, ComputeThroughputUnitsAndProvenanceAreChecked) {
                   {"test.yaml:19:", "compute_throughput.tf32_tensor", "number without a source"});
   expect_rejected(with("  fp32: .*\n", ""), {"compute_throughput.fp32: missing required key"});
   expect_rejected(with("fp32:", "fp64:"), {"compute_throughput.fp64", "unknown key"});
+}
+
+TEST(Profiles, PowerTermsUnitsAndProvenanceAreChecked) {
+  const std::string good = R"(boost_clock: {value: 1400MHz, source: "t"}
+base_clock: {value: 1000MHz, source: "t"}
+tdp: {value: 300W, source: "t"}
+power:
+  idle: {value: 50W, assumption: "t"}
+  sm_dynamic: {value: 250W, assumption: "t"}
+  hbm_energy: {value: 31.2pJ/B, source: "t"}
+  clock_exponent: {value: 3, assumption: "t"}
+)";
+  const DeviceProfile gpu = parse_device_profile(kBase + good, "t.yaml");
+  EXPECT_EQ(gpu.base_clock_mhz, 1000.0);
+  EXPECT_EQ(gpu.power.tdp_w, 300.0);
+  EXPECT_EQ(gpu.power.idle_w, 50.0);
+  EXPECT_EQ(gpu.power.sm_dynamic_w, 250.0);
+  EXPECT_DOUBLE_EQ(gpu.power.hbm_joules_per_byte, 31.2e-12);
+  EXPECT_EQ(gpu.power.boost_clock_mhz, 1400.0);
+  EXPECT_EQ(gpu.power.base_clock_mhz, 1000.0);
+  EXPECT_TRUE(gpu.power.modelled());
+  EXPECT_NE(std::find(gpu.assumed.begin(), gpu.assumed.end(), "power.sm_dynamic"),
+            gpu.assumed.end());
+  // Without them power is not modelled.
+  EXPECT_FALSE(parse_device_profile(kBase, "t.yaml").power.modelled());
+  auto with = [&](const std::string& from, const std::string& to) {
+    return kBase + std::regex_replace(good, std::regex(from), to);
+  };
+  // kBase has 13 lines: tdp is line 16, idle 18, sm_dynamic 19, hbm_energy 20.
+  expect_rejected(with("300W", "300"), {"test.yaml:16:", "tdp", "expected a value in W"});
+  expect_rejected(with("31.2pJ/B", "31.2pJ"), {"test.yaml:20:", "power.hbm_energy", "pJ/B"});
+  expect_rejected(with("\\{value: 250W, assumption: \"t\"\\}", "250W"),
+                  {"test.yaml:19:", "power.sm_dynamic", "number without a source"});
+  expect_rejected(with("value: 3,", "value: 7,"), {"power.clock_exponent", "[1, 4]"});
+  expect_rejected(with("1000MHz", "1500MHz"), {"base_clock", "must not exceed boost_clock"});
+  expect_rejected(with("idle:", "idel:"), {"power.idel", "unknown key"});
+}
+
+// Power: TDP and clocks on every A100 and H100 profile; under the design-power reading of the
+// SXM parts (sm_dynamic = TDP - idle - E_byte x bandwidth) a fully busy SXM board reaches its
+// TDP exactly and never caps, the PCIe cards of the same dies do.
+TEST(Profiles, PowerCapsThePcieCardsNotTheSxmParts) {
+  for (const std::string name :
+       {"a100-80gb", "a100-pcie-80gb", "a100-sxm4-40gb", "h100-sxm-80gb", "h100-pcie-80gb"}) {
+    SCOPED_TRACE(name);
+    const DeviceProfile& gpu = load_device_profile(name);
+    ASSERT_TRUE(gpu.power.modelled());
+    EXPECT_LT(gpu.base_clock_mhz, gpu.boost_clock_mhz);
+    const double full = board_power(gpu.power, 1.0, achievable_hbm_bandwidth(gpu), 1.0);
+    const bool pcie = name.find("pcie") != std::string::npos;
+    EXPECT_EQ(capped_clock_ratio(gpu.power, 1.0, achievable_hbm_bandwidth(gpu)) < 1.0, pcie);
+    // The SXM part whose whole measured bandwidth costs the most (80GB) reaches its TDP; the
+    // 40GB's HBM2 moves less.
+    if (!pcie) {
+      EXPECT_LE(full, gpu.power.tdp_w);
+    }
+    if (!pcie && name != std::string("a100-sxm4-40gb")) {
+      EXPECT_NEAR(full, gpu.power.tdp_w, 0.01 * gpu.power.tdp_w);
+    }
+  }
+  const DeviceProfile& sxm = load_device_profile("a100-80gb");
+  const DeviceProfile& pcie = load_device_profile("a100-pcie-80gb");
+  EXPECT_EQ(pcie.power.tdp_w, 300.0);
+  EXPECT_EQ(pcie.hbm_bandwidth, 1935e9);
+  EXPECT_EQ(pcie.sms, sxm.sms);
+  EXPECT_EQ(pcie.mig_layouts, sxm.mig_layouts);
+  EXPECT_EQ(pcie.power.sm_dynamic_w, sxm.power.sm_dynamic_w);
+  EXPECT_EQ(pcie.boost_clock_mhz, sxm.boost_clock_mhz);
 }
 
 // H100 PCIe: real nvidia-smi mig -lgip/-lgipp of the card (Scaleway docs-content, driver
