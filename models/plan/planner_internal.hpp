@@ -98,6 +98,10 @@ struct UnitInfo {
   /// window left a verdict inconclusive: Planner::simulate_units).
   Nanos duration = 0;
   bool inconclusive = false;  ///< infeasible because a verdict stayed inconclusive at the bound
+  /// An unknown unit whose verdict was inconclusive over `duration` and that stopped growing
+  /// because no candidate needing it was still open (Planner::simulate_units): the window it
+  /// resumes at when a candidate needs it again (0: the input's duration).
+  Nanos resume = 0;
 };
 
 /// One block of a GPU configuration: tenants and the MIG profile of their instance (-1 whole).
@@ -219,7 +223,14 @@ class Planner {
   std::string device_label(const UnitKey& u) const;
   DeviceCapacity capacity(const UnitKey& u) const;
   const UnitInfo& unit(const UnitKey& u);  // pruned or cached (unknown if never simulated)
-  void simulate_units(const std::vector<UnitKey>& units);
+  /// Simulates UNITS, growing the window of an inconclusive one (longer_window) until it is
+  /// decided. CANDIDATES (optional) are the sets of UNITS that are needed together (a group's
+  /// candidate configuration): a unit stops growing once every candidate holding it has a unit
+  /// decided infeasible, and stays unknown, resuming at its next window when a candidate needs
+  /// it again. Each simulation is a fresh run of its window, so a unit's verdict is the same
+  /// whichever candidate decides it. Without CANDIDATES every unit grows until decided.
+  void simulate_units(const std::vector<UnitKey>& units,
+                      const std::vector<std::vector<UnitKey>>& candidates = {});
   /// The one-GPU scenario of CONFIG over DURATION (0: the input's).
   Scenario unit_scenario(const Config& config, Nanos duration = 0) const;
   /// The outcome of each of TENANTS; WORST the worst SLO ratio, REASON the first failure, and

@@ -48,7 +48,7 @@ std::optional<std::pair<int, Config>> Planner::group_choice(Mask group,
       if (best_headroom) {
         // Refinement: decide this variant too (simulate its candidates) to compare headroom.
         while (s->status == GroupState::unknown) {
-          simulate_units(s->pending);
+          simulate_units(s->pending, {s->pending});
           s = &group_state(group, m, v);
         }
       }
@@ -322,7 +322,7 @@ void Planner::exact_search(PlanResult& result) {
           for (const Variant& v : variants_for(g, m, only)) {
             GroupState* s = &group_state(g, m, v);
             while (s->status == GroupState::unknown) {  // decide it: the reason must be real
-              simulate_units(s->pending);
+              simulate_units(s->pending, {s->pending});
               s = &group_state(g, m, v);
             }
             if (s->status == GroupState::feasible) open = true;

@@ -300,6 +300,9 @@ std::optional<Planner::Partition> Planner::solve(const std::vector<bool>& famili
     if (first != nullptr && first->empty()) *first = p.groups;
     if (!(p.cost < kInf)) return std::nullopt;
     std::vector<UnitKey> batch;
+    // The candidates the batch decides (simulate_units grows a unit's window only while one of
+    // the candidates holding it may still work).
+    std::vector<std::vector<UnitKey>> candidates;
     for (const Mask g : p.groups) {
       if (proven[g]) continue;
       // The cheapest option where the group may still work: its first open variant.
@@ -311,6 +314,7 @@ std::optional<Planner::Partition> Planner::solve(const std::vector<bool>& famili
           for (const UnitKey& u : s.pending) {
             if (std::find(batch.begin(), batch.end(), u) == batch.end()) batch.push_back(u);
           }
+          candidates.push_back(s.pending);
           taken = true;
           break;
         }
@@ -325,15 +329,20 @@ std::optional<Planner::Partition> Planner::solve(const std::vector<bool>& famili
       for (const Variant& v : variants_for(g, 0, families)) {
         const GroupState& s = group_state(g, 0, v);
         if (s.status != GroupState::unknown) continue;
+        std::vector<UnitKey> filled;  // the part of this candidate the batch holds
         for (const UnitKey& u : s.pending) {
-          if (static_cast<int>(batch.size()) < jobs_ &&
-              std::find(batch.begin(), batch.end(), u) == batch.end()) {
+          const bool held = std::find(batch.begin(), batch.end(), u) != batch.end();
+          if (!held && static_cast<int>(batch.size()) < jobs_) {
             batch.push_back(u);
+            filled.push_back(u);
+          } else if (held) {
+            filled.push_back(u);
           }
         }
+        if (!filled.empty()) candidates.push_back(filled);
       }
     }
-    simulate_units(batch);
+    simulate_units(batch, candidates);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -210,15 +211,94 @@ Nanos Planner::config_duration(const Config& c) {
   return longest;
 }
 
+namespace {
+
+/// VARIABLE=0 in the environment: a search shortcut off, for comparing answers with and
+/// without it (tests, as GPUMUX_DIRECT=0 for the runner's direct path).
+bool switched_off(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && std::string(value) == "0";
+}
+
+}  // namespace
+
 // Simulates BATCH, each unit over the input's window; a unit whose only failures are
 // inconclusive verdicts runs again over a doubled measured window (longer_window) until it is
 // decided or the next window would pass plan.max_duration: then it stays infeasible, marked
 // inconclusive (never ranked). Each round is one parallel batch.
-void Planner::simulate_units(const std::vector<UnitKey>& batch) {
+void Planner::simulate_units(const std::vector<UnitKey>& batch,
+                             const std::vector<std::vector<UnitKey>>& candidates) {
   if (batch.empty()) return;
   const auto stopped = [&] { return options_.interrupt != nullptr && options_.interrupt->load(); };
-  std::vector<UnitKey> round = batch;
-  std::vector<Nanos> windows(batch.size(), scenario_.duration);
+  std::vector<UnitKey> round;
+  if (!switched_off("GPUMUX_PLAN_DOMINANCE")) {
+    // Dominance: a tenant that is not shown to meet its SLOs alone on a device (exclusive, the
+    // whole device: no neighbour's kernels, context switches or memory) is not shown to with
+    // neighbours on it either, so a unit holding it is decided by the tenant's alone unit.
+    const auto alone = [](const UnitKey& u, int t) {
+      return UnitKey{Mask{1} << t, u.model, u.profile, Mode::exclusive, 0};
+    };
+    std::vector<UnitKey> alone_batch;
+    for (const UnitKey& u : batch) {
+      if (popcount(u.tenants) < 2) continue;
+      for (int t = 0; t < n_; ++t) {
+        if (!(u.tenants >> t & 1u)) continue;
+        const UnitKey a = alone(u, t);
+        if (unit(a).verdict == Verdict::unknown &&
+            std::find(alone_batch.begin(), alone_batch.end(), a) == alone_batch.end()) {
+          alone_batch.push_back(a);
+        }
+      }
+    }
+    simulate_units(alone_batch);
+    for (const UnitKey& u : batch) {
+      std::optional<std::string> why;
+      if (popcount(u.tenants) >= 2) {
+        for (int t = 0; t < n_ && !why; ++t) {
+          if (!(u.tenants >> t & 1u)) continue;
+          const UnitInfo& a = unit(alone(u, t));
+          if (a.verdict == Verdict::infeasible || a.verdict == Verdict::pruned) {
+            why = fmt::format("{} alone in {}: {}",
+                              scenario_.tenants[static_cast<std::size_t>(t)].name, device_label(u),
+                              a.reason);
+          }
+        }
+      }
+      if (!why) {
+        round.push_back(u);
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      UnitInfo& info = units_[u];
+      info.verdict = Verdict::infeasible;
+      info.reason = *why;
+      info.resume = 0;
+      ++stats_.units_pruned;
+    }
+    if (round.empty()) return;
+  } else {
+    round = batch;
+  }
+  std::vector<Nanos> windows;
+  for (const UnitKey& u : round) {
+    // A unit that stopped growing resumes at its next window: the windows it runs are the
+    // same as when it grows at once.
+    const Nanos resume = unit(u).resume;
+    windows.push_back(resume > 0 ? resume : scenario_.duration);
+  }
+  // A candidate stays open while none of its units is decided infeasible.
+  std::vector<bool> open(candidates.size(), true);
+  const bool lazy = !candidates.empty() && !switched_off("GPUMUX_PLAN_LAZY");
+  const auto needed = [&](const UnitKey& u) {
+    if (!lazy) return true;
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      if (open[c] &&
+          std::find(candidates[c].begin(), candidates[c].end(), u) != candidates[c].end()) {
+        return true;
+      }
+    }
+    return false;
+  };
   while (!round.empty()) {
     if (stopped()) throw PlanInterrupted();
     std::vector<Config> configs;
@@ -278,10 +358,13 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.batches;
+      std::vector<std::optional<Nanos>> longer(round.size());
       for (std::size_t i = 0; i < round.size(); ++i) {
         UnitInfo& info = units_[round[i]];
         ++stats_.simulations;
+        if (windows[i] > scenario_.duration) ++stats_.longer_windows;
         info.duration = windows[i];
+        info.resume = 0;
         if (!errors[i].empty()) {
           info.verdict = Verdict::infeasible;
           info.reason = errors[i];
@@ -293,15 +376,45 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch) {
         info.verdict = info.reason.empty() ? Verdict::feasible : Verdict::infeasible;
         info.inconclusive = inconclusive;
         if (inconclusive) {
-          if (const auto longer = longer_window(windows[i])) {
-            again.push_back(round[i]);
-            again_windows.push_back(*longer);
-            ++stats_.longer_windows;
-          } else {
+          longer[i] = longer_window(windows[i]);
+          if (!longer[i]) {
             ++stats_.inconclusive_at_bound;
             info.reason += fmt::format(" after {:.4g} s simulated (plan.max_duration)",
                                        to_seconds(windows[i]));
           }
+        }
+      }
+      // A candidate with a unit decided infeasible (a miss, a failure, or inconclusive at the
+      // bound) is closed: its other units need no longer window for it.
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
+        for (const UnitKey& u : candidates[c]) {
+          const auto it = units_.find(u);
+          if (it == units_.end()) continue;
+          const UnitInfo& info = it->second;
+          const bool growing = info.verdict == Verdict::infeasible && info.inconclusive &&
+                               std::find(round.begin(), round.end(), u) != round.end() &&
+                               longer[static_cast<std::size_t>(
+                                   std::find(round.begin(), round.end(), u) - round.begin())];
+          if ((info.verdict == Verdict::infeasible && !growing) ||
+              info.verdict == Verdict::pruned) {
+            open[c] = false;
+          }
+        }
+      }
+      for (std::size_t i = 0; i < round.size(); ++i) {
+        if (!longer[i]) continue;
+        if (needed(round[i])) {
+          again.push_back(round[i]);
+          again_windows.push_back(*longer[i]);
+        } else {
+          // Undecided, and no open candidate needs it now: unknown until one does.
+          UnitInfo& info = units_[round[i]];
+          info.verdict = Verdict::unknown;
+          info.inconclusive = false;
+          info.reason.clear();
+          info.outcomes.clear();
+          info.worst_ratio = 0;
+          info.resume = *longer[i];
         }
       }
     }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -148,6 +149,52 @@ tenants:
         kernels:
           - {name: step, duration: 20ms, sm_fraction: 1.0, memory_bound: 0.4}
 )";
+
+/// The answer of a plan as text: every row's label, cost, worst ratio and configuration.
+std::string answer_of(const PlanResult& r, const std::vector<TenantSpec>& tenants) {
+  std::string out;
+  for (const PlanSetup& s : r.ranked) {
+    out += fmt::format("{} {} {:.6g} {:.6g}", s.label, s.feasible, s.cost_per_hour, s.worst_ratio);
+    for (const PlanGpu& g : s.gpus) {
+      out += ' ';
+      out += g.describe(tenants);
+    }
+    for (const PlanTenantOutcome& o : s.outcomes) out += fmt::format(" {}:{}", o.name, o.worst);
+    out += "\n";
+  }
+  return out;
+}
+
+TEST(Plan, SearchShortcutsKeepTheAnswer) {
+  // The two shortcuts of simulate_units (models/plan/planner_simulate.cpp): a unit's window
+  // grows only while a candidate needing it may still work, and a unit holding a tenant that
+  // is not shown to meet its SLOs alone on the same MIG instance is decided by that alone unit
+  // (counted with the pruned units). Planned with them (the default) and without
+  // (GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0): the same rows, costs, ratios,
+  // configurations and closest targets. (Their saving is CPU time on the shipped node plan,
+  // bench/plan_bench.py; here the alone runs they add can outnumber what they skip.)
+  std::mt19937 rng(20261206);
+  std::vector<std::string> instances = {kNode};
+  for (int i = 0; i < 8; ++i) instances.push_back(random_instance(rng, i < 5 ? 3 : 4, 2));
+  std::int64_t decided_by_dominance = 0;
+  for (const std::string& yaml : instances) {
+    SCOPED_TRACE(yaml);
+    const Scenario scenario = load_scenario_text(yaml, "random.yaml");
+    PlanOptions options;
+    options.jobs = 2;
+    const PlanResult fast = plan_scenario(scenario, options);
+    ::setenv("GPUMUX_PLAN_LAZY", "0", 1);
+    ::setenv("GPUMUX_PLAN_DOMINANCE", "0", 1);
+    const PlanResult slow = plan_scenario(scenario, options);
+    ::unsetenv("GPUMUX_PLAN_LAZY");
+    ::unsetenv("GPUMUX_PLAN_DOMINANCE");
+    EXPECT_EQ(answer_of(fast, scenario.tenants), answer_of(slow, scenario.tenants));
+    decided_by_dominance += fast.stats.units_pruned - slow.stats.units_pruned;
+  }
+  std::printf("units decided by an alone unit: %lld\n",
+              static_cast<long long>(decided_by_dominance));
+  EXPECT_GT(decided_by_dominance, 0);
+}
 
 TEST(Plan, BestSetupReproducesWithRun) {
   const Scenario scenario = load_scenario_text(kNode, "node.yaml");
