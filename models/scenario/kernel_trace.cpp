@@ -19,26 +19,12 @@
 namespace gpumux {
 namespace kernel_trace_detail {
 
-[[noreturn]] void fail(const std::string& file, int line, const std::string& message) {
-  SourceLocation where;
-  where.file = file;
-  where.line = line;
-  throw InputError(where, message);
-}
-
 [[noreturn]] void fail_key(const std::string& file, const std::string& key,
                            const std::string& message) {
   SourceLocation where;
   where.file = file;
   where.key_path = key;
   throw InputError(where, message);
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 void check_readable(const std::string& path, std::int64_t limit) {

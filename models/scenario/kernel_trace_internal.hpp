@@ -14,16 +14,17 @@
 #include <vector>
 
 #include "models/scenario/kernel_trace.hpp"
+#include "models/scenario/trace_fields.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/strings.hpp"
 
 namespace gpumux {
 namespace kernel_trace_detail {
 
-[[noreturn]] void fail(const std::string& file, int line, const std::string& message);
+using trace_fields::fail;  // "FILE:LINE: MESSAGE" (trace_fields.hpp)
 [[noreturn]] void fail_key(const std::string& file, const std::string& key,
                            const std::string& message);
-std::string lower(std::string_view text);
+using trace_fields::lower;
 /// Fails (file error) for a missing file, a directory, a device or a file over LIMIT bytes.
 void check_readable(const std::string& path, std::int64_t limit);
 /// The whole file, at most input_file::kMaxTraceBytes (sim/util/input_file.hpp).
