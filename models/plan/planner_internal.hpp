@@ -219,6 +219,10 @@ class Planner {
 
   // --- units ---------------------------------------------------------------------------------
   std::optional<std::string> constraint_violation(const UnitKey& u) const;
+  /// plan.shared_tenant_memory's rule for unit `u` on a device of capacity `cap`: why a tenant
+  /// above the limit may not share memory with an SLO tenant there, or nullopt. O(tenants^2).
+  std::optional<std::string> large_tenant_beside_slos(const UnitKey& u,
+                                                      const DeviceCapacity& cap) const;
   std::optional<std::string> physical_violation(const UnitKey& u) const;
   std::string device_label(const UnitKey& u) const;
   DeviceCapacity capacity(const UnitKey& u) const;

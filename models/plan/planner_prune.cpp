@@ -34,6 +34,35 @@ std::string Planner::device_label(const UnitKey& u) const {
   return m.profile->mig_profiles[static_cast<std::size_t>(u.profile)].name;
 }
 
+// plan.shared_tenant_memory: a tenant holding more than that fraction of the device's memory
+// does not share memory (time-slicing, MPS without pinned limits) with a tenant that has SLOs.
+std::optional<std::string> Planner::large_tenant_beside_slos(const UnitKey& u,
+                                                             const DeviceCapacity& cap) const {
+  const bool shares_memory =
+      u.mode == Mode::time_slicing || (u.mode == Mode::mps && u.replicas == 0);
+  if (!shares_memory || popcount(u.tenants) < 2 || plan_.shared_tenant_memory >= 1.0) {
+    return std::nullopt;
+  }
+  const double most = plan_.shared_tenant_memory * static_cast<double>(cap.memory);
+  for (int large = 0; large < n_; ++large) {
+    if (!(u.tenants >> large & 1u)) continue;
+    const TenantSpec& big = scenario_.tenants[static_cast<std::size_t>(large)];
+    if (static_cast<double>(big.memory) <= most) continue;
+    for (int t = 0; t < n_; ++t) {
+      if (t == large || !(u.tenants >> t & 1u)) continue;
+      const TenantSpec& other = scenario_.tenants[static_cast<std::size_t>(t)];
+      if (other.best_effort || !other.slo.any()) continue;
+      return fmt::format(
+          "{} holds {:.0f} % of {}'s memory, above plan.shared_tenant_memory ({:.0f} %): it "
+          "does not share memory with SLO tenant {} (set plan.shared_tenant_memory: 1 to allow "
+          "it)",
+          big.name, 100.0 * static_cast<double>(big.memory) / static_cast<double>(cap.memory),
+          device_label(u), 100.0 * plan_.shared_tenant_memory, other.name);
+    }
+  }
+  return std::nullopt;
+}
+
 // Constraints that define feasibility beyond the simulated percentiles: isolation, and a
 // sustainable load (a setup whose SLO tenants offer more SM time or HBM time per second than the
 // device has is overloaded: its queues grow without bound, whatever a finite run shows).
@@ -61,6 +90,7 @@ std::optional<std::string> Planner::constraint_violation(const UnitKey& u) const
     }
   }
   const DeviceCapacity cap = capacity(u);
+  if (const auto crowded = large_tenant_beside_slos(u, cap)) return crowded;
   double sm_load = 0, bw_load = 0;
   for (int t = 0; t < n_; ++t) {
     if (!(u.tenants >> t & 1u)) continue;

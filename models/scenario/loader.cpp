@@ -58,9 +58,9 @@ std::vector<Spec> expand(Context& ctx, const std::vector<Spec>& written,
 }
 
 PlanSpec plan_of(Context& ctx, const Field& field) {
-  const MapReader map(
-      ctx, field,
-      {"gpus", "max_gpus", "strategies", "headroom", "platform", "machines", "max_duration"});
+  const MapReader map(ctx, field,
+                      {"gpus", "max_gpus", "strategies", "headroom", "shared_tenant_memory",
+                       "platform", "machines", "max_duration"});
   PlanSpec plan;
   plan.where = ctx.at(field.path, field.mark);
   for (const Field& item : list_of(ctx, map.require("gpus"), true)) {
@@ -106,6 +106,9 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
     plan.strategies = {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"};
   }
   if (const auto f = map.get("headroom")) plan.headroom = fraction_of(ctx, *f, 0.0, false, 0.99);
+  if (const auto f = map.get("shared_tenant_memory")) {
+    plan.shared_tenant_memory = fraction_of(ctx, *f, 0.0, true, 1.0);
+  }
   if (const auto f = map.get("max_duration")) plan.max_duration = positive_duration_of(ctx, *f);
   if (const auto f = map.get("platform")) {
     plan.platform =

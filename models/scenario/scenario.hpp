@@ -474,6 +474,13 @@ struct PlanSpec {
   /// Required margin below every SLO target, a fraction: 0.1 = each percentile at most 90 % of
   /// its target.
   double headroom = 0.0;
+  /// `shared_tenant_memory`: the largest fraction of a device's memory a tenant may hold and
+  /// still share that device, time-sliced or under MPS without pinned limits, with a tenant that
+  /// has SLOs (the guide's anti-pattern: a memory-hungry job beside latency-bound services,
+  /// whose growth or leak takes the memory they need). 1 = no limit. assumption: 0.25, a
+  /// quarter of the GPU (or MIG instance): above it a tenant is placed alone, in its own MIG
+  /// instance, beside best-effort tenants only, or under pinned MPS limits.
+  double shared_tenant_memory = 0.25;
   /// `max_duration`: the longest window a setup is simulated over (duration included). A unit
   /// whose SLO verdict is inconclusive (models/plan/slo_check.hpp) is simulated again with the
   /// measured window doubled until every verdict is conclusive or the next doubling would pass

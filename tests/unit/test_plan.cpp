@@ -177,7 +177,10 @@ TEST(Plan, SearchShortcutsKeepTheAnswer) {
   std::vector<std::string> instances = {kNode};
   for (int i = 0; i < 8; ++i) instances.push_back(random_instance(rng, i < 5 ? 3 : 4, 2));
   std::int64_t decided_by_dominance = 0;
-  for (const std::string& yaml : instances) {
+  for (std::string& yaml : instances) {
+    // Every sharing allowed (plan.shared_tenant_memory: 1): with the default, the large tenants'
+    // shared units are excluded before any simulation, leaving the shortcuts little to decide.
+    yaml.replace(yaml.find("plan:\n"), 6, "plan:\n  shared_tenant_memory: 1\n");
     SCOPED_TRACE(yaml);
     const Scenario scenario = load_scenario_text(yaml, "random.yaml");
     PlanOptions options;
@@ -257,6 +260,56 @@ TEST(Plan, MemoryIsolationExcludesTimeSlicingAndUnpinnedMps) {
         EXPECT_TRUE(gpu.family.find("mps") != std::string::npos && gpu.replicas > 0) << gpu.family;
       }
     }
+  }
+}
+
+// plan.shared_tenant_memory: `big` (60 GiB, 75 % of an H100) and `batch` (30 GiB, 37.5 %) hold
+// more than a quarter of the GPU, so no feasible setup time-shares either with an SLO tenant;
+// with the limit at 1 the same search may, and finds a cheaper setup.
+TEST(Plan, LargeTenantsAreNotTimeSharedBesideSloTenants) {
+  std::string yaml = kNode;
+  yaml.replace(yaml.find("  max_gpus: 4\n"), 14,
+               "  max_gpus: 4\n  strategies: [dedicated, time-slicing]\n");
+  const Scenario scenario = load_scenario_text(yaml, "node.yaml");
+  EXPECT_DOUBLE_EQ(scenario.plan->shared_tenant_memory, 0.25);  // the stated default
+  const PlanResult ruled = plan_scenario(scenario);
+  ASSERT_TRUE(ruled.found());
+  const auto large = [&](int t) {
+    const std::string& name = scenario.tenants[static_cast<std::size_t>(t)].name;
+    return name == "big" || name == "batch";
+  };
+  const auto has_slo = [&](int t) {
+    return !scenario.tenants[static_cast<std::size_t>(t)].best_effort;
+  };
+  for (const PlanSetup& setup : ruled.ranked) {
+    if (!setup.feasible) continue;
+    for (const PlanGpu& gpu : setup.gpus) {
+      for (const auto& block : gpu.blocks) {
+        bool with_large = false, with_slo_neighbour = false;
+        for (int t : block) with_large |= large(t);
+        for (int t : block) with_slo_neighbour |= !large(t) && has_slo(t);
+        if (block.size() >= 2) {
+          EXPECT_FALSE(with_large && with_slo_neighbour)
+              << setup.label << ": " << gpu.describe(scenario.tenants);
+        }
+      }
+    }
+  }
+  std::string allowed = yaml;
+  allowed.replace(allowed.find("  max_gpus: 4\n"), 14,
+                  "  max_gpus: 4\n  shared_tenant_memory: 1\n");
+  const PlanResult free = plan_scenario(load_scenario_text(allowed, "node.yaml"));
+  ASSERT_TRUE(free.found());
+  EXPECT_LT(free.ranked.front().cost_per_hour, ruled.ranked.front().cost_per_hour);
+  // Out of range: one line naming the key.
+  std::string bad = yaml;
+  bad.replace(bad.find("  max_gpus: 4\n"), 14, "  max_gpus: 4\n  shared_tenant_memory: 0\n");
+  try {
+    (void)load_scenario_text(bad, "node.yaml");
+    ADD_FAILURE() << "shared_tenant_memory: 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.shared_tenant_memory"), std::string::npos)
+        << e.what();
   }
 }
 
