@@ -59,11 +59,17 @@ def small(tmp_path, text=SMALL):
 def test_small_plan_json_and_gpus_flag(tmp_path):
     path = small(tmp_path)
     plan = json.loads(gpumux("plan", path, "--json", check=0).stdout)
-    assert plan["found"] and plan["ranked"][0]["gpus"] == 1
-    # --gpus replaces plan.gpus: at 1.0/h the answer costs 1.0/h.
+    # big holds 75 % of the H100: plan.shared_tenant_memory (default 0.25) keeps it off a GPU
+    # whose memory it would share with embed (an SLO tenant), so two GPUs; with every sharing
+    # allowed, one time-shared GPU.
+    assert plan["found"] and plan["ranked"][0]["gpus"] == 2
+    shared = json.loads(gpumux("plan", path, "--json", "--set", "plan.shared_tenant_memory=1",
+                               check=0).stdout)
+    assert shared["found"] and shared["ranked"][0]["gpus"] == 1
+    # --gpus replaces plan.gpus: at 1.0/h the answer (two GPUs) costs 2.0/h.
     cheap = json.loads(gpumux("plan", path, "--json", "--gpus", "h100-sxm-80gb=1.0",
                               check=0).stdout)
-    assert cheap["ranked"][0]["cost_per_hour"] == 1.0
+    assert cheap["ranked"][0]["cost_per_hour"] == 2.0
     # Only dedicated GPUs: two of them.
     dedicated = json.loads(gpumux("plan", path, "--json", "--strategies", "dedicated",
                                   check=0).stdout)
