@@ -1,5 +1,6 @@
 #include "models/app/cli_common.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <yaml-cpp/yaml.h>
@@ -72,59 +73,50 @@ std::string extension_of(const std::string& path) {
   throw InputError(message);
 }
 
+const std::vector<std::string>& output_format_names() {
+  static const std::vector<std::string> kNames = {"table", "json", "yaml", "csv"};
+  return kNames;
+}
+
+const std::vector<std::string>& data_format_names() {
+  static const std::vector<std::string> kNames = {"table", "json", "yaml"};
+  return kNames;
+}
+
+namespace {
+
+/// The index of `--format NAME` in `names`; throws po::error listing them when it is not there,
+/// or when --json contradicts it.
+std::size_t format_index(const po::variables_map& vm, const std::vector<std::string>& names) {
+  const bool json = vm.count("json") && vm["json"].as<bool>();
+  const std::string name = vm["format"].as<std::string>();
+  const auto found = std::find(names.begin(), names.end(), name);
+  if (found == names.end()) throw po::error("--format " + name + ": not one of " + join(names));
+  if (json && name != "json") {
+    throw po::error("--json contradicts --format " + name + " (--json means --format json)");
+  }
+  return static_cast<std::size_t>(found - names.begin());
+}
+
+}  // namespace
+
 OutputFormat output_format(const po::variables_map& vm) {
   const bool json = vm.count("json") && vm["json"].as<bool>();
   if (!vm.count("format")) return json ? OutputFormat::json : OutputFormat::table;
-  const std::string name = vm["format"].as<std::string>();
-  OutputFormat format;
-  if (name == "table") {
-    format = OutputFormat::table;
-  } else if (name == "json") {
-    format = OutputFormat::json;
-  } else if (name == "yaml") {
-    format = OutputFormat::yaml;
-  } else if (name == "csv") {
-    format = OutputFormat::csv;
-  } else {
-    std::string message = "--format ";
-    message += name;
-    message += ": not one of table, json, yaml, csv";
-    throw po::error(message);
-  }
-  if (json && format != OutputFormat::json) {
-    std::string message = "--json contradicts --format ";
-    message += name;
-    message += " (--json means --format json)";
-    throw po::error(message);
-  }
-  return format;
+  return static_cast<OutputFormat>(format_index(vm, output_format_names()));
 }
 
 DataFormat data_format(const po::variables_map& vm) {
   const bool json = vm.count("json") && vm["json"].as<bool>();
   if (!vm.count("format")) return json ? DataFormat::json : DataFormat::table;
-  const std::string name = vm["format"].as<std::string>();
-  DataFormat format;
-  if (name == "table") {
-    format = DataFormat::table;
-  } else if (name == "json") {
-    format = DataFormat::json;
-  } else if (name == "yaml") {
-    format = DataFormat::yaml;
-  } else {
-    throw po::error("--format " + name + ": not one of table, json, yaml");
-  }
-  if (json && format != DataFormat::json) {
-    throw po::error("--json contradicts --format " + name + " (--json means --format json)");
-  }
-  return format;
+  return static_cast<DataFormat>(format_index(vm, data_format_names()));
 }
 
 void add_data_format_options(po::options_description& options) {
-  options.add_options()("format", po::value<std::string>()->value_name("table|json|yaml"),
-                        "output: table (default), json or yaml (the same data, machine units: "
-                        "bytes, bytes/s, FLOP/s)")("json", po::bool_switch(),
-                                                   "the same as --format json");
+  options.add_options()(
+      "format", po::value<std::string>()->value_name(join(data_format_names(), "|")),
+      "output: table (default), json or yaml (the same data, machine units: "
+      "bytes, bytes/s, FLOP/s)")("json", po::bool_switch(), "the same as --format json");
 }
 
 void add_quiet_option(po::options_description& options) {

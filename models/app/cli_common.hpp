@@ -18,6 +18,7 @@
 #include "models/run/result.hpp"
 #include "models/scenario/resolve.hpp"
 #include "sim/io/output_target.hpp"
+#include "sim/util/strings.hpp"
 
 namespace gpumux::cli {
 
@@ -69,6 +70,9 @@ po::variables_map parse_command(const std::vector<std::string>& args,
 ScenarioRequest scenario_request(const po::variables_map& vm);
 
 enum class OutputFormat { table, json, yaml, csv };
+/// The names --format takes where output_format() reads it, in enum order; the option's value
+/// name and `gpumux completion` list the same words.
+const std::vector<std::string>& output_format_names();
 
 /// --format table|json|yaml|csv; --json is an alias of --format json (a contradiction is bad
 /// input).
@@ -82,6 +86,8 @@ inline bool structured(OutputFormat format) {
 /// What a listing command (models, mig, strategies) prints: `--format table|json|yaml`, with
 /// --json an alias of --format json (a contradiction is bad input).
 enum class DataFormat { table, json, yaml };
+/// The names --format takes where data_format() reads it, in enum order.
+const std::vector<std::string>& data_format_names();
 DataFormat data_format(const po::variables_map& vm);
 
 /// The --format/--json options of a listing command, added to OPTIONS.

@@ -103,7 +103,7 @@ po::options_description models_options() {
 
 po::options_description report_options() {
   po::options_description o("gpumux report OUT.h5");
-  o.add_options()("format", po::value<std::string>()->value_name("table|json|yaml|csv"),
+  o.add_options()("format", po::value<std::string>()->value_name(join(output_format_names(), "|")),
                   "output: table (default), json (the stored summary, one line per run), csv "
                   "(one row per tenant, a strategy column for compare files)")(
       "json", po::bool_switch(), "the same as --format json")(

@@ -41,7 +41,7 @@ po::options_description inspect_options() {
                   po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                   "override a scenario key (repeatable)")(
       "seed", po::value<std::string>()->value_name("N"), "override the master seed")(
-      "format", po::value<std::string>()->value_name("table|json|yaml|csv"),
+      "format", po::value<std::string>()->value_name(join(output_format_names(), "|")),
       "output: table (default), json (per tenant: memory and kernel classes, each value with "
       "its origin), csv (one row per kernel class)")("json", po::bool_switch(),
                                                      "the same as --format json");

@@ -70,6 +70,9 @@ po::options_description plan_options() {
                   "directory what to apply (configs, manifests, best.yaml)")(
       "platform", po::value<std::string>()->value_name("P"),
       "bare (default), gke, device-plugin or mig-parted (replaces plan.platform)")(
+      "prices", po::value<std::string>()->value_name("PRICES.yaml"),
+      "host prices of machine types (replaces plan.prices; default: built-in GCP us-central1 "
+      "on-demand, calibration/prices/)")(
       "gpus", po::value<std::string>()->value_name("MODEL=PRICE,..."),
       "GPU models to buy and their price per hour (replaces plan.gpus)")(
       "max-gpus", po::value<int>()->value_name("N"), "at most N GPUs (default: plan.max_gpus, 8)")(
@@ -80,10 +83,10 @@ po::options_description plan_options() {
       "jobs,j", po::value<int>()->value_name("N"), "simulation threads (default: the cores)")(
       "seed", po::value<std::string>()->value_name("N"), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
-      "KEY=VALUE override (repeatable)")("format",
-                                         po::value<std::string>()->value_name("table|json|yaml"),
-                                         "output: table (default), json or yaml")(
-      "json", po::bool_switch(), "the same as --format json");
+      "KEY=VALUE override (repeatable)")(
+      "format", po::value<std::string>()->value_name(join(data_format_names(), "|")),
+      "output: table (default), json or yaml")("json", po::bool_switch(),
+                                               "the same as --format json");
   add_quiet_option(o);
   return o;
 }
@@ -121,6 +124,7 @@ std::vector<std::string> plan_overrides(const po::variables_map& vm, const std::
     keys.emplace_back("headroom", fmt::format("{}", vm["headroom"].as<double>()));
   }
   if (vm.count("platform")) keys.emplace_back("platform", vm["platform"].as<std::string>());
+  if (vm.count("prices")) keys.emplace_back("prices", vm["prices"].as<std::string>());
   std::vector<std::string> out;
   if (keys.empty()) return out;
   if (has_plan) {

@@ -96,7 +96,7 @@ po::options_description run_options() {
                                               "override the scenario's master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override, e.g. gpus.0.sharing.timeslice=2ms (repeatable)")(
-      "format", po::value<std::string>()->value_name("table|json|yaml|csv"),
+      "format", po::value<std::string>()->value_name(join(output_format_names(), "|")),
       "output: table (default), json (one object), csv (one row per tenant, units in the "
       "column names)")("json", po::bool_switch(), "the same as --format json")(
       "quiet,q", po::bool_switch(),
@@ -136,7 +136,7 @@ po::options_description compare_options() {
                                  "write all results into one HDF5 file")(
       "seed", po::value<std::string>(), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override")(
-      "format", po::value<std::string>()->value_name("table|json|yaml|csv"),
+      "format", po::value<std::string>()->value_name(join(output_format_names(), "|")),
       "output: table (default), json (an array of summaries), csv (one row per strategy and "
       "tenant)")("json", po::bool_switch(), "the same as --format json")(
       "quiet,q", po::bool_switch(),

@@ -170,6 +170,8 @@ struct PlanResult {
   int max_gpus = 0;
   std::vector<std::string> strategies;
   std::string platform = "bare";
+  /// Node platforms: the host price table's one-line summary (PriceTable::summary); empty on bare.
+  std::string prices;
   std::vector<std::string> tenant_names;  ///< the planned tenants, in scenario order
   /// The rule the rows are ranked by (shown in the table's header and the JSON).
   std::string ranking;

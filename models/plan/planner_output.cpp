@@ -72,6 +72,9 @@ std::string plan_table(const PlanResult& r) {
       fmt::format("plan: {}  {} tenant(s), platform {}, up to {} GPU(s), headroom {:.0f} %\n",
                   r.scenario_name, r.tenant_names.size(), r.platform, r.max_gpus, r.headroom * 100);
   out += fmt::format("ranked by {}\n", r.ranking);
+  if (!r.prices.empty()) {
+    out += fmt::format("host prices: {}; --prices FILE replaces them\n", r.prices);
+  }
   for (const std::string& note : r.notes) out += "note: " + note + "\n";
   out += fmt::format("{:<4} {:<17} {:>12} {:>4} {:>9} {:>9} {:>9}  {}\n", "rank", "setup", "cost/h",
                      "GPUs", "worst SLO", "mem iso", "fault iso", "configuration");
@@ -176,6 +179,7 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
   j["max_gpus"] = r.max_gpus;
   j["strategies"] = r.strategies;
   j["platform"] = r.platform;
+  if (!r.prices.empty()) j["prices"] = r.prices;
   j["ranking"] = r.ranking;
   j["tenants"] = r.tenant_names;
   j["notes"] = r.notes;

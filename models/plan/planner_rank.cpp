@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "models/gpu/device_profile.hpp"
+#include "models/plan/machine_types.hpp"
 #include "models/run/runner.hpp"
 #include "models/scenario/emit.hpp"
 #include "models/scenario/resolve.hpp"
@@ -365,6 +366,7 @@ PlanResult Planner::run() {
   result.max_gpus = plan_.max_gpus;
   result.strategies = plan_.strategies;
   result.platform = plan_.platform;
+  if (plan_.platform != "bare") result.prices = plan_price_table(plan_).summary();
   for (const TenantSpec& t : scenario_.tenants) result.tenant_names.push_back(t.name);
   result.ranking = kRankingRule;
   result.notes = platform_notes_;

@@ -18,6 +18,18 @@
 #include "sim/util/units.hpp"
 
 namespace gpumux {
+
+const std::vector<std::string>& plan_platform_names() {
+  static const std::vector<std::string> kNames = {"bare", "gke", "device-plugin", "mig-parted"};
+  return kNames;
+}
+
+const std::vector<std::string>& plan_strategy_names() {
+  static const std::vector<std::string> kNames = {
+      "dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"};
+  return kNames;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,7 +72,7 @@ std::vector<Spec> expand(Context& ctx, const std::vector<Spec>& written,
 PlanSpec plan_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"gpus", "max_gpus", "strategies", "headroom", "shared_tenant_memory",
-                       "platform", "machines", "max_duration"});
+                       "platform", "machines", "prices", "max_duration"});
   PlanSpec plan;
   plan.where = ctx.at(field.path, field.mark);
   for (const Field& item : list_of(ctx, map.require("gpus"), true)) {
@@ -87,23 +99,17 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("max_gpus")) plan.max_gpus = int_of(ctx, *f, 1);
   if (const auto f = map.get("strategies")) {
     for (const Field& item : list_of(ctx, *f, true)) {
-      const std::string name = choice_of<std::string>(
-          ctx, item,
-          {{"dedicated", "dedicated"},
-           {"exclusive", "dedicated"},
-           {"mig", "mig"},
-           {"time-slicing", "time-slicing"},
-           {"mps", "mps"},
-           {"mig+time-slicing", "mig+time-slicing"},
-           {"mig+mps", "mig+mps"}},
-          {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"}, "strategy");
+      std::vector<std::pair<std::string, std::string>> spellings = {{"exclusive", "dedicated"}};
+      for (const std::string& n : plan_strategy_names()) spellings.emplace_back(n, n);
+      const std::string name =
+          choice_of<std::string>(ctx, item, spellings, plan_strategy_names(), "strategy");
       if (std::find(plan.strategies.begin(), plan.strategies.end(), name) ==
           plan.strategies.end()) {
         plan.strategies.push_back(name);
       }
     }
   } else {
-    plan.strategies = {"dedicated", "mig", "time-slicing", "mps", "mig+time-slicing", "mig+mps"};
+    plan.strategies = plan_strategy_names();
   }
   if (const auto f = map.get("headroom")) plan.headroom = fraction_of(ctx, *f, 0.0, false, 0.99);
   if (const auto f = map.get("shared_tenant_memory")) {
@@ -111,14 +117,14 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
   }
   if (const auto f = map.get("max_duration")) plan.max_duration = positive_duration_of(ctx, *f);
   if (const auto f = map.get("platform")) {
-    plan.platform =
-        choice_of<std::string>(ctx, *f,
-                               {{"bare", "bare"},
-                                {"gke", "gke"},
-                                {"device-plugin", "device-plugin"},
-                                {"mig-parted", "mig-parted"}},
-                               {"bare", "gke", "device-plugin", "mig-parted"}, "platform");
+    std::vector<std::pair<std::string, std::string>> spellings;
+    for (const std::string& n : plan_platform_names()) spellings.emplace_back(n, n);
+    plan.platform = choice_of<std::string>(ctx, *f, spellings, plan_platform_names(), "platform");
     plan.platform_where = ctx.at(f->path, f->mark);
+  }
+  if (const auto f = map.get("prices")) {
+    plan.prices = ctx.resolve_path(*f, non_empty_text(ctx, *f)).string();
+    plan.prices_where = ctx.at(f->path, f->mark);
   }
   if (const auto f = map.get("machines")) {
     plan.machines_where = ctx.at(f->path, f->mark);

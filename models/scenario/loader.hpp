@@ -26,6 +26,13 @@ struct Override {
 /// Parses "KEY=VALUE"; throws InputError naming the flag when there is no '='.
 Override parse_override(const std::string& text);
 
+/// The values `plan.platform` takes (docs/plan.md, "Platforms"), in the order messages list them.
+/// The loader validates with this table and `gpumux completion` completes from it.
+const std::vector<std::string>& plan_platform_names();
+
+/// The canonical values `plan.strategies` takes (`exclusive` is also accepted for `dedicated`).
+const std::vector<std::string>& plan_strategy_names();
+
 /// Loads a scenario file. Throws InputError (missing file, syntax, schema, units).
 Scenario load_scenario_file(const std::string& path, const std::vector<Override>& overrides = {});
 

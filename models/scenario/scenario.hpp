@@ -495,8 +495,11 @@ struct PlanSpec {
   /// `machines:` machine types to buy nodes of (models/plan/machine_types.hpp); empty = every
   /// catalog machine type of a model in `gpus`.
   std::vector<std::string> machines;
+  /// `prices:` a price table file (models/plan/machine_types.hpp: machine types, host prices,
+  /// region, date), resolved against the scenario's directory; empty = the built-in table.
+  std::string prices;
   SourceLocation where;
-  SourceLocation platform_where, machines_where;
+  SourceLocation platform_where, machines_where, prices_where;
 };
 
 enum class FaultKind { fatal };

@@ -75,3 +75,50 @@ def test_bad_shell_is_one_line_exit_2(args):
     proc = gpumux("completion", *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1 and "bash, zsh" in proc.stderr, proc.stderr
+
+
+def test_bash_script_completes_option_values_from_the_cli_tables(tmp_path):
+    """Values complete from the tables the CLI validates with (issue 35 item 7): plan
+    platforms and strategies, --format words, GPU models; lists complete after the last comma;
+    `--option=value` completes too."""
+    script = gpumux("completion", "bash").stdout
+    assert bash_complete(script, "plan", "x.yaml", "--platform", "") == [
+        "bare", "gke", "device-plugin", "mig-parted"]
+    assert bash_complete(script, "plan", "x.yaml", "--platform", "g") == ["gke"]
+    assert bash_complete(script, "plan", "x.yaml", "--platform", "=") == [
+        "bare", "gke", "device-plugin", "mig-parted"]
+    assert bash_complete(script, "plan", "x.yaml", "--platform", "=", "mig") == ["mig-parted"]
+    assert bash_complete(script, "plan", "x.yaml", "--strategies", "mig,time") == [
+        "mig,time-slicing"]
+    assert "mig+mps" in bash_complete(script, "plan", "x.yaml", "--strategies", "")
+    # compare's strategies are the registry's, not plan's families.
+    compare = bash_complete(script, "compare", "x.yaml", "--strategies", "")
+    assert "exclusive" in compare and "as-is" in compare
+    assert bash_complete(script, "plan", "x.yaml", "--format", "") == ["table", "json", "yaml"]
+    assert bash_complete(script, "run", "x.yaml", "--format", "c") == ["csv"]
+    assert bash_complete(script, "plan", "x.yaml", "--gpus", "h100-sxm") == ["h100-sxm-80gb="]
+    # A free value (a number) completes nothing from a table: file names as before.
+    (tmp_path / "seedfile").write_text("")
+    assert bash_complete(script, "run", "x.yaml", "--seed", str(tmp_path / "seedf")) == [
+        str(tmp_path / "seedfile")]
+
+
+def test_every_completed_value_is_accepted_and_the_lists_agree_across_shells(tmp_path):
+    """Each word the script offers for --platform and --format passes the CLI's own check, and
+    zsh and fish offer the same words as bash."""
+    script = gpumux("completion", "bash").stdout
+    scenario = tmp_path / "p.yaml"
+    scenario.write_text("name: p\nduration: 1s\nplan:\n  gpus: [{model: h100-sxm-80gb, "
+                        "cost_per_hour: 4.0}]\ntenants:\n  - name: a\n    workload:\n"
+                        "      arrivals: {process: poisson, rate: 10/s}\n      request:\n"
+                        "        kernels: [{name: k, duration: 1ms}]\n")
+    platforms = bash_complete(script, "plan", "x.yaml", "--platform", "")
+    for platform in platforms:
+        proc = gpumux("validate", str(scenario), "--set", f"plan.platform={platform}")
+        assert proc.returncode == 0, (platform, proc.stderr)
+    for word in bash_complete(script, "strategies", "--format", ""):
+        proc = gpumux("strategies", "--format", word)
+        assert proc.returncode == 0, (word, proc.stderr)
+    zsh, fish = gpumux("completion", "zsh").stdout, gpumux("completion", "fish").stdout
+    assert f"--platform) vals=({' '.join(platforms)})" in zsh
+    assert f"-l platform -x -a '{' '.join(platforms)}'" in fish
