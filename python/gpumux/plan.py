@@ -47,6 +47,9 @@ class PlanResult:
         self.search: dict = dict(summary["search"])
         self.best_yaml: str | None = summary.get("best_yaml")
         self.platform: str = summary.get("platform", "bare")
+        #: node platforms: the host price table priced with ("gcp us-central1 on-demand USD,
+        #: 2026-12-03 (built-in)"); "" on bare.
+        self.prices: str = summary.get("prices", "")
         self.ranking: str = summary.get("ranking", "")
         rows, gpu_rows, node_rows = [], [], []
         rank = 0
@@ -121,14 +124,16 @@ class PlanResult:
 def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = None, *,
          gpus: Mapping[str, float] | None = None, max_gpus: int | None = None,
          strategies: str | Iterable[str] | None = None, headroom: float | None = None,
-         platform: str | None = None, jobs: int = 0, client: Any = None) -> PlanResult:
+         platform: str | None = None, prices: str | os.PathLike[str] | None = None,
+         jobs: int = 0, client: Any = None) -> PlanResult:
     """Finds the cheapest setup in which every tenant meets its SLO (``gpumux plan``).
 
     scenario:   a planning scenario (path, dict or YAML text) with a ``plan:`` block, or any
                 scenario plus ``gpus=``.
     gpus:       {model: price per hour} replacing plan.gpus; max_gpus, strategies (list or
                 comma-separated), headroom (fraction), platform (bare, gke, device-plugin,
-                mig-parted): replace the plan's values.
+                mig-parted), prices (a price table file, docs/plan.md "Machine types and
+                prices"): replace the plan's values.
     jobs:       simulation threads (default: the cores); client: a dask Client (see above).
     Raises ScenarioError for bad input.
     """
@@ -154,6 +159,8 @@ def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None =
         plan_keys["headroom"] = gpumux._real(headroom, "headroom", -1e9, 1e9)
     if platform is not None:
         plan_keys["platform"] = str(platform)
+    if prices is not None:
+        plan_keys["prices"] = os.path.abspath(os.fspath(prices))
     if plan_keys:
         import yaml
         if is_path:

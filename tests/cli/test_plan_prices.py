@@ -90,3 +90,14 @@ def test_a_bad_price_table_is_one_line_naming_file_line_and_key(tmp_path, comman
         assert proc.stderr.count("\n") == 1, proc.stderr
         for word in words:
             assert word in proc.stderr, (word, proc.stderr)
+
+
+def test_python_plan_takes_prices_like_the_cli(tmp_path):
+    import gpumux as gpumux_py
+    scenario = tmp_path / "plan.yaml"
+    scenario.write_text(ONE_TYPE)
+    table = prices(tmp_path / "mine.yaml", host=3.0)
+    p = gpumux_py.plan(str(scenario), prices=Path(table), jobs=2)
+    cli = json.loads(gpumux("plan", str(scenario), "--json", "--prices", table, check=0).stdout)
+    assert p.prices == cli["prices"] == f"example test-1 on-demand USD, 2026-01-15 ({table})"
+    assert p.setups.iloc[0]["cost_per_hour"] == cli["ranked"][0]["cost_per_hour"]
