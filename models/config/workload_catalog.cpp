@@ -289,10 +289,9 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(
-        ctx, field,
-        {"host_per_op", "kernel_fixed_cost", "attention", "activation", "residual_norm",
-         "batchnorm", "half_precision"});
+    const MapReader rm(ctx, field,
+                       {"host_per_op", "kernel_fixed_cost", "attention", "activation",
+                        "residual_norm", "batchnorm", "half_precision"});
     {
       // host_per_op may be 0 (no framework work per operator).
       const MapReader p(ctx, rm.require("host_per_op"), {"value", "source", "assumption"});
@@ -318,8 +317,9 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
         ctx.fail(p.self(), "give exactly one of source, assumption or fitted");
       }
       r.kernel_fixed_cost.assumed = static_cast<bool>(assumption);
-      r.kernel_fixed_cost.provenance =
-          provenance_of(ctx, source ? *source : assumption ? *assumption : *fitted);
+      r.kernel_fixed_cost.provenance = provenance_of(ctx, source       ? *source
+                                                          : assumption ? *assumption
+                                                                       : *fitted);
       r.kernel_fixed_cost.value = seconds(p.require("value"));
       if (r.kernel_fixed_cost.value < 0) {
         ctx.fail(p.self(), "kernel_fixed_cost must be >= 0");

@@ -61,8 +61,8 @@ struct MemoryLatency {
 /// A runtime of kernel-families.yaml (`runtimes.NAME`): what launches the kernels and which
 /// layers it fuses (catalog_model.hpp, "Runtimes").
 struct CatalogRuntime {
-  std::string name;                  ///< "pytorch", "onnxruntime", "tensorrt"
-  CatalogParameter host_per_op;      ///< seconds of CPU per dispatched operator (may be 0)
+  std::string name;              ///< "pytorch", "onnxruntime", "tensorrt"
+  CatalogParameter host_per_op;  ///< seconds of CPU per dispatched operator (may be 0)
   /// Seconds of device time per kernel the runtime launches outside a CUDA graph, beyond the
   /// profile's launch_overhead and kernel_fixed_cost (`kernel_fixed_cost:`, optional, default 0;
   /// usually `fitted:`): the stream holds its context (a time slice is spent) but no SM

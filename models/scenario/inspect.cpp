@@ -87,7 +87,8 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
   row.block_round_ns = w.catalog ? static_cast<double>(gpu.block_round_cost) : 0.0;
   // A runtime with its own device time per kernel (runtime_fixed_cost.hpp) gives every catalog
   // kernel its gap: shown as the gap and as kernel_fixed_cost (the profile's plus the runtime's).
-  const bool runtime_gap = w.catalog && !w.kernels.empty() && w.kernels.front().launch_overhead >= 0;
+  const bool runtime_gap =
+      w.catalog && !w.kernels.empty() && w.kernels.front().launch_overhead >= 0;
   if (runtime_gap) {
     const double own = static_cast<double>(w.kernels.front().launch_overhead);
     row.kernel_fixed_ns += own - row.launch_gap_ns;

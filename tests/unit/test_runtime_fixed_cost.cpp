@@ -48,8 +48,8 @@ TEST(RuntimeFixedCost, EveryKernelOfTheRuntimeCarriesTheGapOthersDoNot) {
   ASSERT_FALSE(w.kernels.empty());
   for (const KernelSpec& k : w.kernels) EXPECT_EQ(k.launch_overhead, g) << k.name;
   // TensorRT has no such term, and a CUDA graph launches without the runtime's dispatch.
-  for (const std::string keys : {"      runtime: tensorrt\n",
-                                 "      runtime: onnxruntime\n      cuda_graph: true\n"}) {
+  for (const std::string keys :
+       {"      runtime: tensorrt\n", "      runtime: onnxruntime\n      cuda_graph: true\n"}) {
     const ResolvedScenario other = resolve_bert(keys);
     for (const KernelSpec& k : other.scenario.tenants[0].workload.kernels) {
       EXPECT_EQ(k.launch_overhead, -1) << keys << k.name;
