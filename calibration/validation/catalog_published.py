@@ -167,7 +167,10 @@ REASONS = {
                            "0.5-0.9) beside ResNet-50's DRAM-bound elementwise kernels are slowed "
                            "by the larger of their compute and memory stretches, not a mean of the "
                            "two: +20 % -> +31 % (p99), +21 % -> +33 % (mean); the serial law "
-                           "reproduces the old numbers exactly",
+                           "reproduces the old numbers exactly. Tally's image builds PyTorch "
+                           "with USE_CUDNN=0 (tally-bench docker/Dockerfile.base): the real "
+                           "trainer's convolutions are not cuDNN's implicit GEMMs the catalog "
+                           "counts",
     "tally-bert-pointnet-mps": "both tenants lose less than measured (the trainer keeps 0.93 of its "
                                "solo throughput against Tally's 0.84; the server's p99 4.9 ms "
                                "against 17.0 ms): interference PointNet causes on the GPU that the "
@@ -175,7 +178,11 @@ REASONS = {
                                "convolutions (131 k points, 3-128 input channels) are skinny-K "
                                "GEMMs the catalog runs at its tile's roofline, and Tally's "
                                "single-job table gives PointNet 31 % memory utilisation against "
-                               "ResNet-50's 10.6 %; no per-kernel source for them was found",
+                               "ResNet-50's 10.6 %; no per-kernel source for them was found. "
+                               "Tally's image builds PyTorch with USE_CUDNN=0 (tally-bench "
+                               "docker/Dockerfile.base), so its PointNet and ResNet-50 trainers "
+                               "convolve without cuDNN (PyTorch's native im2col + GEMM path), "
+                               "where the catalog's pytorch runtime counts cuDNN's implicit GEMMs",
     "tally-bert-whisper-mps": "the predicted p99 beside the trainer is 38.5 ms against 48.3 ms "
                               "measured (-20 %); the ratio's +57 % is the server's solo p99 "
                               "(2.08 ms predicted against 4.10 ms: bert-ort-a100-b1's -49 %, "
