@@ -84,6 +84,8 @@ SOURCES = {
                 "(github.com/NVIDIA/DeepLearningExamples)",
     "trt-bert": "NVIDIA TensorRT demoBERT README, TensorRT 8.4.3 (github.com/NVIDIA/TensorRT)",
     "tally": "Tally artifact, ASPLOS'25 (github.com/tally-project/tally-bench)",
+    "ort-pr12670": "ONNX Runtime pull 12670, A100-SXM4-40GB BERT-base benchmark "
+                   "(github.com/microsoft/onnxruntime)",
     "splitwise": "Splitwise perf model, ISCA'24 (github.com/Mutinifni/splitwise-sim)",
     "migperf": "MIGPerf, arXiv:2301.00407 (github.com/HuaizhengZhang/MIGProfiler)",
     "oumi-103": "oumi nanoGPT recipe, github.com/oumi-ai/oumi pull 103",
@@ -165,7 +167,10 @@ REASONS = {
                            "0.5-0.9) beside ResNet-50's DRAM-bound elementwise kernels are slowed "
                            "by the larger of their compute and memory stretches, not a mean of the "
                            "two: +20 % -> +31 % (p99), +21 % -> +33 % (mean); the serial law "
-                           "reproduces the old numbers exactly",
+                           "reproduces the old numbers exactly. Tally's image builds PyTorch "
+                           "with USE_CUDNN=0 (tally-bench docker/Dockerfile.base): the real "
+                           "trainer's convolutions are not cuDNN's implicit GEMMs the catalog "
+                           "counts",
     "tally-bert-pointnet-mps": "both tenants lose less than measured (the trainer keeps 0.93 of its "
                                "solo throughput against Tally's 0.84; the server's p99 4.9 ms "
                                "against 17.0 ms): interference PointNet causes on the GPU that the "
@@ -173,10 +178,15 @@ REASONS = {
                                "convolutions (131 k points, 3-128 input channels) are skinny-K "
                                "GEMMs the catalog runs at its tile's roofline, and Tally's "
                                "single-job table gives PointNet 31 % memory utilisation against "
-                               "ResNet-50's 10.6 %; no per-kernel source for them was found",
+                               "ResNet-50's 10.6 %; no per-kernel source for them was found. "
+                               "Tally's image builds PyTorch with USE_CUDNN=0 (tally-bench "
+                               "docker/Dockerfile.base), so its PointNet and ResNet-50 trainers "
+                               "convolve without cuDNN (PyTorch's native im2col + GEMM path), "
+                               "where the catalog's pytorch runtime counts cuDNN's implicit GEMMs",
     "tally-bert-whisper-mps": "the predicted p99 beside the trainer is 38.5 ms against 48.3 ms "
                               "measured (-20 %); the ratio's +57 % is the server's solo p99 "
-                              "(2.08 ms predicted against 4.10 ms: bert-ort-a100-b1's -49 %). "
+                              "(2.08 ms predicted against 4.10 ms: bert-ort-a100-b1's -49 %, "
+                              "before the onnxruntime runtime's device time per kernel). "
                               "Whisper's fp32 weight-gradient GEMMs over 24,000 audio positions "
                               "run single rounds of up to 5.4 ms (one wave of 108 tiles, no "
                               "split-K), which a server kernel waits out; Tally's single-job table "
@@ -201,17 +211,17 @@ REASONS = {
                     "(data collation, unfused optimizer, evaluation hooks) is outside the model",
     # The TensorRT 8.4.3 demoBERT points (bertb-trt-*, bertl-trt-*) are calibration points
     # (calibration/fit/), not scored here.
-    "bert-ort-a100-b1": "Tally measures ONNX Runtime from Python (session.run, inputs copied from "
-                        "the host each call); the onnxruntime runtime's 5 us per node is an "
-                        "assumption. The missing time is mostly on the GPU: Tally's single-job "
-                        "table gives this query 89 % GPU utilisation (3.6 ms of 4.05), the "
-                        "catalog's kernels sum to 0.98 ms (TensorRT's build of the model is "
-                        "predicted within the calibration set's error); ONNX Runtime's batch-1 "
-                        "kernels are not characterised by any source here, and fitting the gap as "
-                        "host_per_request (host time a neighbour fills) made every Tally "
-                        "time-slicing ratio 44 % low, so it is not a calibration point "
-                        "(calibration/fit/SOURCE.md). Every Tally co-location ratio divides by "
-                        "this server's solo time",
+    "bert-ort-a100-b1": "ONNX Runtime's own A100-40GB benchmark of FP16 BERT-base (onnxruntime "
+                        "pull 12670: batch 1-32, sequence 8-128) is predicted within 4 % "
+                        "(calibration/fit/ORT-KERNEL.md: 5 us of host dispatch per node, 3 us "
+                        "of device time per kernel); Tally's 4.05 ms for BERT-large is 1.5 ms "
+                        "more than the same runtime predicts: its Python loop (numpy feeds "
+                        "copied from pageable memory each call, two fetches, argmax and "
+                        "tokenizer decode) on a GCP a2-highgpu-1g host, which no source here "
+                        "times. Fitted to this point alone the device time per kernel would be "
+                        "10 us, and ONNX Runtime's own benchmark would then be predicted 65 % "
+                        "slow (calibration/fit/SOURCE.md). Every Tally co-location ratio divides "
+                        "by this server's solo time",
     "bertbase-trt10.7.0.23-a100-s384-b1": (
         "batch 1 at 384 tokens: TensorRT's batch-1 kernels last a few microseconds and their time "
         "beyond the latency floor (block dispatch, prologue, end-of-kernel flush) is what the "
@@ -774,7 +784,8 @@ def coverage_lines(entries: list) -> list:
 def left_out_line(left: dict) -> str:
     """The one line above the tables: what was not scored (here and in REPORT.md)."""
     return (f"Left out: {len(left['calibration'])} published points are calibration points "
-            f"(calibration/fit/*.csv, fitted by `gpumux calibrate`: see calibration/fit/REPORT.md) "
+            f"(calibration/fit/*.csv, fitted by `gpumux calibrate`: see calibration/fit/REPORT.md; "
+            f"the ONNX Runtime ones by calibration/fit/ort_kernel_cost.py: ORT-KERNEL.md) "
             f"and are not scored here, nor the {left['ratios']} MIG ratio(s) with one on a side; "
             f"small_batch.csv is scored on one statistic per configuration (its mean), so its "
             f"{left['statistics']} rows of other statistics (p90, server-side compute, "

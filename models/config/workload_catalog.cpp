@@ -289,9 +289,9 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(
-        ctx, field,
-        {"host_per_op", "attention", "activation", "residual_norm", "batchnorm", "half_precision"});
+    const MapReader rm(ctx, field,
+                       {"host_per_op", "kernel_fixed_cost", "attention", "activation",
+                        "residual_norm", "batchnorm", "half_precision"});
     {
       // host_per_op may be 0 (no framework work per operator).
       const MapReader p(ctx, rm.require("host_per_op"), {"value", "source", "assumption"});
@@ -303,6 +303,27 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
       r.host_per_op.assumed = static_cast<bool>(assumption);
       r.host_per_op.provenance = provenance_of(ctx, source ? *source : *assumption);
       r.host_per_op.value = seconds(p.require("value"));
+    }
+    if (const auto fixed = rm.get("kernel_fixed_cost")) {
+      // Device time per kernel beyond the profile's (may be 0); a fit names its data.
+      const MapReader p(ctx, *fixed, {"value", "source", "assumption", "fitted"});
+      const auto source = p.get("source");
+      const auto assumption = p.get("assumption");
+      const auto fitted = p.get("fitted");
+      const int given = static_cast<int>(static_cast<bool>(source)) +
+                        static_cast<int>(static_cast<bool>(assumption)) +
+                        static_cast<int>(static_cast<bool>(fitted));
+      if (given != 1) {
+        ctx.fail(p.self(), "give exactly one of source, assumption or fitted");
+      }
+      r.kernel_fixed_cost.assumed = static_cast<bool>(assumption);
+      r.kernel_fixed_cost.provenance = provenance_of(ctx, source       ? *source
+                                                          : assumption ? *assumption
+                                                                       : *fitted);
+      r.kernel_fixed_cost.value = seconds(p.require("value"));
+      if (r.kernel_fixed_cost.value < 0) {
+        ctx.fail(p.self(), "kernel_fixed_cost must be >= 0");
+      }
     }
     r.fused_attention =
         choice_parameter_of(ctx, rm, "attention", "fused", "unfused", r.attention_source);

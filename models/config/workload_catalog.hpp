@@ -61,8 +61,13 @@ struct MemoryLatency {
 /// A runtime of kernel-families.yaml (`runtimes.NAME`): what launches the kernels and which
 /// layers it fuses (catalog_model.hpp, "Runtimes").
 struct CatalogRuntime {
-  std::string name;                  ///< "pytorch", "onnxruntime", "tensorrt"
-  CatalogParameter host_per_op;      ///< seconds of CPU per dispatched operator (may be 0)
+  std::string name;              ///< "pytorch", "onnxruntime", "tensorrt"
+  CatalogParameter host_per_op;  ///< seconds of CPU per dispatched operator (may be 0)
+  /// Seconds of device time per kernel the runtime launches outside a CUDA graph, beyond the
+  /// profile's launch_overhead and kernel_fixed_cost (`kernel_fixed_cost:`, optional, default 0;
+  /// usually `fitted:`): the stream holds its context (a time slice is spent) but no SM
+  /// (catalog_model.hpp, "Fixed"). assumed is false for a source or a fit.
+  CatalogParameter kernel_fixed_cost;
   bool fused_attention = false;      ///< one attention kernel (else scores materialised)
   bool fused_activation = false;     ///< activation in the GEMM epilogue (else its own kernel)
   bool fused_residual_norm = false;  ///< one skip-layer-norm kernel (else add, then norm)

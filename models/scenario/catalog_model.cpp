@@ -7,6 +7,7 @@
 #include "models/config/yaml_reader.hpp"
 #include "models/gpu/sharing_law.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
+#include "models/scenario/runtime_fixed_cost.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 
@@ -1438,6 +1439,7 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     out.host_gap =
         std::llround(ops * runtime->host_per_op.value * 1e9 / static_cast<double>(step.size()));
   }
+  if (!cuda_graph) apply_runtime_kernel_fixed_cost(*runtime, gpu, out.kernels);
   const std::int64_t params = out.layers.params;
   if (training) {
     const std::int64_t optimizer = entry->family == "resnet" ? 4 : 8;

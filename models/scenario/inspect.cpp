@@ -85,6 +85,15 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
   row.launch_gap_ns = static_cast<double>(stream_launch_overhead(w, gpu));
   row.kernel_fixed_ns = modelled ? static_cast<double>(gpu.kernel_fixed_cost) : 0.0;
   row.block_round_ns = w.catalog ? static_cast<double>(gpu.block_round_cost) : 0.0;
+  // A runtime with its own device time per kernel (runtime_fixed_cost.hpp) gives every catalog
+  // kernel its gap: shown as the gap and as kernel_fixed_cost (the profile's plus the runtime's).
+  const bool runtime_gap =
+      w.catalog && !w.kernels.empty() && w.kernels.front().launch_overhead >= 0;
+  if (runtime_gap) {
+    const double own = static_cast<double>(w.kernels.front().launch_overhead);
+    row.kernel_fixed_ns += own - row.launch_gap_ns;
+    row.launch_gap_ns = own;
+  }
   if (w.catalog && !w.kernels.empty()) {
     const auto host = gpu.host_per_request.find(w.catalog->runtime);
     row.host_request_ns =
@@ -103,6 +112,9 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
   const bool fitted = has(gpu.fitted, "kernel_fixed_cost") || has(gpu.fitted, "block_round_cost") ||
                       has(gpu.fitted, "host_per_request");
   row.time_alone_origin = "profile " + gpu.name + (fitted ? " (fitted)" : " (none fitted)");
+  if (runtime_gap) {
+    row.time_alone_origin += " + runtime " + w.catalog->runtime + " kernel_fixed_cost";
+  }
 }
 
 }  // namespace

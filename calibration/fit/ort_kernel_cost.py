@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Fits ONNX Runtime's device time per kernel, kernel-families.yaml
+`runtimes.onnxruntime.kernel_fixed_cost` (models/scenario/runtime_fixed_cost.hpp has the law),
+to the calibration set calibration/fit/ort-latency.csv, with leave-one-source-out
+cross-validation, and judges it.
+
+The law: every kernel ONNX Runtime launches waits g = launch_overhead + kernel_fixed_cost
+(profile) + F in its stream, holding its context but no SM. F is the one free parameter. Each
+point is a catalog request alone (closed loop, one in flight, as `gpumux calibrate` runs it) on
+its profile; its prediction at F is the mean latency gpumux gives. F minimises the mean squared
+relative error over the points (a scan of F on a 0.25 us grid, then the best grid point); each
+source's points are then predicted with F fitted on the other sources alone (out of sample;
+with one source in the set, each batch size's points from the other batch sizes').
+
+How F is set without rebuilding: a request of ONNX Runtime kernels alone depends on F only
+through g, so each run writes a copy of its profile with kernel_fixed_cost raised by
+F - F_baked (F_baked: the value in kernel-families.yaml, built into the binary) or, below
+F_baked, launch_overhead lowered by the difference (F >= F_baked - launch_overhead; rebuild
+with a smaller F_baked to scan lower).
+
+    /usr/bin/python3 calibration/fit/ort_kernel_cost.py [--gpumux build/gpumux]
+        [--report calibration/fit/ORT-KERNEL.md] [--max-us 20]
+"""
+import argparse
+import csv
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "calibration" / "fit" / "ort-latency.csv"
+PROFILES = ROOT / "calibration" / "profiles"
+FAMILIES = ROOT / "calibration" / "workloads" / "kernel-families.yaml"
+UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def ns_of(text) -> float:
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(ns|us|ms|s)\s*", str(text))
+    if not m:
+        raise SystemExit(f"not a duration: {text!r}")
+    return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
+
+
+def baked_us() -> float:
+    doc = yaml.safe_load(FAMILIES.read_text())
+    entry = doc["runtimes"]["onnxruntime"].get("kernel_fixed_cost")
+    return ns_of(entry["value"]) / 1e3 if entry else 0.0
+
+
+def points() -> list:
+    with DATA.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        if r["metric"] != "latency" or r["runtime"] != "onnxruntime":
+            raise SystemExit(f"{DATA}: {r['id']}: only onnxruntime latency points are fitted here")
+        r["target_ms"] = float(r["value"]) * UNIT_MS[r["unit"]]
+    return rows
+
+
+def profile_copy(name: str, f_us: float, f_baked_us: float, tmp: Path) -> Path:
+    """The profile `name` with g raised (or lowered) by F - F_baked (see the docstring)."""
+    doc = yaml.safe_load((PROFILES / f"{name}.yaml").read_text())
+    delta_ns = (f_us - f_baked_us) * 1e3
+    fixed = ns_of(doc.get("kernel_fixed_cost", {"value": "0ns"})["value"])
+    launch = ns_of(doc["launch_overhead"]["value"])
+    if delta_ns >= 0:
+        fixed += delta_ns
+    elif launch + delta_ns >= 0:
+        launch += delta_ns
+    else:
+        raise SystemExit(f"F = {f_us} us is below what this binary can reach (F_baked "
+                         f"{f_baked_us} us - launch_overhead): rebuild with a smaller value")
+    doc["kernel_fixed_cost"] = {"value": f"{round(fixed)}ns", "assumption": "scan"}
+    doc["launch_overhead"] = {"value": f"{round(launch)}ns", "assumption": "scan"}
+    path = tmp / f"{name}-{f_us:.2f}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def predict_ms(gpumux: str, point: dict, profile: Path, tmp: Path) -> float:
+    workload = {"model": point["model"], "batch": int(point["batch"]), "phase": point["phase"],
+                "dtype": point["dtype"], "runtime": point["runtime"],
+                "arrivals": {"process": "closed", "concurrency": 1, "think": "1us"}}
+    if point["seq_len"]:
+        workload["seq_len"] = int(point["seq_len"])
+    scen = {"name": "ort-fit", "seed": 1, "duration": "2s", "warmup": "0s",
+            "gpus": [{"name": "gpu0", "model": str(profile), "sharing": {"mode": "exclusive"}}],
+            "tenants": [{"name": "t", "device": "gpu0", "workload": workload}]}
+    path = tmp / f"{point['id']}.yaml"
+    path.write_text(yaml.safe_dump(scen, sort_keys=False))
+    out = subprocess.run([gpumux, "run", str(path), "--json", "-q"], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)["tenants"]["t"]["latency_ns"]["mean"] / 1e6
+
+
+def scan(gpumux: str, rows: list, grid: list, f_baked: float, tmp: Path) -> dict:
+    """{F: {id: predicted ms}} over the grid."""
+    out = {}
+    for f_us in grid:
+        profiles = {}
+        for r in rows:
+            if r["profile"] not in profiles:
+                profiles[r["profile"]] = profile_copy(r["profile"], f_us, f_baked, tmp)
+        out[f_us] = {r["id"]: predict_ms(gpumux, r, profiles[r["profile"]], tmp) for r in rows}
+    return out
+
+
+def loss(pred: dict, rows: list) -> float:
+    return statistics.fmean(((pred[r["id"]] - r["target_ms"]) / r["target_ms"]) ** 2 for r in rows)
+
+
+def best(table: dict, rows: list) -> float:
+    return min(table, key=lambda f: (loss(table[f], rows), f))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpumux", default=str(ROOT / "build" / "gpumux"))
+    ap.add_argument("--report", default=str(ROOT / "calibration" / "fit" / "ORT-KERNEL.md"))
+    ap.add_argument("--max-us", type=float, default=20.0)
+    ap.add_argument("--step-us", type=float, default=0.25)
+    args = ap.parse_args(argv)
+    rows = points()
+    f_baked = baked_us()
+    doc = yaml.safe_load((PROFILES / f"{rows[0]['profile']}.yaml").read_text())
+    floor = max(0.0, f_baked - ns_of(doc["launch_overhead"]["value"]) / 1e3)
+    n = int(round((args.max_us - floor) / args.step_us))
+    grid = [round(floor + i * args.step_us, 4) for i in range(n + 1)]
+    with tempfile.TemporaryDirectory() as td:
+        table = scan(args.gpumux, rows, grid, f_baked, Path(td))
+    fitted = best(table, rows)
+    zero = min(table)
+    # Folds: by source; with one source, by batch size (leave one batch size out).
+    key = "source" if len({r["source"] for r in rows}) > 1 else "batch"
+    folds = sorted({r[key] for r in rows}, key=lambda v: (len(v), v))
+    fold = {v: best(table, [r for r in rows if r[key] != v]) for v in folds}
+    lines = ["# ONNX Runtime's device time per kernel: the fit", "",
+             "Generated by `calibration/fit/ort_kernel_cost.py` (models/scenario/"
+             "runtime_fixed_cost.hpp has the law) from `calibration/fit/ort-latency.csv` "
+             "(sources in SOURCE.md). One parameter, F = `runtimes.onnxruntime.kernel_fixed_cost` "
+             "(kernel-families.yaml), scanned on a "
+             f"{args.step_us} us grid from {grid[0]} to {grid[-1]} us; F minimises the mean "
+             "squared relative error. Out of sample: each fold's points predicted with F "
+             f"fitted on the other folds alone (folds by {key}"
+             + (": the set has one source" if key == "batch" else "") + ").", "",
+             f"**F = {fitted:g} us** (folds: "
+             + ", ".join(f"without {key} `{v}` {fold[v]:g} us" for v in folds) + ")", "",
+             f"| point | source | measured | F = {zero:g} us | in sample | out of sample |",
+             "|---|---|---:|---:|---:|---:|"]
+    errors = {"before": [], "in": [], "out": []}
+    for r in rows:
+        t = r["target_ms"]
+        b, i, o = (table[zero][r["id"]], table[fitted][r["id"]], table[fold[r[key]]][r["id"]])
+        errors["before"].append(abs(b / t - 1))
+        errors["in"].append(abs(i / t - 1))
+        errors["out"].append(abs(o / t - 1))
+        lines.append(f"| `{r['id']}` | `{r['source']}` | {t:.3g} ms | {b:.3g} ms ({100 * (b / t - 1):+.1f} %) "
+                     f"| {i:.3g} ms ({100 * (i / t - 1):+.1f} %) | {o:.3g} ms ({100 * (o / t - 1):+.1f} %) |")
+    lines += ["", f"Median |error| over {len(rows)} points: F = {zero:g} us "
+              f"{100 * statistics.median(errors['before']):.1f} %, in sample "
+              f"{100 * statistics.median(errors['in']):.1f} %, out of sample "
+              f"{100 * statistics.median(errors['out']):.1f} %.", ""]
+    Path(args.report).write_text("\n".join(lines))
+    print(f"F = {fitted:g} us; folds " + ", ".join(f"{v}: {fold[v]:g}" for v in folds)
+          + f"; median |error| in {100 * statistics.median(errors['in']):.1f} %, out "
+          f"{100 * statistics.median(errors['out']):.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
