@@ -10,10 +10,38 @@ namespace gpumux {
 namespace {
 
 constexpr std::size_t kHugePage = kHugePageBytes;
+// Blocks from here to huge_from are mapped with their pages populated at once (Linux): malloc
+// maps such blocks anyway, and then faults them in one 4 KiB page at a time, each fault an
+// exception of several us under this project's hypervisor. At 512 tenants of 20k requests each
+// the exact samples' 1,024 blocks of 160 KiB took 41k faults, 11 % of the run (perf,
+// 2026-12-06); populated, the kernel fills each block in one call. A block so mapped is one a
+// vector reserved or grew into, so its pages are written anyway.
+constexpr std::size_t kPopulateFrom = std::size_t{128} << 10;
+constexpr std::size_t kSmallPage = std::size_t{4} << 10;
+
+bool populated(std::size_t bytes, std::size_t huge_from) {
+#if defined(__linux__) && defined(MAP_POPULATE)
+  return bytes >= kPopulateFrom && bytes < huge_from;
+#else
+  (void)bytes;
+  (void)huge_from;
+  return false;
+#endif
+}
+
+std::size_t small_pages(std::size_t bytes) { return (bytes + kSmallPage - 1) & ~(kSmallPage - 1); }
 
 }  // namespace
 
 void* allocate_queue_memory(std::size_t bytes, std::size_t huge_from) {
+#if defined(__linux__) && defined(MAP_POPULATE)
+  if (populated(bytes, huge_from)) {
+    void* block = mmap(nullptr, small_pages(bytes), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (block == MAP_FAILED) throw std::bad_alloc();
+    return block;
+  }
+#endif
   if (bytes < huge_from || bytes == 0) return ::operator new(bytes);
   const std::size_t rounded = (bytes + kHugePage - 1) & ~(kHugePage - 1);
   void* block = std::aligned_alloc(kHugePage, rounded);
@@ -26,6 +54,12 @@ void* allocate_queue_memory(std::size_t bytes, std::size_t huge_from) {
 }
 
 void free_queue_memory(void* block, std::size_t bytes, std::size_t huge_from) noexcept {
+#if defined(__linux__) && defined(MAP_POPULATE)
+  if (populated(bytes, huge_from)) {
+    munmap(block, small_pages(bytes));
+    return;
+  }
+#endif
   if (bytes < huge_from || bytes == 0) {
     ::operator delete(block);
   } else {
