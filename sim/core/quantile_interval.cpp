@@ -34,7 +34,7 @@ double t_over_z_squared_uncached(double confidence);
 // FIRST) holds. From GUESS: a gallop outwards brackets the change, then a binary search. The
 // answer is the same as a binary search over the whole range (PASSES is monotone), with
 // O(log |answer - guess|) calls instead of O(log (LAST - FIRST)): each call is an incomplete-beta
-// evaluation (about 1 us), and the summary makes eight per reported quantile of every series.
+// evaluation (about 1 us), and the summary searches twice per reported quantile of every series.
 template <class Passes>
 std::size_t last_passing(std::size_t first, std::size_t last, std::size_t guess, Passes passes) {
   guess = std::clamp(guess, first, last);
