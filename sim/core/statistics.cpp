@@ -106,7 +106,7 @@ std::int64_t select_rank(Values& values, std::size_t index) {
 // holds most samples: a fixed service time, a queue's zero waits), one branch-free pass counts
 // every value of the wanted buckets (a counter per value, two interleaved lanes so that a run of
 // equal values does not wait on its own increments; the other buckets' samples go to a scratch
-// slot), and each rank is read off its bucket's counts. The same nearest-rank element; no sample
+// counter), and each rank is read off its bucket's counts. The same nearest-rank element; no sample
 // moves. VALUES: the samples; LO their minimum; SHIFT the buckets' width (select_shift_);
 // BUCKET[i], INNER[i]: the bucket of wanted rank i and its rank inside it (BUCKET[i] ==
 // kSelectBuckets: not wanted here); SLOT_OF[b]: the wanted buckets numbered 0..SLOTS-1, -1 for the
@@ -125,35 +125,50 @@ void count_in_buckets(const Values& values, std::int64_t lo, int shift, const st
   }
   const std::size_t width = std::size_t{1} << shift;
   const std::uint64_t mask = width - 1;
-  const std::size_t lane = (slots + 1) * width;  // the scratch slot last
-  std::vector<std::uint32_t> base(kSelectBuckets, static_cast<std::uint32_t>(slots * width));
+  // Per lane: the wanted buckets' counters, then one scratch counter that every other bucket's
+  // samples hit (their offset masked to 0). The buffers are the thread's, reused: fresh ones
+  // were a mapping, its page faults and a memset per call (4 % of a 512-tenant run, perf).
+  const std::size_t scratch = slots * width;
+  const std::size_t lane = scratch + 1;
+  thread_local std::vector<std::uint32_t> base, counts;
+  thread_local std::vector<std::uint64_t> masks;
+  base.assign(kSelectBuckets, static_cast<std::uint32_t>(scratch));
+  masks.assign(kSelectBuckets, 0);
   for (std::size_t b = 0; b < kSelectBuckets; ++b) {
-    if (slot_of[b] >= 0)
+    if (slot_of[b] >= 0) {
       base[b] = static_cast<std::uint32_t>(static_cast<std::size_t>(slot_of[b]) * width);
+      masks[b] = mask;
+    }
   }
-  std::vector<std::uint32_t> counts(2 * lane, 0);
+  counts.assign(2 * lane, 0);
   std::uint32_t* const c0 = counts.data();
   std::uint32_t* const c1 = c0 + lane;
   const std::uint32_t* const at = base.data();
+  const std::uint64_t* const within = masks.data();
   const std::int64_t* const x = values.data();
   const std::size_t n = values.size();
   std::size_t i = 0;
   for (; i + 2 <= n; i += 2) {
     const std::uint64_t a = offset_of(x[i], lo);
     const std::uint64_t b = offset_of(x[i + 1], lo);
-    ++c0[at[a >> shift] + (a & mask)];
-    ++c1[at[b >> shift] + (b & mask)];
+    ++c0[at[a >> shift] + (a & within[a >> shift])];
+    ++c1[at[b >> shift] + (b & within[b >> shift])];
   }
   if (i < n) {
     const std::uint64_t a = offset_of(x[i], lo);
-    ++c0[at[a >> shift] + (a & mask)];
+    ++c0[at[a >> shift] + (a & within[a >> shift])];
   }
   for (std::size_t w = 0; w < k; ++w) {
     if (bucket[w] == kSelectBuckets) continue;
     const std::size_t from = static_cast<std::size_t>(slot_of[bucket[w]]) * width;
     std::size_t r = inner[w];
     std::size_t v = 0;
-    while (r >= c0[from + v] + c1[from + v]) r -= c0[from + v] + c1[from + v++];
+    for (;;) {
+      const std::size_t here = std::size_t{c0[from + v]} + c1[from + v];
+      if (r < here) break;
+      r -= here;
+      ++v;
+    }
     out[w] = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + (bucket[w] << shift) + v);
   }
 }
