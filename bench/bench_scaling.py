@@ -11,6 +11,8 @@ Cases, each at sizes N measured in the same run (ratios against N = 1 of the sam
   setup  N H100s with one tenant each and almost no simulated time (20 ms): the whole process
          is setup (load, resolve, Run construction), the summary, the text table and the HDF5
          file (`gpumux run FILE -o OUT.h5`; the kernel count from a --json run of the same file); its per-size cost shows any super-linear term outside the run loop.
+--match-kernels: poisson runs BASE x (largest N) kernels at every size instead (N = 1 simulated
+512x as long as N = 512), so that N = 1's point is not a 20k-kernel run's start-up and noise.
 Every busy tenant is a closed loop (concurrency 1, no think time) of requests of KPR kernels
 (lognormal 100 us, full grid, memory_bound 0.5). The simulated duration of each run is chosen
 from a short pilot run so that the run completes about BASE x N kernels: the work grows
@@ -34,7 +36,7 @@ smallest and largest N of each case (load-independent; cache misses are not in i
 
 usage: /usr/bin/python3 bench/bench_scaling.py [--gpumux build/gpumux] [--base 20000]
                                                 [--repeat 3] [--cases mps,ts,gpus,poisson,setup]
-                                                [--quick] [--one-queue]
+                                                [--quick] [--one-queue] [--match-kernels]
 """
 import argparse
 import json
@@ -128,6 +130,9 @@ def measure_case(args, case, sizes, tmp):
         path = os.path.join(tmp, f"{case}-{n}.yaml")
         if case == "setup":
             duration = 0.02
+        elif case == "poisson" and args.match_kernels:
+            # Every size runs the largest size's kernels: N = 1 for 512x as long as N = 512.
+            duration = args.base * max(sizes) / (POISSON_RATE * n)
         elif case == "poisson":
             duration = args.base / POISSON_RATE  # BASE x N kernels: N GPUs at 400/s
         else:
@@ -278,6 +283,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cases", default="mps,ts,gpus,poisson,setup")
     parser.add_argument("--quick", action="store_true", help="three sizes per case")
+    parser.add_argument("--match-kernels", action="store_true",
+                        help="poisson: every size runs as many kernels as the largest (BASE x "
+                             "its N), so that no size's ratio is a short run's start-up")
     parser.add_argument("--one-queue", action="store_true",
                         help="also run every point with GPUMUX_PARTITION=0 (one event queue)")
     parser.add_argument("--instructions", action="store_true",

@@ -26,37 +26,73 @@ double student_t_quantile(int dof, double p) {
 }
 
 double t_over_z_squared(double confidence);
+double t_over_z_squared_uncached(double confidence);
 
 }  // namespace
 
-RankInterval binomial_ranks(std::size_t n, double q, double confidence) {
-  const double tail = (1.0 - confidence) / 2;
-  const Binomial k_dist(static_cast<double>(n), q);
-  // l: the largest rank in [0, n] with P(K < l) = P(K <= l - 1) <= tail (true at l = 0, and
-  // false from some rank on: P(K <= l - 1) grows with l). Binary search, O(log n) CDFs.
-  std::size_t lo = 0, hi = n;  // the answer is in [lo, hi]
+// The last rank in [FIRST, LAST] at which PASSES (true up to some rank, false after it; true at
+// FIRST) holds. From GUESS: a gallop outwards brackets the change, then a binary search. The
+// answer is the same as a binary search over the whole range (PASSES is monotone), with
+// O(log |answer - guess|) calls instead of O(log (LAST - FIRST)): each call is an incomplete-beta
+// evaluation (about 1 us), and the summary searches twice per reported quantile of every series.
+template <class Passes>
+std::size_t last_passing(std::size_t first, std::size_t last, std::size_t guess, Passes passes) {
+  guess = std::clamp(guess, first, last);
+  std::size_t lo = first, hi = last;  // the answer is in [lo, hi]
+  if (passes(guess)) {
+    lo = guess;
+    for (std::size_t step = 1; lo < hi; step *= 2) {
+      const std::size_t probe = hi - lo > step ? lo + step : hi;
+      if (!passes(probe)) {
+        hi = probe - 1;
+        break;
+      }
+      lo = probe;
+    }
+  } else {
+    hi = guess - 1;  // guess > first: PASSES holds at FIRST
+    for (std::size_t step = 1; lo < hi; step *= 2) {
+      const std::size_t probe = hi - lo > step ? hi - step : lo;
+      if (passes(probe)) {
+        lo = probe;
+        break;
+      }
+      hi = probe - 1;
+    }
+  }
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo + 1) / 2;
-    if (cdf_at(k_dist, static_cast<double>(mid) - 1) <= tail) {
+    if (passes(mid)) {
       lo = mid;
     } else {
       hi = mid - 1;
     }
   }
-  const std::size_t low = lo;
+  return lo;
+}
+
+RankInterval binomial_ranks(std::size_t n, double q, double confidence) {
+  const double tail = (1.0 - confidence) / 2;
+  const Binomial k_dist(static_cast<double>(n), q);
+  // The normal approximation's ranks, only as the searches' starting points.
+  const double nd = static_cast<double>(n);
+  const double spread =
+      boost::math::quantile(boost::math::normal_distribution<double>(), 1 - tail) *
+      std::sqrt(nd * q * (1 - q));
+  const auto near = [&](double rank) {
+    return static_cast<std::size_t>(std::clamp(std::floor(rank), 0.0, nd + 1));
+  };
+  // l: the largest rank in [0, n] with P(K < l) = P(K <= l - 1) <= tail (true at l = 0, and
+  // false from some rank on: P(K <= l - 1) grows with l).
+  const std::size_t low = last_passing(0, n, near(nd * q - spread), [&](std::size_t l) {
+    return cdf_at(k_dist, static_cast<double>(l) - 1) <= tail;
+  });
   // u: the smallest rank in [1, n + 1] with P(K >= u) = 1 - P(K <= u - 1) <= tail (true at
-  // u = n + 1).
-  lo = 1;
-  hi = n + 1;
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (1.0 - cdf_at(k_dist, static_cast<double>(mid) - 1) <= tail) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return {low, lo};
+  // u = n + 1): one past the last rank in [0, n] where it fails (it fails at 0: P(K >= 0) = 1).
+  const std::size_t high = 1 + last_passing(0, n, near(nd * q + spread), [&](std::size_t u) {
+                             return !(1.0 - cdf_at(k_dist, static_cast<double>(u) - 1) <= tail);
+                           });
+  return {low, high};
 }
 
 void batch_dependences(std::span<const std::int64_t> samples,
@@ -101,6 +137,15 @@ namespace {
 // (t_{b-1, 1-a/2} / z_{1-a/2})^2: the batch variance's own uncertainty (b - 1 degrees of
 // freedom) carried into the effective sample size, as a Student-t interval carries it.
 double t_over_z_squared(double confidence) {
+  // The last level's value, per thread: a run's summary asks for one level for every series.
+  thread_local double last_confidence = -1, last_value = 0;
+  if (confidence == last_confidence) return last_value;
+  last_confidence = confidence;
+  last_value = t_over_z_squared_uncached(confidence);
+  return last_value;
+}
+
+double t_over_z_squared_uncached(double confidence) {
   const double p = 1 - (1 - confidence) / 2;
   const double t = student_t_quantile(kIntervalBatches - 1, p);
   const double z = boost::math::quantile(boost::math::normal_distribution<double>(), p);

@@ -14,6 +14,9 @@ constexpr int kSelectBits = 12;
 constexpr std::size_t kSelectBuckets = std::size_t{1} << kSelectBits;
 // Up to this many samples nth_element on a copy is as fast as any histogram.
 constexpr std::size_t kSelectSmall = 4096;
+// Buckets up to this width (2^shift values) are counted value by value (count_in_buckets):
+// 2 x 16 KiB of counters per wanted bucket at most.
+constexpr int kCountedShift = 12;
 
 std::uint64_t offset_of(std::int64_t x, std::int64_t lo) {
   return static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(lo);
@@ -98,6 +101,78 @@ std::int64_t select_rank(Values& values, std::size_t index) {
   }
 }
 
+// at_ranks for buckets of width 2^shift <= 2^kCountedShift: instead of gathering each wanted
+// bucket's samples and selecting among them (a branch per sample, taken at random when a bucket
+// holds most samples: a fixed service time, a queue's zero waits), one branch-free pass counts
+// every value of the wanted buckets (a counter per value, two interleaved lanes so that a run of
+// equal values does not wait on its own increments; the other buckets' samples go to a scratch
+// counter), and each rank is read off its bucket's counts. The same nearest-rank element; no sample
+// moves. VALUES: the samples; LO their minimum; SHIFT the buckets' width (select_shift_);
+// BUCKET[i], INNER[i]: the bucket of wanted rank i and its rank inside it (BUCKET[i] ==
+// kSelectBuckets: not wanted here); SLOT_OF[b]: the wanted buckets numbered 0..SLOTS-1, -1 for the
+// others.
+template <class Values>
+void count_in_buckets(const Values& values, std::int64_t lo, int shift, const std::size_t* bucket,
+                      const std::size_t* inner, const int* slot_of, std::size_t slots,
+                      std::size_t k, std::int64_t* out) {
+  if (shift == 0) {  // a bucket of width 1 holds one value
+    for (std::size_t i = 0; i < k; ++i) {
+      if (bucket[i] != kSelectBuckets) {
+        out[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + bucket[i]);
+      }
+    }
+    return;
+  }
+  const std::size_t width = std::size_t{1} << shift;
+  const std::uint64_t mask = width - 1;
+  // Per lane: the wanted buckets' counters, then one scratch counter that every other bucket's
+  // samples hit (their offset masked to 0). The buffers are the thread's, reused: fresh ones
+  // were a mapping, its page faults and a memset per call (4 % of a 512-tenant run, perf).
+  const std::size_t scratch = slots * width;
+  const std::size_t lane = scratch + 1;
+  thread_local std::vector<std::uint32_t> base, counts;
+  thread_local std::vector<std::uint64_t> masks;
+  base.assign(kSelectBuckets, static_cast<std::uint32_t>(scratch));
+  masks.assign(kSelectBuckets, 0);
+  for (std::size_t b = 0; b < kSelectBuckets; ++b) {
+    if (slot_of[b] >= 0) {
+      base[b] = static_cast<std::uint32_t>(static_cast<std::size_t>(slot_of[b]) * width);
+      masks[b] = mask;
+    }
+  }
+  counts.assign(2 * lane, 0);
+  std::uint32_t* const c0 = counts.data();
+  std::uint32_t* const c1 = c0 + lane;
+  const std::uint32_t* const at = base.data();
+  const std::uint64_t* const within = masks.data();
+  const std::int64_t* const x = values.data();
+  const std::size_t n = values.size();
+  std::size_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    const std::uint64_t a = offset_of(x[i], lo);
+    const std::uint64_t b = offset_of(x[i + 1], lo);
+    ++c0[at[a >> shift] + (a & within[a >> shift])];
+    ++c1[at[b >> shift] + (b & within[b >> shift])];
+  }
+  if (i < n) {
+    const std::uint64_t a = offset_of(x[i], lo);
+    ++c0[at[a >> shift] + (a & within[a >> shift])];
+  }
+  for (std::size_t w = 0; w < k; ++w) {
+    if (bucket[w] == kSelectBuckets) continue;
+    const std::size_t from = static_cast<std::size_t>(slot_of[bucket[w]]) * width;
+    std::size_t r = inner[w];
+    std::size_t v = 0;
+    for (;;) {
+      const std::size_t here = std::size_t{c0[from + v]} + c1[from + v];
+      if (r < here) break;
+      r -= here;
+      ++v;
+    }
+    out[w] = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + (bucket[w] << shift) + v);
+  }
+}
+
 }  // namespace
 
 // The first quantile() after add() builds the selection index: the samples' minimum and maximum
@@ -152,10 +227,11 @@ void ExactQuantiles::at_ranks(const std::size_t* index, std::size_t k, std::int6
     return;
   }
   if (!indexed_) build_index();
-  // Each wanted rank's bucket and its rank inside it; then one pass gathers every wanted bucket.
+  // Each wanted rank's bucket and its rank inside it; then one pass gathers every wanted bucket
+  // (or counts its values, below).
   std::vector<std::size_t> bucket(k, kSelectBuckets), inner(k, 0);
   std::vector<int> slot_of(kSelectBuckets, -1);
-  std::vector<Samples> gathered;  // (huge pages: a bucket may hold most samples)
+  std::size_t slots = 0;
   for (std::size_t i = 0; i < k; ++i) {
     if (index[i] == values_.size() - 1) {
       out[i] = max_;
@@ -167,14 +243,19 @@ void ExactQuantiles::at_ranks(const std::size_t* index, std::size_t k, std::int6
       while (r >= select_counts_[b]) r -= select_counts_[b++];
       bucket[i] = b;
       inner[i] = r;
-      if (slot_of[b] < 0) {
-        slot_of[b] = static_cast<int>(gathered.size());
-        gathered.emplace_back();
-        gathered.back().reserve(select_counts_[b]);
-      }
+      if (slot_of[b] < 0) slot_of[b] = static_cast<int>(slots++);
     }
   }
-  if (gathered.empty()) return;
+  if (slots == 0) return;
+  if (select_shift_ <= kCountedShift) {
+    count_in_buckets(values_, min_, select_shift_, bucket.data(), inner.data(), slot_of.data(),
+                     slots, k, out);
+    return;
+  }
+  std::vector<Samples> gathered(slots);  // (huge pages: a bucket may hold most samples)
+  for (std::size_t b = 0; b < kSelectBuckets; ++b) {
+    if (slot_of[b] >= 0) gathered[static_cast<std::size_t>(slot_of[b])].reserve(select_counts_[b]);
+  }
   for (const std::int64_t x : values_) {
     const int slot = slot_of[offset_of(x, min_) >> select_shift_];
     if (slot >= 0) gathered[static_cast<std::size_t>(slot)].push_back(x);

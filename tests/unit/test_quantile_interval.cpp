@@ -69,6 +69,50 @@ TEST(QuantileInterval, BinomialRanksAreTheExactOnes) {
   EXPECT_GT(wide.high, narrow.high);
 }
 
+// binomial_ranks starts its searches at the normal approximation's ranks and gallops outwards:
+// on random instances (n log-uniform in [1, 2e6], any q and confidence) its ranks are those of a
+// binary search over the whole range of its definition.
+TEST(QuantileInterval, BinomialRanksEqualAWholeRangeBinarySearch) {
+  std::mt19937_64 rng(37);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::size_t n = static_cast<std::size_t>(std::exp(unit(rng) * std::log(2e6))) +
+                          static_cast<std::size_t>(trial < 40 ? trial : 0);
+    const double qs[] = {0.5, 0.9, 0.99, 0.999, 0.001 + 0.998 * unit(rng)};
+    const double q = qs[trial % 5];
+    const double confidences[] = {0.95, 0.9, 0.99, 0.5 + 0.499 * unit(rng)};
+    const double confidence = confidences[trial % 4];
+    const boost::math::binomial_distribution<double> k(static_cast<double>(n), q);
+    auto cdf = [&](double x) {
+      return x < 0 ? 0.0 : x >= static_cast<double>(n) ? 1.0 : boost::math::cdf(k, x);
+    };
+    const double tail = (1 - confidence) / 2;
+    std::size_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo + 1) / 2;
+      if (cdf(static_cast<double>(mid) - 1) <= tail) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const std::size_t low = lo;
+    lo = 1;
+    hi = n + 1;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (1.0 - cdf(static_cast<double>(mid) - 1) <= tail) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    const RankInterval r = binomial_ranks(n, q, confidence);
+    ASSERT_EQ(r.low, low) << "n " << n << " q " << q << " confidence " << confidence;
+    ASSERT_EQ(r.high, lo) << "n " << n << " q " << q << " confidence " << confidence;
+  }
+}
+
 // The fraction of TRIALS intervals (from DRAW) that contain TRUTH.
 template <class Draw>
 double coverage(double q, int trials, double truth, Draw draw) {

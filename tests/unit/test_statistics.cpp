@@ -240,7 +240,9 @@ namespace gpumux {
 namespace {
 
 // ExactQuantiles selects through a histogram index (statistics.cpp): on every kind of sample set
-// (heavy tails, few distinct values, negative and extreme values, all equal, one far outlier;
+// (heavy tails, few distinct values, negative and extreme values, all equal, one far outlier, a
+// fixed value holding most samples beside a short tail: buckets narrow enough to be counted
+// value by value, wide ones gathered;
 // sizes around the small-set cut-off) each quantile is the nearest-rank element nth_element
 // gives, one at a time or many at once in any order, also after more samples are added, and the
 // samples stay in arrival order.
@@ -248,7 +250,7 @@ TEST(ExactQuantiles, IndexedSelectionIsTheNearestRankElement) {
   std::mt19937_64 rng(17);
   // Sizes with every remainder mod 4 (the histogram counts four samples per step).
   const std::size_t sizes[] = {1, 2, 7, 4095, 4096, 4097, 9000, 9003, 70000, 70002};
-  for (int kind = 0; kind < 9; ++kind) {
+  for (int kind = 0; kind < 10; ++kind) {
     for (const std::size_t n : sizes) {
       std::vector<std::int64_t> samples;
       if (kind < 6) {
@@ -262,6 +264,12 @@ TEST(ExactQuantiles, IndexedSelectionIsTheNearestRankElement) {
         }
       } else if (kind == 7) {  // one value, one outlier far away
         for (std::size_t i = 0; i < n; ++i) samples.push_back(i == n / 2 ? 1'000'000'000'000 : 7);
+      } else if (kind == 9) {  // a fixed service time, most samples, and a queue's short waits
+        std::exponential_distribution<double> wait(1.0 / 2e4);
+        std::uniform_real_distribution<double> unit(0.0, 1.0);
+        for (std::size_t i = 0; i < n; ++i) {
+          samples.push_back(1'000'000 + (unit(rng) < 0.6 ? 0 : std::llround(wait(rng))));
+        }
       } else {  // all equal
         samples.assign(n, -3);
       }
