@@ -131,6 +131,30 @@ TEST(HostTime, PerOpOverridePacesLaunches) {
   EXPECT_EQ(a.kernels.front().host_before, b.kernels.front().host_before);
 }
 
+// The fastertransformer runtime (kernel-families.yaml): TensorRT's kernels plus the activations
+// FasterTransformer runs after its GEMMs (bias + GELU per layer, the pooler's tanh), no per-op
+// dispatch, and the profile's fitted host time per request, spent once before the first kernel.
+TEST(HostTime, FasterTransformerRuntime) {
+  const std::string base = "      model: bert-base\n      batch: 1\n      seq_len: 128\n";
+  const WorkloadSpec trt =
+      resolved(base + "      runtime: tensorrt\n").scenario.tenants.front().workload;
+  const WorkloadSpec ft =
+      resolved(base + "      runtime: fastertransformer\n").scenario.tenants.front().workload;
+  const int layers = static_cast<int>(load_catalog_entry("bert-base").dim("layers"));
+  ASSERT_GT(layers, 0);
+  std::size_t gelu = 0;
+  for (const KernelSpec& k : ft.kernels) gelu += k.name.find("gelu") != std::string::npos;
+  EXPECT_EQ(gelu, static_cast<std::size_t>(layers));
+  EXPECT_EQ(ft.kernels.size(), trt.kernels.size() + static_cast<std::size_t>(layers) + 1);
+  EXPECT_EQ(ft.host_gap, 0);
+  const DeviceProfile& gpu = load_device_profile("a100-80gb");
+  const Nanos t_req = gpu.host_per_request.at("fastertransformer");
+  EXPECT_GT(t_req, 0);  // fitted: calibration/fit/REPORT-FT.md
+  EXPECT_EQ(ft.kernels.front().host_before - trt.kernels.front().host_before,
+            t_req - gpu.host_per_request.at("tensorrt"));
+  for (std::size_t i = 1; i < ft.kernels.size(); ++i) EXPECT_EQ(ft.kernels[i].host_before, 0);
+}
+
 TEST(HostTime, BlockErrorsNameTheKey) {
   const std::string m = "      model: resnet50\n";
   EXPECT_CONTAINS(error_of(m + "      host: {}\n"), "give at least one of");
