@@ -95,9 +95,8 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
     row.host_request_ns = static_cast<double>(host.per_request);
     row.copy_ns =
         std::max(0.0, static_cast<double>(w.kernels.front().host_before) - row.host_request_ns);
-    row.host_origin = "per_request " + host.per_request_origin + ", bytes " +
-                      host.bytes_origin + ", link " + host.link_origin + ", per_op " +
-                      host.per_op_origin;
+    row.host_origin = "per_request " + host.per_request_origin + ", bytes " + host.bytes_origin +
+                      ", link " + host.link_origin + ", per_op " + host.per_op_origin;
   }
   if (!modelled) {
     row.time_alone_origin = "none";

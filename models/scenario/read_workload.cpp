@@ -525,8 +525,8 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
 // `host: {per_request: D, input_bytes: S, output_bytes: S, link_bandwidth: B, per_op: D}`
 // (host_time.hpp): the user's measured host terms of a catalog request; at least one.
 static HostOverrides host_overrides_of(Context& ctx, const Field& field) {
-  const MapReader map(
-      ctx, field, {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op"});
+  const MapReader map(ctx, field,
+                      {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op"});
   HostOverrides h;
   if (const auto f = map.get("per_request")) h.per_request = duration_of(ctx, *f);
   if (const auto f = map.get("input_bytes")) h.input_bytes = static_cast<double>(size_of(ctx, *f));
@@ -762,8 +762,9 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
                "serves one request at a time)");
     }
-    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing", "host"}) {
+    for (const char* key :
+         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
+          "memory_format", "gradient_checkpointing", "host"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -781,8 +782,9 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       w.cuda_graph_origin = ParamOrigin::user;
     }
   } else {
-    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing", "host"}) {
+    for (const char* key :
+         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
+          "memory_format", "gradient_checkpointing", "host"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

@@ -105,8 +105,9 @@ TEST(HostTime, PerRequestOverrideIsPaidOncePerRequest) {
   EXPECT_NE(shift, 0);
   EXPECT_NEAR(mean_latency_ns(user) - mean_latency_ns(plain), shift, 1.0);
   // Zero under the override: per_request 0 and no bytes leave no host time at all.
-  const ResolvedScenario none = resolved(base + "      host: {per_request: 0s, input_bytes: 0B, "
-                                                "output_bytes: 0B}\n");
+  const ResolvedScenario none = resolved(base +
+                                         "      host: {per_request: 0s, input_bytes: 0B, "
+                                         "output_bytes: 0B}\n");
   EXPECT_EQ(none.scenario.tenants.front().workload.kernels.front().host_before, 0);
 }
 
