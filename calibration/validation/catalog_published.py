@@ -261,13 +261,6 @@ REASONS = {
         "C API, the CUDA-graph launch) and, on the A30 and A100-PCIe systems, the input copy "
         "(start_from_device unset); the shipped profiles' time-alone terms are 0 "
         "(docs/calibration.md) and MLPerf v1.0's three LWIS points are calibration points"),
-    "bertb-ft-a100-ft": (
-        "FasterTransformer's fused encoder (its CustomExt in PyTorch, its OP in TensorFlow) "
-        "takes 0.90-0.93 ms at batch 1 and 32 tokens and 1.00-1.09 ms at 128: a floor of about "
-        "0.9 ms that does not follow the work, against 0.62 ms for TensorRT 10.7 demoBERT's whole "
-        "128-token request (trt-bert-10.7, predicted within 10 %); at batch 8 and 384 tokens it "
-        "takes 4.4-4.8 ms against demoBERT's 3.31 (predicted within 8 %); what FT's benchmark "
-        "times beyond the kernels the catalog counts is not documented (as vitb16-ft)"),
     "llama2-70b-": "Splitwise's TPOT barely moves with TP (A100: 54.9, 45.0, 44.9 ms at TP 2, 4, "
                    "8) while each GPU's weight read halves (39.5, 19.8, 9.9 ms): beyond it 15 ms "
                    "at TP 2 and 35 ms at TP 8 (440 us per layer), several times the card's "
@@ -495,14 +488,15 @@ def small_batch_runtime(row: dict) -> str:
     """The runtime a small_batch.csv point was measured with (`workload.runtime:`). The CSV's
     `runtime` column, except: ONNX Runtime's TensorRT execution provider hands the graph to
     TensorRT (its kernels and fusions are TensorRT's, as solo.csv's runtime_of reads it);
-    FasterTransformer's CustomExt / OP run its own fused kernels (fused attention, bias + GELU,
-    add + LayerNorm: the tensorrt runtime's fusions, as for ft-vit). TensorFlow (the column is
-    empty) is named as it is, and the binary says whether it knows it."""
+    FasterTransformer's CustomExt / OP run its encoder (kernel-families.yaml `fastertransformer`:
+    fused attention, bias + GELU after the GEMM, bias + residual + LayerNorm, and its host time
+    per request). TensorFlow (the column is empty) is named as it is, and the binary says whether
+    it knows it."""
     sw = row["software"]
     if "TensorRT execution provider" in sw:
         return "tensorrt"
     if "FasterTransformer CustomExt" in sw or "FasterTransformer OP" in sw:
-        return "tensorrt"
+        return "fastertransformer"
     if row["runtime"]:
         return row["runtime"]
     return "tensorflow-xla" if "XLA" in sw else "tensorflow"
@@ -784,8 +778,9 @@ def coverage_lines(entries: list) -> list:
 def left_out_line(left: dict) -> str:
     """The one line above the tables: what was not scored (here and in REPORT.md)."""
     return (f"Left out: {len(left['calibration'])} published points are calibration points "
-            f"(calibration/fit/*.csv, fitted by `gpumux calibrate`: see calibration/fit/REPORT.md; "
-            f"the ONNX Runtime ones by calibration/fit/ort_kernel_cost.py: ORT-KERNEL.md) "
+            f"(calibration/fit/*.csv, fitted by `gpumux calibrate`: see calibration/fit/REPORT.md "
+            f"and REPORT-FT.md; the ONNX Runtime ones by calibration/fit/ort_kernel_cost.py: "
+            f"ORT-KERNEL.md) "
             f"and are not scored here, nor the {left['ratios']} MIG ratio(s) with one on a side; "
             f"small_batch.csv is scored on one statistic per configuration (its mean), so its "
             f"{left['statistics']} rows of other statistics (p90, server-side compute, "

@@ -153,6 +153,7 @@ int command_inspect(const std::vector<std::string>& args) {
                              {"block_round_cost_ns", r.block_round_ns},
                              {"host_per_request_ns", r.host_request_ns},
                              {"copy_ns", r.copy_ns},
+                             {"host_origin", r.host_origin},
                              {"origin", r.time_alone_origin}}},
                            {"kernels", nlohmann::json::array()}});
         if (!r.runtime.empty()) tenants.back()["runtime"] = valued(r.runtime, r.runtime_origin);
@@ -245,6 +246,7 @@ int command_inspect(const std::vector<std::string>& args) {
                   << duration_text(r.block_round_ns) << " per round of blocks, per request host "
                   << duration_text(r.host_request_ns) << " + copies " << duration_text(r.copy_ns)
                   << " (" << r.time_alone_origin << ")\n";
+        if (!r.host_origin.empty()) std::cout << "  host terms: " << r.host_origin << "\n";
       }
       if (!r.lengths.empty()) std::cout << "  lengths: " << r.lengths << "\n";
       if (!r.engine_cpu.empty()) {

@@ -6,6 +6,7 @@
 
 #include "models/config/yaml_reader.hpp"
 #include "models/gpu/sharing_law.hpp"
+#include "models/scenario/host_time.hpp"
 #include "models/scenario/kernel_trace_model.hpp"
 #include "models/scenario/runtime_fixed_cost.hpp"
 #include "sim/util/strings.hpp"
@@ -1303,6 +1304,14 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     fail_at(scenario, path + ".runtime",
             "tensorrt runs inference only; a training step needs runtime: pytorch");
   }
+  if (training && request.host.any_request_term()) {
+    fail_at(scenario, path + ".host",
+            "per_request, input_bytes, output_bytes and link_bandwidth are an inference "
+            "request's host terms; a training step takes per_op only");
+  }
+  const double per_op_s =  // host_time.hpp: the runtime's t_op unless host.per_op replaces it
+      request.host.per_op ? static_cast<double>(*request.host.per_op) * 1e-9
+                          : runtime->host_per_op.value;
   const bool vision =
       entry->family == "resnet" || entry->family == "pointnet" || entry->dim("patch") > 0;
   if (vision && request.seq_len > 0) {
@@ -1405,7 +1414,7 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     k.name = "decoder.step";
     k.duration.kind = DurationDistribution::Kind::fixed;
     // Host-bound when the runtime dispatches slower than the GPU computes.
-    const double host = cuda_graph ? 0.0 : step_ops * runtime->host_per_op.value * 1e9;
+    const double host = cuda_graph ? 0.0 : step_ops * per_op_s * 1e9;
     k.duration.value = std::max<Nanos>(1, std::llround(std::max(total, host)));
     k.sm_fraction = std::max(1e-6, width / total);
     k.memory_bound = bound / total;
@@ -1425,20 +1434,17 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   if (!training && !out.kernels.empty()) {
     // Host time per inference request (catalog_model.hpp, "Host"): the runtime's fitted
     // per-request time and the input and output over the host link, before the first kernel.
+    // (host_time.hpp; a tenant's host: block replaces any term)
     const RequestIo io = request_io_bytes(*entry, batch, seq, dtype_bytes(dtype));
-    out.input_bytes = io.input;
-    out.output_bytes = io.output;
-    const auto fixed = gpu.host_per_request.find(runtime->name);
-    out.host_per_request = fixed != gpu.host_per_request.end() ? fixed->second : 0;
-    out.copy_time = gpu.pcie_bandwidth > 0
-                        ? std::llround((io.input + io.output) / gpu.pcie_bandwidth * 1e9)
-                        : 0;
-    out.kernels.front().host_before = out.host_per_request + out.copy_time;
+    const HostTerms host =
+        request_host_terms(gpu, runtime->name, per_op_s, io.input, io.output, request.host);
+    out.input_bytes = host.input_bytes;
+    out.output_bytes = host.output_bytes;
+    out.host_per_request = host.per_request;
+    out.copy_time = host.copy_time;
+    out.kernels.front().host_before = host.before_first_kernel();
   }
-  if (!cuda_graph && !step.empty()) {
-    out.host_gap =
-        std::llround(ops * runtime->host_per_op.value * 1e9 / static_cast<double>(step.size()));
-  }
+  out.host_gap = host_gap_per_launch(ops, per_op_s, step.size(), cuda_graph);
   if (!cuda_graph) apply_runtime_kernel_fixed_cost(*runtime, gpu, out.kernels);
   const std::int64_t params = out.layers.params;
   if (training) {
@@ -1550,7 +1556,7 @@ void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DevicePro
   request.runtime = built.runtime;
   request.runtime_from_user = built.runtime_from_user;
   w.host_gap = built.host_gap;
-  w.host_gap_origin = ParamOrigin::catalog;
+  w.host_gap_origin = request.host.per_op ? ParamOrigin::user : ParamOrigin::catalog;
   // Origins, not locations: scenarios built in code (gpumux plan's candidates) have none.
   if (tenant.memory_origin == ParamOrigin::user ||
       scenario.locations.count(tenant.where.key_path + ".memory")) {

@@ -314,6 +314,23 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (c->gradient_checkpointing) {
       out << YAML::Key << "gradient_checkpointing" << YAML::Value << true;
     }
+    if (c->host.any()) {
+      // The user's host terms (host_time.hpp), exactly as read: bytes and B/s unrounded.
+      out << YAML::Key << "host" << YAML::Value << YAML::BeginMap;
+      optional_duration(out, "per_request", c->host.per_request);
+      if (c->host.input_bytes) {
+        out << YAML::Key << "input_bytes" << YAML::Value << number(*c->host.input_bytes) + "B";
+      }
+      if (c->host.output_bytes) {
+        out << YAML::Key << "output_bytes" << YAML::Value << number(*c->host.output_bytes) + "B";
+      }
+      if (c->host.link_bandwidth) {
+        out << YAML::Key << "link_bandwidth" << YAML::Value
+            << number(*c->host.link_bandwidth) + "B/s";
+      }
+      optional_duration(out, "per_op", c->host.per_op);
+      out << YAML::EndMap;
+    }
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "models/scenario/host_time.hpp"
+
 namespace gpumux {
 namespace {
 
@@ -95,11 +97,15 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
     row.launch_gap_ns = own;
   }
   if (w.catalog && !w.kernels.empty()) {
-    const auto host = gpu.host_per_request.find(w.catalog->runtime);
-    row.host_request_ns =
-        host != gpu.host_per_request.end() ? static_cast<double>(host->second) : 0.0;
+    // The same terms the catalog used (host_time.hpp), with their origins; per_op is the
+    // runtime's unless the host: block gives it (the host gap shows its value).
+    const HostOverrides& user = w.catalog->host;
+    const HostTerms host = request_host_terms(gpu, w.catalog->runtime, 0, 0, 0, user);
+    row.host_request_ns = static_cast<double>(host.per_request);
     row.copy_ns =
         std::max(0.0, static_cast<double>(w.kernels.front().host_before) - row.host_request_ns);
+    row.host_origin = "per_request " + host.per_request_origin + ", bytes " + host.bytes_origin +
+                      ", link " + host.link_origin + ", per_op " + host.per_op_origin;
   }
   if (!modelled) {
     row.time_alone_origin = "none";

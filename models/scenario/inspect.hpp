@@ -47,6 +47,9 @@ struct InspectRow {
   double block_round_ns = 0;   ///< the profile's block_round_cost in its latency floors
   double host_request_ns = 0;  ///< host time per request: host_per_request of its runtime
   double copy_ns = 0;          ///< its input and output over the host link (pcie_bandwidth)
+  /// Catalog tenants: where each host term came from, "per_request user, bytes catalog, link
+  /// profile, per_op runtime" ("user" = the tenant's host: block); "" otherwise.
+  std::string host_origin;
   /// Where those came from: "profile NAME (fitted)", "(source)", "(assumption)" or "none".
   std::string time_alone_origin;
   /// A batched engine's CPU time per iteration (EngineCpu, models/scenario/engine_cpu.hpp):

@@ -522,6 +522,33 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
   return k;
 }
 
+// `host: {per_request: D, input_bytes: S, output_bytes: S, link_bandwidth: B, per_op: D}`
+// (host_time.hpp): the user's measured host terms of a catalog request; at least one.
+static HostOverrides host_overrides_of(Context& ctx, const Field& field) {
+  const MapReader map(ctx, field,
+                      {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op"});
+  HostOverrides h;
+  if (const auto f = map.get("per_request")) h.per_request = duration_of(ctx, *f);
+  if (const auto f = map.get("input_bytes")) h.input_bytes = static_cast<double>(size_of(ctx, *f));
+  if (const auto f = map.get("output_bytes")) {
+    h.output_bytes = static_cast<double>(size_of(ctx, *f));
+  }
+  if (const auto f = map.get("link_bandwidth")) {
+    h.link_bandwidth = with_unit(ctx, *f, units::parse_bandwidth_bytes_per_s);
+    // A floor, as bus_bandwidth's: a copy at 1e-9 B/s leaves 64-bit nanoseconds.
+    if (!(*h.link_bandwidth >= 1e6)) {
+      ctx.fail(*f, "must be at least 1MB/s, got " + text_of(ctx, *f));
+    }
+  }
+  if (const auto f = map.get("per_op")) h.per_op = duration_of(ctx, *f);
+  if (!h.any()) {
+    ctx.fail(field,
+             "give at least one of per_request, input_bytes, output_bytes, link_bandwidth, "
+             "per_op");
+  }
+  return h;
+}
+
 // `workload: {model: NAME, batch: N, seq_len: L, dtype: D, phase: P, steps: K, bus_bandwidth: B,
 // runtime: R, cuda_graph: BOOL}` (docs/workloads.md): the kernels are built by resolve_scenario()
 // from the catalog on the tenant's GPU model; the name is checked here.
@@ -597,6 +624,7 @@ static CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map,
                                {"channels_last", "contiguous", "nhwc", "nchw"}, "memory_format");
   }
   if (const auto f = map.get("gradient_checkpointing")) c.gradient_checkpointing = bool_of(ctx, *f);
+  if (const auto f = map.get("host")) c.host = host_overrides_of(ctx, *f);
   return c;
 }
 
@@ -714,6 +742,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "cuda_graph",
                        "memory_format",
                        "gradient_checkpointing",
+                       "host",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
@@ -733,8 +762,9 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
                "serves one request at a time)");
     }
-    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing"}) {
+    for (const char* key :
+         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
+          "memory_format", "gradient_checkpointing", "host"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -752,11 +782,13 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       w.cuda_graph_origin = ParamOrigin::user;
     }
   } else {
-    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
-                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing"}) {
+    for (const char* key :
+         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
+          "memory_format", "gradient_checkpointing", "host"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
-                         (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : ""));
+                         (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +
+                         (std::string(key) == "host" ? "; or write request.host_gap" : ""));
       }
     }
     read_request(ctx, map, w);

@@ -18,6 +18,7 @@
 #include "models/config/input_error.hpp"
 #include "models/gpu/device_profile.hpp"
 #include "models/gpu/kernel_run.hpp"
+#include "models/scenario/host_time.hpp"
 #include "models/strategies/sharing_spec.hpp"
 #include "sim/core/statistics.hpp"
 #include "sim/core/time.hpp"
@@ -216,6 +217,9 @@ struct CatalogRequestSpec {
   /// Training with activation checkpointing per transformer layer (HF
   /// `gradient_checkpointing=True`): a recomputed forward per layer, less saved memory.
   bool gradient_checkpointing = false;
+  /// `host: {per_request, input_bytes, output_bytes, link_bandwidth, per_op}`: the user's own
+  /// measurement of the request's host terms, each replacing the model's (host_time.hpp).
+  HostOverrides host;
   SourceLocation where;  ///< the `model:` key
 };
 

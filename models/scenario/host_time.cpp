@@ -1,0 +1,39 @@
+#include "models/scenario/host_time.hpp"
+
+#include <cmath>
+
+#include "models/gpu/device_profile.hpp"
+
+namespace gpumux {
+
+HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtime,
+                             double runtime_per_op_s, double input_bytes, double output_bytes,
+                             const HostOverrides& overrides) {
+  HostTerms t;
+  if (overrides.per_request) {
+    t.per_request = *overrides.per_request;
+    t.per_request_origin = "user";
+  } else {
+    const auto fitted = gpu.host_per_request.find(runtime);
+    t.per_request = fitted != gpu.host_per_request.end() ? fitted->second : 0;
+    t.per_request_origin = "profile";
+  }
+  t.input_bytes = overrides.input_bytes.value_or(input_bytes);
+  t.output_bytes = overrides.output_bytes.value_or(output_bytes);
+  t.bytes_origin = overrides.input_bytes || overrides.output_bytes ? "user" : "catalog";
+  t.link_bandwidth = overrides.link_bandwidth.value_or(gpu.pcie_bandwidth);
+  t.link_origin = overrides.link_bandwidth ? "user" : "profile";
+  t.copy_time = t.link_bandwidth > 0
+                    ? std::llround((t.input_bytes + t.output_bytes) / t.link_bandwidth * 1e9)
+                    : 0;
+  t.per_op_s = overrides.per_op ? static_cast<double>(*overrides.per_op) * 1e-9 : runtime_per_op_s;
+  t.per_op_origin = overrides.per_op ? "user" : "runtime";
+  return t;
+}
+
+Nanos host_gap_per_launch(double ops, double per_op_s, std::size_t kernels, bool cuda_graph) {
+  if (cuda_graph || kernels == 0) return 0;
+  return std::llround(ops * per_op_s * 1e9 / static_cast<double>(kernels));
+}
+
+}  // namespace gpumux

@@ -1,0 +1,194 @@
+// Host time of a catalog request (models/scenario/host_time.hpp) and the tenant's `host:` block:
+// the law in closed form, each override replacing exactly its term, the block's errors, and the
+// emit -> load round trip.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "models/app/application.hpp"
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/config/workload_catalog.hpp"
+#include "models/scenario/catalog_model.hpp"
+#include "models/scenario/emit.hpp"
+#include "models/scenario/host_time.hpp"
+#include "models/scenario/loader.hpp"
+
+namespace gpumux {
+namespace {
+
+// One catalog tenant alone on an A100-80GB (`workload:` is line 10, its keys from line 12).
+std::string scenario_text(const std::string& workload_keys) {
+  return "name: t\nseed: 1\nduration: 100ms\nwarmup: 0s\n"
+         "gpus:\n  - {name: gpu0, model: a100-80gb, sharing: {mode: exclusive}}\n"
+         "tenants:\n  - name: w\n    device: gpu0\n    workload:\n"
+         "      arrivals: {process: closed, concurrency: 1, think: 1us}\n" +
+         workload_keys;
+}
+
+ResolvedScenario resolved(const std::string& workload_keys) {
+  ScenarioRequest request;
+  request.is_path = false;
+  request.scenario = scenario_text(workload_keys);
+  return resolve_request(request);
+}
+
+double mean_latency_ns(const ResolvedScenario& r) {
+  RunControl control;
+  control.record_requests = false;
+  return simulate_resolved(r, control).tenants.front().latency.mean;
+}
+
+std::string error_of(const std::string& workload_keys) {
+  try {
+    (void)resolved(workload_keys);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
+
+TEST(HostTime, LawInClosedForm) {
+  DeviceProfile gpu = load_device_profile("a100-80gb");
+  gpu.host_per_request["tensorrt"] = 40'000;
+  gpu.pcie_bandwidth = 20e9;
+  // No override: T_req of the runtime + (B_in + B_out) / W_link.
+  const HostTerms model = request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, HostOverrides{});
+  EXPECT_EQ(model.per_request, 40'000);
+  EXPECT_EQ(model.copy_time, 200'000);  // 4 MB at 20 GB/s
+  EXPECT_EQ(model.before_first_kernel(), 240'000);
+  EXPECT_EQ(model.per_request_origin, "profile");
+  // A runtime the profile has no term for spends none.
+  EXPECT_EQ(request_host_terms(gpu, "pytorch", 0, 0, 0, HostOverrides{}).per_request, 0);
+  // Each override replaces its own term only.
+  HostOverrides user;
+  user.per_request = 7'000;
+  user.output_bytes = 3e6;
+  const HostTerms mine = request_host_terms(gpu, "tensorrt", 10e-6, 3e6, 1e6, user);
+  EXPECT_EQ(mine.per_request, 7'000);
+  EXPECT_EQ(mine.copy_time, 300'000);  // (3 + 3) MB at 20 GB/s
+  EXPECT_DOUBLE_EQ(mine.per_op_s, 10e-6);
+  EXPECT_EQ(mine.per_request_origin, "user");
+  EXPECT_EQ(mine.bytes_origin, "user");
+  EXPECT_EQ(mine.link_origin, "profile");
+  user.link_bandwidth = 1e9;
+  user.per_op = 2'000;
+  const HostTerms slow = request_host_terms(gpu, "tensorrt", 10e-6, 3e6, 1e6, user);
+  EXPECT_EQ(slow.copy_time, 6'000'000);
+  EXPECT_DOUBLE_EQ(slow.per_op_s, 2e-6);
+  // host_gap = ops x t_op / kernels, none under a CUDA graph.
+  EXPECT_EQ(host_gap_per_launch(30, 2e-6, 10, false), 6'000);
+  EXPECT_EQ(host_gap_per_launch(30, 2e-6, 10, true), 0);
+  EXPECT_EQ(host_gap_per_launch(30, 2e-6, 0, false), 0);
+}
+
+// The block's per_request is spent exactly once per request, before its first kernel, in place
+// of the profile's: the mean latency of a request alone moves by (user - profile) exactly.
+TEST(HostTime, PerRequestOverrideIsPaidOncePerRequest) {
+  const std::string base = "      model: resnet50\n      batch: 1\n";
+  const ResolvedScenario plain = resolved(base);
+  const ResolvedScenario user =
+      resolved(base + "      host: {per_request: 700us, input_bytes: 0B, output_bytes: 0B}\n");
+  const WorkloadSpec& p = plain.scenario.tenants.front().workload;
+  const WorkloadSpec& u = user.scenario.tenants.front().workload;
+  ASSERT_EQ(p.kernels.size(), u.kernels.size());
+  EXPECT_EQ(u.kernels.front().host_before, 700'000);  // no bytes: no copies
+  for (std::size_t i = 1; i < u.kernels.size(); ++i) {
+    EXPECT_EQ(u.kernels[i].host_before, 0) << i;
+    EXPECT_EQ(u.kernels[i].duration.value, p.kernels[i].duration.value) << i;
+  }
+  const double shift = static_cast<double>(u.kernels.front().host_before) -
+                       static_cast<double>(p.kernels.front().host_before);
+  EXPECT_NE(shift, 0);
+  EXPECT_NEAR(mean_latency_ns(user) - mean_latency_ns(plain), shift, 1.0);
+  // Zero under the override: per_request 0 and no bytes leave no host time at all.
+  const ResolvedScenario none = resolved(base +
+                                         "      host: {per_request: 0s, input_bytes: 0B, "
+                                         "output_bytes: 0B}\n");
+  EXPECT_EQ(none.scenario.tenants.front().workload.kernels.front().host_before, 0);
+}
+
+TEST(HostTime, CopiesFollowTheUserLink) {
+  const ResolvedScenario r = resolved(
+      "      model: bert-base\n      batch: 1\n      host: {per_request: 10us, input_bytes: 1MB, "
+      "output_bytes: 1MB, link_bandwidth: 1GB/s}\n");
+  // 10 us + 2 MB / 1 GB/s = 2.01 ms before the first kernel.
+  EXPECT_EQ(r.scenario.tenants.front().workload.kernels.front().host_before, 2'010'000);
+}
+
+// per_op replaces the runtime's dispatch cost: an eager request's host gap scales with it.
+TEST(HostTime, PerOpOverridePacesLaunches) {
+  const std::string base = "      model: bert-base\n      batch: 1\n      runtime: pytorch\n";
+  const WorkloadSpec a = resolved(base).scenario.tenants.front().workload;
+  const WorkloadSpec b =
+      resolved(base + "      host: {per_op: 20us}\n").scenario.tenants.front().workload;
+  ASSERT_GT(a.host_gap, 0);
+  // kernel-families' pytorch host_per_op is 10 us: twice the cost per operator, twice the gap.
+  EXPECT_NEAR(static_cast<double>(b.host_gap), 2.0 * static_cast<double>(a.host_gap), 1.0);
+  // and the per-request terms are untouched by per_op alone.
+  EXPECT_EQ(a.kernels.front().host_before, b.kernels.front().host_before);
+}
+
+// The fastertransformer runtime (kernel-families.yaml): TensorRT's kernels plus the activations
+// FasterTransformer runs after its GEMMs (bias + GELU per layer, the pooler's tanh), no per-op
+// dispatch, and the profile's fitted host time per request, spent once before the first kernel.
+TEST(HostTime, FasterTransformerRuntime) {
+  const std::string base = "      model: bert-base\n      batch: 1\n      seq_len: 128\n";
+  const WorkloadSpec trt =
+      resolved(base + "      runtime: tensorrt\n").scenario.tenants.front().workload;
+  const WorkloadSpec ft =
+      resolved(base + "      runtime: fastertransformer\n").scenario.tenants.front().workload;
+  const int layers = static_cast<int>(load_catalog_entry("bert-base").dim("layers"));
+  ASSERT_GT(layers, 0);
+  std::size_t gelu = 0;
+  for (const KernelSpec& k : ft.kernels) gelu += k.name.find("gelu") != std::string::npos;
+  EXPECT_EQ(gelu, static_cast<std::size_t>(layers));
+  EXPECT_EQ(ft.kernels.size(), trt.kernels.size() + static_cast<std::size_t>(layers) + 1);
+  EXPECT_EQ(ft.host_gap, 0);
+  const DeviceProfile& gpu = load_device_profile("a100-80gb");
+  const Nanos t_req = gpu.host_per_request.at("fastertransformer");
+  EXPECT_GT(t_req, 0);  // fitted: calibration/fit/REPORT-FT.md
+  EXPECT_EQ(ft.kernels.front().host_before - trt.kernels.front().host_before,
+            t_req - gpu.host_per_request.at("tensorrt"));
+  for (std::size_t i = 1; i < ft.kernels.size(); ++i) EXPECT_EQ(ft.kernels[i].host_before, 0);
+}
+
+TEST(HostTime, BlockErrorsNameTheKey) {
+  const std::string m = "      model: resnet50\n";
+  EXPECT_CONTAINS(error_of(m + "      host: {}\n"), "give at least one of");
+  EXPECT_CONTAINS(error_of(m + "      host: {per_requests: 1ms}\n"), "per_request");
+  EXPECT_CONTAINS(error_of(m + "      host: {per_request: -1ms}\n"), "host.per_request");
+  EXPECT_CONTAINS(error_of(m + "      host: {link_bandwidth: 0B/s}\n"), "at least 1MB/s");
+  EXPECT_CONTAINS(error_of(m + "      host: {input_bytes: lots}\n"), "host.input_bytes");
+  EXPECT_CONTAINS(error_of(m + "      host: {per_request: 1ms}\n      phase: training\n"),
+                  "inference request's host terms");
+  EXPECT_CONTAINS(error_of("      request: {kernels: [{name: k, duration: 1ms}]}\n"
+                           "      host: {per_request: 1ms}\n"),
+                  "belongs to a catalog workload");
+  // Errors carry the file's line: `host:` is on line 13 of these scenarios.
+  EXPECT_CONTAINS(error_of(m + "      host: {per_request: -1ms}\n"), ":13");
+}
+
+TEST(HostTime, BlockRoundTripsThroughEmit) {
+  const Scenario s = load_scenario_text(
+      scenario_text("      model: resnet50\n      host: {per_request: 1.25ms, input_bytes: "
+                    "602112B, output_bytes: 4KB, link_bandwidth: 12.5GB/s, per_op: 3us}\n"),
+      "x.yaml");
+  const std::string yaml = emit_scenario_yaml(s);
+  const Scenario again = load_scenario_text(yaml, "again.yaml");
+  const HostOverrides& a = s.tenants.front().workload.catalog->host;
+  const HostOverrides& b = again.tenants.front().workload.catalog->host;
+  EXPECT_EQ(a.per_request, 1'250'000);
+  EXPECT_EQ(b.per_request, a.per_request);
+  EXPECT_EQ(b.input_bytes, a.input_bytes);
+  EXPECT_EQ(b.output_bytes, 4000.0);
+  EXPECT_EQ(b.link_bandwidth, a.link_bandwidth);
+  EXPECT_EQ(b.per_op, a.per_op);
+  EXPECT_EQ(emit_scenario_yaml(again), yaml);  // a fixed point
+}
+
+}  // namespace
+}  // namespace gpumux
