@@ -49,7 +49,7 @@ struct InspectRow {
   double copy_ns = 0;          ///< its input and output over the host link (pcie_bandwidth)
   /// Where those came from: "profile NAME (fitted)", "(source)", "(assumption)" or "none".
   std::string time_alone_origin;
-  /// A batched engine's CPU time per iteration (EngineCpu, models/scenario/engine_cpu.hpp):
+  /// A batched engine's CPU time per iteration (EngineCpu, models/workload/engine_cpu.hpp):
   /// its engine ("vllm-v0", "none", "custom"; "" when not batched) and its two terms, ns.
   std::string engine_cpu;
   double engine_cpu_iteration_ns = 0, engine_cpu_sequence_ns = 0;

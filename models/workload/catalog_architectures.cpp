@@ -1,4 +1,4 @@
-#include "models/scenario/catalog_model.hpp"
+#include "models/workload/catalog_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "models/config/yaml_reader.hpp"
 #include "models/gpu/sharing_law.hpp"
-#include "models/scenario/kernel_trace_model.hpp"
+#include "models/workload/kernel_trace_model.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 
