@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fits ONNX Runtime's device time per kernel, kernel-families.yaml
-`runtimes.onnxruntime.kernel_fixed_cost` (models/scenario/runtime_fixed_cost.hpp has the law),
+`runtimes.onnxruntime.kernel_fixed_cost` (models/workload/runtime_fixed_cost.hpp has the law),
 to the calibration set calibration/fit/ort-latency.csv, with leave-one-source-out
 cross-validation, and judges it.
 

@@ -13,7 +13,7 @@
 #include "models/app/application.hpp"
 #include "models/config/input_error.hpp"
 #include "models/config/profile_loader.hpp"
-#include "models/scenario/catalog_model.hpp"
+#include "models/workload/catalog_model.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 

@@ -1,6 +1,6 @@
 #include "models/plan/capacity_check.hpp"
 
-#include "models/scenario/catalog_model.hpp"
+#include "models/workload/catalog_model.hpp"
 
 #include <algorithm>
 #include <filesystem>

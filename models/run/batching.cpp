@@ -26,7 +26,7 @@
 // (per_sequence per decoding sequence, per_context_token per KV token they read: prompt +
 // generated), other kernels once. Before its kernels the engine spends its CPU time,
 // per_iteration + per_sequence x the iteration's sequences (`engine_cpu:`,
-// models/scenario/engine_cpu.hpp): the first kernel is issued that much after the iteration
+// models/workload/engine_cpu.hpp): the first kernel is issued that much after the iteration
 // starts, and its GPU is the neighbours' meanwhile. A request gains a token when its prompt's last
 // chunk or its decode step ran, and completes after its output tokens. Solo latency: the same
 // request alone under the same scheduler (mean durations).
@@ -403,7 +403,7 @@ void Tenant::start_iteration() {
   it.dead = false;
   it.start = sim_.now();
   // The engine's CPU time before the kernels (scheduling, inputs, sampling, outputs:
-  // models/scenario/engine_cpu.hpp), whole ns; bounded at load, so the rounding is exact.
+  // models/workload/engine_cpu.hpp), whole ns; bounded at load, so the rounding is exact.
   it.host_lead = static_cast<Nanos>(std::llround(spec_.workload.engine_cpu.time(s.sequences)));
   expand_kernels(it, s);
   iteration_running_ = true;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "models/scenario/host_time.hpp"
+#include "models/workload/host_time.hpp"
 
 namespace gpumux {
 namespace {

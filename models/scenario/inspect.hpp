@@ -52,7 +52,7 @@ struct InspectRow {
   std::string host_origin;
   /// Where those came from: "profile NAME (fitted)", "(source)", "(assumption)" or "none".
   std::string time_alone_origin;
-  /// A batched engine's CPU time per iteration (EngineCpu, models/scenario/engine_cpu.hpp):
+  /// A batched engine's CPU time per iteration (EngineCpu, models/workload/engine_cpu.hpp):
   /// its engine ("vllm-v0", "none", "custom"; "" when not batched) and its two terms, ns.
   std::string engine_cpu;
   double engine_cpu_iteration_ns = 0, engine_cpu_sequence_ns = 0;

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <optional>
 
-#include "models/config/workload_catalog.hpp"
+#include "models/workload/workload_catalog.hpp"
 #include "models/scenario/kernel_trace.hpp"
-#include "models/scenario/llm_card.hpp"
+#include "models/workload/llm_card.hpp"
 #include "sim/util/units.hpp"
 #include "models/scenario/trace_reader.hpp"
 
@@ -330,7 +330,7 @@ ArrivalSpec arrivals_of(Context& ctx, const Field& field) {
 }
 
 // `llm: {model: NAME | layers: ..., hidden: ..., ..., dtype: fp16, tp: 1, <assumptions>}`
-// (models/scenario/llm_card.hpp). A named card's architecture comes from the catalog here.
+// (models/workload/llm_card.hpp). A named card's architecture comes from the catalog here.
 LlmCard llm_card_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"model",
@@ -443,7 +443,7 @@ LlmCard llm_card_of(Context& ctx, const Field& field) {
   return c;
 }
 
-/// `engine_cpu:` — a named engine (models/scenario/engine_cpu.hpp; its numbers are filled in at
+/// `engine_cpu:` — a named engine (models/workload/engine_cpu.hpp; its numbers are filled in at
 /// resolve, where the tenant's tp is known) or `{per_iteration: D, per_sequence: D}`, each at
 /// most 10 s (an engine's step is milliseconds; the bound keeps t_cpu far from overflow).
 EngineCpu engine_cpu_of(Context& ctx, const Field& field) {

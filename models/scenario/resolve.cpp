@@ -12,10 +12,10 @@
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/contention_law.hpp"
 #include "models/gpu/mig_layout.hpp"
-#include "models/scenario/catalog_model.hpp"
-#include "models/scenario/engine_cpu.hpp"
-#include "models/scenario/kernel_trace_model.hpp"
-#include "models/scenario/llm_card.hpp"
+#include "models/workload/catalog_model.hpp"
+#include "models/workload/engine_cpu.hpp"
+#include "models/workload/kernel_trace_model.hpp"
+#include "models/workload/llm_card.hpp"
 #include "sim/util/units.hpp"
 #include "models/scenario/work_estimate.hpp"
 #include "models/strategies/strategy.hpp"
@@ -203,7 +203,7 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
   }
 }
 
-// A batched tenant's engine CPU time (models/scenario/engine_cpu.hpp): a named engine's numbers
+// A batched tenant's engine CPU time (models/workload/engine_cpu.hpp): a named engine's numbers
 // at the tenant's tensor-parallel degree (its card's tp, else its GPUs); none unless the tenant
 // names one. Idempotent.
 static void resolve_engine_cpu(TenantSpec& tenant, int gpus) {

@@ -18,7 +18,7 @@
 #include "models/config/input_error.hpp"
 #include "models/gpu/device_profile.hpp"
 #include "models/gpu/kernel_run.hpp"
-#include "models/scenario/host_time.hpp"
+#include "models/workload/host_time.hpp"
 #include "models/strategies/sharing_spec.hpp"
 #include "sim/core/statistics.hpp"
 #include "sim/core/time.hpp"
@@ -69,7 +69,7 @@ struct DurationDistribution {
 enum class TokenCount { none, input, output, batch };
 
 /// A kernel whose time is a roofline of its work (LLM serving from a model card,
-/// models/scenario/llm_card.hpp): for a launch over n tokens, s sequences and c context tokens,
+/// models/workload/llm_card.hpp): for a launch over n tokens, s sequences and c context tokens,
 ///   F = flops_per_token n + flops_per_sequence s + flops_per_context c          [FLOP]
 ///   B = bytes_fixed + bytes_per_token n + bytes_per_sequence s + bytes_per_context c  [bytes]
 ///   t = max(F / flop_rate, B / byte_rate)                                         [s]
@@ -191,7 +191,7 @@ struct KernelOrigins {
 
 /// `workload: {model: NAME, batch: N, seq_len: L, dtype: D, phase: P, steps: K, ...}`: the
 /// request's kernels and the tenant's memory come from the workload catalog
-/// (models/scenario/catalog_model.hpp, docs/workloads.md), built by resolve_scenario() on the
+/// (models/workload/catalog_model.hpp, docs/workloads.md), built by resolve_scenario() on the
 /// tenant's GPU model. Unset values take the catalog entry's defaults.
 struct CatalogRequestSpec {
   std::string model;  ///< catalog entry name (calibration/workloads/NAME.yaml)
@@ -275,7 +275,7 @@ enum class BatchScheduler {
 };
 
 /// A batched engine's CPU time per iteration (`batching: {engine_cpu: ...}`; the law, the named
-/// engines and their provenance: models/scenario/engine_cpu.hpp):
+/// engines and their provenance: models/workload/engine_cpu.hpp):
 /// per_iteration + per_sequence x the iteration's sequences, ns, before its kernels.
 struct EngineCpu {
   std::string name = "none";  ///< "vllm-v0", "none", or "custom" (written as two durations)
@@ -289,7 +289,7 @@ struct EngineCpu {
   }
 };
 
-/// An LLM served from a model card (`workload: {llm: {...}}`, models/scenario/llm_card.hpp):
+/// An LLM served from a model card (`workload: {llm: {...}}`, models/workload/llm_card.hpp):
 /// resolve_scenario() turns it into the workload's kernels on the tenant's GPU.
 struct LlmCard {
   std::string model;  ///< catalog name (calibration/workloads/llm/NAME.yaml), "" = inline card

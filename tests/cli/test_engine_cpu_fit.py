@@ -1,4 +1,4 @@
-"""The vllm-v0 engine CPU constants in models/scenario/engine_cpu.hpp are calibration/fit/
+"""The vllm-v0 engine CPU constants in models/workload/engine_cpu.hpp are calibration/fit/
 engine_cpu.py's fit of Vidur's measured overheads (a rerunnable fit, not typed-in numbers), and
 the script's check notices a header that drifts from it; inspect shows the engine's terms."""
 import json

@@ -1,4 +1,4 @@
-// Host time of a catalog request (models/scenario/host_time.hpp) and the tenant's `host:` block:
+// Host time of a catalog request (models/workload/host_time.hpp) and the tenant's `host:` block:
 // the law in closed form, each override replacing exactly its term, the block's errors, and the
 // emit -> load round trip.
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include "models/app/application.hpp"
 #include "models/config/input_error.hpp"
 #include "models/config/profile_loader.hpp"
-#include "models/config/workload_catalog.hpp"
-#include "models/scenario/catalog_model.hpp"
+#include "models/workload/workload_catalog.hpp"
+#include "models/workload/catalog_model.hpp"
 #include "models/scenario/emit.hpp"
-#include "models/scenario/host_time.hpp"
+#include "models/workload/host_time.hpp"
 #include "models/scenario/loader.hpp"
 
 namespace gpumux {

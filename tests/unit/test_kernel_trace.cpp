@@ -16,7 +16,7 @@
 
 #include "models/config/profile_loader.hpp"
 #include "models/scenario/kernel_trace.hpp"
-#include "models/scenario/kernel_trace_model.hpp"
+#include "models/workload/kernel_trace_model.hpp"
 #include "tests/support/run_yaml.hpp"
 
 namespace gpumux {

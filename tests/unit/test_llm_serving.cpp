@@ -1,4 +1,4 @@
-// LLM serving (models/scenario/llm_card.hpp, models/run/batching.cpp): the model card's closed
+// LLM serving (models/workload/llm_card.hpp, models/run/batching.cpp): the model card's closed
 // forms (weights, KV bytes per token, the largest batch), the roofline's laws (decode time linear
 // in the KV length at a fixed batch, prefill compute-bound at long prompts, decode GEMMs
 // memory-bound on few SMs), and the schedulers' invariants (chunked prefill's iteration count,
@@ -18,8 +18,8 @@
 #include "models/run/runner.hpp"
 #include "models/run/tenant.hpp"
 #include "models/scenario/emit.hpp"
-#include "models/scenario/engine_cpu.hpp"
-#include "models/scenario/llm_card.hpp"
+#include "models/workload/engine_cpu.hpp"
+#include "models/workload/llm_card.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "tests/support/unfitted_profile.hpp"
@@ -353,7 +353,7 @@ TEST(Schedulers, EmittedScenarioKeepsTheCardAndTheSchedulerKeys) {
   }
 }
 
-// --- the engine's CPU time per iteration (models/scenario/engine_cpu.hpp) ------------------
+// --- the engine's CPU time per iteration (models/workload/engine_cpu.hpp) ------------------
 
 // Latency of each completed request, ns, in arrival order.
 std::vector<std::int64_t> latencies(const RunResult& r) {

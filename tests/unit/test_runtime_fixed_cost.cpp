@@ -1,4 +1,4 @@
-// A runtime's device time per kernel (models/scenario/runtime_fixed_cost.hpp): every kernel the
+// A runtime's device time per kernel (models/workload/runtime_fixed_cost.hpp): every kernel the
 // runtime launches outside a CUDA graph waits g = launch_overhead + kernel_fixed_cost (profile)
 // + kernel_fixed_cost (runtime) in its stream.
 #include <gtest/gtest.h>
@@ -10,10 +10,10 @@
 #include <string>
 
 #include "models/config/input_error.hpp"
-#include "models/config/workload_catalog.hpp"
+#include "models/workload/workload_catalog.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
-#include "models/scenario/runtime_fixed_cost.hpp"
+#include "models/workload/runtime_fixed_cost.hpp"
 #include "tests/support/run_yaml.hpp"
 
 namespace gpumux {

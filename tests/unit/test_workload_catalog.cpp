@@ -1,4 +1,4 @@
-// The workload catalog (models/config/workload_catalog.hpp, models/scenario/catalog_model.hpp):
+// The workload catalog (models/workload/workload_catalog.hpp, models/workload/catalog_model.hpp):
 // the roofline in closed form, grid and waves, batch scaling, the layer tables against the
 // published parameter and FLOP counts, and the errors of the files and scenario keys.
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 
 #include "models/config/input_error.hpp"
 #include "models/config/profile_loader.hpp"
-#include "models/config/workload_catalog.hpp"
+#include "models/workload/workload_catalog.hpp"
 #include "models/gpu/contention_law.hpp"
-#include "models/scenario/catalog_model.hpp"
+#include "models/workload/catalog_model.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "tests/support/unfitted_profile.hpp"

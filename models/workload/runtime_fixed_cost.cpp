@@ -1,4 +1,4 @@
-#include "models/scenario/runtime_fixed_cost.hpp"
+#include "models/workload/runtime_fixed_cost.hpp"
 
 #include <cmath>
 

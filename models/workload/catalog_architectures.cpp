@@ -1,4 +1,4 @@
-#include "models/scenario/catalog_model.hpp"
+#include "models/workload/catalog_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include "models/config/yaml_reader.hpp"
 #include "models/gpu/sharing_law.hpp"
-#include "models/scenario/host_time.hpp"
-#include "models/scenario/kernel_trace_model.hpp"
-#include "models/scenario/runtime_fixed_cost.hpp"
+#include "models/workload/host_time.hpp"
+#include "models/workload/kernel_trace_model.hpp"
+#include "models/workload/runtime_fixed_cost.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 

@@ -1,4 +1,4 @@
-#include "models/scenario/host_time.hpp"
+#include "models/workload/host_time.hpp"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // LLM model cards: the catalog (embedded calibration/workloads/llm/*.yaml), the derived sizes
 // and the roofline kernels (llm_card.hpp has the laws).
-#include "models/scenario/llm_card.hpp"
+#include "models/workload/llm_card.hpp"
 
-#include "models/scenario/catalog_model.hpp"
+#include "models/workload/catalog_model.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "models/config/input_error.hpp"
-#include "models/config/workload_catalog.hpp"
+#include "models/workload/workload_catalog.hpp"
 #include "models/config/yaml_reader.hpp"
-#include "models/scenario/kernel_trace_model.hpp"
+#include "models/workload/kernel_trace_model.hpp"
 #include "sim/util/checked.hpp"
 #include "sim/util/strings.hpp"
 

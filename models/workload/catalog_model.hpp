@@ -1,5 +1,5 @@
 #pragma once
-// The workload catalog's model: a catalog entry (models/config/workload_catalog.hpp) and a
+// The workload catalog's model: a catalog entry (models/workload/workload_catalog.hpp) and a
 // request (batch, sequence length, dtype, phase, runtime) become the request's kernels on a GPU
 // model, by first principles (docs/workloads.md has the derivation and every layer table). In
 // short:
@@ -107,7 +107,7 @@
 #include <string>
 #include <vector>
 
-#include "models/config/workload_catalog.hpp"
+#include "models/workload/workload_catalog.hpp"
 #include "models/gpu/device_profile.hpp"
 #include "models/scenario/scenario.hpp"
 

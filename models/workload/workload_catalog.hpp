@@ -6,7 +6,7 @@
 // calibration/workloads/kernel-families.yaml, the kernel-implementation assumptions shared by
 // every entry (GEMM tile shape and block resources, elementwise block shape, the efficiency of a
 // large GEMM, the collective's bus bandwidth), each `{value, source}` or `{value, assumption}`.
-// This layer only reads and checks the files; models/scenario/catalog_model.hpp turns an entry
+// This layer only reads and checks the files; models/workload/catalog_model.hpp turns an entry
 // into kernels on a device profile. Cost: each file is parsed once per process (cached).
 #include <cstdint>
 #include <map>

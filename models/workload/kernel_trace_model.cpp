@@ -1,4 +1,4 @@
-#include "models/scenario/kernel_trace_model.hpp"
+#include "models/workload/kernel_trace_model.hpp"
 
 #include <algorithm>
 #include <cctype>

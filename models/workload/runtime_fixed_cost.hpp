@@ -20,7 +20,7 @@
 // value is fitted (calibration/fit/ort_kernel_cost.py, leave-one-source-out).
 #include <vector>
 
-#include "models/config/workload_catalog.hpp"
+#include "models/workload/workload_catalog.hpp"
 #include "models/gpu/device_profile.hpp"
 #include "models/scenario/scenario.hpp"
 

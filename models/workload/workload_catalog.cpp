@@ -1,6 +1,6 @@
 // Reading the workload catalog's files (workload_catalog.hpp): an entry's keys, its architecture
 // dimensions and defaults, the kernel-family parameters with their provenance, and the cache.
-#include "models/config/workload_catalog.hpp"
+#include "models/workload/workload_catalog.hpp"
 
 #include <algorithm>
 #include <memory>
