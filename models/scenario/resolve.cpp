@@ -12,7 +12,7 @@
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/contention_law.hpp"
 #include "models/gpu/mig_layout.hpp"
-#include "models/workload/catalog_model.hpp"
+#include "models/scenario/catalog_tenant.hpp"
 #include "models/workload/engine_cpu.hpp"
 #include "models/workload/kernel_trace_model.hpp"
 #include "models/workload/llm_card.hpp"

@@ -801,11 +801,6 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   *decode_step = b.take_since(mark);
 }
 
-[[noreturn]] void fail_at(const Scenario& scenario, const std::string& path,
-                          const std::string& message) {
-  throw InputError(scenario.locate(path), message);
-}
-
 // The busiest of `sms` SMs computes ceil(blocks / sms) of the blocks.
 double busiest_share(std::int64_t blocks, int sms) {
   const double g = static_cast<double>(std::max<std::int64_t>(1, blocks));
@@ -1016,8 +1011,8 @@ double gemm_reread_bytes(const LayerWork& layer, const GemmTile& tile) {
   return (left_reread ? layer.a_bytes : 0.0) + (row_tiles > 1 ? layer.b_bytes : 0.0);
 }
 
-DeviceProfile catalog_timing_profile(const Scenario& scenario, const DeviceProfile& gpu) {
-  const ContentionLaw* law = contention_law_or_default(scenario.contention_law);
+DeviceProfile catalog_timing_profile(const std::string& contention_law, const DeviceProfile& gpu) {
+  const ContentionLaw* law = contention_law_or_default(contention_law);
   DeviceProfile timed = gpu;
   if (law != nullptr && !law->per_sm_bandwidth()) timed.sm_bandwidth = 0;
   return timed;
@@ -1261,29 +1256,39 @@ CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
   return out;
 }
 
-CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRequestSpec& request,
+namespace {
+
+[[noreturn]] void fail_at(const KeyLocator& locate, const std::string& path,
+                          const std::string& message) {
+  throw InputError(locate(path), message);
+}
+
+}  // namespace
+
+CatalogWorkload build_catalog_workload(const std::string& contention_law, const KeyLocator& locate,
+                                       const CatalogRequestSpec& request,
                                        const std::string& tenant_path, const DeviceProfile& device,
                                        int data_parallel, bool cuda_graph, int library_sms,
                                        double device_l2) {
-  const DeviceProfile gpu = catalog_timing_profile(scenario, device);
+  const DeviceProfile gpu = catalog_timing_profile(contention_law, device);
   const double l2 = device_l2 > 0 ? device_l2 : static_cast<double>(gpu.l2_cache);
   const std::string path = tenant_path + ".workload";
   const CatalogEntry* entry = nullptr;
   try {
     entry = &load_catalog_entry(request.model);
   } catch (const InputError& e) {
-    fail_at(scenario, path + ".model", e.what());
+    fail_at(locate, path + ".model", e.what());
   }
   const std::string phase = request.phase.empty() ? entry->phases.front() : request.phase;
   if (std::find(entry->phases.begin(), entry->phases.end(), phase) == entry->phases.end()) {
-    fail_at(scenario, path + ".phase",
+    fail_at(locate, path + ".phase",
             request.model + " has no " + phase + " phase; it offers " + join(entry->phases));
   }
   const bool training = phase == "training";
   const std::string dtype = request.dtype.empty() ? entry->default_dtype : request.dtype;
   const double peak = tensor_peak(gpu, dtype);
   if (!(peak > 0) || !(gpu.compute.fp32 > 0)) {
-    fail_at(scenario, request.dtype.empty() ? path + ".model" : path + ".dtype",
+    fail_at(locate, request.dtype.empty() ? path + ".model" : path + ".dtype",
             "the " + gpu.name + " profile has no compute_throughput." +
                 (peak > 0 ? std::string("fp32") : dtype + (dtype == "fp32" ? "" : "_tensor")) +
                 ": the catalog's roofline needs it (give another dtype or GPU)");
@@ -1293,24 +1298,24 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   const std::string runtime_name = user_runtime ? request.runtime : default_runtime(training);
   const CatalogRuntime* runtime = families.runtime(runtime_name);
   if (runtime == nullptr) {
-    fail_at(scenario, path + ".runtime",
+    fail_at(locate, path + ".runtime",
             "unknown runtime '" + runtime_name + "'" +
                 yaml::hint(runtime_name, families.runtime_names()) +
                 "; use one of: " + join(families.runtime_names()));
   }
   if (training && runtime->name == "tensorrt") {
-    fail_at(scenario, path + ".runtime",
+    fail_at(locate, path + ".runtime",
             "tensorrt runs inference only; a training step needs runtime: pytorch");
   }
   const bool vision =
       entry->family == "resnet" || entry->family == "pointnet" || entry->dim("patch") > 0;
   if (vision && request.seq_len > 0) {
-    fail_at(scenario, path + ".seq_len",
+    fail_at(locate, path + ".seq_len",
             request.model + " has no sequence length: its input size is fixed by the entry");
   }
   const int seq = request.seq_len > 0 ? request.seq_len : entry->default_seq_len;
   if (!vision && entry->dim("max_positions") > 0 && seq > entry->dim("max_positions")) {
-    fail_at(scenario, path + ".seq_len",
+    fail_at(locate, path + ".seq_len",
             request.model + " has " + std::to_string(entry->dim("max_positions")) +
                 " positions; seq_len " + std::to_string(seq) + " does not fit");
   }
@@ -1329,11 +1334,11 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
   out.runtime_from_user = user_runtime;
   if (request.gradient_checkpointing) {
     if (!training) {
-      fail_at(scenario, path + ".gradient_checkpointing",
+      fail_at(locate, path + ".gradient_checkpointing",
               "gradient_checkpointing applies to a training step (phase: training)");
     }
     if (entry->family == "resnet" || entry->family == "pointnet") {
-      fail_at(scenario, path + ".gradient_checkpointing",
+      fail_at(locate, path + ".gradient_checkpointing",
               request.model +
                   " has no transformer layers to checkpoint (the catalog checkpoints "
                   "each encoder / decoder layer, as HF gradient_checkpointing does)");
@@ -1447,127 +1452,6 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
     out.memory_per_request = out.layers.activation_peak;
   }
   return out;
-}
-
-namespace {
-
-// The most distinct lengths a seq_len distribution may span (each one's kernels are built at
-// resolve time): above every catalog entry's positions (Whisper's 448, BERT's 512, GPT-2's 1024).
-constexpr std::int64_t kMaxCatalogLengths = 4096;
-
-// The lengths a tenant's seq_len distribution can draw, ascending: an empirical one's points, a
-// uniform one's integers from max(1, min) to max, an unbounded one's from 1 to the entry's
-// positions (draws beyond them are clamped, run/arrivals.cpp). Empty for a fixed length.
-std::vector<std::int64_t> catalog_lengths(const Scenario& scenario, const TenantSpec& tenant) {
-  const CatalogRequestSpec& request = *tenant.workload.catalog;
-  const DurationDistribution& d = request.seq_len_distribution;
-  using Kind = DurationDistribution::Kind;
-  const std::string key = tenant.where.key_path + ".workload.seq_len";
-  if (d.kind == Kind::fixed) return {};
-  if (tenant.workload.max_batch > 0) {
-    fail_at(scenario, key,
-            "a seq_len distribution draws one length per request; it cannot be combined with "
-            "batching: (an llm: card batches requests of their own tokens)");
-  }
-  std::vector<std::int64_t> lengths;
-  if (d.kind == Kind::empirical) {
-    lengths = d.points;
-  } else {
-    std::int64_t upper = d.upper;
-    if (d.kind != Kind::uniform) {  // unbounded: up to the model's positions
-      const std::int64_t positions = load_catalog_entry(request.model).dim("max_positions");
-      if (positions <= 0) {
-        fail_at(scenario, key,
-                request.model +
-                    " states no largest sequence (max_positions): give a bounded "
-                    "distribution ({uniform: ...} or {empirical: ...})");
-      }
-      upper = positions;
-    }
-    // A uniform one from its min; an unbounded one (its `value` is a median or a mean) from 1.
-    const std::int64_t lower =
-        d.kind == Kind::uniform ? std::max<std::int64_t>(1, d.value) : std::int64_t{1};
-    if (upper - lower + 1 > kMaxCatalogLengths) {
-      fail_at(scenario, key,
-              std::to_string(upper - lower + 1) + " distinct lengths (" + std::to_string(lower) +
-                  " to " + std::to_string(upper) + "); at most " +
-                  std::to_string(kMaxCatalogLengths) +
-                  " (each is built): narrow the range or give {empirical: ...} points");
-    }
-    for (std::int64_t l = lower; l <= upper; ++l) lengths.push_back(l);
-  }
-  std::sort(lengths.begin(), lengths.end());
-  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
-  return lengths;
-}
-
-}  // namespace
-
-void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
-                   int library_sms, double device_l2) {
-  CatalogRequestSpec& request = *tenant.workload.catalog;
-  WorkloadSpec& w = tenant.workload;
-  const auto build = [&](const CatalogRequestSpec& r) {
-    return build_catalog_workload(scenario, r, tenant.where.key_path, gpu,
-                                  static_cast<int>(tenant.devices.size()), w.cuda_graph,
-                                  library_sms, device_l2);
-  };
-  // A seq_len distribution: the kernels at every length it can draw; `kernels` (estimates,
-  // inspect) at the length nearest its mean, the activations at the largest.
-  w.length_values = catalog_lengths(scenario, tenant);
-  w.kernels_by_length.clear();
-  std::int64_t largest_activations = 0;
-  std::size_t nearest_mean = 0;
-  for (std::size_t i = 0; i < w.length_values.size(); ++i) {
-    CatalogRequestSpec at = request;
-    at.seq_len = static_cast<int>(w.length_values[i]);
-    CatalogWorkload variant = build(at);
-    largest_activations = std::max(largest_activations, variant.memory_per_request);
-    w.kernels_by_length.push_back(std::move(variant.kernels));
-    const double mean = request.seq_len_distribution.mean();
-    if (std::abs(static_cast<double>(w.length_values[i]) - mean) <
-        std::abs(static_cast<double>(w.length_values[nearest_mean]) - mean)) {
-      nearest_mean = i;
-    }
-  }
-  CatalogRequestSpec chosen = request;
-  if (!w.length_values.empty()) {
-    chosen.seq_len = static_cast<int>(w.length_values[nearest_mean]);
-    request.seq_len = chosen.seq_len;  // the length `kernels` are at (inspect)
-  }
-  CatalogWorkload built = build(chosen);
-  if (!w.length_values.empty()) built.memory_per_request = largest_activations;
-  w.kernels = std::move(built.kernels);
-  KernelOrigins origin;
-  origin.duration = origin.sm_fraction = origin.memory_bound = origin.busy_share = origin.waves =
-      origin.working_set = origin.repeat = ParamOrigin::catalog;
-  w.kernel_origins.assign(w.kernels.size(), origin);
-  for (std::size_t i = 0; i < w.kernel_origins.size() && i < built.details.size(); ++i) {
-    w.kernel_origins[i].detail = built.details[i];
-  }
-  request.runtime = built.runtime;
-  request.runtime_from_user = built.runtime_from_user;
-  w.host_gap = built.host_gap;
-  w.host_gap_origin = ParamOrigin::catalog;
-  // Origins, not locations: scenarios built in code (gpumux plan's candidates) have none.
-  if (tenant.memory_origin == ParamOrigin::user ||
-      scenario.locations.count(tenant.where.key_path + ".memory")) {
-    tenant.memory_origin = ParamOrigin::user;
-  } else {
-    tenant.memory = built.memory;
-    tenant.memory_origin = ParamOrigin::catalog;
-  }
-  if (w.memory_per_request_origin != ParamOrigin::user) {
-    w.memory_per_request = built.memory_per_request;
-    w.memory_per_request_origin = ParamOrigin::catalog;
-  }
-}
-
-Scenario with_catalog_kernels(Scenario scenario, const DeviceProfile& gpu) {
-  for (TenantSpec& tenant : scenario.tenants) {
-    if (tenant.workload.catalog) apply_catalog(scenario, tenant, gpu);
-  }
-  return scenario;
 }
 
 }  // namespace gpumux

@@ -9,9 +9,20 @@
 
 #include "models/gpu/contention_law.hpp"
 #include "sim/util/checked.hpp"
+#include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
+
+std::string ncu_key(const std::string& name) {
+  std::string_view s = strip_whitespace(name);
+  if (s.rfind("void ", 0) == 0) s.remove_prefix(5);
+  const std::size_t stop = s.find_first_of("(<");
+  if (stop != std::string_view::npos) s = s.substr(0, stop);
+  const std::size_t scope = s.rfind("::");
+  if (scope != std::string_view::npos) s.remove_prefix(scope + 2);
+  return std::string(strip_whitespace(s));
+}
 namespace {
 
 std::string lower(std::string_view text) {

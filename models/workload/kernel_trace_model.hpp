@@ -1,5 +1,5 @@
 #pragma once
-// From a recorded kernel trace (kernel_trace.hpp) to the kernels of a request (KernelSpec),
+// From a recorded kernel trace (recorded_trace.hpp, read by models/scenario/kernel_trace.hpp) to the kernels of a request (KernelSpec),
 // for the GPU model the request runs on. docs/traces.md has the derivation; in short:
 //
 //   Selection   kernels of `select.device` (required when the trace holds several GPUs) and
@@ -32,7 +32,7 @@
 
 #include "models/gpu/device_profile.hpp"
 #include "models/gpu/kernel_run.hpp"
-#include "models/scenario/kernel_trace.hpp"
+#include "models/workload/recorded_trace.hpp"
 
 namespace gpumux {
 

@@ -14,6 +14,7 @@
 #include "models/config/profile_loader.hpp"
 #include "models/workload/workload_catalog.hpp"
 #include "models/gpu/contention_law.hpp"
+#include "models/scenario/catalog_tenant.hpp"
 #include "models/workload/catalog_model.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
