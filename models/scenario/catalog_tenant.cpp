@@ -27,9 +27,8 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
                                        int data_parallel, bool cuda_graph, int library_sms,
                                        double device_l2) {
   return build_catalog_workload(
-      scenario.contention_law,
-      [&scenario](const std::string& key) { return scenario.locate(key); }, request, tenant_path,
-      gpu, data_parallel, cuda_graph, library_sms, device_l2);
+      scenario.contention_law, [&scenario](const std::string& key) { return scenario.locate(key); },
+      request, tenant_path, gpu, data_parallel, cuda_graph, library_sms, device_l2);
 }
 
 namespace {

@@ -37,5 +37,4 @@ void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DevicePro
 /// kernels and memory before tenants are placed (`gpumux plan`'s bounds and memory checks).
 Scenario with_catalog_kernels(Scenario scenario, const DeviceProfile& gpu);
 
-
 }  // namespace gpumux

@@ -1,6 +1,5 @@
 #include "models/scenario/scenario.hpp"
 
-
 namespace gpumux {
 
 // The returned location keeps the requested key path even when the line and column come from an

@@ -9,6 +9,7 @@
 #include "models/gpu/sharing_law.hpp"
 #include "models/workload/catalog_layer_builder.hpp"
 #include "models/workload/kernel_trace_model.hpp"
+#include "models/workload/roofline.hpp"
 #include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 
@@ -262,9 +263,9 @@ namespace {
 KernelSpec fixed_kernel(const std::string& name, double seconds, double t_busy, double t_memory) {
   KernelSpec spec;
   spec.name = name;
-  const double longer = std::max(t_busy, t_memory);
-  spec.memory_bound = longer > 0 ? t_memory / longer : 0;
-  spec.busy_share = longer > 0 ? t_busy / longer : 1;
+  const RooflinePhases phases = roofline_phases(t_busy, t_memory);
+  spec.memory_bound = phases.memory_bound;
+  spec.busy_share = phases.busy_share;
   spec.duration.kind = DurationDistribution::Kind::fixed;
   spec.duration.value = std::max<Nanos>(1, std::llround(seconds * 1e9));
   return spec;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/workload/roofline.hpp"
+
 namespace gpumux {
 
 double DurationDistribution::mean() const {
@@ -26,6 +28,25 @@ double DurationDistribution::mean() const {
   return static_cast<double>(value);
 }
 
+namespace {
+
+// A KernelRoofline's compute and memory times for a launch over n tokens, s sequences and c
+// context tokens, seconds (kernel_spec.hpp's F / flop_rate and B / byte_rate; 0 without a rate).
+struct RooflineTimes {
+  double compute = 0, memory = 0;
+};
+RooflineTimes roofline_times(const KernelRoofline& r, double n, double s, double c) {
+  const double flops = r.flops_per_token * n + r.flops_per_sequence * s + r.flops_per_context * c;
+  const double bytes =
+      r.bytes_fixed + r.bytes_per_token * n + r.bytes_per_sequence * s + r.bytes_per_context * c;
+  RooflineTimes t;
+  t.compute = r.flop_rate > 0 ? flops / r.flop_rate : 0.0;
+  t.memory = r.byte_rate > 0 ? bytes / r.byte_rate : 0.0;
+  return t;
+}
+
+}  // namespace
+
 double KernelRoofline::nanos(double n, double s, double c) const {
   if (!table_rows.empty()) {
     const double rows = rows_are_sequences ? s : n;
@@ -43,24 +64,16 @@ double KernelRoofline::nanos(double n, double s, double c) const {
     }
     return std::max(std::max(0.0, t) + fixed_ns, floor_ns);
   }
-  const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
-  const double bytes =
-      bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
-  const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
-  const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
-  return std::max(std::max(compute, memory) * 1e9 + fixed_ns, floor_ns);
+  const RooflineTimes t = roofline_times(*this, n, s, c);
+  return std::max(std::max(t.compute, t.memory) * 1e9 + fixed_ns, floor_ns);
 }
 
 void KernelRoofline::shape(double n, double s, double c, double& sm_fraction, double& waves,
                            double& memory_bound, double& busy_share) const {
-  const double flops = flops_per_token * n + flops_per_sequence * s + flops_per_context * c;
-  const double bytes =
-      bytes_fixed + bytes_per_token * n + bytes_per_sequence * s + bytes_per_context * c;
-  const double compute = flop_rate > 0 ? flops / flop_rate : 0.0;
-  const double memory = byte_rate > 0 ? bytes / byte_rate : 0.0;
-  const double longer = std::max(compute, memory);
-  memory_bound = longer > 0 ? memory / longer : 0.0;
-  busy_share = longer > 0 ? compute / longer : 1.0;
+  const RooflineTimes t = roofline_times(*this, n, s, c);
+  const RooflinePhases split = roofline_phases(t.compute, t.memory);
+  memory_bound = split.memory_bound;
+  busy_share = split.busy_share;
   const double rows = rows_are_sequences ? s : n;
   const double blocks = std::ceil(std::max(1.0, rows) / tile_rows) * std::max(1.0, column_blocks);
   if (sms <= 0) {

@@ -1,6 +1,7 @@
 #pragma once
-// From a recorded kernel trace (recorded_trace.hpp, read by models/scenario/kernel_trace.hpp) to the kernels of a request (KernelSpec),
-// for the GPU model the request runs on. docs/traces.md has the derivation; in short:
+// From a recorded kernel trace (recorded_trace.hpp, read by models/scenario/kernel_trace.hpp) to
+// the kernels of a request (KernelSpec), for the GPU model the request runs on. docs/traces.md has
+// the derivation; in short:
 //
 //   Selection   kernels of `select.device` (required when the trace holds several GPUs) and
 //               `select.stream` (all streams by default) lying wholly inside `select.window`
