@@ -296,132 +296,174 @@ BlockFootprint elementwise_footprint(const KernelFamilies& families) {
 
 }  // namespace
 
+namespace {
+
+// One kernel of a layer on the whole GPU (catalog_model.hpp, "Roofline"): its SMs busy for
+// `busy` seconds (max(t_compute, t_latency)), its memory phase `memory` seconds, `fixed` seconds
+// outside the roofline (a collective's latency), and its grid.
+struct KernelTiming {
+  double busy = 0;
+  double memory = 0;
+  double fixed = 0;
+  std::int64_t blocks = 1;
+  int bps = 0;
+  BlockFootprint block;  // what one block holds of an SM (0 = unknown: whole-SM residency)
+  std::string what;
+};
+
+// A GEMM: the (tile, split) chosen for the library's SMs, timed on the whole GPU, and with
+// split-K its reduction kernel.
+void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const DeviceProfile& gpu,
+                  double peak, int library_sms, LayerKernels& out) {
+  if (!(peak > 0)) throw std::invalid_argument("no tensor throughput");
+  const int sms = gpu.sms;
+  const double bandwidth = hbm_bandwidth(gpu);
+  // Chosen for the device the library runs on, timed on the whole GPU.
+  const GemmChoice chosen = choose_gemm(layer, families, gpu, peak, library_sms);
+  const GemmChoice whole =
+      time_gemm(layer, chosen.tile, chosen.split, families, gpu, peak, gpu.sms);
+  const std::string what = "gemm " + std::to_string(chosen.tile.m) + "x" +
+                           std::to_string(chosen.tile.n) +
+                           (chosen.split > 1 ? " split-K " + std::to_string(chosen.split) : "");
+  KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
+                                 whole.t_latency, whole.t_memory);
+  spec.working_set = static_cast<std::int64_t>(gemm_reread_bytes(layer, chosen.tile));
+  set_grid(spec, whole.blocks, whole.blocks_per_sm, sms,
+           footprint(chosen.tile.threads, chosen.tile.registers,
+                     static_cast<double>(chosen.tile.shared_memory)));
+  out.kernels.push_back(spec);
+  out.details.push_back(what);
+  if (chosen.split > 1) {
+    const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
+                           static_cast<double>(layer.n);
+    const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
+    const Reduction r = split_k_reduction(outputs, chosen.split, dt, families, gpu, sms, bandwidth);
+    KernelSpec reduce =
+        fixed_kernel(layer.name + ".splitk_reduce", r.duration(), r.t_floor, r.t_memory);
+    set_grid(reduce, r.blocks, r.blocks_per_sm, sms, elementwise_footprint(families));
+    out.kernels.push_back(reduce);
+    out.details.push_back("split-K reduction of " + std::to_string(chosen.split) + " partials");
+  }
+}
+
+// A fused attention kernel: tensor work at the attention efficiency, the latency floor of its
+// key loop, its Q, K, V and O traffic.
+KernelTiming attention_timing(const LayerWork& layer, const KernelFamilies& families,
+                              const DeviceProfile& gpu, double peak) {
+  if (!(peak > 0)) throw std::invalid_argument("no tensor throughput");
+  const int sms = gpu.sms;
+  const MemoryLatency& latency = families.latency(gpu.name);
+  KernelTiming t;
+  t.blocks = layer.count *
+             ceil_div(layer.m, static_cast<std::int64_t>(families.attention_block_rows.value));
+  t.bps = shape_blocks_per_sm(gpu.sm_limits, families.attention_threads.value,
+                              families.attention_registers.value,
+                              families.attention_shared_memory.value);
+  t.block = footprint(families.attention_threads.value, families.attention_registers.value,
+                      families.attention_shared_memory.value);
+  const double rate = families.attention_efficiency.value * peak;
+  const double t_compute = layer.flops / rate * busiest_share(t.blocks, sms);
+  // Each block iterates over the keys, block_cols at a time, the next K/V tile in flight.
+  const double iterations = static_cast<double>(
+      ceil_div(layer.n, static_cast<std::int64_t>(families.attention_block_cols.value)));
+  const double block_compute = layer.flops / static_cast<double>(t.blocks) / (rate / sms);
+  // Before the loop the Q tile and the first K and V tiles, after it the O tile (through
+  // the SM's share of L2, as a GEMM's fill and epilogue).
+  const double rows = families.attention_block_rows.value;
+  const double cols = families.attention_block_cols.value;
+  const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
+  BlockPath path;
+  path.iterations = iterations;
+  path.block_compute = block_compute;
+  path.iteration_latency = latency.dram.value / (families.attention_stages.value - 1);
+  path.fill = latency.dram.value + block_round_seconds(gpu);
+  path.fill_per_block =
+      (rows + 2 * cols) * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
+  path.epilogue = latency.l2.value;
+  path.epilogue_per_block = rows * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
+  const double t_latency = critical_path(ceil_div(t.blocks, sms), t.bps, path);
+  t.busy = std::max(t_compute, t_latency);
+  t.memory = layer.bytes / grid_bandwidth(hbm_bandwidth(gpu), t.blocks, sms, gpu);
+  t.what = layer.backward ? "fused attention backward" : "fused attention";
+  return t;
+}
+
+// An elementwise (or normalisation) kernel: fp32 work, one round trip per round of resident
+// blocks, its reads and writes.
+KernelTiming elementwise_timing(const LayerWork& layer, const KernelFamilies& families,
+                                const DeviceProfile& gpu) {
+  if (!(gpu.compute.fp32 > 0)) throw std::invalid_argument("no fp32 throughput");
+  const int sms = gpu.sms;
+  KernelTiming t;
+  const auto per_block = static_cast<std::int64_t>(families.elementwise_threads.value *
+                                                   families.elementwise_items.value);
+  t.blocks = std::max<std::int64_t>(1, ceil_div(layer.elements, per_block));
+  t.bps = shape_blocks_per_sm(gpu.sm_limits, families.elementwise_threads.value,
+                              families.elementwise_registers.value, 0);
+  t.block = elementwise_footprint(families);
+  const double t_compute = layer.flops / gpu.compute.fp32 * busiest_share(t.blocks, sms);
+  const double block_compute =
+      layer.flops / static_cast<double>(t.blocks) / (gpu.compute.fp32 / sms);
+  const double t_latency = elementwise_floor(t.blocks, t.bps, sms, block_compute,
+                                             families.latency(gpu.name), block_round_seconds(gpu));
+  t.busy = std::max(t_compute, t_latency);
+  t.memory = layer.bytes / grid_bandwidth(hbm_bandwidth(gpu), t.blocks, sms, gpu);
+  t.what = "elementwise";
+  return t;
+}
+
+// An NCCL ring all-reduce of `collective_gpus` GPUs (catalog_model.hpp, "Collective").
+KernelTiming collective_timing(const LayerWork& layer, const KernelFamilies& families,
+                               const DeviceProfile& gpu, double bus_bandwidth,
+                               int collective_gpus) {
+  KernelTiming t;
+  const double bus = bus_bandwidth > 0 ? bus_bandwidth : families.collective_bus_bandwidth.value;
+  const double n = std::max(1, collective_gpus);
+  t.memory = 2.0 * (n - 1) / n * layer.bytes / bus;
+  t.fixed =
+      families.collective_latency.value + 2.0 * (n - 1) * families.collective_latency_per_hop.value;
+  t.blocks = static_cast<std::int64_t>(families.collective_blocks.value);
+  t.bps = shape_blocks_per_sm(gpu.sm_limits, families.collective_threads.value, 0, 0);
+  t.what = "nccl ring all-reduce";
+  return t;
+}
+
+}  // namespace
+
 LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& families,
                            const DeviceProfile& gpu, double peak, double bus_bandwidth,
                            int collective_gpus, int library_sms) {
   LayerKernels out;
-  const int sms = gpu.sms;
-  const double bandwidth = hbm_bandwidth(gpu);
-  const MemoryLatency& latency = families.latency(gpu.name);
-  std::int64_t blocks = 1;
-  int bps = 0;
-  BlockFootprint block;  // what one block holds of an SM (0 = unknown: whole-SM residency)
-  double t_compute = 0;
-  double t_latency = 0;  // the busiest SM's critical path (>= t_compute where computed)
-  double t_memory = 0;   // the HBM traffic's time, on the grid's SMs (set below)
-  double fixed = 0;      // seconds outside the roofline (a collective's latency)
-  std::string what;
+  KernelTiming t;
   switch (layer.kind) {
-    case LayerWork::Kind::gemm: {
-      if (!(peak > 0)) throw std::invalid_argument("no tensor throughput");
-      // Chosen for the device the library runs on, timed on the whole GPU.
-      const GemmChoice chosen = choose_gemm(layer, families, gpu, peak, library_sms);
-      const GemmChoice whole =
-          time_gemm(layer, chosen.tile, chosen.split, families, gpu, peak, gpu.sms);
-      what = "gemm " + std::to_string(chosen.tile.m) + "x" + std::to_string(chosen.tile.n) +
-             (chosen.split > 1 ? " split-K " + std::to_string(chosen.split) : "");
-      KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
-                                     whole.t_latency, whole.t_memory);
-      spec.working_set = static_cast<std::int64_t>(gemm_reread_bytes(layer, chosen.tile));
-      set_grid(spec, whole.blocks, whole.blocks_per_sm, sms,
-               footprint(chosen.tile.threads, chosen.tile.registers,
-                         static_cast<double>(chosen.tile.shared_memory)));
-      out.kernels.push_back(spec);
-      out.details.push_back(what);
-      if (chosen.split > 1) {
-        const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
-                               static_cast<double>(layer.n);
-        const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
-        const Reduction r =
-            split_k_reduction(outputs, chosen.split, dt, families, gpu, sms, bandwidth);
-        KernelSpec reduce =
-            fixed_kernel(layer.name + ".splitk_reduce", r.duration(), r.t_floor, r.t_memory);
-        set_grid(reduce, r.blocks, r.blocks_per_sm, sms, elementwise_footprint(families));
-        out.kernels.push_back(reduce);
-        out.details.push_back("split-K reduction of " + std::to_string(chosen.split) + " partials");
-      }
+    case LayerWork::Kind::gemm:
+      gemm_kernels(layer, families, gpu, peak, library_sms, out);
       return out;
-    }
-    case LayerWork::Kind::attention: {
-      if (!(peak > 0)) throw std::invalid_argument("no tensor throughput");
-      blocks = layer.count *
-               ceil_div(layer.m, static_cast<std::int64_t>(families.attention_block_rows.value));
-      bps = shape_blocks_per_sm(gpu.sm_limits, families.attention_threads.value,
-                                families.attention_registers.value,
-                                families.attention_shared_memory.value);
-      block = footprint(families.attention_threads.value, families.attention_registers.value,
-                        families.attention_shared_memory.value);
-      const double rate = families.attention_efficiency.value * peak;
-      t_compute = layer.flops / rate * busiest_share(blocks, sms);
-      // Each block iterates over the keys, block_cols at a time, the next K/V tile in flight.
-      const double iterations = static_cast<double>(
-          ceil_div(layer.n, static_cast<std::int64_t>(families.attention_block_cols.value)));
-      const double block_compute = layer.flops / static_cast<double>(blocks) / (rate / sms);
-      // Before the loop the Q tile and the first K and V tiles, after it the O tile (through
-      // the SM's share of L2, as a GEMM's fill and epilogue).
-      const double rows = families.attention_block_rows.value;
-      const double cols = families.attention_block_cols.value;
-      const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
-      BlockPath path;
-      path.iterations = iterations;
-      path.block_compute = block_compute;
-      path.iteration_latency = latency.dram.value / (families.attention_stages.value - 1);
-      path.fill = latency.dram.value + block_round_seconds(gpu);
-      path.fill_per_block =
-          (rows + 2 * cols) * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
-      path.epilogue = latency.l2.value;
-      path.epilogue_per_block = rows * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
-      t_latency = critical_path(ceil_div(blocks, sms), bps, path);
-      t_memory = layer.bytes / grid_bandwidth(bandwidth, blocks, sms, gpu);
-      what = layer.backward ? "fused attention backward" : "fused attention";
+    case LayerWork::Kind::attention:
+      t = attention_timing(layer, families, gpu, peak);
       break;
-    }
-    case LayerWork::Kind::elementwise: {
-      if (!(gpu.compute.fp32 > 0)) throw std::invalid_argument("no fp32 throughput");
-      const auto per_block = static_cast<std::int64_t>(families.elementwise_threads.value *
-                                                       families.elementwise_items.value);
-      blocks = std::max<std::int64_t>(1, ceil_div(layer.elements, per_block));
-      bps = shape_blocks_per_sm(gpu.sm_limits, families.elementwise_threads.value,
-                                families.elementwise_registers.value, 0);
-      block = elementwise_footprint(families);
-      t_compute = layer.flops / gpu.compute.fp32 * busiest_share(blocks, sms);
-      const double block_compute =
-          layer.flops / static_cast<double>(blocks) / (gpu.compute.fp32 / sms);
-      t_latency =
-          elementwise_floor(blocks, bps, sms, block_compute, latency, block_round_seconds(gpu));
-      t_memory = layer.bytes / grid_bandwidth(bandwidth, blocks, sms, gpu);
-      what = "elementwise";
+    case LayerWork::Kind::elementwise:
+      t = elementwise_timing(layer, families, gpu);
       break;
-    }
-    case LayerWork::Kind::collective: {
-      const double bus =
-          bus_bandwidth > 0 ? bus_bandwidth : families.collective_bus_bandwidth.value;
-      const double n = std::max(1, collective_gpus);
-      t_memory = 2.0 * (n - 1) / n * layer.bytes / bus;
-      fixed = families.collective_latency.value +
-              2.0 * (n - 1) * families.collective_latency_per_hop.value;
-      blocks = static_cast<std::int64_t>(families.collective_blocks.value);
-      bps = shape_blocks_per_sm(gpu.sm_limits, families.collective_threads.value, 0, 0);
-      what = "nccl ring all-reduce";
+    case LayerWork::Kind::collective:
+      t = collective_timing(layer, families, gpu, bus_bandwidth, collective_gpus);
       break;
-    }
   }
-  const double busy = std::max(t_compute, t_latency);
   KernelSpec spec =
-      fixed_kernel(layer.name, std::max(busy, t_memory) + fixed, busy, t_memory + fixed);
+      fixed_kernel(layer.name, std::max(t.busy, t.memory) + t.fixed, t.busy, t.memory + t.fixed);
   if (layer.kind == LayerWork::Kind::attention) {
     spec.working_set = static_cast<std::int64_t>(layer.bytes);
   }
   if (layer.kind == LayerWork::Kind::collective) {
     spec.collective = true;
-    const GridShape grid = grid_shape(blocks, bps, sms);
+    const GridShape grid = grid_shape(t.blocks, t.bps, gpu.sms);
     spec.sm_fraction = grid.sm_fraction;
     spec.waves = grid.waves;
   } else {
-    set_grid(spec, blocks, bps, sms, block);
+    set_grid(spec, t.blocks, t.bps, gpu.sms, t.block);
   }
   out.kernels.push_back(spec);
-  out.details.push_back(what);
+  out.details.push_back(t.what);
   return out;
 }
 
