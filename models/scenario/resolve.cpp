@@ -13,6 +13,7 @@
 #include "models/gpu/contention_law.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "models/scenario/catalog_tenant.hpp"
+#include "models/scenario/kernel_trace.hpp"
 #include "models/workload/engine_cpu.hpp"
 #include "models/workload/kernel_trace_model.hpp"
 #include "models/workload/llm_card.hpp"
