@@ -271,20 +271,6 @@ KernelSpec fixed_kernel(const std::string& name, double seconds, double t_busy, 
   return spec;
 }
 
-// The grid and the block footprint (contention law 1c: co-residency; law 2: whole waves). A grid
-// beyond int or without an occupancy keeps only its shape (whole-SM residency, fluid waves).
-void set_grid(KernelSpec& spec, std::int64_t blocks, int bps, int sms,
-              const BlockFootprint& footprint) {
-  const GridShape grid = grid_shape(blocks, bps, sms);
-  spec.sm_fraction = grid.sm_fraction;
-  spec.waves = grid.waves;
-  if (bps > 0 && blocks <= 2'000'000'000) {
-    spec.blocks = static_cast<int>(blocks);
-    spec.blocks_per_sm = bps;
-    spec.block = footprint;
-  }
-}
-
 BlockFootprint footprint(double threads, double registers, double shared_memory) {
   return {static_cast<int>(threads), static_cast<int>(registers),
           static_cast<std::int64_t>(shared_memory)};
@@ -328,9 +314,9 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
   KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
                                  whole.t_latency, whole.t_memory);
   spec.working_set = static_cast<std::int64_t>(gemm_reread_bytes(layer, chosen.tile));
-  set_grid(spec, whole.blocks, whole.blocks_per_sm, sms,
-           footprint(chosen.tile.threads, chosen.tile.registers,
-                     static_cast<double>(chosen.tile.shared_memory)));
+  set_kernel_grid(spec, whole.blocks, whole.blocks_per_sm, sms,
+                  footprint(chosen.tile.threads, chosen.tile.registers,
+                            static_cast<double>(chosen.tile.shared_memory)));
   out.kernels.push_back(spec);
   out.details.push_back(what);
   if (chosen.split > 1) {
@@ -340,7 +326,7 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
     const Reduction r = split_k_reduction(outputs, chosen.split, dt, families, gpu, sms, bandwidth);
     KernelSpec reduce =
         fixed_kernel(layer.name + ".splitk_reduce", r.duration(), r.t_floor, r.t_memory);
-    set_grid(reduce, r.blocks, r.blocks_per_sm, sms, elementwise_footprint(families));
+    set_kernel_grid(reduce, r.blocks, r.blocks_per_sm, sms, elementwise_footprint(families));
     out.kernels.push_back(reduce);
     out.details.push_back("split-K reduction of " + std::to_string(chosen.split) + " partials");
   }
@@ -460,7 +446,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
     spec.sm_fraction = grid.sm_fraction;
     spec.waves = grid.waves;
   } else {
-    set_grid(spec, t.blocks, t.bps, gpu.sms, t.block);
+    set_kernel_grid(spec, t.blocks, t.bps, gpu.sms, t.block);
   }
   out.kernels.push_back(spec);
   out.details.push_back(t.what);

@@ -70,6 +70,13 @@ struct GridShape {
 };
 GridShape grid_shape(std::int64_t blocks, int bps, int sms);
 
+/// `spec`'s grid alone on a GPU of `sms` SMs: its sm_fraction and waves (grid_shape) and, when
+/// the occupancy is known (bps > 0) and the grid fits an int, its blocks, blocks_per_sm and
+/// block footprint (contention law 1c: co-residency; law 2: whole waves); otherwise it keeps
+/// only its shape (whole-SM residency, fluid waves). The catalog's kernels and a trace's. O(1).
+void set_kernel_grid(KernelSpec& spec, std::int64_t blocks, int bps, int sms,
+                     const BlockFootprint& footprint);
+
 struct ConvertedTrace {
   std::vector<KernelSpec> kernels;     ///< in launch order; KernelSpec::lane = stream index
   std::vector<KernelOrigins> origins;  ///< per kernel: trace, ncu or the class default
