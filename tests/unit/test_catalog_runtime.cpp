@@ -304,6 +304,8 @@ TEST(CatalogRuntime, UnknownRuntimeAndTrainingOnTensorRtAreLocatedErrors) {
       << error("      model: bert-base\n      runtime: pytroch\n");
   EXPECT_NE(error("      model: bert-base\n      phase: training\n      runtime: tensorrt\n")
                 .find("tenants.0.workload.runtime: tensorrt runs inference only"),
+            std::string::npos);
+}
 
 }  // namespace
 }  // namespace gpumux

@@ -224,111 +224,103 @@ TEST(CatalogWorkload, MigSliceSlowsBatch1FarLessThanBatch256) {
   EXPECT_GT(small, 1.0);
 }
 
+TEST(CatalogErrors, UnknownModelNamesTheKeyWithAHint) {
+  try {
+    load_scenario_text(
+        "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
+        "tenants:\n  - name: a\n    device: g\n    workload:\n"
+        "      arrivals: {process: closed, concurrency: 1}\n      model: resnet5\n",
+        "test.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("test.yaml:9:14: tenants.0.workload.model: unknown workload model "
+                     "'resnet5' (did you mean 'resnet50'?); known: bert-base"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+  }
+}
+
+TEST(CatalogErrors, WrongUnitAndForeignKeysAreLocated) {
+  const std::string head =
+      "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
+      "tenants:\n  - name: a\n    device: g\n    workload:\n"
+      "      arrivals: {process: closed, concurrency: 1}\n";
+  const auto error = [&](const std::string& tail) {
+    try {
+      resolve_scenario(load_scenario_text(head + tail, "test.yaml"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("      model: gpt2\n      phase: training\n      bus_bandwidth: 200GB\n")
+                .find("test.yaml:11:22: tenants.0.workload.bus_bandwidth:"),
             std::string::npos);
-            }
+  EXPECT_NE(error("      model: vit-b16\n      phase: training\n")
+                .find("tenants.0.workload.phase: vit-b16 has no training phase"),
+            std::string::npos);
+  EXPECT_NE(error("      model: bert-base\n      seq_len: 1024\n")
+                .find("test.yaml:10:16: tenants.0.workload.seq_len: bert-base has 512 positions"),
+            std::string::npos);
+  EXPECT_NE(error("      model: resnet50\n      dtype: fp8\n")
+                .find("tenants.0.workload.dtype: the a100-80gb profile has no "
+                      "compute_throughput.fp8_tensor"),
+            std::string::npos);
+  EXPECT_NE(error("      batch: 4\n      request: {kernels: [{duration: 1ms}]}\n")
+                .find("tenants.0.workload.batch: 'batch' belongs to a catalog workload"),
+            std::string::npos);
+}
 
-            TEST(CatalogErrors, UnknownModelNamesTheKeyWithAHint) {
-              try {
-                load_scenario_text(
-                    "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
-                    "tenants:\n  - name: a\n    device: g\n    workload:\n"
-                    "      arrivals: {process: closed, concurrency: 1}\n      model: resnet5\n",
-                    "test.yaml");
-                FAIL() << "no error";
-              } catch (const InputError& e) {
-                const std::string m = e.what();
-                EXPECT_NE(m.find("test.yaml:9:14: tenants.0.workload.model: unknown workload model "
-                                 "'resnet5' (did you mean 'resnet50'?); known: bert-base"),
-                          std::string::npos)
-                    << m;
-                EXPECT_EQ(m.find('\n'), std::string::npos);
-              }
-            }
+TEST(CatalogErrors, EntryFileMissingKeyAndBadFamilyAreLocated) {
+  try {
+    parse_catalog_entry(
+        "display_name: X\nsource: paper\nphases: [inference]\n"
+        "architecture: {layers: 2}\n",
+        "calibration/workloads/x.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration/workloads/x.yaml:1:1: family: missing "
+                                         "required key 'family'"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_catalog_entry(
+        "display_name: X\nfamily: encodr\nsource: paper\nphases: [inference]\n"
+        "architecture: {layers: 2}\n",
+        "x.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.yaml:2:9: family: unknown family 'encodr' (did you "
+                                         "mean 'encoder'?)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_kernel_families("gemm: {tiles: 128}\n", "k.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("k.yaml:1:15: gemm.tiles: expected a mapping"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
-            TEST(CatalogErrors, WrongUnitAndForeignKeysAreLocated) {
-              const std::string head =
-                  "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
-                  "tenants:\n  - name: a\n    device: g\n    workload:\n"
-                  "      arrivals: {process: closed, concurrency: 1}\n";
-              const auto error = [&](const std::string& tail) {
-                try {
-                  resolve_scenario(load_scenario_text(head + tail, "test.yaml"));
-                } catch (const InputError& e) {
-                  return std::string(e.what());
-                }
-                return std::string("no error");
-              };
-              EXPECT_NE(
-                  error("      model: gpt2\n      phase: training\n      bus_bandwidth: 200GB\n")
-                      .find("test.yaml:11:22: tenants.0.workload.bus_bandwidth:"),
-                  std::string::npos);
-              EXPECT_NE(error("      model: vit-b16\n      phase: training\n")
-                            .find("tenants.0.workload.phase: vit-b16 has no training phase"),
-                        std::string::npos);
-              EXPECT_NE(error("      model: bert-base\n      seq_len: 1024\n")
-                            .find("test.yaml:10:16: tenants.0.workload.seq_len: bert-base has 512 "
-                                  "positions"),
-                        std::string::npos);
-              EXPECT_NE(error("      model: resnet50\n      dtype: fp8\n")
-                            .find("tenants.0.workload.dtype: the a100-80gb profile has no "
-                                  "compute_throughput.fp8_tensor"),
-                        std::string::npos);
-              EXPECT_NE(
-                  error("      batch: 4\n      request: {kernels: [{duration: 1ms}]}\n")
-                      .find("tenants.0.workload.batch: 'batch' belongs to a catalog workload"),
-                  std::string::npos);
-            }
+TEST(CatalogFiles, EveryEmbeddedEntryLoadsAndBuildsOnEveryProfileWithThroughput) {
+  ASSERT_GE(catalog_model_names().size(), 6u);
+  for (const std::string& name : catalog_model_names()) {
+    const CatalogEntry& e = load_catalog_entry(name);
+    EXPECT_FALSE(e.source.empty()) << name;
+    for (const std::string& phase : e.phases) {
+      const CatalogLayers l = catalog_layers(e, e.default_batch, e.default_seq_len, e.default_dtype,
+                                             phase == "training");
+      EXPECT_GT(l.layers.size(), 10u) << name;
+      EXPECT_GT(l.params, 1'000'000) << name;
+    }
+  }
+}
 
-            TEST(CatalogErrors, EntryFileMissingKeyAndBadFamilyAreLocated) {
-              try {
-                parse_catalog_entry(
-                    "display_name: X\nsource: paper\nphases: [inference]\n"
-                    "architecture: {layers: 2}\n",
-                    "calibration/workloads/x.yaml");
-                FAIL() << "no error";
-              } catch (const InputError& e) {
-                EXPECT_NE(
-                    std::string(e.what()).find("calibration/workloads/x.yaml:1:1: family: missing "
-                                               "required key 'family'"),
-                    std::string::npos)
-                    << e.what();
-              }
-              try {
-                parse_catalog_entry(
-                    "display_name: X\nfamily: encodr\nsource: paper\nphases: [inference]\n"
-                    "architecture: {layers: 2}\n",
-                    "x.yaml");
-                FAIL() << "no error";
-              } catch (const InputError& e) {
-                EXPECT_NE(std::string(e.what()).find(
-                              "x.yaml:2:9: family: unknown family 'encodr' (did you "
-                              "mean 'encoder'?)"),
-                          std::string::npos)
-                    << e.what();
-              }
-              try {
-                parse_kernel_families("gemm: {tiles: 128}\n", "k.yaml");
-                FAIL() << "no error";
-              } catch (const InputError& e) {
-                EXPECT_NE(std::string(e.what()).find("k.yaml:1:15: gemm.tiles: expected a mapping"),
-                          std::string::npos)
-                    << e.what();
-              }
-            }
-
-            TEST(CatalogFiles, EveryEmbeddedEntryLoadsAndBuildsOnEveryProfileWithThroughput) {
-              ASSERT_GE(catalog_model_names().size(), 6u);
-              for (const std::string& name : catalog_model_names()) {
-                const CatalogEntry& e = load_catalog_entry(name);
-                EXPECT_FALSE(e.source.empty()) << name;
-                for (const std::string& phase : e.phases) {
-                  const CatalogLayers l = catalog_layers(e, e.default_batch, e.default_seq_len,
-                                                         e.default_dtype, phase == "training");
-                  EXPECT_GT(l.layers.size(), 10u) << name;
-                  EXPECT_GT(l.params, 1'000'000) << name;
-                }
-              }
-            }
-
-            }  // namespace
-            }  // namespace gpumux
+}  // namespace
+}  // namespace gpumux
