@@ -55,7 +55,7 @@ struct SloQuantiles {
 
 /// A tenant's `slo:` block: latency targets (`p50`..`p999`, the inherited fields), and for LLM
 /// tenants `ttft: {p99: ...}` (time to first token) and `tpot: {p99: ...}` (time per output
-/// token). Verdicts: models/slo.hpp.
+/// token). Verdicts: models/run/slo.hpp.
 struct SloSpec : SloQuantiles {
   SloQuantiles ttft, tpot;
   bool any() const { return SloQuantiles::any() || ttft.any() || tpot.any(); }

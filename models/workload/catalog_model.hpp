@@ -96,13 +96,17 @@
 //             latency and the GPU's idle time are the same sums). Under sharing another tenant's
 //             kernels fill it. The link is not shared between tenants (not modelled).
 //   Fixed     every kernel pays the profile's kernel_fixed_cost in its stream beyond the launch
-//             overhead (no SM held: launch to first block, drain, flush; scenario.hpp
+//             overhead (no SM held: launch to first block, drain, flush; workload_spec.hpp
 //             stream_launch_overhead) and every round of blocks on the busiest SM its
 //             block_round_cost (in the round's fill, so on fewer SMs it is paid more often).
 //   Memory    inference: weights (params x s) at start, two largest activations per request
 //             (ping-pong buffers); training: params x (4 master + 4 gradient + optimizer state:
 //             SGD-momentum 4, Adam 8) + every saved activation, all at start.
 // Cost: O(layers x tiles x split factors) per tenant at resolve time; nothing at run time.
+// Where: Layers, FLOPs, Bytes, Memory in catalog_layer_builder.hpp and catalog_architectures.cpp;
+// GEMM selection, Latency floor, Grid, Roofline, Collective, Fixed in catalog_timing.cpp (one
+// function per layer kind); Host and the request's assembly in catalog_assembly.cpp; a
+// scenario's tenants in models/scenario/catalog_tenant.hpp.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -222,7 +226,7 @@ struct LayerFusion {
   /// kernels around each convolution (and their transposed gradients in training).
   bool nchw_transposes = false;
   /// A half-precision request under PyTorch's autocast: softmax, log_softmax and layer norm run
-  /// in fp32 between two casts (catalog_model.cpp, fp32_op).
+  /// in fp32 between two casts (catalog_layer_builder.hpp, fp32_op).
   bool autocast_fp32_ops = false;
 };
 
