@@ -18,7 +18,7 @@
 #include "models/cluster/quantity.hpp"
 #include "models/config/profile_loader.hpp"
 #include "models/scenario/override_tree.hpp"
-#include "models/workload/catalog_model.hpp"
+#include "models/scenario/catalog_tenant.hpp"
 #include "models/scenario/pod_workload.hpp"
 #include "models/scenario/work_estimate.hpp"
 #include "sim/util/checked.hpp"

@@ -392,7 +392,7 @@ inline IssueShares co_resident_progress(const KernelRun& host, const KernelRun& 
 /// Law 2's per-SM ceiling: what `held_sms` SMs may draw of `bandwidth` when each SM's port passes
 /// at most `per_sm` (the same unit: a fraction of the GPU's, or bytes/s; `per_sm` <= 0: no
 /// ceiling): min(bandwidth, held_sms x per_sm). The catalog's grid bandwidth calls it too
-/// (models/workload/catalog_architectures.cpp).
+/// (models/workload/catalog_timing.cpp).
 inline double sm_port_limit(double bandwidth, double held_sms, double per_sm) {
   return per_sm > 0 ? std::min(bandwidth, held_sms * per_sm) : bandwidth;
 }

@@ -1,6 +1,6 @@
 #include "models/plan/capacity_check.hpp"
 
-#include "models/workload/catalog_model.hpp"
+#include "models/scenario/catalog_tenant.hpp"
 
 #include <algorithm>
 #include <filesystem>

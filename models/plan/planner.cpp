@@ -12,7 +12,7 @@
 
 #include "models/config/profile_loader.hpp"
 #include "models/gpu/device_profile.hpp"
-#include "models/workload/catalog_model.hpp"
+#include "models/scenario/catalog_tenant.hpp"
 
 namespace gpumux {
 namespace planner_detail {

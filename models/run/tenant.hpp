@@ -51,7 +51,8 @@ struct KernelScaling {
   /// iteration decodes one token for the whole batch).
   bool repeat_per_token = true;
   double sequences = 1;  // `per_sequence` time is added once per sequence in the launch
-  // Batched serving and `per_context_token` (scenario.hpp, KernelSpec::per_context_token):
+  // Batched serving and `per_context_token` (models/workload/kernel_spec.hpp,
+  // KernelSpec::per_context_token):
   std::int64_t batch_tokens = 0;  // scales `per_token: batch` kernels
   double prompt_sequences = 1;    // sequences of the `per_token: input` kernels
   double decode_sequences = 1;    // sequences of the `repeat: output_tokens` kernels

@@ -10,16 +10,6 @@
 namespace gpumux {
 using namespace kernel_trace_detail;
 
-std::string ncu_key(const std::string& name) {
-  std::string_view s = strip_whitespace(name);
-  if (s.rfind("void ", 0) == 0) s.remove_prefix(5);
-  const std::size_t stop = s.find_first_of("(<");
-  if (stop != std::string_view::npos) s = s.substr(0, stop);
-  const std::size_t scope = s.rfind("::");
-  if (scope != std::string_view::npos) s.remove_prefix(scope + 2);
-  return std::string(strip_whitespace(s));
-}
-
 std::map<std::string, NcuMetrics> parse_ncu_metrics(std::istream& in, const std::string& path) {
   static const std::string kSm = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
   static const std::string kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";

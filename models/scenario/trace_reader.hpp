@@ -2,7 +2,7 @@
 // Request-arrival traces: a file of timestamped requests -> arrival times in integer nanoseconds
 // relative to the first request, for `arrivals: {process: trace, file: ..., format: ...}`.
 //
-// Formats (TraceFormat, scenario.hpp):
+// Formats (TraceFormat, models/workload/workload_spec.hpp):
 //   csv        a header row, then one request per row. The time column is `arrival` (a duration
 //              with a unit per row: "1.5ms"), `arrival_s` or `timestamp` (plain seconds). Optional
 //              `input_tokens`, `output_tokens` (integers). Other columns are ignored.

@@ -96,20 +96,25 @@
 //             latency and the GPU's idle time are the same sums). Under sharing another tenant's
 //             kernels fill it. The link is not shared between tenants (not modelled).
 //   Fixed     every kernel pays the profile's kernel_fixed_cost in its stream beyond the launch
-//             overhead (no SM held: launch to first block, drain, flush; scenario.hpp
+//             overhead (no SM held: launch to first block, drain, flush; workload_spec.hpp
 //             stream_launch_overhead) and every round of blocks on the busiest SM its
 //             block_round_cost (in the round's fill, so on fewer SMs it is paid more often).
 //   Memory    inference: weights (params x s) at start, two largest activations per request
 //             (ping-pong buffers); training: params x (4 master + 4 gradient + optimizer state:
 //             SGD-momentum 4, Adam 8) + every saved activation, all at start.
 // Cost: O(layers x tiles x split factors) per tenant at resolve time; nothing at run time.
+// Where: Layers, FLOPs, Bytes, Memory in catalog_layer_builder.hpp and catalog_architectures.cpp;
+// GEMM selection, Latency floor, Grid, Roofline, Collective, Fixed in catalog_timing.cpp (one
+// function per layer kind); Host and the request's assembly in catalog_assembly.cpp; a
+// scenario's tenants in models/scenario/catalog_tenant.hpp.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "models/workload/workload_catalog.hpp"
 #include "models/gpu/device_profile.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/workload/workload_catalog.hpp"
+#include "models/workload/workload_spec.hpp"
 
 namespace gpumux {
 
@@ -170,11 +175,11 @@ struct GemmChoice {
   double time(const DeviceProfile& gpu) const;
 };
 
-/// `gpu` as the catalog times kernels on it under the scenario's contention law: a law without
-/// the per-SM HBM ceiling (`contention_law: fluid`) gets sm_bandwidth 0, so each kernel's memory
-/// phase keeps the device's whole bandwidth whatever its grid, as that law's stretch on a slice
-/// assumes. A copy of the profile: O(1).
-DeviceProfile catalog_timing_profile(const Scenario& scenario, const DeviceProfile& gpu);
+/// `gpu` as the catalog times kernels on it under the contention law named `contention_law`
+/// ("" = the default): a law without the per-SM HBM ceiling (`contention_law: fluid`) gets
+/// sm_bandwidth 0, so each kernel's memory phase keeps the device's whole bandwidth whatever its
+/// grid, as that law's stretch on a slice assumes. A copy of the profile: O(1).
+DeviceProfile catalog_timing_profile(const std::string& contention_law, const DeviceProfile& gpu);
 
 /// The (tile, split) of least predicted time for `layer` (a GEMM) on `library_sms` SMs of `gpu`
 /// (0 = all of them) at tensor peak `peak` (FLOP/s). O(tiles x split factors).
@@ -221,7 +226,7 @@ struct LayerFusion {
   /// kernels around each convolution (and their transposed gradients in training).
   bool nchw_transposes = false;
   /// A half-precision request under PyTorch's autocast: softmax, log_softmax and layer norm run
-  /// in fp32 between two casts (catalog_model.cpp, fp32_op).
+  /// in fp32 between two casts (catalog_layer_builder.hpp, fp32_op).
   bool autocast_fp32_ops = false;
 };
 
@@ -278,30 +283,24 @@ RequestIo request_io_bytes(const CatalogEntry& entry, int batch, int seq_len, in
 /// The runtime a request without `runtime:` uses: tensorrt for inference, pytorch for training.
 std::string default_runtime(bool training);
 
-/// Builds `request` for `gpu`; `data_parallel` GPUs > 1 add the gradient all-reduce (training);
+/// Where a key of the input was written (the location of a dotted key path such as
+/// "tenants.0.workload.dtype"), for the InputError a bad request throws.
+using KeyLocator = std::function<SourceLocation(const std::string& key_path)>;
+
+/// Builds `request` for `gpu` under the contention law named `contention_law`
+/// (catalog_timing_profile); `data_parallel` GPUs > 1 add the gradient all-reduce (training);
 /// GEMMs are chosen for `library_sms` SMs (0 = the whole GPU: the device the tenant runs on),
 /// and a kernel's input the kernel before it wrote is an L2 read when it fits `device_l2` bytes
 /// (the device's L2: a MIG instance's slices' share; 0 = the whole GPU's).
-/// Throws InputError at `request.where` (or its dtype/phase/seq_len/batch/runtime key) for an
-/// unknown model, a phase the entry lacks, a bad dtype, a sequence longer than the model's
-/// positions, an unknown runtime, or a profile without the dtype's compute_throughput.
-CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRequestSpec& request,
+/// Throws InputError at locate(`tenant_path`.workload.KEY) (its model/dtype/phase/seq_len/
+/// runtime key) for an unknown model, a phase the entry lacks, a bad dtype, a sequence longer
+/// than the model's positions, an unknown runtime, or a profile without the dtype's
+/// compute_throughput. A scenario's tenants: models/scenario/catalog_tenant.hpp.
+CatalogWorkload build_catalog_workload(const std::string& contention_law, const KeyLocator& locate,
+                                       const CatalogRequestSpec& request,
                                        const std::string& tenant_path, const DeviceProfile& gpu,
                                        int data_parallel, bool cuda_graph = false,
                                        int library_sms = 0, double device_l2 = 0);
-
-/// A catalog tenant (`workload.model`) on `gpu`: its kernels and their origins (`catalog`), its
-/// host_gap (the runtime's dispatch), and its memory (start-up and per request) unless the
-/// scenario sets `memory:` / `workload.memory_per_request:`. resolve_scenario() calls it with
-/// the tenant's GPU model and the SMs and L2 bytes of its device (`library_sms`, `device_l2`;
-/// 0 = the whole GPU's).
-/// Throws InputError as build_catalog_workload.
-void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
-                   int library_sms = 0, double device_l2 = 0);
-
-/// The scenario with apply_catalog on `gpu` for every catalog tenant: for callers that need
-/// kernels and memory before tenants are placed (`gpumux plan`'s bounds and memory checks).
-Scenario with_catalog_kernels(Scenario scenario, const DeviceProfile& gpu);
 
 /// Bytes per element of a dtype name (fp16 2, fp32 4, fp8 1, ...); 0 for an unknown name.
 int dtype_bytes(const std::string& dtype);

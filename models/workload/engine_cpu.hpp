@@ -32,7 +32,7 @@
 // ...}`. Default: none (docs/llm-serving.md says why it is not yet vllm-v0 for `llm:` cards).
 #include <string>
 
-#include "models/scenario/scenario.hpp"
+#include "models/workload/workload_spec.hpp"
 
 namespace gpumux {
 

@@ -9,9 +9,20 @@
 
 #include "models/gpu/contention_law.hpp"
 #include "sim/util/checked.hpp"
+#include "sim/util/strings.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
+
+std::string ncu_key(const std::string& name) {
+  std::string_view s = strip_whitespace(name);
+  if (s.rfind("void ", 0) == 0) s.remove_prefix(5);
+  const std::size_t stop = s.find_first_of("(<");
+  if (stop != std::string_view::npos) s = s.substr(0, stop);
+  const std::size_t scope = s.rfind("::");
+  if (scope != std::string_view::npos) s.remove_prefix(scope + 2);
+  return std::string(strip_whitespace(s));
+}
 namespace {
 
 std::string lower(std::string_view text) {
@@ -105,6 +116,18 @@ GridShape grid_shape(std::int64_t blocks, int bps, int sms) {
   g.sm_fraction = std::min(1.0, b / sms);
   if (bps > 0) g.waves = std::max(1.0, b / (static_cast<double>(bps) * sms));
   return g;
+}
+
+void set_kernel_grid(KernelSpec& spec, std::int64_t blocks, int bps, int sms,
+                     const BlockFootprint& footprint) {
+  const GridShape grid = grid_shape(blocks, bps, sms);
+  spec.sm_fraction = grid.sm_fraction;
+  spec.waves = grid.waves;
+  if (bps > 0 && blocks <= 2'000'000'000) {
+    spec.blocks = static_cast<int>(blocks);
+    spec.blocks_per_sm = bps;
+    spec.block = footprint;
+  }
 }
 
 ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceSelect& select,
@@ -216,17 +239,9 @@ ConvertedTrace convert_kernel_trace(const KernelTrace& trace, const KernelTraceS
     const int bps_tgt = blocks_per_sm(k, target.sm_limits);
     double compute_scale = 1.0;
     if (k.has_grid()) {
-      const GridShape grid = grid_shape(k.blocks(), bps_tgt, target.sms);
-      spec.sm_fraction = grid.sm_fraction;
-      spec.waves = grid.waves;
+      set_kernel_grid(spec, k.blocks(), bps_tgt, target.sms, footprint_of(k));
       origin.sm_fraction = ParamOrigin::trace;
       if (bps_tgt > 0) origin.waves = ParamOrigin::trace;
-      const double blocks = static_cast<double>(k.blocks());
-      if (bps_tgt > 0 && blocks <= 2e9) {
-        spec.blocks = static_cast<int>(blocks);
-        spec.blocks_per_sm = bps_tgt;
-        spec.block = footprint_of(k);  // (co-residency, contention law 1c)
-      }
       if (!same_gpu) {
         compute_scale = clock_ratio * spec.waves / waves_on(k, bps_rec, recorded.sms);
       }

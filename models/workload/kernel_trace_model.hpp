@@ -1,6 +1,7 @@
 #pragma once
-// From a recorded kernel trace (kernel_trace.hpp) to the kernels of a request (KernelSpec),
-// for the GPU model the request runs on. docs/traces.md has the derivation; in short:
+// From a recorded kernel trace (recorded_trace.hpp, read by models/scenario/kernel_trace.hpp) to
+// the kernels of a request (KernelSpec), for the GPU model the request runs on. docs/traces.md has
+// the derivation; in short:
 //
 //   Selection   kernels of `select.device` (required when the trace holds several GPUs) and
 //               `select.stream` (all streams by default) lying wholly inside `select.window`
@@ -32,7 +33,7 @@
 
 #include "models/gpu/device_profile.hpp"
 #include "models/gpu/kernel_run.hpp"
-#include "models/scenario/kernel_trace.hpp"
+#include "models/workload/recorded_trace.hpp"
 
 namespace gpumux {
 
@@ -68,6 +69,13 @@ struct GridShape {
   double waves = 1.0;
 };
 GridShape grid_shape(std::int64_t blocks, int bps, int sms);
+
+/// `spec`'s grid alone on a GPU of `sms` SMs: its sm_fraction and waves (grid_shape) and, when
+/// the occupancy is known (bps > 0) and the grid fits an int, its blocks, blocks_per_sm and
+/// block footprint (contention law 1c: co-residency; law 2: whole waves); otherwise it keeps
+/// only its shape (whole-SM residency, fluid waves). The catalog's kernels and a trace's. O(1).
+void set_kernel_grid(KernelSpec& spec, std::int64_t blocks, int bps, int sms,
+                     const BlockFootprint& footprint);
 
 struct ConvertedTrace {
   std::vector<KernelSpec> kernels;     ///< in launch order; KernelSpec::lane = stream index

@@ -81,7 +81,7 @@
 #include <vector>
 
 #include "models/gpu/device_profile.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/workload/workload_spec.hpp"
 
 namespace gpumux {
 

@@ -22,7 +22,7 @@
 
 #include "models/workload/workload_catalog.hpp"
 #include "models/gpu/device_profile.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/workload/kernel_spec.hpp"
 
 namespace gpumux {
 

@@ -1,5 +1,5 @@
 // Per-request sequence lengths of catalog tenants (`seq_len:` as a distribution,
-// models/workload/catalog_architectures.cpp catalog_lengths, models/run/arrivals.cpp): a one-point
+// models/scenario/catalog_tenant.cpp catalog_lengths, models/run/arrivals.cpp): a one-point
 // distribution is the fixed length bit for bit; a two-point one runs exactly the two fixed-length
 // requests, in the proportions of its weights; memory is the largest length's; same seed, same
 // lengths; bad parameters are one InputError naming the key.

@@ -1,0 +1,311 @@
+// The workload catalog's runtimes and training options (models/workload/catalog_model.hpp
+// "Runtime", "Host", "Memory"): eager PyTorch's separate kernels and launch pacing, autocast,
+// host-bound requests, NCHW transposes, gradient checkpointing, and located errors for runtimes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/workload/workload_catalog.hpp"
+#include "models/gpu/contention_law.hpp"
+#include "models/scenario/catalog_tenant.hpp"
+#include "models/workload/catalog_model.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
+#include "tests/support/unfitted_profile.hpp"
+#include "tests/support/run_yaml.hpp"
+
+namespace gpumux {
+namespace {
+
+ResolvedScenario resolve_catalog(const std::string& keys, const std::string& gpu = "a100-80gb") {
+  return resolve_scenario(
+      load_scenario_text("name: t\nduration: 1s\ngpus: [{name: g, model: " + gpu +
+                             "}]\n"
+                             "tenants:\n  - name: a\n    device: g\n    workload:\n"
+                             "      arrivals: {process: closed, concurrency: 1}\n" +
+                             keys,
+                         "test.yaml"));
+}
+
+TEST(CatalogRuntime, EagerPyTorchSplitsTheLayersAndPacesTheLaunches) {
+  const KernelFamilies& f = load_kernel_families();
+  const CatalogEntry& e = load_catalog_entry("bert-base");
+  LayerFusion eager;
+  eager.fused_attention = eager.fused_activation = eager.fused_residual_norm =
+      eager.folded_batchnorm = false;
+  const CatalogLayers fused = catalog_layers(e, 1, 128, "fp32", false);
+  const CatalogLayers split = catalog_layers(e, 1, 128, "fp32", false, eager);
+  const auto count = [](const CatalogLayers& l, const std::string& prefix) {
+    int n = 0;
+    for (const LayerWork& w : l.layers) n += w.name.rfind(prefix, 0) == 0 ? 1 : 0;
+    return n;
+  };
+  // TensorRT: qkv, fused attention, out, skip-LN, ffn1 (+GELU), ffn2, skip-LN = 7 per layer;
+  // eager: qkv, scores, scale, mask, softmax, context, merge-heads copy, out, add, LN, ffn1,
+  // GELU, ffn2, add, LN = 15.
+  EXPECT_EQ(count(fused, "layer."), 12 * 7);
+  EXPECT_EQ(count(split, "layer."), 12 * 15);
+  // The same parameters; the projections' FLOPs are the same and attention adds its two GEMMs
+  // (4 L^2 d per head, as the fused kernel).
+  EXPECT_EQ(fused.params, split.params);
+  double f_fused = 0, f_split = 0, ops = 0;
+  for (const LayerWork& w : fused.layers) {
+    if (w.kind != LayerWork::Kind::elementwise) f_fused += w.flops;
+  }
+  for (const LayerWork& w : split.layers) {
+    if (w.kind != LayerWork::Kind::elementwise) f_split += w.flops;
+    ops += w.host_ops;
+  }
+  EXPECT_NEAR(f_split / f_fused, 1.0, 1e-12);
+  // The tenant's host gap is the runtime's dispatch time per kernel; a CUDA graph has none.
+  // (fp32: no autocast casts, so the tenant's kernels are the layers above.)
+  const ResolvedScenario r =
+      resolve_catalog("      model: bert-base\n      runtime: pytorch\n      dtype: fp32\n");
+  const WorkloadSpec& w = r.scenario.tenants[0].workload;
+  std::size_t reductions = 0;
+  for (const KernelSpec& k : w.kernels) {
+    reductions += k.name.find(".splitk_reduce") != std::string::npos ? 1 : 0;
+  }
+  ASSERT_EQ(w.kernels.size() - reductions, split.layers.size());
+  EXPECT_EQ(w.host_gap, std::llround(ops * f.runtime("pytorch")->host_per_op.value * 1e9 /
+                                     static_cast<double>(w.kernels.size())));
+  EXPECT_EQ(w.host_gap_origin, ParamOrigin::catalog);
+  EXPECT_EQ(w.catalog->runtime, "pytorch");
+  EXPECT_EQ(resolve_catalog("      model: bert-base\n").scenario.tenants[0].workload.host_gap, 0);
+  EXPECT_EQ(
+      resolve_catalog("      model: bert-base\n      runtime: pytorch\n      cuda_graph: true\n")
+          .scenario.tenants[0]
+          .workload.host_gap,
+      0);
+}
+
+TEST(CatalogRuntime, AutocastRunsSoftmaxAndLayerNormInFp32BetweenCasts) {
+  // PyTorch's autocast (the pytorch runtimes' half precision): softmax and layer norm read and
+  // write fp32, after a cast of their input up and before a cast of their output down; a
+  // runtime that converts the model (tensorrt, onnxruntime) and an fp32 request have none.
+  const CatalogEntry& e = load_catalog_entry("bert-base");
+  LayerFusion eager;
+  eager.fused_attention = eager.fused_activation = eager.fused_residual_norm =
+      eager.folded_batchnorm = false;
+  LayerFusion amp = eager;
+  amp.autocast_fp32_ops = true;
+  const CatalogLayers half = catalog_layers(e, 8, 128, "fp16", true, eager);
+  const CatalogLayers mixed = catalog_layers(e, 8, 128, "fp16", true, amp);
+  const auto find = [](const CatalogLayers& l, const std::string& name) -> const LayerWork* {
+    for (const LayerWork& w : l.layers) {
+      if (w.name == name) return &w;
+    }
+    return nullptr;
+  };
+  const LayerWork* softmax_half = find(half, "layer.softmax");
+  const LayerWork* softmax_fp32 = find(mixed, "layer.softmax");
+  const LayerWork* cast_up = find(mixed, "layer.softmax.to_fp32");
+  const LayerWork* cast_down = find(mixed, "layer.softmax.to_half");
+  ASSERT_TRUE(softmax_half && softmax_fp32 && cast_up && cast_down);
+  EXPECT_EQ(find(half, "layer.softmax.to_fp32"), nullptr);
+  // Scores of 8 x 12 heads x 128 x 128: read and written at 4 B instead of 2; each cast reads
+  // one size and writes the other (6 B per element).
+  const double scores = 8.0 * 12 * 128 * 128;
+  EXPECT_DOUBLE_EQ(softmax_half->bytes, scores * 2 * 2);
+  EXPECT_DOUBLE_EQ(softmax_fp32->bytes, scores * 2 * 4);
+  EXPECT_DOUBLE_EQ(cast_up->bytes, scores * 6);
+  EXPECT_DOUBLE_EQ(cast_down->bytes, scores * 6);
+  // Every layer's softmax and its two layer norms gain two casts each (12 layers), plus the
+  // embedding's norm, the MLM head's norm and the loss: forward and backward.
+  EXPECT_EQ(mixed.layers.size() - half.layers.size(), 2u * 2 * (12 * 3 + 3));
+  // The same GEMM FLOPs.
+  double f_half = 0, f_mixed = 0;
+  for (const LayerWork& w : half.layers) f_half += w.kind == LayerWork::Kind::gemm ? w.flops : 0;
+  for (const LayerWork& w : mixed.layers) f_mixed += w.kind == LayerWork::Kind::gemm ? w.flops : 0;
+  EXPECT_DOUBLE_EQ(f_half, f_mixed);
+  // Resolved: the pytorch runtime autocasts fp16 and bf16, not fp32; tensorrt converts.
+  const auto casts = [](const std::string& keys) {
+    const ResolvedScenario r = resolve_catalog("      model: bert-base\n" + keys);
+    int n = 0;
+    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+      n += k.name.find(".to_fp32") != std::string::npos ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_GT(casts("      runtime: pytorch\n      dtype: bf16\n"), 0);
+  EXPECT_EQ(casts("      runtime: pytorch\n      dtype: fp32\n"), 0);
+  EXPECT_EQ(casts("      runtime: tensorrt\n      dtype: fp16\n"), 0);
+  EXPECT_EQ(casts("      runtime: onnxruntime\n      dtype: fp16\n"), 0);
+}
+
+TEST(CatalogRuntime, HostBoundRequestLastsAtLeastItsDispatchTime) {
+  // BERT-base at batch 1 in PyTorch eager: the GPU finishes each small kernel before the CPU
+  // dispatches the next, so a request lasts at least (kernels - 1) x host_gap (issue_k >=
+  // start + k host_gap) and, on a 1g.10gb slice, barely longer (MIGPerf's ~1.0 ratio).
+  const auto run = [](const std::string& device, const std::string& gpu) {
+    const RunResult r = testing::run_yaml(
+        "name: t\nduration: 2s\ngpus: [" + gpu + "]\ntenants:\n  - name: a\n    device: " + device +
+        "\n    workload:\n      arrivals: {process: closed, concurrency: 1}\n"
+        "      model: bert-base\n      runtime: pytorch\n");
+    return static_cast<double>(testing::tenant(r, "a").latency.p50);
+  };
+  const ResolvedScenario r = resolve_catalog("      model: bert-base\n      runtime: pytorch\n");
+  const WorkloadSpec& w = r.scenario.tenants[0].workload;
+  const double floor = static_cast<double>(w.kernels.size() - 1) * static_cast<double>(w.host_gap);
+  const double whole = run("g", "{name: g, model: a100-80gb}");
+  EXPECT_GE(whole, floor);
+  const double slice = run("g/0", "{name: g, model: a100-80gb, mig: [1g.10gb]}");
+  EXPECT_LT(slice / whole, 1.3);
+  // The runner paces every launch at host_gap = dispatch time / kernels: the whole GPU's request
+  // has a few more kernels (split-K reductions) and is paced (n - 1) / n of its dispatch time,
+  // a hair longer than the slice's; beyond that the slice is never faster.
+  EXPECT_GE(slice / whole, 0.995);
+}
+
+TEST(CatalogRuntime, NchwTransposesAroundEveryConvolutionInAnEagerRuntimeOnly) {
+  const auto kernels = [](const std::string& keys) {
+    return resolve_catalog("      model: resnet50\n      batch: 32\n" + keys)
+        .scenario.tenants[0]
+        .workload.kernels;
+  };
+  const auto count = [](const std::vector<KernelSpec>& k, const std::string& suffix) {
+    int n = 0;
+    for (const KernelSpec& x : k) {
+      n += x.name.size() > suffix.size() &&
+                   x.name.compare(x.name.size() - suffix.size(), suffix.size(), suffix) == 0
+               ? 1
+               : 0;
+    }
+    return n;
+  };
+  const std::string eager = "      runtime: pytorch\n      phase: training\n";
+  const auto nhwc = kernels(eager);
+  const auto nchw = kernels(eager + "      memory_format: contiguous\n");
+  // ResNet-50 has 53 convolutions: two transposes each in the forward pass and their transposed
+  // gradients in the backward.
+  EXPECT_EQ(count(nhwc, ".to_nhwc"), 0);
+  EXPECT_EQ(count(nchw, ".to_nhwc"), 53);
+  EXPECT_EQ(count(nchw, ".to_nchw"), 53);
+  EXPECT_EQ(count(nchw, ".to_nhwc.backward"), 53);
+  double t_nhwc = 0, t_nchw = 0;
+  for (const KernelSpec& k : nhwc) t_nhwc += static_cast<double>(k.duration.value);
+  for (const KernelSpec& k : nchw) t_nchw += static_cast<double>(k.duration.value);
+  EXPECT_GT(t_nchw, 1.1 * t_nhwc);
+  // TensorRT picks its own layout: the key changes nothing there.
+  EXPECT_EQ(kernels("      memory_format: contiguous\n").size(), kernels("").size());
+  try {
+    kernels("      memory_format: nwhc\n");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("tenants.0.workload.memory_format"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CatalogTraining, GradientCheckpointingRecomputesEachLayerAndSavesItsInputOnly) {
+  // torch.utils.checkpoint per transformer layer: the step is the plain step plus one more
+  // forward of every layer (placed before that layer's backward), and the saved activations are
+  // the layers' inputs, the rest of the model and one layer's own.
+  const CatalogEntry& e = load_catalog_entry("bert-base");
+  const int layers = static_cast<int>(e.dim("layers"));
+  const CatalogLayers plain = catalog_layers(e, 8, 128, "fp32", true);
+  const CatalogLayers ckpt = catalog_layers(e, 8, 128, "fp32", true, LayerFusion{}, true);
+  const auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  std::vector<std::string> rest;
+  double recompute_flops = 0;
+  for (const LayerWork& w : ckpt.layers) {
+    if (ends_with(w.name, ".recompute")) {
+      recompute_flops += w.flops;
+    } else {
+      rest.push_back(w.name);
+    }
+  }
+  std::vector<std::string> plain_names;
+  double layer_forward_flops = 0;
+  for (const LayerWork& w : plain.layers) plain_names.push_back(w.name);
+  for (std::size_t i = 0; i < plain.layers.size() && plain.layers[i].name != "optimizer.adam";
+       ++i) {
+    const LayerWork& w = plain.layers[i];
+    const bool backward = w.name.find("grad") != std::string::npos ||
+                          ends_with(w.name, ".backward") || ends_with(w.name, ".grad_accumulate");
+    if (!backward && w.name.rfind("layer.", 0) == 0) layer_forward_flops += w.flops;
+  }
+  EXPECT_EQ(rest, plain_names);  // nothing else changes, in the same order
+  EXPECT_GT(layer_forward_flops, 0);
+  EXPECT_DOUBLE_EQ(recompute_flops, layer_forward_flops);
+  // Layer l's recomputed forward runs after layer l+1's backward: the first recomputed kernel
+  // follows the loss and comes before any transformer layer's gradient.
+  std::size_t first_recompute = 0, first_layer_grad = 0;
+  for (std::size_t i = ckpt.layers.size(); i-- > 0;) {
+    const std::string& n = ckpt.layers[i].name;
+    if (ends_with(n, ".recompute")) first_recompute = i;
+    if (n.rfind("layer.", 0) == 0 && (ends_with(n, ".dgrad") || ends_with(n, ".wgrad"))) {
+      first_layer_grad = i;
+    }
+  }
+  EXPECT_LT(first_recompute, first_layer_grad);
+  // Saved: every layer's input (tokens x hidden) at least; less than saving every output.
+  const std::int64_t input = 8LL * 128 * e.dim("hidden") * 4;
+  EXPECT_GE(ckpt.activation_saved, layers * input);
+  EXPECT_LT(ckpt.activation_saved, plain.activation_saved);
+  EXPECT_EQ(ckpt.params, plain.params);
+  // Inference is unchanged by the option.
+  EXPECT_EQ(catalog_layers(e, 8, 128, "fp32", false, LayerFusion{}, true).layers.size(),
+            catalog_layers(e, 8, 128, "fp32", false).layers.size());
+}
+
+TEST(CatalogTraining, TallyWhisperStepFitsAnA100OnlyWithGradientCheckpointing) {
+  // Tally's whisper trainer (train_whisper.py: whisper-small, batch 16, fp32,
+  // gradient_checkpointing=True) ran in 9.7 GB on an A100 (its single-job table). Every
+  // layer's fp32 attention scores over 1500 audio positions (16 x 12 x 1500^2 x 4 B = 1.7 GB
+  // each) do not fit 80 GB when all are kept; one layer's at a time does.
+  const std::string keys =
+      "      model: whisper-small\n      batch: 16\n      dtype: fp32\n"
+      "      phase: training\n      runtime: pytorch\n";
+  const std::int64_t kept = resolve_catalog(keys).scenario.tenants[0].memory;
+  const std::int64_t ckpt =
+      resolve_catalog(keys + "      gradient_checkpointing: true\n").scenario.tenants[0].memory;
+  const std::int64_t a100 = 80LL << 30;
+  EXPECT_GT(kept, a100);
+  EXPECT_LT(ckpt, a100 / 4);
+  for (const std::string& bad :
+       {std::string("      model: bert-base\n      gradient_checkpointing: true\n"),
+        std::string("      model: resnet50\n      phase: training\n"
+                    "      gradient_checkpointing: true\n")}) {
+    try {
+      resolve_catalog(bad);
+      FAIL() << "no error for " << bad;
+    } catch (const InputError& err) {
+      EXPECT_NE(std::string(err.what()).find("tenants.0.workload.gradient_checkpointing"),
+                std::string::npos)
+          << err.what();
+    }
+  }
+}
+
+TEST(CatalogRuntime, UnknownRuntimeAndTrainingOnTensorRtAreLocatedErrors) {
+  const auto error = [](const std::string& keys) {
+    try {
+      resolve_catalog(keys);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("      model: bert-base\n      runtime: pytroch\n")
+                .find("test.yaml:10:16: tenants.0.workload.runtime: unknown runtime 'pytroch' "
+                      "(did you mean 'pytorch'?)"),
+            std::string::npos)
+      << error("      model: bert-base\n      runtime: pytroch\n");
+  EXPECT_NE(error("      model: bert-base\n      phase: training\n      runtime: tensorrt\n")
+                .find("tenants.0.workload.runtime: tensorrt runs inference only"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumux

@@ -1,0 +1,487 @@
+// The workload catalog's kernel timing (models/workload/catalog_timing.cpp, catalog_model.hpp
+// "GEMM selection", "Latency floor", "Roofline"): GEMM tile and split-K choice, the grid's HBM
+// draw, L2 working sets, fused attention and collective closed forms, and the latency floor
+// against the copied measurements.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/workload/workload_catalog.hpp"
+#include "models/gpu/contention_law.hpp"
+#include "models/scenario/catalog_tenant.hpp"
+#include "models/workload/catalog_model.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
+#include "tests/support/unfitted_profile.hpp"
+#include "tests/support/run_yaml.hpp"
+
+namespace gpumux {
+namespace {
+
+const DeviceProfile& a100() { return unfitted_profile("a100-80gb"); }
+double bandwidth(const DeviceProfile& g) {
+  return g.hbm_bandwidth_measured > 0 ? g.hbm_bandwidth_measured : g.hbm_bandwidth;
+}
+
+LayerWork gemm(std::int64_t m, std::int64_t n, std::int64_t k, double dt = 2) {
+  LayerWork w;
+  w.kind = LayerWork::Kind::gemm;
+  w.name = "gemm";
+  w.m = m;
+  w.n = n;
+  w.k = k;
+  w.flops = 2.0 * m * n * k;
+  w.bytes = (double(m) * k + double(k) * n + double(m) * n) * dt;
+  w.working_set = (double(m) * k + double(k) * n) * dt;
+  return w;
+}
+
+// The A100's memory latencies as kernel-families.yaml states them (checked against the
+// measurements below).
+double dram_latency() { return load_kernel_families().latency("a100-80gb").dram.value; }
+double l2_latency() { return load_kernel_families().latency("a100-80gb").l2.value; }
+
+// The critical path of `per_sm` blocks, `resident` at a time, of catalog_model.hpp ("Latency
+// floor"), restated: rounds of b blocks each cost fill + b fill_pb + iterations x max(b c /
+// iterations, lat) + epi + b epi_pb.
+double rounds_time(double per_sm, double resident, double iterations, double c, double lat,
+                   double fill, double fill_pb, double epi, double epi_pb) {
+  const double r = std::max(1.0, std::min(resident, per_sm));
+  const auto round = [&](double b) {
+    return fill + b * fill_pb + iterations * std::max(b * c / iterations, lat) + epi + b * epi_pb;
+  };
+  const double full = std::floor(per_sm / r);
+  const double rest = per_sm - full * r;
+  return full * round(r) + (rest > 0 ? round(rest) : 0.0);
+}
+
+// The GEMM selection law of catalog_model.hpp, restated independently: the predicted time of a
+// (tile, split) on `sms` SMs of the A100: max(critical path, HBM traffic), and under split-K
+// the reduction kernel's launch and max(its traffic, its floor).
+double gemm_time(const LayerWork& w, const GemmTile& t, int split, int sms, double* blocks_out) {
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = gpu.compute.fp16_tensor;
+  const auto cdiv = [](double a, double b) { return std::ceil(a / b); };
+  const double blocks = double(w.count) * cdiv(w.m, t.m) * cdiv(w.n, t.n) * split;
+  const double intensity = 2.0 * t.m * t.n / ((t.m + t.n) * w.element_bytes);
+  const double eff = std::min(1.0, intensity * gpu.l2_bandwidth / peak);
+  const double depth = cdiv(w.k, split);
+  const double block_compute =
+      2.0 * t.m * t.n * depth / (f.gemm_efficiency.value * eff * peak / gpu.sms);
+  // Resident blocks: the A100's 64K registers, 164 KiB of shared memory (+1 KiB reserved per
+  // block), 2048 threads, 32 blocks per SM.
+  const double resident = std::min({std::floor(65536.0 / (t.registers * t.threads)),
+                                    std::floor(164.0 * 1024 / (t.shared_memory + 1024.0)),
+                                    std::floor(2048.0 / t.threads), 32.0});
+  const double l2_share = gpu.l2_bandwidth / gpu.sms;
+  const double t_lat = rounds_time(
+      cdiv(blocks, sms), resident, cdiv(depth, t.k), block_compute, dram_latency() / (t.stages - 1),
+      dram_latency(), (t.m + t.n) * t.k * w.element_bytes / l2_share, l2_latency(),
+      double(t.m) * t.n * (split > 1 ? 4.0 : w.element_bytes) / l2_share);
+  const double outputs = double(w.count) * double(w.m) * w.n;
+  const double rate = bandwidth(gpu) * sms / gpu.sms;
+  const double t_m = (w.bytes + (split > 1 ? outputs * (4.0 * split - w.element_bytes) : 0)) / rate;
+  double reduce = 0;
+  if (split > 1) {
+    // 1024 outputs per block, 8 blocks per SM: one DRAM load and one L2 store per round.
+    const double rounds = cdiv(cdiv(cdiv(outputs, 1024), sms), 8);
+    reduce = gpu.launch_overhead * 1e-9 + std::max(outputs * (4.0 * split + w.element_bytes) / rate,
+                                                   rounds * (dram_latency() + l2_latency()));
+  }
+  if (blocks_out) *blocks_out = blocks;
+  return std::max(t_lat, t_m) + reduce;
+}
+
+// The least predicted time over every tile and split factor the library may use.
+double best_gemm_time(const LayerWork& w, int sms) {
+  const KernelFamilies& f = load_kernel_families();
+  double best = 1e30;
+  for (const GemmTile& t : f.gemm_tiles) {
+    for (int s : f.gemm_split_k) {
+      if (s > 1 && double(w.k) / s < f.gemm_split_k_min_depth.value) break;
+      best = std::min(best, gemm_time(w, t, s, sms, nullptr));
+    }
+  }
+  return best;
+}
+
+TEST(CatalogRoofline, GemmSelectionIsTheLeastPredictedTimeOnRandomShapes) {
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  ASSERT_EQ(gpu.compute.fp16_tensor, 312e12);
+  ASSERT_GT(gpu.l2_bandwidth, 0);
+  std::uint64_t x = 12345;
+  const auto next = [&](int lo, int hi) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + static_cast<int>((x >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  for (int i = 0; i < 200; ++i) {
+    const LayerWork w = gemm(next(1, 20000), next(1, 12000), next(1, 300000));
+    for (const int sms : {108, 14, 42}) {
+      const GemmChoice c = choose_gemm(w, f, gpu, gpu.compute.fp16_tensor, sms);
+      double blocks = 0;
+      const double t = gemm_time(w, c.tile, c.split, sms, &blocks);
+      // The chosen (tile, split) is the cheapest, its grid as the law says.
+      EXPECT_NEAR(t / best_gemm_time(w, sms), 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
+      EXPECT_NEAR(c.time(gpu) / t, 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
+      // The critical path is never shorter than the busiest SM's tensor work.
+      EXPECT_GE(c.t_latency, c.t_compute * (1 - 1e-12));
+      EXPECT_EQ(static_cast<double>(c.blocks), blocks);
+      EXPECT_TRUE(c.split == 1 || double(w.k) / c.split >= f.gemm_split_k_min_depth.value);
+    }
+  }
+}
+
+TEST(CatalogRoofline, KernelTimeIsTheChosenGemmOnTheWholeGpu) {
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = gpu.compute.fp16_tensor;
+  // 4096^3: the 256x128 and 128x128 tiles reach the full peak (their L2 intensity 85 and 64
+  // FLOP/B exceed 312 TFLOP/s / 5.4 TB/s = 58) and leave the busiest SM the same tensor work;
+  // 128x128 wins on the critical path: 1024 blocks leave the busiest SM 10, two resident (80 KiB
+  // of shared memory each), so 5 rounds that each pay one fill and one store for two blocks,
+  // where 256x128 (144 KiB: one resident) pays 5 fills and stores for one. A round of two:
+  // a DRAM latency and both blocks' first 32-deep k-slice through the SM's L2 share, 128
+  // iterations of 32 (compute-bound: two blocks share the SM), an L2 latency and both 128x128
+  // tiles' store.
+  std::string detail;
+  const KernelSpec k = roofline_kernel(gemm(4096, 4096, 4096), f, gpu, peak, 0, 1, 0, &detail);
+  const double block = 2.0 * 128 * 128 * 4096 / (f.gemm_efficiency.value * peak / 108.0);
+  const double share = gpu.l2_bandwidth / 108.0;
+  const double round = dram_latency() + 2 * 256.0 * 32 * 2 / share + 2 * block + l2_latency() +
+                       2 * 128.0 * 128 * 2 / share;
+  const double t_c = 5 * round;
+  const double t_m = 3.0 * 4096.0 * 4096.0 * 2.0 / bandwidth(gpu);
+  EXPECT_EQ(detail, "gemm 128x128");
+  EXPECT_EQ(k.duration.value, std::llround(std::max(t_c, t_m) * 1e9));
+  // Overlapped phases (contention law 2): each phase's time over the longer one.
+  EXPECT_DOUBLE_EQ(k.memory_bound, t_m / std::max(t_c, t_m));
+  EXPECT_DOUBLE_EQ(k.busy_share, t_c / std::max(t_c, t_m));
+  // The fills and stores cost this large GEMM 2.2 %: its throughput roofline stands.
+  EXPECT_NEAR(t_c / (10 * block), 1.0, 0.025);
+  EXPECT_DOUBLE_EQ(k.sm_fraction, 1.0);
+  // 232 registers x 128 threads: two 128x128 blocks per SM.
+  EXPECT_EQ(k.blocks, 1024);
+  EXPECT_EQ(k.blocks_per_sm, 2);
+  EXPECT_DOUBLE_EQ(k.waves, 1024.0 / 216.0);
+  EXPECT_EQ(k.working_set, std::llround(2.0 * 4096 * 4096 * 2));
+}
+
+TEST(CatalogRoofline, SmallGemmsSplitKAndSmallTilesToFillTheGpu) {
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = gpu.compute.fp16_tensor;
+  // BERT-base batch 1 x 128 tokens, QKV: one 128-row tile by 18 of 128 columns = 18 blocks on
+  // 108 SMs with the single 128x128 tile; the selection spreads it wider and is faster.
+  const LayerWork qkv = gemm(128, 2304, 768);
+  const GemmChoice c = choose_gemm(qkv, f, gpu, peak);
+  EXPECT_GT(c.blocks, 18);
+  double one_tile = 0;
+  const GemmTile t128{128, 128, 32, 5, 128, 232, 80 * 1024};
+  EXPECT_LT(c.time(gpu), gemm_time(qkv, t128, 1, 108, &one_tile));
+  // A ResNet-50 weight gradient (conv2_x 1x1, 64 -> 64 at batch 256: K = 256 x 56 x 56) has one
+  // 64x64 output tile: split-K spreads it until the operands' HBM read bounds it (one block
+  // would compute for 10x longer). Each SM draws at most the profile's sm_bandwidth, so the
+  // read reaches the HBM bandwidth only on a grid of at least B / s blocks (41 on the A100);
+  // the reduction kernel (its launch and time) comes after it.
+  const LayerWork wgrad = gemm(64, 64, 256 * 56 * 56);
+  const GemmChoice w = choose_gemm(wgrad, f, gpu, peak);
+  EXPECT_GT(w.split, 1);
+  EXPECT_GE(static_cast<double>(w.blocks), bandwidth(gpu) / gpu.sm_bandwidth);
+  EXPECT_NEAR(w.t_memory / (wgrad.bytes / bandwidth(gpu)), 1.0, 0.01);
+  EXPECT_GE(w.t_memory, w.t_latency);
+  const double t_w = w.time(gpu);
+  EXPECT_DOUBLE_EQ(t_w, w.t_memory + static_cast<double>(gpu.launch_overhead) * 1e-9 + w.t_reduce);
+  const GemmTile t64{64, 64, 64, 5, 128, 136, 80 * 1024};
+  EXPECT_LT(10 * t_w, gemm_time(wgrad, t64, 1, 108, nullptr));
+  // A batch-1 GEMV (M = 1) is the weight read: the bandwidth term (split-K partials are a few
+  // KB).
+  const KernelSpec gemv = roofline_kernel(gemm(1, 8192, 8192), f, gpu, peak);
+  const double bytes = (8192.0 + 8192.0 * 8192.0 + 8192.0) * 2;
+  EXPECT_NEAR(gemv.duration.value / (bytes / bandwidth(gpu) * 1e9), 1.0, 0.01);
+  EXPECT_GT(gemv.memory_bound, 0.5);
+}
+
+TEST(CatalogRoofline, ANarrowGridDrawsAtMostItsSmsShareOfTheBandwidth) {
+  // Contention law 2's per-SM ceiling s in the catalog's solo time: a grid on h < B / s SMs
+  // moves its bytes at h s, a full grid at B (the memory phase m x D = bytes / min(B, h s));
+  // and on a MIG slice the law's stretch of that solo phase moves them at min(B_slice, held s),
+  // never faster than the slice's bandwidth.
+  const DeviceProfile& gpu = a100();
+  ASSERT_GT(gpu.sm_bandwidth, 0);
+  KernelFamilies f = load_kernel_families();
+  f.gemm_tiles = {GemmTile{128, 128, 32, 5, 128, 232, 80 * 1024}};
+  f.gemm_split_k = {1};
+  DeviceGeometry slice;  // a 1g.10gb: 1/8 of the memory, 14 SMs
+  slice.gpu_sms = gpu.sms;
+  set_law_terms(slice, gpu, 1.0 / 8, default_contention_law());
+  slice.bandwidth = 1.0 / 8;
+  for (const std::int64_t blocks : {2, 4, 10, 30, 60, 108, 216}) {
+    // A weight read of M = 1 row: blocks column tiles of 128, each reading 128 x 16384 weights.
+    const LayerWork w = gemm(1, 128 * blocks, 16384);
+    const KernelSpec k = roofline_kernel(w, f, gpu, gpu.compute.fp16_tensor);
+    const double held = static_cast<double>(std::min<std::int64_t>(blocks, gpu.sms));
+    const double draw = std::min(bandwidth(gpu), held * gpu.sm_bandwidth);
+    const double seconds = static_cast<double>(k.duration.value) * 1e-9;
+    EXPECT_NEAR(k.memory_bound * seconds / (w.bytes / draw), 1.0, 1e-3) << blocks;
+    EXPECT_GE(seconds + 0.5e-9, w.bytes / draw) << blocks;  // (durations are whole ns)
+    const double on_slice = std::min<double>(held, 14);
+    const double beta = contention::memory_speed(k.sm_fraction, on_slice, slice);
+    const double rate = w.bytes * beta / (k.memory_bound * seconds);
+    EXPECT_LE(rate, bandwidth(gpu) / 8 * (1 + 1e-3)) << blocks;
+    EXPECT_NEAR(rate / std::min(bandwidth(gpu) / 8, on_slice * gpu.sm_bandwidth), 1.0, 1e-3)
+        << blocks;
+  }
+  // Under a law without the ceiling (fluid) the solo time keeps the whole bandwidth.
+  Scenario fluid;
+  fluid.contention_law = "fluid";
+  const DeviceProfile timed = catalog_timing_profile(fluid, gpu);
+  EXPECT_EQ(timed.sm_bandwidth, 0);
+  const LayerWork narrow = gemm(1, 128 * 4, 16384);
+  const KernelSpec k = roofline_kernel(narrow, f, timed, gpu.compute.fp16_tensor);
+  EXPECT_NEAR(k.memory_bound * static_cast<double>(k.duration.value) * 1e-9 /
+                  (narrow.bytes / bandwidth(gpu)),
+              1.0, 1e-3);
+  EXPECT_EQ(catalog_timing_profile(Scenario{}, gpu).sm_bandwidth, gpu.sm_bandwidth);
+}
+
+TEST(CatalogRoofline, OnlyOperandsSeveralTilesReadAreAWorkingSet) {
+  // A batch-1 projection (M = 128, one row of 128-row tiles) streams its weights once: only
+  // its activations, read by every column tile, are re-read through L2.
+  const GemmTile tile{128, 128, 32, 5, 128, 232, 80 * 1024};
+  LayerWork w = gemm(128, 3072, 1024);
+  w.a_bytes = 128.0 * 1024 * 2;
+  w.b_bytes = 1024.0 * 3072 * 2;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(w, tile), w.a_bytes);
+  // At 1024 rows (8 row tiles) every column of the weights is read 8 times.
+  w.m = 1024;
+  w.a_bytes = 1024.0 * 1024 * 2;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(w, tile), w.a_bytes + w.b_bytes);
+  // One column tile (N <= 128): the left operand streams once.
+  LayerWork narrow = gemm(1024, 64, 1024);
+  narrow.a_bytes = 1024.0 * 1024 * 2;
+  narrow.b_bytes = 1024.0 * 64 * 2;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(narrow, tile), narrow.b_bytes);
+  // A 3x3 convolution's input map is smaller than its im2col matrix: the window re-reads it.
+  narrow.a_bytes = 1024.0 * 1024 * 2 / 9;
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(narrow, tile), narrow.a_bytes + narrow.b_bytes);
+  // Operands unknown: the layer's working set as given.
+  EXPECT_DOUBLE_EQ(gemm_reread_bytes(gemm(128, 3072, 1024), tile),
+                   gemm(128, 3072, 1024).working_set);
+}
+
+TEST(CatalogRoofline, ATileThatCannotDrawItsOperandsFromL2ComputesSlower) {
+  const DeviceProfile& gpu = a100();
+  // 64x64 fp16: 2 x 64 x 64 / (128 x 2) = 32 FLOP/B; the A100 needs 312e12 / 5.4e12 = 57.8, so
+  // it reaches 32 / 57.8 = 55 % of the peak; 128x128 (64 FLOP/B) reaches all of it.
+  const LayerWork w = gemm(128 * 108, 128 * 4, 65536);
+  const KernelFamilies& f = load_kernel_families();
+  const GemmTile small{64, 64, 64, 5, 128, 136, 80 * 1024};
+  const GemmTile big{128, 128, 32, 5, 128, 232, 80 * 1024};
+  // Same work per SM (4x the blocks of a quarter of the FLOPs): the tensor work's ratio is the
+  // efficiency (the deep main loop makes the latency terms negligible: 1024 iterations).
+  KernelFamilies one_tile = f;
+  one_tile.gemm_tiles = {small};
+  one_tile.gemm_split_k = {1};
+  const GemmChoice c_small = choose_gemm(w, one_tile, gpu, gpu.compute.fp16_tensor);
+  one_tile.gemm_tiles = {big};
+  const GemmChoice c_big = choose_gemm(w, one_tile, gpu, gpu.compute.fp16_tensor);
+  EXPECT_NEAR(c_small.t_compute / c_big.t_compute, 312e12 / (32 * gpu.l2_bandwidth), 1e-9);
+  EXPECT_NEAR(c_small.time(gpu) / c_big.time(gpu), 312e12 / (32 * gpu.l2_bandwidth), 0.01);
+}
+
+TEST(CatalogRoofline, FusedAttentionAndCollectiveClosedForms) {
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = gpu.compute.fp16_tensor;
+  // 32 x 16 heads, 384 x 384, d = 64: 4 x 512 x 384^2 x 64 FLOPs; 512 x 3 = 1536 blocks of 128
+  // query rows.
+  LayerWork a;
+  a.kind = LayerWork::Kind::attention;
+  a.name = "attention";
+  a.count = 512;
+  a.m = a.n = 384;
+  a.k = 64;
+  a.flops = 4.0 * 512 * 384 * 384 * 64;
+  a.bytes = 512.0 * (4 * 384 * 64) * 2;
+  const KernelSpec k = roofline_kernel(a, f, gpu, peak);
+  EXPECT_EQ(k.blocks, 1536);
+  EXPECT_EQ(k.blocks_per_sm, 2);  // 255 registers x 128 threads
+  const double t_c = a.flops / (f.attention_efficiency.value * peak) * 108.0 * 15.0 / 1536.0;
+  // The critical path: 15 blocks on the busiest SM, 2 at a time; each loads Q and the first K
+  // and V tiles, iterates over 3 key tiles of 128 (compute-bound: the next tile in flight hides
+  // a DRAM latency) and stores its O tile.
+  const double share = gpu.l2_bandwidth / 108.0;
+  const double t_lat = rounds_time(
+      15, 2, 3, a.flops / 1536.0 / (f.attention_efficiency.value * peak / 108.0), dram_latency(),
+      dram_latency(), (128.0 + 256.0) * 64 * 2 / share, l2_latency(), 128.0 * 64 * 2 / share);
+  EXPECT_GT(t_lat, t_c);
+  EXPECT_LT(t_lat, 1.3 * t_c);
+  EXPECT_EQ(k.duration.value, std::llround(std::max({t_c, t_lat, a.bytes / bandwidth(gpu)}) * 1e9));
+  // NCCL ring all-reduce of 100 MB over 8 GPUs: alpha + 2 (n-1) hops + 2 (n-1)/n bytes / busbw.
+  LayerWork r;
+  r.kind = LayerWork::Kind::collective;
+  r.bytes = 100e6;
+  const KernelSpec c = roofline_kernel(r, f, gpu, peak, 0, 8);
+  const double t = f.collective_latency.value + 14 * f.collective_latency_per_hop.value +
+                   2.0 * 7 / 8 * 100e6 / f.collective_bus_bandwidth.value;
+  EXPECT_EQ(c.duration.value, std::llround(t * 1e9));
+  EXPECT_TRUE(c.collective);
+  EXPECT_DOUBLE_EQ(c.memory_bound, 1.0);
+}
+
+// Rows of a copied gpu-benches file (calibration/data/gpu-benches/): whitespace-separated numbers;
+// lines that do not start with a number are skipped.
+std::vector<std::vector<double>> bench_rows(const std::string& file) {
+  std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/data/gpu-benches/" + file);
+  EXPECT_TRUE(in.good()) << file;
+  std::vector<std::vector<double>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::vector<double> row;
+    std::string word;
+    while (words >> word) {
+      if (word.back() == 'B') continue;  // the size column ("64kB")
+      try {
+        row.push_back(std::stod(word));
+      } catch (const std::exception&) {
+        break;
+      }
+    }
+    if (!row.empty()) rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(CatalogLatency, MemoryLatenciesAreTheCopiedMeasurements) {
+  // gpu-latency: iterations, clock (MHz), footprint (kB), total ms, cycles per load. DRAM: the
+  // 340,388 kB row; L2: every row between 0.3 MB and the first partition's end.
+  struct Case {
+    const char* file;
+    const char* profile;
+    double l2_from_kb, l2_to_kb;
+  };
+  const KernelFamilies& f = load_kernel_families();
+  for (const Case& c : {Case{"gpu-latency__a100_80.txt", "a100-80gb", 300, 18200},
+                        Case{"gpu-latency__a100_40.txt", "a100-sxm4-40gb", 300, 18200},
+                        Case{"gpu-latency__h100_pcie.txt", "h100-pcie-80gb", 470, 15000}}) {
+    const MemoryLatency& lat = f.latency(c.profile);
+    bool dram = false;
+    int l2_rows = 0;
+    for (const auto& row : bench_rows(c.file)) {
+      if (row.size() < 5) continue;
+      const double ns = row[4] / row[1] * 1e3;
+      if (row[2] == 340388) {
+        EXPECT_NEAR(lat.dram.value * 1e9, ns, 1.0) << c.file;
+        dram = true;
+      }
+      if (row[2] >= c.l2_from_kb && row[2] <= c.l2_to_kb) {
+        EXPECT_NEAR(lat.l2.value * 1e9, ns, 2.0) << c.file << " " << row[2] << " kB";
+        ++l2_rows;
+      }
+    }
+    EXPECT_TRUE(dram) << c.file;
+    EXPECT_GT(l2_rows, 10) << c.file;
+    EXPECT_FALSE(lat.dram.assumed);
+  }
+  // A profile without a measurement takes the default, which says so.
+  EXPECT_TRUE(f.latency("l40s-48gb").dram.assumed);
+  EXPECT_DOUBLE_EQ(f.latency("l40s-48gb").dram.value, f.latency("default").dram.value);
+}
+
+TEST(CatalogLatency, TinyKernelFloorStaysBelowTheMeasuredTinyKernel) {
+  // gpu-small-kernels: 10,000 back-to-back SCALE kernels of N doubles (read and write, 16 B per
+  // element); the smallest N = 4096 takes N x 16 B / (best GB/s) each: 2.62 us in a stream, 1.34
+  // us in a CUDA graph. The catalog's tiny kernel costs the launch overhead plus its floor (one
+  // DRAM load, one L2 store): a floor must not exceed what is measured, and it explains most of
+  // what the launch intercept leaves (the rest: block dispatch and the end-of-kernel flush, not
+  // modelled).
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  LayerWork scale;
+  scale.kind = LayerWork::Kind::elementwise;
+  scale.name = "scale";
+  scale.elements = 4096;
+  scale.flops = 4096;
+  scale.bytes = 4096 * 16.0;
+  scale.element_bytes = 8;
+  const KernelSpec k = roofline_kernel(scale, f, gpu, gpu.compute.fp16_tensor);
+  // Four blocks of 1024 elements, one per SM: one load, a multiply per element, one store.
+  EXPECT_EQ(k.duration.value,
+            std::llround((dram_latency() + 1024 / (gpu.compute.fp32 / 108) + l2_latency()) * 1e9));
+  for (const auto& [file, launch] :
+       {std::pair<std::string, Nanos>{"gpu-small-kernels__a100_80.txt", gpu.launch_overhead},
+        std::pair<std::string, Nanos>{"gpu-small-kernels__a100_80_graph.txt",
+                                      gpu.graph_launch_overhead}}) {
+    const auto rows = bench_rows(file);
+    ASSERT_FALSE(rows.empty());
+    ASSERT_EQ(rows[0][0], 4096);
+    const double best = *std::max_element(rows[0].begin() + 1, rows[0].end());
+    const double measured = 4096 * 16.0 / (best * 1e9);
+    const double predicted = static_cast<double>(launch + k.duration.value) * 1e-9;
+    EXPECT_LE(predicted, measured) << file;
+    EXPECT_GT(predicted, 0.8 * measured) << file;
+  }
+}
+
+TEST(CatalogLatency, ElementwiseFloorIsOneRoundTripPerRoundOfResidentBlocks) {
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  // 256 x 4 elements per block, 8 resident per SM: 3 rounds on the busiest SM of 108.
+  LayerWork w;
+  w.kind = LayerWork::Kind::elementwise;
+  w.name = "add";
+  w.elements = 1024 * 108 * 8 * 3;
+  w.flops = 0;
+  w.bytes = 1.0;  // no traffic: the floor alone
+  const KernelSpec k = roofline_kernel(w, f, gpu, gpu.compute.fp16_tensor);
+  EXPECT_EQ(k.blocks_per_sm, 8);
+  EXPECT_EQ(k.duration.value, std::llround(3 * (dram_latency() + l2_latency()) * 1e9));
+  // One block more: a fourth round on one SM.
+  w.elements += 1024;
+  EXPECT_EQ(roofline_kernel(w, f, gpu, gpu.compute.fp16_tensor).duration.value,
+            std::llround(4 * (dram_latency() + l2_latency()) * 1e9));
+}
+
+TEST(CatalogLatency, TheReductionKernelsCostStopsSplitK) {
+  // A split-K GEMM launches a reduction kernel: its launch overhead and floor are part of the
+  // choice's time, a cost every split > 1 pays and no split 1 does. With that cost, the split
+  // chosen on random small shapes is never deeper than with a free launch, and on some
+  // shallower (a split of a few latency-bound rounds no longer pays off).
+  const DeviceProfile& gpu = a100();
+  DeviceProfile free_launch = gpu;
+  free_launch.launch_overhead = 0;
+  const KernelFamilies& f = load_kernel_families();
+  std::uint64_t x = 777;
+  const auto next = [&](int lo, int hi) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + static_cast<int>((x >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  int shallower = 0;
+  for (int i = 0; i < 200; ++i) {
+    const LayerWork w = gemm(next(1, 512), next(64, 4096), next(256, 8192));
+    const GemmChoice with = choose_gemm(w, f, gpu, gpu.compute.fp16_tensor);
+    const GemmChoice without = choose_gemm(w, f, free_launch, gpu.compute.fp16_tensor);
+    EXPECT_LE(with.split, without.split) << w.m << "x" << w.n << "x" << w.k;
+    shallower += with.split < without.split ? 1 : 0;
+    // Every choice pays at least one DRAM latency before its main loop and an L2 latency after.
+    EXPECT_GE(with.t_latency, dram_latency() + l2_latency());
+    if (with.split > 1) {
+      EXPECT_GT(with.reduce_blocks, 0);
+      EXPECT_GE(with.t_reduce, dram_latency() + l2_latency());
+    }
+  }
+  EXPECT_GT(shallower, 5);
+}
+
+}  // namespace
+}  // namespace gpumux
