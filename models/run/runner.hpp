@@ -11,7 +11,7 @@
 // (launch.cpp), data-parallel collectives (collectives.cpp), continuous batching
 // (batching.cpp), memory and OOM kills (memory.cpp), injected faults and restarts (faults.cpp),
 // the utilization timeseries (sampling.cpp), metrics (summary.cpp), cost (cost.cpp) and
-// provenance (provenance.cpp). Contention on a device is the device's (models/device.hpp).
+// provenance (provenance.cpp). Contention on a device is the device's (models/gpu/device.hpp).
 //
 // Cost: O(events x log pending) for the event set plus the devices' fluid recomputations;
 // memory O(tenants + devices + requests in flight) plus 8 B per measured request (exact

@@ -256,7 +256,7 @@ struct ArrivalSpec {
 };
 
 /// The iteration scheduler of a batched-serving engine (`batching: {scheduler: ...}`,
-/// models/run/batching.cpp, docs/scenarios.md "Batched serving").
+/// models/run/batching.cpp, docs/llm-serving.md "Schedulers").
 enum class BatchScheduler {
   /// Orca-style mixing: each iteration runs the whole prompts of the requests admitted now with
   /// one decode step of the batch; a request's KV memory is reserved in full at admission.
@@ -414,7 +414,7 @@ struct SloQuantiles {
 
 /// A tenant's `slo:` block: latency targets (`p50`..`p999`, the inherited fields), and for LLM
 /// tenants `ttft: {p99: ...}` (time to first token) and `tpot: {p99: ...}` (time per output
-/// token). Verdicts: models/slo.hpp.
+/// token). Verdicts: models/run/slo.hpp.
 struct SloSpec : SloQuantiles {
   SloQuantiles ttft, tpot;
   bool any() const { return SloQuantiles::any() || ttft.any() || tpot.any(); }
