@@ -155,19 +155,6 @@ Stream& Tenant::one_stream(Request& r) {
   return stream;
 }
 
-// arrive()'s first half: the request arriving now (id, measured, tokens), recorded; false after
-// the end of arrivals.
-// (Nothing written to `a` when false.)
-inline bool Tenant::direct_arrival(Nanos now, DirectArrival& a) {
-  if (now >= arrivals_end_) return false;
-  a.id = next_id_++;
-  a.arrival = now;
-  a.measured = now >= run_.scenario.warmup;
-  draw_tokens(a.input_tokens, a.output_tokens);
-  run_.record_arrival(index_, a.arrival, a.measured);
-  return true;
-}
-
 // arrive() and dispatch(), for a live tenant: the request starts now when none is in flight,
 // else waits.
 void Tenant::direct_arrive(DirectEvents& pending) {

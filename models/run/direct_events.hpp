@@ -1,6 +1,8 @@
 #pragma once
 // Internal to the direct path (models/run/direct.cpp, direct_single.cpp): the events a tenant
-// running inline has pending, at most one of each class, in queue order.
+// running inline has pending, at most one of each class, in queue order; and an arrival's
+// first half, which both of its loops run.
+#include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
 
 namespace gpumux::run {
@@ -37,5 +39,18 @@ struct Tenant::DirectEvents {
     return which;
   }
 };
+
+// arrive()'s first half: the request arriving now (id, measured, tokens), recorded; false after
+// the end of arrivals.
+// (Nothing written to `a` when false.) Inline here: both loops call it once per arrival.
+inline bool Tenant::direct_arrival(Nanos now, DirectArrival& a) {
+  if (now >= arrivals_end_) return false;
+  a.id = next_id_++;
+  a.arrival = now;
+  a.measured = now >= run_.scenario.warmup;
+  draw_tokens(a.input_tokens, a.output_tokens);
+  run_.record_arrival(index_, a.arrival, a.measured);
+  return true;
+}
 
 }  // namespace gpumux::run

@@ -397,5 +397,57 @@ tenants:
   EXPECT_EQ(tenant(r, "over").oom_events, 1);
 }
 
+// --------------------------------------------------------------------------- closed forms
+
+TEST(MpsClosedForm, AQueuedKernelStartsAtItsFirstSmGrantNotItsSubmission) {
+  // Under MPS, a's full-grid 10 ms kernel holds every SM from L; b's, submitted at 1 ms + L,
+  // gets no SM until a's ends: its /kernels start_ns is a's finish_ns, and it ends 10 ms later.
+  const RunResult r = run_yaml(R"(
+name: grant
+duration: 50ms
+output: {kernels: true}
+gpus: [{name: gpu0, model: h100-sxm-80gb, sharing: {mode: mps}}]
+tenants:
+  - {name: a, device: gpu0, workload: {arrivals: {process: constant, rate: 10/s}, request: {kernels: [{name: k, duration: 10ms}]}}}
+  - {name: b, device: gpu0, active: {from: 1ms}, workload: {arrivals: {process: constant, rate: 10/s}, request: {kernels: [{name: k, duration: 10ms}]}}}
+)");
+  ASSERT_EQ(r.kernels.size(), 2U);
+  const KernelRecord& a = r.kernels[0].tenant == 0 ? r.kernels[0] : r.kernels[1];
+  const KernelRecord& b = r.kernels[0].tenant == 0 ? r.kernels[1] : r.kernels[0];
+  const auto l = static_cast<std::int64_t>(launch_ns());
+  EXPECT_EQ(a.start_ns, l);
+  EXPECT_EQ(a.finish_ns, l + 10'000'000);
+  EXPECT_EQ(b.start_ns, a.finish_ns);  // not its submission at 1 ms + L
+  EXPECT_EQ(b.finish_ns, a.finish_ns + 10'000'000);
+}
+
+TEST(TimeSlicingClosedForm, NoPreemptionLatencyWhenNothingIsResident) {
+  // Context a's kernels last T - L/2, issued back to back (1000 per request: each next one is
+  // in its launch overhead L when the previous ends, so a never runs out of work), so every
+  // slice of a ends while its next kernel is still launching: nothing is
+  // resident, nothing to save, the switch to b costs C (b was preempted) and not P + C. b's
+  // 10 s kernel (longer than the run: it never ends while a has work) is resident at each of
+  // its slice ends: P + (C - P) = C (a has nothing to
+  // restore). With R = 0 every switch costs C, but possibly the very first (C - P, if a was
+  // served first and b had nothing preempted yet).
+  const auto l = static_cast<std::int64_t>(launch_ns());
+  const std::int64_t t = 1024000, c = 50000, p = 20000;
+  const std::string a =
+      "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: "
+      "k, duration: " +
+      std::to_string(t - l / 2) + "ns, repeat: 1000}]}}";
+  const RunResult r = run_yaml(ts_pair(
+      "{mode: time-slicing, timeslice: 1024us, context_switch: 50us, preemption_latency: 20us, "
+      "cache_refill: 0us, preemption: instruction}",
+      a,
+      "{arrivals: {process: closed, concurrency: 1}, request: {kernels: [{name: long, duration: "
+      "10s}]}}",
+      "2s"));
+  const DeviceResult& d = device(r, "gpu0");
+  ASSERT_GT(d.context_switches, 1000);
+  EXPECT_LE(d.switch_overhead_ns, d.context_switches * c);
+  EXPECT_GE(d.switch_overhead_ns, d.context_switches * c - p);
+}
+
 }  // namespace
 }  // namespace gpumux
