@@ -426,7 +426,7 @@ def test_sigterm_during_second_strategy_keeps_the_first(tmp_path):
 def test_sigterm_during_write_finishes_the_file(tmp_path):
     out = tmp_path / "out.h5"
     proc = start(["run", QUICKSTART, "-o", str(out), "--quiet"],
-                 extra_env={"GPUMUX_TEST_FAULT": "stall:3"})
+                 env={"GPUMUX_TEST_FAULT": "stall:3"})
     # The temporary file exists from the start of the run (the records are streamed into it);
     # the quickstart's simulation takes ~20 ms, so 1 s later the process is in the write stall.
     assert wait_for(lambda: temps(tmp_path)), "the temporary file never appeared"
@@ -446,7 +446,7 @@ def test_second_signal_during_write_removes_the_temporary_file(tmp_path, first, 
     out = tmp_path / "out.h5"
     out.write_bytes(b"previous result")
     proc = start(["run", QUICKSTART, "-o", str(out), "--quiet"],
-                 extra_env={"GPUMUX_TEST_FAULT": "stall:60"})
+                 env={"GPUMUX_TEST_FAULT": "stall:60"})
     assert wait_for(lambda: temps(tmp_path)), "the temporary file never appeared"
     proc.send_signal(first)
     time.sleep(0.2)
