@@ -1,22 +1,8 @@
 // Output layer (docs/metrics.md), the summary: its JSON, the text tables and duration format,
 // the compare table. The HDF5 file: test_result_io.cpp.
-#include <unistd.h>
-
-// gpumux_sim_io may keep HDF5's include directory to itself; Debian puts the serial headers here.
-#if __has_include(<hdf5.h>)
-#include <hdf5.h>
-#else
-#include <hdf5/serial/hdf5.h>
-#endif
-
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -29,7 +15,6 @@
 namespace gpumux {
 namespace {
 
-namespace fs = std::filesystem;
 using testing::sample_result;
 
 TEST(SummaryJson, HasTheSpecShapeAndValues) {
