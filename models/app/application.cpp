@@ -100,16 +100,14 @@ std::vector<ResolvedScenario> resolve_variants(const ScenarioRequest& request,
   return resolve_variants(load_request(request), strategies);
 }
 
-std::optional<QueueKind> queue_from_environment() {
-  const char* queue = std::getenv("GPUMUX_QUEUE");
-  if (queue == nullptr || *queue == '\0') return std::nullopt;
-  const std::string kind = queue;
-  if (kind == "heap") return QueueKind::heap;
-  if (kind == "calendar") return QueueKind::calendar;
-  if (kind == "ladder") return QueueKind::ladder;
+std::optional<QueueKind> queue_kind_named(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (name == "heap") return QueueKind::heap;
+  if (name == "calendar") return QueueKind::calendar;
+  if (name == "ladder") return QueueKind::ladder;
   // An unknown value is refused, not ignored: a benchmark that asks for a queue gets it or stops.
   throw InputError(SourceLocation{"GPUMUX_QUEUE", 0, 0, ""},
-                   "unknown event queue '" + kind + "'; choose heap, calendar or ladder");
+                   "unknown event queue '" + name + "'; choose heap, calendar or ladder");
 }
 
 namespace {
@@ -130,17 +128,10 @@ RunResult simulate_checked(const ResolvedScenario& resolved, const RunControl& c
   options.record_requests = control.record_requests;
   options.record_kernels = control.record_kernels;
   options.observers = control.observers;
-  options.queue = queue_from_environment();
-  // GPUMUX_DIRECT=0: every event through the queue (benchmarks and cross-checks; the results
-  // are identical either way).
-  if (const char* direct = std::getenv("GPUMUX_DIRECT"); direct != nullptr) {
-    options.direct_path = std::string(direct) != "0";
-  }
-  // GPUMUX_PARTITION=0: one event queue for the whole run instead of one per independent part
-  // (models/run/components.cpp; benchmarks and cross-checks, the same numbers either way).
-  if (const char* partition = std::getenv("GPUMUX_PARTITION"); partition != nullptr) {
-    options.partition = std::string(partition) != "0";
-  }
+  options.queue = control.engine.queue;
+  options.direct_path = control.engine.direct_path;
+  options.partition = control.engine.partition;
+  options.eager_device = control.engine.eager_device;
   if (control.started) control.started();
   RunResult result = simulate(resolved, options);
   if (control.finished) control.finished();

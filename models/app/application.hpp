@@ -5,7 +5,7 @@
 //   load (a file or YAML text) -> overrides (--set KEY=VALUE ..., then --seed) -> resolve
 //     -> validate (stop here) | simulate | compare (one resolved variant per strategy)
 //
-// plus the choices every run makes the same way: the pending-event set (GPUMUX_QUEUE), the stop
+// plus the choices every run makes the same way: the engine switches (EngineSwitches), the stop
 // flag polled by the runner (the CLI sets it from SIGINT/SIGTERM/SIGHUP, models/app/interrupt.hpp;
 // Python from KeyboardInterrupt) and the progress callback. The callers only parse their
 // arguments, format, print and translate errors. Every error the user can fix is a UserError
@@ -43,8 +43,22 @@ struct ScenarioRequest {
   std::optional<std::uint64_t> seed;   ///< the master seed (--seed), applied after them
 };
 
+/// How a run is executed, never what it computes: whichever is chosen, every number of the result
+/// is the same (tested; benchmarks and cross-checks flip them). Carried into RunOptions by
+/// simulate_resolved / simulate_variants. The CLI reads them once, at start-up, from developer
+/// environment variables (docs/performance.md "Developer switches"); no other code reads them.
+struct EngineSwitches {
+  /// The pending-event set (GPUMUX_QUEUE=heap|calendar|ladder); unset: chosen by the runner
+  /// from the scenario's size.
+  std::optional<QueueKind> queue;
+  bool direct_path = true;    ///< RunOptions::direct_path (GPUMUX_DIRECT=0: false)
+  bool partition = true;      ///< RunOptions::partition (GPUMUX_PARTITION=0: false)
+  bool eager_device = false;  ///< RunOptions::eager_device (GPUMUX_DEVICE_EAGER=1: true)
+};
+
 /// How a run is watched and stopped.
 struct RunControl {
+  EngineSwitches engine;  ///< how the run is executed (the same results either way)
   /// Polled by the runner; once true the run stops and its result is marked "interrupted".
   const std::atomic<bool>* interrupt = nullptr;
   /// Called every few thousand events with (simulated now, horizon, events so far).
@@ -109,12 +123,12 @@ std::vector<ResolvedScenario> resolve_variants(const Scenario& scenario,
 std::vector<ResolvedScenario> resolve_variants(const ScenarioRequest& request,
                                                const std::vector<std::string>& strategies);
 
-/// GPUMUX_QUEUE=heap|calendar|ladder forces the pending-event set (for benchmarks; results are
-/// the same); unset or empty: chosen by the runner from the scenario's size. Any other value is
-/// an InputError ("GPUMUX_QUEUE: unknown event queue 'bogus'; ...").
-std::optional<QueueKind> queue_from_environment();
+/// The pending-event set named NAME (GPUMUX_QUEUE's value: heap, calendar or ladder; "" = none,
+/// the runner chooses). Any other name is an InputError ("GPUMUX_QUEUE: unknown event queue
+/// 'bogus'; ...").
+std::optional<QueueKind> queue_kind_named(const std::string& name);
 
-/// Simulates one resolved scenario (queue from the environment). When CONTROL keeps records
+/// Simulates one resolved scenario (with CONTROL's engine switches). When CONTROL keeps records
 /// (record_requests; record_kernels with output.kernels), first checks that they fit the work
 /// budget's memory (check_work_budget with KeptRecords: InputError naming the key that drives
 /// it); resolve_scenario has checked the rest.

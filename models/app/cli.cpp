@@ -1,11 +1,13 @@
 #include "models/app/cli.hpp"
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "models/app/cli_common.hpp"
 #include "models/config/yaml_reader.hpp"
+#include "sim/io/output_target.hpp"
 #include "sim/util/strings.hpp"
 
 #ifndef GPUMUX_VERSION
@@ -114,6 +116,11 @@ int run_cli(int argc, char** argv) {
     for (const std::string& arg : args) {
       if (arg == "--help" || arg == "-h") return command_help({command});
     }
+    // The developer and test switches, read here once (docs/performance.md "Developer
+    // switches"); the code below takes them as values.
+    set_engine_switches(engine_switches_from_environment());
+    const char* faults = std::getenv("GPUMUX_TEST_FAULT");
+    set_output_test_faults(faults != nullptr ? faults : "");
     if (const Command* found = find_command(command)) return found->run(args);
     // One line (the usage is `gpumux --help`), with the nearest command name when one is close.
     std::vector<std::string> names;

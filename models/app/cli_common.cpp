@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <yaml-cpp/yaml.h>
 
 #include "models/app/interrupt.hpp"
@@ -207,8 +208,38 @@ void warn_overload(const ResolvedScenario& resolved, const RunResult& result) {
   }
 }
 
+namespace {
+
+EngineSwitches& process_engine_switches() {
+  static EngineSwitches switches;
+  return switches;
+}
+
+/// true when the environment variable NAME is set to VALUE.
+bool variable_is(const char* name, const char* value) {
+  const char* set = std::getenv(name);
+  return set != nullptr && std::string(set) == value;
+}
+
+}  // namespace
+
+EngineSwitches engine_switches_from_environment() {
+  EngineSwitches switches;
+  const char* queue = std::getenv("GPUMUX_QUEUE");
+  switches.queue = queue_kind_named(queue != nullptr ? queue : "");
+  switches.direct_path = !variable_is("GPUMUX_DIRECT", "0");
+  switches.partition = !variable_is("GPUMUX_PARTITION", "0");
+  switches.eager_device = variable_is("GPUMUX_DEVICE_EAGER", "1");
+  return switches;
+}
+
+void set_engine_switches(const EngineSwitches& switches) { process_engine_switches() = switches; }
+
+const EngineSwitches& engine_switches() { return process_engine_switches(); }
+
 RunControl CliProgress::control(bool record_requests) {
   RunControl control;
+  control.engine = engine_switches();
   control.record_requests = record_requests;
   control.interrupt = &stop_requested();
   if (quiet_) return control;

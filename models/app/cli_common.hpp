@@ -157,8 +157,19 @@ bool slo_met(const RunResult& result, const std::string& prefix = "");
 /// went on draining it long after arrivals stopped.
 void warn_overload(const ResolvedScenario& resolved, const RunResult& result);
 
-/// The CLI's RunControl: the stop flag of the signal handlers (models/app/interrupt.hpp) and a
-/// progress bar on stderr for each simulation.
+/// The engine switches (EngineSwitches) from the developer environment variables GPUMUX_QUEUE,
+/// GPUMUX_DIRECT=0, GPUMUX_PARTITION=0 and GPUMUX_DEVICE_EAGER=1 (docs/performance.md
+/// "Developer switches"). The only place that reads them: run_cli, once, at start-up. Throws
+/// InputError for an unknown GPUMUX_QUEUE.
+EngineSwitches engine_switches_from_environment();
+
+/// The engine switches of this process: set once by run_cli, carried by every
+/// CliProgress::control into its runs. Default: EngineSwitches{}.
+void set_engine_switches(const EngineSwitches& switches);
+const EngineSwitches& engine_switches();
+
+/// The CLI's RunControl: the stop flag of the signal handlers (models/app/interrupt.hpp), a
+/// progress bar on stderr for each simulation and the process's engine switches.
 class CliProgress {
  public:
   /// QUIET (--quiet): no progress bar.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -27,10 +26,7 @@ Device::Device(Simulator& sim, DeviceGeometry geometry, SharingLimits limits)
     : sim_(sim),
       geometry_(std::move(geometry)),
       law_(&law_of(geometry_)),
-      limits_(std::move(limits)) {
-  const char* eager = std::getenv("GPUMUX_DEVICE_EAGER");
-  eager_ = eager != nullptr && std::strcmp(eager, "1") == 0;
-}
+      limits_(std::move(limits)) {}
 
 bool Device::attach_client(int tenant, std::string& /*reason*/) {
   if (tenant >= 0) {

@@ -54,8 +54,8 @@
 // bounds (O(k x steps), steps <= k); a kernel's rate bound is computed again only when its SMs
 // changed. One running kernel: O(1), the same arithmetic as before the lazy path. The lazy path
 // changes results in the last bits only (one step r (t2 - t0) instead of r (t1 - t0) +
-// r (t2 - t1), sums kept incrementally; a finish time can move by 1 ns): GPUMUX_DEVICE_EAGER=1
-// (or set_eager) forces the full recompute at every event, the test oracle.
+// r (t2 - t1), sums kept incrementally; a finish time can move by 1 ns): set_eager (a run's
+// RunOptions::eager_device) forces the full recompute at every event, the test oracle.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -273,8 +273,8 @@ class Device {
   /// The session's running kernel back in the running set (its fields as the session left them).
   void adopt_solo_kernel(KernelRun& kernel);
   /// true: the full recompute at every event (no lazy path; the results of the code before
-  /// it, bit for bit). Default: the environment variable GPUMUX_DEVICE_EAGER=1. Set before the
-  /// run.
+  /// it, bit for bit). Default false; a run sets it from RunOptions::eager_device. Set before
+  /// the run.
   void set_eager(bool eager) { eager_ = eager; }
   bool eager() const { return eager_; }
   /// Recomputes the lazy path has done so far (0 when eager), for tests and profiling.

@@ -30,6 +30,9 @@
 //   /kernels            tenant u32, request_id u64, kernel_index u32, device i32, start_ns,
 //                       finish_ns i64 (omitted when there are no kernel records)
 // Strings are fixed-length (longest value), NUL-padded UTF-8.
+//
+// This file: the tables and the whole-file writers; a file streamed during the run is
+// result_h5_stream.cpp; what both use is result_h5_tables.hpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,19 +47,15 @@
 #include "sim/io/hdf5_file.hpp"
 #include "sim/io/output_target.hpp"
 #include "sim/io/table_stream.hpp"
+#include "models/output/result_h5_tables.hpp"
 
 namespace gpumux {
 
-namespace {
+namespace result_h5 {
 
 using Json = nlohmann::ordered_json;
 
 constexpr std::int64_t kSchemaVersion = 1;
-
-template <std::size_t N>
-std::vector<std::string> names_of(const std::array<const char*, N>& names) {
-  return std::vector<std::string>(names.begin(), names.end());
-}
 
 // HDF5 link names cannot contain '/' (and "." names the group itself).
 std::string encode_name(const std::string& name, std::set<std::string>& used) {
@@ -155,51 +154,6 @@ void write_metric_table(h5::Group& group, const std::string& name,
       });
   annotate(dataset, type, name);
 }
-
-// The /requests row: column offsets of the packed compound type.
-struct RequestTable {
-  h5::CompoundType type;
-  std::size_t tenant, request_id, arrival, start, finish, status;
-  RequestTable() {
-    const h5::Handle status_type = h5::u8_enum_type(names_of(kRequestStatusNames));
-    tenant = type.add("tenant", H5T_NATIVE_UINT32);
-    request_id = type.add("request_id", H5T_NATIVE_UINT64);
-    arrival = type.add("arrival_ns", H5T_NATIVE_INT64);
-    start = type.add("start_ns", H5T_NATIVE_INT64);
-    finish = type.add("finish_ns", H5T_NATIVE_INT64);
-    status = type.add("status", status_type.id());
-  }
-  void put(std::byte* row, const RequestRecord& r) const {
-    h5::put(row, tenant, r.tenant);
-    h5::put(row, request_id, r.request_id);
-    h5::put(row, arrival, r.arrival_ns);
-    h5::put(row, start, r.start_ns);
-    h5::put(row, finish, r.finish_ns);
-    h5::put(row, status, static_cast<std::uint8_t>(r.status));
-  }
-};
-
-// The /kernels row.
-struct KernelTable {
-  h5::CompoundType type;
-  std::size_t tenant, request_id, index, device, start, finish;
-  KernelTable() {
-    tenant = type.add("tenant", H5T_NATIVE_UINT32);
-    request_id = type.add("request_id", H5T_NATIVE_UINT64);
-    index = type.add("kernel_index", H5T_NATIVE_UINT32);
-    device = type.add("device", H5T_NATIVE_INT32);
-    start = type.add("start_ns", H5T_NATIVE_INT64);
-    finish = type.add("finish_ns", H5T_NATIVE_INT64);
-  }
-  void put(std::byte* row, const KernelRecord& k) const {
-    h5::put(row, tenant, k.tenant);
-    h5::put(row, request_id, k.request_id);
-    h5::put(row, index, k.kernel_index);
-    h5::put(row, device, k.device);
-    h5::put(row, start, k.start_ns);
-    h5::put(row, finish, k.finish_ns);
-  }
-};
 
 // A record table (/requests, /kernels) from memory: the same chunks as a streamed one.
 template <class Table, class Record>
@@ -347,7 +301,7 @@ void write_root_attributes(h5::Group& root, const RunResult& result) {
 // RECORDS_STREAMED: /requests and /kernels were written during the run (StreamedResultFile,
 // StreamedCompareFile).
 void write_run(h5::Group& group, const RunResult& result, bool with_summary,
-               bool records_streamed = false) {
+               bool records_streamed) {
   if (with_summary) group.write_string("summary", summary_json(result).dump());
   if (!records_streamed) {
     write_records<RequestTable>(group, "requests", result.requests);
@@ -377,227 +331,9 @@ void write_atomically(const std::string& path, Body&& body) {
   });
 }
 
-// A result file being streamed: the temporary file, the writer thread and the record tables of
-// the run in progress (StreamedResultFile: one run at the root; StreamedCompareFile: one run
-// per /strategies/<label> group, one after the other).
-struct StreamedFile {
-  explicit StreamedFile(const std::string& path)
-      : output(path), file(create(output)), root(file.root()) {}
-  static h5::File create(AtomicOutput& output) {
-    try {
-      return h5::File::create(output.temp());
-    } catch (const std::exception& e) {
-      throw output.failure(e);
-    }
-  }
-  // Creates GROUP's empty /requests (and /kernels) to append the run's records to.
-  void open_tables(h5::Group& group, bool with_kernels) {
-    requests.emplace(group, "requests", request_table.type, writer);
-    annotate(requests->dataset(), request_table.type, "requests");
-    if (with_kernels) {
-      kernels.emplace(group, "kernels", kernel_table.type, writer);
-      annotate(kernels->dataset(), kernel_table.type, "kernels");
-    }
-  }
-  // The run's last chunks written (the writer drained: HDF5 is this thread's again); no
-  // /kernels when there were no kernel records, as write_result_h5.
-  void finish_tables(h5::Group& group) {
-    requests->finish();
-    if (kernels) kernels->finish();
-    writer.drain();
-    if (kernels && kernels->rows() == 0) {
-      kernels.reset();
-      h5::check(H5Ldelete(group.id(), "kernels", H5P_DEFAULT), "removing the empty /kernels");
-    }
-  }
-  void close_tables() {
-    requests.reset();
-    kernels.reset();
-  }
-  // Closes the file (every group and table closed first); output.commit() then renames it.
-  void close_file() {
-    root = h5::Group(h5::Handle(), "/");
-    file.close();
-  }
+}  // namespace result_h5
 
-  AtomicOutput output;  // declared first: removes the temporary file last
-  h5::File file;
-  h5::Group root;
-  const RequestTable request_table;
-  const KernelTable kernel_table;
-  h5::BackgroundWriter writer{kStreamQueueChunks};
-  std::optional<h5::TableStream> requests, kernels;
-};
-
-// A streamed file's State (its tables, its writer thread), created at `path`. Creating the tables
-// can fail after the file was created: State's members then removed it, and the failure is one
-// OutputError naming the file.
-template <class State>
-std::unique_ptr<State> open_streamed_state(const std::string& path, bool kernels) {
-  try {
-    return std::make_unique<State>(path, kernels);
-  } catch (const OutputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
-  }
-}
-
-// The end of a streamed file: BODY(state) writes what is left and closes every group and table,
-// then the file is closed and renamed into place. A failure anywhere stops the writer, removes
-// the temporary file and is thrown as one OutputError naming the file; STATE is released either
-// way (finish() runs once).
-template <class State, class Body>
-void write_close_commit(std::unique_ptr<State>& state, Body&& body) {
-  State& s = *state;
-  try {
-    body(s);
-    s.close_file();
-  } catch (const std::exception& e) {
-    OutputError error = s.output.failure(e);
-    s.writer.stop();
-    state.reset();
-    throw error;
-  }
-  s.output.commit();  // OutputError; the temporary file is removed
-  state.reset();
-}
-
-}  // namespace
-
-struct StreamedResultFile::State : StreamedFile {
-  State(const std::string& path, bool with_kernels) : StreamedFile(path) {
-    open_tables(root, with_kernels);
-  }
-};
-
-StreamedResultFile::StreamedResultFile(const std::string& path, bool kernels)
-    : state_(open_streamed_state<State>(path, kernels)), kernels_(kernels) {}
-
-StreamedResultFile::~StreamedResultFile() {
-  if (state_) state_->writer.stop();  // before the datasets its jobs write are closed
-}
-
-void StreamedResultFile::on_request_record(const RequestRecord& r) {
-  state_->request_table.put(state_->requests->next_row(), r);
-}
-
-void StreamedResultFile::on_kernel_completed(const KernelRecord& k) {
-  if (state_->kernels) state_->kernel_table.put(state_->kernels->next_row(), k);
-}
-
-std::uint64_t StreamedResultFile::requests_written() const { return state_->requests->rows(); }
-
-void StreamedResultFile::finish(const RunResult& result) {
-  if (!state_) throw std::logic_error("StreamedResultFile::finish called twice");
-  write_close_commit(state_, [&](State& s) {
-    s.finish_tables(s.root);
-    write_root_attributes(s.root, result);
-    write_run(s.root, result, true, true);
-    s.close_tables();
-  });
-}
-
-struct StreamedCompareFile::State : StreamedFile {
-  State(const std::string& path, bool kernels)
-      : StreamedFile(path), with_kernels(kernels), strategies(root.create_group("strategies")) {}
-  // After a write error: no more writing; finish() throws ERROR.
-  void fail(const std::exception& e) {
-    if (error) return;
-    error.emplace(output.failure(e));  // removes the temporary file
-    writer.stop();
-    close_tables();
-    run.reset();
-  }
-
-  bool with_kernels;
-  h5::Group strategies;
-  std::optional<h5::Group> run;     // the group of the run in progress
-  std::vector<std::string> labels;  // of the runs begun
-  std::set<std::string> used;       // group names taken
-  std::uint64_t last_rows = 0;      // request rows of the last finished run
-  std::optional<OutputError> error;
-};
-
-StreamedCompareFile::StreamedCompareFile(const std::string& path, bool kernels)
-    : state_(open_streamed_state<State>(path, kernels)), kernels_(kernels) {}
-
-StreamedCompareFile::~StreamedCompareFile() {
-  if (state_) state_->writer.stop();  // before the datasets its jobs write are closed
-}
-
-void StreamedCompareFile::begin_run(const std::string& label) {
-  State& s = *state_;
-  if (s.run) throw std::logic_error("StreamedCompareFile::begin_run: the last run has not ended");
-  s.labels.push_back(label.empty() ? fmt::format("run{}", s.labels.size() + 1) : label);
-  if (s.error) return;
-  try {
-    s.run.emplace(s.strategies.create_group(encode_name(s.labels.back(), s.used)));
-    s.open_tables(*s.run, s.with_kernels);
-  } catch (const std::exception& e) {
-    s.fail(e);
-  }
-}
-
-void StreamedCompareFile::on_request_record(const RequestRecord& r) {
-  if (state_->requests) state_->request_table.put(state_->requests->next_row(), r);
-}
-
-void StreamedCompareFile::on_kernel_completed(const KernelRecord& k) {
-  if (state_->kernels) state_->kernel_table.put(state_->kernels->next_row(), k);
-}
-
-std::uint64_t StreamedCompareFile::requests_written() const {
-  return state_->requests ? state_->requests->rows() : state_->last_rows;
-}
-
-void StreamedCompareFile::end_run(const RunResult& result) {
-  State& s = *state_;
-  if (s.error || !s.run) return;
-  try {
-    s.finish_tables(*s.run);
-    s.last_rows = s.requests->rows();
-    write_run_attributes(*s.run, result);
-    s.run->set_attribute("strategy", s.labels.back());
-    write_run(*s.run, result, true, true);
-    s.close_tables();
-    s.run.reset();
-  } catch (const std::exception& e) {
-    s.fail(e);
-  }
-}
-
-void StreamedCompareFile::finish(const std::vector<RunResult>& results, bool stopped) {
-  if (!state_) throw std::logic_error("StreamedCompareFile::finish called twice");
-  State& s = *state_;
-  if (s.run || results.size() != s.labels.size() || results.empty()) {
-    throw std::logic_error(fmt::format("StreamedCompareFile::finish: {} results for {} runs{}",
-                                       results.size(), s.labels.size(),
-                                       s.run ? ", the last not ended" : ""));
-  }
-  if (s.error) {
-    const OutputError error = *s.error;
-    state_.reset();
-    throw error;
-  }
-  write_close_commit(state_, [&](State& state) {
-    write_root_attributes(state.root, results.front());
-    // The file as a whole: interrupted when any strategy is, or when the rest never ran.
-    const bool interrupted =
-        stopped || std::any_of(results.begin(), results.end(),
-                               [](const RunResult& r) { return r.status == "interrupted"; });
-    if (interrupted) state.root.set_attribute("status", std::string("interrupted"));
-    Json summaries = Json::array();
-    Json labels = Json::array();
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      summaries.push_back(summary_json(results[i]));
-      labels.push_back(state.labels[i]);
-    }
-    state.root.set_attribute("strategies", labels.dump());
-    state.root.write_string("summary", summaries.dump());
-    state.strategies = h5::Group(h5::Handle(), "/strategies");
-  });
-}
+using namespace result_h5;
 
 void write_result_h5(const std::string& path, const RunResult& result) {
   write_atomically(path, [&](h5::Group& root) {

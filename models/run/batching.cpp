@@ -1,7 +1,7 @@
 // Continuous batching (`batching: {max_batch: B, scheduler: ..., chunk_size: C,
 // max_tokens_in_batch: M}`): the tenant is one serving engine that runs Iterations back to back
 // while it has work. Each iteration starts after every event of its instant (so simultaneous
-// arrivals batch together). Its members, by scheduler (docs/scenarios.md "Batched serving"):
+// arrivals batch together). Its members, by scheduler (docs/llm-serving.md "Schedulers"):
 //
 //   orca     admits queued requests FIFO up to B in flight (and M tokens: the prompts plus one
 //            per request already in flight), reserving each one's whole KV memory

@@ -1,5 +1,6 @@
 // The direct path: a tenant alone on a device runs its own events inline, without the event
-// queue, while nothing else can happen.
+// queue, while nothing else can happen. This file: when, the handlers, the batched engine's loop;
+// the single-launch loop is direct_single.cpp, the pending events direct_events.hpp.
 //
 // When. A tenant whose workload runs one request at a time on one GPU and one lane, from an
 // open arrival process (poisson, constant, trace), with no per-request memory and no batching,
@@ -21,9 +22,9 @@
 //     horizon = min(the earliest queued event, the next tick, the end of the window + 1)
 // (Simulator::inline_horizon; queue, ticks and window are the tenant's component's: run.hpp),
 // so every other event, and every tick of the sampler, sees exactly the state the queued path
-// would have shown it; then it queues what is pending. The single-launch loop (below) does not
-// stop at ticks: the sampler reads only the devices' integrals and memory, which that loop sets
-// at each of its events as the queued path would, and the tenants' idle(), which it keeps
+// would have shown it; then it queues what is pending. The single-launch loop (direct_single.cpp)
+// does not stop at ticks: the sampler reads only the devices' integrals and memory, which that loop
+// sets at each of its events as the queued path would, and the tenants' idle(), which it keeps
 // (direct_busy_); so it delivers each tick itself before its first event after the tick
 // (Simulator::deliver_ticks_before), where the run loop would have, and stops only at
 //     horizon = min(the earliest queued event, the end of the window + 1).
@@ -41,44 +42,11 @@
 // operations of each iteration's events and the device's full recompute per kernel (the solo
 // recompute, Device::inline_recompute_solo, with its cache of the last four kernels' grants and
 // bounds).
+#include "models/run/direct_events.hpp"
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
-#include "sim/util/checked.hpp"
 
 namespace gpumux::run {
-
-struct Tenant::DirectEvents {
-  Nanos arrival = kNever;          // the next open arrival
-  Nanos ready = kNever;            // the in-flight kernel's launch overhead ends
-  Stream* ready_stream = nullptr;  // whose
-  Nanos completion = kNever;       // the device's running kernel finishes
-  Nanos iteration = kNever;        // a batched engine's on_iteration_due (iteration_pending_)
-  /// The request in flight (in_flight_list_'s one entry), or nullptr. While the inline run
-  /// lasts, the next waiting request reuses its storage when it finishes, and waiting requests
-  /// are kept as direct_waiting_ rows: real Requests of queue_ only when the run is queued again.
-  Request* serving = nullptr;
-
-  /// The earliest pending event in queue order (time, then class): its time in `t` (kNever
-  /// when nothing is pending) and which: 0 the completion, 1 the launch end, 2 the arrival,
-  /// 3 the iteration due.
-  int earliest(Nanos& t) const {
-    t = completion;
-    int which = 0;
-    if (ready < t) {
-      t = ready;
-      which = 1;
-    }
-    if (arrival < t) {
-      t = arrival;
-      which = 2;
-    }
-    if (iteration < t) {
-      t = iteration;
-      which = 3;
-    }
-    return which;
-  }
-};
 
 namespace {
 
@@ -185,19 +153,6 @@ Stream& Tenant::one_stream(Request& r) {
   stream.ready_event = EventId{};
   stream.launching = false;
   return stream;
-}
-
-// arrive()'s first half: the request arriving now (id, measured, tokens), recorded; false after
-// the end of arrivals.
-// (Nothing written to `a` when false.)
-inline bool Tenant::direct_arrival(Nanos now, DirectArrival& a) {
-  if (now >= arrivals_end_) return false;
-  a.id = next_id_++;
-  a.arrival = now;
-  a.measured = now >= run_.scenario.warmup;
-  draw_tokens(a.input_tokens, a.output_tokens);
-  run_.record_arrival(index_, a.arrival, a.measured);
-  return true;
 }
 
 // arrive() and dispatch(), for a live tenant: the request starts now when none is in flight,
@@ -342,239 +297,6 @@ void Tenant::direct_completion(DirectEvents& pending) {
   }
   direct_in_completion_ = false;
   pending.completion = device.inline_end_completions();
-}
-
-// The single-launch loop: one kernel per request, so a request's whole state is a handful of
-// numbers. The same changes as the handlers above, for that case:
-//  - start (begin_request): work = kernel_work(draw), solo latency = stream_time() of one kernel
-//    = max(0, max(0 + host_before, 0 x host_gap) + L + work), issued at max(now + host_before,
-//    now), ready L later; submitted at once when ready <= now;
-//  - submit: start_running() + recompute(): the solo grant and bound (Device::solo_rates), the
-//    finish at now + ceil(work / rate), the integrals (Device::solo_kernel_started); inside a
-//    completion the recompute happens at its end, as queued;
-//  - completion: advance(), the tolerance test, work_completed_, the kernel and request records,
-//    the next waiting request started, then the device's recompute (the next kernel, or idle).
-bool Tenant::run_direct_single() {
-  Simulator& sim = sim_;
-  // The sampler's ticks do not end this loop: it delivers them itself, before the first event
-  // after each, as the run loop would (the ticker reads the device's integrals and memory, set at
-  // every event below, and idle(), kept by direct_busy_).
-  const Nanos horizon = sim.inline_horizon_over_ticks();
-  Nanos next_tick = sim.next_tick();
-  Device& device = *devices_.front();
-  const KernelSpec& spec = *single_launch_;
-  KernelRun probe;  // the kernel's fields as prepare_kernel() sets them
-  probe.tenant = index_;
-  probe.sm_fraction = spec.sm_fraction;
-  probe.memory_bound = spec.memory_bound;
-  probe.busy_share = spec.busy_share;
-  probe.waves = spec.waves;
-  probe.working_set = static_cast<double>(spec.working_set);
-  probe.grid = spec.grid();
-  probe.priority = -spec_.workload.priority;
-  const Device::SoloCache solo = device.solo_rates(probe);
-  const double rate = solo.occupancy > 0 ? solo.bound : 0.0;
-  if (!(rate > 0)) return false;
-  const Device::SoloLevels running_levels = device.solo_levels(solo.occupancy, solo.bandwidth);
-  const Device::SoloLevels idle_levels = device.solo_levels(0.0, 0.0);
-  const Nanos host_before = spec.host_before;
-  const Nanos launch = spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_;
-  // stream_time()'s one step from finish 0 for kernel 0, less the work.
-  const double solo_base =
-      std::max(0.0 + static_cast<double>(host_before),
-               static_cast<double>(std::size_t{0}) * static_cast<double>(spec_.workload.host_gap)) +
-      static_cast<double>(launch);
-
-  // A fixed duration draws nothing: every request's work is the same number.
-  const bool fixed_duration = spec.duration.kind == DurationDistribution::Kind::fixed;
-  const double fixed_work = fixed_duration
-                                ? kernel_work(static_cast<double>(spec.duration.value) * 1.0 +
-                                              static_cast<double>(spec.per_sequence) * 1.0)
-                                : 0.0;
-
-  // The request in flight, if any. (The handlers below are inlined into the loop: one call per
-  // event less.)
-  bool busy = false;
-  DirectArrival current;
-  Nanos start = 0;
-  double work = 0, remaining = 0, solo_latency = 0;
-  Nanos first_start = -1;
-  bool on_device = false, launching = false, deferred = false;
-  Nanos arrival_at = kNever, ready_at = kNever, completion_at = kNever;
-  // Whether the device's integrals were set to running_levels / idle_levels in this loop (then
-  // their peaks are counted: the _again forms).
-  bool running_set = false, idle_set = false;
-
-  auto finish_time = [&](Nanos now) __attribute__((always_inline)) {
-    const Nanos wait = checked::ceil_nanos_saturating(remaining / rate);
-    return wait < kNever - now ? now + wait : kNever;
-  };
-  auto kernel_started = [&](Nanos now) __attribute__((always_inline)) {
-    if (running_set) {
-      device.solo_kernel_started_again(now, running_levels);
-    } else {
-      device.solo_kernel_started(now, running_levels);
-      running_set = true;
-    }
-    completion_at = finish_time(now);
-  };
-  auto submit = [&](Nanos now, bool in_completion) __attribute__((always_inline)) {
-    first_start = now;
-    remaining = work;
-    on_device = true;
-    if (in_completion) {
-      deferred = true;  // the completion's recompute starts it
-      return;
-    }
-    kernel_started(now);
-  };
-  // The request in `current` starts.
-  auto begin = [&](Nanos now, bool in_completion) __attribute__((always_inline)) {
-    start = now;
-    work = fixed_duration ? fixed_work
-                          : kernel_work(draw(kernels_rng_, spec.duration) * 1.0 +
-                                        static_cast<double>(spec.per_sequence) * 1.0);
-    solo_latency = std::max(0.0, solo_base + work);
-    const Nanos issue = std::max(now + host_before, now);
-    const Nanos ready = issue + launch;
-    if (ready <= now) {
-      submit(now, in_completion);
-    } else {
-      ready_at = ready;
-      launching = issue <= now;
-    }
-  };
-  // The arrival's row is filled where it stays (a row built on the stack and copied is read
-  // back with wider loads than its fields were stored with: a store-forwarding stall per
-  // arrival, 9 % of the loop's samples at rho 0.95). direct_arrival() writes nothing when it
-  // returns false.
-  auto arrive = [&](Nanos now) __attribute__((always_inline)) {
-    if (busy) {
-      if (!direct_arrival(now, direct_waiting_.emplace_back())) direct_waiting_.pop_back();
-    } else if (direct_arrival(now, current)) {
-      busy = true;
-      direct_busy_ = true;
-      begin(now, false);
-    }
-  };
-  auto complete = [&](Nanos now) __attribute__((always_inline)) {
-    completion_at = kNever;
-    remaining = device.solo_advance(now, rate, remaining);
-    if (remaining > completion_tolerance(work)) {
-      // Runs on (not reached: the wait is rounded up): recomputed as it is.
-      kernel_started(now);
-      return;
-    }
-    device.solo_kernel_finished(work, remaining);
-    on_device = false;
-    if (run_.wants_kernels()) {
-      run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), current.id, 0,
-                                      device.index(), first_start, now});
-    }
-    run_.record_request(
-        RequestOutcome{RequestRecord{static_cast<std::uint32_t>(index_), current.id,
-                                     current.arrival, start, now, RequestStatus::completed},
-                       current.measured, -1, current.output_tokens, solo_latency});
-    if (direct_head_ < direct_waiting_.size()) {
-      current = direct_waiting_[direct_head_++];
-      begin(now, true);
-      if (direct_head_ * 2 > direct_waiting_.size() && direct_head_ > 64) {
-        direct_waiting_.erase(direct_waiting_.begin(),
-                              direct_waiting_.begin() + static_cast<std::ptrdiff_t>(direct_head_));
-        direct_head_ = 0;
-      }
-    } else {
-      direct_waiting_.clear();
-      direct_head_ = 0;
-      busy = false;
-      direct_busy_ = false;
-    }
-    if (deferred) {  // the recompute with the kernel submitted meanwhile
-      deferred = false;
-      kernel_started(now);
-    } else if (idle_set) {
-      device.solo_idle_again(now, idle_levels);
-    } else {
-      device.solo_idle(now, idle_levels);
-      idle_set = true;
-    }
-  };
-
-  arrive(sim.now());  // the queued arrival event now
-  arrival_at = next_open_arrival(sim.now());
-  bool running = sim.end_queued_event_early();
-  // The inline events are counted in bulk: `ran` of them since the last count, at most `budget`
-  // (the count that makes the poll due).
-  std::uint64_t budget = sim.inline_events_before_poll(), ran = 0;
-  while (running) {
-    // The earliest pending event in queue order: time, then class.
-    Nanos t = completion_at;
-    int which = 0;
-    if (ready_at < t) {
-      t = ready_at;
-      which = 1;
-    }
-    if (arrival_at < t) {
-      t = arrival_at;
-      which = 2;
-    }
-    if (t >= horizon) break;
-    if (t > next_tick) next_tick = sim.deliver_ticks_before(t);
-    sim.begin_inline_event(t);
-    if (which == 0) {
-      complete(t);
-    } else if (which == 1) {
-      ready_at = kNever;
-      launching = false;
-      submit(t, false);
-    } else {
-      arrive(t);
-      arrival_at = next_open_arrival(sim.now());
-    }
-    if (++ran == budget) {  // interrupted: stops after this event, as queued
-      running = sim.end_inline_events(ran);
-      ran = 0;
-      budget = sim.inline_events_before_poll();
-    }
-  }
-  sim.end_inline_events(ran);  // (no poll due: ran < budget)
-
-  // Back to the queue: the request in flight as the Request the handlers would have built.
-  direct_busy_ = false;
-  Stream* stream = nullptr;
-  if (busy) {
-    in_flight_list_.push_back(acquire_request());
-    ++in_flight_;
-    Request& r = *in_flight_list_.back();
-    take_arrival(r, current);
-    r.start = start;
-    r.memory = 0;
-    r.durations.push_back(work);
-    r.specs.push_back(&spec);
-    r.solo_latency = solo_latency;
-    stream = &one_stream(r);
-    stream->launching = launching;
-    if (on_device) {
-      KernelRun& k = prepare_kernel(*stream);  // submit_kernel(), then what the device set
-      k.remaining = remaining;
-      k.first_start = first_start;
-      k.occupancy = solo.occupancy;
-      k.l2_factor = solo.l2_factor;
-      k.solo_bound = solo.bound;
-      k.solo_bound_occupancy = solo.occupancy;
-      k.rate_max = rate;
-      k.rate = rate;
-      k.sm_demand = -1;
-      device.adopt_solo_kernel(k);
-    }
-  }
-  DirectEvents pending;
-  pending.arrival = arrival_at;
-  pending.ready = ready_at;
-  pending.ready_stream = stream;
-  pending.completion = completion_at;
-  queue_pending(pending);
-  return true;
 }
 
 // The batched loop. A batched engine's state is the queued path's own (queue_, in_flight_list_,

@@ -100,8 +100,7 @@ void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scali
     // each_launch for a workload of one kernel launched once (launches 1, scale 1).
     const KernelSpec& k = *single_launch_;
     push_kernel(sequence, k,
-                draw(kernels_rng_, k.duration) * 1.0 +
-                    static_cast<double>(k.per_sequence) * scaling.sequences);
+                single_launch_duration(k, draw(kernels_rng_, k.duration), scaling.sequences));
     return;
   }
   each_launch<true>(
@@ -155,17 +154,9 @@ double Tenant::stream_time(const std::vector<double>& durations,
   double end = 0;
   for (std::size_t k = 0; k < durations.size(); ++k) {
     const KernelSpec& spec = *specs[k];
-    const double paced =
-        spec_.workload.host_gap > 0
-            ? static_cast<double>(specs.front()->host_before) +
-                  static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap)
-            : 0.0;
-    const double launch =
-        static_cast<double>(spec.launch_overhead >= 0 ? spec.launch_overhead : launch_overhead_);
     double& finish =
         lanes_ == 1 ? one_lane_finish : lane_finish[static_cast<std::size_t>(spec.lane)];
-    finish =
-        std::max(finish + static_cast<double>(spec.host_before), paced) + launch + durations[k];
+    finish = stream_step(finish, spec, *specs.front(), k, durations[k]);
     end = std::max(end, finish);
   }
   return end;

@@ -36,6 +36,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     Simulator& sim = *components_[component_of_device_[d]].sim;
     devices.push_back(rd.sharing.strategy().make_device(sim, rd.geometry, rd.sharing.params()));
     devices.back()->set_index(static_cast<int>(devices.size() - 1));
+    devices.back()->set_eager(options.eager_device);
   }
   // Order in the file is not physics: what happens to tenants at the same instant (their
   // start-up events, their clients' places on a device: the MPS client limit, time-slicing's

@@ -11,7 +11,7 @@
 // (launch.cpp), data-parallel collectives (collectives.cpp), continuous batching
 // (batching.cpp), memory and OOM kills (memory.cpp), injected faults and restarts (faults.cpp),
 // the utilization timeseries (sampling.cpp), metrics (summary.cpp), cost (cost.cpp) and
-// provenance (provenance.cpp). Contention on a device is the device's (models/device.hpp).
+// provenance (provenance.cpp). Contention on a device is the device's (models/gpu/device.hpp).
 //
 // Cost: O(events x log pending) for the event set plus the devices' fluid recomputations;
 // memory O(tenants + devices + requests in flight) plus 8 B per measured request (exact
@@ -48,16 +48,20 @@ struct RunOptions {
   std::optional<QueueKind> queue;
   /// Let a tenant alone on an exclusive device run its own events inline (models/run/direct.cpp,
   /// without the event queue). Results, the event count included, are identical either way
-  /// (tested); false forces every event through the queue (tests, GPUMUX_DIRECT=0).
+  /// (tested); false forces every event through the queue (tests; the CLI's GPUMUX_DIRECT=0).
   bool direct_path = true;
   /// Run independent parts of the scenario (components: devices and the tenants on them, no
   /// tenant on devices of two parts) each with its own event queue, in windows of simulated
   /// time, instead of one queue for everything (models/run/components.cpp). Each device's and
   /// tenant's events, and so every number of the result, are the same either way (tested); the
   /// records of different components that happen at the same nanosecond come in component
-  /// order instead of the order one queue would have given them. false: one queue (tests,
-  /// GPUMUX_PARTITION=0).
+  /// order instead of the order one queue would have given them. false: one queue (tests; the
+  /// CLI's GPUMUX_PARTITION=0).
   bool partition = true;
+  /// Every device of the run does the full recompute at every event (Device::set_eager; the
+  /// arithmetic before the lazy path, the test oracle; results within the last bits, tested on
+  /// every golden file). false: the lazy path (tests; the CLI's GPUMUX_DEVICE_EAGER=1).
+  bool eager_device = false;
   /// The most samples one device's timeseries keeps: when a series reaches it, every pair of
   /// neighbouring samples is merged into one (the resolution halves; docs/metrics.md).
   std::size_t max_samples_per_series = kMaxSamplesPerSeries;

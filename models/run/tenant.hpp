@@ -292,6 +292,28 @@ class Tenant final : public KernelOwner {
   /// end).
   double stream_time(const std::vector<double>& durations,
                      const std::vector<const KernelSpec*>& specs) const;
+  /// One step of that recursion, the one place it is written (stream_time and the direct path's
+  /// single-launch loop): kernel number K of its request (spec SPEC; FIRST the request's first
+  /// kernel, whose host_before starts the host_gap pacing) whose lane's previous kernel finished
+  /// at FINISH (0: none) finishes, alone, at
+  ///     max(FINISH + host_before, paced) + launch overhead + WORK   (ns),
+  /// paced = FIRST's host_before + K x host_gap when host_gap > 0, else 0. O(1).
+  double stream_step(double finish, const KernelSpec& spec, const KernelSpec& first, std::size_t k,
+                     double work) const {
+    const double paced =
+        spec_.workload.host_gap > 0
+            ? static_cast<double>(first.host_before) +
+                  static_cast<double>(k) * static_cast<double>(spec_.workload.host_gap)
+            : 0.0;
+    const double launch = static_cast<double>(launch_overhead_of(spec));
+    return std::max(finish + static_cast<double>(spec.host_before), paced) + launch + work;
+  }
+  /// each_launch's duration for a workload of one kernel launched once (scale 1, no context or
+  /// roofline terms): the drawn base plus the per-sequence term for SEQUENCES sequences, ns,
+  /// before kernel_work(). Shared by expand_kernels and the direct path.
+  static double single_launch_duration(const KernelSpec& k, double drawn, double sequences) {
+    return drawn * 1.0 + static_cast<double>(k.per_sequence) * sequences;
+  }
   /// When the CPU issues kernel `kernel` of its stream, whose previous kernel finished at
   /// `previous_finish` (or the sequence started then).
   Nanos issue_time(const LaunchSequence& sequence, std::size_t kernel,
@@ -307,8 +329,11 @@ class Tenant final : public KernelOwner {
   }
   /// The launch overhead of kernel `kernel`: its own (kernel traces) or the tenant's.
   Nanos launch_time(const LaunchSequence& sequence, std::size_t kernel) const {
-    const Nanos own = sequence.specs[kernel]->launch_overhead;
-    return own >= 0 ? own : launch_overhead_;
+    return launch_overhead_of(*sequence.specs[kernel]);
+  }
+  /// The launch overhead of kernel K, ns: its own (kernel traces) or the tenant's.
+  Nanos launch_overhead_of(const KernelSpec& k) const {
+    return k.launch_overhead >= 0 ? k.launch_overhead : launch_overhead_;
   }
   /// The first kernel at or after `from` on `lane` (the sequence's size when none).
   std::size_t next_of_lane(const LaunchSequence& sequence, std::size_t from, int lane) const;

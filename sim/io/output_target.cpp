@@ -52,11 +52,15 @@ int errno_named(std::string_view name) {
   return 0;
 }
 
-/// The value of POINT:VALUE in GPUMUX_TEST_FAULT, or "" when absent.
+/// The test faults of this process (set_output_test_faults).
+std::string& output_test_faults() {
+  static std::string spec;
+  return spec;
+}
+
+/// The value of POINT:VALUE in the test faults, or "" when absent.
 std::string fault_entry(std::string_view point) {
-  const char* spec = std::getenv("GPUMUX_TEST_FAULT");
-  if (spec == nullptr) return "";
-  std::string_view rest = spec;
+  std::string_view rest = output_test_faults();
   while (!rest.empty()) {
     const auto comma = rest.find(',');
     const std::string_view entry = rest.substr(0, comma);
@@ -287,6 +291,8 @@ void remove_temp_output_signal_safe() {
 }
 
 void skip_hdf5_cleanup_at_exit() { H5dont_atexit(); }
+
+void set_output_test_faults(std::string spec) { output_test_faults() = std::move(spec); }
 
 int injected_output_fault(const char* point) { return errno_named(fault_entry(point)); }
 

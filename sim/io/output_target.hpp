@@ -97,14 +97,19 @@ void remove_temp_output_signal_safe();
 /// closing it again at exit; every file gpumux writes or reads is closed explicitly anyway.
 void skip_hdf5_cleanup_at_exit();
 
+/// Test hook: the faults to inject into every output written from now on, a comma-separated
+/// list of POINT:ERRNO_NAME (points "probe", "write", "fsync", "rename"; ENOSPC, EIO, EACCES,
+/// EROFS, EDQUOT, EXDEV), e.g. "write:ENOSPC", and "stall:SECONDS"; "" (the default): none.
+/// Unknown entries are ignored. For tests only: the CLI sets it once at start-up from the
+/// environment variable GPUMUX_TEST_FAULT (docs/performance.md "Developer switches"), unit tests
+/// call it directly. Not thread-safe: set before writing.
+void set_output_test_faults(std::string spec);
+
 /// Test hook: the errno injected at POINT ("probe", "write", "fsync", "rename"), or 0.
-/// Read from the environment variable GPUMUX_TEST_FAULT, a comma-separated list of
-/// POINT:ERRNO_NAME (ENOSPC, EIO, EACCES, EROFS, EDQUOT, EXDEV), e.g. "write:ENOSPC".
-/// For tests only; unknown entries are ignored.
 int injected_output_fault(const char* point);
 
 /// Test hook: seconds to pause after the temporary file is written and before it is closed
-/// ("stall:SECONDS" in GPUMUX_TEST_FAULT), so a test can signal the process mid-write. 0: none.
+/// ("stall:SECONDS" in the test faults), so a test can signal the process mid-write. 0: none.
 double injected_output_stall();
 
 }  // namespace gpumux

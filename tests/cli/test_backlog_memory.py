@@ -13,8 +13,9 @@ import os
 import subprocess
 from pathlib import Path
 
+from conftest import GPUMUX, run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 SATURATED = REPO / "tests" / "data" / "scenarios" / "saturated-catalog.yaml"
 
 
@@ -55,8 +56,7 @@ tenants:
     path = tmp_path / "backlog.yaml"
     path.write_text(text)
     for command in ("validate", "run", "inspect"):
-        out = subprocess.run([GPUMUX, command, path.name], capture_output=True, text=True,
-                             timeout=60, cwd=tmp_path)
+        out = run_gpumux(command, path.name, timeout=60, cwd=tmp_path)
         assert out.returncode == 2, (command, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1, out.stderr
@@ -65,11 +65,9 @@ tenants:
         assert out.stdout == ""
     # Served: at 900/s nothing queues and the same scenario validates.
     path.write_text(text.replace("10000/s", "900/s"))
-    out = subprocess.run([GPUMUX, "validate", str(path)], capture_output=True, text=True,
-                         timeout=60)
+    out = run_gpumux("validate", path, timeout=60)
     assert out.returncode == 0, out.stderr
     # The escape hatch: allow_large lets it past the budget.
     path.write_text(text + "allow_large: true\n")
-    out = subprocess.run([GPUMUX, "validate", str(path)], capture_output=True, text=True,
-                         timeout=60)
+    out = run_gpumux("validate", path, timeout=60)
     assert out.returncode == 0, out.stderr

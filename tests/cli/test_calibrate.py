@@ -2,21 +2,18 @@
 line with exit 2 before any simulation; a fit reports before / in-sample / out-of-sample errors per
 mechanism; -o writes a profile whose fitted values a scenario then runs with. Drives the built
 binary ($GPUMUX_BIN, default build/gpumux)."""
+import functools
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+gpumux = functools.partial(run_gpumux, timeout=600)
 
 HEADER = "id,source,model,phase,batch,seq_len,dtype,runtime,profile,mig,metric,value,unit\n"
-
-
-def gpumux(*args, timeout=600):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_a_bad_row_is_one_line_naming_file_line_and_column(tmp_path):

@@ -5,7 +5,6 @@ calibration point (calibration/fit/*.csv) is never scored."""
 import csv
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -13,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GPUMUX, run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.path.abspath(os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
 VALIDATION = REPO / "calibration" / "validation"
 DATA = VALIDATION / "data" / "published"
 TABLES = ("solo.csv", "mig_scaling.csv", "colocation.csv", "small_batch.csv")
@@ -44,7 +44,7 @@ def small_batch_scored():
 
 def test_every_point_has_a_documented_source_and_a_known_profile():
     source_md = (DATA / "SOURCE.md").read_text()
-    models = subprocess.run([GPUMUX, "models"], capture_output=True, text=True, check=True).stdout
+    models = run_gpumux("models", check=0).stdout
     known = {line.split()[0] for line in models.splitlines()[1:] if line.strip()}
     ids = set()
     for table in TABLES:
@@ -56,8 +56,7 @@ def test_every_point_has_a_documented_source_and_a_known_profile():
             value = float(row.get("value") or row["hp_shared"])
             assert value > 0 and math.isfinite(value), row["id"]
     for row in rows("mig_scaling.csv"):
-        proc = subprocess.run([GPUMUX, "mig", row["profile"], "--check", row["mig_instance"]],
-                              capture_output=True, text=True)
+        proc = run_gpumux("mig", row["profile"], "--check", row["mig_instance"])
         assert proc.returncode == 0, (row["id"], proc.stdout, proc.stderr)
     for row in rows("small_batch.csv"):
         assert row["metric"] in ("latency", "throughput"), row["id"]
@@ -114,8 +113,7 @@ def test_script_compares_or_lists_pending_with_a_reason(tmp_path):
     pending = {r["id"] for r in res["rows"] if r["error"] is None}
     for r in scored:
         if r["mig_instance"]:
-            proc = subprocess.run([GPUMUX, "mig", r["profile"], "--check", r["mig_instance"]],
-                                  capture_output=True, text=True)
+            proc = run_gpumux("mig", r["profile"], "--check", r["mig_instance"])
             assert proc.returncode == 0 or r["id"] in pending, (r["id"], proc.stdout)
     for r in res["rows"]:
         if r["error"] is None:

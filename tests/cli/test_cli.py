@@ -1,7 +1,6 @@
 """Command-line behaviour: exit codes, error messages, --json, --set, compare, mig, report,
 SIGINT. Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import json
-import os
 import signal
 import subprocess
 import time
@@ -10,16 +9,10 @@ from pathlib import Path
 import h5py
 import pytest
 
+from conftest import GPUMUX, run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
-
-
-def gpumux(*args, check=None):
-    proc = subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120)
-    if check is not None:
-        assert proc.returncode == check, proc.stderr + proc.stdout
-    return proc
 
 
 def write(tmp_path, name, text):

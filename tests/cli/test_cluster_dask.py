@@ -5,7 +5,6 @@ a task that fails once, or whose worker is killed, is run again with the same an
 without a cluster, or no scheduler at the address, is one line."""
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,12 +12,13 @@ import pytest
 import gpumux
 from gpumux import _dask_cluster
 
+from conftest import run_gpumux
+
 pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt): Dask clusters
 
 distributed = pytest.importorskip("distributed")  # python3-distributed (scripts/install-deps.sh)
 
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 FLEET = str(REPO / "scenarios" / "cluster" / "fleet-16.yaml")  # 16 GPUs, four pools, 24 pods
 
 
@@ -121,8 +121,7 @@ def test_client_refuses_a_scenario_without_a_cluster(threads):
 
 
 def cli(*args, env=None):
-    return subprocess.run([GPUMUX, "run", *args], capture_output=True, text=True, timeout=300,
-                          env=env)
+    return run_gpumux("run", *args, env=env)
 
 
 def test_the_cli_on_a_scheduler_gives_the_same_output_as_one_process(threads):

@@ -11,14 +11,13 @@ run by bench/fgd/compare_fgd.py on 2026-12-03 ("MilliGpu: 92.6% (579810/626000)"
 45 unscheduled pods", ...). Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import csv
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 KIT = REPO / "bench" / "fgd"
 
 # (subset, policy): (milli-GPUs allocated, milli-GPUs of the cluster, failed pods), the
@@ -57,9 +56,8 @@ cluster:
 def test_same_node_order_gives_the_references_allocation_and_failures(tmp_path, subset, policy):
     allocated, total, failed = REFERENCE[(subset, policy)]
     scenario = scenario_in_reference_order(tmp_path, subset)
-    r = subprocess.run([GPUMUX, "run", str(scenario), "--set",
-                        f"cluster.scheduler.policy={policy}", "--json"],
-                       capture_output=True, text=True, timeout=600)
+    r = run_gpumux("run", scenario, "--set", f"cluster.scheduler.policy={policy}", "--json",
+                   timeout=600)
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     assert round(s["allocation"]["gpu_milli_final"] * total) == allocated
@@ -72,7 +70,6 @@ def test_the_exact_score_or_random_ties_would_not_reproduce_it(tmp_path):
     allocated, total, _ = REFERENCE[("every10", "fgd")]
     scenario = scenario_in_reference_order(tmp_path, "every10")
     for override in ("cluster.scheduler.node_score=exact", "cluster.scheduler.tie_break=random"):
-        r = subprocess.run([GPUMUX, "run", str(scenario), "--set", override, "--json"],
-                           capture_output=True, text=True, timeout=600)
+        r = run_gpumux("run", scenario, "--set", override, "--json", timeout=600)
         assert r.returncode == 0, r.stderr
         assert round(json.loads(r.stdout)["allocation"]["gpu_milli_final"] * total) != allocated

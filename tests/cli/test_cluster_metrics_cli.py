@@ -4,14 +4,13 @@ pending pods, an idle cluster has no fragmentation, the cluster section reads si
 section does, and MIG cost shares are GPU slices over seven in both sections.
 Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 
 # One 1-GPU node held by `hog` for 2 h; two more 1-GPU pods ask at 10 min; the replay ends at 1 h.
 BUSY = """name: busy
@@ -30,9 +29,7 @@ cluster:
 def run(tmp_path, text, *args):
     path = tmp_path / "s.yaml"
     path.write_text(text)
-    r = subprocess.run([GPUMUX, "run", str(path), "--json", *args], capture_output=True,
-                       text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
+    r = run_gpumux("run", path, "--json", *args, timeout=600, check=0)
     return json.loads(r.stdout)
 
 
@@ -44,8 +41,7 @@ def test_a_pod_that_never_starts_is_censored_not_zero(tmp_path):
     assert s["pending"]["censored"] == 2 and s["pending"]["pending_max_censored"] is True
     hog = next(c for c in s["classes"] if c["class"] == "hog")
     assert hog["pending_p50_s"] == 0.0 and hog["pending_p50_censored"] is False
-    table = subprocess.run([GPUMUX, "run", str(tmp_path / "s.yaml")], capture_output=True,
-                           text=True).stdout
+    table = run_gpumux("run", tmp_path / "s.yaml").stdout
     assert ">=50m" in table and "2 pod(s) had not started by the end" in table
 
 
@@ -103,8 +99,7 @@ cluster:
        nvidia.com/gpu: 1}, gpu_memory: 80GB, duration: 10min}
 """
     assert run(tmp_path, text)["pods"] == 2
-    bad = subprocess.run([GPUMUX, "run", str(tmp_path / "s.yaml"), "--set",
-                          "cluster.pools.p.memory=50Gb"], capture_output=True, text=True)
+    bad = run_gpumux("run", tmp_path / "s.yaml", "--set", "cluster.pools.p.memory=50Gb")
     assert bad.returncode == 2 and "cluster.pools" in bad.stderr and "GB" in bad.stderr
 
 
@@ -137,7 +132,7 @@ tenants:
 """
     path = tmp_path / "t.yaml"
     path.write_text(tenant)
-    r = subprocess.run([GPUMUX, "run", str(path), "--json"], capture_output=True, text=True)
+    r = run_gpumux("run", path, "--json")
     assert r.returncode == 0, r.stderr
     t = json.loads(r.stdout)
     # gpu_cost: the whole GPU's price over the same window.

@@ -2,26 +2,24 @@
 and whose frames hold one row per pod and per sample."""
 import importlib
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import run_gpumux
 
 gpumux = pytest.importorskip("gpumux")
 if not hasattr(gpumux, "run"):
     pytest.skip("gpumux package: put python/ on PYTHONPATH too", allow_module_level=True)
 
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 SCENARIO = REPO / "scenarios" / "cluster" / "pending-gpu-available.yaml"
 
 
 def test_run_returns_cluster_frames_matching_the_cli():
     r = gpumux.run(str(SCENARIO))
     assert isinstance(r, gpumux.ClusterResult)
-    cli = subprocess.run([GPUMUX, "run", str(SCENARIO), "--json"], capture_output=True,
-                         text=True, timeout=120)
+    cli = run_gpumux("run", SCENARIO, "--json", timeout=120)
     assert cli.returncode == 0, cli.stderr
     assert r.summary == json.loads(cli.stdout)
     assert list(r.pods["name"]) == ["notebook-0", "notebook-1", "train"]

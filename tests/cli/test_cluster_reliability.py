@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GPUMUX, run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 CLUSTER = """\
 name: issue-27
@@ -30,11 +31,6 @@ cluster:
       requests: {nvidia.com/gpu: 1}
       duration: 3s
 """
-
-
-def gpumux(*args, env=None, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120,
-                          env=env, cwd=cwd)
 
 
 def one_error_line(out):

@@ -2,20 +2,17 @@
 (`gpumux run scenarios/cluster/NAME.yaml --json`, -o for the /cluster tables): each asserts the
 behaviour the story is about, and the numbers that follow from a stated law.
 Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
+import functools
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import h5py
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+gpumux = functools.partial(run_gpumux, timeout=600)
 CLUSTER = REPO / "scenarios" / "cluster"
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=600)
 
 
 def summary(name, *args):

@@ -2,12 +2,12 @@
 on the GPU it was placed on, from its start on, so its neighbours are the pods on that GPU at
 the same time (scenarios/cluster/inference-pods-time-sliced.yaml)."""
 import json
-import os
 import subprocess
 from pathlib import Path
 
+from conftest import GPUMUX, run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 SCENARIO = str(REPO / "scenarios" / "cluster" / "inference-pods-time-sliced.yaml")
 
 
@@ -38,9 +38,8 @@ FLEET = str(REPO / "scenarios" / "cluster" / "fleet-1024.yaml")
 
 
 def fleet(*args):
-    out = subprocess.run([GPUMUX, "run", FLEET, "--json", "--set", "cluster.duration=2s", *args],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
+    out = run_gpumux("run", FLEET, "--json", "--set", "cluster.duration=2s", *args, timeout=600,
+                     check=0)
     return json.loads(out.stdout)
 
 
@@ -60,15 +59,13 @@ def test_the_fleet_split_across_worker_processes_gives_every_pod_the_same_number
 
 
 def test_workers_out_of_range_is_one_line_exit_2():
-    out = subprocess.run([GPUMUX, "run", SCENARIO, "--workers", "0"], capture_output=True,
-                         text=True, timeout=120)
+    out = run_gpumux("run", SCENARIO, "--workers", "0", timeout=120)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == ["gpumux: error: --workers: 0 is not in 1..1024"]
 
 
 def test_workers_on_a_scenario_without_a_cluster_is_one_line_exit_2():
-    out = subprocess.run([GPUMUX, "run", str(REPO / "scenarios" / "quickstart.yaml"), "--workers",
-                          "2"], capture_output=True, text=True, timeout=120)
+    out = run_gpumux("run", REPO / "scenarios" / "quickstart.yaml", "--workers", "2", timeout=120)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1] == \
         "gpumux: error: --workers: only for a scenario with a `cluster:` section"

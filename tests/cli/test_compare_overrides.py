@@ -2,12 +2,11 @@
 item 7), refuses a `mode` that contradicts the strategy (one line, exit 2), and its overview
 reports tenants with an SLO separately from best-effort ones."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 # An exclusive GPU (not MPS): before the fix `--strategies mps` rebuilt `sharing:` and dropped
 # the override. Two tenants: one with an SLO, one best-effort, so the overview has both groups.
@@ -29,10 +28,6 @@ tenants:
       arrivals: {process: poisson, rate: 20/s}
       request: {kernels: [{name: k, duration: 20ms, sm_fraction: 1.0}]}
 """
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120)
 
 
 def scenario(tmp_path):

@@ -1,6 +1,5 @@
 """`gpumux completion bash|zsh|fish`: generated from the command table, so every command that
 `gpumux help` lists and every option its --help shows completes; the bash script runs."""
-import os
 import re
 import shutil
 import subprocess
@@ -8,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=60)
 
 
 def listed_commands():

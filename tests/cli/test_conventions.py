@@ -2,19 +2,14 @@
 aliases, Kubernetes quantities, PROFILE:COUNT MIG layouts, -o extensions, an overload warning.
 Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
-
-
-def gpumux(*args, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def scenario(tmp_path, gpu, tenant_memory="8GiB", rate="50/s"):

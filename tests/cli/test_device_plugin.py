@@ -3,16 +3,11 @@ active threads (100/N %) and pinned memory (device memory / N); the MPS client l
 instance is scaled by its compute slices; a data-parallel tenant over MIG instances is refused
 (exit 2, one line naming file:line:column and the key)."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120)
 
 
 def write(tmp_path, name, text):

@@ -6,14 +6,14 @@ contention probes); test_plan_shipped.py (label slow) the slow ones: the plan's 
 numbers from its one plan run, and test_plan's brute-force counts. It also checks that the
 checker catches a drift, that --update rewrites the quote, and that a vanished quote is
 reported."""
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import GPUMUX
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 SCRIPT = str(REPO / "scripts" / "docs_numbers.py")
 
 

@@ -2,13 +2,13 @@
 engine_cpu.py's fit of Vidur's measured overheads (a rerunnable fit, not typed-in numbers), and
 the script's check notices a header that drifts from it; inspect shows the engine's terms."""
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import run_gpumux
+
 ROOT = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or ROOT / "build" / "gpumux").resolve())
 
 SCRIPT = ROOT / "calibration" / "fit" / "engine_cpu.py"
 HEADER = ROOT / "models" / "scenario" / "engine_cpu.hpp"
@@ -54,13 +54,11 @@ def test_inspect_shows_the_engine_terms(tmp_path: Path):
         "      batching: {max_batch: 32, scheduler: vllm, engine_cpu: vllm-v0}\n"
         "      tokens: {input: 512, output: 64}\n"
         "      llm: {model: llama-2-7b, dtype: fp16, tp: 1}\n")
-    done = subprocess.run([GPUMUX, "inspect", str(scenario), "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
+    done = run_gpumux("inspect", scenario, "--format", "json", timeout=120)
     assert done.returncode == 0, done.stderr
     engine = json.loads(done.stdout)["tenants"][0]["engine_cpu"]
     assert engine["engine"] == "vllm-v0"
     assert engine["per_iteration_ns"] == 813126
     assert engine["per_sequence_ns"] == 42314
-    text = subprocess.run([GPUMUX, "inspect", str(scenario)], capture_output=True,
-                          text=True, timeout=120)
+    text = run_gpumux("inspect", scenario, timeout=120)
     assert "engine CPU per iteration" in text.stdout

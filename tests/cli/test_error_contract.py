@@ -6,6 +6,7 @@ gpumux.ScenarioError. Each case writes its bad input into tmp_path. The cases ar
 operator's fuzz campaign found ending in exit 3 "internal error", in an overflow, or passing
 `validate` and then failing the run.
 """
+import functools
 import os
 import re
 import subprocess
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GPUMUX, run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
+gpumux = functools.partial(run_gpumux, errors="replace")
 
 SCENARIO = """\
 name: bad
@@ -145,8 +148,6 @@ def case_work_sample(tmp_path):
     return write(tmp_path, "scenario.yaml", scenario() + "output: {sample: 1ns}\n")
 
 
-
-
 def sparse(path, size):
     """A file of SIZE bytes that takes no disk space (a hole): the size check alone refuses it."""
     with open(path, "wb") as f:
@@ -215,11 +216,6 @@ CASES = {
     case_kernel_trace_device: ("scenario.yaml", 10,
                                "kernel_trace: kernel trace is not a regular file: /dev/zero"),
 }
-
-
-def gpumux(*args, cwd):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
-                          errors="replace")
 
 
 @pytest.mark.parametrize("command", ["validate", "run"])

@@ -3,22 +3,17 @@
 bytes/s, FLOP/s), and the YAML is the same document. -q/--quiet is accepted by every command
 `gpumux help` lists. Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
 GIB = 1024 ** 3
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120)
 
 
 def data(*args):

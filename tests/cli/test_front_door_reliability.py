@@ -16,20 +16,13 @@ import pytest
 
 from cli_support import temps, wait_for
 
+from conftest import GPUMUX, run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
 FLEET = str(REPO / "scenarios" / "cluster" / "fleet-1024.yaml")
 FLEET_10240 = str(REPO / "scenarios" / "cluster" / "fleet-10240.yaml")
 GANG = str(REPO / "scenarios" / "cluster" / "gang-two-nodes.yaml")
-
-
-def gpumux(*args, env=None, timeout=300, cwd=None):
-    full_env = dict(os.environ)
-    full_env.pop("GPUMUX_TEST_FAULT", None)
-    full_env.update(env or {})
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=timeout,
-                          env=full_env, cwd=cwd)
 
 
 def one_line_refusal(proc, *needles):
@@ -164,7 +157,7 @@ def test_plan_folder_write_failure_leaves_the_old_plan(tmp_path, plan_yaml):
     assert gpumux("plan", plan_yaml, "--platform", "gke", "-o", str(out)).returncode == 0
     before = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
     proc = gpumux("plan", plan_yaml, "--platform", "gke", "--quiet", "-o", str(out),
-                  env={"GPUMUX_TEST_FAULT": "write:ENOSPC"})
+                  extra_env={"GPUMUX_TEST_FAULT": "write:ENOSPC"})
     one_line_refusal(proc, "No space left on device")
     assert {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deploy", "plan.yaml"]
@@ -195,8 +188,7 @@ def test_two_concurrent_plans_into_one_folder_do_not_mix(tmp_path, plan_yaml):
 
     assert wait_for(lambda: writing() or first.poll() is not None)
     assert first.poll() is None
-    second = subprocess.run([GPUMUX, "plan", str(bare_yaml), "--quiet", "-o", str(out)],
-                            capture_output=True, text=True, env=env, timeout=120)
+    second = gpumux("plan", bare_yaml, "--quiet", "-o", out, env=env, timeout=120)
     _, err = first.communicate(timeout=120)
     assert first.returncode == 0 and second.returncode == 0, err + second.stderr
     written = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
@@ -242,9 +234,9 @@ def test_report_and_plot_check_their_target_before_python(tmp_path, result_h5):
         one_line_refusal(proc, "-o", why)
     # A read-only mount (the probe's errno injected: root writes anywhere else here).
     readonly = {"GPUMUX_TEST_FAULT": "probe:EROFS"}
-    one_line_refusal(gpumux("report", str(result_h5), "--html", "r.html", env=readonly,
+    one_line_refusal(gpumux("report", str(result_h5), "--html", "r.html", extra_env=readonly,
                             timeout=60, cwd=folder), "--html r.html", "Read-only file system")
-    one_line_refusal(gpumux("plot", str(result_h5), "-o", "p.png", env=readonly, timeout=60,
+    one_line_refusal(gpumux("plot", str(result_h5), "-o", "p.png", extra_env=readonly, timeout=60,
                             cwd=folder), "-o p.png", "Read-only file system")
     assert (folder / "d.html").is_dir() and (folder / "f.png").is_fifo()
     assert sorted(p.name for p in folder.iterdir()) == ["d.html", "d.png", "f.html", "f.png"]

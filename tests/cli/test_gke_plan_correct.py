@@ -3,25 +3,19 @@ a GKE plan never shares an isolated tenant's GPU, gives every time-shared Pod a 
 budget and holds for any assignment of a pool's pods to its devices (each order replays with
 its SLOs met); the cluster replay judges SLOs (--fail-on-slo); a pod asking two time-shared
 GPUs fails at admission; an inconclusive verdict says so and what decides it."""
+import functools
 import json
-import os
 import re
-import subprocess
 
 import h5py
 import pytest
 import yaml
 from pathlib import Path
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
-
-
-def gpumux(*args, check=None):
-    proc = subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=600)
-    if check is not None:
-        assert proc.returncode == check, proc.stderr + proc.stdout
-    return proc
+gpumux = functools.partial(run_gpumux, timeout=600)
 
 
 # Small tenants that time-share well, and one (`kv`) whose memory must not be shared: on GKE

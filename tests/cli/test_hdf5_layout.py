@@ -4,7 +4,6 @@ Runs `$GPUMUX_BIN run scenarios/quickstart.yaml -o OUT.h5` (GPUMUX_BIN defaults 
 and checks root attributes, /summary, the compound tables, /timeseries and `gpumux report`.
 """
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,8 +12,9 @@ import h5py
 import numpy as np
 import pytest
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 SCENARIO = str(REPO / "scenarios" / "quickstart.yaml")
 
 ROOT_ATTRIBUTES = ["gpumux_version", "schema_version", "scenario_yaml", "seed", "calibration",
@@ -52,11 +52,8 @@ TIMESERIES_FIELDS = {"time_ns": np.int64, "sm_busy": np.float64, "dram_busy": np
 
 
 def gpumux(*args, check=True):
-    result = subprocess.run([GPUMUX, *args], cwd=REPO, capture_output=True, text=True,
-                            timeout=600)
-    if check:
-        assert result.returncode == 0, f"gpumux {' '.join(args)} failed:\n{result.stderr}"
-    return result
+    """From the repository root; CHECK: the command must succeed."""
+    return run_gpumux(*args, cwd=REPO, timeout=600, check=0 if check else None)
 
 
 def text(value):

@@ -23,16 +23,15 @@ Tables and their summary counterparts (docs/metrics.md):
 - /events: the oom rows of each tenant are its oom_events.
 """
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 WARMUP_NS = 200_000_000
 DURATION_NS = 2_000_000_000
@@ -74,8 +73,7 @@ def result(tmp_path_factory):
     scenario = folder / "hdf5-vs-summary.yaml"
     scenario.write_text(SCENARIO)
     out = folder / "run.h5"
-    run = subprocess.run([GPUMUX, "run", str(scenario), "-o", str(out), "--quiet"], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
+    run = run_gpumux("run", scenario, "-o", out, "--quiet", cwd=REPO, timeout=300)
     assert run.returncode == 0, run.stderr
     with h5py.File(out, "r") as f:
         tables = {name: f[name][()] for name in f if isinstance(f[name], h5py.Dataset)}

@@ -6,15 +6,14 @@ import csv
 import io
 import json
 import math
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 
 MIXED = """name: mixed
 duration: 1s
@@ -37,10 +36,6 @@ tenants:
       model: bert-base
       batch: 4
 """
-
-
-def gpumux(*args, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 @pytest.fixture()

@@ -3,15 +3,14 @@ the same order, one line, exit 2. Before, inspect resolved without validate's ca
 (a tenant whose memory is over its device: validate exit 2, inspect exit 0 with the table), and
 a cluster scenario was refused with no line or column (and a bad cluster file with the wrong
 message). Each case's validate line must be inspect's line. Drives $GPUMUX_BIN."""
-import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 
 PLAIN = """\
 name: t
@@ -37,10 +36,6 @@ cluster:
   pods:
     - {name: a, gpus: 1, count: 4, arrival: 1s, duration: 10min}
 """
-
-
-def gpumux(*args, cwd):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def plain(memory="1GiB", rate="10", duration="1ms", model="a100-80gb"):

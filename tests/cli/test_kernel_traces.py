@@ -5,21 +5,16 @@ on another GPU (the rescale rule, recomputed here from the profiles' numbers); t
 (one line naming the file, exit 2); and the shipped trace scenarios under each strategy.
 Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import json
-import os
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 PROFILES = REPO / "calibration" / "profiles"
-
-
-def gpumux(*args, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 def profile(name):

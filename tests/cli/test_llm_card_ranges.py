@@ -4,14 +4,13 @@ all-reduce rounded to 1 ns, a prompt longer than the model's positions, a reques
 tokens) are refused by `validate` and `run` in one line naming the file, line and the key the
 user wrote, exit 2. Values at the edge of the ranges still resolve. Drives $GPUMUX_BIN."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 LLM = """\
 name: llm
@@ -54,10 +53,6 @@ def llm_yaml(tmp_path, llm="{model: llama-2-7b}", tokens="{input: 512, output: 6
     path = tmp_path / "s.yaml"
     path.write_text(LLM.format(llm=llm, tokens=tokens))
     return path
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
 def refused(path, key, *words):

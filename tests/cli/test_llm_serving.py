@@ -5,15 +5,15 @@
 side by side (bench/vidur) runs from the repository alone and stays within its bounds.
 """
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import GPUMUX, run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 SCENARIO = """\
 name: llm
@@ -37,10 +37,6 @@ def write(tmp_path, model="a100-80gb", device="gpu0", batching="{max_batch: 64, 
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO.format(model=model, device=device, batching=batching, llm=llm))
     return path
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
 def test_card_runs_and_reports_ttft_tpot_tokens(tmp_path):

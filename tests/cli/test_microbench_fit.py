@@ -21,10 +21,11 @@ pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
 REPO = Path(__file__).resolve().parents[2]
 MB = REPO / "calibration" / "microbench"
 NVCC = "/usr/local/cuda/bin/nvcc"
-GPUMUX = os.path.abspath(os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
 sys.path.insert(0, str(MB))
 import fit  # noqa: E402
 import synthetic  # noqa: E402
+
+from conftest import GPUMUX, run_gpumux
 
 
 def run_fit(target, *extra):
@@ -164,7 +165,7 @@ def test_snippet_is_accepted_by_the_profile_loader(tmp_path):
     assert not entries
     profile = tmp_path / "measured-h200.yaml"
     profile.write_text("\n".join(out) + "\n")
-    proc = subprocess.run([GPUMUX, "mig", str(profile)], capture_output=True, text=True, timeout=60)
+    proc = run_gpumux("mig", profile, timeout=60)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -23,8 +23,9 @@ import pytest
 
 from cli_support import temps, wait_for
 
+from conftest import GPUMUX, run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
 IS_ROOT = os.geteuid() == 0
 
@@ -53,14 +54,6 @@ tenants:
       arrivals: {process: poisson, rate: 100/s}
       request: {kernels: [{name: k, duration: 1ms}]}
 """
-
-
-def gpumux(*args, env=None, timeout=60):
-    full_env = dict(os.environ)
-    full_env.pop("GPUMUX_TEST_FAULT", None)
-    full_env.update(env or {})
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=timeout,
-                          env=full_env)
 
 
 def status_of(path):
@@ -237,7 +230,7 @@ def test_new_name_and_regular_file(tmp_path):
 
 def test_unwritable_directory_injected(tmp_path, long_yaml):
     out = tmp_path / "out.h5"
-    proc = gpumux("run", long_yaml, "-o", str(out), env={"GPUMUX_TEST_FAULT": "probe:EACCES"},
+    proc = gpumux("run", long_yaml, "-o", str(out), extra_env={"GPUMUX_TEST_FAULT": "probe:EACCES"},
                   timeout=30)
     assert proc.returncode == 2, proc.stderr
     assert f"cannot create a file in {tmp_path}: Permission denied" in proc.stderr
@@ -287,7 +280,7 @@ def test_injected_write_failure_keeps_previous_file(tmp_path, fault, message):
     assert gpumux("run", QUICKSTART, "-o", str(out), "--quiet").returncode == 0
     before = out.read_bytes()
     proc = gpumux("run", QUICKSTART, "-o", str(out), "--seed", "5",
-                  env={"GPUMUX_TEST_FAULT": fault})
+                  extra_env={"GPUMUX_TEST_FAULT": fault})
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"gpumux: error: cannot write {out}: ")
@@ -300,7 +293,7 @@ def test_injected_write_failure_keeps_previous_file(tmp_path, fault, message):
 def test_injected_write_failure_compare(tmp_path):
     out = tmp_path / "cmp.h5"
     proc = gpumux("compare", QUICKSTART, "--strategies", "mps,time-slicing", "-o", str(out),
-                  env={"GPUMUX_TEST_FAULT": "write:ENOSPC"})
+                  extra_env={"GPUMUX_TEST_FAULT": "write:ENOSPC"})
     assert proc.returncode == 2 and "No space left on device" in proc.stderr, proc.stderr
     assert not out.exists() and temps(tmp_path) == []
 

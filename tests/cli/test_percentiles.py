@@ -2,15 +2,14 @@
 and Result.percentiles say which method produced the percentiles; a sketch agrees with the exact
 values within its stated bound; a bad value is one error line, exit 2."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import h5py
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 SCENARIO = """\
 name: pct
@@ -30,13 +29,6 @@ tenants:
       arrivals: {process: poisson, rate: 100/s}
       request: {kernels: [{name: k, duration: 300us}]}
 """
-
-
-def gpumux(*args, check=None):
-    proc = subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120)
-    if check is not None:
-        assert proc.returncode == check, proc.stderr + proc.stdout
-    return proc
 
 
 @pytest.fixture

@@ -3,23 +3,16 @@
 shipped node's plan (minutes: its verdicts need long windows) is in test_plan_shipped.py
 (label slow)."""
 import json
-import os
 import subprocess
 
 import pytest
 import yaml
 from pathlib import Path
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 NODE = str(REPO / "scenarios" / "plan" / "plan-h100-node.yaml")
-
-
-def gpumux(*args, check=None):
-    proc = subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300)
-    if check is not None:
-        assert proc.returncode == check, proc.stderr + proc.stdout
-    return proc
 
 
 SMALL = """\

@@ -9,25 +9,22 @@ PLAN_COMMAND), and both tests read that run:
 - the plan table docs/howto/plan-a-node.md quotes, and the answer it and docs/plan.md state,
   are what the planner prints today (every slow scripts/docs_numbers.py entry: the plan's table, answer,
   search counts and window from this run, and test_plan's brute-force counts)."""
+import functools
 import importlib.util
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import GPUMUX, run_gpumux
+
 pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
 
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+gpumux = functools.partial(run_gpumux, timeout=3600)
 NODE = str(REPO / "scenarios" / "plan" / "plan-h100-node.yaml")
-
-
-def gpumux(*args, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=3600, cwd=cwd)
 
 
 def docs_numbers():

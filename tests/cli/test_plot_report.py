@@ -15,16 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
 
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 HYBRID = str(REPO / "scenarios" / "hybrid-h100.yaml")
 CHROMIUM = "/usr/bin/chromium"
-
-
-def gpumux(*args, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GPUMUX, run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
 
 
@@ -24,8 +25,7 @@ def bare_env(**extra):
 
 
 def run(binary, *args, cwd, env):
-    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env=env)
+    return run_gpumux(*args, binary=binary, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,13 @@ global heap made H5Dread crash (report: SIGSEGV, exit 139, no message) and anoth
 forever (report never returned). The file is now decoded in a child process
 (models/output/result_read_isolated.hpp): one line naming the file, exit 2. The two inputs are
 the fuzz corpus's regression seeds (first byte: the fuzz target). Drives $GPUMUX_BIN."""
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 CORPUS = REPO / "tests" / "fuzz" / "corpus"
 CASES = {
     "crash-hdf5-vlen-global-heap-segv": "the HDF5 library crashed reading it: Segmentation fault",
@@ -28,8 +27,7 @@ CASES = {
 ])
 def test_a_file_that_breaks_the_hdf5_library_is_one_line(tmp_path, seed, command):
     (tmp_path / "bad.h5").write_bytes((CORPUS / seed).read_bytes()[1:])
-    out = subprocess.run([GPUMUX, command[0], "bad.h5", *command[1:]], capture_output=True,
-                         text=True, timeout=120, cwd=tmp_path)
+    out = run_gpumux(command[0], "bad.h5", *command[1:], timeout=120, cwd=tmp_path)
     assert out.returncode == 2, out.stderr
     assert out.stderr == ("gpumux: error: bad.h5: not a gpumux result file (corrupt: "
                           f"{CASES[seed]})\n")

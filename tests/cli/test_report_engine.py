@@ -4,18 +4,19 @@ a tenant the engine judged met was shown missed), the device table has every col
 run table, costs are per hour and per month by allocation and by use, and the CDFs count the
 same requests as the tables (warm-up excluded). Drives the built binary ($GPUMUX_BIN) and the
 package."""
+import functools
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux
+
 pytestmark = pytest.mark.slow  # ctest label `slow`: report pages render figures
 
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+gpumux = functools.partial(run_gpumux, timeout=600)
 
 # One LLM server with only a TTFT target (generous, and enough requests for the verdict to be
 # conclusive), beside a service with a latency target.
@@ -44,10 +45,6 @@ tenants:
       request: {kernels: [{name: k, duration: 1ms}]}
     slo: {p99: 5s}
 """
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")

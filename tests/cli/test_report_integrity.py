@@ -4,16 +4,15 @@
 through (every chunk decoded) first, and a corrupt one is refused with one line naming the file
 and the table, exit 2. A truncated file is refused at open, also in one line, exit 2.
 """
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import h5py
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 # About 2,000 requests: /requests has a full chunk of deflated rows to corrupt.
 SMALL = """\
@@ -27,10 +26,6 @@ tenants:
       arrivals: {process: poisson, rate: 1000/s}
       request: {kernels: [{name: k, duration: 100us}]}
 """
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")

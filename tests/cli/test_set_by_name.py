@@ -2,20 +2,15 @@
 and the Python API; unknown names are one line naming the tenant, exit 2.
 Drives the built binary ($GPUMUX_BIN, default build/gpumux)."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 QUICKSTART = str(REPO / "scenarios" / "quickstart.yaml")
 HYBRID = str(REPO / "scenarios" / "hybrid-h100.yaml")
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300)
 
 
 def summary(*args):

@@ -19,8 +19,9 @@ import pytest
 
 from cli_support import temps, wait_for
 
+from conftest import GPUMUX, run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 FLEET = str(REPO / "scenarios" / "cluster" / "fleet-1024.yaml")  # its pods simulate for minutes
 
 SIGNALS = [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
@@ -68,9 +69,7 @@ def plan_yaml(tmp_path):
 
 
 def plan_uninterrupted(plan_yaml, out):
-    proc = subprocess.run([GPUMUX, "plan", str(plan_yaml), "-o", str(out), "--quiet"],
-                          capture_output=True, text=True, timeout=60, env=environment())
-    assert proc.returncode == 0, proc.stderr
+    run_gpumux("plan", plan_yaml, "-o", out, "--quiet", timeout=60, env=environment(), check=0)
     return folder_contents(out)
 
 
@@ -219,8 +218,7 @@ def test_a_signal_while_the_workload_pods_simulate_writes_the_replay_interrupted
             summary = json.loads(f["summary"][()])
             assert summary["status"] == "interrupted"
             assert len(f["cluster/pods"]) == summary["pods"] == 3296  # the replay, whole
-        report = subprocess.run([GPUMUX, "report", str(out)], capture_output=True, text=True,
-                                timeout=60, env=environment())
+        report = run_gpumux("report", out, timeout=60, env=environment())
         assert report.returncode == 0, report.stderr
         assert 'status: "interrupted"' in report.stdout
     finally:

@@ -4,15 +4,14 @@
 metric table exported to Python (gpumux.metrics, Result.metrics).
 Drives the built binary ($GPUMUX_BIN, default build/gpumux) and the Python package."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import h5py
 import pytest
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 HYBRID = str(REPO / "scenarios" / "hybrid-h100.yaml")
 SHORT = ["--set", "duration=5s"]
 
@@ -40,10 +39,6 @@ tenants:
 
 def tenants_count(result):
     return result.tenants.loc["api", "latency_count"]
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture()

@@ -2,12 +2,12 @@
 batching_splitwise.py): the numbers REPORT.md quotes, pinned. Drives the built binary
 ($GPUMUX_BIN, default build/gpumux)."""
 import json
-import os
 import subprocess
 from pathlib import Path
 
+from conftest import GPUMUX
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 
 
 def test_rescale_rule_against_splitwise_a100_h100(tmp_path):

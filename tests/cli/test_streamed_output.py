@@ -13,8 +13,9 @@ import pytest
 
 import gpumux
 
+from conftest import GPUMUX, run_gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 QUICKSTART = REPO / "scenarios" / "quickstart.yaml"
 CHUNK = 4096  # sim/io/table_stream.hpp kStreamChunkRows
 
@@ -26,8 +27,8 @@ def files(tmp_path_factory):
     scenario = tmp / "quickstart-kernels.yaml"
     scenario.write_text(QUICKSTART.read_text() + "\noutput: {kernels: true}\n")
     streamed = tmp / "cli.h5"
-    proc = subprocess.run([GPUMUX, "run", str(scenario), "-o", str(streamed), "--quiet",
-                           "--set", "duration=45s"], capture_output=True, text=True, timeout=120)
+    proc = run_gpumux("run", scenario, "-o", streamed, "--quiet", "--set", "duration=45s",
+                      timeout=120)
     assert proc.returncode == 0, proc.stderr
     saved = tmp / "saved.h5"
     gpumux.run(str(scenario), overrides={"duration": "45s"}).save(str(saved))

@@ -3,18 +3,13 @@ percentiles, max and slowdown do not apply, so run, report and compare print "â€
 0.00x (issue 35, papercuts); the JSON summary keeps its numbers and types; columns stay aligned
 with the multi-byte dash."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
+from conftest import run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 HOG = str(REPO / "scenarios" / "antipattern-memory-hog-timesliced.yaml")
 DASH = "â€”"
-
-
-def gpumux(*args, cwd=None):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def table(text, first_header):

@@ -7,17 +7,17 @@ scaling law, or to the MPS sharing maths that moves the agreement with the measu
 here, while harmless numeric noise (grid refinements, numpy versions) does not.
 """
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import GPUMUX
+
 pytestmark = pytest.mark.slow  # ctest label `slow` (tests/CMakeLists.txt)
 
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.path.abspath(os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux"))
 VALIDATION = REPO / "calibration" / "validation"
 # The scripts need numpy/scipy/yaml; run them with the interpreter running the tests.
 PYTHON = sys.executable

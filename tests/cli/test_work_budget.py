@@ -8,7 +8,6 @@ scenario whose records would not fit the memory budget (16 GiB), naming the key 
 No test here simulates more than a second: the long runs are stopped by a signal or by the
 progress callback.
 """
-import os
 import signal
 import subprocess
 from pathlib import Path
@@ -17,8 +16,9 @@ import pytest
 
 from cli_support import temps, wait_for
 
+from conftest import GPUMUX, run_gpumux as gpumux
+
 REPO = Path(__file__).resolve().parents[2]
-GPUMUX = os.environ.get("GPUMUX_BIN") or str(REPO / "build" / "gpumux")
 
 # 4e8 requests (20,000/s for 20,000 s, load 0.27): within the request budget (1e9, simulated
 # work); their records would be 4e8 x 48 B = 17.9 GiB.
@@ -39,10 +39,6 @@ def long_scenario(tmp_path, rate=20000, extra=""):
     path = tmp_path / "long.yaml"
     path.write_text(LONG.replace("RATE", str(rate)) + extra)
     return path
-
-
-def gpumux(*args, cwd):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def test_validate_accepts_what_only_record_memory_refused(tmp_path):

@@ -1,14 +1,15 @@
 #pragma once
 // A GoogleTest fixture with a fresh folder per test, under the system's temporary folder and
-// named after the test (PREFIX + pid + test name), removed afterwards; GPUMUX_TEST_FAULT (the
-// output writers' fault hook) is unset before and after each test.
+// named after the test (PREFIX + pid + test name), removed afterwards; the output writers' test
+// faults (set_output_test_faults) are cleared before and after each test.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
+
+#include "sim/io/output_target.hpp"
 
 namespace gpumux {
 
@@ -16,7 +17,7 @@ class ScratchFolderTest : public ::testing::Test {
  protected:
   explicit ScratchFolderTest(std::string prefix) : prefix_(std::move(prefix)) {}
   void SetUp() override {
-    ::unsetenv("GPUMUX_TEST_FAULT");
+    set_output_test_faults("");
     dir_ = std::filesystem::temp_directory_path() /
            (prefix_ + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -24,7 +25,7 @@ class ScratchFolderTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
-    ::unsetenv("GPUMUX_TEST_FAULT");
+    set_output_test_faults("");
     std::filesystem::remove_all(dir_);
   }
   /// NAME inside the test's folder.

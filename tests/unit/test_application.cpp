@@ -1,7 +1,7 @@
 // The front door (models/app/application.hpp): what the CLI and the Python bindings share —
 // overrides then --seed, an empty strategy list refused before loading, variants labelled and
-// stopped after an interrupted one, GPUMUX_QUEUE read the same way for both, and the same
-// results whatever queue it names.
+// stopped after an interrupted one, the engine switches (the event queue) carried the same way for
+// both, and the same results whatever queue it names.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -40,19 +40,6 @@ ScenarioRequest text_request() {
   request.source_name = "app.yaml";
   return request;
 }
-
-/// Sets (or unsets, for nullptr) GPUMUX_QUEUE for one test.
-class QueueVariable {
- public:
-  explicit QueueVariable(const char* value) {
-    if (value != nullptr) {
-      ::setenv("GPUMUX_QUEUE", value, 1);
-    } else {
-      ::unsetenv("GPUMUX_QUEUE");
-    }
-  }
-  ~QueueVariable() { ::unsetenv("GPUMUX_QUEUE"); }
-};
 
 TEST(Application, OverridesApplyInOrderThenTheSeed) {
   ScenarioRequest request = text_request();
@@ -119,37 +106,18 @@ TEST(Application, CompareStopsAfterTheInterruptedVariant) {
   EXPECT_EQ(finished, 1);
 }
 
-TEST(Application, QueueFromEnvironment) {
-  {
-    QueueVariable unset(nullptr);
-    EXPECT_FALSE(queue_from_environment().has_value());
-  }
-  {
-    QueueVariable ladder("ladder");
-    EXPECT_EQ(queue_from_environment(), QueueKind::ladder);
-  }
-  {
-    QueueVariable heap("heap");
-    EXPECT_EQ(queue_from_environment(), QueueKind::heap);
-  }
-  {
-    QueueVariable calendar("calendar");
-    EXPECT_EQ(queue_from_environment(), QueueKind::calendar);
-  }
-  {
-    QueueVariable empty("");
-    EXPECT_FALSE(queue_from_environment().has_value());
-  }
-  {
-    // Issue 27: an unknown value was ignored (the runner chose); now refused, one line.
-    QueueVariable other("fifo");
-    try {
-      queue_from_environment();
-      FAIL() << "no error";
-    } catch (const InputError& e) {
-      EXPECT_STREQ(e.what(),
-                   "GPUMUX_QUEUE: unknown event queue 'fifo'; choose heap, calendar or ladder");
-    }
+TEST(Application, QueueKindNamed) {
+  EXPECT_FALSE(queue_kind_named("").has_value());
+  EXPECT_EQ(queue_kind_named("ladder"), QueueKind::ladder);
+  EXPECT_EQ(queue_kind_named("heap"), QueueKind::heap);
+  EXPECT_EQ(queue_kind_named("calendar"), QueueKind::calendar);
+  // Issue 27: an unknown value was ignored (the runner chose); now refused, one line.
+  try {
+    queue_kind_named("fifo");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "GPUMUX_QUEUE: unknown event queue 'fifo'; choose heap, calendar or ladder");
   }
 }
 
@@ -157,8 +125,8 @@ TEST(Application, EveryQueueGivesTheSameResults) {
   const ResolvedScenario resolved = resolve_request(text_request());
   RunControl control;
   std::vector<RunResult> results;
-  for (const char* queue : {"heap", "calendar", "ladder"}) {
-    QueueVariable variable(queue);
+  for (const QueueKind queue : {QueueKind::heap, QueueKind::calendar, QueueKind::ladder}) {
+    control.engine.queue = queue;
     results.push_back(simulate_resolved(resolved, control));
   }
   for (const RunResult& r : results) {

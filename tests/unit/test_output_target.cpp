@@ -123,7 +123,7 @@ TEST_F(OutputTargetTest, MissingOrBadDirectory) {
 }
 
 TEST_F(OutputTargetTest, InjectedProbeFailure) {
-  ::setenv("GPUMUX_TEST_FAULT", "probe:EACCES", 1);
+  set_output_test_faults("probe:EACCES");
   EXPECT_EQ(refusal(path("out.h5")),
             path("out.h5") + ": cannot create a file in " + dir_.string() + ": Permission denied");
   EXPECT_TRUE(listing().empty());
@@ -157,12 +157,12 @@ TEST_F(OutputTargetTest, EveryFailureKeepsThePreviousFileAndRemovesTheTemp) {
   write_text(path("out.h5"), "old");
   auto writer = [](const std::string& temp) { write_text(temp, "new"); };
   for (const char* fault : {"write:ENOSPC", "fsync:EIO", "rename:EXDEV"}) {
-    ::setenv("GPUMUX_TEST_FAULT", fault, 1);
+    set_output_test_faults(fault);
     EXPECT_THROW(replace_file_atomically(path("out.h5"), writer), OutputError) << fault;
     EXPECT_EQ(contents(path("out.h5")), "old") << fault;
     EXPECT_EQ(listing(), std::vector<std::string>{"out.h5"}) << fault;
   }
-  ::unsetenv("GPUMUX_TEST_FAULT");
+  set_output_test_faults("");
   // The writer itself fails after creating the temporary file (as HDF5 on a full disk).
   try {
     replace_file_atomically(path("out.h5"), [](const std::string& temp) {

@@ -1,6 +1,7 @@
-// Device profiles: every embedded profile loads under the strict source rule, the numbers match
-// their primary sources (named in each profile), and unsourced, unknown or malformed values are
-// rejected with file:line:col and the key path.
+// Device profiles: every embedded profile loads under the strict source rule, and its numbers
+// match their primary sources (named in each profile). Loading from files, the rejection of
+// unsourced, unknown or malformed values (file:line:col and the key path), MIG layouts and
+// nvidia-smi aliases: test_profiles_loading.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,88 +16,21 @@
 
 #include "models/config/input_error.hpp"
 #include "models/config/profile_loader.hpp"
+#include "tests/support/profile_texts.hpp"
 
 namespace gpumux {
 namespace {
 
-constexpr std::int64_t kMiB = 1024LL * 1024;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-
-const std::vector<std::string> kProfiles = {
-    "a100-80gb",      "a100-pcie-80gb", "a100-sxm4-40gb", "a10g-24gb", "a30-24gb", "h100-nvl-94gb",
-    "h100-pcie-80gb", "h100-sxm-80gb",  "h200-141gb",     "l4-24gb",   "l40s-48gb"};
-// The GPUs without MIG (GA102 and Ada parts): time-slicing and MPS only.
-const std::set<std::string> kWithoutMig = {"a10g-24gb", "l4-24gb", "l40s-48gb"};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// 1-based line of the first line containing `needle`, 0 if none.
-int line_of(const std::string& text, const std::string& needle) {
-  std::istringstream in(text);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find(needle) != std::string::npos) return number;
-  }
-  return 0;
-}
-
-// A valid profile without MIG; tests replace one line to break it.
-const std::string kBase = R"(display_name: Test GPU
-sms: {value: 8, assumption: "test"}
-memory: {value: 16GiB, assumption: "test"}
-hbm_bandwidth: {value: 1TB/s, assumption: "test"}
-l2_cache: {value: 4MiB, assumption: "test"}
-launch_overhead: {value: 2us, assumption: "test"}
-timeslice: {value: 1024us, assumption: "test"}
-context_switch: {value: 10us, assumption: "test"}
-preemption_latency: {value: 10us, assumption: "test"}
-cache_refill: {value: 4us, assumption: "test"}
-mps_max_clients: {value: 48, assumption: "test"}
-l2_bandwidth: {value: 4TB/s, assumption: "test"}
-graph_launch_overhead: {value: 1us, assumption: "test"}
-)";
-
-std::string replace_line(const std::string& text, const std::string& key,
-                         const std::string& replacement) {
-  std::istringstream in(text);
-  std::string line;
-  std::string out;
-  while (std::getline(in, line)) {
-    out += (line.rfind(key + ":", 0) == 0 ? replacement : line) + "\n";
-  }
-  return out;
-}
-
-const std::string kMig = R"(mig:
-  memory_slices: {value: 8, assumption: "test"}
-  compute_slices: {value: 7, assumption: "test"}
-  profiles:
-    - name: 1g.2gb
-      sms: 1
-      memory: {value: 2GiB, assumption: "test"}
-      memory_slices: 1
-      compute_slices: 1
-      max_count: 7
-      placements: [0, 1, 2, 3, 4, 5, 6]
-)";
-
-// Expects parse_device_profile(text) to throw an InputError whose message contains every piece.
-void expect_rejected(const std::string& text, const std::vector<std::string>& pieces) {
-  try {
-    parse_device_profile(text, "test.yaml");
-    FAIL() << "accepted:\n" << text;
-  } catch (const InputError& e) {
-    for (const std::string& piece : pieces) {
-      EXPECT_NE(std::string(e.what()).find(piece), std::string::npos)
-          << "message: " << e.what() << "\nmissing: " << piece;
-    }
-  }
-}
+using testing::expect_rejected;
+using testing::kBase;
+using testing::kGiB;
+using testing::kMiB;
+using testing::kMig;
+using testing::kProfiles;
+using testing::kWithoutMig;
+using testing::line_of;
+using testing::read_file;
+using testing::replace_line;
 
 TEST(Profiles, EmbeddedNamesAreTheCalibratedGpus) {
   EXPECT_EQ(embedded_profile_names(), kProfiles);
@@ -466,233 +400,5 @@ TEST(Profiles, AdaAndGa102Numbers) {
   }
 }
 
-TEST(Profiles, NamedLayoutsExpandInMigPartedOrder) {
-  const DeviceProfile& gpu = load_device_profile("h100-sxm-80gb");
-  EXPECT_EQ(gpu.mig_layouts.at("all-balanced"),
-            (std::vector<std::string>{"1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"}));
-  EXPECT_EQ(gpu.mig_layouts.at("all-1g.20gb"), std::vector<std::string>(4, "1g.20gb"));
-  EXPECT_EQ(gpu.mig_layouts.at("all-1g"), std::vector<std::string>(7, "1g.10gb"));
-}
-
-TEST(Profiles, UnknownNameListsTheKnownOnes) {
-  try {
-    load_device_profile("b200-180gb");
-    FAIL();
-  } catch (const InputError& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("unknown GPU model 'b200-180gb'"), std::string::npos) << message;
-    for (const std::string& name : kProfiles) {
-      EXPECT_NE(message.find(name), std::string::npos) << message;
-    }
-  }
-}
-
-TEST(Profiles, LoadsFromAPathWithTheSameContentHashAsEmbedded) {
-  const std::string path =
-      std::string(GPUMUX_SOURCE_DIR) + "/calibration/profiles/h100-sxm-80gb.yaml";
-  const DeviceProfile& from_file = load_device_profile(path);
-  const DeviceProfile& embedded = load_device_profile("h100-sxm-80gb");
-  EXPECT_NE(&from_file, &embedded);
-  EXPECT_EQ(from_file.name, "h100-sxm-80gb");
-  EXPECT_EQ(from_file.source_path, path);
-  EXPECT_EQ(from_file.content_hash, embedded.content_hash);
-  EXPECT_EQ(from_file.find_mig_profile("3g.40gb")->sms, 60);
-
-  // The embedded copy is byte-identical to the file for every profile.
-  for (const std::string& name : kProfiles) {
-    const std::string file =
-        std::string(GPUMUX_SOURCE_DIR) + "/calibration/profiles/" + name + ".yaml";
-    EXPECT_EQ(load_device_profile(file).content_hash, load_device_profile(name).content_hash)
-        << name;
-  }
-
-  // Relative paths resolve against base_dir and share the cache entry.
-  const DeviceProfile& relative =
-      load_device_profile("calibration/profiles/h100-sxm-80gb.yaml", GPUMUX_SOURCE_DIR);
-  EXPECT_EQ(&relative, &from_file);
-
-  const DeviceProfile& fixture =
-      load_device_profile("tests/data/profiles/minimal-mig.yaml", GPUMUX_SOURCE_DIR);
-  EXPECT_EQ(fixture.name, "minimal-mig");
-  EXPECT_EQ(fixture.memory_slices, 4);
-  EXPECT_EQ(fixture.mig_layouts.at("mixed"),
-            (std::vector<std::string>{"1g.4gb", "1g.4gb", "2g.8gb"}));
-}
-
-TEST(Profiles, MissingFileIsAnInputError) {
-  EXPECT_THROW(load_device_profile("/nonexistent/gpu.yaml"), InputError);
-}
-
-TEST(Profiles, ContentHashIsFnv1a64) {
-  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a 64 offset basis
-  for (const char c : kBase) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;  // FNV-1a 64 prime
-  }
-  char expected[17];
-  std::snprintf(expected, sizeof expected, "%016llx", static_cast<unsigned long long>(hash));
-  const DeviceProfile a = parse_device_profile(kBase, "x.yaml");
-  EXPECT_EQ(a.content_hash, expected);
-  const DeviceProfile b = parse_device_profile(kBase + "# comment\n", "x.yaml");
-  EXPECT_NE(a.content_hash, b.content_hash);
-  EXPECT_EQ(a.content_hash, parse_device_profile(kBase, "y.yaml").content_hash);
-}
-
-TEST(Profiles, FixtureWithoutSourceIsRejectedWithLineAndKeyPath) {
-  const std::string path =
-      std::string(GPUMUX_SOURCE_DIR) + "/tests/data/profiles/missing-source.yaml";
-  const std::string text = read_file(path);
-  const int line = line_of(text, "hbm_bandwidth:");
-  ASSERT_GT(line, 0);
-  try {
-    load_device_profile(path);
-    FAIL() << "a number without a source was accepted";
-  } catch (const InputError& e) {
-    const std::string message = e.what();
-    // "FILE:LINE:COL: hbm_bandwidth: number without a source ..."; col 16 = after "hbm_bandwidth: "
-    EXPECT_EQ(message.rfind(path + ":" + std::to_string(line) + ":16: hbm_bandwidth: ", 0), 0u)
-        << message;
-    EXPECT_NE(message.find("source"), std::string::npos) << message;
-    EXPECT_EQ(e.where().line, line);
-    EXPECT_EQ(e.where().key_path, "hbm_bandwidth");
-  }
-}
-
-TEST(Profiles, BaseFixtureParses) {
-  const DeviceProfile gpu = parse_device_profile(kBase, "calibration/profiles/test-gpu.yaml");
-  EXPECT_EQ(gpu.name, "test-gpu");
-  EXPECT_EQ(gpu.memory, 16LL << 30);
-  EXPECT_DOUBLE_EQ(gpu.hbm_bandwidth, 1e12);
-  EXPECT_EQ(gpu.context_switch, 10'000);
-  EXPECT_TRUE(gpu.mig_profiles.empty());
-  const std::string sourced_entry =
-      std::regex_replace(kMig, std::regex("- name: 1g.2gb"), "- name: 1g.2gb\n      source: \"t\"");
-  const DeviceProfile mig = parse_device_profile(kBase + sourced_entry, "t.yaml");
-  ASSERT_EQ(mig.mig_profiles.size(), 1u);
-  EXPECT_EQ(mig.mig_profiles[0].memory, 2LL << 30);
-  EXPECT_EQ(mig.memory_slices, 8);
-}
-
-TEST(Profiles, RejectsUnsourcedAndMalformedValues) {
-  // Bare number at the top level.
-  expect_rejected(replace_line(kBase, "sms", "sms: 8"), {"test.yaml:2:6: sms:", "source"});
-  // Map without source/assumption.
-  expect_rejected(replace_line(kBase, "sms", "sms: {value: 8}"), {"test.yaml:2:", "sms:"});
-  // Both source and assumption.
-  expect_rejected(replace_line(kBase, "sms", R"(sms: {value: 8, source: "a", assumption: "b"})"),
-                  {"sms", "not several"});
-  // Empty source.
-  expect_rejected(replace_line(kBase, "sms", R"(sms: {value: 8, source: ""})"),
-                  {"sms.source", "empty"});
-  // A size without a unit (a bare number where a unit is required is an error).
-  expect_rejected(replace_line(kBase, "memory", R"(memory: {value: 16, source: "x"})"),
-                  {"test.yaml:3:", "memory", "unit"});
-  expect_rejected(replace_line(kBase, "timeslice", R"(timeslice: {value: 1024, source: "x"})"),
-                  {"timeslice", "unit"});
-  expect_rejected(replace_line(kBase, "sms", R"(sms: {value: 8.5, source: "x"})"),
-                  {"sms", "integer"});
-  expect_rejected(replace_line(kBase, "graph_launch_overhead",
-                               R"(graph_launch_overhead: {value: 1, source: "x"})"),
-                  {"graph_launch_overhead", "unit"});
-  // Unknown keys, at the top level and inside a value map.
-  expect_rejected(kBase + "hbm_bandwith: {value: 1TB/s, source: x}\n",
-                  {"test.yaml:14:1: hbm_bandwith: unknown key 'hbm_bandwith'"});
-  expect_rejected(replace_line(kBase, "sms", R"(sms: {value: 8, sorce: "x"})"),
-                  {"sms.sorce", "unknown key"});
-  // Missing required key.
-  expect_rejected(replace_line(kBase, "l2_cache", ""), {"l2_cache: missing required key"});
-  // Invalid YAML reports its position.
-  expect_rejected(kBase + "mig: [\n", {"test.yaml:", "invalid YAML"});
-}
-
-TEST(Profiles, MigEntriesNeedASourceUnlessTheEntryHasOne) {
-  // The entry in kMig has no entry-level source: its bare `sms: 1` (line 18) is rejected, while
-  // its wrapped memory would pass.
-  expect_rejected(kBase + kMig, {"test.yaml:19:12: mig.profiles.0.sms: number without a source"});
-}
-
-TEST(Profiles, MigProfileValidation) {
-  const std::string sourced_entry =
-      std::regex_replace(kMig, std::regex("- name: 1g.2gb"), "- name: 1g.2gb\n      source: \"t\"");
-  EXPECT_NO_THROW(parse_device_profile(kBase + sourced_entry, "t.yaml"));
-  auto with = [&](const std::string& from, const std::string& to) {
-    return kBase + std::regex_replace(sourced_entry, std::regex(from), to);
-  };
-  expect_rejected(with("placements: \\[0, 1, 2, 3, 4, 5, 6\\]", "placements: [0, 8]"),
-                  {"mig.profiles.0.placements.1", "does not fit in 8"});
-  expect_rejected(with("placements: \\[0, 1, 2, 3, 4, 5, 6\\]", "placements: [2, 1]"),
-                  {"mig.profiles.0.placements.1", "increasing"});
-  expect_rejected(with("max_count: 7", "max_count: 0"), {"mig.profiles.0.max_count", "positive"});
-  expect_rejected(with("memory_slices: 1", "memory_slices: 9"),
-                  {"mig.profiles.0.memory_slices", "exceeds"});
-  expect_rejected(with("compute_slices: 1", "compute_slices: 8"),
-                  {"mig.profiles.0.compute_slices", "exceeds"});
-  expect_rejected(with("sms: 1", "sms: 9"), {"mig.profiles.0.sms", "more SMs"});
-  expect_rejected(with("sms: 1", "sms: 1\n      colour: red"),
-                  {"mig.profiles.0.colour", "unknown key"});
-}
-
-TEST(Profiles, LayoutsMustReferenceKnownProfilesAndFit) {
-  const std::string entry =
-      std::regex_replace(kMig, std::regex("- name: 1g.2gb"), "- name: 1g.2gb\n      source: \"t\"");
-  const std::string good =
-      kBase + entry + "  layouts:\n    all-1g: {mig-devices: {1g.2gb: 7}, source: t}\n";
-  EXPECT_EQ(parse_device_profile(good, "t.yaml").mig_layouts.at("all-1g").size(), 7u);
-  expect_rejected(kBase + entry + "  layouts:\n    x: {mig-devices: {2g.4gb: 1}, source: t}\n",
-                  {"mig.layouts.x.mig-devices.2g.4gb", "no MIG profile '2g.4gb'", "1g.2gb"});
-  expect_rejected(kBase + entry + "  layouts:\n    x: {mig-devices: {1g.2gb: 8}, source: t}\n",
-                  {"t.yaml", "mig.layouts.x", "does not fit", "at most 7"});
-  expect_rejected(kBase + entry + "  layouts:\n    x: {mig-devices: {1g.2gb: 7}}\n",
-                  {"test.yaml:27:8: mig.layouts.x: a layout needs `source:`"});
-}
-
-TEST(Profiles, ImpossibleNamedLayoutInAFileIsRejected) {
-  // 3g x2 + 1g uses 7 compute slices but 9 memory slices: the 1g has no free start.
-  const std::string path =
-      std::string(GPUMUX_SOURCE_DIR) + "/calibration/profiles/h100-sxm-80gb.yaml";
-  std::string text = read_file(path);
-  text = std::regex_replace(text, std::regex("all-7g: \\{mig-devices: \\{7g.80gb: 1\\}"),
-                            "all-7g: {mig-devices: {3g.40gb: 2, 1g.10gb: 1}");
-  expect_rejected(text, {"mig.layouts.all-7g", "does not fit", "1g.10gb (#2) needs"});
-}
-
 }  // namespace
-}  // namespace gpumux
-
-namespace gpumux {
-
-TEST(Profiles, NvidiaSmiNamesAreAliasesOfEmbeddedProfiles) {
-  EXPECT_EQ(load_device_profile("NVIDIA H100 80GB HBM3").name, "h100-sxm-80gb");
-  EXPECT_EQ(load_device_profile("NVIDIA-H100-80GB-HBM3").name, "h100-sxm-80gb");  // GFD label
-  EXPECT_EQ(load_device_profile("NVIDIA A100-SXM4-40GB").name, "a100-sxm4-40gb");
-  EXPECT_EQ(load_device_profile("A100-SXM4-40GB").name, "a100-sxm4-40gb");
-  EXPECT_EQ(embedded_profile_for_alias("NVIDIA H100 NVL"), "h100-nvl-94gb");
-  EXPECT_EQ(embedded_profile_for_alias("NVIDIA H100 PCIe"), "h100-pcie-80gb");
-  EXPECT_EQ(load_device_profile("NVIDIA L4").name, "l4-24gb");
-  EXPECT_EQ(load_device_profile("NVIDIA L40S").name, "l40s-48gb");
-  EXPECT_EQ(load_device_profile("NVIDIA A10G").name, "a10g-24gb");
-  EXPECT_EQ(embedded_profile_for_alias("NVIDIA B200"), "");
-  EXPECT_THROW(load_device_profile("NVIDIA B200"), InputError);
-  // every embedded profile names at least one nvidia-smi name, and no two share one
-  std::set<std::string> seen;
-  for (const std::string& name : embedded_profile_names()) {
-    const DeviceProfile& gpu = load_device_profile(name);
-    EXPECT_FALSE(gpu.nvidia_smi_names.empty()) << name;
-    for (const std::string& alias : gpu.nvidia_smi_names) {
-      EXPECT_EQ(embedded_profile_for_alias(alias), name) << alias;
-      EXPECT_TRUE(seen.insert(alias).second) << alias;
-    }
-  }
-}
-
-TEST(Profiles, NvidiaSmiNameNeedsASource) {
-  const std::string base = "display_name: X\nnvidia_smi_name: \"NVIDIA X\"\n";
-  try {
-    parse_device_profile(base, "x.yaml");
-    FAIL() << "an unsourced nvidia_smi_name was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("x.yaml:2:"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("nvidia_smi_name"), std::string::npos) << e.what();
-  }
-}
-
 }  // namespace gpumux

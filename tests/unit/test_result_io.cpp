@@ -1,5 +1,5 @@
-// Output layer (docs/metrics.md): summary JSON, text tables, HDF5 file (layout, round trip,
-// atomic write, errors on files that are not results).
+// Output layer (docs/metrics.md), the HDF5 file: layout, round trip, atomic write, errors on
+// files that are not results. The summary JSON and text tables: test_summary_text.cpp.
 #include <unistd.h>
 
 // gpumux_sim_io may keep HDF5's include directory to itself; Debian puts the serial headers here.
@@ -24,91 +24,14 @@
 #include "models/output/result_io.hpp"
 #include "models/output/metric_table.hpp"
 #include "models/output/text_format.hpp"
+#include "tests/support/sample_result.hpp"
 
 namespace gpumux {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::sample_result;
 
-RunResult sample_result() {
-  RunResult r;
-  r.scenario_name = "hybrid-h100";
-  r.seed = 7;
-  r.sim_time_ns = 120'000'000'000;
-  r.events = 123'456'789;
-  r.wall_s = 3.2;
-  r.scenario_yaml = "name: hybrid-h100\nseed: 7\n";
-  r.calibration = {{"h100-sxm-80gb", "sha256:abc"}};
-
-  TenantResult chat;  // deliberately not in alphabetical order: order must be kept
-  chat.name = "zchat";
-  chat.device = "gpu0/1";
-  chat.requests = 5900;
-  chat.completed = 5898;
-  chat.failed = 2;
-  chat.latency = {5898, 1.5e6, 1'230'000, 2'000'000, 4'560'000, 7'000'000, 12'000'000};
-  chat.queueing = {5898, 2.5e5, 100'000, 200'000, 300'000, 400'000, 500'000};
-  // The percentiles' confidence intervals; the p99.9 of 5898 samples has no upper bound.
-  chat.latency.intervals = {{{1'200'000, 1'260'000, true, true, 1.0},
-                             {1'900'000, 2'100'000, true, true, 1.0},
-                             {4'400'000, 4'700'000, true, true, 1.0},
-                             {6'500'000, 0, true, false, 1.0}}};
-  chat.slowdown_mean = 1.7;
-  chat.throughput_per_s = 49.2;
-  chat.slo_violations = 3;
-  chat.oom_events = 1;
-  chat.gpu_seconds = 12.5;
-  chat.cost = 0.25;
-  TenantResult batch;
-  batch.name = "batch";
-  batch.device = "gpu1";
-  batch.requests = 10;
-  batch.completed = 10;
-  batch.latency = {10,           2e9, 1'500'000'000, 2'000'000'000, 2'500'000'000, 2'600'000'000,
-                   2'700'000'000};
-  batch.slowdown_mean = 1.05;
-  batch.throughput_per_s = 0.083;
-  r.tenants = {chat, batch};
-
-  DeviceResult mig;
-  mig.name = "gpu0/1";
-  mig.profile = "1g.10gb";
-  mig.sharing = "exclusive";
-  mig.sms = 16;
-  mig.memory_bytes = 10LL << 30;
-  mig.sm_busy = 0.61;
-  mig.useful_fraction = 0.58;
-  mig.memory_peak_bytes = 9LL << 30;
-  DeviceResult whole;
-  whole.name = "gpu1";
-  whole.profile = "h100-sxm-80gb";
-  whole.sharing = "time-slicing";
-  whole.sms = 132;
-  whole.memory_bytes = 80LL << 30;
-  whole.sm_busy = 0.25;
-  whole.useful_fraction = 0.2;
-  whole.context_switches = 4000;
-  whole.switch_overhead_ns = 100'000'000;
-  r.devices = {mig, whole};
-
-  for (std::uint64_t i = 0; i < 1000; ++i) {
-    const auto arrival = static_cast<std::int64_t>(i) * 1000;
-    const bool failed = i % 100 == 99;
-    r.requests.push_back({static_cast<std::uint32_t>(i % 2), i, arrival, failed ? -1 : arrival + 10,
-                          failed ? -1 : arrival + 500 + static_cast<std::int64_t>(i),
-                          failed ? RequestStatus::failed : RequestStatus::completed});
-  }
-  r.events_log = {
-      {5000, EventKind::oom, 0, 0, "zchat: out of memory on gpu0/1 (10.2 GiB > 10 GiB)"},
-      {9000, EventKind::restart, 0, 0, "zchat restarted"}};
-  r.timeseries["gpu0/1"] = {
-      {.time_ns = 0, .sm_busy = 0.5, .dram_busy = 0.1, .memory_used_bytes = 1 << 30},
-      {.time_ns = 100'000'000, .sm_busy = 0.7, .dram_busy = 0.2, .memory_used_bytes = 2LL << 30}};
-  r.timeseries["gpu1"] = {{.time_ns = 0, .sm_busy = 0.2, .dram_busy = 0, .memory_used_bytes = 0}};
-  return r;
-}
-
-// A fresh directory per test, removed afterwards.
 class ResultIoTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -210,119 +133,6 @@ std::int64_t int_attribute(hid_t object, const char* name) {
 }
 
 bool link_exists(hid_t file, const char* path) { return H5Lexists(file, path, H5P_DEFAULT) > 0; }
-
-TEST(SummaryJson, HasTheSpecShapeAndValues) {
-  const RunResult r = sample_result();
-  const auto j = summary_json(r);
-  EXPECT_EQ(j["scenario"], "hybrid-h100");
-  EXPECT_EQ(j["seed"], 7);
-  EXPECT_EQ(j["status"], "complete");
-  EXPECT_EQ(j["sim_time_ns"], 120'000'000'000);
-  EXPECT_EQ(j["events"], 123'456'789);
-  EXPECT_DOUBLE_EQ(j["wall_s"].get<double>(), 3.2);
-  EXPECT_FALSE(j.contains("strategy"));
-
-  ASSERT_EQ(j["tenants"].size(), 2u);
-  EXPECT_EQ(j["tenants"].begin().key(), "zchat");  // vector order, not alphabetical
-  const auto& chat = j["tenants"]["zchat"];
-  EXPECT_EQ(chat["device"], "gpu0/1");
-  EXPECT_EQ(chat["requests"], 5900);
-  EXPECT_EQ(chat["completed"], 5898);
-  EXPECT_EQ(chat["failed"], 2);
-  EXPECT_DOUBLE_EQ(chat["latency_ns"]["mean"].get<double>(), 1.5e6);
-  EXPECT_EQ(chat["latency_ns"]["p50"], 1'230'000);
-  EXPECT_EQ(chat["latency_ns"]["p90"], 2'000'000);
-  EXPECT_EQ(chat["latency_ns"]["p99"], 4'560'000);
-  EXPECT_EQ(chat["latency_ns"]["p999"], 7'000'000);
-  EXPECT_EQ(chat["latency_ns"]["max"], 12'000'000);
-  EXPECT_DOUBLE_EQ(chat["queueing_ns"]["mean"].get<double>(), 2.5e5);
-  EXPECT_EQ(chat["queueing_ns"]["p99"], 300'000);
-  EXPECT_EQ(chat["queueing_ns"].size(), 4u);  // mean, p99 and its bounds (none given: null)
-  EXPECT_TRUE(chat["queueing_ns"]["p99_low"].is_null());
-  EXPECT_EQ(chat["latency_ns"]["p99_low"], 4'400'000);
-  EXPECT_EQ(chat["latency_ns"]["p99_high"], 4'700'000);
-  EXPECT_TRUE(chat["latency_ns"]["p999_high"].is_null());
-  EXPECT_DOUBLE_EQ(chat["slowdown_mean"].get<double>(), 1.7);
-  EXPECT_DOUBLE_EQ(chat["throughput_per_s"].get<double>(), 49.2);
-  EXPECT_EQ(chat["slo_violations"], 3);
-  EXPECT_EQ(chat["oom_events"], 1);
-  EXPECT_DOUBLE_EQ(chat["gpu_seconds"].get<double>(), 12.5);
-  EXPECT_DOUBLE_EQ(chat["cost"].get<double>(), 0.25);
-
-  ASSERT_EQ(j["devices"].size(), 2u);
-  const auto& mig = j["devices"]["gpu0/1"];
-  EXPECT_EQ(mig["profile"], "1g.10gb");
-  EXPECT_EQ(mig["sharing"], "exclusive");
-  EXPECT_EQ(mig["sms"], 16);
-  EXPECT_EQ(mig["memory_bytes"], 10LL << 30);
-  EXPECT_DOUBLE_EQ(mig["sm_busy"].get<double>(), 0.61);
-  EXPECT_DOUBLE_EQ(mig["useful_fraction"].get<double>(), 0.58);
-  EXPECT_EQ(mig["memory_peak_bytes"], 9LL << 30);
-  EXPECT_EQ(j["devices"]["gpu1"]["context_switches"], 4000);
-  EXPECT_EQ(j["devices"]["gpu1"]["switch_overhead_ns"], 100'000'000);
-
-  RunResult labelled = r;
-  labelled.strategy = "mig";
-  EXPECT_EQ(summary_json(labelled)["strategy"], "mig");
-}
-
-TEST(SummaryTable, ShowsTenantsDevicesAndAdaptiveUnits) {
-  const RunResult r = sample_result();
-  const std::string table = summary_table(r);
-  for (const char* expected :
-       {"hybrid-h100", "seed: 7",  "complete", "2m",      "123456789", "3.20 s",
-        "38.6M",  // header
-        "zchat",       "batch",    "gpu0/1",   "1.23 ms", "4.56 ms",   "7.00 ms",
-        "12.0 ms",     "1.50 s",   "49.2/s",   "1.70x",   "1g.10gb",   "time-slicing",
-        "10.0 GiB",    "80.0 GiB", "61.0%",    "58.0%",   "4000",      "100 ms"}) {
-    EXPECT_NE(table.find(expected), std::string::npos) << "missing " << expected << "\n" << table;
-  }
-  EXPECT_LT(table.find("zchat"), table.find("batch"));
-  EXPECT_EQ(table, summary_table_from_json(summary_json(r)));
-}
-
-// The tables' one duration format: three significant digits below a minute, then a clock
-// reading rounded to its last unit; machine units stay in the JSON (checked above).
-TEST(DurationFormat, SecondsBelowAMinuteThenAClockReading) {
-  EXPECT_EQ(format_duration_ns(420), "420 ns");
-  EXPECT_EQ(format_duration_ns(420e3), "420 us");
-  EXPECT_EQ(format_duration_ns(1.5e6), "1.50 ms");
-  EXPECT_EQ(format_duration_ns(1.5e9), "1.50 s");
-  EXPECT_EQ(format_duration_ns(59.9e9), "59.9 s");
-  EXPECT_EQ(format_duration_ns(59.96e9), "1m");  // 59.96 s rounds to a whole minute
-  EXPECT_EQ(format_duration_ns(90e9), "1m30s");
-  EXPECT_EQ(format_duration_ns(1800e9), "30m");
-  EXPECT_EQ(format_duration_ns(3599e9), "59m59s");
-  EXPECT_EQ(format_duration_ns(3600e9), "1h");
-  EXPECT_EQ(format_duration_ns(7529e9), "2h05m");  // 125.48 minutes -> 125
-  EXPECT_EQ(format_duration_ns(86399e9), "1d");    // 1,440 minutes: a day
-  EXPECT_EQ(format_duration_ns(3 * 86400e9 + 4 * 3600e9), "3d4h");
-  EXPECT_EQ(format_duration_ns(-120e9), "-2m");
-  EXPECT_EQ(format_duration_ns(std::nan("")), "-");
-}
-
-TEST(SummaryTable, MissingAndNullFieldsPrintAsDash) {
-  nlohmann::ordered_json summary = {{"scenario", "x"},
-                                    {"tenants", {{"t", {{"slowdown_mean", nullptr}}}}}};
-  const std::string table = summary_table_from_json(summary);
-  EXPECT_NE(table.find("t "), std::string::npos);
-  EXPECT_NE(table.find(" -"), std::string::npos);
-}
-
-TEST(CompareTable, OneColumnPerStrategy) {
-  RunResult mig = sample_result();
-  mig.strategy = "mig";
-  RunResult slicing = sample_result();
-  slicing.strategy = "time-slicing";
-  slicing.tenants[0].latency.p99 = 9'870'000;
-  slicing.tenants[0].oom_events = 42;
-  const std::string table = compare_table({mig, slicing});
-  for (const char* expected :
-       {"mig", "time-slicing", "tenant zchat", "tenant batch", "p50", "p99", "throughput",
-        "slowdown", "failed", "OOMs", "4.56 ms", "9.87 ms", "42", "SM busy", "61.0%"}) {
-    EXPECT_NE(table.find(expected), std::string::npos) << "missing " << expected << "\n" << table;
-  }
-}
 
 TEST_F(ResultIoTest, WriteThenReadBack) {
   RunResult r = sample_result();

@@ -70,9 +70,19 @@ std::vector<std::string> scenario_stems() {
   return stems;
 }
 
+// The run options of every simulation here. GPUMUX_DEVICE_EAGER=1 (ctest's
+// scenario_golden.eager_device) runs them with every device eager: the full recompute at every
+// event, the test oracle, which must reproduce every golden file too.
+RunOptions golden_options() {
+  RunOptions options;
+  const char* eager = std::getenv("GPUMUX_DEVICE_EAGER");
+  options.eager_device = eager != nullptr && std::string(eager) == "1";
+  return options;
+}
+
 RunResult run_scenario(const std::string& stem, const std::vector<Override>& extra = {}) {
   const fs::path path = kScenarioDir / (stem + ".yaml");
-  RunOptions options;
+  RunOptions options = golden_options();
   options.record_requests = true;
   return simulate(resolve_scenario(load_scenario_file(path.string(), overrides_for(stem, extra))),
                   options);
@@ -81,7 +91,7 @@ RunResult run_scenario(const std::string& stem, const std::vector<Override>& ext
 RunResult run_strategy(const std::string& stem, const std::string& strategy) {
   const fs::path path = kScenarioDir / (stem + ".yaml");
   Scenario scenario = load_scenario_file(path.string(), overrides_for(stem));
-  return simulate(resolve_scenario(apply_strategy(scenario, strategy)));
+  return simulate(resolve_scenario(apply_strategy(scenario, strategy)), golden_options());
 }
 
 const TenantResult& tenant(const RunResult& r, const std::string& name) {

@@ -74,7 +74,7 @@ ResolvedScenario resolved_scenario(const std::vector<std::string>& overrides = {
 class StreamedResultTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ::unsetenv("GPUMUX_TEST_FAULT");
+    set_output_test_faults("");
     dir_ = fs::temp_directory_path() /
            ("gpumux_streamed_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -269,7 +269,7 @@ TEST_F(StreamedResultTest, RefusedTargetIsAnOutputErrorBeforeAnythingRuns) {
 }
 
 TEST_F(StreamedResultTest, AFailedCommitRemovesTheTemporaryFile) {
-  ::setenv("GPUMUX_TEST_FAULT", "rename:EXDEV", 1);
+  set_output_test_faults("rename:EXDEV");
   RunResult result;
   result.tenants.resize(1);
   result.tenants[0].name = "a";
@@ -282,7 +282,7 @@ TEST_F(StreamedResultTest, AFailedCommitRemovesTheTemporaryFile) {
     EXPECT_NE(std::string(e.what()).find("Invalid cross-device link"), std::string::npos)
         << e.what();
   }
-  ::unsetenv("GPUMUX_TEST_FAULT");
+  set_output_test_faults("");
   EXPECT_TRUE(listing().empty());
 }
 
@@ -400,7 +400,7 @@ TEST_F(StreamedResultTest, AnUnfinishedCompareFileLeavesNothing) {
 }
 
 TEST_F(StreamedResultTest, AFailedCompareCommitRemovesTheTemporaryFile) {
-  ::setenv("GPUMUX_TEST_FAULT", "rename:EXDEV", 1);
+  set_output_test_faults("rename:EXDEV");
   RunResult result;
   result.strategy = "mps";
   result.tenants.resize(1);
@@ -410,7 +410,7 @@ TEST_F(StreamedResultTest, AFailedCompareCommitRemovesTheTemporaryFile) {
   file.on_request_record({0, 0, 1, 2, 3, RequestStatus::completed});
   file.end_run(result);
   EXPECT_THROW(file.finish({result}), OutputError);
-  ::unsetenv("GPUMUX_TEST_FAULT");
+  set_output_test_faults("");
   EXPECT_TRUE(listing().empty());
 }
 
