@@ -3,12 +3,8 @@ one line naming file, line and key with exit 2; `gpumux inspect --json` says whi
 the user's and adds the block's per-request time once. Drives the built binary ($GPUMUX_BIN,
 default build/gpumux)."""
 import json
-import os
-import subprocess
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
+from conftest import run_gpumux as gpumux
 
 SCENARIO = """name: t
 duration: 50ms
@@ -22,10 +18,6 @@ tenants:
       model: resnet50
       batch: 1
 """
-
-
-def gpumux(*args):
-    return subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300)
 
 
 def test_a_bad_host_block_is_one_line_with_file_line_and_key(tmp_path):

@@ -4,27 +4,18 @@ and `gpumux plan --prices FILE` / `plan.prices: FILE` replaces it. Checked: a no
 by exactly the host price's change and the plan's answer does not; the plan names the table it
 priced with; a bad table is one line (file, line, key), exit 2, in `plan` and `validate` alike."""
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import run_gpumux as gpumux
 from test_plan import SMALL
 
-REPO = Path(__file__).resolve().parents[2]
-GPUMUX = str(Path(os.environ.get("GPUMUX_BIN") or REPO / "build" / "gpumux").resolve())
 # Nodes of one machine type only: every setup then costs nodes x (host + GPU price), so the
 # ranking cannot depend on the host price.
 ONE_TYPE = SMALL.replace("  max_gpus: 3\n",
                          "  max_gpus: 3\n  platform: gke\n  machines: [a3-highgpu-1g]\n")
 
-
-def gpumux(*args, check=None, cwd=None):
-    proc = subprocess.run([GPUMUX, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
-    if check is not None:
-        assert proc.returncode == check, proc.stderr + proc.stdout
-    return proc
 
 
 def prices(path, host=1.0, currency="USD", date="2026-01-15", machine="a3-highgpu-1g"):
