@@ -19,6 +19,7 @@
 #include "models/gpu/power.hpp"
 #include "models/scenario/emit.hpp"
 #include "models/strategies/registry.hpp"
+#include "sim/util/write_all.hpp"
 
 namespace gpumux {
 namespace run {
@@ -308,21 +309,6 @@ SteppedRun::SteppedRun(const ResolvedScenario& scenario, const RunOptions& optio
 SteppedRun::~SteppedRun() = default;
 
 bool SteppedRun::continues() const { return state_->run != nullptr; }
-
-namespace {
-
-bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
 
 std::string SteppedRun::at(Nanos w, const Report& report) {
   State& s = *state_;
