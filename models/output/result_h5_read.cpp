@@ -23,6 +23,7 @@
 #include "models/output/result_io.hpp"
 #include "models/output/result_read_isolated.hpp"
 #include "sim/io/hdf5_file.hpp"
+#include "sim/util/write_all.hpp"
 
 namespace gpumux {
 namespace {
@@ -216,21 +217,6 @@ void check_result_tables_h5(const std::string& path) {
   }
 }
 
-namespace {
-
-// Writes all of TEXT to FD (a pipe), retrying short writes.
-void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-}  // namespace
-
 std::vector<nlohmann::ordered_json> read_result_file_isolated(const std::string& path,
                                                               double base_seconds,
                                                               void (*in_child)()) {
@@ -271,7 +257,7 @@ std::vector<nlohmann::ordered_json> read_result_file_isolated(const std::string&
       answer = std::string("E") + e.what();
       status = 2;
     }
-    write_all(channel[1], answer);
+    (void)write_all(channel[1], answer);  // a reader gone: nothing to tell it
     ::close(channel[1]);
     ::_exit(status);
   }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -32,6 +33,7 @@
 namespace gpumux {
 
 struct DeviceProfile;
+class SteppedRun;
 
 namespace planner_detail {
 
@@ -331,6 +333,9 @@ class Planner {
 
   std::mutex mutex_;
   std::map<UnitKey, UnitInfo> units_;
+  /// Units whose window grows, each one simulation continued from window to window
+  /// (simulate_units; models/run/runner.hpp SteppedRun), until decided or stopped.
+  std::map<UnitKey, std::shared_ptr<SteppedRun>> stepped_;
   std::map<GroupKey, GroupState> groups_;
   std::map<std::string, bool> whole_configs_;  // exhaustive: config text -> feasible
   std::map<std::tuple<Mask, int, int, int, int, bool>, double> count_memo_;

@@ -220,6 +220,51 @@ bool switched_off(const char* variable) {
   return value != nullptr && std::string(value) == "0";
 }
 
+/// Numbers as text and back, exactly (the doubles are integers of ns; order kept): what a
+/// continued simulation's child process sends back (SteppedRun).
+std::string numbers_text(const std::vector<Numbers>& numbers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Numbers& n : numbers) {
+    nlohmann::json targets = nlohmann::json::array();
+    for (const PlanSloTarget& t : n.targets) {
+      const auto optional = [](const std::optional<double>& v) {
+        return v ? nlohmann::json(*v) : nlohmann::json();
+      };
+      targets.push_back({t.key, t.label, t.target_ns, optional(t.value_ns), optional(t.low_ns),
+                         optional(t.high_ns), t.samples});
+    }
+    out.push_back({n.name, n.device, n.failed, n.oom, targets});
+  }
+  return out.dump();
+}
+
+std::vector<Numbers> numbers_from_text(const std::string& text) {
+  std::vector<Numbers> out;
+  for (const nlohmann::json& n : nlohmann::json::parse(text)) {
+    Numbers numbers;
+    numbers.name = n.at(0).get<std::string>();
+    numbers.device = n.at(1).get<std::string>();
+    numbers.failed = n.at(2).get<std::int64_t>();
+    numbers.oom = n.at(3).get<std::int64_t>();
+    for (const nlohmann::json& t : n.at(4)) {
+      PlanSloTarget target;
+      target.key = t.at(0).get<std::string>();
+      target.label = t.at(1).get<std::string>();
+      target.target_ns = t.at(2).get<double>();
+      const auto optional = [](const nlohmann::json& v) {
+        return v.is_null() ? std::nullopt : std::optional<double>(v.get<double>());
+      };
+      target.value_ns = optional(t.at(3));
+      target.low_ns = optional(t.at(4));
+      target.high_ns = optional(t.at(5));
+      target.samples = t.at(6).get<std::int64_t>();
+      numbers.targets.push_back(target);
+    }
+    out.push_back(numbers);
+  }
+  return out;
+}
+
 }  // namespace
 
 // Simulates BATCH, each unit over the input's window; a unit whose only failures are
@@ -299,6 +344,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
     }
     return false;
   };
+  const bool continue_windows = !switched_off("GPUMUX_PLAN_CONTINUE");
   while (!round.empty()) {
     if (stopped()) throw PlanInterrupted();
     std::vector<Config> configs;
@@ -331,6 +377,20 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
         }
       }
     } else {
+      // A shared unit whose window may grow continues one simulation from window to window
+      // (SteppedRun: the same numbers as a fresh run of each window); its longest window is
+      // the last of the doublings within plan.max_duration.
+      std::vector<std::shared_ptr<SteppedRun>*> steps(round.size(), nullptr);
+      std::vector<Nanos> last_window(round.size(), 0);
+      if (continue_windows) {
+        for (std::size_t i = 0; i < round.size(); ++i) {
+          Nanos last = windows[i];
+          while (const std::optional<Nanos> longer = longer_window(last)) last = *longer;
+          if (round[i].mode == Mode::exclusive || last == windows[i]) continue;
+          steps[i] = &stepped_[round[i]];
+          last_window[i] = last;
+        }
+      }
       std::atomic<std::size_t> next{0};
       auto work = [&] {
         for (std::size_t i = next++; i < round.size(); i = next++) {
@@ -338,6 +398,16 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
             RunOptions run;
             run.record_requests = false;
             run.interrupt = options_.interrupt;
+            if (steps[i] != nullptr) {
+              std::shared_ptr<SteppedRun>& stepped = *steps[i];
+              if (!stepped) {
+                stepped = std::make_shared<SteppedRun>(
+                    resolve_scenario(unit_scenario(configs[i], last_window[i])), run);
+              }
+              results[i] = numbers_from_text(stepped->at(
+                  windows[i], [](const RunResult& r) { return numbers_text(numbers_of(r)); }));
+              continue;
+            }
             results[i] =
                 numbers_of(simulate(resolve_scenario(unit_scenario(configs[i], windows[i])), run));
           } catch (const std::exception& e) {
@@ -417,6 +487,11 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
           info.resume = *longer[i];
         }
       }
+    }
+    // A unit that does not grow on drops its continued simulation (one that resumes later
+    // starts again at its next window: the same numbers).
+    for (const UnitKey& u : round) {
+      if (std::find(again.begin(), again.end(), u) == again.end()) stepped_.erase(u);
     }
     if (options_.progress) options_.progress(stats_.simulations);
     round = std::move(again);

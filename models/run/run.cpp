@@ -6,6 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
+#include <stdexcept>
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -13,6 +19,7 @@
 #include "models/gpu/power.hpp"
 #include "models/scenario/emit.hpp"
 #include "models/strategies/registry.hpp"
+#include "sim/util/write_all.hpp"
 
 namespace gpumux {
 namespace run {
@@ -79,7 +86,30 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
 }
 
 RunResult Run::execute() {
-  const auto wall_start = std::chrono::steady_clock::now();
+  start();
+  run_to_end();
+  return finish();
+}
+
+bool Run::steppable() const {
+  if (components_.size() != 1 || !scenario.faults.empty()) return false;
+  return std::none_of(tenants.begin(), tenants.end(), [](const auto& t) { return t->direct(); });
+}
+
+bool Run::advance_before(Nanos t) {
+  Component& c = components_.front();
+  current_ = &c;
+  c.sim->set_poll([this] { poll(); }, 4096);
+  c.sim->run_until(t - 1);
+  return !interrupted_;
+}
+
+void Run::end_arrivals_at(Nanos t) {
+  for (const auto& tenant : tenants) tenant->end_arrivals_at(t);
+}
+
+void Run::start() {
+  wall_start_ = std::chrono::steady_clock::now();
   const std::size_t n = devices.size();
   sample_busy_.assign(n, std::vector<double>{0.0});
   sample_dram_.assign(n, std::vector<double>{0.0});
@@ -114,7 +144,10 @@ RunResult Run::execute() {
     components_[component_of_device_[device]].sim->schedule_at(
         scenario.faults[f].at, make_event<&Run::on_fault>(*this, f), kPriorityControl);
   }
-  const bool interrupted = run_components();
+}
+
+RunResult Run::finish() {
+  const bool interrupted = interrupted_;
   // The run ends when the last request has completed or failed after `duration` (drain), not
   // when the last pending event ran (a restart scheduled after the drain changes nothing).
   Nanos stopped_at = 0;
@@ -125,7 +158,7 @@ RunResult Run::execute() {
   finish_timeseries(end);
   fill_results(end);
   result.wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
   result.scenario_yaml = emit_scenario_yaml(scenario);
   return std::move(result);
 }
@@ -252,6 +285,87 @@ RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) 
         p.boost_clock_mhz));
   }
   return result;
+}
+
+struct SteppedRun::State {
+  ResolvedScenario scenario;  // its duration: the longest window (the child sets its own)
+  RunOptions options;
+  std::unique_ptr<run::Run> run;  // the continued simulation; null: fresh runs
+  Nanos reached = 0;              // the last window asked for
+};
+
+SteppedRun::SteppedRun(const ResolvedScenario& scenario, const RunOptions& options)
+    : state_(std::make_unique<State>()) {
+  state_->scenario = scenario;
+  state_->options = options;
+  const std::vector<double> worst = board_clock_bounds(state_->scenario);
+  const bool may_cap = std::any_of(worst.begin(), worst.end(), [](double x) { return x < 1.0; });
+  if (may_cap || !options.observers.empty()) return;
+  auto run = std::make_unique<run::Run>(state_->scenario, state_->options);
+  if (!run->steppable()) return;
+  run->start();
+  state_->run = std::move(run);
+}
+
+SteppedRun::~SteppedRun() = default;
+
+bool SteppedRun::continues() const { return state_->run != nullptr; }
+
+std::string SteppedRun::at(Nanos w, const Report& report) {
+  State& s = *state_;
+  if (w <= s.reached || w > s.scenario.scenario.duration) {
+    throw std::logic_error("SteppedRun::at: windows must grow, up to the scenario's duration");
+  }
+  s.reached = w;
+  const auto fresh = [&] {
+    ResolvedScenario shorter = s.scenario;
+    shorter.scenario.duration = w;
+    return report(simulate(shorter, s.options));
+  };
+  if (!s.run) return fresh();
+  if (w == s.scenario.scenario.duration) {
+    // The longest window: the run itself, to its end.
+    std::unique_ptr<run::Run> run = std::move(s.run);
+    run->run_to_end();
+    return report(run->finish());
+  }
+  if (!s.run->advance_before(w)) return fresh();  // interrupted: the caller sees the flag
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return fresh();
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return fresh();
+  }
+  if (child == 0) {
+    // The child: this process's copy of the run ends as a run of duration w.
+    ::close(pipe_fds[0]);
+    int status = 3;
+    try {
+      s.scenario.scenario.duration = w;
+      s.run->end_arrivals_at(w);
+      s.run->run_to_end();
+      if (write_all(pipe_fds[1], report(s.run->finish()))) status = 0;
+    } catch (...) {
+    }
+    ::_exit(status);  // no atexit handlers, no stdio flush: the parent's
+  }
+  ::close(pipe_fds[1]);
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return fresh();
+  return text;
 }
 
 }  // namespace gpumux

@@ -11,6 +11,7 @@
 //   cost.cpp        attributed GPU time and cost per tenant, the GPUs' cost
 //   provenance.cpp  what the result was made from: scenario, seed, profile hashes, notes
 // Internal to the runner; the public entry point is simulate() (runner.hpp).
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -59,6 +60,24 @@ class Run {
  public:
   Run(const ResolvedScenario& resolved, const RunOptions& options);
   RunResult execute();
+
+  // A run in steps (SteppedRun, runner.hpp): execute() is start(), run_components(), finish().
+  /// Arms the run: the tenants' start-up events, the warm-up mark, the sampler, the faults.
+  void start();
+  /// One component, no faults and no tenant on the direct path: the run may stop before any
+  /// time and go on (advance_before), or end early (end_arrivals_at).
+  bool steppable() const;
+  /// Runs every event before T (steppable runs only). False when interrupted.
+  bool advance_before(Nanos t);
+  /// From now on the run ends as a run of duration T does: no arrival at or after T (the
+  /// scenario's `duration` must be set to T by the owner as well).
+  void end_arrivals_at(Nanos t);
+  /// Runs the rest, to the drain's end.
+  void run_to_end() {
+    if (run_components()) interrupted_ = true;
+  }
+  /// Fills the result (after run_to_end).
+  RunResult finish();
 
   const ResolvedScenario& resolved;
   const Scenario& scenario;
@@ -205,6 +224,7 @@ class Run {
   void add_assumption_notes();
 
   const RunOptions& options_;
+  std::chrono::steady_clock::time_point wall_start_;
   TenantStatsRecorder stats_;         // the built-in recorder: TenantResult's statistics
   std::vector<Recorder*> observers_;  // RunOptions::observers
   std::vector<Recorder*> arrival_observers_, kernel_observers_;  // those that want_arrivals/kernels

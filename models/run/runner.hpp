@@ -19,7 +19,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
@@ -71,5 +73,34 @@ struct RunOptions {
 };
 
 RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options = {});
+
+/// One scenario judged over growing windows (`gpumux plan`'s doubling windows): at(w, report)
+/// is REPORT of what simulate() gives for the scenario with `duration: w`, for increasing w up
+/// to the scenario's own duration (the longest window), each tenant's numbers bit for bit (the
+/// result's `events` and the tail of its timeseries may differ). Where it can — one component,
+/// no faults, no tenant on the direct path, no power cap, a POSIX fork() — one simulation runs
+/// on instead of starting again for each w: it runs every event before w, the process forks
+/// (copy-on-write), and the child ends the run as a run of duration w ends (no arrival from w
+/// on, the drain), sends REPORT of its result back through a pipe and exits; the parent goes
+/// on. Otherwise (or when the child fails) each w is a fresh simulate(). Cost: the longest
+/// window's simulation plus each window's drain and fork (the pages the parent writes after it
+/// are copied), instead of the sum of every window's simulation. REPORT runs in the child: it
+/// must only read the result. Not thread-safe; one SteppedRun per thread.
+class SteppedRun {
+ public:
+  using Report = std::function<std::string(const RunResult&)>;
+  SteppedRun(const ResolvedScenario& scenario, const RunOptions& options);
+  ~SteppedRun();
+  SteppedRun(const SteppedRun&) = delete;
+  SteppedRun& operator=(const SteppedRun&) = delete;
+  /// REPORT of the result over duration W (> the last call's, <= the scenario's duration).
+  std::string at(Nanos w, const Report& report);
+  /// Whether the windows continue one simulation (false: each is a fresh run).
+  bool continues() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace gpumux

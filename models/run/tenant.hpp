@@ -115,6 +115,10 @@ class Tenant final : public KernelOwner {
   void kill(EventKind kind, const std::string& detail);
   void schedule_restart(Nanos delay);
   /// Refused by a device before the run (e.g. the MPS client limit): never runs.
+  /// No arrival at or after T from now on (a stepped run ending early: Run::end_arrivals_at).
+  void end_arrivals_at(Nanos t) { arrivals_end_ = std::min(arrivals_end_, t); }
+  /// Runs its events inline (models/run/direct.cpp) instead of through the queue.
+  bool direct() const { return direct_; }
   void mark_rejected() {
     dead_ = true;
     rejected_ = true;

@@ -123,6 +123,33 @@ TEST(Plan, SearchShortcutsKeepTheAnswer) {
   EXPECT_GT(decided_by_dominance, 0);
 }
 
+TEST(Plan, ContinuedWindowsKeepEveryNumber) {
+  // A unit whose window grows continues one simulation from window to window (SteppedRun,
+  // models/run/runner.hpp) instead of a fresh run per window (GPUMUX_PLAN_CONTINUE=0): every
+  // number of the plan's JSON is the same (the wall time aside), on the node instance and
+  // random ones, and some windows grew (so the continued path ran).
+  std::mt19937 rng(20261207);
+  std::vector<std::string> instances = {kNode};
+  for (int i = 0; i < 6; ++i) instances.push_back(random_instance(rng, 3, 2));
+  std::int64_t longer = 0;
+  for (const std::string& yaml : instances) {
+    SCOPED_TRACE(yaml);
+    const Scenario scenario = load_scenario_text(yaml, "random.yaml");
+    PlanOptions options;
+    options.jobs = 2;
+    nlohmann::ordered_json continued = plan_json(plan_scenario(scenario, options));
+    ::setenv("GPUMUX_PLAN_CONTINUE", "0", 1);
+    nlohmann::ordered_json fresh = plan_json(plan_scenario(scenario, options));
+    ::unsetenv("GPUMUX_PLAN_CONTINUE");
+    continued["search"].erase("wall_s");
+    fresh["search"].erase("wall_s");
+    EXPECT_EQ(continued.dump(1), fresh.dump(1));
+    longer += continued["search"].value("longer_windows", std::int64_t{0});
+  }
+  std::printf("windows grown: %lld\n", static_cast<long long>(longer));
+  EXPECT_GT(longer, 0);
+}
+
 TEST(Plan, BestSetupReproducesWithRun) {
   const Scenario scenario = load_scenario_text(kNode, "node.yaml");
   const PlanResult result = plan_scenario(scenario);

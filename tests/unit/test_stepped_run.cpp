@@ -1,0 +1,91 @@
+// SteppedRun (models/run/runner.hpp): a scenario judged over growing windows, one simulation
+// continued from window to window (a fork per window) instead of a fresh run per window, as
+// `gpumux plan` grows an inconclusive unit's window. Its contract: at(w) gives, for every
+// tenant, exactly what simulate() gives for the scenario with `duration: w`. Checked on random
+// scenarios (tests/support/random_scenario.hpp: every registered strategy, MIG, faults,
+// warm-up, closed loops, traces, active windows, ...) at three windows each: the per-tenant
+// summary (latencies, percentiles and their intervals, SLO verdicts, counts, memory, cost) is
+// equal to a fresh run's, both where the run continues (one component, no faults, no tenant on
+// the direct path; half the scenarios run as one queue without the direct path, so that most of
+// those continue) and where it falls back to fresh runs.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "models/output/result_io.hpp"
+#include "models/run/runner.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
+#include "tests/support/random_scenario.hpp"
+
+namespace gpumux {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The per-tenant part of the summary: what a window's verdicts are made from.
+std::string tenants_of(const RunResult& r) { return summary_json(r).at("tenants").dump(); }
+
+TEST(SteppedRun, EachWindowEqualsAFreshRunOfThatDuration) {
+  const fs::path dir =
+      fs::temp_directory_path() / (std::string("gpumux-stepped-") + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = testing::write_arrival_trace(dir);
+  int continued = 0, fresh = 0;
+  for (std::uint32_t seed = 1; seed <= 80; ++seed) {
+    testing::ScenarioMaker maker(seed, trace);
+    const std::string yaml = maker.make();
+    ResolvedScenario resolved;
+    try {
+      resolved = resolve_scenario(load_scenario_text(yaml, (dir / "s.yaml").string()));
+    } catch (const std::exception& e) {
+      FAIL() << "seed " << seed << ": " << e.what() << "\n" << yaml;
+    }
+    const Nanos longest = resolved.scenario.duration;
+    RunOptions options;
+    options.record_requests = false;
+    // Every other scenario as one event queue with every event queued (one component, no
+    // direct path): most of those continue.
+    options.partition = options.direct_path = seed % 2 == 1;
+    SteppedRun stepped(resolved, options);
+    (stepped.continues() ? continued : fresh)++;
+    // Windows before, around and after the warm-up's end, and the scenario's own duration.
+    for (const Nanos w : {longest / 5, longest / 2, longest - 1, longest}) {
+      if (w <= 0) continue;
+      ResolvedScenario shorter = resolved;
+      shorter.scenario.duration = w;
+      const std::string expected = tenants_of(simulate(shorter, options));
+      const std::string got = stepped.at(w, tenants_of);
+      ASSERT_EQ(got, expected) << "seed " << seed << ", window " << w << " ns of " << longest
+                               << (stepped.continues() ? " (continued)" : " (fresh)") << "\n"
+                               << yaml;
+    }
+  }
+  // Both paths ran.
+  EXPECT_GE(continued, 25);
+  EXPECT_GE(fresh, 25);
+  std::printf("%d of 80 scenarios continued one simulation, %d ran fresh windows\n", continued,
+              fresh);
+  fs::remove_all(dir);
+}
+
+TEST(SteppedRun, WindowsMustGrow) {
+  const fs::path dir =
+      fs::temp_directory_path() / (std::string("gpumux-stepped-") + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  testing::ScenarioMaker maker(7, testing::write_arrival_trace(dir));
+  const ResolvedScenario resolved =
+      resolve_scenario(load_scenario_text(maker.make(), (dir / "s.yaml").string()));
+  SteppedRun stepped(resolved, RunOptions{});
+  const Nanos d = resolved.scenario.duration;
+  EXPECT_FALSE(stepped.at(d / 2, tenants_of).empty());
+  EXPECT_THROW(stepped.at(d / 2, tenants_of), std::logic_error);  // not longer
+  EXPECT_THROW(stepped.at(d + 1, tenants_of), std::logic_error);  // past the duration
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpumux
