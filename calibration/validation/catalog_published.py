@@ -43,7 +43,6 @@ import csv
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,6 +52,8 @@ import h5py
 import numpy as np
 import yaml
 
+from catalog_reasons import MLPERF_BERT, reason_for
+from catalog_report import coverage, report, summarise
 from common import argument_parser, write_outputs
 
 HERE = Path(__file__).resolve().parent
@@ -112,169 +113,6 @@ PRECISION = {"AMP (FP16) NHWC": "fp16", "AMP (FP16)": "fp16", "FP16": "fp16", "T
              "FP16 (ONNX Runtime)": "fp16", "FP32 (not stated)": "tf32", "INT8": "int8",
              "FP16 (AMP)": "fp16", "TF32 + XLA": "tf32", "AMP (FP16) + XLA": "fp16"}
 DURATION = "10s"
-
-# DeepLearningExamples' BERT-large on Triton (dle-bertl-triton): the ONNX Runtime backend, and
-# the TensorRT backend with ONNX Runtime's TensorRT execution provider.
-TRITON_ORT = (
-    "Triton's onnxruntime backend spends the time in the backend, not the transfer: its "
-    "Server Compute Infer is 6.5 of 6.8 ms at batch 1 and 28.9 of 29.1 at batch 8 (A30: 9.3 "
-    "of 9.7, 59.3 of 59.8), 1.8-1.9x the TensorRT backend's for the same model (3.4 ms, "
-    "15.2 ms), while the catalog's onnxruntime request is within 5 % of its tensorrt one; how much "
-    "slower ONNX Runtime's CUDA kernels are than TensorRT's on BERT-large at 384 tokens is not "
-    "characterised by any source here")
-TRITON_TRT = (
-    "the time is in the backend (Server Compute Infer 3.4 of 3.6 ms at batch 1, 15.2 of 15.4 "
-    "at batch 8; A30 5.2 of 5.8, 31.1 of 31.6): this engine (Triton 21.10, TensorRT 8.0, "
-    "CUDA graphs off) takes 1.15x (batch 1) and 1.4x (batch 8) what TensorRT 10.7 demoBERT "
-    "takes for the same model and length on an A100 (2.96 ms, 11.0 ms; trt-bert-10.7, "
-    "predicted within 27 % and 2 %; A30: 5.2 ms against demoBERT 8.4.3's 4.57, a calibration "
-    "point); the ONNX Runtime TensorRT execution provider gives the same times (3.5 / 15.2 ms)")
-
-# Written reasons for points worse than 25 % where the published number measures something the
-# catalog request does not contain (by point-id prefix). Each says what the source measured; none
-# changes a prediction.
-REASONS = {
-    "vitb16-ft-": "FasterTransformer's ViT example is slow for its FLOPs: at batch 32 it runs "
-                  "32 x 17.6 GFLOP in 10.0 ms, 56 TFLOP/s (at 384x384 the same table gives 40), "
-                  "a third of what TensorRT demoBERT reaches on the same 768-wide GEMMs (BERT-base, "
-                  "batch 128 x 128 tokens: 174 TFLOP/s, which the catalog predicts within 6 %), and "
-                  "at batch 1 it takes 2.3x demoBERT's 128-token request for 197 tokens; what the "
-                  "example spends beyond its GEMMs is not documented",
-    "migperf-bertb-": "MIGPerf runs native PyTorch eager (float32 on TF32 tensor cores, sequence "
-                      "64): 11 ms at batch 1 on every slice and at batch 32 on the whole GPU, "
-                      "i.e. about 30 us of host time per operator on its host, 3x the pytorch "
-                      "runtime's 10 us assumption; at batch 32 the whole GPU's request is that "
-                      "host time, so the slices' ratios divide by a denominator the model puts at "
-                      "a third",
-    "rn50-infer-a100-trt-": "Triton's offline numbers are client-side: gRPC and the input "
-                            "transfer (0.3 MB per FP16 image) are in the measured time",
-    "tally-bert-berttrain-mps": "the FP32 neighbour's catalog GEMMs run rounds (block times) of up "
-                                "to 1.6 ms in lockstep (a 4.2 ms ffn2 kernel of 2.7 waves): a "
-                                "server kernel takes SMs only at a round's end, on whole SMs at "
-                                "full speed; real blocks retire staggered after the first wave and "
-                                "the server's blocks then run beside the trainer's warps on shared "
-                                "SMs (desynchronised retirement and issue sharing outside leftover "
-                                "co-residency are not modelled, docs/strategies.md): gpumux "
-                                "over-predicts the rare long waits (p99) and under-predicts the "
-                                "common slowdown (mean)",
-    "tally-bert-rn50-mps": "the model splits the GPU in ResNet-50's favour: the trainer keeps 0.92 "
-                           "of its solo throughput against Tally's 0.78 while the server's p99 "
-                           "grows more than measured; each server kernel joins at the end of a "
-                           "round of ResNet-50's multi-wave kernels (eager BN/ReLU of 116 waves, "
-                           "convolutions of 4-29) and NVIDIA publishes no inter-client block order "
-                           "(client_order: interleaved is an assumption, docs/strategies.md). Since "
-                           "the overlap merge (law 2) the server's balanced GEMMs (busy 1, memory "
-                           "0.5-0.9) beside ResNet-50's DRAM-bound elementwise kernels are slowed "
-                           "by the larger of their compute and memory stretches, not a mean of the "
-                           "two: +20 % -> +31 % (p99), +21 % -> +33 % (mean); the serial law "
-                           "reproduces the old numbers exactly. Tally's image builds PyTorch "
-                           "with USE_CUDNN=0 (tally-bench docker/Dockerfile.base): the real "
-                           "trainer's convolutions are not cuDNN's implicit GEMMs the catalog "
-                           "counts",
-    "tally-bert-pointnet-mps": "both tenants lose less than measured (the trainer keeps 0.93 of its "
-                               "solo throughput against Tally's 0.84; the server's p99 4.9 ms "
-                               "against 17.0 ms): interference PointNet causes on the GPU that the "
-                               "model does not have, not identified: its per-point 1x1 "
-                               "convolutions (131 k points, 3-128 input channels) are skinny-K "
-                               "GEMMs the catalog runs at its tile's roofline, and Tally's "
-                               "single-job table gives PointNet 31 % memory utilisation against "
-                               "ResNet-50's 10.6 %; no per-kernel source for them was found. "
-                               "Tally's image builds PyTorch with USE_CUDNN=0 (tally-bench "
-                               "docker/Dockerfile.base), so its PointNet and ResNet-50 trainers "
-                               "convolve without cuDNN (PyTorch's native im2col + GEMM path), "
-                               "where the catalog's pytorch runtime counts cuDNN's implicit GEMMs",
-    "tally-bert-whisper-mps": "the predicted p99 beside the trainer is 38.5 ms against 48.3 ms "
-                              "measured (-20 %); the ratio's +57 % is the server's solo p99 "
-                              "(2.08 ms predicted against 4.10 ms: bert-ort-a100-b1's -49 %, "
-                              "before the onnxruntime runtime's device time per kernel). "
-                              "Whisper's fp32 weight-gradient GEMMs over 24,000 audio positions "
-                              "run single rounds of up to 5.4 ms (one wave of 108 tiles, no "
-                              "split-K), which a server kernel waits out; Tally's single-job table "
-                              "gives the trainer 50 % GPU utilisation alone (its Trainer collates "
-                              "16 log-Mel inputs on the CPU each step: the data loader is not "
-                              "modelled, docs/workloads.md), so the real server often finds the "
-                              "GPU idle",
-    "rn50-train-a100-": "DeepLearningExamples' step includes DALI decoding and augmentation on the "
-                        "GPU and BN/ReLU in cuDNN's kernels; the catalog's convolutions run at the "
-                        "assumed 80 % of the tensor peak (large-GEMM figure) with their latency "
-                        "floors; no published per-kernel efficiency of ResNet-50's convolutions "
-                        "was found to replace the assumption",
-    "bertl-pretrain512-": "the measured 210 seq/s is 211 TFLOP/s for BERT-large's ~1.0 TFLOP per "
-                          "512-token training sequence (3 x the forward: 2 x 302 M encoder "
-                          "weights x 512 tokens + 4 x 512^2 x 1024 x 24 attention), 68 % of the "
-                          "dense peak with no time left for the step's elementwise and attention "
-                          "passes; DeepLearningExamples' phase-2 pipeline must skip work the "
-                          "catalog counts (padding), which its README does not state; phase 1 "
-                          "(seq 128) is within 7 %",
-    "bertl-squad-": "DeepLearningExamples' SQuAD numbers (110 seq/s at seq 384) are slower per "
-                    "sequence than its own seq-512 pre-training (210 seq/s): run_squad's loop "
-                    "(data collation, unfused optimizer, evaluation hooks) is outside the model",
-    # The TensorRT 8.4.3 demoBERT points (bertb-trt-*, bertl-trt-*) are calibration points
-    # (calibration/fit/), not scored here.
-    "bert-ort-a100-b1": "ONNX Runtime's own A100-40GB benchmark of FP16 BERT-base (onnxruntime "
-                        "pull 12670: batch 1-32, sequence 8-128) is predicted within 4 % "
-                        "(calibration/fit/ORT-KERNEL.md: 5 us of host dispatch per node, 3 us "
-                        "of device time per kernel); Tally's 4.05 ms for BERT-large is 1.5 ms "
-                        "more than the same runtime predicts: its Python loop (numpy feeds "
-                        "copied from pageable memory each call, two fetches, argmax and "
-                        "tokenizer decode) on a GCP a2-highgpu-1g host, which no source here "
-                        "times. Fitted to this point alone the device time per kernel would be "
-                        "10 us, and ONNX Runtime's own benchmark would then be predicted 65 % "
-                        "slow (calibration/fit/SOURCE.md). Every Tally co-location ratio divides "
-                        "by this server's solo time",
-    "bertbase-trt10.7.0.23-a100-s384-b1": (
-        "batch 1 at 384 tokens: TensorRT's batch-1 kernels last a few microseconds and their time "
-        "beyond the latency floor (block dispatch, prologue, end-of-kernel flush) is what the "
-        "profile's block_round_cost and kernel_fixed_cost carry, 0 in the shipped profiles "
-        "(docs/calibration.md); demoBERT 8.4.3's same configuration, a calibration point, is "
-        "-36 % before the fit (calibration/fit/REPORT.md); batch 4-8 is within 8 %"),
-    "bertlarge-trt10.7.0.23-a100-s384-b1": (
-        "batch 1 at 384 tokens, as for BERT-base: the time of TensorRT's short kernels beyond the "
-        "latency floor (block dispatch, prologue, end-of-kernel flush) is 0 in the shipped "
-        "profiles (block_round_cost, kernel_fixed_cost: docs/calibration.md); demoBERT 8.4.3's "
-        "same configuration, a calibration point, is -31 % before the fit "
-        "(calibration/fit/REPORT.md); batch 4-8 is within 2 %"),
-    "bertl-triton-a100-ort-b": TRITON_ORT,
-    "bertl-triton-a30-ort-b": TRITON_ORT,
-    "bertl-triton-a100-trt-": TRITON_TRT,
-    "bertl-triton-a30-trt-": TRITON_TRT,
-    "bertl-triton-a100-ort-trt-": TRITON_TRT,
-    "bertl-triton-a30-ort-trt-": TRITON_TRT,
-    "bertl-triton-a100-ts-b1": (
-        "TorchScript in Triton's pytorch backend is paced by the host: batch 1 takes 10.5 ms on "
-        "the A100 system and 9.1 ms on the A30's, slower on the faster GPU, so the request's time "
-        "follows the host (the pytorch runtime's 10 us per operator is an assumption, "
-        "kernel-families.yaml), not the GPU; Triton reports part of this backend's work under "
-        "Server Compute Output, so its compute-infer row cannot split host from GPU"),
-    "rn50-triton-a100-": (
-        "Triton Perf Analyzer's latency is client-side: at batch 2-8 it grows 0.28 ms per image "
-        "(ONNX Runtime-TensorRT) and 0.60 ms (TF-TRT) against the predicted 0.06 ms of GPU work, "
-        "and it holds 1.7-2.7 ms more at batch 1-2: the gRPC round trip and the input "
-        "transfer (0.3 MB per FP16 image) are in the measured time (as rn50-infer-a100-trt)"),
-    # The L4 point is over-predicted (+25 %): not the per-query cost below; no cause found.
-    "rn50-v30-l4x1": "",
-    "rn50-v": (
-        "MLPerf SingleStream latency is LoadGen's issue-to-completion time of one query: the "
-        "measured times sit 110-220 us above the predicted GPU work on both the "
-        "A100 and the A30 (their predicted work differs by 10 %, their measured times by 11 %), "
-        "i.e. a per-query cost that is not GPU throughput: the harness (LoadGen, LWIS or Triton's "
-        "C API, the CUDA-graph launch) and, on the A30 and A100-PCIe systems, the input copy "
-        "(start_from_device unset); the shipped profiles' time-alone terms are 0 "
-        "(docs/calibration.md) and MLPerf v1.0's three LWIS points are calibration points"),
-    "llama2-70b-": "Splitwise's TPOT barely moves with TP (A100: 54.9, 45.0, 44.9 ms at TP 2, 4, "
-                   "8) while each GPU's weight read halves (39.5, 19.8, 9.9 ms): beyond it 15 ms "
-                   "at TP 2 and 35 ms at TP 8 (440 us per layer), several times the card's "
-                   "eager dispatch floor (966 kernels x 10 us at TP 8) and NCCL latency "
-                   "(160 x 10 us); the engine Splitwise profiled is not named in its perf model "
-                   "and no source quantifies its per-layer host and synchronisation cost "
-                   "(docs/llm-serving.md, tensor parallelism). TTFT at TP 8 and 512 tokens: the "
-                   "same per-layer overhead on a 50-90 ms prefill",
-    "gpt2-124m-": "the recipe's precision and attention for the batch-44 run are not stated "
-                  "(pull 103); its later committed config is bf16 with SDPA attention "
-                  "(pytorch-sdpa, used here) and torch.compile, which the catalog does not "
-                  "model; 1.5 steps/s is approximate",
-}
-
 
 def read(name: str) -> list:
     return list(csv.DictReader((DATA / name).open()))
@@ -458,10 +296,6 @@ def mig_rows(g: Gpumux) -> list:
 STATISTIC = re.compile(r"-(mean|avg|p90|p95|p99|compute-infer|thr)$")
 MEAN_STATS = ("mean", "avg", "")
 STAT_ORDER = MEAN_STATS + ("p90", "p95", "p99")
-# MLPerf's BERT SingleStream queries are SQuAD v1.1 samples of their real lengths (up to 384):
-# the mean mixes lengths, and one request of 384 tokens is not the measured workload.
-MLPERF_BERT = ("not comparable: MLPerf's BERT queries are SQuAD v1.1 samples of varying real "
-               "length (up to 384); a fixed seq_len 384 request is not the measured workload")
 
 
 def statistic(point_id: str) -> tuple[str, str]:
@@ -698,134 +532,6 @@ def predict_colocation(g: Gpumux, row: dict) -> tuple[float | None, str]:
     return stat(times[1]) / stat(times[0]), ""
 
 
-# Time-slicing beside any trainer (measured 2.72-2.73x, predicted 1.88-1.89x).
-TS_REASON = ("not the slice geometry (1024 us slice, 88 us switch, the profile's): a GPU-bound "
-             "2.08 ms server gives 2.62x beside the same trainer. Tally times a query from its "
-             "start (infer_monitor.py: queueing excluded since the corun merge; catalog2's +2 % "
-             "compared open-loop latencies, queueing included). The catalog's ONNX Runtime request "
-             "is host-paced (0.98 ms of kernels in 2.08 ms; the runtime's 5 us per node is an "
-             "assumption): while the trainer holds a slice the server's CPU keeps issuing, so the "
-             "wait overlaps dispatch it spends anyway. Tally's single-job table gives the real "
-             "query 89 % GPU-busy (3.6 of 4.05 ms); a 4.05 ms server at that share gives 2.17x; "
-             "the rest needs host synchronisations inside the query (timeslicing.py infers about "
-             "6), each handing the GPU to the trainer for a whole slice, which no source counts")
-TS_POINTS = ("tally-bert-rn50-ts", "tally-bert-pointnet-ts", "tally-bert-berttrain-ts",
-             "tally-bert-gpt2-ts")
-
-
-def reason_for(point_id: str) -> str:
-    if point_id in TS_POINTS:
-        return TS_REASON
-    # A small_batch.csv MIG ratio (id ending -ratio) is not explained by its slice's reason.
-    ratio = point_id.endswith("-ratio")
-    return next((text for prefix, text in REASONS.items() if point_id.startswith(prefix)
-                 and (not ratio or prefix.endswith("-ratio"))), "")
-
-
-def summarise(rows: list) -> dict:
-    out = {}
-    for section in dict.fromkeys(r["section"] for r in rows):
-        done = [abs(r["error"]) for r in rows if r["section"] == section and r["error"] is not None]
-        out[section] = {"points": sum(1 for r in rows if r["section"] == section),
-                        "compared": len(done), "pending": sum(1 for r in rows if r["section"] ==
-                                                              section and r["error"] is None),
-                        "median_abs": statistics.median(done) if done else None,
-                        "max_abs": max(done) if done else None,
-                        "over_25": sum(1 for e in done if e > 0.25),
-                        "over_25_unexplained": sum(
-                            1 for r in rows if r["section"] == section and r["error"] is not None
-                            and abs(r["error"]) > 0.25 and not r["reason"])}
-    return out
-
-
-def catalog_entries() -> list:
-    """Every workload-catalog entry and LLM card the repository ships, by name."""
-    workloads = HERE.parent.parent / "calibration" / "workloads"
-    names = sorted(p.stem for p in workloads.glob("*.yaml") if p.stem != "kernel-families")
-    return names + sorted(p.stem for p in (workloads / "llm").glob("*.yaml"))
-
-
-def coverage(rows: list) -> list:
-    """Per catalog entry: the points that run it (alone, on MIG slices, as a co-location
-    server or neighbour), how many were compared and their median and largest |error|."""
-    out = []
-    for name in catalog_entries():
-        mine = [r for r in rows if name in r.get("entries", [])]
-        done = [abs(r["error"]) for r in mine if r["error"] is not None]
-        out.append({"entry": name, "points": len(mine), "compared": len(done),
-                    "sections": sorted({r["section"] for r in mine}),
-                    "median_abs": statistics.median(done) if done else None,
-                    "max_abs": max(done) if done else None})
-    return out
-
-
-def coverage_lines(entries: list) -> list:
-    """coverage()'s table as Markdown lines (here and in REPORT.md, run_all.py)."""
-    L = ["", "Every catalog entry (calibration/workloads/, LLM cards in llm/) and the points "
-         "that run it, alone or beside another tenant (a co-location point counts for both its "
-         "server and its neighbour; entries without a point: data/published/SOURCE.md, Known "
-         "gaps):", "",
-         "| entry | points | compared | sections | median abs error | max abs error |",
-         "|---|---:|---:|---|---:|---:|"]
-    for c in entries:
-        med = "—" if c["median_abs"] is None else f"{100 * c['median_abs']:.1f}%"
-        mx = "—" if c["max_abs"] is None else f"{100 * c['max_abs']:.1f}%"
-        L.append(f"| `{c['entry']}` | {c['points']} | {c['compared']} | "
-                 f"{', '.join(c['sections']) or 'none published'} | {med} | {mx} |")
-    return L
-
-
-def left_out_line(left: dict) -> str:
-    """The one line above the tables: what was not scored (here and in REPORT.md)."""
-    return (f"Left out: {len(left['calibration'])} published points are calibration points "
-            f"(calibration/fit/*.csv, fitted by `gpumux calibrate`: see calibration/fit/REPORT.md "
-            f"and REPORT-FT.md; the ONNX Runtime ones by calibration/fit/ort_kernel_cost.py: "
-            f"ORT-KERNEL.md) "
-            f"and are not scored here, nor the {left['ratios']} MIG ratio(s) with one on a side; "
-            f"small_batch.csv is scored on one statistic per configuration (its mean), so its "
-            f"{left['statistics']} rows of other statistics (p90, server-side compute, "
-            f"throughput) are not.")
-
-
-def fmt(x, unit):
-    if x is None:
-        return "—"
-    return f"{x:.3g} {unit}".strip()
-
-
-def report(rows: list, summary: dict, left: dict) -> str:
-    L = ["# Catalog workloads against published measurements", "",
-         "Generated by `calibration/validation/catalog_published.py` (data: `data/published/`, "
-         "sources and licences in `data/published/SOURCE.md`). Each point runs the scenario a "
-         "user would write with catalog names only; nothing is fitted to these points (the "
-         "profiles' time-alone terms are fitted on the calibration set, left out here). "
-         "`pending` = the binary "
-         "does not (yet) know the workload or a key; the reason is gpumux's own message. "
-         "A written reason quotes the numbers of the run that wrote it (several predate the "
-         "2026-12-06 fit of the Ampere profiles' block_round_cost, docs/calibration.md); the "
-         "measured, predicted and error columns are this run's.", "",
-         left_out_line(left), "",
-         "| section | points | compared | pending | median abs error | max abs error | "
-         "> 25 % (unexplained) |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for s, v in summary.items():
-        med = "—" if v["median_abs"] is None else f"{100 * v['median_abs']:.1f}%"
-        mx = "—" if v["max_abs"] is None else f"{100 * v['max_abs']:.1f}%"
-        L.append(f"| {s} | {v['points']} | {v['compared']} | {v['pending']} | {med} | {mx} | "
-                 f"{v['over_25']} ({v['over_25_unexplained']}) |")
-    L += coverage_lines(coverage(rows))
-    L += ["", "Sources: " + "; ".join(f"`{k}` {v}" for k, v in SOURCES.items()) + ".", "",
-          "| section | point | setup | profile | measured | predicted | error | status |",
-          "|---|---|---|---|---:|---:|---:|---|"]
-    for r in rows:
-        err = "—" if r["error"] is None else f"{100 * r['error']:+.1f}%"
-        status = (f"pending: {r['pending']}" if r["error"] is None
-                  else f"compared; {r['reason']}" if r["reason"] else "compared")
-        L.append(f"| {r['section']} | {r['id']} | {r['setup']} | {r['profile']} | "
-                 f"{fmt(r['measured'], r['unit'])} | {fmt(r['predicted'], r['unit'])} | {err} | "
-                 f"{status} |")
-    return "\n".join(L) + "\n"
-
-
 def validate(binary: str, names: dict) -> dict:
     CATALOG.update(names)
     skip = calibration_ids()
@@ -851,7 +557,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     names = dict(item.split("=") for item in filter(None, args.names.split(",")))
     res = validate(os.path.abspath(args.gpumux), names)
-    write_outputs(args, report(res["rows"], res["summary"], res["left_out"]), res)
+    write_outputs(args, report(res["rows"], res["summary"], res["left_out"], SOURCES), res)
     for s, v in res["summary"].items():
         med = "n/a" if v["median_abs"] is None else f"{100 * v['median_abs']:.1f}%"
         print(f"{s}: {v['compared']} of {v['points']} points compared, median |error| {med}, "

@@ -41,7 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-from catalog_published import coverage_lines, left_out_line  # noqa: E402  (the same lines)
+from catalog_report import coverage_lines, left_out_line  # noqa: E402  (the same lines)
 FIT_REPORT = REPO / "calibration" / "fit" / "REPORT.md"  # gpumux calibrate's report
 MIG_FIT = "gpumux(D,m,f)"
 # Points worse than 25 %, with the written reason (the goal allows them only with one).

@@ -230,6 +230,9 @@ EngineSwitches engine_switches_from_environment() {
   switches.direct_path = !variable_is("GPUMUX_DIRECT", "0");
   switches.partition = !variable_is("GPUMUX_PARTITION", "0");
   switches.eager_device = variable_is("GPUMUX_DEVICE_EAGER", "1");
+  switches.plan_lazy_windows = !variable_is("GPUMUX_PLAN_LAZY", "0");
+  switches.plan_dominance = !variable_is("GPUMUX_PLAN_DOMINANCE", "0");
+  switches.plan_continue_windows = !variable_is("GPUMUX_PLAN_CONTINUE", "0");
   return switches;
 }
 

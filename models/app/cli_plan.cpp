@@ -258,6 +258,9 @@ int command_plan(const std::vector<std::string>& args) {
   overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
   request.overrides = std::move(overrides);
   PlanOptions options;
+  options.lazy_windows = engine_switches().plan_lazy_windows;
+  options.dominance = engine_switches().plan_dominance;
+  options.continue_windows = engine_switches().plan_continue_windows;
   if (vm.count("jobs")) {
     options.jobs = vm["jobs"].as<int>();
     if (options.jobs < 1) throw po::error("--jobs must be >= 1");

@@ -63,6 +63,12 @@ struct PlanOptions {
   /// to compare the two on small instances); at most 20 (the exact search's 2^n tables).
   int exact_tenants = kPlanExactTenants;
   bool verify = true;            ///< simulate the winning setup whole (the numbers of the table)
+  /// The search's shortcuts (docs/plan.md, "The window"; each keeps every answer): simulate a
+  /// unit only while a candidate holding it is open, decide a unit by its tenants' alone units,
+  /// continue a simulation when its window grows. Off only to compare answers with and without
+  /// them (tests; the CLI's GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0,
+  /// read once at start-up).
+  bool lazy_windows = true, dominance = true, continue_windows = true;
   PlanBatchRunner batch_runner;  ///< unset = in-process threads
   /// Polled by every simulation and after each batch: once true, plan_scenario throws
   /// PlanInterrupted (the CLI's SIGINT/SIGTERM: nothing is written).

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
-#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -213,13 +212,6 @@ Nanos Planner::config_duration(const Config& c) {
 
 namespace {
 
-/// VARIABLE=0 in the environment: a search shortcut off, for comparing answers with and
-/// without it (tests, as GPUMUX_DIRECT=0 for the runner's direct path).
-bool switched_off(const char* variable) {
-  const char* value = std::getenv(variable);
-  return value != nullptr && std::string(value) == "0";
-}
-
 /// Numbers as text and back, exactly (the doubles are integers of ns; order kept): what a
 /// continued simulation's child process sends back (SteppedRun).
 std::string numbers_text(const std::vector<Numbers>& numbers) {
@@ -276,7 +268,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
   if (batch.empty()) return;
   const auto stopped = [&] { return options_.interrupt != nullptr && options_.interrupt->load(); };
   std::vector<UnitKey> round;
-  if (!switched_off("GPUMUX_PLAN_DOMINANCE")) {
+  if (options_.dominance) {
     // Dominance: a tenant that is not shown to meet its SLOs alone on a device (exclusive, the
     // whole device: no neighbour's kernels, context switches or memory) is not shown to with
     // neighbours on it either, so a unit holding it is decided by the tenant's alone unit.
@@ -333,7 +325,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
   }
   // A candidate stays open while none of its units is decided infeasible.
   std::vector<bool> open(candidates.size(), true);
-  const bool lazy = !candidates.empty() && !switched_off("GPUMUX_PLAN_LAZY");
+  const bool lazy = !candidates.empty() && options_.lazy_windows;
   const auto needed = [&](const UnitKey& u) {
     if (!lazy) return true;
     for (std::size_t c = 0; c < candidates.size(); ++c) {
@@ -344,7 +336,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
     }
     return false;
   };
-  const bool continue_windows = !switched_off("GPUMUX_PLAN_CONTINUE");
+  const bool continue_windows = options_.continue_windows;
   while (!round.empty()) {
     if (stopped()) throw PlanInterrupted();
     std::vector<Config> configs;

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 MB = REPO / "calibration" / "microbench"
 NVCC = "/usr/local/cuda/bin/nvcc"
 sys.path.insert(0, str(MB))
-import fit  # noqa: E402
+import fit_report  # noqa: E402
 import synthetic  # noqa: E402
 
 from conftest import GPUMUX, run_gpumux
@@ -83,7 +83,7 @@ def test_fit_recovers_timeslice_and_switch_cost(tmp_path, T, S, C, jitter, tick)
     assert sync["wait_us"]["mean"] == pytest.approx(T / 2 + S, rel=0.15)
     assert res["globaltimer_tick_ns"] == tick
     # the profile snippet carries sourced values in the loader's units
-    assert f"timeslice: {{value: {fit.fmt_us(res['timeslice_us']['median'])}" in stdout
+    assert f"timeslice: {{value: {fit_report.fmt_us(res['timeslice_us']['median'])}" in stdout
     assert 'source: "gpumux calibration/microbench on NVIDIA H200, 2026-11-20, driver 580.159.04' in stdout
     assert "launch_overhead: {value: 2.20us" in stdout
     assert "hbm_bandwidth_measured: {value: 4100GB/s" in stdout

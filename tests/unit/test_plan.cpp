@@ -94,7 +94,7 @@ TEST(Plan, SearchShortcutsKeepTheAnswer) {
   // grows only while a candidate needing it may still work, and a unit holding a tenant that
   // is not shown to meet its SLOs alone on the same MIG instance is decided by that alone unit
   // (counted with the pruned units). Planned with them (the default) and without
-  // (GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0): the same rows, costs, ratios,
+  // (PlanOptions lazy_windows and dominance false): the same rows, costs, ratios,
   // configurations and closest targets. (Their saving is CPU time on the shipped node plan,
   // bench/plan_bench.py; here the alone runs they add can outnumber what they skip.)
   std::mt19937 rng(20261206);
@@ -110,11 +110,9 @@ TEST(Plan, SearchShortcutsKeepTheAnswer) {
     PlanOptions options;
     options.jobs = 2;
     const PlanResult fast = plan_scenario(scenario, options);
-    ::setenv("GPUMUX_PLAN_LAZY", "0", 1);
-    ::setenv("GPUMUX_PLAN_DOMINANCE", "0", 1);
-    const PlanResult slow = plan_scenario(scenario, options);
-    ::unsetenv("GPUMUX_PLAN_LAZY");
-    ::unsetenv("GPUMUX_PLAN_DOMINANCE");
+    PlanOptions without = options;
+    without.lazy_windows = without.dominance = false;
+    const PlanResult slow = plan_scenario(scenario, without);
     EXPECT_EQ(answer_of(fast, scenario.tenants), answer_of(slow, scenario.tenants));
     decided_by_dominance += fast.stats.units_pruned - slow.stats.units_pruned;
   }
@@ -125,7 +123,7 @@ TEST(Plan, SearchShortcutsKeepTheAnswer) {
 
 TEST(Plan, ContinuedWindowsKeepEveryNumber) {
   // A unit whose window grows continues one simulation from window to window (SteppedRun,
-  // models/run/runner.hpp) instead of a fresh run per window (GPUMUX_PLAN_CONTINUE=0): every
+  // models/run/runner.hpp) instead of a fresh run per window (PlanOptions::continue_windows false): every
   // number of the plan's JSON is the same (the wall time aside), on the node instance and
   // random ones, and some windows grew (so the continued path ran).
   std::mt19937 rng(20261207);
@@ -138,9 +136,9 @@ TEST(Plan, ContinuedWindowsKeepEveryNumber) {
     PlanOptions options;
     options.jobs = 2;
     nlohmann::ordered_json continued = plan_json(plan_scenario(scenario, options));
-    ::setenv("GPUMUX_PLAN_CONTINUE", "0", 1);
-    nlohmann::ordered_json fresh = plan_json(plan_scenario(scenario, options));
-    ::unsetenv("GPUMUX_PLAN_CONTINUE");
+    PlanOptions fresh_windows = options;
+    fresh_windows.continue_windows = false;
+    nlohmann::ordered_json fresh = plan_json(plan_scenario(scenario, fresh_windows));
     continued["search"].erase("wall_s");
     fresh["search"].erase("wall_s");
     EXPECT_EQ(continued.dump(1), fresh.dump(1));
