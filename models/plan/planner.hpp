@@ -62,7 +62,7 @@ struct PlanOptions {
   /// Above this many tenants the scalable search runs instead of the exact one (tests lower it
   /// to compare the two on small instances); at most 20 (the exact search's 2^n tables).
   int exact_tenants = kPlanExactTenants;
-  bool verify = true;            ///< simulate the winning setup whole (the numbers of the table)
+  bool verify = true;  ///< simulate the winning setup whole (the numbers of the table)
   /// The search's shortcuts (docs/plan.md, "The window"; each keeps every answer): simulate a
   /// unit only while a candidate holding it is open, decide a unit by its tenants' alone units,
   /// continue a simulation when its window grows. Off only to compare answers with and without

@@ -123,8 +123,8 @@ TEST(Plan, SearchShortcutsKeepTheAnswer) {
 
 TEST(Plan, ContinuedWindowsKeepEveryNumber) {
   // A unit whose window grows continues one simulation from window to window (SteppedRun,
-  // models/run/runner.hpp) instead of a fresh run per window (PlanOptions::continue_windows false): every
-  // number of the plan's JSON is the same (the wall time aside), on the node instance and
+  // models/run/runner.hpp) instead of a fresh run per window (PlanOptions::continue_windows false):
+  // every number of the plan's JSON is the same (the wall time aside), on the node instance and
   // random ones, and some windows grew (so the continued path ran).
   std::mt19937 rng(20261207);
   std::vector<std::string> instances = {kNode};

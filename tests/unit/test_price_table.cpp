@@ -79,9 +79,8 @@ TEST(PriceTable, RefusesWithLineAndKey) {
   expect_refused(
       table("2025-01-01", "  - {name: n1, gpu_model: l4-24gb, gpus: 1, host_per_hour: -2}\n"),
       "mine.yaml:8", "host_per_hour");
-  expect_refused(
-      table("2025-01-01", "  - {name: n1, gpu_model: l4-24gb, gpus: 1, price: 2}\n"),
-      "mine.yaml:8", "price");
+  expect_refused(table("2025-01-01", "  - {name: n1, gpu_model: l4-24gb, gpus: 1, price: 2}\n"),
+                 "mine.yaml:8", "price");
   expect_refused("provider: p\n", "mine.yaml", "region");
 }
 
