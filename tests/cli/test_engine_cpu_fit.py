@@ -11,7 +11,7 @@ from conftest import run_gpumux
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = ROOT / "calibration" / "fit" / "engine_cpu.py"
-HEADER = ROOT / "models" / "scenario" / "engine_cpu.hpp"
+HEADER = ROOT / "models" / "workload" / "engine_cpu.hpp"
 
 
 def run_fit(*args):
