@@ -167,12 +167,6 @@ REASONS = {
 }
 
 
-# MLPerf's BERT SingleStream queries are SQuAD v1.1 samples of their real lengths (up to 384):
-# the mean mixes lengths, and one request of 384 tokens is not the measured workload.
-MLPERF_BERT = ("not comparable: MLPerf's BERT queries are SQuAD v1.1 samples of varying real "
-               "length (up to 384); a fixed seq_len 384 request is not the measured workload")
-
-
 # Time-slicing beside any trainer (measured 2.72-2.73x, predicted 1.88-1.89x).
 TS_REASON = ("not the slice geometry (1024 us slice, 88 us switch, the profile's): a GPU-bound "
              "2.08 ms server gives 2.62x beside the same trainer. Tally times a query from its "

@@ -115,6 +115,15 @@ def test_script_compares_or_lists_pending_with_a_reason(tmp_path):
         if r["mig_instance"]:
             proc = run_gpumux("mig", r["profile"], "--check", r["mig_instance"])
             assert proc.returncode == 0 or r["id"] in pending, (r["id"], proc.stdout)
+    # MLPerf's BERT queries run at SQuAD v1.1's sample lengths (calibration/data/squad-v1.1):
+    # every one is compared, unless its MIG instance is not one gpumux has.
+    mlperf_bert = [r for r in res["rows"]
+                   if r["source"].startswith("mlperf-inf") and "bert" in r["setup"].split()[0]]
+    assert len(mlperf_bert) >= 50
+    for r in mlperf_bert:
+        assert "SQuAD v1.1 lengths" in r["setup"], r["id"]
+        assert r["error"] is not None or "is not a MIG profile" in r["pending"], r
+    assert sum(r["error"] is not None for r in mlperf_bert) >= 45
     for r in res["rows"]:
         if r["error"] is None:
             assert r["predicted"] is None and r["pending"].strip(), r
