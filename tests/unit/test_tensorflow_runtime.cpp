@@ -208,7 +208,7 @@ TEST(TensorflowRuntime, AnUnknownRuntimeIsALocatedErrorNamingTheTensorflowRuntim
     FAIL() << "no error";
   } catch (const InputError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("test.yaml:10:16: tenants.0.workload.runtime: unknown runtime "
+    EXPECT_NE(what.find("test.yaml:12:16: tenants.0.workload.runtime: unknown runtime "
                         "'tensorflow-jit'"),
               std::string::npos)
         << what;
