@@ -24,8 +24,8 @@
 namespace gpumux {
 namespace {
 
-LayerWork elementwise(const std::string& name, std::int64_t elements, double bytes,
-                      double l2_input, double flops) {
+LayerWork elementwise(const std::string& name, std::int64_t elements, double bytes, double l2_input,
+                      double flops) {
   LayerWork w;
   w.kind = LayerWork::Kind::elementwise;
   w.name = name;
@@ -65,10 +65,10 @@ TEST(XlaFusion, ChainsOfOneGridBecomeOneKernel) {
   EXPECT_EQ(layers[1].name, "a+b+c");
   EXPECT_DOUBLE_EQ(layers[1].flops, flops);
   EXPECT_DOUBLE_EQ(layers[1].bytes, bytes);
-  EXPECT_DOUBLE_EQ(layers[1].l2_input_bytes, 2000);  // a's input
-  EXPECT_EQ(layers[2].name, "d");                    // a different grid starts a kernel
+  EXPECT_DOUBLE_EQ(layers[1].l2_input_bytes, 2000);            // a's input
+  EXPECT_EQ(layers[2].name, "d");                              // a different grid starts a kernel
   EXPECT_DOUBLE_EQ(layers[2].l2_input_producer_bytes, bytes);  // its producer: the fused kernel
-  EXPECT_EQ(layers[4].name, "e");                    // no L2 input: not a consumer of g2
+  EXPECT_EQ(layers[4].name, "e");                              // no L2 input: not a consumer of g2
   for (const LayerWork& w : layers) EXPECT_EQ(w.host_ops, 1) << w.name;  // one launch each
   // Fusing again changes nothing (a fixed point).
   EXPECT_EQ(fuse_elementwise_chains(layers), 0u);
@@ -83,7 +83,8 @@ TEST(XlaFusion, KeepsLibraryCallsFlopsAndNeverAddsTraffic) {
   for (const std::string model : {"resnet50", "bert-base", "bert-large", "gpt2", "vit-b16"}) {
     const CatalogEntry& e = load_catalog_entry(model);
     for (const int batch : {1, 8}) {
-      std::vector<LayerWork> layers = catalog_layers(e, batch, e.default_seq_len, "fp16", false, tf).layers;
+      std::vector<LayerWork> layers =
+          catalog_layers(e, batch, e.default_seq_len, "fp16", false, tf).layers;
       const std::vector<LayerWork> before = layers;
       const std::size_t fused = fuse_elementwise_chains(layers);
       EXPECT_GT(fused, 0u) << model;
@@ -116,16 +117,14 @@ CatalogWorkload build(const std::string& model, int batch, int seq, const std::s
   request.phase = "inference";
   request.runtime = runtime;
   request.runtime_from_user = true;
-  return build_catalog_workload(Scenario{}, request, "t", load_device_profile("a100-sxm4-40gb"),
-                                1);
+  return build_catalog_workload(Scenario{}, request, "t", load_device_profile("a100-sxm4-40gb"), 1);
 }
 
 // XLA emits fewer kernels than the graph executor for the same model, by exactly the layers its
 // fusion removes (the same layers before fusion: both runtimes take the same graph choices).
 TEST(TensorflowRuntime, XlaLaunchesFewerKernelsThanTheGraphExecutor) {
-  for (const auto& [model, seq] :
-       std::vector<std::pair<std::string, int>>{{"resnet50", 0}, {"bert-base", 128},
-                                                {"bert-large", 384}}) {
+  for (const auto& [model, seq] : std::vector<std::pair<std::string, int>>{
+           {"resnet50", 0}, {"bert-base", 128}, {"bert-large", 384}}) {
     const CatalogWorkload tf = build(model, 1, seq, "tensorflow");
     const CatalogWorkload xla = build(model, 1, seq, "tensorflow-xla");
     std::vector<LayerWork> layers = tf.layers.layers;
@@ -164,13 +163,13 @@ TEST(TensorflowRuntime, PerOperatorDispatchIsCountedOncePerOperator) {
 }
 
 ResolvedScenario resolve_tf(const std::string& keys) {
-  return resolve_scenario(load_scenario_text(
-      "name: t\nseed: 1\nduration: 200ms\nwarmup: 0s\n"
-      "gpus: [{name: g, model: a100-sxm4-40gb, sharing: {mode: exclusive}}]\n"
-      "tenants:\n  - name: a\n    device: g\n    workload:\n"
-      "      arrivals: {process: closed, concurrency: 1, think: 1us}\n" +
-          keys,
-      "test.yaml"));
+  return resolve_scenario(
+      load_scenario_text("name: t\nseed: 1\nduration: 200ms\nwarmup: 0s\n"
+                         "gpus: [{name: g, model: a100-sxm4-40gb, sharing: {mode: exclusive}}]\n"
+                         "tenants:\n  - name: a\n    device: g\n    workload:\n"
+                         "      arrivals: {process: closed, concurrency: 1, think: 1us}\n" +
+                             keys,
+                         "test.yaml"));
 }
 
 // Closed form of a host-bound request (launch.cpp: issue_k = max(finish_{k-1}, start +
@@ -186,16 +185,16 @@ TEST(TensorflowRuntime, HostBoundBatchOneLatencyIsTheHostTermsPlusTheLastKernel)
   const WorkloadSpec& w = r.scenario.tenants.front().workload;
   const DeviceProfile& gpu = load_device_profile("a100-sxm4-40gb");
   const Nanos t_req = gpu.host_per_request.at("tensorflow");
-  EXPECT_GT(t_req, 0);  // fitted: calibration/fit/REPORT-TF.md
+  EXPECT_GT(t_req, 0);                              // fitted: calibration/fit/REPORT-TF.md
   EXPECT_GE(w.kernels.front().host_before, t_req);  // + the copies over PCIe
   const double launch = static_cast<double>(stream_launch_overhead(w, gpu));
   for (const KernelSpec& k : w.kernels) {
     ASSERT_LT(static_cast<double>(k.duration.value) + launch, static_cast<double>(w.host_gap));
   }
-  const double expected = static_cast<double>(w.kernels.front().host_before) +
-                          static_cast<double>(w.kernels.size() - 1) *
-                              static_cast<double>(w.host_gap) +
-                          launch + static_cast<double>(w.kernels.back().duration.value);
+  const double expected =
+      static_cast<double>(w.kernels.front().host_before) +
+      static_cast<double>(w.kernels.size() - 1) * static_cast<double>(w.host_gap) + launch +
+      static_cast<double>(w.kernels.back().duration.value);
   RunControl control;
   control.record_requests = false;
   const double latency = simulate_resolved(r, control).tenants.front().latency.mean;
