@@ -121,7 +121,9 @@ TEST(ProfileKeys, FittedProvenanceAndTheTimeAloneKeysAreRead) {
 
 // A request alone with its costs written in: each kernel_fixed_cost ns adds one ns per kernel to
 // a GPU-paced request's latency (TensorRT: no host pacing), and host_per_request adds itself once.
-double mean_latency_ns(const std::string& profile, const std::string& model, int batch) {
+// `runtime` "" = the default (tensorrt).
+double mean_latency_ns(const std::string& profile, const std::string& model, int batch,
+                       const std::string& runtime = "") {
   ScenarioRequest request;
   request.is_path = false;
   request.scenario =
@@ -129,6 +131,7 @@ double mean_latency_ns(const std::string& profile, const std::string& model, int
       "\", sharing: {mode: exclusive}}\ntenants:\n  - name: w\n    device: gpu0\n"
       "    workload:\n      model: " +
       model + "\n      batch: " + std::to_string(batch) +
+      (runtime.empty() ? std::string() : "\n      runtime: " + runtime) +
       "\n      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
   const ResolvedScenario resolved = resolve_request(request);
   RunControl control;
@@ -222,22 +225,6 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurements) {
   EXPECT_EQ(gpu.fitted.size(), 3u);
 }
 
-// A request of `runtime` alone on `profile` (a name or a .yaml path).
-double runtime_latency_ns(const std::string& profile, const std::string& model, int batch,
-                          const std::string& runtime) {
-  ScenarioRequest request;
-  request.is_path = false;
-  request.scenario =
-      "name: t\nseed: 1\nduration: 200ms\nwarmup: 0s\ngpus:\n  - {name: gpu0, model: \"" + profile +
-      "\", sharing: {mode: exclusive}}\ntenants:\n  - name: w\n    device: gpu0\n"
-      "    workload:\n      model: " +
-      model + "\n      batch: " + std::to_string(batch) + "\n      runtime: " + runtime +
-      "\n      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
-  RunControl control;
-  control.record_requests = false;
-  return simulate_resolved(resolve_request(request), control).tenants.front().latency.mean;
-}
-
 // The TensorFlow runtimes' host time per request (calibration/fit/tf-host.csv's fit): points
 // simulated with known host_per_request.tensorflow and .tensorflow-xla on the shipped GPU terms
 // are fitted back from the shipped profile (the second stage, --fit host_per_request), each
@@ -260,7 +247,7 @@ TEST(Calibrate, RecoversTheTensorflowRuntimesHostTimes) {
   for (const std::string runtime : {"tensorflow", "tensorflow-xla"}) {
     for (const auto& [model, batch] : std::vector<std::pair<std::string, int>>{
              {"resnet50", 1}, {"resnet50", 8}, {"bert-base", 1}, {"bert-base", 4}}) {
-      const double ns = runtime_latency_ns(truth, model, batch, runtime);
+      const double ns = mean_latency_ns(truth, model, batch, runtime);
       std::ostringstream row;
       row << "p" << i << "," << runtime << (i % 2 ? "-odd" : "-even") << "," << model << ","
           << batch << "," << runtime << ",a100-sxm4-40gb,latency," << std::setprecision(12)
