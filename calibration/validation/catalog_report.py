@@ -65,8 +65,9 @@ def coverage_lines(entries: list) -> list:
 def left_out_line(left: dict) -> str:
     """The one line above the tables: what was not scored (here and in REPORT.md)."""
     return (f"Left out: {len(left['calibration'])} published points are calibration points "
-            f"(calibration/fit/*.csv, fitted by `gpumux calibrate`: see calibration/fit/REPORT.md "
-            f"and REPORT-FT.md; the ONNX Runtime ones by calibration/fit/ort_kernel_cost.py: "
+            f"(calibration/fit/*.csv, fitted by `gpumux calibrate`: see calibration/fit/REPORT.md, "
+            f"REPORT-FT.md and REPORT-TF.md; the ONNX Runtime ones by "
+            f"calibration/fit/ort_kernel_cost.py: "
             f"ORT-KERNEL.md) "
             f"and are not scored here, nor the {left['ratios']} MIG ratio(s) with one on a side; "
             f"small_batch.csv is scored on one statistic per configuration (its mean), so its "

@@ -230,6 +230,23 @@ struct LayerFusion {
   bool autocast_fp32_ops = false;
 };
 
+/// A compiler's loop fusion (XLA; kernel-families.yaml `elementwise_fusion: chains`), the law:
+/// an elementwise layer B that reads the output of the elementwise layer A just before it in
+/// launch order (B.l2_input_bytes > 0) over the same grid (B.elements == A.elements) joins A's
+/// kernel: one kernel of A.flops + B.flops, whose HBM traffic is A.bytes + B.bytes - 2 x
+/// B.l2_input_bytes (the intermediate tensor is neither written by A nor read by B), the larger
+/// element size, A's L2 input, one host dispatch (host_ops = 1). Repeated along the chain, so a
+/// run of n such layers becomes one kernel. A GEMM, convolution, attention or collective (a
+/// library call the compiler does not fuse) ends a chain, as does a change of grid (a reduction
+/// that shrinks its tensor: pooling). Every layer, fused or not, keeps one host dispatch: the
+/// compiled executable launches its kernels itself (views and reshapes are free). A backward
+/// layer (l2_input_bytes 0) is never fused. Source: XLA fuses a producer into its consumer so
+/// that "the addition, multiplication and reduction" of `reduce_sum(x + y * z)` run as a single
+/// GPU kernel without materialising the intermediates (tensorflow.org/xla, "XLA: Optimizing
+/// Compiler for Machine Learning"; openxla.org/xla, GPU instruction fusion). Returns the number
+/// of layers fused away (layers before - after). O(layers).
+std::size_t fuse_elementwise_chains(std::vector<LayerWork>& layers);
+
 /// The layers of one request (forward, and backward + optimizer in training) without the GPU.
 struct CatalogLayers {
   std::vector<LayerWork> layers;

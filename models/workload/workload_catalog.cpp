@@ -291,7 +291,7 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
     const MapReader rm(ctx, field,
                        {"host_per_op", "kernel_fixed_cost", "attention", "activation",
-                        "residual_norm", "batchnorm", "half_precision"});
+                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion"});
     {
       // host_per_op may be 0 (no framework work per operator).
       const MapReader p(ctx, rm.require("host_per_op"), {"value", "source", "assumption"});
@@ -335,6 +335,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
         choice_parameter_of(ctx, rm, "batchnorm", "folded", "separate", r.batchnorm_source);
     r.autocast = choice_parameter_of(ctx, rm, "half_precision", "autocast", "converted",
                                      r.half_precision_source);
+    if (rm.get("elementwise_fusion")) {
+      r.fused_elementwise_chains = choice_parameter_of(ctx, rm, "elementwise_fusion", "chains",
+                                                       "none", r.elementwise_fusion_source);
+    }
     k.runtimes.push_back(std::move(r));
   }
   k.source_path = source_name;

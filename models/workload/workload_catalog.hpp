@@ -72,12 +72,18 @@ struct CatalogRuntime {
   bool fused_activation = false;     ///< activation in the GEMM epilogue (else its own kernel)
   bool fused_residual_norm = false;  ///< one skip-layer-norm kernel (else add, then norm)
   bool folded_batchnorm = false;     ///< inference BN folded into the convolution (else BN + ReLU)
+  /// `elementwise_fusion: chains` (optional, default none): a compiler (XLA) fuses each chain of
+  /// elementwise kernels into one kernel and launches every kernel of the request from one
+  /// compiled executable, one host dispatch per kernel (catalog_model.hpp,
+  /// fuse_elementwise_chains).
+  bool fused_elementwise_chains = false;
   /// fp16/bf16 through autocast (softmax, log_softmax, layer norm in fp32 between casts) rather
   /// than a model converted to half ahead of time.
   bool autocast = false;
   /// Provenance of each choice: attention, activation, residual_norm, batchnorm.
   std::string attention_source, activation_source, residual_norm_source, batchnorm_source;
   std::string half_precision_source;
+  std::string elementwise_fusion_source;  ///< empty when the key is absent
 };
 
 /// calibration/workloads/kernel-families.yaml: how kernels are implemented (assumptions about

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -120,7 +121,9 @@ TEST(ProfileKeys, FittedProvenanceAndTheTimeAloneKeysAreRead) {
 
 // A request alone with its costs written in: each kernel_fixed_cost ns adds one ns per kernel to
 // a GPU-paced request's latency (TensorRT: no host pacing), and host_per_request adds itself once.
-double mean_latency_ns(const std::string& profile, const std::string& model, int batch) {
+// `runtime` "" = the default (tensorrt).
+double mean_latency_ns(const std::string& profile, const std::string& model, int batch,
+                       const std::string& runtime = "") {
   ScenarioRequest request;
   request.is_path = false;
   request.scenario =
@@ -128,6 +131,7 @@ double mean_latency_ns(const std::string& profile, const std::string& model, int
       "\", sharing: {mode: exclusive}}\ntenants:\n  - name: w\n    device: gpu0\n"
       "    workload:\n      model: " +
       model + "\n      batch: " + std::to_string(batch) +
+      (runtime.empty() ? std::string() : "\n      runtime: " + runtime) +
       "\n      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
   const ResolvedScenario resolved = resolve_request(request);
   RunControl control;
@@ -219,6 +223,52 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurements) {
   const DeviceProfile gpu = parse_device_profile(written, "fitted.yaml");
   EXPECT_NEAR(static_cast<double>(gpu.kernel_fixed_cost), 2500, 100);
   EXPECT_EQ(gpu.fitted.size(), 3u);
+}
+
+// The TensorFlow runtimes' host time per request (calibration/fit/tf-host.csv's fit): points
+// simulated with known host_per_request.tensorflow and .tensorflow-xla on the shipped GPU terms
+// are fitted back from the shipped profile (the second stage, --fit host_per_request), each
+// runtime its own value, in and out of sample (two folds per runtime).
+TEST(Calibrate, RecoversTheTensorflowRuntimesHostTimes) {
+  std::string base = device_profile_text("a100-sxm4-40gb");
+  std::istringstream in(base);
+  std::string line, truth_text;
+  while (std::getline(in, line)) {
+    if (line.rfind("  tensorflow:", 0) == 0) line = "  tensorflow: {value: 2500us, fitted: \"t\"}";
+    if (line.rfind("  tensorflow-xla:", 0) == 0)
+      line = "  tensorflow-xla: {value: 4200us, fitted: \"t\"}";
+    truth_text += line + "\n";
+  }
+  std::filesystem::create_directories(std::filesystem::path(temp_file("x", "")).parent_path() /
+                                      "tftruth");
+  const std::string truth = temp_file("tftruth/a100-sxm4-40gb.yaml", truth_text);
+  std::string csv = "id,source,model,batch,runtime,profile,metric,value,unit\n";
+  int i = 0;
+  for (const std::string runtime : {"tensorflow", "tensorflow-xla"}) {
+    for (const auto& [model, batch] : std::vector<std::pair<std::string, int>>{
+             {"resnet50", 1}, {"resnet50", 8}, {"bert-base", 1}, {"bert-base", 4}}) {
+      const double ns = mean_latency_ns(truth, model, batch, runtime);
+      std::ostringstream row;
+      row << "p" << i << "," << runtime << (i % 2 ? "-odd" : "-even") << "," << model << ","
+          << batch << "," << runtime << ",a100-sxm4-40gb,latency," << std::setprecision(12)
+          << ns / 1e3 << ",us\n";
+      csv += row.str();
+      ++i;
+    }
+  }
+  const auto points = read_calibration_points({temp_file("tf-synthetic.csv", csv)});
+  CalibrationOptions options;
+  options.fit = {"host_per_request"};
+  const CalibrationResult result = calibrate(points, options);
+  std::map<std::string, double> fitted;
+  for (const CalibrationParameter& p : result.parameters) fitted[p.key] = p.fitted_ns;
+  EXPECT_EQ(fitted.size(), 2u);
+  EXPECT_NEAR(fitted["host_per_request.tensorflow"], 2.5e6, 2e3);
+  EXPECT_NEAR(fitted["host_per_request.tensorflow-xla"], 4.2e6, 2e3);
+  for (const auto& e : result.errors) {
+    EXPECT_LT(e.in_sample, 0.001) << e.mechanism;
+    EXPECT_LT(e.out_of_sample, 0.001) << e.mechanism;
+  }
 }
 
 }  // namespace

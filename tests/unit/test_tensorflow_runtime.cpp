@@ -1,0 +1,220 @@
+// The tensorflow and tensorflow-xla runtimes (kernel-families.yaml; docs/workloads.md,
+// "Runtimes"): XLA's loop fusion of elementwise chains in closed form (catalog_model.hpp
+// fuse_elementwise_chains), fewer kernels under XLA than under the plain graph executor for the
+// same model, per-operator dispatch counted once per operator (per kernel under XLA), the
+// host-bound request's latency as the launch law says, and bad runtime names as located errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "models/app/application.hpp"
+#include "models/config/input_error.hpp"
+#include "models/config/profile_loader.hpp"
+#include "models/scenario/catalog_tenant.hpp"
+#include "models/scenario/loader.hpp"
+#include "models/scenario/resolve.hpp"
+#include "models/workload/catalog_model.hpp"
+#include "models/workload/host_time.hpp"
+#include "models/workload/workload_catalog.hpp"
+#include "tests/support/run_yaml.hpp"
+
+namespace gpumux {
+namespace {
+
+LayerWork elementwise(const std::string& name, std::int64_t elements, double bytes, double l2_input,
+                      double flops) {
+  LayerWork w;
+  w.kind = LayerWork::Kind::elementwise;
+  w.name = name;
+  w.elements = elements;
+  w.bytes = bytes;
+  w.l2_input_bytes = l2_input;
+  w.flops = flops;
+  w.host_ops = 2;
+  return w;
+}
+
+LayerWork gemm(const std::string& name) {
+  LayerWork w;
+  w.kind = LayerWork::Kind::gemm;
+  w.name = name;
+  w.m = w.n = w.k = 64;
+  w.bytes = 3 * 64 * 64 * 2;
+  w.host_ops = 3;
+  return w;
+}
+
+// Closed form: gemm, a -> b -> c (a chain over one grid), d (another grid), gemm, e (a backward
+// kernel: no L2 input) -> [gemm, a+b+c, d, gemm, e]; the fused kernel's traffic is the three
+// kernels' less the two intermediates, each written once and read once.
+TEST(XlaFusion, ChainsOfOneGridBecomeOneKernel) {
+  std::vector<LayerWork> layers{gemm("g1"),
+                                elementwise("a", 1000, 4000, 2000, 1000),
+                                elementwise("b", 1000, 6000, 2000, 3000),
+                                elementwise("c", 1000, 4000, 1500, 500),
+                                elementwise("d", 10, 2040, 2000, 1000),
+                                gemm("g2"),
+                                elementwise("e", 64 * 64, 16384, 0, 4096)};
+  const double flops = 1000 + 3000 + 500;
+  const double bytes = 4000 + 6000 + 4000 - 2 * 2000 - 2 * 1500;
+  EXPECT_EQ(fuse_elementwise_chains(layers), 2u);
+  ASSERT_EQ(layers.size(), 5u);
+  EXPECT_EQ(layers[1].name, "a+b+c");
+  EXPECT_DOUBLE_EQ(layers[1].flops, flops);
+  EXPECT_DOUBLE_EQ(layers[1].bytes, bytes);
+  EXPECT_DOUBLE_EQ(layers[1].l2_input_bytes, 2000);            // a's input
+  EXPECT_EQ(layers[2].name, "d");                              // a different grid starts a kernel
+  EXPECT_DOUBLE_EQ(layers[2].l2_input_producer_bytes, bytes);  // its producer: the fused kernel
+  EXPECT_EQ(layers[4].name, "e");                              // no L2 input: not a consumer of g2
+  for (const LayerWork& w : layers) EXPECT_EQ(w.host_ops, 1) << w.name;  // one launch each
+  // Fusing again changes nothing (a fixed point).
+  EXPECT_EQ(fuse_elementwise_chains(layers), 0u);
+}
+
+// Property over the catalog: the fused list has exactly (before - returned) layers, keeps every
+// GEMM and attention layer in order, keeps the FLOPs, and never moves more bytes.
+TEST(XlaFusion, KeepsLibraryCallsFlopsAndNeverAddsTraffic) {
+  LayerFusion tf;
+  tf.fused_attention = tf.fused_activation = tf.fused_residual_norm = tf.folded_batchnorm = false;
+  tf.autocast_fp32_ops = true;
+  for (const std::string model : {"resnet50", "bert-base", "bert-large", "gpt2", "vit-b16"}) {
+    const CatalogEntry& e = load_catalog_entry(model);
+    for (const int batch : {1, 8}) {
+      std::vector<LayerWork> layers =
+          catalog_layers(e, batch, e.default_seq_len, "fp16", false, tf).layers;
+      const std::vector<LayerWork> before = layers;
+      const std::size_t fused = fuse_elementwise_chains(layers);
+      EXPECT_GT(fused, 0u) << model;
+      ASSERT_EQ(layers.size() + fused, before.size()) << model;
+      const auto sum = [](const std::vector<LayerWork>& l, double LayerWork::*field) {
+        return std::accumulate(l.begin(), l.end(), 0.0,
+                               [&](double s, const LayerWork& w) { return s + w.*field; });
+      };
+      EXPECT_NEAR(sum(layers, &LayerWork::flops), sum(before, &LayerWork::flops),
+                  1e-9 * sum(before, &LayerWork::flops))
+          << model;
+      EXPECT_LT(sum(layers, &LayerWork::bytes), sum(before, &LayerWork::bytes)) << model;
+      std::vector<std::string> calls_before, calls_after;
+      for (const LayerWork& w : before)
+        if (w.kind != LayerWork::Kind::elementwise) calls_before.push_back(w.name);
+      for (const LayerWork& w : layers)
+        if (w.kind != LayerWork::Kind::elementwise) calls_after.push_back(w.name);
+      EXPECT_EQ(calls_before, calls_after) << model;
+    }
+  }
+}
+
+CatalogWorkload build(const std::string& model, int batch, int seq, const std::string& runtime,
+                      const std::string& dtype = "fp16") {
+  CatalogRequestSpec request;
+  request.model = model;
+  request.batch = batch;
+  request.seq_len = seq;
+  request.dtype = dtype;
+  request.phase = "inference";
+  request.runtime = runtime;
+  request.runtime_from_user = true;
+  return build_catalog_workload(Scenario{}, request, "t", load_device_profile("a100-sxm4-40gb"), 1);
+}
+
+// XLA emits fewer kernels than the graph executor for the same model, by exactly the layers its
+// fusion removes (the same layers before fusion: both runtimes take the same graph choices).
+TEST(TensorflowRuntime, XlaLaunchesFewerKernelsThanTheGraphExecutor) {
+  for (const auto& [model, seq] : std::vector<std::pair<std::string, int>>{
+           {"resnet50", 0}, {"bert-base", 128}, {"bert-large", 384}}) {
+    const CatalogWorkload tf = build(model, 1, seq, "tensorflow");
+    const CatalogWorkload xla = build(model, 1, seq, "tensorflow-xla");
+    std::vector<LayerWork> layers = tf.layers.layers;
+    const std::size_t fused = fuse_elementwise_chains(layers);
+    EXPECT_GT(fused, 0u) << model;
+    EXPECT_EQ(xla.layers.layers.size(), tf.layers.layers.size() - fused) << model;
+    EXPECT_LT(xla.kernels.size(), tf.kernels.size()) << model;
+    if (model == "resnet50") {
+      // Each convolution's batch norm and ReLU (or the residual add + ReLU) become one kernel:
+      // at least one kernel fewer per ReLU.
+      std::size_t relu = 0;
+      for (const LayerWork& w : tf.layers.layers) relu += w.name.find("relu") != std::string::npos;
+      EXPECT_GE(fused, relu) << model;
+    }
+  }
+}
+
+// Dispatch is counted once per operator: the graph executor's request pays t_op for every
+// operator of its layers, spread over its kernels as the launch pacing (host_time.hpp); under
+// XLA every kernel is one launch of the compiled executable, none of them a framework operator.
+TEST(TensorflowRuntime, PerOperatorDispatchIsCountedOncePerOperator) {
+  const KernelFamilies& f = load_kernel_families();
+  const double t_op = f.runtime("tensorflow")->host_per_op.value;
+  ASSERT_GT(t_op, 0);
+  const CatalogWorkload tf = build("bert-base", 1, 128, "tensorflow");
+  double ops = 0;
+  for (const LayerWork& w : tf.layers.layers) ops += w.host_ops;
+  EXPECT_DOUBLE_EQ(tf.host_ops, ops);
+  EXPECT_EQ(tf.host_gap, host_gap_per_launch(ops, t_op, tf.kernels.size(), false));
+  EXPECT_GT(tf.host_gap, 0);
+  const CatalogWorkload xla = build("bert-base", 1, 128, "tensorflow-xla");
+  EXPECT_DOUBLE_EQ(xla.host_ops, static_cast<double>(xla.layers.layers.size()));
+  EXPECT_EQ(xla.host_gap,
+            host_gap_per_launch(xla.host_ops, f.runtime("tensorflow-xla")->host_per_op.value,
+                                xla.kernels.size(), false));
+}
+
+ResolvedScenario resolve_tf(const std::string& keys) {
+  return resolve_scenario(
+      load_scenario_text("name: t\nseed: 1\nduration: 200ms\nwarmup: 0s\n"
+                         "gpus: [{name: g, model: a100-sxm4-40gb, sharing: {mode: exclusive}}]\n"
+                         "tenants:\n  - name: a\n    device: g\n    workload:\n"
+                         "      arrivals: {process: closed, concurrency: 1, think: 1us}\n" +
+                             keys,
+                         "test.yaml"));
+}
+
+// Closed form of a host-bound request (launch.cpp: issue_k = max(finish_{k-1}, start +
+// host_before_0 + k x host_gap), ready_k = issue_k + L): when the host's gap per launch exceeds
+// every kernel's launch overhead and duration, kernel k is issued at start + host_before_0 +
+// k x gap and the request ends with the last kernel:
+//     latency = T_req + copy + (K - 1) x gap + L + D_last,
+// T_req the profile's fitted host_per_request.tensorflow, gap = ops x t_op / K.
+TEST(TensorflowRuntime, HostBoundBatchOneLatencyIsTheHostTermsPlusTheLastKernel) {
+  const ResolvedScenario r = resolve_tf(
+      "      model: resnet50\n      batch: 1\n      dtype: fp16\n      runtime: tensorflow\n"
+      "      host: {per_op: 200us}\n");
+  const WorkloadSpec& w = r.scenario.tenants.front().workload;
+  const DeviceProfile& gpu = load_device_profile("a100-sxm4-40gb");
+  const Nanos t_req = gpu.host_per_request.at("tensorflow");
+  EXPECT_GT(t_req, 0);                              // fitted: calibration/fit/REPORT-TF.md
+  EXPECT_GE(w.kernels.front().host_before, t_req);  // + the copies over PCIe
+  const double launch = static_cast<double>(stream_launch_overhead(w, gpu));
+  for (const KernelSpec& k : w.kernels) {
+    ASSERT_LT(static_cast<double>(k.duration.value) + launch, static_cast<double>(w.host_gap));
+  }
+  const double expected =
+      static_cast<double>(w.kernels.front().host_before) +
+      static_cast<double>(w.kernels.size() - 1) * static_cast<double>(w.host_gap) + launch +
+      static_cast<double>(w.kernels.back().duration.value);
+  RunControl control;
+  control.record_requests = false;
+  const double latency = simulate_resolved(r, control).tenants.front().latency.mean;
+  EXPECT_NEAR(latency, expected, 1.0);
+}
+
+TEST(TensorflowRuntime, AnUnknownRuntimeIsALocatedErrorNamingTheTensorflowRuntimes) {
+  try {
+    (void)resolve_tf("      model: resnet50\n      runtime: tensorflow-jit\n");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test.yaml:12:16: tenants.0.workload.runtime: unknown runtime "
+                        "'tensorflow-jit'"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("tensorflow-xla"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace gpumux
