@@ -378,10 +378,39 @@ ShortKernelSamples analyze_short_kernel_run(const std::vector<SpinnerBlock>& met
 
 // ---------------------------------------------------------------- kinds
 
+namespace {
+
+// A kernel trace (docs/traces.md) records each kernel's name, duration and launch shape, not its
+// FLOPs or bytes, so no roofline time to subtract from its duration: it cannot inform a fixed
+// cost per kernel (docs/calibration.md, "Kernel traces").
+[[noreturn]] void refuse_kernel_trace(const std::string& path, int line) {
+  point_error(path, line, "header",
+              "a kernel trace: gpumux calibrate cannot fit per-kernel fixed costs from it (its "
+              "kernels carry no FLOPs or bytes to predict their roofline time; docs/calibration.md"
+              ", \"Kernel traces\")");
+}
+
+}  // namespace
+
 CalibrationFileKind calibration_file_kind(const std::string& path) {
-  const Table t = read_table(path, /*header_only=*/true);
-  const auto has = [&](const char* name) { return t.has(name); };
   const std::string name = base_name(path);
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension == ".sqlite" || extension == ".json") {
+    (void)open_data_file(path);
+    refuse_kernel_trace(path, 1);
+  }
+  const Table t = read_table(path, /*header_only=*/true);
+  const auto has = [&](const char* column) { return t.has(column); };
+  const auto has_any_case = [&](const std::string& column) {
+    return std::any_of(t.header.begin(), t.header.end(), [&](std::string field) {
+      std::transform(field.begin(), field.end(), field.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return field == column;
+    });
+  };
+  if (has_any_case("name") && (has_any_case("duration_ns") || has_any_case("duration"))) {
+    refuse_kernel_trace(path, t.header_line);
+  }
   if (has("gap_start_ns") || ends_with(name, "_gaps.csv")) return CalibrationFileKind::spinner_gaps;
   if (has("gpu_start_ns") || ends_with(name, "_kernels.csv"))
     return CalibrationFileKind::short_kernels;

@@ -211,3 +211,11 @@ def test_bad_files_are_one_line_naming_file_line_and_column(tmp_path, synthetic_
     one_error_line(run_gpumux("calibrate", raw / "launch.csv", bad), f"{bad}:2: date_utc:")
     one_error_line(run_gpumux("calibrate", raw / "launch.csv", "--date", "20-11-2026"),
                    "--date")
+
+
+@pytest.mark.parametrize("trace", ["llama7b-decode-a100.csv", "llama7b-decode-a100.pt.trace.json",
+                                   "llama7b-decode-a100.sqlite", "orion/resnet50_4_fwd.csv"])
+def test_a_kernel_trace_is_refused_saying_what_it_lacks(trace):
+    path = REPO / "scenarios" / "traces" / "kernels" / trace
+    one_error_line(run_gpumux("calibrate", path), f"{path}:1: header: a kernel trace",
+                   "no FLOPs or bytes")
