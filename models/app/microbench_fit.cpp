@@ -399,6 +399,12 @@ CalibrationFileKind calibration_file_kind(const std::string& path) {
     (void)open_data_file(path);
     refuse_kernel_trace(path, 1);
   }
+  // run_all.sh's bookkeeping, by name: resolution.csv may be empty (no timer line in the log)
+  // and nvidia-smi's query may hold its error text.
+  if (name == "resolution.csv" || (name.rfind("nvidia-smi", 0) == 0 && ends_with(name, ".csv"))) {
+    (void)open_data_file(path);
+    return CalibrationFileKind::other_run_output;
+  }
   const Table t = read_table(path, /*header_only=*/true);
   const auto has = [&](const char* column) { return t.has(column); };
   const auto has_any_case = [&](const std::string& column) {
@@ -422,8 +428,6 @@ CalibrationFileKind calibration_file_kind(const std::string& path) {
     return CalibrationFileKind::run_facts;
   if (t.header.size() == 2 && t.header[0] == "step" && t.header[1] == "rc")
     return CalibrationFileKind::run_steps;
-  if (t.header[0].rfind("globaltimer_", 0) == 0 || (has("name") && has("driver_version")))
-    return CalibrationFileKind::other_run_output;
   point_error(path, t.header_line, "header",
               "not a file gpumux calibrate reads: expected catalog points (id,source,model,...) "
               "or calibration/microbench output (*_meta.csv, *_gaps.csv, *_kernels.csv, "
@@ -522,8 +526,9 @@ MicrobenchFit fit_microbench(const std::vector<std::string>& files) {
         break;
       }
       case CalibrationFileKind::run_steps:
-      case CalibrationFileKind::other_run_output:
         (void)read_table(file);  // readable, well-formed
+        break;
+      case CalibrationFileKind::other_run_output:
         break;
       case CalibrationFileKind::catalog_points:
         throw InputError(file + ": catalog points, not microbenchmark output");

@@ -48,7 +48,7 @@ enum class CalibrationFileKind {
   launch,            ///< launch_probe: metric,param,value,unit (launch.csv)
   run_facts,         ///< key,value (device.csv, run-info.csv): the GPU's name, the date
   run_steps,         ///< step,rc (steps.csv): read, informs nothing
-  other_run_output,  ///< nvidia-smi queries, resolution.csv: read, informs nothing
+  other_run_output,  ///< nvidia-smi-*.csv, resolution.csv (by name): informs nothing
 };
 
 /// The kind of `path` (its first line that is not blank or a # comment). Throws InputError

@@ -120,6 +120,18 @@ def test_the_profile_runs_and_the_output_is_deterministic(tmp_path, synthetic_ra
     run_gpumux("calibrate", *files, "--profile", "h100-sxm-80gb", "-o", c, "--date",
                "2027-01-02", check=0)
     assert c.read_text() == a.read_text().replace("2026-11-20", "2027-01-02")
+    # run_all.sh's bookkeeping beside the data changes nothing (an empty resolution.csv, an
+    # nvidia-smi query that failed)
+    folder = tmp_path / "raw"
+    folder.mkdir()
+    for f in files:
+        (folder / f.name).write_bytes(f.read_bytes())
+    (folder / "resolution.csv").write_text("")
+    (folder / "nvidia-smi-before.csv").write_text("Failed to initialize NVML\n")
+    (folder / "steps.csv").write_text("step,rc\nlaunch_probe,0\n")
+    d = tmp_path / "d.yaml"
+    run_gpumux("calibrate", folder, "--profile", "h100-sxm-80gb", "-o", d, "-q", check=0)
+    assert d.read_text() == a.read_text().replace(str(synthetic_raw), str(folder))
     scenario = tmp_path / "s.yaml"
     scenario.write_text(f"""name: s
 duration: 50ms
