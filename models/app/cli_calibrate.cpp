@@ -192,9 +192,8 @@ nlohmann::ordered_json microbench_json(const MicrobenchFit& fit) {
   out["date"] = fit.date;
   out["values"] = nlohmann::ordered_json::object();
   for (const MicrobenchValue& v : fit.values) {
-    out["values"][v.key] = {{"value", v.value},       {"unit", v.unit},
-                            {"samples", v.samples},   {"folds", v.folds},
-                            {"fold_min", v.fold_min}, {"fold_max", v.fold_max},
+    out["values"][v.key] = {{"value", v.value}, {"unit", v.unit},         {"samples", v.samples},
+                            {"folds", v.folds}, {"fold_min", v.fold_min}, {"fold_max", v.fold_max},
                             {"files", v.files}};
   }
   out["timeslice_us"] = num(fit.timeslice_us);
@@ -266,9 +265,10 @@ int command_calibrate(const std::vector<std::string>& args) {
       }
     }
   } else if (vm.count("output")) {
-    throw InputError("-o: say which profile the microbenchmark values go into with --profile "
-                     "(e.g. --profile h100-sxm-80gb" +
-                     (bench->gpu.empty() ? std::string() : "; measured on " + bench->gpu) + ")");
+    throw InputError(
+        "-o: say which profile the microbenchmark values go into with --profile "
+        "(e.g. --profile h100-sxm-80gb" +
+        (bench->gpu.empty() ? std::string() : "; measured on " + bench->gpu) + ")");
   }
   if (!base.empty()) (void)load_device_profile(base);
   for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);

@@ -108,14 +108,13 @@ double number_cell(const Table& t, std::size_t row, const std::string& column) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0) {
-    point_error(t.file, t.lines[row], column,
-                "expected a non-negative number, got '" + text + "'");
+    point_error(t.file, t.lines[row], column, "expected a non-negative number, got '" + text + "'");
   }
   return v;
 }
 
-void check_interval(const Table& t, std::size_t row, const std::string& from,
-                    const std::string& to, std::int64_t start, std::int64_t end) {
+void check_interval(const Table& t, std::size_t row, const std::string& from, const std::string& to,
+                    std::int64_t start, std::int64_t end) {
   if (end < start) {
     point_error(t.file, t.lines[row], to,
                 std::to_string(end) + " is before " + from + " " + std::to_string(start));
@@ -124,8 +123,7 @@ void check_interval(const Table& t, std::size_t row, const std::string& from,
 
 const std::vector<std::string> kMetaColumns = {"process_id", "block", "kernel_start_ns",
                                                "kernel_end_ns"};
-const std::vector<std::string> kGapColumns = {"process_id", "block", "gap_start_ns",
-                                              "gap_end_ns"};
+const std::vector<std::string> kGapColumns = {"process_id", "block", "gap_start_ns", "gap_end_ns"};
 const std::vector<std::string> kKernelColumns = {"process_id", "batch", "gpu_start_ns",
                                                  "gpu_end_ns"};
 const std::vector<std::string> kLaunchColumns = {"metric", "param", "value", "unit"};
@@ -196,7 +194,8 @@ std::map<std::string, std::pair<double, int>> read_launch(const std::string& fil
 }
 
 bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+  return text.size() >= tail.size() &&
+         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 std::string base_name(const std::string& path) {
@@ -436,9 +435,9 @@ CalibrationFileKind calibration_file_kind(const std::string& path) {
 }
 
 const std::vector<std::string>& microbench_keys() {
-  static const std::vector<std::string> keys = {"timeslice",       "context_switch",
-                                                "preemption_latency", "launch_overhead",
-                                                "graph_launch_overhead", "hbm_bandwidth_measured"};
+  static const std::vector<std::string> keys = {
+      "timeslice",       "context_switch",        "preemption_latency",
+      "launch_overhead", "graph_launch_overhead", "hbm_bandwidth_measured"};
   return keys;
 }
 
@@ -517,9 +516,12 @@ MicrobenchFit fit_microbench(const std::vector<std::string>& files) {
           if (key == "date_utc") {
             const std::string day = value.substr(0, 10);
             const bool ok = day.size() == 10 && day[4] == '-' && day[7] == '-' &&
-                            std::all_of(day.begin(), day.end(),
-                                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '-'; });
-            if (!ok) point_error(file, t.lines[i], "date_utc", "expected YYYY-MM-DD..., got '" + value + "'");
+                            std::all_of(day.begin(), day.end(), [](char c) {
+                              return std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+                            });
+            if (!ok)
+              point_error(file, t.lines[i], "date_utc",
+                          "expected YYYY-MM-DD..., got '" + value + "'");
             fit.date = day;
           }
         }
@@ -546,9 +548,10 @@ MicrobenchFit fit_microbench(const std::vector<std::string>& files) {
   std::vector<std::pair<std::string, ShortKernelSamples>> sk_runs;
   for (const auto& [stem, rf] : runs) {
     if (rf.meta.empty() || rf.gaps.empty()) {
-      const std::string& given = rf.meta.empty() ? (rf.gaps.empty() ? rf.kernels : rf.gaps) : rf.meta;
-      throw InputError(given + ": run '" + stem + "' needs both " + stem + "_meta.csv and " +
-                       stem + "_gaps.csv among the data files (timeslice_probe writes them "
+      const std::string& given =
+          rf.meta.empty() ? (rf.gaps.empty() ? rf.kernels : rf.gaps) : rf.meta;
+      throw InputError(given + ": run '" + stem + "' needs both " + stem + "_meta.csv and " + stem +
+                       "_gaps.csv among the data files (timeslice_probe writes them "
                        "together)");
     }
     const std::vector<SpinnerBlock> meta = read_meta(rf.meta);
@@ -646,8 +649,8 @@ MicrobenchFit fit_microbench(const std::vector<std::string>& files) {
   }
   if (!std::isnan(fit.timeslice_us)) {
     add("timeslice", fit.timeslice_us, "us",
-        "median slice between context switches of " + spans + " spinning processes",
-        slice_files, static_cast<int>(slices.size()), fold_t);
+        "median slice between context switches of " + spans + " spinning processes", slice_files,
+        static_cast<int>(slices.size()), fold_t);
   }
   if (!std::isnan(fit.switch_us)) {
     if (!std::isnan(fit.switch_out_us)) {
@@ -669,8 +672,7 @@ MicrobenchFit fit_microbench(const std::vector<std::string>& files) {
   }
   if (!launch_file.empty()) {
     const auto launch = read_launch(launch_file);
-    const auto take = [&](const char* metric, const char* key, const char* unit,
-                          const char* law) {
+    const auto take = [&](const char* metric, const char* key, const char* unit, const char* law) {
       const auto it = launch.find(metric);
       if (it != launch.end()) add(key, it->second.first, unit, law, {launch_file}, 1, {});
     };
@@ -724,7 +726,8 @@ std::string with_microbench_values(const std::string& profile_text, const Microb
   std::vector<std::string> top;
   for (const MicrobenchValue* v : chosen) top.push_back(v->key);
   std::string out = without_top_keys(profile_text, top);
-  out += "\n# Fitted by gpumux calibrate from calibration/microbench output (docs/calibration.md)\n";
+  out +=
+      "\n# Fitted by gpumux calibrate from calibration/microbench output (docs/calibration.md)\n";
   for (const MicrobenchValue* v : chosen) {
     std::ostringstream why;
     why << "gpumux calibrate " << join(v->files, " ") << " (" << date;
@@ -738,8 +741,8 @@ std::string with_microbench_values(const std::string& profile_text, const Microb
     }
     if ((v->key == "timeslice" || v->key == "context_switch" || v->key == "preemption_latency") &&
         !fit.waits.empty()) {
-      why << "; wait (N-1)(T+S)+S median |error| " << percent(fit.wait_in_sample)
-          << " in sample, " << percent(fit.wait_out_of_sample) << " leaving the run out";
+      why << "; wait (N-1)(T+S)+S median |error| " << percent(fit.wait_in_sample) << " in sample, "
+          << percent(fit.wait_out_of_sample) << " leaving the run out";
     }
     why << ")";
     out += v->key + ": {value: " + value_text(*v) + ", fitted: " + yaml_quoted(why.str()) + "}\n";
@@ -751,7 +754,8 @@ std::string microbench_report(const MicrobenchFit& fit) {
   std::ostringstream out;
   out << "## Fitted from calibration/microbench output";
   if (!fit.gpu.empty()) out << " (" << fit.gpu << (fit.date.empty() ? "" : ", " + fit.date) << ")";
-  out << "\n\n| parameter | value | samples | leave one run out | law |\n|---|---:|---:|---:|---|\n";
+  out << "\n\n| parameter | value | samples | leave one run out | law "
+         "|\n|---|---:|---:|---:|---|\n";
   for (const MicrobenchValue& v : fit.values) {
     out << "| `" << v.key << "` | " << number_text(v.value, 6) << " " << v.unit << " | "
         << v.samples << " | "

@@ -115,8 +115,8 @@ struct MicrobenchValue {
 };
 
 struct MicrobenchFit {
-  std::string gpu;   ///< device.csv's name ("" when absent)
-  std::string date;  ///< run-info.csv's date_utc, YYYY-MM-DD ("" when absent)
+  std::string gpu;                      ///< device.csv's name ("" when absent)
+  std::string date;                     ///< run-info.csv's date_utc, YYYY-MM-DD ("" when absent)
   std::vector<MicrobenchValue> values;  ///< in microbench_keys() order, the measured ones
   /// The pooled medians, us (NaN when not measured).
   double timeslice_us = 0, switch_us = 0, switch_in_us = 0, switch_out_us = 0;

@@ -211,11 +211,14 @@ std::string error_of(const std::vector<std::string>& files) {
 TEST(FitMicrobench, BadFilesNameFileLineAndColumn) {
   const std::string meta =
       write("x_meta.csv", "process_id,role,block,kernel_start_ns,kernel_end_ns\n0,spin,0,10,99\n");
-  const std::string neg = write("x_gaps.csv", "process_id,block,gap_start_ns,gap_end_ns\n0,0,-4,5\n");
+  const std::string neg =
+      write("x_gaps.csv", "process_id,block,gap_start_ns,gap_end_ns\n0,0,-4,5\n");
   EXPECT_NE(error_of({meta, neg}).find(neg + ":2: gap_start_ns:"), std::string::npos);
-  const std::string back = write("x_gaps.csv", "process_id,block,gap_start_ns,gap_end_ns\n0,0,9,5\n");
+  const std::string back =
+      write("x_gaps.csv", "process_id,block,gap_start_ns,gap_end_ns\n0,0,9,5\n");
   EXPECT_NE(error_of({meta, back}).find(back + ":2: gap_end_ns:"), std::string::npos);
-  const std::string text = write("x_gaps.csv", "process_id,block,gap_start_ns,gap_end_ns\n0,a,1,5\n");
+  const std::string text =
+      write("x_gaps.csv", "process_id,block,gap_start_ns,gap_end_ns\n0,a,1,5\n");
   EXPECT_NE(error_of({meta, text}).find(text + ":2: block:"), std::string::npos);
   const std::string missing = write("x_gaps.csv", "process_id,block,gap_start_ns\n0,0,1\n");
   EXPECT_NE(error_of({meta, missing}).find(missing + ":1: gap_end_ns: missing column"),
