@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "models/app/calibrate.hpp"
 #include "models/config/input_error.hpp"
@@ -128,57 +129,62 @@ const std::vector<std::string> kKernelColumns = {"process_id", "batch", "gpu_sta
                                                  "gpu_end_ns"};
 const std::vector<std::string> kLaunchColumns = {"metric", "param", "value", "unit"};
 
-std::vector<SpinnerBlock> read_meta(const std::string& file) {
+// Two columns bounding an interval: non-negative whole numbers, the end not before the start.
+std::pair<std::int64_t, std::int64_t> interval_cells(const Table& t, std::size_t row,
+                                                     const std::string& from,
+                                                     const std::string& to) {
+  const std::int64_t start = count_cell(t, row, from), end = count_cell(t, row, to);
+  check_interval(t, row, from, to, start, end);
+  return {start, end};
+}
+
+// Every row of `file` through `read(table, row)`, after checking its columns.
+template <typename Row, typename Read>
+std::vector<Row> read_rows(const std::string& file, const std::vector<std::string>& columns,
+                           const std::string& what, Read read) {
   const Table t = read_table(file);
-  t.require(kMetaColumns, "a timeslice_probe meta CSV");
-  std::vector<SpinnerBlock> out;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    SpinnerBlock b;
-    b.process_id = count_cell(t, i, "process_id");
-    b.block = count_cell(t, i, "block");
-    b.role = t.has("role") ? t.rows[i][static_cast<std::size_t>(t.column("role"))] : "spin";
-    b.kernel_start_ns = count_cell(t, i, "kernel_start_ns");
-    b.kernel_end_ns = count_cell(t, i, "kernel_end_ns");
-    check_interval(t, i, "kernel_start_ns", "kernel_end_ns", b.kernel_start_ns, b.kernel_end_ns);
-    out.push_back(b);
-  }
+  t.require(columns, what);
+  std::vector<Row> out;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) out.push_back(read(t, i));
   return out;
+}
+
+std::vector<SpinnerBlock> read_meta(const std::string& file) {
+  return read_rows<SpinnerBlock>(
+      file, kMetaColumns, "a timeslice_probe meta CSV", [](const Table& t, std::size_t i) {
+        SpinnerBlock b;
+        b.process_id = count_cell(t, i, "process_id");
+        b.block = count_cell(t, i, "block");
+        b.role = t.has("role") ? t.rows[i][static_cast<std::size_t>(t.column("role"))] : "spin";
+        std::tie(b.kernel_start_ns, b.kernel_end_ns) =
+            interval_cells(t, i, "kernel_start_ns", "kernel_end_ns");
+        return b;
+      });
 }
 
 std::vector<SpinnerGap> read_gaps(const std::string& file) {
-  const Table t = read_table(file);
-  t.require(kGapColumns, "a timeslice_probe gaps CSV");
-  std::vector<SpinnerGap> out;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    SpinnerGap g;
-    g.process_id = count_cell(t, i, "process_id");
-    g.block = count_cell(t, i, "block");
-    g.start_ns = count_cell(t, i, "gap_start_ns");
-    g.end_ns = count_cell(t, i, "gap_end_ns");
-    check_interval(t, i, "gap_start_ns", "gap_end_ns", g.start_ns, g.end_ns);
-    out.push_back(g);
-  }
-  return out;
+  return read_rows<SpinnerGap>(
+      file, kGapColumns, "a timeslice_probe gaps CSV", [](const Table& t, std::size_t i) {
+        SpinnerGap g;
+        g.process_id = count_cell(t, i, "process_id");
+        g.block = count_cell(t, i, "block");
+        std::tie(g.start_ns, g.end_ns) = interval_cells(t, i, "gap_start_ns", "gap_end_ns");
+        return g;
+      });
 }
 
 std::vector<ShortKernel> read_kernels(const std::string& file) {
-  const Table t = read_table(file);
-  t.require(kKernelColumns, "a timeslice_probe kernels CSV");
-  std::vector<ShortKernel> out;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    ShortKernel k;
-    (void)count_cell(t, i, "process_id");
-    k.batch = count_cell(t, i, "batch");
-    k.gpu_start_ns = count_cell(t, i, "gpu_start_ns");
-    k.gpu_end_ns = count_cell(t, i, "gpu_end_ns");
-    check_interval(t, i, "gpu_start_ns", "gpu_end_ns", k.gpu_start_ns, k.gpu_end_ns);
-    if (t.has("host_submit_ns") && t.has("host_done_ns")) {
-      check_interval(t, i, "host_submit_ns", "host_done_ns", count_cell(t, i, "host_submit_ns"),
-                     count_cell(t, i, "host_done_ns"));
-    }
-    out.push_back(k);
-  }
-  return out;
+  return read_rows<ShortKernel>(
+      file, kKernelColumns, "a timeslice_probe kernels CSV", [](const Table& t, std::size_t i) {
+        ShortKernel k;
+        (void)count_cell(t, i, "process_id");
+        k.batch = count_cell(t, i, "batch");
+        std::tie(k.gpu_start_ns, k.gpu_end_ns) = interval_cells(t, i, "gpu_start_ns", "gpu_end_ns");
+        if (t.has("host_submit_ns") && t.has("host_done_ns")) {
+          (void)interval_cells(t, i, "host_submit_ns", "host_done_ns");
+        }
+        return k;
+      });
 }
 
 // metric -> (value, the file's line)
