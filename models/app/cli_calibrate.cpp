@@ -249,6 +249,13 @@ int command_calibrate(const std::vector<std::string>& args) {
   }
   const bool has_catalog = !data.catalog.empty();
   const bool has_microbench = !data.microbench.empty();
+  if (has_catalog && has_microbench) {
+    // The catalog points' times depend on launch_overhead and hbm_bandwidth_measured: fitted
+    // beside them, kernel_fixed_cost would absorb the old values.
+    throw InputError(data.microbench.front() +
+                     ": calibration/microbench output and catalog points in one call; fit the "
+                     "microbenchmarks first (-o MY.yaml), then the points with profile MY.yaml");
+  }
   std::vector<CalibrationPoint> points;
   if (has_catalog) points = read_calibration_points(data.catalog);
   std::optional<MicrobenchFit> bench;

@@ -162,6 +162,13 @@ def test_fit_picks_keys_and_refuses_files_it_cannot_use(tmp_path, synthetic_raw)
     # -o needs a base profile when no catalog point names one
     one_error_line(run_gpumux("calibrate", synthetic_raw, "-o", out), "--profile",
                    "NVIDIA H200")
+    # catalog points beside microbenchmarks: their fit would absorb the old launch overhead
+    points = tmp_path / "points.csv"
+    points.write_text("id,source,model,phase,batch,seq_len,dtype,runtime,profile,mig,metric,"
+                      "value,unit\nb1,one,bert-base,inference,1,128,fp16,tensorrt,a100-80gb,,"
+                      "latency,1.0,ms\n")
+    one_error_line(run_gpumux("calibrate", points, synthetic_raw / "launch.csv"),
+                   f"{synthetic_raw / 'launch.csv'}: calibration/microbench output and catalog")
     # a meta file without its gaps file
     one_error_line(run_gpumux("calibrate", synthetic_raw / "ts_n2_meta.csv"), "ts_n2_gaps.csv")
 
