@@ -238,3 +238,9 @@ def test_a_kernel_trace_is_refused_saying_what_it_lacks(trace):
     path = REPO / "scenarios" / "traces" / "kernels" / trace
     one_error_line(run_gpumux("calibrate", path), f"{path}:1: header: a kernel trace",
                    "no FLOPs or bytes")
+
+
+def test_python_calibrate_names_the_cli_for_microbench_output(synthetic_raw):
+    import gpumux as gm  # the module built beside the binary
+    with pytest.raises(gm.ScenarioError, match="launch.csv: calibration/microbench output"):
+        gm.calibrate(str(synthetic_raw / "launch.csv"))
