@@ -265,8 +265,9 @@ py::dict calibrate_points(const std::vector<std::string>& files,
   if (iterations < 1 || iterations > 10) throw InputError("iterations: expected 1 to 10");
   for (const std::string& file : files) {
     if (calibration_file_kind(file) != CalibrationFileKind::catalog_points) {
-      throw InputError(file + ": calibration/microbench output: fit it with the CLI, gpumux "
-                              "calibrate (docs/calibration.md, \"Calibrating to your own GPU\")");
+      throw InputError(file +
+                       ": calibration/microbench output: fit it with the CLI, gpumux "
+                       "calibrate (docs/calibration.md, \"Calibrating to your own GPU\")");
     }
   }
   const std::vector<CalibrationPoint> points = read_calibration_points(files);
