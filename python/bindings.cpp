@@ -25,6 +25,7 @@
 
 #include "models/app/application.hpp"
 #include "models/app/calibrate.hpp"
+#include "models/app/microbench_fit.hpp"
 #include "bindings_cluster.hpp"
 #include "bindings_result.hpp"
 #include "models/cluster/cluster_output.hpp"
@@ -262,6 +263,13 @@ py::dict calibrate_points(const std::vector<std::string>& files,
                           const std::vector<std::string>& fit, int iterations,
                           const std::string& profile, const std::string& date) {
   if (iterations < 1 || iterations > 10) throw InputError("iterations: expected 1 to 10");
+  for (const std::string& file : files) {
+    if (calibration_file_kind(file) != CalibrationFileKind::catalog_points) {
+      throw InputError(file +
+                       ": calibration/microbench output: fit it with the CLI, gpumux "
+                       "calibrate (docs/calibration.md, \"Calibrating to your own GPU\")");
+    }
+  }
   const std::vector<CalibrationPoint> points = read_calibration_points(files);
   CalibrationOptions options;
   options.fit = fit;

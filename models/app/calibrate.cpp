@@ -18,14 +18,6 @@
 #include "sim/util/units.hpp"
 
 namespace gpumux {
-namespace {
-
-// ---------------------------------------------------------------- profiles with theta
-
-using Theta = std::map<std::string, double>;  // key path -> ns
-
-const std::vector<std::string> kFittedTopKeys = {"kernel_fixed_cost", "block_round_cost",
-                                                 "host_per_request"};
 
 // `text` without its top-level entries named in `keys` (each: its key line and the indented or
 // continued lines under it).
@@ -54,6 +46,15 @@ std::string yaml_quoted(const std::string& text) {
   }
   return out + "\"";
 }
+
+namespace {
+
+// ---------------------------------------------------------------- profiles with theta
+
+using Theta = std::map<std::string, double>;  // key path -> ns
+
+const std::vector<std::string> kFittedTopKeys = {"kernel_fixed_cost", "block_round_cost",
+                                                 "host_per_request"};
 
 std::string ns_text(double ns) { return std::to_string(std::llround(std::max(0.0, ns))) + "ns"; }
 

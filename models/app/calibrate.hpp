@@ -111,6 +111,13 @@ std::string fitted_profile_text(const std::string& base, const CalibrationResult
 /// A Markdown report: parameters, errors per mechanism, one row per point.
 std::string calibration_report(const CalibrationResult& result);
 
+/// A profile's text without its top-level entries named in `keys` (each: its key line and the
+/// indented or continued lines under it). O(length).
+std::string without_top_keys(const std::string& text, const std::vector<std::string>& keys);
+
+/// `text` in YAML double quotes (" and \ escaped).
+std::string yaml_quoted(const std::string& text);
+
 /// Non-negative least squares min ||A x - b||, x >= 0, for a few columns (p <= 12): every set
 /// of positive columns is solved unconstrained and the best feasible solution kept; exact.
 /// A is n x p row-major (n rows of p values). O(2^p p^2 n).

@@ -1,11 +1,15 @@
 // `gpumux calibrate DATA.csv ... -o PROFILE.yaml`: fits the time-alone parameters a datasheet
 // does not give to measured points and writes them into a profile (models/app/calibrate.hpp).
 #include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <optional>
 #include <ctime>
 #include <fstream>
 
 #include "models/app/calibrate.hpp"
 #include "models/app/cli_common.hpp"
+#include "models/app/microbench_fit.hpp"
 #include "models/config/profile_loader.hpp"
 #include "sim/util/strings.hpp"
 
@@ -14,7 +18,8 @@ namespace {
 
 const CommandHelp kCalibrateHelp{
     "usage: gpumux calibrate DATA.csv [DATA.csv ...] [-o PROFILE.yaml] [--profile BASE]\n"
-    "                        [--fit KEYS] [--report REPORT.md] [--format table|json]",
+    "                        [--fit KEYS] [--date YYYY-MM-DD] [--report REPORT.md]\n"
+    "                        [--format table|json]",
     "Fits the parameters of a workload's time alone that no datasheet gives: kernel_fixed_cost\n"
     "(stream time per kernel beyond the launch: first-block latency, drain, flush),\n"
     "block_round_cost (per round of blocks on the busiest SM) and host_per_request (host time\n"
@@ -25,10 +30,16 @@ const CommandHelp kCalibrateHelp{
     "parameters, the median |error| before, in sample and out of sample, and each point.\n"
     "-o writes BASE (default: the profile of the data's points, when they name one) with the\n"
     "fitted values as `fitted:` entries (data, date, cross-validated error): use it as a\n"
-    "scenario's `model: PROFILE.yaml`.",
+    "scenario's `model: PROFILE.yaml`.\n"
+    "DATA may also be the CSVs calibration/microbench/run_all.sh measured on your GPU (the\n"
+    "unpacked raw/ folder, or the folder itself): timeslice, context_switch,\n"
+    "preemption_latency, launch_overhead, graph_launch_overhead and hbm_bandwidth_measured, by\n"
+    "the laws of calibration/microbench/fit.py, each run left out in turn. The kind of each\n"
+    "file comes from its header.",
     "  gpumux calibrate calibration/fit/solo-latency.csv\n"
     "  gpumux calibrate calibration/fit/*.csv --profile a100-80gb -o my-a100.yaml\n"
-    "  gpumux calibrate mine.csv --fit host_per_request --report fit.md\n"};
+    "  gpumux calibrate mine.csv --fit host_per_request --report fit.md\n"
+    "  gpumux calibrate raw/*.csv --profile h100-sxm-80gb -o my-h100.yaml\n"};
 
 po::options_description calibrate_options() {
   po::options_description o("gpumux calibrate DATA.csv ...");
@@ -37,7 +48,11 @@ po::options_description calibrate_options() {
       "profile", po::value<std::string>()->value_name("BASE"),
       "the profile -o copies (a name or a .yaml path); default: the one the points name")(
       "fit", po::value<std::string>()->value_name("KEYS"),
-      "comma-separated: kernel_fixed_cost,block_round_cost,host_per_request (default: all)")(
+      "comma-separated: kernel_fixed_cost,block_round_cost,host_per_request (catalog points);"
+      " timeslice,context_switch,preemption_latency,launch_overhead,graph_launch_overhead,"
+      "hbm_bandwidth_measured (microbenchmarks); default: all the data informs")(
+      "date", po::value<std::string>()->value_name("YYYY-MM-DD"),
+      "the date in the provenance (default: run-info.csv's, else today, UTC)")(
       "report", po::value<std::string>()->value_name("REPORT.md"),
       "also write the Markdown report (atomically)")(
       "iterations", po::value<int>()->default_value(3), "Gauss-Newton iterations (1-10)")(
@@ -88,6 +103,116 @@ nlohmann::ordered_json result_json(const CalibrationResult& r) {
   return out;
 }
 
+// The data files: a folder stands for its *.csv files (sorted); each file's kind from its header.
+struct DataFiles {
+  std::vector<std::string> catalog, microbench, all;
+  std::map<std::string, CalibrationFileKind> kind;
+};
+
+DataFiles classify_data(const std::vector<std::string>& given) {
+  DataFiles d;
+  for (const std::string& path : given) {
+    if (std::filesystem::is_directory(path)) {
+      std::vector<std::string> inside;
+      for (const auto& entry : std::filesystem::directory_iterator(path)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".csv") {
+          inside.push_back(entry.path().string());
+        }
+      }
+      std::sort(inside.begin(), inside.end());
+      if (inside.empty()) throw InputError(path + ": a folder with no .csv file");
+      d.all.insert(d.all.end(), inside.begin(), inside.end());
+    } else {
+      d.all.push_back(path);
+    }
+  }
+  for (const std::string& file : d.all) {
+    const CalibrationFileKind kind = calibration_file_kind(file);
+    d.kind[file] = kind;
+    (kind == CalibrationFileKind::catalog_points ? d.catalog : d.microbench).push_back(file);
+  }
+  return d;
+}
+
+bool is_catalog_key(const std::string& key) {
+  return key == "kernel_fixed_cost" || key == "block_round_cost" || key == "host_per_request";
+}
+
+// --fit split into the catalog fit's keys and the microbenchmarks' keys; each checked against the
+// data: a key no file informs, or a data file that informs no key asked for, is an error.
+void split_fit_keys(const std::vector<std::string>& keys, const DataFiles& data,
+                    std::vector<std::string>& catalog, std::vector<std::string>& microbench) {
+  const auto& mb = microbench_keys();
+  for (const std::string& key : keys) {
+    if (is_catalog_key(key)) {
+      catalog.push_back(key);
+    } else if (std::find(mb.begin(), mb.end(), key) != mb.end()) {
+      microbench.push_back(key);
+    } else {
+      throw InputError("--fit: unknown parameter '" + key +
+                       "' (kernel_fixed_cost, block_round_cost, host_per_request, " +
+                       join(mb, ", ") + ")");
+    }
+  }
+  if (keys.empty()) return;
+  for (const std::string& key : keys) {
+    bool informed = false;
+    for (const auto& [file, kind] : data.kind) {
+      const auto informs = keys_informed_by(kind);
+      informed = informed || std::find(informs.begin(), informs.end(), key) != informs.end();
+    }
+    if (!informed) throw InputError("--fit " + key + ": no data file given informs it");
+  }
+  for (const std::string& file : data.all) {
+    const auto informs = keys_informed_by(data.kind.at(file));
+    if (informs.empty()) continue;  // run facts: they inform the provenance only
+    const bool useful = std::any_of(informs.begin(), informs.end(), [&](const std::string& k) {
+      return std::find(keys.begin(), keys.end(), k) != keys.end();
+    });
+    if (!useful) {
+      throw InputError(file + ":1: header: this file informs " + join(informs, ", ") +
+                       ", none of --fit " + join(keys, ","));
+    }
+  }
+}
+
+std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  return date;
+}
+
+nlohmann::ordered_json microbench_json(const MicrobenchFit& fit) {
+  const auto num = [](double v) {
+    return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+  };
+  nlohmann::ordered_json out;
+  out["gpu"] = fit.gpu;
+  out["date"] = fit.date;
+  out["values"] = nlohmann::ordered_json::object();
+  for (const MicrobenchValue& v : fit.values) {
+    out["values"][v.key] = {{"value", v.value}, {"unit", v.unit},         {"samples", v.samples},
+                            {"folds", v.folds}, {"fold_min", v.fold_min}, {"fold_max", v.fold_max},
+                            {"files", v.files}};
+  }
+  out["timeslice_us"] = num(fit.timeslice_us);
+  out["switch_us"] = num(fit.switch_us);
+  out["switch_in_us"] = num(fit.switch_in_us);
+  out["switch_out_us"] = num(fit.switch_out_us);
+  out["wait"] = {{"in_sample", num(fit.wait_in_sample)},
+                 {"out_of_sample", num(fit.wait_out_of_sample)},
+                 {"runs", nlohmann::ordered_json::array()}};
+  for (const auto& w : fit.waits) {
+    out["wait"]["runs"].push_back({{"run", w.run},
+                                   {"spinners", w.spinners},
+                                   {"measured_us", w.measured_us},
+                                   {"in_sample_us", w.in_sample_us},
+                                   {"out_of_sample_us", num(w.out_of_sample_us)}});
+  }
+  return out;
+}
+
 int command_calibrate(const std::vector<std::string>& args) {
   po::options_description all = calibrate_options();
   all.add_options()("data", po::value<std::vector<std::string>>());
@@ -97,7 +222,6 @@ int command_calibrate(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
   po::notify(vm);
   if (!vm.count("data")) throw po::error("missing DATA.csv (the measured points)");
-  const auto files = vm["data"].as<std::vector<std::string>>();
   const bool json =
       vm["json"].as<bool>() || (vm.count("format") && vm["format"].as<std::string>() == "json");
   if (vm.count("format") && vm["format"].as<std::string>() != "json" &&
@@ -107,12 +231,39 @@ int command_calibrate(const std::vector<std::string>& args) {
   }
   const int iterations = vm["iterations"].as<int>();
   if (iterations < 1 || iterations > 10) throw InputError("--iterations: expected 1 to 10");
+  std::string date;
+  if (vm.count("date")) {
+    date = vm["date"].as<std::string>();
+    const bool ok = date.size() == 10 && date[4] == '-' && date[7] == '-' &&
+                    std::all_of(date.begin(), date.end(), [](char c) {
+                      return std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+                    });
+    if (!ok) throw InputError("--date: expected YYYY-MM-DD, got '" + date + "'");
+  }
   // Every check before any simulation: the data, the base profile, the targets.
-  const std::vector<CalibrationPoint> points = read_calibration_points(files);
+  const DataFiles data = classify_data(vm["data"].as<std::vector<std::string>>());
+  std::vector<std::string> catalog_keys, microbench_fit_keys;
+  if (vm.count("fit")) {
+    split_fit_keys(split(vm["fit"].as<std::string>(), ','), data, catalog_keys,
+                   microbench_fit_keys);
+  }
+  const bool has_catalog = !data.catalog.empty();
+  const bool has_microbench = !data.microbench.empty();
+  if (has_catalog && has_microbench) {
+    // The catalog points' times depend on launch_overhead and hbm_bandwidth_measured: fitted
+    // beside them, kernel_fixed_cost would absorb the old values.
+    throw InputError(data.microbench.front() +
+                     ": calibration/microbench output and catalog points in one call; fit the "
+                     "microbenchmarks first (-o MY.yaml), then the points with profile MY.yaml");
+  }
+  std::vector<CalibrationPoint> points;
+  if (has_catalog) points = read_calibration_points(data.catalog);
+  std::optional<MicrobenchFit> bench;
+  if (has_microbench) bench = fit_microbench(data.microbench);
   std::string base;
   if (vm.count("profile")) {
     base = vm["profile"].as<std::string>();
-  } else {
+  } else if (has_catalog) {
     base = points.front().profile;
     for (const CalibrationPoint& p : points) {
       if (p.profile != base && vm.count("output")) {
@@ -120,8 +271,13 @@ int command_calibrate(const std::vector<std::string>& args) {
                          "); say which to write with --profile");
       }
     }
+  } else if (vm.count("output")) {
+    throw InputError(
+        "-o: say which profile the microbenchmark values go into with --profile "
+        "(e.g. --profile h100-sxm-80gb" +
+        (bench->gpu.empty() ? std::string() : "; measured on " + bench->gpu) + ")");
   }
-  (void)load_device_profile(base);
+  if (!base.empty()) (void)load_device_profile(base);
   for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);
   if (vm.count("output")) {
     output_errors_as_bad_input([&] { check_output_target(vm["output"].as<std::string>()); });
@@ -129,24 +285,34 @@ int command_calibrate(const std::vector<std::string>& args) {
   if (vm.count("report")) {
     output_errors_as_bad_input([&] { check_output_target(vm["report"].as<std::string>()); });
   }
-  CalibrationOptions options;
-  if (vm.count("fit")) options.fit = split(vm["fit"].as<std::string>(), ',');
-  options.iterations = iterations;
-  if (!vm["quiet"].as<bool>()) {
-    options.progress = [](const std::string& line) { std::cerr << "calibrate: " << line << "\n"; };
+  if (date.empty()) date = bench && !bench->date.empty() ? bench->date : today_utc();
+  std::optional<CalibrationResult> result;
+  if (has_catalog) {
+    CalibrationOptions options;
+    options.fit = catalog_keys;
+    options.iterations = iterations;
+    if (!vm["quiet"].as<bool>()) {
+      options.progress = [](const std::string& line) {
+        std::cerr << "calibrate: " << line << "\n";
+      };
+    }
+    result = calibrate(points, options);
   }
-  const CalibrationResult result = calibrate(points, options);
-  const std::string report = calibration_report(result);
+  std::string report;
+  if (result) report += calibration_report(*result);
+  if (bench) report += (report.empty() ? "" : "\n") + microbench_report(*bench);
   if (json) {
-    std::cout << result_json(result).dump() << "\n";
+    nlohmann::ordered_json out = result ? result_json(*result) : nlohmann::ordered_json::object();
+    if (bench) out["microbench"] = microbench_json(*bench);
+    std::cout << out.dump() << "\n";
   } else {
     std::cout << report;
   }
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char date[16];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   if (vm.count("output")) {
-    write_text_file(vm["output"].as<std::string>(), fitted_profile_text(base, result, files, date));
+    std::string text =
+        result ? fitted_profile_text(base, *result, data.catalog, date) : device_profile_text(base);
+    if (bench) text = with_microbench_values(text, *bench, microbench_fit_keys, date);
+    write_text_file(vm["output"].as<std::string>(), text);
   }
   if (vm.count("report")) write_text_file(vm["report"].as<std::string>(), report);
   return kExitOk;
