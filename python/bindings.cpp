@@ -26,6 +26,8 @@
 #include "models/app/application.hpp"
 #include "models/app/calibrate.hpp"
 #include "models/app/microbench_fit.hpp"
+#include "models/config/profile_loader.hpp"
+#include "sim/util/strings.hpp"
 #include "bindings_cluster.hpp"
 #include "bindings_result.hpp"
 #include "models/cluster/cluster_output.hpp"
@@ -257,18 +259,50 @@ std::vector<RunResult> unwrap(const std::vector<ResultPtr>& results) {
   return out;
 }
 
+// `gpumux calibrate` on calibration/microbench's CSVs (models/app/microbench_fit.hpp): the CLI's
+// --json "microbench" block, the report and, with `profile`, that profile with the fitted values
+// (the files' own date, run-info.csv, when they carry one).
+py::dict calibrate_microbench(const std::vector<std::string>& files,
+                              const std::vector<std::string>& fit, const std::string& profile,
+                              const std::string& date) {
+  const std::vector<std::string>& known = microbench_keys();
+  for (const std::string& key : fit) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      throw InputError("fit: '" + key + "' is not a value calibration/microbench measures (" +
+                       join(known, ", ") + ")");
+    }
+  }
+  if (!profile.empty()) (void)load_device_profile(profile);
+  const MicrobenchFit bench = fit_microbench(files);
+  py::dict out = py::module_::import("json").attr("loads")(microbench_json(bench).dump());
+  out["report"] = microbench_report(bench);
+  if (!profile.empty()) {
+    out["profile_text"] = with_microbench_values(device_profile_text(profile), bench, fit,
+                                                 bench.date.empty() ? date : bench.date);
+  }
+  return out;
+}
+
 // `gpumux calibrate` (models/app/calibrate.hpp): the fit, its cross-validation, the report and,
 // with `profile`, the fitted profile's text.
 py::dict calibrate_points(const std::vector<std::string>& files,
                           const std::vector<std::string>& fit, int iterations,
                           const std::string& profile, const std::string& date) {
   if (iterations < 1 || iterations > 10) throw InputError("iterations: expected 1 to 10");
+  std::vector<std::string> microbench;
   for (const std::string& file : files) {
     if (calibration_file_kind(file) != CalibrationFileKind::catalog_points) {
-      throw InputError(file +
-                       ": calibration/microbench output: fit it with the CLI, gpumux "
-                       "calibrate (docs/calibration.md, \"Calibrating to your own GPU\")");
+      microbench.push_back(file);
     }
+  }
+  if (!microbench.empty()) {
+    if (microbench.size() != files.size()) {
+      throw InputError(microbench.front() +
+                       ": calibration/microbench output and catalog points in one call; fit the "
+                       "microbenchmarks first (output=MY.yaml), then the points with profile "
+                       "MY.yaml");
+    }
+    return calibrate_microbench(files, fit, profile, date);
   }
   const std::vector<CalibrationPoint> points = read_calibration_points(files);
   CalibrationOptions options;

@@ -183,36 +183,6 @@ std::string today_utc() {
   return date;
 }
 
-nlohmann::ordered_json microbench_json(const MicrobenchFit& fit) {
-  const auto num = [](double v) {
-    return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
-  };
-  nlohmann::ordered_json out;
-  out["gpu"] = fit.gpu;
-  out["date"] = fit.date;
-  out["values"] = nlohmann::ordered_json::object();
-  for (const MicrobenchValue& v : fit.values) {
-    out["values"][v.key] = {{"value", v.value}, {"unit", v.unit},         {"samples", v.samples},
-                            {"folds", v.folds}, {"fold_min", v.fold_min}, {"fold_max", v.fold_max},
-                            {"files", v.files}};
-  }
-  out["timeslice_us"] = num(fit.timeslice_us);
-  out["switch_us"] = num(fit.switch_us);
-  out["switch_in_us"] = num(fit.switch_in_us);
-  out["switch_out_us"] = num(fit.switch_out_us);
-  out["wait"] = {{"in_sample", num(fit.wait_in_sample)},
-                 {"out_of_sample", num(fit.wait_out_of_sample)},
-                 {"runs", nlohmann::ordered_json::array()}};
-  for (const auto& w : fit.waits) {
-    out["wait"]["runs"].push_back({{"run", w.run},
-                                   {"spinners", w.spinners},
-                                   {"measured_us", w.measured_us},
-                                   {"in_sample_us", w.in_sample_us},
-                                   {"out_of_sample_us", num(w.out_of_sample_us)}});
-  }
-  return out;
-}
-
 int command_calibrate(const std::vector<std::string>& args) {
   po::options_description all = calibrate_options();
   all.add_options()("data", po::value<std::vector<std::string>>());

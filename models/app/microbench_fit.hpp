@@ -36,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace gpumux {
 
 /// What a CSV given to `gpumux calibrate` holds, from its header (and, where two kinds share
@@ -146,6 +148,11 @@ MicrobenchFit fit_microbench(const std::vector<std::string>& files);
 /// nearest), bandwidths in GB/s.
 std::string with_microbench_values(const std::string& profile_text, const MicrobenchFit& fit,
                                    const std::vector<std::string>& keys, const std::string& date);
+
+/// `fit` as JSON (the CLI's `--json` "microbench" block, Python's calibrate()): gpu, date,
+/// values {key: {value, unit, samples, folds, fold_min, fold_max, files}}, the pooled medians
+/// (us; null when not measured) and the wait law's in- and out-of-sample errors per run.
+nlohmann::ordered_json microbench_json(const MicrobenchFit& fit);
 
 /// The Markdown section the CLI prints for `fit`.
 std::string microbench_report(const MicrobenchFit& fit);

@@ -359,21 +359,44 @@ def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     (Markdown)}. With ``output``, writes ``profile`` (default: the points' first profile) with
     the fitted values as ``fitted:`` entries, atomically, and adds "profile_text". Raises
     ScenarioError for bad data or arguments.
+
+    ``data`` may instead be the CSVs calibration/microbench/run_all.sh wrote on your GPU (as
+    ``gpumux calibrate results/raw/*.csv``; not mixed with catalog points): ``fit`` picks among
+    timeslice, context_switch, preemption_latency, launch_overhead, graph_launch_overhead and
+    hbm_bandwidth_measured. Returns the CLI's ``--json`` "microbench" block {"gpu", "date",
+    "values": {key: {value, unit, samples, folds, fold_min, fold_max, files}}, "timeslice_us",
+    "switch_us", "switch_in_us", "switch_out_us", "wait": {in_sample, out_of_sample, runs}},
+    plus "report"; with ``output`` (``profile`` required) the profile with those values.
     """
     import datetime
     import tempfile
-    paths = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [
+    given = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [
         os.fspath(p) for p in data]
+    paths = []
+    for path in given:  # a folder stands for its *.csv files, sorted (as the CLI reads it)
+        if os.path.isdir(path):
+            inside = sorted(os.path.join(path, name) for name in os.listdir(path)
+                            if name.endswith(".csv")
+                            and os.path.isfile(os.path.join(path, name)))
+            if not inside:
+                raise ScenarioError(f"{path}: a folder with no .csv file")
+            paths.extend(inside)
+        else:
+            paths.append(path)
     if not isinstance(_plain(iterations), int) or isinstance(_plain(iterations), bool):
         raise ScenarioError(f"iterations: expected an integer from 1 to 10, got {iterations!r}")
     iterations = _count(iterations, "iterations", 1, 10)
     if output is not None and profile is None:
         import csv
-        with open(paths[0], newline="") as f:
-            rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+        try:
+            with open(paths[0], newline="") as f:
+                rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+        except (OSError, UnicodeDecodeError, csv.Error):
+            rows = []  # the extension reports the file in one line
         profile = rows[0]["profile"] if rows and rows[0].get("profile") else None
         if profile is None:
-            raise ScenarioError(f"{paths[0]}: no profile to write; give profile=")
+            raise ScenarioError(f"{paths[0]}: no profile to write; give profile= (the profile "
+                                "the fitted values go into, e.g. profile='h100-sxm-80gb')")
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     result = _gpumux.calibrate(paths, list(fit or []), iterations,
                                profile if output is not None else "", date)

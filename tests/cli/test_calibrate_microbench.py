@@ -240,7 +240,34 @@ def test_a_kernel_trace_is_refused_saying_what_it_lacks(trace):
                    "no FLOPs or bytes")
 
 
-def test_python_calibrate_names_the_cli_for_microbench_output(synthetic_raw):
+def test_python_calibrate_equals_the_cli_on_microbench_output(synthetic_raw, tmp_path):
     import gpumux as gm  # the module built beside the binary
-    with pytest.raises(gm.ScenarioError, match="launch.csv: calibration/microbench output"):
-        gm.calibrate(str(synthetic_raw / "launch.csv"))
+    out = tmp_path / "cli.yaml"
+    proc = run_gpumux("calibrate", synthetic_raw, "--profile", "h200-141gb", "-o", out, "--json")
+    assert proc.returncode == 0, proc.stderr
+    cli = json.loads(proc.stdout)["microbench"]
+    mine = tmp_path / "py.yaml"
+    res = gm.calibrate(synthetic_raw, profile="h200-141gb", output=mine)
+    assert {k: v for k, v in res.items() if k not in ("report", "profile_text")} == cli
+    assert mine.read_text() == out.read_text() == res["profile_text"]
+    assert "timeslice" in res["report"]
+    # The same files listed one by one, and a subset of the keys.
+    files = sorted(str(p) for p in synthetic_raw.glob("*.csv"))
+    assert gm.calibrate(files)["values"] == cli["values"]
+    only = gm.calibrate(files, fit=["timeslice"], profile="h200-141gb", output=tmp_path / "t.yaml")
+    assert set(profile_entries(only["profile_text"])) == {"timeslice"}
+
+
+def test_python_calibrate_refuses_mixed_or_unknown_microbench_requests(synthetic_raw, tmp_path):
+    import gpumux as gm
+    points = REPO / "calibration" / "fit" / "solo-latency.csv"
+    with pytest.raises(gm.ScenarioError, match="catalog points in one call"):
+        gm.calibrate([str(synthetic_raw / "launch.csv"), str(points)])
+    with pytest.raises(gm.ScenarioError, match="'block_round_cost' is not a value"):
+        gm.calibrate(synthetic_raw, fit=["block_round_cost"])
+    with pytest.raises(gm.ScenarioError, match="no profile to write"):
+        gm.calibrate(synthetic_raw, output=tmp_path / "x.yaml")
+    assert not (tmp_path / "x.yaml").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(gm.ScenarioError, match="a folder with no .csv file"):
+        gm.calibrate(tmp_path / "empty")
