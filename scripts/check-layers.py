@@ -25,7 +25,8 @@ LAYERS = [
     (3, "models/gpu", "physics: Device, KernelRun, device models of each sharing strategy, profile data, MIG placement"),
     (4, "models/config", "input vocabulary: InputError, device-profile files, MIG layout names"),
     (5, "models/strategies", "the strategy registry and each strategy's configuration"),
-    (5, "models/workload", "what a tenant runs: kernel/workload specs, the catalog's model, LLM cards, the trace model"),
+    (5, "models/workload", "what a tenant runs: kernel/workload specs, the catalog's model, LLM cards, "
+     "the trace model, arrival processes, batching policies"),
     (6, "models/scenario", "scenario types, loader, emitter, resolver, trace readers, compare variants"),
     (7, "models/run", "the runner and its result types"),
     (8, "models/output", "result files and tables: JSON, HDF5, text"),

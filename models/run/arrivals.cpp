@@ -1,41 +1,15 @@
-// Arrivals: when a tenant's requests arrive and with how many tokens. Open processes (poisson,
-// constant rate without drift, a trace) schedule one arrival ahead; a closed loop keeps
+// Arrivals as events: when a tenant's requests arrive and with how many tokens. Open processes
+// (poisson, constant rate without drift, a trace) schedule one arrival ahead; a closed loop keeps
 // `concurrency` clients that each send the next request `think` after the last one finished
 // (finish_request schedules it) or failed (arrive, in requests.cpp). Arrivals stop at
 // `duration`. Token counts come from the trace, else from the workload's token distributions
-// (their own random stream).
-#include <algorithm>
-#include <cmath>
-
+// (their own random stream). The times, gaps and draws themselves are
+// models/workload/arrival_process.hpp's.
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
 #include "sim/util/checked.hpp"
 
 namespace gpumux::run {
-
-double draw(RandomStream& rng, const DurationDistribution& d) {
-  switch (d.kind) {
-    case DurationDistribution::Kind::fixed:
-      return static_cast<double>(d.value);
-    case DurationDistribution::Kind::exponential:
-      return rng.exponential(static_cast<double>(d.value));
-    case DurationDistribution::Kind::lognormal:
-      return rng.lognormal(static_cast<double>(d.value), d.sigma);
-    case DurationDistribution::Kind::uniform:
-      // min = max is that value (boost's uniform_real_distribution never returns its upper
-      // bound, so it would draw forever).
-      if (d.upper <= d.value) return static_cast<double>(d.value);
-      return rng.uniform(static_cast<double>(d.value), static_cast<double>(d.upper));
-    case DurationDistribution::Kind::empirical: {
-      const double u = rng.uniform01();
-      const auto at = std::upper_bound(d.cumulative.begin(), d.cumulative.end(), u);
-      const auto i = std::min<std::size_t>(static_cast<std::size_t>(at - d.cumulative.begin()),
-                                           d.points.size() - 1);
-      return static_cast<double>(d.points[i]);
-    }
-  }
-  return 0;
-}
 
 void Tenant::on_open_arrival() {
   recycle_graveyard();
@@ -67,33 +41,17 @@ void Tenant::schedule_next_open_arrival() {
 void Tenant::assign_tokens(Request& r) { draw_tokens(r.input_tokens, r.output_tokens); }
 
 void Tenant::read_or_draw_tokens(std::int64_t& input, std::int64_t& output) {
-  // A catalog request's sequence length (its input tokens, with a seq_len distribution): the
-  // draw rounded, clamped to the lengths its kernels were built for.
-  const auto draw_length = [this]() -> std::int64_t {
-    const std::vector<std::int64_t>& lengths = spec_.workload.length_values;
-    const double v = draw(tokens_rng_, spec_.workload.catalog->seq_len_distribution);
-    return std::llround(std::clamp(std::isnan(v) ? 0.0 : v, static_cast<double>(lengths.front()),
-                                   static_cast<double>(lengths.back())));
-  };
-  if (spec_.workload.arrivals.process == ArrivalProcess::trace && trace_.position() > 0) {
+  const WorkloadSpec& w = spec_.workload;
+  if (w.arrivals.process == ArrivalProcess::trace && trace_.position() > 0) {
     const TraceRequest& t = trace_request_;
     input = t.input_tokens;
     output = t.output_tokens;
     // A trace row without a prompt length leaves a catalog request's length to its distribution.
-    if (input <= 0 && !spec_.workload.length_values.empty()) input = draw_length();
-  } else if (!spec_.workload.length_values.empty()) {
-    input = draw_length();
-    output = 0;
-  } else if (spec_.workload.has_tokens) {
-    // A draw is clamped to [0, kMaxTokens] (a lognormal tail may reach infinity).
-    const auto tokens = [this](const DurationDistribution& d) {
-      const double v = draw(tokens_rng_, d);
-      return v > 0 ? std::llround(std::min(v, static_cast<double>(kMaxTokens))) : 0;
-    };
-    input = tokens(spec_.workload.input_tokens);
-    output = tokens(spec_.workload.output_tokens);
+    if (input <= 0 && !w.length_values.empty()) {
+      input = draw_sequence_length(tokens_rng_, w.catalog->seq_len_distribution, w.length_values);
+    }
   } else {
-    input = output = 0;
+    draw_request_tokens(tokens_rng_, w, input, output);
   }
 }
 

@@ -7,20 +7,14 @@
 
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "models/workload/batching_policy.hpp"
 #include "sim/util/checked.hpp"
 
 namespace gpumux::run {
 
 std::int64_t Tenant::request_bytes(const Request& r) const {
-  const WorkloadSpec& w = spec_.workload;
   // Saturating: a request whose KV cache exceeds int64 bytes fits nowhere, as INT64_MAX does not.
-  // A sliding window keeps at most its tokens' K and V per sequence.
-  const std::int64_t tokens = w.attention_window > 0
-                                  ? std::min(r.input_tokens + r.output_tokens, w.attention_window)
-                                  : r.input_tokens + r.output_tokens;
-  const std::int64_t per_token = checked::mul_saturating(w.memory_per_token, tokens);
-  return per_token > checked::kMaxInt64 - w.memory_per_request ? checked::kMaxInt64
-                                                               : w.memory_per_request + per_token;
+  return whole_request_bytes(spec_.workload, r.input_tokens, r.output_tokens);
 }
 
 int Tenant::try_allocate(std::int64_t bytes, std::string& why) {

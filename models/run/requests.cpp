@@ -114,15 +114,8 @@ void Tenant::finish_request(Request& r, RequestStatus status) {
   }
   const ArrivalSpec& a = spec_.workload.arrivals;
   if (a.process == ArrivalProcess::closed) {
-    // The think time (drawn when it is a distribution), plus the away time after every
-    // session_cells-th request (a notebook's on/off sessions).
-    Nanos think = a.think;
-    if (a.think_dist.kind != DurationDistribution::Kind::fixed) {
-      think = checked::nanos_saturating(draw(arrivals_rng_, a.think_dist));
-    }
-    if (a.session_cells > 0 && ++closed_finished_ % a.session_cells == 0) {
-      think = checked::nanos_saturating(static_cast<double>(think) + draw(arrivals_rng_, a.away));
-    }
+    // The think time, plus the away time after every session_cells-th request.
+    const Nanos think = think_after_finish(arrivals_rng_, a, closed_finished_);
     if (now + think < arrivals_end_) schedule_closed_arrival(now + think);
   }
 }

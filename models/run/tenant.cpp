@@ -37,7 +37,7 @@ Tenant::Tenant(Run& run, Simulator& sim, int index, const TenantSpec& spec,
   host_gap_ = spec.workload.host_gap;
   kernel_priority_ = -spec.workload.priority;
   if (spec.workload.arrivals.process == ArrivalProcess::poisson) {
-    arrival_rate_ = 1.0 / (1e9 / spec.workload.arrivals.rate_per_s);
+    arrival_rate_ = poisson_rate_per_ns(spec.workload.arrivals.rate_per_s);
   }
   if (spec.workload.kernels.size() == 1 && spec.workload.kernels_by_length.empty()) {
     const KernelSpec& k = spec.workload.kernels.front();

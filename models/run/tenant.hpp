@@ -3,7 +3,8 @@
 // arrivals, requests, launches, batching engine, collectives and memory. The class is declared
 // here; its parts are defined by responsibility, one file each:
 //   tenant.cpp       construction, start, kill (OOM or fault), restart, unfinished records
-//   arrivals.cpp     arrival processes (poisson, constant, trace, closed loop), token counts
+//   arrivals.cpp     arrival events (poisson, constant, trace, closed loop) and token counts;
+//                    their times and draws: models/workload/arrival_process.hpp
 //   requests.cpp     request lifecycle: arrival, queue, dispatch, completion, the one failure
 //                    record
 //   launch.cpp       starting a request, kernel expansion and launch timing:
@@ -11,7 +12,9 @@
 //                    (lead: a batched iteration's engine CPU time, else 0)
 //                    (host_before_0 counted only when host_gap > 0); submission
 //   collectives.cpp  data-parallel barriers: a collective starts and ends on every GPU together
-//   batching.cpp     continuous batching: the serving engine's Iterations
+//   batching.cpp     continuous batching: the serving engine's Iterations, run as events;
+//                    which requests each admits, preempts, prefills and decodes:
+//                    models/workload/batching_policy.hpp (Tenant is its ServingEngine)
 //   memory.cpp       allocations on every GPU of the tenant and the OOM rule
 // Statistics are a recorder of the run (TenantStatsRecorder, tenant_stats.hpp). Costs: O(1) per
 // event except the kernel expansion (O(kernels) per request) and dispatch (O(in flight) to find a
@@ -36,70 +39,14 @@
 #include "models/run/result.hpp"
 #include "models/run/request.hpp"
 #include "models/run/tenant_stats.hpp"
+#include "models/workload/arrival_process.hpp"
+#include "models/workload/kernel_scaling.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/scenario/trace_reader.hpp"
 
 namespace gpumux::run {
 
 class Run;
-
-/// How a launch sequence counts and scales the workload's kernels (`per_token`, `repeat`).
-struct KernelScaling {
-  std::int64_t input_tokens = 0;   // scales `per_token: input` kernels
-  std::int64_t output_tokens = 0;  // scales `per_token: output` kernels
-  /// `repeat: output_tokens` kernels run once per token (a request alone) or once (a batched
-  /// iteration decodes one token for the whole batch).
-  bool repeat_per_token = true;
-  double sequences = 1;  // `per_sequence` time is added once per sequence in the launch
-  // Batched serving and `per_context_token` (models/workload/kernel_spec.hpp,
-  // KernelSpec::per_context_token):
-  std::int64_t batch_tokens = 0;  // scales `per_token: batch` kernels
-  double prompt_sequences = 1;    // sequences of the `per_token: input` kernels
-  double decode_sequences = 1;    // sequences of the `repeat: output_tokens` kernels
-  double prompt_pairs = 0;        // causal (query, key) pairs of the prompt tokens
-  /// KV tokens the decoding sequences read; a request alone: its prompt (launch i of a
-  /// `repeat: output_tokens` kernel reads context_tokens + i).
-  double context_tokens = 0;
-  double all_context_tokens = 0;  // KV tokens of every sequence (the other kernels)
-  bool decode = true;             // `repeat: output_tokens` kernels are launched
-};
-
-/// The (query, key) pairs causal attention computes for `chunk` new tokens after `done` earlier
-/// ones of the same sequence, each new token j (done < j <= done + chunk) attending to
-/// min(j, window) keys (window 0 = all): sum over j of min(j, window). O(1).
-inline double causal_pairs(std::int64_t done, std::int64_t chunk, std::int64_t window = 0) {
-  const double o = static_cast<double>(done);
-  const double c = static_cast<double>(chunk);
-  if (window <= 0 || done + chunk <= window) return c * o + c * (c + 1) / 2;
-  const double w = static_cast<double>(window);
-  // Tokens o+1 .. w (if any) attend to all before them, the rest to w keys each.
-  const double full = std::max(0.0, w - o);
-  return full * o + full * (full + 1) / 2 + (c - full) * w;
-}
-
-/// A sequence's attention context of `tokens` tokens under a window (0 = none): min(tokens,
-/// window). O(1).
-inline double windowed(double tokens, std::int64_t window) {
-  return window > 0 ? std::min(tokens, static_cast<double>(window)) : tokens;
-}
-
-/// A request run alone (no batching): every kernel over its own tokens, decode launch i over its
-/// prompt and i generated tokens (at most `attention_window` of them, 0 = all).
-inline KernelScaling alone_scaling(std::int64_t input_tokens, std::int64_t output_tokens,
-                                   std::int64_t attention_window = 0) {
-  KernelScaling s;
-  s.input_tokens = input_tokens;
-  s.output_tokens = output_tokens;
-  s.batch_tokens = input_tokens + output_tokens;
-  const double p = static_cast<double>(input_tokens);
-  s.prompt_pairs = causal_pairs(0, input_tokens, attention_window);
-  s.context_tokens = windowed(p, attention_window);
-  s.all_context_tokens = windowed(p + static_cast<double>(output_tokens), attention_window);
-  return s;
-}
-
-/// A sample of a duration distribution (ns).
-double draw(RandomStream& rng, const DurationDistribution& d);
 
 class Tenant final : public KernelOwner {
  public:
@@ -214,24 +161,17 @@ class Tenant final : public KernelOwner {
     const ArrivalSpec& a = spec_.workload.arrivals;
     Nanos next = kNever;
     switch (a.process) {
-      case ArrivalProcess::poisson: {
-        // Saturating: a gap beyond the int64 horizon is an arrival that never comes.
+      case ArrivalProcess::poisson:
         // exponential(1e9 / rate): both divisions done once (arrival_rate_).
-        const Nanos gap =
-            checked::nanos_saturating(arrivals_rng_.exponential_of_rate(arrival_rate_));
-        next = gap > kNever - now ? kNever : now + gap;
-      } break;
+        next = next_poisson_arrival(arrivals_rng_, arrival_rate_, now);
+        break;
       case ArrivalProcess::constant:
-        // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift).
-        // Shifted to start at active.from.
-        next = checked::nanos_saturating(static_cast<double>(spec_.active_from) +
-                                         static_cast<double>(next_id_) * 1e9 / a.rate_per_s);
+        // Arrivals at 0, 1/rate, 2/rate, ... computed from the count (no drift), from active.from.
+        next = constant_arrival(spec_.active_from, next_id_, a.rate_per_s);
         break;
       case ArrivalProcess::trace:
-        if (trace_.next(trace_request_)) {
-          const Nanos t = trace_request_.arrival;
-          next = t > kNever - spec_.active_from ? kNever : spec_.active_from + t;
-        }
+        if (trace_.next(trace_request_))
+          next = trace_arrival(spec_.active_from, trace_request_.arrival);
         break;
       case ArrivalProcess::closed:
         return kNever;
@@ -272,7 +212,7 @@ class Tenant final : public KernelOwner {
   /// tenant was killed (OOM).
   bool begin_request(Request& r);
   KernelScaling alone_scaling(const Request& r) const {
-    return run::alone_scaling(r.input_tokens, r.output_tokens, spec_.workload.attention_window);
+    return gpumux::alone_scaling(r.input_tokens, r.output_tokens, spec_.workload.attention_window);
   }
   /// Appends the workload's kernels to `sequence` with their durations drawn now (the one
   /// kernel expansion: requests and batched iterations).
@@ -390,33 +330,20 @@ class Tenant final : public KernelOwner {
   bool wait_at_collective_end(Stream& stream, Nanos now);
 
   // --- batched serving (batching.cpp) --------------------------------------------------------
+  // The policy (which requests an iteration admits, preempts, prefills and decodes) is
+  // models/workload/batching_policy.hpp's; BatchEngine is this tenant as its ServingEngine.
+  struct BatchEngine;
   void start_iteration();
   void end_iteration();
   /// The request's latency alone under the tenant's scheduler (mean durations), memoised per
   /// (input, output) tokens: a pure function of them and the spec (at most
   /// kSoloLatencyMemoSize entries, then forgotten; O(output tokens) on a miss, O(1) on a hit).
   double batched_solo_latency(const Request& r);
-  double batched_solo_latency_uncached(std::int64_t input_tokens, std::int64_t output_tokens) const;
   /// Mean kernel times of one iteration with `scaling` (the solo latency's iterations).
   double mean_iteration_time(const KernelScaling& scaling) const;
-  /// The iteration's members by scheduler: each sets Request::chunk / decoding and returns
-  /// the iteration's scaling; false when nothing can run.
-  bool plan_orca(KernelScaling& scaling);
-  bool plan_vllm(KernelScaling& scaling);
-  bool plan_sarathi(KernelScaling& scaling);
-  /// Admits the queue's front request for a prompt of `prefill` tokens with its KV memory
-  /// (orca: the whole request; vllm / sarathi: the prompt's blocks). Returns 1 admitted, 0 it
-  /// must wait (memory), -1 it was rejected (it can never fit or exceeds the token cap).
-  int admit_front(std::int64_t prefill_budget);
-  /// vllm / sarathi: makes room in `r`'s KV blocks for one more token, preempting the most
-  /// recently admitted requests while a block is not free. False when `r` itself was preempted
-  /// or failed.
-  bool grow_kv(Request& r);
   /// Frees `r`'s KV memory and puts it back at the queue's front (recompute: its prompt and
   /// generated tokens are prefilled again when it is readmitted).
   void preempt(std::size_t in_flight_index);
-  /// Bytes of `tokens` KV tokens (memory_per_token x tokens, saturating).
-  std::int64_t kv_bytes(std::int64_t tokens) const;
 
   // --- memory (memory.cpp) -------------------------------------------------------------------
   /// Bytes a request holds on each GPU while it runs.

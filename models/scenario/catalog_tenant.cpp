@@ -39,7 +39,8 @@ constexpr std::int64_t kMaxCatalogLengths = 4096;
 
 // The lengths a tenant's seq_len distribution can draw, ascending: an empirical one's points, a
 // uniform one's integers from max(1, min) to max, an unbounded one's from 1 to the entry's
-// positions (draws beyond them are clamped, run/arrivals.cpp). Empty for a fixed length.
+// positions (draws beyond them are clamped, models/workload/arrival_process.hpp). Empty for a fixed
+// length.
 std::vector<std::int64_t> catalog_lengths(const Scenario& scenario, const TenantSpec& tenant) {
   const CatalogRequestSpec& request = *tenant.workload.catalog;
   const DurationDistribution& d = request.seq_len_distribution;

@@ -32,8 +32,8 @@
 // key) pairs, a decode step reads min(context, N) tokens' K and V, and a sequence's KV cache
 // holds at most N tokens (the tenant's attention_window caps memory_per_token's count).
 //
-// Kernels of an iteration (their scaling: models/run/batching.cpp), each t = max(F / (P x
-// eff), B / BW) with P the profile's peak dense throughput of the dtype (`compute_throughput:`)
+// Kernels of an iteration (scaling: models/workload/batching_policy.hpp), each t = max(F / (P
+// x eff), B / BW) with P the profile's peak dense throughput of the dtype (`compute_throughput:`)
 // and BW the measured HBM bandwidth (else datasheet x memory_efficiency), except `gemm` and
 // `lm-head`, whose time is the workload catalog's (catalog_model.hpp) at the launch's rows:
 //   gemm(n) = L x [sum over QKV (n x (d + 2 g e) / t x d per GPU), O (n x d x d / t),

@@ -87,7 +87,7 @@ struct ArrivalSpec {
 };
 
 /// The iteration scheduler of a batched-serving engine (`batching: {scheduler: ...}`,
-/// models/run/batching.cpp, docs/llm-serving.md "Schedulers").
+/// models/workload/batching_policy.hpp, docs/llm-serving.md "Schedulers").
 enum class BatchScheduler {
   /// Orca-style mixing: each iteration runs the whole prompts of the requests admitted now with
   /// one decode step of the batch; a request's KV memory is reserved in full at admission.

@@ -125,20 +125,19 @@ TEST(MixtureOfExperts, MoeScenarioServesAndBadKeysAreErrors) {
                                              (4 + 1) * 3.0 * 1024 * 256);
 }
 
-// ---- sliding-window attention (llm_card.hpp; models/run/tenant.hpp causal_pairs) ----
+// ---- sliding-window attention (llm_card.hpp; models/workload/kernel_scaling.hpp causal_pairs)
+// ----
 
 TEST(SlidingWindow, CausalPairsClosedForms) {
   // No window, or a window the tokens never pass: sum_j j over the chunk.
-  EXPECT_EQ(run::causal_pairs(0, 100), 100.0 * 101 / 2);
-  EXPECT_EQ(run::causal_pairs(0, 100, 100), run::causal_pairs(0, 100));
-  EXPECT_EQ(run::causal_pairs(30, 20, 64), run::causal_pairs(30, 20));
+  EXPECT_EQ(causal_pairs(0, 100), 100.0 * 101 / 2);
+  EXPECT_EQ(causal_pairs(0, 100, 100), causal_pairs(0, 100));
+  EXPECT_EQ(causal_pairs(30, 20, 64), causal_pairs(30, 20));
   // Past the window each token attends to W keys: W (W + 1) / 2 + (p - W) W.
-  EXPECT_EQ(run::causal_pairs(0, 1000, 64), 64.0 * 65 / 2 + (1000 - 64) * 64.0);
+  EXPECT_EQ(causal_pairs(0, 1000, 64), 64.0 * 65 / 2 + (1000 - 64) * 64.0);
   // Chunks add up to the whole prompt, whatever the split.
   for (const std::int64_t w : {0, 1, 7, 64, 500}) {
-    EXPECT_EQ(run::causal_pairs(0, 300, w) + run::causal_pairs(300, 700, w),
-              run::causal_pairs(0, 1000, w))
-        << w;
+    EXPECT_EQ(causal_pairs(0, 300, w) + causal_pairs(300, 700, w), causal_pairs(0, 1000, w)) << w;
   }
 }
 
