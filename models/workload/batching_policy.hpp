@@ -261,9 +261,12 @@ bool plan_orca(const WorkloadSpec& w, E& engine, KernelScaling& s) {
 
 /// vllm's iteration: prefills the queued requests that fit (B, M tokens, KV blocks), whole
 /// prompts; when none does, every running request decodes, each first given room for its next
-/// token (grow_kv, which may preempt). False when nothing runs.
+/// token (grow_kv, which may preempt). When that empties the running list (every member
+/// preempted, or the last one failed alone) while requests wait, the same call plans their
+/// prefill, as vLLM's engine loop schedules its next step at once (no idling until the next
+/// arrival). False when nothing runs.
 template <ServingEngine E>
-bool plan_vllm(const WorkloadSpec& w, E& engine, KernelScaling& s) {
+bool plan_vllm(const WorkloadSpec& w, E& engine, KernelScaling& s, bool after_decode = false) {
   const std::int64_t cap = w.max_tokens_in_batch > 0 ? w.max_tokens_in_batch : checked::kMaxInt64;
   std::int64_t prefill_tokens = 0;
   double pairs = 0, context = 0;
@@ -295,7 +298,10 @@ bool plan_vllm(const WorkloadSpec& w, E& engine, KernelScaling& s) {
     if (!grow_kv(w, engine, r)) continue;  // r left the list (preempted or failed): same index
     ++i;
   }
-  if (engine.in_flight() == 0) return false;
+  if (engine.in_flight() == 0) {
+    // At most one such pass: with nothing running, the admission above ran already this call.
+    return !after_decode && !engine.queue_empty() && plan_vllm(w, engine, s, true);
+  }
   for (const auto& r : engine.running()) {
     r->decoding = true;
     context += windowed(static_cast<double>(r->input_tokens + r->tokens_done), w.attention_window);
