@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/gpu/device_solo.hpp"
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
 #include "sim/util/checked.hpp"
@@ -40,7 +41,7 @@ double draw(RandomStream& rng, const DurationDistribution& d) {
 void Tenant::on_open_arrival() {
   recycle_graveyard();
   if (direct_ && !dead_ && idle() && !iteration_pending_ && !iteration_running_ &&
-      devices_.front()->inline_ready_for(index_)) {
+      Device::SoloSession::available(*devices_.front(), index_)) {
     run_direct();  // this arrival and what follows it, inline (direct.cpp)
     return;
   }
