@@ -153,125 +153,10 @@ class Device {
   double work_completed() const { return work_completed_; }
   double work_discarded() const { return work_discarded_; }
 
-  /// The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
-  double rate_bound(const KernelRun& kernel, double held_sms) const {
-    return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.busy_share,
-                                  kernel.l2_factor, held_sms, geometry_, kernel.grid);
-  }
+  /// A tenant alone on this device runs the device's events itself, without the event queue,
+  /// inside a SoloSession (models/gpu/device_solo.hpp; models/run/direct.cpp).
+  class SoloSession;
 
-  // --- inline operation (models/run/direct.cpp) ----------------------------------------------
-  // A tenant that is this device's only client may run the device's events inline (without
-  // the event queue): the same state changes, in the same order, by the same functions, with
-  // the completion time handed back instead of scheduled. Each call costs what the queued path
-  // costs minus the queue operations.
-
-  /// True when `tenant` may run this device inline now: the strategy submits every ready kernel
-  /// at once (no time-slicing), `tenant` is the only client, and nothing is running.
-  bool inline_ready_for(int tenant) const {
-    return submits_at_once() && clients_.size() == 1 && clients_.front() == tenant &&
-           running_.empty() && !batching_ && !in_overhead_ && !lazy_ && !completion_event_.valid();
-  }
-  /// submit(kernel) at now (ConcurrentDevice's: it joins the running set, then the recompute);
-  /// returns when it finishes (kNever: never).
-  Nanos inline_submit(KernelRun& kernel);
-  /// The completion event at now: advances the running kernel; true when it finished (it left
-  /// the device; the caller tells its owner, may inline_submit_deferred() the next kernel, then
-  /// calls inline_end_completions()), false when it runs on (`next` is its new finish time).
-  bool inline_complete(KernelRun& kernel, Nanos& next);
-  /// A kernel submitted by the owner while its finished kernel is being delivered (submit()
-  /// inside on_kernel_finished: the recompute waits for inline_end_completions()).
-  void inline_submit_deferred(KernelRun& kernel) { start_running(kernel); }
-  /// The end of the completion: returns the next finish time (kNever: nothing runs).
-  Nanos inline_end_completions();
-  /// Back to queued operation: the completion at `at` (if not kNever) becomes a queued event.
-  void schedule_inline_completion(Nanos at);
-
-  // A one-kernel-at-a-time session (direct.cpp's single-launch loop): the caller keeps the one
-  // kernel's state itself and makes the device's own changes through these, exactly those of
-  // inline_submit() / inline_complete() / inline_end_completions() for it (and the kernel's
-  // fields as they would be, when it hands the kernel back: adopt_solo_kernel()).
-
-  /// What a new kernel of the only client gets alone on this device: the occupancy grant_sms()
-  /// gives it, its rate bound (its lone l2_factor) and its HBM use at that rate. `probe` holds the
-  /// kernel's fields as submitted (tenant, sm_fraction, memory_bound, waves, working_set);
-  /// cached for the last few contention::solo_keys (the fields the law reads for a lone kernel).
-  struct SoloCache {
-    contention::SoloKey key;
-    double occupancy = 0, bound = 0, l2_factor = 1, bandwidth = 0;
-  };
-  SoloCache solo_rates(KernelRun& probe);
-
-  /// The values update_busy_single() sets while one kernel holds `occupancy` SMs and uses
-  /// `bandwidth` of HBM (m x rate), or while the device is idle: fixed for a session's kernel, so
-  /// computed once (the same arithmetic: set_device_integrals, the client's sum from 0).
-  struct SoloLevels {
-    double busy = 0, useful = 0, dram = 0, client = 0;
-  };
-  SoloLevels solo_levels(double occupancy, double bandwidth) const {
-    double occupied = 0;
-    double used = 0;
-    double client_value = 0.0;
-    occupied += occupancy;
-    used += bandwidth;
-    client_value += occupancy;
-    const double sms = std::max(1, geometry_.sms);
-    const double fraction = std::min(1.0, occupied / sms);
-    return SoloLevels{in_overhead_ ? 1.0 : fraction, in_overhead_ ? 0.0 : fraction,
-                      geometry_.bandwidth > 0 ? std::min(1.0, used / geometry_.bandwidth) : 0.0,
-                      client_value};
-  }
-  /// A kernel of rate 0 joins (advance() moves nothing but the clock), then holds the SMs and
-  /// HBM `running` says (solo_levels of its occupancy and m x rate): update_busy_single()'s sets.
-  void solo_kernel_started(Nanos now, const SoloLevels& running) {
-    last_advance_ = now;
-    set_solo_running(now, running);
-  }
-  /// solo_kernel_started() again with `running` of an earlier solo_kernel_started() (their peaks
-  /// counted then; between them only these solo calls): the same integrals, fewer operations.
-  void solo_kernel_started_again(Nanos now, const SoloLevels& running) {
-    last_advance_ = now;
-    busy_.set_under_peak(now, running.busy);
-    useful_.set_under_peak(now, running.useful);
-    dram_.set_under_peak(now, running.dram);
-    client_sm_.front().set_under_peak(now, running.client);
-    // busy_clients_ is {} or {0} here (set_solo_running and set_solo_idle leave no other).
-    if (running.client == 0.0) {
-      busy_clients_.clear();
-    } else if (busy_clients_.empty()) {
-      busy_clients_.push_back(0);
-    }
-  }
-  /// advance() for the one kernel running at `rate`: its remaining work now.
-  double solo_advance(Nanos now, double rate, double remaining) {
-    const double dt = static_cast<double>(now - last_advance_);
-    last_advance_ = now;
-    if (dt <= 0) return remaining;
-    const double step = std::min(remaining, rate * dt);
-    work_progressed_ += step;
-    return remaining - step;
-  }
-  /// The kernel of `work` finished with `remaining` left (<= the completion tolerance).
-  void solo_kernel_finished(double work, double remaining) { work_completed_ += work - remaining; }
-  /// The device is empty now (the completion's recompute with nothing left); `idle` is
-  /// solo_levels(0, 0).
-  void solo_idle(Nanos now, const SoloLevels& idle) {
-    last_advance_ = now;
-    set_solo_idle(now, idle);
-  }
-  /// solo_idle() again with `idle` of an earlier solo_idle(), under the same condition as
-  /// solo_kernel_started_again().
-  void solo_idle_again(Nanos now, const SoloLevels& idle) {
-    last_advance_ = now;
-    busy_.set_under_peak(now, idle.busy);
-    useful_.set_under_peak(now, idle.useful);
-    dram_.set_under_peak(now, idle.dram);
-    if (!busy_clients_.empty()) {
-      client_sm_.front().set_under_peak(now, 0.0);
-      busy_clients_.clear();
-    }
-  }
-  /// The session's running kernel back in the running set (its fields as the session left them).
-  void adopt_solo_kernel(KernelRun& kernel);
   /// true: the full recompute at every event (no lazy path; the results of the code before
   /// it, bit for bit). Default false; a run sets it from RunOptions::eager_device. Set before
   /// the run.
@@ -330,12 +215,44 @@ class Device {
   std::uint64_t next_run_seq_ = 0;
   bool batching_ = false;
   bool in_overhead_ = false;
-  bool inline_ = false;  // finish_recompute hands the next completion to inline_next_
+  bool inline_ = false;  // a SoloSession is open: finish_recompute hands the next completion to
+                         // inline_next_
   bool eager_ = false;
   bool lazy_ = false;  // the lazy state below is valid
-  // solo_rates()' and inline_recompute_solo()'s last kSoloCacheEntries distinct kernels (an LLM
-  // iteration cycles through two or three shapes: one entry missed at every kernel), replaced
-  // round robin. Each entry is exactly what the miss would compute again.
+  // The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
+  double rate_bound(const KernelRun& kernel, double held_sms) const {
+    return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.busy_share,
+                                  kernel.l2_factor, held_sms, geometry_, kernel.grid);
+  }
+  // What a new kernel of the only client gets alone on this device: the occupancy grant_sms()
+  // gives it, its rate bound (its lone l2_factor) and its HBM use at that rate, for one
+  // contention::solo_key (the fields the law reads for a lone kernel).
+  struct SoloCache {
+    contention::SoloKey key;
+    double occupancy = 0, bound = 0, l2_factor = 1, bandwidth = 0;
+  };
+  // The values update_busy_single() sets while one kernel holds `occupancy` SMs and uses
+  // `bandwidth` of HBM (m x rate), or while the device is idle.
+  struct SoloLevels {
+    double busy = 0, useful = 0, dram = 0, client = 0;
+  };
+  // The same arithmetic as set_device_integrals and the client's sum from 0.
+  SoloLevels solo_levels(double occupancy, double bandwidth) const {
+    double occupied = 0;
+    double used = 0;
+    double client_value = 0.0;
+    occupied += occupancy;
+    used += bandwidth;
+    client_value += occupancy;
+    const double sms = std::max(1, geometry_.sms);
+    const double fraction = std::min(1.0, occupied / sms);
+    return SoloLevels{in_overhead_ ? 1.0 : fraction, in_overhead_ ? 0.0 : fraction,
+                      geometry_.bandwidth > 0 ? std::min(1.0, used / geometry_.bandwidth) : 0.0,
+                      client_value};
+  }
+  // SoloSession::lone_rate()'s and inline_recompute_solo()'s last kSoloCacheEntries distinct
+  // kernels (an LLM iteration cycles through two or three shapes: one entry missed at every
+  // kernel), replaced round robin. Each entry is exactly what the miss would compute again.
   static constexpr std::size_t kSoloCacheEntries = 4;
   std::array<SoloCache, kSoloCacheEntries> solo_cache_{};
   std::size_t solo_cache_next_ = 0;

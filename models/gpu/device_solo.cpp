@@ -1,42 +1,102 @@
-// Device's inline operation and solo session (device.hpp, "inline operation"): the device's
-// events for its only client without the event queue (models/run/direct.cpp), the same state
-// changes in the same order as the queued path.
-#include "models/gpu/device.hpp"
+// Device::SoloSession (device_solo.hpp): the device's events for its only client without the
+// event queue (models/run/direct.cpp), the same state changes in the same order as the queued
+// path.
+#include "models/gpu/device_solo.hpp"
+
+#include <cassert>
+#include <exception>
 
 #include "sim/util/checked.hpp"
 
 namespace gpumux {
 
-Nanos Device::inline_submit(KernelRun& kernel) {
-  start_running(kernel);  // submit(): ConcurrentDevice's, the one submits_at_once() strategy
-  return inline_recompute_solo();
+Device::SoloSession::SoloSession(Device& device)
+    : device_(device), exceptions_at_open_(std::uncaught_exceptions()) {
+  // (inline_: no event is pending, none is scheduled; finish_recompute hands the next
+  // completion to inline_next_)
+  device.inline_ = true;
+}
+
+Device::SoloSession::~SoloSession() {
+  Device& d = device_;
+  d.inline_ = false;
+  if (completion_ != kNever && std::uncaught_exceptions() == exceptions_at_open_) {
+    d.completion_event_ =
+        d.sim_.schedule_at(completion_, make_event<&Device::on_completion>(d), kPriorityCompletion);
+  }
+}
+
+Nanos Device::SoloSession::submit(KernelRun& kernel) {
+  device_.start_running(
+      kernel);  // submit(): ConcurrentDevice's, the one submits_at_once() strategy
+  completion_ = device_.inline_recompute_solo();
+  return completion_;
 }
 
 // complete_finished() for the one running kernel, up to the owner's notification.
-bool Device::inline_complete(KernelRun& kernel, Nanos& next) {
-  advance();
+bool Device::SoloSession::complete(KernelRun& kernel, Nanos& next) {
+  Device& d = device_;
+  d.advance();
   const double tolerance = completion_tolerance(kernel.work);
   if (kernel.remaining <= tolerance) {
-    running_.clear();
-    work_completed_ += kernel.work - kernel.remaining;
+    d.running_.clear();
+    d.work_completed_ += kernel.work - kernel.remaining;
     kernel.rate = 0;
     kernel.occupancy = 0;
-    batching_ = true;
+    d.batching_ = true;
+    completion_ = kNever;
     return true;
   }
-  // Runs on: complete_finished() with nothing finished, recomputed in full.
-  after_completions();
-  inline_ = true;
-  recompute();
-  inline_ = false;
-  next = inline_next_;
+  // Runs on: complete_finished() with nothing finished, recomputed in full (inline_: the next
+  // completion in inline_next_).
+  d.after_completions();
+  d.recompute();
+  next = d.inline_next_;
+  completion_ = next;
   return false;
 }
 
-Nanos Device::inline_end_completions() {
-  batching_ = false;
-  after_completions();
-  return inline_recompute_solo();
+Nanos Device::SoloSession::end_completions() {
+  device_.batching_ = false;
+  device_.after_completions();
+  completion_ = device_.inline_recompute_solo();
+  return completion_;
+}
+
+double Device::SoloSession::lone_rate(KernelRun& probe) {
+  Device& d = device_;
+  contention::apply_law_phases(probe, d.geometry_);  // as start_running()
+  if (const SoloCache* cached = d.find_solo(contention::solo_key(probe))) {
+    lone_ = *cached;
+  } else {
+    // share_sms()' one-kernel branch on the probe alone, then its bound with its lone
+    // l2_factor (what inline_recompute_solo() computes for a new kernel).
+    probe.occupancy = 0;
+    probe.l2_factor = contention::lone_l2_factor(probe, d.geometry_);
+    d.running_.push_back(&probe);
+    SharingState s = d.sharing_state();
+    d.law_->share_sms(s);
+    d.running_.pop_back();
+    lone_ = d.remember_solo(d.solo_of(probe));
+  }
+  rate_ = lone_.occupancy > 0 ? lone_.bound : 0.0;
+  running_ = d.solo_levels(lone_.occupancy, lone_.bandwidth);
+  idle_ = d.solo_levels(0.0, 0.0);
+  return rate_;
+}
+
+void Device::SoloSession::lone_adopt(KernelRun& kernel, Nanos completion) {
+  assert(rate_ > 0);
+  kernel.occupancy = lone_.occupancy;
+  kernel.l2_factor = lone_.l2_factor;
+  kernel.solo_bound = lone_.bound;
+  kernel.solo_bound_occupancy = lone_.occupancy;
+  kernel.rate_max = rate_;
+  kernel.rate = rate_;
+  kernel.sm_demand = -1;
+  contention::apply_law_phases(kernel, device_.geometry_);  // as start_running()
+  device_.running_.push_back(&kernel);
+  completion_ = completion;
 }
 
 // recompute() when the device runs nothing or one kernel that holds no SMs yet (just submitted),
@@ -97,32 +157,6 @@ Device::SoloCache Device::solo_of(const KernelRun& k) const {
   const double bound = k.occupancy > 0 ? rate_bound(k, k.occupancy) : 0.0;
   return SoloCache{contention::solo_key(k), k.occupancy, bound, k.l2_factor,
                    k.occupancy > 0 ? contention::hbm_use(k, bound, geometry_) : 0.0};
-}
-
-Device::SoloCache Device::solo_rates(KernelRun& probe) {
-  contention::apply_law_phases(probe, geometry_);  // as start_running()
-  if (const SoloCache* cached = find_solo(contention::solo_key(probe))) return *cached;
-  // share_sms()' one-kernel branch on the probe alone, then its bound with its lone l2_factor
-  // (what inline_recompute_solo() computes for a new kernel).
-  probe.occupancy = 0;
-  probe.l2_factor = contention::lone_l2_factor(probe, geometry_);
-  running_.push_back(&probe);
-  SharingState s = sharing_state();
-  law_->share_sms(s);
-  running_.pop_back();
-  return remember_solo(solo_of(probe));
-}
-
-void Device::adopt_solo_kernel(KernelRun& kernel) {
-  contention::apply_law_phases(kernel, geometry_);  // as start_running()
-  running_.push_back(&kernel);
-}
-
-void Device::schedule_inline_completion(Nanos at) {
-  if (at != kNever) {
-    completion_event_ =
-        sim_.schedule_at(at, make_event<&Device::on_completion>(*this), kPriorityCompletion);
-  }
 }
 
 }  // namespace gpumux

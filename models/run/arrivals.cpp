@@ -5,6 +5,7 @@
 // `duration`. Token counts come from the trace, else from the workload's token distributions
 // (their own random stream). The times, gaps and draws themselves are
 // models/workload/arrival_process.hpp's.
+#include "models/gpu/device_solo.hpp"
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
 #include "sim/util/checked.hpp"
@@ -14,7 +15,7 @@ namespace gpumux::run {
 void Tenant::on_open_arrival() {
   recycle_graveyard();
   if (direct_ && !dead_ && idle() && !iteration_pending_ && !iteration_running_ &&
-      devices_.front()->inline_ready_for(index_)) {
+      Device::SoloSession::available(*devices_.front(), index_)) {
     run_direct();  // this arrival and what follows it, inline (direct.cpp)
     return;
   }

@@ -219,11 +219,11 @@ bool Run::run_partitioned() {
   // After it (the drain): tick by tick, every component, until every tenant is idle at a tick.
   if (!dry() && !run_window(t, true)) return true;
   while (!dry()) {
-    const Nanos tick = components_.front().sim->next_tick();
+    const Nanos tick = components_.front().sim->ticker().next();
     if (tick == kNever) break;
     if (!run_window(tick, true)) return true;
     if (std::all_of(tenants.begin(), tenants.end(), [](const auto& x) { return x->idle(); })) {
-      for (Component& c : components_) c.sim->stop_ticker();
+      for (Component& c : components_) c.sim->ticker().stop();
       break;
     }
   }

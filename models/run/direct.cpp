@@ -6,7 +6,8 @@
 // open arrival process (poisson, constant, trace), with no per-request memory and no batching,
 // or a continuous-batching engine on one GPU and one lane from an open arrival process
 // (direct_workload()), on a device of a strategy that submits every ready kernel at once
-// (exclusive, MPS, a MIG instance) where it is the only client (Device::inline_ready_for), enters
+// (exclusive, MPS, a MIG instance) where it is the only client (Device::SoloSession::available),
+// enters
 // the direct path at an arrival that finds it idle (no iteration due or running) and the device
 // empty. The batched engine's loop (run_direct_batched, at the end of this file) adds one class
 // of pending event, the iteration due (kPriorityDefault), and runs the queued path's own
@@ -18,15 +19,16 @@
 // each class is pending, so the sequence number never decides between them) with the same
 // handlers' state changes, in the same order, as the queued path: arrive/dispatch/begin_request,
 // issue_next_kernel, on_stream_ready, complete_finished/on_kernel_finished (mirrored below, the
-// device's part by Device::inline_*). It stops before the first event at or after
+// device's part by its Device::SoloSession). It stops before the first event at or after
 //     horizon = min(the earliest queued event, the next tick, the end of the window + 1)
-// (Simulator::inline_horizon; queue, ticks and window are the tenant's component's: run.hpp),
+// (Simulator::InlineScope, Ticks::stop; queue, ticks and window are the tenant's component's:
+// run.hpp),
 // so every other event, and every tick of the sampler, sees exactly the state the queued path
 // would have shown it; then it queues what is pending. The single-launch loop (direct_single.cpp)
 // does not stop at ticks: the sampler reads only the devices' integrals and memory, which that loop
 // sets at each of its events as the queued path would, and the tenants' idle(), which it keeps
 // (direct_busy_); so it delivers each tick itself before its first event after the tick
-// (Simulator::deliver_ticks_before), where the run loop would have, and stops only at
+// (InlineScope::deliver_ticks_before), where the run loop would have, and stops only at
 //     horizon = min(the earliest queued event, the end of the window + 1).
 // Without that, a loaded tenant left the loop at every tick and ran its busy period through the
 // queue (at rho 0.95 with 10 s ticks, 2.4 % of the requests and 11 % of the instructions). Queued
@@ -42,9 +44,11 @@
 // operations of each iteration's events and the device's full recompute per kernel (the solo
 // recompute, Device::inline_recompute_solo, with its cache of the last four kernels' grants and
 // bounds).
+#include "models/gpu/device_solo.hpp"
 #include "models/run/direct_events.hpp"
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "sim/core/inline_scope.hpp"
 
 namespace gpumux::run {
 
@@ -81,17 +85,20 @@ void Tenant::run_direct() {
   // its one pending event), so the earliest queued event is somebody else's (in its component:
   // run.hpp), else a tick or the end of the component's window (components.cpp).
   if (single_launch_ != nullptr && run_direct_single()) return;
-  const Nanos horizon = sim.inline_horizon();
+  Simulator::InlineScope scope(sim, Simulator::InlineScope::Ticks::stop);
+  const Nanos horizon = scope.horizon();
+  Device::SoloSession session(*devices_.front());
   DirectEvents pending;
+  pending.session = &session;
   direct_arrive(pending);  // the queued arrival event now
   pending.arrival = next_open_arrival(sim.now());
   // Counted now, as the run loop would count it after this handler returns.
-  bool running = sim.end_queued_event_early();
+  bool running = scope.end_queued_event();
   while (running) {
     Nanos t = kNever;
     const int which = pending.earliest(t);  // (no iteration is due outside a batched engine)
     if (t >= horizon) break;                // (kNever: nothing pending)
-    sim.begin_inline_event(t);
+    scope.begin_event(t);
     if (which == 0) {
       direct_completion(pending);
     } else if (which == 1) {
@@ -100,13 +107,14 @@ void Tenant::run_direct() {
       direct_arrive(pending);
       pending.arrival = next_open_arrival(sim.now());
     }
-    running = sim.end_inline_event();  // interrupted: stops after this event, as queued
+    running = scope.end_event();  // interrupted: stops after this event, as queued
   }
   queue_pending(pending);
-}
+}  // (the session queues the completion)
 
 // Back to the queue: the waiting rows become queued Requests, what is pending queued events (of
-// distinct classes, so their order of scheduling does not matter).
+// distinct classes, so their order of scheduling does not matter; the device's completion is
+// queued by its SoloSession when it closes, right after these).
 void Tenant::queue_pending(const DirectEvents& pending) {
   Simulator& sim = sim_;
   for (std::size_t i = direct_head_; i < direct_waiting_.size(); ++i) {
@@ -129,7 +137,6 @@ void Tenant::queue_pending(const DirectEvents& pending) {
     sim.schedule_at(pending.iteration, make_event<&Tenant::on_iteration_due>(*this),
                     kPriorityDefault);
   }
-  devices_.front()->schedule_inline_completion(pending.completion);
 }
 
 void Tenant::take_arrival(Request& r, const DirectArrival& a) {
@@ -247,11 +254,11 @@ void Tenant::direct_issue(Stream& stream, DirectEvents& pending) {
 // submit_kernel(): inside a completion the device recomputes once at its end.
 void Tenant::direct_submit(Stream& stream, DirectEvents& pending) {
   KernelRun& kernel = prepare_kernel(stream);
-  Device& device = *devices_.front();
+  Device::SoloSession& session = *pending.session;
   if (direct_in_completion_) {
-    device.inline_submit_deferred(kernel);
+    session.submit_deferred(kernel);
   } else {
-    pending.completion = device.inline_submit(kernel);
+    pending.completion = session.submit(kernel);
   }
 }
 
@@ -271,17 +278,17 @@ void Tenant::direct_ready(DirectEvents& pending) {
 // Device::on_completion() with on_kernel_finished() and advance_stream() for the one request in
 // flight.
 void Tenant::direct_completion(DirectEvents& pending) {
-  Device& device = *devices_.front();
+  Device::SoloSession& session = *pending.session;
   const Nanos now = sim_.now();
   Request& r = *pending.serving;
   Stream& stream = r.streams.front();
   KernelRun& kernel = stream.kernel;
   pending.completion = kNever;
-  if (!device.inline_complete(kernel, pending.completion)) return;  // runs on
+  if (!session.complete(kernel, pending.completion)) return;  // runs on
   direct_in_completion_ = true;
   if (run_.wants_kernels()) {
     run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), r.id, kernel.kernel_index,
-                                    device.index(), kernel.first_start, now});
+                                    devices_.front()->index(), kernel.first_start, now});
   }
   if (output_token_kernels_ && r.first_token < 0 &&
       r.specs[stream.next_kernel]->repeat_per_token == TokenCount::output) {
@@ -296,14 +303,14 @@ void Tenant::direct_completion(DirectEvents& pending) {
     direct_issue(stream, pending);
   }
   direct_in_completion_ = false;
-  pending.completion = device.inline_end_completions();
+  pending.completion = session.end_completions();
 }
 
 // The batched loop. A batched engine's state is the queued path's own (queue_, in_flight_list_,
 // the iteration and its stream, memory): the handlers run as queued, and only where they would
 // queue an event do they record it in `pending` instead (dispatch(): the iteration due at now;
 // issue_next_kernel(): direct_issue(), the launch end or the submission through the device's
-// inline_* calls). At most one event of each class is pending (one arrival ahead, one
+// SoloSession). At most one event of each class is pending (one arrival ahead, one
 // iteration due while iteration_pending_, one stream, one running kernel), so queue order is
 // (time, class): completion, control (launch end), arrival, default (iteration due). The state
 // the sampler reads (the device's integrals and memory, idle(): queue_ and in_flight_) is the
@@ -312,19 +319,22 @@ void Tenant::direct_completion(DirectEvents& pending) {
 //     horizon = min(the earliest queued event, the end of the window + 1).
 void Tenant::run_direct_batched() {
   Simulator& sim = sim_;
-  const Nanos horizon = sim.inline_horizon_over_ticks();
-  Nanos next_tick = sim.next_tick();
+  Simulator::InlineScope scope(sim, Simulator::InlineScope::Ticks::deliver);
+  const Nanos horizon = scope.horizon();
+  Nanos next_tick = scope.next_tick();
+  Device::SoloSession session(*devices_.front());
   DirectEvents pending;
+  pending.session = &session;
   direct_pending_ = &pending;
   arrive();  // the queued arrival event now (dispatch() sets pending.iteration)
   pending.arrival = next_open_arrival(sim.now());
-  bool running = sim.end_queued_event_early();
+  bool running = scope.end_queued_event();
   while (running) {
     Nanos t = kNever;
     const int which = pending.earliest(t);
     if (t >= horizon) break;  // (kNever: nothing pending)
-    if (t > next_tick) next_tick = sim.deliver_ticks_before(t);
-    sim.begin_inline_event(t);
+    if (t > next_tick) next_tick = scope.deliver_ticks_before(t);
+    scope.begin_event(t);
     switch (which) {
       case 0:
         direct_batched_completion(pending);
@@ -343,25 +353,25 @@ void Tenant::run_direct_batched() {
         on_iteration_due();
         break;
     }
-    running = sim.end_inline_event();  // interrupted: stops after this event, as queued
+    running = scope.end_event();  // interrupted: stops after this event, as queued
   }
   direct_pending_ = nullptr;
   queue_pending(pending);
-}
+}  // (the session queues the completion)
 
 void Tenant::direct_iteration_due() { direct_pending_->iteration = sim_.now(); }
 
 // Device::on_completion() for the iteration's running kernel: the tenant's on_kernel_finished()
-// between inline_complete() and inline_end_completions(), as deliver_finished() calls it.
+// between SoloSession::complete() and end_completions(), as deliver_finished() calls it.
 void Tenant::direct_batched_completion(DirectEvents& pending) {
-  Device& device = *devices_.front();
+  Device::SoloSession& session = *pending.session;
   KernelRun& kernel = iteration_.streams.front().kernel;
   pending.completion = kNever;
-  if (!device.inline_complete(kernel, pending.completion)) return;  // runs on
+  if (!session.complete(kernel, pending.completion)) return;  // runs on
   direct_in_completion_ = true;
   on_kernel_finished(kernel, sim_.now());
   direct_in_completion_ = false;
-  pending.completion = device.inline_end_completions();
+  pending.completion = session.end_completions();
 }
 
 }  // namespace gpumux::run

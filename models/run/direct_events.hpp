@@ -17,6 +17,8 @@ struct Tenant::DirectEvents {
   /// lasts, the next waiting request reuses its storage when it finishes, and waiting requests
   /// are kept as direct_waiting_ rows: real Requests of queue_ only when the run is queued again.
   Request* serving = nullptr;
+  /// The device's solo session the loop runs under (its completion: `completion`).
+  Device::SoloSession* session = nullptr;
 
   /// The earliest pending event in queue order (time, then class): its time in `t` (kNever
   /// when nothing is pending) and which: 0 the completion, 1 the launch end, 2 the arrival,

@@ -3,9 +3,11 @@
 // why it is exact: direct.cpp; the pending events: direct_events.hpp.
 #include <algorithm>
 
+#include "models/gpu/device_solo.hpp"
 #include "models/run/direct_events.hpp"
 #include "models/run/run.hpp"
 #include "models/run/tenant.hpp"
+#include "sim/core/inline_scope.hpp"
 #include "sim/util/checked.hpp"
 
 namespace gpumux::run {
@@ -15,9 +17,9 @@ namespace gpumux::run {
 //  - start (begin_request): work = kernel_work(single_launch_duration(draw)), solo latency =
 //    stream_time() of one kernel = max(0, stream_step(0, kernel 0) + work), issued at max(now +
 //    host_before, now), ready L later; submitted at once when ready <= now;
-//  - submit: start_running() + recompute(): the solo grant and bound (Device::solo_rates), the
-//    finish at now + ceil(work / rate), the integrals (Device::solo_kernel_started); inside a
-//    completion the recompute happens at its end, as queued;
+//  - submit: start_running() + recompute(): the solo grant and bound
+//    (Device::SoloSession::lone_rate), the finish at now + ceil(work / rate), the integrals
+//    (SoloSession::lone_started); inside a completion the recompute happens at its end, as queued;
 //  - completion: advance(), the tolerance test, work_completed_, the kernel and request records,
 //    the next waiting request started, then the device's recompute (the next kernel, or idle).
 bool Tenant::run_direct_single() {
@@ -25,9 +27,11 @@ bool Tenant::run_direct_single() {
   // The sampler's ticks do not end this loop: it delivers them itself, before the first event
   // after each, as the run loop would (the ticker reads the device's integrals and memory, set at
   // every event below, and idle(), kept by direct_busy_).
-  const Nanos horizon = sim.inline_horizon_over_ticks();
-  Nanos next_tick = sim.next_tick();
+  Simulator::InlineScope scope(sim, Simulator::InlineScope::Ticks::deliver);
+  const Nanos horizon = scope.horizon();
+  Nanos next_tick = scope.next_tick();
   Device& device = *devices_.front();
+  Device::SoloSession session(device);
   const KernelSpec& spec = *single_launch_;
   KernelRun probe;  // the kernel's fields as prepare_kernel() sets them
   probe.tenant = index_;
@@ -38,11 +42,8 @@ bool Tenant::run_direct_single() {
   probe.working_set = static_cast<double>(spec.working_set);
   probe.grid = spec.grid();
   probe.priority = -spec_.workload.priority;
-  const Device::SoloCache solo = device.solo_rates(probe);
-  const double rate = solo.occupancy > 0 ? solo.bound : 0.0;
+  const double rate = session.lone_rate(probe);
   if (!(rate > 0)) return false;
-  const Device::SoloLevels running_levels = device.solo_levels(solo.occupancy, solo.bandwidth);
-  const Device::SoloLevels idle_levels = device.solo_levels(0.0, 0.0);
   const Nanos host_before = spec.host_before;
   const Nanos launch = launch_overhead_of(spec);
   // stream_time()'s one step from finish 0 for kernel 0, less the work (+ 0.0 changes nothing).
@@ -64,21 +65,13 @@ bool Tenant::run_direct_single() {
   Nanos first_start = -1;
   bool on_device = false, launching = false, deferred = false;
   Nanos arrival_at = kNever, ready_at = kNever, completion_at = kNever;
-  // Whether the device's integrals were set to running_levels / idle_levels in this loop (then
-  // their peaks are counted: the _again forms).
-  bool running_set = false, idle_set = false;
 
   auto finish_time = [&](Nanos now) __attribute__((always_inline)) {
     const Nanos wait = checked::ceil_nanos_saturating(remaining / rate);
     return wait < kNever - now ? now + wait : kNever;
   };
   auto kernel_started = [&](Nanos now) __attribute__((always_inline)) {
-    if (running_set) {
-      device.solo_kernel_started_again(now, running_levels);
-    } else {
-      device.solo_kernel_started(now, running_levels);
-      running_set = true;
-    }
+    session.lone_started(now);
     completion_at = finish_time(now);
   };
   auto submit = [&](Nanos now, bool in_completion) __attribute__((always_inline)) {
@@ -122,13 +115,13 @@ bool Tenant::run_direct_single() {
   };
   auto complete = [&](Nanos now) __attribute__((always_inline)) {
     completion_at = kNever;
-    remaining = device.solo_advance(now, rate, remaining);
+    remaining = session.lone_advance(now, remaining);
     if (remaining > completion_tolerance(work)) {
       // Runs on (not reached: the wait is rounded up): recomputed as it is.
       kernel_started(now);
       return;
     }
-    device.solo_kernel_finished(work, remaining);
+    session.lone_finished(work, remaining);
     on_device = false;
     if (run_.wants_kernels()) {
       run_.record_kernel(KernelRecord{static_cast<std::uint32_t>(index_), current.id, 0,
@@ -155,20 +148,17 @@ bool Tenant::run_direct_single() {
     if (deferred) {  // the recompute with the kernel submitted meanwhile
       deferred = false;
       kernel_started(now);
-    } else if (idle_set) {
-      device.solo_idle_again(now, idle_levels);
     } else {
-      device.solo_idle(now, idle_levels);
-      idle_set = true;
+      session.lone_idle(now);
     }
   };
 
   arrive(sim.now());  // the queued arrival event now
   arrival_at = next_open_arrival(sim.now());
-  bool running = sim.end_queued_event_early();
+  bool running = scope.end_queued_event();
   // The inline events are counted in bulk: `ran` of them since the last count, at most `budget`
   // (the count that makes the poll due).
-  std::uint64_t budget = sim.inline_events_before_poll(), ran = 0;
+  std::uint64_t budget = scope.events_before_poll(), ran = 0;
   while (running) {
     // The earliest pending event in queue order: time, then class.
     Nanos t = completion_at;
@@ -182,8 +172,8 @@ bool Tenant::run_direct_single() {
       which = 2;
     }
     if (t >= horizon) break;
-    if (t > next_tick) next_tick = sim.deliver_ticks_before(t);
-    sim.begin_inline_event(t);
+    if (t > next_tick) next_tick = scope.deliver_ticks_before(t);
+    scope.begin_event(t);
     if (which == 0) {
       complete(t);
     } else if (which == 1) {
@@ -195,12 +185,12 @@ bool Tenant::run_direct_single() {
       arrival_at = next_open_arrival(sim.now());
     }
     if (++ran == budget) {  // interrupted: stops after this event, as queued
-      running = sim.end_inline_events(ran);
+      running = scope.end_events(ran);
       ran = 0;
-      budget = sim.inline_events_before_poll();
+      budget = scope.events_before_poll();
     }
   }
-  sim.end_inline_events(ran);  // (no poll due: ran < budget)
+  scope.end_events(ran);  // (no poll due: ran < budget)
 
   // Back to the queue: the request in flight as the Request the handlers would have built.
   direct_busy_ = false;
@@ -221,23 +211,15 @@ bool Tenant::run_direct_single() {
       KernelRun& k = prepare_kernel(*stream);  // submit_kernel(), then what the device set
       k.remaining = remaining;
       k.first_start = first_start;
-      k.occupancy = solo.occupancy;
-      k.l2_factor = solo.l2_factor;
-      k.solo_bound = solo.bound;
-      k.solo_bound_occupancy = solo.occupancy;
-      k.rate_max = rate;
-      k.rate = rate;
-      k.sm_demand = -1;
-      device.adopt_solo_kernel(k);
+      session.lone_adopt(k, completion_at);
     }
   }
   DirectEvents pending;
   pending.arrival = arrival_at;
   pending.ready = ready_at;
   pending.ready_stream = stream;
-  pending.completion = completion_at;
   queue_pending(pending);
-  return true;
+  return true;  // (the session queues the completion)
 }
 
 }  // namespace gpumux::run

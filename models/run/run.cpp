@@ -130,8 +130,8 @@ void Run::start() {
     // The sampler observes the clock; it is not an event, so it neither extends the run nor
     // counts in `events` (results are identical whatever output.sample is).
     component.sample_every = scenario.output.sample;
-    component.sim->set_ticker([this, c](Nanos t) { sample(c, t); }, scenario.output.sample,
-                              scenario.output.sample);
+    component.sim->ticker().set([this, c](Nanos t) { sample(c, t); }, scenario.output.sample,
+                                scenario.output.sample);
   }
   for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
     if (scenario.faults[f].at >= scenario.duration) continue;

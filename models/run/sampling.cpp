@@ -18,7 +18,7 @@ void Run::sample(std::size_t component, Nanos now, bool force) {
   if (!force) {
     if (components_.size() == 1 && now > scenario.duration &&
         std::all_of(tenants.begin(), tenants.end(), [](const auto& t) { return t->idle(); })) {
-      c.sim->stop_ticker();
+      c.sim->ticker().stop();
     }
     if (now - c.last_sample < c.sample_every) return;  // a decimated series: not due yet
   }
@@ -87,7 +87,7 @@ void Run::decimate_timeseries(std::size_t component) {
   c.sample_every = c.sample_every > kNever / 4 ? kNever / 2 : 2 * c.sample_every;
   // Ticks every doubled period, on the grid of the kept samples: a run of any length costs
   // O(max_samples_per_series x log(length / output.sample)) ticks.
-  c.sim->retime_ticker(
+  c.sim->ticker().retime(
       c.last_sample > kNever - c.sample_every ? kNever : c.last_sample + c.sample_every,
       c.sample_every);
 }
@@ -98,7 +98,7 @@ void Run::decimate_timeseries(std::size_t component) {
 void Run::finish_timeseries(Nanos end) {
   for (std::size_t ci = 0; ci < components_.size(); ++ci) {
     Component& c = components_[ci];
-    for (Nanos t = c.sim->next_tick(); t <= end; t += c.sample_every) {
+    for (Nanos t = c.sim->ticker().next(); t <= end; t += c.sample_every) {
       sample(ci, t);
       if (t > kNever - c.sample_every) break;
     }

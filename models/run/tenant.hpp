@@ -109,8 +109,8 @@ class Tenant final : public KernelOwner {
   /// run_direct() for a single_launch_ workload: each request's one kernel kept in locals, the
   /// device's changes through its solo session, Requests built only for what is pending at the
   /// end; it runs on past the sampler's ticks, delivering them between its events
-  /// (Simulator::deliver_ticks_before), up to the first event of anything else. False (nothing
-  /// done) when the kernel would never finish alone (rate 0).
+  /// (Simulator::InlineScope::deliver_ticks_before), up to the first event of anything else. False
+  /// (nothing done) when the kernel would never finish alone (rate 0).
   bool run_direct_single();
   struct DirectEvents;  // the tenant's pending events while inline (direct.cpp)
   /// run_direct() for a batched engine: the queued path's handlers run inline (dispatch() and

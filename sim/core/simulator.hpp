@@ -11,6 +11,10 @@
 // Costs as EventQueue: with the default heap, schedule and each event O(log n); with the calendar
 // or ladder queue O(1) expected; cancel O(1). (The runner picks the calendar queue for scenarios
 // that keep many events pending: models/run/run.cpp, choose_queue.)
+//
+// Around it, two helpers with their own type: the Ticker (ticker(): an observer of the clock,
+// the utilization sampler) and the InlineScope (sim/core/inline_scope.hpp: a model running some
+// of its own events without the queue, the direct path).
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -71,85 +75,17 @@ class Simulator {
   /// Calls `poll` every `every_events` events (e.g. to check for SIGINT or draw progress).
   void set_poll(std::function<void()> poll, std::uint64_t every_events);
 
-  /// An observer of the clock, not an event: calls `tick(t)` for t = first, first + every, ...
-  /// once every event with time <= t has run and before the first later one runs, so it sees
-  /// the state as of t. It must schedule nothing. Ticks stop when the queue runs dry (run()
-  /// returns without ticking past the last event), so a ticker never extends a run, and ticks
-  /// are not counted in events_processed(): observing changes no result. O(1) per tick.
-  /// Returns the next tick not yet delivered (kNever when no ticker is set).
-  void set_ticker(std::function<void(Nanos)> tick, Nanos first, Nanos every);
-  Nanos next_tick() const { return tick_ ? next_tick_ : kNever; }
-  /// No further ticks (callable from the ticker itself): the observer has seen the end.
-  void stop_ticker() { next_tick_ = kNever; }
-  /// The next tick at `next`, then every `every` (> 0; callable from the ticker itself): a
-  /// sampler that halves its resolution also halves the ticks it is sent.
-  void retime_ticker(Nanos next, Nanos every) {
-    next_tick_ = next;
-    tick_every_ = every;
-  }
-
-  // --- inline events ------------------------------------------------------------------------
-  // A model may run some of its own events without the queue (models/run/direct.cpp: a tenant
-  // alone on an exclusive device), as long as each runs exactly where the queue would have run
-  // it: strictly before next_event_time() and next_tick(), nothing else scheduled meanwhile.
-  // Such events count in events_processed() and poll like queued ones, so results (and the
-  // event count) are the same as if they had been queued.
+  /// The clock's observer (the utilization sampler): class Ticker below. One per simulator.
+  class Ticker;
+  Ticker& ticker() { return ticker_; }
 
   /// The time of the earliest pending event (kNever when none). O(1) amortised.
   Nanos next_event_time() { return queue_.next_time(); }
-  /// The first time an inline event may not run at: the earliest of the next queued event, the
-  /// next tick and the end of the current run_until() call (an event at the horizon itself still
-  /// belongs to that call). A model running events inline stops before it.
-  Nanos inline_horizon() { return std::min(inline_horizon_over_ticks(), next_tick()); }
-  /// inline_horizon() for a model that delivers the ticks itself (deliver_ticks_before()): the
-  /// earlier of the next queued event and the end of the current run_until() call.
-  Nanos inline_horizon_over_ticks() {
-    const Nanos until = until_ < kNever ? until_ + 1 : kNever;
-    return std::min(queue_.next_time(), until);
-  }
-  /// For a model running events inline past ticks (below inline_horizon_over_ticks()), before
-  /// it runs the one at `t`: every tick before `t` now, as run_until() would deliver it between
-  /// that event and the one before (a tick sees every event at or before it). Only for a model
-  /// whose state, as far as the ticker reads it, is current after each inline event
-  /// (models/run/direct.cpp's single-launch loop). Returns next_tick().
-  Nanos deliver_ticks_before(Nanos t) {
-    while (tick_ && next_tick_ < t) advance_tick();
-    return next_tick();
-  }
-  /// The queued event now running has done its work and the model goes on inline: it is counted
-  /// (and the poll called when due) now, before the inline events, not when it returns. Returns
-  /// false when the poll stopped the run.
-  bool end_queued_event_early() {
-    current_counted_ = true;
-    return count_event();
-  }
-  /// The clock moves to `t` (>= now(); the caller keeps it below next_event_time() and
-  /// next_tick()) for an event the model runs inline now.
-  void begin_inline_event(Nanos t) { now_ = t; }
-  /// That event has run: counted, and the poll called when due (it may stop the run; then the
-  /// model stops running events inline and returns). Returns false when the run was stopped.
-  bool end_inline_event() {
-    ++events_inline_;
-    return count_event();
-  }
-  /// For a model that counts its inline events in bulk: how many end_inline_event() calls
-  /// from now on return true whatever happens (the poll is not due before the last of them);
-  /// the largest count when no poll is set.
-  std::uint64_t inline_events_before_poll() const {
-    return poll_every_ != 0 ? until_poll_ : ~std::uint64_t{0};
-  }
-  /// `n` (<= inline_events_before_poll()) inline events have run: counted as n calls of
-  /// end_inline_event() would count them, so the poll runs when the n-th makes it due. Returns
-  /// false when it stopped the run. O(1).
-  bool end_inline_events(std::uint64_t n) {
-    events_ += n;
-    events_inline_ += n;
-    if (poll_every_ != 0 && (until_poll_ -= n) == 0) {
-      until_poll_ = poll_every_;
-      poll_();
-    }
-    return !stopped_;
-  }
+
+  /// A model that runs some of its own events without the queue (the direct path) does so
+  /// inside an InlineScope (sim/core/inline_scope.hpp), which moves this clock and counts those
+  /// events as the queue would have.
+  class InlineScope;
 
   std::uint64_t events_processed() const { return events_; }
   /// Of those, the events run inline.
@@ -167,7 +103,6 @@ class Simulator {
     }
     return !stopped_;
   }
-  void advance_tick();
 
   EventQueue queue_;
   Nanos now_ = 0;
@@ -179,9 +114,40 @@ class Simulator {
   std::function<void()> poll_;
   std::uint64_t poll_every_ = 0;
   std::uint64_t until_poll_ = 0;  // events until the next poll (run_until's countdown)
-  std::function<void(Nanos)> tick_;
-  Nanos next_tick_ = kNever;
-  Nanos tick_every_ = 0;
+
+ public:
+  /// An observer of the clock, not an event: calls `tick(t)` for t = first, first + every, ...
+  /// once every event with time <= t has run and before the first later one runs, so it sees
+  /// the state as of t. It must schedule nothing. Ticks stop when the queue runs dry (run()
+  /// returns without ticking past the last event), so a ticker never extends a run, and ticks
+  /// are not counted in events_processed(): observing changes no result. O(1) per tick.
+  class Ticker {
+   public:
+    /// Ticks `tick` from `first` every `every` (> 0; throws std::logic_error otherwise).
+    void set(std::function<void(Nanos)> tick, Nanos first, Nanos every);
+    /// The next tick not yet delivered (kNever when no ticker is set).
+    Nanos next() const { return tick_ ? next_ : kNever; }
+    /// No further ticks (callable from the ticker itself): the observer has seen the end.
+    void stop() { next_ = kNever; }
+    /// The next tick at `next`, then every `every` (> 0; callable from the ticker itself): a
+    /// sampler that halves its resolution also halves the ticks it is sent.
+    void retime(Nanos next, Nanos every) {
+      next_ = next;
+      every_ = every;
+    }
+
+   private:
+    friend class Simulator;
+    friend class Simulator::InlineScope;
+    /// Delivers the tick due (next()) and moves to the one after.
+    void advance();
+    std::function<void(Nanos)> tick_;
+    Nanos next_ = kNever;
+    Nanos every_ = 0;
+  };
+
+ private:
+  Ticker ticker_;
 };
 
 }  // namespace gpumux

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "sim/core/inline_scope.hpp"
 #include "sim/core/max_min.hpp"
 #include "sim/core/random.hpp"
 #include "sim/core/simulator.hpp"
@@ -150,9 +151,9 @@ TEST(RunControl, StopReturnsAfterCurrentEvent) {
   EXPECT_EQ(sim.pending(), 1u);
 }
 
-// A model running its events inline may count them one by one (end_inline_event) or in bulk
-// (inline_events_before_poll / end_inline_events): the poll runs after the same events, sees the
-// same counts, and a stop from it ends the inline run after the same event.
+// A model running its events inline (Simulator::InlineScope) may count them one by one
+// (end_event) or in bulk (events_before_poll / end_events): the poll runs after the same events,
+// sees the same counts, and a stop from it ends the inline run after the same event.
 TEST(RunControl, InlineEventsCountedInBulkPollAfterTheSameEvents) {
   struct Outcome {
     std::vector<std::uint64_t> polled_at;  // events_processed() at each poll
@@ -171,20 +172,21 @@ TEST(RunControl, InlineEventsCountedInBulkPollAfterTheSameEvents) {
         every);
     sim.schedule_at(1, [] {});
     sim.schedule_at(2, [&] {
-      bool running = sim.end_queued_event_early();
-      std::uint64_t budget = sim.inline_events_before_poll(), ran = 0;
+      Simulator::InlineScope scope(sim, Simulator::InlineScope::Ticks::stop);
+      bool running = scope.end_queued_event();
+      std::uint64_t budget = scope.events_before_poll(), ran = 0;
       for (Nanos t = 3; running && t < 103; ++t) {
-        sim.begin_inline_event(t);
+        scope.begin_event(t);
         ++out.inline_ran;
         if (!bulk) {
-          running = sim.end_inline_event();
+          running = scope.end_event();
         } else if (++ran == budget) {
-          running = sim.end_inline_events(ran);
+          running = scope.end_events(ran);
           ran = 0;
-          budget = sim.inline_events_before_poll();
+          budget = scope.events_before_poll();
         }
       }
-      if (bulk) sim.end_inline_events(ran);
+      if (bulk) scope.end_events(ran);
     });
     sim.schedule_at(200, [] {});
     sim.run();
@@ -200,6 +202,79 @@ TEST(RunControl, InlineEventsCountedInBulkPollAfterTheSameEvents) {
         EXPECT_EQ(one_by_one.polled_at, (std::vector<std::uint64_t>{7, 14, 21}));
         EXPECT_EQ(one_by_one.inline_ran, 19);
       }
+    }
+  }
+}
+
+// The ticker sees the state as of each tick t = first + k every: after every event at or before
+// t, before the first later one; it stops when the queue runs dry, and stop()/retime() act from
+// inside the tick.
+TEST(Ticker, TicksSeeEveryEventAtOrBeforeThemAndStopWhenTheQueueRunsDry) {
+  Simulator sim;
+  int events = 0;
+  std::vector<std::pair<Nanos, int>> seen;  // (tick, events run by then)
+  for (const Nanos t : {5, 10, 25, 40}) sim.schedule_at(t, [&] { ++events; });
+  sim.ticker().set([&](Nanos t) { seen.emplace_back(t, events); }, 10, 10);
+  EXPECT_EQ(sim.ticker().next(), 10);
+  sim.run();
+  // Ticks 10, 20, 30 (40 is the last event's time: the queue is dry after it, no tick at 40).
+  EXPECT_EQ(seen, (std::vector<std::pair<Nanos, int>>{{10, 2}, {20, 2}, {30, 3}}));
+  EXPECT_EQ(sim.ticker().next(), 40);
+  EXPECT_EQ(sim.events_processed(), 4u);  // ticks are not events
+
+  Simulator retimed;
+  std::vector<Nanos> at;
+  retimed.schedule_at(100, [] {});
+  retimed.ticker().set(
+      [&](Nanos t) {
+        at.push_back(t);
+        if (t == 10) retimed.ticker().retime(30, 30);  // halves its resolution
+        if (t == 60) retimed.ticker().stop();
+      },
+      10, 10);
+  retimed.run();
+  EXPECT_EQ(at, (std::vector<Nanos>{10, 30, 60}));
+  EXPECT_EQ(retimed.ticker().next(), kNever);
+  EXPECT_THROW(retimed.ticker().set([](Nanos) {}, 0, 0), std::logic_error);
+}
+
+// An inline scope opened inside a queued event stops before the next queued event, the end of
+// the run_until() call (+1: an event at the horizon belongs to the call) and, with Ticks::stop,
+// the next tick; with Ticks::deliver the model delivers the ticks itself, each before its first
+// event after the tick, as run_until() would.
+TEST(InlineScope, HorizonIsTheEarliestOfQueueWindowAndTicksUnlessItDeliversThem) {
+  struct Case {
+    Nanos next_event, until, first_tick;
+  };
+  for (const Case c : {Case{50, 1000, 30}, Case{50, 40, 30}, Case{50, 1000, 70}, Case{50, 20, 70},
+                       Case{kNever, kNever, 30}, Case{kNever, kNever, kNever}}) {
+    Simulator sim;
+    Nanos stop_horizon = -1, deliver_horizon = -1;
+    std::vector<Nanos> ticks, delivered_at;
+    sim.ticker().set([&](Nanos t) { ticks.push_back(t); }, c.first_tick, 1000000);
+    sim.schedule_at(10, [&] {
+      stop_horizon = Simulator::InlineScope(sim, Simulator::InlineScope::Ticks::stop).horizon();
+      Simulator::InlineScope scope(sim, Simulator::InlineScope::Ticks::deliver);
+      deliver_horizon = scope.horizon();
+      EXPECT_EQ(scope.next_tick(), c.first_tick);
+      // Inline events at 15 and 35: a tick at 30 comes between them.
+      for (const Nanos t : {15, 35}) {
+        if (t >= deliver_horizon) break;
+        scope.deliver_ticks_before(t);
+        delivered_at.push_back(static_cast<Nanos>(ticks.size()));
+        scope.begin_event(t);
+        EXPECT_EQ(sim.now(), t);
+        scope.end_event();
+      }
+    });
+    if (c.next_event != kNever) sim.schedule_at(c.next_event, [] {});
+    sim.run_until(c.until);
+    const Nanos window_end = c.until == kNever ? kNever : c.until + 1;
+    const Nanos deliver = std::min(c.next_event, window_end);
+    EXPECT_EQ(deliver_horizon, deliver) << c.next_event << " " << c.until << " " << c.first_tick;
+    EXPECT_EQ(stop_horizon, std::min(deliver, c.first_tick));
+    if (c.first_tick == 30 && deliver > 35) {  // the tick at 30 before the event at 35 only
+      EXPECT_EQ(delivered_at, (std::vector<Nanos>{0, 1}));
     }
   }
 }
