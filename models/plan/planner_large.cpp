@@ -182,8 +182,7 @@ bool Planner::pack(int option, const Variant& v, Mask tenants, int max_gpus, dou
     }
     // Time-slicing: the fullest device's clients (GKE's max-shared-clients-per-gpu and the
     // device plugin's replicas take 2 at least; a device's limit does not change its runs).
-    if (!exclusive && &strategy_of(v) != &mps_strategy())
-      c.variant.replicas = std::max(fullest, 2);
+    if (!exclusive && &strategy_of(v) != &mps_strategy()) c.variant.replicas = std::max(fullest, 2);
     if (node_mode()) place_blocks(c);
     bins.push_back(c);
   }

@@ -340,7 +340,9 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
       c.model = u.model;
       const bool exclusive = u.strategy == &exclusive_strategy();
       const bool time_slicing = u.strategy == &time_slicing_strategy();
-      c.variant.family = u.profile >= 0 ? (exclusive ? kMig : time_slicing ? kMigTs : kMigMps)
+      c.variant.family = u.profile >= 0 ? (exclusive      ? kMig
+                                           : time_slicing ? kMigTs
+                                                          : kMigMps)
                                         : (exclusive      ? kDedicated
                                            : time_slicing ? kTimeSlicing
                                                           : kMps);

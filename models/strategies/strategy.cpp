@@ -50,8 +50,7 @@ DeviceLimits Strategy::limits(const StrategyParams& params, const DeviceFit& dev
 DeviceLimits default_limits(const Strategy& strategy, const DeviceProfile& profile,
                             DeviceFit device) {
   const std::unique_ptr<StrategyParams> params = strategy.make_params();
-  const std::vector<std::string> used =
-      strategy.fill_defaults(*params, device.replicas, profile);
+  const std::vector<std::string> used = strategy.fill_defaults(*params, device.replicas, profile);
   device.profile_defaults = &used;
   strategy.fit_device(*params, device);
   return strategy.limits(*params, device);

@@ -33,7 +33,8 @@ std::string scenario(const std::string& sharing, int clients, const std::string&
   for (int c = 0; c < clients; ++c) {
     yaml += "  - name: t" + std::to_string(c) + "\n    device: " + device +
             "\n    memory: 256MiB\n    workload:\n      arrivals: {process: closed, concurrency: "
-            "1}\n      request: {kernels: [{name: k, duration: 20us, sm_fraction: 0.05, memory_bound: 0}]}\n";
+            "1}\n      request: {kernels: [{name: k, duration: 20us, sm_fraction: 0.05, "
+            "memory_bound: 0}]}\n";
   }
   return yaml;
 }

@@ -22,9 +22,9 @@ namespace gpumux {
 
 struct MpsStaticPartitionParams : ParamsOf<MpsStaticPartitionParams> {
   // Derived at resolution (fit_device), never written in a scenario:
-  int clients = 0;                 ///< N, the tenants placed on the device
-  double thread_percentage = 100;  ///< floor(100 / N)
-  std::int64_t memory_limit = 0;   ///< floor(M / N) in whole MiB; 0 = not fitted yet
+  int clients = 0;                   ///< N, the tenants placed on the device
+  double thread_percentage = 100;    ///< floor(100 / N)
+  std::int64_t memory_limit = 0;     ///< floor(M / N) in whole MiB; 0 = not fitted yet
   int max_clients = kMpsMaxClients;  ///< the MPS server's client limit
 };
 
