@@ -33,7 +33,8 @@ namespace {
 
 // The one check `validate`, `run` and Python's run() and sweep() share: resolve, then refuse
 // what will fail (capacity_findings' errors: static memory over a device or an MPS pinned
-// limit). FINDINGS receives every finding (validate prints the warnings).
+// limit, more clients than the strategy takes). FINDINGS receives every finding (validate prints
+// the warnings).
 ResolvedScenario resolve_checked(const Scenario& s, std::vector<CapacityFinding>* findings) {
   ResolvedScenario resolved = resolve_scenario(s);
   std::vector<CapacityFinding> found = capacity_findings(resolved);

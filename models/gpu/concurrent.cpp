@@ -1,5 +1,9 @@
 #include "models/gpu/concurrent.hpp"
 
+#include <fmt/format.h>
+
+#include "models/gpu/device_profile.hpp"
+
 namespace gpumux {
 
 ConcurrentDevice::ConcurrentDevice(Simulator& sim, DeviceGeometry geometry, SharingLimits limits)
@@ -9,10 +13,11 @@ bool ConcurrentDevice::attach_client(int tenant, std::string& reason) {
   const int max_clients = limits().max_clients;
   if (max_clients > 0 && static_cast<int>(clients().size()) >= max_clients) {
     if (limits().shared_server) {
-      reason = "MPS server on " + geometry().name + " already has " +
-               std::to_string(clients().size()) + " clients (limit " + std::to_string(max_clients) +
-               "; 48 up to CUDA 13.0, 60 from CUDA 13.1, scaled down by compute-instance size "
-               "inside MIG)";
+      reason = fmt::format(
+          "MPS server on {} already has {} clients (limit {}; {} up to CUDA 13.0, {} from CUDA "
+          "13.1, scaled down by compute-instance size inside MIG)",
+          geometry().name, clients().size(), max_clients, kMpsMaxClients,
+          kMpsMaxClientsFromCuda13_1);
     } else {
       reason = geometry().name + " is exclusive and already has a client";
     }

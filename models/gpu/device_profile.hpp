@@ -12,6 +12,15 @@
 
 namespace gpumux {
 
+/// The MPS server's client limit, the one definition (a profile's `mps_max_clients` default, the
+/// `mps` and `mps-static-partition` strategies, the device's refusal message).
+/// source: NVIDIA MPS documentation, "Client-Server Connection Limits"
+/// (https://docs.nvidia.com/deploy/mps/): 48 clients per device on Volta and later up to CUDA
+/// 13.0, 60 from CUDA 13.1. Inside a MIG instance the strategies lower it in proportion to the
+/// compute slices (models/strategies/mps/strategy.cpp, mig_mps_max_clients).
+inline constexpr int kMpsMaxClients = 48;
+inline constexpr int kMpsMaxClientsFromCuda13_1 = 60;
+
 /// One MIG GPU-instance profile, e.g. H100 "3g.40gb".
 struct MigProfileSpec {
   std::string name;             ///< "3g.40gb"
@@ -105,7 +114,7 @@ struct DeviceProfile {
   Nanos preemption_latency = 0;
   Nanos cache_refill = 0;
   // MPS defaults
-  int mps_max_clients = 48;
+  int mps_max_clients = kMpsMaxClients;
   // MIG geometry; mig_profiles empty = the GPU does not support MIG
   int memory_slices = 0;
   int compute_slices = 0;

@@ -37,9 +37,35 @@ std::vector<CapacityFinding> capacity_findings(const ResolvedScenario& r) {
     const DeviceProfile& gpu = *r.gpu_profiles[static_cast<std::size_t>(device.gpu)];
     DeviceCapacity cap = capacity_of(gpu, device.mig_instance >= 0 ? device.geometry.profile : "",
                                      find_contention_law(s.contention_law));
-    // The strategy's client caps (MPS, mps-static-partition: the thread share and pinned memory
-    // limit, filled and fitted by resolve_scenario), as its device applies them.
-    const SharingLimits limits = device.sharing.strategy().sharing_limits(device.sharing.params());
+    // What the strategy allows on the device (Strategy::limits of the block resolve_scenario
+    // filled and fitted): the most clients (the MPS server's limit, lowered inside MIG), each
+    // client's SM share and pinned memory — for every strategy, as its device applies them.
+    const Strategy& strategy = device.sharing.strategy();
+    const int clients = static_cast<int>(device.tenants.size());
+    DeviceFit fit;
+    fit.memory = device.geometry.memory;
+    fit.clients = clients;
+    fit.replicas = device.sharing.replicas;
+    const DeviceLimits allowed = strategy.limits(device.sharing.params(), fit);
+    const SharingLimits& limits = allowed.device;
+    if (allowed.max_clients > 0 && clients > allowed.max_clients) {
+      const GpuSpec& spec = s.gpus[static_cast<std::size_t>(device.gpu)];
+      const std::string written = spec.where.key_path + ".sharing.max_clients";
+      const std::string key =
+          s.locations.count(written) ? written : spec.where.key_path + ".sharing.mode";
+      out.push_back(
+          {true, s.locate(key),
+           fmt::format("{} tenants are placed on {} but {} takes at most {} clients there{}: "
+                       "client {} would be refused at start",
+                       clients, device_text(device), strategy.name(), allowed.max_clients,
+                       limits.shared_server
+                           ? fmt::format(" (the MPS server's limit: {} up to CUDA 13.0, {} from "
+                                         "13.1, lowered in proportion to a MIG instance's compute "
+                                         "slices)",
+                                         kMpsMaxClients, kMpsMaxClientsFromCuda13_1)
+                           : std::string(),
+                       allowed.max_clients + 1)});
+    }
     cap.client_sms = client_sm_cap(limits, cap.sms);
     const std::int64_t memory = device.geometry.memory;
     const bool has_pinned = limits.client_memory_limit.has_value();

@@ -6,6 +6,9 @@
 //     OOM-killed at t = 0;
 //   - static memory + one request's memory_per_request exceeds it: every request fails (a MIG
 //     instance too small for the tenant's kernels' memory);
+//   - more tenants on a device than its strategy takes (Strategy::limits, asked of every
+//     strategy: one MPS server's client limit under mps and mps-static-partition): the device
+//     would refuse a client at start;
 //  warnings (likely to fail, or shared)
 //   - the tenants of a device together need more memory at start (or at their first requests)
 //     than it has: one of them is OOM-killed;

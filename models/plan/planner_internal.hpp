@@ -13,6 +13,7 @@
 //   planner_exhaustive.cpp brute force for tests (every configuration simulated whole)
 //   planner_output.cpp     PlanGpu::describe, plan_table, plan_json
 //   plan_deploy.cpp        what `plan -o DIR` writes (node pools, configs, pod manifests)
+#include <compare>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -29,6 +30,10 @@
 #include "models/plan/planner.hpp"
 #include "models/scenario/plan_limits.hpp"
 #include "models/plan/slo_check.hpp"
+#include "models/strategies/exclusive/strategy.hpp"
+#include "models/strategies/mps/strategy.hpp"
+#include "models/strategies/registry.hpp"
+#include "models/strategies/time_slicing/strategy.hpp"
 
 namespace gpumux {
 
@@ -43,8 +48,6 @@ inline constexpr int kMaxTenants = kMaxPlanTenants;  // models/scenario/plan_lim
 /// Up to this many tenants the search is exact (the subset DP, planner_search.cpp); above it
 /// the scalable search of planner_large.cpp (a constructed setup and a lower bound).
 inline constexpr int kMaxExactTenants = kPlanExactTenants;
-
-enum class Mode : int { exclusive = 0, time_slicing = 1, mps = 2 };
 
 // Strategy families, in the order the search tries them on one GPU (cheap checks first).
 enum Family : int { kDedicated = 0, kTimeSlicing, kMps, kMig, kMigTs, kMigMps, kFamilies };
@@ -79,14 +82,23 @@ struct Variant {
   bool operator==(const Variant&) const = default;
 };
 
-/// (tenants, device, mode): what one simulation decides.
+/// (tenants, device, strategy): what one simulation decides.
 struct UnitKey {
   Mask tenants = 0;
   int model = 0;
   int profile = -1;  // index into DeviceProfile::mig_profiles; -1 = the whole GPU
-  Mode mode = Mode::exclusive;
+  const Strategy* strategy = &exclusive_strategy();  // the registry's descriptor
   int replicas = 0;  // MPS: 0 = no limits; time-slicing: the group size (a limit only)
-  auto operator<=>(const UnitKey&) const = default;
+  bool operator==(const UnitKey&) const = default;
+  /// Strategies compare in registration order (strategy_rank), never by address, so maps of
+  /// units iterate the same way in every build.
+  std::strong_ordering operator<=>(const UnitKey& o) const {
+    if (const auto c = tenants <=> o.tenants; c != 0) return c;
+    if (const auto c = model <=> o.model; c != 0) return c;
+    if (const auto c = profile <=> o.profile; c != 0) return c;
+    if (strategy != o.strategy) return strategy_rank(*strategy) <=> strategy_rank(*o.strategy);
+    return replicas <=> o.replicas;
+  }
 };
 
 enum class Verdict { unknown, pruned, feasible, infeasible };
@@ -199,12 +211,13 @@ class Planner {
   int tenant_index(const std::string& name) const;
   double count_node_configs(Mask group, int machine, const Variant& v, bool surviving);
   void enumerate_node_configs(Mask group, int machine, const Variant& v, std::vector<Config>& out);
-  Mode mode_of(const Variant& v) const;
+  /// The registry strategy of V's family on each device (MIG families: inside each instance).
+  const Strategy& strategy_of(const Variant& v) const;
   int unit_replicas(const Variant& v, Mask block) const;
   bool is_mig(const Variant& v) const { return v.family >= kMig; }
   /// The unit of TENANTS in one instance (PROFILE, -1 = the whole GPU) of MODEL under V.
   UnitKey unit_key(Mask tenants, int model, int profile, const Variant& v) const {
-    return {tenants, model, profile, mode_of(v), unit_replicas(v, tenants)};
+    return {tenants, model, profile, &strategy_of(v), unit_replicas(v, tenants)};
   }
   /// An empty scenario with the input's run settings (name, seed, duration, output, ...).
   Scenario run_settings() const;
@@ -228,6 +241,8 @@ class Planner {
   std::optional<std::string> physical_violation(const UnitKey& u) const;
   std::string device_label(const UnitKey& u) const;
   DeviceCapacity capacity(const UnitKey& u) const;
+  /// What the unit's strategy allows on its device (Strategy::limits via default_limits). O(1).
+  DeviceLimits limits(const UnitKey& u) const;
   const UnitInfo& unit(const UnitKey& u);  // pruned or cached (unknown if never simulated)
   /// Simulates UNITS, growing the window of an inconclusive one (longer_window) until it is
   /// decided. CANDIDATES (optional) are the sets of UNITS that are needed together (a group's

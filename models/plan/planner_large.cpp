@@ -54,7 +54,7 @@ double Planner::lower_bound_cost() const {
     for (int o = 0; o < options(); ++o) {
       const double per_gpu = option_price(o) / option_gpus(o);
       const DeviceCapacity cap =
-          capacity(UnitKey{Mask{1} << t, option_model(o), -1, Mode::exclusive, 0});
+          capacity(UnitKey{Mask{1} << t, option_model(o), -1, &exclusive_strategy(), 0});
       m = std::min(m, per_gpu * static_cast<double>(spec.memory) / static_cast<double>(cap.memory));
       s = std::min(s, load ? per_gpu * sm_load_per_s(demand, cap) / cap.sms : 0.0);
       h = std::min(h, load ? per_gpu * hbm_load_per_s(demand, cap) / cap.bandwidth : 0.0);
@@ -75,14 +75,15 @@ bool Planner::pack(int option, const Variant& v, Mask tenants, int max_gpus, dou
   const int per_gpu = v.profile < 0 ? 1 : instances_per_gpu(model, v.profile);
   if (per_gpu == 0) return false;
   const int devices = gpus * per_gpu;
-  const bool exclusive = mode_of(v) == Mode::exclusive;
+  const bool exclusive = &strategy_of(v) == &exclusive_strategy();
   // Clients per device: GKE's cap; under MPS with replicas R at most R (each pinned to 1/R).
   int max_clients = platform_ == Platform::gke ? kGkeMaxSharedClients : 1 << 20;
-  if (mode_of(v) == Mode::mps && v.replicas > 0) max_clients = std::min(max_clients, v.replicas);
+  if (&strategy_of(v) == &mps_strategy() && v.replicas > 0)
+    max_clients = std::min(max_clients, v.replicas);
   const int max_bins = max_gpus / gpus;
   if (exclusive && count > max_bins * devices) return false;
   // First-fit decreasing: the largest share of one device first.
-  const DeviceCapacity cap = capacity(UnitKey{1, model, v.profile, mode_of(v), 0});
+  const DeviceCapacity cap = capacity(UnitKey{1, model, v.profile, &strategy_of(v), 0});
   std::vector<double> share(static_cast<std::size_t>(n_), 0.0);
   std::vector<int> order;
   for (int t = 0; t < n_; ++t) {
@@ -181,7 +182,7 @@ bool Planner::pack(int option, const Variant& v, Mask tenants, int max_gpus, dou
     }
     // Time-slicing: the fullest device's clients (GKE's max-shared-clients-per-gpu and the
     // device plugin's replicas take 2 at least; a device's limit does not change its runs).
-    if (!exclusive && mode_of(v) != Mode::mps) c.variant.replicas = std::max(fullest, 2);
+    if (!exclusive && &strategy_of(v) != &mps_strategy()) c.variant.replicas = std::max(fullest, 2);
     if (node_mode()) place_blocks(c);
     bins.push_back(c);
   }

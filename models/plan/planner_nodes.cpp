@@ -153,7 +153,7 @@ bool Planner::search_split(Mask remaining, int big_left, int big, int small, int
 
 std::vector<Mask> Planner::assignable_blocks(Mask group, int machine, const Variant& v) const {
   std::vector<Mask> out;
-  if (mode_of(v) == Mode::exclusive || v.replicas <= 0) return out;
+  if (&strategy_of(v) == &exclusive_strategy() || v.replicas <= 0) return out;
   const int pods = popcount(group), devices = devices_of(machine, v), clients = v.replicas;
   const int fewest = std::max(1, pods - (devices - 1) * clients);
   for (Mask b = group; b != 0; b = (b - 1) & group) {
@@ -249,22 +249,19 @@ Scenario Planner::node_scenario(const Config& config, const std::string& prefix)
   const Machine& machine = machines_[static_cast<std::size_t>(config.machine)];
   const ModelInfo& model = models_[static_cast<std::size_t>(machine.model)];
   const Variant& v = config.variant;
-  const Mode mode = mode_of(v);
+  const Strategy& strategy = strategy_of(v);
   const int per_gpu = v.profile < 0 ? 1 : instances_per_gpu(machine.model, v.profile);
   Scenario s = run_settings();
   int used_gpus = 0;
   for (const Block& b : config.blocks) used_gpus = std::max(used_gpus, b.gpu + 1);
-  const char* mode_name = mode == Mode::time_slicing ? "time-slicing"
-                          : mode == Mode::mps        ? "mps"
-                                                     : "exclusive";
   for (int g = 0; g < machine.gpus; ++g) {
     GpuSpec gpu;
     gpu.name = fmt::format("{}-gpu{}", prefix, g);
     gpu.model = model.profile->name;
     gpu.cost_per_hour = machine.price / machine.gpus;
     gpu.where.key_path = fmt::format("gpus.{}", g);
-    gpu.sharing = SharingSpec(*find_strategy(mode_name));
-    if (mode != Mode::exclusive) gpu.sharing.replicas = v.replicas;
+    gpu.sharing = SharingSpec(strategy);
+    if (&strategy != &exclusive_strategy()) gpu.sharing.replicas = v.replicas;
     if (v.profile >= 0) {
       const std::string name =
           model.profile->mig_profiles[static_cast<std::size_t>(v.profile)].name;

@@ -22,10 +22,25 @@ DeviceCapacity Planner::capacity(const UnitKey& u) const {
       gpu,
       u.profile < 0 ? std::string() : gpu.mig_profiles[static_cast<std::size_t>(u.profile)].name,
       find_contention_law(scenario_.contention_law));
-  // MPS with replicas R: each client gets 100/R % of the threads (integer percent, >= 1).
-  if (u.mode == Mode::mps && u.replicas > 0)
-    c.client_sms = c.sms * std::max(1, 100 / u.replicas) / 100.0;
+  // The SMs one client may hold, as its device grants them (MPS with replicas R: 100/R % of
+  // the threads, integer percent, >= 1; Strategy::limits).
+  c.client_sms = client_sm_cap(limits(u).device, c.sms);
   return c;
+}
+
+DeviceLimits Planner::limits(const UnitKey& u) const {
+  const DeviceProfile& gpu = *models_[static_cast<std::size_t>(u.model)].profile;
+  DeviceFit fit;
+  fit.memory = gpu.memory;
+  fit.gpu_compute_slices = gpu.compute_slices;
+  if (u.profile >= 0) {
+    const MigProfileSpec& p = gpu.mig_profiles[static_cast<std::size_t>(u.profile)];
+    fit.memory = p.memory;
+    fit.compute_slices = p.compute_slices;
+  }
+  fit.clients = popcount(u.tenants);
+  fit.replicas = u.replicas;
+  return default_limits(*u.strategy, gpu, fit);
 }
 
 std::string Planner::device_label(const UnitKey& u) const {
@@ -38,8 +53,7 @@ std::string Planner::device_label(const UnitKey& u) const {
 // does not share memory (time-slicing, MPS without pinned limits) with a tenant that has SLOs.
 std::optional<std::string> Planner::large_tenant_beside_slos(const UnitKey& u,
                                                              const DeviceCapacity& cap) const {
-  const bool shares_memory =
-      u.mode == Mode::time_slicing || (u.mode == Mode::mps && u.replicas == 0);
+  const bool shares_memory = limits(u).clients_share_memory();
   if (!shares_memory || popcount(u.tenants) < 2 || plan_.shared_tenant_memory >= 1.0) {
     return std::nullopt;
   }
@@ -68,6 +82,7 @@ std::optional<std::string> Planner::large_tenant_beside_slos(const UnitKey& u,
 // device has is overloaded: its queues grow without bound, whatever a finite run shows).
 std::optional<std::string> Planner::constraint_violation(const UnitKey& u) const {
   const int count = popcount(u.tenants);
+  const DeviceLimits limit = limits(u);
   for (int t = 0; t < n_; ++t) {
     if (!(u.tenants >> t & 1u) || count < 2) continue;
     const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
@@ -75,17 +90,15 @@ std::optional<std::string> Planner::constraint_violation(const UnitKey& u) const
     // one beside the tenant (the kubelet picks devices; a restarted pod can move), so memory
     // isolation there means an exclusive device (dedicated or a MIG instance), pinned MPS limits
     // included.
-    if (spec.isolation.memory && node_mode() && u.mode != Mode::exclusive) {
+    if (spec.isolation.memory && node_mode() && limit.max_clients != 1) {
       return spec.name + " needs memory isolation: on a " + plan_.platform +
              " node pool any of the pool's pods may be given a slot of its GPU";
     }
-    if (spec.isolation.memory &&
-        (u.mode == Mode::time_slicing || (u.mode == Mode::mps && u.replicas == 0))) {
+    if (spec.isolation.memory && limit.clients_share_memory()) {
       return spec.name + " needs memory isolation: " +
-             (u.mode == Mode::mps ? "MPS without pinned limits" : "time-slicing") +
-             " shares memory";
+             (limit.time_sliced ? "time-slicing" : "MPS without pinned limits") + " shares memory";
     }
-    if (spec.isolation.fault && u.mode == Mode::mps) {
+    if (spec.isolation.fault && limit.shared_fault_domain) {
       return spec.name + " needs fault isolation: one MPS server is shared";
     }
   }
@@ -130,23 +143,18 @@ std::optional<std::string> Planner::physical_violation(const UnitKey& u) const {
   const ModelInfo& model = models_[static_cast<std::size_t>(u.model)];
   const DeviceProfile& gpu = *model.profile;
   std::int64_t memory = gpu.memory;
-  int max_clients = gpu.mps_max_clients;
-  if (u.profile >= 0) {
-    const MigProfileSpec& p = gpu.mig_profiles[static_cast<std::size_t>(u.profile)];
-    memory = p.memory;
-    if (gpu.compute_slices > 0) {
-      max_clients = std::max(1, max_clients * p.compute_slices / gpu.compute_slices);
-    }
-  }
+  if (u.profile >= 0) memory = gpu.mig_profiles[static_cast<std::size_t>(u.profile)].memory;
+  // The strategy's caps on this device (the MPS server's client limit, lowered inside a MIG
+  // instance; the pinned memory of MPS replicas): Strategy::limits, as validate asks it.
+  const DeviceLimits limit = limits(u);
+  const int max_clients = limit.device.max_clients;
   const int count = popcount(u.tenants);
-  if (u.mode == Mode::mps && count > max_clients) {
+  if (limit.device.shared_server && max_clients > 0 && count > max_clients) {
     return fmt::format("{} MPS clients > the limit of {} on {}", count, max_clients,
                        device_label(u));
   }
   std::int64_t total = 0;
-  constexpr std::int64_t mib = 1024 * 1024;
-  const std::int64_t pinned =
-      (u.mode == Mode::mps && u.replicas > 0) ? memory / u.replicas / mib * mib : memory;
+  const std::int64_t pinned = limit.device.client_memory_limit.value_or(memory);
   for (int t = 0; t < n_; ++t) {
     if (!(u.tenants >> t & 1u)) continue;
     const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];

@@ -100,19 +100,21 @@ void Planner::add_node(PlanSetup& setup, const Config& c) {
     spec.where.key_path = "gpus." + std::to_string(s.gpus.size());
     s.gpus.push_back(spec);
   }
-  const Mode mode = mode_of(c.variant);
   // On a shared node no pod is alone for sure: another may be given its device's free slot.
-  const bool slots_shared = mode != Mode::exclusive && c.variant.replicas > 1;
+  const bool slots_shared =
+      &strategy_of(c.variant) != &exclusive_strategy() && c.variant.replicas > 1;
   for (std::size_t j = 0; j < c.blocks.size(); ++j) {
     const Block& b = c.blocks[j];
     PlanGpu& gpu = setup.gpus[static_cast<std::size_t>(node.gpus[static_cast<std::size_t>(b.gpu)])];
     auto& members = gpu.blocks[j % static_cast<std::size_t>(per_gpu)];
+    const DeviceLimits limit = limits(unit_key(b.tenants, machine.model, b.profile, c.variant));
     for (int t = 0; t < n_; ++t) {
       if (!(b.tenants >> t & 1u)) continue;
       members.push_back(t);
       const bool alone = b.tenants == (Mask{1} << t) && !slots_shared;
-      if (alone || (mode == Mode::mps && c.variant.replicas > 0)) ++setup.memory_isolated;
-      if (alone || mode != Mode::mps) ++setup.fault_isolated;
+      // Isolated: alone, or the strategy caps each client's memory / keeps faults to a client.
+      if (alone || limit.device.client_memory_limit) ++setup.memory_isolated;
+      if (alone || !limit.shared_fault_domain) ++setup.fault_isolated;
     }
     const UnitInfo& info = unit(unit_key(b.tenants, machine.model, b.profile, c.variant));
     for (const PlanTenantOutcome& o : info.outcomes) setup.outcomes.push_back(o);
@@ -204,9 +206,11 @@ void Planner::add_configs(PlanSetup& setup, const std::vector<Config>& configs) 
         tenant.devices = {tenant.device};
         tenant.gpus = 1;
         const bool alone = c.blocks[b].tenants == (Mask{1} << t);
-        const Mode mode = mode_of(c.variant);
-        if (alone || (mode == Mode::mps && c.variant.replicas > 0)) ++setup.memory_isolated;
-        if (alone || mode != Mode::mps) ++setup.fault_isolated;
+        // Isolated: alone, or the strategy caps each client's memory / keeps faults to a client.
+        const DeviceLimits limit =
+            limits(unit_key(c.blocks[b].tenants, c.model, c.blocks[b].profile, c.variant));
+        if (alone || limit.device.client_memory_limit) ++setup.memory_isolated;
+        if (alone || !limit.shared_fault_domain) ++setup.fault_isolated;
       }
     }
     for (PlanTenantOutcome& o : setup.outcomes) {

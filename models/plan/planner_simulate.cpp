@@ -62,18 +62,13 @@ Scenario Planner::unit_scenario(const Config& config, Nanos duration) const {
   gpu.model = model.profile->name;
   gpu.cost_per_hour = model.spec.cost_per_hour;
   gpu.where.key_path = "gpus.0";
-  // The strategy by its registry name (models/strategies/registry.hpp).
-  const Mode mode = mode_of(config.variant);
-  const char* mode_name = mode == Mode::time_slicing ? "time-slicing"
-                          : mode == Mode::mps        ? "mps"
-                                                     : "exclusive";
-  const Strategy* strategy = find_strategy(mode_name);
-  if (strategy == nullptr) throw std::logic_error(std::string("no strategy ") + mode_name);
-  gpu.sharing = SharingSpec(*strategy);
+  // The registry's strategy of the variant (models/strategies/registry.hpp).
+  const Strategy& strategy = strategy_of(config.variant);
+  gpu.sharing = SharingSpec(strategy);
   int max_block = 0;
   for (const Block& b : config.blocks) max_block = std::max(max_block, popcount(b.tenants));
-  if (mode == Mode::time_slicing) gpu.sharing.replicas = max_block;
-  if (mode == Mode::mps) gpu.sharing.replicas = config.variant.replicas;
+  if (&strategy == &time_slicing_strategy()) gpu.sharing.replicas = max_block;
+  if (&strategy == &mps_strategy()) gpu.sharing.replicas = config.variant.replicas;
   const bool mig = config.blocks.front().profile >= 0;
   for (const Block& b : config.blocks) {
     if (mig)
@@ -273,7 +268,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
     // whole device: no neighbour's kernels, context switches or memory) is not shown to with
     // neighbours on it either, so a unit holding it is decided by the tenant's alone unit.
     const auto alone = [](const UnitKey& u, int t) {
-      return UnitKey{Mask{1} << t, u.model, u.profile, Mode::exclusive, 0};
+      return UnitKey{Mask{1} << t, u.model, u.profile, &exclusive_strategy(), 0};
     };
     std::vector<UnitKey> alone_batch;
     for (const UnitKey& u : batch) {
@@ -343,13 +338,15 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
     for (const UnitKey& u : round) {
       Config c;
       c.model = u.model;
-      c.variant.family = u.profile >= 0 ? (u.mode == Mode::exclusive      ? kMig
-                                           : u.mode == Mode::time_slicing ? kMigTs
-                                                                          : kMigMps)
-                                        : (u.mode == Mode::exclusive      ? kDedicated
-                                           : u.mode == Mode::time_slicing ? kTimeSlicing
-                                                                          : kMps);
-      c.variant.replicas = u.mode == Mode::mps ? u.replicas : 0;
+      const bool exclusive = u.strategy == &exclusive_strategy();
+      const bool time_slicing = u.strategy == &time_slicing_strategy();
+      c.variant.family = u.profile >= 0 ? (exclusive      ? kMig
+                                           : time_slicing ? kMigTs
+                                                          : kMigMps)
+                                        : (exclusive      ? kDedicated
+                                           : time_slicing ? kTimeSlicing
+                                                          : kMps);
+      c.variant.replicas = u.strategy == &mps_strategy() ? u.replicas : 0;
       c.blocks.push_back({u.tenants, u.profile});
       configs.push_back(c);
     }
@@ -378,7 +375,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
         for (std::size_t i = 0; i < round.size(); ++i) {
           Nanos last = windows[i];
           while (const std::optional<Nanos> longer = longer_window(last)) last = *longer;
-          if (round[i].mode == Mode::exclusive || last == windows[i]) continue;
+          if (round[i].strategy == &exclusive_strategy() || last == windows[i]) continue;
           steps[i] = &stepped_[round[i]];
           last_window[i] = last;
         }

@@ -75,22 +75,22 @@ std::vector<Variant> Planner::variants(Mask group, const std::vector<bool>& fami
   return out;
 }
 
-Mode Planner::mode_of(const Variant& v) const {
+const Strategy& Planner::strategy_of(const Variant& v) const {
   switch (v.family) {
     case kTimeSlicing:
     case kMigTs:
-      return Mode::time_slicing;
+      return time_slicing_strategy();
     case kMps:
     case kMigMps:
-      return Mode::mps;
+      return mps_strategy();
     default:
-      return Mode::exclusive;
+      return exclusive_strategy();
   }
 }
 
 int Planner::unit_replicas(const Variant& v, Mask block) const {
-  if (mode_of(v) == Mode::time_slicing) return popcount(block);
-  if (mode_of(v) == Mode::mps) return v.replicas;
+  if (&strategy_of(v) == &time_slicing_strategy()) return popcount(block);
+  if (&strategy_of(v) == &mps_strategy()) return v.replicas;
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // The strategy registry: the only list of strategies. Adding one = its folder plus one line here.
 #include "models/strategies/registry.hpp"
 
+#include <stdexcept>
+
 #include "models/strategies/exclusive/strategy.hpp"
 #include "models/strategies/mps/strategy.hpp"
 #include "models/strategies/mps_static_partition/strategy.hpp"
@@ -25,6 +27,14 @@ const Strategy* find_strategy(const std::string& mode) {
     }
   }
   return nullptr;
+}
+
+int strategy_rank(const Strategy& strategy) {
+  const std::vector<const Strategy*>& all = strategies();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i] == &strategy) return static_cast<int>(i);
+  }
+  throw std::logic_error(std::string("strategy not registered: ") + strategy.name());
 }
 
 const Strategy& default_strategy() { return *strategies().front(); }

@@ -16,6 +16,10 @@ const std::vector<const Strategy*>& strategies();
 /// The strategy one of whose spellings is `mode`, or nullptr.
 const Strategy* find_strategy(const std::string& mode);
 
+/// The position of `strategy` in strategies() (exclusive: 0): an order that does not depend on
+/// addresses. O(strategies).
+int strategy_rank(const Strategy& strategy);
+
 /// `sharing.mode` when none is written: exclusive.
 const Strategy& default_strategy();
 

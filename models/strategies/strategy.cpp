@@ -35,4 +35,25 @@ bool Strategy::copy_key(const std::string& key, const StrategyParams& from,
   return true;
 }
 
+DeviceLimits Strategy::limits(const StrategyParams& params, const DeviceFit& device) const {
+  DeviceLimits out;
+  out.device = sharing_limits(params);
+  out.max_clients = out.device.max_clients;
+  if (device.replicas > 0 && (out.max_clients == 0 || device.replicas < out.max_clients)) {
+    out.max_clients = device.replicas;
+  }
+  out.time_sliced = time_sliced();
+  out.shared_fault_domain = fault_scope() == FaultScope::device;
+  return out;
+}
+
+DeviceLimits default_limits(const Strategy& strategy, const DeviceProfile& profile,
+                            DeviceFit device) {
+  const std::unique_ptr<StrategyParams> params = strategy.make_params();
+  const std::vector<std::string> used = strategy.fill_defaults(*params, device.replicas, profile);
+  device.profile_defaults = &used;
+  strategy.fit_device(*params, device);
+  return strategy.limits(*params, device);
+}
+
 }  // namespace gpumux

@@ -75,6 +75,27 @@ struct MemberOf<Value Block::*> {
   using block = Block;
 };
 
+/// What a strategy allows on one device: the questions validate's capacity check
+/// (models/plan/capacity_check.cpp) and the planner (models/plan/planner_prune.cpp,
+/// planner_rank.cpp) ask the strategy (Strategy::limits) instead of naming strategies or
+/// restating their caps.
+struct DeviceLimits {
+  /// What the device itself applies (Strategy::sharing_limits): its client limit (the MPS
+  /// server's; exclusive: 1), each client's SM share (client_sm_cap) and memory limit.
+  SharingLimits device;
+  /// The most clients the device takes: the device's client limit and `sharing.replicas`, the
+  /// smaller of those set; 0 = no limit.
+  int max_clients = 0;
+  /// Clients take turns holding the whole device (time slices) instead of running at once.
+  bool time_sliced = false;
+  /// A fatal fault in one client takes down every client of the device (FaultScope::device).
+  bool shared_fault_domain = false;
+  /// Several clients allocate from one pool with no per-client cap: memory is not isolated.
+  bool clients_share_memory() const {
+    return max_clients != 1 && !device.client_memory_limit.has_value();
+  }
+};
+
 /// How `gpumux compare` offers a strategy (built by models/scenario/strategy_variants.cpp).
 struct CompareVariants {
   /// Names of the whole-GPU variant: every GPU shared whole under this strategy (MIG layouts
@@ -137,6 +158,12 @@ class Strategy {
   virtual SharingLimits sharing_limits(const StrategyParams& params) const = 0;
   virtual std::unique_ptr<Device> make_device(Simulator& sim, DeviceGeometry geometry,
                                               const StrategyParams& params) const = 0;
+  /// Clients take turns holding the device (a TimeSlicingDevice) rather than running at once.
+  virtual bool time_sliced() const { return false; }
+  /// What this strategy allows on `device` with the (filled, fitted) block `params`: the
+  /// device's limits (sharing_limits), the most clients (those and `device.replicas`), time
+  /// slicing, the fault domain. Validate's capacity check and the planner ask this. O(1).
+  DeviceLimits limits(const StrategyParams& params, const DeviceFit& device) const;
 
   // --- faults, notes, compare ---
   virtual FaultScope fault_scope() const { return FaultScope::client; }
@@ -147,6 +174,12 @@ class Strategy {
   virtual std::vector<std::pair<std::string, std::string>> profile_keys() const { return {}; }
   virtual CompareVariants compare() const { return {{name()}, false, true}; }
 };
+
+/// The limits of `strategy` on one device of GPU `profile` when a scenario writes only its
+/// `mode` and `replicas` (what the planner's configurations write): a fresh block filled from
+/// the profile and fitted to `device` (resolve_scenario's steps), then Strategy::limits. O(keys).
+DeviceLimits default_limits(const Strategy& strategy, const DeviceProfile& profile,
+                            DeviceFit device);
 
 /// The parameter block of `params` as the strategy's own type (a logic_error if it is not).
 template <typename Params>

@@ -22,10 +22,12 @@ int mig_mps_max_clients(int whole_gpu_limit, int ci_compute_slices, int gpu_comp
   return std::max(1, whole_gpu_limit * ci_compute_slices / gpu_compute_slices);
 }
 
-// MPS documentation: 48 clients per device up to CUDA 13.0, 60 from CUDA 13.1.
+// MPS documentation: 48 clients per device up to CUDA 13.0, 60 from CUDA 13.1 (kMpsMaxClients,
+// models/gpu/device_profile.hpp).
 int mps_default_max_clients(const DeviceProfile& profile, std::optional<int> cuda_version) {
   const bool cuda_13_1 = cuda_version && *cuda_version >= 1301;
-  return cuda_13_1 ? std::max(60, profile.mps_max_clients) : profile.mps_max_clients;
+  return cuda_13_1 ? std::max(kMpsMaxClientsFromCuda13_1, profile.mps_max_clients)
+                   : profile.mps_max_clients;
 }
 
 // NVIDIA k8s-device-plugin README, "With CUDA MPS" (https://github.com/NVIDIA/k8s-device-plugin
@@ -206,7 +208,7 @@ class Mps final : public Strategy {
     limits.client_memory_limit = s.pinned_memory_limit;
     limits.thread_share =
         s.active_thread_percentage.value_or(kDefaultActiveThreadPercentage) / 100.0;
-    limits.max_clients = s.max_clients.value_or(48);
+    limits.max_clients = s.max_clients.value_or(kMpsMaxClients);
     limits.shared_server = true;
     limits.interleave_clients = s.interleaved_clients.value_or(kDefaultInterleavedClients);
     return limits;

@@ -15,16 +15,17 @@
 // (48; scaled down inside a MIG instance) and fault scope (every client of the server) are those
 // of `mps` (models/strategies/mps/). No keys of its own: everything follows from N.
 // Source of the arithmetic: docs/strategies.md, "Device-plugin semantics".
+#include "models/gpu/device_profile.hpp"  // kMpsMaxClients
 #include "models/strategies/strategy.hpp"
 
 namespace gpumux {
 
 struct MpsStaticPartitionParams : ParamsOf<MpsStaticPartitionParams> {
   // Derived at resolution (fit_device), never written in a scenario:
-  int clients = 0;                 ///< N, the tenants placed on the device
-  double thread_percentage = 100;  ///< floor(100 / N)
-  std::int64_t memory_limit = 0;   ///< floor(M / N) in whole MiB; 0 = not fitted yet
-  int max_clients = 48;            ///< the MPS server's client limit
+  int clients = 0;                   ///< N, the tenants placed on the device
+  double thread_percentage = 100;    ///< floor(100 / N)
+  std::int64_t memory_limit = 0;     ///< floor(M / N) in whole MiB; 0 = not fitted yet
+  int max_clients = kMpsMaxClients;  ///< the MPS server's client limit
 };
 
 const Strategy& mps_static_partition_strategy();

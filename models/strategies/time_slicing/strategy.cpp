@@ -115,6 +115,7 @@ class TimeSlicing final : public Strategy {
                                       const StrategyParams& block) const override {
     return std::make_unique<TimeSlicingDevice>(sim, std::move(geometry), sharing_limits(block));
   }
+  bool time_sliced() const override { return true; }
 
   std::vector<std::pair<std::string, std::string>> profile_keys() const override {
     return {{"timeslice", "timeslice"},

@@ -1,0 +1,54 @@
+"""validate and run ask every strategy for its limits (Strategy::limits): more clients on one
+MPS server than it takes (48 on a whole H100, 6 inside a 1g.10gb instance: MPS documentation,
+MIG User Guide) is one line naming file, line and key, exit 2, under `mps` and under
+`mps-static-partition` alike (which the check used to let through: the run then turned a tenant
+away at start). At exactly the limit the scenario validates."""
+import re
+
+import pytest
+
+TENANT = """  - name: t{index}
+    device: {device}
+    memory: 256MiB
+    workload:
+      arrivals: {{process: closed, concurrency: 1}}
+      request: {{kernels: [{{name: k, duration: 20us, sm_fraction: 0.05, memory_bound: 0}}]}}
+"""
+
+
+def write(tmp_path, mode, clients, mig=None):
+    gpu = "  - name: gpu0\n    model: h100-sxm-80gb\n"
+    if mig:
+        gpu += f"    mig: [{mig}]\n"
+    gpu += f"    sharing:\n      mode: {mode}\n"
+    device = "gpu0/0" if mig else "gpu0"
+    text = "name: limits\nduration: 20ms\ngpus:\n" + gpu + "tenants:\n"
+    text += "".join(TENANT.format(index=i, device=device) for i in range(clients))
+    path = tmp_path / f"{mode}-{clients}.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("mode,mig,limit", [
+    ("mps-static-partition", None, 48),
+    ("mps", None, 48),
+    ("mps-static-partition", "1g.10gb", 6),
+    ("mps", "1g.10gb", 6),
+])
+def test_one_client_over_the_mps_server_limit_is_one_line_exit_2(gpumux, tmp_path, mode, mig,
+                                                                 limit):
+    at = gpumux("validate", write(tmp_path, mode, limit, mig))
+    assert at.returncode == 0, at.stderr + at.stdout
+    for command in ("validate", "run"):
+        over = write(tmp_path, mode, limit + 1, mig)
+        rc, out, err = gpumux(command, over)
+        assert rc == 2, err + out
+        lines = err.strip().splitlines()
+        assert len(lines) == 1, err
+        # FILE:LINE:COL: gpus.0.sharing.mode: ... (the `mode:` line of the file: line 7 or 8)
+        line_of_mode = 8 if mig else 7
+        assert re.match(rf".*{re.escape(over.name)}:{line_of_mode}:\d+: gpus\.0\.sharing\.mode: ",
+                        lines[0]), lines[0]
+        assert f"{limit + 1} tenants" in lines[0] and f"at most {limit} clients" in lines[0]
+        assert mode in lines[0]
+        assert out == ""
