@@ -241,8 +241,8 @@ TEST(QuantileInterval, GivenPointsGiveTheSameIntervals) {
     with.intervals(qs, 4, kConfidence, given, points);
     without.intervals(qs, 4, kConfidence, own);
     for (int i = 0; i < 4; ++i) {
-      const std::string what = "instance " + std::to_string(instance) + ", n " +
-                                std::to_string(n) + ", q " + std::to_string(qs[i]);
+      const std::string what = "instance " + std::to_string(instance) + ", n " + std::to_string(n) +
+                               ", q " + std::to_string(qs[i]);
       EXPECT_EQ(given[i].has_low, own[i].has_low) << what;
       EXPECT_EQ(given[i].has_high, own[i].has_high) << what;
       EXPECT_EQ(given[i].low, own[i].low) << what;
