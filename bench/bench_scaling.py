@@ -26,7 +26,8 @@ Columns:
   kernels      completed kernels (completed requests x KPR, from the --json summary)
   sim ns/k     the summary's wall_s (run loop + summary, as the runner measures it) / kernels
   ratio        sim ns/k over N = 1's (target: <= 2 at the largest N)
-  proc ns/k    the whole process (`gpumux run FILE -o OUT.h5 --json`) / kernels
+  proc ns/k    the whole process (`gpumux run FILE -o OUT.h5 --json`; --no-output: without
+               -o) / kernels
 Below each case: the growth exponent of each column's total time (least-squares slope of
 log(time) vs log(N); 1 = linear, 2 = quadratic).
 
@@ -37,6 +38,7 @@ smallest and largest N of each case (load-independent; cache misses are not in i
 usage: /usr/bin/python3 bench/bench_scaling.py [--gpumux build/gpumux] [--base 20000]
                                                 [--repeat 3] [--cases mps,ts,gpus,poisson,setup]
                                                 [--quick] [--one-queue] [--match-kernels]
+                                                [--no-output]
 """
 import argparse
 import json
@@ -148,14 +150,14 @@ def measure_case(args, case, sizes, tmp):
         sim_best = proc_best = one_best = float("inf")
         kernels = 0
         for _ in range(args.repeat):
-            proc_wall, s = run_once(args.gpumux, path, tmp, True)
+            proc_wall, s = run_once(args.gpumux, path, tmp, not args.no_output)
             kernels = kernels_of(s, case)
             sim_best = min(sim_best, s["wall_s"])
             if case == "setup":  # the text table's process instead of --json's
                 proc_wall, _ = run_once(args.gpumux, path, tmp, True, table=True)
             proc_best = min(proc_best, proc_wall)
             if args.one_queue and case != "setup":  # alternating with the run above
-                _, s1 = run_once(args.gpumux, path, tmp, True, one_queue=True)
+                _, s1 = run_once(args.gpumux, path, tmp, not args.no_output, one_queue=True)
                 if kernels_of(s1, case) != kernels:
                     raise SystemExit(f"{case} N={n}: one queue completed {kernels_of(s1, case)} "
                                      f"kernels, the components {kernels}")
@@ -286,6 +288,8 @@ def main():
     parser.add_argument("--match-kernels", action="store_true",
                         help="poisson: every size runs as many kernels as the largest (BASE x "
                              "its N), so that no size's ratio is a short run's start-up")
+    parser.add_argument("--no-output", action="store_true",
+                        help="run without -o (no HDF5 file: the run loop and the summary)")
     parser.add_argument("--one-queue", action="store_true",
                         help="also run every point with GPUMUX_PARTITION=0 (one event queue)")
     parser.add_argument("--instructions", action="store_true",
@@ -298,7 +302,7 @@ def main():
     args = parser.parse_args()
     sizes = QUICK if args.quick else SIZES
     print(f"gpumux {args.gpumux}; {KPR} kernels per request; about {args.base} x N kernels per "
-          f"run; min of {args.repeat} runs")
+          f"run; min of {args.repeat} runs" + ("; no -o" if args.no_output else "; with -o"))
     with tempfile.TemporaryDirectory() as tmp:
         if args.instructions:
             for case in args.cases.split(","):

@@ -22,7 +22,7 @@ LatencySummary summarize(const Percentiles& samples, double confidence) {
   const double* qs = kReportedQuantiles.data();
   std::int64_t values[4];
   q.quantiles(qs, 4, values);
-  q.intervals(qs, 4, confidence, s.intervals.data());
+  q.intervals(qs, 4, confidence, s.intervals.data(), values);  // (the points: no second pass)
   s.p50 = values[0];
   s.p90 = values[1];
   s.p99 = values[2];

@@ -141,6 +141,32 @@ def test_the_cli_on_a_scheduler_gives_the_same_output_as_one_process(threads):
     assert auto.returncode == 0 and auto.stdout == one.stdout and auto.stderr == ""
 
 
+def test_the_output_file_of_a_dask_run_equals_the_single_process_one(threads, tmp_path):
+    """`-o` from `--dask`: every dataset and attribute of the file `--workers 1` writes (the file is
+    written once the tasks are gathered, from the same result; it is not streamed as they
+    arrive)."""
+    h5py = pytest.importorskip("h5py")
+    import numpy as np
+    one, split = tmp_path / "one.h5", tmp_path / "split.h5"
+    assert cli(FLEET, "--quiet", "--workers", "1", "-o", str(one)).returncode == 0
+    done = cli(FLEET, "--quiet", "--dask", threads.scheduler.address, "--shards", "5",
+               "-o", str(split))
+    assert done.returncode == 0, done.stderr
+    with h5py.File(one, "r") as a, h5py.File(split, "r") as b:
+        names, others = [], []
+        a.visit(names.append)
+        b.visit(others.append)
+        assert names == others and len(names) >= 3
+        assert dict(a.attrs) == dict(b.attrs)
+        for name in names:
+            assert dict(a[name].attrs) == dict(b[name].attrs), name
+            if isinstance(a[name], h5py.Dataset):
+                assert a[name].dtype == b[name].dtype, name
+                assert np.array_equal(a[name][()], b[name][()]), name
+        simulated = json.loads(a["summary"][()])["workload_pods"]
+        assert len(simulated) == 24 and all(p["completed"] > 100 for p in simulated)
+
+
 @pytest.mark.parametrize("args, line", [
     (["--dask", "tcp://127.0.0.1:1"], "gpumux: error: --dask tcp://127.0.0.1:1: cannot reach "
      "a Dask scheduler there (Timed out trying to connect to tcp://127.0.0.1:1 after 10 s)"),
