@@ -20,18 +20,10 @@ class ExactQuantiles {
   /// From 1 MiB (2^17 samples) in huge pages: a 200k-request run's 1.6 MB series faulted in
   /// 400 pages of 4 KiB each, 20-30 % of its run loop on this project's VM.
   using Samples = std::vector<std::int64_t, HugePageAllocator<std::int64_t, std::size_t{1} << 20>>;
-  /// Samples ahead of the end that add() prefetches: two 64-byte lines.
-  static constexpr std::size_t kPrefetchAhead = 16;
   void reserve(std::size_t n) { values_.reserve(n); }
-  /// O(1). Fetches the line kPrefetchAhead samples on for writing: a run of many tenants
-  /// (512 GPUs, one tenant each) writes each series a few hundred samples per visit, and the
-  /// store's miss on every new line was a quarter of its run (perf, docs/performance.md).
+  /// O(1). (A write prefetch of the line ahead was tried for the 512-GPU run, whose stores miss
+  /// on every new line: the stall only moved into add, docs/performance.md.)
   void add(std::int64_t value) {
-    // (Integer arithmetic: the address may lie past the allocation; a prefetch never faults.)
-    __builtin_prefetch(reinterpret_cast<const void*>(
-                           reinterpret_cast<std::uintptr_t>(values_.data() + values_.size()) +
-                           kPrefetchAhead * sizeof(std::int64_t)),
-                       1, 3);
     values_.push_back(value);
     indexed_ = false;
     sum_ += static_cast<double>(value);
