@@ -21,7 +21,6 @@
 namespace gpumux {
 namespace microbench_detail {
 
-
 std::ifstream open_data_file(const std::string& file) {
   std::ifstream in(file);
   if (!std::filesystem::is_regular_file(file) || !in) {

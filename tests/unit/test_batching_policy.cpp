@@ -300,8 +300,8 @@ TEST(BatchingPolicy, RandomInstancesKeepEveryBudgetAndFinishEveryRequest) {
       if (!plan_iteration(w, e, s)) {
         // The engine holds all the memory: a plan that runs nothing while requests wait would
         // idle until the next arrival, and after the last one forever.
-        ASSERT_TRUE(e.queue.empty()) << "instance " << instance << " stalls with "
-                                     << e.queue.size() << " requests waiting";
+        ASSERT_TRUE(e.queue.empty())
+            << "instance " << instance << " stalls with " << e.queue.size() << " requests waiting";
         break;
       }
       // Never past max_batch or the memory; the engine's books match the requests'.
