@@ -122,7 +122,9 @@ TEST(StrategyLimits, EveryStrategyAtItsLimitRunsAndOneMoreIsFlagged) {
       const Outcome above = outcome(scenario(sharing, limit + 1, mig));
       EXPECT_TRUE(above.refused) << sharing << " " << mig << " at " << limit + 1;
       // Simulated (validate only warns): the device turns exactly one client away.
-      if (above.simulated) EXPECT_EQ(above.rejected, 1) << sharing << " " << mig;
+      if (above.simulated) {
+        EXPECT_EQ(above.rejected, 1) << sharing << " " << mig;
+      }
     }
   }
 }
