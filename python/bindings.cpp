@@ -259,54 +259,48 @@ std::vector<RunResult> unwrap(const std::vector<ResultPtr>& results) {
   return out;
 }
 
+const CalibrateOptionNames kPythonCalibrateNames{"output", "profile=", "profile='h100-sxm-80gb'"};
+
 // `gpumux calibrate` on calibration/microbench's CSVs (models/app/microbench_fit.hpp): the CLI's
 // --json "microbench" block, the report and, with `profile`, that profile with the fitted values
 // (the files' own date, run-info.csv, when they carry one).
-py::dict calibrate_microbench(const std::vector<std::string>& files,
-                              const std::vector<std::string>& fit, const std::string& profile,
+py::dict calibrate_microbench(const CalibrationInputs& data, const FitKeys& fit,
+                              const std::string& given_profile, bool writing,
                               const std::string& date) {
-  const std::vector<std::string>& known = microbench_keys();
-  for (const std::string& key : fit) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      throw InputError("fit: '" + key + "' is not a value calibration/microbench measures (" +
-                       join(known, ", ") + ")");
-    }
-  }
+  const MicrobenchFit bench = fit_microbench(data.microbench);
+  const std::string profile =
+      calibration_base_profile({}, bench.gpu, given_profile, writing, kPythonCalibrateNames);
   if (!profile.empty()) (void)load_device_profile(profile);
-  const MicrobenchFit bench = fit_microbench(files);
   py::dict out = py::module_::import("json").attr("loads")(microbench_json(bench).dump());
   out["report"] = microbench_report(bench);
-  if (!profile.empty()) {
-    out["profile_text"] = with_microbench_values(device_profile_text(profile), bench, fit,
-                                                 bench.date.empty() ? date : bench.date);
+  if (writing) {
+    out["profile_text"] =
+        with_microbench_values(device_profile_text(profile), bench, fit.microbench,
+                               bench.date.empty() ? date : bench.date);
   }
   return out;
 }
 
-// `gpumux calibrate` (models/app/calibrate.hpp): the fit, its cross-validation, the report and,
-// with `profile`, the fitted profile's text.
-py::dict calibrate_points(const std::vector<std::string>& files,
-                          const std::vector<std::string>& fit, int iterations,
-                          const std::string& profile, const std::string& date) {
+// `gpumux calibrate` (models/app/calibrate.hpp) on the data as the CLI reads it (folders
+// expanded, each file classified, the fit keys checked): the fit, its cross-validation, the
+// report and, when `writing`, the fitted profile's text.
+py::dict calibrate_points(const std::vector<std::string>& given,
+                          const std::vector<std::string>& fit_given, int iterations,
+                          const std::string& given_profile, bool writing, const std::string& date) {
   if (iterations < 1 || iterations > 10) throw InputError("iterations: expected 1 to 10");
-  std::vector<std::string> microbench;
-  for (const std::string& file : files) {
-    if (calibration_file_kind(file) != CalibrationFileKind::catalog_points) {
-      microbench.push_back(file);
-    }
+  const CalibrationInputs data = classify_calibration_inputs(given);
+  const FitKeys fit = split_fit_keys(fit_given, data, "fit");
+  refuse_mixed_calibration_inputs(data, "output=MY.yaml");
+  if (!data.microbench.empty()) {
+    return calibrate_microbench(data, fit, given_profile, writing, date);
   }
-  if (!microbench.empty()) {
-    if (microbench.size() != files.size()) {
-      throw InputError(microbench.front() +
-                       ": calibration/microbench output and catalog points in one call; fit the "
-                       "microbenchmarks first (output=MY.yaml), then the points with profile "
-                       "MY.yaml");
-    }
-    return calibrate_microbench(files, fit, profile, date);
-  }
+  const std::vector<std::string>& files = data.catalog;
   const std::vector<CalibrationPoint> points = read_calibration_points(files);
+  const std::string profile =
+      calibration_base_profile(points, "", given_profile, writing, kPythonCalibrateNames);
+  for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);
   CalibrationOptions options;
-  options.fit = fit;
+  options.fit = fit.catalog;
   options.iterations = iterations;
   CalibrationResult r;
   std::string report, text;
@@ -314,7 +308,7 @@ py::dict calibrate_points(const std::vector<std::string>& files,
     py::gil_scoped_release release;
     r = calibrate(points, options);
     report = calibration_report(r);
-    if (!profile.empty()) text = fitted_profile_text(profile, r, files, date);
+    if (writing) text = fitted_profile_text(profile, r, files, date);
   }
   py::dict parameters, errors;
   for (const CalibrationParameter& p : r.parameters) {
@@ -353,7 +347,7 @@ py::dict calibrate_points(const std::vector<std::string>& files,
   out["sources"] = r.sources;
   out["simulations"] = r.simulations;
   out["report"] = report;
-  if (!profile.empty()) out["profile_text"] = text;
+  if (writing) out["profile_text"] = text;
   return out;
 }
 
@@ -401,9 +395,11 @@ PYBIND11_MODULE(_gpumux, m) {
         py::arg("source_name") = std::string("<text>"),
         "Every kernel class and the origin of each parameter (as `gpumux inspect`): a list of "
         "dicts.");
-  m.def("calibrate", &calibrate_points, py::arg("files"), py::arg("fit"), py::arg("iterations") = 3,
-        py::arg("profile") = std::string(), py::arg("date") = std::string(),
-        "Fits the time-alone parameters to calibration CSV files (as `gpumux calibrate`).");
+  m.def("calibrate", &calibrate_points, py::arg("data"), py::arg("fit"), py::arg("iterations") = 3,
+        py::arg("profile") = std::string(), py::arg("write") = false,
+        py::arg("date") = std::string(),
+        "Fits the time-alone parameters to calibration CSV files or folders (as `gpumux "
+        "calibrate`); `write` adds the fitted profile's text.");
   m.def("parse_strategy_list", &parse_strategy_list, py::arg("text"));
   m.def(
       "strategies", [] { return compare_strategy_names(); },

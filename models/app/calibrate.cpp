@@ -53,9 +53,6 @@ namespace {
 
 using Theta = std::map<std::string, double>;  // key path -> ns
 
-const std::vector<std::string> kFittedTopKeys = {"kernel_fixed_cost", "block_round_cost",
-                                                 "host_per_request"};
-
 std::string ns_text(double ns) { return std::to_string(std::llround(std::max(0.0, ns))) + "ns"; }
 
 // The fitted block: every key of `values` as {value, <provenance kind>: text}.
@@ -161,7 +158,7 @@ class PointSimulator {
     Theta values = profile_values(gpu);
     for (const auto& [key, ns] : theta) values[key] = ns;
     std::string& text = base_texts_[base];
-    if (text.empty()) text = without_top_keys(device_profile_text(base), kFittedTopKeys);
+    if (text.empty()) text = without_top_keys(device_profile_text(base), catalog_fit_keys());
     const std::string document =
         text + fitted_block(values, {}, "assumption") + "\n# (calibrate: trial values)\n";
     // The file keeps the base's stem: the profile's name keys per-GPU data (kernel-families
@@ -248,6 +245,33 @@ std::vector<double> nonnegative_least_squares(const std::vector<double>& a,
   return best;
 }
 
+const std::vector<std::string>& catalog_fit_keys() {
+  static const std::vector<std::string> keys = {"kernel_fixed_cost", "block_round_cost",
+                                                "host_per_request"};
+  return keys;
+}
+
+std::string calibration_base_profile(const std::vector<CalibrationPoint>& points,
+                                     const std::string& measured_gpu, const std::string& given,
+                                     bool writing, const CalibrateOptionNames& names) {
+  if (!given.empty()) return given;
+  if (points.empty()) {
+    if (!writing) return "";
+    throw InputError(names.output + ": say which profile the microbenchmark values go into with " +
+                     names.profile + " (e.g. " + names.profile_example +
+                     (measured_gpu.empty() ? std::string() : "; measured on " + measured_gpu) +
+                     ")");
+  }
+  const std::string& base = points.front().profile;
+  for (const CalibrationPoint& p : points) {
+    if (p.profile != base && writing) {
+      throw InputError(names.output + ": the points name several profiles (" + base + ", " +
+                       p.profile + "); say which to write with " + names.profile);
+    }
+  }
+  return base;
+}
+
 CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
                             const CalibrationOptions& options) {
   CalibrationResult result;
@@ -262,9 +286,10 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
            std::find(options.fit.begin(), options.fit.end(), kind) != options.fit.end();
   };
   for (const std::string& kind : options.fit) {
-    if (kind != "kernel_fixed_cost" && kind != "block_round_cost" && kind != "host_per_request") {
-      throw InputError("calibrate: --fit: unknown parameter '" + kind +
-                       "' (kernel_fixed_cost, block_round_cost, host_per_request)");
+    const auto& known = catalog_fit_keys();
+    if (std::find(known.begin(), known.end(), kind) == known.end()) {
+      throw InputError("calibrate: --fit: unknown parameter '" + kind + "' (" + join(known, ", ") +
+                       ")");
     }
   }
   // The free parameters.

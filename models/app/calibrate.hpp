@@ -97,6 +97,25 @@ struct CalibrationResult {
   std::vector<Errors> errors;
 };
 
+/// The parameters the catalog fit can fit (`--fit` keys), in fit order: kernel_fixed_cost,
+/// block_round_cost, host_per_request (one per runtime in the data).
+const std::vector<std::string>& catalog_fit_keys();
+
+/// How the caller spells the output and profile options in messages: {"-o", "--profile",
+/// "--profile h100-sxm-80gb"} on the command line, {"output", "profile=",
+/// "profile='h100-sxm-80gb'"} in Python.
+struct CalibrateOptionNames {
+  std::string output, profile, profile_example;
+};
+
+/// The base profile of `gpumux calibrate`: `given` when not empty, else the points' profile.
+/// When `writing`, the points must name one profile, and microbenchmark data alone (no points:
+/// `measured_gpu` is the GPU the files name, maybe "") needs `given`; each an InputError naming
+/// the options as `names` spells them. "" when there is nothing to write and no points. O(points).
+std::string calibration_base_profile(const std::vector<CalibrationPoint>& points,
+                                     const std::string& measured_gpu, const std::string& given,
+                                     bool writing, const CalibrateOptionNames& names);
+
 /// Fits, cross-validates and predicts every point (see the header comment). Throws InputError
 /// for a point the scenario loader refuses (naming the point's file and line).
 CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,

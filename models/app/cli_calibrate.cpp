@@ -2,7 +2,6 @@
 // does not give to measured points and writes them into a profile (models/app/calibrate.hpp).
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <optional>
 #include <ctime>
 #include <fstream>
@@ -103,79 +102,6 @@ nlohmann::ordered_json result_json(const CalibrationResult& r) {
   return out;
 }
 
-// The data files: a folder stands for its *.csv files (sorted); each file's kind from its header.
-struct DataFiles {
-  std::vector<std::string> catalog, microbench, all;
-  std::map<std::string, CalibrationFileKind> kind;
-};
-
-DataFiles classify_data(const std::vector<std::string>& given) {
-  DataFiles d;
-  for (const std::string& path : given) {
-    if (std::filesystem::is_directory(path)) {
-      std::vector<std::string> inside;
-      for (const auto& entry : std::filesystem::directory_iterator(path)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".csv") {
-          inside.push_back(entry.path().string());
-        }
-      }
-      std::sort(inside.begin(), inside.end());
-      if (inside.empty()) throw InputError(path + ": a folder with no .csv file");
-      d.all.insert(d.all.end(), inside.begin(), inside.end());
-    } else {
-      d.all.push_back(path);
-    }
-  }
-  for (const std::string& file : d.all) {
-    const CalibrationFileKind kind = calibration_file_kind(file);
-    d.kind[file] = kind;
-    (kind == CalibrationFileKind::catalog_points ? d.catalog : d.microbench).push_back(file);
-  }
-  return d;
-}
-
-bool is_catalog_key(const std::string& key) {
-  return key == "kernel_fixed_cost" || key == "block_round_cost" || key == "host_per_request";
-}
-
-// --fit split into the catalog fit's keys and the microbenchmarks' keys; each checked against the
-// data: a key no file informs, or a data file that informs no key asked for, is an error.
-void split_fit_keys(const std::vector<std::string>& keys, const DataFiles& data,
-                    std::vector<std::string>& catalog, std::vector<std::string>& microbench) {
-  const auto& mb = microbench_keys();
-  for (const std::string& key : keys) {
-    if (is_catalog_key(key)) {
-      catalog.push_back(key);
-    } else if (std::find(mb.begin(), mb.end(), key) != mb.end()) {
-      microbench.push_back(key);
-    } else {
-      throw InputError("--fit: unknown parameter '" + key +
-                       "' (kernel_fixed_cost, block_round_cost, host_per_request, " +
-                       join(mb, ", ") + ")");
-    }
-  }
-  if (keys.empty()) return;
-  for (const std::string& key : keys) {
-    bool informed = false;
-    for (const auto& [file, kind] : data.kind) {
-      const auto informs = keys_informed_by(kind);
-      informed = informed || std::find(informs.begin(), informs.end(), key) != informs.end();
-    }
-    if (!informed) throw InputError("--fit " + key + ": no data file given informs it");
-  }
-  for (const std::string& file : data.all) {
-    const auto informs = keys_informed_by(data.kind.at(file));
-    if (informs.empty()) continue;  // run facts: they inform the provenance only
-    const bool useful = std::any_of(informs.begin(), informs.end(), [&](const std::string& k) {
-      return std::find(keys.begin(), keys.end(), k) != keys.end();
-    });
-    if (!useful) {
-      throw InputError(file + ":1: header: this file informs " + join(informs, ", ") +
-                       ", none of --fit " + join(keys, ","));
-    }
-  }
-}
-
 std::string today_utc() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char date[16];
@@ -211,42 +137,22 @@ int command_calibrate(const std::vector<std::string>& args) {
     if (!ok) throw InputError("--date: expected YYYY-MM-DD, got '" + date + "'");
   }
   // Every check before any simulation: the data, the base profile, the targets.
-  const DataFiles data = classify_data(vm["data"].as<std::vector<std::string>>());
-  std::vector<std::string> catalog_keys, microbench_fit_keys;
-  if (vm.count("fit")) {
-    split_fit_keys(split(vm["fit"].as<std::string>(), ','), data, catalog_keys,
-                   microbench_fit_keys);
-  }
+  const CalibrationInputs data =
+      classify_calibration_inputs(vm["data"].as<std::vector<std::string>>());
+  const FitKeys fit_keys =
+      vm.count("fit") ? split_fit_keys(split(vm["fit"].as<std::string>(), ','), data, "--fit")
+                      : FitKeys{};
+  refuse_mixed_calibration_inputs(data, "-o MY.yaml");
   const bool has_catalog = !data.catalog.empty();
   const bool has_microbench = !data.microbench.empty();
-  if (has_catalog && has_microbench) {
-    // The catalog points' times depend on launch_overhead and hbm_bandwidth_measured: fitted
-    // beside them, kernel_fixed_cost would absorb the old values.
-    throw InputError(data.microbench.front() +
-                     ": calibration/microbench output and catalog points in one call; fit the "
-                     "microbenchmarks first (-o MY.yaml), then the points with profile MY.yaml");
-  }
   std::vector<CalibrationPoint> points;
   if (has_catalog) points = read_calibration_points(data.catalog);
   std::optional<MicrobenchFit> bench;
   if (has_microbench) bench = fit_microbench(data.microbench);
-  std::string base;
-  if (vm.count("profile")) {
-    base = vm["profile"].as<std::string>();
-  } else if (has_catalog) {
-    base = points.front().profile;
-    for (const CalibrationPoint& p : points) {
-      if (p.profile != base && vm.count("output")) {
-        throw InputError("-o: the points name several profiles (" + base + ", " + p.profile +
-                         "); say which to write with --profile");
-      }
-    }
-  } else if (vm.count("output")) {
-    throw InputError(
-        "-o: say which profile the microbenchmark values go into with --profile "
-        "(e.g. --profile h100-sxm-80gb" +
-        (bench->gpu.empty() ? std::string() : "; measured on " + bench->gpu) + ")");
-  }
+  const std::string base = calibration_base_profile(
+      points, bench ? bench->gpu : std::string(),
+      vm.count("profile") ? vm["profile"].as<std::string>() : std::string(), vm.count("output") > 0,
+      {"-o", "--profile", "--profile h100-sxm-80gb"});
   if (!base.empty()) (void)load_device_profile(base);
   for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);
   if (vm.count("output")) {
@@ -259,7 +165,7 @@ int command_calibrate(const std::vector<std::string>& args) {
   std::optional<CalibrationResult> result;
   if (has_catalog) {
     CalibrationOptions options;
-    options.fit = catalog_keys;
+    options.fit = fit_keys.catalog;
     options.iterations = iterations;
     if (!vm["quiet"].as<bool>()) {
       options.progress = [](const std::string& line) {
@@ -270,7 +176,10 @@ int command_calibrate(const std::vector<std::string>& args) {
   }
   std::string report;
   if (result) report += calibration_report(*result);
-  if (bench) report += (report.empty() ? "" : "\n") + microbench_report(*bench);
+  if (bench) {
+    if (!report.empty()) report += "\n";
+    report += microbench_report(*bench);
+  }
   if (json) {
     nlohmann::ordered_json out = result ? result_json(*result) : nlohmann::ordered_json::object();
     if (bench) out["microbench"] = microbench_json(*bench);
@@ -281,7 +190,7 @@ int command_calibrate(const std::vector<std::string>& args) {
   if (vm.count("output")) {
     std::string text =
         result ? fitted_profile_text(base, *result, data.catalog, date) : device_profile_text(base);
-    if (bench) text = with_microbench_values(text, *bench, microbench_fit_keys, date);
+    if (bench) text = with_microbench_values(text, *bench, fit_keys.microbench, date);
     write_text_file(vm["output"].as<std::string>(), text);
   }
   if (vm.count("report")) write_text_file(vm["report"].as<std::string>(), report);

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,38 @@ std::vector<std::string> keys_informed_by(CalibrationFileKind kind);
 
 /// The profile keys fitted from microbenchmark files, in output order.
 const std::vector<std::string>& microbench_keys();
+
+/// The data given to `gpumux calibrate` (the CLI's DATA... and Python's `gpumux.calibrate`
+/// alike): a folder stands for its *.csv files, sorted by name; each file's kind from its header.
+struct CalibrationInputs {
+  std::vector<std::string> catalog;     ///< the catalog-point files, in order
+  std::vector<std::string> microbench;  ///< calibration/microbench output, in order
+  std::vector<std::string> all;         ///< every file, folders expanded, in order
+  std::map<std::string, CalibrationFileKind> kind;
+  std::set<std::string> from_folder;  ///< the files a folder stood for (not named one by one)
+};
+
+/// Expands folders and classifies each file. Throws InputError for a folder with no .csv file
+/// and for a file calibration_file_kind refuses. O(files + folder entries), reads each header.
+CalibrationInputs classify_calibration_inputs(const std::vector<std::string>& given);
+
+/// The parameters asked for (`--fit` / `fit=`), split by the fit that owns them.
+struct FitKeys {
+  std::vector<std::string> catalog;     ///< catalog_fit_keys() members
+  std::vector<std::string> microbench;  ///< microbench_keys() members
+};
+
+/// Splits `keys` and checks them against `data`: an unknown key, a key no given file informs,
+/// or a file named one by one that informs none of the keys (a folder's other files are let be)
+/// is an InputError naming `option` ("--fit" on the command line, "fit" in Python). Empty `keys`
+/// (fit everything) passes. O(keys x files).
+FitKeys split_fit_keys(const std::vector<std::string>& keys, const CalibrationInputs& data,
+                       const std::string& option);
+
+/// Throws InputError when `data` mixes catalog points and microbenchmark output (fitted beside
+/// the old launch and bandwidth values, kernel_fixed_cost would absorb them); `output_hint` says
+/// how to write the first fit, e.g. "-o MY.yaml".
+void refuse_mixed_calibration_inputs(const CalibrationInputs& data, const std::string& output_hint);
 
 /// A row of a *_meta.csv: one logged block of a spinner (or of the short-kernel submitter).
 struct SpinnerBlock {

@@ -253,7 +253,7 @@ const std::vector<std::string>& microbench_keys() {
 std::vector<std::string> keys_informed_by(CalibrationFileKind kind) {
   switch (kind) {
     case CalibrationFileKind::catalog_points:
-      return {"kernel_fixed_cost", "block_round_cost", "host_per_request"};
+      return catalog_fit_keys();
     case CalibrationFileKind::spinner_meta:
     case CalibrationFileKind::spinner_gaps:
       return {"timeslice", "context_switch", "preemption_latency"};
@@ -264,6 +264,82 @@ std::vector<std::string> keys_informed_by(CalibrationFileKind kind) {
     default:
       return {};
   }
+}
+
+CalibrationInputs classify_calibration_inputs(const std::vector<std::string>& given) {
+  CalibrationInputs d;
+  for (const std::string& path : given) {
+    if (std::filesystem::is_directory(path)) {
+      std::vector<std::string> inside;
+      for (const auto& entry : std::filesystem::directory_iterator(path)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".csv") {
+          inside.push_back(entry.path().string());
+        }
+      }
+      std::sort(inside.begin(), inside.end());
+      if (inside.empty()) throw InputError(path + ": a folder with no .csv file");
+      d.all.insert(d.all.end(), inside.begin(), inside.end());
+      d.from_folder.insert(inside.begin(), inside.end());
+    } else {
+      d.all.push_back(path);
+    }
+  }
+  for (const std::string& file : d.all) {
+    const CalibrationFileKind kind = calibration_file_kind(file);
+    d.kind[file] = kind;
+    (kind == CalibrationFileKind::catalog_points ? d.catalog : d.microbench).push_back(file);
+  }
+  return d;
+}
+
+FitKeys split_fit_keys(const std::vector<std::string>& keys, const CalibrationInputs& data,
+                       const std::string& option) {
+  FitKeys out;
+  const auto& catalog = catalog_fit_keys();
+  const auto& mb = microbench_keys();
+  const auto has = [](const std::vector<std::string>& list, const std::string& key) {
+    return std::find(list.begin(), list.end(), key) != list.end();
+  };
+  for (const std::string& key : keys) {
+    if (has(catalog, key)) {
+      out.catalog.push_back(key);
+    } else if (has(mb, key)) {
+      out.microbench.push_back(key);
+    } else {
+      throw InputError(option + ": unknown parameter '" + key + "' (" + join(catalog, ", ") + ", " +
+                       join(mb, ", ") + ")");
+    }
+  }
+  if (keys.empty()) return out;
+  for (const std::string& key : keys) {
+    const bool informed = std::any_of(data.kind.begin(), data.kind.end(), [&](const auto& fk) {
+      return has(keys_informed_by(fk.second), key);
+    });
+    if (!informed) throw InputError(option + " " + key + ": no data file given informs it");
+  }
+  for (const std::string& file : data.all) {
+    const auto informs = keys_informed_by(data.kind.at(file));
+    // Run facts inform the provenance only; a folder's other files are what the run wrote.
+    if (informs.empty() || data.from_folder.count(file)) continue;
+    const bool useful = std::any_of(informs.begin(), informs.end(),
+                                    [&](const std::string& k) { return has(keys, k); });
+    if (!useful) {
+      throw InputError(file + ":1: header: this file informs " + join(informs, ", ") +
+                       ", none of " + option + " " + join(keys, ","));
+    }
+  }
+  return out;
+}
+
+void refuse_mixed_calibration_inputs(const CalibrationInputs& data,
+                                     const std::string& output_hint) {
+  if (data.catalog.empty() || data.microbench.empty()) return;
+  // The catalog points' times depend on launch_overhead and hbm_bandwidth_measured: fitted
+  // beside them, kernel_fixed_cost would absorb the old values.
+  throw InputError(data.microbench.front() +
+                   ": calibration/microbench output and catalog points in one call; fit the "
+                   "microbenchmarks first (" +
+                   output_hint + "), then the points with profile MY.yaml");
 }
 
 const MicrobenchValue* MicrobenchFit::find(const std::string& key) const {

@@ -371,35 +371,13 @@ def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     import datetime
     import tempfile
     given = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [
-        os.fspath(p) for p in data]
-    paths = []
-    for path in given:  # a folder stands for its *.csv files, sorted (as the CLI reads it)
-        if os.path.isdir(path):
-            inside = sorted(os.path.join(path, name) for name in os.listdir(path)
-                            if name.endswith(".csv")
-                            and os.path.isfile(os.path.join(path, name)))
-            if not inside:
-                raise ScenarioError(f"{path}: a folder with no .csv file")
-            paths.extend(inside)
-        else:
-            paths.append(path)
+        os.fspath(p) for p in data]  # folders expanded by the extension, as the CLI reads them
     if not isinstance(_plain(iterations), int) or isinstance(_plain(iterations), bool):
         raise ScenarioError(f"iterations: expected an integer from 1 to 10, got {iterations!r}")
     iterations = _count(iterations, "iterations", 1, 10)
-    if output is not None and profile is None:
-        import csv
-        try:
-            with open(paths[0], newline="") as f:
-                rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
-        except (OSError, UnicodeDecodeError, csv.Error):
-            rows = []  # the extension reports the file in one line
-        profile = rows[0]["profile"] if rows and rows[0].get("profile") else None
-        if profile is None:
-            raise ScenarioError(f"{paths[0]}: no profile to write; give profile= (the profile "
-                                "the fitted values go into, e.g. profile='h100-sxm-80gb')")
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    result = _gpumux.calibrate(paths, list(fit or []), iterations,
-                               profile if output is not None else "", date)
+    result = _gpumux.calibrate(given, list(fit or []), iterations, profile or "",
+                               output is not None, date)
     if output is not None:
         target = os.fspath(output)
         folder = os.path.dirname(os.path.abspath(target))

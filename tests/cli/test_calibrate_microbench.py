@@ -155,6 +155,10 @@ def test_fit_picks_keys_and_refuses_files_it_cannot_use(tmp_path, synthetic_raw)
                               synthetic_raw / "ts_n2_meta.csv", synthetic_raw / "ts_n2_gaps.csv",
                               "--fit", "timeslice"),
                    f"{synthetic_raw / 'launch.csv'}:1: header", "informs launch_overhead")
+    # the same files as a folder: its launch.csv is what the run wrote beside them, let be
+    run_gpumux("calibrate", synthetic_raw, "--profile", "h200-141gb", "-o", out, "--fit",
+               "timeslice", check=0)
+    assert set(profile_entries(out.read_text())) == {"timeslice"}
     one_error_line(run_gpumux("calibrate", synthetic_raw / "launch.csv", "--fit",
                               "kernel_fixed_cost"), "--fit kernel_fixed_cost")
     one_error_line(run_gpumux("calibrate", synthetic_raw / "launch.csv", "--fit", "nonsense"),
@@ -254,7 +258,8 @@ def test_python_calibrate_equals_the_cli_on_microbench_output(synthetic_raw, tmp
     # The same files listed one by one, and a subset of the keys.
     files = sorted(str(p) for p in synthetic_raw.glob("*.csv"))
     assert gm.calibrate(files)["values"] == cli["values"]
-    only = gm.calibrate(files, fit=["timeslice"], profile="h200-141gb", output=tmp_path / "t.yaml")
+    only = gm.calibrate(synthetic_raw, fit=["timeslice"], profile="h200-141gb",
+                        output=tmp_path / "t.yaml")
     assert set(profile_entries(only["profile_text"])) == {"timeslice"}
 
 
@@ -263,9 +268,16 @@ def test_python_calibrate_refuses_mixed_or_unknown_microbench_requests(synthetic
     points = REPO / "calibration" / "fit" / "solo-latency.csv"
     with pytest.raises(gm.ScenarioError, match="catalog points in one call"):
         gm.calibrate([str(synthetic_raw / "launch.csv"), str(points)])
-    with pytest.raises(gm.ScenarioError, match="'block_round_cost' is not a value"):
+    # The same checks as the CLI's --fit, in the same words (one shared definition).
+    with pytest.raises(gm.ScenarioError, match="fit block_round_cost: no data file given informs"):
         gm.calibrate(synthetic_raw, fit=["block_round_cost"])
-    with pytest.raises(gm.ScenarioError, match="no profile to write"):
+    with pytest.raises(gm.ScenarioError, match="fit: unknown parameter 'nonsense'"):
+        gm.calibrate(synthetic_raw, fit=["nonsense"])
+    # A file named one by one must inform a key asked for; a folder's other files are let be.
+    files = sorted(str(p) for p in synthetic_raw.glob("*.csv"))
+    with pytest.raises(gm.ScenarioError, match="launch.csv:1: header: this file informs"):
+        gm.calibrate(files, fit=["timeslice"])
+    with pytest.raises(gm.ScenarioError, match="output: say which profile"):
         gm.calibrate(synthetic_raw, output=tmp_path / "x.yaml")
     assert not (tmp_path / "x.yaml").exists()
     (tmp_path / "empty").mkdir()
