@@ -123,7 +123,7 @@ def read(name: str) -> list:
 
 def calibration_ids() -> set:
     """The ids of every point of the calibration set (calibration/fit/*.csv): not scored here."""
-    return {row["id"] for path in sorted(FIT.glob("*.csv"))
+    return {row["id"] for path in sorted(FIT.rglob("*.csv"))
             for row in csv.DictReader(path.open())}
 
 
@@ -226,6 +226,12 @@ def predict_solo(g: Gpumux, row: dict) -> tuple[float | None, str]:
               "tokens": {"input": int(row["seq_len"]), "output": 128},
               "batching": {"max_batch": 1},
               "llm": {"model": row["workload"], "dtype": "fp16", "tp": tp}}
+        if row["source"] == "splitwise":
+            # assumption: Splitwise profiled an eager vLLM v0 (its prototype is built on vLLM):
+            # the engine's CPU per iteration (Vidur's fit) and its dispatch per kernel
+            # (calibration/fit/llm_eager_dispatch.py), docs/llm-serving.md
+            wl["batching"]["engine_cpu"] = "vllm-v0"
+            wl["llm"]["host_per_op"] = "vllm-v0"
         device = "gpu0" if tp == 1 else [f"gpu{i}" for i in range(tp)]
         summary, err = g.run(scenario(row["id"], row["profile"], [tenant("llm", wl, device)],
                                       gpus=tp))

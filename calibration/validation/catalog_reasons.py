@@ -181,14 +181,14 @@ REASONS = {
         "C API, the CUDA-graph launch) and, on the A30 and A100-PCIe systems, the input copy "
         "(start_from_device unset); the shipped profiles' time-alone terms are 0 "
         "(docs/calibration.md) and MLPerf v1.0's three LWIS points are calibration points"),
-    "llama2-70b-": "Splitwise's TPOT barely moves with TP (A100: 54.9, 45.0, 44.9 ms at TP 2, 4, "
-                   "8) while each GPU's weight read halves (39.5, 19.8, 9.9 ms): beyond it 15 ms "
-                   "at TP 2 and 35 ms at TP 8 (440 us per layer), several times the card's "
-                   "eager dispatch floor (966 kernels x 10 us at TP 8) and NCCL latency "
-                   "(160 x 10 us); the engine Splitwise profiled is not named in its perf model "
-                   "and no source quantifies its per-layer host and synchronisation cost "
-                   "(docs/llm-serving.md, tensor parallelism). TTFT at TP 8 and 512 tokens: the "
-                   "same per-layer overhead on a 50-90 ms prefill",
+    "llama2-70b-": "run as an eager vLLM v0 engine (engine_cpu: vllm-v0, host_per_op: vllm-v0, "
+                   "36.5 us per kernel fitted on the TP 8 TPOT points, calibration/fit/llm/): "
+                   "Splitwise's TPOT is flat from TP 4 to 8 (A100 45.0, 44.9 ms; H100 29.7, "
+                   "29.8 ms) because the host's dispatch of 966 kernels per step, not the weights' "
+                   "read, bounds the step. One number serves both hosts: the DGX A100's host "
+                   "dispatches about 1.5x slower than the DGX H100's (44.9 against 29.6 us fitted "
+                   "alone), so A100 TPOT at TP 4 is about 18 % low and H100's about 23 % high; "
+                   "no host-CPU model tells them apart (docs/llm-serving.md, tensor parallelism)",
     "gpt2-124m-": "the recipe's precision and attention for the batch-44 run are not stated "
                   "(pull 103); its later committed config is bf16 with SDPA attention "
                   "(pytorch-sdpa, used here) and torch.compile, which the catalog does not "

@@ -1,9 +1,11 @@
 // Reads a serving engine's model: an `llm:` card (a named one's architecture from the
 // catalog) and `batching: {engine_cpu: ...}`. Part of the scenario loader (loader_parts.hpp).
+#include <cctype>
 #include <string>
 
 #include "models/workload/workload_catalog.hpp"
 #include "models/workload/llm_card.hpp"
+#include "models/workload/engine_cpu.hpp"
 #include "models/scenario/loader_parts.hpp"
 #include "sim/util/units.hpp"
 
@@ -120,7 +122,16 @@ LlmCard llm_card_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("activation_reserve")) c.activation_reserve = size_of(ctx, *f);
   if (const auto f = map.get("cuda_graph")) c.cuda_graph = bool_of(ctx, *f);
   if (const auto f = map.get("host_per_op")) {
-    c.host_per_op = static_cast<double>(duration_of(ctx, *f)) * 1e-9;
+    // A named engine's fitted dispatch cost (models/workload/engine_cpu.hpp), else a duration.
+    if (f->node.IsScalar() && f->node.Scalar() == "vllm-v0") {
+      c.host_per_op = static_cast<double>(kVllmV0HostPerOp) * 1e-9;
+    } else if (f->node.IsScalar() && !f->node.Scalar().empty() &&
+               std::isalpha(static_cast<unsigned char>(f->node.Scalar()[0]))) {
+      ctx.fail(*f, "unknown engine '" + f->node.Scalar() +
+                       "' for host_per_op: vllm-v0, or a duration such as 10us");
+    } else {
+      c.host_per_op = static_cast<double>(duration_of(ctx, *f)) * 1e-9;
+    }
   }
   return c;
 }

@@ -30,6 +30,23 @@
 //            overlap scheduler, vLLM V1's async scheduling): assumption: fully hidden, 0 + 0.
 // A user who measured their own engine writes `engine_cpu: {per_iteration: ..., per_sequence:
 // ...}`. Default: none (docs/llm-serving.md says why it is not yet vllm-v0 for `llm:` cards).
+//
+// The same engine's eager dispatch (`llm: {host_per_op: vllm-v0}`, models/workload/llm_card.hpp):
+// run without CUDA graphs (vLLM before CUDA-graph decode, or `--enforce-eager`), its Python host
+// dispatches every kernel of a step in turn (the model's modules, the views and allocations
+// between kernels, torch.distributed's all-reduce calls, per tensor-parallel worker) while the
+// GPU runs the kernels already queued, so a launch of n real kernels lasts at least n x
+// host_per_op, at every tensor-parallel degree: a decode step whose weights' read per GPU is
+// shorter than its dispatch costs the dispatch (Llama-2-70B: 966 kernels per step).
+//   vllm-v0  fitted: 36.5 us per kernel, on calibration/fit/llm/eager-dispatch.csv (Splitwise's
+//            Llama-2-70B TPOT at TP 8 on the DGX A100 and the DGX H100, where the measured TPOT
+//            no longer falls with TP), by script calibration/fit/llm_eager_dispatch.py (report
+//            calibration/fit/LLM-DISPATCH.md): median error 18.9 % in sample, 39.3 % leaving one
+//            host out: the DGX A100's host dispatches about 1.5x slower than the DGX H100's
+//            (29.6 us fitted on the H100 host alone, 44.9 us on the A100's). Out of sample
+//            (the 20 other Splitwise points, TP 2 and 4 and every TTFT): catalog_published.py.
+//            Assumption: Splitwise's engine is such an eager vLLM (its prototype is built on
+//            vLLM; the perf model does not name the version).
 #include <string>
 
 #include "models/workload/workload_spec.hpp"
@@ -40,6 +57,7 @@ inline constexpr Nanos kVllmV0PerIterationTp1 = 813'126;   ///< ns, fitted (abov
 inline constexpr Nanos kVllmV0PerIterationTp = 1'735'759;  ///< ns at tp > 1, fitted (above)
 inline constexpr Nanos kVllmV0PerSequenceTp1 = 42'314;     ///< ns per sequence, fitted (above)
 inline constexpr Nanos kVllmV0PerSequenceTp = 41'357;      ///< ns per sequence at tp > 1, fitted
+inline constexpr Nanos kVllmV0HostPerOp = 36'500;          ///< ns per eager kernel, fitted
 
 /// The named engines `engine_cpu:` accepts.
 inline const char* const kEngineCpuNames[] = {"vllm-v0", "none"};

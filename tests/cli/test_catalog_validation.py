@@ -28,7 +28,7 @@ def rows(name):
 
 
 def calibration_ids():
-    return {r["id"] for p in FIT.glob("*.csv") for r in csv.DictReader(p.open())}
+    return {r["id"] for p in FIT.rglob("*.csv") for r in csv.DictReader(p.open())}
 
 
 def small_batch_scored():
@@ -62,7 +62,7 @@ def test_every_point_has_a_documented_source_and_a_known_profile():
         assert row["metric"] in ("latency", "throughput"), row["id"]
     # Every calibration point is a published point of these tables, with the same value.
     published = {r["id"]: r for t in TABLES for r in rows(t)}
-    for p in FIT.glob("*.csv"):
+    for p in FIT.rglob("*.csv"):
         for r in csv.DictReader(p.open()):
             assert r["id"] in published, (p.name, r["id"])
             assert float(r["value"]) == float(published[r["id"]]["value"]), r["id"]
