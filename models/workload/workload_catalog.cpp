@@ -293,16 +293,26 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
                        {"host_per_op", "kernel_fixed_cost", "attention", "activation",
                         "residual_norm", "batchnorm", "half_precision", "elementwise_fusion"});
     {
-      // host_per_op may be 0 (no framework work per operator).
-      const MapReader p(ctx, rm.require("host_per_op"), {"value", "source", "assumption"});
+      // host_per_op may be 0 (no framework work per operator); a fit names its data.
+      const MapReader p(ctx, rm.require("host_per_op"),
+                        {"value", "source", "assumption", "fitted"});
       const auto source = p.get("source");
       const auto assumption = p.get("assumption");
-      if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
-        ctx.fail(p.self(), "give either source or assumption (exactly one)");
+      const auto fitted = p.get("fitted");
+      const int given = static_cast<int>(static_cast<bool>(source)) +
+                        static_cast<int>(static_cast<bool>(assumption)) +
+                        static_cast<int>(static_cast<bool>(fitted));
+      if (given != 1) {
+        ctx.fail(p.self(), "give exactly one of source, assumption or fitted");
       }
       r.host_per_op.assumed = static_cast<bool>(assumption);
-      r.host_per_op.provenance = provenance_of(ctx, source ? *source : *assumption);
+      r.host_per_op.provenance = provenance_of(ctx, source       ? *source
+                                                    : assumption ? *assumption
+                                                                 : *fitted);
       r.host_per_op.value = seconds(p.require("value"));
+      if (r.host_per_op.value < 0) {
+        ctx.fail(p.self(), "host_per_op must be >= 0");
+      }
     }
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
       // Device time per kernel beyond the profile's (may be 0); a fit names its data.
