@@ -152,6 +152,15 @@ def table_rows(rows: list, fit: dict) -> list:
     return out
 
 
+def summary(fitted: str, per: str, fit: dict, rows: list, fold_format: str) -> str:
+    """The stage's line: the fitted value, each fold's, and the median errors."""
+    folds = ", ".join(f"s{k} out " + fold_format.format(v) for k, v in fit["folds"].items())
+    return (f"**{fitted}** {per}; leave one sequence length out: {folds}. Median |error| in "
+            f"sample {100 * median_abs(fit['in'], rows):.1f} %, out of sample "
+            f"{100 * median_abs(fit['out'], rows):.1f} % (before "
+            f"{100 * median_abs(fit['before'], rows):.1f} %).")
+
+
 def report(s1: dict, s2: dict, d_rows: list, h_rows: list, sims: int) -> str:
     head = "| point | setup | measured | before | in sample | out of sample |\n|---|---|---:|---:|---:|---:|"
     lines = [
@@ -167,21 +176,13 @@ def report(s1: dict, s2: dict, d_rows: list, h_rows: list, sims: int) -> str:
         "",
         "## Stage 1: the runtime",
         "",
-        f"**t_op = {s1['value_us']:.1f} us** per kernel; leave one sequence length out: "
-        + ", ".join(f"s{k} out {v:.1f} us" for k, v in s1["folds"].items())
-        + f". Median |error| in sample {100 * median_abs(s1['in'], d_rows):.1f} %, out of "
-        f"sample {100 * median_abs(s1['out'], d_rows):.1f} % (before "
-        f"{100 * median_abs(s1['before'], d_rows):.1f} %).",
+        summary(f"t_op = {s1['value_us']:.1f} us", "per kernel", s1, d_rows, "{:.1f} us"),
         "",
         head, *table_rows(d_rows, s1),
         "",
         "## Stage 2: the DeepLearningExamples TF1 BERT harness",
         "",
-        f"**H = {s2['value_ms']:.2f} ms** per request; leave one sequence length out: "
-        + ", ".join(f"s{k} out {v:.2f} ms" for k, v in s2["folds"].items())
-        + f". Median |error| in sample {100 * median_abs(s2['in'], h_rows):.1f} %, out of "
-        f"sample {100 * median_abs(s2['out'], h_rows):.1f} % (before "
-        f"{100 * median_abs(s2['before'], h_rows):.1f} %).",
+        summary(f"H = {s2['value_ms']:.2f} ms", "per request", s2, h_rows, "{:.2f} ms"),
         "",
         head, *table_rows(h_rows, s2),
         "",

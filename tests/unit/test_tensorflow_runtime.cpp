@@ -230,9 +230,9 @@ TEST(TensorflowRuntime, XlaDispatchPerKernelIsFittedAndPacesABatchOneRequest) {
     ASSERT_LT(static_cast<double>(k.duration.value) + launch, static_cast<double>(w.host_gap))
         << k.name;
   }
-  const double expected = static_cast<double>(w.kernels.size() - 1) *
-                              static_cast<double>(w.host_gap) +
-                          launch + static_cast<double>(w.kernels.back().duration.value);
+  const double expected =
+      static_cast<double>(w.kernels.size() - 1) * static_cast<double>(w.host_gap) + launch +
+      static_cast<double>(w.kernels.back().duration.value);
   RunControl control;
   control.record_requests = false;
   EXPECT_NEAR(simulate_resolved(r, control).tenants.front().latency.mean, expected, 1.0);
@@ -266,8 +266,8 @@ TEST(TensorflowRuntime, HostPerOpNeedsOneProvenanceAndANonNegativeValue) {
     }
   }
   // The same entry with one provenance, `fitted` included, loads.
-  const std::string ok = base.substr(0, from) + "    host_per_op: {value: 3us, fitted: a}" +
-                         base.substr(to);
+  const std::string ok =
+      base.substr(0, from) + "    host_per_op: {value: 3us, fitted: a}" + base.substr(to);
   EXPECT_DOUBLE_EQ(parse_kernel_families(ok, "k.yaml").runtime("tensorflow-xla")->host_per_op.value,
                    3e-6);
 }
