@@ -78,3 +78,43 @@ def test_the_harness_closed_form_recovers_a_known_per_request_time():
                 assert loss(best) <= loss(best + step) + 1e-12
     # A cost cannot be negative: measured below the GPU time alone gives 0, not less.
     assert tf_runtime.closed_form_h([5.0, 6.0], [{"target_ms": 4.0}, {"target_ms": 5.0}]) == 0.0
+
+
+BARE_LOOP = """name: ft-tfxla
+seed: 1
+duration: 2s
+warmup: 200ms
+gpus: [{name: g, model: a100-80gb, sharing: {mode: exclusive}}]
+tenants:
+  - name: w
+    device: g
+    workload:
+      model: bert-base
+      batch: 1
+      seq_len: %d
+      dtype: fp16
+      runtime: tensorflow-xla
+      host: {per_request: 0ns, input_bytes: 0B, output_bytes: 0B}
+      arrivals: {process: closed, concurrency: 1, think: 1ms}
+"""
+
+
+def test_the_cli_runs_a_bare_session_run_loop_at_the_fitted_dispatch(tmp_path):
+    """`gpumux run` of FasterTransformer's TF-XLA batch-1 request with no harness time (the
+    `host:` block) gives the report's in-sample prediction: the shipped dispatch per kernel paces
+    it (flat in sequence length), and `gpumux inspect` names the runtime as its origin."""
+    import json
+
+    from conftest import run_gpumux
+
+    predicted = dict(re.findall(r"\| bertb-ft-a100-tfxla-b1-s(\d+) \|[^\n]*?\| [0-9.]+ ms \|"
+                                r" [^|]+\| ([0-9.]+) ms", report()))
+    assert set(predicted) == {"32", "128", "384"}
+    for seq, expected in predicted.items():
+        path = tmp_path / f"s{seq}.yaml"
+        path.write_text(BARE_LOOP % int(seq))
+        out = json.loads(run_gpumux("run", path, "--json", check=0).stdout)
+        mean_ms = out["tenants"]["w"]["latency_ns"]["mean"] / 1e6
+        assert mean_ms == pytest.approx(float(expected), rel=2e-3), seq
+    text = run_gpumux("inspect", tmp_path / "s32.yaml", check=0).stdout
+    assert "per_request user" in text and "per_op runtime" in text, text
