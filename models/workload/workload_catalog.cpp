@@ -59,6 +59,25 @@ CatalogParameter parameter_of(Context& ctx, const MapReader& parent, const std::
   return p;
 }
 
+// A runtime's time cost in seconds, `{value: X, <provenance>}`: exactly one of source, assumption
+// or fitted (a fit names its data), X >= 0 (a cost, possibly none).
+CatalogParameter time_cost_of(Context& ctx, const Field& field, const std::string& key) {
+  const MapReader p(ctx, field, {"value", "source", "assumption", "fitted"});
+  const auto source = p.get("source");
+  const auto assumption = p.get("assumption");
+  const auto fitted = p.get("fitted");
+  const int given = static_cast<int>(static_cast<bool>(source)) +
+                    static_cast<int>(static_cast<bool>(assumption)) +
+                    static_cast<int>(static_cast<bool>(fitted));
+  if (given != 1) ctx.fail(p.self(), "give exactly one of source, assumption or fitted");
+  CatalogParameter out;
+  out.assumed = static_cast<bool>(assumption);
+  out.provenance = provenance_of(ctx, source ? *source : assumption ? *assumption : *fitted);
+  out.value = static_cast<double>(duration_of(ctx, p.require("value"))) * 1e-9;
+  if (out.value < 0) ctx.fail(p.self(), key + " must be >= 0");
+  return out;
+}
+
 std::vector<std::int64_t> dims_of(Context& ctx, const Field& field) {
   std::vector<std::int64_t> out;
   if (field.node.IsSequence()) {
@@ -292,38 +311,11 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     const MapReader rm(ctx, field,
                        {"host_per_op", "kernel_fixed_cost", "attention", "activation",
                         "residual_norm", "batchnorm", "half_precision", "elementwise_fusion"});
-    {
-      // host_per_op may be 0 (no framework work per operator).
-      const MapReader p(ctx, rm.require("host_per_op"), {"value", "source", "assumption"});
-      const auto source = p.get("source");
-      const auto assumption = p.get("assumption");
-      if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
-        ctx.fail(p.self(), "give either source or assumption (exactly one)");
-      }
-      r.host_per_op.assumed = static_cast<bool>(assumption);
-      r.host_per_op.provenance = provenance_of(ctx, source ? *source : *assumption);
-      r.host_per_op.value = seconds(p.require("value"));
-    }
+    // host_per_op may be 0 (no framework work per operator).
+    r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
-      // Device time per kernel beyond the profile's (may be 0); a fit names its data.
-      const MapReader p(ctx, *fixed, {"value", "source", "assumption", "fitted"});
-      const auto source = p.get("source");
-      const auto assumption = p.get("assumption");
-      const auto fitted = p.get("fitted");
-      const int given = static_cast<int>(static_cast<bool>(source)) +
-                        static_cast<int>(static_cast<bool>(assumption)) +
-                        static_cast<int>(static_cast<bool>(fitted));
-      if (given != 1) {
-        ctx.fail(p.self(), "give exactly one of source, assumption or fitted");
-      }
-      r.kernel_fixed_cost.assumed = static_cast<bool>(assumption);
-      r.kernel_fixed_cost.provenance = provenance_of(ctx, source       ? *source
-                                                          : assumption ? *assumption
-                                                                       : *fitted);
-      r.kernel_fixed_cost.value = seconds(p.require("value"));
-      if (r.kernel_fixed_cost.value < 0) {
-        ctx.fail(p.self(), "kernel_fixed_cost must be >= 0");
-      }
+      // Device time per kernel beyond the profile's (may be 0).
+      r.kernel_fixed_cost = time_cost_of(ctx, *fixed, "kernel_fixed_cost");
     }
     r.fused_attention =
         choice_parameter_of(ctx, rm, "attention", "fused", "unfused", r.attention_source);

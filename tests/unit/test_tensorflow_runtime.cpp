@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -199,6 +201,75 @@ TEST(TensorflowRuntime, HostBoundBatchOneLatencyIsTheHostTermsPlusTheLastKernel)
   control.record_requests = false;
   const double latency = simulate_resolved(r, control).tenants.front().latency.mean;
   EXPECT_NEAR(latency, expected, 1.0);
+}
+
+// XLA's dispatch per kernel is fitted (calibration/fit/tf_runtime.py, TF-RUNTIME.md stage 1), and
+// a batch-1 BERT-base request with no harness time (FasterTransformer's bare session.run loop:
+// `host: {per_request: 0ns}`, no copies) is host-bound on it. The closed form of a host-bound
+// request (above): latency = (K - 1) x gap + L + D_last, gap = N_ops x t_op / K with N_ops the
+// XLA layers (one dispatch each; K counts their kernels): about 2.2 ms against about 1 ms of GPU
+// work at 16.7 us.
+TEST(TensorflowRuntime, XlaDispatchPerKernelIsFittedAndPacesABatchOneRequest) {
+  const CatalogRuntime& xla = *load_kernel_families().runtime("tensorflow-xla");
+  EXPECT_GT(xla.host_per_op.value, 0);
+  EXPECT_FALSE(xla.host_per_op.assumed);
+  EXPECT_NE(xla.host_per_op.provenance.find("TF-RUNTIME.md"), std::string::npos);
+  const ResolvedScenario r = resolve_tf(
+      "      model: bert-base\n      batch: 1\n      seq_len: 128\n      dtype: fp16\n"
+      "      runtime: tensorflow-xla\n"
+      "      host: {per_request: 0ns, input_bytes: 0B, output_bytes: 0B}\n");
+  const WorkloadSpec& w = r.scenario.tenants.front().workload;
+  EXPECT_EQ(w.kernels.front().host_before, 0);
+  const CatalogWorkload catalog = build("bert-base", 1, 128, "tensorflow-xla");
+  EXPECT_EQ(w.host_gap, host_gap_per_launch(catalog.host_ops, xla.host_per_op.value,
+                                            catalog.kernels.size(), false));
+  EXPECT_GT(static_cast<double>(w.kernels.size() - 1) * static_cast<double>(w.host_gap), 2e6);
+  const DeviceProfile& gpu = load_device_profile("a100-sxm4-40gb");
+  const double launch = static_cast<double>(stream_launch_overhead(w, gpu));
+  for (const KernelSpec& k : w.kernels) {
+    ASSERT_LT(static_cast<double>(k.duration.value) + launch, static_cast<double>(w.host_gap))
+        << k.name;
+  }
+  const double expected =
+      static_cast<double>(w.kernels.size() - 1) * static_cast<double>(w.host_gap) + launch +
+      static_cast<double>(w.kernels.back().duration.value);
+  RunControl control;
+  control.record_requests = false;
+  EXPECT_NEAR(simulate_resolved(r, control).tenants.front().latency.mean, expected, 1.0);
+}
+
+// host_per_op takes exactly one provenance (source, assumption or fitted) and no negative value.
+TEST(TensorflowRuntime, HostPerOpNeedsOneProvenanceAndANonNegativeValue) {
+  std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string base = buf.str();
+  const std::string anchor = "  tensorflow-xla:\n";
+  ASSERT_NE(base.find(anchor), std::string::npos);
+  const std::size_t from = base.find("    host_per_op:", base.find(anchor));
+  const std::size_t to = base.find("\n    attention:", from);
+  ASSERT_NE(to, std::string::npos);
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"    host_per_op: {value: 3us, source: a, fitted: b}",
+                                            "give exactly one of source, assumption or fitted"},
+        {"    host_per_op: {value: 3us}", "give exactly one of source, assumption or fitted"},
+        {"    host_per_op: {value: -3us, fitted: a}", "host_per_op"}}) {
+    const std::string text = base.substr(0, from) + entry + base.substr(to);
+    try {
+      parse_kernel_families(text, "k.yaml");
+      FAIL() << "no error for " << entry;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
+      EXPECT_NE(what.find("runtimes.tensorflow-xla"), std::string::npos) << what;
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+    }
+  }
+  // The same entry with one provenance, `fitted` included, loads.
+  const std::string ok =
+      base.substr(0, from) + "    host_per_op: {value: 3us, fitted: a}" + base.substr(to);
+  EXPECT_DOUBLE_EQ(parse_kernel_families(ok, "k.yaml").runtime("tensorflow-xla")->host_per_op.value,
+                   3e-6);
 }
 
 TEST(TensorflowRuntime, AnUnknownRuntimeIsALocatedErrorNamingTheTensorflowRuntimes) {
