@@ -5,8 +5,8 @@
 // and with 4 KiB pages nearly every access would also miss the TLB; a series of 2^20 samples
 // (8 MiB) filled front to back took 2,048 page faults, one per 4 KiB (each several us under this
 // project's hypervisor: 11-14 % of a 2M-request M/D/1 run, perf, 2026-12-04), and takes 4.
-// Smaller blocks come from operator new. Cost: at most 2 MiB of slack per block (with huge
-// pages a block's last, partly filled page is resident whole).
+// Smaller: from 128 KiB populated mappings, the exact samples' from a huge-page arena (.cpp),
+// else operator new. Cost: at most 2 MiB of slack per block (a last, partly filled huge page).
 // `kHugeFrom`: the smallest block so mapped (2 MiB; the exact samples from 1 MiB, see
 // ExactQuantiles: a block of 1-2 MiB then takes a whole 2 MiB page).
 #include <cstddef>

@@ -67,7 +67,7 @@ class ExactQuantiles {
   double sum_ = 0;
   void build_index();
   // The selection index (valid while indexed_): the extremes, the bucket width 2^select_shift_
-  // (-1: every sample equal) and the samples per bucket.
+  // (-1: every sample equal), the samples per bucket (intervals() frees them; empty: rebuilt).
   bool indexed_ = false;
   std::int64_t min_ = 0, max_ = 0;
   int select_shift_ = -1;

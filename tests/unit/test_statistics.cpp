@@ -320,5 +320,62 @@ TEST(ExactQuantiles, IndexedSelectionIsTheNearestRankElement) {
   }
 }
 
+// intervals() frees the selection index's bucket counts (the summary's last selection): every
+// selection after it (quantiles, intervals again, max, at_ranks, after more samples too) equals
+// the same query on a fresh series of the same samples, on random series of random sizes
+// (every kind of draw, a fixed service time with short waits, all equal).
+TEST(ExactQuantiles, SelectionsAfterIntervalsEqualAFreshSeries) {
+  std::mt19937_64 rng(41);
+  const double reported[] = {0.5, 0.9, 0.99, 0.999};
+  const auto same = [](const QuantileInterval& a, const QuantileInterval& b) {
+    return a.has_low == b.has_low && a.has_high == b.has_high && a.dependence == b.dependence &&
+           (!a.has_low || a.low == b.low) && (!a.has_high || a.high == b.high);
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    const int kind = trial % 8;
+    const std::size_t n = 1 + rng() % 60000;
+    std::vector<std::int64_t> samples;
+    if (kind < 6) {
+      samples = draw(rng, kind, n);
+    } else if (kind == 6) {
+      for (std::size_t i = 0; i < n; ++i)
+        samples.push_back(1'000'000 + (rng() % 5 < 3 ? 0 : rng() % 40000));
+    } else {
+      samples.assign(n, 11);
+    }
+    const auto fresh = [&](std::size_t count) {
+      ExactQuantiles f;
+      for (std::size_t i = 0; i < count; ++i) f.add(samples[i]);
+      return f;
+    };
+    const std::size_t first = std::max<std::size_t>(1, n / 2);
+    ExactQuantiles e = fresh(first);
+    std::int64_t points[4], again[std::size(kQs)];
+    QuantileInterval iv[4], expected[4];
+    e.quantiles(reported, 4, points);
+    e.intervals(reported, 4, 0.95, iv, points);  // frees the counts
+    for (int round = 0; round < 2; ++round) {
+      const std::size_t have = e.count();
+      ExactQuantiles f = fresh(have);
+      ASSERT_EQ(e.max(), f.max()) << trial;
+      e.quantiles(kQs, std::size(kQs), again);
+      for (std::size_t i = 0; i < std::size(kQs); ++i)
+        ASSERT_EQ(again[i], f.quantile(kQs[i])) << trial;
+      e.intervals(reported, 4, 0.9, iv);  // again, without the points
+      ExactQuantiles g = fresh(have);
+      g.intervals(reported, 4, 0.9, expected);
+      for (int i = 0; i < 4; ++i) ASSERT_TRUE(same(iv[i], expected[i])) << trial << " " << i;
+      const std::size_t ranks[] = {0, have / 3, have - 1};
+      std::int64_t at[3];
+      e.at_ranks(ranks, 3, at);
+      std::vector<std::int64_t> sorted(samples.begin(),
+                                       samples.begin() + static_cast<std::ptrdiff_t>(have));
+      std::sort(sorted.begin(), sorted.end());
+      for (int i = 0; i < 3; ++i) ASSERT_EQ(at[i], sorted[ranks[i]]) << trial;
+      for (std::size_t i = have; i < n; ++i) e.add(samples[i]);  // the rest, then once more
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpumux
