@@ -116,12 +116,7 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   const int batch = request.batch > 0 ? request.batch : entry->default_batch;
   LayerFusion fusion;
   fusion.fused_attention = runtime->fused_attention;
-  // A tenant of varying lengths (seq_len a distribution) is served by TensorRT's variable-length
-  // BERT plugin, whose kernels split the query rows over blocks: the tiled grid
-  // (catalog_model.hpp, "Attention grid").
-  fusion.attention_per_head =
-      runtime->attention_per_head &&
-      request.seq_len_distribution.kind == DurationDistribution::Kind::fixed;
+  fusion.attention_per_head = runtime->attention_per_head;
   fusion.fused_activation = runtime->fused_activation;
   fusion.fused_residual_norm = runtime->fused_residual_norm;
   fusion.folded_batchnorm = runtime->folded_batchnorm;

@@ -79,10 +79,10 @@
 //             for fp16; 24 and 56 KiB for int8). A GPU whose blocks cannot hold that (the
 //             profile's shared memory per SM less the per-block reservation) has no such kernel:
 //             the attention runs over the tiled grid (assumption: the plugin's unfused fallback,
-//             cuBLAS batched GEMMs over all query rows, parallel as the tiled kernel). A tenant
-//             whose seq_len is a distribution (variable lengths: TensorRT's varseqlen plugin,
-//             MLPerf's BERT harness) runs the tiled grid: those v2 kernels split the rows over
-//             S / 32-48 blocks per (batch, head) at small batch (their `noloop` variants).
+//             cuBLAS batched GEMMs over all query rows, parallel as the tiled kernel). Every
+//             length a seq_len distribution draws is timed as that fixed length (the variable-
+//             length plugin, whose v2 kernels split the rows over S / 32-48 blocks at small
+//             batch, is not modelled).
 //   Grid      blocks per SM B_sm from the profile's sm_limits and the kernel's block resources
 //             (kernel_trace_model.hpp blocks_per_sm); sm_fraction f = min(1, G / S), waves
 //             W = max(1, G / (B_sm S)) (grid_shape); the kernel carries blocks and blocks_per_sm
@@ -161,7 +161,7 @@ struct LayerWork {
   /// Fused attention: query rows one block computes (0 = kernel-families attention.block_rows;
   /// the whole sequence m under `attention_grid: per_head`).
   std::int64_t block_rows = 0;
-  bool backward = false;     ///< attention: the fused backward kernel
+  bool backward = false;  ///< attention: the fused backward kernel
   /// GEMM: operations per output element its epilogue computes on the CUDA cores (a fused
   /// activation, e.g. TensorRT's bias + GELU), after its main loop.
   double epilogue_flops = 0;

@@ -68,7 +68,7 @@ struct CatalogRuntime {
   /// usually `fitted:`): the stream holds its context (a time slice is spent) but no SM
   /// (catalog_model.hpp, "Fixed"). assumed is false for a source or a fit.
   CatalogParameter kernel_fixed_cost;
-  bool fused_attention = false;      ///< one attention kernel (else scores materialised)
+  bool fused_attention = false;  ///< one attention kernel (else scores materialised)
   /// `attention_grid: per_head` (optional, default tiled): the fused attention kernel launches
   /// one block per (batch, head) that computes every query row of the sequence (TensorRT's
   /// fixed-length fused MHA), instead of one block per `attention.block_rows` query rows

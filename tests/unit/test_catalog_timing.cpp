@@ -386,9 +386,9 @@ TEST(CatalogAttentionGrid, PerHeadLaunchesOneBlockPerBatchAndHead) {
   const KernelSpec k = roofline_kernel(a, f, gpu, peak);
   const double share = gpu.l2_bandwidth / 108.0;
   const double c = a.flops / 16.0 / (f.attention_efficiency.value * peak / 108.0);
-  const double t_lat = rounds_time(1, 1, 3, c, dram_latency(), dram_latency(),
-                                   (384.0 + 256.0) * 64 * 2 / share, l2_latency(),
-                                   384.0 * 64 * 2 / share);
+  const double t_lat =
+      rounds_time(1, 1, 3, c, dram_latency(), dram_latency(), (384.0 + 256.0) * 64 * 2 / share,
+                  l2_latency(), 384.0 * 64 * 2 / share);
   EXPECT_EQ(k.duration.value, std::llround(std::max(t_lat, a.bytes / bandwidth(gpu)) * 1e9));
   // The block holds K and V of 384 keys: 112 KiB, one block per SM.
   EXPECT_EQ(k.blocks_per_sm, 1);
@@ -418,8 +418,10 @@ TEST(CatalogAttentionGrid, PerHeadTimeGrowsWithTheSquareOfTheSequenceAtSmallBatc
     }
   }
   // Doubling L from 192 to 384 quadruples a block's FLOPs: the time grows by more than 3x.
-  const double t192 = double(roofline_kernel(per_head_attention(1, 16, 192), f, gpu, peak).duration.value);
-  const double t384 = double(roofline_kernel(per_head_attention(1, 16, 384), f, gpu, peak).duration.value);
+  const double t192 =
+      double(roofline_kernel(per_head_attention(1, 16, 192), f, gpu, peak).duration.value);
+  const double t384 =
+      double(roofline_kernel(per_head_attention(1, 16, 384), f, gpu, peak).duration.value);
   EXPECT_GT(t384, 3.0 * t192);
 }
 
