@@ -116,6 +116,7 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   const int batch = request.batch > 0 ? request.batch : entry->default_batch;
   LayerFusion fusion;
   fusion.fused_attention = runtime->fused_attention;
+  fusion.attention_per_head = runtime->attention_per_head;
   fusion.fused_activation = runtime->fused_activation;
   fusion.fused_residual_norm = runtime->fused_residual_norm;
   fusion.folded_batchnorm = runtime->folded_batchnorm;

@@ -75,6 +75,7 @@ class LayerBuilder {
     w.n = lk;
     w.k = d;
     w.causal = causal;
+    if (fusion().attention_per_head) w.block_rows = lq;
     const double c = static_cast<double>(count);
     w.flops = 4.0 * c * static_cast<double>(lq) * static_cast<double>(lk) * static_cast<double>(d) *
               (causal ? 0.5 : 1.0);

@@ -69,6 +69,20 @@
 //             (GEMM m n s_out / (B_L2 / S) + m n epilogue_flops / (P_fp32 / S), attention
 //             rows d s_dtype / (B_L2 / S)); t_lat = the sum over floor(P / r) full rounds and
 //             one of P mod r blocks.
+//   Attention grid  a fused attention kernel runs count = batch x heads products of L_q query
+//             rows. Tiled (FlashAttention-2, the default): count ceil(L_q / block_rows) blocks.
+//             Per head (kernel-families runtime `attention_grid: per_head`, TensorRT's
+//             fixed-length fused MHA): count blocks, each computing all L_q rows (4 L_q L_k d
+//             FLOPs at its SM's share of the attention peak over ceil(L_k / block_cols) key
+//             tiles), holding K, V and a block_rows-row Q tile in shared memory: (2 L_k +
+//             block_rows) d s bytes (TensorRT's sm80 table: 48 KiB at L = 128, 112 KiB at 384
+//             for fp16; 24 and 56 KiB for int8). A GPU whose blocks cannot hold that (the
+//             profile's shared memory per SM less the per-block reservation) has no such kernel:
+//             the attention runs over the tiled grid (assumption: the plugin's unfused fallback,
+//             cuBLAS batched GEMMs over all query rows, parallel as the tiled kernel). Every
+//             length a seq_len distribution draws is timed as that fixed length (the variable-
+//             length plugin, whose v2 kernels split the rows over S / 32-48 blocks at small
+//             batch, is not modelled).
 //   Grid      blocks per SM B_sm from the profile's sm_limits and the kernel's block resources
 //             (kernel_trace_model.hpp blocks_per_sm); sm_fraction f = min(1, G / S), waves
 //             W = max(1, G / (B_sm S)) (grid_shape); the kernel carries blocks and blocks_per_sm
@@ -144,7 +158,10 @@ struct LayerWork {
   double l2_input_producer_bytes = 0;
   double element_bytes = 2;  ///< bytes per element of the dtype (GEMM tile intensity)
   bool causal = false;       ///< attention: causal mask (a fused kernel skips masked tiles)
-  bool backward = false;     ///< attention: the fused backward kernel
+  /// Fused attention: query rows one block computes (0 = kernel-families attention.block_rows;
+  /// the whole sequence m under `attention_grid: per_head`).
+  std::int64_t block_rows = 0;
+  bool backward = false;  ///< attention: the fused backward kernel
   /// GEMM: operations per output element its epilogue computes on the CUDA cores (a fused
   /// activation, e.g. TensorRT's bias + GELU), after its main loop.
   double epilogue_flops = 0;
@@ -218,6 +235,9 @@ KernelSpec roofline_kernel(const LayerWork& layer, const KernelFamilies& familie
 /// Which layers the runtime launches as separate kernels (kernel-families.yaml `runtimes:`).
 struct LayerFusion {
   bool fused_attention = true;
+  /// The fused attention kernel computes every query row of a (batch, head) in one block
+  /// (kernel-families `attention_grid: per_head`; "Attention grid").
+  bool attention_per_head = false;
   bool fused_activation = true;
   bool fused_residual_norm = true;
   bool folded_batchnorm = true;
@@ -318,6 +338,16 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
                                        const std::string& tenant_path, const DeviceProfile& gpu,
                                        int data_parallel, bool cuda_graph = false,
                                        int library_sms = 0, double device_l2 = 0);
+
+/// Shared memory (bytes) of one block of a per-head fused attention kernel (catalog_model.hpp,
+/// "Attention grid"): K and V of all `key_rows` keys and a `q_tile_rows`-row Q tile, each row
+/// `head_dim` elements of `element_bytes`: (2 key_rows + q_tile_rows) head_dim element_bytes.
+/// O(1).
+double per_head_attention_shared_memory(std::int64_t key_rows, std::int64_t head_dim,
+                                        double element_bytes, double q_tile_rows);
+/// Whether a block of `shared_bytes` fits an SM of `limits` (its shared memory less the
+/// per-block reservation); true for a profile without sm_limits. O(1).
+bool per_head_attention_fits(const SmLimits& limits, double shared_bytes);
 
 /// Bytes per element of a dtype name (fp16 2, fp32 4, fp8 1, ...); 0 for an unknown name.
 int dtype_bytes(const std::string& dtype);

@@ -67,6 +67,18 @@ double tensor_peak(const DeviceProfile& gpu, const std::string& dtype) {
   return 0;
 }
 
+double per_head_attention_shared_memory(std::int64_t key_rows, std::int64_t head_dim,
+                                        double element_bytes, double q_tile_rows) {
+  return (2.0 * static_cast<double>(key_rows) + q_tile_rows) * static_cast<double>(head_dim) *
+         element_bytes;
+}
+
+bool per_head_attention_fits(const SmLimits& limits, double shared_bytes) {
+  if (!limits.known()) return true;
+  return shared_bytes <=
+         static_cast<double>(limits.shared_memory - limits.shared_reserved_per_block);
+}
+
 namespace {
 
 // Latency floor (catalog_model.hpp): the critical path of the busiest SM. It runs `per_sm` blocks,
@@ -340,13 +352,26 @@ KernelTiming attention_timing(const LayerWork& layer, const KernelFamilies& fami
   const int sms = gpu.sms;
   const MemoryLatency& latency = families.latency(gpu.name);
   KernelTiming t;
-  t.blocks = layer.count *
-             ceil_div(layer.m, static_cast<std::int64_t>(families.attention_block_rows.value));
+  // Attention grid (catalog_model.hpp): a tiled kernel runs block_rows query rows per block; a
+  // per-head kernel (layer.block_rows = L_q) one block per (batch, head) holding K and V of the
+  // whole sequence and a block_rows-row Q tile in shared memory. A GPU whose blocks cannot hold
+  // that much has no such kernel and computes the attention over the tiled grid.
+  const double tile_rows = families.attention_block_rows.value;
+  const double dt_in = layer.element_bytes > 0 ? layer.element_bytes : 2;
+  double shared = families.attention_shared_memory.value;
+  std::int64_t block_rows = static_cast<std::int64_t>(tile_rows);
+  if (layer.block_rows > 0) {
+    const double per_head_shared =
+        per_head_attention_shared_memory(layer.n, layer.k, dt_in, tile_rows);
+    if (per_head_attention_fits(gpu.sm_limits, per_head_shared)) {
+      block_rows = layer.block_rows;
+      shared = per_head_shared;
+    }
+  }
+  t.blocks = layer.count * ceil_div(layer.m, block_rows);
   t.bps = shape_blocks_per_sm(gpu.sm_limits, families.attention_threads.value,
-                              families.attention_registers.value,
-                              families.attention_shared_memory.value);
-  t.block = footprint(families.attention_threads.value, families.attention_registers.value,
-                      families.attention_shared_memory.value);
+                              families.attention_registers.value, shared);
+  t.block = footprint(families.attention_threads.value, families.attention_registers.value, shared);
   const double rate = families.attention_efficiency.value * peak;
   const double t_compute = layer.flops / rate * busiest_share(t.blocks, sms);
   // Each block iterates over the keys, block_cols at a time, the next K/V tile in flight.
@@ -355,7 +380,7 @@ KernelTiming attention_timing(const LayerWork& layer, const KernelFamilies& fami
   const double block_compute = layer.flops / static_cast<double>(t.blocks) / (rate / sms);
   // Before the loop the Q tile and the first K and V tiles, after it the O tile (through
   // the SM's share of L2, as a GEMM's fill and epilogue).
-  const double rows = families.attention_block_rows.value;
+  const auto rows = static_cast<double>(block_rows);
   const double cols = families.attention_block_cols.value;
   const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;
   BlockPath path;

@@ -310,7 +310,8 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
     const MapReader rm(ctx, field,
                        {"host_per_op", "kernel_fixed_cost", "attention", "activation",
-                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion"});
+                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion",
+                        "attention_grid"});
     // host_per_op may be 0 (no framework work per operator).
     r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
@@ -330,6 +331,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     if (rm.get("elementwise_fusion")) {
       r.fused_elementwise_chains = choice_parameter_of(ctx, rm, "elementwise_fusion", "chains",
                                                        "none", r.elementwise_fusion_source);
+    }
+    if (rm.get("attention_grid")) {
+      r.attention_per_head = choice_parameter_of(ctx, rm, "attention_grid", "per_head", "tiled",
+                                                 r.attention_grid_source);
     }
     k.runtimes.push_back(std::move(r));
   }

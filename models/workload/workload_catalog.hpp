@@ -68,7 +68,12 @@ struct CatalogRuntime {
   /// usually `fitted:`): the stream holds its context (a time slice is spent) but no SM
   /// (catalog_model.hpp, "Fixed"). assumed is false for a source or a fit.
   CatalogParameter kernel_fixed_cost;
-  bool fused_attention = false;      ///< one attention kernel (else scores materialised)
+  bool fused_attention = false;  ///< one attention kernel (else scores materialised)
+  /// `attention_grid: per_head` (optional, default tiled): the fused attention kernel launches
+  /// one block per (batch, head) that computes every query row of the sequence (TensorRT's
+  /// fixed-length fused MHA), instead of one block per `attention.block_rows` query rows
+  /// (FlashAttention) (catalog_model.hpp, "Attention grid").
+  bool attention_per_head = false;
   bool fused_activation = false;     ///< activation in the GEMM epilogue (else its own kernel)
   bool fused_residual_norm = false;  ///< one skip-layer-norm kernel (else add, then norm)
   bool folded_batchnorm = false;     ///< inference BN folded into the convolution (else BN + ReLU)
@@ -84,6 +89,7 @@ struct CatalogRuntime {
   std::string attention_source, activation_source, residual_norm_source, batchnorm_source;
   std::string half_precision_source;
   std::string elementwise_fusion_source;  ///< empty when the key is absent
+  std::string attention_grid_source;      ///< empty when the key is absent
 };
 
 /// calibration/workloads/kernel-families.yaml: how kernels are implemented (assumptions about

@@ -86,6 +86,31 @@ TEST(CatalogRuntime, EagerPyTorchSplitsTheLayersAndPacesTheLaunches) {
       0);
 }
 
+TEST(CatalogRuntime, TensorRtRunsOneAttentionBlockPerBatchAndHead) {
+  // kernel-families: tensorrt has `attention_grid: per_head` (its fused MHA plugin's grid of heads
+  // x batch blocks), pytorch-sdpa none (FlashAttention's 128-row tiles).
+  const KernelFamilies& f = load_kernel_families();
+  EXPECT_TRUE(f.runtime("tensorrt")->attention_per_head);
+  EXPECT_FALSE(f.runtime("pytorch-sdpa")->attention_per_head);
+  EXPECT_FALSE(f.runtime("onnxruntime")->attention_per_head);
+  const auto attention_blocks = [](const std::string& runtime, const std::string& gpu) {
+    const ResolvedScenario r = resolve_catalog(
+        "      model: bert-large\n      batch: 2\n      seq_len: 384\n      dtype: fp16\n"
+        "      runtime: " +
+            runtime + "\n",
+        gpu);
+    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+      if (k.name == "layer.attention") return k.blocks;
+    }
+    return -1;
+  };
+  // BERT-large, 16 heads, batch 2, S 384: 32 blocks per head, 96 tiled.
+  EXPECT_EQ(attention_blocks("tensorrt", "a100-80gb"), 32);
+  EXPECT_EQ(attention_blocks("pytorch-sdpa", "a100-80gb"), 96);
+  // The L40S cannot hold the S-384 block (112 KiB): tiled there.
+  EXPECT_EQ(attention_blocks("tensorrt", "l40s-48gb"), 96);
+}
+
 TEST(CatalogRuntime, AutocastRunsSoftmaxAndLayerNormInFp32BetweenCasts) {
   // PyTorch's autocast (the pytorch runtimes' half precision): softmax and layer norm read and
   // write fp32, after a cast of their input up and before a cast of their output down; a

@@ -338,6 +338,108 @@ TEST(CatalogRoofline, FusedAttentionAndCollectiveClosedForms) {
   EXPECT_DOUBLE_EQ(c.memory_bound, 1.0);
 }
 
+// A per-head fused attention layer (TensorRT's fixed-length fused MHA, "Attention grid"): batch x
+// heads blocks, each computing all L query rows against L keys of head dimension 64.
+LayerWork per_head_attention(std::int64_t batch, std::int64_t heads, std::int64_t seq) {
+  LayerWork a;
+  a.kind = LayerWork::Kind::attention;
+  a.name = "attention";
+  a.count = batch * heads;
+  a.m = a.n = seq;
+  a.k = 64;
+  a.block_rows = seq;
+  a.flops = 4.0 * double(a.count) * double(seq) * double(seq) * 64;
+  a.bytes = double(a.count) * (4.0 * double(seq) * 64) * 2;
+  return a;
+}
+
+TEST(CatalogAttentionGrid, PerHeadSharedMemoryIsTensorRtsKernelTable) {
+  // (2 L_k + 128) d s: TensorRT's sm80 fused MHA table (fused_multihead_attention.h) lists
+  // 49152 B (fp16, S 128), 114688 B (fp16, S 384), 24576 B (int8, S 128), 57344 B (int8, S 384).
+  EXPECT_DOUBLE_EQ(per_head_attention_shared_memory(128, 64, 2, 128), 49152);
+  EXPECT_DOUBLE_EQ(per_head_attention_shared_memory(384, 64, 2, 128), 114688);
+  EXPECT_DOUBLE_EQ(per_head_attention_shared_memory(128, 64, 1, 128), 24576);
+  EXPECT_DOUBLE_EQ(per_head_attention_shared_memory(384, 64, 1, 128), 57344);
+  // The A100 (164 KiB per SM, 1 KiB reserved) holds the 384 kernel; the L40S (100 KiB) does not.
+  EXPECT_TRUE(per_head_attention_fits(a100().sm_limits, 114688));
+  EXPECT_FALSE(per_head_attention_fits(unfitted_profile("l40s-48gb").sm_limits, 114688));
+  EXPECT_TRUE(per_head_attention_fits(unfitted_profile("l40s-48gb").sm_limits, 49152));
+}
+
+TEST(CatalogAttentionGrid, PerHeadLaunchesOneBlockPerBatchAndHead) {
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = gpu.compute.fp16_tensor;
+  for (const std::int64_t seq : {128, 256, 384, 512}) {
+    for (const std::int64_t batch : {1, 2, 8}) {
+      LayerWork a = per_head_attention(batch, 16, seq);
+      const KernelSpec k = roofline_kernel(a, f, gpu, peak);
+      EXPECT_EQ(k.blocks, batch * 16) << seq << " " << batch;
+      a.block_rows = 0;  // tiled: 128-row blocks
+      EXPECT_EQ(roofline_kernel(a, f, gpu, peak).blocks, batch * 16 * ((seq + 127) / 128));
+    }
+  }
+  // Closed form at batch 1, S 384 (BERT-large): 16 blocks on 16 SMs, one each; a block loads Q
+  // (a 128-row tile) and its first K and V tiles, runs 3 key tiles of its whole 37.7 MFLOP at its
+  // SM's share of the attention peak, and stores all 384 rows of O.
+  const LayerWork a = per_head_attention(1, 16, 384);
+  const KernelSpec k = roofline_kernel(a, f, gpu, peak);
+  const double share = gpu.l2_bandwidth / 108.0;
+  const double c = a.flops / 16.0 / (f.attention_efficiency.value * peak / 108.0);
+  const double t_lat =
+      rounds_time(1, 1, 3, c, dram_latency(), dram_latency(), (384.0 + 256.0) * 64 * 2 / share,
+                  l2_latency(), 384.0 * 64 * 2 / share);
+  EXPECT_EQ(k.duration.value, std::llround(std::max(t_lat, a.bytes / bandwidth(gpu)) * 1e9));
+  // The block holds K and V of 384 keys: 112 KiB, one block per SM.
+  EXPECT_EQ(k.blocks_per_sm, 1);
+}
+
+TEST(CatalogAttentionGrid, PerHeadTimeGrowsWithTheSquareOfTheSequenceAtSmallBatch) {
+  // While batch x heads blocks fit the SMs, a per-head kernel's time is one block's: it grows
+  // with the block's 4 L^2 d FLOPs (and more than the tiled kernel, whose blocks multiply with L).
+  const DeviceProfile& gpu = a100();
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = gpu.compute.fp16_tensor;
+  double previous = 0;
+  for (const std::int64_t seq : {128, 192, 256, 320, 384}) {
+    LayerWork a = per_head_attention(1, 16, seq);
+    const double per_head = double(roofline_kernel(a, f, gpu, peak).duration.value);
+    a.block_rows = 0;
+    const double tiled = double(roofline_kernel(a, f, gpu, peak).duration.value);
+    EXPECT_GT(per_head, previous) << seq;
+    EXPECT_GE(per_head, tiled) << seq;
+    previous = per_head;
+    // Above the latency floor the time is the block's compute: within 25 % of 4 L^2 d at the
+    // SM's share of the attention peak.
+    if (seq >= 256) {
+      const double c = a.flops / 16.0 / (f.attention_efficiency.value * peak / 108.0) * 1e9;
+      EXPECT_GT(per_head, c) << seq;
+      EXPECT_LT(per_head, 1.25 * c) << seq;
+    }
+  }
+  // Doubling L from 192 to 384 quadruples a block's FLOPs: the time grows by more than 3x.
+  const double t192 =
+      double(roofline_kernel(per_head_attention(1, 16, 192), f, gpu, peak).duration.value);
+  const double t384 =
+      double(roofline_kernel(per_head_attention(1, 16, 384), f, gpu, peak).duration.value);
+  EXPECT_GT(t384, 3.0 * t192);
+}
+
+TEST(CatalogAttentionGrid, AGpuThatCannotHoldTheBlockRunsTheTiledGrid) {
+  // The L40S's 99 KiB per block cannot hold the 112 KiB of the S-384 kernel: TensorRT has no
+  // such kernel there and the attention is timed on the tiled grid; at S 128 (48 KiB) it is.
+  const DeviceProfile& gpu = unfitted_profile("l40s-48gb");
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = gpu.compute.fp16_tensor;
+  LayerWork a = per_head_attention(1, 16, 384);
+  const KernelSpec per_head = roofline_kernel(a, f, gpu, peak);
+  a.block_rows = 0;
+  const KernelSpec tiled = roofline_kernel(a, f, gpu, peak);
+  EXPECT_EQ(per_head.blocks, 48);
+  EXPECT_EQ(per_head.duration.value, tiled.duration.value);
+  EXPECT_EQ(roofline_kernel(per_head_attention(1, 16, 128), f, gpu, peak).blocks, 16);
+}
+
 // Rows of a copied gpu-benches file (calibration/data/gpu-benches/): whitespace-separated numbers;
 // lines that do not start with a number are skipped.
 std::vector<std::vector<double>> bench_rows(const std::string& file) {
