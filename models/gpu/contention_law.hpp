@@ -30,19 +30,6 @@
 //    most one round; an equally urgent newcomer still waits for the older kernel's last round
 //    (launch order), and a kernel in its last round keeps its SMs. [dispatching, round_work;
 //    Device::retire_for_urgent]
-//    Staggered retirement. The block scheduler dispatches block by block as resources free, not
-//    wave by wave (NVIDIA, "CUDA Pro Tip: Minimize the Tail Effect",
-//    https://developer.nvidia.com/blog/cuda-pro-tip-minimize-the-tail-effect/). A kernel's first
-//    round starts together and ends together; past it (progress >= one round), its blocks' ends
-//    are spread evenly over a round (assumption: the fully desynchronised limit; no source
-//    publishes the spread, blocks of equal work on a quiet GPU stay closer to lockstep). So
-//    its SMs free at a rate h per round, and the w SMs that waiting kernels want are free
-//        w / h of a round after the wait began (more urgent kernels), 2 w / h for an equally
-//        urgent peer client (interleaved client order: the freed SMs alternate between the two
-//        clients' pending blocks),
-//    capped at the lockstep round end (w >= h, or 2 w >= h, is the lockstep law). The time is
-//    set when the wait begins and stands while it lasts. [KernelRun::yield_share,
-//    ContentionLaw::next_event]
 // 1c. Block co-residency (law "residency"; ResidencyLaw::place_guests). An SM hosts blocks of
 //    several kernels at once while its resources allow: per SM, R = (threads T, registers G,
 //    shared memory Sh, block slots B) (the profile's sm_limits); a block of kernel k takes

@@ -100,7 +100,6 @@ void Device::start_running(KernelRun& kernel) {
   kernel.solo_bound_occupancy = -1;
   kernel.wave_origin = kernel.work - kernel.remaining;
   kernel.yield_wanted = false;
-  kernel.yield_share = 0;
   kernel.leftover_wanted = false;
   kernel.retire_at = kNever;
   kernel.host = nullptr;

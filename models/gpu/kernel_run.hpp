@@ -78,12 +78,9 @@ struct KernelRun {
   double hosted_sms = 0;
   // Block retirement (contention_law.hpp, law 1b), set by the device: progress (solo-ns of work
   // done) when its blocks last started a round on the SMs it holds, whether a more urgent kernel
-  // waits for SMs it holds, the share of the SMs it holds that the waiting kernels want freed
-  // (law 1b's staggered retirement after the first round: the wait is that share of a round,
-  // twice it for a peer client) and the time its resident blocks retire (kNever: not wanted).
+  // waits for SMs it holds, and the time its resident round retires (kNever: not wanted).
   double wave_origin = 0;
   bool yield_wanted = false;
-  double yield_share = 0;
   bool leftover_wanted = false;  ///< law 1c: a guest waits for its last round (its leftover)
   Nanos retire_at = kNever;
   // The device's own caches (set by the device when the kernel starts running; exact: each is

@@ -164,35 +164,6 @@ TEST(Residency, AnUrgentKernelWaitsAtMostOneRoundBehindAMultiWaveKernel) {
             0.99 * tenant(equal, "train").throughput_per_s);
 }
 
-TEST(Residency, PastItsFirstRoundANeighbourFreesTheSmsANarrowKernelWantsSooner) {
-  // Law 1b, staggered retirement. The scenario above with a narrow urgent kernel (sm_fraction f,
-  // f x 132 SMs): past its first round the training kernel's blocks end staggered, so the SMs the
-  // newcomer wants are free after f of a round (100 us rounds: f x 100 us), not at the round's
-  // end (uniform phase: 50 us on average, as for the full-grid kernel above). A peer client
-  // (equal priority, interleaved client order) gets every other freed SM: 2 f of a round.
-  // Arrivals in the training kernel's first round (1 % of them) still wait for its end.
-  const auto scenario = [](int priority, const std::string& order, double fraction) {
-    std::string yaml =
-        gpu("{mode: mps, client_order: " + order + "}") +
-        closed_client("train", "{name: step, duration: 10ms, waves: 100}") +
-        "  - {name: infer, device: gpu0, workload: {priority: " + std::to_string(priority) +
-        ", arrivals: {process: constant, rate: 7/s}, request: {kernels: [{name: k, duration: "
-        "100us, sm_fraction: " +
-        std::to_string(fraction) + "}]}}}\n";
-    yaml.replace(yaml.find("duration: 2s"), 12, "duration: 20s");
-    return run_yaml(yaml);
-  };
-  const double l = launch_ns();
-  const RunResult urgent = scenario(-5, "launch_order", 0.25);
-  EXPECT_NEAR(tenant(urgent, "infer").latency.mean, l + 25e3 + 100e3, 5e3);
-  EXPECT_LE(tenant(urgent, "infer").latency.max, l + 100e3 + 100e3 + 1e3);
-  const RunResult peer = scenario(0, "interleaved", 0.125);
-  EXPECT_NEAR(tenant(peer, "infer").latency.mean, l + 25e3 + 100e3, 5e3);
-  // The full-width newcomer of the test above wants every SM: one round, as in lockstep.
-  const RunResult wide = scenario(-5, "launch_order", 1.0);
-  EXPECT_NEAR(tenant(wide, "infer").latency.mean, l + 50e3 + 100e3, 12e3);
-}
-
 // ------------------------------------------------------------------------------ co-residency
 
 // A client whose request is one kernel of `blocks` blocks with the per-block footprint `block`.

@@ -10,8 +10,7 @@
 namespace gpumux {
 
 std::string_view ResidencyLaw::summary() const {
-  return "SM residency with block retirement (urgent kernels take SMs at wave boundaries, past "
-         "a kernel's first round as its staggered blocks free them) and "
+  return "SM residency with block retirement (urgent kernels take SMs at wave boundaries) and "
          "block co-residency (kernels with a known block footprint share SMs' leftover "
          "resources and issue slots), the roofline rate bound with a per-SM HBM ceiling and "
          "whole waves, overlapped compute and memory phases for roofline kernels (a busy share), "
@@ -124,20 +123,14 @@ void ResidencyLaw::retire_for_urgent(SharingState& s, const std::vector<KernelRu
       if ((holder.priority >= urgent.priority && !peer) || holder.occupancy <= epsilon) continue;
       const double urgent_held = urgent.occupancy + urgent.co_sms;
       if (holder.hosted_sms > 0 || (peer && holder.occupancy <= urgent_held + epsilon)) continue;
-      const double wanted = urgent.sm_demand - urgent_held - std::max(0.0, free);
       if (holder.retire_at > now) {
         // Its round retires later: an event then, unless this round is its last (it keeps its
-        // SMs until it ends). Past its first round its blocks end staggered and the SMs wanted
-        // free sooner: `wanted` of its SMs after wanted / h of a round, twice that for a peer
-        // (the freed SMs alternate between the two clients' pending blocks).
-        if (contention::dispatching(holder, g, epsilon)) {
-          holder.yield_wanted = true;
-          const double share = (peer ? 2.0 : 1.0) * std::max(0.0, wanted) / holder.occupancy;
-          holder.yield_share = std::min(1.0, std::max(holder.yield_share, share));
-        }
+        // SMs until it ends).
+        if (contention::dispatching(holder, g, epsilon)) holder.yield_wanted = true;
         continue;
       }
-      // Its blocks have just retired: every block it has left is pending, behind the urgent ones.
+      // Its round has just retired: every block it has left is pending, behind the urgent ones.
+      const double wanted = urgent.sm_demand - urgent_held - std::max(0.0, free);
       if (wanted <= epsilon) break;
       double taken = std::min(wanted, holder.occupancy);
       if (peer) taken = std::min(taken, 0.5 * (holder.occupancy - urgent_held));

@@ -30,7 +30,6 @@ void ContentionLaw::share_sms(SharingState& s) const {
     // per-client table (its client holds exactly what the kernel holds).
     KernelRun& k = *running.front();
     k.yield_wanted = false;     // (law 1b: nobody to yield to)
-    k.yield_share = 0;          // (law 1b: nor a share)
     k.leftover_wanted = false;  // (law 1c: no guest)
     k.sm_demand = contention::sm_demand(k.sm_fraction, g, s.client_cap);  // (a session's kernel
                                                                           // may carry another's)
@@ -49,7 +48,6 @@ void ContentionLaw::share_sms(SharingState& s) const {
   for (KernelRun* k : running) {
     free -= k->occupancy;
     k->yield_wanted = false;     // set again below while a more urgent kernel waits (law 1b)
-    k->yield_share = 0;          // (with the share of its SMs it wants freed)
     k->leftover_wanted = false;  // set again below while a guest waits for its leftover (1c)
     facts.mixed_priorities |= k->priority != running.front()->priority;
     facts.mixed_clients |= k->tenant != running.front()->tenant;
@@ -231,18 +229,7 @@ Nanos ContentionLaw::next_event(SharingState& s) const {
     if (round <= 0) continue;
     const double done = std::max(0.0, (k->work - k->remaining) - k->wave_origin);
     const double to_go = round - std::fmod(done, round);
-    Nanos wait = checked::ceil_nanos_saturating(to_go / k->rate);
-    // Past its first round its blocks retire staggered: the SMs the waiting kernels want are
-    // free that share of a round after the wait began (law 1b, contention_law.hpp); an earlier
-    // pass's time stands while the wait goes on (a later event does not restart it).
-    if (k->yield_share > 0 && k->work - k->remaining >= round) {
-      Nanos staggered =
-          std::max<Nanos>(1, checked::ceil_nanos_saturating(k->yield_share * round / k->rate));
-      if (k->retire_at > now && k->retire_at != kNever) {
-        staggered = std::min(staggered, k->retire_at - now);
-      }
-      wait = std::min(wait, staggered);
-    }
+    const Nanos wait = checked::ceil_nanos_saturating(to_go / k->rate);
     if (wait < kNever - now) {
       k->retire_at = now + wait;
       next = std::min(next, k->retire_at);
