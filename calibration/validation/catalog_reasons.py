@@ -65,7 +65,18 @@ REASONS = {
                                 "SMs (desynchronised retirement and issue sharing outside leftover "
                                 "co-residency are not modelled, docs/strategies.md): gpumux "
                                 "over-predicts the rare long waits (p99) and under-predicts the "
-                                "common slowdown (mean)",
+                                "common slowdown (mean). Per kernel (output: {kernels: true}): "
+                                "the server's 220 kernels keep their 6.7 us alone (8.3 us "
+                                "shared) and wait 31 us each on average (4.9 us alone; p99 "
+                                "471 us, max 2.8 ms). Staggered block retirement past a "
+                                "kernel's first round (tried on branch mpstally) leaves that "
+                                "wait at 31.4 us and moves no point beyond sampling noise: the "
+                                "waits are rounds law 1b keeps whole (a kernel's first round "
+                                "and its last): the trainer's fp32 weight-gradient GEMMs run "
+                                "few long rounds (inspect: qkv.wgrad 2.79 ms in one wave of "
+                                "108 tiles, ffn1/ffn2.wgrad 3.73 ms in two, split-K 3), which "
+                                "the catalog's split-K choice sets, not the MPS law; no source "
+                                "for cuBLAS's split on these shapes was checked",
     "tally-bert-rn50-mps": "the model splits the GPU in ResNet-50's favour: the trainer keeps 0.92 "
                            "of its solo throughput against Tally's 0.78 while the server's p99 "
                            "grows more than measured; each server kernel joins at the end of a "
@@ -130,7 +141,14 @@ REASONS = {
                         "times. Fitted to this point alone the device time per kernel would be "
                         "10 us, and ONNX Runtime's own benchmark would then be predicted 65 % "
                         "slow (calibration/fit/SOURCE.md). Every Tally co-location ratio divides "
-                        "by this server's solo time",
+                        "by this server's solo time. What-if (not shipped): the missing 1.5 ms "
+                        "given to the server as host time before its kernels (host: "
+                        "{per_request: 1.5ms}) moves the MPS ratios to -6 % (ResNet-50), -56 % "
+                        "(PointNet), +3 % (BERT-base), -23 % (Whisper), -26 % (GPT-2 large), "
+                        "+9 % / -50 % (ResNet-50 / BERT-base means): median 23 % from 28 %; "
+                        "spread between launches (per_op 9.75 us) 28 %; time-slicing 32 % and "
+                        "42 % from 12 %. So with a right solo time the co-location model "
+                        "under-predicts every neighbour's interference but ResNet-50's",
     "bertbase-trt10.7.0.23-a100-s384-b1": (
         "batch 1 at 384 tokens: TensorRT's batch-1 kernels last a few microseconds and their time "
         "beyond the latency floor (block dispatch, prologue, end-of-kernel flush) is what the "
