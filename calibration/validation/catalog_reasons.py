@@ -205,8 +205,11 @@ MLPERF_BERT_TRITON = (
     "655-1150 us on an A100 1g.10gb (v1.0-v2.1: 909, 1146, 655, 692 us) and 760-850 us on an A30 "
     "1g.6gb, i.e. 4-10x more on a slice with 1/7-1/4 of the GPU: part of Triton's per-query path "
     "runs on the instance (its input and output handling), which no source here times; the "
-    "points run `runtime: tensorrt` (host_per_request 0, fitted) and gpumux has no Triton term "
-    "(issue 33 item 2); the LWIS point of the same configuration carries the slice's own error")
+    "points run `runtime: tensorrt` (host_per_request 0, fitted) with no serving front end: the "
+    "harness calls Triton in-process (its C API), so `serving: triton-grpc` / `triton-shm` (a "
+    "client's protocol path, host time that does not grow on a slice) would not explain a cost "
+    "that scales with the instance; the LWIS point of the same configuration carries the "
+    "slice's own error")
 MLPERF_BERT_SLICE = (
     "batch-1 BERT-large at SQuAD's lengths (mean 178 tokens) is exact on the whole GPU (LWIS "
     "v1.1-v3.0, A100: -2.2 to +0.7 %) and 20-22 % fast on a 1g.10gb (v1.0: 30 %; A30 1g.6gb "
