@@ -29,7 +29,6 @@ latency in whole us, bandwidth to 3 significant digits in MB/s).
 import argparse
 import csv
 import json
-import re
 import statistics
 import subprocess
 import sys

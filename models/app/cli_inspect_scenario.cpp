@@ -249,8 +249,7 @@ int command_inspect(const std::vector<std::string>& args) {
                   << duration_text(r.host_request_ns) << " + copies " << duration_text(r.copy_ns)
                   << " (" << r.time_alone_origin << ")\n";
         if (!r.serving.empty()) {
-          std::cout << "  serving front end " << r.serving << ": "
-                    << duration_text(r.front_end_ns)
+          std::cout << "  serving front end " << r.serving << ": " << duration_text(r.front_end_ns)
                     << " per request (host time: it delays the request, holds no GPU)\n";
         }
         if (!r.host_origin.empty()) std::cout << "  host terms: " << r.host_origin << "\n";

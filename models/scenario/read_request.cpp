@@ -290,8 +290,8 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
       const std::string phase =
           c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
       if (phase != "inference") {
-        ctx.fail(*f, "a serving front end serves inference requests; this tenant's phase is " +
-                         phase);
+        ctx.fail(*f,
+                 "a serving front end serves inference requests; this tenant's phase is " + phase);
       }
       c.serving = name;
     }
@@ -300,8 +300,8 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
     for (const char* key : {"front_end_latency", "front_end_bandwidth"}) {
       if (const auto host = map.get("host")) {
         const MapReader h(ctx, *host,
-                          {"per_request", "input_bytes", "output_bytes", "link_bandwidth",
-                           "per_op", "front_end_latency", "front_end_bandwidth"});
+                          {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op",
+                           "front_end_latency", "front_end_bandwidth"});
         if (const auto f = h.get(key)) {
           ctx.fail(*f, std::string(key) +
                            " is a term of a serving front end: give workload.serving too "

@@ -38,13 +38,13 @@ struct DeviceProfile;
 /// `workload.host: {per_request, input_bytes, output_bytes, link_bandwidth, per_op}` of a
 /// catalog tenant: each given term replaces the model's (nullopt = the model's value).
 struct HostOverrides {
-  std::optional<Nanos> per_request;      ///< T_req, ns per request
-  std::optional<double> input_bytes;     ///< B_in, bytes host to device per request
-  std::optional<double> output_bytes;    ///< B_out, bytes device to host per request
-  std::optional<double> link_bandwidth;  ///< W_link, bytes/s per direction (> 0)
-  std::optional<Nanos> per_op;           ///< t_op, ns per framework operator
-  std::optional<Nanos> front_end_latency;       ///< L_fe, ns per request (needs `serving:`)
-  std::optional<double> front_end_bandwidth;    ///< W_fe, bytes/s (needs `serving:`; > 0)
+  std::optional<Nanos> per_request;           ///< T_req, ns per request
+  std::optional<double> input_bytes;          ///< B_in, bytes host to device per request
+  std::optional<double> output_bytes;         ///< B_out, bytes device to host per request
+  std::optional<double> link_bandwidth;       ///< W_link, bytes/s per direction (> 0)
+  std::optional<Nanos> per_op;                ///< t_op, ns per framework operator
+  std::optional<Nanos> front_end_latency;     ///< L_fe, ns per request (needs `serving:`)
+  std::optional<double> front_end_bandwidth;  ///< W_fe, bytes/s (needs `serving:`; > 0)
   /// True when any term is given.
   bool any() const { return any_request_term() || per_op; }
   /// True when a term of the per-request host time (all but per_op) is given.
@@ -65,16 +65,16 @@ struct ServingFrontEnd {
 
 /// The host terms of one catalog request and where each came from.
 struct HostTerms {
-  Nanos per_request = 0;      ///< T_req
-  double input_bytes = 0;     ///< B_in
-  double output_bytes = 0;    ///< B_out
-  double link_bandwidth = 0;  ///< W_link, bytes/s; 0 = copies not modelled
-  Nanos copy_time = 0;        ///< (B_in + B_out) / W_link, rounded to ns
-  double per_op_s = 0;        ///< t_op, seconds
-  std::string serving;        ///< the front end's name; "" = none
-  Nanos front_end_latency = 0;       ///< L_fe
-  double front_end_bandwidth = 0;    ///< W_fe, bytes/s; 0 = payload free
-  Nanos front_end_time = 0;          ///< T_fe = L_fe + (B_in + B_out) / W_fe, rounded to ns
+  Nanos per_request = 0;           ///< T_req
+  double input_bytes = 0;          ///< B_in
+  double output_bytes = 0;         ///< B_out
+  double link_bandwidth = 0;       ///< W_link, bytes/s; 0 = copies not modelled
+  Nanos copy_time = 0;             ///< (B_in + B_out) / W_link, rounded to ns
+  double per_op_s = 0;             ///< t_op, seconds
+  std::string serving;             ///< the front end's name; "" = none
+  Nanos front_end_latency = 0;     ///< L_fe
+  double front_end_bandwidth = 0;  ///< W_fe, bytes/s; 0 = payload free
+  Nanos front_end_time = 0;        ///< T_fe = L_fe + (B_in + B_out) / W_fe, rounded to ns
   /// "user" when the tenant's host: block gave the term, else "profile" / "catalog" / "runtime"
   /// / "serving" (kernel-families.yaml `serving:`).
   std::string per_request_origin, bytes_origin, link_origin, per_op_origin;
@@ -88,8 +88,7 @@ struct HostTerms {
 /// `front_end` (name "" = none), with `overrides` applied. O(1).
 HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtime,
                              double runtime_per_op_s, double input_bytes, double output_bytes,
-                             const HostOverrides& overrides,
-                             const ServingFrontEnd& front_end = {});
+                             const HostOverrides& overrides, const ServingFrontEnd& front_end = {});
 
 /// host_gap = ops x per_op_s / kernels, rounded to ns; 0 for a CUDA graph or no kernels.
 Nanos host_gap_per_launch(double ops, double per_op_s, std::size_t kernels, bool cuda_graph);

@@ -65,7 +65,7 @@ def test_inspect_text_shows_the_term_and_user_origin(tmp_path):
                     "      host: {front_end_latency: 1ms, front_end_bandwidth: 1GB/s, "
                     "input_bytes: 2MB, output_bytes: 0B}\n")
     text = run_gpumux("inspect", path, check=0).stdout
-    assert "serving front end triton-grpc: 3ms per request" in text
+    assert "serving front end triton-grpc: 3.000 ms per request" in text
     assert "front_end triton-grpc (latency user, bandwidth user)" in text
 
 
