@@ -179,7 +179,9 @@ TEST(HostTime, BlockErrorsNameTheKey) {
 TEST(HostTime, BlockRoundTripsThroughEmit) {
   const Scenario s = load_scenario_text(
       scenario_text("      model: resnet50\n      host: {per_request: 1.25ms, input_bytes: "
-                    "602112B, output_bytes: 4KB, link_bandwidth: 12.5GB/s, per_op: 3us}\n"),
+                    "602112B, output_bytes: 4KB, link_bandwidth: 12.5GB/s, per_op: 3us, "
+                    "front_end_latency: 250us, front_end_bandwidth: 2.5GB/s}\n"
+                    "      serving: triton-grpc\n"),
       "x.yaml");
   const std::string yaml = emit_scenario_yaml(s);
   const Scenario again = load_scenario_text(yaml, "again.yaml");
@@ -191,6 +193,9 @@ TEST(HostTime, BlockRoundTripsThroughEmit) {
   EXPECT_EQ(b.output_bytes, 4000.0);
   EXPECT_EQ(b.link_bandwidth, a.link_bandwidth);
   EXPECT_EQ(b.per_op, a.per_op);
+  EXPECT_EQ(b.front_end_latency, 250'000);
+  EXPECT_EQ(b.front_end_bandwidth, 2.5e9);
+  EXPECT_EQ(again.tenants.front().workload.catalog->serving, "triton-grpc");
   EXPECT_EQ(emit_scenario_yaml(again), yaml);  // a fixed point
 }
 
@@ -337,19 +342,6 @@ TEST(ServingFrontEnd, ErrorsNameTheKey) {
   EXPECT_CONTAINS(error_of("      request: {kernels: [{name: k, duration: 1ms}]}\n"
                            "      serving: triton-grpc\n"),
                   "belongs to a catalog workload");
-}
-
-TEST(ServingFrontEnd, RoundTripsThroughEmit) {
-  const Scenario s = load_scenario_text(
-      scenario_text("      model: resnet50\n      serving: triton-grpc\n      host: "
-                    "{front_end_latency: 250us, front_end_bandwidth: 2.5GB/s}\n"),
-      "x.yaml");
-  const std::string yaml = emit_scenario_yaml(s);
-  const Scenario again = load_scenario_text(yaml, "again.yaml");
-  EXPECT_EQ(again.tenants.front().workload.catalog->serving, "triton-grpc");
-  EXPECT_EQ(again.tenants.front().workload.catalog->host.front_end_latency, 250'000);
-  EXPECT_EQ(again.tenants.front().workload.catalog->host.front_end_bandwidth, 2.5e9);
-  EXPECT_EQ(emit_scenario_yaml(again), yaml);
 }
 
 }  // namespace
