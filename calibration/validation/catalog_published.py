@@ -173,7 +173,22 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
         spec["runtime"] = runtime
     if row.get("memory_format"):
         spec["memory_format"] = row["memory_format"]
+    serving = serving_of(row)
+    if serving and phase == "inference":
+        spec["serving"] = serving
     return spec
+
+
+def serving_of(row: dict) -> str | None:
+    """The serving front end a point's client went through (`workload.serving:`,
+    kernel-families.yaml `serving:`): Triton's latency measured client-side (perf_analyzer) is
+    the backend's work plus the front end's; through system shared memory only the request's
+    control message crosses gRPC (triton-shm), else the payload does (triton-grpc). MLPerf's
+    Triton harness calls the server in-process (its C API): no front end."""
+    text = (row.get("software", "") + " " + row.get("note", "")).lower()
+    if "triton" not in text or "client-side" not in text:
+        return None
+    return "triton-shm" if "shared memory" in text else "triton-grpc"
 
 
 def closed_loop(spec: dict) -> dict:
@@ -206,7 +221,8 @@ def solo_rows(g: Gpumux, skip: set) -> list:
                 "setup": f"{row['workload']} {row['phase']} on {row['gpu']}, batch {row['batch']}"
                          + (f", seq {row['seq_len']}" if row["seq_len"] else "")
                          + f", {row['precision']}, {row['software']}"
-                         + f" (runtime: {runtime_of(row['software']) or 'default'})"
+                         + f" (runtime: {runtime_of(row['software']) or 'default'}"
+                         + (f", serving: {serving_of(row)}" if serving_of(row) else "") + ")"
                          + f": {row['metric']}",
                 "measured": float(row["value"]), "unit": row["unit"], "profile": row["profile"]}
         base["entries"] = [CATALOG.get(row["workload"], row["workload"])]
@@ -410,7 +426,7 @@ def squad_seq_len() -> dict:
 
 
 def predict_small_batch(g: Gpumux, row: dict) -> tuple[float | None, str]:
-    spec = catalog_workload(dict(row, software=""), "inference")
+    spec = catalog_workload(dict(row, software="", note=""), "inference")
     if spec is None:
         return None, f"no catalog entry for {row['workload']} inference"
     if is_mlperf_bert(row):
@@ -423,6 +439,9 @@ def predict_small_batch(g: Gpumux, row: dict) -> tuple[float | None, str]:
     host = harness_host(row)
     if host:
         spec["host"] = host
+    serving = serving_of(row)
+    if serving:
+        spec["serving"] = serving
     mig = row["mig_instance"] or None
     if mig:
         proc = subprocess.run([g.binary, "mig", row["profile"], "--check", mig],
@@ -463,7 +482,8 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
                if is_mlperf_bert(row) else row["seq_len"])
         setup = (f"{row['workload']} on {row['gpu']}, batch {row['batch']}"
                  + (f", seq {seq}" if seq else "")
-                 + f", {row['precision']}, {row['software']} (runtime: {runtime}): "
+                 + f", {row['precision']}, {row['software']} (runtime: {runtime}"
+                 + (f", serving: {serving_of(row)}" if serving_of(row) else "") + "): "
                  + (row["metric"] if row["metric"] == "throughput"
                     else f"{statistic(row['id'])[1] or 'mean'} latency"))
         r = {"section": "MIG alone" if row["mig_instance"] else "solo", "id": row["id"],

@@ -55,8 +55,14 @@ REASONS = {
                       "runtime's 10 us assumption; at batch 32 the whole GPU's request is that "
                       "host time, so the slices' ratios divide by a denominator the model puts at "
                       "a third",
-    "rn50-infer-a100-trt-": "Triton's offline numbers are client-side: gRPC and the input "
-                            "transfer (0.3 MB per FP16 image) are in the measured time",
+    "rn50-infer-a100-trt-": "Triton's offline numbers are client-side, so the point runs "
+                            "`serving: triton-grpc` (1.31 ms + payload at 1.1 GB/s, fitted on "
+                            "this README's batch 2 and 8 and the TF-TRT README's, "
+                            "calibration/fit/TRITON-FRONTEND.md); this backend's own latency "
+                            "grows 0.24-0.28 ms per image (batch 2 to 16, GPU work included) "
+                            "where TF-TRT's grows 0.60 ms, and the shared fit charges 0.27 ms "
+                            "per FP16 image of payload alone, so at batch 16 (4.8 MB) the "
+                            "front end is overcharged by about 2.5 ms",
     "tally-bert-berttrain-mps": "the FP32 neighbour's catalog GEMMs run rounds (block times) of up "
                                 "to 1.6 ms in lockstep (a 4.2 ms ffn2 kernel of 2.7 waves): a "
                                 "server kernel takes SMs only at a round's end, on whole SMs at "
@@ -186,10 +192,12 @@ REASONS = {
         "kernel-families.yaml), not the GPU; Triton reports part of this backend's work under "
         "Server Compute Output, so its compute-infer row cannot split host from GPU"),
     "rn50-triton-a100-": (
-        "Triton Perf Analyzer's latency is client-side: at batch 2-8 it grows 0.28 ms per image "
-        "(ONNX Runtime-TensorRT) and 0.60 ms (TF-TRT) against the predicted 0.06 ms of GPU work, "
-        "and it holds 1.7-2.7 ms more at batch 1-2: the gRPC round trip and the input "
-        "transfer (0.3 MB per FP16 image) are in the measured time (as rn50-infer-a100-trt)"),
+        "Triton Perf Analyzer's latency is client-side, so the points run `serving: triton-grpc` "
+        "(fitted on batch 2 and 8 of both READMEs, calibration/fit/TRITON-FRONTEND.md): at batch "
+        "2-8 the measured latency grows 0.28 ms per image (ONNX Runtime-TensorRT) and 0.60 ms "
+        "(TF-TRT) against the predicted 0.06 ms of GPU work; one front end for both backends "
+        "over-predicts the first and under-predicts the second (TF-TRT's TensorFlow backend "
+        "converts its inputs, which no source times alone)"),
     # The L4 point is over-predicted (+25 %): not the per-query cost below; no cause found.
     "rn50-v30-l4x1": "",
     "rn50-v": (
@@ -224,8 +232,11 @@ MLPERF_BERT_TRITON = (
     "655-1150 us on an A100 1g.10gb (v1.0-v2.1: 909, 1146, 655, 692 us) and 760-850 us on an A30 "
     "1g.6gb, i.e. 4-10x more on a slice with 1/7-1/4 of the GPU: part of Triton's per-query path "
     "runs on the instance (its input and output handling), which no source here times; the "
-    "points run `runtime: tensorrt` (host_per_request 0, fitted) and gpumux has no Triton term "
-    "(issue 33 item 2); the LWIS point of the same configuration carries the slice's own error")
+    "points run `runtime: tensorrt` (host_per_request 0, fitted) with no serving front end: the "
+    "harness calls Triton in-process (its C API), so `serving: triton-grpc` / `triton-shm` (a "
+    "client's protocol path, host time that does not grow on a slice) would not explain a cost "
+    "that scales with the instance; the LWIS point of the same configuration carries the "
+    "slice's own error")
 MLPERF_BERT_SLICE = (
     "batch-1 BERT-large at SQuAD's lengths (mean 178 tokens) is exact on the whole GPU (LWIS "
     "v1.1-v3.0, A100: -2.2 to +0.7 %) and 20-22 % fast on a 1g.10gb (v1.0: 30 %; A30 1g.6gb "

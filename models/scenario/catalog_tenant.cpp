@@ -119,6 +119,7 @@ void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DevicePro
     request.seq_len = chosen.seq_len;  // the length `kernels` are at (inspect)
   }
   CatalogWorkload built = build(chosen);
+  request.front_end_time = built.front_end_time;  // (inspect)
   if (!w.length_values.empty()) built.memory_per_request = largest_activations;
   w.kernels = std::move(built.kernels);
   KernelOrigins origin;

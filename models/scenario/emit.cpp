@@ -329,8 +329,14 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
             << number(*c->host.link_bandwidth) + "B/s";
       }
       optional_duration(out, "per_op", c->host.per_op);
+      optional_duration(out, "front_end_latency", c->host.front_end_latency);
+      if (c->host.front_end_bandwidth) {
+        out << YAML::Key << "front_end_bandwidth" << YAML::Value
+            << number(*c->host.front_end_bandwidth) + "B/s";
+      }
       out << YAML::EndMap;
     }
+    if (!c->serving.empty()) out << YAML::Key << "serving" << YAML::Value << c->serving;
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

@@ -102,10 +102,21 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
     const HostOverrides& user = w.catalog->host;
     const HostTerms host = request_host_terms(gpu, w.catalog->runtime, 0, 0, 0, user);
     row.host_request_ns = static_cast<double>(host.per_request);
-    row.copy_ns =
-        std::max(0.0, static_cast<double>(w.kernels.front().host_before) - row.host_request_ns);
+    row.front_end_ns = static_cast<double>(w.catalog->front_end_time);
+    row.serving = w.catalog->serving;
+    row.copy_ns = std::max(0.0, static_cast<double>(w.kernels.front().host_before) -
+                                    row.host_request_ns - row.front_end_ns);
     row.host_origin = "per_request " + host.per_request_origin + ", bytes " + host.bytes_origin +
                       ", link " + host.link_origin + ", per_op " + host.per_op_origin;
+    if (!row.serving.empty()) {
+      // Where the front end's two terms come from: kernel-families.yaml `serving:` or the user.
+      const auto origin = [&](const bool user) {
+        return user ? std::string("user") : "kernel-families serving." + row.serving;
+      };
+      row.host_origin += ", front_end " + row.serving + " (latency " +
+                         origin(user.front_end_latency.has_value()) + ", bandwidth " +
+                         origin(user.front_end_bandwidth.has_value()) + ")";
+    }
   }
   if (!modelled) {
     row.time_alone_origin = "none";

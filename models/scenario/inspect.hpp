@@ -47,6 +47,10 @@ struct InspectRow {
   double block_round_ns = 0;   ///< the profile's block_round_cost in its latency floors
   double host_request_ns = 0;  ///< host time per request: host_per_request of its runtime
   double copy_ns = 0;          ///< its input and output over the host link (pcie_bandwidth)
+  /// Its serving front end's time per request, T_fe = L_fe + payload / W_fe (host_time.hpp),
+  /// and the front end's name ("" = none).
+  double front_end_ns = 0;
+  std::string serving;
   /// Catalog tenants: where each host term came from, "per_request user, bytes catalog, link
   /// profile, per_op runtime" ("user" = the tenant's host: block); "" otherwise.
   std::string host_origin;

@@ -168,11 +168,13 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
 // `workload: {model: NAME, batch: N, seq_len: L, dtype: D, phase: P, steps: K, bus_bandwidth: B,
 // runtime: R, cuda_graph: BOOL}` (docs/workloads.md): the kernels are built by resolve_scenario()
 // from the catalog on the tenant's GPU model; the name is checked here.
-// `host: {per_request: D, input_bytes: S, output_bytes: S, link_bandwidth: B, per_op: D}`
-// (host_time.hpp): the user's measured host terms of a catalog request; at least one.
+// `host: {per_request: D, input_bytes: S, output_bytes: S, link_bandwidth: B, per_op: D,
+// front_end_latency: D, front_end_bandwidth: B}` (host_time.hpp): the user's measured host
+// terms of a catalog request; at least one.
 static HostOverrides host_overrides_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
-                      {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op"});
+                      {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op",
+                       "front_end_latency", "front_end_bandwidth"});
   HostOverrides h;
   if (const auto f = map.get("per_request")) h.per_request = duration_of(ctx, *f);
   if (const auto f = map.get("input_bytes")) h.input_bytes = static_cast<double>(size_of(ctx, *f));
@@ -187,10 +189,17 @@ static HostOverrides host_overrides_of(Context& ctx, const Field& field) {
     }
   }
   if (const auto f = map.get("per_op")) h.per_op = duration_of(ctx, *f);
+  if (const auto f = map.get("front_end_latency")) h.front_end_latency = duration_of(ctx, *f);
+  if (const auto f = map.get("front_end_bandwidth")) {
+    h.front_end_bandwidth = with_unit(ctx, *f, units::parse_bandwidth_bytes_per_s);
+    if (!(*h.front_end_bandwidth >= 1e6)) {
+      ctx.fail(*f, "must be at least 1MB/s, got " + text_of(ctx, *f));
+    }
+  }
   if (!h.any()) {
     ctx.fail(field,
              "give at least one of per_request, input_bytes, output_bytes, link_bandwidth, "
-             "per_op");
+             "per_op, front_end_latency, front_end_bandwidth");
   }
   return h;
 }
@@ -267,6 +276,40 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
   }
   if (const auto f = map.get("gradient_checkpointing")) c.gradient_checkpointing = bool_of(ctx, *f);
   if (const auto f = map.get("host")) c.host = host_overrides_of(ctx, *f);
+  if (const auto f = map.get("serving")) {
+    // The front end between the client and the runtime (host_time.hpp, T_fe).
+    const KernelFamilies& families = load_kernel_families();
+    const std::string name = non_empty_text(ctx, *f);
+    if (name != "none") {
+      if (families.serving_front_end(name) == nullptr) {
+        std::vector<std::string> names = families.serving_names();
+        names.emplace_back("none");
+        ctx.fail(*f, "unknown serving front end '" + name + "'" + hint(name, names) +
+                         "; use one of: " + join(names));
+      }
+      const std::string phase =
+          c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
+      if (phase != "inference") {
+        ctx.fail(*f,
+                 "a serving front end serves inference requests; this tenant's phase is " + phase);
+      }
+      c.serving = name;
+    }
+  }
+  if (c.serving.empty()) {
+    for (const char* key : {"front_end_latency", "front_end_bandwidth"}) {
+      if (const auto host = map.get("host")) {
+        const MapReader h(ctx, *host,
+                          {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op",
+                           "front_end_latency", "front_end_bandwidth"});
+        if (const auto f = h.get(key)) {
+          ctx.fail(*f, std::string(key) +
+                           " is a term of a serving front end: give workload.serving too "
+                           "(docs/workloads.md, \"Serving front end\")");
+        }
+      }
+    }
+  }
   return c;
 }
 

@@ -328,6 +328,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "memory_format",
                        "gradient_checkpointing",
                        "host",
+                       "serving",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
@@ -349,7 +350,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host"}) {
+          "memory_format", "gradient_checkpointing", "host", "serving"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -369,7 +370,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   } else {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host"}) {
+          "memory_format", "gradient_checkpointing", "host", "serving"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

@@ -231,12 +231,22 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
     // per-request time and the input and output over the host link, before the first kernel.
     // (host_time.hpp; a tenant's host: block replaces any term)
     const RequestIo io = request_io_bytes(*entry, batch, seq, dtype_bytes(dtype));
-    const HostTerms host =
-        request_host_terms(gpu, runtime->name, per_op_s, io.input, io.output, request.host);
+    ServingFrontEnd front_end;
+    if (!request.serving.empty()) {
+      const CatalogServing* serving = load_kernel_families().serving_front_end(request.serving);
+      if (serving == nullptr) {
+        fail_at(locate, path + ".serving", "unknown serving front end '" + request.serving + "'");
+      }
+      front_end = {serving->name, std::llround(serving->latency.value * 1e9),
+                   serving->bandwidth.value, serving->latency.provenance};
+    }
+    const HostTerms host = request_host_terms(gpu, runtime->name, per_op_s, io.input, io.output,
+                                              request.host, front_end);
     out.input_bytes = host.input_bytes;
     out.output_bytes = host.output_bytes;
     out.host_per_request = host.per_request;
     out.copy_time = host.copy_time;
+    out.front_end_time = host.front_end_time;
     out.kernels.front().host_before = host.before_first_kernel();
   }
   out.host_gap = host_gap_per_launch(ops, per_op_s, step.size(), cuda_graph);

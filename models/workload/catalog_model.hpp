@@ -302,6 +302,7 @@ struct CatalogWorkload {
   /// copy_time; training: 0 (the data loader is not modelled).
   Nanos host_per_request = 0;  ///< the profile's host_per_request of the runtime
   Nanos copy_time = 0;         ///< (input_bytes + output_bytes) / the profile's pcie_bandwidth
+  Nanos front_end_time = 0;    ///< T_fe of `serving:` (host_time.hpp); 0 without one
   double input_bytes = 0, output_bytes = 0;  ///< a request's H2D input and D2H output
   double host_ops = 0;                       ///< framework operators per request
   CatalogLayers layers;

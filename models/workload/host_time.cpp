@@ -8,7 +8,7 @@ namespace gpumux {
 
 HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtime,
                              double runtime_per_op_s, double input_bytes, double output_bytes,
-                             const HostOverrides& overrides) {
+                             const HostOverrides& overrides, const ServingFrontEnd& front_end) {
   HostTerms t;
   if (overrides.per_request) {
     t.per_request = *overrides.per_request;
@@ -28,6 +28,17 @@ HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtim
                     : 0;
   t.per_op_s = overrides.per_op ? static_cast<double>(*overrides.per_op) * 1e-9 : runtime_per_op_s;
   t.per_op_origin = overrides.per_op ? "user" : "runtime";
+  t.serving = front_end.name;
+  if (!front_end.name.empty()) {
+    // T_fe = L_fe + (B_in + B_out) / W_fe; W_fe = 0: the payload costs no front-end time.
+    t.front_end_latency = overrides.front_end_latency.value_or(front_end.latency);
+    t.front_end_latency_origin = overrides.front_end_latency ? "user" : "serving";
+    t.front_end_bandwidth = overrides.front_end_bandwidth.value_or(front_end.bandwidth);
+    t.front_end_bandwidth_origin = overrides.front_end_bandwidth ? "user" : "serving";
+    const double payload =
+        t.front_end_bandwidth > 0 ? (t.input_bytes + t.output_bytes) / t.front_end_bandwidth : 0;
+    t.front_end_time = t.front_end_latency + std::llround(payload * 1e9);
+  }
   return t;
 }
 

@@ -2,8 +2,9 @@
 // Host time of a catalog request: what the CPU and the host link spend around its kernels
 // (issue 33 item 2; docs/calibration.md, "The time-alone parameters"). The law:
 //
-//   host_before = T_req + (B_in + B_out) / W_link        (inference; training: 0)
-//   host_gap    = N_ops x t_op / K                       (0 under a CUDA graph)
+//   host_before = T_req + (B_in + B_out) / W_link + T_fe  (inference; training: 0)
+//   T_fe        = L_fe + (B_in + B_out) / W_fe            (0 without `serving:`)
+//   host_gap    = N_ops x t_op / K                        (0 under a CUDA graph)
 //
 // T_req is the profile's host_per_request of the runtime (fitted, `gpumux calibrate`), B_in and
 // B_out the request's input and output bytes (catalog_model.hpp request_io_bytes), W_link the
@@ -13,9 +14,17 @@
 // and the output copy are moved there: the request's latency and the GPU's idle time are the
 // same sums); host_gap paces each launch (models/run/launch.cpp).
 //
-// A tenant's `workload.host:` block (HostOverrides) replaces any of T_req, B_in, B_out, W_link
-// and t_op with the user's own measurement; a term it leaves out keeps the model's value.
-// Cost: O(1).
+// T_fe is the serving front end's time (`workload.serving:`, e.g. triton-grpc): what a client
+// of an inference server waits beyond the backend's own work. L_fe is its fixed time per request
+// (client send and receive, the protocol round trip, the server's request handling), W_fe the
+// rate at which it moves the request's payload through serialization and the socket (0 = the
+// payload costs no front-end time: system shared memory). Both come from kernel-families.yaml
+// `serving:` (fitted on calibration/fit/triton-frontend.csv by calibration/fit/triton_frontend.py).
+// Like T_req it is host time: it delays the request, it holds no GPU and no time slice.
+//
+// A tenant's `workload.host:` block (HostOverrides) replaces any of T_req, B_in, B_out, W_link,
+// t_op, L_fe and W_fe with the user's own measurement; a term it leaves out keeps the model's
+// value. Cost: O(1).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,41 +38,57 @@ struct DeviceProfile;
 /// `workload.host: {per_request, input_bytes, output_bytes, link_bandwidth, per_op}` of a
 /// catalog tenant: each given term replaces the model's (nullopt = the model's value).
 struct HostOverrides {
-  std::optional<Nanos> per_request;      ///< T_req, ns per request
-  std::optional<double> input_bytes;     ///< B_in, bytes host to device per request
-  std::optional<double> output_bytes;    ///< B_out, bytes device to host per request
-  std::optional<double> link_bandwidth;  ///< W_link, bytes/s per direction (> 0)
-  std::optional<Nanos> per_op;           ///< t_op, ns per framework operator
+  std::optional<Nanos> per_request;           ///< T_req, ns per request
+  std::optional<double> input_bytes;          ///< B_in, bytes host to device per request
+  std::optional<double> output_bytes;         ///< B_out, bytes device to host per request
+  std::optional<double> link_bandwidth;       ///< W_link, bytes/s per direction (> 0)
+  std::optional<Nanos> per_op;                ///< t_op, ns per framework operator
+  std::optional<Nanos> front_end_latency;     ///< L_fe, ns per request (needs `serving:`)
+  std::optional<double> front_end_bandwidth;  ///< W_fe, bytes/s (needs `serving:`; > 0)
   /// True when any term is given.
-  bool any() const {
-    return per_request || input_bytes || output_bytes || link_bandwidth || per_op;
-  }
+  bool any() const { return any_request_term() || per_op; }
   /// True when a term of the per-request host time (all but per_op) is given.
   bool any_request_term() const {
-    return per_request || input_bytes || output_bytes || link_bandwidth;
+    return per_request || input_bytes || output_bytes || link_bandwidth || front_end_latency ||
+           front_end_bandwidth;
   }
+};
+
+/// A serving front end between the client and the runtime (`workload.serving:`,
+/// kernel-families.yaml `serving:`): T_fe = latency + payload bytes / bandwidth.
+struct ServingFrontEnd {
+  std::string name;        ///< "triton-grpc", ...; "" = none (T_fe = 0)
+  Nanos latency = 0;       ///< L_fe, ns per request
+  double bandwidth = 0;    ///< W_fe, bytes/s; 0 = the payload costs no front-end time
+  std::string provenance;  ///< where L_fe and W_fe come from (kernel-families.yaml)
 };
 
 /// The host terms of one catalog request and where each came from.
 struct HostTerms {
-  Nanos per_request = 0;      ///< T_req
-  double input_bytes = 0;     ///< B_in
-  double output_bytes = 0;    ///< B_out
-  double link_bandwidth = 0;  ///< W_link, bytes/s; 0 = copies not modelled
-  Nanos copy_time = 0;        ///< (B_in + B_out) / W_link, rounded to ns
-  double per_op_s = 0;        ///< t_op, seconds
-  /// "user" when the tenant's host: block gave the term, else "profile" / "catalog" / "runtime".
+  Nanos per_request = 0;           ///< T_req
+  double input_bytes = 0;          ///< B_in
+  double output_bytes = 0;         ///< B_out
+  double link_bandwidth = 0;       ///< W_link, bytes/s; 0 = copies not modelled
+  Nanos copy_time = 0;             ///< (B_in + B_out) / W_link, rounded to ns
+  double per_op_s = 0;             ///< t_op, seconds
+  std::string serving;             ///< the front end's name; "" = none
+  Nanos front_end_latency = 0;     ///< L_fe
+  double front_end_bandwidth = 0;  ///< W_fe, bytes/s; 0 = payload free
+  Nanos front_end_time = 0;        ///< T_fe = L_fe + (B_in + B_out) / W_fe, rounded to ns
+  /// "user" when the tenant's host: block gave the term, else "profile" / "catalog" / "runtime"
+  /// / "serving" (kernel-families.yaml `serving:`).
   std::string per_request_origin, bytes_origin, link_origin, per_op_origin;
-  /// host_before = per_request + copy_time.
-  Nanos before_first_kernel() const { return per_request + copy_time; }
+  std::string front_end_latency_origin, front_end_bandwidth_origin;
+  /// host_before = per_request + copy_time + front_end_time.
+  Nanos before_first_kernel() const { return per_request + copy_time + front_end_time; }
 };
 
 /// The host terms of an inference request of `runtime` on `gpu` moving `input_bytes` and
-/// `output_bytes`, dispatched at `runtime_per_op_s` seconds per operator, with `overrides`
-/// applied. O(1).
+/// `output_bytes`, dispatched at `runtime_per_op_s` seconds per operator, served through
+/// `front_end` (name "" = none), with `overrides` applied. O(1).
 HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtime,
                              double runtime_per_op_s, double input_bytes, double output_bytes,
-                             const HostOverrides& overrides);
+                             const HostOverrides& overrides, const ServingFrontEnd& front_end = {});
 
 /// host_gap = ops x per_op_s / kernels, rounded to ns; 0 for a CUDA graph or no kernels.
 Nanos host_gap_per_launch(double ops, double per_op_s, std::size_t kernels, bool cuda_graph);

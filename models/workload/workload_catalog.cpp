@@ -205,13 +205,26 @@ std::vector<std::string> KernelFamilies::runtime_names() const {
   return out;
 }
 
+const CatalogServing* KernelFamilies::serving_front_end(const std::string& name) const {
+  for (const CatalogServing& f : serving) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> KernelFamilies::serving_names() const {
+  std::vector<std::string> out;
+  for (const CatalogServing& f : serving) out.push_back(f.name);
+  return out;
+}
+
 KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::string& source_name) {
   std::map<std::string, SourceLocation> locations;
   Context ctx(source_name, locations);
   const YAML::Node root = parse(yaml_text, source_name, "invalid YAML: ");
   const MapReader map(
       ctx, Field{root, "", root.Mark()},
-      {"gemm", "attention", "elementwise", "collective", "memory_latency", "runtimes"});
+      {"gemm", "attention", "elementwise", "collective", "memory_latency", "runtimes", "serving"});
   const auto count = [&](const Field& f) { return static_cast<double>(integer_of(ctx, f, 1)); };
   const auto number = [&](const Field& f) { return number_of(ctx, f); };
   const auto bytes = [&](const Field& f) { return static_cast<double>(size_of(ctx, f)); };
@@ -337,6 +350,42 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
                                                  r.attention_grid_source);
     }
     k.runtimes.push_back(std::move(r));
+  }
+  if (const auto serving = map.get("serving")) {
+    // `serving: {NAME: {latency: {value, fitted|source|assumption}, bandwidth: {...}}}`
+    // (host_time.hpp, T_fe); bandwidth absent = the payload costs no front-end time.
+    if (!serving->node.IsMap() || serving->node.size() == 0) {
+      ctx.fail(*serving, "expected a mapping of front ends (triton-grpc: {latency, bandwidth})");
+    }
+    for (auto it = serving->node.begin(); it != serving->node.end(); ++it) {
+      CatalogServing f;
+      f.name = it->first.Scalar();
+      if (f.name == "none") ctx.fail(*serving, "`none` is reserved (no front end)");
+      const Field field{it->second, child_path("serving", f.name), it->second.Mark()};
+      const MapReader fm(ctx, field, {"latency", "bandwidth"});
+      const auto term = [&](const std::string& key, auto convert) {
+        const MapReader p(ctx, fm.require(key), {"value", "source", "assumption", "fitted"});
+        const auto source = p.get("source");
+        const auto assumption = p.get("assumption");
+        const auto fitted = p.get("fitted");
+        if (static_cast<int>(static_cast<bool>(source)) +
+                static_cast<int>(static_cast<bool>(assumption)) +
+                static_cast<int>(static_cast<bool>(fitted)) !=
+            1) {
+          ctx.fail(p.self(), "give exactly one of source, assumption or fitted");
+        }
+        CatalogParameter c;
+        c.assumed = static_cast<bool>(assumption);
+        c.provenance = provenance_of(ctx, source ? *source : assumption ? *assumption : *fitted);
+        const Field value = p.require("value");
+        c.value = convert(value);
+        if (!(c.value > 0)) ctx.fail(value, "must be greater than zero");
+        return c;
+      };
+      f.latency = term("latency", seconds);
+      if (fm.get("bandwidth")) f.bandwidth = term("bandwidth", bandwidth);
+      k.serving.push_back(std::move(f));
+    }
   }
   k.source_path = source_name;
   return k;

@@ -92,6 +92,14 @@ struct CatalogRuntime {
   std::string attention_grid_source;      ///< empty when the key is absent
 };
 
+/// A serving front end of kernel-families.yaml (`serving.NAME`, `workload.serving: NAME`):
+/// T_fe = latency + (B_in + B_out) / bandwidth per request (host_time.hpp).
+struct CatalogServing {
+  std::string name;            ///< "triton-grpc", ...
+  CatalogParameter latency;    ///< seconds per request (> 0)
+  CatalogParameter bandwidth;  ///< bytes/s of payload; value 0 = the payload costs nothing
+};
+
 /// calibration/workloads/kernel-families.yaml: how kernels are implemented (assumptions about
 /// cuBLAS/cuDNN/CUTLASS, fused attention and PyTorch elementwise kernels; numbers in plain
 /// units) and the runtimes that launch them.
@@ -122,6 +130,7 @@ struct KernelFamilies {
   CatalogParameter collective_blocks;           ///< NCCL channels = blocks it holds
   CatalogParameter collective_threads;
   std::vector<CatalogRuntime> runtimes;  ///< in file order
+  std::vector<CatalogServing> serving;   ///< serving front ends, in file order
   /// Memory latency per device profile name; "default" for a profile not listed.
   std::map<std::string, MemoryLatency> memory_latency;
   std::string source_path;
@@ -131,6 +140,10 @@ struct KernelFamilies {
   const CatalogRuntime* runtime(const std::string& name) const;
   /// Names of the runtimes, in file order.
   std::vector<std::string> runtime_names() const;
+  /// The serving front end named `name`, or nullptr.
+  const CatalogServing* serving_front_end(const std::string& name) const;
+  /// Names of the serving front ends, in file order.
+  std::vector<std::string> serving_names() const;
 };
 
 /// Names of the catalog entries compiled into the binary, sorted (kernel-families excluded).

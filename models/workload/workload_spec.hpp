@@ -47,6 +47,11 @@ struct CatalogRequestSpec {
   /// `host: {per_request, input_bytes, output_bytes, link_bandwidth, per_op}`: the user's own
   /// measurement of the request's host terms, each replacing the model's (host_time.hpp).
   HostOverrides host;
+  /// `serving:` the front end a client's request goes through (kernel-families.yaml `serving:`,
+  /// e.g. triton-grpc); "" = none (`serving: none`): the client calls the runtime in-process.
+  std::string serving;
+  /// Resolved (resolve_scenario): T_fe of the request `kernels` are at (host_time.hpp), ns.
+  Nanos front_end_time = 0;
   SourceLocation where;  ///< the `model:` key
 };
 

@@ -1,8 +1,12 @@
 // Host time of a catalog request (models/workload/host_time.hpp) and the tenant's `host:` block:
 // the law in closed form, each override replacing exactly its term, the block's errors, and the
-// emit -> load round trip.
+// emit -> load round trip. A serving front end (`workload.serving:`): T_fe = L_fe + (B_in +
+// B_out) / W_fe, host time before the request's first kernel: the law, the user's overrides, the
+// kernel-families table, a request's latency moving by exactly T_fe, errors, round trip.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "models/app/application.hpp"
@@ -175,7 +179,9 @@ TEST(HostTime, BlockErrorsNameTheKey) {
 TEST(HostTime, BlockRoundTripsThroughEmit) {
   const Scenario s = load_scenario_text(
       scenario_text("      model: resnet50\n      host: {per_request: 1.25ms, input_bytes: "
-                    "602112B, output_bytes: 4KB, link_bandwidth: 12.5GB/s, per_op: 3us}\n"),
+                    "602112B, output_bytes: 4KB, link_bandwidth: 12.5GB/s, per_op: 3us, "
+                    "front_end_latency: 250us, front_end_bandwidth: 2.5GB/s}\n"
+                    "      serving: triton-grpc\n"),
       "x.yaml");
   const std::string yaml = emit_scenario_yaml(s);
   const Scenario again = load_scenario_text(yaml, "again.yaml");
@@ -187,7 +193,155 @@ TEST(HostTime, BlockRoundTripsThroughEmit) {
   EXPECT_EQ(b.output_bytes, 4000.0);
   EXPECT_EQ(b.link_bandwidth, a.link_bandwidth);
   EXPECT_EQ(b.per_op, a.per_op);
+  EXPECT_EQ(b.front_end_latency, 250'000);
+  EXPECT_EQ(b.front_end_bandwidth, 2.5e9);
+  EXPECT_EQ(again.tenants.front().workload.catalog->serving, "triton-grpc");
   EXPECT_EQ(emit_scenario_yaml(again), yaml);  // a fixed point
+}
+
+TEST(ServingFrontEnd, LawInClosedForm) {
+  DeviceProfile gpu = load_device_profile("a100-80gb");
+  gpu.host_per_request["tensorrt"] = 40'000;
+  gpu.pcie_bandwidth = 20e9;
+  const ServingFrontEnd grpc{"grpc-like", 500'000, 2e9, "test"};
+  // T_fe = 500 us + (3 + 1) MB / 2 GB/s = 2.5 ms, beside T_req and the copies.
+  const HostTerms t = request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, HostOverrides{}, grpc);
+  EXPECT_EQ(t.serving, "grpc-like");
+  EXPECT_EQ(t.front_end_time, 2'500'000);
+  EXPECT_EQ(t.copy_time, 200'000);
+  EXPECT_EQ(t.before_first_kernel(), 40'000 + 200'000 + 2'500'000);
+  EXPECT_EQ(t.front_end_latency_origin, "serving");
+  EXPECT_EQ(t.front_end_bandwidth_origin, "serving");
+  // Bandwidth 0: the payload is free (shared memory), the latency stays.
+  const HostTerms shm = request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, HostOverrides{},
+                                           ServingFrontEnd{"shm-like", 200'000, 0, "test"});
+  EXPECT_EQ(shm.front_end_time, 200'000);
+  // No front end: no term, whatever the bytes.
+  const HostTerms none = request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, HostOverrides{});
+  EXPECT_EQ(none.front_end_time, 0);
+  EXPECT_EQ(none.before_first_kernel(), 240'000);
+  // The user's terms replace the front end's, each its own; the user's bytes are the payload.
+  HostOverrides user;
+  user.front_end_bandwidth = 1e9;
+  user.input_bytes = 1e6;
+  const HostTerms mine = request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, user, grpc);
+  EXPECT_EQ(mine.front_end_time, 500'000 + 2'000'000);  // (1 + 1) MB at 1 GB/s
+  EXPECT_EQ(mine.front_end_latency_origin, "serving");
+  EXPECT_EQ(mine.front_end_bandwidth_origin, "user");
+  user.front_end_latency = 0;
+  EXPECT_EQ(request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, user, grpc).front_end_time, 2'000'000);
+}
+
+// Property: over random payloads and laws, T_fe is affine in the payload with slope 1 / W_fe.
+TEST(ServingFrontEnd, AffineInThePayload) {
+  const DeviceProfile gpu = load_device_profile("a100-80gb");
+  std::uint64_t state = 12345;
+  const auto uniform = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (int i = 0; i < 200; ++i) {
+    const ServingFrontEnd f{"f", static_cast<Nanos>(uniform() * 5e6), 1e8 + uniform() * 1e10, ""};
+    const double in = uniform() * 1e8, out = uniform() * 1e6;
+    const HostTerms t = request_host_terms(gpu, "tensorrt", 0, in, out, HostOverrides{}, f);
+    const double expected = static_cast<double>(f.latency) + (in + out) / f.bandwidth * 1e9;
+    EXPECT_NEAR(static_cast<double>(t.front_end_time), expected, 0.5 + 1e-12 * expected) << i;
+  }
+}
+
+// The shipped table: every front end has a latency and a provenance; triton-grpc pays for its
+// payload, triton-shm does not.
+TEST(ServingFrontEnd, KernelFamiliesTable) {
+  const KernelFamilies& k = load_kernel_families();
+  const CatalogServing* grpc = k.serving_front_end("triton-grpc");
+  const CatalogServing* shm = k.serving_front_end("triton-shm");
+  ASSERT_NE(grpc, nullptr);
+  ASSERT_NE(shm, nullptr);
+  EXPECT_GT(grpc->latency.value, 0);
+  EXPECT_GT(grpc->bandwidth.value, 0);
+  EXPECT_FALSE(grpc->latency.provenance.empty());
+  EXPECT_GT(shm->latency.value, 0);
+  EXPECT_EQ(shm->bandwidth.value, 0);
+  EXPECT_EQ(k.serving_front_end("none"), nullptr);
+}
+
+// A bad `serving:` entry in kernel-families.yaml names its key (the shipped file with one
+// front end replaced).
+TEST(ServingFrontEnd, TableErrorsNameTheKey) {
+  std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
+  ASSERT_TRUE(in) << "kernel-families.yaml";
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string shipped = text.str();
+  const std::size_t at = shipped.find("\nserving:\n");
+  ASSERT_NE(at, std::string::npos);
+  const auto error = [&](const std::string& serving_block) {
+    try {
+      (void)parse_kernel_families(shipped.substr(0, at) + "\nserving:\n" + serving_block,
+                                  "families.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error("  x:\n    latency: {value: 1ms, fitted: here}\n"), "(no error)");
+  EXPECT_CONTAINS(error("  x:\n    latency: {value: 1ms}\n"), "serving.x.latency");
+  EXPECT_CONTAINS(error("  x:\n    latency: {value: 1ms}\n"), "exactly one of source");
+  EXPECT_CONTAINS(error("  x:\n    latency: {value: 0ms, source: s}\n"), "greater than zero");
+  EXPECT_CONTAINS(error("  x:\n    bandwidth: {value: 1GB/s, source: s}\n"), "latency");
+  EXPECT_CONTAINS(error("  none:\n    latency: {value: 1ms, source: s}\n"), "reserved");
+  EXPECT_CONTAINS(error("  x:\n    latency: {value: 1ms, source: s}\n    delay: 1\n"), "delay");
+}
+
+// A request through a front end waits T_fe more, exactly, and every kernel is unchanged: the
+// front end is host time before the first kernel.
+TEST(ServingFrontEnd, LatencyMovesByTheFrontEndTime) {
+  const std::string base = "      model: resnet50\n      batch: 4\n";
+  const ResolvedScenario plain = resolved(base);
+  const ResolvedScenario served = resolved(base + "      serving: triton-grpc\n");
+  const WorkloadSpec& p = plain.scenario.tenants.front().workload;
+  const WorkloadSpec& s = served.scenario.tenants.front().workload;
+  ASSERT_EQ(p.kernels.size(), s.kernels.size());
+  const CatalogServing& grpc = *load_kernel_families().serving_front_end("triton-grpc");
+  const Nanos t_fe = s.catalog->front_end_time;
+  EXPECT_GT(t_fe, std::llround(grpc.latency.value * 1e9));  // the payload costs time too
+  EXPECT_EQ(s.kernels.front().host_before - p.kernels.front().host_before, t_fe);
+  for (std::size_t i = 1; i < s.kernels.size(); ++i) {
+    EXPECT_EQ(s.kernels[i].host_before, p.kernels[i].host_before) << i;
+    EXPECT_EQ(s.kernels[i].duration.value, p.kernels[i].duration.value) << i;
+  }
+  // `serving: none` is no front end.
+  EXPECT_EQ(resolved(base + "      serving: none\n")
+                .scenario.tenants.front()
+                .workload.kernels.front()
+                .host_before,
+            p.kernels.front().host_before);
+  // The user's latency and bandwidth replace the table's: 1 ms + payload / 1 GB/s.
+  const ResolvedScenario mine =
+      resolved(base +
+               "      serving: triton-grpc\n      host: {front_end_latency: 1ms, "
+               "front_end_bandwidth: 1GB/s, input_bytes: 2MB, output_bytes: 0B}\n");
+  EXPECT_EQ(mine.scenario.tenants.front().workload.catalog->front_end_time, 3'000'000);
+}
+
+TEST(ServingFrontEnd, ErrorsNameTheKey) {
+  const std::string m = "      model: resnet50\n";
+  EXPECT_CONTAINS(error_of(m + "      serving: triton-grcp\n"),
+                  "unknown serving front end 'triton-grcp'");
+  EXPECT_CONTAINS(error_of(m + "      serving: triton-grcp\n"), "triton-grpc");
+  EXPECT_CONTAINS(error_of(m + "      serving: triton-grcp\n"), ":13");
+  EXPECT_CONTAINS(error_of(m + "      serving: triton-grpc\n      phase: training\n"),
+                  "serves inference requests");
+  EXPECT_CONTAINS(error_of(m + "      host: {front_end_latency: 1ms}\n"), "give workload.serving");
+  EXPECT_CONTAINS(
+      error_of(m + "      serving: triton-grpc\n      host: {front_end_latency: -1ms}\n"),
+      "host.front_end_latency");
+  EXPECT_CONTAINS(
+      error_of(m + "      serving: triton-grpc\n      host: {front_end_bandwidth: 0B/s}\n"),
+      "at least 1MB/s");
+  EXPECT_CONTAINS(error_of("      request: {kernels: [{name: k, duration: 1ms}]}\n"
+                           "      serving: triton-grpc\n"),
+                  "belongs to a catalog workload");
 }
 
 }  // namespace

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Fits the serving front ends of kernel-families.yaml `serving:` (`workload.serving:`;
+models/workload/host_time.hpp has the law) to the calibration set
+calibration/fit/triton-frontend.csv, with leave-one-source-out cross-validation, and judges it.
+
+The law: a request served through a front end waits, beyond the backend's work,
+    T_fe = L + (B_in + B_out) / W
+(host time: it holds no GPU). L (seconds) and c = 1/W (seconds per byte) are the free
+parameters of each front end; B_in + B_out is the request's payload as gpumux computes it.
+
+Each point's front-end time is its measured client latency minus its backend time:
+* where the source publishes the server's compute time of the same run (`backend_ms`, Triton's
+  "Server Compute Infer"), that time: the front end is measured, not modelled;
+* else gpumux's latency of the same request without a front end (closed loop, one in flight,
+  the profiles' time-alone terms as shipped), as `gpumux calibrate` fits host_per_request.
+The payload of a point is what the binary moves: the run with `serving:` and the front end set
+to L = 0, W = 1 GB/s (host: front_end_latency, front_end_bandwidth) minus the run without, at
+1 GB/s, is B_in + B_out in bytes. L and c minimise the mean squared relative error of the
+point's total latency (weighted least squares, both >= 0; a front end whose points all move
+the same payload, or none, fits L alone). Out of sample: each source's points are predicted with
+the front end fitted on its other sources alone.
+
+    /usr/bin/python3 calibration/fit/triton_frontend.py [--gpumux build/gpumux]
+        [--report calibration/fit/TRITON-FRONTEND.md] [--check]
+
+--check: exit 1 unless kernel-families.yaml's `serving:` values are this fit's (as written:
+latency in whole us, bandwidth to 3 significant digits in MB/s).
+"""
+import argparse
+import csv
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "calibration" / "fit" / "triton-frontend.csv"
+FAMILIES = ROOT / "calibration" / "workloads" / "kernel-families.yaml"
+UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+PROBE_BANDWIDTH = 1e9  # bytes/s of the payload probe
+# Front ends without a payload term (L alone): with system shared memory the client and the
+# server map the same buffers, so the tensors are neither serialized nor sent (Triton docs,
+# protocol extension "shared-memory"); only the request's control message crosses the protocol.
+PAYLOAD_FREE = {"triton-shm"}
+
+
+def points() -> list:
+    with DATA.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["target_ms"] = float(r["value"]) * UNIT_MS[r["unit"]]
+    return rows
+
+
+def latency_ms(gpumux: str, point: dict, tmp: Path, serving: dict | None) -> float:
+    """gpumux's mean latency of the point's request alone, one in flight."""
+    workload = {"model": point["model"], "batch": int(point["batch"]), "phase": "inference",
+                "dtype": point["dtype"], "runtime": point["runtime"],
+                "arrivals": {"process": "closed", "concurrency": 1, "think": "1ms"}}
+    if point["seq_len"]:
+        workload["seq_len"] = int(point["seq_len"])
+    if serving:
+        workload.update(serving)
+    scen = {"name": "triton-fit", "seed": 1, "duration": "2s", "warmup": "0s",
+            "gpus": [{"name": "gpu0", "model": point["profile"], "sharing": {"mode": "exclusive"}}],
+            "tenants": [{"name": "t", "device": "gpu0", "workload": workload}]}
+    path = tmp / f"{point['id']}.yaml"
+    path.write_text(yaml.safe_dump(scen, sort_keys=False))
+    out = subprocess.run([gpumux, "run", str(path), "--json", "-q"], capture_output=True,
+                         text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{point['id']}: gpumux exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)["tenants"]["t"]["latency_ns"]["mean"] / 1e6
+
+
+def measure(gpumux: str, rows: list, tmp: Path) -> None:
+    """Adds to each point: front_end_ms (measured minus backend), payload_bytes, backend_ms."""
+    for r in rows:
+        alone = latency_ms(gpumux, r, tmp, None)
+        probe = latency_ms(gpumux, r, tmp, {
+            "serving": r["serving"],
+            "host": {"front_end_latency": "0ns", "front_end_bandwidth": "1GB/s"}})
+        r["payload_bytes"] = (probe - alone) * 1e-3 * PROBE_BANDWIDTH
+        r["backend_source"] = "published" if r["backend_ms"] else "gpumux"
+        r["backend_ms"] = float(r["backend_ms"]) if r["backend_ms"] else alone
+        r["front_end_ms"] = r["target_ms"] - r["backend_ms"]
+
+
+def fit(rows: list, payload_free: bool = False) -> tuple[float, float]:
+    """(L in ms, c in ms per byte) >= 0 minimising sum ((backend + L + c B - y) / y)^2; c = 0
+    when `payload_free`."""
+    w = [1 / r["target_ms"] ** 2 for r in rows]
+    y = [r["front_end_ms"] for r in rows]
+    x = [r["payload_bytes"] for r in rows]
+    sw = sum(w)
+    mean_only = sum(wi * yi for wi, yi in zip(w, y)) / sw
+    mx = sum(wi * xi for wi, xi in zip(w, x)) / sw
+    sxx = sum(wi * (xi - mx) ** 2 for wi, xi in zip(w, x))
+    if payload_free or sxx <= 1e-9 * max(1.0, mx * mx * sw):
+        return max(0.0, mean_only), 0.0
+    my = mean_only
+    c = sum(wi * (xi - mx) * (yi - my) for wi, xi, yi in zip(w, x, y)) / sxx
+    latency = my - c * mx
+    if c < 0:
+        return max(0.0, my), 0.0
+    if latency < 0:  # L = 0: c alone through the origin
+        c = sum(wi * xi * yi for wi, xi, yi in zip(w, x, y)) / sum(wi * xi * xi for wi, xi in zip(w, x))
+        return 0.0, max(0.0, c)
+    return latency, c
+
+
+def predicted(r: dict, law: tuple[float, float]) -> float:
+    return r["backend_ms"] + law[0] + law[1] * r["payload_bytes"]
+
+
+def yaml_values(law: tuple[float, float]) -> tuple[str, str | None]:
+    """The law as kernel-families.yaml writes it: latency in whole us, bandwidth in MB/s (3
+    significant digits), None when the payload is free."""
+    latency = f"{round(law[0] * 1e3)}us"
+    if law[1] <= 0:
+        return latency, None
+    mb_per_s = 1e3 / law[1] / 1e6  # ms per byte -> bytes/s -> MB/s
+    return latency, f"{float(f'{mb_per_s:.3g}'):g}MB/s"
+
+
+def shipped(name: str) -> tuple[str | None, str | None]:
+    entry = (yaml.safe_load(FAMILIES.read_text()).get("serving") or {}).get(name) or {}
+    latency = (entry.get("latency") or {}).get("value")
+    bandwidth = (entry.get("bandwidth") or {}).get("value")
+    return latency, bandwidth
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpumux", default=str(ROOT / "build" / "gpumux"))
+    ap.add_argument("--report", default=str(ROOT / "calibration" / "fit" / "TRITON-FRONTEND.md"))
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args(argv)
+    rows = points()
+    with tempfile.TemporaryDirectory() as td:
+        measure(args.gpumux, rows, Path(td))
+    lines = ["# Serving front ends: the fit", "",
+             "Generated by `calibration/fit/triton_frontend.py` (models/workload/host_time.hpp "
+             "has the law, T_fe = L + (B_in + B_out) / W) from `calibration/fit/triton-frontend.csv` "
+             "(sources in SOURCE.md). Per front end, L and W minimise the mean squared relative "
+             "error of the points' total latency; out of sample, each source's points are "
+             "predicted with the front end fitted on its other sources alone. A point's backend "
+             "time is the source's own Server Compute Infer where it publishes one, else gpumux's "
+             "latency without a front end.", ""]
+    mismatched = []
+    summary = []
+    for name in sorted({r["serving"] for r in rows}):
+        chosen = [r for r in rows if r["serving"] == name]
+        free = name in PAYLOAD_FREE
+        law = fit(chosen, free)
+        sources = sorted({r["source"] for r in chosen})
+        folds = {s: fit([r for r in chosen if r["source"] != s], free) for s in sources}
+        latency, bandwidth = yaml_values(law)
+        lines += [f"## `{name}`", "",
+                  f"**L = {latency}, W = {bandwidth or 'none (payload free)'}** (folds: "
+                  + ", ".join(f"without `{s}` L = {yaml_values(folds[s])[0]}, W = "
+                              f"{yaml_values(folds[s])[1] or 'none'}" for s in sources) + ")", "",
+                  "| point | source | measured | backend | payload | front end measured | "
+                  "in sample | out of sample |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        err_in, err_out, err_none = [], [], []
+        for r in chosen:
+            t = r["target_ms"]
+            i, o = predicted(r, law), predicted(r, folds[r["source"]])
+            err_in.append(abs(i / t - 1))
+            err_out.append(abs(o / t - 1))
+            err_none.append(abs(r["backend_ms"] / t - 1))
+            lines.append(f"| `{r['id']}` | `{r['source']}` | {t:.4g} ms | {r['backend_ms']:.4g} ms "
+                         f"({r['backend_source']}) | {r['payload_bytes'] / 1e6:.3g} MB | "
+                         f"{r['front_end_ms']:.3g} ms | {i:.4g} ms ({100 * (i / t - 1):+.1f} %) | "
+                         f"{o:.4g} ms ({100 * (o / t - 1):+.1f} %) |")
+        text = (f"`{name}`: median |error| over {len(chosen)} points: without a front end "
+                f"{100 * statistics.median(err_none):.1f} %, in sample "
+                f"{100 * statistics.median(err_in):.1f} %, out of sample "
+                f"{100 * statistics.median(err_out):.1f} %.")
+        lines += ["", text, ""]
+        summary.append(text)
+        if (latency, bandwidth) != shipped(name):
+            mismatched.append(f"{name}: fit L = {latency}, W = {bandwidth}; "
+                              f"kernel-families.yaml {shipped(name)}")
+    if not args.check:
+        Path(args.report).write_text("\n".join(lines))
+    print("\n".join(summary))
+    if mismatched:
+        print("kernel-families.yaml `serving:` is not this fit:\n  " + "\n  ".join(mismatched))
+        return 1 if args.check else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
