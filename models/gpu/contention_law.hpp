@@ -113,9 +113,13 @@
 //        1 / sigma = (1 - tau) ceil(G / floor(h)) / ceil(G / S_gpu)
 //                  +      tau  ceil(B / floor(h)) / ceil(B / S_gpu)
 //    (each term below one SM as above, with B for G in the second). E.g. BERT-large's FFN-down
-//    GEMM at batch 1 (24 blocks of 128 x 128, two resident per SM, tau ~ 0.9) on the 14-SM
-//    1g.10gb: rounds say 1 (12 SM-loads fit 14 SMs), but 10 SMs run two blocks that share
-//    their throughput, so 1 / sigma = 0.1 + 0.9 x 2 = 1.9. tau = 0 is the rounds law exactly;
+//    GEMM at batch 1, seq 384, int8 (24 blocks of 128 x 128, two resident per SM, tau = 0.98
+//    on the A100) on the 14-SM 1g.10gb: rounds say 1 (12 SM-loads fit 14 SMs), but 10 SMs run
+//    two blocks that share their throughput, so 1 / sigma = 0.02 + 0.98 x 2 = 1.98, the
+//    catalog's own critical path on 14 SMs (tests/unit/test_catalog_timing.cpp). Source for
+//    the sharing: the warps of every resident block issue through the SM's four sub-partitions,
+//    one Tensor Core each (NVIDIA A100 Tensor Core GPU Architecture whitepaper, "A100 SM
+//    Architecture"). tau = 0 is the rounds law exactly;
 //    alone on the whole GPU (h = S_gpu) sigma = 1 for every tau; with r = 1 (G = B) tau
 //    changes nothing.
 //    s is the per-SM HBM ceiling (DeviceGeometry::sm_bandwidth: one SM's bandwidth as a fraction
@@ -513,8 +517,8 @@ inline double co_resident_bound(double f, double m, double c, double l2_factor, 
 /// compute phase on any number of SMs, min over h of h / sigma(h): f S_gpu (fluid), and with
 /// whole waves G / ceil(G / S_gpu) (h ceil(G / h) >= G); with throughput-shared rounds (tau > 0)
 /// at least (1 - tau) G / ceil(G / S_gpu) + tau B / ceil(B / S_gpu) (each term's bound).
-inline double min_sms_per_compute(double f, double grid, const DeviceGeometry& g,
-                                  double blocks = 0, double tau = 0) {
+inline double min_sms_per_compute(double f, double grid, const DeviceGeometry& g, double blocks = 0,
+                                  double tau = 0) {
   const double fluid = f * g.gpu_sms;
   if (!(grid > 0) || !g.discrete_waves) return fluid;
   const double rounds = grid / std::ceil(grid / g.gpu_sms - 1e-9);
@@ -585,8 +589,12 @@ struct SoloKey {
 /// grid G, whatever their blocks.)
 inline SoloKey solo_key(const KernelRun& k) {
   const bool shared = k.throughput_share > 0;
-  return SoloKey{k.sm_fraction, k.memory_bound,           k.busy_share,
-                 k.working_set, k.grid,                   shared ? k.blocks : 0.0,
+  return SoloKey{k.sm_fraction,
+                 k.memory_bound,
+                 k.busy_share,
+                 k.working_set,
+                 k.grid,
+                 shared ? k.blocks : 0.0,
                  shared ? k.throughput_share : 0.0};
 }
 

@@ -176,8 +176,8 @@ struct GemmChoice {
   double t_latency = 0;  ///< seconds of the busiest SM's critical path (>= t_compute)
   /// The critical path's per-block share tau (KernelSpec::sm_throughput_share), in [0, 1].
   double throughput_share = 0;
-  double t_memory = 0;   ///< seconds of its HBM traffic (operands, output or split partials)
-  double t_reduce = 0;   ///< seconds of the split-K reduction kernel (0 without split)
+  double t_memory = 0;  ///< seconds of its HBM traffic (operands, output or split partials)
+  double t_reduce = 0;  ///< seconds of the split-K reduction kernel (0 without split)
   std::int64_t reduce_blocks = 0;  ///< blocks of the reduction kernel
   /// The predicted time the selection minimises: max(t_latency, t_memory), plus, with split-K,
   /// the reduction kernel's launch (the profile's launch_overhead) and t_reduce.

@@ -107,6 +107,13 @@ double critical_path(std::int64_t per_sm, int resident, const BlockPath& path) {
 // chord of the convex max() over one round's residency; L = round(1) - C), so the busiest SM
 // takes T(n) = ceil(n / r) L + n C and tau = n C / T(n). With one block per round (r = 1)
 // every round is one block: tau = 1 (the law then counts blocks, which equal its rounds).
+// Why per block: the warps of every block resident on an SM issue through the same four
+// sub-partitions, one Tensor Core each (source: NVIDIA A100 Tensor Core GPU Architecture
+// whitepaper, "A100 SM Architecture", images.nvidia.com/aem-dam/en-zz/Solutions/data-center/
+// nvidia-ampere-architecture-whitepaper.pdf; CUDA C++ Programming Guide, "Hardware
+// Multithreading", docs.nvidia.com/cuda/cuda-c-programming-guide/#hardware-multithreading), so
+// b blocks' work takes b times one block's: the b x block_compute of round_time, which the
+// device physics must also count when a slice puts more blocks on each SM than the whole GPU.
 double throughput_share(std::int64_t per_sm, int resident, const BlockPath& path) {
   if (per_sm <= 0) return 0;
   const std::int64_t r = std::max(1, resident);
@@ -177,7 +184,7 @@ Reduction split_k_reduction(double outputs, int split, double element_bytes,
   r.t_memory =
       outputs * (4.0 * split + element_bytes) / grid_bandwidth(bandwidth, r.blocks, sms, gpu);
   const Floor floor = elementwise_floor(r.blocks, r.blocks_per_sm, sms, 0,
-                                       families.latency(gpu.name), block_round_seconds(gpu));
+                                        families.latency(gpu.name), block_round_seconds(gpu));
   r.t_floor = floor.seconds;
   r.throughput_share = floor.throughput_share;
   return r;
@@ -433,7 +440,7 @@ KernelTiming elementwise_timing(const LayerWork& layer, const KernelFamilies& fa
   const double block_compute =
       layer.flops / static_cast<double>(t.blocks) / (gpu.compute.fp32 / sms);
   const Floor floor = elementwise_floor(t.blocks, t.bps, sms, block_compute,
-                                       families.latency(gpu.name), block_round_seconds(gpu));
+                                        families.latency(gpu.name), block_round_seconds(gpu));
   t.busy = std::max(t_compute, floor.seconds);
   t.throughput_share = t_compute >= floor.seconds ? 1.0 : floor.throughput_share;
   t.memory = layer.bytes / grid_bandwidth(hbm_bandwidth(gpu), t.blocks, sms, gpu);

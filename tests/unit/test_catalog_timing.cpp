@@ -293,26 +293,23 @@ TEST(CatalogRoofline, TheLawsSliceTimeIsTheCriticalPathOnTheSlicesSms) {
   slice.gpu_sms = gpu.sms;
   slice.sms = 14;
   slice.discrete_waves = true;
-  for (const auto& [n, k] : std::vector<std::pair<int, int>>{
-           {3072, 1024}, {1024, 1024}, {4096, 1024}, {1024, 4096}}) {
+  for (const auto& [n, k] :
+       std::vector<std::pair<int, int>>{{3072, 1024}, {1024, 1024}, {4096, 1024}, {1024, 4096}}) {
     LayerWork w = gemm(384, n, k, 1);
     w.element_bytes = 1;
     const GemmChoice whole = choose_gemm(w, one_tile, gpu, peak);
     const GemmChoice on14 = choose_gemm(w, one_tile, gpu, peak, 14);
     ASSERT_EQ(whole.blocks_per_sm, 2);
-    ASSERT_LE(whole.blocks, gpu.sms);  // one block per SM alone
+    ASSERT_LE(whole.blocks, gpu.sms);                         // one block per SM alone
     EXPECT_GT(whole.throughput_share, 0.5) << n << "x" << k;  // tensor work dominates
     EXPECT_LE(whole.throughput_share, 1.0);
     const double grid = static_cast<double>(whole.blocks) / whole.blocks_per_sm;
     const double f = std::min(1.0, static_cast<double>(whole.blocks) / gpu.sms);
-    const double sigma = contention::compute_speed(f, grid, 14, slice,
-                                                   static_cast<double>(whole.blocks),
-                                                   whole.throughput_share);
-    EXPECT_NEAR(whole.t_latency / sigma, on14.t_latency, 1e-9 * on14.t_latency)
-        << n << "x" << k;
+    const double sigma = contention::compute_speed(
+        f, grid, 14, slice, static_cast<double>(whole.blocks), whole.throughput_share);
+    EXPECT_NEAR(whole.t_latency / sigma, on14.t_latency, 1e-9 * on14.t_latency) << n << "x" << k;
     // The rounds law alone (tau = 0) is short of it: the two resident blocks share the SM.
-    EXPECT_LT(whole.t_latency / contention::compute_speed(f, grid, 14, slice),
-              0.8 * on14.t_latency)
+    EXPECT_LT(whole.t_latency / contention::compute_speed(f, grid, 14, slice), 0.8 * on14.t_latency)
         << n << "x" << k;
   }
 }

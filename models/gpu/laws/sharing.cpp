@@ -111,8 +111,8 @@ double co_resident_bound(const KernelRun& k, const SharingState& s) {
     }
   }
   return contention::co_resident_bound(k.sm_fraction, k.memory_bound, k.busy_share, k.l2_factor,
-                                       whole, std::max(0.0, compute), memory, g, k.grid,
-                                       k.blocks, k.throughput_share);
+                                       whole, std::max(0.0, compute), memory, g, k.grid, k.blocks,
+                                       k.throughput_share);
 }
 
 double bound_on_held(const KernelRun& k, const DeviceGeometry& g) {
