@@ -102,6 +102,26 @@
 //        sigma = h ceil(G / S_gpu) / ceil(G)),
 //    e.g. 132 blocks, one per SM, on a 60-SM 3g.40gb: 3 waves, sigma = 1/3, and on a 64-SM
 //    4g.40gb also 3. Without a grid (or under "fluid") the fluid sigma above.
+//    Throughput-shared rounds (a kernel with a throughput share tau > 0, KernelRun::
+//    throughput_share: the catalog's kernels). A round of b resident blocks on one SM does not
+//    take the time of one block: the blocks share the SM's issue slots (tensor and CUDA cores)
+//    and its L2 port, so the busiest SM's critical path is affine in its blocks,
+//        T(n) = ceil(n / r) L + n C,   n = ceil(B / h) blocks on the busiest of h SMs,
+//    r resident per SM, L the per-round latency (fill, memory latencies, drain) and C one
+//    block's throughput time (catalog_model.hpp, "Latency floor"). With tau = n_S C / T(n_S)
+//    its share alone (n_S = ceil(B / S_gpu)) and ceil(n / r) ~ ceil(G / h):
+//        1 / sigma = (1 - tau) ceil(G / floor(h)) / ceil(G / S_gpu)
+//                  +      tau  ceil(B / floor(h)) / ceil(B / S_gpu)
+//    (each term below one SM as above, with B for G in the second). E.g. BERT-large's FFN-down
+//    GEMM at batch 1, seq 384, int8 (24 blocks of 128 x 128, two resident per SM, tau = 0.98
+//    on the A100) on the 14-SM 1g.10gb: rounds say 1 (12 SM-loads fit 14 SMs), but 10 SMs run
+//    two blocks that share their throughput, so 1 / sigma = 0.02 + 0.98 x 2 = 1.98, the
+//    catalog's own critical path on 14 SMs (tests/unit/test_catalog_timing.cpp). Source for
+//    the sharing: the warps of every resident block issue through the SM's four sub-partitions,
+//    one Tensor Core each (NVIDIA A100 Tensor Core GPU Architecture whitepaper, "A100 SM
+//    Architecture"). tau = 0 is the rounds law exactly;
+//    alone on the whole GPU (h = S_gpu) sigma = 1 for every tau; with r = 1 (G = B) tau
+//    changes nothing.
 //    s is the per-SM HBM ceiling (DeviceGeometry::sm_bandwidth: one SM's bandwidth as a fraction
 //    of the whole GPU's; 0 = none, then u = 1 and beta = min(1, B_dev)): every byte a kernel
 //    moves passes through the L1/L2 port of the SM that asked for it, so its HBM throughput is at
@@ -409,17 +429,30 @@ inline double memory_speed(double f, double held_sms, const DeviceGeometry& g) {
   return sm_port_limit(std::min(1.0, g.bandwidth), held_sms, g.sm_bandwidth) / hbm_draw(f, g);
 }
 
+/// Law 2, whole waves: the speed of a compute phase of `count` SM-loads (G, or B for the
+/// per-block part) on `held_sms` > 0 SMs relative to alone on the GPU's S_gpu:
+/// ceil(count / S_gpu) / ceil(count / floor(h)), below one SM h ceil(count / S_gpu) /
+/// ceil(count); at most 1.
+inline double wave_speed(double count, double held_sms, const DeviceGeometry& g) {
+  const double tolerance = 1e-9;  // (grids and SM counts are integers; shares are not exact)
+  const double alone = std::ceil(count / g.gpu_sms - tolerance);
+  const double whole = std::floor(held_sms + tolerance);
+  if (whole < 1) return std::min(1.0, held_sms * alone / std::ceil(count - tolerance));
+  return std::min(1.0, alone / std::ceil(count / whole - tolerance));
+}
+
 /// Law 2: sigma, the compute phase's speed on `held_sms` > 0 SMs relative to alone, for a
-/// kernel of grid width `f` and grid `grid` (0 = unknown).
+/// kernel of grid width `f`, grid `grid` (G; 0 = unknown), `blocks` (B; 0 = unknown) and
+/// throughput share `tau` (throughput-shared rounds; 0 = rounds only, or B unknown).
 /// Times the clock ratio x (DeviceGeometry::clock_ratio; exactly the SM speed when x = 1).
-inline double compute_speed(double f, double grid, double held_sms, const DeviceGeometry& g) {
+inline double compute_speed(double f, double grid, double held_sms, const DeviceGeometry& g,
+                            double blocks = 0, double tau = 0) {
   const double x = g.clock_ratio;
   if (!(grid > 0) || !g.discrete_waves) return std::min(1.0, held_sms / (f * g.gpu_sms)) * x;
-  const double tolerance = 1e-9;  // (grids and SM counts are integers; shares are not exact)
-  const double alone = std::ceil(grid / g.gpu_sms - tolerance);
-  const double whole = std::floor(held_sms + tolerance);
-  if (whole < 1) return std::min(1.0, held_sms * alone / std::ceil(grid - tolerance)) * x;
-  return std::min(1.0, alone / std::ceil(grid / whole - tolerance)) * x;
+  const double rounds = wave_speed(grid, held_sms, g);
+  if (!(tau > 0) || !(blocks > 0)) return rounds * x;
+  const double t = std::min(1.0, tau);
+  return x / ((1.0 - t) / rounds + t / wave_speed(blocks, held_sms, g));
 }
 
 /// Law 2 on a device whose law has no overlapped phases (the fluid law): an overlapped kernel
@@ -451,17 +484,19 @@ inline double phase_slowdown(double m, double c, double l2_factor, double sigma,
 /// Law 2: the slowdown of a kernel (f, m, busy share c (< 0: serial), l2_factor phi, grid G) on
 /// `held_sms` > 0 SMs of `g` relative to alone on the whole GPU (>= 1).
 inline double slowdown(double f, double m, double c, double l2_factor, double held_sms,
-                       const DeviceGeometry& g, double grid = 0) {
-  const double sigma = compute_speed(f, grid, held_sms, g);
+                       const DeviceGeometry& g, double grid = 0, double blocks = 0,
+                       double tau = 0) {
+  const double sigma = compute_speed(f, grid, held_sms, g, blocks, tau);
   const double beta = memory_speed(f, held_sms, g);
   return phase_slowdown(m, c, l2_factor, sigma, beta);
 }
 
 /// Law 2: rate_max = 1 / slowdown (0 when it holds no SMs or the device has no bandwidth).
 inline double rate_bound(double f, double m, double c, double l2_factor, double held_sms,
-                         const DeviceGeometry& g, double grid = 0) {
+                         const DeviceGeometry& g, double grid = 0, double blocks = 0,
+                         double tau = 0) {
   if (!(held_sms > 0) || !(g.bandwidth > 0)) return 0.0;
-  const double slow = slowdown(f, m, c, l2_factor, held_sms, g, grid);
+  const double slow = slowdown(f, m, c, l2_factor, held_sms, g, grid, blocks, tau);
   return slow > 0 ? 1.0 / slow : 0.0;
 }
 
@@ -470,9 +505,9 @@ inline double rate_bound(double f, double m, double c, double l2_factor, double 
 /// through `h_memory`: sigma = sigma(h_whole) h_compute / h_whole (0 when it sits on nothing).
 inline double co_resident_bound(double f, double m, double c, double l2_factor, double h_whole,
                                 double h_compute, double h_memory, const DeviceGeometry& g,
-                                double grid = 0) {
+                                double grid = 0, double blocks = 0, double tau = 0) {
   if (!(h_whole > 0) || !(g.bandwidth > 0)) return 0.0;
-  const double sigma = compute_speed(f, grid, h_whole, g) * (h_compute / h_whole);
+  const double sigma = compute_speed(f, grid, h_whole, g, blocks, tau) * (h_compute / h_whole);
   const double beta = memory_speed(f, h_memory, g);
   const double slow = phase_slowdown(m, c, l2_factor, sigma, beta);
   return slow > 0 ? 1.0 / slow : 0.0;
@@ -480,11 +515,16 @@ inline double co_resident_bound(double f, double m, double c, double l2_factor, 
 
 /// Law 2, for SM-time bounds: the least SM-ns a kernel (f, grid) holds per solo-ns of its
 /// compute phase on any number of SMs, min over h of h / sigma(h): f S_gpu (fluid), and with
-/// whole waves G / ceil(G / S_gpu) (h ceil(G / h) >= G).
-inline double min_sms_per_compute(double f, double grid, const DeviceGeometry& g) {
+/// whole waves G / ceil(G / S_gpu) (h ceil(G / h) >= G); with throughput-shared rounds (tau > 0)
+/// at least (1 - tau) G / ceil(G / S_gpu) + tau B / ceil(B / S_gpu) (each term's bound).
+inline double min_sms_per_compute(double f, double grid, const DeviceGeometry& g, double blocks = 0,
+                                  double tau = 0) {
   const double fluid = f * g.gpu_sms;
   if (!(grid > 0) || !g.discrete_waves) return fluid;
-  return std::min(fluid, grid / std::ceil(grid / g.gpu_sms - 1e-9));
+  const double rounds = grid / std::ceil(grid / g.gpu_sms - 1e-9);
+  if (!(tau > 0) || !(blocks > 0)) return std::min(fluid, rounds);
+  const double t = std::min(1.0, tau);
+  return std::min(fluid, (1.0 - t) * rounds + t * blocks / std::ceil(blocks / g.gpu_sms - 1e-9));
 }
 
 /// Law 3's trigger on a device where `memory_kernels` memory-touching kernels hold SMs and
@@ -541,11 +581,21 @@ inline bool hbm_room_at_bounds(double demand, const DeviceGeometry& g) {
 /// The fields of a kernel a lone kernel's grant and bound read (law 1 and 2 with phi = 1, the
 /// client's cap fixed): two kernels with equal keys get the same solo grant and bound.
 struct SoloKey {
-  double sm_fraction = -1, memory_bound = -1, busy_share = -2, working_set = -1, grid = -1;
+  double sm_fraction = -1, memory_bound = -1, busy_share = -2, working_set = -1, grid = -1,
+         blocks = -1, throughput_share = -1;
   bool operator==(const SoloKey&) const = default;
 };
+/// (B enters the bound only with tau > 0: kernels without a throughput share keep one key per
+/// grid G, whatever their blocks.)
 inline SoloKey solo_key(const KernelRun& k) {
-  return SoloKey{k.sm_fraction, k.memory_bound, k.busy_share, k.working_set, k.grid};
+  const bool shared = k.throughput_share > 0;
+  return SoloKey{k.sm_fraction,
+                 k.memory_bound,
+                 k.busy_share,
+                 k.working_set,
+                 k.grid,
+                 shared ? k.blocks : 0.0,
+                 shared ? k.throughput_share : 0.0};
 }
 
 }  // namespace contention

@@ -222,7 +222,8 @@ class Device {
   // The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
   double rate_bound(const KernelRun& kernel, double held_sms) const {
     return contention::rate_bound(kernel.sm_fraction, kernel.memory_bound, kernel.busy_share,
-                                  kernel.l2_factor, held_sms, geometry_, kernel.grid);
+                                  kernel.l2_factor, held_sms, geometry_, kernel.grid, kernel.blocks,
+                                  kernel.throughput_share);
   }
   // What a new kernel of the only client gets alone on this device: the occupancy grant_sms()
   // gives it, its rate bound (its lone l2_factor) and its HBM use at that rate, for one

@@ -60,7 +60,10 @@ struct KernelRun {
   /// G = blocks / resident blocks per SM when its grid is known (`blocks:`, traces): SM-loads of
   /// blocks, for discrete waves (contention law 2); 0 = unknown (the fluid sigma).
   double grid = 0;
-  double blocks = 0;         ///< thread blocks of its grid (0 = unknown; law 1c's beta)
+  double blocks = 0;  ///< thread blocks of its grid (0 = unknown; law 1c's beta)
+  /// tau: the per-block (SM-throughput) share of its SM phase alone (KernelSpec::
+  /// sm_throughput_share; contention law 2, "Throughput-shared rounds"); 0 = rounds only.
+  double throughput_share = 0;
   BlockFootprint footprint;  ///< per-block resources (law 1c); unknown = whole-SM residency
   int priority = 0;          ///< block-dispatch priority; higher first (stream/MPS priority)
   double rate = 0;           ///< current progress rate (set by the device)

@@ -30,7 +30,7 @@ TenantDemand::Kernel as_read(TenantDemand::Kernel k, const DeviceCapacity& c) {
 double slowdown(const TenantDemand::Kernel& given, const DeviceCapacity& c) {
   const TenantDemand::Kernel k = as_read(given, c);
   const double held = contention::sm_demand(k.f, c.geometry, c.client_sms);
-  return contention::slowdown(k.f, k.m, k.c, 1.0, held, c.geometry, k.grid);
+  return contention::slowdown(k.f, k.m, k.c, 1.0, held, c.geometry, k.grid, k.blocks, k.tau);
 }
 
 }  // namespace
@@ -82,6 +82,8 @@ TenantDemand demand_of(const TenantSpec& t) {
     kernel.m = k.memory_bound;
     kernel.c = k.busy_share;
     kernel.grid = k.grid();
+    kernel.blocks = k.blocks;
+    kernel.tau = k.sm_throughput_share;
     double launches = k.repeat, min_launches = k.repeat;
     if (k.repeat_per_token != TokenCount::none) {
       launches = tokens(k.repeat_per_token, false);
@@ -107,7 +109,8 @@ double sm_load_per_s(const TenantDemand& d, const DeviceCapacity& c) {
   for (const TenantDemand::Kernel& given : d.kernels) {
     const TenantDemand::Kernel k = as_read(given, c);
     sm_ns += contention::busy_share(k.m, k.c) *
-             contention::min_sms_per_compute(k.f, k.grid, c.geometry) * k.mean_work;
+             contention::min_sms_per_compute(k.f, k.grid, c.geometry, k.blocks, k.tau) *
+             k.mean_work;
   }
   return sm_ns * d.rate_per_s / 1e9;
 }

@@ -63,6 +63,8 @@ struct TenantDemand {
     double f = 1, m = 0;
     double c = -1;         ///< busy share (overlapped phases; -1: serial)
     double grid = 0;       ///< blocks / blocks per SM (0 = unknown)
+    double blocks = 0;     ///< thread blocks (0 = unknown)
+    double tau = 0;        ///< throughput share (contention law 2; 0 = rounds only)
     double mean_work = 0;  ///< E[launches] x E[solo ns per launch]
     double mean_launches = 0, min_launches = 0;
     double min_duration = 0;  ///< ns per launch, the smallest the distribution can draw

@@ -41,6 +41,8 @@ bool Tenant::run_direct_single() {
   probe.waves = spec.waves;
   probe.working_set = static_cast<double>(spec.working_set);
   probe.grid = spec.grid();
+  probe.blocks = spec.blocks;
+  probe.throughput_share = spec.sm_throughput_share;
   probe.priority = -spec_.workload.priority;
   const double rate = session.lone_rate(probe);
   if (!(rate > 0)) return false;

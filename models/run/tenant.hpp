@@ -315,6 +315,7 @@ class Tenant final : public KernelOwner {
     k.working_set = static_cast<double>(spec.working_set);
     k.grid = spec.grid();
     k.blocks = spec.blocks;
+    k.throughput_share = spec.sm_throughput_share;
     k.footprint = spec.block;
     k.priority = kernel_priority_;
     return k;

@@ -69,6 +69,13 @@
 //             (GEMM m n s_out / (B_L2 / S) + m n epilogue_flops / (P_fp32 / S), attention
 //             rows d s_dtype / (B_L2 / S)); t_lat = the sum over floor(P / r) full rounds and
 //             one of P mod r blocks.
+//             Its throughput share (KernelSpec::sm_throughput_share, contention law 2's tau):
+//             the round read as affine in its blocks through b = 1 and b = r, round(b) = L + b
+//             C_b with C_b = (round(r) - round(1)) / (r - 1) (the blocks' work and L2 traffic,
+//             which resident blocks share) and L = round(1) - C_b (latencies, per round), so
+//             tau = P C_b / (ceil(P / r) L + P C_b) (r = 1: tau = 1; a kernel whose tensor or
+//             fp32 work t_c exceeds t_lat: tau = 1). On fewer SMs the device physics stretches
+//             the per-round part by rounds and the per-block part by blocks per SM.
 //   Attention grid  a fused attention kernel runs count = batch x heads products of L_q query
 //             rows. Tiled (FlashAttention-2, the default): count ceil(L_q / block_rows) blocks.
 //             Per head (kernel-families runtime `attention_grid: per_head`, TensorRT's
@@ -184,8 +191,10 @@ struct GemmChoice {
   int iterations = 0;       ///< main-loop iterations of a block: ceil(ceil(K / split) / k)
   double t_compute = 0;  ///< seconds of the busiest SM's tensor work on the SMs it was chosen for
   double t_latency = 0;  ///< seconds of the busiest SM's critical path (>= t_compute)
-  double t_memory = 0;   ///< seconds of its HBM traffic (operands, output or split partials)
-  double t_reduce = 0;   ///< seconds of the split-K reduction kernel (0 without split)
+  /// The critical path's per-block share tau (KernelSpec::sm_throughput_share), in [0, 1].
+  double throughput_share = 0;
+  double t_memory = 0;  ///< seconds of its HBM traffic (operands, output or split partials)
+  double t_reduce = 0;  ///< seconds of the split-K reduction kernel (0 without split)
   std::int64_t reduce_blocks = 0;  ///< blocks of the reduction kernel
   /// The predicted time the selection minimises: max(t_latency, t_memory), plus, with split-K,
   /// the reduction kernel's launch (the profile's launch_overhead) and t_reduce.

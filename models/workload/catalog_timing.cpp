@@ -95,20 +95,48 @@ struct BlockPath {
   double fill = 0, fill_per_block = 0;
   double epilogue = 0, epilogue_per_block = 0;
 };
+// One round of `blocks` resident blocks on an SM along `path`.
+double round_time(std::int64_t blocks, const BlockPath& path) {
+  const double b = static_cast<double>(blocks);
+  const double iterations = std::max(1.0, path.iterations);
+  const double per_iteration = b * path.block_compute / iterations;
+  return path.fill + b * path.fill_per_block +
+         iterations * std::max(per_iteration, path.iteration_latency) + path.epilogue +
+         b * path.epilogue_per_block;
+}
 double critical_path(std::int64_t per_sm, int resident, const BlockPath& path) {
   if (per_sm <= 0) return 0;
   const std::int64_t r = std::max<std::int64_t>(1, std::min<std::int64_t>(resident, per_sm));
-  const double iterations = std::max(1.0, path.iterations);
-  const auto round = [&](std::int64_t blocks) {
-    const double b = static_cast<double>(blocks);
-    const double per_iteration = b * path.block_compute / iterations;
-    return path.fill + b * path.fill_per_block +
-           iterations * std::max(per_iteration, path.iteration_latency) + path.epilogue +
-           b * path.epilogue_per_block;
-  };
   const std::int64_t full = per_sm / r;
   const std::int64_t rest = per_sm % r;
-  return static_cast<double>(full) * round(r) + (rest > 0 ? round(rest) : 0.0);
+  return static_cast<double>(full) * round_time(r, path) +
+         (rest > 0 ? round_time(rest, path) : 0.0);
+}
+
+// Contention law 2's throughput share tau (KernelSpec::sm_throughput_share) of a critical path
+// of `per_sm` blocks on the busiest SM, `resident` at a time: the round time read as affine in
+// its blocks, round(b) = L + b C, through its ends (C = (round(r) - round(1)) / (r - 1), the
+// chord of the convex max() over one round's residency; L = round(1) - C), so the busiest SM
+// takes T(n) = ceil(n / r) L + n C and tau = n C / T(n). With one block per round (r = 1)
+// every round is one block: tau = 1 (the law then counts blocks, which equal its rounds).
+// Why per block: the warps of every block resident on an SM issue through the same four
+// sub-partitions, one Tensor Core each (source: NVIDIA A100 Tensor Core GPU Architecture
+// whitepaper, "A100 SM Architecture", images.nvidia.com/aem-dam/en-zz/Solutions/data-center/
+// nvidia-ampere-architecture-whitepaper.pdf; CUDA C++ Programming Guide, "Hardware
+// Multithreading", docs.nvidia.com/cuda/cuda-c-programming-guide/#hardware-multithreading), so
+// b blocks' work takes b times one block's: the b x block_compute of round_time, which the
+// device physics must also count when a slice puts more blocks on each SM than the whole GPU.
+double throughput_share(std::int64_t per_sm, int resident, const BlockPath& path) {
+  if (per_sm <= 0) return 0;
+  const std::int64_t r = std::max(1, resident);
+  if (r == 1) return 1.0;
+  const double one = round_time(1, path);
+  const double per_block = (round_time(r, path) - one) / static_cast<double>(r - 1);
+  const double per_round = one - per_block;
+  const double n = static_cast<double>(per_sm);
+  const double rounds = static_cast<double>(ceil_div(per_sm, r));
+  const double total = rounds * per_round + n * per_block;
+  return total > 0 ? std::clamp(n * per_block / total, 0.0, 1.0) : 0.0;
 }
 
 // The profile's per-round block cost (block dispatch, prologue, the epilogue's barrier), s: paid
@@ -124,15 +152,26 @@ double sm_l2_bandwidth(const DeviceProfile& gpu) {
   return l2 / gpu.sms;
 }
 
-// The floor of an elementwise kernel of `blocks` blocks (`resident` per SM) on `sms` SMs: per
-// round of resident blocks one DRAM load, the per-block compute, one store into L2.
-double elementwise_floor(std::int64_t blocks, int resident, int sms, double block_compute,
-                         const MemoryLatency& latency, double round_cost) {
+// The critical path of an elementwise kernel: per round of resident blocks one DRAM load, the
+// per-block compute, one store into L2.
+BlockPath elementwise_path(double block_compute, const MemoryLatency& latency, double round_cost) {
   BlockPath path;
   path.block_compute = block_compute;
   path.fill = latency.dram.value + round_cost;
   path.epilogue = latency.l2.value;
-  return critical_path(ceil_div(std::max<std::int64_t>(1, blocks), sms), resident, path);
+  return path;
+}
+
+// The floor of an elementwise kernel of `blocks` blocks (`resident` per SM) on `sms` SMs, and
+// its throughput share (throughput_share).
+struct Floor {
+  double seconds = 0, throughput_share = 0;
+};
+Floor elementwise_floor(std::int64_t blocks, int resident, int sms, double block_compute,
+                        const MemoryLatency& latency, double round_cost) {
+  const BlockPath path = elementwise_path(block_compute, latency, round_cost);
+  const std::int64_t per_sm = ceil_div(std::max<std::int64_t>(1, blocks), sms);
+  return {critical_path(per_sm, resident, path), throughput_share(per_sm, resident, path)};
 }
 
 // The split-K reduction kernel of `split` fp32 partials of `outputs` elements written at
@@ -142,6 +181,7 @@ struct Reduction {
   std::int64_t blocks = 0;
   int blocks_per_sm = 0;
   double t_memory = 0, t_floor = 0;
+  double throughput_share = 0;  // of t_floor (the busy phase)
   double duration() const { return std::max(t_memory, t_floor); }
 };
 Reduction split_k_reduction(double outputs, int split, double element_bytes,
@@ -155,8 +195,10 @@ Reduction split_k_reduction(double outputs, int split, double element_bytes,
                                         families.elementwise_registers.value, 0);
   r.t_memory =
       outputs * (4.0 * split + element_bytes) / grid_bandwidth(bandwidth, r.blocks, sms, gpu);
-  r.t_floor = elementwise_floor(r.blocks, r.blocks_per_sm, sms, 0, families.latency(gpu.name),
-                                block_round_seconds(gpu));
+  const Floor floor = elementwise_floor(r.blocks, r.blocks_per_sm, sms, 0,
+                                        families.latency(gpu.name), block_round_seconds(gpu));
+  r.t_floor = floor.seconds;
+  r.throughput_share = floor.throughput_share;
   return r;
 }
 
@@ -205,6 +247,7 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   path.epilogue_per_block = outputs_per_block * (split > 1 ? 4.0 : dt) / l2_share +
                             outputs_per_block * layer.epilogue_flops / (gpu.compute.fp32 / sms);
   c.t_latency = critical_path(per_sm, c.blocks_per_sm, path);
+  c.throughput_share = throughput_share(per_sm, c.blocks_per_sm, path);
   // Split-K: each split writes its fp32 partial tile instead of the output; a reduction kernel
   // reads them back and writes the output (kernel-families `elementwise` blocks).
   const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
@@ -303,6 +346,7 @@ struct KernelTiming {
   double busy = 0;
   double memory = 0;
   double fixed = 0;
+  double throughput_share = 0;  // tau of `busy` (contention law 2)
   std::int64_t blocks = 1;
   int bps = 0;
   BlockFootprint block;  // what one block holds of an SM (0 = unknown: whole-SM residency)
@@ -326,6 +370,7 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
   KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
                                  whole.t_latency, whole.t_memory);
   spec.working_set = static_cast<std::int64_t>(gemm_reread_bytes(layer, chosen.tile));
+  spec.sm_throughput_share = whole.throughput_share;
   set_kernel_grid(spec, whole.blocks, whole.blocks_per_sm, sms,
                   footprint(chosen.tile.threads, chosen.tile.registers,
                             static_cast<double>(chosen.tile.shared_memory)));
@@ -338,6 +383,7 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
     const Reduction r = split_k_reduction(outputs, chosen.split, dt, families, gpu, sms, bandwidth);
     KernelSpec reduce =
         fixed_kernel(layer.name + ".splitk_reduce", r.duration(), r.t_floor, r.t_memory);
+    reduce.sm_throughput_share = r.throughput_share;
     set_kernel_grid(reduce, r.blocks, r.blocks_per_sm, sms, elementwise_footprint(families));
     out.kernels.push_back(reduce);
     out.details.push_back("split-K reduction of " + std::to_string(chosen.split) + " partials");
@@ -394,6 +440,9 @@ KernelTiming attention_timing(const LayerWork& layer, const KernelFamilies& fami
   path.epilogue_per_block = rows * static_cast<double>(layer.k) * dt / sm_l2_bandwidth(gpu);
   const double t_latency = critical_path(ceil_div(t.blocks, sms), t.bps, path);
   t.busy = std::max(t_compute, t_latency);
+  // The tensor work alone (t_compute >= t_latency) is all per block.
+  t.throughput_share =
+      t_compute >= t_latency ? 1.0 : throughput_share(ceil_div(t.blocks, sms), t.bps, path);
   t.memory = layer.bytes / grid_bandwidth(hbm_bandwidth(gpu), t.blocks, sms, gpu);
   t.what = layer.backward ? "fused attention backward" : "fused attention";
   return t;
@@ -415,9 +464,10 @@ KernelTiming elementwise_timing(const LayerWork& layer, const KernelFamilies& fa
   const double t_compute = layer.flops / gpu.compute.fp32 * busiest_share(t.blocks, sms);
   const double block_compute =
       layer.flops / static_cast<double>(t.blocks) / (gpu.compute.fp32 / sms);
-  const double t_latency = elementwise_floor(t.blocks, t.bps, sms, block_compute,
-                                             families.latency(gpu.name), block_round_seconds(gpu));
-  t.busy = std::max(t_compute, t_latency);
+  const Floor floor = elementwise_floor(t.blocks, t.bps, sms, block_compute,
+                                        families.latency(gpu.name), block_round_seconds(gpu));
+  t.busy = std::max(t_compute, floor.seconds);
+  t.throughput_share = t_compute >= floor.seconds ? 1.0 : floor.throughput_share;
   t.memory = layer.bytes / grid_bandwidth(hbm_bandwidth(gpu), t.blocks, sms, gpu);
   t.what = "elementwise";
   return t;
@@ -472,6 +522,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
     spec.waves = grid.waves;
   } else {
     set_kernel_grid(spec, t.blocks, t.bps, gpu.sms, t.block);
+    spec.sm_throughput_share = t.throughput_share;
   }
   out.kernels.push_back(spec);
   out.details.push_back(t.what);

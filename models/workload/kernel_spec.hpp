@@ -136,6 +136,15 @@ struct KernelSpec {
   /// `block:` given without `blocks_per_sm:`: resolve_scenario() sets blocks_per_sm from the
   /// footprint on the tenant's GPU (CUDA occupancy rules, contention::blocks_fitting).
   bool derive_blocks_per_sm = false;
+  /// The share tau in [0, 1] of its SM phase alone on the whole GPU that its busiest SM spends
+  /// on per-block work (issue throughput: the blocks' tensor/CUDA-core work and their operand
+  /// and result transfers through the SM's L2 port), the rest (1 - tau) being per round of
+  /// resident blocks (memory latencies, fill and drain). Resident blocks share one SM's
+  /// throughput, so on fewer SMs the per-block part grows with blocks per SM, not rounds
+  /// (models/gpu/contention_law.hpp, law 2, "Throughput-shared rounds"). Set by the workload
+  /// catalog from its critical path (catalog_model.hpp, "Latency floor"); 0 = rounds only (the
+  /// law for traces and hand-written kernels).
+  double sm_throughput_share = 0;
   /// G = blocks / blocks_per_sm (0 = unknown): KernelRun::grid.
   double grid() const { return blocks > 0 ? static_cast<double>(blocks) / blocks_per_sm : 0.0; }
   /// Kernel traces (`request: {kernel_trace: ...}`, docs/traces.md): CPU time between the end of

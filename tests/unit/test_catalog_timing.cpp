@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/config/input_error.hpp"
@@ -276,6 +277,41 @@ TEST(CatalogRoofline, OnlyOperandsSeveralTilesReadAreAWorkingSet) {
   // Operands unknown: the layer's working set as given.
   EXPECT_DOUBLE_EQ(gemm_reread_bytes(gemm(128, 3072, 1024), tile),
                    gemm(128, 3072, 1024).working_set);
+}
+
+TEST(CatalogRoofline, TheLawsSliceTimeIsTheCriticalPathOnTheSlicesSms) {
+  // BERT-large's GEMMs at batch 1, seq 384, int8, on the 128x128 tile (two resident per SM):
+  // timed on the whole A100 (one block per SM) with the throughput share tau, contention law
+  // 2's sigma on the 14 SMs of a 1g.10gb gives the catalog's own critical path timed on 14
+  // SMs (exact: the round law is affine through one and r = 2 blocks).
+  const DeviceProfile& gpu = a100();
+  KernelFamilies one_tile = load_kernel_families();
+  one_tile.gemm_tiles = {GemmTile{128, 128, 32, 5, 128, 232, 80 * 1024}};
+  one_tile.gemm_split_k = {1};
+  const double peak = gpu.compute.int8_tensor;
+  DeviceGeometry slice;
+  slice.gpu_sms = gpu.sms;
+  slice.sms = 14;
+  slice.discrete_waves = true;
+  for (const auto& [n, k] :
+       std::vector<std::pair<int, int>>{{3072, 1024}, {1024, 1024}, {4096, 1024}, {1024, 4096}}) {
+    LayerWork w = gemm(384, n, k, 1);
+    w.element_bytes = 1;
+    const GemmChoice whole = choose_gemm(w, one_tile, gpu, peak);
+    const GemmChoice on14 = choose_gemm(w, one_tile, gpu, peak, 14);
+    ASSERT_EQ(whole.blocks_per_sm, 2);
+    ASSERT_LE(whole.blocks, gpu.sms);                         // one block per SM alone
+    EXPECT_GT(whole.throughput_share, 0.5) << n << "x" << k;  // tensor work dominates
+    EXPECT_LE(whole.throughput_share, 1.0);
+    const double grid = static_cast<double>(whole.blocks) / whole.blocks_per_sm;
+    const double f = std::min(1.0, static_cast<double>(whole.blocks) / gpu.sms);
+    const double sigma = contention::compute_speed(
+        f, grid, 14, slice, static_cast<double>(whole.blocks), whole.throughput_share);
+    EXPECT_NEAR(whole.t_latency / sigma, on14.t_latency, 1e-9 * on14.t_latency) << n << "x" << k;
+    // The rounds law alone (tau = 0) is short of it: the two resident blocks share the SM.
+    EXPECT_LT(whole.t_latency / contention::compute_speed(f, grid, 14, slice), 0.8 * on14.t_latency)
+        << n << "x" << k;
+  }
 }
 
 TEST(CatalogRoofline, ATileThatCannotDrawItsOperandsFromL2ComputesSlower) {

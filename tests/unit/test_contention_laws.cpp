@@ -116,6 +116,71 @@ TEST(OverlappedPhases, SerialKernelsKeepTheSerialSumBitForBit) {
   }
 }
 
+// ------------------------------------------- throughput-shared rounds (law 2, discrete waves)
+
+// A 1g.10gb-like slice with whole waves (the residency law's sigma).
+DeviceGeometry waves_slice() {
+  DeviceGeometry g = plain_slice();
+  g.discrete_waves = true;
+  return g;
+}
+
+TEST(ThroughputSharedRounds, ClosedFormOfTheHeadersExample) {
+  const DeviceGeometry g = waves_slice();
+  // 24 blocks, two resident per SM (G = 12): rounds alone say sigma = 1 on 14 SMs; the
+  // per-block share counts ceil(24 / 14) = 2 blocks on the busiest SM against 1 alone.
+  const double f = 24.0 / 108;
+  EXPECT_DOUBLE_EQ(contention::compute_speed(f, 12, 14, g), 1.0);
+  EXPECT_DOUBLE_EQ(contention::compute_speed(f, 12, 14, g, 24, 0.9), 1.0 / 1.9);
+  EXPECT_DOUBLE_EQ(contention::compute_speed(f, 12, 14, g, 24, 1.0), 0.5);
+  // 72 blocks (G = 36): 3 rounds of 2 on 14 SMs; all per block: 6 blocks against 1.
+  EXPECT_DOUBLE_EQ(contention::compute_speed(72.0 / 108, 36, 14, g), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(contention::compute_speed(72.0 / 108, 36, 14, g, 72, 1.0), 1.0 / 6);
+  EXPECT_DOUBLE_EQ(contention::compute_speed(72.0 / 108, 36, 14, g, 72, 0.5), 1.0 / 4.5);
+  // A compute-bound overlapped kernel: the slowdown is 1 / sigma.
+  EXPECT_DOUBLE_EQ(contention::slowdown(f, 0.1, 1.0, 1.0, 14, g, 12, 24, 0.9), 1.9);
+  EXPECT_DOUBLE_EQ(contention::rate_bound(f, 0.1, 1.0, 1.0, 14, g, 12, 24, 0.9), 1.0 / 1.9);
+}
+
+TEST(ThroughputSharedRounds, InvariantsOnRandomGrids) {
+  boost::random::mt19937 rng(4242);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < 3000; ++i) {
+    DeviceGeometry g = waves_slice();
+    g.gpu_sms = i % 3 == 0 ? 56 : 108;
+    g.sms = g.gpu_sms;
+    const double r = 1 + std::floor(u(rng) * 8);
+    const double blocks = std::ceil(u(rng) * (i % 2 ? 40 : 2000));
+    const double grid = blocks / r;
+    const double f = std::min(1.0, blocks / g.gpu_sms);
+    const double tau = u(rng) < 0.1 ? 1.0 : u(rng);
+    // tau = 0 is the rounds law bit for bit.
+    for (const double held : {0.5, 3.0, 14.0, 27.5}) {
+      EXPECT_EQ(contention::compute_speed(f, grid, held, g, blocks, 0.0),
+                contention::compute_speed(f, grid, held, g));
+    }
+    // Alone on the whole GPU every kernel takes its solo time, whatever its share.
+    EXPECT_DOUBLE_EQ(contention::compute_speed(f, grid, g.gpu_sms, g, blocks, tau), 1.0);
+    // One block per round (G = B): the share changes nothing.
+    EXPECT_DOUBLE_EQ(contention::compute_speed(f, blocks, 14, g, blocks, tau),
+                     contention::compute_speed(f, blocks, 14, g));
+    double previous = 0;
+    const double least = contention::min_sms_per_compute(f, grid, g, blocks, tau);
+    for (int held = 1; held <= g.gpu_sms; ++held) {
+      const double sigma = contention::compute_speed(f, grid, held, g, blocks, tau);
+      // More SMs never slow a kernel; its speed lies between the rounds law's and the
+      // blocks law's (a weighted harmonic mean); the SM-time bound is a lower bound.
+      EXPECT_GE(sigma, previous - 1e-12) << held;
+      const double by_rounds = contention::wave_speed(grid, held, g);
+      const double by_blocks = contention::wave_speed(blocks, held, g);
+      EXPECT_GE(sigma, std::min(by_rounds, by_blocks) * (1 - 1e-12)) << held;
+      EXPECT_LE(sigma, std::max(by_rounds, by_blocks) * (1 + 1e-12)) << held;
+      EXPECT_LE(least, held / sigma * (1 + 1e-12)) << held;
+      previous = sigma;
+    }
+  }
+}
+
 TEST(OverlappedPhases, TheFluidLawReadsAnOverlappedKernelAsItsSerialPhases) {
   // m_s = m / (c + m): the catalog's m before overlapped phases, t_memory / (busy + t_memory).
   double m = 0.125, c = 1.0;

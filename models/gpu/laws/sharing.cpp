@@ -111,12 +111,13 @@ double co_resident_bound(const KernelRun& k, const SharingState& s) {
     }
   }
   return contention::co_resident_bound(k.sm_fraction, k.memory_bound, k.busy_share, k.l2_factor,
-                                       whole, std::max(0.0, compute), memory, g, k.grid);
+                                       whole, std::max(0.0, compute), memory, g, k.grid, k.blocks,
+                                       k.throughput_share);
 }
 
 double bound_on_held(const KernelRun& k, const DeviceGeometry& g) {
   return contention::rate_bound(k.sm_fraction, k.memory_bound, k.busy_share, k.l2_factor,
-                                k.occupancy, g, k.grid);
+                                k.occupancy, g, k.grid, k.blocks, k.throughput_share);
 }
 
 // Law 3 from the sums over kernels holding SMs: sum of m u phi rate_max over the memory-touching
