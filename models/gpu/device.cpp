@@ -163,9 +163,53 @@ void Device::recompute() {
   }
   advance();
   prepare_recompute();
+  // One kernel that holds nothing yet (just submitted or resumed; a time-sliced context's
+  // kernels run one at a time): the law's passes reduce to law 1's grant of its width and
+  // rate = its bound on what it got with its lone l2_factor, no law event. Those values are a
+  // function of contention::solo_key and this device alone (SoloCache, the direct path's cache),
+  // so a repeated kernel takes them from the cache and sets every field the passes set, the same
+  // values: ContentionLaw's share_sms one-kernel branch (flags, sm_demand, the grant, first_start,
+  // wave_origin), share_rates (set_lone_bound; one active kernel: rate = rate_max) and next_event
+  // (retire_at). A miss runs the passes and fills the cache. Not with the eager oracle. (These
+  // are the base ContentionLaw passes, which no law overrides; one that did would have to skip
+  // this path.) The shipped scenarios' results are unchanged bit for bit (docs/performance.md).
+  KernelRun* lone = nullptr;
+  if (running_.size() == 1 && !eager_) {
+    KernelRun& k = *running_.front();
+    if (k.tenant >= 0 && k.occupancy == 0 && k.co_sms == 0 && !co_resident(k)) {
+      lone = &k;
+      if (const SoloCache* solo = find_solo(contention::solo_key(k))) {
+        k.yield_wanted = false;
+        k.leftover_wanted = false;
+        k.sm_demand = sm_demand_of(k);
+        if (solo->occupancy > 0) {
+          k.occupancy = solo->occupancy;
+          if (k.first_start < 0) k.first_start = sim_.now();
+          k.wave_origin = k.work - k.remaining;
+          k.solo_bound = solo->bound;
+          k.solo_bound_occupancy = k.occupancy;
+          k.rate_max = k.solo_bound;
+        } else {
+          k.rate_max = 0.0;
+        }
+        k.l2_factor = solo->l2_factor;
+        k.rate = k.rate_max;
+        k.retire_at = kNever;
+        finish_recompute(true, kNever);
+        return;
+      }
+    }
+  }
   SharingState s = sharing_state();
   law_->share_sms(s);
   const bool at_bounds = law_->share_rates(s);
+  if (lone != nullptr) {
+    // (share_rates' set_lone_bound left the lone l2_factor and, with SMs, the bound on them)
+    const KernelRun& k = *lone;
+    const double bound = k.occupancy > 0 ? k.solo_bound : 0.0;
+    remember_solo(SoloCache{contention::solo_key(k), k.occupancy, bound, k.l2_factor,
+                            k.occupancy > 0 ? contention::hbm_use(k, bound, geometry_) : 0.0});
+  }
   finish_recompute(at_bounds, law_->next_event(s));
 }
 

@@ -58,6 +58,7 @@
 // RunOptions::eager_device) forces the full recompute at every event, the test oracle.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -251,21 +252,35 @@ class Device {
                       geometry_.bandwidth > 0 ? std::min(1.0, used / geometry_.bandwidth) : 0.0,
                       client_value};
   }
-  // SoloSession::lone_rate()'s and inline_recompute_solo()'s last kSoloCacheEntries distinct
-  // kernels (an LLM iteration cycles through two or three shapes: one entry missed at every
-  // kernel), replaced round robin. Each entry is exactly what the miss would compute again.
-  static constexpr std::size_t kSoloCacheEntries = 4;
+  // The lone grants and bounds of the kernels seen on this device (SoloSession::lone_rate(),
+  // inline_recompute_solo() and recompute()'s lone-kernel path), in a direct-mapped table of
+  // kSoloCacheEntries slots indexed by a hash of the key's bits: a slot holds the last key that
+  // hashed there. Each entry is exactly what the miss would compute again, so a collision costs
+  // a recompute, never a different value. 128 slots: a time-sliced whisper decoder cycles
+  // through 74 distinct keys and hits 99 % (round robin over 4 entries hit 7 %;
+  // docs/performance.md, "The planner"). 9 KiB per device.
+  static constexpr std::size_t kSoloCacheEntries = 128;
   std::array<SoloCache, kSoloCacheEntries> solo_cache_{};
-  std::size_t solo_cache_next_ = 0;
-  const SoloCache* find_solo(const contention::SoloKey& key) const {
-    for (const SoloCache& entry : solo_cache_) {
-      if (entry.key == key) return &entry;
+  static std::size_t solo_slot(const contention::SoloKey& key) {
+    // splitmix64's finaliser over the five doubles' bits.
+    const auto mix = [](std::uint64_t x) {
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+      return x ^ (x >> 31);
+    };
+    std::uint64_t h = 0;
+    for (const double v :
+         {key.sm_fraction, key.memory_bound, key.busy_share, key.working_set, key.grid}) {
+      h = mix(h ^ std::bit_cast<std::uint64_t>(v));
     }
-    return nullptr;
+    return static_cast<std::size_t>(h & (kSoloCacheEntries - 1));
+  }
+  const SoloCache* find_solo(const contention::SoloKey& key) const {
+    const SoloCache& entry = solo_cache_[solo_slot(key)];
+    return entry.key == key ? &entry : nullptr;
   }
   const SoloCache& remember_solo(const SoloCache& entry) {
-    SoloCache& slot = solo_cache_[solo_cache_next_];
-    solo_cache_next_ = (solo_cache_next_ + 1) % kSoloCacheEntries;
+    SoloCache& slot = solo_cache_[solo_slot(entry.key)];
     slot = entry;
     return slot;
   }

@@ -105,9 +105,9 @@ void Device::SoloSession::lone_adopt(KernelRun& kernel, Nanos completion) {
 //  - the law's share_sms() one-kernel branch gives a new kernel law 1's grant (0 held, all SMs
 //  free), a
 //    function of its grid width f alone (the client's cap is fixed), and rate_bound() with
-//    its lone l2_factor a function of f, m, its working set and that grant: both kept for the
-//    last kSoloCacheEntries contention::solo_keys seen, so a repeated kernel skips them (each is
-//    exactly the value computed again);
+//    its lone l2_factor a function of f, m, its working set and that grant: both kept in the
+//    solo cache (kSoloCacheEntries slots by contention::solo_key), so a repeated kernel skips
+//    them (each is exactly the value computed again);
 //  - one kernel holds SMs at most: rate = rate_max, no L2 or HBM sharing;
 //  - finish_recompute(): the finish time and update_busy().
 Nanos Device::inline_recompute_solo() {

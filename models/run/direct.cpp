@@ -42,7 +42,7 @@
 // Cost: the queued path's state changes less three queue operations per request (push, pop, the
 // run loop's turn) and the generic dispatch around them; a batched engine's, less the queue
 // operations of each iteration's events and the device's full recompute per kernel (the solo
-// recompute, Device::inline_recompute_solo, with its cache of the last four kernels' grants and
+// recompute, Device::inline_recompute_solo, with its table of the lone kernels' grants and
 // bounds).
 #include "models/gpu/device_solo.hpp"
 #include "models/run/direct_events.hpp"

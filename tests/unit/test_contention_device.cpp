@@ -218,6 +218,33 @@ struct ChainOutcome {
   std::int64_t lazy = 0;
 };
 
+/// Hands the kernels to `driver` and starts each client's chain at a drawn time in [0, 100 us).
+template <class Draw>
+void start_chains(Simulator& sim, ChainDriver& driver, std::vector<KernelRun>& kernels, int clients,
+                  Draw draw) {
+  for (KernelRun& k : kernels) k.owner = &driver;
+  for (int c = 0; c < clients; ++c) {
+    sim.schedule_at(static_cast<Nanos>(draw() * 1e5),
+                    make_event<&ChainDriver::start>(driver, static_cast<std::size_t>(c)),
+                    kPriorityArrival);
+  }
+}
+
+/// What a chain instance's run left: the finish times and the device's work and integrals.
+ChainOutcome outcome_of(const ChainDriver& driver, const Device& device, Nanos end, int clients) {
+  ChainOutcome out;
+  out.finish = driver.finish();
+  out.progressed = device.work_progressed();
+  out.completed = device.work_completed();
+  out.discarded = device.work_discarded();
+  out.busy = device.busy_integral(end);
+  out.useful = device.useful_integral(end);
+  out.dram = device.dram_integral(end);
+  for (int c = 0; c < clients; ++c) out.client_sm.push_back(device.client_sm_integral(c, end));
+  out.lazy = device.lazy_recomputes();
+  return out;
+}
+
 /// One random MPS instance (seeded), run eagerly or lazily.
 ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
   boost::random::mt19937 rng(seed);
@@ -288,30 +315,14 @@ ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
     }
   }
   ChainDriver driver(sim, *device, kernels, chains, gaps);
-  for (KernelRun& k : kernels) k.owner = &driver;
-  for (int c = 0; c < clients; ++c) {
-    sim.schedule_at(static_cast<Nanos>(u(rng) * 1e5),
-                    make_event<&ChainDriver::start>(driver, static_cast<std::size_t>(c)),
-                    kPriorityArrival);
-  }
+  start_chains(sim, driver, kernels, clients, [&] { return u(rng); });
   if (u(rng) < 0.3) {  // kill one client part-way
     const auto victim = static_cast<std::size_t>(u(rng) * clients);
     sim.schedule_at(static_cast<Nanos>(2e5 + u(rng) * 1e6),
                     make_event<&ChainDriver::kill>(driver, victim), kPriorityArrival);
   }
   sim.run();
-  ChainOutcome out;
-  out.finish = driver.finish();
-  out.progressed = device->work_progressed();
-  out.completed = device->work_completed();
-  out.discarded = device->work_discarded();
-  const Nanos end = sim.now();
-  out.busy = device->busy_integral(end);
-  out.useful = device->useful_integral(end);
-  out.dram = device->dram_integral(end);
-  for (int c = 0; c < clients; ++c) out.client_sm.push_back(device->client_sm_integral(c, end));
-  out.lazy = device->lazy_recomputes();
-  return out;
+  return outcome_of(driver, *device, sim.now(), clients);
 }
 
 TEST(DeviceLazy, RandomMpsInstancesAgreeWithTheEagerOracleAndConserveWork) {
@@ -366,6 +377,92 @@ TEST(DeviceLazy, RandomMpsInstancesAgreeWithTheEagerOracleAndConserveWork) {
   // The instances exercise the lazy path (55 of the 80 take it), not only the full one.
   EXPECT_GE(lazy_instances, 20);
   EXPECT_GT(lazy_total, 1000);
+}
+
+// ------------------------------------- one kernel at a time: the solo cache in Device::recompute
+
+/// Clients each running a chain of kernels drawn from a pool of `shapes` kernel shapes (so
+/// shapes repeat, and past the cache's 128 slots collide), one kernel at a time on the device:
+/// time-sliced (2-6 clients, one context runs at a time) or one MPS client under an SM cap.
+ChainOutcome run_lone_chain_instance(std::uint32_t seed, bool eager) {
+  boost::random::mt19937 rng(seed);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  Simulator sim;
+  const bool time_sliced = seed % 3 != 0;
+  const Strategy& strategy = time_sliced ? time_slicing_strategy() : mps_strategy();
+  std::unique_ptr<StrategyParams> sharing = strategy.make_params();
+  if (!time_sliced) params_as<MpsParams>(*sharing).active_thread_percentage = 30.0;
+  const int clients = time_sliced ? 2 + static_cast<int>(u(rng) * 5) : 1;
+  DeviceGeometry geometry{"gpu0", "test", 132, 132, 1.0, 80LL << 30, 1.0, 50e6, 0.34};
+  if (seed % 2 == 0) geometry.law = find_contention_law("residency");
+  geometry.overlapped_phases = seed % 4 != 0;
+  geometry.sm_limits = load_device_profile("h100-sxm-80gb").sm_limits;
+  std::unique_ptr<Device> device = strategy.make_device(sim, geometry, *sharing);
+  device->set_eager(eager);
+  for (int c = 0; c < clients; ++c) {
+    std::string reason;
+    EXPECT_TRUE(device->attach_client(c, reason)) << reason;
+  }
+  const int shapes = 2 + static_cast<int>(u(rng) * 400);
+  std::vector<KernelRun> pool;
+  for (int j = 0; j < shapes; ++j) {
+    KernelRun k;
+    k.work = std::round(1e3 + u(rng) * 2e5);
+    k.sm_fraction = u(rng) < 0.3 ? 1.0 : 0.02 + 0.98 * u(rng);
+    k.memory_bound = u(rng) < 0.2 ? 0.0 : u(rng);
+    if (u(rng) < 0.3) {  // overlapped phases (law 2): the longer one 1, the other as drawn
+      if (u(rng) < 0.5) {
+        k.busy_share = k.memory_bound;
+        k.memory_bound = 1.0;
+      } else {
+        k.busy_share = 1.0;
+      }
+    }
+    k.waves = u(rng) < 0.5 ? 1.0 : 1.0 + 3 * u(rng);
+    k.working_set = u(rng) < 0.3 ? 1e6 + 1e8 * u(rng) : 0.0;
+    k.grid = u(rng) < 0.5 ? std::ceil(k.sm_fraction * 132 * k.waves) : 0.0;
+    pool.push_back(k);
+  }
+  std::vector<KernelRun> kernels;
+  std::vector<std::vector<std::size_t>> chains(static_cast<std::size_t>(clients));
+  std::vector<Nanos> gaps;
+  for (int c = 0; c < clients; ++c) {
+    const int length = 50 + static_cast<int>(u(rng) * 400);
+    for (int j = 0; j < length; ++j) {
+      KernelRun k = pool[static_cast<std::size_t>(u(rng) * shapes) % pool.size()];
+      k.tenant = c;
+      k.request_id = kernels.size();
+      k.remaining = k.work;
+      chains[static_cast<std::size_t>(c)].push_back(kernels.size());
+      gaps.push_back(u(rng) < 0.5 ? 0 : static_cast<Nanos>(1 + u(rng) * 2e4));
+      kernels.push_back(k);
+    }
+  }
+  ChainDriver driver(sim, *device, kernels, chains, gaps);
+  start_chains(sim, driver, kernels, clients, [&] { return u(rng); });
+  sim.run();
+  return outcome_of(driver, *device, sim.now(), clients);
+}
+
+TEST(DeviceSoloCache, OneKernelAtATimeIsBitIdenticalToTheEagerOracle) {
+  // With one kernel running at a time the lazy path never engages, so the default recompute
+  // differs from the eager oracle's (every pass at every event) only by the solo cache: a lone
+  // new kernel's grant, bound and flags from the cache instead of the law's passes. They must
+  // agree bit for bit: every finish time, work and utilization integral, on pools of 2-400
+  // kernel shapes (repeats hit the cache; past its 128 slots, shapes evict each other).
+  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+    const ChainOutcome eager = run_lone_chain_instance(seed, true);
+    const ChainOutcome solo = run_lone_chain_instance(seed, false);
+    EXPECT_EQ(solo.lazy, 0) << "seed " << seed;
+    EXPECT_EQ(eager.finish, solo.finish) << "seed " << seed;
+    EXPECT_EQ(eager.progressed, solo.progressed) << "seed " << seed;
+    EXPECT_EQ(eager.completed, solo.completed) << "seed " << seed;
+    EXPECT_EQ(eager.busy, solo.busy) << "seed " << seed;
+    EXPECT_EQ(eager.useful, solo.useful) << "seed " << seed;
+    EXPECT_EQ(eager.dram, solo.dram) << "seed " << seed;
+    EXPECT_EQ(eager.client_sm, solo.client_sm) << "seed " << seed;
+    for (const Nanos t : solo.finish) EXPECT_GE(t, 0) << "seed " << seed;
+  }
 }
 
 }  // namespace
