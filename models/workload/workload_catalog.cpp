@@ -321,10 +321,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(ctx, field,
-                       {"host_per_op", "kernel_fixed_cost", "attention", "activation",
-                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion",
-                        "attention_grid"});
+    const MapReader rm(
+        ctx, field,
+        {"host_per_op", "kernel_fixed_cost", "attention", "activation", "residual_norm",
+         "batchnorm", "half_precision", "elementwise_fusion", "attention_grid"});
     // host_per_op may be 0 (no framework work per operator).
     r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
