@@ -56,7 +56,7 @@ REASONS = {
                       "host time, so the slices' ratios divide by a denominator the model puts at "
                       "a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side, so the point runs "
-                            "`serving: triton-grpc` (1.31 ms + payload at 1.1 GB/s, fitted on "
+                            "`serving: triton-grpc` (1.32 ms + payload at 1.1 GB/s, fitted on "
                             "this README's batch 2 and 8 and the TF-TRT README's, "
                             "calibration/fit/TRITON-FRONTEND.md); this backend's own latency "
                             "grows 0.24-0.28 ms per image (batch 2 to 16, GPU work included) "

@@ -125,11 +125,17 @@ std::string plan_table(const PlanResult& r) {
             ? fmt::format("; {:.2f} in the per-GPU runs ranked", best.worst_ratio)
             : std::string(),
         to_seconds(best.scenario.duration));
-    out += fmt::format("  {:<20} {:<10} {:>9}  {}\n", "tenant", "device", "SLO ratio",
+    // The device column is as wide as its longest name (a node's MIG instance, node1-gpu0/0,
+    // is wider than the 10 columns a bare GPU's name needs).
+    std::size_t device_width = 10;
+    for (const PlanTenantOutcome& o : best.outcomes) {
+      device_width = std::max(device_width, o.device.size());
+    }
+    out += fmt::format("  {:<20} {:<{}} {:>9}  {}\n", "tenant", "device", device_width, "SLO ratio",
                        "closest target");
     for (const PlanTenantOutcome& o : best.outcomes) {
       out +=
-          fmt::format("  {:<20} {:<10} {:>9}  {}\n", o.name, o.device,
+          fmt::format("  {:<20} {:<{}} {:>9}  {}\n", o.name, o.device, device_width,
                       o.worst_ratio > 0 ? fmt::format("{:.2f}", o.worst_ratio) : "-",
                       o.met ? (o.worst.empty() ? std::string("best effort") : o.worst) : o.reason);
     }
