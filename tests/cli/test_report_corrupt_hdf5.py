@@ -16,6 +16,10 @@ CASES = {
     "crash-hdf5-vlen-global-heap-segv": "the HDF5 library crashed reading it: Segmentation fault",
     "timeout-hdf5-vlen-global-heap-loop": "the HDF5 library did not finish reading it in 30 s",
 }
+# A corrupt length of the summary's variable-length string (4 GiB, found by fuzzing at stop 43):
+# H5Dread allocated and zeroed that much before reading (the child ran to 2-3 GB and the 30 s
+# limit); the child's address-space limit now fails that allocation and the read at once.
+OOM_SEED = "oom-hdf5-vlen-string-length-4gib"
 
 
 # Every reader on the crash; the loop (30 s each) on report alone.
@@ -32,3 +36,12 @@ def test_a_file_that_breaks_the_hdf5_library_is_one_line(tmp_path, seed, command
     assert out.stderr == ("gpumux: error: bad.h5: not a gpumux result file (corrupt: "
                           f"{CASES[seed]})\n")
     assert out.stdout == "" and not (tmp_path / "p.png").exists()
+
+
+def test_a_corrupt_string_length_is_refused_without_waiting_out_the_limit(tmp_path):
+    (tmp_path / "bad.h5").write_bytes((CORPUS / OOM_SEED).read_bytes()[1:])
+    out = run_gpumux("report", "bad.h5", timeout=120, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == ("gpumux: error: bad.h5: not a gpumux result file (reading /summary: "
+                          "memory allocation failed for chunk)\n")
+    assert out.stdout == ""
