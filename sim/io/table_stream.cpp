@@ -179,6 +179,18 @@ std::size_t run_end(const std::uint8_t* plane, std::size_t i, std::size_t n) {
   return j;
 }
 
+// Whether none of the 8 bytes at P equals the byte after it (P[0..8] readable): then each is a
+// literal of its own, as the run-by-run loops below would find one byte at a time (a run starts
+// only where a byte repeats).
+bool eight_literals(const std::uint8_t* p) {
+  std::uint64_t word, next;
+  std::memcpy(&word, p, 8);
+  std::memcpy(&next, p + 1, 8);
+  const std::uint64_t same = word ^ next;  // a zero byte where a byte equals the next
+  constexpr std::uint64_t kLow = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  return ((same - kLow) & ~same & kHigh) == 0;
+}
+
 // Bits of PLANE as a fixed-Huffman block of literals and distance-1 matches (header included),
 // or SIZE_MAX once it is clearly above a stored block's 8 bits per byte (a plane of near-uniform
 // bytes costs 8.4 bits per literal): the choice only picks the smaller of two valid encodings.
@@ -187,6 +199,13 @@ std::size_t fixed_block_bits(const std::uint8_t* plane, std::size_t n) {
   std::size_t bits = 3 + 7;  // header, end of block
   for (std::size_t i = 0; i < n;) {
     if (bits > 8 * i + 256) return SIZE_MAX;
+    if (i + 9 <= n && eight_literals(plane + i)) {  // the same count, 8 bytes at a time
+      for (std::size_t k = i; k < i + 8; ++k) {
+        bits += static_cast<std::size_t>(fixed_literal_bits(plane[k]));
+      }
+      i += 8;
+      continue;
+    }
     const std::size_t j = run_end(plane, i, n);
     const int literal = fixed_literal_bits(plane[i]);
     bits += static_cast<std::size_t>(literal);
@@ -208,6 +227,11 @@ void fixed_block(BitWriter& w, const std::uint8_t* plane, std::size_t n, bool la
   w.bits(last ? 1U : 0U, 1);
   w.bits(1, 2);  // BTYPE 01: fixed Huffman codes
   for (std::size_t i = 0; i < n;) {
+    if (i + 9 <= n && eight_literals(plane + i)) {  // the same symbols, 8 bytes at a time
+      for (std::size_t k = i; k < i + 8; ++k) fixed_symbol(w, codes, plane[k]);
+      i += 8;
+      continue;
+    }
     const std::size_t j = run_end(plane, i, n);
     fixed_symbol(w, codes, plane[i]);
     cut_run(
