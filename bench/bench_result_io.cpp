@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -96,6 +97,46 @@ void BM_EncodeChunk(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_EncodeChunk)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// One chunk of request rows as `gpumux run -o` writes them for N exclusive GPUs with one Poisson
+// tenant each (bench/bench_scaling.py's poisson case: 400 requests/s, one 1 ms kernel, no
+// queueing): the N tenants' rows interleaved in time order, each tenant's request ids counting
+// up from 0. At N = 1 the tenant and id planes are runs; at N = 512 they are literals, which is
+// where the encoder's cost per row grows with N (docs/performance.md, issue 37 item 4).
+std::vector<std::byte> interleaved_chunk(std::uint32_t tenants) {
+  std::vector<std::byte> rows(h5::kStreamChunkRows * 37);
+  std::vector<std::uint64_t> next_id(tenants, 0);
+  std::uint64_t state = 7;
+  std::int64_t t = 0;
+  const double gap_ns = 1e9 / (400.0 * tenants);  // the fleet's mean inter-arrival
+  for (std::size_t i = 0; i < h5::kStreamChunkRows; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double uniform = (static_cast<double>(state >> 11) + 0.5) * 0x1.0p-53;
+    t += static_cast<std::int64_t>(-gap_ns * std::log(uniform));  // exponential gaps
+    const auto tenant = static_cast<std::uint32_t>((state >> 17) % tenants);
+    std::byte* row = rows.data() + i * 37;
+    h5::put(row, 0, tenant);
+    h5::put(row, 4, next_id[tenant]++);
+    h5::put(row, 12, t);
+    h5::put(row, 20, t);
+    h5::put(row, 28, t + std::int64_t{1'000'000});
+    h5::put(row, 36, static_cast<std::uint8_t>(RequestStatus::completed));
+  }
+  return rows;
+}
+
+void BM_EncodeInterleaved(benchmark::State& state) {
+  const std::vector<std::byte> rows = interleaved_chunk(static_cast<std::uint32_t>(state.range(0)));
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    bytes = h5::encode_chunk(rows.data(), 37, h5::kStreamChunkRows, h5::Deflate::planes).size();
+  }
+  state.counters["B/row"] = static_cast<double>(bytes) / h5::kStreamChunkRows;
+  state.counters["ns/row"] = benchmark::Counter(
+      static_cast<double>(h5::kStreamChunkRows) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_EncodeInterleaved)->Arg(1)->Arg(512)->Unit(benchmark::kMicrosecond);
 
 void BM_SummaryJson(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));

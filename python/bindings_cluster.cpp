@@ -132,11 +132,12 @@ void bind_cluster(py::module_& m) {
           "The workload pods' placement as bytes (what simulate_cluster_nodes needs).")
       .def(
           "plan",
-          [](const ClusterReplay& r, int shards) {
+          [](ClusterReplay& r, int shards) {
             cluster::WorkloadShardPlan plan;
             {
               py::gil_scoped_release release;
               plan = cluster::plan_workload_shards(r.spec, r.result, shards);
+              cluster::apply_workload_window(plan, r.result);  // the SLO tally's window
             }
             py::dict out;
             out["nodes"] = plan.nodes;
@@ -147,7 +148,8 @@ void bind_cluster(py::module_& m) {
           py::arg("shards"),
           "Node groups balanced by estimated launches (models/cluster/workload_pods.hpp "
           "WorkloadShardPlan): {'nodes': [[node, ...], ...], 'launches': [...], 'pods': [...]}; "
-          "no group when no pod has a workload.")
+          "no group when no pod has a workload. Also sets the result's simulated window (what "
+          "the SLO tally's 'run longer' hint reads), as the single-process run does.")
       .def(
           "apply",
           [](ClusterReplay& r, const py::bytes& stats) {

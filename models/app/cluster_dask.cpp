@@ -292,6 +292,7 @@ ClusterRun simulate_cluster_on_dask(const ScenarioRequest& request, const std::s
   run.result = cluster::run_cluster(spec, interrupt);
   const cluster::WorkloadShardPlan plan = cluster::plan_workload_shards(
       spec, run.result, shards > 0 ? shards : kTasksPerWorker * report.workers);
+  cluster::apply_workload_window(plan, run.result);
   report.replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
   const std::string placement = cluster::encode_workload_placement(spec, run.result);

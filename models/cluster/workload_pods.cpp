@@ -495,7 +495,10 @@ WorkloadShardPlan plan_workload_shards(const ClusterSpec& spec, const ClusterRes
                                        int shards) {
   const PodScenario built = build_scenario(spec, result);
   if (built.scenario.tenants.empty()) return {};
-  return plan_groups(built, shards);
+  WorkloadShardPlan plan = plan_groups(built, shards);
+  plan.duration = built.scenario.duration;
+  plan.warmup = built.scenario.warmup;
+  return plan;
 }
 
 std::vector<PodWorkloadStats> simulate_workload_nodes(const ClusterSpec& spec,
@@ -518,6 +521,12 @@ void apply_workload_stats(const std::vector<PodWorkloadStats>& stats, ClusterRes
     r.latency_p99_ns = p.latency_p99_ns;
     r.workload_slo = p.slo;
   }
+}
+
+void apply_workload_window(const WorkloadShardPlan& plan, ClusterResult& result) {
+  if (plan.nodes.empty()) return;
+  result.workload_duration = plan.duration;
+  result.workload_warmup = plan.warmup;
 }
 
 void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,

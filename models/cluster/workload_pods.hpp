@@ -86,6 +86,10 @@ struct WorkloadShardPlan {
   std::vector<std::vector<int>> nodes;  ///< per group: cluster node indices, ascending
   std::vector<double> launches;         ///< per group: estimated kernel launches
   std::vector<std::size_t> pods;        ///< per group: workload pods reported
+  /// The pods' simulated window (ClusterResult::workload_duration / workload_warmup, which
+  /// the SLO tally's "run longer" hint reads): a run that gathers the groups from elsewhere
+  /// writes them into its result (apply_workload_window), as simulate_workload_pods does.
+  Nanos duration = 0, warmup = 0;
 };
 WorkloadShardPlan plan_workload_shards(const ClusterSpec& spec, const ClusterResult& result,
                                        int shards);
@@ -113,5 +117,9 @@ std::vector<PodWorkloadStats> decode_workload_stats(const std::string& bytes);
 
 /// Writes the numbers of the pods into `result` (what simulate_workload_pods does with them).
 void apply_workload_stats(const std::vector<PodWorkloadStats>& stats, ClusterResult& result);
+/// Writes PLAN's simulated window into `result` (what simulate_workload_pods does before it
+/// simulates): a run whose groups answer from elsewhere (Dask) then reports the same SLO tally,
+/// "run longer" hint included, as the single-process run. No-op for a plan without groups.
+void apply_workload_window(const WorkloadShardPlan& plan, ClusterResult& result);
 
 }  // namespace gpumux::cluster

@@ -51,24 +51,28 @@ class Deflater {
 class BitWriter {
  public:
   explicit BitWriter(std::vector<std::byte>& out) : out_(out) {}
-  // COUNT (<= 32) bits of VALUE, least significant first.
+  // COUNT (<= 32) bits of VALUE, least significant first. Whole bytes go out four at a time
+  // (the accumulator holds fewer than 32 bits between calls).
   void bits(std::uint32_t value, int count) {
     acc_ |= static_cast<std::uint64_t>(value) << fill_;
     fill_ += count;
-    while (fill_ >= 8) {
-      out_.push_back(static_cast<std::byte>(acc_ & 0xFF));
-      acc_ >>= 8;
-      fill_ -= 8;
+    if (fill_ >= 32) {
+      const auto low = static_cast<std::uint32_t>(acc_);  // little-endian: first bits first
+      const std::size_t at = out_.size();
+      out_.resize(at + 4);
+      std::memcpy(out_.data() + at, &low, 4);
+      acc_ >>= 32;
+      fill_ -= 32;
     }
   }
-  // A Huffman code of LENGTH bits, most significant bit first.
-  void code(std::uint32_t code, int length) {
-    std::uint32_t reversed = 0;
-    for (int i = 0; i < length; ++i) reversed |= ((code >> i) & 1U) << (length - 1 - i);
-    bits(reversed, length);
-  }
+  // Pads to a byte boundary and writes out every whole byte: OUT then ends where the bits do
+  // (what a stored block's raw bytes and the zlib trailer are appended to).
   void align() {
-    if (fill_ > 0) bits(0, 8 - fill_);
+    if (fill_ % 8 != 0) fill_ += 8 - fill_ % 8;
+    for (; fill_ > 0; fill_ -= 8) {
+      out_.push_back(static_cast<std::byte>(acc_ & 0xFF));
+      acc_ >>= 8;
+    }
   }
 
  private:
@@ -77,17 +81,45 @@ class BitWriter {
   int fill_ = 0;
 };
 
-// Fixed Huffman code of a literal/length symbol (RFC 1951 3.2.6).
-void fixed_symbol(BitWriter& w, unsigned symbol) {
-  if (symbol < 144) {
-    w.code(0x30 + symbol, 8);
-  } else if (symbol < 256) {
-    w.code(0x190 + (symbol - 144), 9);
-  } else if (symbol < 280) {
-    w.code(symbol - 256, 7);
-  } else {
-    w.code(0xC0 + (symbol - 280), 8);
-  }
+// A fixed Huffman code (RFC 1951 3.2.6) with its bits already reversed for BitWriter::bits.
+struct FixedCode {
+  std::uint16_t reversed;
+  std::uint8_t length;
+};
+
+std::uint32_t reverse_bits(std::uint32_t code, int length) {
+  std::uint32_t reversed = 0;
+  for (int i = 0; i < length; ++i) reversed |= ((code >> i) & 1U) << (length - 1 - i);
+  return reversed;
+}
+
+// The fixed code of every literal/length symbol 0..287 (RFC 1951 3.2.6), computed once.
+const std::array<FixedCode, 288>& fixed_codes() {
+  static const std::array<FixedCode, 288> table = [] {
+    std::array<FixedCode, 288> t{};
+    for (unsigned symbol = 0; symbol < 288; ++symbol) {
+      std::uint32_t code = 0;
+      int length = 0;
+      if (symbol < 144) {
+        code = 0x30 + symbol, length = 8;
+      } else if (symbol < 256) {
+        code = 0x190 + (symbol - 144), length = 9;
+      } else if (symbol < 280) {
+        code = symbol - 256, length = 7;
+      } else {
+        code = 0xC0 + (symbol - 280), length = 8;
+      }
+      t[symbol] = {static_cast<std::uint16_t>(reverse_bits(code, length)),
+                   static_cast<std::uint8_t>(length)};
+    }
+    return t;
+  }();
+  return table;
+}
+
+// Fixed Huffman code of a literal/length symbol (RFC 1951 3.2.6): one look-up in CODES.
+void fixed_symbol(BitWriter& w, const std::array<FixedCode, 288>& codes, unsigned symbol) {
+  w.bits(codes[symbol].reversed, codes[symbol].length);
 }
 
 int fixed_literal_bits(unsigned value) { return value < 144 ? 8 : 9; }
@@ -147,6 +179,18 @@ std::size_t run_end(const std::uint8_t* plane, std::size_t i, std::size_t n) {
   return j;
 }
 
+// Whether none of the 8 bytes at P equals the byte after it (P[0..8] readable): then each is a
+// literal of its own, as the run-by-run loops below would find one byte at a time (a run starts
+// only where a byte repeats).
+bool eight_literals(const std::uint8_t* p) {
+  std::uint64_t word, next;
+  std::memcpy(&word, p, 8);
+  std::memcpy(&next, p + 1, 8);
+  const std::uint64_t same = word ^ next;  // a zero byte where a byte equals the next
+  constexpr std::uint64_t kLow = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  return ((same - kLow) & ~same & kHigh) == 0;
+}
+
 // Bits of PLANE as a fixed-Huffman block of literals and distance-1 matches (header included),
 // or SIZE_MAX once it is clearly above a stored block's 8 bits per byte (a plane of near-uniform
 // bytes costs 8.4 bits per literal): the choice only picks the smaller of two valid encodings.
@@ -155,6 +199,13 @@ std::size_t fixed_block_bits(const std::uint8_t* plane, std::size_t n) {
   std::size_t bits = 3 + 7;  // header, end of block
   for (std::size_t i = 0; i < n;) {
     if (bits > 8 * i + 256) return SIZE_MAX;
+    if (i + 9 <= n && eight_literals(plane + i)) {  // the same count, 8 bytes at a time
+      for (std::size_t k = i; k < i + 8; ++k) {
+        bits += static_cast<std::size_t>(fixed_literal_bits(plane[k]));
+      }
+      i += 8;
+      continue;
+    }
     const std::size_t j = run_end(plane, i, n);
     const int literal = fixed_literal_bits(plane[i]);
     bits += static_cast<std::size_t>(literal);
@@ -172,23 +223,29 @@ std::size_t fixed_block_bits(const std::uint8_t* plane, std::size_t n) {
 
 void fixed_block(BitWriter& w, const std::uint8_t* plane, std::size_t n, bool last) {
   const auto& lengths = length_codes();
+  const auto& codes = fixed_codes();
   w.bits(last ? 1U : 0U, 1);
   w.bits(1, 2);  // BTYPE 01: fixed Huffman codes
   for (std::size_t i = 0; i < n;) {
+    if (i + 9 <= n && eight_literals(plane + i)) {  // the same symbols, 8 bytes at a time
+      for (std::size_t k = i; k < i + 8; ++k) fixed_symbol(w, codes, plane[k]);
+      i += 8;
+      continue;
+    }
     const std::size_t j = run_end(plane, i, n);
-    fixed_symbol(w, plane[i]);
+    fixed_symbol(w, codes, plane[i]);
     cut_run(
         j - i - 1,
         [&](std::size_t length) {
           const LengthCode& c = lengths[length];
-          fixed_symbol(w, c.symbol);
+          fixed_symbol(w, codes, c.symbol);
           if (c.extra_bits > 0) w.bits(c.extra, c.extra_bits);
-          w.code(0, 5);  // distance code 0: distance 1
+          w.bits(0, 5);  // distance code 0 (distance 1): five zero bits
         },
-        [&] { fixed_symbol(w, plane[i]); });
+        [&] { fixed_symbol(w, codes, plane[i]); });
     i = j;
   }
-  fixed_symbol(w, 256);  // end of block
+  fixed_symbol(w, codes, 256);  // end of block
 }
 
 void stored_blocks(BitWriter& w, std::vector<std::byte>& out, const std::uint8_t* plane,
@@ -201,6 +258,7 @@ void stored_blocks(BitWriter& w, std::vector<std::byte>& out, const std::uint8_t
     w.align();
     w.bits(static_cast<std::uint32_t>(length), 16);
     w.bits(static_cast<std::uint32_t>(~length & 0xFFFF), 16);
+    w.align();  // LEN and NLEN out: the raw bytes follow them
     const auto* data = reinterpret_cast<const std::byte*>(plane);
     out.insert(out.end(), data, data + length);
     plane += length;

@@ -20,6 +20,8 @@ distributed = pytest.importorskip("distributed")  # python3-distributed (scripts
 
 REPO = Path(__file__).resolve().parents[2]
 FLEET = str(REPO / "scenarios" / "cluster" / "fleet-16.yaml")  # 16 GPUs, four pools, 24 pods
+# Two time-sliced pods, one with a p99 SLO: left inconclusive by a short window.
+TIME_SLICED = str(REPO / "scenarios" / "cluster" / "inference-pods-time-sliced.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -145,14 +147,22 @@ def test_the_output_file_of_a_dask_run_equals_the_single_process_one(threads, tm
     """`-o` from `--dask`: every dataset and attribute of the file `--workers 1` writes (the file is
     written once the tasks are gathered, from the same result; it is not streamed as they
     arrive)."""
-    h5py = pytest.importorskip("h5py")
-    import numpy as np
     one, split = tmp_path / "one.h5", tmp_path / "split.h5"
     assert cli(FLEET, "--quiet", "--workers", "1", "-o", str(one)).returncode == 0
     done = cli(FLEET, "--quiet", "--dask", threads.scheduler.address, "--shards", "5",
                "-o", str(split))
     assert done.returncode == 0, done.stderr
-    with h5py.File(one, "r") as a, h5py.File(split, "r") as b:
+    simulated = json.loads(assert_same_file(one, split)["summary"])["workload_pods"]
+    assert len(simulated) == 24 and all(p["completed"] > 100 for p in simulated)
+
+
+def assert_same_file(one, other) -> dict:
+    """Every dataset (dtype and values) and attribute of the two HDF5 files equal; returns the
+    first file's datasets by name."""
+    h5py = pytest.importorskip("h5py")
+    import numpy as np
+    datasets = {}
+    with h5py.File(one, "r") as a, h5py.File(other, "r") as b:
         names, others = [], []
         a.visit(names.append)
         b.visit(others.append)
@@ -163,8 +173,33 @@ def test_the_output_file_of_a_dask_run_equals_the_single_process_one(threads, tm
             if isinstance(a[name], h5py.Dataset):
                 assert a[name].dtype == b[name].dtype, name
                 assert np.array_equal(a[name][()], b[name][()]), name
-        simulated = json.loads(a["summary"][()])["workload_pods"]
-        assert len(simulated) == 24 and all(p["completed"] > 100 for p in simulated)
+                datasets[name] = a[name][()]
+    return datasets
+
+
+def test_an_inconclusive_slo_asks_for_the_same_longer_run_on_dask(threads, tmp_path):
+    """A pod SLO that a short window leaves inconclusive: the tally's "run longer" hint is
+    computed from the simulated window, which a run gathering its groups from Dask takes from
+    the plan (it once read 0 ns there: `--set cluster.duration=0ns`). The CLI's --json and -o
+    file, and client='s summary, equal one process's."""
+    short = ("--set", "cluster.duration=1s")
+    one_h5, split_h5 = tmp_path / "one.h5", tmp_path / "split.h5"
+    one = cli(TIME_SLICED, "--json", "--quiet", *short, "-o", str(one_h5))
+    assert one.returncode == 0, one.stderr
+    tally = json.loads(one.stdout)["workload_slos"]
+    assert tally["inconclusive"] == 1
+    hint = "1 inconclusive (run longer: --set cluster.duration="
+    assert hint in tally["summary"]
+    longer = tally["summary"].split(hint)[1].rstrip(")")
+    assert longer.endswith("s") and float(longer[:-1]) > 1  # longer than the 1 s window
+    split = cli(TIME_SLICED, "--json", "--quiet", *short, "--dask", threads.scheduler.address,
+                "-o", str(split_h5))
+    assert split.returncode == 0, split.stderr
+    assert split.stdout == one.stdout
+    assert_same_file(one_h5, split_h5)
+    overrides = {"cluster.duration": "1s"}
+    assert (gpumux.run(TIME_SLICED, overrides=overrides, client=threads).summary ==
+            gpumux.run(TIME_SLICED, overrides=overrides).summary)
 
 
 @pytest.mark.parametrize("args, line", [

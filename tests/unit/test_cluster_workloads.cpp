@@ -218,6 +218,17 @@ TEST(ClusterWorkloads, ThePlacementAsBytesSimulatesEachGroupAsTheWholeRunDoes) {
     numbers[p.name] = {p.workload_device, p.workload_completed, p.latency_p50_ns, p.latency_p99_ns};
   }
   EXPECT_EQ(numbers, one);
+  // The simulated window travels with the gathering process's plan (the SLO tally's "run
+  // longer" hint reads it): the same as the whole run writes; a plan without groups, nothing.
+  ClusterResult whole = run_cluster(spec);
+  simulate_workload_pods(spec, whole);
+  ASSERT_GT(whole.workload_duration, 0);
+  EXPECT_EQ(gathered.workload_duration, 0);
+  apply_workload_window(WorkloadShardPlan{}, gathered);
+  EXPECT_EQ(gathered.workload_duration, 0);
+  apply_workload_window(plan_workload_shards(spec, replayed, 3), gathered);
+  EXPECT_EQ(gathered.workload_duration, whole.workload_duration);
+  EXPECT_EQ(gathered.workload_warmup, whole.workload_warmup);
   // Corrupt bytes are an error, never a read past the end.
   const std::string bytes = encode_workload_placement(spec, replayed);
   EXPECT_THROW(decode_workload_placement(bytes.substr(0, bytes.size() - 3)), std::runtime_error);
