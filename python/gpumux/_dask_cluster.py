@@ -150,6 +150,11 @@ def _connect(address: str):
     import logging
     from distributed import Client, LocalCluster
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    # asyncio logs a future dropped with its exception unread ("Future exception was never
+    # retrieved ... TimeoutError") when the client's connection times out while closing on a
+    # loaded machine: the answers were already framed, so it is noise that broke `--quiet`'s
+    # empty stderr (seen once in tests/cli/test_cluster_dask.py at load 9-15, 2026-12-07).
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     shown = address
     if address == "auto":
         address = os.environ.get("DASK_SCHEDULER_ADDRESS", "")
