@@ -2,6 +2,7 @@
 // checks, the new profile keys, and the fit recovering parameters it did not see.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "models/app/calibrate.hpp"
 #include "models/config/input_error.hpp"
 #include "models/config/profile_loader.hpp"
+#include "models/workload/workload_catalog.hpp"
 
 namespace gpumux {
 namespace {
@@ -117,6 +119,41 @@ TEST(ProfileKeys, FittedProvenanceAndTheTimeAloneKeysAreRead) {
   EXPECT_EQ(gpu.host_per_request.at("tensorrt"), 40000);
   EXPECT_EQ(gpu.modelled_launch(false), gpu.launch_overhead + 2000);
   EXPECT_EQ(gpu.fitted.size(), 3u);
+}
+
+// block_round_cost on the GA100 profiles is measured, not fitted: gpu-benches' gpu-stream read
+// kernel (github.com/te42kyfo/gpu-benches, gpu-stream/main.cu and a100_40.txt) launches blocks of
+// t threads, two resident per SM (a shared-memory spoiler), each thread loading one double, so a
+// round of blocks moves 2 x 108 x t x 8 bytes. Its measured bandwidth at t = 32, 64, 96, 128
+// (81, 158, 230, 304 GB/s) grows with t while the round time stays within 7 %: the rounds are
+// latency-bound, and one lasts a DRAM load (kernel-families memory_latency) plus the per-round
+// cost (dispatch, index set-up, exit; no store: the read kernel writes nothing). The catalog's
+// latency floor charges exactly that per round (catalog_model.hpp "Latency floor"), so
+// dram + block_round_cost must be the measured round of the narrowest block.
+TEST(BlockRoundCost, IsTheMeasuredRoundOfALatencyBoundStreamKernelOnGa100) {
+  const double sms = 108, resident = 2, bytes = 8;
+  const std::vector<std::pair<double, double>> rows = {
+      {32, 81e9}, {64, 158e9}, {96, 230e9}, {128, 304e9}};
+  const auto round_ns = [&](double threads, double bandwidth) {
+    return resident * sms * threads * bytes / bandwidth * 1e9;
+  };
+  const double narrow = round_ns(rows.front().first, rows.front().second);
+  for (const auto& [threads, bandwidth] : rows) {  // latency-bound: 4x the bytes, ~ the same time
+    EXPECT_NEAR(round_ns(threads, bandwidth) / narrow, 1.0, 0.07) << threads;
+  }
+  const DeviceProfile& measured_on = load_device_profile("a100-sxm4-40gb");
+  EXPECT_EQ(measured_on.sms, 108);
+  const double dram_ns = load_kernel_families().latency(measured_on.name).dram.value * 1e9;
+  EXPECT_NEAR(dram_ns + static_cast<double>(measured_on.block_round_cost), narrow, 0.02 * narrow);
+  // The same GA100 SM and block scheduler: every GA100 profile carries the measured value, as a
+  // source, not a fitted term (its kernel_fixed_cost stays fitted).
+  for (const char* name : {"a100-sxm4-40gb", "a100-80gb", "a100-pcie-80gb", "a30-24gb"}) {
+    const DeviceProfile& gpu = load_device_profile(name);
+    EXPECT_EQ(gpu.block_round_cost, measured_on.block_round_cost) << name;
+    EXPECT_EQ(std::count(gpu.fitted.begin(), gpu.fitted.end(), "block_round_cost"), 0) << name;
+  }
+  EXPECT_EQ(std::count(measured_on.fitted.begin(), measured_on.fitted.end(), "kernel_fixed_cost"),
+            1);
 }
 
 // A request alone with its costs written in: each kernel_fixed_cost ns adds one ns per kernel to
