@@ -41,7 +41,7 @@
 //   vllm-v0  fitted: 36.5 us per kernel, on calibration/fit/llm/eager-dispatch.csv (Splitwise's
 //            Llama-2-70B TPOT at TP 8 on the DGX A100 and the DGX H100, where the measured TPOT
 //            no longer falls with TP), by script calibration/fit/llm_eager_dispatch.py (report
-//            calibration/fit/LLM-DISPATCH.md): median error 18.9 % in sample, 39.3 % leaving one
+//            calibration/fit/LLM-DISPATCH.md): median error 18.9 % in sample, 39.2 % leaving one
 //            host out: the DGX A100's host dispatches about 1.5x slower than the DGX H100's
 //            (29.6 us fitted on the H100 host alone, 44.9 us on the A100's). Out of sample
 //            (the 20 other Splitwise points, TP 2 and 4 and every TTFT): catalog_published.py.
@@ -57,7 +57,7 @@ inline constexpr Nanos kVllmV0PerIterationTp1 = 813'126;   ///< ns, fitted (abov
 inline constexpr Nanos kVllmV0PerIterationTp = 1'735'759;  ///< ns at tp > 1, fitted (above)
 inline constexpr Nanos kVllmV0PerSequenceTp1 = 42'314;     ///< ns per sequence, fitted (above)
 inline constexpr Nanos kVllmV0PerSequenceTp = 41'357;      ///< ns per sequence at tp > 1, fitted
-inline constexpr Nanos kVllmV0HostPerOp = 36'500;          ///< ns per eager kernel, fitted
+inline constexpr Nanos kVllmV0HostPerOp = 36'497;          ///< ns per eager kernel, fitted
 
 /// The named engines `engine_cpu:` accepts.
 inline const char* const kEngineCpuNames[] = {"vllm-v0", "none"};
