@@ -22,8 +22,8 @@ with a smaller F_baked to scan lower).
         [--report calibration/fit/ORT-KERNEL.md] [--max-us 20]
 """
 import argparse
-import csv
 import json
+import math
 import re
 import statistics
 import subprocess
@@ -32,12 +32,12 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from fit_points import latency_points
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "calibration" / "fit" / "ort-latency.csv"
 PROFILES = ROOT / "calibration" / "profiles"
 FAMILIES = ROOT / "calibration" / "workloads" / "kernel-families.yaml"
-UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
 def ns_of(text) -> float:
@@ -51,16 +51,6 @@ def baked_us() -> float:
     doc = yaml.safe_load(FAMILIES.read_text())
     entry = doc["runtimes"]["onnxruntime"].get("kernel_fixed_cost")
     return ns_of(entry["value"]) / 1e3 if entry else 0.0
-
-
-def points() -> list:
-    with DATA.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        if r["metric"] != "latency" or r["runtime"] != "onnxruntime":
-            raise SystemExit(f"{DATA}: {r['id']}: only onnxruntime latency points are fitted here")
-        r["target_ms"] = float(r["value"]) * UNIT_MS[r["unit"]]
-    return rows
 
 
 def profile_copy(name: str, f_us: float, f_baked_us: float, tmp: Path) -> Path:
@@ -126,12 +116,15 @@ def main(argv=None) -> int:
     ap.add_argument("--max-us", type=float, default=20.0)
     ap.add_argument("--step-us", type=float, default=0.25)
     args = ap.parse_args(argv)
-    rows = points()
+    rows = latency_points(DATA, "onnxruntime")
     f_baked = baked_us()
     doc = yaml.safe_load((PROFILES / f"{rows[0]['profile']}.yaml").read_text())
     floor = max(0.0, f_baked - ns_of(doc["launch_overhead"]["value"]) / 1e3)
-    n = int(round((args.max_us - floor) / args.step_us))
-    grid = [round(floor + i * args.step_us, 4) for i in range(n + 1)]
+    # The grid is the multiples of the step from the lowest one this binary reaches, so a rerun
+    # on a binary built with the fitted value scans the same points and finds it again.
+    first = math.ceil(floor / args.step_us - 1e-9)
+    last = math.floor(args.max_us / args.step_us + 1e-9)
+    grid = [round(i * args.step_us, 4) for i in range(first, last + 1)]
     with tempfile.TemporaryDirectory() as td:
         table = scan(args.gpumux, rows, grid, f_baked, Path(td))
     fitted = best(table, rows)

@@ -29,13 +29,27 @@ minimises sum ((p_i(0) + H) / m_i - 1)^2, in closed form H = sum (m_i - p_i) / m
 sum 1 / m_i^2, clamped at 0; cross-validated leaving one sequence length out. The README's fp16 rows (the
 --amp runs, which ran the same TF32 kernels: within 1 % of the TF32 rows) stay validation points.
 
+Stage 3, another harness: DeepLearningExamples' TF1 ResNet-50 v1.5 inference benchmark
+(inference_benchmark.sh: main.py under Estimator.predict, the same harness with and without
+--xla): its per-request host time H_rn50, one value for both runtimes, written into the
+profiles as host_per_request.tensorflow and host_per_request.tensorflow-xla (A100-SXM4-40GB,
+the measured GPU, and A100-80GB, the same DGX A100 host). One term per physical cost: the
+harness's session.run is the same with or without XLA, and what XLA adds on the host is its
+dispatch per kernel (stage 1's t_op, charged per kernel), not a second per-request constant.
+The data, calibration/fit/tf-host.csv, is the README's four tables (TF32, TF32 + XLA, AMP,
+AMP + XLA; batch 1-8): closed form as stage 2, the plain runtime at its own dispatch per node
+(kernel-families.yaml) and the XLA rows at stage 1's; cross-validated leaving one table out, so
+each precision is predicted from the other. (`gpumux calibrate calibration/fit/tf-host.csv
+--fit host_per_request` fits one constant per runtime instead: 5.9 % in sample against 13.7 %
+leaving a table out on the joint refit's GPU terms, where the shared term gives 9.0 % and
+11.5 %: the two-runtime fit lets each constant absorb its tables' GPU-time error.)
+
     /usr/bin/python3 calibration/fit/tf_runtime.py [--gpumux build/gpumux]
         [--report calibration/fit/TF-RUNTIME.md]
 
-About 200 simulations of one request alone (a few minutes on one core).
+About 220 simulations of one request alone (a few minutes on one core).
 """
 import argparse
-import csv
 import statistics
 import sys
 import tempfile
@@ -44,28 +58,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "calibration" / "validation"))
 import catalog_published as cp  # noqa: E402  (its scenario of one request alone)
+from fit_points import latency_points  # noqa: E402
 
 DISPATCH = ROOT / "calibration" / "fit" / "tfxla-dispatch.csv"
 HARNESS = ROOT / "calibration" / "fit" / "tf-bert-harness.csv"
-UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+RN50_HARNESS = ROOT / "calibration" / "fit" / "tf-host.csv"
 NO_HARNESS = {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B"}
-
-
-def points(path: Path) -> list:
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        if r["metric"] != "latency" or r["runtime"] != "tensorflow-xla":
-            raise SystemExit(f"{path}: {r['id']}: only tensorflow-xla latency points are fitted")
-        r["target_ms"] = float(r["value"]) * UNIT_MS[r["unit"]]
-    return rows
 
 
 def simulate(g: cp.Gpumux, row: dict, host: dict) -> float:
     """Mean latency (ms) of the row's request alone with `host` as its `workload.host:`."""
     spec = {"model": row["model"], "phase": "inference", "batch": int(row["batch"]),
-            "seq_len": int(row["seq_len"]), "dtype": row["dtype"], "runtime": row["runtime"],
-            "host": host}
+            "dtype": row["dtype"], "runtime": row["runtime"], "host": host}
+    if row["seq_len"]:
+        spec["seq_len"] = int(row["seq_len"])
     summary, err = g.run(cp.scenario(row["id"], row["profile"],
                                      [cp.tenant("w", cp.closed_loop(spec))]))
     if summary is None:
@@ -121,22 +127,23 @@ def closed_form_h(p0: list, rows: list) -> float:
     return max(0.0, num / den)
 
 
-def fit_harness(g: cp.Gpumux, rows: list, per_op_us: float) -> dict:
-    """Stage 2: H (ms) in closed form, in sample and leaving one sequence length out."""
-    per_op = f"{round(per_op_us * 1e3)}ns"
-    p0 = [simulate(g, r, {"per_request": "0ns", "per_op": per_op}) for r in rows]
+def fit_harness(g: cp.Gpumux, rows: list, host_of, fold_key: str) -> dict:
+    """Stages 2 and 3: H (ms) in closed form over `rows`, each run with the `host:` block
+    host_of(row) (its per_request 0), in sample and leaving out each value of the rows'
+    `fold_key` in turn."""
+    p0 = [simulate(g, r, host_of(r)) for r in rows]
     h = round(closed_form_h(p0, rows), 2)
-    check = simulate(g, rows[0], {"per_request": f"{round(h * 1e6)}ns", "per_op": per_op})
+    check = simulate(g, rows[0], dict(host_of(rows[0]), per_request=f"{round(h * 1e6)}ns"))
     if abs(check - (p0[0] + h)) > 1e-3 * check:
         raise SystemExit(f"the latency is not p(0) + H at {rows[0]['id']}: {check} ms against "
                          f"{p0[0] + h} ms; the closed form does not hold")
     out_pred, folds = [0.0] * len(rows), {}
-    for seq in sorted({r["seq_len"] for r in rows}, key=int):
-        train = [i for i, r in enumerate(rows) if r["seq_len"] != seq]
+    for key in sorted({r[fold_key] for r in rows}, key=lambda v: (len(v), v)):
+        train = [i for i, r in enumerate(rows) if r[fold_key] != key]
         fh = round(closed_form_h([p0[i] for i in train], [rows[i] for i in train]), 2)
-        folds[seq] = fh
+        folds[key] = fh
         for i, r in enumerate(rows):
-            if r["seq_len"] == seq:
+            if r[fold_key] == key:
                 out_pred[i] = p0[i] + fh
     return {"value_ms": h, "before": p0, "in": [p + h for p in p0], "out": out_pred,
             "folds": folds}
@@ -147,21 +154,25 @@ def table_rows(rows: list, fit: dict) -> list:
     for i, r in enumerate(rows):
         cells = [f"{fit[k][i]:.3f} ms ({100 * (fit[k][i] / r['target_ms'] - 1):+.1f} %)"
                  for k in ("before", "in", "out")]
-        out.append(f"| {r['id']} | {r['model']} b{r['batch']} s{r['seq_len']} {r['dtype']} on "
-                   f"{r['profile']} | {r['target_ms']:.2f} ms | " + " | ".join(cells) + " |")
+        seq = f" s{r['seq_len']}" if r["seq_len"] else ""
+        out.append(f"| {r['id']} | {r['model']} {r['runtime']} b{r['batch']}{seq} {r['dtype']} "
+                   f"on {r['profile']} | {r['target_ms']:.2f} ms | " + " | ".join(cells) + " |")
     return out
 
 
-def summary(fitted: str, per: str, fit: dict, rows: list, fold_format: str) -> str:
+def summary(fitted: str, per: str, fit: dict, rows: list, fold_format: str,
+            fold_name: str = "sequence length", fold_prefix: str = "s") -> str:
     """The stage's line: the fitted value, each fold's, and the median errors."""
-    folds = ", ".join(f"s{k} out " + fold_format.format(v) for k, v in fit["folds"].items())
-    return (f"**{fitted}** {per}; leave one sequence length out: {folds}. Median |error| in "
+    folds = ", ".join(f"{fold_prefix}{k} out " + fold_format.format(v)
+                      for k, v in fit["folds"].items())
+    return (f"**{fitted}** {per}; leave one {fold_name} out: {folds}. Median |error| in "
             f"sample {100 * median_abs(fit['in'], rows):.1f} %, out of sample "
             f"{100 * median_abs(fit['out'], rows):.1f} % (before "
             f"{100 * median_abs(fit['before'], rows):.1f} %).")
 
 
-def report(s1: dict, s2: dict, d_rows: list, h_rows: list, sims: int) -> str:
+def report(s1: dict, s2: dict, s3: dict, d_rows: list, h_rows: list, r_rows: list,
+           sims: int) -> str:
     head = "| point | setup | measured | before | in sample | out of sample |\n|---|---|---:|---:|---:|---:|"
     lines = [
         "# TensorFlow's host time: the runtime's dispatch and a harness's per-request time",
@@ -171,8 +182,11 @@ def report(s1: dict, s2: dict, d_rows: list, h_rows: list, sims: int) -> str:
         "(kernel-families.yaml) on calibration/fit/tfxla-dispatch.csv with no harness time "
         "(FasterTransformer's bare session.run loop); stage 2 fits the per-request host time of "
         "DeepLearningExamples' TF1 BERT Estimator harness on calibration/fit/tf-bert-harness.csv "
-        "with stage 1's value (catalog_published.py HARNESS_HOST). \"before\": stage 1 at 0 us "
-        "per kernel, stage 2 with no harness time.",
+        "with stage 1's value (catalog_published.py HARNESS_HOST); stage 3 fits the per-request "
+        "host time of DeepLearningExamples' TF1 ResNet-50 Estimator harness on "
+        "calibration/fit/tf-host.csv, one value for both runtimes (the profiles' "
+        "host_per_request.tensorflow and .tensorflow-xla). \"before\": stage 1 at 0 us per "
+        "kernel, stages 2 and 3 with no harness time.",
         "",
         "## Stage 1: the runtime",
         "",
@@ -186,6 +200,13 @@ def report(s1: dict, s2: dict, d_rows: list, h_rows: list, sims: int) -> str:
         "",
         head, *table_rows(h_rows, s2),
         "",
+        "## Stage 3: the DeepLearningExamples TF1 ResNet-50 harness",
+        "",
+        summary(f"H = {s3['value_ms']:.2f} ms", "per request, both runtimes", s3, r_rows,
+                "{:.2f} ms", fold_name="table", fold_prefix=""),
+        "",
+        head, *table_rows(r_rows, s3),
+        "",
         f"{sims} simulations.",
         "",
     ]
@@ -197,14 +218,22 @@ def main() -> int:
     ap.add_argument("--gpumux", default=str(ROOT / "build" / "gpumux"))
     ap.add_argument("--report", default=str(ROOT / "calibration" / "fit" / "TF-RUNTIME.md"))
     args = ap.parse_args()
-    d_rows, h_rows = points(DISPATCH), points(HARNESS)
+    d_rows = latency_points(DISPATCH, "tensorflow-xla")
+    h_rows = latency_points(HARNESS, "tensorflow-xla")
+    r_rows = latency_points(RN50_HARNESS, ("tensorflow", "tensorflow-xla"))
     with tempfile.TemporaryDirectory() as tmp:
         g = cp.Gpumux(str(Path(args.gpumux).resolve()), Path(tmp))
         s1 = fit_per_op(g, d_rows)
-        s2 = fit_harness(g, h_rows, s1["value_us"])
-        text = report(s1, s2, d_rows, h_rows, g.count)
+        per_op = f"{round(s1['value_us'] * 1e3)}ns"
+        s2 = fit_harness(g, h_rows, lambda r: {"per_request": "0ns", "per_op": per_op}, "seq_len")
+        # Stage 3: the plain runtime keeps its own dispatch (kernel-families.yaml), XLA stage 1's.
+        s3 = fit_harness(g, r_rows, lambda r: {"per_request": "0ns", "per_op": per_op}
+                         if r["runtime"] == "tensorflow-xla" else {"per_request": "0ns"},
+                         "source")
+        text = report(s1, s2, s3, d_rows, h_rows, r_rows, g.count)
     Path(args.report).write_text(text)
-    print(f"t_op = {s1['value_us']:.1f} us, H = {s2['value_ms']:.2f} ms; report: {args.report}")
+    print(f"t_op = {s1['value_us']:.1f} us, H (BERT) = {s2['value_ms']:.2f} ms, H (ResNet-50) = "
+          f"{s3['value_ms']:.2f} ms; report: {args.report}")
     return 0
 
 

@@ -56,7 +56,7 @@ REASONS = {
                       "host time, so the slices' ratios divide by a denominator the model puts at "
                       "a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side, so the point runs "
-                            "`serving: triton-grpc` (1.32 ms + payload at 1.1 GB/s, fitted on "
+                            "`serving: triton-grpc` (1.32 ms + payload at 1.08 GB/s, fitted on "
                             "this README's batch 2 and 8 and the TF-TRT README's, "
                             "calibration/fit/TRITON-FRONTEND.md); this backend's own latency "
                             "grows 0.24-0.28 ms per image (batch 2 to 16, GPU work included) "
@@ -139,7 +139,7 @@ REASONS = {
     # (calibration/fit/), not scored here.
     "bert-ort-a100-b1": "ONNX Runtime's own A100-40GB benchmark of FP16 BERT-base (onnxruntime "
                         "pull 12670: batch 1-32, sequence 8-128) is predicted within 4 % "
-                        "(calibration/fit/ORT-KERNEL.md: 5 us of host dispatch per node, 3 us "
+                        "(calibration/fit/ORT-KERNEL.md: 5 us of host dispatch per node, 3.25 us "
                         "of device time per kernel); Tally's 4.05 ms for BERT-large is 1.5 ms "
                         "more than the same runtime predicts: its Python loop (numpy feeds "
                         "copied from pageable memory each call, two fetches, argmax and "

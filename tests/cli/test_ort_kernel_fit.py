@@ -37,3 +37,32 @@ def test_the_calibration_points_are_published_onnxruntime_latencies():
         assert float(published[p["id"]]["value"]) == float(p["value"]), p["id"]
     # Tally's server stays a validation point (calibration/fit/SOURCE.md says why).
     assert "bert-ort-a100-b1" not in {p["id"] for p in points}
+
+
+def test_the_fitting_scripts_read_a_runtimes_points_in_one_way(tmp_path):
+    """calibration/fit/fit_points.py: the latency in ms whatever the unit, and a point of
+    another runtime or metric, or an unknown unit, refused naming the file and the point."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "calibration" / "fit"))
+    from fit_points import latency_points
+
+    head = "id,source,model,batch,runtime,metric,value,unit\n"
+    path = tmp_path / "p.csv"
+    path.write_text(head + "a,s,bert-base,1,onnxruntime,latency,1500,us\n"
+                    "b,s,bert-base,8,onnxruntime,latency,2.5,ms\n"
+                    "c,s,bert-base,8,tensorflow,latency,0.003,s\n")
+    with pytest.raises(SystemExit, match=r"p\.csv: c: only onnxruntime latency"):
+        latency_points(path, "onnxruntime")
+    rows = latency_points(path, ("onnxruntime", "tensorflow"))
+    assert [r["target_ms"] for r in rows] == pytest.approx([1.5, 2.5, 3.0])
+    path.write_text(head + "d,s,bert-base,1,onnxruntime,throughput,900,img/s\n")
+    with pytest.raises(SystemExit, match=r"p\.csv: d: only onnxruntime latency"):
+        latency_points(path, "onnxruntime")
+    path.write_text(head + "e,s,bert-base,1,onnxruntime,latency,3,min\n")
+    with pytest.raises(SystemExit, match=r"p\.csv: e: unit 'min'"):
+        latency_points(path, "onnxruntime")
+    # Both scripts take their points through it (the review's twin, folded).
+    for script in ("ort_kernel_cost.py", "tf_runtime.py"):
+        text = (REPO / "calibration" / "fit" / script).read_text()
+        assert "latency_points(" in text and "def points(" not in text, script

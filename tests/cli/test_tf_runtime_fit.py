@@ -118,3 +118,62 @@ def test_the_cli_runs_a_bare_session_run_loop_at_the_fitted_dispatch(tmp_path):
         assert mean_ms == pytest.approx(float(expected), rel=2e-3), seq
     text = run_gpumux("inspect", tmp_path / "s32.yaml", check=0).stdout
     assert "per_request user" in text and "per_op runtime" in text, text
+
+
+def test_the_resnet50_harness_is_one_per_request_time_for_both_runtimes():
+    """Stage 3: the profiles' host_per_request.tensorflow and .tensorflow-xla are one value (the
+    same Estimator harness; XLA's own host cost is stage 1's dispatch per kernel), the report's
+    fit, with the report's errors in the provenance, on both DGX A100 profiles."""
+    yaml = pytest.importorskip("yaml")
+    stage3 = report()[report().index("## Stage 3"):]
+    fitted = re.search(r"\*\*H = ([0-9.]+) ms\*\* per request, both runtimes", stage3)
+    errors = re.search(r"in sample ([0-9.]+) %, out of sample ([0-9.]+) %", stage3)
+    assert fitted and errors
+    for name in ("a100-sxm4-40gb", "a100-80gb"):
+        doc = yaml.safe_load((REPO / "calibration" / "profiles" / f"{name}.yaml").read_text())
+        entries = [doc["host_per_request"][r] for r in ("tensorflow", "tensorflow-xla")]
+        for entry in entries:
+            value = re.fullmatch(r"([0-9.]+)us", entry["value"])
+            assert value and float(value.group(1)) == pytest.approx(float(fitted.group(1)) * 1e3)
+            assert "TF-RUNTIME.md" in entry["fitted"] and "stage 3" in entry["fitted"]
+            assert f"in sample {errors.group(1)} %" in entry["fitted"], name
+            assert f"out of sample {errors.group(2)} %" in entry["fitted"], name
+        assert entries[0]["value"] == entries[1]["value"], name
+    # Its calibration points are the published ResNet-50 rows, one table per fold.
+    published = {r["id"]: r for r in csv.DictReader(PUBLISHED.open())}
+    points = list(csv.DictReader((FIT / "tf-host.csv").open()))
+    assert len({p["source"] for p in points}) == 4
+    for p in points:
+        assert float(published[p["id"]]["value"]) == float(p["value"]), p["id"]
+
+
+HARNESS_POINT = """name: dle-rn50
+seed: 1
+duration: 2s
+warmup: 200ms
+gpus: [{name: g, model: a100-sxm4-40gb, sharing: {mode: exclusive}}]
+tenants:
+  - name: w
+    device: g
+    workload: {model: resnet50, batch: %d, dtype: %s, runtime: %s,
+               arrivals: {process: closed, concurrency: 1, think: 1ms}}
+"""
+
+
+def test_the_cli_runs_the_resnet50_harness_at_the_fitted_time(tmp_path):
+    """`gpumux run` of the ResNet-50 rows with the shipped profile (no `host:` block) gives the
+    report's stage-3 in-sample predictions: the profile's per-request time is the fit."""
+    import json
+
+    from conftest import run_gpumux
+
+    stage3 = report()[report().index("## Stage 3"):]
+    rows = re.findall(r"\| (rn50-tf1-[^ ]+) \| resnet50 (tensorflow(?:-xla)?) b(\d+) (\w+) on "
+                      r"a100-sxm4-40gb \|[^|]+\|[^|]+\| ([0-9.]+) ms", stage3)
+    assert len(rows) == 16
+    for point, runtime, batch, dtype, expected in rows[::5]:
+        path = tmp_path / f"{point}.yaml"
+        path.write_text(HARNESS_POINT % (int(batch), dtype, runtime))
+        out = json.loads(run_gpumux("run", path, "--json", check=0).stdout)
+        mean_ms = out["tenants"]["w"]["latency_ns"]["mean"] / 1e6
+        assert mean_ms == pytest.approx(float(expected), rel=2e-3), point
