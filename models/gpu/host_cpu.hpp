@@ -27,7 +27,8 @@
 //             s = 3.8 / 3.4 x 1.19 x 1.19 = 1.583.
 //             source: NVIDIA DGX H100 User Guide, "Hardware Overview": "2x Intel Xeon Platinum
 //             8480C PCIe Gen5 CPU with 56 cores each 2.0/2.9/3.8 GHz (base/all core turbo/Max
-//             turbo)" (https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html);
+//             turbo)"
+//             (https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html);
 //             source: AMD's Zen 3 launch (October 2020): +19 % instructions per clock over Zen 2
 //             (AnandTech, "AMD Zen 3 Ryzen Deep Dive Review",
 //             https://www.anandtech.com/show/16214/amd-zen-3-ryzen-deep-dive-review-5950x-5900x-5800x-and-5700x-tested);
@@ -84,7 +85,8 @@ inline const NamedHostCpu* named_host_cpu(const std::string& name) {
 /// The names named_host_cpu() knows, comma separated (for messages).
 inline std::string named_host_cpu_list() {
   std::string out;
-  for (const NamedHostCpu& h : kNamedHostCpus) out += (out.empty() ? "" : ", ") + std::string(h.name);
+  for (const NamedHostCpu& h : kNamedHostCpus)
+    out += (out.empty() ? "" : ", ") + std::string(h.name);
   return out;
 }
 

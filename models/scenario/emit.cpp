@@ -296,8 +296,7 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (t.workload.host_cpu_origin == ParamOrigin::user) {
       out << YAML::Key << "host" << YAML::Value << YAML::BeginMap << YAML::Key << "cpu_speed"
           << YAML::Value
-          << (t.workload.host_cpu.empty() ? number(t.workload.host_cpu_speed)
-                                          : t.workload.host_cpu)
+          << (t.workload.host_cpu.empty() ? number(t.workload.host_cpu_speed) : t.workload.host_cpu)
           << YAML::EndMap;
     }
   } else if (const auto& c = t.workload.catalog) {

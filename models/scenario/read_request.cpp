@@ -188,9 +188,10 @@ void host_cpu_speed_of(Context& ctx, const Field& field, HostOverrides& h) {
   }
   const double speed = number_of(ctx, field);
   if (!(speed >= kMinHostCpuSpeed && speed <= kMaxHostCpuSpeed)) {
-    ctx.fail(field, "must be a single-thread speed relative to the DGX A100's host between 0.05 "
-                    "and 20 (e.g. 1.3), or a named host (" + named_host_cpu_list() + "), got " +
-                        text_of(ctx, field));
+    ctx.fail(field,
+             "must be a single-thread speed relative to the DGX A100's host between 0.05 "
+             "and 20 (e.g. 1.3), or a named host (" +
+                 named_host_cpu_list() + "), got " + text_of(ctx, field));
   }
   h.cpu_speed = speed;
   h.cpu_name.clear();

@@ -240,8 +240,7 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
                    serving->bandwidth.value, serving->latency.provenance};
     }
     const HostTerms host = request_host_terms(gpu, runtime->name, runtime->host_per_op.value,
-                                              io.input, io.output,
-                                              request.host, front_end);
+                                              io.input, io.output, request.host, front_end);
     out.input_bytes = host.input_bytes;
     out.output_bytes = host.output_bytes;
     out.host_per_request = host.per_request;

@@ -451,8 +451,8 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   const KernelFamilies& families = load_kernel_families();
   const double host_speed = card.host_cpu_speed > 0 ? card.host_cpu_speed : gpu.host_cpu_speed;
   const bool measured = card.host_per_op >= 0 && !card.host_per_op_named;
-  const double host_ref = card.host_per_op >= 0 ? card.host_per_op
-                                                : families.runtime("pytorch")->host_per_op.value;
+  const double host_ref =
+      card.host_per_op >= 0 ? card.host_per_op : families.runtime("pytorch")->host_per_op.value;
   const double host = card.cuda_graph ? 0.0
                       : measured      ? host_ref
                                       : host_cpu_seconds(host_ref, 1.0, host_speed);

@@ -148,7 +148,7 @@ struct LlmCard {
   /// Decode and prefill iterations launched as CUDA graphs (`cuda_graph:`): no host floor, the
   /// profile's graph launch overhead per kernel. false = eager (vLLM --enforce-eager).
   bool cuda_graph = false;
-  double host_per_op = -1;     ///< s of CPU per kernel launched eagerly; -1 = runtimes.pytorch
+  double host_per_op = -1;  ///< s of CPU per kernel launched eagerly; -1 = runtimes.pytorch
   /// host_per_op is a model's value at the reference host (`host_per_op: vllm-v0`, or the
   /// runtimes.pytorch default), scaled to the tenant's host CPU (host_cpu.hpp); false: the
   /// user's own measured duration, used as given.

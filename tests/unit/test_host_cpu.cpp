@@ -180,8 +180,9 @@ TEST(HostCpu, EngineCpuScales) {
   const WorkloadSpec a100 = resolved("a100-80gb", kLlm).scenario.tenants.front().workload;
   EXPECT_EQ(a100.engine_cpu.per_iteration, kVllmV0PerIterationTp1);
   EXPECT_EQ(a100.engine_cpu.per_sequence, kVllmV0PerSequenceTp1);
-  const WorkloadSpec fast =
-      resolved("a100-80gb", kLlm + "      host: {cpu_speed: 2.5}\n").scenario.tenants.front().workload;
+  const WorkloadSpec fast = resolved("a100-80gb", kLlm + "      host: {cpu_speed: 2.5}\n")
+                                .scenario.tenants.front()
+                                .workload;
   EXPECT_EQ(fast.engine_cpu.per_iteration, std::llround(kVllmV0PerIterationTp1 / 2.5));
   EXPECT_EQ(fast.engine_cpu.per_sequence, std::llround(kVllmV0PerSequenceTp1 / 2.5));
   const WorkloadSpec h100 = resolved("h100-sxm-80gb", kLlm).scenario.tenants.front().workload;
@@ -208,7 +209,8 @@ TEST(HostCpu, EngineCpuScales) {
 // One line naming the file, line and key for each bad value.
 TEST(HostCpu, BadSpeedsAreRefused) {
   for (const char* bad : {"0", "-1", "25", "fast", "\"\"", "[1]"}) {
-    const std::string e = error_of("a100-80gb", kCatalog + "      host: {cpu_speed: " + bad + "}\n");
+    const std::string e =
+        error_of("a100-80gb", kCatalog + "      host: {cpu_speed: " + bad + "}\n");
     EXPECT_CONTAINS(e, "host.yaml:15");
     EXPECT_CONTAINS(e, "cpu_speed");
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
@@ -244,8 +246,8 @@ TEST(HostCpu, ProfileRefusesAnUnknownOrUnsourcedHost) {
 
 // emit -> load gives the same host CPU (by name or number) and the same named dispatch.
 TEST(HostCpu, EmitRoundTrip) {
-  for (const std::string& extra :
-       {std::string("      host: {cpu_speed: dgx-h100}\n"), std::string("      host: {cpu_speed: 1.25}\n")}) {
+  for (const std::string& extra : {std::string("      host: {cpu_speed: dgx-h100}\n"),
+                                   std::string("      host: {cpu_speed: 1.25}\n")}) {
     for (const std::string& workload : {kLlm + extra, kCatalog + extra}) {
       const ResolvedScenario first = resolved("a100-80gb", workload);
       const std::string text = emit_scenario_yaml(first.scenario);
