@@ -209,13 +209,12 @@ REASONS = {
         "(start_from_device unset); the shipped profiles' time-alone terms are 0 "
         "(docs/calibration.md) and MLPerf v1.0's three LWIS points are calibration points"),
     "llama2-70b-": "run as an eager vLLM v0 engine (engine_cpu: vllm-v0, host_per_op: vllm-v0, "
-                   "36.5 us per kernel fitted on the TP 8 TPOT points, calibration/fit/llm/): "
-                   "Splitwise's TPOT is flat from TP 4 to 8 (A100 45.0, 44.9 ms; H100 29.7, "
-                   "29.8 ms) because the host's dispatch of 966 kernels per step, not the weights' "
-                   "read, bounds the step. One number serves both hosts: the DGX A100's host "
-                   "dispatches about 1.5x slower than the DGX H100's (44.9 against 29.6 us fitted "
-                   "alone), so A100 TPOT at TP 4 is about 18 % low and H100's about 23 % high; "
-                   "no host-CPU model tells them apart (docs/llm-serving.md, tensor parallelism)",
+                   "46.4 us per kernel on the DGX A100's host fitted on the TP 8 TPOT points, "
+                   "calibration/fit/llm/; the DGX H100's host runs it 1.583x as fast, its "
+                   "profile's host_cpu): Splitwise's TPOT is flat from TP 4 to 8 (A100 45.0, "
+                   "44.9 ms; H100 29.7, 29.8 ms) because the host's dispatch of 966 kernels per "
+                   "step, not the weights' read, bounds the step (docs/llm-serving.md, tensor "
+                   "parallelism)",
     "gpt2-124m-": "the recipe's precision and attention for the batch-44 run are not stated "
                   "(pull 103); its later committed config is bf16 with SDPA attention "
                   "(pytorch-sdpa, used here) and torch.compile, which the catalog does not "

@@ -160,6 +160,11 @@ int command_inspect(const std::vector<std::string>& args) {
                            {"kernels", nlohmann::json::array()}});
         if (!r.runtime.empty()) tenants.back()["runtime"] = valued(r.runtime, r.runtime_origin);
         if (!r.lengths.empty()) tenants.back()["lengths"] = r.lengths;
+        if (r.host_cpu_speed > 0) {
+          tenants.back()["host_cpu"] = {{"name", r.host_cpu.empty() ? "custom" : r.host_cpu},
+                                        {"speed", r.host_cpu_speed},
+                                        {"origin", r.host_cpu_origin}};
+        }
         if (!r.engine_cpu.empty()) {
           tenants.back()["engine_cpu"] = {{"engine", r.engine_cpu},
                                           {"per_iteration_ns", r.engine_cpu_iteration_ns},
@@ -255,6 +260,13 @@ int command_inspect(const std::vector<std::string>& args) {
         if (!r.host_origin.empty()) std::cout << "  host terms: " << r.host_origin << "\n";
       }
       if (!r.lengths.empty()) std::cout << "  lengths: " << r.lengths << "\n";
+      if (r.host_cpu_speed > 0) {
+        // models/gpu/host_cpu.hpp: the model's host CPU times are the reference host's / speed.
+        std::cout << "  host CPU: " << (r.host_cpu.empty() ? std::string("custom") : r.host_cpu)
+                  << fmt::format(", single-thread speed {:.3g}", r.host_cpu_speed)
+                  << " x the DGX A100 host's (" << r.host_cpu_origin
+                  << "): the model's dispatch, engine and front-end CPU times are divided by it\n";
+      }
       if (!r.engine_cpu.empty()) {
         std::cout << "  engine CPU per iteration: " << duration_text(r.engine_cpu_iteration_ns)
                   << " + " << duration_text(r.engine_cpu_sequence_ns) << " per sequence ("

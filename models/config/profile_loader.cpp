@@ -67,6 +67,7 @@ class ProfileParser {
                 "block_round_cost",
                 "pcie_bandwidth",
                 "host_per_request",
+                "host_cpu",
                 "timeslice",
                 "context_switch",
                 "preemption_latency",
@@ -134,6 +135,18 @@ class ProfileParser {
         const std::string runtime = it->first.as<std::string>();
         gpu.host_per_request[runtime] = duration_at(runtimes, runtime, "host_per_request", false);
       }
+    }
+    if (root["host_cpu"]) {
+      // The host beside the GPU, by name (models/gpu/host_cpu.hpp has the speeds and sources).
+      const YAML::Node name = sourced(root, "host_cpu", "", false);
+      const NamedHostCpu* host = name.IsScalar() ? named_host_cpu(name.Scalar()) : nullptr;
+      if (host == nullptr) {
+        fail(name, "host_cpu",
+             "unknown host CPU '" + (name.IsScalar() ? name.Scalar() : std::string()) +
+                 "'; use one of: " + named_host_cpu_list());
+      }
+      gpu.host_cpu = host->name;
+      gpu.host_cpu_speed = host->speed;
     }
     gpu.timeslice = duration_at(root, "timeslice", "", false);
     if (gpu.timeslice <= 0) fail(root["timeslice"], "timeslice", "must be greater than zero");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/host_cpu.hpp"
 #include "models/gpu/power.hpp"
 #include "sim/core/time.hpp"
 
@@ -91,6 +92,12 @@ struct DeviceProfile {
   /// ns: pre/post-processing, the framework's call and its synchronisations, beyond the
   /// per-operator dispatch (kernel-families `host_per_op`). A runtime not listed: 0.
   std::map<std::string, Nanos> host_per_request;
+  /// The host CPU beside the GPU (`host_cpu:`, a name of models/gpu/host_cpu.hpp) and its
+  /// single-thread speed relative to the DGX A100's host: the host time of the model's fitted
+  /// terms scales by 1 / speed (host_cpu.hpp); `host_per_request` is this host's already.
+  /// Absent from the file: generic, speed 1.
+  std::string host_cpu = kDefaultHostCpu;
+  double host_cpu_speed = 1.0;
   /// The stream gap a modelled kernel pays before it starts: the launch overhead (stream or
   /// graph) plus kernel_fixed_cost. O(1).
   Nanos modelled_launch(bool cuda_graph) const {

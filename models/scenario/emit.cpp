@@ -284,13 +284,21 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
           << units::format_size(card->activation_reserve);
     }
     if (card->cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
-    if (card->host_per_op >= 0) {
+    if (card->host_per_op_named) {
+      out << YAML::Key << "host_per_op" << YAML::Value << "vllm-v0";
+    } else if (card->host_per_op >= 0) {
       out << YAML::Key << "host_per_op" << YAML::Value << number(card->host_per_op * 1e6) + "us";
     }
     out << YAML::EndMap;
   }
   if (t.workload.llm) {
-    // no request: block (the card above is the request)
+    // no request: block (the card above is the request); the user's host CPU, as read.
+    if (t.workload.host_cpu_origin == ParamOrigin::user) {
+      out << YAML::Key << "host" << YAML::Value << YAML::BeginMap << YAML::Key << "cpu_speed"
+          << YAML::Value
+          << (t.workload.host_cpu.empty() ? number(t.workload.host_cpu_speed) : t.workload.host_cpu)
+          << YAML::EndMap;
+    }
   } else if (const auto& c = t.workload.catalog) {
     // Kernels from the workload catalog: the request reproduces them (docs/workloads.md).
     out << YAML::Key << "model" << YAML::Value << c->model;
@@ -333,6 +341,10 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
       if (c->host.front_end_bandwidth) {
         out << YAML::Key << "front_end_bandwidth" << YAML::Value
             << number(*c->host.front_end_bandwidth) + "B/s";
+      }
+      if (c->host.cpu_speed) {
+        out << YAML::Key << "cpu_speed" << YAML::Value
+            << (c->host.cpu_name.empty() ? number(*c->host.cpu_speed) : c->host.cpu_name);
       }
       out << YAML::EndMap;
     }

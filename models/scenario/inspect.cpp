@@ -84,6 +84,12 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
     row.engine_cpu_sequence_ns = static_cast<double>(w.engine_cpu.per_sequence);
     row.engine_cpu_origin = origin_label(w.engine_cpu.origin, w);
   }
+  if (modelled) {
+    row.host_cpu = w.host_cpu;
+    row.host_cpu_speed = w.host_cpu_speed;
+    row.host_cpu_origin =
+        w.host_cpu_origin == ParamOrigin::user ? std::string("user") : "profile " + gpu.name;
+  }
   row.launch_gap_ns = static_cast<double>(stream_launch_overhead(w, gpu));
   row.kernel_fixed_ns = modelled ? static_cast<double>(gpu.kernel_fixed_cost) : 0.0;
   row.block_round_ns = w.catalog ? static_cast<double>(gpu.block_round_cost) : 0.0;

@@ -61,6 +61,12 @@ struct InspectRow {
   std::string engine_cpu;
   double engine_cpu_iteration_ns = 0, engine_cpu_sequence_ns = 0;
   std::string engine_cpu_origin;  ///< "user" or "default"
+  /// A modelled tenant's host CPU (models/gpu/host_cpu.hpp): its name ("" = a speed the user
+  /// wrote as a number), its speed relative to the reference host (0 = not a modelled tenant)
+  /// and where it came from ("user" or "profile NAME").
+  std::string host_cpu;
+  double host_cpu_speed = 0;
+  std::string host_cpu_origin;
   // Origins as printed: "user", "default", "catalog:resnet50", "trace", "ncu".
   std::string duration_origin, sm_fraction_origin, waves_origin, memory_bound_origin,
       busy_share_origin, working_set_origin, repeat_origin, launch_origin, memory_origin,

@@ -34,6 +34,9 @@ void read_request(yaml::Context& ctx, const yaml::MapReader& map, WorkloadSpec& 
 /// model MODEL (the field) and the keys beside it in MAP; the kernels are built at resolve.
 CatalogRequestSpec catalog_request_of(yaml::Context& ctx, const yaml::MapReader& map,
                                       const yaml::Field& model);
+/// read_request.cpp: `host: {cpu_speed: S}` (a named host or a relative speed, host_cpu.hpp)
+/// into H's cpu_speed and cpu_name.
+void host_cpu_speed_of(yaml::Context& ctx, const yaml::Field& field, HostOverrides& h);
 
 // read_llm.cpp: an `llm:` card (a named one's architecture from the catalog) and `engine_cpu:`.
 LlmCard llm_card_of(yaml::Context& ctx, const yaml::Field& field);

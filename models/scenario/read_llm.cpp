@@ -125,6 +125,7 @@ LlmCard llm_card_of(Context& ctx, const Field& field) {
     // A named engine's fitted dispatch cost (models/workload/engine_cpu.hpp), else a duration.
     if (f->node.IsScalar() && f->node.Scalar() == "vllm-v0") {
       c.host_per_op = static_cast<double>(kVllmV0HostPerOp) * 1e-9;
+      c.host_per_op_named = true;
     } else if (f->node.IsScalar() && !f->node.Scalar().empty() &&
                std::isalpha(static_cast<unsigned char>(f->node.Scalar()[0]))) {
       ctx.fail(*f, "unknown engine '" + f->node.Scalar() +

@@ -1,11 +1,13 @@
 // Reads a workload's `request:` block, the kernels one request launches: listed kernels
 // (`kernels: [...]`), a recorded kernel trace (`kernel_trace:`) or a catalog model
 // (`workload: {model: ...}`). Part of the scenario loader (loader_parts.hpp).
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <string>
 
 #include "models/workload/workload_catalog.hpp"
+#include "models/gpu/host_cpu.hpp"
 #include "models/scenario/kernel_trace.hpp"
 #include "models/scenario/loader_parts.hpp"
 #include "models/scenario/trace_reader.hpp"
@@ -171,11 +173,36 @@ static KernelTraceSpec kernel_trace_of(Context& ctx, const MapReader& request, c
 // `host: {per_request: D, input_bytes: S, output_bytes: S, link_bandwidth: B, per_op: D,
 // front_end_latency: D, front_end_bandwidth: B}` (host_time.hpp): the user's measured host
 // terms of a catalog request; at least one.
+// `cpu_speed: S` (models/gpu/host_cpu.hpp): a named host or a relative speed in [0.05, 20].
+void host_cpu_speed_of(Context& ctx, const Field& field, HostOverrides& h) {
+  const std::string text = field.node.IsScalar() ? field.node.Scalar() : std::string();
+  if (!text.empty() && std::isalpha(static_cast<unsigned char>(text[0]))) {
+    const NamedHostCpu* host = named_host_cpu(text);
+    if (host == nullptr) {
+      ctx.fail(field, "unknown host CPU '" + text + "'; use one of: " + named_host_cpu_list() +
+                          ", or a speed relative to the DGX A100's host such as 1.3");
+    }
+    h.cpu_speed = host->speed;
+    h.cpu_name = host->name;
+    return;
+  }
+  const double speed = number_of(ctx, field);
+  if (!(speed >= kMinHostCpuSpeed && speed <= kMaxHostCpuSpeed)) {
+    ctx.fail(field,
+             "must be a single-thread speed relative to the DGX A100's host between 0.05 "
+             "and 20 (e.g. 1.3), or a named host (" +
+                 named_host_cpu_list() + "), got " + text_of(ctx, field));
+  }
+  h.cpu_speed = speed;
+  h.cpu_name.clear();
+}
+
 static HostOverrides host_overrides_of(Context& ctx, const Field& field) {
   const MapReader map(ctx, field,
                       {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op",
-                       "front_end_latency", "front_end_bandwidth"});
+                       "front_end_latency", "front_end_bandwidth", "cpu_speed"});
   HostOverrides h;
+  if (const auto f = map.get("cpu_speed")) host_cpu_speed_of(ctx, *f, h);
   if (const auto f = map.get("per_request")) h.per_request = duration_of(ctx, *f);
   if (const auto f = map.get("input_bytes")) h.input_bytes = static_cast<double>(size_of(ctx, *f));
   if (const auto f = map.get("output_bytes")) {
@@ -199,7 +226,7 @@ static HostOverrides host_overrides_of(Context& ctx, const Field& field) {
   if (!h.any()) {
     ctx.fail(field,
              "give at least one of per_request, input_bytes, output_bytes, link_bandwidth, "
-             "per_op, front_end_latency, front_end_bandwidth");
+             "per_op, front_end_latency, front_end_bandwidth, cpu_speed");
   }
   return h;
 }
@@ -301,7 +328,7 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
       if (const auto host = map.get("host")) {
         const MapReader h(ctx, *host,
                           {"per_request", "input_bytes", "output_bytes", "link_bandwidth", "per_op",
-                           "front_end_latency", "front_end_bandwidth"});
+                           "front_end_latency", "front_end_bandwidth", "cpu_speed"});
         if (const auto f = h.get(key)) {
           ctx.fail(*f, std::string(key) +
                            " is a term of a serving front end: give workload.serving too "

@@ -350,7 +350,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host", "serving"}) {
+          "memory_format", "gradient_checkpointing", "serving"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -358,11 +358,26 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       }
     }
     w.llm = llm_card_of(ctx, *llm);
+    if (const auto f = map.get("host")) {
+      // An llm: card's host terms are its dispatch and engine CPU: only the host's speed.
+      const MapReader host(ctx, *f, {"cpu_speed"});
+      HostOverrides h;
+      host_cpu_speed_of(ctx, host.require("cpu_speed"), h);
+      w.host_cpu = h.cpu_name;
+      w.host_cpu_speed = *h.cpu_speed;
+      w.host_cpu_origin = ParamOrigin::user;
+      w.llm->host_cpu_speed = w.host_cpu_speed;
+    }
   } else if (const auto model = map.get("model")) {
     if (const auto request = map.get("request")) {
       ctx.fail(*request, "give request or model (the workload catalog), not both");
     }
     w.catalog = catalog_request_of(ctx, map, *model);
+    if (w.catalog->host.cpu_speed) {
+      w.host_cpu = w.catalog->host.cpu_name;
+      w.host_cpu_speed = *w.catalog->host.cpu_speed;
+      w.host_cpu_origin = ParamOrigin::user;
+    }
     if (const auto graph = map.get("cuda_graph")) {
       w.cuda_graph = bool_of(ctx, *graph);
       w.cuda_graph_origin = ParamOrigin::user;

@@ -204,9 +204,19 @@ static void serve_llm_card(const Scenario& scenario, TenantSpec& tenant, const D
   }
 }
 
+// The tenant's host CPU (models/gpu/host_cpu.hpp): its `host: {cpu_speed: ...}`, else the
+// profile of its first GPU. Idempotent.
+static void resolve_host_cpu(TenantSpec& tenant, const DeviceProfile& gpu) {
+  WorkloadSpec& w = tenant.workload;
+  if (w.host_cpu_origin == ParamOrigin::user) return;
+  w.host_cpu = gpu.host_cpu;
+  w.host_cpu_speed = gpu.host_cpu_speed;
+}
+
 // A batched tenant's engine CPU time (models/workload/engine_cpu.hpp): a named engine's numbers
-// at the tenant's tensor-parallel degree (its card's tp, else its GPUs); none unless the tenant
-// names one. Idempotent.
+// at the tenant's tensor-parallel degree (its card's tp, else its GPUs), fitted on the reference
+// host, scaled to the tenant's host CPU (t / s, host_cpu.hpp); none unless the tenant names
+// one; the user's own terms as given. Idempotent.
 static void resolve_engine_cpu(TenantSpec& tenant, int gpus) {
   WorkloadSpec& w = tenant.workload;
   if (w.max_batch == 0) return;
@@ -214,6 +224,8 @@ static void resolve_engine_cpu(TenantSpec& tenant, int gpus) {
   const int tp = w.llm ? w.llm->tp : gpus;
   if (e.origin == ParamOrigin::user && e.name != "custom") {
     e = named_engine_cpu(e.name, tp);
+    e.per_iteration = host_cpu_time(e.per_iteration, 1.0, w.host_cpu_speed);
+    e.per_sequence = host_cpu_time(e.per_sequence, 1.0, w.host_cpu_speed);
     e.origin = ParamOrigin::user;
   }
 }
@@ -362,6 +374,9 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     if (scenario.locations.count(tenant.where.key_path + ".memory")) {
       scenario.tenants[t].memory_origin = ParamOrigin::user;
     }
+    resolve_host_cpu(scenario.tenants[t],
+                     *out.gpu_profiles[static_cast<std::size_t>(
+                         out.devices[static_cast<std::size_t>(indices.front())].gpu)]);
     if (tenant.workload.kernel_trace || tenant.workload.catalog) {
       const DeviceProfile& target = *out.gpu_profiles[static_cast<std::size_t>(
           out.devices[static_cast<std::size_t>(indices.front())].gpu)];

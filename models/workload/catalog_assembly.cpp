@@ -98,9 +98,8 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
             "per_request, input_bytes, output_bytes and link_bandwidth are an inference "
             "request's host terms; a training step takes per_op only");
   }
-  const double per_op_s =  // host_time.hpp: the runtime's t_op unless host.per_op replaces it
-      request.host.per_op ? static_cast<double>(*request.host.per_op) * 1e-9
-                          : runtime->host_per_op.value;
+  // host_time.hpp: the runtime's t_op on the tenant's host unless host.per_op replaces it.
+  const double per_op_s = host_per_op_seconds(gpu, runtime->host_per_op.value, request.host);
   const bool vision =
       entry->family == "resnet" || entry->family == "pointnet" || entry->dim("patch") > 0;
   if (vision && request.seq_len > 0) {
@@ -240,8 +239,8 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
       front_end = {serving->name, std::llround(serving->latency.value * 1e9),
                    serving->bandwidth.value, serving->latency.provenance};
     }
-    const HostTerms host = request_host_terms(gpu, runtime->name, per_op_s, io.input, io.output,
-                                              request.host, front_end);
+    const HostTerms host = request_host_terms(gpu, runtime->name, runtime->host_per_op.value,
+                                              io.input, io.output, request.host, front_end);
     out.input_bytes = host.input_bytes;
     out.output_bytes = host.output_bytes;
     out.host_per_request = host.per_request;

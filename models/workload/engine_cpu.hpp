@@ -13,6 +13,10 @@
 // request's completion and first token earlier by that part of its last iteration (about half of
 // t_cpu), but neither the time between iterations nor the throughput.
 //
+// Both terms, and the eager dispatch below, are host CPU time fitted on the A100 DGX's host, the
+// reference of models/gpu/host_cpu.hpp: on a host of speed s each is divided by s (resolve.cpp
+// and llm_card.cpp apply it; a user's own terms are their host's and stay as written).
+//
 // Named engines (the law's two parameters each):
 //   vllm-v0  fitted: calibration/data/vidur/cpu_overheads__a100.csv (Vidur, MIT; the Sarathi-
 //            Serve LLMEngine with the vLLM scheduler, on the A100 DGX's host), columns
@@ -38,13 +42,15 @@
 // GPU runs the kernels already queued, so a launch of n real kernels lasts at least n x
 // host_per_op, at every tensor-parallel degree: a decode step whose weights' read per GPU is
 // shorter than its dispatch costs the dispatch (Llama-2-70B: 966 kernels per step).
-//   vllm-v0  fitted: 36.5 us per kernel, on calibration/fit/llm/eager-dispatch.csv (Splitwise's
-//            Llama-2-70B TPOT at TP 8 on the DGX A100 and the DGX H100, where the measured TPOT
-//            no longer falls with TP), by script calibration/fit/llm_eager_dispatch.py (report
-//            calibration/fit/LLM-DISPATCH.md): median error 18.9 % in sample, 39.2 % leaving one
-//            host out: the DGX A100's host dispatches about 1.5x slower than the DGX H100's
-//            (29.6 us fitted on the H100 host alone, 44.9 us on the A100's). Out of sample
-//            (the 20 other Splitwise points, TP 2 and 4 and every TTFT): catalog_published.py.
+//   vllm-v0  fitted: 46.382 us per kernel on the reference host (the DGX A100's), on
+//            calibration/fit/llm/eager-dispatch.csv (Splitwise's Llama-2-70B TPOT at TP 8 on the
+//            DGX A100 and the DGX H100, where the measured TPOT no longer falls with TP), each
+//            point's host at its profile's host CPU speed (models/gpu/host_cpu.hpp: the DGX
+//            H100's 1.583, sourced), by script calibration/fit/llm_eager_dispatch.py (report
+//            calibration/fit/LLM-DISPATCH.md): median error 3.2 % in sample, 6.6 % leaving one
+//            host out (18.9 % and 39.3 % when one number served both hosts; each host's own fit
+//            in reference units: 44.9 us A100, 47.9 us H100). Out of sample (the 20 other
+//            Splitwise points, TP 2 and 4 and every TTFT): catalog_published.py.
 //            Assumption: Splitwise's engine is such an eager vLLM (its prototype is built on
 //            vLLM; the perf model does not name the version).
 #include <string>
@@ -57,7 +63,7 @@ inline constexpr Nanos kVllmV0PerIterationTp1 = 813'126;   ///< ns, fitted (abov
 inline constexpr Nanos kVllmV0PerIterationTp = 1'735'759;  ///< ns at tp > 1, fitted (above)
 inline constexpr Nanos kVllmV0PerSequenceTp1 = 42'314;     ///< ns per sequence, fitted (above)
 inline constexpr Nanos kVllmV0PerSequenceTp = 41'357;      ///< ns per sequence at tp > 1, fitted
-inline constexpr Nanos kVllmV0HostPerOp = 36'497;          ///< ns per eager kernel, fitted
+inline constexpr Nanos kVllmV0HostPerOp = 46'382;  ///< ns per eager kernel, reference host, fitted
 
 /// The named engines `engine_cpu:` accepts.
 inline const char* const kEngineCpuNames[] = {"vllm-v0", "none"};

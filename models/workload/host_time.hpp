@@ -22,9 +22,20 @@
 // `serving:` (fitted on calibration/fit/triton-frontend.csv by calibration/fit/triton_frontend.py).
 // Like T_req it is host time: it delays the request, it holds no GPU and no time slice.
 //
+// Host CPU speed (models/gpu/host_cpu.hpp): T_req, t_op, L_fe and the payload's front-end time
+// are single-thread CPU work fitted on a host of speed s_fit, so on the tenant's host (speed s)
+//
+//   T_req = T_req,profile x s_profile / s,   t_op = t_op,runtime / s,
+//   T_fe  = (L_fe + (B_in + B_out) / W_fe) / s
+//
+// (the runtimes' and front ends' values are the reference host's, s_fit = 1; the profile's
+// host_per_request its own host's). s is the GPU profile's `host_cpu:` speed unless the tenant
+// writes `host: {cpu_speed: ...}`; the copy (B_in + B_out) / W_link is the link's, not scaled.
+// With s equal to the fitted speed every term is the unscaled one, bit for bit.
+//
 // A tenant's `workload.host:` block (HostOverrides) replaces any of T_req, B_in, B_out, W_link,
-// t_op, L_fe and W_fe with the user's own measurement; a term it leaves out keeps the model's
-// value. Cost: O(1).
+// t_op, L_fe and W_fe with the user's own measurement (their host's: not scaled); a term it
+// leaves out keeps the model's value. Cost: O(1).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,8 +56,12 @@ struct HostOverrides {
   std::optional<Nanos> per_op;                ///< t_op, ns per framework operator
   std::optional<Nanos> front_end_latency;     ///< L_fe, ns per request (needs `serving:`)
   std::optional<double> front_end_bandwidth;  ///< W_fe, bytes/s (needs `serving:`; > 0)
+  /// s, the host CPU's single-thread speed relative to the reference host (host_cpu.hpp), from
+  /// `cpu_speed: 1.3` or `cpu_speed: dgx-h100`; cpu_name is the name given ("" for a number).
+  std::optional<double> cpu_speed;
+  std::string cpu_name;
   /// True when any term is given.
-  bool any() const { return any_request_term() || per_op; }
+  bool any() const { return any_request_term() || per_op || cpu_speed; }
   /// True when a term of the per-request host time (all but per_op) is given.
   bool any_request_term() const {
     return per_request || input_bytes || output_bytes || link_bandwidth || front_end_latency ||
@@ -75,20 +90,30 @@ struct HostTerms {
   Nanos front_end_latency = 0;     ///< L_fe
   double front_end_bandwidth = 0;  ///< W_fe, bytes/s; 0 = payload free
   Nanos front_end_time = 0;        ///< T_fe = L_fe + (B_in + B_out) / W_fe, rounded to ns
+  double cpu_speed = 1;            ///< s, the host CPU's relative speed the terms are scaled to
+  std::string cpu;                 ///< its name (host_cpu.hpp) or "" for a user's number
   /// "user" when the tenant's host: block gave the term, else "profile" / "catalog" / "runtime"
   /// / "serving" (kernel-families.yaml `serving:`).
   std::string per_request_origin, bytes_origin, link_origin, per_op_origin;
-  std::string front_end_latency_origin, front_end_bandwidth_origin;
+  std::string front_end_latency_origin, front_end_bandwidth_origin, cpu_origin;
   /// host_before = per_request + copy_time + front_end_time.
   Nanos before_first_kernel() const { return per_request + copy_time + front_end_time; }
 };
 
 /// The host terms of an inference request of `runtime` on `gpu` moving `input_bytes` and
-/// `output_bytes`, dispatched at `runtime_per_op_s` seconds per operator, served through
-/// `front_end` (name "" = none), with `overrides` applied. O(1).
+/// `output_bytes`, dispatched at `runtime_per_op_s` seconds per operator on the reference host,
+/// served through `front_end` (name "" = none), with `overrides` applied and the model's CPU
+/// terms scaled to the host's speed (law above). O(1).
 HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtime,
                              double runtime_per_op_s, double input_bytes, double output_bytes,
                              const HostOverrides& overrides, const ServingFrontEnd& front_end = {});
+
+/// The host CPU speed s of a tenant on `gpu`: `overrides.cpu_speed`, else the profile's. O(1).
+double tenant_host_cpu_speed(const DeviceProfile& gpu, const HostOverrides& overrides);
+
+/// t_op on the tenant's host: the user's `per_op` as given, else runtime_per_op_s / s. O(1).
+double host_per_op_seconds(const DeviceProfile& gpu, double runtime_per_op_s,
+                           const HostOverrides& overrides);
 
 /// host_gap = ops x per_op_s / kernels, rounded to ns; 0 for a CUDA graph or no kernels.
 Nanos host_gap_per_launch(double ops, double per_op_s, std::size_t kernels, bool cuda_graph);

@@ -446,10 +446,16 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
   // under TP; per iteration embedding, final norm, LM head and 3 sampling kernels): every one
   // but the first pays the launch overhead (the runner charges one), the all-reduces NCCL's
   // latency, and eagerly the host dispatches each (a floor when slower than the GPU).
+  // The model's dispatch cost (vllm-v0's or runtimes.pytorch's) is the reference host's, scaled
+  // to the tenant's host CPU (host_cpu.hpp); a duration the user wrote is used as given.
   const KernelFamilies& families = load_kernel_families();
-  const double host = card.cuda_graph         ? 0.0
-                      : card.host_per_op >= 0 ? card.host_per_op
-                                              : families.runtime("pytorch")->host_per_op.value;
+  const double host_speed = card.host_cpu_speed > 0 ? card.host_cpu_speed : gpu.host_cpu_speed;
+  const bool measured = card.host_per_op >= 0 && !card.host_per_op_named;
+  const double host_ref =
+      card.host_per_op >= 0 ? card.host_per_op : families.runtime("pytorch")->host_per_op.value;
+  const double host = card.cuda_graph ? 0.0
+                      : measured      ? host_ref
+                                      : host_cpu_seconds(host_ref, 1.0, host_speed);
   const double gap = static_cast<double>(gpu.modelled_launch(card.cuda_graph));
   const double alpha =
       families.collective_latency.value + 2.0 * (t - 1) * families.collective_latency_per_hop.value;

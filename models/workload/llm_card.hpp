@@ -69,7 +69,9 @@
 //       3.6 us + 2 (tp - 1) x 0.47 us, kernel-families.yaml collective:],  n x host_per_op)
 // with the profile's launch_overhead (graph_launch_overhead and no host floor under
 // `cuda_graph: true`) and host_per_op = kernel-families.yaml runtimes.pytorch (10 us) unless set
-// (`host_per_op: vllm-v0`: the eager vLLM engine's fitted 36.5 us, engine_cpu.hpp). The host
+// (`host_per_op: vllm-v0`: the eager vLLM engine's fitted 46.4 us), both the reference host's and
+// divided by the host CPU's speed (models/gpu/host_cpu.hpp; a duration the user writes is
+// theirs, used as given; engine_cpu.hpp). The host
 // floor does not shrink with TP (every TP worker dispatches every kernel of its shard) while
 // the roofline does, so past the TP degree where n x host_per_op exceeds the GPU time the step
 // is the dispatch: flat in TP (Splitwise's Llama-2-70B TPOT, docs/llm-serving.md), and at t = 1

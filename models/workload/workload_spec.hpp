@@ -148,7 +148,14 @@ struct LlmCard {
   /// Decode and prefill iterations launched as CUDA graphs (`cuda_graph:`): no host floor, the
   /// profile's graph launch overhead per kernel. false = eager (vLLM --enforce-eager).
   bool cuda_graph = false;
-  double host_per_op = -1;     ///< s of CPU per kernel launched eagerly; -1 = runtimes.pytorch
+  double host_per_op = -1;  ///< s of CPU per kernel launched eagerly; -1 = runtimes.pytorch
+  /// host_per_op is a model's value at the reference host (`host_per_op: vllm-v0`, or the
+  /// runtimes.pytorch default), scaled to the tenant's host CPU (host_cpu.hpp); false: the
+  /// user's own measured duration, used as given.
+  bool host_per_op_named = false;
+  /// The host CPU's speed the named host_per_op is scaled to (host_cpu.hpp): the tenant's
+  /// `host: {cpu_speed: ...}`; 0 = the GPU profile's `host_cpu:`.
+  double host_cpu_speed = 0;
   std::string dtype = "fp16";  ///< fp16 | bf16 | fp8 | int8
   int tp = 1;                  ///< tensor-parallel degree (the tenant's GPUs)
   /// `assumption:` parameters (llm_card.hpp states each default and why).
@@ -180,6 +187,14 @@ struct WorkloadSpec {
   std::optional<KernelTraceSpec> kernel_trace;
   Nanos host_gap = 0;  ///< CPU time between consecutive kernel launches of a request
   ParamOrigin host_gap_origin = ParamOrigin::fallback;  ///< inspect: user, catalog or default
+  /// The host CPU the tenant's modelled host terms run on (models/gpu/host_cpu.hpp): name ("" =
+  /// a speed the user wrote as a number) and single-thread speed relative to the reference host.
+  /// `host: {cpu_speed: ...}` sets it (origin user; a catalog tenant's is also in
+  /// catalog->host); else resolve_scenario() copies its first GPU's profile `host_cpu:`
+  /// (origin profile). speed 0 = not resolved yet.
+  std::string host_cpu;
+  double host_cpu_speed = 0;
+  ParamOrigin host_cpu_origin = ParamOrigin::fallback;
   /// Requests of this tenant that may be on the GPU at once. Open-loop default 1 (FIFO single
   /// server); closed loop: = concurrency.
   int max_in_flight = 1;
