@@ -101,6 +101,22 @@ TEST(CatalogLayers, TensorRtSumsTheResNetShortcutInTheLastConvolutionsEpilogue) 
     EXPECT_DOUBLE_EQ(b.gemm_bytes - a.gemm_bytes, maps * 2);  // fp16 shortcut reads
     EXPECT_DOUBLE_EQ(b.epilogue - a.epilogue, 2 * 16);        // per output element, 16 convolutions
     EXPECT_EQ(separate.params, epilogue.params);
+    // The convolutions keep their GEMM shapes (so their tiles and grids): the same (m, n, k)
+    // in the same order.
+    std::vector<const LayerWork*> ga, gb;
+    for (const LayerWork& w : separate.layers) {
+      if (w.kind == LayerWork::Kind::gemm) ga.push_back(&w);
+    }
+    for (const LayerWork& w : epilogue.layers) {
+      if (w.kind == LayerWork::Kind::gemm) gb.push_back(&w);
+    }
+    ASSERT_EQ(ga.size(), gb.size());
+    for (std::size_t i = 0; i < ga.size(); ++i) {
+      EXPECT_EQ(ga[i]->name, gb[i]->name);
+      EXPECT_EQ(ga[i]->m, gb[i]->m);
+      EXPECT_EQ(ga[i]->n, gb[i]->n);
+      EXPECT_EQ(ga[i]->k, gb[i]->k);
+    }
   }
   // A training step keeps its add and ReLU kernels (the ReLU's backward reads the sum).
   EXPECT_EQ(catalog_layers(e, 8, 0, "fp16", true, fused).layers.size(),
