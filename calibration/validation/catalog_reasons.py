@@ -68,11 +68,11 @@ REASONS = {
                       "host time, so the slices' ratios divide by a denominator the model puts at "
                       "a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side, so the point runs "
-                            "`serving: triton-grpc` (1.32 ms + payload at 1.1 GB/s, fitted on "
+                            "`serving: triton-grpc` (1.37 ms + payload at 1.04 GB/s, fitted on "
                             "this README's batch 2 and 8 and the TF-TRT README's, "
                             "calibration/fit/TRITON-FRONTEND.md); this backend's own latency "
                             "grows 0.24-0.28 ms per image (batch 2 to 16, GPU work included) "
-                            "where TF-TRT's grows 0.60 ms, and the shared fit charges 0.27 ms "
+                            "where TF-TRT's grows 0.60 ms, and the shared fit charges 0.29 ms "
                             "per FP16 image of payload alone, so at batch 16 (4.8 MB) the "
                             "front end is overcharged by about 2.5 ms",
     "tally-bert-berttrain-mps": "the FP32 neighbour's catalog GEMMs run rounds (block times) of up "
