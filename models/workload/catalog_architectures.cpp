@@ -183,9 +183,13 @@ void resnet_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch) {
       // x + shortcut, then ReLU (eager: two operators, `out += identity; out = relu(out)`).
       // The add's gradient is the identity to both inputs (no backward kernel); ReLU's backward
       // reads the gradient and its output and writes the input gradient (3 passes).
+      // TensorRT (conv_residual: fused) runs the sum and ReLU in the epilogue of the block's
+      // last convolution (conv3, or the downsample after it), reading the shortcut map.
       if (separate) {
         b.elementwise(name + ".add", map, 2, 1, 1, 0, false);
         b.elementwise(name + ".relu", map, 1, 1, 1);
+      } else if (b.fusion().fused_conv_residual && !b.training()) {
+        b.residual_into_epilogue(map);
       } else {
         b.elementwise(name + ".add_relu", map, 2, 1, 2, 0, true, -1, 1, 0);
       }

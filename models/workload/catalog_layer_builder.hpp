@@ -163,6 +163,16 @@ class LayerBuilder {
     }
   }
 
+  // x + shortcut, then ReLU, computed in the epilogue of the GEMM just pushed (a convolution
+  // of `elements` outputs): it reads the shortcut map (`elements` values more input) and does an
+  // add and a max per output element (epilogue_flops counts per output element); no kernel of
+  // its own. Inference only (a training step keeps the sum for the ReLU's backward).
+  void residual_into_epilogue(double elements) {
+    LayerWork& conv = forward_.back();
+    conv.bytes += elements * dt_;
+    conv.epilogue_flops += 2;
+  }
+
   // A tensor that feeds two consumers (a residual connection's input): in training autograd sums
   // its two gradients, one add kernel (reads 2, writes 1) after both branches' backward.
   void gradient_fork(const std::string& name, double elements) {

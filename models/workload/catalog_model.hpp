@@ -250,6 +250,9 @@ struct LayerFusion {
   bool fused_activation = true;
   bool fused_residual_norm = true;
   bool folded_batchnorm = true;
+  /// Inference: a residual block's shortcut sum and ReLU in its last convolution's epilogue
+  /// (kernel-families `conv_residual: fused`, TensorRT), not an add_relu kernel after it.
+  bool fused_conv_residual = false;
   /// CNN activations stored NCHW (`memory_format: contiguous`) under an eager runtime: cuDNN's
   /// tensor-core convolutions transpose the input to NHWC and the output back, two copy
   /// kernels around each convolution (and their transposed gradients in training).

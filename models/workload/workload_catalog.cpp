@@ -324,7 +324,7 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     const MapReader rm(
         ctx, field,
         {"host_per_op", "kernel_fixed_cost", "attention", "activation", "residual_norm",
-         "batchnorm", "half_precision", "elementwise_fusion", "attention_grid"});
+         "batchnorm", "half_precision", "elementwise_fusion", "attention_grid", "conv_residual"});
     // host_per_op may be 0 (no framework work per operator).
     r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
@@ -348,6 +348,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     if (rm.get("attention_grid")) {
       r.attention_per_head = choice_parameter_of(ctx, rm, "attention_grid", "per_head", "tiled",
                                                  r.attention_grid_source);
+    }
+    if (rm.get("conv_residual")) {
+      r.fused_conv_residual = choice_parameter_of(ctx, rm, "conv_residual", "fused", "separate",
+                                                  r.conv_residual_source);
     }
     k.runtimes.push_back(std::move(r));
   }

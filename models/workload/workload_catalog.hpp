@@ -77,6 +77,11 @@ struct CatalogRuntime {
   bool fused_activation = false;     ///< activation in the GEMM epilogue (else its own kernel)
   bool fused_residual_norm = false;  ///< one skip-layer-norm kernel (else add, then norm)
   bool folded_batchnorm = false;     ///< inference BN folded into the convolution (else BN + ReLU)
+  /// `conv_residual: fused` (optional, default separate): at inference a residual block's
+  /// shortcut sum and its ReLU run in the epilogue of the block's last convolution, which reads
+  /// the shortcut map (TensorRT's convolution + elementwise-sum fusion), instead of an add (+
+  /// ReLU) kernel after it.
+  bool fused_conv_residual = false;
   /// `elementwise_fusion: chains` (optional, default none): a compiler (XLA) fuses each chain of
   /// elementwise kernels into one kernel and launches every kernel of the request from one
   /// compiled executable, one host dispatch per kernel (catalog_model.hpp,
@@ -90,6 +95,7 @@ struct CatalogRuntime {
   std::string half_precision_source;
   std::string elementwise_fusion_source;  ///< empty when the key is absent
   std::string attention_grid_source;      ///< empty when the key is absent
+  std::string conv_residual_source;       ///< empty when the key is absent
 };
 
 /// A serving front end of kernel-families.yaml (`serving.NAME`, `workload.serving: NAME`):

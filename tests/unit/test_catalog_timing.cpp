@@ -502,23 +502,28 @@ std::vector<std::vector<double>> bench_rows(const std::string& file) {
 
 TEST(CatalogLatency, MemoryLatenciesAreTheCopiedMeasurements) {
   // gpu-latency: iterations, clock (MHz), footprint (kB), total ms, cycles per load. DRAM: the
-  // 340,388 kB row; L2: every row between 0.3 MB and the first partition's end.
+  // row at dram_kb (340,388 kB; the L40's file has no such row, its 450,297 kB one is far beyond
+  // its 96 MB L2 too); L2: every row between l2_from_kb and the first partition's end. The L40S
+  // takes the L40's measurement (same AD102 die), marked as an assumption.
   struct Case {
     const char* file;
     const char* profile;
-    double l2_from_kb, l2_to_kb;
+    double dram_kb, l2_from_kb, l2_to_kb;
+    bool assumed;
   };
   const KernelFamilies& f = load_kernel_families();
-  for (const Case& c : {Case{"gpu-latency__a100_80.txt", "a100-80gb", 300, 18200},
-                        Case{"gpu-latency__a100_40.txt", "a100-sxm4-40gb", 300, 18200},
-                        Case{"gpu-latency__h100_pcie.txt", "h100-pcie-80gb", 470, 15000}}) {
+  for (const Case& c :
+       {Case{"gpu-latency__a100_80.txt", "a100-80gb", 340388, 300, 18200, false},
+        Case{"gpu-latency__a100_40.txt", "a100-sxm4-40gb", 340388, 300, 18200, false},
+        Case{"gpu-latency__h100_pcie.txt", "h100-pcie-80gb", 340388, 470, 15000, false},
+        Case{"gpu-latency__l40.txt", "l40s-48gb", 450297, 200, 32500, true}}) {
     const MemoryLatency& lat = f.latency(c.profile);
     bool dram = false;
     int l2_rows = 0;
     for (const auto& row : bench_rows(c.file)) {
       if (row.size() < 5) continue;
       const double ns = row[4] / row[1] * 1e3;
-      if (row[2] == 340388) {
+      if (row[2] == c.dram_kb) {
         EXPECT_NEAR(lat.dram.value * 1e9, ns, 1.0) << c.file;
         dram = true;
       }
@@ -529,11 +534,21 @@ TEST(CatalogLatency, MemoryLatenciesAreTheCopiedMeasurements) {
     }
     EXPECT_TRUE(dram) << c.file;
     EXPECT_GT(l2_rows, 10) << c.file;
-    EXPECT_FALSE(lat.dram.assumed);
+    EXPECT_EQ(lat.dram.assumed, c.assumed) << c.profile;
   }
+  // The L4 (AD104, no measurement): the L40's L2 hit in cycles at the L4's own boost clock (the
+  // same Ada SM and L2), and the L40's DRAM time beyond the L2 in nanoseconds (GDDR6 on both).
+  const MemoryLatency& l40 = f.latency("l40s-48gb");
+  const MemoryLatency& l4 = f.latency("l4-24gb");
+  const double l40_l2_cycles = 276.5, l40_clock_hz = 2490e6;
+  EXPECT_NEAR(l4.l2.value, l40_l2_cycles / (load_device_profile("l4-24gb").boost_clock_mhz * 1e6),
+              0.6e-9);
+  EXPECT_NEAR(l40.l2.value, l40_l2_cycles / l40_clock_hz, 0.6e-9);
+  EXPECT_NEAR(l4.dram.value - l4.l2.value, l40.dram.value - l40.l2.value, 1e-9);
+  EXPECT_TRUE(l4.dram.assumed);
   // A profile without a measurement takes the default, which says so.
-  EXPECT_TRUE(f.latency("l40s-48gb").dram.assumed);
-  EXPECT_DOUBLE_EQ(f.latency("l40s-48gb").dram.value, f.latency("default").dram.value);
+  EXPECT_TRUE(f.latency("a10g-24gb").dram.assumed);
+  EXPECT_DOUBLE_EQ(f.latency("a10g-24gb").dram.value, f.latency("default").dram.value);
 }
 
 TEST(CatalogLatency, TinyKernelFloorStaysBelowTheMeasuredTinyKernel) {

@@ -57,6 +57,124 @@ TEST(CatalogLayers, PublishedParameterAndFlopCounts) {
   EXPECT_NEAR(macs / 4.09e9, 1.0, 0.01) << macs;
 }
 
+TEST(CatalogLayers, TensorRtSumsTheResNetShortcutInTheLastConvolutionsEpilogue) {
+  // He et al. 2016 Table 1 (ResNet-50 at 224 x 224): 3, 4, 6 and 3 bottleneck blocks whose
+  // outputs are 56 x 56 x 256, 28 x 28 x 512, 14 x 14 x 1024 and 7 x 7 x 2048 per image. With
+  // conv_residual fused (TensorRT) each block's x + shortcut and ReLU read the shortcut map in
+  // the epilogue of its last convolution: no add_relu kernel, the same GEMM FLOPs, and per block
+  // one more map read and two epilogue operations (add, max) per output element of that
+  // convolution (LayerWork::epilogue_flops counts per output element).
+  const CatalogEntry& e = load_catalog_entry("resnet50");
+  LayerFusion fused;
+  fused.fused_conv_residual = true;
+  for (const int batch : {1, 8}) {
+    const CatalogLayers separate = catalog_layers(e, batch, 0, "fp16", false);
+    const CatalogLayers epilogue = catalog_layers(e, batch, 0, "fp16", false, fused);
+    const auto sums = [](const CatalogLayers& l) {
+      struct {
+        int add_relu = 0, gemms = 0;
+        double gemm_flops = 0, gemm_bytes = 0, epilogue = 0, add_relu_elements = 0;
+      } t;
+      for (const LayerWork& w : l.layers) {
+        if (w.kind == LayerWork::Kind::gemm) {
+          ++t.gemms;
+          t.gemm_flops += w.flops;
+          t.gemm_bytes += w.bytes;
+          t.epilogue += w.epilogue_flops;
+        } else if (w.name.find(".add_relu") != std::string::npos) {
+          ++t.add_relu;
+          t.add_relu_elements += static_cast<double>(w.elements);
+        }
+      }
+      return t;
+    };
+    const auto a = sums(separate);
+    const auto b = sums(epilogue);
+    const double maps = batch * (3 * 56.0 * 56 * 256 + 4 * 28.0 * 28 * 512 + 6 * 14.0 * 14 * 1024 +
+                                 3 * 7.0 * 7 * 2048);
+    EXPECT_EQ(a.add_relu, 16);
+    EXPECT_DOUBLE_EQ(a.add_relu_elements, maps);
+    EXPECT_EQ(b.add_relu, 0);
+    EXPECT_EQ(separate.layers.size() - epilogue.layers.size(), 16u);
+    EXPECT_EQ(a.gemms, b.gemms);
+    EXPECT_DOUBLE_EQ(a.gemm_flops, b.gemm_flops);
+    EXPECT_DOUBLE_EQ(b.gemm_bytes - a.gemm_bytes, maps * 2);  // fp16 shortcut reads
+    EXPECT_DOUBLE_EQ(b.epilogue - a.epilogue, 2 * 16);        // per output element, 16 convolutions
+    EXPECT_EQ(separate.params, epilogue.params);
+    // The convolutions keep their GEMM shapes (so their tiles and grids): the same (m, n, k)
+    // in the same order.
+    std::vector<const LayerWork*> ga, gb;
+    for (const LayerWork& w : separate.layers) {
+      if (w.kind == LayerWork::Kind::gemm) ga.push_back(&w);
+    }
+    for (const LayerWork& w : epilogue.layers) {
+      if (w.kind == LayerWork::Kind::gemm) gb.push_back(&w);
+    }
+    ASSERT_EQ(ga.size(), gb.size());
+    for (std::size_t i = 0; i < ga.size(); ++i) {
+      EXPECT_EQ(ga[i]->name, gb[i]->name);
+      EXPECT_EQ(ga[i]->m, gb[i]->m);
+      EXPECT_EQ(ga[i]->n, gb[i]->n);
+      EXPECT_EQ(ga[i]->k, gb[i]->k);
+    }
+  }
+  // A training step keeps its add and ReLU kernels (the ReLU's backward reads the sum).
+  EXPECT_EQ(catalog_layers(e, 8, 0, "fp16", true, fused).layers.size(),
+            catalog_layers(e, 8, 0, "fp16", true).layers.size());
+  // Resolved: TensorRT (conv_residual: fused in kernel-families.yaml) launches no add_relu
+  // kernel, ONNX Runtime (the key absent: separate) one per block; a BERT request is unchanged.
+  const auto kernels = [](const std::string& model, const std::string& runtime) {
+    return resolve_scenario(
+               load_scenario_text("name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
+                                  "tenants:\n  - name: a\n    device: g\n    workload:\n"
+                                  "      arrivals: {process: closed, concurrency: 1}\n"
+                                  "      model: " +
+                                      model + "\n      batch: 1\n      runtime: " + runtime + "\n",
+                                  "test.yaml"))
+        .scenario.tenants[0]
+        .workload.kernels;
+  };
+  const auto add_relus = [](const std::vector<KernelSpec>& k) {
+    return std::count_if(k.begin(), k.end(), [](const KernelSpec& x) {
+      return x.name.find(".add_relu") != std::string::npos;
+    });
+  };
+  EXPECT_EQ(add_relus(kernels("resnet50", "tensorrt")), 0);
+  EXPECT_EQ(add_relus(kernels("resnet50", "onnxruntime")), 16);
+  const KernelFamilies& f = load_kernel_families();
+  EXPECT_TRUE(f.runtime("tensorrt")->fused_conv_residual);
+  EXPECT_FALSE(f.runtime("tensorrt")->conv_residual_source.empty());
+  EXPECT_FALSE(f.runtime("onnxruntime")->fused_conv_residual);
+  EXPECT_FALSE(f.runtime("pytorch")->fused_conv_residual);
+}
+
+TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
+  std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string base = buf.str();
+  // The tensorrt runtime's conv_residual block, replaced by each wrong one.
+  const std::size_t from = base.find("    conv_residual:\n", base.find("\n  tensorrt:\n"));
+  ASSERT_NE(from, std::string::npos);
+  const std::size_t to = base.find("    half_precision:", from);
+  ASSERT_NE(to, std::string::npos);
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"    conv_residual: {value: fuzed, source: a}\n",
+                                            "expected fused or separate, got 'fuzed'"},
+        {"    conv_residual: {value: fused}\n", "give either source or assumption"}}) {
+    const std::string text = base.substr(0, from) + entry + base.substr(to);
+    try {
+      parse_kernel_families(text, "k.yaml");
+      ADD_FAILURE() << "no error for " << why;
+    } catch (const InputError& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
+      EXPECT_NE(what.find("runtimes.tensorrt.conv_residual"), std::string::npos) << what;
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(CatalogLayers, TrainingTriplesGemmFlopsAndBatchScalesThem) {
   const CatalogEntry& e = load_catalog_entry("bert-base");
   const auto gemm_flops = [](const CatalogLayers& l) {
