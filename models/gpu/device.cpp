@@ -163,6 +163,14 @@ void Device::recompute() {
   }
   advance();
   prepare_recompute();
+  // Nothing running (a completion that emptied the device: every other kernel of a time-sliced
+  // device's holder ran one at a time): the law's passes grant nothing (share_sms returns at
+  // once), find no active kernel (share_rates: at its bounds, true) and want no event
+  // (next_event: kNever), so only their result is left.
+  if (running_.empty()) {
+    finish_recompute(true, kNever);
+    return;
+  }
   // One kernel that holds nothing yet (just submitted or resumed; a time-sliced context's
   // kernels run one at a time): the law's passes reduce to law 1's grant of its width and
   // rate = its bound on what it got with its lone l2_factor, no law event. Those values are a

@@ -10,7 +10,20 @@ EventId HeapQueue::push(Nanos time, EventOrder order, Event::Function function, 
   Slot& s = slots_[slot];
   s.event = Event(function, object, argument);
   ++s.generation;
-  sift_up(Key{time, order, slot});
+  const Key key{time, order, slot};
+  if (has_front_) {
+    if (before(key, front_)) {  // the new earliest: the front moves into the heap
+      sift_up(front_);
+      front_ = key;
+    } else {
+      sift_up(key);
+    }
+  } else if (heap_.empty() || before(key, heap_.front())) {
+    front_ = key;  // before every key of the heap, dead ones included
+    has_front_ = true;
+  } else {
+    sift_up(key);
+  }
   return EventId{slot, s.generation};
 }
 
@@ -67,6 +80,11 @@ void HeapQueue::pop_top() {
 }
 
 void HeapQueue::discard_dead_top() {
+  if (has_front_) {
+    if (generation_live(slots_[front_.slot].generation)) return;
+    free_slots_.push_back(front_.slot);
+    has_front_ = false;
+  }
   while (!heap_.empty() && !generation_live(slots_[heap_.front().slot].generation)) {
     free_slots_.push_back(heap_.front().slot);
     pop_top();
@@ -75,19 +93,27 @@ void HeapQueue::discard_dead_top() {
 
 Nanos HeapQueue::next_time_slow() {
   discard_dead_top();
+  if (has_front_) return front_.time;
   return heap_.empty() ? kNever : heap_.front().time;
 }
 
 PoppedEvent HeapQueue::pop() {
-  if (!generation_live(slots_[heap_.front().slot].generation)) discard_dead_top();
+  discard_dead_top();  // (nothing to do while the earliest key is live)
   return pop_live_top();
 }
 
 PoppedEvent HeapQueue::pop_live_top() {
-  // The run loop's next_time() has checked the top's liveness (one check per event).
-  assert(!heap_.empty() && generation_live(slots_[heap_.front().slot].generation));
-  const Key top = heap_.front();
-  pop_top();
+  // The run loop's next_time() has checked the earliest key's liveness (one check per event).
+  Key top;
+  if (has_front_) {
+    top = front_;
+    has_front_ = false;
+  } else {
+    assert(!heap_.empty());
+    top = heap_.front();
+    pop_top();
+  }
+  assert(generation_live(slots_[top.slot].generation));
   Slot& s = slots_[top.slot];
   ++s.generation;
   free_slots_.push_back(top.slot);

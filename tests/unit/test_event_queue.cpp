@@ -162,7 +162,7 @@ TEST_P(QueueKindTest, BurstsOfEqualTimesKeepSchedulingOrder) {
 // Random schedule driven against a reference std::set ordered by (time, priority, sequence).
 // Pushes, cancels (of live, cancelled and already-run events) and pops are interleaved; every
 // pop must match the reference. Returns the tags in the order they ran.
-enum class Delays { ties, ns_to_hours, hold };
+enum class Delays { ties, ns_to_hours, hold, chain };
 
 Nanos draw_delay(RandomStream& rng, Delays delays) {
   switch (delays) {
@@ -172,6 +172,9 @@ Nanos draw_delay(RandomStream& rng, Delays delays) {
       return static_cast<Nanos>(std::exp(rng.uniform(0.0, std::log(3600.0 * kSecond))));
     case Delays::hold:
       return 1 + static_cast<Nanos>(rng.exponential(1e6));
+    case Delays::chain:  // mostly the next link of a chain (before everything else), some far
+      return rng.next_u64() % 8 != 0 ? static_cast<Nanos>(rng.next_u64() % 3)
+                                     : static_cast<Nanos>(rng.next_u64() % 100000);
   }
   return 0;
 }
@@ -232,6 +235,12 @@ TEST_P(QueueKindTest, HoldScheduleMatchesReference) {
   run_against_reference(GetParam(), 13, Delays::hold, 100000);
 }
 
+TEST_P(QueueKindTest, ChainsOfNewEarliestEventsMatchReference) {
+  // The heap's front (a new earliest key held apart): pushes that come first, cancels of them,
+  // ties at the same time with a later sequence.
+  run_against_reference(GetParam(), 14, Delays::chain, 100000);
+}
+
 TEST_P(QueueKindTest, GrowsAndShrinksThroughPhases) {
   // Phase 1: 50k events an hour apart from each other; phase 2: ns-spaced bursts on top; then
   // drain. Exercises resizing both ways and re-sampling of the bucket width.
@@ -271,6 +280,42 @@ TEST(QueueKinds, AllKindsRunIdenticalSequences) {
       EXPECT_EQ(run_against_reference(kind, 21, delays, 50000), heap) << to_string(kind);
     }
   }
+}
+
+TEST(HeapQueue, AChainOfEarliestEventsBypassesTheHeap) {
+  // 100 events far away, then a chain: each event, when it runs, schedules the next one before
+  // them all (a kernel's completion, its successor's launch, ...). The chain's keys go to the
+  // front and never into the heap; the far events keep their order after it.
+  HeapQueue queue;
+  Recorder rec;
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    queue.push(kSecond + static_cast<Nanos>(i), EventOrder{i}, tagged(rec, 1000 + i));
+  }
+  EXPECT_TRUE(queue.has_front());  // the first push found the queue empty
+  EXPECT_EQ(queue.heap_keys(), 99u);
+  EventOrder order = 100;
+  for (std::uint64_t link = 0; link < 1000; ++link) {
+    queue.push(static_cast<Nanos>(link), order++, tagged(rec, link));
+    EXPECT_TRUE(queue.has_front());
+    EXPECT_EQ(queue.heap_keys(), 100u);
+    ASSERT_EQ(queue.next_time(), static_cast<Nanos>(link));
+    queue.pop_live_top().event.run();
+    EXPECT_FALSE(queue.has_front());
+  }
+  // A new earliest while the front is taken: the front moves into the heap, the newer one
+  // takes its place; a cancelled front is dropped at the next look.
+  queue.push(5000, order++, tagged(rec, 2000));
+  const EventId earlier = queue.push(4000, order++, tagged(rec, 2001));
+  EXPECT_EQ(queue.heap_keys(), 101u);
+  PoppedEvent cancelled{};
+  EXPECT_TRUE(queue.cancel(earlier, cancelled));
+  EXPECT_EQ(queue.next_time(), 5000);
+  EXPECT_FALSE(queue.has_front());
+  while (queue.next_time() != kNever) queue.pop_live_top().event.run();
+  ASSERT_EQ(rec.tags.size(), 1101u);
+  for (std::uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(rec.tags[i], i);
+  EXPECT_EQ(rec.tags[1000], 2000u);
+  for (std::uint64_t i = 0; i < 100; ++i) EXPECT_EQ(rec.tags[1001 + i], 1000 + i);
 }
 
 TEST(CalendarQueue, AdaptsBucketWidthToTheEventSpacing) {
