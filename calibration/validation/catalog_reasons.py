@@ -167,24 +167,27 @@ REASONS = {
                         "spread between launches (per_op 9.75 us) 28 %; time-slicing 32 % and "
                         "42 % from 12 %. So with a right solo time the co-location model "
                         "under-predicts every neighbour's interference but ResNet-50's",
-    "bertbase-trt10.7.0.23-a100-s384-b1": (
-        "batch 1 at 384 tokens: TensorRT's batch-1 kernels last a few microseconds and their time "
-        "beyond the latency floor (block dispatch, prologue, end-of-kernel flush) is what the "
-        "profile's block_round_cost and kernel_fixed_cost carry, 0 in the shipped profiles "
-        "(docs/calibration.md); demoBERT 8.4.3's same configuration, a calibration point, is "
-        "-36 % before the fit (calibration/fit/REPORT.md); batch 4-8 is within 8 %"),
-    "bertlarge-trt10.7.0.23-a100-s384-b1": (
-        "batch 1 at 384 tokens, as for BERT-base: the time of TensorRT's short kernels beyond the "
-        "latency floor (block dispatch, prologue, end-of-kernel flush) is 0 in the shipped "
-        "profiles (block_round_cost, kernel_fixed_cost: docs/calibration.md); demoBERT 8.4.3's "
-        "same configuration, a calibration point, is -31 % before the fit "
-        "(calibration/fit/REPORT.md); batch 4-8 is within 2 %"),
+    "bertbase-trt10.7.0.23-a100-s128-b1": (
+        "demoBERT times the engine's inference alone, no host work, but the profiles' "
+        "host_per_request.tensorrt (141 us) is what MLPerf's harness spends per query: the "
+        "calibration set's folds want 0 for demoBERT's rows and about 170 us for MLPerf's "
+        "ResNet-50 rows (calibration/fit/REPORT.md, docs/calibration.md), and one runtime term "
+        "serves both; without it this point is 0.64 ms against 0.62 ms (+3 %). Splitting the "
+        "term into a harness's (as the TensorFlow harnesses are) is the fix, not yet made"),
     "bertbase-trt10.7.0.23-l40s-s128-": L40S_S128,
     "bertlarge-trt10.7.0.23-l40s-s128-": L40S_S128,
     # TensorFlow runtimes (kernel-families.yaml tensorflow / tensorflow-xla; the runtime's
     # dispatch and each harness's per-request time: calibration/fit/TF-RUNTIME.md).
     "bertbase-tf1-a100-40gb-": TF1_BERT,
     "bertlarge-tf1-a100-40gb-": TF1_BERT,
+    "bertb-ft-a100-torchscript-b8-s384": (
+        "FasterTransformer's TorchScript baseline is host-bound up to batch 8 x 128 tokens "
+        "(4.2-4.5 ms measured, 3.9 ms predicted: PyTorch's dispatch) and GPU-bound here: 9.51 ms "
+        "against 6.40 ms, where FasterTransformer's own fused encoder on the same GPU is 4.08 "
+        "against 4.77 ms; the unfused TorchScript attention at 384 tokens (scores GEMM, mask, "
+        "softmax, context GEMM per head) takes about 1.5x the catalog's kernels, as TensorFlow "
+        "1.15's unfused XLA kernels do (bertb-ft-a100-tfxla-); which kernels are slow no source "
+        "here times"),
     "bertb-ft-a100-tfxla-": (
         "FasterTransformer's tf_benchmark.sh times a bare session.run loop (no harness time, "
         "the guide says), so its batch-1 rows fit XLA's dispatch per kernel (calibration "
