@@ -57,10 +57,13 @@ class BitWriter {
     acc_ |= static_cast<std::uint64_t>(value) << fill_;
     fill_ += count;
     if (fill_ >= 32) {
-      const auto low = static_cast<std::uint32_t>(acc_);  // little-endian: first bits first
+      // The low byte first, as deflate orders bits, on any host's byte order (one 4-byte store
+      // on a little-endian one).
       const std::size_t at = out_.size();
       out_.resize(at + 4);
-      std::memcpy(out_.data() + at, &low, 4);
+      for (std::size_t i = 0; i < 4; ++i) {
+        out_[at + i] = static_cast<std::byte>((acc_ >> (8 * i)) & 0xFF);
+      }
       acc_ >>= 32;
       fill_ -= 32;
     }
