@@ -108,6 +108,7 @@ class LayerBuilder {
     if (!fusion().autocast_fp32_ops) {
       elementwise(name, elements, reads, writes, flops, params, true, out_elements, host_ops,
                   backward_passes);
+      forward_.back().row_reductions = kRowReductions;
       return;
     }
     const double out = out_elements >= 0 ? out_elements : elements * writes;
@@ -118,8 +119,13 @@ class LayerBuilder {
     saved_ = saved;
     elementwise_sized(name, elements, reads, writes, flops, params, true, out_elements, host_ops,
                       backward_passes, 4);
+    forward_.back().row_reductions = kRowReductions;
     elementwise_sized(name + ".to_half", out, 1, 1, 0, 0, true, -1, 1, 0, -2);
   }
+  // Every fp32_op is a row-wise softmax or norm: two dependent reductions along each row
+  // (softmax: max, then the sum of exponentials; layer norm: mean, then variance), which a
+  // compiler cannot fuse into their consumers (catalog_model.hpp, fuse_elementwise_chains).
+  static constexpr int kRowReductions = 2;
 
   // elementwise() at `size` bytes per element (-1: a cast half -> fp32, reading dt and
   // writing 4 bytes; -2: fp32 -> half).
@@ -138,6 +144,7 @@ class LayerBuilder {
     if (out_elements >= 0)
       w.bytes = elements * reads * read_size + out_elements * writes * write_size;
     w.element_bytes = std::max(read_size, write_size);
+    w.input_bytes = elements * reads * read_size;
     chain(w, elements * reads * read_size);
     w.host_ops = host_ops;
     forward_.push_back(w);

@@ -179,6 +179,14 @@ struct LayerWork {
   /// Framework operators that dispatch this kernel (eager runtimes: views, permutes and the
   /// op itself); the request's host time is their sum x the runtime's host_per_op.
   double host_ops = 1;
+  /// Elementwise: bytes of the tensors it reads (its inputs as stored, before any L2 reuse).
+  double input_bytes = 0;
+  /// Elementwise: reductions along each row it computes before it writes its output, each
+  /// depending on the one before (softmax: the row's max, then the sum of exponentials, 2; a
+  /// layer norm: the mean, then the variance, 2); 0 for a plain elementwise op.
+  int row_reductions = 0;
+  /// A compiler's row-reduction kernel (fuse_elementwise_chains): no consumer fuses into it.
+  bool reduction_root = false;
 };
 
 /// How a GEMM is implemented on a device: the tile and split-K factor of least predicted time
@@ -275,8 +283,28 @@ struct LayerFusion {
 /// layer (l2_input_bytes 0) is never fused. Source: XLA fuses a producer into its consumer so
 /// that "the addition, multiplication and reduction" of `reduce_sum(x + y * z)` run as a single
 /// GPU kernel without materialising the intermediates (tensorflow.org/xla, "XLA: Optimizing
-/// Compiler for Machine Learning"; openxla.org/xla, GPU instruction fusion). Returns the number
-/// of layers fused away (layers before - after). O(layers).
+/// Compiler for Machine Learning"; openxla.org/xla, GPU instruction fusion).
+///
+/// Row reductions: a layer with r = row_reductions > 0 (softmax, layer norm) joins its chain as
+/// above, then is lowered into r + 1 kernels: r reduction kernels, launched before the chain's
+/// kernel, each re-reading the chain's inputs (the chain's elementwise producers fused into it:
+/// bytes = G.input_bytes, the inputs of the chain's first layer plus each joiner's inputs other
+/// than its producer's output, with the chain's L2 input) and computing one reduction per
+/// element (flops = elements, taken from the chain's), and the chain's kernel, the elementwise
+/// pass that reads the inputs and the r row statistics and writes the output, into which later
+/// elementwise consumers still fuse. A reduction kernel is a chain's end: nothing fuses into it
+/// (reduction_root). So XLA's softmax reads the scores three times and writes them once, its
+/// layer norm after a residual add reads both tensors three times. Source: XLA's GPU fusion
+/// fuses a producer only if it is loop-fusible, and a reduction along or to the contiguous
+/// dimensions (a row reduction) is not (IsLoopFusible: kReduce only when
+/// !IsReductionFromOrToContiguousDimensions; IsProducerConsumerFusible: "the producer is not
+/// loop-fusible"; tensorflow/compiler/xla/service/gpu/gpu_fusible.cc, the TensorFlow 1.15 / 2.x
+/// GPU pipeline, before the optional reduction epilogue fusion of 2023); the softmax TensorFlow
+/// lowers to XLA computes the max, then exp(x - max) and its sum, then the quotient
+/// (tensorflow/compiler/tf2xla/kernels/softmax_op.cc), and BERT's layer norm
+/// (tf.contrib.layers.layer_norm: nn.moments) the mean, then the mean squared difference from
+/// it. Returns the number of layers fused away (layers before - after, the inserted reduction
+/// kernels counted; 0 if they outnumber the layers fused away). O(layers).
 std::size_t fuse_elementwise_chains(std::vector<LayerWork>& layers);
 
 /// The layers of one request (forward, and backward + optimizer in training) without the GPU.

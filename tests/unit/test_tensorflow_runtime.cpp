@@ -77,8 +77,65 @@ TEST(XlaFusion, ChainsOfOneGridBecomeOneKernel) {
   EXPECT_EQ(fuse_elementwise_chains(layers), 0u);
 }
 
+// Closed form of the row-reduction law: gemm, scale -> softmax (2 row reductions), gemm ->
+// [gemm, softmax.reduce1, softmax.reduce2, scale+softmax, gemm]. Each reduction kernel re-reads
+// the chain's input (scale's, 2000 B, from its producer's L2) and takes one operation per element
+// from the chain; the chain's kernel keeps the elementwise pass. Without the law the list is
+// [gemm, scale+softmax, gemm] and XLA's softmax reads its scores once.
+TEST(XlaFusion, RowReductionsAreKernelsOfTheirOwnThatReReadTheChainsInputs) {
+  LayerWork scale = elementwise("scale", 1000, 4000, 2000, 1000);
+  scale.input_bytes = 2000;
+  LayerWork softmax = elementwise("softmax", 1000, 4000, 2000, 5000);
+  softmax.input_bytes = 2000;
+  softmax.row_reductions = 2;
+  std::vector<LayerWork> layers{gemm("g1"), scale, softmax, gemm("g2")};
+  ASSERT_EQ(fuse_elementwise_chains(layers), 0u);  // 2 layers fused away, 2 reductions added
+  ASSERT_EQ(layers.size(), 5u);
+  for (const int r : {1, 2}) {
+    const LayerWork& red = layers[static_cast<std::size_t>(r)];
+    EXPECT_EQ(red.name, "softmax.reduce" + std::to_string(r));
+    EXPECT_TRUE(red.reduction_root);
+    EXPECT_DOUBLE_EQ(red.bytes, 2000);           // the chain's input, read again
+    EXPECT_DOUBLE_EQ(red.l2_input_bytes, 2000);  // still the GEMM's output
+    EXPECT_DOUBLE_EQ(red.flops, 1000);           // one reduction step per element
+    EXPECT_EQ(red.host_ops, 1);
+  }
+  EXPECT_EQ(layers[3].name, "scale+softmax");
+  EXPECT_DOUBLE_EQ(layers[3].bytes, 4000 + 4000 - 2 * 2000);
+  EXPECT_DOUBLE_EQ(layers[3].flops, 1000 + 5000 - 2 * 1000);
+  EXPECT_EQ(layers[3].row_reductions, 0);
+  EXPECT_EQ(layers[4].name, "g2");
+  // Fusing again changes nothing: a reduction kernel ends its chain.
+  const std::vector<LayerWork> once = layers;
+  EXPECT_EQ(fuse_elementwise_chains(layers), 0u);
+  ASSERT_EQ(layers.size(), once.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    EXPECT_EQ(layers[i].name, once[i].name);
+    EXPECT_DOUBLE_EQ(layers[i].bytes, once[i].bytes);
+  }
+}
+
+// A residual add before a layer norm: the add reads two tensors (its producer's output and the
+// residual), so each of the norm's reductions reads both (the add is recomputed in each).
+TEST(XlaFusion, ReductionsAfterAResidualAddReadBothOfItsInputs) {
+  LayerWork add = elementwise("add", 500, 3000, 1000, 500);
+  add.input_bytes = 2000;
+  LayerWork norm = elementwise("norm", 500, 2000, 1000, 4000);
+  norm.input_bytes = 1000;
+  norm.row_reductions = 2;
+  std::vector<LayerWork> layers{gemm("g"), add, norm};
+  fuse_elementwise_chains(layers);
+  ASSERT_EQ(layers.size(), 4u);
+  EXPECT_DOUBLE_EQ(layers[1].bytes, 2000);
+  EXPECT_DOUBLE_EQ(layers[2].bytes, 2000);
+  EXPECT_DOUBLE_EQ(layers[3].bytes, 3000 + 2000 - 2 * 1000);
+  EXPECT_DOUBLE_EQ(layers[1].l2_input_bytes, 1000);
+}
+
 // Property over the catalog: the fused list has exactly (before - returned) layers, keeps every
-// GEMM and attention layer in order, keeps the FLOPs, and never moves more bytes.
+// GEMM and attention layer in order, keeps the FLOPs, lowers every softmax and norm into its two
+// reduction kernels, and moves fewer bytes than before outside those reduction kernels (the
+// loop fusion never adds traffic; the reductions' re-reads are what it adds).
 TEST(XlaFusion, KeepsLibraryCallsFlopsAndNeverAddsTraffic) {
   LayerFusion tf;
   tf.fused_attention = tf.fused_activation = tf.fused_residual_norm = tf.folded_batchnorm = false;
@@ -99,7 +156,18 @@ TEST(XlaFusion, KeepsLibraryCallsFlopsAndNeverAddsTraffic) {
       EXPECT_NEAR(sum(layers, &LayerWork::flops), sum(before, &LayerWork::flops),
                   1e-9 * sum(before, &LayerWork::flops))
           << model;
-      EXPECT_LT(sum(layers, &LayerWork::bytes), sum(before, &LayerWork::bytes)) << model;
+      double reduction_bytes = 0;
+      int reductions_before = 0, reduction_kernels = 0;
+      for (const LayerWork& w : before) reductions_before += w.row_reductions;
+      for (const LayerWork& w : layers) {
+        if (!w.reduction_root) continue;
+        ++reduction_kernels;
+        reduction_bytes += w.bytes;
+      }
+      EXPECT_EQ(reduction_kernels, reductions_before) << model;
+      EXPECT_EQ(reductions_before > 0, model != "resnet50") << model;  // norms and softmaxes
+      EXPECT_LT(sum(layers, &LayerWork::bytes) - reduction_bytes, sum(before, &LayerWork::bytes))
+          << model;
       std::vector<std::string> calls_before, calls_after;
       for (const LayerWork& w : before)
         if (w.kind != LayerWork::Kind::elementwise) calls_before.push_back(w.name);
