@@ -25,19 +25,22 @@ TRITON_TRT = (
 
 # DeepLearningExamples' TF1 BERT SQuAD inference tables (dle-bert-tf) with the tensorflow runtime.
 TF1_BERT = (
-    "GPU-bound rows take about 1.6x the modelled GPU time. The harness (Estimator.predict, "
-    "2.58 ms per batch) and XLA's dispatch (16.7 us per kernel) are fitted on the README's TF32 "
+    "GPU-bound rows take about 1.5x the modelled GPU time. The harness (Estimator.predict, "
+    "2.60 ms per batch) and XLA's dispatch (10.7 us per kernel) are fitted on the README's TF32 "
     "BERT-base batch-1 rows and FasterTransformer's batch-1 TF-XLA rows (calibration/fit/"
     "TF-RUNTIME.md), and the host-bound rows (BERT-base s128 b1-b4, s384 b1) are within 6 %. "
     "The precision is not the cause: the README's fp16 (--amp) and TF32 rows agree within 1 % "
     "at every size (BERT-large s384 b8 p90 44.32 against 44.20 ms), so the --amp runs ran "
     "TF32 kernels, and its fp32 rows without TF32 take 137.4 ms there, 14.6 TFLOP/s for the "
     "1.97 TFLOP (75 % of the 19.5 TFLOP/s CUDA-core peak, as a GEMM-bound run should). At "
-    "TF32 the same request is 41.7 ms of GPU work against 25.7 ms predicted (47 against 77 "
-    "TFLOP/s); FasterTransformer's fp16 TF-XLA BERT-base at b8 s384 shows the same ratio (8.55 "
-    "against 5.12 ms), so it follows TensorFlow 1.15's XLA kernels (its softmax and "
-    "layer-norm reductions, the heads' transposes), which the catalog runs as one roofline "
-    "kernel per fused chain; no source here times XLA's own kernels")
+    "TF32 the same request is 41.7 ms of GPU work against 28.2 ms predicted (47 against 70 "
+    "TFLOP/s) with XLA's softmax and layer norms as three kernels each (their two row "
+    "reductions re-read the input: 25.4 ms before); FasterTransformer's fp16 TF-XLA BERT-base "
+    "at b8 s384 shows a larger ratio (8.55 against 4.74 ms), as do its TorchScript (9.51 "
+    "against 6.40 ms) and TF32 rows of every framework (FasterTransformer's own encoder 12.2 ms "
+    "at TF32, bert_guide): the unfused attention at 384 tokens and the GEMMs of that cuBLAS "
+    "generation cost more than the catalog's kernels, which no source here times kernel by "
+    "kernel")
 
 # TensorRT 10.7 demoBERT on the L40S at 128 tokens (trt-bert-10.7).
 L40S_S128 = (

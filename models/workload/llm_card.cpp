@@ -439,6 +439,25 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
     reduce.roofline.byte_rate = interconnect;
     reduce.roofline.bytes_per_token = 2 * L * d * b * 2 * (t - 1) / t;
     reduce.roofline.column_blocks = 1;
+    // Each of the 2 L all-reduces of n tokens moves n d b bytes per rank, by the protocol NCCL
+    // picks (its latency included here, not as a fixed term).
+    const KernelFamilies& fam = load_kernel_families();
+    const std::string& cc = gpu_at_card.compute_capability;
+    const double ll_max = cc.rfind("8.", 0) == 0   ? kNcclLlMaxAmpere
+                          : cc.rfind("9.", 0) == 0 ? kNcclLlMaxHopper
+                                                   : 0.0;
+    for (double rows = 1; rows <= 65536; rows *= 2) {
+      for (const double r : {rows, rows * 1.5}) {
+        if (r != std::floor(r) || r > 65536) continue;
+        reduce.roofline.table_rows.push_back(r);
+        reduce.roofline.table_ns.push_back(
+            2 * L *
+            nccl_ring_allreduce_seconds(r * d * b, card.tp, interconnect,
+                                        fam.collective_latency.value,
+                                        fam.collective_latency_per_hop.value, ll_max) *
+            1e9);
+      }
+    }
     kernels.push_back(reduce);
   }
   // The real kernels each aggregate stands for (per layer, vLLM's eager Llama layer: 2 RMSNorms,
@@ -467,7 +486,10 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
                             : k.name == "attention-prompt" || k.name == "attention-decode" ? 2 * L
                             : k.name == "allreduce"                                        ? 2 * L
                                                                                            : 6;
-    k.roofline.fixed_ns = (launches - 1) * gap + (k.collective ? launches * alpha * 1e9 : 0.0);
+    // A collective's latency is in its table (nccl_ring_allreduce_seconds); alpha where not.
+    const bool latency_in_table = k.collective && !k.roofline.table_rows.empty();
+    k.roofline.fixed_ns =
+        (launches - 1) * gap + (k.collective && !latency_in_table ? launches * alpha * 1e9 : 0.0);
     k.roofline.floor_ns = launches * host * 1e9;
   }
   for (KernelSpec& k : kernels) {
@@ -475,6 +497,21 @@ std::vector<KernelSpec> llm_kernels(const LlmCard& card, const DeviceProfile& gp
     k.roofline.shape(1, 1, 0, k.sm_fraction, k.waves, k.memory_bound, k.busy_share);
   }
   return kernels;
+}
+
+double nccl_ring_allreduce_seconds(double bytes, int ranks, double bus_bytes_per_s,
+                                   double ll_latency, double ll_latency_per_step, double ll_max) {
+  if (ranks < 2 || !(bytes > 0) || !(bus_bytes_per_s > 0)) return 0.0;
+  const double steps = 2.0 * (ranks - 1);
+  const double bus_bytes = steps / ranks * bytes;
+  const double ll_bw = ll_max > 0 ? std::min(ll_max, kNcclLlEfficiency * bus_bytes_per_s)
+                                  : kNcclLlEfficiency * bus_bytes_per_s;
+  const double ll = ll_latency + steps * ll_latency_per_step + bus_bytes / ll_bw;
+  const double ll128 = kNcclLl128Latency + steps * kNcclLl128LatencyPerStep +
+                       bus_bytes / (kNcclLl128Efficiency * bus_bytes_per_s);
+  const double simple =
+      kNcclSimpleLatency + steps * kNcclSimpleLatencyPerStep + bus_bytes / bus_bytes_per_s;
+  return std::min({ll, ll128, simple});
 }
 
 }  // namespace gpumux

@@ -56,7 +56,17 @@
 //                     read once: decode cost grows with the KV length)
 //   allreduce         per_token: batch_tokens, collective (t > 1): two ring all-reduces per
 //                     layer of d b bytes per token (Megatron-LM tensor parallelism: after the
-//                     attention and after the MLP), 2 (t - 1) / t of it over the interconnect
+//                     attention and after the MLP), 2 (t - 1) / t of it over the interconnect;
+//                     each all-reduce of M = n d b bytes takes, as NCCL's tuning model picks its
+//                     protocol (the least predicted time; NVIDIA/nccl src/graph/tuning.cc):
+//                       min over p of  lat_p + 2 (t - 1) hop_p + 2 (t - 1) / t M / bw_p
+//                     LL: lat, hop = kernel-families collective (3.6 us, 0.47 us), bw = half the
+//                     interconnect (a 16-byte line carries 8 data bytes), at most NCCL's llMaxBw
+//                     (87.7 GB/s on compute capability 8.x, 141 GB/s on 9.x); LL128: 14.0 us,
+//                     1.9 us per NVLink ring step, 0.92 of it (120 of 128 bytes); Simple: 8.4 us,
+//                     3.4 us per step, all of it (kNccl* below). So the 16 KB of a 70B model's
+//                     decode step stay on LL (latency) and its 8 MB of prefill at 512 tokens go
+//                     by LL128 or Simple, whose per-step latency a TP-8 ring pays 14 times
 // Grid: the GEMMs and prompt attention tile 128 rows of tokens (ceil(n / 128) row tiles) by 128
 // output columns; decode attention runs one block per (sequence, KV head) pair. sm_fraction =
 // min(1, blocks / SMs), waves = max(1, blocks / (blocks per SM x SMs)) with blocks per SM from the
@@ -65,8 +75,8 @@
 // Launches: each aggregate stands for n real kernels (gemm 8 L: 2 RMSNorms, 4 GEMMs, rotary,
 // activation; attention-prompt / attention-decode 2 L: KV-cache write and attention; allreduce
 // 2 L; lm-head 6: embedding, final norm, LM head, 3 sampling kernels), so a launch lasts
-//   max(roofline + (n - 1) x launch overhead [+ n x NCCL ring latency for the all-reduce:
-//       3.6 us + 2 (tp - 1) x 0.47 us, kernel-families.yaml collective:],  n x host_per_op)
+//   max(roofline + (n - 1) x launch overhead [the all-reduce's roofline: n x its protocol
+//       time above],  n x host_per_op)
 // with the profile's launch_overhead (graph_launch_overhead and no host floor under
 // `cuda_graph: true`) and host_per_op = kernel-families.yaml runtimes.pytorch (10 us) unless set
 // (`host_per_op: vllm-v0`: the eager vLLM engine's fitted 46.4 us), both the reference host's and
@@ -97,6 +107,26 @@ inline constexpr double kLlmGemmEfficiency = 0.7;
 inline constexpr double kLlmAttentionEfficiency = 0.5;
 inline constexpr double kLlmMemoryEfficiency = 0.8;
 inline constexpr double kLlmInterconnect = 300e9;  ///< bytes/s per GPU and direction
+// NCCL's ring all-reduce protocols over NVLink (source: NVIDIA/nccl src/graph/tuning.cc,
+// ncclTunerConstantsDefaults: baseLatencies[Ring] = {6.6, 14.0, 8.4} us for LL / LL128 /
+// Simple, hwLatencies[NVLINK][Ring] = {0.6, 1.9, 3.4} us per step; the LL128 bus bandwidth is
+// 0.92 of Simple's (120.0 / 128.0) and LL's half of it, capped at llMaxBws N1 = 87.7 GB/s on
+// Ampere, 141.0 GB/s on Hopper; LL128 is enabled on NVLink from compute capability 7.0). LL's
+// latencies are kernel-families.yaml's collective: ones (an older NCCL's, the catalog's).
+inline constexpr double kNcclLl128Latency = 14.0e-6;         ///< s per all-reduce
+inline constexpr double kNcclLl128LatencyPerStep = 1.9e-6;   ///< s per ring step (NVLink)
+inline constexpr double kNcclLl128Efficiency = 0.92;         ///< of the bus bandwidth
+inline constexpr double kNcclSimpleLatency = 8.4e-6;         ///< s per all-reduce
+inline constexpr double kNcclSimpleLatencyPerStep = 3.4e-6;  ///< s per ring step (NVLink)
+inline constexpr double kNcclLlEfficiency = 0.5;             ///< of the bus bandwidth
+inline constexpr double kNcclLlMaxAmpere = 87.7e9;           ///< bytes/s, compute capability 8.x
+inline constexpr double kNcclLlMaxHopper = 141.0e9;          ///< bytes/s, compute capability 9.x
+/// Seconds of one ring all-reduce of `bytes` per rank over `ranks` GPUs at bus bandwidth
+/// `bus_bytes_per_s`, as NCCL's tuning model picks its protocol (LL, LL128 or Simple: the least
+/// time; formula above); `ll_latency` and `ll_latency_per_step` the LL protocol's, `ll_max` its
+/// bandwidth cap (0: none). O(1).
+double nccl_ring_allreduce_seconds(double bytes, int ranks, double bus_bytes_per_s,
+                                   double ll_latency, double ll_latency_per_step, double ll_max);
 inline constexpr int kLlmTileRows = 128;
 inline constexpr int kLlmTileColumns = 128;
 

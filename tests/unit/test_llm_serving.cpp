@@ -22,6 +22,7 @@
 #include "models/scenario/emit.hpp"
 #include "models/workload/engine_cpu.hpp"
 #include "models/workload/llm_card.hpp"
+#include "models/workload/workload_catalog.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "tests/support/unfitted_profile.hpp"
@@ -200,6 +201,65 @@ TEST(LlmRoofline, TensorParallelSplitsTheGemmsAndAddsAnAllReduce) {
   EXPECT_DOUBLE_EQ(reduce.roofline.bytes_per_token, 2.0 * 32 * 4096 * 2 * 2 * 0.5);
   EXPECT_EQ(std::count_if(one.begin(), one.end(), [](const KernelSpec& k) { return k.collective; }),
             0);
+}
+
+// NCCL's protocol choice (llm_card.hpp): each protocol's time in closed form, the least taken.
+// A decode step's 16 KB all-reduce over 8 ranks goes by LL (latency-bound), a 512-token
+// prefill's 8 MiB by LL128 on 8 ranks and by Simple on 2 (its per-step latency paid twice, not
+// 14 times, and its full bandwidth); property over random messages: the time is one of the three
+// and no more than any, non-decreasing in the message size.
+TEST(LlmRoofline, AnAllReduceTakesTheProtocolNcclsTuningModelPicks) {
+  const double bw = 300e9, ll_lat = 3.6e-6, ll_hop = 0.47e-6;
+  const auto protocols = [&](double bytes, int n, double ll_max) {
+    const double steps = 2.0 * (n - 1), bus = steps / n * bytes;
+    const double ll_bw = ll_max > 0 ? std::min(ll_max, 0.5 * bw) : 0.5 * bw;
+    return std::vector<double>{ll_lat + steps * ll_hop + bus / ll_bw,
+                               14.0e-6 + steps * 1.9e-6 + bus / (0.92 * bw),
+                               8.4e-6 + steps * 3.4e-6 + bus / bw};
+  };
+  const double decode = 8192.0 * 2, prefill = 512.0 * 8192 * 2;
+  EXPECT_DOUBLE_EQ(nccl_ring_allreduce_seconds(decode, 8, bw, ll_lat, ll_hop, 141e9),
+                   protocols(decode, 8, 141e9)[0]);
+  EXPECT_DOUBLE_EQ(nccl_ring_allreduce_seconds(prefill, 8, bw, ll_lat, ll_hop, 141e9),
+                   protocols(prefill, 8, 141e9)[1]);
+  EXPECT_DOUBLE_EQ(nccl_ring_allreduce_seconds(prefill, 2, bw, ll_lat, ll_hop, 141e9),
+                   protocols(prefill, 2, 141e9)[2]);
+  EXPECT_EQ(nccl_ring_allreduce_seconds(prefill, 1, bw, ll_lat, ll_hop, 0), 0.0);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> log_bytes(std::log(64.0), std::log(1e9));
+  for (int i = 0; i < 500; ++i) {
+    const double bytes = std::exp(log_bytes(rng));
+    const int n = 2 + static_cast<int>(rng() % 7);
+    const double ll_max = (rng() % 2) ? 87.7e9 : 0.0;
+    const double t = nccl_ring_allreduce_seconds(bytes, n, bw, ll_lat, ll_hop, ll_max);
+    const std::vector<double> p = protocols(bytes, n, ll_max);
+    EXPECT_DOUBLE_EQ(t, *std::min_element(p.begin(), p.end())) << bytes << " " << n;
+    EXPECT_LE(t, nccl_ring_allreduce_seconds(bytes * 1.01, n, bw, ll_lat, ll_hop, ll_max));
+  }
+}
+
+// The card's all-reduce aggregate is that time for each of its 2 L all-reduces: at 512 tokens on
+// 8 H100s (compute capability 9.0) 2 x 80 x LL128's time for 8 MiB, against the latency-only LL
+// law's 2 x 80 x (3.6 + 14 x 0.47 us) + bytes / bandwidth before; a one-token decode step keeps
+// LL's latency.
+TEST(LlmRoofline, TheTensorParallelAllReduceIsTheTableOfNcclsProtocolTimes) {
+  const DeviceProfile& h100 = unfitted_profile("h100-sxm-80gb");
+  const auto kernels = llm_kernels(card("llama-2-70b", 8), h100);
+  const KernelSpec& reduce = kernel_named(kernels, "allreduce");
+  const KernelFamilies& fam = load_kernel_families();
+  for (const double n : {1.0, 512.0, 2048.0}) {
+    const double expected =
+        160 *
+        nccl_ring_allreduce_seconds(n * 8192 * 2, 8, kLlmInterconnect, fam.collective_latency.value,
+                                    fam.collective_latency_per_hop.value, kNcclLlMaxHopper) *
+        1e9;
+    EXPECT_NEAR(reduce.roofline.nanos(n, 1, 0) - reduce.roofline.fixed_ns, expected,
+                1e-6 * expected)
+        << n;
+  }
+  const double lat_ll = fam.collective_latency.value + 14 * fam.collective_latency_per_hop.value;
+  const double before = 160 * (lat_ll + 1.75 * 512 * 8192 * 2 / kLlmInterconnect) * 1e9;
+  EXPECT_GT(reduce.roofline.nanos(512, 1, 0) - reduce.roofline.fixed_ns, 1.5 * before);
 }
 
 // --- the schedulers --------------------------------------------------------------------------
