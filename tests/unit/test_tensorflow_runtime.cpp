@@ -77,18 +77,22 @@ TEST(XlaFusion, ChainsOfOneGridBecomeOneKernel) {
   EXPECT_EQ(fuse_elementwise_chains(layers), 0u);
 }
 
+// `w` reading `input_bytes` of tensors, with `reductions` row reductions before its output.
+LayerWork reading(LayerWork w, double input_bytes, int reductions = 0) {
+  w.input_bytes = input_bytes;
+  w.row_reductions = reductions;
+  return w;
+}
+
 // Closed form of the row-reduction law: gemm, scale -> softmax (2 row reductions), gemm ->
 // [gemm, softmax.reduce1, softmax.reduce2, scale+softmax, gemm]. Each reduction kernel re-reads
 // the chain's input (scale's, 2000 B, from its producer's L2) and takes one operation per element
 // from the chain; the chain's kernel keeps the elementwise pass. Without the law the list is
 // [gemm, scale+softmax, gemm] and XLA's softmax reads its scores once.
 TEST(XlaFusion, RowReductionsAreKernelsOfTheirOwnThatReReadTheChainsInputs) {
-  LayerWork scale = elementwise("scale", 1000, 4000, 2000, 1000);
-  scale.input_bytes = 2000;
-  LayerWork softmax = elementwise("softmax", 1000, 4000, 2000, 5000);
-  softmax.input_bytes = 2000;
-  softmax.row_reductions = 2;
-  std::vector<LayerWork> layers{gemm("g1"), scale, softmax, gemm("g2")};
+  std::vector<LayerWork> layers{
+      gemm("g1"), reading(elementwise("scale", 1000, 4000, 2000, 1000), 2000),
+      reading(elementwise("softmax", 1000, 4000, 2000, 5000), 2000, 2), gemm("g2")};
   ASSERT_EQ(fuse_elementwise_chains(layers), 0u);  // 2 layers fused away, 2 reductions added
   ASSERT_EQ(layers.size(), 5u);
   for (const int r : {1, 2}) {
@@ -118,12 +122,8 @@ TEST(XlaFusion, RowReductionsAreKernelsOfTheirOwnThatReReadTheChainsInputs) {
 // A residual add before a layer norm: the add reads two tensors (its producer's output and the
 // residual), so each of the norm's reductions reads both (the add is recomputed in each).
 TEST(XlaFusion, ReductionsAfterAResidualAddReadBothOfItsInputs) {
-  LayerWork add = elementwise("add", 500, 3000, 1000, 500);
-  add.input_bytes = 2000;
-  LayerWork norm = elementwise("norm", 500, 2000, 1000, 4000);
-  norm.input_bytes = 1000;
-  norm.row_reductions = 2;
-  std::vector<LayerWork> layers{gemm("g"), add, norm};
+  std::vector<LayerWork> layers{gemm("g"), reading(elementwise("add", 500, 3000, 1000, 500), 2000),
+                                reading(elementwise("norm", 500, 2000, 1000, 4000), 1000, 2)};
   fuse_elementwise_chains(layers);
   ASSERT_EQ(layers.size(), 4u);
   EXPECT_DOUBLE_EQ(layers[1].bytes, 2000);
