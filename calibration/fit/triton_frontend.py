@@ -15,7 +15,10 @@ Each point's front-end time is its measured client latency minus its backend tim
   the profiles' time-alone terms as shipped), as `gpumux calibrate` fits host_per_request.
 The payload of a point is what the binary moves: the run with `serving:` and the front end set
 to L = 0, W = 1 GB/s (host: front_end_latency, front_end_bandwidth) minus the run without, at
-1 GB/s, is B_in + B_out in bytes. L and c minimise the mean squared relative error of the
+1 GB/s, is B_in + B_out in bytes. Its element type is the point's `io_dtype` column (the type
+the model's serving signature takes, `workload.io_dtype:`; empty = the compute dtype): a TF-TRT
+SavedModel keeps the fp32 signature of its FP32 source model around fp16 engines, so its images
+travel as fp32, twice the bytes of the ONNX model exported from the fp16 PyTorch network. L and c minimise the mean squared relative error of the
 point's total latency (weighted least squares, both >= 0; a front end whose points all move
 the same payload, or none, fits L alone). Out of sample: each source's points are predicted with
 the front end fitted on its other sources alone.
@@ -63,6 +66,8 @@ def latency_ms(gpumux: str, point: dict, tmp: Path, serving: dict | None) -> flo
                 "arrivals": {"process": "closed", "concurrency": 1, "think": "1ms"}}
     if point["seq_len"]:
         workload["seq_len"] = int(point["seq_len"])
+    if point.get("io_dtype"):
+        workload["io_dtype"] = point["io_dtype"]
     if serving:
         workload.update(serving)
     scen = {"name": "triton-fit", "seed": 1, "duration": "2s", "warmup": "0s",
@@ -150,7 +155,9 @@ def main(argv=None) -> int:
              "error of the points' total latency; out of sample, each source's points are "
              "predicted with the front end fitted on its other sources alone. A point's backend "
              "time is the source's own Server Compute Infer where it publishes one, else gpumux's "
-             "latency without a front end.", ""]
+             "latency without a front end. A point's payload is its request's input and output "
+             "bytes at the element type its model's serving signature takes (the `io_dtype` "
+             "column, `workload.io_dtype:`; empty = the compute dtype).", ""]
     mismatched = []
     summary = []
     for name in sorted({r["serving"] for r in rows}):

@@ -176,7 +176,20 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
     serving = serving_of(row)
     if serving and phase == "inference":
         spec["serving"] = serving
+    io_dtype = io_dtype_of(row)
+    if io_dtype and phase == "inference":
+        spec["io_dtype"] = io_dtype
     return spec
+
+
+def io_dtype_of(row: dict) -> str | None:
+    """The element type of a point's request tensors where it is not the compute dtype
+    (`workload.io_dtype:`, docs/workloads.md "Serving front end"): a TF-TRT SavedModel keeps the
+    fp32 serving signature of its source model (TF-TRT converts an FP32 graph, DeepLearningExamples
+    TensorFlow/Classification/ConvNets/triton/deployment_toolkit/bermuda/tf.py
+    TFTRTConverter.required_source_model_precision; the serving input receiver's input_dtype is
+    fp32 by default, triton/rn50_model.py), so its fp16 engines take fp32 images."""
+    return "fp32" if "tf-trt" in row.get("software", "").lower() else None
 
 
 def serving_of(row: dict) -> str | None:
@@ -442,6 +455,8 @@ def predict_small_batch(g: Gpumux, row: dict) -> tuple[float | None, str]:
     serving = serving_of(row)
     if serving:
         spec["serving"] = serving
+    if io_dtype_of(row):
+        spec["io_dtype"] = io_dtype_of(row)
     mig = row["mig_instance"] or None
     if mig:
         proc = subprocess.run([g.binary, "mig", row["profile"], "--check", mig],
@@ -483,7 +498,8 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
         setup = (f"{row['workload']} on {row['gpu']}, batch {row['batch']}"
                  + (f", seq {seq}" if seq else "")
                  + f", {row['precision']}, {row['software']} (runtime: {runtime}"
-                 + (f", serving: {serving_of(row)}" if serving_of(row) else "") + "): "
+                 + (f", serving: {serving_of(row)}" if serving_of(row) else "")
+                 + (f", io_dtype: {io_dtype_of(row)}" if io_dtype_of(row) else "") + "): "
                  + (row["metric"] if row["metric"] == "throughput"
                     else f"{statistic(row['id'])[1] or 'mean'} latency"))
         r = {"section": "MIG alone" if row["mig_instance"] else "solo", "id": row["id"],

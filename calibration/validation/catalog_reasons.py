@@ -71,13 +71,15 @@ REASONS = {
                       "host time, so the slices' ratios divide by a denominator the model puts at "
                       "a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side, so the point runs "
-                            "`serving: triton-grpc` (1.32 ms + payload at 1.08 GB/s, fitted on "
-                            "this README's batch 2 and 8 and the TF-TRT README's, "
-                            "calibration/fit/TRITON-FRONTEND.md); this backend's own latency "
-                            "grows 0.24-0.28 ms per image (batch 2 to 16, GPU work included) "
-                            "where TF-TRT's grows 0.60 ms, and the shared fit charges 0.29 ms "
-                            "per FP16 image of payload alone, so at batch 16 (4.8 MB) the "
-                            "front end is overcharged by about 2.5 ms",
+                            "`serving: triton-grpc` (1.10 ms + payload at 1.11 GB/s, fitted on "
+                            "this README's batch 2 and 8 and the TF-TRT README's, each payload "
+                            "at its model's io_dtype, calibration/fit/TRITON-FRONTEND.md); this "
+                            "backend's own latency grows 0.24 ms per image from batch 8 to 16 "
+                            "(GPU work included) where the shared fit charges 0.27 ms per fp16 "
+                            "image of payload alone: its W is pulled down by the TF-TRT README, "
+                            "whose backend does more GPU work per image than gpumux's TensorRT "
+                            "engine (docs/calibration.md), so at batch 16 (4.8 MB) the request "
+                            "is over-predicted by about 2 ms",
     "tally-bert-berttrain-mps": "the FP32 neighbour's catalog GEMMs run rounds (block times) of up "
                                 "to 1.6 ms in lockstep (a 4.2 ms ffn2 kernel of 2.7 waves): a "
                                 "server kernel takes SMs only at a round's end, on whole SMs at "
@@ -213,11 +215,12 @@ REASONS = {
         "Server Compute Output, so its compute-infer row cannot split host from GPU"),
     "rn50-triton-a100-": (
         "Triton Perf Analyzer's latency is client-side, so the points run `serving: triton-grpc` "
-        "(fitted on batch 2 and 8 of both READMEs, calibration/fit/TRITON-FRONTEND.md): at batch "
-        "2-8 the measured latency grows 0.28 ms per image (ONNX Runtime-TensorRT) and 0.60 ms "
-        "(TF-TRT) against the predicted 0.06 ms of GPU work; one front end for both backends "
-        "over-predicts the first and under-predicts the second (TF-TRT's TensorFlow backend "
-        "converts its inputs, which no source times alone)"),
+        "(fitted on batch 2 and 8 of both READMEs, calibration/fit/TRITON-FRONTEND.md), each "
+        "payload at its model's serving-signature type (io_dtype: fp32 for the TF-TRT "
+        "SavedModel, twice the fp16 ONNX model's bytes); what one front end leaves between the "
+        "two READMEs is the TF-TRT graph's own GPU time: its batch-1 latency exceeds ONNX "
+        "Runtime-TensorRT's by 0.45, 1.0, 1.07 and 1.71 ms on the same READMEs' A100, A40, V100 "
+        "and T4 tables, growing as the GPU slows, beyond the doubled payload's ~0.27 ms"),
     # The L4 point is over-predicted, not the per-query cost below (TensorRT's shortcut-sum
     # fusion, kernel-families conv_residual, took 16 kernels off it).
     "rn50-v30-l4x1": "",

@@ -322,6 +322,7 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (c->gradient_checkpointing) {
       out << YAML::Key << "gradient_checkpointing" << YAML::Value << true;
     }
+    if (!c->io_dtype.empty()) out << YAML::Key << "io_dtype" << YAML::Value << c->io_dtype;
     if (c->host.any()) {
       // The user's host terms (host_time.hpp), exactly as read: bytes and B/s unrounded.
       out << YAML::Key << "host" << YAML::Value << YAML::BeginMap;

@@ -112,8 +112,10 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
     row.serving = w.catalog->serving;
     row.copy_ns = std::max(0.0, static_cast<double>(w.kernels.front().host_before) -
                                     row.host_request_ns - row.front_end_ns);
-    row.host_origin = "per_request " + host.per_request_origin + ", bytes " + host.bytes_origin +
-                      ", link " + host.link_origin + ", per_op " + host.per_op_origin;
+    row.host_origin =
+        "per_request " + host.per_request_origin + ", bytes " + host.bytes_origin +
+        (w.catalog->io_dtype.empty() ? std::string() : " (io_dtype " + w.catalog->io_dtype + ")") +
+        ", link " + host.link_origin + ", per_op " + host.per_op_origin;
     if (!row.serving.empty()) {
       // Where the front end's two terms come from: kernel-families.yaml `serving:` or the user.
       const auto origin = [&](const bool user) {

@@ -303,6 +303,31 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
   }
   if (const auto f = map.get("gradient_checkpointing")) c.gradient_checkpointing = bool_of(ctx, *f);
   if (const auto f = map.get("host")) c.host = host_overrides_of(ctx, *f);
+  // The tenant's phase, the entry's first when `phase:` is not given.
+  const auto tenant_phase = [&] {
+    return c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
+  };
+  if (const auto f = map.get("io_dtype")) {
+    // The element type of the request's tensors as the client sends them (host_time.hpp, B_in
+    // and B_out): a storage type, so tf32 (a compute mode, stored as fp32) is refused.
+    c.io_dtype =
+        choice_of<std::string>(ctx, *f,
+                               {{"fp32", "fp32"},
+                                {"fp16", "fp16"},
+                                {"bf16", "bf16"},
+                                {"fp8", "fp8"},
+                                {"int8", "int8"},
+                                {"uint8", "uint8"},
+                                {"float32", "fp32"},
+                                {"float16", "fp16"},
+                                {"bfloat16", "bf16"}},
+                               {"fp32", "fp16", "bf16", "fp8", "int8", "uint8"}, "io_dtype");
+    if (const std::string phase = tenant_phase(); phase != "inference") {
+      ctx.fail(*f,
+               "io_dtype is the type of an inference request's tensors; this tenant's phase is " +
+                   phase);
+    }
+  }
   if (const auto f = map.get("serving")) {
     // The front end between the client and the runtime (host_time.hpp, T_fe).
     const KernelFamilies& families = load_kernel_families();
@@ -314,9 +339,7 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
         ctx.fail(*f, "unknown serving front end '" + name + "'" + hint(name, names) +
                          "; use one of: " + join(names));
       }
-      const std::string phase =
-          c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
-      if (phase != "inference") {
+      if (const std::string phase = tenant_phase(); phase != "inference") {
         ctx.fail(*f,
                  "a serving front end serves inference requests; this tenant's phase is " + phase);
       }

@@ -328,6 +328,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "memory_format",
                        "gradient_checkpointing",
                        "host",
+                       "io_dtype",
                        "serving",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
@@ -350,7 +351,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "serving"}) {
+          "memory_format", "gradient_checkpointing", "io_dtype", "serving"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -385,7 +386,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   } else {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host", "serving"}) {
+          "memory_format", "gradient_checkpointing", "host", "io_dtype", "serving"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

@@ -230,7 +230,11 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
     // Host time per inference request (catalog_model.hpp, "Host"): the runtime's fitted
     // per-request time and the input and output over the host link, before the first kernel.
     // (host_time.hpp; a tenant's host: block replaces any term)
-    const RequestIo io = request_io_bytes(*entry, batch, seq, dtype_bytes(dtype));
+    // The tensors travel as `io_dtype` (uint8 images: 1 byte), else as the compute dtype.
+    const int io_bytes = request.io_dtype.empty()      ? dtype_bytes(dtype)
+                         : request.io_dtype == "uint8" ? 1
+                                                       : dtype_bytes(request.io_dtype);
+    const RequestIo io = request_io_bytes(*entry, batch, seq, io_bytes);
     ServingFrontEnd front_end;
     if (!request.serving.empty()) {
       const CatalogServing* serving = load_kernel_families().serving_front_end(request.serving);

@@ -352,7 +352,8 @@ struct CatalogWorkload {
 struct RequestIo {
   double input = 0, output = 0;
 };
-/// Images: batch x 3 x side^2 at the dtype in, one score per class out; PointNet: batch x
+/// `element_bytes` is the size of the request's io dtype (`workload.io_dtype`, default the compute
+/// dtype): images: batch x 3 x side^2 of it in, one score per class out; PointNet: batch x
 /// points x 3 fp32 in, classes out; Whisper: the log-Mel input (fp32), seq_len token ids out;
 /// a decoder LM: seq_len int32 ids in, one token's logits out; an encoder: three int32 tensors
 /// of seq_len (ids, types, mask) in, two fp32 per token (span logits) out. O(1).

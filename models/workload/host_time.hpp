@@ -7,7 +7,10 @@
 //   host_gap    = N_ops x t_op / K                        (0 under a CUDA graph)
 //
 // T_req is the profile's host_per_request of the runtime (fitted, `gpumux calibrate`), B_in and
-// B_out the request's input and output bytes (catalog_model.hpp request_io_bytes), W_link the
+// B_out the request's input and output bytes (catalog_model.hpp request_io_bytes: the tensors'
+// element count times the size of `workload.io_dtype`, the type the client sends, which is the
+// compute dtype unless given; a TF-TRT SavedModel keeps an fp32 signature around its fp16
+// engines, so its images travel as 4 bytes per element), W_link the
 // profile's pcie_bandwidth (0 = copies not modelled), N_ops the framework operators of one
 // request, t_op the runtime's host_per_op (kernel-families.yaml `runtimes:`) and K the kernels of
 // one request. host_before is spent once per request before its first kernel (post-processing

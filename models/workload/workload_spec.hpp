@@ -47,6 +47,12 @@ struct CatalogRequestSpec {
   /// `host: {per_request, input_bytes, output_bytes, link_bandwidth, per_op}`: the user's own
   /// measurement of the request's host terms, each replacing the model's (host_time.hpp).
   HostOverrides host;
+  /// `io_dtype:` the element type of the request's input and output tensors as the client sends
+  /// and receives them (fp32 | fp16 | bf16 | fp8 | int8 | uint8): the bytes B_in and B_out the
+  /// host link copies and a serving front end moves (host_time.hpp); "" = the compute `dtype`.
+  /// A model whose serving signature keeps fp32 while it computes in fp16 (a TF-TRT SavedModel)
+  /// moves twice the bytes of its fp16 computation.
+  std::string io_dtype;
   /// `serving:` the front end a client's request goes through (kernel-families.yaml `serving:`,
   /// e.g. triton-grpc); "" = none (`serving: none`): the client calls the runtime in-process.
   std::string serving;

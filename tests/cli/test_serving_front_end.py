@@ -1,8 +1,9 @@
 """A catalog tenant served through a front end (`workload.serving:`, docs/workloads.md "Serving
 front end"): its latency is the GPU-alone latency plus the front end's time, which `gpumux
 inspect` shows with its origin; the GPU's busy time does not change (the front end is host
-time); bad values exit 2 naming file, line and key. Also: kernel-families.yaml's `serving:` is
-calibration/fit/triton_frontend.py's fit, and its calibration points are not validation points."""
+time); `io_dtype:` sets the payload's bytes; bad values exit 2 naming file, line and key.
+Also: kernel-families.yaml's `serving:` is calibration/fit/triton_frontend.py's fit, and its
+calibration points are not validation points."""
 import csv
 import json
 import subprocess
@@ -69,6 +70,19 @@ def test_inspect_text_shows_the_term_and_user_origin(tmp_path):
     assert "front_end triton-grpc (latency user, bandwidth user)" in text
 
 
+def test_io_dtype_scales_the_payload_and_inspect_names_it(tmp_path):
+    # fp32 tensors are twice the fp16 compute dtype's bytes: with the front end's latency at 0,
+    # T_fe is the payload over W, so it doubles exactly (to the ns).
+    terms = "      host: {front_end_latency: 0ns, front_end_bandwidth: 1GB/s}\n"
+    fp16 = scenario(tmp_path, "triton-grpc", terms, name="fp16.yaml")
+    fp32 = scenario(tmp_path, "triton-grpc", terms + "      io_dtype: fp32\n", name="fp32.yaml")
+    t16, _ = front_end_ns(fp16)
+    t32, origin = front_end_ns(fp32)
+    assert t16 == 8 * (3 * 224 * 224 + 1000) * 2
+    assert t32 == 2 * t16
+    assert "bytes catalog (io_dtype fp32)" in origin["host_origin"]
+
+
 @pytest.mark.parametrize("extra, line, key, message", [
     ("      serving: triton-grcp\n", 14, "serving", "unknown serving front end"),
     ("      serving: triton-grpc\n      host: {front_end_latency: -1ms}\n", 15,
@@ -78,6 +92,8 @@ def test_inspect_text_shows_the_term_and_user_origin(tmp_path):
     ("      host: {front_end_latency: 1ms}\n", 14, "front_end_latency", "give workload.serving"),
     ("      serving: triton-grpc\n      phase: training\n", 14, "serving",
      "serves inference requests"),
+    ("      io_dtype: tf32\n", 14, "io_dtype", "uint8"),
+    ("      io_dtype: fp32\n      phase: training\n", 14, "io_dtype", "inference request"),
 ])
 def test_bad_values_exit_2_with_file_line_key(tmp_path, extra, line, key, message):
     path = scenario(tmp_path, None, extra)

@@ -2,7 +2,8 @@
 // the law in closed form, each override replacing exactly its term, the block's errors, and the
 // emit -> load round trip. A serving front end (`workload.serving:`): T_fe = L_fe + (B_in +
 // B_out) / W_fe, host time before the request's first kernel: the law, the user's overrides, the
-// kernel-families table, a request's latency moving by exactly T_fe, errors, round trip.
+// kernel-families table, a request's latency moving by exactly T_fe, errors, round trip; the
+// payload's element type (`workload.io_dtype:`).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -322,6 +323,51 @@ TEST(ServingFrontEnd, LatencyMovesByTheFrontEndTime) {
                "      serving: triton-grpc\n      host: {front_end_latency: 1ms, "
                "front_end_bandwidth: 1GB/s, input_bytes: 2MB, output_bytes: 0B}\n");
   EXPECT_EQ(mine.scenario.tenants.front().workload.catalog->front_end_time, 3'000'000);
+}
+
+// `io_dtype:` sets the element size of the request's tensors (images in, class scores out),
+// so B_in + B_out, which both the host link and the front end move, follow it exactly: probed
+// with L_fe = 0 and W_fe = W_link = 1 GB/s, T_fe and the copy in ns are the bytes.
+TEST(ServingFrontEnd, IoDtypeSetsThePayload) {
+  const auto probe = [](const std::string& io) {
+    const ResolvedScenario r =
+        resolved("      model: resnet50\n      batch: 4\n      dtype: fp16\n" + io +
+                 "      serving: triton-grpc\n      host: {front_end_latency: 0ns, "
+                 "front_end_bandwidth: 1GB/s, link_bandwidth: 1GB/s, per_request: 0ns}\n");
+    const WorkloadSpec& w = r.scenario.tenants.front().workload;
+    EXPECT_EQ(w.kernels.front().host_before, 2 * w.catalog->front_end_time);  // copy = T_fe
+    return w.catalog->front_end_time;
+  };
+  const Nanos pixels = 4 * 3 * 224 * 224, scores = 4 * 1000;
+  EXPECT_EQ(probe(""), 2 * (pixels + scores));  // the compute dtype, fp16
+  EXPECT_EQ(probe("      io_dtype: fp16\n"), 2 * (pixels + scores));
+  EXPECT_EQ(probe("      io_dtype: fp32\n"), 4 * (pixels + scores));
+  EXPECT_EQ(probe("      io_dtype: float32\n"), 4 * (pixels + scores));
+  EXPECT_EQ(probe("      io_dtype: uint8\n"), pixels + scores);
+  EXPECT_EQ(probe("      io_dtype: int8\n"), pixels + scores);
+  // The kernels do not move: the GPU computes in the compute dtype whatever the client sends.
+  const auto kernels = [](const std::string& io) {
+    return resolved("      model: resnet50\n      batch: 4\n" + io)
+        .scenario.tenants.front()
+        .workload.kernels;
+  };
+  const auto a = kernels(""), b = kernels("      io_dtype: fp32\n");
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].duration.value, b[i].duration.value);
+  EXPECT_GT(b.front().host_before, a.front().host_before);  // twice the bytes over the link
+  // Errors name the key and its line; the key round-trips through emit.
+  const std::string m = "      model: resnet50\n";
+  EXPECT_CONTAINS(error_of(m + "      io_dtype: tf32\n"), "io_dtype");
+  EXPECT_CONTAINS(error_of(m + "      io_dtype: tf32\n"), ":13");
+  EXPECT_CONTAINS(error_of(m + "      io_dtype: fp32\n      phase: training\n"),
+                  "inference request");
+  EXPECT_CONTAINS(error_of("      request: {kernels: [{name: k, duration: 1ms}]}\n"
+                           "      io_dtype: fp32\n"),
+                  "belongs to a catalog workload");
+  const Scenario s = load_scenario_text(scenario_text(m + "      io_dtype: uint8\n"), "x.yaml");
+  const std::string yaml = emit_scenario_yaml(s);
+  EXPECT_EQ(load_scenario_text(yaml, "again.yaml").tenants.front().workload.catalog->io_dtype,
+            "uint8");
 }
 
 TEST(ServingFrontEnd, ErrorsNameTheKey) {
