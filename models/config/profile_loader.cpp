@@ -67,6 +67,7 @@ class ProfileParser {
                 "block_round_cost",
                 "pcie_bandwidth",
                 "host_per_request",
+                "harness_per_request",
                 "host_cpu",
                 "timeslice",
                 "context_switch",
@@ -134,6 +135,24 @@ class ProfileParser {
       for (auto it = runtimes.begin(); it != runtimes.end(); ++it) {
         const std::string runtime = it->first.as<std::string>();
         gpu.host_per_request[runtime] = duration_at(runtimes, runtime, "host_per_request", false);
+      }
+    }
+    if (root["harness_per_request"]) {
+      // A benchmark harness's host time per request (host_time.hpp T_h), by harness name.
+      const YAML::Node harnesses = root["harness_per_request"];
+      if (!harnesses.IsMap()) {
+        fail(harnesses, "harness_per_request",
+             "expected a mapping of harness name to a time, e.g. {mlperf-loadgen: {value: 170us, "
+             "fitted: \"...\"}}");
+      }
+      for (auto it = harnesses.begin(); it != harnesses.end(); ++it) {
+        const std::string harness = it->first.as<std::string>();
+        if (harness.empty() || harness == "none") {
+          fail(it->first, "harness_per_request",
+               "a harness name must be a non-empty name other than `none` (no harness)");
+        }
+        gpu.harness_per_request[harness] =
+            duration_at(harnesses, harness, "harness_per_request", false);
       }
     }
     if (root["host_cpu"]) {

@@ -323,6 +323,27 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
       c.serving = name;
     }
   }
+  if (const auto f = map.get("harness")) {
+    // The benchmark harness that issues and times the requests (host_time.hpp, T_h): its host
+    // time per request is the GPU profile's harness_per_request of that name, which the
+    // catalog's assembly checks once the tenant's GPU is known.
+    const std::string name = non_empty_text(ctx, *f);
+    if (name != "none") {
+      const KernelFamilies& families = load_kernel_families();
+      if (families.runtime(name) != nullptr) {
+        ctx.fail(*f, "'" + name +
+                         "' is a runtime: give it as workload.runtime; harness names the benchmark "
+                         "harness around it (e.g. mlperf-loadgen, or none)");
+      }
+      const std::string phase =
+          c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
+      if (phase != "inference") {
+        ctx.fail(*f,
+                 "a benchmark harness times inference requests; this tenant's phase is " + phase);
+      }
+      c.harness = name;
+    }
+  }
   if (c.serving.empty()) {
     for (const char* key : {"front_end_latency", "front_end_bandwidth"}) {
       if (const auto host = map.get("host")) {
