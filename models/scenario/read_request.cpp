@@ -303,6 +303,12 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
   }
   if (const auto f = map.get("gradient_checkpointing")) c.gradient_checkpointing = bool_of(ctx, *f);
   if (const auto f = map.get("host")) c.host = host_overrides_of(ctx, *f);
+  // A host term of an inference request (serving, harness) refused on another phase.
+  const auto require_inference = [&](const Field& f, const std::string& what) {
+    const std::string phase =
+        c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
+    if (phase != "inference") ctx.fail(f, what + "; this tenant's phase is " + phase);
+  };
   if (const auto f = map.get("serving")) {
     // The front end between the client and the runtime (host_time.hpp, T_fe).
     const KernelFamilies& families = load_kernel_families();
@@ -314,12 +320,7 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
         ctx.fail(*f, "unknown serving front end '" + name + "'" + hint(name, names) +
                          "; use one of: " + join(names));
       }
-      const std::string phase =
-          c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
-      if (phase != "inference") {
-        ctx.fail(*f,
-                 "a serving front end serves inference requests; this tenant's phase is " + phase);
-      }
+      require_inference(*f, "a serving front end serves inference requests");
       c.serving = name;
     }
   }
@@ -335,12 +336,7 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
                          "' is a runtime: give it as workload.runtime; harness names the benchmark "
                          "harness around it (e.g. mlperf-loadgen, or none)");
       }
-      const std::string phase =
-          c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
-      if (phase != "inference") {
-        ctx.fail(*f,
-                 "a benchmark harness times inference requests; this tenant's phase is " + phase);
-      }
+      require_inference(*f, "a benchmark harness times inference requests");
       c.harness = name;
     }
   }
