@@ -128,8 +128,7 @@ class ProfileParser {
     // A mapping of a name to a time: host_per_request by runtime, harness_per_request by
     // benchmark harness (host_time.hpp T_req and T_h).
     const auto times_by_name = [&](const char* key, const std::string& named,
-                                   const std::string& example,
-                                   std::map<std::string, Nanos>& into) {
+                                   const std::string& example, std::map<std::string, Nanos>& into) {
       const YAML::Node names = root[key];
       if (!names) return;
       if (!names.IsMap()) {
