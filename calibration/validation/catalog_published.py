@@ -423,6 +423,30 @@ def harness_host(row: dict) -> dict | None:
     return dict(host) if host else None
 
 
+PROFILES = HERE.parent / "profiles"
+
+
+def profile_harnesses(profile: str) -> set:
+    """The benchmark harnesses a shipped GPU profile has a host time for (its
+    `harness_per_request:` keys)."""
+    path = PROFILES / f"{profile}.yaml"
+    doc = yaml.safe_load(path.read_text()) if path.is_file() else None
+    return set((doc or {}).get("harness_per_request") or {})
+
+
+def benchmark_harness(row: dict) -> str:
+    """The benchmark harness a point was timed by, as the scenario names it (`workload.harness:`,
+    the GPU profile's harness_per_request; docs/workloads.md "Benchmark harness"), or "". Every
+    MLPerf Inference point is timed by LoadGen from its query's issue to its completion, through
+    NVIDIA's harness (LWIS, the BERT harness, or its Triton harness in-process): the per-query
+    host time fitted on calibration/fit/solo-latency.csv's MLPerf v1.0 rows (stage 1). A profile
+    without it (the Ada and Hopper ones, which have no time-alone term yet, docs/calibration.md)
+    runs the point without a harness, as it runs it without kernel_fixed_cost."""
+    if not row["source"].startswith("mlperf-inf"):
+        return ""
+    return "mlperf-loadgen" if "mlperf-loadgen" in profile_harnesses(row["profile"]) else ""
+
+
 def gpu_system(row: dict) -> str:
     """The machine a point ran on, without its MIG instance ("A30 (...), one 1g.6gb MIG
     instance" -> "A30 (...)"): a slice's whole-GPU partner ran on the same system."""
@@ -452,6 +476,9 @@ def predict_small_batch(g: Gpumux, row: dict) -> tuple[float | None, str]:
     host = harness_host(row)
     if host:
         spec["host"] = host
+    bench = benchmark_harness(row)
+    if bench:
+        spec["harness"] = bench
     serving = serving_of(row)
     if serving:
         spec["serving"] = serving
@@ -499,7 +526,9 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
                  + (f", seq {seq}" if seq else "")
                  + f", {row['precision']}, {row['software']} (runtime: {runtime}"
                  + (f", serving: {serving_of(row)}" if serving_of(row) else "")
-                 + (f", io_dtype: {io_dtype_of(row)}" if io_dtype_of(row) else "") + "): "
+                 + (f", io_dtype: {io_dtype_of(row)}" if io_dtype_of(row) else "")
+                 + (f", harness: {benchmark_harness(row)}" if benchmark_harness(row) else "")
+                 + "): "
                  + (row["metric"] if row["metric"] == "throughput"
                     else f"{statistic(row['id'])[1] or 'mean'} latency"))
         r = {"section": "MIG alone" if row["mig_instance"] else "solo", "id": row["id"],

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "models/app/application.hpp"
 #include "models/config/input_error.hpp"
@@ -55,24 +56,40 @@ using Theta = std::map<std::string, double>;  // key path -> ns
 
 std::string ns_text(double ns) { return std::to_string(std::llround(std::max(0.0, ns))) + "ns"; }
 
+// The profile keys that are mappings of a name to a time: host_per_request (by runtime) and
+// harness_per_request (by benchmark harness). A parameter of theirs is "KEY.NAME".
+const std::vector<std::string>& nested_keys() {
+  static const std::vector<std::string> keys = {"host_per_request", "harness_per_request"};
+  return keys;
+}
+
+// The mapping key of "KEY.NAME" (nested_keys), or "" for a top-level key.
+std::string nested_key_of(const std::string& key) {
+  for (const std::string& nested : nested_keys()) {
+    if (key.rfind(nested + ".", 0) == 0) return nested;
+  }
+  return "";
+}
+
 // The fitted block: every key of `values` as {value, <provenance kind>: text}.
 std::string fitted_block(const Theta& values, const std::map<std::string, std::string>& why,
                          const std::string& kind) {
   std::string out;
-  std::map<std::string, std::string> host;
+  std::map<std::string, std::map<std::string, std::string>> nested;
   for (const auto& [key, ns] : values) {
     const auto reason = why.count(key) ? why.at(key) : std::string("calibrate");
     const std::string entry =
         "{value: " + ns_text(ns) + ", " + kind + ": " + yaml_quoted(reason) + "}";
-    if (key.rfind("host_per_request.", 0) == 0) {
-      host[key.substr(17)] = entry;
+    const std::string parent = nested_key_of(key);
+    if (!parent.empty()) {
+      nested[parent][key.substr(parent.size() + 1)] = entry;
     } else {
       out += key + ": " + entry + "\n";
     }
   }
-  if (!host.empty()) {
-    out += "host_per_request:\n";
-    for (const auto& [runtime, entry] : host) out += "  " + runtime + ": " + entry + "\n";
+  for (const auto& [parent, entries] : nested) {
+    out += parent + ":\n";
+    for (const auto& [name, entry] : entries) out += "  " + name + ": " + entry + "\n";
   }
   return out;
 }
@@ -82,6 +99,9 @@ Theta profile_values(const DeviceProfile& gpu) {
           {"block_round_cost", static_cast<double>(gpu.block_round_cost)}};
   for (const auto& [runtime, ns] : gpu.host_per_request) {
     t["host_per_request." + runtime] = static_cast<double>(ns);
+  }
+  for (const auto& [harness, ns] : gpu.harness_per_request) {
+    t["harness_per_request." + harness] = static_cast<double>(ns);
   }
   return t;
 }
@@ -122,6 +142,10 @@ class PointSimulator {
 
   int simulations() const { return simulations_; }
 
+  // Values a point's profile takes where it has none of its own (a harness the base profile
+  // has no time for yet: 0 until fitted, so that its points simulate before the fit).
+  void set_defaults(Theta defaults) { defaults_ = std::move(defaults); }
+
   // The point's mean latency alone (s) with `theta` written into its profile.
   double predict(const CalibrationPoint& p, const Theta& theta) {
     const std::string profile = profile_with(p.profile, theta);
@@ -156,6 +180,7 @@ class PointSimulator {
   std::string profile_with(const std::string& base, const Theta& theta) {
     const DeviceProfile& gpu = load_device_profile(base);
     Theta values = profile_values(gpu);
+    for (const auto& [key, ns] : defaults_) values.emplace(key, ns);
     for (const auto& [key, ns] : theta) values[key] = ns;
     std::string& text = base_texts_[base];
     if (text.empty()) text = without_top_keys(device_profile_text(base), catalog_fit_keys());
@@ -184,6 +209,7 @@ class PointSimulator {
     if (!p.runtime.empty()) w += "      runtime: " + yaml_quoted(p.runtime) + "\n";
     if (!p.memory_format.empty())
       w += "      memory_format: " + yaml_quoted(p.memory_format) + "\n";
+    if (!p.harness.empty()) w += "      harness: " + yaml_quoted(p.harness) + "\n";
     w += "      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
     return "name: calibrate\nseed: 1\nduration: " + std::to_string(std::llround(duration_s * 1e3)) +
            "ms\nwarmup: 0s\ngpus:\n" + gpu +
@@ -192,6 +218,7 @@ class PointSimulator {
   }
 
   ScratchDir scratch_;
+  Theta defaults_;
   std::map<std::string, std::string> base_texts_;
   int files_ = 0;
   int simulations_ = 0;
@@ -247,7 +274,7 @@ std::vector<double> nonnegative_least_squares(const std::vector<double>& a,
 
 const std::vector<std::string>& catalog_fit_keys() {
   static const std::vector<std::string> keys = {"kernel_fixed_cost", "block_round_cost",
-                                                "host_per_request"};
+                                                "host_per_request", "harness_per_request"};
   return keys;
 }
 
@@ -303,6 +330,13 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
     }
     for (const std::string& r : runtimes) keys.push_back("host_per_request." + r);
   }
+  if (wants("harness_per_request")) {
+    std::set<std::string> harnesses;
+    for (const CalibrationPoint& p : pts) {
+      if (!p.harness.empty()) harnesses.insert(p.harness);
+    }
+    for (const std::string& h : harnesses) keys.push_back("harness_per_request." + h);
+  }
   const int pcount = static_cast<int>(keys.size());
   for (const CalibrationPoint& p : pts) result.sources.push_back(p.source);
   std::sort(result.sources.begin(), result.sources.end());
@@ -310,6 +344,15 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
                        result.sources.end());
 
   PointSimulator sim;
+  // A harness being fitted is 0 where a profile has no time for it yet (the before column); one
+  // that is not fitted must be in the points' profiles (a point naming another is refused).
+  Theta harness_defaults;
+  for (const CalibrationPoint& p : pts) {
+    if (!p.harness.empty() && wants("harness_per_request")) {
+      harness_defaults["harness_per_request." + p.harness] = 0;
+    }
+  }
+  sim.set_defaults(harness_defaults);
   const auto predict_all = [&](const Theta& theta) {
     std::vector<double> t(n);
     for (std::size_t i = 0; i < n; ++i) t[i] = sim.predict(pts[i], theta);
@@ -459,40 +502,47 @@ std::string fitted_profile_text(const std::string& base, const CalibrationResult
       << ")";
     why[p.key] = s.str();
   }
-  // The base's entries of the fitted keys are replaced; a host_per_request runtime the fit did
-  // not touch is written back with its value, marked as kept.
+  // The base's entries of the fitted keys are replaced; a host_per_request runtime (or
+  // harness_per_request harness) the fit did not touch is written back with its value, marked as
+  // kept.
   Theta kept;
   for (const auto& [key, ns] : profile_values(gpu)) {
     if (fitted.count(key)) continue;
-    const bool rewritten_block = key.rfind("host_per_request.", 0) == 0 &&
-                                 std::any_of(fitted.begin(), fitted.end(), [](const auto& f) {
-                                   return f.first.rfind("host_per_request.", 0) == 0;
-                                 });
+    const std::string parent = nested_key_of(key);
+    const bool rewritten_block =
+        !parent.empty() && std::any_of(fitted.begin(), fitted.end(), [&](const auto& f) {
+          return nested_key_of(f.first) == parent;
+        });
     if (rewritten_block && ns > 0) kept[key] = ns;
   }
   std::vector<std::string> top_keys;
   for (const auto& [key, ns] : fitted) top_keys.push_back(key.substr(0, key.find('.')));
   const std::string removed = without_top_keys(device_profile_text(base), top_keys);
   std::string block = "\n# Fitted by gpumux calibrate (docs/calibration.md); rerun it to refit.\n";
-  Theta top_values, host_values;
+  Theta top_values;
+  std::map<std::string, Theta> nested_values;
   for (const auto& [key, ns] : fitted) {
-    (key.rfind("host_per_request.", 0) == 0 ? host_values : top_values)[key] = ns;
+    const std::string parent = nested_key_of(key);
+    (parent.empty() ? top_values : nested_values[parent])[key] = ns;
   }
   block += fitted_block(top_values, why, "fitted");
-  if (!host_values.empty()) {
+  for (const auto& [parent, values] : nested_values) {
+    const std::size_t cut = parent.size() + 1;
     std::map<std::string, std::string> entries;
-    for (const auto& [key, ns] : host_values) {
-      entries[key.substr(17)] =
+    for (const auto& [key, ns] : values) {
+      entries[key.substr(cut)] =
           "{value: " + ns_text(ns) + ", fitted: " + yaml_quoted(why[key]) + "}";
     }
     for (const auto& [key, ns] : kept) {
-      entries[key.substr(17)] = "{value: " + ns_text(ns) + ", assumption: " +
-                                yaml_quoted("kept from the base profile " + base +
-                                            " (not refitted: no point of this runtime)") +
-                                "}";
+      if (nested_key_of(key) != parent) continue;
+      entries[key.substr(cut)] =
+          "{value: " + ns_text(ns) + ", assumption: " +
+          yaml_quoted("kept from the base profile " + base + " (not refitted: no point of this " +
+                      (parent == "host_per_request" ? "runtime" : "harness") + ")") +
+          "}";
     }
-    block += "host_per_request:\n";
-    for (const auto& [runtime, entry] : entries) block += "  " + runtime + ": " + entry + "\n";
+    block += parent + ":\n";
+    for (const auto& [name, entry] : entries) block += "  " + name + ": " + entry + "\n";
   }
   return removed + block;
 }
@@ -527,7 +577,8 @@ std::string calibration_report(const CalibrationResult& result) {
     };
     out << "| " << p.id << " | " << p.source << " | " << p.model << " " << p.phase << " b"
         << p.batch << (p.seq_len ? " s" + std::to_string(p.seq_len) : "") << " " << runtime_of(p)
-        << " on " << p.profile << (p.mig.empty() ? "" : " " + p.mig) << " | "
+        << (p.harness.empty() ? "" : " + " + p.harness) << " on " << p.profile
+        << (p.mig.empty() ? "" : " " + p.mig) << " | "
         << units::format_duration(std::llround(p.target_s * 1e9)) << " | " << err(row.before_s)
         << " | " << err(row.in_sample_s) << " | " << err(row.out_of_sample_s) << " | "
         << join(row.depends_on, ", ") << " |\n";

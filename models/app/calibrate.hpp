@@ -1,12 +1,13 @@
 #pragma once
 // `gpumux calibrate` (docs/calibration.md): fits the time-alone parameters that no datasheet
-// gives (device_profile.hpp: kernel_fixed_cost, block_round_cost, host_per_request per runtime)
+// gives (device_profile.hpp: kernel_fixed_cost, block_round_cost, host_per_request per runtime,
+// harness_per_request per benchmark harness)
 // to measured times of catalog workloads alone, cross-validates the fit leaving one source out,
 // and writes a profile with the fitted values and their provenance.
 //
 // Data: CSV files with a header row and one measured point per row (calibration/fit/*.csv):
 //   id, source, model, phase, batch, seq_len, dtype, runtime, profile, mig, metric, value, unit
-// (memory_format and note optional; empty cells take the catalog's defaults). `metric` is
+// (memory_format, harness and note optional; empty cells take the catalog's defaults). `metric` is
 // `latency` (the mean time of one request alone, unit us|ms|s) or `throughput` (items per
 // second of back-to-back requests, unit items/s, the items being the batch's). Each point runs as
 // a closed loop of one request in flight on the point's `profile` (a whole GPU, or the MIG
@@ -39,6 +40,9 @@ struct CalibrationPoint {
   std::string file;
   int line = 0;  ///< 1-based line of the row
   std::string id, source, model, phase, dtype, runtime, profile, mig, memory_format;
+  /// The benchmark harness that timed it (column `harness`, optional; "" = none): the point
+  /// pays the profile's harness_per_request of that name (host_time.hpp T_h).
+  std::string harness;
   int batch = 0, seq_len = 0;
   std::string metric;  ///< latency | throughput
   double value = 0;    ///< as written, in `unit`
@@ -55,7 +59,7 @@ struct CalibrationPoint {
 std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::string>& files);
 
 /// A fitted parameter's name as a profile key path ("kernel_fixed_cost",
-/// "host_per_request.tensorrt").
+/// "host_per_request.tensorrt", "harness_per_request.mlperf-loadgen").
 struct CalibrationParameter {
   std::string key;
   double before_ns = 0;  ///< the base profile's value (0 when absent)
@@ -74,7 +78,8 @@ struct CalibrationRow {
 
 struct CalibrationOptions {
   /// Which parameters to fit: "kernel_fixed_cost", "block_round_cost", "host_per_request"
-  /// (one per runtime of the data's inference points). Empty = all three kinds.
+  /// (one per runtime of the data's inference points), "harness_per_request" (one per harness
+  /// the data's points name). Empty = all four kinds.
   std::vector<std::string> fit;
   int iterations = 3;
   /// Called with a line of progress ("fit 2/3: 84 simulations").
@@ -98,7 +103,8 @@ struct CalibrationResult {
 };
 
 /// The parameters the catalog fit can fit (`--fit` keys), in fit order: kernel_fixed_cost,
-/// block_round_cost, host_per_request (one per runtime in the data).
+/// block_round_cost, host_per_request (one per runtime in the data), harness_per_request (one
+/// per harness in the data).
 const std::vector<std::string>& catalog_fit_keys();
 
 /// How the caller spells the output and profile options in messages: {"-o", "--profile",

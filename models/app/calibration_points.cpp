@@ -96,6 +96,8 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
       p.profile = row["profile"];
       p.mig = row["mig"];
       p.memory_format = row["memory_format"];
+      p.harness = row["harness"];
+      if (p.harness == "none") p.harness.clear();
       p.metric = row["metric"];
       p.unit = row["unit"];
       for (const char* need : {"id", "source", "model", "profile"}) {

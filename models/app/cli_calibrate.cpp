@@ -21,8 +21,10 @@ const CommandHelp kCalibrateHelp{
     "                        [--format table|json]",
     "Fits the parameters of a workload's time alone that no datasheet gives: kernel_fixed_cost\n"
     "(stream time per kernel beyond the launch: first-block latency, drain, flush),\n"
-    "block_round_cost (per round of blocks on the busiest SM) and host_per_request (host time\n"
-    "per inference request, one per runtime in the data) to measured catalog workloads alone\n"
+    "block_round_cost (per round of blocks on the busiest SM), host_per_request (host time\n"
+    "per inference request, one per runtime in the data) and harness_per_request (a benchmark\n"
+    "harness's host time per request, one per `harness` the points name) to measured catalog\n"
+    "workloads alone\n"
     "(docs/calibration.md: the CSV columns; calibration/fit/ is the shipped calibration set).\n"
     "Non-negative least squares on relative errors (Eigen), each point simulated; then one fold\n"
     "per `source` left out and predicted by the others (out-of-sample error). Prints the\n"
@@ -47,7 +49,8 @@ po::options_description calibrate_options() {
       "profile", po::value<std::string>()->value_name("BASE"),
       "the profile -o copies (a name or a .yaml path); default: the one the points name")(
       "fit", po::value<std::string>()->value_name("KEYS"),
-      "comma-separated: kernel_fixed_cost,block_round_cost,host_per_request (catalog points);"
+      "comma-separated: kernel_fixed_cost,block_round_cost,host_per_request,"
+      "harness_per_request (catalog points);"
       " timeslice,context_switch,preemption_latency,launch_overhead,graph_launch_overhead,"
       "hbm_bandwidth_measured (microbenchmarks); default: all the data informs")(
       "date", po::value<std::string>()->value_name("YYYY-MM-DD"),

@@ -153,6 +153,8 @@ int command_inspect(const std::vector<std::string>& args) {
                              {"block_round_cost_ns", r.block_round_ns},
                              {"host_per_request_ns", r.host_request_ns},
                              {"copy_ns", r.copy_ns},
+                             {"harness", r.harness.empty() ? "none" : r.harness},
+                             {"harness_ns", r.harness_ns},
                              {"serving", r.serving.empty() ? "none" : r.serving},
                              {"front_end_ns", r.front_end_ns},
                              {"host_origin", r.host_origin},
@@ -253,6 +255,10 @@ int command_inspect(const std::vector<std::string>& args) {
                   << duration_text(r.block_round_ns) << " per round of blocks, per request host "
                   << duration_text(r.host_request_ns) << " + copies " << duration_text(r.copy_ns)
                   << " (" << r.time_alone_origin << ")\n";
+        if (!r.harness.empty()) {
+          std::cout << "  benchmark harness " << r.harness << ": " << duration_text(r.harness_ns)
+                    << " host time per request (beside the runtime's per request host)\n";
+        }
         if (!r.serving.empty()) {
           std::cout << "  serving front end " << r.serving << ": " << duration_text(r.front_end_ns)
                     << " per request (host time: it delays the request, holds no GPU)\n";

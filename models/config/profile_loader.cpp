@@ -67,6 +67,7 @@ class ProfileParser {
                 "block_round_cost",
                 "pcie_bandwidth",
                 "host_per_request",
+                "harness_per_request",
                 "host_cpu",
                 "timeslice",
                 "context_switch",
@@ -124,18 +125,27 @@ class ProfileParser {
     if (root["pcie_bandwidth"]) {
       gpu.pcie_bandwidth = bandwidth_at(root, "pcie_bandwidth", "", false);
     }
-    if (root["host_per_request"]) {
-      const YAML::Node runtimes = root["host_per_request"];
-      if (!runtimes.IsMap()) {
-        fail(runtimes, "host_per_request",
-             "expected a mapping of runtime name to a time, e.g. {tensorrt: {value: 40us, "
-             "fitted: \"...\"}}");
+    // A mapping of a name to a time: host_per_request by runtime, harness_per_request by
+    // benchmark harness (host_time.hpp T_req and T_h).
+    const auto times_by_name = [&](const char* key, const std::string& named,
+                                   const std::string& example, std::map<std::string, Nanos>& into) {
+      const YAML::Node names = root[key];
+      if (!names) return;
+      if (!names.IsMap()) {
+        fail(names, key,
+             "expected a mapping of " + named + " name to a time, e.g. {" + example +
+                 ": {value: 40us, fitted: \"...\"}}");
       }
-      for (auto it = runtimes.begin(); it != runtimes.end(); ++it) {
-        const std::string runtime = it->first.as<std::string>();
-        gpu.host_per_request[runtime] = duration_at(runtimes, runtime, "host_per_request", false);
+      for (auto it = names.begin(); it != names.end(); ++it) {
+        const std::string name = it->first.as<std::string>();
+        if (name.empty() || name == "none") {
+          fail(it->first, key, "a " + named + " name must be a non-empty name other than `none`");
+        }
+        into[name] = duration_at(names, name, key, false);
       }
-    }
+    };
+    times_by_name("host_per_request", "runtime", "tensorrt", gpu.host_per_request);
+    times_by_name("harness_per_request", "harness", "mlperf-loadgen", gpu.harness_per_request);
     if (root["host_cpu"]) {
       // The host beside the GPU, by name (models/gpu/host_cpu.hpp has the speeds and sources).
       const YAML::Node name = sourced(root, "host_cpu", "", false);

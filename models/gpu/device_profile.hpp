@@ -92,6 +92,12 @@ struct DeviceProfile {
   /// ns: pre/post-processing, the framework's call and its synchronisations, beyond the
   /// per-operator dispatch (kernel-families `host_per_op`). A runtime not listed: 0.
   std::map<std::string, Nanos> host_per_request;
+  /// Host time per inference request of a benchmark harness around the runtime, by harness name
+  /// (`harness_per_request: {mlperf-loadgen: ...}`), ns: the load generator's issue and
+  /// completion of a query and the harness's own path to and from the runtime, paid by a catalog
+  /// request whose workload names it (`workload.harness:`, host_time.hpp T_h). A harness not
+  /// listed cannot be named on this profile.
+  std::map<std::string, Nanos> harness_per_request;
   /// The host CPU beside the GPU (`host_cpu:`, a name of models/gpu/host_cpu.hpp) and its
   /// single-thread speed relative to the DGX A100's host: the host time of the model's fitted
   /// terms scales by 1 / speed (host_cpu.hpp); `host_per_request` is this host's already.

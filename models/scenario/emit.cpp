@@ -350,6 +350,7 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
       out << YAML::EndMap;
     }
     if (!c->serving.empty()) out << YAML::Key << "serving" << YAML::Value << c->serving;
+    if (!c->harness.empty()) out << YAML::Key << "harness" << YAML::Value << c->harness;
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

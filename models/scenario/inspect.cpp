@@ -106,16 +106,23 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
     // The same terms the catalog used (host_time.hpp), with their origins; per_op is the
     // runtime's unless the host: block gives it (the host gap shows its value).
     const HostOverrides& user = w.catalog->host;
-    const HostTerms host = request_host_terms(gpu, w.catalog->runtime, 0, 0, 0, user);
+    const HostTerms host =
+        request_host_terms(gpu, w.catalog->runtime, 0, 0, 0, user, {}, w.catalog->harness);
     row.host_request_ns = static_cast<double>(host.per_request);
+    row.harness_ns = static_cast<double>(host.harness_time);
+    row.harness = w.catalog->harness;
     row.front_end_ns = static_cast<double>(w.catalog->front_end_time);
     row.serving = w.catalog->serving;
     row.copy_ns = std::max(0.0, static_cast<double>(w.kernels.front().host_before) -
-                                    row.host_request_ns - row.front_end_ns);
+                                    row.host_request_ns - row.harness_ns - row.front_end_ns);
     row.host_origin =
         "per_request " + host.per_request_origin + ", bytes " + host.bytes_origin +
         (w.catalog->io_dtype.empty() ? std::string() : " (io_dtype " + w.catalog->io_dtype + ")") +
         ", link " + host.link_origin + ", per_op " + host.per_op_origin;
+    if (!row.harness.empty()) {
+      row.host_origin += ", harness " + row.harness + " (profile " + gpu.name +
+                         " harness_per_request." + row.harness + ")";
+    }
     if (!row.serving.empty()) {
       // Where the front end's two terms come from: kernel-families.yaml `serving:` or the user.
       const auto origin = [&](const bool user) {
@@ -135,7 +142,7 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
                        [&](const std::string& k) { return k.rfind(prefix, 0) == 0; });
   };
   const bool fitted = has(gpu.fitted, "kernel_fixed_cost") || has(gpu.fitted, "block_round_cost") ||
-                      has(gpu.fitted, "host_per_request");
+                      has(gpu.fitted, "host_per_request") || has(gpu.fitted, "harness_per_request");
   row.time_alone_origin = "profile " + gpu.name + (fitted ? " (fitted)" : " (none fitted)");
   if (runtime_gap) {
     row.time_alone_origin += " + runtime " + w.catalog->runtime + " kernel_fixed_cost";

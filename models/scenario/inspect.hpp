@@ -51,6 +51,10 @@ struct InspectRow {
   /// and the front end's name ("" = none).
   double front_end_ns = 0;
   std::string serving;
+  /// Its benchmark harness's host time per request, T_h (host_time.hpp), and the harness's name
+  /// ("" = none).
+  double harness_ns = 0;
+  std::string harness;
   /// Catalog tenants: where each host term came from, "per_request user, bytes catalog, link
   /// profile, per_op runtime" ("user" = the tenant's host: block); "" otherwise.
   std::string host_origin;

@@ -303,9 +303,11 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
   }
   if (const auto f = map.get("gradient_checkpointing")) c.gradient_checkpointing = bool_of(ctx, *f);
   if (const auto f = map.get("host")) c.host = host_overrides_of(ctx, *f);
-  // The tenant's phase, the entry's first when `phase:` is not given.
-  const auto tenant_phase = [&] {
-    return c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
+  // A host term of an inference request (serving, harness) refused on another phase.
+  const auto require_inference = [&](const Field& f, const std::string& what) {
+    const std::string phase =
+        c.phase.empty() ? load_catalog_entry(c.model).phases.front() : c.phase;
+    if (phase != "inference") ctx.fail(f, what + "; this tenant's phase is " + phase);
   };
   if (const auto f = map.get("io_dtype")) {
     // The element type of the request's tensors as the client sends them (host_time.hpp, B_in
@@ -322,11 +324,7 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
                                 {"float16", "fp16"},
                                 {"bfloat16", "bf16"}},
                                {"fp32", "fp16", "bf16", "fp8", "int8", "uint8"}, "io_dtype");
-    if (const std::string phase = tenant_phase(); phase != "inference") {
-      ctx.fail(*f,
-               "io_dtype is the type of an inference request's tensors; this tenant's phase is " +
-                   phase);
-    }
+    require_inference(*f, "io_dtype is the type of an inference request's tensors");
   }
   if (const auto f = map.get("serving")) {
     // The front end between the client and the runtime (host_time.hpp, T_fe).
@@ -339,11 +337,24 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
         ctx.fail(*f, "unknown serving front end '" + name + "'" + hint(name, names) +
                          "; use one of: " + join(names));
       }
-      if (const std::string phase = tenant_phase(); phase != "inference") {
-        ctx.fail(*f,
-                 "a serving front end serves inference requests; this tenant's phase is " + phase);
-      }
+      require_inference(*f, "a serving front end serves inference requests");
       c.serving = name;
+    }
+  }
+  if (const auto f = map.get("harness")) {
+    // The benchmark harness that issues and times the requests (host_time.hpp, T_h): its host
+    // time per request is the GPU profile's harness_per_request of that name, which the
+    // catalog's assembly checks once the tenant's GPU is known.
+    const std::string name = non_empty_text(ctx, *f);
+    if (name != "none") {
+      const KernelFamilies& families = load_kernel_families();
+      if (families.runtime(name) != nullptr) {
+        ctx.fail(*f, "'" + name +
+                         "' is a runtime: give it as workload.runtime; harness names the benchmark "
+                         "harness around it (e.g. mlperf-loadgen, or none)");
+      }
+      require_inference(*f, "a benchmark harness times inference requests");
+      c.harness = name;
     }
   }
   if (c.serving.empty()) {

@@ -244,8 +244,16 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
       front_end = {serving->name, std::llround(serving->latency.value * 1e9),
                    serving->bandwidth.value, serving->latency.provenance};
     }
-    const HostTerms host = request_host_terms(gpu, runtime->name, runtime->host_per_op.value,
-                                              io.input, io.output, request.host, front_end);
+    if (!request.harness.empty() && gpu.harness_per_request.count(request.harness) == 0) {
+      const std::vector<std::string> names = profile_harness_names(gpu);
+      fail_at(locate, path + ".harness",
+              "profile " + gpu.name + " has no host time for the harness '" + request.harness +
+                  "' (its harness_per_request: " + (names.empty() ? "none" : join(names, ", ")) +
+                  "; or harness: none; docs/workloads.md \"Benchmark harness\")");
+    }
+    const HostTerms host =
+        request_host_terms(gpu, runtime->name, runtime->host_per_op.value, io.input, io.output,
+                           request.host, front_end, request.harness);
     out.input_bytes = host.input_bytes;
     out.output_bytes = host.output_bytes;
     out.host_per_request = host.per_request;

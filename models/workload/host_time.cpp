@@ -8,7 +8,8 @@ namespace gpumux {
 
 HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtime,
                              double runtime_per_op_s, double input_bytes, double output_bytes,
-                             const HostOverrides& overrides, const ServingFrontEnd& front_end) {
+                             const HostOverrides& overrides, const ServingFrontEnd& front_end,
+                             const std::string& harness) {
   HostTerms t;
   t.cpu_speed = tenant_host_cpu_speed(gpu, overrides);
   t.cpu = overrides.cpu_speed ? overrides.cpu_name : gpu.host_cpu;
@@ -23,6 +24,14 @@ HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtim
                         ? host_cpu_time(fitted->second, gpu.host_cpu_speed, t.cpu_speed)
                         : 0;
     t.per_request_origin = "profile";
+  }
+  t.harness = harness;
+  if (!harness.empty()) {
+    // The harness's fitted time, on the profile's own host like T_req: T_h x s_profile / s.
+    const auto fitted = gpu.harness_per_request.find(harness);
+    t.harness_time = fitted != gpu.harness_per_request.end()
+                         ? host_cpu_time(fitted->second, gpu.host_cpu_speed, t.cpu_speed)
+                         : 0;
   }
   t.input_bytes = overrides.input_bytes.value_or(input_bytes);
   t.output_bytes = overrides.output_bytes.value_or(output_bytes);
@@ -51,6 +60,12 @@ HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtim
     t.front_end_time = latency + std::llround(payload * 1e9);
   }
   return t;
+}
+
+std::vector<std::string> profile_harness_names(const DeviceProfile& gpu) {
+  std::vector<std::string> names;
+  for (const auto& [name, ns] : gpu.harness_per_request) names.push_back(name);
+  return names;
 }
 
 double tenant_host_cpu_speed(const DeviceProfile& gpu, const HostOverrides& overrides) {

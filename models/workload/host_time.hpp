@@ -2,11 +2,16 @@
 // Host time of a catalog request: what the CPU and the host link spend around its kernels
 // (issue 33 item 2; docs/calibration.md, "The time-alone parameters"). The law:
 //
-//   host_before = T_req + (B_in + B_out) / W_link + T_fe  (inference; training: 0)
+//   host_before = T_req + T_h + (B_in + B_out) / W_link + T_fe  (inference; training: 0)
 //   T_fe        = L_fe + (B_in + B_out) / W_fe            (0 without `serving:`)
 //   host_gap    = N_ops x t_op / K                        (0 under a CUDA graph)
 //
-// T_req is the profile's host_per_request of the runtime (fitted, `gpumux calibrate`), B_in and
+// T_req is the profile's host_per_request of the runtime (fitted, `gpumux calibrate`): the
+// runtime's own call, enqueue and synchronisation. T_h is the profile's harness_per_request of the
+// benchmark harness the workload names (`workload.harness:`, e.g. mlperf-loadgen; 0 without
+// one): what the harness around the runtime spends per request, its load generator's issue and
+// completion of a query and the harness's own path to and from the runtime (fitted, `gpumux
+// calibrate`, on the points whose harness column names it). B_in and
 // B_out the request's input and output bytes (catalog_model.hpp request_io_bytes: the tensors'
 // element count times the size of `workload.io_dtype`, the type the client sends, which is the
 // compute dtype unless given; a TF-TRT SavedModel keeps an fp32 signature around its fp16
@@ -28,7 +33,8 @@
 // Host CPU speed (models/gpu/host_cpu.hpp): T_req, t_op, L_fe and the payload's front-end time
 // are single-thread CPU work fitted on a host of speed s_fit, so on the tenant's host (speed s)
 //
-//   T_req = T_req,profile x s_profile / s,   t_op = t_op,runtime / s,
+//   T_req = T_req,profile x s_profile / s,   T_h = T_h,profile x s_profile / s,
+//   t_op = t_op,runtime / s,
 //   T_fe  = (L_fe + (B_in + B_out) / W_fe) / s
 //
 // (the runtimes' and front ends' values are the reference host's, s_fit = 1; the profile's
@@ -42,6 +48,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/core/time.hpp"
 
@@ -93,23 +100,33 @@ struct HostTerms {
   Nanos front_end_latency = 0;     ///< L_fe
   double front_end_bandwidth = 0;  ///< W_fe, bytes/s; 0 = payload free
   Nanos front_end_time = 0;        ///< T_fe = L_fe + (B_in + B_out) / W_fe, rounded to ns
+  std::string harness;             ///< the benchmark harness's name; "" = none
+  Nanos harness_time = 0;          ///< T_h, the profile's harness_per_request scaled to s
   double cpu_speed = 1;            ///< s, the host CPU's relative speed the terms are scaled to
   std::string cpu;                 ///< its name (host_cpu.hpp) or "" for a user's number
   /// "user" when the tenant's host: block gave the term, else "profile" / "catalog" / "runtime"
   /// / "serving" (kernel-families.yaml `serving:`).
   std::string per_request_origin, bytes_origin, link_origin, per_op_origin;
   std::string front_end_latency_origin, front_end_bandwidth_origin, cpu_origin;
-  /// host_before = per_request + copy_time + front_end_time.
-  Nanos before_first_kernel() const { return per_request + copy_time + front_end_time; }
+  /// host_before = per_request + harness_time + copy_time + front_end_time.
+  Nanos before_first_kernel() const {
+    return per_request + harness_time + copy_time + front_end_time;
+  }
 };
 
 /// The host terms of an inference request of `runtime` on `gpu` moving `input_bytes` and
 /// `output_bytes`, dispatched at `runtime_per_op_s` seconds per operator on the reference host,
-/// served through `front_end` (name "" = none), with `overrides` applied and the model's CPU
-/// terms scaled to the host's speed (law above). O(1).
+/// served through `front_end` (name "" = none), timed by the benchmark `harness` ("" = none; a
+/// name the profile's harness_per_request lacks counts 0: the caller checks it,
+/// profile_harness_names), with `overrides` applied and the model's CPU terms scaled to the
+/// host's speed (law above). O(1).
 HostTerms request_host_terms(const DeviceProfile& gpu, const std::string& runtime,
                              double runtime_per_op_s, double input_bytes, double output_bytes,
-                             const HostOverrides& overrides, const ServingFrontEnd& front_end = {});
+                             const HostOverrides& overrides, const ServingFrontEnd& front_end = {},
+                             const std::string& harness = "");
+
+/// The benchmark harnesses `gpu` has a host time for (its harness_per_request keys), sorted.
+std::vector<std::string> profile_harness_names(const DeviceProfile& gpu);
 
 /// The host CPU speed s of a tenant on `gpu`: `overrides.cpu_speed`, else the profile's. O(1).
 double tenant_host_cpu_speed(const DeviceProfile& gpu, const HostOverrides& overrides);

@@ -56,6 +56,10 @@ struct CatalogRequestSpec {
   /// `serving:` the front end a client's request goes through (kernel-families.yaml `serving:`,
   /// e.g. triton-grpc); "" = none (`serving: none`): the client calls the runtime in-process.
   std::string serving;
+  /// `harness:` the benchmark harness that issues the requests and times them (the GPU
+  /// profile's `harness_per_request:`, e.g. mlperf-loadgen: its host time per request, T_h of
+  /// host_time.hpp); "" = none (`harness: none`): the runtime's own host time only.
+  std::string harness;
   /// Resolved (resolve_scenario): T_fe of the request `kernels` are at (host_time.hpp), ns.
   Nanos front_end_time = 0;
   SourceLocation where;  ///< the `model:` key

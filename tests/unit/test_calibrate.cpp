@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "models/app/application.hpp"
 #include "models/app/calibrate.hpp"
@@ -36,8 +37,9 @@ std::string unfitted_text(const std::string& name) {
   bool skipping = false;
   while (std::getline(in, line)) {
     if (!line.empty() && line[0] != ' ' && line[0] != '#') {
-      skipping = line.rfind("kernel_fixed_cost:", 0) == 0 ||
-                 line.rfind("block_round_cost:", 0) == 0 || line.rfind("host_per_request:", 0) == 0;
+      skipping =
+          line.rfind("kernel_fixed_cost:", 0) == 0 || line.rfind("block_round_cost:", 0) == 0 ||
+          line.rfind("host_per_request:", 0) == 0 || line.rfind("harness_per_request:", 0) == 0;
     }
     if (!skipping) out += line + "\n";
   }
@@ -174,7 +176,7 @@ TEST(BlockRoundCost, IsTheMeasuredRoundOfALatencyBoundStreamKernelOnGa100) {
 // a GPU-paced request's latency (TensorRT: no host pacing), and host_per_request adds itself once.
 // `runtime` "" = the default (tensorrt).
 double mean_latency_ns(const std::string& profile, const std::string& model, int batch,
-                       const std::string& runtime = "") {
+                       const std::string& runtime = "", const std::string& harness = "") {
   ScenarioRequest request;
   request.is_path = false;
   request.scenario =
@@ -183,6 +185,7 @@ double mean_latency_ns(const std::string& profile, const std::string& model, int
       "    workload:\n      model: " +
       model + "\n      batch: " + std::to_string(batch) +
       (runtime.empty() ? std::string() : "\n      runtime: " + runtime) +
+      (harness.empty() ? std::string() : "\n      harness: " + harness) +
       "\n      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
   const ResolvedScenario resolved = resolve_request(request);
   RunControl control;
@@ -235,7 +238,9 @@ TEST(TimeAlone, FixedAndHostCostsAddOnAGpuPacedRequest) {
 // batch 1 on a whole A100-SXM-80GB and on one 1g.10gb instance): the shipped profile's slice /
 // whole latency ratio is within 15 % of the measured one. A slice runs more rounds of blocks than
 // the whole GPU (7 for ResNet-50's elementwise kernels on 14 SMs), so a per-round cost that holds
-// per-kernel time (block_round_cost fitted at 1960 ns) overshoots it: 1.72x against 1.37x.
+// per-kernel time (block_round_cost fitted at 1960 ns) overshoots it: 1.72x against 1.37x. Both
+// points are timed by MLPerf's LoadGen harness (solo-latency.csv's harness column), whose host
+// time per query adds to both sides.
 double measured_us(const std::string& id) {
   std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/fit/solo-latency.csv");
   std::string line;
@@ -259,8 +264,8 @@ double resnet50_int8_mean_ns(const std::string& mig) {
       "sharing: {mode: exclusive}" +
       (mig.empty() ? std::string() : ", mig: " + mig) +
       "}\ntenants:\n  - name: w\n    device: " + (mig.empty() ? "gpu0" : "gpu0/0") +
-      "\n    workload: {model: resnet50, batch: 1, dtype: int8, runtime: tensorrt, arrivals: "
-      "{process: closed, concurrency: 1, think: 1ms}}\n";
+      "\n    workload: {model: resnet50, batch: 1, dtype: int8, runtime: tensorrt, harness: "
+      "mlperf-loadgen, arrivals: {process: closed, concurrency: 1, think: 1ms}}\n";
   const ResolvedScenario resolved = resolve_request(request);
   RunControl control;
   control.record_requests = false;
@@ -318,7 +323,62 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurements) {
   const std::string written = fitted_profile_text("a100-80gb", result, {"synthetic.csv"}, "today");
   const DeviceProfile gpu = parse_device_profile(written, "fitted.yaml");
   EXPECT_NEAR(static_cast<double>(gpu.kernel_fixed_cost), 2500, 100);
-  EXPECT_EQ(gpu.fitted.size(), 3u);
+  // the three fitted keys, and the base's harness_per_request entries (no point names a harness,
+  // so the fit leaves them and their provenance as they were)
+  EXPECT_EQ(gpu.fitted.size(), 3u + load_device_profile("a100-80gb").harness_per_request.size());
+}
+
+// The runtime's host time and a benchmark harness's, told apart (the shipped stage 1's split of
+// TensorRT's per-request time from MLPerf's LoadGen harness): points simulated with known
+// kernel_fixed_cost, host_per_request.tensorrt and harness_per_request.loadgen, some timed with
+// the harness and some without, are fitted back; the written profile carries both maps.
+TEST(Calibrate, SplitsTheRuntimesHostTimeFromAHarnesss) {
+  const std::string base = unfitted_text("a100-80gb");
+  std::filesystem::create_directories(std::filesystem::path(temp_file("x", "")).parent_path() /
+                                      "harness-truth");
+  const std::string truth =
+      temp_file("harness-truth/a100-80gb.yaml",
+                base +
+                    "kernel_fixed_cost: {value: 1500ns, fitted: \"test\"}\n"
+                    "block_round_cost: {value: " +
+                    std::to_string(load_device_profile("a100-80gb").block_round_cost) +
+                    "ns, source: \"the shipped profile's, held by the fit\"}\n"
+                    "host_per_request:\n  tensorrt: {value: 20us, fitted: \"test\"}\n"
+                    "harness_per_request:\n  loadgen: {value: 150us, fitted: \"test\"}\n");
+  std::string csv = "id,source,model,batch,profile,metric,value,unit,harness\n";
+  int i = 0;
+  for (const auto& [model, batch, harness] :
+       std::vector<std::tuple<std::string, int, std::string>>{{"bert-base", 1, ""},
+                                                              {"bert-large", 1, ""},
+                                                              {"bert-base", 32, ""},
+                                                              {"resnet50", 1, "loadgen"},
+                                                              {"bert-base", 1, "loadgen"},
+                                                              {"resnet50", 8, "none"}}) {
+    const double ns = mean_latency_ns(truth, model, batch, "", harness == "none" ? "" : harness);
+    std::ostringstream row;
+    row << "h" << i << "," << (i % 2 ? "odd" : "even") << "," << model << "," << batch
+        << ",a100-80gb,latency," << std::setprecision(12) << ns / 1e3 << ",us," << harness << "\n";
+    csv += row.str();
+    ++i;
+  }
+  const auto points = read_calibration_points({temp_file("harness.csv", csv)});
+  EXPECT_EQ(points[3].harness, "loadgen");
+  EXPECT_EQ(points[5].harness, "");  // `none` is no harness
+  CalibrationOptions options;
+  options.fit = {"kernel_fixed_cost", "host_per_request", "harness_per_request"};
+  const CalibrationResult result = calibrate(points, options);
+  std::map<std::string, double> fitted;
+  for (const CalibrationParameter& p : result.parameters) fitted[p.key] = p.fitted_ns;
+  ASSERT_EQ(fitted.size(), 3u);
+  EXPECT_NEAR(fitted["kernel_fixed_cost"], 1500, 60);
+  EXPECT_NEAR(fitted["host_per_request.tensorrt"], 20000, 2000);
+  EXPECT_NEAR(fitted["harness_per_request.loadgen"], 150000, 3000);
+  for (const auto& e : result.errors) EXPECT_LT(e.in_sample, 0.005) << e.mechanism;
+  const std::string written = fitted_profile_text("a100-80gb", result, {"harness.csv"}, "today");
+  const DeviceProfile gpu = parse_device_profile(written, "fitted.yaml");
+  EXPECT_NEAR(static_cast<double>(gpu.harness_per_request.at("loadgen")), 150000, 3000);
+  EXPECT_NEAR(static_cast<double>(gpu.host_per_request.at("tensorrt")), 20000, 2000);
+  EXPECT_EQ(std::count(gpu.fitted.begin(), gpu.fitted.end(), "harness_per_request.loadgen"), 1);
 }
 
 // The TensorFlow runtimes' host time per request (calibration/fit/tf-host.csv's fit): points

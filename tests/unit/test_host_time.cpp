@@ -3,7 +3,8 @@
 // emit -> load round trip. A serving front end (`workload.serving:`): T_fe = L_fe + (B_in +
 // B_out) / W_fe, host time before the request's first kernel: the law, the user's overrides, the
 // kernel-families table, a request's latency moving by exactly T_fe, errors, round trip; the
-// payload's element type (`workload.io_dtype:`).
+// payload's element type (`workload.io_dtype:`). A benchmark harness (`workload.harness:`): T_h,
+// the profile's harness_per_request, beside T_req.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -388,6 +389,106 @@ TEST(ServingFrontEnd, ErrorsNameTheKey) {
   EXPECT_CONTAINS(error_of("      request: {kernels: [{name: k, duration: 1ms}]}\n"
                            "      serving: triton-grpc\n"),
                   "belongs to a catalog workload");
+}
+
+// T_h: the profile's harness_per_request of the named harness, added to the runtime's T_req (not
+// replacing it), scaled like T_req by s_profile / s; no harness or none named: 0.
+TEST(BenchmarkHarness, LawInClosedForm) {
+  DeviceProfile gpu = load_device_profile("a100-80gb");
+  gpu.host_per_request["tensorrt"] = 40'000;
+  gpu.harness_per_request = {{"loadgen", 150'000}};
+  gpu.pcie_bandwidth = 20e9;
+  gpu.host_cpu_speed = 1.0;
+  const HostTerms plain = request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, HostOverrides{});
+  const HostTerms timed =
+      request_host_terms(gpu, "tensorrt", 0, 3e6, 1e6, HostOverrides{}, {}, "loadgen");
+  EXPECT_EQ(plain.harness_time, 0);
+  EXPECT_EQ(timed.harness, "loadgen");
+  EXPECT_EQ(timed.harness_time, 150'000);
+  EXPECT_EQ(timed.per_request, 40'000);  // the runtime's own term stays
+  EXPECT_EQ(timed.before_first_kernel(), 40'000 + 150'000 + 200'000);
+  EXPECT_EQ(timed.before_first_kernel() - plain.before_first_kernel(), 150'000);
+  // The user's per_request replaces the runtime's term only: the harness is not the runtime.
+  HostOverrides user;
+  user.per_request = 7'000;
+  EXPECT_EQ(request_host_terms(gpu, "tensorrt", 0, 0, 0, user, {}, "loadgen").before_first_kernel(),
+            7'000 + 150'000);
+  // A host twice as fast as the profile's halves both fitted CPU terms.
+  HostOverrides fast;
+  fast.cpu_speed = 2.0;
+  const HostTerms quick = request_host_terms(gpu, "tensorrt", 0, 0, 0, fast, {}, "loadgen");
+  EXPECT_EQ(quick.harness_time, 75'000);
+  EXPECT_EQ(quick.per_request, 20'000);
+  EXPECT_EQ(profile_harness_names(gpu), std::vector<std::string>{"loadgen"});
+}
+
+// A request alone timed by the shipped profile's MLPerf harness: its first kernel starts exactly
+// T_h later, every other kernel is unchanged, and the mean latency moves by T_h.
+TEST(BenchmarkHarness, LatencyMovesByTheHarnessTime) {
+  const std::string base = "      model: resnet50\n      batch: 1\n      dtype: int8\n";
+  const ResolvedScenario plain = resolved(base);
+  const ResolvedScenario timed = resolved(base + "      harness: mlperf-loadgen\n");
+  const WorkloadSpec& p = plain.scenario.tenants.front().workload;
+  const WorkloadSpec& t = timed.scenario.tenants.front().workload;
+  const Nanos t_h = load_device_profile("a100-80gb").harness_per_request.at("mlperf-loadgen");
+  ASSERT_GT(t_h, 0);
+  ASSERT_EQ(p.kernels.size(), t.kernels.size());
+  EXPECT_EQ(t.kernels.front().host_before - p.kernels.front().host_before, t_h);
+  for (std::size_t i = 1; i < t.kernels.size(); ++i) {
+    EXPECT_EQ(t.kernels[i].host_before, p.kernels[i].host_before) << i;
+    EXPECT_EQ(t.kernels[i].duration.value, p.kernels[i].duration.value) << i;
+  }
+  EXPECT_NEAR(mean_latency_ns(timed) - mean_latency_ns(plain), static_cast<double>(t_h), 1.0);
+  // `harness: none` is no harness.
+  EXPECT_EQ(resolved(base + "      harness: none\n")
+                .scenario.tenants.front()
+                .workload.kernels.front()
+                .host_before,
+            p.kernels.front().host_before);
+}
+
+TEST(BenchmarkHarness, ErrorsNameTheKey) {
+  const std::string m = "      model: resnet50\n";
+  // A harness the GPU's profile has no time for: the profile and the names it has.
+  const std::string unknown = error_of(m + "      harness: mlperf-lodgen\n");
+  EXPECT_CONTAINS(unknown, "harness 'mlperf-lodgen'");
+  EXPECT_CONTAINS(unknown, "a100-80gb");
+  EXPECT_CONTAINS(unknown, "mlperf-loadgen");
+  EXPECT_CONTAINS(unknown, "harness");
+  EXPECT_CONTAINS(unknown, ":13");
+  EXPECT_CONTAINS(error_of(m + "      harness: tensorrt\n"), "is a runtime");
+  EXPECT_CONTAINS(error_of(m + "      harness: \"\"\n"), "harness");
+  EXPECT_CONTAINS(error_of(m + "      harness: mlperf-loadgen\n      phase: training\n"),
+                  "times inference requests");
+  EXPECT_CONTAINS(error_of("      request: {kernels: [{name: k, duration: 1ms}]}\n"
+                           "      harness: mlperf-loadgen\n"),
+                  "belongs to a catalog workload");
+  // The profile key's own errors name it.
+  std::istringstream shipped(device_profile_text("a100-80gb"));
+  std::string line, bad;
+  bool skipping = false;
+  while (std::getline(shipped, line)) {
+    if (!line.empty() && line[0] != ' ' && line[0] != '#') {
+      skipping = line.rfind("harness_per_request:", 0) == 0;
+    }
+    if (!skipping) bad += line + "\n";
+  }
+  bad += "harness_per_request: 5us\n";
+  try {
+    (void)parse_device_profile(bad, "bad.yaml");
+    FAIL() << "a harness_per_request that is not a mapping was accepted";
+  } catch (const InputError& e) {
+    EXPECT_CONTAINS(e.what(), "harness_per_request");
+  }
+}
+
+TEST(BenchmarkHarness, RoundTripsThroughEmit) {
+  const Scenario s = load_scenario_text(
+      scenario_text("      model: resnet50\n      harness: mlperf-loadgen\n"), "x.yaml");
+  const std::string yaml = emit_scenario_yaml(s);
+  const Scenario again = load_scenario_text(yaml, "again.yaml");
+  EXPECT_EQ(again.tenants.front().workload.catalog->harness, "mlperf-loadgen");
+  EXPECT_EQ(emit_scenario_yaml(again), yaml);
 }
 
 }  // namespace
