@@ -252,7 +252,8 @@ TEST(ClusterWorkloads, ThePlacementAsBytesSimulatesEachGroupAsTheWholeRunDoes) {
 TEST(ClusterWorkloads, APodsLatencySeriesGivesEveryPercentileTheSameOnEverySplit) {
   for (const char* mode : {"auto", "sketch"}) {
     std::string yaml = fleet_yaml();
-    yaml.replace(yaml.find("  duration: 3s"), 13, std::string("  duration: 3s\n  percentiles: ") + mode);
+    const std::string duration = "  duration: 3s";
+    yaml.replace(yaml.find(duration), duration.size(), duration + "\n  percentiles: " + mode);
     const ClusterSpec spec = load_cluster_text(yaml, "small-fleet.yaml");
     const bool exact = std::string(mode) == "auto";
     const ClusterResult whole = simulated(spec, 1, 1);
