@@ -70,8 +70,9 @@ struct PodWorkloadStats {
 Percentiles merge_latency_series(const std::vector<std::string>& series);
 
 /// Fills workload_device, workload_completed, the latency fields (p50, p90, p99, p99.9, max,
-/// mean, the series) and the SLO checks of the workload pods in `result`. No-op when no placed pod has a tenant. Throws InputError when the built
-/// scenario does not resolve (e.g. the pool's GPU model has no device profile).
+/// mean, the series) and the SLO checks of the workload pods in `result`. No-op when no placed pod
+/// has a tenant. Throws InputError when the built scenario does not resolve (e.g. the pool's GPU
+/// model has no device profile).
 void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,
                             const WorkloadPodOptions& options = {});
 

@@ -659,9 +659,9 @@ ExactQuantiles ExactQuantiles::decode(const std::string& in, std::size_t& at) {
   e.values_.reserve(static_cast<std::size_t>(n));
   std::int64_t value = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    value = i == 0 ? take_signed(in, at)
-                   : static_cast<std::int64_t>(static_cast<std::uint64_t>(value) +
-                                               take_varint(in, at));
+    value =
+        i == 0 ? take_signed(in, at)
+               : static_cast<std::int64_t>(static_cast<std::uint64_t>(value) + take_varint(in, at));
     e.values_.push_back(value);
   }
   e.sum_ = sum;

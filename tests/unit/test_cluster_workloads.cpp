@@ -95,8 +95,9 @@ std::string fleet_yaml() {
 // name -> (device, completed, p50, p99, p90, p999, max, mean, latency series bytes) of every
 // simulated workload pod.
 using PodNumbers =
-    std::map<std::string, std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t,
-                                     std::int64_t, std::int64_t, std::int64_t, double, std::string>>;
+    std::map<std::string,
+             std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                        std::int64_t, std::int64_t, double, std::string>>;
 
 PodNumbers numbers_of(const ClusterResult& result) {
   PodNumbers numbers;
@@ -295,9 +296,9 @@ TEST(ClusterWorkloads, APodsLatencySeriesGivesEveryPercentileTheSameOnEverySplit
     const ClusterResult placed = decode_workload_placement(encode_workload_placement(spec, whole));
     ClusterResult gathered = run_cluster(spec);
     for (const std::vector<int>& nodes : plan_workload_shards(spec, placed, 5).nodes) {
-      apply_workload_stats(
-          decode_workload_stats(encode_workload_stats(simulate_workload_nodes(spec, placed, nodes))),
-          gathered);
+      apply_workload_stats(decode_workload_stats(
+                               encode_workload_stats(simulate_workload_nodes(spec, placed, nodes))),
+                           gathered);
     }
     EXPECT_EQ(numbers_of(gathered), one) << mode;
     std::vector<std::string> again;

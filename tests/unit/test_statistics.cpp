@@ -259,7 +259,8 @@ TEST(Percentiles, EncodedSeriesGivesEveryQuantileBitForBit) {
     EXPECT_EQ(back.exact(), p.exact());
     ASSERT_EQ(back.count(), p.count());
     EXPECT_EQ(back.mean(), p.mean());
-    for (double q : kQs) EXPECT_EQ(back.quantile(q), p.quantile(q)) << "trial " << trial << " q " << q;
+    for (double q : kQs)
+      EXPECT_EQ(back.quantile(q), p.quantile(q)) << "trial " << trial << " q " << q;
     for (int k = 0; k < 20; ++k) {
       const double q = std::uniform_real_distribution<double>(0, 1)(rng);
       EXPECT_EQ(back.quantile(q), p.quantile(q)) << q;
@@ -278,8 +279,8 @@ TEST(Percentiles, EncodedSeriesGivesEveryQuantileBitForBit) {
     const std::vector<std::int64_t> a = draw(rng, trial % 6, 1 + rng() % 3000);
     const std::vector<std::int64_t> b = draw(rng, (trial + 1) % 6, 1 + rng() % 3000);
     const bool sketched = trial % 2 == 1;
-    Percentiles left(PercentileMethod::exact), right(sketched ? PercentileMethod::sketch
-                                                              : PercentileMethod::exact);
+    Percentiles left(PercentileMethod::exact),
+        right(sketched ? PercentileMethod::sketch : PercentileMethod::exact);
     Percentiles exact_union(PercentileMethod::exact), sketch_union(PercentileMethod::sketch);
     for (std::int64_t v : a) left.add(v), exact_union.add(v), sketch_union.add(v);
     for (std::int64_t v : b) right.add(v), exact_union.add(v), sketch_union.add(v);
