@@ -49,7 +49,13 @@ py::dict cluster_run_dict(const cluster::ClusterResult& r, const cluster::Cluste
   col("workload_device", [](const cluster::PodRecord& p) { return p.workload_device; });
   col("workload_completed", [](const cluster::PodRecord& p) { return p.workload_completed; });
   col("latency_p50_ns", [](const cluster::PodRecord& p) { return p.latency_p50_ns; });
+  col("latency_p90_ns", [](const cluster::PodRecord& p) { return p.latency_p90_ns; });
   col("latency_p99_ns", [](const cluster::PodRecord& p) { return p.latency_p99_ns; });
+  col("latency_p999_ns", [](const cluster::PodRecord& p) { return p.latency_p999_ns; });
+  col("latency_max_ns", [](const cluster::PodRecord& p) { return p.latency_max_ns; });
+  col("latency_mean_ns", [](const cluster::PodRecord& p) { return p.latency_mean_ns; });
+  py::list series;  // per pod: its latency series as bytes (b"": no workload)
+  for (const cluster::PodRecord& p : r.pods) series.append(py::bytes(p.latency_series));
   py::dict ts;
   auto tcol = [&](const char* name, auto get) {
     py::list l;
@@ -71,6 +77,7 @@ py::dict cluster_run_dict(const cluster::ClusterResult& r, const cluster::Cluste
   out["summary"] = cluster::cluster_summary_json(r, metrics).dump();
   out["pods"] = pods;
   out["timeseries"] = ts;
+  out["latency_series"] = series;
   return out;
 }
 
@@ -217,6 +224,27 @@ void bind_cluster(py::module_& m) {
       py::arg("placement"), py::arg("nodes"),
       "The workload pods on NODES simulated alone (GIL released), their numbers as bytes for "
       "ClusterReplay.apply: a pure function of its arguments (a Dask task).");
+  m.def(
+      "latency_series_quantiles",
+      [](const std::vector<py::bytes>& series, const std::vector<double>& qs) {
+        for (const double q : qs) {
+          if (!(q >= 0 && q <= 1)) throw py::value_error("quantiles must be in [0, 1]");
+        }
+        const std::vector<std::string> bytes(series.begin(), series.end());
+        Percentiles merged = cluster::merge_latency_series(bytes);
+        py::dict out;
+        std::vector<std::int64_t> values(qs.size(), 0);
+        merged.quantiles(qs.data(), qs.size(), values.data());
+        out["count"] = merged.count();
+        out["exact"] = merged.exact();
+        out["quantiles"] = values;
+        return out;
+      },
+      py::arg("series"), py::arg("quantiles"),
+      "The latency series (PodRecord::latency_series bytes) merged in order (Percentiles::merge), "
+      "and their nearest-rank quantiles: {'count', 'exact' (False: within 1/256), "
+      "'quantiles': [ns, ...]}. ValueError for a q outside [0, 1]; RuntimeError for a corrupt "
+      "series.");
 }
 
 }  // namespace gpumux

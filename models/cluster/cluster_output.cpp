@@ -139,7 +139,11 @@ Json cluster_summary_json(const ClusterResult& r, const ClusterMetrics& m, bool 
                {"device", p.workload_device},
                {"completed", p.workload_completed},
                {"latency_p50_ns", p.latency_p50_ns},
-               {"latency_p99_ns", p.latency_p99_ns}};
+               {"latency_p90_ns", p.latency_p90_ns},
+               {"latency_p99_ns", p.latency_p99_ns},
+               {"latency_p999_ns", p.latency_p999_ns},
+               {"latency_max_ns", p.latency_max_ns},
+               {"latency_mean_ns", p.latency_mean_ns}};
     if (!p.workload_slo.empty()) {
       // As a run's tenant: per target its value, samples, interval and verdict; the pod's
       // verdict over them (missed, else inconclusive, else met).

@@ -82,6 +82,15 @@ struct PodRecord {
   std::string workload_device;  ///< the device it ran on in that simulation, "" = none
   std::int64_t workload_completed = 0;
   std::int64_t latency_p50_ns = -1, latency_p99_ns = -1;
+  /// p90, p99.9, max and mean of the same latencies (-1: none), as a run's tenant reports them.
+  std::int64_t latency_p90_ns = -1, latency_p999_ns = -1, latency_max_ns = -1;
+  double latency_mean_ns = -1;
+  /// Its latency series as bytes (Percentiles::encode, sim/core/statistics.hpp: the exact
+  /// samples in ascending order, or the sketch of `cluster.percentiles`), from which any
+  /// percentile of the pod, or of several pods merged, comes back bit for bit
+  /// (pod_latency_series, models/cluster/workload_pods.hpp); "" = no workload. About 1-2 KB
+  /// per sketched pod, 1-3 B per request of an exact one.
+  std::string latency_series;
   /// Its SLO checks (the targets of its workload's `slo:`), judged as a run's (models/run/slo.hpp,
   /// models/cluster/pod_slo.hpp); empty = no SLO or no workload.
   std::vector<SloCheck> workload_slo;

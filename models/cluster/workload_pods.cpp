@@ -255,6 +255,8 @@ std::vector<PodWorkloadStats> simulate_group(const PodScenario& built,
   options.record_requests = false;
   options.record_kernels = false;
   options.interrupt = interrupt;
+  std::vector<std::string> series;  // per tenant: its latency series as bytes
+  options.latency_series = &series;
   const RunResult run = simulate(resolve_scenario(s), options);
   if (run.status == "interrupted") throw ClusterInterrupted();
   for (std::size_t t = 0; t < run.tenants.size(); ++t) {
@@ -267,6 +269,11 @@ std::vector<PodWorkloadStats> simulate_group(const PodScenario& built,
     p.completed = tr.completed;
     p.latency_p50_ns = tr.latency.p50;
     p.latency_p99_ns = tr.latency.p99;
+    p.latency_p90_ns = tr.latency.p90;
+    p.latency_p999_ns = tr.latency.p999;
+    p.latency_max_ns = tr.latency.max;
+    p.latency_mean_ns = tr.latency.mean;
+    p.latency_series = std::move(series.at(t));
     p.slo = evaluate_slo(tr).checks;
     stats.push_back(std::move(p));
   }
@@ -298,6 +305,12 @@ std::string encode_workload_stats(const std::vector<PodWorkloadStats>& stats) {
     put(out, p.completed);
     put(out, p.latency_p50_ns);
     put(out, p.latency_p99_ns);
+    put(out, p.latency_p90_ns);
+    put(out, p.latency_p999_ns);
+    put(out, p.latency_max_ns);
+    put(out, p.latency_mean_ns);
+    put(out, static_cast<std::uint64_t>(p.latency_series.size()));
+    out += p.latency_series;
     append_slo_checks(out, p.slo);
   }
   return out;
@@ -305,7 +318,7 @@ std::string encode_workload_stats(const std::vector<PodWorkloadStats>& stats) {
 std::vector<PodWorkloadStats> decode_workload_stats(const std::string& in) {
   std::size_t at = 0;
   const std::uint64_t count = take<std::uint64_t>(in, at);
-  if (count > in.size() / 40) throw std::runtime_error("workload stats: corrupt count");
+  if (count > in.size() / 80) throw std::runtime_error("workload stats: corrupt count");
   std::vector<PodWorkloadStats> stats(count);
   for (PodWorkloadStats& p : stats) {
     p.pod = take<std::uint64_t>(in, at);
@@ -316,6 +329,14 @@ std::vector<PodWorkloadStats> decode_workload_stats(const std::string& in) {
     p.completed = take<std::int64_t>(in, at);
     p.latency_p50_ns = take<std::int64_t>(in, at);
     p.latency_p99_ns = take<std::int64_t>(in, at);
+    p.latency_p90_ns = take<std::int64_t>(in, at);
+    p.latency_p999_ns = take<std::int64_t>(in, at);
+    p.latency_max_ns = take<std::int64_t>(in, at);
+    p.latency_mean_ns = take<double>(in, at);
+    const std::size_t series = take<std::uint64_t>(in, at);
+    if (series > in.size() - at) throw std::runtime_error("workload worker: short answer");
+    p.latency_series = in.substr(at, series);
+    at += series;
     p.slo = read_slo_checks(in, at);
   }
   return stats;
@@ -519,8 +540,25 @@ void apply_workload_stats(const std::vector<PodWorkloadStats>& stats, ClusterRes
     r.workload_completed = p.completed;
     r.latency_p50_ns = p.latency_p50_ns;
     r.latency_p99_ns = p.latency_p99_ns;
+    r.latency_p90_ns = p.latency_p90_ns;
+    r.latency_p999_ns = p.latency_p999_ns;
+    r.latency_max_ns = p.latency_max_ns;
+    r.latency_mean_ns = p.latency_mean_ns;
+    r.latency_series = p.latency_series;
     r.workload_slo = p.slo;
   }
+}
+
+Percentiles merge_latency_series(const std::vector<std::string>& series) {
+  Percentiles merged(PercentileMethod::exact);
+  for (const std::string& bytes : series) {
+    if (bytes.empty()) continue;
+    std::size_t at = 0;
+    const Percentiles one = Percentiles::decode(bytes, at);
+    if (at != bytes.size()) throw std::runtime_error("latency series: trailing bytes");
+    merged.merge(one);
+  }
+  return merged;
 }
 
 void apply_workload_window(const WorkloadShardPlan& plan, ClusterResult& result) {

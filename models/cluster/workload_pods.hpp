@@ -32,6 +32,7 @@
 
 #include "models/cluster/cluster_run.hpp"
 #include "models/cluster/cluster_spec.hpp"
+#include "sim/core/statistics.hpp"
 
 namespace gpumux::cluster {
 
@@ -54,12 +55,24 @@ struct PodWorkloadStats {
   std::string device;  ///< the device(s) it ran on, "GPU[,GPU...]"
   std::int64_t completed = 0;
   std::int64_t latency_p50_ns = -1, latency_p99_ns = -1;
-  std::vector<SloCheck> slo;  ///< its verdicts (PodRecord::workload_slo)
+  std::int64_t latency_p90_ns = -1, latency_p999_ns = -1, latency_max_ns = -1;
+  double latency_mean_ns = -1;
+  std::string latency_series;  ///< PodRecord::latency_series: its latency series as bytes
+  std::vector<SloCheck> slo;   ///< its verdicts (PodRecord::workload_slo)
 };
 
-/// Fills workload_device, workload_completed, latency_p50_ns / latency_p99_ns of the workload
-/// pods in `result`. No-op when no placed pod has a tenant. Throws InputError when the built
-/// scenario does not resolve (e.g. the pool's GPU model has no device profile).
+/// Latency series (PodRecord::latency_series; "" adds nothing) merged in that order
+/// (Percentiles::merge): one pod's gives its percentiles at any q, several pods' give their
+/// requests' percentiles together (a class, a pool, the fleet); exact while every series is,
+/// else a sketch. The same bytes give the same result bit for bit, and a pod's bytes are the
+/// same whichever way it was simulated (one process, --workers N, Dask). Throws
+/// std::runtime_error on a corrupt series. O(the series' bytes).
+Percentiles merge_latency_series(const std::vector<std::string>& series);
+
+/// Fills workload_device, workload_completed, the latency fields (p50, p90, p99, p99.9, max,
+/// mean, the series) and the SLO checks of the workload pods in `result`. No-op when no placed pod
+/// has a tenant. Throws InputError when the built scenario does not resolve (e.g. the pool's GPU
+/// model has no device profile).
 void simulate_workload_pods(const ClusterSpec& spec, ClusterResult& result,
                             const WorkloadPodOptions& options = {});
 

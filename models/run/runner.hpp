@@ -70,6 +70,12 @@ struct RunOptions {
   /// Observers of the run (recorder.hpp), called as requests, kernels, events and samples are
   /// recorded; not owned. They change no number of the result.
   std::vector<Recorder*> observers;
+  /// When set, filled at the run's end: per tenant (index into RunResult::tenants) its latency
+  /// series as bytes (Percentiles::encode: the exact samples in ascending order, or the
+  /// sketch), from which any percentile of it comes back bit for bit; what a cluster's
+  /// workload pod reports (models/cluster/workload_pods.hpp). Cost: the encode, O(n log n)
+  /// per exact series, O(buckets) per sketch. Not owned.
+  std::vector<std::string>* latency_series = nullptr;
 };
 
 RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options = {});

@@ -53,6 +53,11 @@ double Run::measured_window(Nanos end) const {
 
 void Run::fill_results(Nanos end) {
   fill_provenance(end);
+  if (options_.latency_series != nullptr) {  // before the summary's selections reorder them
+    std::vector<std::string>& series = *options_.latency_series;
+    series.assign(tenants.size(), std::string());
+    for (std::size_t i = 0; i < tenants.size(); ++i) tenants[i]->stats().latency.encode(series[i]);
+  }
   for (auto& t : tenants) {
     TenantResult tr;
     fill_tenant_summary(*t, tr);

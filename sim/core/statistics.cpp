@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -535,6 +538,176 @@ void Percentiles::fold() {
   sketch_.add_all(exact_.values().data(), exact_.values().size());
   exact_.clear();
   exact_active_ = false;
+}
+
+// ---- A series as bytes (encode / decode) -------------------------------------------------------
+namespace {
+
+// LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+std::uint64_t take_varint(const std::string& in, std::size_t& at) {
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (at >= in.size()) throw std::runtime_error("latency series: short buffer");
+    const auto byte = static_cast<std::uint8_t>(in[at++]);
+    v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return v;
+  }
+  throw std::runtime_error("latency series: corrupt number");
+}
+// Zigzag: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... (small magnitudes stay short either sign).
+void put_signed(std::string& out, std::int64_t v) {
+  put_varint(out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+}
+std::int64_t take_signed(const std::string& in, std::size_t& at) {
+  const std::uint64_t u = take_varint(in, at);
+  return static_cast<std::int64_t>((u >> 1) ^ (std::uint64_t{0} - (u & 1)));
+}
+// A double's bits, low byte first (a sum: the mean comes back bit for bit).
+void put_double(std::string& out, double v) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+}
+double take_double(const std::string& in, std::size_t& at) {
+  if (in.size() - std::min(at, in.size()) < 8) {
+    throw std::runtime_error("latency series: short buffer");
+  }
+  std::uint64_t bits = 0;
+  for (int i = 0; i < 8; ++i) {
+    bits |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(in[at + i])) << (8 * i);
+  }
+  at += 8;
+  double v = 0;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+void QuantileSketch::encode(std::string& out) const {
+  put_varint(out, count_);
+  put_varint(out, zero_);
+  put_signed(out, min_);
+  put_signed(out, max_);
+  put_double(out, sum_);
+  for (const std::vector<std::uint64_t>* buckets : {&positive_, &negative_}) {
+    std::size_t first = 0, last = buckets->size();  // the nonzero buckets: [first, last)
+    while (first < last && (*buckets)[first] == 0) ++first;
+    while (last > first && (*buckets)[last - 1] == 0) --last;
+    put_varint(out, first);
+    put_varint(out, last - first);
+    for (std::size_t i = first; i < last; ++i) put_varint(out, (*buckets)[i]);
+  }
+}
+
+QuantileSketch QuantileSketch::decode(const std::string& in, std::size_t& at) {
+  QuantileSketch s;
+  s.count_ = take_varint(in, at);
+  s.zero_ = take_varint(in, at);
+  s.min_ = take_signed(in, at);
+  s.max_ = take_signed(in, at);
+  s.sum_ = take_double(in, at);
+  std::uint64_t total = s.zero_;
+  for (std::vector<std::uint64_t>* buckets : {&s.positive_, &s.negative_}) {
+    const std::uint64_t first = take_varint(in, at);
+    const std::uint64_t length = take_varint(in, at);
+    if (first > kMaxBuckets || length > kMaxBuckets - first || length > in.size() - at) {
+      throw std::runtime_error("latency series: corrupt sketch buckets");
+    }
+    if (length == 0) continue;
+    grow(*buckets, static_cast<std::size_t>(first + length - 1));
+    for (std::uint64_t i = first; i < first + length; ++i) {
+      const std::uint64_t n = take_varint(in, at);
+      (*buckets)[static_cast<std::size_t>(i)] = n;
+      total += n;
+    }
+  }
+  if (total != s.count_ || (s.count_ > 0 && s.min_ > s.max_)) {
+    throw std::runtime_error("latency series: corrupt sketch counts");
+  }
+  return s;
+}
+
+void ExactQuantiles::encode(std::string& out) const {
+  std::vector<std::int64_t> sorted(values_.begin(), values_.end());
+  std::sort(sorted.begin(), sorted.end());
+  put_varint(out, sorted.size());
+  put_double(out, sum_);
+  std::int64_t previous = 0;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (i == 0) {
+      put_signed(out, sorted[0]);
+    } else {
+      put_varint(out, static_cast<std::uint64_t>(sorted[i]) - static_cast<std::uint64_t>(previous));
+    }
+    previous = sorted[i];
+  }
+}
+
+ExactQuantiles ExactQuantiles::decode(const std::string& in, std::size_t& at) {
+  ExactQuantiles e;
+  const std::uint64_t n = take_varint(in, at);
+  const double sum = take_double(in, at);
+  if (n > in.size() - at) throw std::runtime_error("latency series: corrupt sample count");
+  e.values_.reserve(static_cast<std::size_t>(n));
+  std::int64_t value = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    value =
+        i == 0 ? take_signed(in, at)
+               : static_cast<std::int64_t>(static_cast<std::uint64_t>(value) + take_varint(in, at));
+    e.values_.push_back(value);
+  }
+  e.sum_ = sum;
+  return e;
+}
+
+void Percentiles::encode(std::string& out) const {
+  if (exact_active_) {
+    out.push_back('e');
+    exact_.encode(out);
+  } else {
+    out.push_back('s');
+    sketch_.encode(out);
+  }
+}
+
+Percentiles Percentiles::decode(const std::string& in, std::size_t& at) {
+  if (at >= in.size()) throw std::runtime_error("latency series: short buffer");
+  const char kind = in[at++];
+  if (kind == 'e') {
+    Percentiles p(PercentileMethod::exact);
+    p.exact_ = ExactQuantiles::decode(in, at);
+    return p;
+  }
+  if (kind != 's') throw std::runtime_error("latency series: unknown kind");
+  Percentiles p(PercentileMethod::sketch);
+  p.sketch_ = QuantileSketch::decode(in, at);
+  return p;
+}
+
+void Percentiles::merge(const Percentiles& other) {
+  if (exact_active_ && other.exact_active_) {
+    for (const std::int64_t v : other.exact_.values()) exact_.add(v);
+    return;
+  }
+  if (exact_active_) {
+    sketch_.add_all(exact_.values().data(), exact_.values().size());
+    exact_.clear();
+    exact_active_ = false;
+    folded_dependence_ = {1, 1, 1, 1};
+  }
+  if (other.exact_active_) {
+    sketch_.add_all(other.exact_.values().data(), other.exact_.values().size());
+  } else {
+    sketch_.merge(other.sketch_);
+  }
 }
 
 }  // namespace gpumux

@@ -2,6 +2,7 @@
 // Statistics primitives. Metrics built on them are defined once, in docs/metrics.md.
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/core/quantile_interval.hpp"
@@ -54,6 +55,15 @@ class ExactQuantiles {
   std::size_t memory_bytes() const { return values_.capacity() * sizeof(std::int64_t); }
   /// The samples, in arrival order.
   const Samples& values() const { return values_; }
+  /// The samples as bytes, appended to OUT: their count (LEB128), the sum's bits, then the
+  /// samples in ascending order (the first zigzag LEB128, each next as its LEB128 difference:
+  /// 1-3 B per sample for latencies in ns). The multiset is kept, not the arrival order: every
+  /// quantile, the count, max and mean come back bit for bit; the dependence (intervals) does
+  /// not. O(n log n) (a sorted copy). Deterministic.
+  void encode(std::string& out) const;
+  /// What encode wrote at IN[AT...]; AT moves past it. Throws std::runtime_error on a short
+  /// or corrupt buffer. O(n).
+  static ExactQuantiles decode(const std::string& in, std::size_t& at);
   /// Frees the samples (count() becomes 0).
   void clear() {
     Samples().swap(values_);
@@ -158,6 +168,16 @@ class QuantileSketch {
   static std::uint64_t bucket_low(std::size_t index);
   static std::uint64_t bucket_width(std::size_t index);
 
+  /// The sketch as bytes, appended to OUT: count, zero, min, max (LEB128, the extremes
+  /// zigzag), the sum's bits, then per sign the first nonzero bucket, the number up to the
+  /// last nonzero one and their counts (LEB128): a series of latencies between 1 and 40 ms
+  /// spans ~5 octaves, ~700 buckets, about 1-2 KB. decode gives the same buckets, count,
+  /// extremes and sum, so every quantile bit for bit. O(buckets). Deterministic.
+  void encode(std::string& out) const;
+  /// What encode wrote at IN[AT...]; AT moves past it. Throws std::runtime_error on a short
+  /// or corrupt buffer (bucket counts that do not add up to the count included).
+  static QuantileSketch decode(const std::string& in, std::size_t& at);
+
  private:
   static void bump(std::vector<std::uint64_t>& buckets, std::size_t index) {
     if (index >= buckets.size()) grow(buckets, index);
@@ -226,6 +246,20 @@ class Percentiles {
   std::size_t memory_bytes() const { return exact_.memory_bytes() + sketch_.memory_bytes(); }
   /// True while every sample is kept (the reported quantiles are exact).
   bool exact() const { return exact_active_; }
+  /// The series as bytes, appended to OUT: 'e' and ExactQuantiles::encode while exact, else
+  /// 's' and QuantileSketch::encode. What a cluster's workload pod hands back from another
+  /// process (models/cluster/workload_pods.hpp). decode gives a series whose count, mean, max
+  /// and every quantile(q) equal this one's bit for bit (exact: an `exact` series of the same
+  /// samples in ascending order; sketched: a `sketch` one); the intervals' dependence is not
+  /// carried (1 for a decoded sketch). O(n log n) exact, O(buckets) sketched.
+  void encode(std::string& out) const;
+  /// What encode wrote at IN[AT...]; AT moves past it. Throws std::runtime_error on a short
+  /// or corrupt buffer.
+  static Percentiles decode(const std::string& in, std::size_t& at);
+  /// Adds every sample of OTHER: both exact, the samples appended (stays exact, whatever the
+  /// cap); else both folded into the sketch (QuantileSketch::merge). Merging the same series
+  /// in the same order gives the same result bit for bit. O(other's samples or buckets).
+  void merge(const Percentiles& other);
 
  private:
   void fold();

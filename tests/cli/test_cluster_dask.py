@@ -42,6 +42,33 @@ def assert_same(a, b):
     assert a.summary == b.summary
     assert a.pods.equals(b.pods)
     assert a.timeseries.equals(b.timeseries)
+    assert a._latency_series == b._latency_series  # every pod's series, byte for byte
+
+
+# Percentiles no column holds: any q comes from the pods' latency series (sketches here).
+OTHER_QS = [0.1, 0.75, 0.95, 0.995, 0.9999]
+
+
+def assert_same_percentiles(split, alone):
+    """Every pod's percentiles at the reported and at other q, and merged over each class and
+    the fleet, equal the single-process run's; a pod's series gives its columns."""
+    simulated = alone.pods.index[alone.pods["workload_device"] != ""]
+    for pod in simulated:
+        mine = split.latency_quantiles([0.5, 0.9, 0.99, 0.999, 1.0] + OTHER_QS, pods=pod)
+        assert mine == alone.latency_quantiles([0.5, 0.9, 0.99, 0.999, 1.0] + OTHER_QS, pods=pod)
+        row = split.pods.loc[pod]
+        assert mine["count"] == row["workload_completed"] > 0 and not mine["exact"]
+        assert [mine[q] for q in (0.5, 0.9, 0.99, 0.999, 1.0)] == [
+            row["latency_p50_ns"], row["latency_p90_ns"], row["latency_p99_ns"],
+            row["latency_p999_ns"], row["latency_max_ns"]]
+    for name in sorted(set(alone.pods["class"])) + [None]:
+        chosen = None if name is None else (alone.pods["class"] == name)
+        merged = split.latency_quantiles(OTHER_QS, pods=chosen)
+        assert merged == alone.latency_quantiles(OTHER_QS, pods=chosen)
+        values = [merged[q] for q in OTHER_QS]
+        assert values == sorted(values)
+    fleet = split.latency_quantiles(0.5)
+    assert fleet["count"] == alone.pods["workload_completed"].sum()
 
 
 def test_a_local_cluster_gives_the_single_process_numbers_pod_for_pod(alone, threads):
@@ -50,6 +77,7 @@ def test_a_local_cluster_gives_the_single_process_numbers_pod_for_pod(alone, thr
     for shards in (3, 8, 50):  # fewer groups than nodes, one per node, more asked than nodes
         split = gpumux.run(FLEET, client=threads, shards=shards)
         assert_same(split, alone)
+        assert_same_percentiles(split, alone)
         tasks = split.tasks
         assert len(tasks) == min(shards, 8)
         assert tasks["nodes"].sum() == 8 and tasks["pods"].sum() == 24
@@ -154,6 +182,11 @@ def test_the_output_file_of_a_dask_run_equals_the_single_process_one(threads, tm
     assert done.returncode == 0, done.stderr
     simulated = json.loads(assert_same_file(one, split)["summary"])["workload_pods"]
     assert len(simulated) == 24 and all(p["completed"] > 100 for p in simulated)
+    # The percentiles beyond p50 / p99 travel too (from each pod's sketch, in its task).
+    for p in simulated:
+        assert (p["latency_p50_ns"] <= p["latency_p90_ns"] <= p["latency_p99_ns"]
+                <= p["latency_p999_ns"] <= p["latency_max_ns"])
+        assert p["latency_mean_ns"] > 0
 
 
 def assert_same_file(one, other) -> dict:

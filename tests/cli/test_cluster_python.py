@@ -45,3 +45,37 @@ def test_sweep_of_a_cluster_scenario_gives_a_row_per_point_and_pod_class():
     assert list(overall["pending_p99_s"]) == [7140.0, 0.0]
     training = frame[frame["class"] == "training"]
     assert list(training["pending_max_s"]) == [7140.0, 0.0]
+
+
+def test_latency_quantiles_give_any_percentile_of_pods_and_their_merge():
+    """Each workload pod's latency series (exact here): its reported percentiles come back from
+    it, any other q too, and a merge of pods lies between its members' own quantiles (nearest
+    rank over a union); bad arguments are one ValueError."""
+    fleet = str(REPO / "scenarios" / "cluster" / "fleet-16.yaml")
+    r = gpumux.run(fleet, overrides={"cluster.percentiles": "exact"})
+    pods = r.pods.index[r.pods["workload_device"] != ""]
+    assert len(pods) == 24
+    qs = [0.25, 0.5, 0.9, 0.99, 0.999, 1.0]
+    per_pod = {}
+    for pod in pods:
+        got = r.latency_quantiles(qs, pods=pod)
+        row = r.pods.loc[pod]
+        assert got["exact"] and got["count"] == row["workload_completed"] > 100
+        assert [got[q] for q in qs[1:]] == [row["latency_p50_ns"], row["latency_p90_ns"],
+                                            row["latency_p99_ns"], row["latency_p999_ns"],
+                                            row["latency_max_ns"]]
+        assert got[0.25] <= got[0.5]
+        per_pod[pod] = got
+    for name in set(r.pods.loc[pods, "class"]):
+        members = [p for p in pods if r.pods.loc[p, "class"] == name]
+        merged = r.latency_quantiles(qs, pods=r.pods["class"] == name)
+        assert merged == r.latency_quantiles(qs, pods=members)
+        assert merged["count"] == sum(per_pod[p]["count"] for p in members)
+        for q in qs:
+            assert min(per_pod[p][q] for p in members) <= merged[q] <= \
+                max(per_pod[p][q] for p in members)
+    for bad, line in [(dict(quantiles=1.5), "quantiles must be in [0, 1]"),
+                      (dict(quantiles=0.5, pods="nope"), "no pod row 'nope'"),
+                      (dict(quantiles=0.5, pods=[True, False]), "a mask of 2 rows for")]:
+        with pytest.raises(ValueError, match=line.replace("[", r"\[").replace("]", r"\]")):
+            r.latency_quantiles(**bad)

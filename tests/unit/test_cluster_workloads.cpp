@@ -92,22 +92,35 @@ std::string fleet_yaml() {
   return yaml;
 }
 
-// name -> (device, completed, p50, p99) of every simulated workload pod.
+// name -> (device, completed, p50, p99, p90, p999, max, mean, latency series bytes) of every
+// simulated workload pod.
 using PodNumbers =
-    std::map<std::string, std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>>;
+    std::map<std::string,
+             std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                        std::int64_t, std::int64_t, double, std::string>>;
 
-PodNumbers run(const ClusterSpec& spec, int shards, int workers) {
+PodNumbers numbers_of(const ClusterResult& result) {
+  PodNumbers numbers;
+  for (const PodRecord& p : result.pods) {
+    if (p.workload_device.empty()) continue;
+    numbers[p.name] = {p.workload_device, p.workload_completed, p.latency_p50_ns,
+                       p.latency_p99_ns,  p.latency_p90_ns,     p.latency_p999_ns,
+                       p.latency_max_ns,  p.latency_mean_ns,    p.latency_series};
+  }
+  return numbers;
+}
+
+ClusterResult simulated(const ClusterSpec& spec, int shards, int workers) {
   ClusterResult result = run_cluster(spec);
   WorkloadPodOptions options;
   options.shards = shards;
   options.workers = workers;
   simulate_workload_pods(spec, result, options);
-  PodNumbers numbers;
-  for (const PodRecord& p : result.pods) {
-    if (p.workload_device.empty()) continue;
-    numbers[p.name] = {p.workload_device, p.workload_completed, p.latency_p50_ns, p.latency_p99_ns};
-  }
-  return numbers;
+  return result;
+}
+
+PodNumbers run(const ClusterSpec& spec, int shards, int workers) {
+  return numbers_of(simulated(spec, shards, workers));
 }
 
 TEST(ClusterWorkloads, SplitByNodeGivesEveryPodTheSameNumbers) {
@@ -212,12 +225,7 @@ TEST(ClusterWorkloads, ThePlacementAsBytesSimulatesEachGroupAsTheWholeRunDoes) {
     const std::string bytes = encode_workload_stats(simulate_workload_nodes(spec, placed, nodes));
     apply_workload_stats(decode_workload_stats(bytes), gathered);
   }
-  PodNumbers numbers;
-  for (const PodRecord& p : gathered.pods) {
-    if (p.workload_device.empty()) continue;
-    numbers[p.name] = {p.workload_device, p.workload_completed, p.latency_p50_ns, p.latency_p99_ns};
-  }
-  EXPECT_EQ(numbers, one);
+  EXPECT_EQ(numbers_of(gathered), one);
   // The simulated window travels with the gathering process's plan (the SLO tally's "run
   // longer" hint reads it): the same as the whole run writes; a plan without groups, nothing.
   ClusterResult whole = run_cluster(spec);
@@ -234,6 +242,78 @@ TEST(ClusterWorkloads, ThePlacementAsBytesSimulatesEachGroupAsTheWholeRunDoes) {
   EXPECT_THROW(decode_workload_placement(bytes.substr(0, bytes.size() - 3)), std::runtime_error);
   EXPECT_THROW(decode_workload_placement(bytes + "x"), std::runtime_error);
   EXPECT_THROW(decode_workload_stats(std::string(8, '\xff')), std::runtime_error);
+}
+
+// Each pod's latency series (PodRecord::latency_series) gives its reported percentiles and any
+// other, exact under `auto` for these short runs and a sketch under `sketch`; its bytes are the
+// same whichever way the pods were simulated (one process, worker processes, node groups from
+// the placement as bytes: a Dask task's way), so any merge of them is too; the merge of every
+// pod holds every completed request, and its quantiles lie between the pods' own (a property
+// of nearest rank over a union).
+TEST(ClusterWorkloads, APodsLatencySeriesGivesEveryPercentileTheSameOnEverySplit) {
+  for (const char* mode : {"auto", "sketch"}) {
+    std::string yaml = fleet_yaml();
+    const std::string duration = "  duration: 3s";
+    yaml.replace(yaml.find(duration), duration.size(), duration + "\n  percentiles: " + mode);
+    const ClusterSpec spec = load_cluster_text(yaml, "small-fleet.yaml");
+    const bool exact = std::string(mode) == "auto";
+    const ClusterResult whole = simulated(spec, 1, 1);
+    std::vector<std::string> all;
+    std::int64_t completed = 0;
+    std::vector<std::int64_t> medians;
+    for (const PodRecord& p : whole.pods) {
+      if (p.workload_device.empty()) continue;
+      ASSERT_FALSE(p.latency_series.empty()) << p.name;
+      const Percentiles one = merge_latency_series({p.latency_series});
+      EXPECT_EQ(one.exact(), exact) << mode;
+      ASSERT_EQ(static_cast<std::int64_t>(one.count()), p.workload_completed) << p.name;
+      Percentiles copy = one;
+      EXPECT_EQ(copy.quantile(0.5), p.latency_p50_ns) << p.name;
+      EXPECT_EQ(copy.quantile(0.9), p.latency_p90_ns) << p.name;
+      EXPECT_EQ(copy.quantile(0.99), p.latency_p99_ns) << p.name;
+      EXPECT_EQ(copy.quantile(0.999), p.latency_p999_ns) << p.name;
+      EXPECT_EQ(copy.max(), p.latency_max_ns) << p.name;
+      EXPECT_LE(p.latency_p50_ns, p.latency_p90_ns);
+      EXPECT_LE(p.latency_p999_ns, p.latency_max_ns);
+      all.push_back(p.latency_series);
+      completed += p.workload_completed;
+      medians.push_back(p.latency_p50_ns);
+    }
+    ASSERT_EQ(all.size(), 24U);
+    Percentiles fleet = merge_latency_series(all);
+    EXPECT_EQ(static_cast<std::int64_t>(fleet.count()), completed);
+    EXPECT_EQ(fleet.exact(), exact);
+    if (exact) {  // nearest rank over a union: between the parts' own quantiles
+      const std::int64_t median = fleet.quantile(0.5);
+      EXPECT_GE(median, *std::min_element(medians.begin(), medians.end()));
+      EXPECT_LE(median, *std::max_element(medians.begin(), medians.end()));
+    }
+    // Every split: the same bytes for every pod, so the same merge.
+    const PodNumbers one = numbers_of(whole);
+    for (const auto& [shards, workers] : std::vector<std::pair<int, int>>{{3, 1}, {8, 3}}) {
+      EXPECT_EQ(run(spec, shards, workers), one) << mode << " " << shards << "/" << workers;
+    }
+    const ClusterResult placed = decode_workload_placement(encode_workload_placement(spec, whole));
+    ClusterResult gathered = run_cluster(spec);
+    for (const std::vector<int>& nodes : plan_workload_shards(spec, placed, 5).nodes) {
+      apply_workload_stats(decode_workload_stats(
+                               encode_workload_stats(simulate_workload_nodes(spec, placed, nodes))),
+                           gathered);
+    }
+    EXPECT_EQ(numbers_of(gathered), one) << mode;
+    std::vector<std::string> again;
+    for (const PodRecord& p : gathered.pods) {
+      if (!p.latency_series.empty()) again.push_back(p.latency_series);
+    }
+    Percentiles split = merge_latency_series(again);
+    for (const double q : {0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0}) {
+      EXPECT_EQ(split.quantile(q), fleet.quantile(q)) << mode << " q " << q;
+    }
+    // A corrupt series is an error, never a read past the end.
+    const std::string& bytes = all.front();
+    EXPECT_THROW(merge_latency_series({bytes.substr(0, bytes.size() - 1)}), std::runtime_error);
+    EXPECT_THROW(merge_latency_series({bytes + "x"}), std::runtime_error);
+  }
 }
 
 }  // namespace
