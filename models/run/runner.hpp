@@ -69,9 +69,8 @@ struct RunOptions {
   /// useful_fraction and dram_busy, the timeseries' busy fractions and each tenant's gpu_seconds
   /// read 0 (except where a board's power may cap its clock: the pilot run that sets the clock
   /// keeps them, and is the result when the board does not cap). For callers that read only the
-  /// tenants' latencies and failures: `gpumux plan`'s unit runs (models/plan/
-  /// planner_simulate.cpp); about 15 % of a time-sliced unit's instructions (docs/
-  /// performance.md, "The planner").
+  /// tenants' latencies and failures (`gpumux plan`'s unit runs): about 15 % of a time-sliced
+  /// unit's instructions (docs/performance.md, "The planner").
   bool device_statistics = true;
   /// The most samples one device's timeseries keeps: when a series reaches it, every pair of
   /// neighbouring samples is merged into one (the resolution halves; docs/metrics.md).
