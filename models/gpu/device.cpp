@@ -88,7 +88,7 @@ void Device::release(int tenant, std::int64_t bytes) {
 }
 
 double Device::client_sm_integral(int tenant, Nanos now) const {
-  return client_sm_[client_slot(clients_, tenant)].integral(now);
+  return statistics_ ? client_sm_[client_slot(clients_, tenant)].integral(now) : 0.0;
 }
 
 double Device::client_sm_cap() const { return geometry_.sms; }
@@ -232,7 +232,7 @@ void Device::finish_recompute(bool at_bounds, Nanos law_event) {
       if (wait < kNever - now) next = std::min(next, now + wait);
     }
   }
-  update_busy();
+  if (statistics_) update_busy();
   if (inline_) {  // inline operation: no event is pending (inline_ready_for), none is scheduled
     inline_next_ = next;
     return;
@@ -248,7 +248,7 @@ void Device::finish_recompute(bool at_bounds, Nanos law_event) {
 void Device::set_overhead(bool in_overhead) {
   if (lazy_) leave_lazy();
   in_overhead_ = in_overhead;
-  update_busy();
+  if (statistics_) update_busy();
 }
 
 void Device::update_busy_single() {

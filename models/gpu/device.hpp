@@ -135,12 +135,12 @@ class Device {
   // --- statistics ---------------------------------------------------------------------------
   /// Integral over [0, now] of the fraction of the device's SMs held by resident blocks (DCGM's
   /// SM_ACTIVE; a switch or preemption period counts as fully busy), in ns.
-  double busy_integral(Nanos now) const { return busy_.integral(now); }
+  double busy_integral(Nanos now) const { return statistics_ ? busy_.integral(now) : 0.0; }
   /// Same, excluding context-switch and preemption overhead.
-  double useful_integral(Nanos now) const { return useful_.integral(now); }
+  double useful_integral(Nanos now) const { return statistics_ ? useful_.integral(now) : 0.0; }
   /// Integral over [0, now] of the fraction of the device's HBM bandwidth in use (DCGM's
   /// DRAM_ACTIVE), in ns.
-  double dram_integral(Nanos now) const { return dram_.integral(now); }
+  double dram_integral(Nanos now) const { return statistics_ ? dram_.integral(now) : 0.0; }
   std::int64_t context_switches() const { return context_switches_; }
   Nanos switch_overhead() const { return switch_overhead_; }
   /// SM-ns attributed to a client so far (occupancy integral), for cost attribution.
@@ -163,6 +163,14 @@ class Device {
   /// the run.
   void set_eager(bool eager) { eager_ = eager; }
   bool eager() const { return eager_; }
+  /// false: no utilization statistics (busy_integral, useful_integral, dram_integral and
+  /// client_sm_integral read 0): no update at each recompute or overhead change (the direct
+  /// path's sessions and the lazy path's sums still set theirs, unread). Nothing the simulation
+  /// decides reads them: every kernel's and request's times are the same either way; only the
+  /// utilization outputs (DeviceResult's fractions, the timeseries, gpu_seconds) are lost. For
+  /// a caller that reads only latencies, failures and memory (RunOptions::device_statistics:
+  /// `gpumux plan`'s unit runs). Default true. Set before the run.
+  void set_statistics(bool on) { statistics_ = on; }
   /// Recomputes the lazy path has done so far (0 when eager), for tests and profiling.
   std::int64_t lazy_recomputes() const { return lazy_recomputes_; }
 
@@ -219,6 +227,7 @@ class Device {
   bool inline_ = false;  // a SoloSession is open: finish_recompute hands the next completion to
                          // inline_next_
   bool eager_ = false;
+  bool statistics_ = true;
   bool lazy_ = false;  // the lazy state below is valid
   // The kernel's rate bound (contention::rate_bound, its current l2_factor) on `held_sms` SMs.
   double rate_bound(const KernelRun& kernel, double held_sms) const {

@@ -63,6 +63,7 @@ bool Planner::config_feasible_whole(const Config& c) {
     try {
       RunOptions run;
       run.record_requests = false;
+      run.device_statistics = false;  // (the verdict reads latencies and failures only)
       const RunResult r = simulate(resolve_scenario(unit_scenario(c, *window)), run);
       Mask all = 0;
       for (const Block& b : c.blocks) all |= b.tenants;

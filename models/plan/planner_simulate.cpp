@@ -386,6 +386,9 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
           try {
             RunOptions run;
             run.record_requests = false;
+            // A unit's verdict reads only its tenants' latencies, failures and OOMs (numbers_of):
+            // no utilization statistics (the same numbers, fewer instructions).
+            run.device_statistics = false;
             run.interrupt = options_.interrupt;
             if (steps[i] != nullptr) {
               std::shared_ptr<SteppedRun>& stepped = *steps[i];

@@ -103,6 +103,40 @@ void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scali
                 single_launch_duration(k, draw(kernels_rng_, k.duration), scaling.sequences));
     return;
   }
+  if (fixed_durations_) {
+    // No draw: the expansion is the last one's when the scaling is the same (fixed_durations_).
+    const KernelScaling& last = expansion_scaling_;
+    if (!expansion_valid_ || scaling.input_tokens != last.input_tokens ||
+        scaling.output_tokens != last.output_tokens ||
+        scaling.repeat_per_token != last.repeat_per_token || scaling.sequences != last.sequences ||
+        scaling.batch_tokens != last.batch_tokens ||
+        scaling.prompt_sequences != last.prompt_sequences ||
+        scaling.decode_sequences != last.decode_sequences ||
+        scaling.prompt_pairs != last.prompt_pairs ||
+        scaling.context_tokens != last.context_tokens ||
+        scaling.all_context_tokens != last.all_context_tokens || scaling.decode != last.decode) {
+      expansion_durations_.clear();
+      expansion_specs_.clear();
+      expansion_shapes_.clear();
+      each_launch<true>(
+          scaling, [](const KernelSpec& k) { return static_cast<double>(k.duration.value); },
+          [this](const KernelSpec& k, double d, const LaunchShape& shape) {
+            expansion_durations_.push_back(kernel_work(d));  // push_kernel's
+            expansion_specs_.push_back(&k);
+            if (shaped_launches_) expansion_shapes_.push_back(shape);
+          });
+      expansion_scaling_ = scaling;
+      expansion_valid_ = true;
+    }
+    sequence.durations.insert(sequence.durations.end(), expansion_durations_.begin(),
+                              expansion_durations_.end());
+    sequence.specs.insert(sequence.specs.end(), expansion_specs_.begin(), expansion_specs_.end());
+    if (shaped_launches_) {
+      sequence.shapes.insert(sequence.shapes.end(), expansion_shapes_.begin(),
+                             expansion_shapes_.end());
+    }
+    return;
+  }
   each_launch<true>(
       scaling, [this](const KernelSpec& k) { return draw(kernels_rng_, k.duration); },
       [this, &sequence](const KernelSpec& k, double d, const LaunchShape& shape) {

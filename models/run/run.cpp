@@ -44,6 +44,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
     devices.push_back(rd.sharing.strategy().make_device(sim, rd.geometry, rd.sharing.params()));
     devices.back()->set_index(static_cast<int>(devices.size() - 1));
     devices.back()->set_eager(options.eager_device);
+    devices.back()->set_statistics(options.device_statistics);
   }
   // Order in the file is not physics: what happens to tenants at the same instant (their
   // start-up events, their clients' places on a device: the MPS client limit, time-slicing's
@@ -252,6 +253,9 @@ RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) 
   pilot_options.observers.clear();
   pilot_options.progress = nullptr;
   pilot_options.record_requests = options.observers.empty() && options.record_requests;
+  // The clocks come from the pilot's utilization: it keeps its devices' statistics whatever the
+  // caller asked (RunOptions::device_statistics).
+  pilot_options.device_statistics = true;
   RunResult pilot = run_once(scenario, pilot_options);
   const std::vector<BoardLoad> loads = board_loads(
       scenario, [&](std::size_t d) { return pilot.devices[d].sm_busy; },

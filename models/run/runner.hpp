@@ -64,6 +64,14 @@ struct RunOptions {
   /// arithmetic before the lazy path, the test oracle; results within the last bits, tested on
   /// every golden file). false: the lazy path (tests; the CLI's GPUMUX_DEVICE_EAGER=1).
   bool eager_device = false;
+  /// false: the devices keep no utilization statistics (Device::set_statistics): every latency,
+  /// failure, memory and event number of the result is the same, but DeviceResult's sm_busy,
+  /// useful_fraction and dram_busy, the timeseries' busy fractions and each tenant's gpu_seconds
+  /// read 0 (except where a board's power may cap its clock: the pilot run that sets the clock
+  /// keeps them, and is the result when the board does not cap). For callers that read only the
+  /// tenants' latencies and failures (`gpumux plan`'s unit runs): about 15 % of a time-sliced
+  /// unit's instructions (docs/performance.md, "The planner").
+  bool device_statistics = true;
   /// The most samples one device's timeseries keeps: when a series reaches it, every pair of
   /// neighbouring samples is merged into one (the resolution halves; docs/metrics.md).
   std::size_t max_samples_per_series = kMaxSamplesPerSeries;

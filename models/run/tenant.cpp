@@ -29,8 +29,10 @@ Tenant::Tenant(Run& run, Simulator& sim, int index, const TenantSpec& spec,
       lanes_ = std::max(lanes_, k.lane + 1);
       output_token_kernels_ = output_token_kernels_ || k.repeat_per_token == TokenCount::output;
       shaped_launches_ = shaped_launches_ || k.roofline.any();
+      fixed_durations_ = fixed_durations_ && k.duration.kind == DurationDistribution::Kind::fixed;
     }
   };
+  fixed_durations_ = true;  // (scan clears it at the first kernel with a drawn duration)
   scan(spec.workload.kernels);
   for (const std::vector<KernelSpec>& kernels : spec.workload.kernels_by_length) scan(kernels);
   direct_ = run.direct_path && direct_workload();

@@ -373,6 +373,16 @@ class Tenant final : public KernelOwner {
   bool output_token_kernels_ = false;
   /// Some kernel is a roofline (an `llm:` card): every launch carries its LaunchShape.
   bool shaped_launches_ = false;
+  /// Every kernel of the workload has a fixed duration (nothing drawn from kernels_rng_): a
+  /// launch sequence's expansion is then a function of its KernelScaling alone, so
+  /// expand_kernels keeps the last one (expansion_*) and copies it for an equal scaling instead
+  /// of building it again, kernel by kernel (the same numbers: they are that build's).
+  bool fixed_durations_ = false;
+  bool expansion_valid_ = false;
+  KernelScaling expansion_scaling_;
+  std::vector<double> expansion_durations_;
+  std::vector<const KernelSpec*> expansion_specs_;
+  std::vector<LaunchShape> expansion_shapes_;
   /// spec_.workload's host_gap and -priority (CUDA: lower number = more urgent), copied here:
   /// read for every kernel, and the spec's lines are cold in a run over many tenants.
   Nanos host_gap_ = 0;
