@@ -329,6 +329,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "gradient_checkpointing",
                        "host",
                        "serving",
+                       "gemm_library",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
@@ -350,7 +351,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "serving"}) {
+          "memory_format", "gradient_checkpointing", "serving", "gemm_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -385,7 +386,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   } else {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host", "serving"}) {
+          "memory_format", "gradient_checkpointing", "host", "serving", "gemm_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

@@ -50,6 +50,9 @@ struct CatalogRequestSpec {
   /// `serving:` the front end a client's request goes through (kernel-families.yaml `serving:`,
   /// e.g. triton-grpc); "" = none (`serving: none`): the client calls the runtime in-process.
   std::string serving;
+  /// `gemm_library:` a library that replaces the runtime's GEMMs with one fixed implementation
+  /// (kernel-families.yaml `gemm_libraries:`, e.g. tally-cutlass); "" = the runtime's own.
+  std::string gemm_library;
   /// Resolved (resolve_scenario): T_fe of the request `kernels` are at (host_time.hpp), ns.
   Nanos front_end_time = 0;
   SourceLocation where;  ///< the `model:` key

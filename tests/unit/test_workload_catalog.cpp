@@ -148,6 +148,47 @@ TEST(CatalogLayers, TensorRtSumsTheResNetShortcutInTheLastConvolutionsEpilogue) 
   EXPECT_FALSE(f.runtime("pytorch")->fused_conv_residual);
 }
 
+TEST(CatalogErrors, AGemmLibraryNeedsItsTileSplitRuleAndProvenance) {
+  std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string base = buf.str();
+  const std::size_t from = base.find("\ngemm_libraries:\n");
+  ASSERT_NE(from, std::string::npos);
+  // The shipped file parses without it (the section is optional) and with it.
+  EXPECT_TRUE(parse_kernel_families(base.substr(0, from + 1), "k.yaml").gemm_libraries.empty());
+  EXPECT_EQ(parse_kernel_families(base, "k.yaml").gemm_library_names(),
+            std::vector<std::string>{"tally-cutlass"});
+  const std::string tile =
+      "{m: 128, n: 128, k: 16, stages: 4, threads: 128, registers: 232, shared_memory: 32KiB}";
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"  x:\n    tile: {value: " + tile +
+                                                ", source: a}\n"
+                                                "    split_below_tiles: {value: 60, source: a}\n",
+                                            "split_depth"},
+        {"  x:\n    tile: {value: " + tile +
+             "}\n    split_below_tiles: {value: 60, source: a}\n"
+             "    split_depth: {value: 128, source: a}\n",
+         "give either source or assumption"},
+        {"  x:\n    tile: {value: " + tile +
+             ", source: a}\n"
+             "    split_below_tiles: {value: 0, source: a}\n    split_depth: {value: 128, source: "
+             "a}\n",
+         "must be >= 1, got 0"},
+        {"  x:\n    tile: {value: " + tile + ", source: a}\n    split: 3\n", "split"}}) {
+    const std::string text = base.substr(0, from) + "\ngemm_libraries:\n" + entry;
+    try {
+      parse_kernel_families(text, "k.yaml");
+      ADD_FAILURE() << "no error for " << why;
+    } catch (const InputError& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
+      EXPECT_NE(what.find("gemm_libraries.x"), std::string::npos) << what;
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
   std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
   std::stringstream buf;
