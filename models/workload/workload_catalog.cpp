@@ -165,9 +165,9 @@ GemmTile gemm_tile_of(Context& ctx, const Field& item) {
   return tile;
 }
 
-// `{value: {m, n, ...}, source | assumption}`: one GEMM tile and its provenance (value 1).
-std::pair<GemmTile, CatalogParameter> tile_parameter_of(Context& ctx, const MapReader& parent,
-                                                        const std::string& key) {
+// `{value: X, source | assumption}`: the value field X, unread, and the provenance (value 0).
+std::pair<Field, CatalogParameter> value_parameter_of(Context& ctx, const MapReader& parent,
+                                                      const std::string& key) {
   const MapReader map(ctx, parent.require(key), {"value", "source", "assumption"});
   const auto source = map.get("source");
   const auto assumption = map.get("assumption");
@@ -177,23 +177,21 @@ std::pair<GemmTile, CatalogParameter> tile_parameter_of(Context& ctx, const MapR
   CatalogParameter p;
   p.assumed = static_cast<bool>(assumption);
   p.provenance = provenance_of(ctx, source ? *source : *assumption);
+  return {map.require("value"), p};
+}
+
+// `{value: {m, n, ...}, source | assumption}`: one GEMM tile and its provenance (value 1).
+std::pair<GemmTile, CatalogParameter> tile_parameter_of(Context& ctx, const MapReader& parent,
+                                                        const std::string& key) {
+  auto [value, p] = value_parameter_of(ctx, parent, key);
   p.value = 1;
-  return {gemm_tile_of(ctx, map.require("value")), p};
+  return {gemm_tile_of(ctx, value), p};
 }
 
 // `{value: [...], source | assumption}`: the list field and the provenance (value = list size).
 std::pair<Field, CatalogParameter> list_parameter_of(Context& ctx, const MapReader& parent,
                                                      const std::string& key) {
-  const MapReader map(ctx, parent.require(key), {"value", "source", "assumption"});
-  const auto source = map.get("source");
-  const auto assumption = map.get("assumption");
-  if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
-    ctx.fail(map.self(), "give either source or assumption (exactly one)");
-  }
-  CatalogParameter p;
-  p.assumed = static_cast<bool>(assumption);
-  p.provenance = provenance_of(ctx, source ? *source : *assumption);
-  const Field value = map.require("value");
+  auto [value, p] = value_parameter_of(ctx, parent, key);
   p.value = static_cast<double>(list_of(ctx, value, false).size());
   return {value, p};
 }

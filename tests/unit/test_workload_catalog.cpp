@@ -148,11 +148,30 @@ TEST(CatalogLayers, TensorRtSumsTheResNetShortcutInTheLastConvolutionsEpilogue) 
   EXPECT_FALSE(f.runtime("pytorch")->fused_conv_residual);
 }
 
-TEST(CatalogErrors, AGemmLibraryNeedsItsTileSplitRuleAndProvenance) {
+// The shipped kernel-families.yaml text.
+std::string shipped_kernel_families() {
   std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string base = buf.str();
+  return buf.str();
+}
+
+// `text` is refused with one located line naming `key` and saying `why`.
+void expect_families_error(const std::string& text, const std::string& key,
+                           const std::string& why) {
+  try {
+    parse_kernel_families(text, "k.yaml");
+    ADD_FAILURE() << "no error for " << why;
+  } catch (const InputError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
+    EXPECT_NE(what.find(key), std::string::npos) << what;
+    EXPECT_NE(what.find(why), std::string::npos) << what;
+  }
+}
+
+TEST(CatalogErrors, AGemmLibraryNeedsItsTileSplitRuleAndProvenance) {
+  const std::string base = shipped_kernel_families();
   const std::size_t from = base.find("\ngemm_libraries:\n");
   ASSERT_NE(from, std::string::npos);
   // The shipped file parses without it (the section is optional) and with it.
@@ -176,24 +195,13 @@ TEST(CatalogErrors, AGemmLibraryNeedsItsTileSplitRuleAndProvenance) {
              "a}\n",
          "must be >= 1, got 0"},
         {"  x:\n    tile: {value: " + tile + ", source: a}\n    split: 3\n", "split"}}) {
-    const std::string text = base.substr(0, from) + "\ngemm_libraries:\n" + entry;
-    try {
-      parse_kernel_families(text, "k.yaml");
-      ADD_FAILURE() << "no error for " << why;
-    } catch (const InputError& err) {
-      const std::string what = err.what();
-      EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
-      EXPECT_NE(what.find("gemm_libraries.x"), std::string::npos) << what;
-      EXPECT_NE(what.find(why), std::string::npos) << what;
-    }
+    expect_families_error(base.substr(0, from) + "\ngemm_libraries:\n" + entry, "gemm_libraries.x",
+                          why);
   }
 }
 
 TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
-  std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string base = buf.str();
+  const std::string base = shipped_kernel_families();
   // The tensorrt runtime's conv_residual block, replaced by each wrong one.
   const std::size_t from = base.find("    conv_residual:\n", base.find("\n  tensorrt:\n"));
   ASSERT_NE(from, std::string::npos);
@@ -203,16 +211,8 @@ TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
        {std::pair<std::string, std::string>{"    conv_residual: {value: fuzed, source: a}\n",
                                             "expected fused or separate, got 'fuzed'"},
         {"    conv_residual: {value: fused}\n", "give either source or assumption"}}) {
-    const std::string text = base.substr(0, from) + entry + base.substr(to);
-    try {
-      parse_kernel_families(text, "k.yaml");
-      ADD_FAILURE() << "no error for " << why;
-    } catch (const InputError& err) {
-      const std::string what = err.what();
-      EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
-      EXPECT_NE(what.find("runtimes.tensorrt.conv_residual"), std::string::npos) << what;
-      EXPECT_NE(what.find(why), std::string::npos) << what;
-    }
+    expect_families_error(base.substr(0, from) + entry + base.substr(to),
+                          "runtimes.tensorrt.conv_residual", why);
   }
 }
 
