@@ -156,6 +156,14 @@ def runtime_of(software: str) -> str | None:
     return next((runtime for key, runtime in RUNTIME_OF_SOFTWARE if key in low), None)
 
 
+# The GEMM library a source's harness ran every job with, where it is not the runtime's own
+# (`workload.gemm_library:`, kernel-families.yaml `gemm_libraries:`). Tally's benchmark runs each
+# job, its baselines alone, under MPS and under time-slicing included, with REPLACE_CUBLAS=TRUE
+# under its local client (tally-bench python/bench_utils/bench.py, Benchmark.replace_cublas =
+# True): ONNX Runtime's and PyTorch's cuBLAS GEMMs run Tally's CUTLASS kernels instead.
+HARNESS_GEMM = {"tally": "tally-cutlass"}
+
+
 def catalog_workload(row: dict, phase: str) -> dict | None:
     """The catalog spec of a CSV row, or None when the catalog has no such model."""
     name = CATALOG.get(row["workload"])
@@ -179,6 +187,8 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
     io_dtype = io_dtype_of(row)
     if io_dtype and phase == "inference":
         spec["io_dtype"] = io_dtype
+    if row.get("source") in HARNESS_GEMM:
+        spec["gemm_library"] = HARNESS_GEMM[row["source"]]
     return spec
 
 
@@ -574,13 +584,19 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
 
 # Tally's neighbours (python/workloads/training/pytorch/*): the catalog spec of each.
 # tally-bench python/configs/train_config.py runs every neighbour with amp: False, so fp32 in
-# PyTorch (matmul TF32 off by default since PyTorch 1.12; cuDNN convolutions TF32 by default:
-# the conv nets count as tf32); gpt2-large trains on 512-token blocks (train_gpt2.py block_size),
-# whisper's labels are Common Voice Hindi sentences (128 tokens assumed, the entry's default)
-# and its Seq2SeqTrainingArguments set gradient_checkpointing=True (train_whisper.py; the only
-# Tally trainer that does). Fields: catalog name, batch, seq_len, dtype, extra workload keys.
-BE_WORKLOAD = {"resnet50 training batch 128 (PyTorch)": ("resnet50", 128, "", "tf32", {}),
-               "pointnet training batch 128 (PyTorch)": ("pointnet", 128, "", "tf32", {}),
+# PyTorch; Tally's PyTorch (v2.2.0-tally) is built with USE_CUDNN=0 (tally-bench
+# docker/Dockerfile.base), so its convolutions are PyTorch's own im2col + GEMM, and under
+# REPLACE_CUBLAS every fp32 GEMM is Tally's CUTLASS SIMT kernel on the CUDA cores (tally
+# src/tally/cutlass/cutlass.cu, "the same implementation for cuda core and tf32"): no TF32
+# anywhere, every neighbour is fp32 with the tally-cutlass GEMM library (HARNESS_GEMM). The
+# catalog still times a convolution as one implicit GEMM over the batch (PyTorch's slow_conv2d
+# loops over the samples, one im2col and one GEMM each: not modelled). gpt2-large trains on
+# 512-token blocks (train_gpt2.py block_size), whisper's labels are Common Voice Hindi
+# sentences (128 tokens assumed, the entry's default) and its Seq2SeqTrainingArguments set
+# gradient_checkpointing=True (train_whisper.py; the only Tally trainer that does). Fields:
+# catalog name, batch, seq_len, dtype, extra workload keys.
+BE_WORKLOAD = {"resnet50 training batch 128 (PyTorch)": ("resnet50", 128, "", "fp32", {}),
+               "pointnet training batch 128 (PyTorch)": ("pointnet", 128, "", "fp32", {}),
                "bert-base training batch 32 seq 384 (PyTorch)": ("bert-base", 32, "384", "fp32",
                                                                   {}),
                "whisper-large-v3 training batch 16 (PyTorch)": (
@@ -636,9 +652,11 @@ def predict_colocation(g: Gpumux, row: dict) -> tuple[float | None, str]:
     if hp_name in LLM_CARDS:
         return None, "not comparable: the Llama request's prompt and output lengths are not published"
     hp_spec = catalog_workload({"workload": hp_name, "batch": "1", "seq_len": "128",
-                                "software": "ONNX Runtime"}, "inference")
+                                "software": "ONNX Runtime", "source": row["source"]},
+                               "inference")
     be_spec = catalog_workload({"workload": be[0], "batch": str(be[1]), "seq_len": be[2],
-                                "dtype": be[3], "software": "PyTorch"}, "training")
+                                "dtype": be[3], "software": "PyTorch", "source": row["source"]},
+                               "training")
     if hp_spec is None or be_spec is None:
         return None, "no catalog entry for this pair"
     be_spec.update(be[4])

@@ -80,7 +80,9 @@ REASONS = {
                             "whose backend does more GPU work per image than gpumux's TensorRT "
                             "engine (docs/calibration.md), so at batch 16 (4.8 MB) the request "
                             "is over-predicted by about 2 ms",
-    "tally-bert-berttrain-mps": "the FP32 neighbour's catalog GEMMs run rounds (block times) of up "
+    "tally-bert-berttrain-mps": "(numbers below from before Tally's GEMM library was stated; with "
+                                "it, gemm_library: tally-cutlass, the p99 ratio is +14 % and the "
+                                "mean -46 %, the same pattern) the FP32 neighbour's catalog GEMMs run rounds (block times) of up "
                                 "to 1.6 ms in lockstep (a 4.2 ms ffn2 kernel of 2.7 waves): a "
                                 "server kernel takes SMs only at a round's end, on whole SMs at "
                                 "full speed; real blocks retire staggered after the first wave and "
@@ -100,20 +102,20 @@ REASONS = {
                                 "108 tiles, ffn1/ffn2.wgrad 3.73 ms in two, split-K 3), which "
                                 "the catalog's split-K choice sets, not the MPS law; no source "
                                 "for cuBLAS's split on these shapes was checked",
-    "tally-bert-rn50-mps": "the model splits the GPU in ResNet-50's favour: the trainer keeps 0.92 "
-                           "of its solo throughput against Tally's 0.78 while the server's p99 "
-                           "grows more than measured; each server kernel joins at the end of a "
-                           "round of ResNet-50's multi-wave kernels (eager BN/ReLU of 116 waves, "
-                           "convolutions of 4-29) and NVIDIA publishes no inter-client block order "
-                           "(client_order: interleaved is an assumption, docs/strategies.md). Since "
-                           "the overlap merge (law 2) the server's balanced GEMMs (busy 1, memory "
-                           "0.5-0.9) beside ResNet-50's DRAM-bound elementwise kernels are slowed "
-                           "by the larger of their compute and memory stretches, not a mean of the "
-                           "two: +20 % -> +31 % (p99), +21 % -> +33 % (mean); the serial law "
-                           "reproduces the old numbers exactly. Tally's image builds PyTorch "
-                           "with USE_CUDNN=0 (tally-bench docker/Dockerfile.base): the real "
-                           "trainer's convolutions are not cuDNN's implicit GEMMs the catalog "
-                           "counts",
+    "tally-bert-rn50-mps": "the trainer's convolutions are not timed as Tally ran them: its image "
+                           "builds PyTorch with USE_CUDNN=0 (tally-bench docker/Dockerfile.base), "
+                           "whose slow_conv2d loops over the 128 samples (one im2col and one GEMM "
+                           "each), and REPLACE_CUBLAS runs each per-sample GEMM as Tally's fp32 "
+                           "SIMT CUTLASS kernel, split into ceil(K / 128) short slices when it has "
+                           "fewer than 60 output tiles. The catalog times each convolution as one "
+                           "implicit GEMM over the batch with that library's tile "
+                           "(gemm_library: tally-cutlass, fp32): few huge kernels (conv1.wgrad "
+                           "7.2 ms, conv2_x.conv2.wgrad 4.5 ms, inspect) whose rounds a server "
+                           "kernel waits out (law 1b). The per-sample loop is not modelled "
+                           "(docs/workloads.md, GEMM library). What-if, not shipped: the same "
+                           "trainer with TF32 tensor-core convolutions (the inputs before the "
+                           "harness was sourced; not what Tally ran) gives +1.6 % (p99) and "
+                           "+22.8 % (mean)",
     "tally-bert-pointnet-mps": "both tenants lose less than measured (the trainer keeps 0.93 of its "
                                "solo throughput against Tally's 0.84; the server's p99 4.9 ms "
                                "against 17.0 ms): interference PointNet causes on the GPU that the "
@@ -126,17 +128,17 @@ REASONS = {
                                "docker/Dockerfile.base), so its PointNet and ResNet-50 trainers "
                                "convolve without cuDNN (PyTorch's native im2col + GEMM path), "
                                "where the catalog's pytorch runtime counts cuDNN's implicit GEMMs",
-    "tally-bert-whisper-mps": "the predicted p99 beside the trainer is 38.5 ms against 48.3 ms "
-                              "measured (-20 %); the ratio's +57 % is the server's solo p99 "
-                              "(2.08 ms predicted against 4.10 ms: bert-ort-a100-b1's -49 %, "
-                              "before the onnxruntime runtime's device time per kernel). "
-                              "Whisper's fp32 weight-gradient GEMMs over 24,000 audio positions "
-                              "run single rounds of up to 5.4 ms (one wave of 108 tiles, no "
-                              "split-K), which a server kernel waits out; Tally's single-job table "
+    "tally-bert-whisper-mps": "the server's p99 beside the trainer is predicted 8.8x its p99 alone "
+                              "against 11.8x measured (-26 %), with both tenants in Tally's "
+                              "harness (gemm_library: tally-cutlass: the server alone 4.20 ms "
+                              "against 4.05 ms, its fp32 trainer's GEMMs on the CUDA cores); not "
+                              "identified. Whisper's two Conv1d front-end layers run PyTorch's "
+                              "per-sample slow_conv2d without cuDNN (not modelled, "
+                              "docs/workloads.md, GEMM library), and Tally's single-job table "
                               "gives the trainer 50 % GPU utilisation alone (its Trainer collates "
                               "16 log-Mel inputs on the CPU each step: the data loader is not "
-                              "modelled, docs/workloads.md), so the real server often finds the "
-                              "GPU idle",
+                              "modelled), which would make the real server's p99 lower, not "
+                              "higher",
     "rn50-train-a100-": "DeepLearningExamples' step includes DALI decoding and augmentation on the "
                         "GPU and BN/ReLU in cuDNN's kernels; the catalog's convolutions run at the "
                         "assumed 80 % of the tensor peak (large-GEMM figure) with their latency "
@@ -154,24 +156,12 @@ REASONS = {
                     "(data collation, unfused optimizer, evaluation hooks) is outside the model",
     # The TensorRT 8.4.3 demoBERT points (bertb-trt-*, bertl-trt-*) are calibration points
     # (calibration/fit/), not scored here.
-    "bert-ort-a100-b1": "ONNX Runtime's own A100-40GB benchmark of FP16 BERT-base (onnxruntime "
-                        "pull 12670: batch 1-32, sequence 8-128) is predicted within 4 % "
-                        "(calibration/fit/ORT-KERNEL.md: 5 us of host dispatch per node, 3.25 us "
-                        "of device time per kernel); Tally's 4.05 ms for BERT-large is 1.5 ms "
-                        "more than the same runtime predicts: its Python loop (numpy feeds "
-                        "copied from pageable memory each call, two fetches, argmax and "
-                        "tokenizer decode) on a GCP a2-highgpu-1g host, which no source here "
-                        "times. Fitted to this point alone the device time per kernel would be "
-                        "10 us, and ONNX Runtime's own benchmark would then be predicted 65 % "
-                        "slow (calibration/fit/SOURCE.md). Every Tally co-location ratio divides "
-                        "by this server's solo time. What-if (not shipped): the missing 1.5 ms "
-                        "given to the server as host time before its kernels (host: "
-                        "{per_request: 1.5ms}) moves the MPS ratios to -6 % (ResNet-50), -56 % "
-                        "(PointNet), +3 % (BERT-base), -23 % (Whisper), -26 % (GPT-2 large), "
-                        "+9 % / -50 % (ResNet-50 / BERT-base means): median 23 % from 28 %; "
-                        "spread between launches (per_op 9.75 us) 28 %; time-slicing 32 % and "
-                        "42 % from 12 %. So with a right solo time the co-location model "
-                        "under-predicts every neighbour's interference but ResNet-50's",
+    "bert-ort-a100-b1": "Tally's harness runs ONNX Runtime's half GEMMs as its own CUTLASS "
+                        "kernels (REPLACE_CUBLAS; gemm_library: tally-cutlass): every BERT-large "
+                        "GEMM at 128 tokens splits into 8-32 slices whose fp32 partials go "
+                        "through memory before a reduction kernel; with it the server is "
+                        "predicted 4.20 ms (+3.7 %), without it 2.66 ms (-34 %). Not a host-time "
+                        "gap: Tally's single-job table gives the query 89 % GPU-busy alone",
     "bertbase-trt10.7.0.23-a100-s128-b1": (
         "demoBERT times the engine's inference alone: no harness, and TensorRT's own host time "
         "per request is fitted 0 (calibration/fit/REPORT.md: its demoBERT 8.4.3 rows want none "
@@ -279,17 +269,13 @@ MLPERF_BERT_SLICE = (
     "(validation points)")
 
 
-# Time-slicing beside any trainer (measured 2.72-2.73x, predicted 1.88-1.89x).
-TS_REASON = ("not the slice geometry (1024 us slice, 88 us switch, the profile's): a GPU-bound "
-             "2.08 ms server gives 2.62x beside the same trainer. Tally times a query from its "
-             "start (infer_monitor.py: queueing excluded since the corun merge; catalog2's +2 % "
-             "compared open-loop latencies, queueing included). The catalog's ONNX Runtime request "
-             "is host-paced (0.98 ms of kernels in 2.08 ms; the runtime's 5 us per node is an "
-             "assumption): while the trainer holds a slice the server's CPU keeps issuing, so the "
-             "wait overlaps dispatch it spends anyway. Tally's single-job table gives the real "
-             "query 89 % GPU-busy (3.6 of 4.05 ms); a 4.05 ms server at that share gives 2.17x; "
-             "the rest needs host synchronisations inside the query (timeslicing.py infers about "
-             "6), each handing the GPU to the trainer for a whole slice, which no source counts")
+# Time-slicing beside any trainer (measured 2.72-2.73x, predicted 2.43x).
+TS_REASON = ("the server in Tally's harness (gemm_library: tally-cutlass) is predicted 4.20 ms "
+             "alone, mostly GPU time, as Tally's single-job table says (89 % GPU-busy), and "
+             "2.43x beside any trainer against 2.72-2.73x measured (1024 us slice, the "
+             "profile's switch costs). The rest needs host synchronisations inside the query "
+             "(numpy feeds copied in, two fetches copied out; timeslicing.py infers about 6), "
+             "each handing the GPU to the trainer for a whole slice, which no source counts")
 TS_POINTS = ("tally-bert-rn50-ts", "tally-bert-pointnet-ts", "tally-bert-berttrain-ts",
              "tally-bert-gpt2-ts")
 

@@ -351,6 +351,9 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     }
     if (!c->serving.empty()) out << YAML::Key << "serving" << YAML::Value << c->serving;
     if (!c->harness.empty()) out << YAML::Key << "harness" << YAML::Value << c->harness;
+    if (!c->gemm_library.empty()) {
+      out << YAML::Key << "gemm_library" << YAML::Value << c->gemm_library;
+    }
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

@@ -357,6 +357,17 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
       c.harness = name;
     }
   }
+  if (const auto f = map.get("gemm_library")) {
+    // A library that replaces the runtime's GEMMs (catalog_model.hpp, "GEMM library").
+    const KernelFamilies& families = load_kernel_families();
+    const std::string name = non_empty_text(ctx, *f);
+    if (families.gemm_library(name) == nullptr) {
+      ctx.fail(*f, "unknown GEMM library '" + name + "'" +
+                       hint(name, families.gemm_library_names()) +
+                       "; use one of: " + join(families.gemm_library_names()));
+    }
+    c.gemm_library = name;
+  }
   if (c.serving.empty()) {
     for (const char* key : {"front_end_latency", "front_end_bandwidth"}) {
       if (const auto host = map.get("host")) {

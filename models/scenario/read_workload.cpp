@@ -331,6 +331,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "io_dtype",
                        "serving",
                        "harness",
+                       "gemm_library",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
@@ -352,7 +353,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "io_dtype", "serving", "harness"}) {
+          "memory_format", "gradient_checkpointing", "io_dtype", "serving", "harness", "gemm_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -387,7 +388,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   } else {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host", "io_dtype", "serving", "harness"}) {
+          "memory_format", "gradient_checkpointing", "host", "io_dtype", "serving", "harness", "gemm_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

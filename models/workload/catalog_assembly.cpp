@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "models/config/yaml_reader.hpp"
@@ -89,6 +90,22 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
                 yaml::hint(runtime_name, families.runtime_names()) +
                 "; use one of: " + join(families.runtime_names()));
   }
+  // A named GEMM library replaces the runtime's GEMMs (catalog_model.hpp, "GEMM library"): the
+  // request's copy of the families carries it; without one the shared families are used as they
+  // are.
+  std::optional<KernelFamilies> with_library;
+  if (!request.gemm_library.empty()) {
+    const GemmLibrary* lib = families.gemm_library(request.gemm_library);
+    if (lib == nullptr) {
+      fail_at(locate, path + ".gemm_library",
+              "unknown GEMM library '" + request.gemm_library + "'" +
+                  yaml::hint(request.gemm_library, families.gemm_library_names()) +
+                  "; use one of: " + join(families.gemm_library_names()));
+    }
+    with_library = families;
+    with_library->fixed_gemm = *lib;
+  }
+  const KernelFamilies& gemm_families = with_library ? *with_library : families;
   if (training && runtime->name == "tensorrt") {
     fail_at(locate, path + ".runtime",
             "tensorrt runs inference only; a training step needs runtime: pytorch");
@@ -168,8 +185,8 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
     }
     LayerWork hbm = layer;
     hbm.bytes = std::max(0.0, layer.bytes - from_l2);
-    LayerKernels built =
-        layer_kernels(hbm, families, gpu, peak, request.bus_bandwidth, data_parallel, library_sms);
+    LayerKernels built = layer_kernels(hbm, gemm_families, gpu, peak, request.bus_bandwidth,
+                                       data_parallel, library_sms);
     if (from_l2 > 0 && !built.details.empty()) {
       built.details.front() += ", input " + units::format_size(std::llround(from_l2)) + " from L2";
     }

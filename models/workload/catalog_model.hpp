@@ -57,6 +57,15 @@
 //             instance's own) wins; ties keep the earlier tile and the smaller split. The
 //             reduction is emitted as its own kernel, NAME.splitk_reduce.
 //             (NVIDIA Matrix Multiplication Background guide: tile and wave quantization.)
+//   GEMM library  a workload with `gemm_library: NAME` (kernel-families `gemm_libraries:`) runs
+//             every GEMM as that library's one implementation instead of the least-time choice
+//             above: tile T (T_fp32 for fp32 operands when given) and split
+//                 s = ceil(K / d) if count = 1, ceil(M / m) ceil(N / n) < N_split and K >= d,
+//                 else 1,
+//             timed by the same law (blocks, wave and tile quantization, fp32 partials, the
+//             reduction kernel). tally-cutlass is Tally's cuBLAS replacement (REPLACE_CUBLAS,
+//             tally src/tally/cutlass/cutlass.cu: 128x128x16 tensor-op tile in 4 stages for
+//             fp16, 128x128x8 SIMT for fp32, d = 128, N_split = 60).
 //   Latency floor  kernel-families `memory_latency:` gives per GPU the unloaded DRAM load
 //             latency L_D and L2 latency L_2 (pointer chase, te42kyfo/gpu-benches). The busiest
 //             SM runs its P = ceil(G / S) blocks at most r = min(B_sm, P) at a time; a round of

@@ -290,6 +290,18 @@ DeviceProfile catalog_timing_profile(const std::string& contention_law, const De
 
 GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
                        const DeviceProfile& gpu, double peak, int library_sms) {
+  if (families.fixed_gemm) {
+    // A named GEMM library (catalog_model.hpp, "GEMM library"): its one tile and split rule.
+    const GemmLibrary& lib = *families.fixed_gemm;
+    const GemmTile& tile = layer.element_bytes >= 4 && lib.tile_fp32 ? *lib.tile_fp32 : lib.tile;
+    const std::int64_t depth = static_cast<std::int64_t>(lib.split_depth.value);
+    const double tiles = static_cast<double>(ceil_div(layer.m, tile.m)) *
+                         static_cast<double>(ceil_div(layer.n, tile.n));
+    const int split = layer.count == 1 && tiles < lib.split_below_tiles.value && layer.k >= depth
+                          ? static_cast<int>(ceil_div(layer.k, depth))
+                          : 1;
+    return time_gemm(layer, tile, split, families, gpu, peak, library_sms);
+  }
   GemmChoice best;
   double best_time = -1;
   for (const GemmTile& tile : families.gemm_tiles) {
@@ -366,7 +378,8 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
       time_gemm(layer, chosen.tile, chosen.split, families, gpu, peak, gpu.sms);
   const std::string what = "gemm " + std::to_string(chosen.tile.m) + "x" +
                            std::to_string(chosen.tile.n) +
-                           (chosen.split > 1 ? " split-K " + std::to_string(chosen.split) : "");
+                           (chosen.split > 1 ? " split-K " + std::to_string(chosen.split) : "") +
+                           (families.fixed_gemm ? " " + families.fixed_gemm->name : "");
   KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
                                  whole.t_latency, whole.t_memory);
   spec.working_set = static_cast<std::int64_t>(gemm_reread_bytes(layer, chosen.tile));

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "models/config/input_error.hpp"
@@ -150,9 +151,23 @@ CatalogEntry parse_catalog_entry(const std::string& yaml_text, const std::string
 
 namespace {
 
-// `{value: [...], source | assumption}`: the list field and the provenance (value = list size).
-std::pair<Field, CatalogParameter> list_parameter_of(Context& ctx, const MapReader& parent,
-                                                     const std::string& key) {
+// One GEMM tile `{m, n, k, stages, threads, registers, shared_memory}`.
+GemmTile gemm_tile_of(Context& ctx, const Field& item) {
+  const MapReader t(ctx, item, {"m", "n", "k", "stages", "threads", "registers", "shared_memory"});
+  GemmTile tile;
+  tile.m = int_of(ctx, t.require("m"), 1);
+  tile.n = int_of(ctx, t.require("n"), 1);
+  tile.k = int_of(ctx, t.require("k"), 1);
+  tile.stages = int_of(ctx, t.require("stages"), 2);
+  tile.threads = int_of(ctx, t.require("threads"), 1);
+  tile.registers = int_of(ctx, t.require("registers"), 1);
+  tile.shared_memory = size_of(ctx, t.require("shared_memory"));
+  return tile;
+}
+
+// `{value: X, source | assumption}`: the value field X, unread, and the provenance (value 0).
+std::pair<Field, CatalogParameter> value_parameter_of(Context& ctx, const MapReader& parent,
+                                                      const std::string& key) {
   const MapReader map(ctx, parent.require(key), {"value", "source", "assumption"});
   const auto source = map.get("source");
   const auto assumption = map.get("assumption");
@@ -162,7 +177,21 @@ std::pair<Field, CatalogParameter> list_parameter_of(Context& ctx, const MapRead
   CatalogParameter p;
   p.assumed = static_cast<bool>(assumption);
   p.provenance = provenance_of(ctx, source ? *source : *assumption);
-  const Field value = map.require("value");
+  return {map.require("value"), p};
+}
+
+// `{value: {m, n, ...}, source | assumption}`: one GEMM tile and its provenance (value 1).
+std::pair<GemmTile, CatalogParameter> tile_parameter_of(Context& ctx, const MapReader& parent,
+                                                        const std::string& key) {
+  auto [value, p] = value_parameter_of(ctx, parent, key);
+  p.value = 1;
+  return {gemm_tile_of(ctx, value), p};
+}
+
+// `{value: [...], source | assumption}`: the list field and the provenance (value = list size).
+std::pair<Field, CatalogParameter> list_parameter_of(Context& ctx, const MapReader& parent,
+                                                     const std::string& key) {
+  auto [value, p] = value_parameter_of(ctx, parent, key);
   p.value = static_cast<double>(list_of(ctx, value, false).size());
   return {value, p};
 }
@@ -212,6 +241,19 @@ const CatalogServing* KernelFamilies::serving_front_end(const std::string& name)
   return nullptr;
 }
 
+const GemmLibrary* KernelFamilies::gemm_library(const std::string& name) const {
+  for (const GemmLibrary& lib : gemm_libraries) {
+    if (lib.name == name) return &lib;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> KernelFamilies::gemm_library_names() const {
+  std::vector<std::string> out;
+  for (const GemmLibrary& lib : gemm_libraries) out.push_back(lib.name);
+  return out;
+}
+
 std::vector<std::string> KernelFamilies::serving_names() const {
   std::vector<std::string> out;
   for (const CatalogServing& f : serving) out.push_back(f.name);
@@ -222,9 +264,9 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
   std::map<std::string, SourceLocation> locations;
   Context ctx(source_name, locations);
   const YAML::Node root = parse(yaml_text, source_name, "invalid YAML: ");
-  const MapReader map(
-      ctx, Field{root, "", root.Mark()},
-      {"gemm", "attention", "elementwise", "collective", "memory_latency", "runtimes", "serving"});
+  const MapReader map(ctx, Field{root, "", root.Mark()},
+                      {"gemm", "attention", "elementwise", "collective", "memory_latency",
+                       "runtimes", "serving", "gemm_libraries"});
   const auto count = [&](const Field& f) { return static_cast<double>(integer_of(ctx, f, 1)); };
   const auto number = [&](const Field& f) { return number_of(ctx, f); };
   const auto bytes = [&](const Field& f) { return static_cast<double>(size_of(ctx, f)); };
@@ -240,19 +282,8 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
   {
     auto [tiles, provenance] = list_parameter_of(ctx, gemm, "tiles");
     k.gemm_tiles_provenance = provenance;
-    for (const Field& item : list_of(ctx, tiles, false)) {
-      const MapReader t(ctx, item,
-                        {"m", "n", "k", "stages", "threads", "registers", "shared_memory"});
-      GemmTile tile;
-      tile.m = int_of(ctx, t.require("m"), 1);
-      tile.n = int_of(ctx, t.require("n"), 1);
-      tile.k = int_of(ctx, t.require("k"), 1);
-      tile.stages = int_of(ctx, t.require("stages"), 2);
-      tile.threads = int_of(ctx, t.require("threads"), 1);
-      tile.registers = int_of(ctx, t.require("registers"), 1);
-      tile.shared_memory = size_of(ctx, t.require("shared_memory"));
-      k.gemm_tiles.push_back(tile);
-    }
+    for (const Field& item : list_of(ctx, tiles, false))
+      k.gemm_tiles.push_back(gemm_tile_of(ctx, item));
   }
   {
     auto [splits, provenance] = list_parameter_of(ctx, gemm, "split_k");
@@ -389,6 +420,28 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
       f.latency = term("latency", seconds);
       if (fm.get("bandwidth")) f.bandwidth = term("bandwidth", bandwidth);
       k.serving.push_back(std::move(f));
+    }
+  }
+  if (const auto libraries = map.get("gemm_libraries")) {
+    // `gemm_libraries: {NAME: {tile, tile_fp32 (optional), split_below_tiles, split_depth}}`
+    // (catalog_model.hpp, "GEMM library").
+    if (!libraries->node.IsMap() || libraries->node.size() == 0) {
+      ctx.fail(*libraries, "expected a mapping of GEMM libraries (tally-cutlass: {tile, ...})");
+    }
+    for (auto it = libraries->node.begin(); it != libraries->node.end(); ++it) {
+      GemmLibrary lib;
+      lib.name = it->first.Scalar();
+      const Field field{it->second, child_path("gemm_libraries", lib.name), it->second.Mark()};
+      const MapReader lm(ctx, field, {"tile", "tile_fp32", "split_below_tiles", "split_depth"});
+      std::tie(lib.tile, lib.tile_provenance) = tile_parameter_of(ctx, lm, "tile");
+      if (lm.get("tile_fp32")) {
+        auto [tile, provenance] = tile_parameter_of(ctx, lm, "tile_fp32");
+        lib.tile_fp32 = tile;
+        lib.tile_fp32_provenance = provenance;
+      }
+      lib.split_below_tiles = parameter_of(ctx, lm, "split_below_tiles", count);
+      lib.split_depth = parameter_of(ctx, lm, "split_depth", count);
+      k.gemm_libraries.push_back(std::move(lib));
     }
   }
   k.source_path = source_name;

@@ -10,6 +10,7 @@
 // into kernels on a device profile. Cost: each file is parsed once per process (cached).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,21 @@ struct CatalogServing {
   CatalogParameter bandwidth;  ///< bytes/s of payload; value 0 = the payload costs nothing
 };
 
+/// A GEMM library that replaces the runtime's own GEMMs with one fixed implementation
+/// (kernel-families.yaml `gemm_libraries.NAME`, `workload.gemm_library: NAME`; catalog_model.hpp,
+/// "GEMM library"): every GEMM of count 1 whose output has fewer than `split_below_tiles` tiles
+/// and K >= `split_depth` splits K into ceil(K / split_depth) parallel slices (fp32 partials and
+/// a reduction kernel); a batched GEMM (count > 1) never splits. 4-byte operands (fp32) use
+/// `tile_fp32` when the library gives one.
+struct GemmLibrary {
+  std::string name;
+  GemmTile tile;                      ///< half-precision (tensor-core) GEMMs
+  std::optional<GemmTile> tile_fp32;  ///< fp32 GEMMs (CUDA cores); empty = `tile`
+  CatalogParameter tile_provenance, tile_fp32_provenance;
+  CatalogParameter split_below_tiles;  ///< output tiles below which K is split
+  CatalogParameter split_depth;        ///< K per slice of a split
+};
+
 /// calibration/workloads/kernel-families.yaml: how kernels are implemented (assumptions about
 /// cuBLAS/cuDNN/CUTLASS, fused attention and PyTorch elementwise kernels; numbers in plain
 /// units) and the runtimes that launch them.
@@ -135,8 +151,12 @@ struct KernelFamilies {
   CatalogParameter collective_latency_per_hop;  ///< seconds per ring step (2 (n - 1) steps)
   CatalogParameter collective_blocks;           ///< NCCL channels = blocks it holds
   CatalogParameter collective_threads;
-  std::vector<CatalogRuntime> runtimes;  ///< in file order
-  std::vector<CatalogServing> serving;   ///< serving front ends, in file order
+  std::vector<CatalogRuntime> runtimes;     ///< in file order
+  std::vector<CatalogServing> serving;      ///< serving front ends, in file order
+  std::vector<GemmLibrary> gemm_libraries;  ///< `gemm_libraries:`, in file order
+  /// Set on a request's copy when its workload names `gemm_library:`: choose_gemm then takes
+  /// this library's fixed tile and split instead of the least-time choice.
+  std::optional<GemmLibrary> fixed_gemm;
   /// Memory latency per device profile name; "default" for a profile not listed.
   std::map<std::string, MemoryLatency> memory_latency;
   std::string source_path;
@@ -150,6 +170,10 @@ struct KernelFamilies {
   const CatalogServing* serving_front_end(const std::string& name) const;
   /// Names of the serving front ends, in file order.
   std::vector<std::string> serving_names() const;
+  /// The GEMM library named `name`, or nullptr.
+  const GemmLibrary* gemm_library(const std::string& name) const;
+  /// Names of the GEMM libraries, in file order.
+  std::vector<std::string> gemm_library_names() const;
 };
 
 /// Names of the catalog entries compiled into the binary, sorted (kernel-families excluded).

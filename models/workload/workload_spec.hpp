@@ -60,6 +60,9 @@ struct CatalogRequestSpec {
   /// profile's `harness_per_request:`, e.g. mlperf-loadgen: its host time per request, T_h of
   /// host_time.hpp); "" = none (`harness: none`): the runtime's own host time only.
   std::string harness;
+  /// `gemm_library:` a library that replaces the runtime's GEMMs with one fixed implementation
+  /// (kernel-families.yaml `gemm_libraries:`, e.g. tally-cutlass); "" = the runtime's own.
+  std::string gemm_library;
   /// Resolved (resolve_scenario): T_fe of the request `kernels` are at (host_time.hpp), ns.
   Nanos front_end_time = 0;
   SourceLocation where;  ///< the `model:` key

@@ -104,6 +104,30 @@ def test_tensorflow_points_state_their_harness_and_precision():
     assert cp.harness_host(table["bertb-ft-a100-fttf-b8-s384"]) is None  # FT's op: its runtime
 
 
+def test_tally_points_run_in_tallys_gemm_library_and_fp32():
+    """Tally's harness runs every job with REPLACE_CUBLAS (its CUTLASS GEMMs) and its trainers
+    without TF32: the server alone, beside each trainer, and each trainer name the
+    tally-cutlass library kernel-families.yaml defines, the trainers in fp32; no other
+    source's point names a library."""
+    yaml = pytest.importorskip("yaml")
+    sys.path.insert(0, str(VALIDATION))
+    import catalog_published as cp
+    families = yaml.safe_load((REPO / "calibration" / "workloads" /
+                               "kernel-families.yaml").read_text())
+    assert cp.HARNESS_GEMM["tally"] in families["gemm_libraries"]
+    solo = {r["id"]: r for r in rows("solo.csv")}[cp.TALLY_SOLO]
+    spec = cp.catalog_workload(solo, "inference")
+    assert spec["gemm_library"] == "tally-cutlass" and spec["runtime"] == "onnxruntime"
+    for name, batch, seq, dtype, _ in cp.BE_WORKLOAD.values():
+        be = cp.catalog_workload({"workload": name, "batch": str(batch), "seq_len": seq,
+                                  "dtype": dtype, "software": "PyTorch", "source": "tally"},
+                                 "training")
+        assert be["gemm_library"] == "tally-cutlass" and be["dtype"] == "fp32", name
+    others = [r for r in rows("solo.csv") if r["source"] != "tally"]
+    assert others and all("gemm_library" not in (cp.catalog_workload(
+        r, "training" if r["phase"] == "training" else "inference") or {}) for r in others)
+
+
 def test_every_point_has_a_documented_source_and_a_known_profile():
     source_md = (DATA / "SOURCE.md").read_text()
     models = run_gpumux("models", check=0).stdout

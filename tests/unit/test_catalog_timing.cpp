@@ -636,5 +636,112 @@ TEST(CatalogLatency, TheReductionKernelsCostStopsSplitK) {
   EXPECT_GT(shallower, 5);
 }
 
+TEST(CatalogGemmLibrary, TallyCutlassIsTallysSourceValues) {
+  // tally src/tally/cutlass/cutlass.cu: the tensor-op 128x128x16 tile in 4 stages (warps 64x64:
+  // 4 warps), the SIMT 128x128x8 tile (warps 32x64: 8 warps), split-K below 60 output tiles into
+  // ceil(K / 128) slices.
+  const GemmLibrary* lib = load_kernel_families().gemm_library("tally-cutlass");
+  ASSERT_NE(lib, nullptr);
+  EXPECT_EQ(lib->tile.m, 128);
+  EXPECT_EQ(lib->tile.n, 128);
+  EXPECT_EQ(lib->tile.k, 16);
+  EXPECT_EQ(lib->tile.stages, 4);
+  EXPECT_EQ(lib->tile.threads, 128);
+  EXPECT_EQ(lib->tile.shared_memory, 4 * (128 + 128) * 16 * 2);
+  ASSERT_TRUE(lib->tile_fp32.has_value());
+  EXPECT_EQ(lib->tile_fp32->k, 8);
+  EXPECT_EQ(lib->tile_fp32->threads, 256);
+  EXPECT_EQ(lib->tile_fp32->shared_memory, 2 * (128 + 128) * 8 * 4);
+  EXPECT_DOUBLE_EQ(lib->split_below_tiles.value, 60);
+  EXPECT_DOUBLE_EQ(lib->split_depth.value, 128);
+  EXPECT_FALSE(lib->tile_provenance.assumed);
+  EXPECT_EQ(load_kernel_families().gemm_library("cublas"), nullptr);
+}
+
+TEST(CatalogGemmLibrary, ALibraryRunsItsOneTileAndSplitsByItsRuleOnRandomShapes) {
+  // catalog_model.hpp, "GEMM library": no choice, the library's tile and s = ceil(K / d) when
+  // count = 1, ceil(M / m) ceil(N / n) < N_split and K >= d, timed by the same law.
+  const DeviceProfile& gpu = a100();
+  KernelFamilies f = load_kernel_families();
+  const GemmLibrary lib = *f.gemm_library("tally-cutlass");
+  f.fixed_gemm = lib;
+  std::uint64_t x = 777;
+  const auto next = [&](int lo, int hi) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + static_cast<int>((x >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  int split_seen = 0, whole_seen = 0;
+  for (int i = 0; i < 300; ++i) {
+    const double dt = i % 3 == 0 ? 4 : 2;
+    LayerWork w = gemm(next(1, 3000), next(1, 3000), next(1, 20000), dt);
+    w.element_bytes = dt;
+    const GemmTile& tile = dt == 4 ? *lib.tile_fp32 : lib.tile;
+    const double tiles = std::ceil(double(w.m) / tile.m) * std::ceil(double(w.n) / tile.n);
+    const int split = tiles < 60 && w.k >= 128 ? static_cast<int>((w.k + 127) / 128) : 1;
+    (split > 1 ? split_seen : whole_seen) += 1;
+    for (const int sms : {108, 14}) {
+      const GemmChoice c = choose_gemm(w, f, gpu, gpu.compute.fp16_tensor, sms);
+      EXPECT_EQ(c.tile.m, tile.m);
+      EXPECT_EQ(c.tile.k, tile.k);
+      EXPECT_EQ(c.tile.threads, tile.threads);
+      EXPECT_EQ(c.split, split) << w.m << "x" << w.n << "x" << w.k;
+      EXPECT_EQ(static_cast<double>(c.blocks), tiles * split);
+      // Timed by the same law: the least-time selection offered only this (tile, split).
+      KernelFamilies only = load_kernel_families();
+      only.gemm_tiles = {tile};
+      only.gemm_split_k = {split};
+      only.gemm_split_k_min_depth.value = 0;
+      const GemmChoice same = choose_gemm(w, only, gpu, gpu.compute.fp16_tensor, sms);
+      EXPECT_DOUBLE_EQ(c.time(gpu), same.time(gpu)) << w.m << "x" << w.n << "x" << w.k;
+      EXPECT_DOUBLE_EQ(c.t_memory, same.t_memory);
+      EXPECT_DOUBLE_EQ(c.t_reduce, same.t_reduce);
+      EXPECT_EQ(c.split > 1, c.t_reduce > 0);
+    }
+    // A batched GEMM (count > 1) never splits.
+    w.count = 4;
+    EXPECT_EQ(choose_gemm(w, f, gpu, gpu.compute.fp16_tensor).split, 1);
+  }
+  EXPECT_GT(split_seen, 20);
+  EXPECT_GT(whole_seen, 20);
+}
+
+TEST(CatalogGemmLibrary, AWorkloadNamesItAndAnUnknownOneIsALocatedError) {
+  const auto resolve = [](const std::string& keys) {
+    return resolve_scenario(load_scenario_text(
+        "name: t\nduration: 1s\ngpus: [{name: g, model: a100-sxm4-40gb}]\n"
+        "tenants:\n  - name: a\n    device: g\n    workload:\n"
+        "      arrivals: {process: closed, concurrency: 1}\n"
+        "      model: bert-large\n      seq_len: 128\n      runtime: onnxruntime\n" +
+            keys,
+        "test.yaml"));
+  };
+  const auto reductions = [](const ResolvedScenario& r) {
+    int n = 0;
+    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+      n += k.name.find(".splitk_reduce") != std::string::npos ? 1 : 0;
+    }
+    return n;
+  };
+  // BERT-large at batch 1 x 128 tokens: every GEMM has fewer than 60 128x128 output tiles (QKV
+  // 24, attention out 8, FFN1 32, FFN2 8, the pooler 8) and K >= 128, so each of the 24 layers'
+  // four GEMMs and the pooler's splits and adds a reduction kernel.
+  const ResolvedScenario tally = resolve("      gemm_library: tally-cutlass\n");
+  EXPECT_EQ(reductions(tally), 24 * 4 + 1);
+  EXPECT_EQ(tally.scenario.tenants[0].workload.catalog->gemm_library, "tally-cutlass");
+  // Without it the catalog's own choice (fewer splits) stands.
+  EXPECT_LT(reductions(resolve("")), 24 * 4 + 1);
+  try {
+    resolve("      gemm_library: tally-cutlas\n");
+    ADD_FAILURE() << "no error for an unknown GEMM library";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test.yaml:12:21: tenants.0.workload.gemm_library: "), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("unknown GEMM library 'tally-cutlas' (did you mean 'tally-cutlass'?)"),
+              std::string::npos)
+        << what;
+  }
+}
+
 }  // namespace
 }  // namespace gpumux

@@ -148,11 +148,60 @@ TEST(CatalogLayers, TensorRtSumsTheResNetShortcutInTheLastConvolutionsEpilogue) 
   EXPECT_FALSE(f.runtime("pytorch")->fused_conv_residual);
 }
 
-TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
+// The shipped kernel-families.yaml text.
+std::string shipped_kernel_families() {
   std::ifstream in(std::string(GPUMUX_SOURCE_DIR) + "/calibration/workloads/kernel-families.yaml");
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string base = buf.str();
+  return buf.str();
+}
+
+// `text` is refused with one located line naming `key` and saying `why`.
+void expect_families_error(const std::string& text, const std::string& key,
+                           const std::string& why) {
+  try {
+    parse_kernel_families(text, "k.yaml");
+    ADD_FAILURE() << "no error for " << why;
+  } catch (const InputError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
+    EXPECT_NE(what.find(key), std::string::npos) << what;
+    EXPECT_NE(what.find(why), std::string::npos) << what;
+  }
+}
+
+TEST(CatalogErrors, AGemmLibraryNeedsItsTileSplitRuleAndProvenance) {
+  const std::string base = shipped_kernel_families();
+  const std::size_t from = base.find("\ngemm_libraries:\n");
+  ASSERT_NE(from, std::string::npos);
+  // The shipped file parses without it (the section is optional) and with it.
+  EXPECT_TRUE(parse_kernel_families(base.substr(0, from + 1), "k.yaml").gemm_libraries.empty());
+  EXPECT_EQ(parse_kernel_families(base, "k.yaml").gemm_library_names(),
+            std::vector<std::string>{"tally-cutlass"});
+  const std::string tile =
+      "{m: 128, n: 128, k: 16, stages: 4, threads: 128, registers: 232, shared_memory: 32KiB}";
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"  x:\n    tile: {value: " + tile +
+                                                ", source: a}\n"
+                                                "    split_below_tiles: {value: 60, source: a}\n",
+                                            "split_depth"},
+        {"  x:\n    tile: {value: " + tile +
+             "}\n    split_below_tiles: {value: 60, source: a}\n"
+             "    split_depth: {value: 128, source: a}\n",
+         "give either source or assumption"},
+        {"  x:\n    tile: {value: " + tile +
+             ", source: a}\n"
+             "    split_below_tiles: {value: 0, source: a}\n    split_depth: {value: 128, source: "
+             "a}\n",
+         "must be >= 1, got 0"},
+        {"  x:\n    tile: {value: " + tile + ", source: a}\n    split: 3\n", "split"}}) {
+    expect_families_error(base.substr(0, from) + "\ngemm_libraries:\n" + entry, "gemm_libraries.x",
+                          why);
+  }
+}
+
+TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
+  const std::string base = shipped_kernel_families();
   // The tensorrt runtime's conv_residual block, replaced by each wrong one.
   const std::size_t from = base.find("    conv_residual:\n", base.find("\n  tensorrt:\n"));
   ASSERT_NE(from, std::string::npos);
@@ -162,16 +211,8 @@ TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
        {std::pair<std::string, std::string>{"    conv_residual: {value: fuzed, source: a}\n",
                                             "expected fused or separate, got 'fuzed'"},
         {"    conv_residual: {value: fused}\n", "give either source or assumption"}}) {
-    const std::string text = base.substr(0, from) + entry + base.substr(to);
-    try {
-      parse_kernel_families(text, "k.yaml");
-      ADD_FAILURE() << "no error for " << why;
-    } catch (const InputError& err) {
-      const std::string what = err.what();
-      EXPECT_NE(what.find("k.yaml:"), std::string::npos) << what;
-      EXPECT_NE(what.find("runtimes.tensorrt.conv_residual"), std::string::npos) << what;
-      EXPECT_NE(what.find(why), std::string::npos) << what;
-    }
+    expect_families_error(base.substr(0, from) + entry + base.substr(to),
+                          "runtimes.tensorrt.conv_residual", why);
   }
 }
 
