@@ -330,6 +330,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "host",
                        "serving",
                        "gemm_library",
+                       "conv_library",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
@@ -351,7 +352,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     }
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "serving", "gemm_library"}) {
+          "memory_format", "gradient_checkpointing", "serving", "gemm_library", "conv_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -384,9 +385,9 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
       w.cuda_graph_origin = ParamOrigin::user;
     }
   } else {
-    for (const char* key :
-         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host", "serving", "gemm_library"}) {
+    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
+                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing",
+                            "host", "serving", "gemm_library", "conv_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +
