@@ -398,28 +398,31 @@ class LayerBuilder {
 
   // A fill kernel (zero_, a bias copy) writing `elements`, dispatched by `host_ops` operators.
   LayerWork fill(const std::string& name, double elements, double host_ops) const {
+    return loop_kernel(name, elements, 0, elements * dt_, 1, host_ops);
+  }
+
+  // An elementwise kernel of a native convolution: a grid of `elements` threads doing `flops`
+  // in all, moving `bytes`, launched `repeat` times, dispatched by `host_ops` operators.
+  LayerWork loop_kernel(const std::string& name, double elements, double flops, double bytes,
+                        std::int64_t repeat, double host_ops) const {
     LayerWork w;
     w.kind = LayerWork::Kind::elementwise;
     w.name = name;
     w.elements = static_cast<std::int64_t>(elements);
-    w.bytes = elements * dt_;
+    w.flops = flops;
+    w.bytes = bytes;
     w.element_bytes = dt_;
     w.host_ops = host_ops;
+    w.repeat = repeat;
     return w;
   }
 
   // aten's im2col of one sample (repeat = N): a thread per input channel and output position
   // copies its window: reads the sample's map, writes its columns.
   LayerWork im2col(const std::string& name, const LayerWork::NativeConvolution& g) const {
-    LayerWork w;
-    w.kind = LayerWork::Kind::elementwise;
-    w.name = name;
-    w.elements = g.c_in * g.out_positions;
-    w.bytes = (static_cast<double>(g.c_in * g.in_positions) + g.columns()) * dt_;
-    w.element_bytes = dt_;
-    w.host_ops = 0;
-    w.repeat = g.samples;
-    return w;
+    return loop_kernel(name, static_cast<double>(g.c_in * g.out_positions), 0,
+                       (static_cast<double>(g.c_in * g.in_positions) + g.columns()) * dt_,
+                       g.samples, 0);
   }
 
   // The backward of a native convolution (catalog_model.hpp, "Native convolution"), after its
@@ -445,16 +448,9 @@ class LayerBuilder {
       d.working_set = d.a_bytes + d.b_bytes;
       d.host_ops = 1;
       out.push_back(d);
-      LayerWork c;
-      c.kind = LayerWork::Kind::elementwise;
-      c.name = f.name + ".col2im";
-      c.elements = g.c_in * g.in_positions;
-      c.flops = columns;  // one add per column element
-      c.bytes = (columns + in) * dt_;
-      c.element_bytes = dt_;
-      c.host_ops = 0;
-      c.repeat = g.samples;
-      out.push_back(c);
+      // (one add per column element)
+      out.push_back(
+          loop_kernel(f.name + ".col2im", in, columns, (columns + in) * dt_, g.samples, 0));
     }
     out.push_back(fill(f.name + ".wgrad_zero", weights, input_grad ? 0 : 1));
     if (g.unfold) out.push_back(im2col(f.name + ".wgrad_im2col", g));
@@ -471,15 +467,9 @@ class LayerBuilder {
     w.host_ops = 0;
     out.push_back(w);
     if (g.bias) {
-      LayerWork b;
-      b.kind = LayerWork::Kind::elementwise;
-      b.name = f.name + ".grad_bias";
-      b.elements = static_cast<std::int64_t>(static_cast<double>(g.samples) * grad_out);
-      b.flops = static_cast<double>(b.elements);
-      b.bytes = (static_cast<double>(b.elements) + static_cast<double>(g.c_out)) * dt_;
-      b.element_bytes = dt_;
-      b.host_ops = 0;
-      out.push_back(b);
+      const double dy = static_cast<double>(g.samples) * grad_out;
+      out.push_back(loop_kernel(f.name + ".grad_bias", dy, dy,
+                                (dy + static_cast<double>(g.c_out)) * dt_, 1, 0));
     }
   }
 
