@@ -162,6 +162,12 @@ def runtime_of(software: str) -> str | None:
 # under its local client (tally-bench python/bench_utils/bench.py, Benchmark.replace_cublas =
 # True): ONNX Runtime's and PyTorch's cuBLAS GEMMs run Tally's CUTLASS kernels instead.
 HARNESS_GEMM = {"tally": "tally-cutlass"}
+# How a source's PyTorch jobs ran their convolutions, where not with cuDNN
+# (`workload.conv_library:`, docs/workloads.md "Native convolution"). Tally's PyTorch
+# (v2.2.0-tally) is built with USE_CUDNN=0 (tally-bench docker/Dockerfile.base), so every
+# nn.Conv1d / nn.Conv2d runs aten's slow_conv2d: per sample an im2col and one GEMM (pytorch
+# v2.2.0 aten/src/ATen/native/cuda/ConvolutionMM2d.cu).
+HARNESS_CONV = {"tally": "native"}
 
 
 def catalog_workload(row: dict, phase: str) -> dict | None:
@@ -189,6 +195,8 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
         spec["io_dtype"] = io_dtype
     if row.get("source") in HARNESS_GEMM:
         spec["gemm_library"] = HARNESS_GEMM[row["source"]]
+    if row.get("source") in HARNESS_CONV and runtime == "pytorch":
+        spec["conv_library"] = HARNESS_CONV[row["source"]]
     return spec
 
 
@@ -588,9 +596,9 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
 # docker/Dockerfile.base), so its convolutions are PyTorch's own im2col + GEMM, and under
 # REPLACE_CUBLAS every fp32 GEMM is Tally's CUTLASS SIMT kernel on the CUDA cores (tally
 # src/tally/cutlass/cutlass.cu, "the same implementation for cuda core and tf32"): no TF32
-# anywhere, every neighbour is fp32 with the tally-cutlass GEMM library (HARNESS_GEMM). The
-# catalog still times a convolution as one implicit GEMM over the batch (PyTorch's slow_conv2d
-# loops over the samples, one im2col and one GEMM each: not modelled). gpt2-large trains on
+# anywhere, every neighbour is fp32 with the tally-cutlass GEMM library (HARNESS_GEMM), and its
+# convolutions are PyTorch's slow_conv2d loop over the samples, one im2col and one GEMM each
+# (conv_library: native, HARNESS_CONV). gpt2-large trains on
 # 512-token blocks (train_gpt2.py block_size), whisper's labels are Common Voice Hindi
 # sentences (128 tokens assumed, the entry's default) and its Seq2SeqTrainingArguments set
 # gradient_checkpointing=True (train_whisper.py; the only Tally trainer that does). Fields:

@@ -354,6 +354,9 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (!c->gemm_library.empty()) {
       out << YAML::Key << "gemm_library" << YAML::Value << c->gemm_library;
     }
+    if (!c->conv_library.empty()) {
+      out << YAML::Key << "conv_library" << YAML::Value << c->conv_library;
+    }
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

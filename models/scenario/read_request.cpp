@@ -368,6 +368,12 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
     }
     c.gemm_library = name;
   }
+  if (const auto f = map.get("conv_library")) {
+    // How convolutions run (catalog_model.hpp, "Native convolution"): cudnn, one implicit GEMM
+    // over the batch; native, PyTorch without cuDNN (im2col + GEMM per sample).
+    c.conv_library = choice_of<std::string>(ctx, *f, {{"cudnn", "cudnn"}, {"native", "native"}},
+                                            {"cudnn", "native"}, "convolution library");
+  }
   if (c.serving.empty()) {
     for (const char* key : {"front_end_latency", "front_end_bandwidth"}) {
       if (const auto host = map.get("host")) {

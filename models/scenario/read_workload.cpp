@@ -332,6 +332,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "serving",
                        "harness",
                        "gemm_library",
+                       "conv_library",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
@@ -351,9 +352,9 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
                "serves one request at a time)");
     }
-    for (const char* key :
-         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "io_dtype", "serving", "harness", "gemm_library"}) {
+    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
+                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing",
+                            "io_dtype", "serving", "harness", "gemm_library", "conv_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -388,7 +389,8 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
   } else {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "host", "io_dtype", "serving", "harness", "gemm_library"}) {
+          "memory_format", "gradient_checkpointing", "host", "io_dtype", "serving", "harness",
+          "gemm_library", "conv_library"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

@@ -154,8 +154,9 @@ void resnet_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch) {
     // backward is the transposed gradient (2 passes, as the forward).
     const bool transposes = b.fusion().nchw_transposes;
     if (transposes) b.elementwise(name + ".to_nhwc", in, 1, 1, 0, 0, true, -1, 0, 0);
-    b.gemm(name, m, c_out, c_in * k * k, 1, in, static_cast<double>(c_in * k * k * c_out), out,
-           true, !first);
+    // Padding k / 2 (torchvision): only a 1x1 of stride 1 needs no im2col.
+    b.convolution(name, batch, c_in, h_in * h_in, c_out, k * k, h_out * h_out,
+                  k != 1 || stride != 1, false, !first);
     if (transposes) b.elementwise(name + ".to_nchw", out, 1, 1, 0, 0, true, -1, 0, 0);
     batchnorm_relu(b, name, out, c_out, relu);
     return h_out;
@@ -219,9 +220,7 @@ void encoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     const std::int64_t p = e.dim("patch");
     const std::int64_t image = e.dim("image_size");
     const std::int64_t patches = (image / p) * (image / p);
-    b.gemm("patch_embedding", batch * patches, h, 3 * p * p, 1,
-           n * static_cast<double>(3 * image * image), static_cast<double>(3 * p * p * h),
-           n * static_cast<double>(patches * h), true, false);
+    b.convolution("patch_embedding", batch, 3, image * image, h, p * p, patches, true, true, false);
     b.add_params(h + (patches + 1) * h + h);  // bias, position embeddings, class token
     b.elementwise("embedding.add_position", th, 2, 1, 1, 0, true, -1, 3);
   } else {
@@ -289,8 +288,8 @@ void pointnet_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch)
   const auto conv = [&](const std::string& name, std::int64_t c_in, std::int64_t c_out, bool relu,
                         bool first = false) {
     const double r = static_cast<double>(rows);
-    b.gemm(name, rows, c_out, c_in, 1, r * static_cast<double>(c_in),
-           static_cast<double>(c_in * c_out), r * static_cast<double>(c_out), true, !first);
+    // Conv1d(c_in, c_out, 1): 1x1, stride 1, no padding (no im2col), with a bias.
+    b.convolution(name, batch, c_in, points, c_out, 1, points, false, true, !first);
     b.add_params(c_out);  // conv bias
     batchnorm_relu(b, name, r * static_cast<double>(c_out), c_out, relu);
   };
@@ -361,12 +360,11 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   const double hd = static_cast<double>(h);
   // conv1: k 3, mels -> h over every frame; conv2: k 3, h -> h, stride 2.
   const double f1 = n * static_cast<double>(frames);
-  b.gemm("encoder.conv1", batch * frames, h, mels * 3, 1, f1 * static_cast<double>(mels),
-         static_cast<double>(mels * 3 * h), f1 * hd, true, false);
+  // (Conv1d padding 1: both need im2col under conv_library: native)
+  b.convolution("encoder.conv1", batch, mels, frames, h, 3, frames, true, true, false);
   b.activation("encoder.conv1.gelu", f1 * hd, 8);
   const double f2 = n * static_cast<double>(positions);
-  b.gemm("encoder.conv2", batch * positions, h, h * 3, 1, f1 * hd, static_cast<double>(h * 3 * h),
-         f2 * hd, true);
+  b.convolution("encoder.conv2", batch, h, frames, h, 3, positions, true, true, true);
   b.activation("encoder.conv2.gelu", f2 * hd, 8);
   b.add_params(2 * h + positions * h);  // conv biases, encoder position embeddings
   b.elementwise("encoder.add_position", f2 * hd, 2, 1, 1, 0, true, -1, 2);

@@ -140,7 +140,11 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   fusion.autocast_fp32_ops = runtime->autocast && (dtype == "fp16" || dtype == "bf16");
   // Only an eager runtime keeps the framework's NCHW tensors; TensorRT and ONNX Runtime choose
   // their own layouts (converted once at the input).
-  fusion.nchw_transposes = request.memory_format == "contiguous" && !runtime->folded_batchnorm;
+  // PyTorch's native convolution (`conv_library: native`, catalog_model.hpp "Native
+  // convolution") works on NCHW itself: no cuDNN layout transposes then.
+  fusion.native_convolution = request.conv_library == "native";
+  fusion.nchw_transposes = request.memory_format == "contiguous" && !runtime->folded_batchnorm &&
+                           !fusion.native_convolution;
   CatalogWorkload out;
   out.runtime = runtime->name;
   out.runtime_from_user = user_runtime;
@@ -175,6 +179,7 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   std::vector<std::string> details;
   step.reserve(layers.size() + 1);
   double ops = 0;
+  std::size_t launches = 0;  // a kernel of repeat r is r launches
   const auto build = [&](const LayerWork& layer) {
     // The input the kernel before it wrote, as much of it as the device's L2 still holds, is
     // not HBM traffic.
@@ -195,6 +200,15 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   for (const LayerWork& layer : layers) {
     // A split-K GEMM's reduction kernel is launched by the library inside the same operator.
     LayerKernels built = build(layer);
+    if (layer.repeat > 1) {
+      // A per-sample loop (catalog_model.hpp, "Native convolution"): each of its kernels
+      // (a GEMM's split-K reduction too) launched once per sample.
+      for (KernelSpec& k : built.kernels) k.repeat = static_cast<int>(layer.repeat);
+      for (std::string& d : built.details) {
+        d += ", x" + std::to_string(layer.repeat) + " per sample (native convolution)";
+      }
+    }
+    launches += built.kernels.size() * static_cast<std::size_t>(layer.repeat);
     step.insert(step.end(), built.kernels.begin(), built.kernels.end());
     details.insert(details.end(), built.details.begin(), built.details.end());
     ops += layer.host_ops;
@@ -233,6 +247,7 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
     k.working_set = working_set;
     k.repeat = std::max(1, seq);
     step.push_back(k);
+    ++launches;  // (one host dispatch pace for the step, as before: not per token)
     details.push_back("decode step: " + std::to_string(step_kernels) +
                       " kernels summed, repeated per generated token");
     ops += 1;
@@ -278,7 +293,9 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
     out.front_end_time = host.front_end_time;
     out.kernels.front().host_before = host.before_first_kernel();
   }
-  out.host_gap = host_gap_per_launch(ops, per_op_s, step.size(), cuda_graph);
+  // Every launch, a per-sample loop's repeats included, shares the operators' host time
+  // (launches = step.size() when no kernel repeats).
+  out.host_gap = host_gap_per_launch(ops, per_op_s, launches, cuda_graph);
   if (!cuda_graph) apply_runtime_kernel_fixed_cost(*runtime, gpu, out.kernels);
   const std::int64_t params = out.layers.params;
   if (training) {

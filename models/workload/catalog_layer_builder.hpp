@@ -63,6 +63,61 @@ class LayerBuilder {
     output(c);
   }
 
+  // A convolution of C_in -> C_out channels, window w = k x k, over N samples of P_in input and
+  // P_out output positions each; `unfold`: not a 1x1, stride-1, unpadded one (im2col needed);
+  // `bias`: it has a bias (its parameters the caller adds). cuDNN (the default): one implicit GEMM
+  // M = N P_out, N = C_out, K = C_in w over the batch. fusion().native_convolution: PyTorch's
+  // slow_conv2d loop (catalog_model.hpp, "Native convolution"): a fill of the output, then per
+  // sample [im2col] and a GEMM (repeat = N); finish() derives the per-sample backward.
+  void convolution(const std::string& name, std::int64_t samples, std::int64_t c_in,
+                   std::int64_t in_positions, std::int64_t c_out, std::int64_t window,
+                   std::int64_t out_positions, bool unfold, bool bias, bool input_grad) {
+    const double n = static_cast<double>(samples);
+    const double in = static_cast<double>(c_in * in_positions);     // per sample
+    const double out = static_cast<double>(c_out * out_positions);  // per sample
+    const double weights = static_cast<double>(c_in * window * c_out);
+    if (!fusion().native_convolution) {
+      gemm(name, samples * out_positions, c_out, c_in * window, 1, n * in, weights, n * out, true,
+           input_grad);
+      return;
+    }
+    LayerWork::NativeConvolution geometry;
+    geometry.samples = samples;
+    geometry.c_in = c_in;
+    geometry.c_out = c_out;
+    geometry.window = window;
+    geometry.in_positions = in_positions;
+    geometry.out_positions = out_positions;
+    geometry.unfold = unfold;
+    geometry.bias = bias;
+    // output.zero_() (no bias) or output.copy_(bias): one fill over the batch's output; the
+    // operator's one host dispatch.
+    forward_.push_back(fill(name + (bias ? ".bias_copy" : ".zero"), n * out, 1));
+    if (unfold) forward_.push_back(im2col(name + ".im2col", geometry));
+    LayerWork w;
+    w.kind = LayerWork::Kind::gemm;
+    w.name = name;
+    w.m = out_positions;
+    w.n = c_out;
+    w.k = c_in * window;
+    w.count = 1;
+    w.repeat = samples;
+    w.flops = 2.0 * static_cast<double>(w.m) * static_cast<double>(w.n) * static_cast<double>(w.k);
+    const double a = unfold ? geometry.columns() : in;
+    // beta = 1: the GEMM reads the output it accumulates onto and writes it.
+    w.bytes = (a + weights + 2 * out) * dt_;
+    w.a_bytes = a * dt_;
+    w.b_bytes = weights * dt_;
+    w.working_set = w.a_bytes + w.b_bytes;
+    w.element_bytes = dt_;
+    w.host_ops = 0;
+    w.native_conv = geometry;
+    last_kernel_bytes_ = w.bytes * n;
+    push(w, input_grad, true);
+    params_ += static_cast<std::int64_t>(weights);
+    output(n * out);
+  }
+
   // A fused attention kernel (FlashAttention-2 / fused MHA): count = batch x heads products of
   // lq query rows against lk key rows of head dimension d.
   void fused_attention(const std::string& name, std::int64_t count, std::int64_t lq,
@@ -255,6 +310,8 @@ class LayerBuilder {
         f.l2_input_bytes = 0;
         if (it->accumulate) {
           out.layers.push_back(f);
+        } else if (f.native_conv.samples > 0) {
+          native_convolution_backward(f, it->input_grad, out.layers);
         } else if (f.kind == LayerWork::Kind::gemm) {
           // dA = dC B^T (M x K, inner N); dB = A^T dC (K x N, inner M): the same FLOPs, and
           // each reads two of the three operands and writes the third. One autograd node
@@ -345,6 +402,83 @@ class LayerBuilder {
     bool weights = false;
     bool accumulate = false;  ///< a gradient accumulation (gradient_fork), emitted as it is
   };
+
+  // A fill kernel (zero_, a bias copy) writing `elements`, dispatched by `host_ops` operators.
+  LayerWork fill(const std::string& name, double elements, double host_ops) const {
+    return loop_kernel(name, elements, 0, elements * dt_, 1, host_ops);
+  }
+
+  // An elementwise kernel of a native convolution: a grid of `elements` threads doing `flops`
+  // in all, moving `bytes`, launched `repeat` times, dispatched by `host_ops` operators.
+  LayerWork loop_kernel(const std::string& name, double elements, double flops, double bytes,
+                        std::int64_t repeat, double host_ops) const {
+    LayerWork w;
+    w.kind = LayerWork::Kind::elementwise;
+    w.name = name;
+    w.elements = static_cast<std::int64_t>(elements);
+    w.flops = flops;
+    w.bytes = bytes;
+    w.element_bytes = dt_;
+    w.host_ops = host_ops;
+    w.repeat = repeat;
+    return w;
+  }
+
+  // aten's im2col of one sample (repeat = N): a thread per input channel and output position
+  // copies its window: reads the sample's map, writes its columns.
+  LayerWork im2col(const std::string& name, const LayerWork::NativeConvolution& g) const {
+    return loop_kernel(name, static_cast<double>(g.c_in * g.out_positions), 0,
+                       (static_cast<double>(g.c_in * g.in_positions) + g.columns()) * dt_,
+                       g.samples, 0);
+  }
+
+  // The backward of a native convolution (catalog_model.hpp, "Native convolution"), after its
+  // per-sample forward GEMM `f`: [per sample: the columns' GEMM, col2im], the weight gradient's
+  // fill, [per sample: im2col], per sample the weight-gradient GEMM, [the bias gradient's sum].
+  void native_convolution_backward(const LayerWork& f, bool input_grad,
+                                   std::vector<LayerWork>& out) const {
+    const LayerWork::NativeConvolution& g = f.native_conv;
+    const double in = static_cast<double>(g.c_in * g.in_positions);
+    const double grad_out = static_cast<double>(g.c_out * g.out_positions);
+    const double weights = static_cast<double>(g.c_in * g.window * g.c_out);
+    const double columns = g.columns();
+    LayerWork base = f;
+    base.native_conv = {};
+    if (input_grad) {
+      // grad_columns = W^T dY_n (beta 0), then col2im sums the columns into dX_n.
+      LayerWork d = base;
+      d.name = f.name + ".dgrad";
+      d.n = f.k;
+      d.k = f.n;
+      d.a_bytes = grad_out * dt_;
+      d.bytes = (grad_out + weights + columns) * dt_;
+      d.working_set = d.a_bytes + d.b_bytes;
+      d.host_ops = 1;
+      out.push_back(d);
+      // (one add per column element)
+      out.push_back(
+          loop_kernel(f.name + ".col2im", in, columns, (columns + in) * dt_, g.samples, 0));
+    }
+    out.push_back(fill(f.name + ".wgrad_zero", weights, input_grad ? 0 : 1));
+    if (g.unfold) out.push_back(im2col(f.name + ".wgrad_im2col", g));
+    // dW += dY_n X_n^T (beta 1: reads and writes dW).
+    LayerWork w = base;
+    w.name = f.name + ".wgrad";
+    w.m = f.k;
+    w.n = f.n;
+    w.k = f.m;
+    w.a_bytes = (g.unfold ? columns : in) * dt_;
+    w.b_bytes = grad_out * dt_;
+    w.bytes = w.a_bytes + w.b_bytes + 2 * weights * dt_;
+    w.working_set = w.a_bytes + w.b_bytes;
+    w.host_ops = 0;
+    out.push_back(w);
+    if (g.bias) {
+      const double dy = static_cast<double>(g.samples) * grad_out;
+      out.push_back(loop_kernel(f.name + ".grad_bias", dy, dy,
+                                (dy + static_cast<double>(g.c_out)) * dt_, 1, 0));
+    }
+  }
 
   void push(const LayerWork& w, bool input_grad, bool weights) {
     forward_.push_back(w);

@@ -66,6 +66,33 @@
 //             reduction kernel). tally-cutlass is Tally's cuBLAS replacement (REPLACE_CUBLAS,
 //             tally src/tally/cutlass/cutlass.cu: 128x128x16 tensor-op tile in 4 stages for
 //             fp16, 128x128x8 SIMT for fp32, d = 128, N_split = 60).
+//   Native convolution  a workload with `conv_library: native` (PyTorch built without cuDNN,
+//             USE_CUDNN=0) runs each convolution as aten's slow_conv2d (pytorch v2.2.0
+//             aten/src/ATen/native/cuda/ConvolutionMM2d.cu), a loop over the N samples of the
+//             batch instead of one implicit GEMM. Per convolution of C_in -> C_out channels,
+//             window w = k x k, P_in input and P_out output positions per sample, unfold u = 1
+//             unless k = 1, stride 1 and no padding:
+//               forward   one fill of the output (zero_ or the bias copy, N C_out P_out), then
+//                         per sample [u] im2col (C_in P_out threads, reads C_in P_in, writes
+//                         the columns C_in w P_out) and one GEMM M = P_out, N = C_out,
+//                         K = C_in w accumulating onto the output (beta 1: reads it too);
+//               backward  (input gradient) per sample one GEMM M = P_out, N = C_in w,
+//                         K = C_out into the columns, then col2im (C_in P_in threads, reads the
+//                         columns, writes the input gradient; run whatever u); a fill of the
+//                         weight gradient (C_out C_in w); per sample [u] im2col and one GEMM
+//                         M = C_in w, N = C_out, K = P_out accumulating onto it (beta 1); with
+//                         a bias, one sum of the output gradient over N and P_out.
+//             So a convolution costs N (1 + u) forward and N (3 + u) backward launches (N (1 +
+//             u) for the first layer, which has no input gradient) plus the fills, the bias sum
+//             and any split-K reductions (one per GEMM launch), and its GEMM FLOPs are the
+//             implicit GEMM's: N x 2 P_out C_out C_in w per pass. Each per-sample kernel is
+//             one KernelSpec with repeat = N (the loop's launches grouped by kernel: the same
+//             kernels and sums, in another order within the loop), timed by the laws above at
+//             its own shape (a per-sample GEMM of few tiles takes the library's split-K), its
+//             bytes per launch (the weights counted by every launch; assumption: no reuse
+//             across launches is modelled, and no per-sample input from L2). The loop is
+//             C++ inside the operator: the operator's host_ops are unchanged and spread
+//             over every launch (host_gap = ops x host_per_op / launches).
 //   Latency floor  kernel-families `memory_latency:` gives per GPU the unloaded DRAM load
 //             latency L_D and L2 latency L_2 (pointer chase, te42kyfo/gpu-benches). The busiest
 //             SM runs its P = ceil(G / S) blocks at most r = min(B_sm, P) at a time; a round of
@@ -196,6 +223,21 @@ struct LayerWork {
   int row_reductions = 0;
   /// A compiler's row-reduction kernel (fuse_elementwise_chains): no consumer fuses into it.
   bool reduction_root = false;
+  /// Launches of this kernel in a row (a per-sample loop, "Native convolution"); every other
+  /// field is one launch's work.
+  std::int64_t repeat = 1;
+  /// A convolution's geometry under `conv_library: native` (its per-sample forward GEMM);
+  /// samples 0 = not one. finish() derives its per-sample backward from it.
+  struct NativeConvolution {
+    std::int64_t samples = 0;  ///< N: the loop's trip count
+    std::int64_t c_in = 0, c_out = 0, window = 1, in_positions = 0, out_positions = 0;
+    bool unfold = true;  ///< im2col runs (not a 1x1, stride-1, unpadded convolution)
+    bool bias = false;   ///< the backward sums the output gradient for the bias
+    /// Elements of one sample's columns matrix C_in w P_out.
+    double columns() const {
+      return static_cast<double>(c_in * window) * static_cast<double>(out_positions);
+    }
+  } native_conv;
 };
 
 /// How a GEMM is implemented on a device: the tile and split-K factor of least predicted time
@@ -274,6 +316,9 @@ struct LayerFusion {
   /// tensor-core convolutions transpose the input to NHWC and the output back, two copy
   /// kernels around each convolution (and their transposed gradients in training).
   bool nchw_transposes = false;
+  /// `conv_library: native`: convolutions run as PyTorch's per-sample im2col + GEMM loop
+  /// (catalog_model.hpp, "Native convolution"), not one implicit GEMM over the batch.
+  bool native_convolution = false;
   /// A half-precision request under PyTorch's autocast: softmax, log_softmax and layer norm run
   /// in fp32 between two casts (catalog_layer_builder.hpp, fp32_op).
   bool autocast_fp32_ops = false;

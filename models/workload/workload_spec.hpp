@@ -63,6 +63,10 @@ struct CatalogRequestSpec {
   /// `gemm_library:` a library that replaces the runtime's GEMMs with one fixed implementation
   /// (kernel-families.yaml `gemm_libraries:`, e.g. tally-cutlass); "" = the runtime's own.
   std::string gemm_library;
+  /// `conv_library:` how convolutions run: "" or "cudnn" = one implicit GEMM over the batch;
+  /// "native" = PyTorch's own per-sample im2col + GEMM (a build without cuDNN;
+  /// catalog_model.hpp, "Native convolution").
+  std::string conv_library;
   /// Resolved (resolve_scenario): T_fe of the request `kernels` are at (host_time.hpp), ns.
   Nanos front_end_time = 0;
   SourceLocation where;  ///< the `model:` key

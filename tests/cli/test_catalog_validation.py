@@ -128,6 +128,23 @@ def test_tally_points_run_in_tallys_gemm_library_and_fp32():
         r, "training" if r["phase"] == "training" else "inference") or {}) for r in others)
 
 
+def test_tally_trainers_run_pytorchs_native_convolution():
+    """Tally's PyTorch is built without cuDNN: its trainers name conv_library: native, its
+    ONNX Runtime server does not, and no other source's point names one."""
+    sys.path.insert(0, str(VALIDATION))
+    import catalog_published as cp
+    solo = {r["id"]: r for r in rows("solo.csv")}[cp.TALLY_SOLO]
+    assert "conv_library" not in cp.catalog_workload(solo, "inference")
+    for name, batch, seq, dtype, _ in cp.BE_WORKLOAD.values():
+        be = cp.catalog_workload({"workload": name, "batch": str(batch), "seq_len": seq,
+                                  "dtype": dtype, "software": "PyTorch", "source": "tally"},
+                                 "training")
+        assert be["conv_library"] == "native", name
+    others = [r for r in rows("solo.csv") if r["source"] != "tally"]
+    assert others and all("conv_library" not in (cp.catalog_workload(
+        r, "training" if r["phase"] == "training" else "inference") or {}) for r in others)
+
+
 def test_every_point_has_a_documented_source_and_a_known_profile():
     source_md = (DATA / "SOURCE.md").read_text()
     models = run_gpumux("models", check=0).stdout

@@ -332,5 +332,144 @@ TEST(CatalogRuntime, UnknownRuntimeAndTrainingOnTensorRtAreLocatedErrors) {
             std::string::npos);
 }
 
+// conv_library: native (catalog_model.hpp, "Native convolution"): PyTorch's slow_conv2d loop.
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+TEST(CatalogNativeConvolution, ResNetRunsPerSampleKernelsWithTheImplicitGemmsFlops) {
+  // ResNet-50 (He et al. 2016 Table 1, v1.5): 53 convolutions (the stem, 16 blocks of three,
+  // 4 downsamples); 20 need im2col (the 7x7 stem, the 16 3x3s, the 3 stride-2 downsamples;
+  // stage 2's downsample is 1x1 stride 1). So per sample 53 + 20 forward launches and, the
+  // stem having no input gradient, 2 x 52 + 53 + 20 backward ones.
+  const CatalogEntry& e = load_catalog_entry("resnet50");
+  LayerFusion eager;
+  eager.folded_batchnorm = false;
+  LayerFusion native = eager;
+  native.native_convolution = true;
+  for (const int batch : {1, 3, 8}) {
+    const CatalogLayers implicit = catalog_layers(e, batch, 0, "fp32", true, eager);
+    const CatalogLayers looped = catalog_layers(e, batch, 0, "fp32", true, native);
+    std::int64_t per_sample = 0, fills = 0, im2col = 0, col2im = 0;
+    double gemm_flops[2] = {0, 0};  // implicit, looped: every GEMM launch of a convolution
+    const auto conv_gemm = [](const LayerWork& w) {
+      return w.kind == LayerWork::Kind::gemm && w.name.rfind("fc", 0) != 0;
+    };
+    for (const LayerWork& w : implicit.layers) {
+      EXPECT_EQ(w.repeat, 1) << w.name;
+      if (conv_gemm(w)) gemm_flops[0] += w.flops;
+    }
+    for (const LayerWork& w : looped.layers) {
+      if (w.repeat > 1 || batch == 1) {
+        if (w.kind == LayerWork::Kind::gemm && conv_gemm(w)) {
+          EXPECT_EQ(w.repeat, batch) << w.name;
+          EXPECT_EQ(w.count, 1) << w.name;
+          // One launch's FLOPs are one sample's product.
+          EXPECT_DOUBLE_EQ(w.flops, 2.0 * static_cast<double>(w.m) * static_cast<double>(w.n) *
+                                        static_cast<double>(w.k))
+              << w.name;
+        }
+      }
+      if (conv_gemm(w)) {
+        gemm_flops[1] += w.flops * static_cast<double>(w.repeat);
+        per_sample += w.repeat;
+      }
+      if (ends_with(w.name, "im2col")) {
+        im2col += w.repeat;
+        per_sample += w.repeat;
+      }
+      if (ends_with(w.name, ".col2im")) {
+        col2im += w.repeat;
+        per_sample += w.repeat;
+      }
+      if (ends_with(w.name, ".zero")) ++fills;
+      if (ends_with(w.name, ".wgrad_zero")) ++fills;
+    }
+    EXPECT_EQ(per_sample, static_cast<std::int64_t>(batch) * ((53 + 20) + (2 * 52 + 53 + 20)));
+    EXPECT_EQ(im2col, static_cast<std::int64_t>(batch) * 2 * 20);
+    EXPECT_EQ(col2im, static_cast<std::int64_t>(batch) * 52);
+    EXPECT_EQ(fills, 2 * 53);
+    // FLOPs preserved: the loop's GEMMs do the implicit GEMMs' work, forward and backward.
+    EXPECT_NEAR(gemm_flops[1], gemm_flops[0], 1e-9 * gemm_flops[0]);
+    EXPECT_EQ(looped.params, implicit.params);
+    EXPECT_EQ(looped.activation_saved, implicit.activation_saved);
+  }
+}
+
+TEST(CatalogNativeConvolution, OneByOneConvolutionsSkipIm2colButNotCol2im) {
+  // PointNet's Conv1d(k = 1) layers: no im2col (1x1, stride 1, unpadded), but slow_conv2d's
+  // input gradient runs col2im for every sample whatever the kernel; each has a bias, whose
+  // gradient is one sum over the batch.
+  const CatalogEntry& e = load_catalog_entry("pointnet");
+  LayerFusion native;
+  native.folded_batchnorm = false;
+  native.native_convolution = true;
+  const int batch = 5;
+  const CatalogLayers l = catalog_layers(e, batch, 0, "fp32", true, native);
+  int convs = 0, col2im = 0, grad_bias = 0, im2col = 0;
+  for (const LayerWork& w : l.layers) {
+    if (w.native_conv.samples > 0) {
+      ++convs;
+      EXPECT_FALSE(w.native_conv.unfold) << w.name;
+      EXPECT_EQ(w.m, e.dim("points")) << w.name;
+    }
+    col2im += ends_with(w.name, ".col2im") ? 1 : 0;
+    grad_bias += ends_with(w.name, ".grad_bias") ? 1 : 0;
+    im2col += ends_with(w.name, "im2col") ? 1 : 0;
+    if (ends_with(w.name, ".col2im")) {
+      EXPECT_EQ(w.repeat, batch);
+    }
+  }
+  ASSERT_GT(convs, 0);
+  EXPECT_EQ(im2col, 0);
+  EXPECT_EQ(grad_bias, convs);
+  EXPECT_EQ(col2im, convs - 1);  // the first convolution has no input gradient
+}
+
+TEST(CatalogNativeConvolution, AWorkloadNamesItAndABadValueIsALocatedError) {
+  const auto resolve = [](const std::string& keys) {
+    return resolve_scenario(load_scenario_text(
+        "name: t\nduration: 1s\ngpus: [{name: g, model: a100-sxm4-40gb}]\n"
+        "tenants:\n  - name: a\n    device: g\n    workload:\n"
+        "      arrivals: {process: closed, concurrency: 1}\n"
+        "      model: resnet50\n      batch: 4\n      phase: training\n      dtype: fp32\n" +
+            keys,
+        "test.yaml"));
+  };
+  const ResolvedScenario plain = resolve("");
+  const ResolvedScenario cudnn = resolve("      conv_library: cudnn\n");
+  const ResolvedScenario native = resolve("      conv_library: native\n");
+  const WorkloadSpec& p = plain.scenario.tenants[0].workload;
+  const WorkloadSpec& c = cudnn.scenario.tenants[0].workload;
+  const WorkloadSpec& n = native.scenario.tenants[0].workload;
+  // cudnn is the default: the same kernels.
+  ASSERT_EQ(p.kernels.size(), c.kernels.size());
+  for (std::size_t i = 0; i < p.kernels.size(); ++i) {
+    EXPECT_EQ(p.kernels[i].name, c.kernels[i].name);
+    EXPECT_EQ(p.kernels[i].duration.value, c.kernels[i].duration.value);
+  }
+  EXPECT_EQ(n.catalog->conv_library, "native");
+  std::int64_t launches[2] = {0, 0};
+  for (const KernelSpec& k : p.kernels) launches[0] += k.repeat;
+  for (const KernelSpec& k : n.kernels) launches[1] += k.repeat;
+  EXPECT_GT(launches[1], 4 * (53 + 20 + 2 * 52 + 53 + 20));
+  // The operators' host time is the same, spread over every launch.
+  ASSERT_GT(p.host_gap, 0);
+  EXPECT_NEAR(static_cast<double>(n.host_gap * launches[1]),
+              static_cast<double>(p.host_gap * launches[0]),
+              0.5 * static_cast<double>(launches[0] + launches[1]));
+  try {
+    resolve("      conv_library: cudnnn\n");
+    ADD_FAILURE() << "no error for an unknown convolution library";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test.yaml:13:21: tenants.0.workload.conv_library: unknown convolution "
+                        "library 'cudnnn'"),
+              std::string::npos)
+        << what;
+  }
+}
+
 }  // namespace
 }  // namespace gpumux
