@@ -71,7 +71,7 @@ REASONS = {
                       "host time, so the slices' ratios divide by a denominator the model puts at "
                       "a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side, so the point runs "
-                            "`serving: triton-grpc` (1.10 ms + payload at 1.11 GB/s, fitted on "
+                            "`serving: triton-grpc` (1.17 ms + payload at 1.11 GB/s, fitted on "
                             "this README's batch 2 and 8 and the TF-TRT README's, each payload "
                             "at its model's io_dtype, calibration/fit/TRITON-FRONTEND.md); this "
                             "backend's own latency grows 0.24 ms per image from batch 8 to 16 "
