@@ -39,8 +39,9 @@ def test_batching_iteration_time_against_splitwise(tmp_path):
     s = json.loads(out.read_text())["summary"]
     assert s["points"] == 56 and s["median_abs_error"] < 0.05
     # The llama-2-70b card at the same batches: memory-bound decode, so from batch 1 to 64 its
-    # TPOT grows little (the KV cache's read and the batch's rows: under 20 % on every GPU and
-    # TP), less than the measured curve grows, and it stays at or below that curve (Splitwise's per-layer overhead
+    # TPOT grows little (the KV cache's read, the batch's rows and the all-reduce's message, which
+    # at batch 64 leaves NCCL's LL protocol's latency regime: under 30 % on every GPU and TP), less
+    # than the measured curve grows, and it stays at or below that curve (Splitwise's per-layer overhead
     # is not GPU work).
     rows = json.loads(out.read_text())["rows"]
     card = {}
@@ -50,7 +51,7 @@ def test_batching_iteration_time_against_splitwise(tmp_path):
     assert s["card_points"] == sum(len(c) for c in card.values()) > 0
     for key, curve in card.items():
         growth = curve[64]["card_ms"] / curve[1]["card_ms"]
-        assert growth < 1.2, key
+        assert growth < 1.3, key
         assert growth < curve[64]["measured_ms"] / curve[1]["measured_ms"], key
         for b, r in curve.items():
             assert r["card_ms"] <= r["measured_ms"], (key, b)
