@@ -105,16 +105,7 @@ void Tenant::expand_kernels(LaunchSequence& sequence, const KernelScaling& scali
   }
   if (fixed_durations_) {
     // No draw: the expansion is the last one's when the scaling is the same (fixed_durations_).
-    const KernelScaling& last = expansion_scaling_;
-    if (!expansion_valid_ || scaling.input_tokens != last.input_tokens ||
-        scaling.output_tokens != last.output_tokens ||
-        scaling.repeat_per_token != last.repeat_per_token || scaling.sequences != last.sequences ||
-        scaling.batch_tokens != last.batch_tokens ||
-        scaling.prompt_sequences != last.prompt_sequences ||
-        scaling.decode_sequences != last.decode_sequences ||
-        scaling.prompt_pairs != last.prompt_pairs ||
-        scaling.context_tokens != last.context_tokens ||
-        scaling.all_context_tokens != last.all_context_tokens || scaling.decode != last.decode) {
+    if (!expansion_valid_ || scaling != expansion_scaling_) {
       expansion_durations_.clear();
       expansion_specs_.clear();
       expansion_shapes_.clear();

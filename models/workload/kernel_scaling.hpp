@@ -30,6 +30,9 @@ struct KernelScaling {
   double context_tokens = 0;
   double all_context_tokens = 0;  // KV tokens of every sequence (the other kernels)
   bool decode = true;             // `repeat: output_tokens` kernels are launched
+
+  /// Every field equal (doubles compared exactly: a NaN is never equal). O(1).
+  bool operator==(const KernelScaling&) const = default;
 };
 
 /// The (query, key) pairs causal attention computes for `chunk` new tokens after `done` earlier
