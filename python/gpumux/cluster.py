@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -54,6 +55,7 @@ class ClusterResult:
         qs = [float(q) for q in (quantiles if np.ndim(quantiles) else [quantiles])]
         count = len(self._latency_series)
         chosen = np.asarray([pods] if np.ndim(pods) == 0 and pods is not None else pods)
+        rows: Any
         if pods is None:
             rows = range(count)
         elif chosen.dtype == bool:
@@ -66,7 +68,7 @@ class ClusterResult:
             except KeyError as error:
                 raise ValueError(f"no pod row {error.args[0]!r}") from None
         merged = _gpumux.latency_series_quantiles([self._latency_series[i] for i in rows], qs)
-        out = dict(zip(qs, merged["quantiles"]))
+        out: dict[Any, Any] = dict(zip(qs, merged["quantiles"]))
         out["count"] = merged["count"]
         out["exact"] = merged["exact"]
         return out
