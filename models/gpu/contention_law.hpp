@@ -67,9 +67,9 @@
 //    neither slows (busy(k) = c for an overlapped kernel: the share of its solo time its SMs
 //    issue). Its rate bound (law 2) then takes sigma = sigma(h_whole) h_compute / h_whole,
 //    h_whole the SMs its blocks sit on and h_compute their SM equivalents of compute progress, and
-//    the per-SM HBM ceiling on h_memory = held SMs + co_sms [guest_room, co_resident_progress,
-//    co_resident_bound]. A host's SMs that carry guests are not retired early for an urgent kernel
-//    (law 1b), a simplification.
+//    the per-SM HBM ceiling on h_memory: an SM's port s is shared as its issue slots are (warps,
+//    each up to its demand m u / (f S_gpu s), a guest's x L / beta_G; laws/sharing.cpp). A host's
+//    SMs that carry guests are not retired early for an urgent kernel (law 1b), a simplification.
 // 2. Rate bound on h held SMs. A kernel's solo time splits into an SM phase (its SMs busy:
 //    tensor/CUDA-core work, or the busiest SM's latency-bound critical path), which stretches by
 //    1/sigma, and a memory phase (HBM traffic), which stretches by phi/beta. Two kinds of kernel:

@@ -261,6 +261,31 @@ TEST(CoResidency, TwoComputeKernelsSharingSmsCreateNoCompute) {
   EXPECT_GT(tenant(pair, "b").throughput_per_s, 1.2 * tenant(pair, "a").throughput_per_s);
 }
 
+TEST(CoResidency, TwoStreamingKernelsSharingSmsShareTheirPorts) {
+  // A filler holds 124 of the H100's 132 SMs (no footprint: whole SMs), so two streaming
+  // kernels of 8 one-per-SM blocks meet on the same 8 SMs, one the other's guest (law 1c). Each
+  // alone moves 8 SMs' worth of the per-SM ceiling s (8 s is 18 % of the HBM bandwidth: the port
+  // binds, not HBM). Every byte passes through its SM's port, so together they move no more:
+  // the pair completes what one client alone completes, up to the launch gaps one fills while
+  // the other is between kernels ((d + L) / d). Counting each its own ports gave 2x.
+  const std::string k =
+      "{name: k, duration: 100us, memory_bound: 1.0, sm_fraction: 0.06060606060606061, "
+      "blocks: 8, block: {threads: 512, registers: 32}}";
+  const std::string filler =
+      closed_client("filler", "{name: f, duration: 10s, sm_fraction: 0.9393939393939394}");
+  const RunResult solo = run_yaml(gpu("{mode: mps}") + closed_client("a", k) + filler);
+  const RunResult pair =
+      run_yaml(gpu("{mode: mps}") + closed_client("a", k) + closed_client("b", k) + filler);
+  const double d = 100e3;
+  EXPECT_GT(completed_per_s(solo), 0.9e9 / (d + launch_ns()));
+  EXPECT_LE(completed_per_s(pair), completed_per_s(solo) * (d + launch_ns()) / d * 1.001);
+  EXPECT_GE(completed_per_s(pair), completed_per_s(solo) * 0.99);
+  EXPECT_NEAR(tenant(pair, "a").throughput_per_s, tenant(pair, "b").throughput_per_s,
+              0.01 * tenant(pair, "a").throughput_per_s);
+  EXPECT_LE(device(pair, "gpu0").dram_busy,
+            device(solo, "gpu0").dram_busy * (d + launch_ns()) / d * 1.001);
+}
+
 TEST(CoResidency, KernelsThatDoNotFitBesideEachOtherSerialiseAsWholeSms) {
   // 1024-thread blocks, two per SM (264 blocks): each kernel fills every SM's threads, so there
   // is no leftover; the footprint changes nothing against whole-SM residency.

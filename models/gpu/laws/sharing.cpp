@@ -88,6 +88,33 @@ void ContentionLaw::share_sms(SharingState& s) const {
 
 namespace {
 
+// Law 1c: the per-SM port (contention law 2's ceiling s) of one SM a host shares with a guest
+// that places `guest_blocks` L there. Every byte a block moves passes through its SM's port, so
+// host and guest share that SM's s as they share its issue slots (contention::issue_shares): in
+// proportion to resident warps (the misses each keeps in flight, assumption: equal per warp),
+// each bounded by its port demand, the share of one SM's s its memory phase draws alone,
+//     p_k = m_k u_k / (f_k S_gpu s)      (u_k = min(1, f_k S_gpu s): 1 at the per-SM ceiling),
+// the guest's times its residency L / beta_G. Returns the SM equivalents of memory progress
+// {host, guest}: a_H / p_H (1 when its demand is met) and a_G / p_G (L / beta_G when met), so
+// the two together never move more than the one port passes. No ceiling (s = 0): {1, L / beta_G}.
+contention::IssueShares co_resident_memory(const KernelRun& host, const KernelRun& guest,
+                                           double guest_blocks, const DeviceGeometry& g) {
+  const double residency = guest_blocks / contention::blocks_per_held_sm(guest, g);
+  if (!(g.sm_bandwidth > 0)) return {1.0, residency};
+  const auto demand = [&g](const KernelRun& k) {
+    const double width = std::max(1e-12, k.sm_fraction * g.gpu_sms * g.sm_bandwidth);
+    return std::min(1.0, k.memory_bound * contention::hbm_draw(k.sm_fraction, g) / width);
+  };
+  const double p_h = demand(host);
+  const double p_g = demand(guest);
+  const contention::IssueShares a = contention::issue_shares(
+      contention::blocks_per_held_sm(host, g) * contention::block_warps(host.footprint), p_h,
+      guest_blocks * contention::block_warps(guest.footprint), p_g * residency);
+  // (A met demand gives exactly 1 and L / beta_G: results without port contention are bit for
+  // bit those of the law before the port was shared.)
+  return {a.host < p_h ? a.host / p_h : 1.0, a.guest < p_g * residency ? a.guest / p_g : residency};
+}
+
 // Laws 1c and 2: the rate bound of a co-resident kernel (contention::co_resident_bound) from the
 // SMs it sits on as a guest and those of its own that carry guests.
 double co_resident_bound(const KernelRun& k, const SharingState& s) {
@@ -100,7 +127,9 @@ double co_resident_bound(const KernelRun& k, const SharingState& s) {
         contention::co_resident_progress(*k.host, k, k.guest_blocks, g);
     whole += k.guest_sms;
     compute += k.guest_sms * p.guest;
-    memory += k.co_sms;
+    const double met = co_resident_memory(*k.host, k, k.guest_blocks, g).guest;
+    memory +=
+        met < k.guest_blocks / contention::blocks_per_held_sm(k, g) ? k.guest_sms * met : k.co_sms;
   }
   if (k.hosted_sms > 0) {
     for (const KernelRun* guest : s.running) {
@@ -108,6 +137,8 @@ double co_resident_bound(const KernelRun& k, const SharingState& s) {
       const contention::IssueShares p =
           contention::co_resident_progress(k, *guest, guest->guest_blocks, g);
       compute -= guest->guest_sms * (1.0 - p.host);
+      const contention::IssueShares q = co_resident_memory(k, *guest, guest->guest_blocks, g);
+      if (q.host < 1.0) memory -= guest->guest_sms * (1.0 - q.host);
     }
   }
   return contention::co_resident_bound(k.sm_fraction, k.memory_bound, k.busy_share, k.l2_factor,
