@@ -56,7 +56,8 @@ struct EngineSwitches {
   bool eager_device = false;  ///< RunOptions::eager_device (GPUMUX_DEVICE_EAGER=1: true)
   /// `gpumux plan`'s search shortcuts (PlanOptions::lazy_windows, dominance, continue_windows;
   /// GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0: false).
-  bool plan_lazy_windows = true, plan_dominance = true, plan_continue_windows = true;
+  bool plan_lazy_windows = true, plan_dominance = true, plan_continue_windows = true,
+       plan_futility = true;
 };
 
 /// How a run is watched and stopped.

@@ -233,6 +233,7 @@ EngineSwitches engine_switches_from_environment() {
   switches.plan_lazy_windows = !variable_is("GPUMUX_PLAN_LAZY", "0");
   switches.plan_dominance = !variable_is("GPUMUX_PLAN_DOMINANCE", "0");
   switches.plan_continue_windows = !variable_is("GPUMUX_PLAN_CONTINUE", "0");
+  switches.plan_futility = !variable_is("GPUMUX_PLAN_FUTILITY", "0");
   return switches;
 }
 

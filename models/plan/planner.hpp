@@ -69,6 +69,13 @@ struct PlanOptions {
   /// them (tests; the CLI's GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0,
   /// read once at start-up).
   bool lazy_windows = true, dominance = true, continue_windows = true;
+  /// The futility rule (docs/plan.md, "Stopping a unit that cannot be met"): a unit whose
+  /// verdict is inconclusive stops growing its window once the projection bounds the
+  /// probability that a longer window up to plan.max_duration finds it met by
+  /// kPlanFutilityProbability (models/plan/slo_check.hpp): infeasible, inconclusive at the
+  /// bound, never ranked, as a unit whose ladder ended undecided.
+  /// Off (the CLI's GPUMUX_PLAN_FUTILITY=0) to compare answers with and without it.
+  bool futility = true;
   PlanBatchRunner batch_runner;  ///< unset = in-process threads
   /// Polled by every simulation and after each batch: once true, plan_scenario throws
   /// PlanInterrupted (the CLI's SIGINT/SIGTERM: nothing is written).
@@ -161,6 +168,8 @@ struct PlanStats {
   /// Units left unranked because a verdict was still inconclusive at plan.max_duration (a
   /// longer bound could find them feasible: the answer may then be cheaper).
   std::int64_t inconclusive_at_bound = 0;
+  /// Of those, the units the futility rule stopped early (projected not to be met there).
+  std::int64_t projected_at_bound = 0;
   /// Batches the simulations ran in, one after the other (each batch's simulations at once, on
   /// `jobs` threads or a Dask client's workers): the search's critical path, in simulations.
   std::int64_t batches = 0;

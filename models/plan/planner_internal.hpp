@@ -259,6 +259,13 @@ class Planner {
   std::vector<PlanTenantOutcome> judge(const std::vector<Numbers>& numbers, Mask tenants,
                                        double& worst, std::string& reason,
                                        bool* inconclusive = nullptr) const;
+  /// The verdict inputs (models/plan/slo_check.hpp) of each of TENANTS in NUMBERS: what judge
+  /// checks, and what the futility projection reads.
+  std::vector<PlanSloInput> slo_inputs(const std::vector<Numbers>& numbers, Mask tenants) const;
+  /// Whether a unit judged inconclusive over WINDOW with NUMBERS is projected not to be met
+  /// over any longer window of its ladder up to max_duration (the futility rule,
+  /// PlanOptions::futility; docs/plan.md "Stopping a unit that cannot be met").
+  bool projected_not_met(const std::vector<Numbers>& numbers, Mask tenants, Nanos window) const;
   /// The longest duration among the units of CONFIG (the window its scenario must run).
   Nanos config_duration(const Config& config);
 

@@ -271,6 +271,7 @@ nlohmann::ordered_json plan_json(const PlanResult& r) {
                  {"simulations", st.simulations},
                  {"longer_windows", st.longer_windows},
                  {"inconclusive_at_bound", st.inconclusive_at_bound},
+                 {"projected_at_bound", st.projected_at_bound},
                  {"batches", st.batches},
                  {"dp_rounds", st.dp_rounds},
                  {"jobs", st.jobs},

@@ -356,9 +356,13 @@ void Planner::exact_search(PlanResult& result) {
 void Planner::note_undecided_units(PlanResult& result) const {
   if (stats_.inconclusive_at_bound == 0) return;
   result.notes.push_back(fmt::format(
-      "{} unit(s) stayed inconclusive within plan.max_duration ({:.4g} s) and were not ranked: a "
-      "longer plan.max_duration may find a cheaper setup",
-      stats_.inconclusive_at_bound, to_seconds(max_duration())));
+      "{} unit(s) stayed inconclusive within plan.max_duration ({:.4g} s) and were not ranked{}: "
+      "a longer plan.max_duration may find a cheaper setup",
+      stats_.inconclusive_at_bound, to_seconds(max_duration()),
+      stats_.projected_at_bound > 0
+          ? fmt::format(" ({} of them stopped early, projected not to be met within it)",
+                        stats_.projected_at_bound)
+          : std::string()));
 }
 
 PlanResult Planner::run() {

@@ -152,13 +152,9 @@ std::vector<Numbers> numbers_of(const std::string& summary_text) {
   return out;
 }
 
-std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& numbers, Mask tenants,
-                                              double& worst, std::string& reason,
-                                              bool* inconclusive) const {
-  std::vector<PlanTenantOutcome> out;
-  worst = 0;
-  reason.clear();
-  bool only_inconclusive = true;  // every failure so far is an inconclusive verdict
+std::vector<PlanSloInput> Planner::slo_inputs(const std::vector<Numbers>& numbers,
+                                              Mask tenants) const {
+  std::vector<PlanSloInput> out;
   for (const Numbers& n : numbers) {
     int t = -1;
     for (int i = 0; i < n_; ++i) {
@@ -173,6 +169,39 @@ std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& number
     in.oom_events = n.oom;
     in.targets = n.targets;
     in.headroom = plan_.headroom;
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+bool Planner::projected_not_met(const std::vector<Numbers>& numbers, Mask tenants,
+                                Nanos window) const {
+  const Nanos warmup = std::min(scenario_.warmup, window);
+  std::vector<double> later;
+  for (std::optional<Nanos> w = longer_window(window); w; w = longer_window(*w)) {
+    later.push_back(to_seconds(*w - warmup));
+  }
+  if (later.empty()) return false;
+  const std::vector<PlanSloInput> inputs = slo_inputs(numbers, tenants);
+  return plan_met_probability(inputs, scenario_.output.confidence, to_seconds(window - warmup),
+                              later, kPlanFutilityKappa) <= kPlanFutilityProbability;
+}
+
+std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& numbers, Mask tenants,
+                                              double& worst, std::string& reason,
+                                              bool* inconclusive) const {
+  std::vector<PlanTenantOutcome> out;
+  worst = 0;
+  reason.clear();
+  bool only_inconclusive = true;  // every failure so far is an inconclusive verdict
+  for (const Numbers& n : numbers) {
+    int t = -1;
+    for (int i = 0; i < n_; ++i) {
+      if (scenario_.tenants[static_cast<std::size_t>(i)].name == n.name) t = i;
+    }
+    if (t < 0 || !(tenants >> t & 1u)) continue;
+    const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
+    const PlanSloInput in = slo_inputs({n}, Mask{1} << t).front();
     const PlanSloVerdict check = check_plan_slo(in);
     PlanTenantOutcome o;
     o.name = spec.name;
@@ -443,6 +472,16 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
             ++stats_.inconclusive_at_bound;
             info.reason += fmt::format(" after {:.4g} s simulated (plan.max_duration)",
                                        to_seconds(windows[i]));
+          } else if (options_.futility &&
+                     projected_not_met(results[i], round[i].tenants, windows[i])) {
+            // The futility rule: no longer window is projected to find it met; it ends as a
+            // ladder that stays undecided ends, inconclusive at the bound (never ranked).
+            longer[i].reset();
+            ++stats_.inconclusive_at_bound;
+            ++stats_.projected_at_bound;
+            info.reason += fmt::format(
+                " after {:.4g} s simulated (projected not met within plan.max_duration, {:.4g} s)",
+                to_seconds(windows[i]), to_seconds(max_duration()));
           }
         }
       }

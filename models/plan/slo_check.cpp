@@ -1,6 +1,10 @@
 #include "models/plan/slo_check.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <boost/math/distributions/normal.hpp>
 
 #include <fmt/format.h>
 
@@ -81,6 +85,42 @@ PlanSloVerdict check_plan_slo(const PlanSloInput& in) {
     }
   }
   return out;
+}
+
+double plan_met_probability(std::span<const PlanSloInput> tenants, double confidence,
+                            double measured_s, std::span<const double> later_measured_s,
+                            double kappa) {
+  if (!(measured_s > 0) || !(confidence > 0 && confidence < 1) || !(kappa > 0)) return 1;
+  const boost::math::normal_distribution<double> normal;
+  const double z = boost::math::quantile(normal, 1 - (1 - confidence) / 2);
+  for (const PlanSloInput& in : tenants) {
+    if (in.oom_events > 0 || in.failed > 0) return 1;
+  }
+  bool later = false;
+  for (const double m : later_measured_s) later = later || m > measured_s;
+  if (!later) return 0;
+  double met_min = 1;
+  for (const PlanSloInput& in : tenants) {
+    if (in.best_effort) continue;
+    for (const PlanSloTarget& t : in.targets) {
+      if (!(t.target_ns > 0) || !t.value_ns || !t.low_ns || !t.high_ns) continue;
+      const double allowance = t.target_ns * (1.0 - in.headroom);
+      const double p = *t.value_ns, up = *t.high_ns - p, down = p - *t.low_ns;
+      // Projected only above the allowance, with a lower side to scale the fall by.
+      if (!(p > allowance) || !(up >= 0) || !(down > 0)) continue;
+      const double s = kappa * down / z;
+      double met = 0;
+      for (const double m : later_measured_s) {
+        if (!(m > measured_s)) continue;
+        const double r = measured_s / m;
+        met += boost::math::cdf(
+            normal,
+            std::clamp((allowance - p - up * std::sqrt(r)) / (s * std::sqrt(1 - r)), -40.0, 40.0));
+      }
+      met_min = std::min(met_min, met);
+    }
+  }
+  return met_min;
 }
 
 }  // namespace gpumux

@@ -10,6 +10,7 @@
 //                 planner simulates a longer window, and never ranks a setup on it.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,42 @@ struct PlanSloVerdict {
 };
 
 PlanSloVerdict check_plan_slo(const PlanSloInput& in);
+
+// The futility rule's projection (docs/plan.md, "Stopping a unit that cannot be met"). A unit
+// whose verdict is inconclusive after a measured window m (duration - warmup) would be simulated
+// over the longer windows m_1 < ... < m_K of its ladder up to plan.max_duration, and is feasible
+// only if every target is met over one of them. Take a target with estimate p, interval [L, H]
+// at confidence c (z = Phi^-1(1 - (1 - c)/2)) and allowance A = T x (1 - headroom), whose
+// estimate is above its allowance (p > A; A < H: it straddles). It is met at window k only if
+// the estimate falls to p_k <= A - (H_k - p_k). The quantile estimate behaves as a mean of its
+// samples (Bahadur's representation: Serfling, Approximation Theorems of Mathematical
+// Statistics, 1980, sec. 2.5), so its fall is scaled by the interval's lower side (the density
+// of the samples just below p) and the interval narrows as 1/sqrt(samples); with r_k = m / m_k:
+//   s     = kappa x (p - L) / z                 the estimate's standard error downwards, now
+//   p_k   ~ N(p, s^2 (1 - r_k))                 the estimate over m_k given p (the later samples
+//                                               extend the same series: a Brownian bridge)
+//   H_k   = p_k + (H - p) sqrt(r_k)
+//   P(met at k) = Phi((A - p - (H - p) sqrt(r_k)) / (s sqrt(1 - r_k)))
+// The unit is met at some k only if each of its targets is, so
+//   P(the unit is met on the rest of its ladder) <= min over such targets of sum_k P(met at k)
+// (a union bound over the windows). This is the conditional power of a group-sequential test
+// (Lan, Simon & Halperin, "Stochastically curtailed tests in long-term clinical trials",
+// Communications in Statistics C 1(3), 1982): stopping when it is small is stopping for
+// futility. A target whose estimate is at or under its allowance (p <= A), or without both
+// bounds, is not projected: a unit none of whose targets is projected gets 1, never stopped.
+// kappa > 1 widens s for the error of the interval itself.
+// Returns that bound (1 also when a tenant failed or was OOM-killed: decided already; 0 when no
+// later window is longer than m).
+double plan_met_probability(std::span<const PlanSloInput> tenants, double confidence,
+                            double measured_s, std::span<const double> later_measured_s,
+                            double kappa);
+
+/// assumption: the futility rule stops a unit when the bound above is at most this (1 %): the
+/// chance, under the projection, that a stopped unit would have been met within the bound.
+inline constexpr double kPlanFutilityProbability = 0.01;
+/// assumption: kappa, how much wider than the interval says the projection takes the standard
+/// error (1.5: the interval's own dependence estimate is from 20 batches, and a tail quantile
+/// moves with the few bursts behind it).
+inline constexpr double kPlanFutilityKappa = 1.5;
 
 }  // namespace gpumux
