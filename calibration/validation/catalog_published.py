@@ -475,6 +475,24 @@ def is_mlperf_bert(row: dict) -> bool:
     return row["source"].startswith("mlperf-inf") and row["workload"].startswith("bert")
 
 
+def is_mlperf_triton(row: dict) -> bool:
+    return row["source"].startswith("mlperf-inf") and "Triton" in row["software"]
+
+
+# The length TensorRT's variable-length BERT plugin builds its fused attention kernel for under
+# MLPerf's Triton harness: 384 for every query (workload `attention_seq_len:`,
+# catalog_model.hpp "Attention grid"). The plugin picks its kernel from the shape of the
+# engine's max_seqlen input (128, 192, 256 or 384 for INT8; source: github.com/NVIDIA/TensorRT
+# plugin/bertQKVToContextPlugin/qkvToContextPlugin.cpp, QKVToContextVarSeqlenPlugin::enqueue);
+# the harness's Triton config captures its CUDA graphs with max_seqlen of shape 384 at every
+# total length, and Triton runs a captured graph for any smaller shape above graph_lower_bound
+# (source: mlcommons/inference_results_v1.0, v1.1, v2.1 closed/NVIDIA/code/common/
+# server_harness.py, set_bert_cuda_graph_specs; the SingleStream configs set use_graphs: true),
+# where NVIDIA's own BERT harness (LWIS rows) captures a graph every 4 tokens of length at that
+# length's max_seqlen (code/harness/harness_bert/bert_core_vs.cc, InitializeGraphSpecs).
+MLPERF_TRITON_ATTENTION_SEQ_LEN = 384
+
+
 def squad_seq_len() -> dict:
     """The `seq_len:` distribution of MLPerf's BERT samples (calibration/data/squad-v1.1)."""
     return yaml.safe_load(SQUAD_SEQ_LEN.read_text())
@@ -488,6 +506,8 @@ def predict_small_batch(g: Gpumux, row: dict) -> tuple[float | None, str]:
         # One SQuAD v1.1 sample per query, of its real length (the CSV's 384 is the maximum):
         # NVIDIA's harness runs the unpadded sequence.
         spec["seq_len"] = squad_seq_len()
+        if is_mlperf_triton(row):
+            spec["attention_seq_len"] = MLPERF_TRITON_ATTENTION_SEQ_LEN
     spec["runtime"] = small_batch_runtime(row)
     if row["source"] in RAN_AT:
         spec["dtype"] = RAN_AT[row["source"]]
@@ -546,6 +566,8 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
                  + (f", serving: {serving_of(row)}" if serving_of(row) else "")
                  + (f", io_dtype: {io_dtype_of(row)}" if io_dtype_of(row) else "")
                  + (f", harness: {benchmark_harness(row)}" if benchmark_harness(row) else "")
+                 + (f", attention_seq_len: {MLPERF_TRITON_ATTENTION_SEQ_LEN}"
+                    if is_mlperf_bert(row) and is_mlperf_triton(row) else "")
                  + "): "
                  + (row["metric"] if row["metric"] == "throughput"
                     else f"{statistic(row['id'])[1] or 'mean'} latency"))

@@ -243,16 +243,17 @@ REASONS = {
 # sample lengths (calibration/data/squad-v1.1). Two causes, told apart by the id: the Triton
 # harness (-triton-) and the 1g slice (-mig_). The numbers are those of the 2026-12-06 run.
 MLPERF_BERT_TRITON = (
-    "MLPerf's Triton harness costs what the TensorRT runtime does not: Triton minus the LWIS "
-    "harness of the same round and system is 90-280 us on whole A100s and A30s (v1.0-v3.0) but "
-    "655-1150 us on an A100 1g.10gb (v1.0-v2.1: 909, 1146, 655, 692 us) and 760-850 us on an A30 "
-    "1g.6gb, i.e. 4-10x more on a slice with 1/7-1/4 of the GPU: part of Triton's per-query path "
-    "runs on the instance (its input and output handling), which no source here times; the "
-    "points run `runtime: tensorrt` (host_per_request 0, fitted) with no serving front end: the "
-    "harness calls Triton in-process (its C API), so `serving: triton-grpc` / `triton-shm` (a "
-    "client's protocol path, host time that does not grow on a slice) would not explain a cost "
-    "that scales with the instance; the LWIS point of the same configuration carries the "
-    "slice's own error")
+    "MLPerf's Triton harness runs another attention kernel than NVIDIA's LWIS harness: its "
+    "Triton config captures the engine's CUDA graphs with max_seqlen of shape 384 at every "
+    "length, and TensorRT's variable-length plugin picks its kernel from that shape, so every "
+    "query runs the 384-token kernel padded (the points run `attention_seq_len: 384`, "
+    "docs/workloads.md \"Attention grid\"; the LWIS points run each length at its own size). "
+    "Triton minus LWIS, same round and system, is 0.10-0.25 ms on whole A100s, 0.23-0.27 ms on "
+    "A30s, 0.66-1.15 ms on an A100 1g.10gb and 0.76-0.85 ms on an A30 1g.6gb: 0.04-0.07 ms of "
+    "host time and 9-17 SM-ms of GPU work a query; the padded kernel gives the slices +0.42 ms "
+    "(A100 1g.10gb, A30 1g.6gb) and the whole GPUs -0.02 (A100) to +0.07 ms (A30): the rest of the slices' cost (the "
+    "v1.0-v1.1 1g.10gb points most), Triton's own host time and the bucket kernels of the LWIS "
+    "points are not modelled")
 MLPERF_BERT_SLICE = (
     "batch-1 BERT-large at SQuAD's lengths (mean 178 tokens) is exact on the whole GPU (LWIS "
     "v1.1-v3.0, A100: -2.2 to +0.7 %) and 20-22 % fast on a 1g.10gb (v1.0: 30 %; A30 1g.6gb "

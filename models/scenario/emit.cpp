@@ -357,6 +357,9 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (!c->conv_library.empty()) {
       out << YAML::Key << "conv_library" << YAML::Value << c->conv_library;
     }
+    if (c->attention_seq_len > 0) {
+      out << YAML::Key << "attention_seq_len" << YAML::Value << c->attention_seq_len;
+    }
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;
   } else {
     out << YAML::Key << "request" << YAML::Value << YAML::BeginMap;

@@ -257,6 +257,11 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
       }
     }
   }
+  if (const auto f = map.get("attention_seq_len")) {
+    // The length the fused attention kernel is built for (catalog_model.hpp, "Attention grid").
+    c.attention_seq_len = int_of(ctx, *f, 1);
+    if (c.attention_seq_len > 1'000'000) ctx.fail(*f, "at most 1000000 tokens");
+  }
   if (const auto f = map.get("dtype")) {
     c.dtype = choice_of<std::string>(ctx, *f,
                                      {{"fp16", "fp16"},

@@ -20,6 +20,21 @@ void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, s
                std::int64_t lq, std::int64_t lk, std::int64_t d, bool causal, double host_views) {
   const std::int64_t count = batch * heads;
   const double bh = static_cast<double>(count);
+  const std::int64_t built = b.fusion().attention_key_rows;
+  if (built > 0) {
+    // A kernel built for N tokens (`attention_seq_len:`, catalog_model.hpp "Attention grid"):
+    // the sequence padded to N, its rows and keys; TensorRT's noloop grid at small batch.
+    lq = std::max(lq, built);
+    lk = std::max(lk, built);
+    if (b.fusion().fused_attention) {
+      const bool int8 = b.dt() == 1;
+      const std::int64_t rows = int8 && built <= 128 ? 16 : 32;
+      const std::int64_t max_batch = !int8 ? 4 : built <= 128 ? 4 : built <= 192 ? 16 : 8;
+      b.fused_attention(prefix + "attention", count, lq, lk, d, causal, 1 + host_views,
+                        batch <= max_batch ? rows : lq);
+      return;
+    }
+  }
   if (b.fusion().fused_attention) {
     b.fused_attention(prefix + "attention", count, lq, lk, d, causal, 1 + host_views);
     return;

@@ -129,8 +129,30 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
             request.model + " has " + std::to_string(entry->dim("max_positions")) +
                 " positions; seq_len " + std::to_string(seq) + " does not fit");
   }
+  if (request.attention_seq_len > 0) {
+    // catalog_model.hpp "Attention grid": an encoder's fused kernel built for N keys.
+    if (entry->family != "encoder" || vision) {
+      fail_at(locate, path + ".attention_seq_len",
+              request.model + " is not a text encoder: attention_seq_len is the length an " +
+                  "encoder's (BERT's) fused attention kernel is built for");
+    }
+    if (entry->dim("max_positions") > 0 &&
+        request.attention_seq_len > entry->dim("max_positions")) {
+      fail_at(locate, path + ".attention_seq_len",
+              request.model + " has " + std::to_string(entry->dim("max_positions")) +
+                  " positions; attention_seq_len " + std::to_string(request.attention_seq_len) +
+                  " does not fit");
+    }
+    if (seq > request.attention_seq_len) {
+      fail_at(locate, path + ".attention_seq_len",
+              "attention_seq_len " + std::to_string(request.attention_seq_len) +
+                  " is shorter than seq_len " + std::to_string(seq) +
+                  ": the kernel is built for at least the longest sequence it runs");
+    }
+  }
   const int batch = request.batch > 0 ? request.batch : entry->default_batch;
   LayerFusion fusion;
+  fusion.attention_key_rows = request.attention_seq_len;
   fusion.fused_attention = runtime->fused_attention;
   fusion.attention_per_head = runtime->attention_per_head;
   fusion.fused_activation = runtime->fused_activation;

@@ -120,8 +120,11 @@ class LayerBuilder {
 
   // A fused attention kernel (FlashAttention-2 / fused MHA): count = batch x heads products of
   // lq query rows against lk key rows of head dimension d.
+  // `block_rows` > 0: the query rows one block computes (a kernel's own grid, e.g. TensorRT's
+  // variable-length noloop kernels); 0 = the runtime's attention grid.
   void fused_attention(const std::string& name, std::int64_t count, std::int64_t lq,
-                       std::int64_t lk, std::int64_t d, bool causal, double host_ops = 1) {
+                       std::int64_t lk, std::int64_t d, bool causal, double host_ops = 1,
+                       std::int64_t block_rows = 0) {
     LayerWork w;
     w.kind = LayerWork::Kind::attention;
     w.name = name;
@@ -131,6 +134,7 @@ class LayerBuilder {
     w.k = d;
     w.causal = causal;
     if (fusion().attention_per_head) w.block_rows = lq;
+    if (block_rows > 0) w.block_rows = block_rows;
     const double c = static_cast<double>(count);
     w.flops = 4.0 * c * static_cast<double>(lq) * static_cast<double>(lk) * static_cast<double>(d) *
               (causal ? 0.5 : 1.0);

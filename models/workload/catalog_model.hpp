@@ -126,6 +126,29 @@
 //             length a seq_len distribution draws is timed as that fixed length (the variable-
 //             length plugin, whose v2 kernels split the rows over S / 32-48 blocks at small
 //             batch, is not modelled).
+//             A kernel built for N tokens (workload `attention_seq_len: N`, encoder models:
+//             TensorRT's variable-length BERT plugin): a sequence of L <= N tokens runs padded to
+//             N, L_q = L_k = N (4 N^2 d FLOPs a head; the rows and keys past its end masked,
+//             not skipped: assumption, the kernels are closed binaries; MLPerf's Triton - LWIS
+//             deltas, 9-10 SM-ms a query on the A100 and the A30 (docs/workloads.md), are a
+//             384^2 kernel's full work over the bucket's), on the plugin's noloop grid at small
+//             batch: heads x batch x N / r blocks of r query rows, r = 32 (16 for one-byte elements
+//             at N <= 128), each holding all N keys, when batch <= 8 (one-byte; 4 at N <= 128,
+//             16 at N <= 192) or 4 (fp16); else the per-head loop kernel. source: the plugin
+//             picks its kernel from the shape of the max_seqlen input (int8: 128, 192, 256 or
+//             384; github.com/NVIDIA/TensorRT plugin/bertQKVToContextPlugin/
+//             qkvToContextPlugin.cpp, QKVToContextVarSeqlenPlugin::enqueue) and launches the
+//             v2 kernel's noloop variant on (h, b, S / unroll) with unroll 32 (16 for int8
+//             S = 128) for b up to the sm80 unroll list's batch (fused_multihead_attention_v2.h,
+//             FusedMultiHeadAttentionXMMAKernelV2::run; the same table in
+//             github.com/NVIDIA/FasterTransformer). MLPerf's NVIDIA Triton harness captures its
+//             CUDA graphs with max_seqlen of shape 384 at every total length
+//             (mlcommons/inference_results_v1.0, v1.1, v2.1 closed/NVIDIA/code/common/
+//             server_harness.py, set_bert_cuda_graph_specs; Triton runs a graph for any shape
+//             between graph_lower_bound and it), so each query runs the 384 kernel; NVIDIA's own
+//             BERT harness captures a graph every 4 tokens at that length's max_seqlen
+//             (code/harness/harness_bert/bert_core_vs.cc, InitializeGraphSpecs): its 128-384
+//             bucket kernels are not modelled (a drawn length is timed as above).
 //   Grid      blocks per SM B_sm from the profile's sm_limits and the kernel's block resources
 //             (kernel_trace_model.hpp blocks_per_sm); sm_fraction f = min(1, G / S), waves
 //             W = max(1, G / (B_sm S)) (grid_shape); the kernel carries blocks and blocks_per_sm
@@ -306,6 +329,10 @@ struct LayerFusion {
   /// The fused attention kernel computes every query row of a (batch, head) in one block
   /// (kernel-families `attention_grid: per_head`; "Attention grid").
   bool attention_per_head = false;
+  /// The length a self-attention's kernel is built for, N > 0: the sequence runs padded to N on
+  /// TensorRT's variable-length grid (workload `attention_seq_len:`, "Attention grid"); 0 = the
+  /// sequence's own length on the runtime's grid.
+  std::int64_t attention_key_rows = 0;
   bool fused_activation = true;
   bool fused_residual_norm = true;
   bool folded_batchnorm = true;

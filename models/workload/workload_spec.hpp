@@ -67,6 +67,12 @@ struct CatalogRequestSpec {
   /// "native" = PyTorch's own per-sample im2col + GEMM (a build without cuDNN;
   /// catalog_model.hpp, "Native convolution").
   std::string conv_library;
+  /// `attention_seq_len:` the length N an encoder's (BERT's) fused attention kernel is built for:
+  /// a request of L <= N tokens runs its attention padded to N, on TensorRT's variable-length
+  /// grid (catalog_model.hpp, "Attention grid"); 0 = the request's own length. TensorRT's
+  /// variable-length BERT plugin picks its kernel from the shape of the engine's max_seqlen
+  /// input; MLPerf's Triton harness captures that input at 384.
+  int attention_seq_len = 0;
   /// Resolved (resolve_scenario): T_fe of the request `kernels` are at (host_time.hpp), ns.
   Nanos front_end_time = 0;
   SourceLocation where;  ///< the `model:` key

@@ -471,5 +471,118 @@ TEST(CatalogNativeConvolution, AWorkloadNamesItAndABadValueIsALocatedError) {
   }
 }
 
+// attention_seq_len (catalog_model.hpp, "Attention grid"): an encoder's fused attention kernel
+// built for N tokens runs the sequence padded to N on TensorRT's variable-length noloop grid.
+TEST(CatalogAttentionSeqLen, TheKernelRunsTheSequencePaddedToItsBuiltLength) {
+  const CatalogEntry& e = load_catalog_entry("bert-large");
+  LayerFusion own;
+  own.attention_per_head = true;
+  LayerFusion built = own;
+  built.attention_key_rows = 384;
+  const std::int64_t heads = e.dim("heads");
+  const std::int64_t d = e.dim("hidden") / heads;
+  for (const int batch : {1, 8, 9}) {
+    for (const int seq : {64, 178, 384}) {
+      const CatalogLayers a = catalog_layers(e, batch, seq, "int8", false, own);
+      const CatalogLayers b = catalog_layers(e, batch, seq, "int8", false, built);
+      ASSERT_EQ(a.layers.size(), b.layers.size());
+      int attentions = 0;
+      for (std::size_t i = 0; i < a.layers.size(); ++i) {
+        const LayerWork& x = a.layers[i];
+        const LayerWork& y = b.layers[i];
+        ASSERT_EQ(x.name, y.name);
+        if (x.kind != LayerWork::Kind::attention) {
+          // Every other layer is the sequence's own work.
+          EXPECT_DOUBLE_EQ(x.flops, y.flops) << x.name;
+          EXPECT_DOUBLE_EQ(x.bytes, y.bytes) << x.name;
+          continue;
+        }
+        ++attentions;
+        EXPECT_EQ(x.m, seq);
+        EXPECT_EQ(x.n, seq);
+        EXPECT_EQ(x.block_rows, seq);  // the runtime's per-head grid
+        EXPECT_EQ(y.m, 384);           // rows and keys padded to the kernel's length
+        EXPECT_EQ(y.n, 384);
+        EXPECT_EQ(y.count, batch * heads);
+        // int8 at 384: the noloop grid's 32 rows a block up to batch 8, then the loop kernel.
+        EXPECT_EQ(y.block_rows, batch <= 8 ? 32 : 384);
+        EXPECT_DOUBLE_EQ(y.flops, 4.0 * static_cast<double>(batch * heads) * 384.0 * 384.0 *
+                                      static_cast<double>(d));
+        EXPECT_DOUBLE_EQ(y.flops / x.flops, (384.0 * 384.0) / (seq * seq));
+      }
+      EXPECT_EQ(attentions, e.dim("layers"));
+    }
+  }
+  // fp16: the noloop grid up to batch 4; int8 at 128: 16 rows a block.
+  LayerFusion short_kernel = built;
+  short_kernel.attention_key_rows = 128;
+  for (const LayerWork& w : catalog_layers(e, 4, 100, "int8", false, short_kernel).layers) {
+    if (w.kind == LayerWork::Kind::attention) {
+      EXPECT_EQ(w.block_rows, 16);
+    }
+  }
+  for (const LayerWork& w : catalog_layers(e, 5, 100, "fp16", false, built).layers) {
+    if (w.kind == LayerWork::Kind::attention) {
+      EXPECT_EQ(w.block_rows, 384);
+    }
+  }
+  for (const LayerWork& w : catalog_layers(e, 4, 100, "fp16", false, built).layers) {
+    if (w.kind == LayerWork::Kind::attention) {
+      EXPECT_EQ(w.block_rows, 32);
+    }
+  }
+}
+
+TEST(CatalogAttentionSeqLen, AScenarioNamesItAndBadValuesAreLocatedErrors) {
+  const auto resolve = [](const std::string& model, const std::string& keys) {
+    return resolve_scenario(load_scenario_text(
+        "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
+        "tenants:\n  - name: a\n    device: g\n    workload:\n"
+        "      arrivals: {process: closed, concurrency: 1}\n"
+        "      model: " +
+            model + "\n      batch: 1\n      dtype: int8\n      runtime: tensorrt\n" + keys,
+        "test.yaml"));
+  };
+  const auto attention = [](const ResolvedScenario& r) {
+    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+      if (k.name.find("attention") != std::string::npos &&
+          k.name.find("attention_out") == std::string::npos) {
+        return k.duration.value;
+      }
+    }
+    return Nanos{-1};
+  };
+  // The kernel runs the padded sequence: its time is the same for every length below N.
+  const ResolvedScenario short_seq =
+      resolve("bert-large", "      seq_len: 128\n      attention_seq_len: 384\n");
+  const ResolvedScenario long_seq =
+      resolve("bert-large", "      seq_len: 300\n      attention_seq_len: 384\n");
+  EXPECT_GT(attention(short_seq), 0);
+  EXPECT_EQ(attention(short_seq), attention(long_seq));
+  EXPECT_NE(attention(short_seq), attention(resolve("bert-large", "      seq_len: 128\n")));
+  EXPECT_EQ(short_seq.scenario.tenants[0].workload.catalog->attention_seq_len, 384);
+  const auto error = [&](const std::string& model, const std::string& keys) {
+    try {
+      resolve(model, keys);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("bert-large", "      seq_len: 128\n      attention_seq_len: 100\n")
+                .find("tenants.0.workload.attention_seq_len: attention_seq_len 100 is shorter "
+                      "than seq_len 128"),
+            std::string::npos);
+  EXPECT_NE(error("bert-large", "      seq_len: 128\n      attention_seq_len: 1024\n")
+                .find("tenants.0.workload.attention_seq_len: bert-large has 512 positions"),
+            std::string::npos);
+  EXPECT_NE(error("resnet50", "      attention_seq_len: 384\n")
+                .find("tenants.0.workload.attention_seq_len: resnet50 is not a text encoder"),
+            std::string::npos);
+  const std::string zero = error("bert-large", "      attention_seq_len: 0\n");
+  EXPECT_NE(zero.find("test.yaml:13:"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("attention_seq_len"), std::string::npos) << zero;
+}
+
 }  // namespace
 }  // namespace gpumux
