@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -326,6 +327,32 @@ TEST(Profiles, PowerCapsThePcieCardsNotTheSxmParts) {
   EXPECT_EQ(pcie.mig_layouts, sxm.mig_layouts);
   EXPECT_EQ(pcie.power.sm_dynamic_w, sxm.power.sm_dynamic_w);
   EXPECT_EQ(pcie.boost_clock_mhz, sxm.boost_clock_mhz);
+}
+
+// A30: a 56-SM GA100 at 1440 MHz under a 165 W TDP. Its SM power is the A100's scaled by SMs
+// and clock^3 (as the H100 PCIe's from the SXM5), so a fully busy board exceeds the TDP and runs
+// at the closed-form clock; one 1g.6gb slice alone (a quarter of the SMs) does not cap.
+TEST(Profiles, A30PowerCapsAtFullLoadNotOneSlice) {
+  const DeviceProfile& a30 = load_device_profile("a30-24gb");
+  const DeviceProfile& a100 = load_device_profile("a100-sxm4-40gb");
+  ASSERT_TRUE(a30.power.modelled());
+  EXPECT_EQ(a30.power.tdp_w, 165.0);
+  EXPECT_LT(a30.base_clock_mhz, a30.boost_clock_mhz);
+  const double scaled = a100.power.sm_dynamic_w * a30.sms / a100.sms *
+                        std::pow(a30.boost_clock_mhz / a100.boost_clock_mhz, 3.0);
+  EXPECT_NEAR(a30.power.sm_dynamic_w, scaled, 1.0);
+  const double bw = achievable_hbm_bandwidth(a30);
+  EXPECT_GT(board_power(a30.power, 1.0, bw, 1.0), a30.power.tdp_w);
+  const double x = capped_clock_ratio(a30.power, 1.0, bw);
+  const double expected =
+      std::cbrt((a30.power.tdp_w - a30.power.idle_w - a30.power.hbm_joules_per_byte * bw) /
+                a30.power.sm_dynamic_w);
+  EXPECT_NEAR(x, expected, 1e-12);
+  EXPECT_GT(x, a30.power.min_clock_ratio());
+  EXPECT_LT(x, 0.95);
+  EXPECT_NEAR(board_power(a30.power, 1.0, bw, x), a30.power.tdp_w, 1e-9);
+  // One of four 1g slices busy with a quarter of the bandwidth: below the TDP at boost.
+  EXPECT_EQ(capped_clock_ratio(a30.power, 0.25, bw / 4), 1.0);
 }
 
 // H100 PCIe: real nvidia-smi mig -lgip/-lgipp of the card (Scaleway docs-content, driver
