@@ -176,9 +176,9 @@ TEST(PlanFutility, ThePlannerGivesTheSameAnswerWithAndWithoutTheRule) {
              with["search"].value("simulations", std::int64_t{0});
     for (nlohmann::ordered_json* j : {&with, &without}) {
       j->erase("notes");
-      for (const char* key : {"units", "units_pruned", "simulations", "longer_windows",
-                              "inconclusive_at_bound", "projected_at_bound", "batches",
-                              "dp_rounds", "wall_s"}) {
+      for (const char* key :
+           {"units", "units_pruned", "simulations", "longer_windows", "inconclusive_at_bound",
+            "projected_at_bound", "batches", "dp_rounds", "wall_s"}) {
         (*j)["search"].erase(key);
       }
     }
