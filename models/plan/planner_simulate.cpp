@@ -152,14 +152,21 @@ std::vector<Numbers> numbers_of(const std::string& summary_text) {
   return out;
 }
 
+/// The index of the last tenant of `scenario` called `name`, -1 if none (the numbers of a run
+/// carry tenant names; the planner's masks carry indices).
+static int last_tenant_named(const Scenario& scenario, const std::string& name) {
+  int t = -1;
+  for (std::size_t i = 0; i < scenario.tenants.size(); ++i) {
+    if (scenario.tenants[i].name == name) t = static_cast<int>(i);
+  }
+  return t;
+}
+
 std::vector<PlanSloInput> Planner::slo_inputs(const std::vector<Numbers>& numbers,
                                               Mask tenants) const {
   std::vector<PlanSloInput> out;
   for (const Numbers& n : numbers) {
-    int t = -1;
-    for (int i = 0; i < n_; ++i) {
-      if (scenario_.tenants[static_cast<std::size_t>(i)].name == n.name) t = i;
-    }
+    const int t = last_tenant_named(scenario_, n.name);
     if (t < 0 || !(tenants >> t & 1u)) continue;
     const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
     PlanSloInput in;
@@ -195,10 +202,7 @@ std::vector<PlanTenantOutcome> Planner::judge(const std::vector<Numbers>& number
   reason.clear();
   bool only_inconclusive = true;  // every failure so far is an inconclusive verdict
   for (const Numbers& n : numbers) {
-    int t = -1;
-    for (int i = 0; i < n_; ++i) {
-      if (scenario_.tenants[static_cast<std::size_t>(i)].name == n.name) t = i;
-    }
+    const int t = last_tenant_named(scenario_, n.name);
     if (t < 0 || !(tenants >> t & 1u)) continue;
     const TenantSpec& spec = scenario_.tenants[static_cast<std::size_t>(t)];
     const PlanSloInput in = slo_inputs({n}, Mask{1} << t).front();
