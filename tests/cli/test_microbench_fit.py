@@ -190,7 +190,7 @@ def test_cuda_probes_compile_for_sm90(tmp_path):
         [NVCC, "-arch=sm_90", "-O3", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", "-o",
          str(tmp_path / name), str(MB / f"{name}.cu")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for name in ("timeslice_probe", "launch_probe")}
+        for name in ("timeslice_probe", "launch_probe", "co_dispatch_probe")}
     for name, p in procs.items():
         out, _ = p.communicate(timeout=300)
         assert p.returncode == 0, out
