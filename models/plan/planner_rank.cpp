@@ -489,6 +489,9 @@ PlanResult Planner::run() {
       // plan.max_duration.
       RunOptions run;
       run.record_requests = false;
+      // The verdicts read only the tenants' latencies, failures and OOMs, as the units' runs:
+      // no utilization statistics (best_run's device fractions read 0).
+      run.device_statistics = false;
       run.interrupt = options_.interrupt;
       const auto stopped = [&] {
         return options_.interrupt != nullptr && options_.interrupt->load();

@@ -408,7 +408,10 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
         for (std::size_t i = 0; i < round.size(); ++i) {
           Nanos last = windows[i];
           while (const std::optional<Nanos> longer = longer_window(last)) last = *longer;
-          if (round[i].strategy == &exclusive_strategy() || last == windows[i]) continue;
+          if (round[i].strategy == &exclusive_strategy()) continue;
+          // The longest window continues the unit's simulation when one is kept (it runs on to
+          // its end: half a fresh run's events); a unit that starts there runs it afresh.
+          if (last == windows[i] && stepped_.find(round[i]) == stepped_.end()) continue;
           steps[i] = &stepped_[round[i]];
           last_window[i] = last;
         }

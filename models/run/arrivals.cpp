@@ -15,7 +15,7 @@ namespace gpumux::run {
 void Tenant::on_open_arrival() {
   recycle_graveyard();
   if (direct_ && !dead_ && idle() && !iteration_pending_ && !iteration_running_ &&
-      Device::SoloSession::available(*devices_.front(), index_)) {
+      Device::SoloSession::available(*devices_.front(), index_) && direct_memory_fits()) {
     run_direct();  // this arrival and what follows it, inline (direct.cpp)
     return;
   }

@@ -3,7 +3,9 @@
 // the single-launch loop is direct_single.cpp, the pending events direct_events.hpp.
 //
 // When. A tenant whose workload runs one request at a time on one GPU and one lane, from an
-// open arrival process (poisson, constant, trace), with no per-request memory and no batching,
+// open arrival process (poisson, constant, trace), with no per-token memory and no batching (a
+// fixed memory_per_request, a catalog model's activations, when it fits the device at entry:
+// each request allocates and frees it where begin_request and finish_request do),
 // or a continuous-batching engine on one GPU and one lane from an open arrival process
 // (direct_workload()), on a device of a strategy that submits every ready kernel at once
 // (exclusive, MPS, a MIG instance) where it is the only client (Device::SoloSession::available),
@@ -44,6 +46,10 @@
 // operations of each iteration's events and the device's full recompute per kernel (the solo
 // recompute, Device::inline_recompute_solo, with its table of the lone kernels' grants and
 // bounds).
+#include <optional>
+#include <stdexcept>
+#include <string>
+
 #include "models/gpu/device_solo.hpp"
 #include "models/run/direct_events.hpp"
 #include "models/run/run.hpp"
@@ -66,7 +72,21 @@ bool Tenant::direct_workload() const {
   const WorkloadSpec& w = spec_.workload;
   if (w.max_batch > 0) return direct_batched_workload();
   return open_arrivals(w.arrivals.process) && devices_.size() == 1 && lanes_ == 1 &&
-         w.max_in_flight == 1 && w.memory_per_request == 0 && w.memory_per_token == 0;
+         w.max_in_flight == 1 && w.memory_per_token == 0;
+}
+
+bool Tenant::direct() const {
+  return direct_ && Device::SoloSession::available(*devices_.front(), index_);
+}
+
+bool Tenant::direct_memory_fits() const {
+  const std::int64_t bytes = spec_.workload.memory_per_request;
+  if (bytes <= 0 || spec_.workload.max_batch > 0) return true;  // (batched: its own admission)
+  // Device::allocate's two conditions, without allocating.
+  const Device& device = *devices_.front();
+  const std::optional<std::int64_t>& limit = device.limits().client_memory_limit;
+  if (limit && bytes > *limit - device.client_memory(index_)) return false;
+  return bytes <= device.geometry().memory - device.memory_used();
 }
 
 bool Tenant::direct_batched_workload() const {
@@ -84,7 +104,10 @@ void Tenant::run_direct() {
   // None of this tenant's events is queued now (it is idle, its device empty, this arrival was
   // its one pending event), so the earliest queued event is somebody else's (in its component:
   // run.hpp), else a tick or the end of the component's window (components.cpp).
-  if (single_launch_ != nullptr && run_direct_single()) return;
+  // (The single-launch loop keeps no per-request memory.)
+  if (single_launch_ != nullptr && spec_.workload.memory_per_request == 0 && run_direct_single()) {
+    return;
+  }
   Simulator::InlineScope scope(sim, Simulator::InlineScope::Ticks::stop);
   const Nanos horizon = scope.horizon();
   Device::SoloSession session(*devices_.front());
@@ -182,9 +205,18 @@ void Tenant::direct_arrive(DirectEvents& pending) {
 bool Tenant::direct_start(const DirectArrival& a, DirectEvents& pending) {
   Request& r = *pending.serving;
   take_arrival(r, a);
-  // begin_request() with no memory to allocate.
+  // begin_request(): its memory fits (direct_memory_fits() at entry, and only this request
+  // allocates on the device).
   r.start = sim_.now();
-  r.memory = 0;
+  const std::int64_t bytes = spec_.workload.memory_per_request;
+  std::string why;
+  if (bytes > 0 && devices_.front()->allocate(index_, bytes, why)) {
+    r.memory = bytes;
+  } else if (bytes > 0) {
+    throw std::logic_error("direct path: a per-request allocation failed: " + why);
+  } else {
+    r.memory = 0;
+  }
   expand_kernels(r, alone_scaling(r));
   if (r.durations.empty()) {
     r.solo_latency = 0;
@@ -204,6 +236,8 @@ void Tenant::direct_finish(Request& r) {
   r.finish = sim_.now();
   r.status = RequestStatus::completed;
   r.dead = true;
+  release(r.memory);
+  r.memory = 0;
   run_.record_request(index_, r);
 }
 

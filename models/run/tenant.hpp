@@ -64,8 +64,11 @@ class Tenant final : public KernelOwner {
   /// Refused by a device before the run (e.g. the MPS client limit): never runs.
   /// No arrival at or after T from now on (a stepped run ending early: Run::end_arrivals_at).
   void end_arrivals_at(Nanos t) { arrivals_end_ = std::min(arrivals_end_, t); }
-  /// Runs its events inline (models/run/direct.cpp) instead of through the queue.
-  bool direct() const { return direct_; }
+  /// Whether it may run inline in this run: direct_workload(), the run allows it, and its device
+  /// can host its solo session (the only client of a strategy that submits at once). Before the
+  /// run (Run::steppable); a tenant beside others, or time-sliced, never goes inline (its events
+  /// all run through the queue).
+  bool direct() const;
   void mark_rejected() {
     dead_ = true;
     rejected_ = true;
@@ -97,8 +100,13 @@ class Tenant final : public KernelOwner {
   // --- the direct path (direct.cpp) ----------------------------------------------------------
   /// Whether this tenant's workload can run inline at all (fixed at construction): one GPU, one
   /// lane, an open arrival process, and either one request in flight with no batching and no
-  /// per-request memory, or continuous batching (direct_batched_workload()).
+  /// per-token memory (a fixed memory_per_request: direct_memory_fits()), or continuous batching
+  /// (direct_batched_workload()).
   bool direct_workload() const;
+  /// A request's memory_per_request fits the device now (or there is none): alone on its device
+  /// with one request in flight, every request of an inline run then allocates the same bytes on
+  /// the same state, and none is OOM-killed (an allocation that would fail stays queued).
+  bool direct_memory_fits() const;
   /// A batched engine (max_batch > 0) on one GPU and one lane from an open arrival process: its
   /// pending events are its own (the next arrival, the iteration due, the in-flight kernel's
   /// launch end, the device's completion) while it is alone on an empty device.

@@ -297,6 +297,66 @@ TEST(DirectPath, MD1IsIdentical) {
   EXPECT_EQ(direct.events - direct.events_inline, 2U);
 }
 
+// A catalog model's activations (a fixed memory_per_request) alone on an exclusive device: the
+// requests run inline, each allocating and freeing its bytes where the queued path does (the
+// same memory peak, timeseries and records); when a request's bytes do not fit beside the
+// tenant's memory, every arrival stays queued (the allocation OOM-kills it, as queued).
+TEST(DirectPath, PerRequestMemoryRunsInlineWhenItFits) {
+  for (const char* per_request : {"768KiB", "30MiB", "79GiB"}) {
+    const std::string yaml = fmt::format(R"(name: per-request-memory
+seed: 5
+duration: 2s
+warmup: 200ms
+output: {{sample: 100ms}}
+gpus:
+  - {{name: gpu0, model: h100-sxm-80gb, mig: [1g.10gb, 3g.40gb]}}
+tenants:
+  - name: embed
+    device: gpu0/0
+    memory: 3GiB
+    workload:
+      arrivals: {{process: poisson, rate: 300/s}}
+      memory_per_request: {}
+      request:
+        kernels:
+          - {{name: gemm, duration: 40us, sm_fraction: 0.5, memory_bound: 0.3, repeat: 6}}
+          - {{name: softmax, duration: 15us, sm_fraction: 0.2, memory_bound: 0.8}}
+  - name: other
+    device: gpu0/1
+    memory: 2GiB
+    workload:
+      arrivals: {{process: poisson, rate: 50/s}}
+      memory_per_request: 2MiB
+      request:
+        kernels:
+          - {{name: conv, duration: 200us, sm_fraction: 1.0, memory_bound: 0.2}}
+)",
+                                         per_request);
+    SCOPED_TRACE(per_request);
+    const ResolvedScenario resolved = resolve_scenario(load_scenario_text(yaml, "m.yaml"));
+    const RunResult queued = simulate_with(resolved, false);
+    const RunResult direct = simulate_with(resolved, true);
+    testing::expect_identical_runs(queued, direct, yaml);
+    ASSERT_EQ(direct.tenants.size(), 2U);
+    EXPECT_EQ(queued.events_inline, 0U);
+    if (std::string(per_request) == "79GiB") {
+      // Never fits a 10 GB instance: the first request OOM-kills embed; the other still runs
+      // inline.
+      EXPECT_GT(direct.tenants[0].oom_events, 0);
+      EXPECT_GT(direct.events_inline, 0U);
+      continue;
+    }
+    EXPECT_EQ(direct.tenants[0].oom_events, 0);
+    EXPECT_GT(direct.tenants[0].completed, 400);
+    // The memory peak holds one request's bytes beside the tenant's memory.
+    ASSERT_EQ(direct.devices.size(), 2U);
+    EXPECT_EQ(direct.devices[0].memory_peak_bytes,
+              (std::int64_t{3} << 30) + resolved.scenario.tenants[0].workload.memory_per_request);
+    // Most events ran inline (each tenant leaves its loop only at the other's events and ticks).
+    EXPECT_GT(direct.events_inline * 2, direct.events);
+  }
+}
+
 // Interrupted at the second poll (the first sets the flag, the second sees it: 8192 events):
 // both stop after the same event, so even the unfinished records and the end time agree.
 

@@ -72,6 +72,56 @@ TEST(SteppedRun, EachWindowEqualsAFreshRunOfThatDuration) {
   fs::remove_all(dir);
 }
 
+// `gpumux plan`'s shared units: tenants that could take the direct path alone (open arrivals,
+// one request in flight, a fixed memory_per_request) but share a time-sliced device (and a
+// neighbouring MIG instance holds one alone, exclusive) never go inline, so the run continues
+// from window to window, each window a fresh run's numbers, the last one included (the run
+// itself, to its end).
+TEST(SteppedRun, ATimeSlicedUnitOfDirectWorkloadsContinues) {
+  const std::string yaml = R"(name: time-sliced-unit
+seed: 3
+duration: 4s
+warmup: 500ms
+gpus:
+  - name: gpu0
+    model: h100-sxm-80gb
+    mig: [3g.40gb]
+    sharing: {mode: time-slicing, replicas: 3}
+tenants:
+  - name: a
+    device: gpu0/0
+    memory: 3GiB
+    workload:
+      arrivals: {process: poisson, rate: 200/s}
+      memory_per_request: 2MiB
+      request:
+        kernels:
+          - {name: gemm, duration: 60us, sm_fraction: 0.6, memory_bound: 0.3, repeat: 5}
+  - name: b
+    device: gpu0/0
+    memory: 4GiB
+    workload:
+      arrivals: {process: poisson, rate: 2/s}
+      memory_per_request: 30MiB
+      request:
+        kernels:
+          - {name: step, duration: 30us, sm_fraction: 0.3, memory_bound: 0.5, repeat: 300}
+    slo: {p90: 1s}
+)";
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(yaml, "ts.yaml"));
+  RunOptions options;
+  options.record_requests = false;
+  options.device_statistics = false;  // (as the planner's units)
+  SteppedRun stepped(resolved, options);
+  EXPECT_TRUE(stepped.continues());
+  const Nanos longest = resolved.scenario.duration;
+  for (const Nanos w : {longest / 4, longest / 2, longest}) {
+    ResolvedScenario shorter = resolved;
+    shorter.scenario.duration = w;
+    EXPECT_EQ(stepped.at(w, tenants_of), tenants_of(simulate(shorter, options))) << w;
+  }
+}
+
 TEST(SteppedRun, WindowsMustGrow) {
   const fs::path dir =
       fs::temp_directory_path() / (std::string("gpumux-stepped-") + std::to_string(::getpid()));
