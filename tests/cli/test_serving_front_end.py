@@ -133,7 +133,7 @@ def test_calibration_points_are_published_points():
 
 def test_tensorflow_backend_entry_is_the_protocol_plus_its_input_stage(tmp_path):
     # triton-grpc-tensorflow = triton-grpc + the TensorFlow backend's fixed input stage (the
-    # intercept of its README's Server Compute Input, triton-backend-input.csv), same bandwidth:
+    # intercept of its README's Server Compute Input, calibration/data/triton-backend-input), same bandwidth:
     # the two entries' front-end times differ by that constant at every payload, to the us the
     # yaml writes.
     sys.path.insert(0, str(ROOT / "calibration" / "fit"))
@@ -154,7 +154,8 @@ def test_tensorflow_backend_entry_is_the_protocol_plus_its_input_stage(tmp_path)
 
 
 def test_backend_input_stage_points_are_the_readmes_online_rows():
-    rows = list(csv.DictReader((ROOT / "calibration/fit/triton-backend-input.csv").open()))
+    data = ROOT / "calibration" / "data" / "triton-backend-input" / "online-compute-input.csv"
+    rows = list(csv.DictReader(data.open()))
     assert {r["backend"] for r in rows} == {"onnxruntime", "tensorflow"}
     for r in rows:
         # Little's law needs the server busy: an execution's parts fit in 1/X per instance.
