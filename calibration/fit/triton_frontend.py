@@ -23,6 +23,20 @@ point's total latency (weighted least squares, both >= 0; a front end whose poin
 the same payload, or none, fits L alone). Out of sample: each source's points are predicted with
 the front end fitted on its other sources alone.
 
+The server's input stage, per Triton backend
+(calibration/data/triton-backend-input/online-compute-input.csv): Triton reports, per request, the backend's "Server Compute Input" (perf_analyzer, measurements_metrics.md:
+copying the request's tensors into the framework's own input tensors). The READMEs' online tables
+publish it with the execution's batch, b = X T_exec / n (Little's law: X inferences/s, T_exec =
+input + infer + output of one execution, n model instances all busy), so per backend
+    T_in(B) = C + B / W_in,   B = b x bytes per image,
+by least squares over its concurrencies; C >= 0 is the backend's fixed input stage per execution.
+The points' front end is the protocol's: a point's backend time is gpumux's (or the published
+Server Compute Infer) plus the C of the backend its serving entry names (BACKEND_OF); the entries
+pooled on one protocol (BASE) share one fit of L and c, and each ships latency L + C of its
+backend, bandwidth 1 / c (its per-byte input copy rides in W like the socket's). Both READMEs'
+offline runs go over HTTP (`perf_client -i http`, triton/run_offline_performance_test_on_triton.py);
+the entries keep the name `triton-grpc`.
+
     /usr/bin/python3 calibration/fit/triton_frontend.py [--gpumux build/gpumux]
         [--report calibration/fit/TRITON-FRONTEND.md] [--check]
 
@@ -49,6 +63,35 @@ PROBE_BANDWIDTH = 1e9  # bytes/s of the payload probe
 # server map the same buffers, so the tensors are neither serialized nor sent (Triton docs,
 # protocol extension "shared-memory"); only the request's control message crosses the protocol.
 PAYLOAD_FREE = {"triton-shm"}
+STAGE_DATA = ROOT / "calibration" / "data" / "triton-backend-input" / "online-compute-input.csv"
+# The Triton backend behind each entry that has an input stage of its own (the ONNX Runtime
+# backend of the PyTorch README, the TensorFlow backend of the TF-TRT SavedModel) and the entry
+# whose protocol fit it shares.
+BACKEND_OF = {"triton-grpc": "onnxruntime", "triton-grpc-tensorflow": "tensorflow"}
+BASE = {"triton-grpc-tensorflow": "triton-grpc"}
+
+
+def input_stages() -> dict:
+    """backend -> (C in ms, W_in in bytes/s, points): least squares of Server Compute Input
+    against the execution's bytes (Little's law batch), C clamped at 0."""
+    with STAGE_DATA.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = {}
+    for backend in sorted({r["backend"] for r in rows}):
+        pts = []
+        for r in rows:
+            if r["backend"] != backend:
+                continue
+            t_exec = sum(float(r[k]) for k in ("compute_input_ms", "compute_infer_ms",
+                                               "compute_output_ms"))
+            batch = float(r["inferences_per_s"]) * t_exec * 1e-3 / int(r["instances"])
+            pts.append((batch * int(r["bytes_per_image"]), float(r["compute_input_ms"])))
+        n = len(pts)
+        mx = sum(x for x, _ in pts) / n
+        my = sum(y for _, y in pts) / n
+        slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+        out[backend] = (max(0.0, my - slope * mx), 1e3 / slope if slope > 0 else 0.0, n)
+    return out
 
 
 def points() -> list:
@@ -82,16 +125,20 @@ def latency_ms(gpumux: str, point: dict, tmp: Path, serving: dict | None) -> flo
     return json.loads(out.stdout)["tenants"]["t"]["latency_ns"]["mean"] / 1e6
 
 
-def measure(gpumux: str, rows: list, tmp: Path) -> None:
+def measure(gpumux: str, rows: list, tmp: Path, stages: dict) -> None:
     """Adds to each point: front_end_ms (measured minus backend), payload_bytes, backend_ms."""
     for r in rows:
         alone = latency_ms(gpumux, r, tmp, None)
         probe = latency_ms(gpumux, r, tmp, {
-            "serving": r["serving"],
+            "serving": BASE.get(r["serving"], r["serving"]),
             "host": {"front_end_latency": "0ns", "front_end_bandwidth": "1GB/s"}})
         r["payload_bytes"] = (probe - alone) * 1e-3 * PROBE_BANDWIDTH
         r["backend_source"] = "published" if r["backend_ms"] else "gpumux"
         r["backend_ms"] = float(r["backend_ms"]) if r["backend_ms"] else alone
+        stage = stages.get(BACKEND_OF.get(r["serving"], ""), (0.0, 0.0, 0))[0]
+        if stage > 0:
+            r["backend_source"] += f" + input stage {stage:.3g} ms"
+        r["backend_ms"] += stage
         r["front_end_ms"] = r["target_ms"] - r["backend_ms"]
 
 
@@ -146,28 +193,45 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
     rows = points()
+    stages = input_stages()
     with tempfile.TemporaryDirectory() as td:
-        measure(args.gpumux, rows, Path(td))
+        measure(args.gpumux, rows, Path(td), stages)
     lines = ["# Serving front ends: the fit", "",
              "Generated by `calibration/fit/triton_frontend.py` (models/workload/host_time.hpp "
              "has the law, T_fe = L + (B_in + B_out) / W) from `calibration/fit/triton-frontend.csv` "
-             "(sources in SOURCE.md). Per front end, L and W minimise the mean squared relative "
-             "error of the points' total latency; out of sample, each source's points are "
-             "predicted with the front end fitted on its other sources alone. A point's backend "
-             "time is the source's own Server Compute Infer where it publishes one, else gpumux's "
-             "latency without a front end. A point's payload is its request's input and output "
-             "bytes at the element type its model's serving signature takes (the `io_dtype` "
-             "column, `workload.io_dtype:`; empty = the compute dtype).", ""]
+             "and `calibration/data/triton-backend-input/online-compute-input.csv` (sources in "
+             "SOURCE.md there). Per protocol, "
+             "L and W minimise the mean squared relative error of the points' total latency; out "
+             "of sample, each source's points are predicted with the front end fitted on its other "
+             "sources alone. A point's backend time is the source's own Server Compute Infer where "
+             "it publishes one, else gpumux's latency without a front end, plus the fixed input "
+             "stage C of the Triton backend its entry names (below: the source's own published "
+             "Server Compute Input). An entry ships latency L + C of its backend. A point's payload "
+             "is its request's input and output bytes at the element type its model's serving "
+             "signature takes (the `io_dtype` column, `workload.io_dtype:`; empty = the compute "
+             "dtype).", "",
+             "## The Triton backends' input stage", "",
+             "Server Compute Input per request against the execution's bytes (batch b = X T_exec / "
+             "n by Little's law), least squares over the README's online concurrencies 16-64, "
+             "T_in = C + B / W_in, C clamped at 0:", "",
+             "| backend | points | C | W_in |", "|---|---:|---:|---:|"]
+    for backend, (c_ms, w_in, n) in sorted(stages.items()):
+        lines.append(f"| `{backend}` | {n} | {c_ms * 1e3:.0f} us | {w_in / 1e9:.2f} GB/s |")
+    lines += ["", "The per-byte rates agree (a host copy of a few GB/s, carried by each entry's W); "
+              "the TensorFlow backend alone has a fixed cost per execution, which the offline "
+              "points show as the same offset at equal payload.", ""]
     mismatched = []
     summary = []
-    for name in sorted({r["serving"] for r in rows}):
-        chosen = [r for r in rows if r["serving"] == name]
-        free = name in PAYLOAD_FREE
+    for base in sorted({BASE.get(r["serving"], r["serving"]) for r in rows}):
+        chosen = [r for r in rows if BASE.get(r["serving"], r["serving"]) == base]
+        entries = sorted({r["serving"] for r in chosen})
+        free = base in PAYLOAD_FREE
         law = fit(chosen, free)
         sources = sorted({r["source"] for r in chosen})
         folds = {s: fit([r for r in chosen if r["source"] != s], free) for s in sources}
         latency, bandwidth = yaml_values(law)
-        lines += [f"## `{name}`", "",
+        lines += [f"## `{base}`" + (f" (entries {', '.join(f'`{e}`' for e in entries)})"
+                                     if entries != [base] else ""), "",
                   f"**L = {latency}, W = {bandwidth or 'none (payload free)'}** (folds: "
                   + ", ".join(f"without `{s}` L = {yaml_values(folds[s])[0]}, W = "
                               f"{yaml_values(folds[s])[1] or 'none'}" for s in sources) + ")", "",
@@ -185,15 +249,22 @@ def main(argv=None) -> int:
                          f"({r['backend_source']}) | {r['payload_bytes'] / 1e6:.3g} MB | "
                          f"{r['front_end_ms']:.3g} ms | {i:.4g} ms ({100 * (i / t - 1):+.1f} %) | "
                          f"{o:.4g} ms ({100 * (o / t - 1):+.1f} %) |")
-        text = (f"`{name}`: median |error| over {len(chosen)} points: without a front end "
+        text = (f"`{base}`: median |error| over {len(chosen)} points: without a front end "
                 f"{100 * statistics.median(err_none):.1f} %, in sample "
                 f"{100 * statistics.median(err_in):.1f} %, out of sample "
                 f"{100 * statistics.median(err_out):.1f} %.")
         lines += ["", text, ""]
+        for name in entries:
+            stage = stages.get(BACKEND_OF.get(name, ""), (0.0, 0.0, 0))[0]
+            entry = yaml_values((law[0] + stage, law[1]))
+            if len(entries) > 1 or stage > 0:
+                lines.append(f"* `{name}`: latency {entry[0]} (L + C of `{BACKEND_OF[name]}`, "
+                             f"{stage * 1e3:.0f} us), bandwidth {entry[1] or 'none'}")
+            if entry != shipped(name):
+                mismatched.append(f"{name}: fit L = {entry[0]}, W = {entry[1]}; "
+                                  f"kernel-families.yaml {shipped(name)}")
+        lines.append("")
         summary.append(text)
-        if (latency, bandwidth) != shipped(name):
-            mismatched.append(f"{name}: fit L = {latency}, W = {bandwidth}; "
-                              f"kernel-families.yaml {shipped(name)}")
     if not args.check:
         Path(args.report).write_text("\n".join(lines))
     print("\n".join(summary))

@@ -214,12 +214,17 @@ def serving_of(row: dict) -> str | None:
     """The serving front end a point's client went through (`workload.serving:`,
     kernel-families.yaml `serving:`): Triton's latency measured client-side (perf_analyzer) is
     the backend's work plus the front end's; through system shared memory only the request's
-    control message crosses gRPC (triton-shm), else the payload does (triton-grpc). MLPerf's
-    Triton harness calls the server in-process (its C API): no front end."""
+    control message crosses the protocol (triton-shm), else the payload does (triton-grpc; the
+    DeepLearningExamples ResNet-50 READMEs' perf_client runs go over HTTP). A TF-TRT SavedModel
+    is served by Triton's TensorFlow backend, whose input stage has a fixed cost per execution
+    (triton-grpc-tensorflow; calibration/fit/TRITON-FRONTEND.md). MLPerf's Triton harness calls
+    the server in-process (its C API): no front end."""
     text = (row.get("software", "") + " " + row.get("note", "")).lower()
     if "triton" not in text or "client-side" not in text:
         return None
-    return "triton-shm" if "shared memory" in text else "triton-grpc"
+    if "shared memory" in text:
+        return "triton-shm"
+    return "triton-grpc-tensorflow" if "tf-trt" in text else "triton-grpc"
 
 
 def closed_loop(spec: dict) -> dict:

@@ -71,15 +71,15 @@ REASONS = {
                       "host time, so the slices' ratios divide by a denominator the model puts at "
                       "a third",
     "rn50-infer-a100-trt-": "Triton's offline numbers are client-side, so the point runs "
-                            "`serving: triton-grpc` (1.17 ms + payload at 1.11 GB/s, fitted on "
+                            "`serving: triton-grpc` (1.11 ms + payload at 1.20 GB/s, fitted on "
                             "this README's batch 2 and 8 and the TF-TRT README's, each payload "
-                            "at its model's io_dtype, calibration/fit/TRITON-FRONTEND.md); this "
-                            "backend's own latency grows 0.24 ms per image from batch 8 to 16 "
-                            "(GPU work included) where the shared fit charges 0.27 ms per fp16 "
-                            "image of payload alone: its W is pulled down by the TF-TRT README, "
-                            "whose backend does more GPU work per image than gpumux's TensorRT "
-                            "engine (docs/calibration.md), so at batch 16 (4.8 MB) the request "
-                            "is over-predicted by about 2 ms",
+                            "at its model's io_dtype and the TF-TRT rows' backend with its "
+                            "input stage, calibration/fit/TRITON-FRONTEND.md); from batch 8 to "
+                            "16 this README's latency grows 0.24 ms per image, of which gpumux's "
+                            "GPU work is 0.06 ms, so its front end moves the larger payload at "
+                            "1.7 GB/s where batch 2 to 8 gives 1.3 GB/s: the front end's cost per "
+                            "byte falls as the message grows, which one W does not have, and at "
+                            "batch 16 (4.8 MB) the request is over-predicted by about 1.7 ms",
     "tally-bert-berttrain-mps": "(numbers below from before Tally's GEMM library was stated; with "
                                 "it, gemm_library: tally-cutlass, the p99 ratio is +14 % and the "
                                 "mean -46 %, the same pattern) the FP32 neighbour's catalog GEMMs run rounds (block times) of up "
@@ -205,13 +205,15 @@ REASONS = {
         "kernel-families.yaml), not the GPU; Triton reports part of this backend's work under "
         "Server Compute Output, so its compute-infer row cannot split host from GPU"),
     "rn50-triton-a100-": (
-        "Triton Perf Analyzer's latency is client-side, so the points run `serving: triton-grpc` "
-        "(fitted on batch 2 and 8 of both READMEs, calibration/fit/TRITON-FRONTEND.md), each "
-        "payload at its model's serving-signature type (io_dtype: fp32 for the TF-TRT "
-        "SavedModel, twice the fp16 ONNX model's bytes); what one front end leaves between the "
-        "two READMEs is the TF-TRT graph's own GPU time: its batch-1 latency exceeds ONNX "
-        "Runtime-TensorRT's by 0.45, 1.0, 1.07 and 1.71 ms on the same READMEs' A100, A40, V100 "
-        "and T4 tables, growing as the GPU slows, beyond the doubled payload's ~0.27 ms"),
+        "Triton Perf Analyzer's latency is client-side (perf_client over HTTP), so the points run "
+        "`serving: triton-grpc` (fitted on batch 2 and 8 of both READMEs, "
+        "calibration/fit/TRITON-FRONTEND.md), each payload at its model's serving-signature type "
+        "(io_dtype: fp32 for the TF-TRT SavedModel, twice the fp16 ONNX model's bytes), and the "
+        "TF-TRT rows `serving: triton-grpc-tensorflow`: Triton's TensorFlow backend spends a "
+        "fixed 458 us per execution in its input stage (its README's Server Compute Input against "
+        "the execution's bytes; ONNX Runtime's backend 0). Not modelled: the same READMEs' A40, "
+        "V100 and T4 tables put TF-TRT's batch 1 1.0-1.7 ms above ONNX Runtime-TensorRT's (0.45 "
+        "ms on the DGX A100), on hosts and GPUs without a profile here"),
     # The L4 point is over-predicted, not the per-query cost below (TensorRT's shortcut-sum
     # fusion, kernel-families conv_residual, took 16 kernels off it).
     "rn50-v30-l4x1": "",

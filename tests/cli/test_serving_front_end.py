@@ -129,3 +129,36 @@ def test_calibration_points_are_published_points():
               if "triton" in r["source"] and not i.endswith("-compute-infer")
               and not r["source"].startswith("mlperf")]
     assert len(points) < len(triton) / 2
+
+
+def test_tensorflow_backend_entry_is_the_protocol_plus_its_input_stage(tmp_path):
+    # triton-grpc-tensorflow = triton-grpc + the TensorFlow backend's fixed input stage (the
+    # intercept of its README's Server Compute Input, calibration/data/triton-backend-input), same bandwidth:
+    # the two entries' front-end times differ by that constant at every payload, to the us the
+    # yaml writes.
+    sys.path.insert(0, str(ROOT / "calibration" / "fit"))
+    import triton_frontend
+    stages = triton_frontend.input_stages()
+    c_tf, c_ort = stages["tensorflow"][0], stages["onnxruntime"][0]
+    assert c_tf > 0.1 and c_ort == 0.0  # ms: ONNX Runtime's intercept is clamped at 0
+    for batch in (1, 8):
+        base = scenario(tmp_path, "triton-grpc", name=f"grpc{batch}.yaml").read_text()
+        for name, serving in (("g", "triton-grpc"), ("t", "triton-grpc-tensorflow")):
+            (tmp_path / f"{name}{batch}.yaml").write_text(
+                base.replace("batch: 8", f"batch: {batch}").replace(
+                    "serving: triton-grpc", f"serving: {serving}"))
+        t_g, _ = front_end_ns(tmp_path / f"g{batch}.yaml")
+        t_t, origin = front_end_ns(tmp_path / f"t{batch}.yaml")
+        assert origin["serving"] == "triton-grpc-tensorflow"
+        assert t_t - t_g == pytest.approx(c_tf * 1e6, abs=1e3)
+
+
+def test_backend_input_stage_points_are_the_readmes_online_rows():
+    data = ROOT / "calibration" / "data" / "triton-backend-input" / "online-compute-input.csv"
+    rows = list(csv.DictReader(data.open()))
+    assert {r["backend"] for r in rows} == {"onnxruntime", "tensorflow"}
+    for r in rows:
+        # Little's law needs the server busy: an execution's parts fit in 1/X per instance.
+        t_exec = sum(float(r[k]) for k in ("compute_input_ms", "compute_infer_ms",
+                                           "compute_output_ms"))
+        assert float(r["inferences_per_s"]) * t_exec * 1e-3 / int(r["instances"]) >= 1

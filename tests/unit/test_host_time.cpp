@@ -265,6 +265,13 @@ TEST(ServingFrontEnd, KernelFamiliesTable) {
   EXPECT_GT(shm->latency.value, 0);
   EXPECT_EQ(shm->bandwidth.value, 0);
   EXPECT_EQ(k.serving_front_end("none"), nullptr);
+  // Triton's TensorFlow backend: the same protocol (bandwidth) plus a fixed input stage of its
+  // own, so its latency is triton-grpc's and then some (calibration/fit/TRITON-FRONTEND.md).
+  const CatalogServing* tf = k.serving_front_end("triton-grpc-tensorflow");
+  ASSERT_NE(tf, nullptr);
+  EXPECT_EQ(tf->bandwidth.value, grpc->bandwidth.value);
+  EXPECT_GT(tf->latency.value, grpc->latency.value);
+  EXPECT_FALSE(tf->latency.provenance.empty());
 }
 
 // A bad `serving:` entry in kernel-families.yaml names its key (the shipped file with one
