@@ -237,6 +237,14 @@ std::size_t match_bits(std::size_t rest) {
 // at a long run's start or anywhere in the last stretch (and there the total's slack is above
 // 256 too, so both choose the stored block). Stopping as soon as slack > 256 at any byte is
 // therefore the same choice.
+// Set bits of a 16-bit mask, without a library call (the baseline x86-64 target has no popcnt).
+int bits_set(unsigned x) {
+  x = x - ((x >> 1) & 0x5555U);
+  x = (x & 0x3333U) + ((x >> 2) & 0x3333U);
+  x = (x + (x >> 4)) & 0x0F0FU;
+  return static_cast<int>((x + (x >> 8)) & 0x1FU);
+}
+
 bool fixed_block_smaller(const std::uint8_t* plane, std::size_t n, std::vector<LongRun>& runs) {
   runs.clear();
   std::int64_t slack = 3 + 7;  // header, end of block
@@ -263,7 +271,7 @@ bool fixed_block_smaller(const std::uint8_t* plane, std::size_t n, std::vector<L
     const auto high =
         static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, v144), a)));
     if (four == 0) {
-      slack += __builtin_popcount(high);
+      slack += bits_set(high);
       k += 16;
       if (slack > 256) return false;
       continue;
@@ -271,7 +279,7 @@ bool fixed_block_smaller(const std::uint8_t* plane, std::size_t n, std::vector<L
     // The first byte from which 4 are equal: a run's start (k is one, and a run starting
     // before it in this group would have set an earlier bit).
     const unsigned at = static_cast<unsigned>(__builtin_ctz(four));
-    slack += __builtin_popcount(high & ((1U << at) - 1U));
+    slack += bits_set(high & ((1U << at) - 1U));
     if (slack > 256) return false;
     long_run(k + at);
   }
