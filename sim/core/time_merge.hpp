@@ -100,14 +100,17 @@ bool sort_in_time_order(const std::vector<std::vector<T>*>& sources, TimeOf time
         // The next source's first lines while this one is read (each source is read in
         // order, but its start is a miss the hardware's stream prefetch does not foresee).
         if (s + 1 < sources.size()) {
-          const char* next = reinterpret_cast<const char*>(sources[s + 1]->data());
-          for (std::size_t line = 0; line < 4; ++line) __builtin_prefetch(next + 64 * line);
+          const auto next = reinterpret_cast<std::uintptr_t>(sources[s + 1]->data());
+          for (std::uintptr_t line = 0; line < 4; ++line) {
+            __builtin_prefetch(reinterpret_cast<const void*>(next + 64 * line));
+          }
         }
         Nanos previous = earliest;
         std::uint64_t index = source_index << position_bits;
-        const char* ahead = reinterpret_cast<const char*>(source.data()) + 256;
+        // An address, not a pointer: it runs past the source's end (a prefetch never faults).
+        std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(source.data()) + 256;
         for (T& x : source) {
-          __builtin_prefetch(ahead);
+          __builtin_prefetch(reinterpret_cast<const void*>(ahead));
           ahead += sizeof(T);
           const Nanos time = time_of(x);
           if (time < previous) return false;
