@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +15,8 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/io/hdf5_file.hpp"
@@ -115,6 +118,159 @@ TEST(EncodeChunk, ConstantPlanesShrinkAndNoisyOnesStayNearTheirSize) {
   for (std::byte& b : noise) b = static_cast<std::byte>(rng());
   // Stored: the bytes plus block headers and the zlib wrapper, never the 9-bit literals.
   EXPECT_LE(encode_chunk(noise.data(), 1, rows).size(), rows + 16);
+}
+
+// Deflate::planes written the plain way, run by run (the parse the encoder's one-pass scan
+// replaces): per plane, each maximal run of equal bytes is its first byte's literal and, for
+// the rest, distance-1 matches of 3..258 bytes (never leaving 1-2 bytes: those are literals);
+// fixed-Huffman codes (RFC 1951 3.2.6); the parse gives up (stored block) at a run's start
+// once its bits exceed 8 per byte so far + 256, else takes the fixed block when its bits are
+// under 8 per byte + 32. Bits are written one at a time.
+std::vector<std::uint8_t> reference_planes(const std::vector<std::byte>& rows,
+                                           std::size_t row_size) {
+  const std::size_t n = row_size == 0 ? 0 : rows.size() / row_size;
+  const std::vector<std::uint8_t> data = shuffled(rows, row_size);
+  std::vector<std::uint8_t> out = {0x78, 0x01};
+  std::uint64_t bit = 0;
+  const auto put = [&](std::uint32_t value, int count) {  // least significant first
+    for (int i = 0; i < count; ++i, ++bit) {
+      if (bit % 8 == 0) out.push_back(0);
+      out.back() |= static_cast<std::uint8_t>(((value >> i) & 1U) << (bit % 8));
+    }
+  };
+  const auto huffman = [&](std::uint32_t code, int length) {  // most significant first
+    for (int i = length - 1; i >= 0; --i) put((code >> i) & 1U, 1);
+  };
+  const auto symbol = [&](unsigned s) {
+    if (s < 144) return huffman(0x30 + s, 8);
+    if (s < 256) return huffman(0x190 + s - 144, 9);
+    if (s < 280) return huffman(s - 256, 7);
+    huffman(0xC0 + s - 280, 8);
+  };
+  const unsigned base[] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                           31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+  const int extra[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                       2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+  // A match of LENGTH at distance 1: (symbol, extra bits, extra value).
+  const auto match_code = [&](unsigned length) {
+    int code = 28;
+    while (base[code] > length) --code;
+    return std::tuple{257U + static_cast<unsigned>(code), extra[code], length - base[code]};
+  };
+  // Each maximal run as (position, value, lengths of its matches).
+  const auto match_lengths = [](std::size_t rest) {
+    std::vector<unsigned> lengths;
+    while (rest >= 3) {
+      std::size_t length = std::min<std::size_t>(rest, 258);
+      if (rest - length > 0 && rest - length < 3) length = rest - 3;
+      lengths.push_back(static_cast<unsigned>(length));
+      rest -= length;
+    }
+    return std::pair{lengths, rest};
+  };
+  if (row_size == 0 || n == 0) {
+    put(1, 1), put(0, 2), bit = (bit + 7) / 8 * 8, put(0, 16), put(0xFFFF, 16);
+  }
+  for (std::size_t p = 0; p < row_size; ++p) {
+    const std::uint8_t* plane = data.data() + p * n;
+    const bool last = p + 1 == row_size;
+    std::uint64_t bits = 10;
+    bool fixed = true;
+    for (std::size_t i = 0; i < n && fixed;) {
+      if (bits > 8 * i + 256) fixed = false;
+      std::size_t j = i + 1;
+      while (j < n && plane[j] == plane[i]) ++j;
+      const int literal = plane[i] < 144 ? 8 : 9;
+      const auto [lengths, left] = match_lengths(j - i - 1);
+      bits += static_cast<std::uint64_t>(literal) * (1 + left);
+      for (const unsigned length : lengths) {
+        const auto [s, e, v] = match_code(length);
+        bits += (s < 280 ? 7U : 8U) + static_cast<unsigned>(e) + 5U;
+      }
+      i = j;
+    }
+    if (fixed && bits < 8 * n + 32) {
+      put(last ? 1 : 0, 1), put(1, 2);
+      for (std::size_t i = 0; i < n;) {
+        std::size_t j = i + 1;
+        while (j < n && plane[j] == plane[i]) ++j;
+        symbol(plane[i]);
+        const auto [lengths, left] = match_lengths(j - i - 1);
+        for (const unsigned length : lengths) {
+          const auto [s, e, v] = match_code(length);
+          symbol(s), put(v, e), put(0, 5);
+        }
+        for (std::size_t k = 0; k < left; ++k) symbol(plane[i]);
+        i = j;
+      }
+      symbol(256);
+      continue;
+    }
+    for (std::size_t at = 0; at < n || at == 0;) {
+      const std::size_t length = std::min<std::size_t>(n - at, 65535);
+      put(last && at + length == n ? 1 : 0, 1), put(0, 2);
+      bit = (bit + 7) / 8 * 8;
+      put(static_cast<std::uint32_t>(length), 16),
+          put(static_cast<std::uint32_t>(~length & 0xFFFF), 16);
+      out.insert(out.end(), plane + at, plane + at + length);
+      bit += 8 * length;
+      at += length;
+      if (at == n) break;
+    }
+  }
+  const auto checksum = static_cast<std::uint32_t>(
+      adler32(adler32(0, nullptr, 0), data.data(), static_cast<uInt>(data.size())));
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back((checksum >> shift) & 0xFF);
+  return out;
+}
+
+// Planes whose fixed block's size lands on either side of the two thresholds (8 bits per byte
+// + 32 at the end, + 256 at a run's start): literal stretches of 9-bit values (each + 1 bit)
+// paid back by runs of 4-300 bytes (each - 3 to - 2,000), in random proportions.
+std::vector<std::byte> threshold_rows(std::mt19937_64& rng, std::size_t rows,
+                                      std::size_t row_size) {
+  std::vector<std::byte> out(rows * row_size);
+  for (std::size_t b = 0; b < row_size; ++b) {
+    const std::size_t literal_stretch = 1 + rng() % 400, run_max = 4 + rng() % 300;
+    const unsigned high_share = static_cast<unsigned>(rng() % 101);
+    std::size_t i = 0;
+    std::uint8_t previous = 0;
+    while (i < rows) {
+      for (std::size_t k = rng() % literal_stretch; k > 0 && i < rows; --k, ++i) {
+        std::uint8_t v;
+        do {
+          v = static_cast<std::uint8_t>(rng() % 100 < high_share ? 144 + rng() % 112 : rng() % 144);
+        } while (v == previous);
+        out[i * row_size + b] = static_cast<std::byte>(previous = v);
+      }
+      const std::uint8_t v = static_cast<std::uint8_t>(previous + 1 + rng() % 200);
+      for (std::size_t k = 1 + rng() % run_max; k > 0 && i < rows; --k, ++i) {
+        out[i * row_size + b] = static_cast<std::byte>(previous = v);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(EncodeChunk, PlanesEqualAPlainRunByRunParse) {
+  std::mt19937_64 rng(2026);
+  std::size_t fixed_and_stored[2] = {0, 0};
+  for (int round = 0; round < 300; ++round) {
+    const std::size_t row_size = 1 + rng() % 40;
+    const std::size_t rows = round % 3 == 0 ? 1 + rng() % 40 : 1 + rng() % 5000;
+    const std::vector<std::byte> data =
+        round % 2 == 0 ? threshold_rows(rng, rows, row_size) : random_rows(rng, rows, row_size);
+    const auto encoded = encode_chunk(data.data(), row_size, rows, Deflate::planes);
+    const std::vector<std::uint8_t> expected = reference_planes(data, row_size);
+    ASSERT_EQ(encoded.size(), expected.size()) << "round " << round;
+    ASSERT_EQ(std::memcmp(encoded.data(), expected.data(), expected.size()), 0)
+        << "round " << round;
+    // Both kinds of block occur (the second byte of the stream: BFINAL/BTYPE of the first
+    // plane's block after the 2-byte header).
+    ++fixed_and_stored[(expected[2] >> 1 & 3U) == 1 ? 0 : 1];
+  }
+  EXPECT_GT(fixed_and_stored[0], 30U);
+  EXPECT_GT(fixed_and_stored[1], 30U);
 }
 
 TEST(BackgroundWriter, RunsJobsInOrderAndBoundsTheQueue) {

@@ -125,5 +125,25 @@ TEST(TimeMerge, ASourceOutOfOrderIsMergedNotSorted) {
   }
 }
 
+TEST(TimeMerge, EqualsAStableMergeWhereTheSortsPackedWordStopsFitting) {
+  // 16 sources of 2 elements: 4 bits of source and 1 of position below the time's bits; a
+  // span of 2^58 ns (59 bits) fills the 64-bit word exactly, 2^59 (60 bits) does not, and the
+  // 16-byte entries take over. Ties at both ends, so the low bits' order is what decides them.
+  std::mt19937_64 rng(64);
+  for (const int span_bits : {57, 58, 59, 60, 62}) {
+    for (int round = 0; round < 20; ++round) {
+      Sources sources(16);
+      for (std::size_t s = 0; s < sources.size(); ++s) {
+        std::vector<Nanos> times = {
+            static_cast<Nanos>(rng() % 3),
+            (Nanos{1} << (span_bits - 1)) - static_cast<Nanos>(rng() % 3) * (round % 2)};
+        std::sort(times.begin(), times.end());
+        for (std::size_t i = 0; i < times.size(); ++i) sources[s].push_back({times[i], s, i});
+      }
+      ASSERT_EQ(merged(sources), reference_merge(sources)) << "span bits " << span_bits;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpumux
