@@ -125,8 +125,9 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
     }
   }
   if (points.empty()) {
-    throw InputError(join(files, ", ") + ": no measured point (only a header, blank or comment "
-                                         "lines): nothing to fit");
+    throw InputError(join(files, ", ") +
+                     ": no measured point (only a header, blank or comment "
+                     "lines): nothing to fit");
   }
   return points;
 }

@@ -65,14 +65,16 @@ po::options_description calibrate_options() {
 }
 
 void write_text_file(const char* option, const std::string& path, const std::string& text) {
-  output_errors_as_bad_input([&] {
-    replace_file_atomically(path, [&](const std::string& temp) {
-      std::ofstream out(temp, std::ios::binary);
-      out << text;
-      out.close();
-      if (!out) throw OutputError(path + ": cannot write");
-    });
-  }, option);
+  output_errors_as_bad_input(
+      [&] {
+        replace_file_atomically(path, [&](const std::string& temp) {
+          std::ofstream out(temp, std::ios::binary);
+          out << text;
+          out.close();
+          if (!out) throw OutputError(path + ": cannot write");
+        });
+      },
+      option);
 }
 
 /// DATE as YYYY-MM-DD, a day of the calendar (2026-02-30 and 2026-13-01 are refused).
@@ -81,11 +83,10 @@ bool is_calendar_date(const std::string& date) {
   for (std::size_t i = 0; i < date.size(); ++i) {
     if (i != 4 && i != 7 && !std::isdigit(static_cast<unsigned char>(date[i]))) return false;
   }
-  const std::chrono::year_month_day day{std::chrono::year{std::stoi(date.substr(0, 4))},
-                                        std::chrono::month{static_cast<unsigned>(
-                                            std::stoi(date.substr(5, 2)))},
-                                        std::chrono::day{static_cast<unsigned>(
-                                            std::stoi(date.substr(8, 2)))}};
+  const std::chrono::year_month_day day{
+      std::chrono::year{std::stoi(date.substr(0, 4))},
+      std::chrono::month{static_cast<unsigned>(std::stoi(date.substr(5, 2)))},
+      std::chrono::day{static_cast<unsigned>(std::stoi(date.substr(8, 2)))}};
   return day.ok();
 }
 

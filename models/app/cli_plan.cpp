@@ -199,12 +199,9 @@ void write_plan_directory(const std::string& dir, const std::string& scenario_pa
 
 /// The plan flags and the `plan:` keys they set: an error about one of those keys names the
 /// flag the user wrote, not the `--set plan.KEY` it became (plan_overrides).
-constexpr std::pair<const char*, const char*> kPlanFlags[] = {{"max-gpus", "plan.max_gpus"},
-                                                              {"headroom", "plan.headroom"},
-                                                              {"platform", "plan.platform"},
-                                                              {"strategies", "plan.strategies"},
-                                                              {"gpus", "plan.gpus"},
-                                                              {"prices", "plan.prices"}};
+constexpr std::pair<const char*, const char*> kPlanFlags[] = {
+    {"max-gpus", "plan.max_gpus"},     {"headroom", "plan.headroom"}, {"platform", "plan.platform"},
+    {"strategies", "plan.strategies"}, {"gpus", "plan.gpus"},         {"prices", "plan.prices"}};
 
 /// E as the flag's error when it is about a key a plan flag set and no --set of the user's
 /// names that key; else E unchanged.

@@ -167,9 +167,10 @@ class ProfileParser {
     gpu.context_switch = duration_at(root, "context_switch", "", false);
     gpu.preemption_latency = duration_at(root, "preemption_latency", "", false);
     gpu.cache_refill = duration_at(root, "cache_refill", "", false);
-    for (const auto& [key, cost] : {std::pair<const char*, Nanos>{"context_switch", gpu.context_switch},
-                                    {"preemption_latency", gpu.preemption_latency},
-                                    {"cache_refill", gpu.cache_refill}}) {
+    for (const auto& [key, cost] :
+         {std::pair<const char*, Nanos>{"context_switch", gpu.context_switch},
+          {"preemption_latency", gpu.preemption_latency},
+          {"cache_refill", gpu.cache_refill}}) {
       if (cost > kMaxSwitchCost) {
         fail(root[key], key, "at most 1s (measured switch costs are tens of microseconds)");
       }

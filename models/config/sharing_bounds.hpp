@@ -18,7 +18,7 @@
 
 namespace gpumux {
 
-inline constexpr Nanos kMinTimeslice = 1'000;          ///< 1 us
+inline constexpr Nanos kMinTimeslice = 1'000;           ///< 1 us
 inline constexpr Nanos kMaxSwitchCost = 1'000'000'000;  ///< 1 s
 
 }  // namespace gpumux

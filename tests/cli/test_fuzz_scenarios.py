@@ -18,9 +18,10 @@ of the mutated file, the same line from `validate` and `run`, and nothing left i
 agree on the exit code (a scenario `validate` passes is not refused by the run). The cases
 are fixed (the same mutations every run); a failure prints the case's input to reproduce it.
 
-Bugs this found, each with a focused test elsewhere (test_reliability_fixes.py): a time slice
-of 1ns (from `timeslice: 1e-9s`) simulating for minutes; a context switch of 100000h
-overflowing the clock (exit 3). Drives $GPUMUX_BIN; about 40 s on two loaded cores.
+Bugs this and its exploratory runs found, each with a focused test (test_reliability_fixes.py):
+a time slice of 1ns (from `timeslice: 1e-9s`) simulating for minutes; a context switch of
+100000h overflowing the clock (exit 3); a cluster workload pod's kernel of 100000h running for
+minutes. Drives $GPUMUX_BIN; about 40 s on two loaded cores.
 """
 import random
 import re

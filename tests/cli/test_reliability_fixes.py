@@ -9,7 +9,9 @@ Repro before the fix, one line each:
 - `calibrate header-only.csv`: "calibrate: the data files hold no point" (no file named);
 - `GPUMUX_PLAN_FUTILITY=off gpumux plan ...`: the rule stayed on without a word;
 - `plan plan-identical-tenants.yaml --prices /missing.yaml` (bare): accepted, never read;
-  on gke the error read "--set plan.prices: ...".
+  on gke the error read "--set plan.prices: ...";
+- `run cluster/fleet-16.yaml --set cluster.pods.0.workload.workload.request.kernels.0.duration=
+  100000h`: exit 0 after 197 s (the workload pods' budget had no samples term).
 Drives $GPUMUX_BIN.
 """
 from pathlib import Path
@@ -157,3 +159,16 @@ def test_plan_prices_malformed_is_refused_on_bare(tmp_path):
     prices.write_text("")
     line = one_error(run_gpumux("plan", PLAN, "-q", "--prices", prices, timeout=120))
     assert f"{prices}" in line and "provider" in line, line
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_workload_pod_draining_for_years_is_refused(command):
+    """A pod's kernel of 100000h (for 100000us) drained for 4e8 s sampled once per 3 s horizon:
+    every series recorded ~1e8 rows and the run took minutes (197 s); now the work budget's
+    samples term refuses it, as it does a scenario's tenant."""
+    line = one_error(run_gpumux(
+        command, REPO / "scenarios" / "cluster" / "fleet-16.yaml", "-q", "--set",
+        "cluster.pods.0.workload.workload.request.kernels.0.duration=100000h", timeout=60))
+    assert "fleet-16.yaml:" in line and "cluster.pods.0.workload:" in line, line
+    assert "the workload pods would record about" in line and "timeseries samples" in line, line
+    assert "set allow_large: true" in line, line
