@@ -124,7 +124,11 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
       points.push_back(p);
     }
   }
-  if (points.empty()) throw InputError("calibrate: the data files hold no point");
+  if (points.empty()) {
+    throw InputError(join(files, ", ") +
+                     ": no measured point (only a header, blank or comment "
+                     "lines): nothing to fit");
+  }
   return points;
 }
 

@@ -64,15 +64,30 @@ po::options_description calibrate_options() {
   return o;
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
-  output_errors_as_bad_input([&] {
-    replace_file_atomically(path, [&](const std::string& temp) {
-      std::ofstream out(temp, std::ios::binary);
-      out << text;
-      out.close();
-      if (!out) throw OutputError(path + ": cannot write");
-    });
-  });
+void write_text_file(const char* option, const std::string& path, const std::string& text) {
+  output_errors_as_bad_input(
+      [&] {
+        replace_file_atomically(path, [&](const std::string& temp) {
+          std::ofstream out(temp, std::ios::binary);
+          out << text;
+          out.close();
+          if (!out) throw OutputError(path + ": cannot write");
+        });
+      },
+      option);
+}
+
+/// DATE as YYYY-MM-DD, a day of the calendar (2026-02-30 and 2026-13-01 are refused).
+bool is_calendar_date(const std::string& date) {
+  if (date.size() != 10 || date[4] != '-' || date[7] != '-') return false;
+  for (std::size_t i = 0; i < date.size(); ++i) {
+    if (i != 4 && i != 7 && !std::isdigit(static_cast<unsigned char>(date[i]))) return false;
+  }
+  const std::chrono::year_month_day day{
+      std::chrono::year{std::stoi(date.substr(0, 4))},
+      std::chrono::month{static_cast<unsigned>(std::stoi(date.substr(5, 2)))},
+      std::chrono::day{static_cast<unsigned>(std::stoi(date.substr(8, 2)))}};
+  return day.ok();
 }
 
 nlohmann::ordered_json result_json(const CalibrationResult& r) {
@@ -133,11 +148,9 @@ int command_calibrate(const std::vector<std::string>& args) {
   std::string date;
   if (vm.count("date")) {
     date = vm["date"].as<std::string>();
-    const bool ok = date.size() == 10 && date[4] == '-' && date[7] == '-' &&
-                    std::all_of(date.begin(), date.end(), [](char c) {
-                      return std::isdigit(static_cast<unsigned char>(c)) || c == '-';
-                    });
-    if (!ok) throw InputError("--date: expected YYYY-MM-DD, got '" + date + "'");
+    if (!is_calendar_date(date)) {
+      throw InputError("--date: expected a day as YYYY-MM-DD, got '" + date + "'");
+    }
   }
   // Every check before any simulation: the data, the base profile, the targets.
   const CalibrationInputs data =
@@ -162,7 +175,8 @@ int command_calibrate(const std::vector<std::string>& args) {
     output_errors_as_bad_input([&] { check_output_target(vm["output"].as<std::string>()); });
   }
   if (vm.count("report")) {
-    output_errors_as_bad_input([&] { check_output_target(vm["report"].as<std::string>()); });
+    output_errors_as_bad_input([&] { check_output_target(vm["report"].as<std::string>()); },
+                               "--report");
   }
   if (date.empty()) date = bench && !bench->date.empty() ? bench->date : today_utc();
   std::optional<CalibrationResult> result;
@@ -194,9 +208,9 @@ int command_calibrate(const std::vector<std::string>& args) {
     std::string text =
         result ? fitted_profile_text(base, *result, data.catalog, date) : device_profile_text(base);
     if (bench) text = with_microbench_values(text, *bench, fit_keys.microbench, date);
-    write_text_file(vm["output"].as<std::string>(), text);
+    write_text_file("-o", vm["output"].as<std::string>(), text);
   }
-  if (vm.count("report")) write_text_file(vm["report"].as<std::string>(), report);
+  if (vm.count("report")) write_text_file("--report", vm["report"].as<std::string>(), report);
   return kExitOk;
 }
 

@@ -215,10 +215,22 @@ EngineSwitches& process_engine_switches() {
   return switches;
 }
 
-/// true when the environment variable NAME is set to VALUE.
-bool variable_is(const char* name, const char* value) {
+/// The developer switch NAME (docs/performance.md "Developer switches"): unset or empty gives
+/// DEFAULT_ON, "0" off, "1" on. Anything else ("off", "false", " 0") is refused in one line, as
+/// GPUMUX_QUEUE's unknown queue is: a benchmark that asks for a mode gets it or stops (it used to
+/// leave the switch at its default without a word).
+bool switch_on(const char* name, bool default_on) {
   const char* set = std::getenv(name);
-  return set != nullptr && std::string(set) == value;
+  if (set == nullptr || *set == '\0') return default_on;
+  const std::string value(set);
+  if (value == "0") return false;
+  if (value == "1") return true;
+  std::string shown;
+  for (const char c : value.substr(0, 40)) {
+    shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  }
+  throw InputError(SourceLocation{name, 0, 0, ""},
+                   "expected 0 (off) or 1 (on), got '" + shown + "'");
 }
 
 }  // namespace
@@ -227,13 +239,13 @@ EngineSwitches engine_switches_from_environment() {
   EngineSwitches switches;
   const char* queue = std::getenv("GPUMUX_QUEUE");
   switches.queue = queue_kind_named(queue != nullptr ? queue : "");
-  switches.direct_path = !variable_is("GPUMUX_DIRECT", "0");
-  switches.partition = !variable_is("GPUMUX_PARTITION", "0");
-  switches.eager_device = variable_is("GPUMUX_DEVICE_EAGER", "1");
-  switches.plan_lazy_windows = !variable_is("GPUMUX_PLAN_LAZY", "0");
-  switches.plan_dominance = !variable_is("GPUMUX_PLAN_DOMINANCE", "0");
-  switches.plan_continue_windows = !variable_is("GPUMUX_PLAN_CONTINUE", "0");
-  switches.plan_futility = !variable_is("GPUMUX_PLAN_FUTILITY", "0");
+  switches.direct_path = switch_on("GPUMUX_DIRECT", true);
+  switches.partition = switch_on("GPUMUX_PARTITION", true);
+  switches.eager_device = switch_on("GPUMUX_DEVICE_EAGER", false);
+  switches.plan_lazy_windows = switch_on("GPUMUX_PLAN_LAZY", true);
+  switches.plan_dominance = switch_on("GPUMUX_PLAN_DOMINANCE", true);
+  switches.plan_continue_windows = switch_on("GPUMUX_PLAN_CONTINUE", true);
+  switches.plan_futility = switch_on("GPUMUX_PLAN_FUTILITY", true);
   return switches;
 }
 

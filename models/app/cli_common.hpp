@@ -121,13 +121,15 @@ std::string extension_of(const std::string& path);
 void check_output_path(const po::variables_map& vm);
 
 /// Runs WORK (checking or writing the -o target); an OutputError from it becomes bad input
-/// (InputError, exit 2) reading "-o PATH: why".
+/// (InputError, exit 2) reading "-o PATH: why" (OPTION: the flag that named the file, e.g.
+/// "--report").
 template <class Work>
-void output_errors_as_bad_input(Work&& work) {
+void output_errors_as_bad_input(Work&& work, const char* option = "-o") {
   try {
     work();
   } catch (const OutputError& e) {
-    std::string message = "-o ";
+    std::string message = option;
+    message += " ";
     message += e.what();
     throw InputError(message);
   }
@@ -161,7 +163,7 @@ void warn_overload(const ResolvedScenario& resolved, const RunResult& result);
 /// GPUMUX_DIRECT=0, GPUMUX_PARTITION=0, GPUMUX_DEVICE_EAGER=1 and the plan search's
 /// GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0 (docs/performance.md
 /// "Developer switches"). The only place that reads them: run_cli, once, at start-up. Throws
-/// InputError for an unknown GPUMUX_QUEUE.
+/// InputError for an unknown GPUMUX_QUEUE and for a switch set to anything but 0, 1 or empty.
 EngineSwitches engine_switches_from_environment();
 
 /// The engine switches of this process: set once by run_cli, carried by every

@@ -19,6 +19,7 @@
 #include "models/app/plan_deploy.hpp"
 #include "models/config/input_error.hpp"
 #include "models/config/yaml_reader.hpp"
+#include "models/plan/machine_types.hpp"
 #include "models/plan/planner.hpp"
 #include "models/scenario/strategy_variants.hpp"
 #include "sim/io/output_directory.hpp"
@@ -198,11 +199,9 @@ void write_plan_directory(const std::string& dir, const std::string& scenario_pa
 
 /// The plan flags and the `plan:` keys they set: an error about one of those keys names the
 /// flag the user wrote, not the `--set plan.KEY` it became (plan_overrides).
-constexpr std::pair<const char*, const char*> kPlanFlags[] = {{"max-gpus", "plan.max_gpus"},
-                                                              {"headroom", "plan.headroom"},
-                                                              {"platform", "plan.platform"},
-                                                              {"strategies", "plan.strategies"},
-                                                              {"gpus", "plan.gpus"}};
+constexpr std::pair<const char*, const char*> kPlanFlags[] = {
+    {"max-gpus", "plan.max_gpus"},     {"headroom", "plan.headroom"}, {"platform", "plan.platform"},
+    {"strategies", "plan.strategies"}, {"gpus", "plan.gpus"},         {"prices", "plan.prices"}};
 
 /// E as the flag's error when it is about a key a plan flag set and no --set of the user's
 /// names that key; else E unchanged.
@@ -257,6 +256,14 @@ int command_plan(const std::vector<std::string>& args) {
   std::vector<std::string> overrides = plan_overrides(vm, request.scenario);
   overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
   request.overrides = std::move(overrides);
+  if (vm.count("prices")) {
+    // Read and checked on every platform: bare buys no machine types and never read it, so a
+    // missing or malformed file used to pass without a word.
+    PlanSpec given;
+    given.prices = vm["prices"].as<std::string>();
+    given.prices_where = SourceLocation{"--prices", 0, 0, ""};
+    (void)plan_price_table(given);
+  }
   PlanOptions options;
   options.lazy_windows = engine_switches().plan_lazy_windows;
   options.dominance = engine_switches().plan_dominance;

@@ -375,6 +375,40 @@ void check_workload_budget(const std::vector<PodEntry>& entries,
       worst = &e;
     }
   }
+  // Samples: the pods' GPUs and tenants are sampled once per horizon (workload_pods.cpp) until
+  // the last request drains, so one pod whose requests drain for years (a kernel of 100000h, a
+  // typo for 100000us) made every series record ~1e8 rows: minutes of run. Estimated as a
+  // scenario's (estimate_work) with the pods' sampling: the longest drain over every series.
+  double pods = 0;
+  double rows = 0;  // per series: 1 + the longest drain / horizon
+  const PodEntry* drains = nullptr;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const PodEntry& e = entries[i];
+    if (!e.pod.workload.tenant || arrivals[i].empty()) continue;
+    pods += static_cast<double>(arrivals[i].size());
+    Scenario one;
+    one.duration = std::max<Nanos>(1, horizon);
+    one.output.sample = one.duration;
+    one.tenants.push_back(*e.pod.workload.tenant);
+    const double entry_rows = pod_work(one, pools).samples;  // one series
+    if (entry_rows > rows) {
+      rows = entry_rows;
+      drains = &e;
+    }
+  }
+  const double samples = 2 * pods * rows;  // a tenant and (at most) a GPU series per pod
+  if (samples > kWorkBudgetSamples) {
+    SourceLocation where = drains->pod.where;
+    where.key_path += ".workload";
+    throw InputError(
+        where, fmt::format("the workload pods would record about {} timeseries samples (budget "
+                           "{}): this entry's requests take about {} s to drain after the "
+                           "replay's {} s (a kernel duration typo for a shorter unit?); set "
+                           "allow_large: true to run it anyway",
+                           sci(samples), sci(kWorkBudgetSamples),
+                           sci((rows - 1) * static_cast<double>(horizon) / kSecond),
+                           sci(static_cast<double>(horizon) / kSecond)));
+  }
   if (requests <= kWorkBudgetRequests && launches <= kWorkBudgetLaunches) return;
   SourceLocation where = worst->pod.where;
   where.key_path += ".workload";

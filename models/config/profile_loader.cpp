@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "models/config/input_error.hpp"
+#include "models/config/sharing_bounds.hpp"
 #include "models/config/yaml_reader.hpp"
 #include "models/gpu/mig_layout.hpp"
 #include "sim/util/strings.hpp"
@@ -159,10 +160,21 @@ class ProfileParser {
       gpu.host_cpu_speed = host->speed;
     }
     gpu.timeslice = duration_at(root, "timeslice", "", false);
-    if (gpu.timeslice <= 0) fail(root["timeslice"], "timeslice", "must be greater than zero");
+    if (gpu.timeslice < kMinTimeslice) {
+      fail(root["timeslice"], "timeslice",
+           "at least 1us (the driver sets a time slice in whole microseconds)");
+    }
     gpu.context_switch = duration_at(root, "context_switch", "", false);
     gpu.preemption_latency = duration_at(root, "preemption_latency", "", false);
     gpu.cache_refill = duration_at(root, "cache_refill", "", false);
+    for (const auto& [key, cost] :
+         {std::pair<const char*, Nanos>{"context_switch", gpu.context_switch},
+          {"preemption_latency", gpu.preemption_latency},
+          {"cache_refill", gpu.cache_refill}}) {
+      if (cost > kMaxSwitchCost) {
+        fail(root[key], key, "at most 1s (measured switch costs are tens of microseconds)");
+      }
+    }
     gpu.mps_max_clients = positive_int(root, "mps_max_clients", "", false);
     if (root["mig"]) parse_mig(root["mig"], gpu);
     if (root["boost_clock"]) {

@@ -1,5 +1,6 @@
 #include "models/strategies/time_slicing/strategy.hpp"
 
+#include "models/config/sharing_bounds.hpp"
 #include "models/gpu/device_profile.hpp"
 #include "models/gpu/time_slicing.hpp"
 
@@ -8,17 +9,30 @@ namespace {
 
 using namespace yaml;
 
-// A duration key of the block: read (`positive` > 0, else >= 0), emitted when set.
-template <std::optional<Nanos> TimeSlicingParams::*Member, bool positive>
+// A duration key of the block: the slice (`timeslice`: at least kMinTimeslice) or a switch cost
+// (>= 0, at most kMaxSwitchCost; models/config/sharing_bounds.hpp), emitted when set.
+template <std::optional<Nanos> TimeSlicingParams::*Member, bool timeslice>
 ParamSpec duration_parameter(const char* key, const char* default_text, const char* doc) {
   return ParamSpec{key,
                    "duration",
                    default_text,
-                   positive ? "> 0, e.g. 2ms" : ">= 0, e.g. 25us",
+                   timeslice ? ">= 1us, e.g. 2ms" : "0 to 1s, e.g. 25us",
                    doc,
                    [](Context& ctx, const Field& f, StrategyParams& p) {
-                     params_as<TimeSlicingParams>(p).*Member =
-                         positive ? positive_duration_of(ctx, f) : duration_of(ctx, f);
+                     const Nanos value = duration_of(ctx, f);
+                     if (timeslice && value < kMinTimeslice) {
+                       ctx.fail(f,
+                                "at least 1us (the driver sets a time slice in whole "
+                                "microseconds), got " +
+                                    units::format_duration(value));
+                     }
+                     if (!timeslice && value > kMaxSwitchCost) {
+                       ctx.fail(f,
+                                "at most 1s (measured switch costs are tens of "
+                                "microseconds: a unit typo?), got " +
+                                    units::format_duration(value));
+                     }
+                     params_as<TimeSlicingParams>(p).*Member = value;
                    },
                    [](YAML::Emitter& out, const std::string& name, const StrategyParams& p) {
                      if (const auto& v = params_as<TimeSlicingParams>(p).*Member)

@@ -1,0 +1,174 @@
+"""The bugs the reliability round found (test_fuzz_scenarios.py, and attacks on calibrate, plan
+and the developer switches), each refused in one line naming the file or flag and the key.
+
+Repro before the fix, one line each:
+- `run time-slicing-h100.yaml --set gpus.0.sharing.timeslice=1ns`: minutes of simulation;
+- `--set gpus.0.sharing.context_switch=100000h`: exit 3, "event scheduled in the past";
+- `calibrate solo-latency.csv --date 2026-02-30`: accepted, written into the profile;
+- `calibrate solo-latency.csv --report /missing/r.md`: "-o /missing/r.md: ...";
+- `calibrate header-only.csv`: "calibrate: the data files hold no point" (no file named);
+- `GPUMUX_PLAN_FUTILITY=off gpumux plan ...`: the rule stayed on without a word;
+- `plan plan-identical-tenants.yaml --prices /missing.yaml` (bare): accepted, never read;
+  on gke the error read "--set plan.prices: ...";
+- `run cluster/fleet-16.yaml --set cluster.pods.0.workload.workload.request.kernels.0.duration=
+  100000h`: exit 0 after 197 s (the workload pods' budget had no samples term).
+Drives $GPUMUX_BIN.
+"""
+from pathlib import Path
+
+import pytest
+
+from conftest import run_gpumux
+
+REPO = Path(__file__).resolve().parents[2]
+TIME_SLICING = REPO / "scenarios" / "time-slicing-h100.yaml"
+SOLO = REPO / "calibration" / "fit" / "solo-latency.csv"
+PLAN = REPO / "scenarios" / "plan" / "plan-identical-tenants.yaml"
+
+SCENARIO = """\
+name: ts
+duration: 200ms
+gpus: [{{name: gpu0, model: {model}, sharing: {{mode: time-slicing, {sharing}}}}}]
+tenants:
+  - name: a
+    device: gpu0
+    workload:
+      arrivals: {{process: poisson, rate: 100/s}}
+      request: {{kernels: [{{name: k, duration: 1ms}}]}}
+  - name: b
+    device: gpu0
+    workload:
+      arrivals: {{process: poisson, rate: 100/s}}
+      request: {{kernels: [{{name: k, duration: 1ms}}]}}
+"""
+
+
+def one_error(out):
+    assert out.returncode == 2, out.stderr + out.stdout
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("gpumux: error: ") and "internal error" not in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("sharing,text", [
+    ("timeslice: 1e-9s", "gpus.0.sharing.timeslice: at least 1us (the driver sets a time slice "
+                         "in whole microseconds), got 1ns"),
+    ("timeslice: 999ns", "got 999ns"),
+    ("context_switch: 100000h", "gpus.0.sharing.context_switch: at most 1s"),
+    ("preemption_latency: 1001ms", "gpus.0.sharing.preemption_latency: at most 1s"),
+    ("cache_refill: 1e6s", "gpus.0.sharing.cache_refill: at most 1s"),
+])
+def test_time_slicing_durations_out_of_range_are_refused(tmp_path, command, sharing, text):
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(model="h100-sxm-80gb", sharing=sharing))
+    line = one_error(run_gpumux(command, path, "-q", timeout=60, cwd=tmp_path))
+    assert "s.yaml:3:" in line and text in line, line
+
+
+def test_the_range_ends_are_accepted(tmp_path):
+    """1us and 1s are in range: the run ends and its numbers are finite."""
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(
+        model="h100-sxm-80gb",
+        sharing="timeslice: 1us, context_switch: 1s, preemption_latency: 0us, cache_refill: 0us"))
+    assert run_gpumux("validate", path, "-q", cwd=tmp_path).returncode == 0
+    out = run_gpumux("run", path, "-q", "--format", "json", "--set", "duration=20ms",
+                     "--set", "tenants.0.workload.arrivals.rate=50/s",
+                     "--set", "tenants.1.workload.arrivals.rate=50/s", timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_set_override_is_checked_the_same(tmp_path):
+    line = one_error(run_gpumux("run", TIME_SLICING, "-q", "--set",
+                                "gpus.0.sharing.timeslice=1ns", timeout=60))
+    assert line.startswith("gpumux: error: --set gpus.0.sharing.timeslice: at least 1us"), line
+
+
+@pytest.mark.parametrize("key,value,text", [
+    ("timeslice", "500ns", "at least 1us"),
+    ("context_switch", "2s", "at most 1s"),
+    ("preemption_latency", "100000h", "at most 1s"),
+])
+def test_a_device_profile_out_of_range_is_refused(tmp_path, key, value, text):
+    profile = (REPO / "tests" / "data" / "profiles" / "minimal-mig.yaml").read_text()
+    lines = profile.splitlines()
+    found = [i for i, line in enumerate(lines) if line.startswith(key + ":")]
+    if found:
+        lines[found[0]] = f'{key}: {{value: {value}, assumption: "test"}}'
+    else:
+        lines.append(f'{key}: {{value: {value}, assumption: "test"}}')
+    (tmp_path / "p.yaml").write_text("\n".join(lines) + "\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(model="p.yaml", sharing="replicas: 2"))
+    line = one_error(run_gpumux("validate", path, "-q", cwd=tmp_path))
+    assert "p.yaml" in line and key in line and text in line, line
+
+
+@pytest.mark.parametrize("date", ["2026-02-30", "2026-13-01", "2026-00-10", "0000-00-00",
+                                  "2026-1-011", "----------"])
+def test_calibrate_date_must_be_a_calendar_day(date):
+    line = one_error(run_gpumux("calibrate", SOLO, "--date", date))
+    assert line == f"gpumux: error: --date: expected a day as YYYY-MM-DD, got '{date}'", line
+
+
+def test_calibrate_report_errors_name_report(tmp_path):
+    line = one_error(run_gpumux("calibrate", SOLO, "--report", tmp_path / "missing" / "r.md"))
+    assert line.startswith(f"gpumux: error: --report {tmp_path}/missing/r.md: "), line
+    line = one_error(run_gpumux("calibrate", SOLO, "-o", tmp_path / "missing" / "p.yaml",
+                                "--profile", "a30-24gb"))
+    assert line.startswith(f"gpumux: error: -o {tmp_path}/missing/p.yaml: "), line
+
+
+def test_calibrate_header_only_names_the_file(tmp_path):
+    data = tmp_path / "header-only.csv"
+    data.write_text(SOLO.read_text().splitlines()[0] + "\n# a comment\n\n")
+    line = one_error(run_gpumux("calibrate", data))
+    assert line == (f"gpumux: error: {data}: no measured point (only a header, blank or comment "
+                    "lines): nothing to fit"), line
+
+
+@pytest.mark.parametrize("variable", ["GPUMUX_PLAN_FUTILITY", "GPUMUX_PLAN_LAZY", "GPUMUX_DIRECT",
+                                      "GPUMUX_DEVICE_EAGER"])
+@pytest.mark.parametrize("value", ["off", "false", " 0", "2"])
+def test_a_developer_switch_is_0_or_1(variable, value):
+    line = one_error(run_gpumux("validate", TIME_SLICING, "-q", extra_env={variable: value}))
+    assert line == (f"gpumux: error: {variable}: expected 0 (off) or 1 (on), got '{value}'"), line
+
+
+@pytest.mark.parametrize("value", ["0", "1", ""])
+def test_a_developer_switch_takes_0_1_or_empty(value):
+    out = run_gpumux("validate", TIME_SLICING, "-q", extra_env={"GPUMUX_PLAN_FUTILITY": value})
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("platform", ["bare", "gke"])
+def test_plan_prices_missing_is_refused_naming_the_flag(tmp_path, platform):
+    line = one_error(run_gpumux("plan", PLAN, "-q", "--platform", platform, "--prices",
+                                tmp_path / "missing.yaml", timeout=120))
+    assert line.startswith(f"gpumux: error: --prices: plan.prices {tmp_path}/missing.yaml: "
+                           "cannot open price table"), line
+
+
+def test_plan_prices_malformed_is_refused_on_bare(tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("machines: [\n")
+    line = one_error(run_gpumux("plan", PLAN, "-q", "--prices", prices, timeout=120))
+    assert f"{prices}:2:" in line and "YAML syntax error" in line, line
+    prices.write_text("")
+    line = one_error(run_gpumux("plan", PLAN, "-q", "--prices", prices, timeout=120))
+    assert f"{prices}" in line and "provider" in line, line
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_workload_pod_draining_for_years_is_refused(command):
+    """A pod's kernel of 100000h (for 100000us) drained for 4e8 s sampled once per 3 s horizon:
+    every series recorded ~1e8 rows and the run took minutes (197 s); now the work budget's
+    samples term refuses it, as it does a scenario's tenant."""
+    line = one_error(run_gpumux(
+        command, REPO / "scenarios" / "cluster" / "fleet-16.yaml", "-q", "--set",
+        "cluster.pods.0.workload.workload.request.kernels.0.duration=100000h", timeout=60))
+    assert "fleet-16.yaml:" in line and "cluster.pods.0.workload:" in line, line
+    assert "the workload pods would record about" in line and "timeseries samples" in line, line
+    assert "set allow_large: true" in line, line
