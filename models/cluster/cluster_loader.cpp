@@ -350,6 +350,13 @@ WorkEstimate pod_work(const Scenario& one, const std::vector<NodePoolSpec>& pool
   return any ? most : estimate_work(one, {});
 }
 
+/// The work budget's refusal, located at ENTRY's `workload` key.
+[[noreturn]] void refuse_workload(const PodEntry& entry, const std::string& why) {
+  SourceLocation where = entry.pod.where;
+  where.key_path += ".workload";
+  throw InputError(where, why);
+}
+
 void check_workload_budget(const std::vector<PodEntry>& entries,
                            const std::vector<std::vector<Nanos>>& arrivals, Nanos horizon,
                            const std::vector<NodePoolSpec>& pools, bool allow_large) {
@@ -398,27 +405,23 @@ void check_workload_budget(const std::vector<PodEntry>& entries,
   }
   const double samples = 2 * pods * rows;  // a tenant and (at most) a GPU series per pod
   if (samples > kWorkBudgetSamples) {
-    SourceLocation where = drains->pod.where;
-    where.key_path += ".workload";
-    throw InputError(
-        where, fmt::format("the workload pods would record about {} timeseries samples (budget "
-                           "{}): this entry's requests take about {} s to drain after the "
-                           "replay's {} s (a kernel duration typo for a shorter unit?); set "
-                           "allow_large: true to run it anyway",
-                           sci(samples), sci(kWorkBudgetSamples),
-                           sci((rows - 1) * static_cast<double>(horizon) / kSecond),
-                           sci(static_cast<double>(horizon) / kSecond)));
+    refuse_workload(
+        *drains, fmt::format("the workload pods would record about {} timeseries samples (budget "
+                             "{}): this entry's requests take about {} s to drain after the "
+                             "replay's {} s (a kernel duration typo for a shorter unit?); set "
+                             "allow_large: true to run it anyway",
+                             sci(samples), sci(kWorkBudgetSamples),
+                             sci((rows - 1) * static_cast<double>(horizon) / kSecond),
+                             sci(static_cast<double>(horizon) / kSecond)));
   }
   if (requests <= kWorkBudgetRequests && launches <= kWorkBudgetLaunches) return;
-  SourceLocation where = worst->pod.where;
-  where.key_path += ".workload";
-  throw InputError(
-      where, fmt::format("the workload pods ask for about {} requests and {} kernel "
-                         "launches from their arrival to {} s (budget {} requests, {} "
-                         "launches); lower the rate, the pod count or the duration, or "
-                         "set allow_large: true to run it anyway",
-                         sci(requests), sci(launches), sci(static_cast<double>(horizon) / kSecond),
-                         sci(kWorkBudgetRequests), sci(kWorkBudgetLaunches)));
+  refuse_workload(
+      *worst, fmt::format("the workload pods ask for about {} requests and {} kernel "
+                          "launches from their arrival to {} s (budget {} requests, {} "
+                          "launches); lower the rate, the pod count or the duration, or "
+                          "set allow_large: true to run it anyway",
+                          sci(requests), sci(launches), sci(static_cast<double>(horizon) / kSecond),
+                          sci(kWorkBudgetRequests), sci(kWorkBudgetLaunches)));
 }
 
 ClusterSpec read_cluster(Context& ctx, const Field& field, std::uint64_t seed, bool allow_large) {

@@ -161,8 +161,7 @@ class ProfileParser {
     }
     gpu.timeslice = duration_at(root, "timeslice", "", false);
     if (gpu.timeslice < kMinTimeslice) {
-      fail(root["timeslice"], "timeslice",
-           "at least 1us (the driver sets a time slice in whole microseconds)");
+      fail(root["timeslice"], "timeslice", kTimesliceBoundReason);
     }
     gpu.context_switch = duration_at(root, "context_switch", "", false);
     gpu.preemption_latency = duration_at(root, "preemption_latency", "", false);
@@ -172,7 +171,7 @@ class ProfileParser {
           {"preemption_latency", gpu.preemption_latency},
           {"cache_refill", gpu.cache_refill}}) {
       if (cost > kMaxSwitchCost) {
-        fail(root[key], key, "at most 1s (measured switch costs are tens of microseconds)");
+        fail(root[key], key, kSwitchCostBoundReason);
       }
     }
     gpu.mps_max_clients = positive_int(root, "mps_max_clients", "", false);

@@ -21,4 +21,10 @@ namespace gpumux {
 inline constexpr Nanos kMinTimeslice = 1'000;           ///< 1 us
 inline constexpr Nanos kMaxSwitchCost = 1'000'000'000;  ///< 1 s
 
+/// The reasons a value outside these bounds is refused, the same wherever it is read.
+inline constexpr const char* kTimesliceBoundReason =
+    "at least 1us (the driver sets a time slice in whole microseconds)";
+inline constexpr const char* kSwitchCostBoundReason =
+    "at most 1s (measured switch costs are tens of microseconds: a unit typo?)";
+
 }  // namespace gpumux

@@ -1,5 +1,7 @@
 #include "models/strategies/time_slicing/strategy.hpp"
 
+#include <string>
+
 #include "models/config/sharing_bounds.hpp"
 #include "models/gpu/device_profile.hpp"
 #include "models/gpu/time_slicing.hpp"
@@ -21,16 +23,12 @@ ParamSpec duration_parameter(const char* key, const char* default_text, const ch
                    [](Context& ctx, const Field& f, StrategyParams& p) {
                      const Nanos value = duration_of(ctx, f);
                      if (timeslice && value < kMinTimeslice) {
-                       ctx.fail(f,
-                                "at least 1us (the driver sets a time slice in whole "
-                                "microseconds), got " +
-                                    units::format_duration(value));
+                       ctx.fail(f, std::string(kTimesliceBoundReason) + ", got " +
+                                       units::format_duration(value));
                      }
                      if (!timeslice && value > kMaxSwitchCost) {
-                       ctx.fail(f,
-                                "at most 1s (measured switch costs are tens of "
-                                "microseconds: a unit typo?), got " +
-                                    units::format_duration(value));
+                       ctx.fail(f, std::string(kSwitchCostBoundReason) + ", got " +
+                                       units::format_duration(value));
                      }
                      params_as<TimeSlicingParams>(p).*Member = value;
                    },
