@@ -17,6 +17,7 @@
 #include "models/scenario/emit.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/strategies/registry.hpp"
+#include "models/strategies/strategy.hpp"
 
 namespace gpumux {
 namespace planner_detail {
@@ -444,6 +445,13 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
         }
       };
       const int threads = std::min<int>(jobs_, static_cast<int>(round.size()));
+      // A continued window forks (SteppedRun::at) while the other threads run: a function-local
+      // static that another thread is initialising at that moment stays locked in the child
+      // for ever (a strategy's parameter table, first read by Run::finish's scenario emit, hung
+      // a plan). Every such table is built here, before any thread starts.
+      if (threads > 1) {
+        for (const Strategy* strategy : strategies()) (void)strategy->parameters();
+      }
       std::vector<std::thread> pool;
       for (int k = 1; k < threads; ++k) pool.emplace_back(work);
       work();
