@@ -12,14 +12,20 @@ relative error over the points (a scan of F on a 0.25 us grid, then the best gri
 source's points are then predicted with F fitted on the other sources alone (out of sample;
 with one source in the set, each batch size's points from the other batch sizes').
 
-How F is set without rebuilding: a request of ONNX Runtime kernels alone depends on F only
-through g, so each run writes a copy of its profile with kernel_fixed_cost raised by
-F - F_baked (F_baked: the value in kernel-families.yaml, built into the binary) or, below
-F_baked, launch_overhead lowered by the difference (F >= F_baked - launch_overhead; rebuild
-with a smaller F_baked to scan lower).
+How F is set: each run states it as the tenant's `runtime_kernel_fixed_cost:` (docs/reference/
+scenarios.md), which replaces the runtime's kernel_fixed_cost in the product's own law
+(runtime_fixed_cost.hpp `runtime_kernel_fixed_ns`): the scan moves exactly the term the shipped
+value sets, from 0 up, on any binary, with the profile named as the points name it. (Until
+2026-12-07 the scan raised the profile's kernel_fixed_cost in copies of the profile instead. Not
+the same term: a copy's file name is its profile's name, which selects the measured memory
+latencies in kernel-families.yaml `memory_latency:`, so the copies ran on the `default` ones;
+and the profile's term also prices a split-K reduction's launch in the GEMM choice
+(catalog_timing.cpp `GemmChoice::time`), where the runtime's does not.) `--check` simulates
+one point both ways, the shipped value built in and the same value stated, and fails unless they
+agree to the nanosecond (a binary built before kernel-families.yaml changed fails it).
 
     /usr/bin/python3 calibration/fit/ort_kernel_cost.py [--gpumux build/gpumux]
-        [--report calibration/fit/ORT-KERNEL.md] [--max-us 20]
+        [--report calibration/fit/ORT-KERNEL.md] [--max-us 20] [--step-us 0.25] [--check]
 """
 import argparse
 import json
@@ -36,7 +42,6 @@ from fit_points import latency_points
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "calibration" / "fit" / "ort-latency.csv"
-PROFILES = ROOT / "calibration" / "profiles"
 FAMILIES = ROOT / "calibration" / "workloads" / "kernel-families.yaml"
 
 
@@ -53,34 +58,19 @@ def baked_us() -> float:
     return ns_of(entry["value"]) / 1e3 if entry else 0.0
 
 
-def profile_copy(name: str, f_us: float, f_baked_us: float, tmp: Path) -> Path:
-    """The profile `name` with g raised (or lowered) by F - F_baked (see the docstring)."""
-    doc = yaml.safe_load((PROFILES / f"{name}.yaml").read_text())
-    delta_ns = (f_us - f_baked_us) * 1e3
-    fixed = ns_of(doc.get("kernel_fixed_cost", {"value": "0ns"})["value"])
-    launch = ns_of(doc["launch_overhead"]["value"])
-    if delta_ns >= 0:
-        fixed += delta_ns
-    elif launch + delta_ns >= 0:
-        launch += delta_ns
-    else:
-        raise SystemExit(f"F = {f_us} us is below what this binary can reach (F_baked "
-                         f"{f_baked_us} us - launch_overhead): rebuild with a smaller value")
-    doc["kernel_fixed_cost"] = {"value": f"{round(fixed)}ns", "assumption": "scan"}
-    doc["launch_overhead"] = {"value": f"{round(launch)}ns", "assumption": "scan"}
-    path = tmp / f"{name}-{f_us:.2f}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
-def predict_ms(gpumux: str, point: dict, profile: Path, tmp: Path) -> float:
+def predict_ms(gpumux: str, point: dict, f_us, tmp: Path) -> float:
+    """The point's mean latency alone (ms) with F = f_us stated as the tenant's
+    runtime_kernel_fixed_cost; f_us None = the value built into the binary."""
     workload = {"model": point["model"], "batch": int(point["batch"]), "phase": point["phase"],
                 "dtype": point["dtype"], "runtime": point["runtime"],
                 "arrivals": {"process": "closed", "concurrency": 1, "think": "1us"}}
     if point["seq_len"]:
         workload["seq_len"] = int(point["seq_len"])
+    if f_us is not None:
+        workload["runtime_kernel_fixed_cost"] = f"{round(f_us * 1e3)}ns"
     scen = {"name": "ort-fit", "seed": 1, "duration": "2s", "warmup": "0s",
-            "gpus": [{"name": "gpu0", "model": str(profile), "sharing": {"mode": "exclusive"}}],
+            "gpus": [{"name": "gpu0", "model": point["profile"],
+                      "sharing": {"mode": "exclusive"}}],
             "tenants": [{"name": "t", "device": "gpu0", "workload": workload}]}
     path = tmp / f"{point['id']}.yaml"
     path.write_text(yaml.safe_dump(scen, sort_keys=False))
@@ -89,16 +79,22 @@ def predict_ms(gpumux: str, point: dict, profile: Path, tmp: Path) -> float:
     return json.loads(out.stdout)["tenants"]["t"]["latency_ns"]["mean"] / 1e6
 
 
-def scan(gpumux: str, rows: list, grid: list, f_baked: float, tmp: Path) -> dict:
+def scan(gpumux: str, rows: list, grid: list, tmp: Path) -> dict:
     """{F: {id: predicted ms}} over the grid."""
-    out = {}
-    for f_us in grid:
-        profiles = {}
-        for r in rows:
-            if r["profile"] not in profiles:
-                profiles[r["profile"]] = profile_copy(r["profile"], f_us, f_baked, tmp)
-        out[f_us] = {r["id"]: predict_ms(gpumux, r, profiles[r["profile"]], tmp) for r in rows}
-    return out
+    return {f_us: {r["id"]: predict_ms(gpumux, r, f_us, tmp) for r in rows} for f_us in grid}
+
+
+def check(gpumux: str, rows: list, tmp: Path) -> int:
+    """The first point with the built-in F and with the same F stated: equal, or exit 1."""
+    point = rows[0]
+    built_in = predict_ms(gpumux, point, None, tmp)
+    stated = predict_ms(gpumux, point, baked_us(), tmp)
+    print(f"{point['id']}: built in {built_in:.6f} ms, stated F = {baked_us():g} us "
+          f"{stated:.6f} ms")
+    if abs(built_in - stated) > 1e-6:
+        print("the scanned term is not the shipped one", file=sys.stderr)
+        return 1
+    return 0
 
 
 def loss(pred: dict, rows: list) -> float:
@@ -115,18 +111,18 @@ def main(argv=None) -> int:
     ap.add_argument("--report", default=str(ROOT / "calibration" / "fit" / "ORT-KERNEL.md"))
     ap.add_argument("--max-us", type=float, default=20.0)
     ap.add_argument("--step-us", type=float, default=0.25)
+    ap.add_argument("--check", action="store_true",
+                    help="only check that a stated F is the built-in one (one point, two runs)")
     args = ap.parse_args(argv)
     rows = latency_points(DATA, "onnxruntime")
-    f_baked = baked_us()
-    doc = yaml.safe_load((PROFILES / f"{rows[0]['profile']}.yaml").read_text())
-    floor = max(0.0, f_baked - ns_of(doc["launch_overhead"]["value"]) / 1e3)
-    # The grid is the multiples of the step from the lowest one this binary reaches, so a rerun
-    # on a binary built with the fitted value scans the same points and finds it again.
-    first = math.ceil(floor / args.step_us - 1e-9)
+    if args.check:
+        with tempfile.TemporaryDirectory() as td:
+            return check(args.gpumux, rows, Path(td))
+    # The grid is the multiples of the step from 0, so a rerun scans the same values.
     last = math.floor(args.max_us / args.step_us + 1e-9)
-    grid = [round(i * args.step_us, 4) for i in range(first, last + 1)]
+    grid = [round(i * args.step_us, 4) for i in range(0, last + 1)]
     with tempfile.TemporaryDirectory() as td:
-        table = scan(args.gpumux, rows, grid, f_baked, Path(td))
+        table = scan(args.gpumux, rows, grid, Path(td))
     fitted = best(table, rows)
     zero = min(table)
     # Folds: by source; with one source, by batch size (leave one batch size out).

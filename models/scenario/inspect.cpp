@@ -145,7 +145,10 @@ void set_time_alone(InspectRow& row, const ResolvedScenario& resolved, std::size
                       has(gpu.fitted, "host_per_request") || has(gpu.fitted, "harness_per_request");
   row.time_alone_origin = "profile " + gpu.name + (fitted ? " (fitted)" : " (none fitted)");
   if (runtime_gap) {
-    row.time_alone_origin += " + runtime " + w.catalog->runtime + " kernel_fixed_cost";
+    row.time_alone_origin +=
+        " + runtime " + w.catalog->runtime + " kernel_fixed_cost" +
+        (w.catalog->runtime_kernel_fixed_cost ? std::string(" (user: runtime_kernel_fixed_cost)")
+                                              : std::string());
   }
 }
 

@@ -262,6 +262,14 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
     c.attention_seq_len = int_of(ctx, *f, 1);
     if (c.attention_seq_len > 1'000'000) ctx.fail(*f, "at most 1000000 tokens");
   }
+  if (const auto f = map.get("runtime_kernel_fixed_cost")) {
+    // The runtime's device time per kernel (runtime_fixed_cost.hpp, F_runtime), replacing
+    // kernel-families.yaml's for this tenant.
+    c.runtime_kernel_fixed_cost = duration_of(ctx, *f);
+    if (*c.runtime_kernel_fixed_cost > 1'000'000'000) {
+      ctx.fail(*f, "at most 1s per kernel, got " + text_of(ctx, *f));
+    }
+  }
   if (const auto f = map.get("dtype")) {
     c.dtype = choice_of<std::string>(ctx, *f,
                                      {{"fp16", "fp16"},

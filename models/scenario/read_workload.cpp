@@ -334,6 +334,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "gemm_library",
                        "conv_library",
                        "attention_seq_len",
+                       "runtime_kernel_fixed_cost",
                        "llm"},
                       {{"kernels", "workload.request"}, {"host_gap", "workload.request"}});
   WorkloadSpec w;
@@ -356,7 +357,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
           "memory_format", "gradient_checkpointing", "io_dtype", "serving", "harness",
-          "gemm_library", "conv_library", "attention_seq_len"}) {
+          "gemm_library", "conv_library", "attention_seq_len", "runtime_kernel_fixed_cost"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -392,7 +393,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
           "memory_format", "gradient_checkpointing", "host", "io_dtype", "serving", "harness",
-          "gemm_library", "conv_library", "attention_seq_len"}) {
+          "gemm_library", "conv_library", "attention_seq_len", "runtime_kernel_fixed_cost"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

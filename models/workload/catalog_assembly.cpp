@@ -318,7 +318,15 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   // Every launch, a per-sample loop's repeats included, shares the operators' host time
   // (launches = step.size() when no kernel repeats).
   out.host_gap = host_gap_per_launch(ops, per_op_s, launches, cuda_graph);
-  if (!cuda_graph) apply_runtime_kernel_fixed_cost(*runtime, gpu, out.kernels);
+  if (request.runtime_kernel_fixed_cost && cuda_graph) {
+    fail_at(locate, path + ".runtime_kernel_fixed_cost",
+            "a runtime's device time per kernel is paid by kernels launched outside a CUDA "
+            "graph; this tenant runs cuda_graph: true (drop one of the two)");
+  }
+  if (!cuda_graph) {
+    apply_runtime_kernel_fixed_cost(
+        runtime_kernel_fixed_ns(*runtime, request.runtime_kernel_fixed_cost), gpu, out.kernels);
+  }
   const std::int64_t params = out.layers.params;
   if (training) {
     const std::int64_t optimizer = entry->family == "resnet" ? 4 : 8;

@@ -4,14 +4,20 @@
 
 namespace gpumux {
 
-Nanos runtime_stream_gap(const CatalogRuntime& runtime, const DeviceProfile& gpu) {
-  return gpu.modelled_launch(false) + std::llround(runtime.kernel_fixed_cost.value * 1e9);
+Nanos runtime_kernel_fixed_ns(const CatalogRuntime& runtime, const std::optional<Nanos>& user) {
+  if (user) return *user;
+  return runtime.kernel_fixed_cost.value > 0 ? std::llround(runtime.kernel_fixed_cost.value * 1e9)
+                                             : 0;
 }
 
-void apply_runtime_kernel_fixed_cost(const CatalogRuntime& runtime, const DeviceProfile& gpu,
+Nanos runtime_stream_gap(Nanos runtime_fixed_ns, const DeviceProfile& gpu) {
+  return gpu.modelled_launch(false) + runtime_fixed_ns;
+}
+
+void apply_runtime_kernel_fixed_cost(Nanos runtime_fixed_ns, const DeviceProfile& gpu,
                                      std::vector<KernelSpec>& kernels) {
-  if (!(runtime.kernel_fixed_cost.value > 0)) return;
-  const Nanos gap = runtime_stream_gap(runtime, gpu);
+  if (runtime_fixed_ns <= 0) return;
+  const Nanos gap = runtime_stream_gap(runtime_fixed_ns, gpu);
   for (KernelSpec& k : kernels) k.launch_overhead = gap;
 }
 

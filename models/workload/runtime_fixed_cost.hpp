@@ -18,6 +18,7 @@
 // to about 1 ms, and its co-location ratios behave as device time that holds no SM (docs/
 // workloads.md, "Runtimes"). No source measures what ONNX Runtime's kernels spend there; the
 // value is fitted (calibration/fit/ort_kernel_cost.py, leave-one-source-out).
+#include <optional>
 #include <vector>
 
 #include "models/workload/workload_catalog.hpp"
@@ -26,15 +27,22 @@
 
 namespace gpumux {
 
-/// The stream gap g (ns) before each kernel `runtime` launches outside a CUDA graph on `gpu`:
-/// launch_overhead + the profile's kernel_fixed_cost + the runtime's. O(1).
-Nanos runtime_stream_gap(const CatalogRuntime& runtime, const DeviceProfile& gpu);
+/// F_runtime (ns): the tenant's `runtime_kernel_fixed_cost:` when given, else the runtime's
+/// kernel_fixed_cost (kernel-families.yaml). O(1).
+Nanos runtime_kernel_fixed_ns(const CatalogRuntime& runtime, const std::optional<Nanos>& user);
 
-/// Gives every kernel of a request the runtime's stream gap as its own launch overhead
-/// (KernelSpec::launch_overhead) when the runtime has a kernel_fixed_cost > 0; leaves the
-/// kernels untouched (the profile's gap) otherwise. For requests launched outside a CUDA graph
+/// The stream gap g (ns) before each kernel launched outside a CUDA graph on `gpu` by a runtime
+/// whose F_runtime is `runtime_fixed_ns`: launch_overhead + the profile's kernel_fixed_cost +
+/// F_runtime. O(1).
+Nanos runtime_stream_gap(Nanos runtime_fixed_ns, const DeviceProfile& gpu);
+
+/// Gives every kernel of a request the stream gap g as its own launch overhead
+/// (KernelSpec::launch_overhead) when F_runtime > 0; leaves the kernels untouched (the
+/// profile's gap, the same g at F_runtime = 0) otherwise. F_runtime enters nothing else (not the
+/// GEMM's split-K choice, which prices its reduction's launch at the profile's gap), so a
+/// request's time depends on it only through g. For requests launched outside a CUDA graph
 /// only. O(kernels).
-void apply_runtime_kernel_fixed_cost(const CatalogRuntime& runtime, const DeviceProfile& gpu,
+void apply_runtime_kernel_fixed_cost(Nanos runtime_fixed_ns, const DeviceProfile& gpu,
                                      std::vector<KernelSpec>& kernels);
 
 }  // namespace gpumux

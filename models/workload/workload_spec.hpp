@@ -73,6 +73,12 @@ struct CatalogRequestSpec {
   /// variable-length BERT plugin picks its kernel from the shape of the engine's max_seqlen
   /// input; MLPerf's Triton harness captures that input at 384.
   int attention_seq_len = 0;
+  /// `runtime_kernel_fixed_cost:` the runtime's device time per kernel launched outside a CUDA
+  /// graph (F_runtime of runtime_fixed_cost.hpp), replacing kernel-families.yaml's
+  /// `runtimes.NAME.kernel_fixed_cost` for this tenant: a user who measured their own runtime,
+  /// and the fit of that value (calibration/fit/ort_kernel_cost.py), which scans the very term
+  /// the product applies. ns, 0 to 1 s; unset = the runtime's.
+  std::optional<Nanos> runtime_kernel_fixed_cost;
   /// Resolved (resolve_scenario): T_fe of the request `kernels` are at (host_time.hpp), ns.
   Nanos front_end_time = 0;
   SourceLocation where;  ///< the `model:` key

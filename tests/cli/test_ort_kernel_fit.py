@@ -66,3 +66,77 @@ def test_the_fitting_scripts_read_a_runtimes_points_in_one_way(tmp_path):
     for script in ("ort_kernel_cost.py", "tf_runtime.py"):
         text = (REPO / "calibration" / "fit" / script).read_text()
         assert "latency_points(" in text and "def points(" not in text, script
+
+
+def _point(point_id):
+    import sys
+
+    sys.path.insert(0, str(REPO / "calibration" / "fit"))
+    from fit_points import latency_points
+
+    rows = latency_points(REPO / "calibration/fit/ort-latency.csv", "onnxruntime")
+    return next(r for r in rows if r["id"] == point_id)
+
+
+def test_the_scan_moves_the_shipped_term_and_nothing_else(tmp_path):
+    """The fit states F as the tenant's runtime_kernel_fixed_cost: at the shipped value that is
+    the built-in prediction to the nanosecond (the fit scans what the product applies; its old
+    profile copies lost the profile's memory latencies with its name and moved the GEMMs'
+    split-K choice, docs/calibration.md), and for a
+    GPU-bound point each microsecond more adds one microsecond per kernel launched (the law,
+    runtime_fixed_cost.hpp: a request alone takes sum(durations) + n g)."""
+    pytest.importorskip("yaml")
+    import sys
+
+    from conftest import GPUMUX, run_gpumux
+
+    sys.path.insert(0, str(REPO / "calibration" / "fit"))
+    import ort_kernel_cost as fit
+
+    for point_id in ("bertb-ort-a100-b1-s8", "bertb-ort-a100-b32-s128"):
+        point = _point(point_id)
+        built_in = fit.predict_ms(GPUMUX, point, None, tmp_path)
+        stated = fit.predict_ms(GPUMUX, point, fit.baked_us(), tmp_path)
+        assert stated == built_in, point_id
+    # The check the script offers (`--check`) says the same.
+    import subprocess
+
+    proc = subprocess.run([sys.executable, str(REPO / "calibration/fit/ort_kernel_cost.py"),
+                           "--gpumux", GPUMUX, "--check"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    # Batch 32 x 128 tokens is GPU-bound: latency(F + 1 us) - latency(F) = n x 1 us, n the
+    # kernels the request launches (inspect's kernel rows: count x repeat each).
+    point = _point("bertb-ort-a100-b32-s128")
+    low = fit.predict_ms(GPUMUX, point, 2.0, tmp_path)
+    high = fit.predict_ms(GPUMUX, point, 3.0, tmp_path)
+    scenario = tmp_path / f"{point['id']}.yaml"
+    import json
+
+    shown = json.loads(run_gpumux("inspect", scenario, "--json", check=0).stdout)
+    launches = sum(int(k["count"]) * int(k["repeat"]["value"])
+                   for k in shown["tenants"][0]["kernels"])
+    assert launches > 50
+    assert (high - low) * 1e6 == pytest.approx(launches * 1e3, abs=launches * 1e-3 + 1)
+
+
+def test_a_stated_runtime_kernel_fixed_cost_is_refused_where_it_cannot_act(tmp_path, gpumux):
+    """One line naming the file, line and key, exit 2: negative, above 1 s, under a CUDA graph,
+    and on a workload that is not a catalog model."""
+    base = ("name: t\nduration: 1s\ngpus: [{name: g, model: a100-sxm4-40gb}]\ntenants:\n"
+            "  - name: a\n    device: g\n    workload:\n"
+            "      arrivals: {process: closed, concurrency: 1}\n")
+    model = "      model: bert-base\n      runtime: onnxruntime\n"
+    for extra, why in (
+            (model + "      runtime_kernel_fixed_cost: -1us\n", "runtime_kernel_fixed_cost"),
+            (model + "      runtime_kernel_fixed_cost: 2s\n", "at most 1s per kernel"),
+            (model + "      cuda_graph: true\n      runtime_kernel_fixed_cost: 3us\n",
+             "outside a CUDA graph"),
+            ("      request: {kernels: [{name: k, duration: 1ms}]}\n"
+             "      runtime_kernel_fixed_cost: 3us\n", "belongs to a catalog workload")):
+        path = tmp_path / "s.yaml"
+        path.write_text(base + extra)
+        rc, out, err = gpumux("validate", path)
+        assert rc == 2, extra + err + out
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and "s.yaml:" in lines[0] and why in lines[0], extra + err

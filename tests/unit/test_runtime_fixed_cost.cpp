@@ -44,7 +44,7 @@ TEST(RuntimeFixedCost, EveryKernelOfTheRuntimeCarriesTheGapOthersDoNot) {
   const DeviceProfile& gpu = *r.gpu_profiles[0];
   const Nanos g = gpu.launch_overhead + gpu.kernel_fixed_cost +
                   std::llround(ort->kernel_fixed_cost.value * 1e9);
-  EXPECT_EQ(runtime_stream_gap(*ort, gpu), g);
+  EXPECT_EQ(runtime_stream_gap(runtime_kernel_fixed_ns(*ort, std::nullopt), gpu), g);
   const WorkloadSpec& w = r.scenario.tenants[0].workload;
   ASSERT_FALSE(w.kernels.empty());
   for (const KernelSpec& k : w.kernels) EXPECT_EQ(k.launch_overhead, g) << k.name;
