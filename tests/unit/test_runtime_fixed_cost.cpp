@@ -12,6 +12,7 @@
 #include "models/config/input_error.hpp"
 #include "tests/support/kernel_families_errors.hpp"
 #include "models/workload/workload_catalog.hpp"
+#include "models/scenario/emit.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
 #include "models/workload/runtime_fixed_cost.hpp"
@@ -85,6 +86,31 @@ TEST(RuntimeFixedCost, AGpuBoundRequestAloneTakesItsKernelsPlusOneGapEach) {
       keys);
   const double p50 = static_cast<double>(testing::tenant(run, "a").latency.p50);
   EXPECT_NEAR(p50, expected, 1e-6 * expected + static_cast<double>(w.kernels.size()));
+}
+
+TEST(RuntimeFixedCost, ATenantsOwnValueReplacesTheRuntimesInTheSameGapAndSurvivesEmit) {
+  // `runtime_kernel_fixed_cost:` is F_runtime for this tenant: g = L + F_profile + F, for a
+  // runtime with a value (onnxruntime) and one without (tensorrt) alike; 0 leaves the profile's
+  // gap, and the key is written back as given.
+  for (const std::string runtime : {"onnxruntime", "tensorrt"}) {
+    const std::string keys =
+        "      runtime: " + runtime + "\n      runtime_kernel_fixed_cost: 2500ns\n";
+    const ResolvedScenario r = resolve_bert(keys);
+    const DeviceProfile& gpu = *r.gpu_profiles[0];
+    const WorkloadSpec& w = r.scenario.tenants[0].workload;
+    ASSERT_FALSE(w.kernels.empty());
+    for (const KernelSpec& k : w.kernels) {
+      EXPECT_EQ(k.launch_overhead, gpu.launch_overhead + gpu.kernel_fixed_cost + 2500) << k.name;
+    }
+    const Scenario again = load_scenario_text(emit_scenario_yaml(r.scenario), "again.yaml");
+    ASSERT_TRUE(again.tenants[0].workload.catalog.has_value());
+    EXPECT_EQ(again.tenants[0].workload.catalog->runtime_kernel_fixed_cost, Nanos{2500});
+  }
+  const ResolvedScenario zero =
+      resolve_bert("      runtime: onnxruntime\n      runtime_kernel_fixed_cost: 0ns\n");
+  for (const KernelSpec& k : zero.scenario.tenants[0].workload.kernels) {
+    EXPECT_EQ(k.launch_overhead, -1) << k.name;  // the profile's gap, L + F_profile
+  }
 }
 
 TEST(RuntimeFixedCost, TheKeyNeedsOneProvenanceAndANonNegativeValue) {
