@@ -84,8 +84,8 @@ constexpr double kWindowWorkWithoutRecords = 1 << 22;
 constexpr double kWindowWorkPerComponent = 1 << 8;
 /// The same when the window holds 40-byte request rows instead of 80-byte outcomes (no recorder
 /// takes outcomes: `run -o`, `compare -o`): twice the work in the same bytes, so a visit runs
-/// ~256 requests instead of ~128 (512 Poisson GPUs with -o, 10.24M kernels: process CPU -3 to
-/// -5 %, `wall_s` -27 %, docs/performance.md; 2^9 with outcomes was no faster).
+/// ~256 requests instead of ~128 (512 Poisson GPUs with -o, 10.24M kernels: process CPU -5 to
+/// -9 %, docs/performance.md; 2^9 with outcomes was no faster, and 40-byte rows with 2^8).
 constexpr double kWindowWorkPerComponentRows = 1 << 9;
 constexpr double kWindowWorkMax = 1 << 18;
 
@@ -186,12 +186,11 @@ bool Run::run_partitioned() {
       (work.requests + work.launches) / std::max(1.0, static_cast<double>(duration));
   const bool keeps_records = record_requests || wants_kernels() || !observers_.empty();
   const double window_work =
-      keeps_records
-          ? std::clamp((outcome_observers_.empty() ? kWindowWorkPerComponentRows
-                                                   : kWindowWorkPerComponent) *
-                           static_cast<double>(components_.size()),
-                       kWindowWork, kWindowWorkMax)
-          : kWindowWorkWithoutRecords;
+      keeps_records ? std::clamp((outcome_observers_.empty() ? kWindowWorkPerComponentRows
+                                                             : kWindowWorkPerComponent) *
+                                     static_cast<double>(components_.size()),
+                                 kWindowWork, kWindowWorkMax)
+                    : kWindowWorkWithoutRecords;
   const double span = std::max(static_cast<double>(duration), 1.0);
   const Nanos window = std::max<Nanos>(
       kMicrosecond, static_cast<Nanos>(per_ns > 0 ? std::min(window_work / per_ns, span) : span));
