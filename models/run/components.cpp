@@ -84,7 +84,7 @@ constexpr double kWindowWorkWithoutRecords = 1 << 22;
 constexpr double kWindowWorkPerComponent = 1 << 8;
 /// The same when the window holds 40-byte request rows instead of 80-byte outcomes (no recorder
 /// takes outcomes: `run -o`, `compare -o`): twice the work in the same bytes, so a visit runs
-/// ~256 requests instead of ~128 (512 Poisson GPUs with -o, 10.24M kernels: process CPU -5 to
+/// ~256 requests instead of ~128 (512 Poisson GPUs with -o, 10.24M kernels: process CPU -4 to
 /// -9 %, docs/performance.md; 2^9 with outcomes was no faster, and 40-byte rows with 2^8).
 constexpr double kWindowWorkPerComponentRows = 1 << 9;
 constexpr double kWindowWorkMax = 1 << 18;
