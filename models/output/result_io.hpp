@@ -87,6 +87,7 @@ class StreamedResultFile final : public Recorder {
   void on_kernel_completed(const KernelRecord& kernel) override;
   bool wants_arrivals() const override { return false; }
   bool wants_kernels() const override { return kernels_; }  // output.kernels
+  bool wants_outcomes() const override { return false; }    // the rows only
   /// Request rows appended so far.
   std::uint64_t requests_written() const;
   /// Writes everything else of RESULT (its `requests` and `kernels` vectors are not written:
@@ -134,6 +135,7 @@ class StreamedCompareFile final : public Recorder {
   void on_kernel_completed(const KernelRecord& kernel) override;
   bool wants_arrivals() const override { return false; }
   bool wants_kernels() const override { return kernels_; }  // output.kernels
+  bool wants_outcomes() const override { return false; }    // the rows only
   /// After the run begun last: completes its group from RESULT (its `requests` and `kernels`
   /// vectors are not written: the observed records were). Never throws: an error is kept for
   /// finish().

@@ -30,7 +30,8 @@
 //
 // Cost: O(components) per window plus the merge of the window's records (sim/core/time_merge.hpp:
 // O(records x log components) below 16 components with records, O(records) from 16 on); no
-// change to the cost per event.
+// change to the cost per event. A request waits as a 40-byte row (RequestRow, run.hpp) unless
+// a recorder takes outcomes (80 bytes).
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -81,6 +82,11 @@ constexpr double kWindowWorkWithoutRecords = 1 << 22;
 /// requests, so those misses came back every few kernels (cachegrind, docs/performance.md).
 /// The cap keeps what a window holds within ~10 MB (2^18: ~130k request outcomes).
 constexpr double kWindowWorkPerComponent = 1 << 8;
+/// The same when the window holds 40-byte request rows instead of 80-byte outcomes (no recorder
+/// takes outcomes: `run -o`, `compare -o`): twice the work in the same bytes, so a visit runs
+/// ~256 requests instead of ~128 (512 Poisson GPUs with -o, 10.24M kernels: process CPU -4 to
+/// -9 %, docs/performance.md; 2^9 with outcomes was no faster, and 40-byte rows with 2^8).
+constexpr double kWindowWorkPerComponentRows = 1 << 9;
 constexpr double kWindowWorkMax = 1 << 18;
 
 // Union-find over device indices.
@@ -180,7 +186,9 @@ bool Run::run_partitioned() {
       (work.requests + work.launches) / std::max(1.0, static_cast<double>(duration));
   const bool keeps_records = record_requests || wants_kernels() || !observers_.empty();
   const double window_work =
-      keeps_records ? std::clamp(kWindowWorkPerComponent * static_cast<double>(components_.size()),
+      keeps_records ? std::clamp((outcome_observers_.empty() ? kWindowWorkPerComponentRows
+                                                             : kWindowWorkPerComponent) *
+                                     static_cast<double>(components_.size()),
                                  kWindowWork, kWindowWorkMax)
                     : kWindowWorkWithoutRecords;
   const double span = std::max(static_cast<double>(duration), 1.0);
@@ -267,6 +275,10 @@ void Run::flush_records() {
       sources_of(components_, &Component::requests),
       [](const RequestOutcome& r) { return r.record.finish_ns; },
       [this](const RequestOutcome& r) { emit_request(r); });
+  merge_in_time_order(
+      sources_of(components_, &Component::request_rows),
+      [](const RequestRow& r) { return r.finish_ns; },
+      [this](const RequestRow& r) { emit_request_record(r.record()); });
   merge_in_time_order(
       sources_of(components_, &Component::kernels),
       [](const KernelRecord& k) { return k.finish_ns; },

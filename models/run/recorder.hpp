@@ -47,6 +47,11 @@ class Recorder {
   /// one of them neither gathers nor orders those calls (the result is the same).
   virtual bool wants_arrivals() const { return true; }
   virtual bool wants_kernels() const { return true; }
+  /// Whether this recorder uses on_request_completed / on_request_failed (asked once, when the
+  /// run is built; on_request_record is called either way). A partitioned run whose recorders
+  /// all decline them holds a window's requests as 40-byte rows instead of 80-byte outcomes
+  /// (half of what the window's time merge reads from memory; the result is the same).
+  virtual bool wants_outcomes() const { return true; }
 };
 
 }  // namespace gpumux

@@ -33,6 +33,7 @@ Run::Run(const ResolvedScenario& r, const RunOptions& options)
   for (Recorder* o : observers_) {
     if (o->wants_arrivals()) arrival_observers_.push_back(o);
     if (o->wants_kernels()) kernel_observers_.push_back(o);
+    if (o->wants_outcomes()) outcome_observers_.push_back(o);
   }
   record_kernels = scenario.output.kernels && options.record_kernels;
   record_requests = options.record_requests;

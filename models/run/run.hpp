@@ -30,6 +30,21 @@
 
 namespace gpumux::run {
 
+/// A request's row as a partitioned run holds it until its window ends when no recorder takes
+/// outcomes (Recorder::wants_outcomes): RequestRecord's fields without its padding, 40 bytes
+/// against a RequestOutcome's 80. The window's time merge reads each held record twice after it
+/// has left the caches (sim/core/time_merge.hpp), so its cost follows the bytes held.
+struct RequestRow {
+  Nanos finish_ns, arrival_ns, start_ns;
+  std::uint64_t request_id;
+  std::uint32_t tenant;
+  RequestStatus status;
+  RequestRecord record() const {
+    return RequestRecord{tenant, request_id, arrival_ns, start_ns, finish_ns, status};
+  }
+};
+static_assert(sizeof(RequestRow) == 40);
+
 /// One component of a run: devices and the tenants on them such that no tenant has a device
 /// outside it (a multi-GPU tenant joins its devices into one component). Nothing that happens in
 /// one component reads or changes the state of another: each has its own Simulator (clock and
@@ -50,7 +65,8 @@ struct Component {
     Nanos arrival;
     bool measured;
   };
-  std::vector<RequestOutcome> requests;
+  std::vector<RequestOutcome> requests;  // when a recorder takes outcomes
+  std::vector<RequestRow> request_rows;  // else
   std::vector<KernelRecord> kernels;
   std::vector<EventRecord> events;
   std::vector<Arrival> arrivals;
@@ -136,15 +152,23 @@ class Run {
         stats_.on_request_failed(outcome);
       }
       if (buffering_) {
-        if (record_requests || !observers_.empty()) {
-          // The buffer's next lines for writing: a window's records (512 components: ~10 MB)
-          // leave the caches before the component's next visit reuses its buffer.
+        // The buffer's next lines for writing: a window's records (512 components: ~5-10 MB)
+        // leave the caches before the component's next visit reuses its buffer.
+        if (!outcome_observers_.empty()) {
           std::vector<RequestOutcome>& buffer = current_->requests;
           __builtin_prefetch(reinterpret_cast<const void*>(
                                  reinterpret_cast<std::uintptr_t>(buffer.data() + buffer.size()) +
                                  2 * sizeof(RequestOutcome)),
                              1, 3);
           buffer.push_back(outcome);
+        } else if (record_requests || !observers_.empty()) {
+          std::vector<RequestRow>& buffer = current_->request_rows;
+          __builtin_prefetch(reinterpret_cast<const void*>(
+                                 reinterpret_cast<std::uintptr_t>(buffer.data() + buffer.size()) +
+                                 4 * sizeof(RequestRow)),
+                             1, 3);
+          buffer.push_back(RequestRow{record.finish_ns, record.arrival_ns, record.start_ns,
+                                      record.request_id, record.tenant, record.status});
         }
         return;
       }
@@ -176,7 +200,7 @@ class Run {
   void emit_request(const RequestOutcome& outcome) {
     const RequestRecord& record = outcome.record;
     if (record.status != RequestStatus::unfinished) {
-      for (Recorder* o : observers_) {
+      for (Recorder* o : outcome_observers_) {
         if (record.status == RequestStatus::completed) {
           o->on_request_completed(outcome);
         } else {
@@ -184,6 +208,9 @@ class Run {
         }
       }
     }
+    emit_request_record(record);
+  }
+  void emit_request_record(const RequestRecord& record) {
     for (Recorder* o : observers_) o->on_request_record(record);
     if (record_requests) result.requests.push_back(record);
   }
@@ -236,7 +263,8 @@ class Run {
   std::chrono::steady_clock::time_point wall_start_;
   TenantStatsRecorder stats_;         // the built-in recorder: TenantResult's statistics
   std::vector<Recorder*> observers_;  // RunOptions::observers
-  std::vector<Recorder*> arrival_observers_, kernel_observers_;  // those that want_arrivals/kernels
+  // Those that want arrivals, kernels, outcomes.
+  std::vector<Recorder*> arrival_observers_, kernel_observers_, outcome_observers_;
   std::vector<std::size_t> start_order_;  // tenant indices by name: the order of set-up and start
   Nanos last_finish_ = 0;                 // latest completion or failure of a request
   std::vector<Component> components_;

@@ -531,6 +531,76 @@ TEST(Partition, ManyPartsWithRecordsMatchOneQueue) {
   }
 }
 
+// A recorder of the request rows it is shown, in order, that may decline outcomes
+// (Recorder::wants_outcomes): a partitioned run whose recorders all decline them holds a
+// window's requests as 40-byte rows, else as outcomes (models/run/run.hpp).
+struct RowRecorder : Recorder {
+  bool outcomes_wanted = true;
+  std::vector<RequestRecord> rows;
+  std::int64_t outcomes = 0;
+  void on_request_completed(const RequestOutcome&) override { ++outcomes; }
+  void on_request_failed(const RequestOutcome&) override { ++outcomes; }
+  void on_request_record(const RequestRecord& r) override { rows.push_back(r); }
+  bool wants_outcomes() const override { return outcomes_wanted; }
+};
+
+bool same_rows(const std::vector<RequestRecord>& a, const std::vector<RequestRecord>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const RequestRecord& x, const RequestRecord& y) {
+                      return x.tenant == y.tenant && x.request_id == y.request_id &&
+                             x.arrival_ns == y.arrival_ns && x.start_ns == y.start_ns &&
+                             x.finish_ns == y.finish_ns && x.status == y.status;
+                    });
+}
+
+// Rows or outcomes held through a window: the same rows in the same order to every recorder
+// and in the result, the same summary; a recorder that declines outcomes is shown none. On 16
+// and 160 one-GPU parts of random Poisson and closed-loop tenants (ties across parts at the same
+// nanosecond kept in part order by both) and on the shipped fault scenario (failed requests).
+TEST(Partition, RequestRowsAndOutcomesGiveTheSameRecords) {
+  std::mt19937_64 rng(41);
+  std::vector<std::pair<std::string, ResolvedScenario>> cases;
+  for (const int gpus : {16, 160}) {
+    std::string yaml = "name: rows\nseed: 5\nduration: 200ms\n";
+    yaml += fmt::format("gpus: [{{name: gpu, model: h100-sxm-80gb, count: {}}}]\ntenants:\n", gpus);
+    for (int i = 0; i < gpus; ++i) {
+      const double rate = 100.0 + static_cast<double>(rng() % 900);
+      const int kernel_us = 100 + static_cast<int>(rng() % 900);
+      yaml += fmt::format(
+          "  - {{name: t{}, device: gpu-{}, workload: {{arrivals: {{process: {}}}, request: "
+          "{{kernels: [{{name: k, duration: {}us}}]}}}}}}\n",
+          i, i, i % 4 == 3 ? "closed, concurrency: 2" : fmt::format("poisson, rate: {}/s", rate),
+          kernel_us);
+    }
+    cases.emplace_back(std::to_string(gpus) + " parts",
+                       resolve_scenario(load_scenario_text(yaml, "rows.yaml")));
+  }
+  const fs::path faults =
+      fs::path{GPUMUX_SOURCE_DIR} / "scenarios" / "antipattern-mps-fault-blast-radius.yaml";
+  cases.emplace_back("fault blast radius", resolve_scenario(load_scenario_file(faults.string())));
+  for (const auto& [name, resolved] : cases) {
+    RunResult results[2];
+    RowRecorder recorders[2];
+    for (const bool outcomes : {true, false}) {
+      RowRecorder& recorder = recorders[outcomes ? 1 : 0];
+      recorder.outcomes_wanted = outcomes;
+      RunOptions options;
+      options.partition = true;
+      options.record_requests = true;
+      options.observers = {&recorder};
+      results[outcomes ? 1 : 0] = simulate(resolved, options);
+    }
+    EXPECT_GE(results[0].components, 2U) << name;
+    EXPECT_GT(results[0].requests.size(), 100U) << name;
+    EXPECT_EQ(recorders[0].outcomes, 0) << name;
+    EXPECT_GT(recorders[1].outcomes, 0) << name;
+    EXPECT_TRUE(same_rows(recorders[0].rows, recorders[1].rows)) << name;
+    EXPECT_TRUE(same_rows(recorders[0].rows, results[0].requests)) << name;
+    EXPECT_TRUE(same_rows(results[0].requests, results[1].requests)) << name;
+    testing::expect_identical_runs(results[1], results[0], name);
+  }
+}
+
 TEST(Partition, ShippedScenariosMatchOneQueue) {
   const fs::path dir = fs::path{GPUMUX_SOURCE_DIR} / "scenarios";
   int checked = 0, several = 0;
