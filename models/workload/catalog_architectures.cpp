@@ -76,13 +76,26 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
       b.add_params(2 * h * h);
     }
     b.add_params(2 * h);
+  } else if (b.fusion().separate_qkv_projections) {
+    // TensorFlow's BERT graph (kernel-families `qkv_projection: separate`): three dense layers
+    // (MatMul + BiasAdd each), and transpose_for_scores of each (Reshape + Transpose to
+    // [batch, heads, tokens, head_dim]): a copy kernel, with the bias add in it. Interleaved so
+    // that each transpose reads the GEMM just before it.
+    for (const char* projection : {"q", "k", "v"}) {
+      b.gemm(prefix + projection, t, h, h, 1, th, hd * hd, th, true, true, 2);
+      b.elementwise(prefix + projection + "_split_heads", th, 1, 1, 1, 0, true, -1, 2);
+      b.add_params(h);
+    }
   } else {
     // The QKV projection (three nn.Linear in HF code, one fused GEMM here: the same FLOPs) and
     // the view/permute of Q, K and V.
     b.gemm(prefix + "qkv", t, 3 * h, h, 1, th, hd * 3 * hd, 3 * th, true, true, 9);
     b.add_params(3 * h);
   }
-  attention(b, prefix, batch, heads, lq, lk, h / heads, causal, 1);
+  // Eager code views and transposes K for the scores GEMM (one more operator); TensorFlow's
+  // tf.matmul(q, k, transpose_b=True) is one.
+  const bool separate = !cross && b.fusion().separate_qkv_projections;
+  attention(b, prefix, batch, heads, lq, lk, h / heads, causal, separate ? 0 : 1);
   b.gemm(prefix + "attention_out", t, h, h, 1, th, hd * hd, th, true);
   b.add_params(h);
   b.dropout(prefix + "attention_out_dropout", th);

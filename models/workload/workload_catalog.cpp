@@ -352,10 +352,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(
-        ctx, field,
-        {"host_per_op", "kernel_fixed_cost", "attention", "activation", "residual_norm",
-         "batchnorm", "half_precision", "elementwise_fusion", "attention_grid", "conv_residual"});
+    const MapReader rm(ctx, field,
+                       {"host_per_op", "kernel_fixed_cost", "attention", "activation",
+                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion",
+                        "attention_grid", "conv_residual", "qkv_projection"});
     // host_per_op may be 0 (no framework work per operator).
     r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
@@ -383,6 +383,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     if (rm.get("conv_residual")) {
       r.fused_conv_residual = choice_parameter_of(ctx, rm, "conv_residual", "fused", "separate",
                                                   r.conv_residual_source);
+    }
+    if (rm.get("qkv_projection")) {
+      r.separate_qkv_projections = choice_parameter_of(ctx, rm, "qkv_projection", "separate",
+                                                       "fused", r.qkv_projection_source);
     }
     k.runtimes.push_back(std::move(r));
   }
