@@ -216,6 +216,32 @@ TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
   }
 }
 
+// qkv_projection (optional, default fused) is separate or fused with one provenance; absent it
+// keeps the one QKV GEMM (ONNX Runtime, TensorRT, PyTorch), set it splits it (the TensorFlow
+// runtimes).
+TEST(CatalogErrors, QkvProjectionIsSeparateOrFusedWithAProvenance) {
+  const KernelFamilies& f = load_kernel_families();
+  EXPECT_TRUE(f.runtime("tensorflow")->separate_qkv_projections);
+  EXPECT_TRUE(f.runtime("tensorflow-xla")->separate_qkv_projections);
+  EXPECT_FALSE(f.runtime("tensorflow-xla")->qkv_projection_source.empty());
+  EXPECT_FALSE(f.runtime("onnxruntime")->separate_qkv_projections);
+  EXPECT_TRUE(f.runtime("onnxruntime")->qkv_projection_source.empty());
+  EXPECT_FALSE(f.runtime("pytorch")->separate_qkv_projections);
+  const std::string base = shipped_kernel_families();
+  // The tensorflow-xla runtime's qkv_projection block, replaced by each wrong one.
+  const std::size_t from = base.find("    qkv_projection:\n", base.find("\n  tensorflow-xla:\n"));
+  ASSERT_NE(from, std::string::npos);
+  const std::size_t to = base.find("    elementwise_fusion:", from);
+  ASSERT_NE(to, std::string::npos);
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"    qkv_projection: {value: split, source: a}\n",
+                                            "expected separate or fused, got 'split'"},
+        {"    qkv_projection: {value: separate}\n", "give either source or assumption"}}) {
+    expect_families_error(base.substr(0, from) + entry + base.substr(to),
+                          "runtimes.tensorflow-xla.qkv_projection", why);
+  }
+}
+
 TEST(CatalogLayers, TrainingTriplesGemmFlopsAndBatchScalesThem) {
   const CatalogEntry& e = load_catalog_entry("bert-base");
   const auto gemm_flops = [](const CatalogLayers& l) {
