@@ -193,7 +193,10 @@ CatalogWorkload build(const std::string& model, int batch, int seq, const std::s
 }
 
 // XLA emits fewer kernels than the graph executor for the same model, by exactly the layers its
-// fusion removes (the same layers before fusion: both runtimes take the same graph choices).
+// fusion removes (the same layers before fusion: both runtimes take the same graph choices),
+// except for a dense layer's bias: the graph executor's BiasAdd kernel after the GEMM (into which
+// XLA's loop fusion would fuse the next elementwise kernels) is, under NGC 20.06's XLA, a
+// broadcast kernel before the GEMM (dense_bias: broadcast): one kernel more per dense layer.
 TEST(TensorflowRuntime, XlaLaunchesFewerKernelsThanTheGraphExecutor) {
   for (const auto& [model, seq] : std::vector<std::pair<std::string, int>>{
            {"resnet50", 0}, {"bert-base", 128}, {"bert-large", 384}}) {
@@ -202,7 +205,11 @@ TEST(TensorflowRuntime, XlaLaunchesFewerKernelsThanTheGraphExecutor) {
     std::vector<LayerWork> layers = tf.layers.layers;
     const std::size_t fused = fuse_elementwise_chains(layers);
     EXPECT_GT(fused, 0u) << model;
-    EXPECT_EQ(xla.layers.layers.size(), tf.layers.layers.size() - fused) << model;
+    std::size_t bias_adds = 0, broadcasts = 0;
+    for (const LayerWork& w : tf.layers.layers) bias_adds += w.name.ends_with(".bias_add");
+    for (const LayerWork& w : xla.layers.layers) broadcasts += w.name.ends_with(".bias_broadcast");
+    EXPECT_EQ(broadcasts, bias_adds) << model;
+    EXPECT_EQ(xla.layers.layers.size(), tf.layers.layers.size() - fused + bias_adds) << model;
     EXPECT_LT(xla.kernels.size(), tf.kernels.size()) << model;
     if (model == "resnet50") {
       // Each convolution's batch norm and ReLU (or the residual add + ReLU) become one kernel:
@@ -216,66 +223,94 @@ TEST(TensorflowRuntime, XlaLaunchesFewerKernelsThanTheGraphExecutor) {
 
 // TensorFlow's BERT graph projects Q, K and V with three dense layers and transposes each to
 // [batch, heads, tokens, head_dim] (modeling.py attention_layer; kernel-families
-// `qkv_projection: separate`), and TensorFlow 1.15's XLA merges none of them (no DotMerger before
-// 2021) and keeps each transpose a copy (a batched dot's operands in the default layout). So
-// each encoder layer launches, in order: GEMM q, its transpose, GEMM k, its transpose, GEMM v,
-// its transpose, then the scores GEMM, each GEMM tokens x hidden x hidden and each transpose a
-// kernel of its own over tokens x hidden elements, not fused into a neighbour. The three GEMMs
-// do the fused QKV GEMM's FLOPs (ONNX Runtime's graph of the same model), no more.
+// `qkv_projection: separate`), and NGC 20.06's XLA merges none of them (no DotMerger) and keeps
+// each transpose a copy (a batched dot's operands in the default layout). Each dense layer's bias
+// is a kernel of its own: the graph executor's BiasAdd after the GEMM (reads and writes its
+// output), XLA's broadcast before it, which the GEMM reads as C (`dense_bias`). So each encoder
+// layer launches, in order, for P = q, k, v: [broadcast,] GEMM P, [bias add,] P's transpose; then
+// the scores GEMM. Each GEMM is tokens x hidden x hidden, each transpose and bias kernel a kernel
+// of its own over tokens x hidden elements, not fused into a neighbour; the three GEMMs do the
+// fused QKV GEMM's FLOPs (ONNX Runtime's graph of the same model), no more; XLA's GEMM moves the
+// graph executor's bytes plus C.
 TEST(TensorflowRuntime, BertProjectsQueryKeyAndValueAsThreeGemmsEachWithItsTranspose) {
   const int batch = 1, seq = 384;
+  const CatalogEntry& entry = load_catalog_entry("bert-large");
+  const std::int64_t h = entry.dim("hidden");
+  const std::int64_t layers = entry.dim("layers");
+  const std::int64_t tokens = static_cast<std::int64_t>(batch) * seq;
+  const double elements = static_cast<double>(tokens * h);
+  const double fp16 = 2;
+  const CatalogWorkload ort = build("bert-large", batch, seq, "onnxruntime");
+  double qkv_flops = 0;
+  std::int64_t qkv = 0;
+  for (const LayerWork& g : ort.layers.layers) {
+    if (g.name != "layer.qkv") continue;
+    EXPECT_EQ(g.n, 3 * h);
+    qkv_flops += g.flops;
+    ++qkv;
+  }
+  EXPECT_EQ(qkv, layers);
+  std::vector<double> graph_gemm_bytes;
   for (const std::string runtime : {"tensorflow", "tensorflow-xla"}) {
+    const bool xla = runtime == "tensorflow-xla";
     const CatalogWorkload w = build("bert-large", batch, seq, runtime);
-    const CatalogEntry& entry = load_catalog_entry("bert-large");
-    const std::int64_t h = entry.dim("hidden");
-    const std::int64_t layers = entry.dim("layers");
-    const std::int64_t tokens = static_cast<std::int64_t>(batch) * seq;
-    std::int64_t projections = 0, transposes = 0, fused_qkv = 0;
+    std::vector<std::string> order;
+    for (const std::string p : {"q", "k", "v"}) {
+      if (xla) order.push_back("layer." + p + ".bias_broadcast");
+      order.push_back("layer." + p);
+      if (!xla) order.push_back("layer." + p + ".bias_add");
+      order.push_back("layer." + p + "_split_heads");
+    }
+    order.push_back("layer.attention_scores");
+    std::int64_t projections = 0, transposes = 0, biases = 0, fused_qkv = 0;
     double projection_flops = 0;
+    std::size_t gemm_index = 0;
     const std::vector<LayerWork>& l = w.layers.layers;
     for (std::size_t i = 0; i < l.size(); ++i) {
       if (l[i].name == "layer.qkv") ++fused_qkv;
-      if (l[i].name != "layer.q") continue;
-      ASSERT_LT(i + 6, l.size()) << runtime;
-      const char* order[] = {"layer.q",
-                             "layer.q_split_heads",
-                             "layer.k",
-                             "layer.k_split_heads",
-                             "layer.v",
-                             "layer.v_split_heads",
-                             "layer.attention_scores"};
-      for (std::size_t j = 0; j < 7; ++j) EXPECT_EQ(l[i + j].name, order[j]) << runtime << " " << i;
-      for (std::size_t j : {0u, 2u, 4u}) {
-        const LayerWork& g = l[i + j];
-        EXPECT_EQ(g.kind, LayerWork::Kind::gemm) << g.name;
-        EXPECT_EQ(g.m, tokens) << g.name;
-        EXPECT_EQ(g.n, h) << g.name;
-        EXPECT_EQ(g.k, h) << g.name;
-        EXPECT_EQ(g.count, 1) << g.name;
-        projection_flops += g.flops;
-        ++projections;
-        const LayerWork& t = l[i + j + 1];
-        EXPECT_EQ(t.kind, LayerWork::Kind::elementwise) << t.name;
-        EXPECT_EQ(t.elements, tokens * h) << t.name;
-        // A copy: one read and one write of each fp16 element, the bias add one FLOP each.
-        EXPECT_DOUBLE_EQ(t.bytes, 2.0 * 2.0 * static_cast<double>(tokens * h)) << t.name;
-        EXPECT_DOUBLE_EQ(t.flops, static_cast<double>(tokens * h)) << t.name;
-        ++transposes;
+      if (l[i].name != order.front()) continue;
+      ASSERT_LE(i + order.size(), l.size()) << runtime;
+      for (std::size_t j = 0; j < order.size(); ++j) {
+        const LayerWork& k = l[i + j];
+        ASSERT_EQ(k.name, order[j]) << runtime << " " << i;
+        if (j + 1 == order.size()) break;
+        if (k.kind == LayerWork::Kind::gemm) {
+          EXPECT_EQ(k.m, tokens) << k.name;
+          EXPECT_EQ(k.n, h) << k.name;
+          EXPECT_EQ(k.k, h) << k.name;
+          EXPECT_EQ(k.count, 1) << k.name;
+          projection_flops += k.flops;
+          ++projections;
+          if (!xla) graph_gemm_bytes.push_back(k.bytes);
+          if (xla && gemm_index < graph_gemm_bytes.size()) {
+            // C, read once more: the broadcast bias it adds (beta 1).
+            EXPECT_DOUBLE_EQ(k.bytes - graph_gemm_bytes[gemm_index], fp16 * elements) << k.name;
+          }
+          ++gemm_index;
+          continue;
+        }
+        EXPECT_EQ(k.kind, LayerWork::Kind::elementwise) << k.name;
+        EXPECT_EQ(k.elements, tokens * h) << k.name;
+        if (k.name.ends_with("_split_heads")) {
+          // A copy: one read and one write of each element, the bias added elsewhere.
+          EXPECT_DOUBLE_EQ(k.bytes, 2 * fp16 * elements) << k.name;
+          EXPECT_DOUBLE_EQ(k.flops, 0) << k.name;
+          ++transposes;
+        } else if (xla) {
+          EXPECT_DOUBLE_EQ(k.bytes, fp16 * elements) << k.name;  // written, nothing read
+          EXPECT_DOUBLE_EQ(k.flops, 0) << k.name;
+          ++biases;
+        } else {
+          EXPECT_DOUBLE_EQ(k.bytes, 2 * fp16 * elements) << k.name;
+          EXPECT_DOUBLE_EQ(k.flops, elements) << k.name;
+          ++biases;
+        }
       }
     }
     EXPECT_EQ(fused_qkv, 0) << runtime;
     EXPECT_EQ(projections, 3 * layers) << runtime;
     EXPECT_EQ(transposes, 3 * layers) << runtime;
-    const CatalogWorkload ort = build("bert-large", batch, seq, "onnxruntime");
-    double qkv_flops = 0;
-    std::int64_t qkv = 0;
-    for (const LayerWork& g : ort.layers.layers) {
-      if (g.name != "layer.qkv") continue;
-      EXPECT_EQ(g.n, 3 * h);
-      qkv_flops += g.flops;
-      ++qkv;
-    }
-    EXPECT_EQ(qkv, layers);
+    EXPECT_EQ(biases, 3 * layers) << runtime;
     EXPECT_DOUBLE_EQ(projection_flops, qkv_flops) << runtime;
   }
 }
