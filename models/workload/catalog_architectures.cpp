@@ -79,7 +79,8 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
   } else if (b.fusion().separate_qkv_projections) {
     // TensorFlow's BERT graph (kernel-families `qkv_projection: separate`): three dense layers
     // (MatMul + BiasAdd each), and transpose_for_scores of each (Reshape + Transpose to
-    // [batch, heads, tokens, head_dim]): a copy kernel, with the bias add in it. Interleaved so
+    // [batch, heads, tokens, head_dim]): a copy kernel, the bias add in it unless the runtime's
+    // dense_bias gives the bias a kernel of its own (dense()). Interleaved so
     // that each transpose reads the GEMM just before it.
     // The bias add rides in the transpose unless a kernel of its own adds it (dense_bias).
     const double bias_flops =
