@@ -377,7 +377,7 @@ TEST(TensorflowRuntime, HostBoundBatchOneLatencyIsTheHostTermsPlusTheLastKernel)
 // XLA's dispatch per kernel is fitted (calibration/fit/tf_runtime.py, TF-RUNTIME.md stage 1), and
 // a batch-1 BERT-base request with no harness time (FasterTransformer's bare session.run loop:
 // `host: {per_request: 0ns}`, no copies) is paced by it: gap = N_ops x t_op / K with N_ops the
-// XLA layers (one dispatch each; K counts their kernels), 281 kernels at 8.3 us, about 2.2 ms
+// XLA layers (one dispatch each; K counts their kernels), 354 kernels at 6.5 us, about 2.2 ms
 // against about 0.7 ms of GPU work. The launch law (launch.cpp) alone on the GPU:
 //     issue_k = max(finish_{k-1}, start + k x gap), finish_k = issue_k + L + D_k,
 // so latency = finish_{K-1} - start; a kernel longer than the gap (the Q, K and V GEMMs at
