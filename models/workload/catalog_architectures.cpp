@@ -76,15 +76,30 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
       b.add_params(2 * h * h);
     }
     b.add_params(2 * h);
+  } else if (b.fusion().separate_qkv_projections) {
+    // TensorFlow's BERT graph (kernel-families `qkv_projection: separate`): three dense layers
+    // (MatMul + BiasAdd each), and transpose_for_scores of each (Reshape + Transpose to
+    // [batch, heads, tokens, head_dim]): a copy kernel, the bias add in it unless the runtime's
+    // dense_bias gives the bias a kernel of its own (dense()). Interleaved so
+    // that each transpose reads the GEMM just before it.
+    // The bias add rides in the transpose unless a kernel of its own adds it (dense_bias).
+    const double bias_flops =
+        b.fusion().dense_bias_broadcast || b.fusion().dense_bias_kernel ? 0 : 1;
+    for (const char* projection : {"q", "k", "v"}) {
+      b.dense(prefix + projection, t, h, h, th, hd * hd, th, true, 2);
+      b.elementwise(prefix + projection + "_split_heads", th, 1, 1, bias_flops, 0, true, -1, 2);
+    }
   } else {
     // The QKV projection (three nn.Linear in HF code, one fused GEMM here: the same FLOPs) and
     // the view/permute of Q, K and V.
     b.gemm(prefix + "qkv", t, 3 * h, h, 1, th, hd * 3 * hd, 3 * th, true, true, 9);
     b.add_params(3 * h);
   }
-  attention(b, prefix, batch, heads, lq, lk, h / heads, causal, 1);
-  b.gemm(prefix + "attention_out", t, h, h, 1, th, hd * hd, th, true);
-  b.add_params(h);
+  // Eager code views and transposes K for the scores GEMM (one more operator); TensorFlow's
+  // tf.matmul(q, k, transpose_b=True) is one.
+  const bool separate = !cross && b.fusion().separate_qkv_projections;
+  attention(b, prefix, batch, heads, lq, lk, h / heads, causal, separate ? 0 : 1);
+  b.dense(prefix + "attention_out", t, h, h, th, hd * hd, th);
   b.dropout(prefix + "attention_out_dropout", th);
   if (pre_ln) {
     b.elementwise(prefix + "residual1", th, 2, 1, 1, 0, false);  // identity gradient
@@ -102,10 +117,9 @@ void ffn_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t t, st
   const double tf = tokens * static_cast<double>(ffn);
   b.gradient_fork(prefix + "input2", th);
   if (pre_ln) b.fp32_op(prefix + norm_name, th, 1, 1, 8, 2 * h, -1, 1, 3);
-  b.gemm(prefix + "ffn1", t, ffn, h, 1, th, hd * static_cast<double>(ffn), tf, true);
+  b.dense(prefix + "ffn1", t, ffn, h, th, hd * static_cast<double>(ffn), tf);
   b.activation(prefix + "gelu", tf, 8);
-  b.gemm(prefix + "ffn2", t, h, ffn, 1, tf, hd * static_cast<double>(ffn), th, true);
-  b.add_params(ffn + h);
+  b.dense(prefix + "ffn2", t, h, ffn, tf, hd * static_cast<double>(ffn), th);
   b.dropout(prefix + "ffn_dropout", th);
   if (pre_ln) {
     b.elementwise(prefix + "residual2", th, 2, 1, 1, 0, false);  // identity gradient
@@ -266,8 +280,8 @@ void encoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
     b.gemm("mlm.decoder", masked, vocab, h, 1, mh, static_cast<double>(h * vocab), mv, false);
     b.fp32_op("loss.softmax_xent", mv, 1, 1, 5, 0, -1, 3);
   } else {
-    b.gemm("pooler", batch, h, h, 1, n * static_cast<double>(h), static_cast<double>(h * h),
-           n * static_cast<double>(h), true, true, 2);
+    b.dense("pooler", batch, h, h, n * static_cast<double>(h), static_cast<double>(h * h),
+            n * static_cast<double>(h), true, 2, false);
     b.activation("pooler.tanh", n * static_cast<double>(h), 8);
   }
 }

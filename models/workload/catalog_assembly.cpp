@@ -159,6 +159,9 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   fusion.fused_residual_norm = runtime->fused_residual_norm;
   fusion.folded_batchnorm = runtime->folded_batchnorm;
   fusion.fused_conv_residual = runtime->fused_conv_residual;
+  fusion.separate_qkv_projections = runtime->separate_qkv_projections;
+  fusion.dense_bias_broadcast = runtime->dense_bias_broadcast;
+  fusion.dense_bias_kernel = runtime->dense_bias_kernel;
   fusion.autocast_fp32_ops = runtime->autocast && (dtype == "fp16" || dtype == "bf16");
   // Only an eager runtime keeps the framework's NCHW tensors; TensorRT and ONNX Runtime choose
   // their own layouts (converted once at the input).

@@ -63,6 +63,28 @@ class LayerBuilder {
     output(c);
   }
 
+  // A dense layer with a bias: out[M x N] = A[M x K] W[K x N] + bias. Under
+  // fusion().dense_bias_broadcast (XLA's GemmRewriter folds the BiasAdd into the GEMM's C
+  // operand, beta 1) a broadcast kernel first writes the bias to the output's M x N elements and
+  // the GEMM reads them back: one kernel more, M x N written and read. Else the GEMM alone (the
+  // bias in its epilogue or the next elementwise kernel, no cost of its own). Under
+  // fusion().dense_bias_kernel (TensorFlow's BiasAdd node on the GPU) the GEMM, then a bias-add
+  // kernel reading and writing its M x N output, dispatched by one operator of its own (taken
+  // from `host_ops` when the caller counted it there). `bias_params`: count the bias's N
+  // parameters (the catalog's pooler never has).
+  void dense(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k, double a,
+             double b, double c, bool input_grad = true, double host_ops = 1,
+             bool bias_params = true) {
+    if (fusion().dense_bias_broadcast) {
+      elementwise(name + ".bias_broadcast", c, 0, 1, 0, 0, false);
+    }
+    const double gemm_ops = fusion().dense_bias_kernel && host_ops > 1 ? host_ops - 1 : host_ops;
+    gemm(name, m, n, k, 1, a, b, c, true, input_grad, gemm_ops);
+    if (fusion().dense_bias_broadcast) forward_.back().bytes += c * dt_;  // C, read (beta 1)
+    if (fusion().dense_bias_kernel) elementwise(name + ".bias_add", c, 1, 1, 1, 0, false);
+    if (bias_params) add_params(n);
+  }
+
   // A convolution of C_in -> C_out channels, window w = k x k, over N samples of P_in input and
   // P_out output positions each; `unfold`: not a 1x1, stride-1, unpadded one (im2col needed);
   // `bias`: it has a bias (its parameters the caller adds). cuDNN (the default): one implicit GEMM

@@ -17,10 +17,22 @@
 //             inference and pytorch for training) decides which layers are separate kernels:
 //             unfused attention = scores GEMM, scale, mask, softmax, (training) dropout, context
 //             GEMM; fused = one kernel. A separate activation, residual add, BN or ReLU is its own
-//             elementwise kernel. Each kernel counts the framework operators that dispatch it
-//             (views and permutes included); the tenant's host_gap = ops x host_per_op / kernels
-//             paces the launches (models/run/launch.cpp: issue_k >= start + k host_gap), unless
-//             the request is a CUDA graph.
+//             elementwise kernel. A self-attention's projection is one QKV GEMM (M = tokens,
+//             N = 3 h, K = h; its heads read in place) unless `qkv_projection: separate`: three
+//             GEMMs (M = tokens, N = K = h), each followed by its head-split transpose, a copy
+//             kernel reading and writing tokens x h elements with the bias add in it (1 FLOP an
+//             element). The two cost the same FLOPs; the separate GEMMs have a third of the
+//             blocks each, so at small batch, where one QKV GEMM's blocks do not fill the GPU,
+//             they take up to three times as long. A dense layer's bias (BERT's Q, K, V,
+//             attention output and FFN GEMMs, the pooler) costs nothing of its own unless
+//             `dense_bias: separate` (a kernel after the GEMM reads its M x N output and writes
+//             M x N, 1 FLOP an element) or `broadcast` (a kernel before it writes the bias
+//             broadcast to the output's M x N elements, reading none, and the GEMM reads them
+//             as C, beta 1: M x N more bytes); either takes the bias add out of the transpose. Each
+//             kernel counts the framework operators that dispatch it (views and permutes included);
+//             the tenant's host_gap = ops x host_per_op / kernels paces the launches
+//             (models/run/launch.cpp: issue_k >= start + k host_gap), unless the request is a CUDA
+//             graph.
 //   FLOPs     F = 2 M N K count (multiply-add = 2); fused attention 4 count L_q L_k d (half when
 //             causal); elementwise F = E x flops per element.
 //   Bytes     compulsory HBM traffic at the dtype's size s: GEMM (|A| + |B| + |C|) s (+ the
@@ -339,6 +351,16 @@ struct LayerFusion {
   /// Inference: a residual block's shortcut sum and ReLU in its last convolution's epilogue
   /// (kernel-families `conv_residual: fused`, TensorRT), not an add_relu kernel after it.
   bool fused_conv_residual = false;
+  /// A self-attention's Q, K and V as three GEMMs of N = hidden, each followed by a head-split
+  /// transpose kernel (kernel-families `qkv_projection: separate`: TensorFlow's BERT graph),
+  /// instead of one QKV GEMM of N = 3 x hidden ("Runtime").
+  bool separate_qkv_projections = false;
+  /// A dense layer's bias written into the GEMM's output by a broadcast kernel before it, the
+  /// GEMM reading it back as C (kernel-families `dense_bias: broadcast`: XLA's GemmRewriter),
+  /// or added by a kernel of its own after it (`dense_bias: separate`: TensorFlow's BiasAdd);
+  /// else the bias add costs nothing of its own ("Runtime").
+  bool dense_bias_broadcast = false;
+  bool dense_bias_kernel = false;
   /// CNN activations stored NCHW (`memory_format: contiguous`) under an eager runtime: cuDNN's
   /// tensor-core convolutions transpose the input to NHWC and the output back, two copy
   /// kernels around each convolution (and their transposed gradients in training).

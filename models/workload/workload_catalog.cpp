@@ -196,6 +196,29 @@ std::pair<Field, CatalogParameter> list_parameter_of(Context& ctx, const MapRead
   return {value, p};
 }
 
+// `{value: CHOICE, source | assumption}` with CHOICE one of `choices`; returns its index.
+std::size_t choice_index_of(Context& ctx, const MapReader& parent, const std::string& key,
+                            const std::vector<std::string>& choices, std::string& provenance) {
+  const MapReader map(ctx, parent.require(key), {"value", "source", "assumption"});
+  const auto source = map.get("source");
+  const auto assumption = map.get("assumption");
+  if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
+    ctx.fail(map.self(), "give either source or assumption (exactly one)");
+  }
+  provenance = provenance_of(ctx, source ? *source : *assumption);
+  const Field value = map.require("value");
+  const std::string text = text_of(ctx, value);
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (text == choices[i]) return i;
+  }
+  std::string expected;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    expected += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  }
+  ctx.fail(value, "expected " + expected + ", got '" + text + "'");
+  return 0;
+}
+
 // `{value: CHOICE, source | assumption}` with CHOICE one of `a` (-> true) or `b` (-> false).
 bool choice_parameter_of(Context& ctx, const MapReader& parent, const std::string& key,
                          const std::string& yes, const std::string& no, std::string& provenance) {
@@ -352,10 +375,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(
-        ctx, field,
-        {"host_per_op", "kernel_fixed_cost", "attention", "activation", "residual_norm",
-         "batchnorm", "half_precision", "elementwise_fusion", "attention_grid", "conv_residual"});
+    const MapReader rm(ctx, field,
+                       {"host_per_op", "kernel_fixed_cost", "attention", "activation",
+                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion",
+                        "attention_grid", "conv_residual", "qkv_projection", "dense_bias"});
     // host_per_op may be 0 (no framework work per operator).
     r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
@@ -383,6 +406,16 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     if (rm.get("conv_residual")) {
       r.fused_conv_residual = choice_parameter_of(ctx, rm, "conv_residual", "fused", "separate",
                                                   r.conv_residual_source);
+    }
+    if (rm.get("qkv_projection")) {
+      r.separate_qkv_projections = choice_parameter_of(ctx, rm, "qkv_projection", "separate",
+                                                       "fused", r.qkv_projection_source);
+    }
+    if (rm.get("dense_bias")) {
+      const std::size_t bias = choice_index_of(
+          ctx, rm, "dense_bias", {"fused", "separate", "broadcast"}, r.dense_bias_source);
+      r.dense_bias_kernel = bias == 1;
+      r.dense_bias_broadcast = bias == 2;
     }
     k.runtimes.push_back(std::move(r));
   }

@@ -88,6 +88,17 @@ struct CatalogRuntime {
   /// compiled executable, one host dispatch per kernel (catalog_model.hpp,
   /// fuse_elementwise_chains).
   bool fused_elementwise_chains = false;
+  /// `qkv_projection: separate` (optional, default fused): a self-attention's Q, K and V are
+  /// three GEMMs of N = hidden (three dense layers, none merged), each followed by its own
+  /// head-split transpose kernel, instead of one QKV GEMM of N = 3 x hidden whose heads the
+  /// attention reads in place (catalog_model.hpp, "Runtime").
+  bool separate_qkv_projections = false;
+  /// `dense_bias:` (optional, default fused: the bias add costs nothing of its own, an epilogue
+  /// or the next elementwise kernel): `separate`, a bias-add kernel after the GEMM (reads and
+  /// writes its output); `broadcast`, a kernel writes the bias into the GEMM's output before it
+  /// and the GEMM reads it as its C operand (beta 1) (catalog_model.hpp, "Runtime").
+  bool dense_bias_kernel = false;
+  bool dense_bias_broadcast = false;
   /// fp16/bf16 through autocast (softmax, log_softmax, layer norm in fp32 between casts) rather
   /// than a model converted to half ahead of time.
   bool autocast = false;
@@ -97,6 +108,8 @@ struct CatalogRuntime {
   std::string elementwise_fusion_source;  ///< empty when the key is absent
   std::string attention_grid_source;      ///< empty when the key is absent
   std::string conv_residual_source;       ///< empty when the key is absent
+  std::string qkv_projection_source;      ///< empty when the key is absent
+  std::string dense_bias_source;          ///< empty when the key is absent
 };
 
 /// A serving front end of kernel-families.yaml (`serving.NAME`, `workload.serving: NAME`):

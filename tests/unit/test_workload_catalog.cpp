@@ -216,6 +216,58 @@ TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
   }
 }
 
+// qkv_projection (optional, default fused) is separate or fused with one provenance; absent it
+// keeps the one QKV GEMM (ONNX Runtime, TensorRT, PyTorch), set it splits it (the TensorFlow
+// runtimes).
+TEST(CatalogErrors, QkvProjectionIsSeparateOrFusedWithAProvenance) {
+  const KernelFamilies& f = load_kernel_families();
+  EXPECT_TRUE(f.runtime("tensorflow")->separate_qkv_projections);
+  EXPECT_TRUE(f.runtime("tensorflow-xla")->separate_qkv_projections);
+  EXPECT_FALSE(f.runtime("tensorflow-xla")->qkv_projection_source.empty());
+  EXPECT_FALSE(f.runtime("onnxruntime")->separate_qkv_projections);
+  EXPECT_TRUE(f.runtime("onnxruntime")->qkv_projection_source.empty());
+  EXPECT_FALSE(f.runtime("pytorch")->separate_qkv_projections);
+  const std::string base = shipped_kernel_families();
+  // The tensorflow-xla runtime's qkv_projection block, replaced by each wrong one.
+  const std::size_t from = base.find("    qkv_projection:\n", base.find("\n  tensorflow-xla:\n"));
+  ASSERT_NE(from, std::string::npos);
+  const std::size_t to = base.find("    elementwise_fusion:", from);
+  ASSERT_NE(to, std::string::npos);
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"    qkv_projection: {value: split, source: a}\n",
+                                            "expected separate or fused, got 'split'"},
+        {"    qkv_projection: {value: separate}\n", "give either source or assumption"}}) {
+    expect_families_error(base.substr(0, from) + entry + base.substr(to),
+                          "runtimes.tensorflow-xla.qkv_projection", why);
+  }
+}
+
+// dense_bias (optional, default fused) is fused, separate or broadcast with one provenance: the
+// TensorFlow graph executor's BiasAdd kernel, NGC 20.06's XLA broadcast + GEMM beta 1.
+TEST(CatalogErrors, DenseBiasIsFusedSeparateOrBroadcastWithAProvenance) {
+  const KernelFamilies& f = load_kernel_families();
+  EXPECT_TRUE(f.runtime("tensorflow")->dense_bias_kernel);
+  EXPECT_FALSE(f.runtime("tensorflow")->dense_bias_broadcast);
+  EXPECT_TRUE(f.runtime("tensorflow-xla")->dense_bias_broadcast);
+  EXPECT_FALSE(f.runtime("tensorflow-xla")->dense_bias_kernel);
+  for (const char* other : {"onnxruntime", "pytorch", "tensorrt"}) {
+    EXPECT_FALSE(f.runtime(other)->dense_bias_kernel || f.runtime(other)->dense_bias_broadcast)
+        << other;
+  }
+  const std::string base = shipped_kernel_families();
+  const std::size_t from = base.find("    dense_bias:\n", base.find("\n  tensorflow-xla:\n"));
+  ASSERT_NE(from, std::string::npos);
+  const std::size_t to = base.find("    elementwise_fusion:", from);
+  ASSERT_NE(to, std::string::npos);
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"    dense_bias: {value: beta, source: a}\n",
+                                            "expected fused, separate or broadcast, got 'beta'"},
+        {"    dense_bias: {value: broadcast}\n", "give either source or assumption"}}) {
+    expect_families_error(base.substr(0, from) + entry + base.substr(to),
+                          "runtimes.tensorflow-xla.dense_bias", why);
+  }
+}
+
 TEST(CatalogLayers, TrainingTriplesGemmFlopsAndBatchScalesThem) {
   const CatalogEntry& e = load_catalog_entry("bert-base");
   const auto gemm_flops = [](const CatalogLayers& l) {
