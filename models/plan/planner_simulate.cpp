@@ -379,8 +379,13 @@ bool send_frame(int fd, const std::string& text) {
   frame += text;
   std::size_t done = 0;
   while (done < frame.size()) {
-    // MSG_NOSIGNAL: a worker that died is an error here, not SIGPIPE.
+    // MSG_NOSIGNAL: a worker that died is an error here, not SIGPIPE (workers run on Linux
+    // only: single_threaded).
+#if defined(MSG_NOSIGNAL)
     const ssize_t n = ::send(fd, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+#else
+    const ssize_t n = ::send(fd, frame.data() + done, frame.size() - done, 0);
+#endif
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     done += static_cast<std::size_t>(n);

@@ -317,12 +317,17 @@ constexpr int kChildPollMs = 250;
 /// The child's CPU time in seconds; nullopt where it cannot be read (no per-process clock, or the
 /// child already exited).
 std::optional<double> child_cpu_seconds(pid_t child) {
+#if defined(__linux__)
   clockid_t clock{};
   timespec t{};
   if (::clock_getcpuclockid(child, &clock) != 0 || ::clock_gettime(clock, &t) != 0) {
     return std::nullopt;
   }
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+#else
+  (void)child;
+  return std::nullopt;
+#endif
 }
 
 /// Reads CHILD's message from FD (an 8-byte length, then the text) and reaps it. nullopt when it
