@@ -14,6 +14,9 @@
 #include <thread>
 
 #include <poll.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -438,6 +441,7 @@ void Planner::start_workers() {
   workers_tried_ = true;
   if (!single_threaded()) return;
   auto pool = std::make_shared<UnitWorkers>();
+  [[maybe_unused]] const pid_t planner = ::getpid();
   for (int k = 0; k < jobs_; ++k) {
     int ends[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, ends) != 0) break;
@@ -452,6 +456,11 @@ void Planner::start_workers() {
       // worker from seeing the planner close it).
       ::close(ends[0]);
       for (const UnitWorkers::Worker& w : pool->workers) ::close(w.fd);
+#if defined(__linux__)
+      // Killed with the planner (even mid-unit), as its windows' children are with it.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != planner) ::_exit(0);
+#endif
       serve_units(ends[1]);
     }
     ::close(ends[1]);

@@ -14,6 +14,9 @@
 #include <stdexcept>
 
 #include <poll.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -456,6 +459,7 @@ std::string SteppedRun::at(Nanos w, const Report& report) {
   if (!advanced) return fresh();  // interrupted: the caller sees the flag
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) return fresh();
+  [[maybe_unused]] const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(pipe_fds[0]);
@@ -467,6 +471,11 @@ std::string SteppedRun::at(Nanos w, const Report& report) {
     // text's length (8 bytes) and the text, so that the parent needs no end of file (a child
     // forked meanwhile by another thread holds a copy of this pipe's write end).
     ::close(pipe_fds[0]);
+#if defined(__linux__)
+    // Killed with its parent (a plan's worker ended mid-window): no orphan drains on.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(3);
+#endif
     int status = 3;
     try {
       s.scenario.scenario.duration = w;
