@@ -99,11 +99,12 @@ RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options =
 /// on. Otherwise (or when the child fails) each w is a fresh simulate(). A child whose CPU time
 /// stops advancing for 2 s (blocked for ever on a lock or a static another thread of a
 /// multi-threaded parent held at the fork) is killed and its window runs afresh: the same
-/// answer, 2 s later (children_failed() counts them). `gpumux plan` forks only from
-/// single-threaded worker processes (docs/plan.md, "The window"); this is the safety net. Cost:
-/// the longest window's simulation plus each window's drain and fork (the pages the parent
-/// writes after it are copied), instead of the sum of every window's simulation. REPORT runs in
-/// the child: it must only read the result. Not thread-safe; one SteppedRun per thread.
+/// answer, 2 s later (children_failed() counts them). `gpumux plan` with several jobs runs its
+/// units in single-threaded worker processes where it can (docs/plan.md, "The window"); this is
+/// the net for the rest. Cost: the longest window's simulation plus each window's drain and
+/// fork (the pages the parent writes after it are copied), instead of the sum of every window's
+/// simulation. REPORT runs in the child: it must only read the result. Not thread-safe; one
+/// SteppedRun per thread.
 class SteppedRun {
  public:
   using Report = std::function<std::string(const RunResult&)>;
