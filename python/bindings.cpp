@@ -462,7 +462,8 @@ PYBIND11_MODULE(_gpumux, m) {
       py::arg("jobs") = 0, py::arg("batch_runner") = py::none(),
       "Plans a scenario with `plan:` (as `gpumux plan`): (JSON text, table text). "
       "batch_runner: optional callable(list of YAML texts) -> list of summary JSON texts "
-      "(e.g. a Dask map); default: `jobs` threads in this process.");
+      "(e.g. a Dask map); default: `jobs` worker processes forked from this one (threads where "
+      "this process already has other threads).");
   m.def("version", [] { return std::string(GPUMUX_VERSION); });
   m.attr("__version__") = GPUMUX_VERSION;
   m.attr("REQUEST_STATUS") = py::tuple(

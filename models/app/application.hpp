@@ -55,9 +55,10 @@ struct EngineSwitches {
   bool partition = true;      ///< RunOptions::partition (GPUMUX_PARTITION=0: false)
   bool eager_device = false;  ///< RunOptions::eager_device (GPUMUX_DEVICE_EAGER=1: true)
   /// `gpumux plan`'s search shortcuts (PlanOptions::lazy_windows, dominance, continue_windows;
-  /// GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0: false).
+  /// GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0: false) and its unit
+  /// worker processes (PlanOptions::unit_processes; GPUMUX_PLAN_PROCESSES=0: threads).
   bool plan_lazy_windows = true, plan_dominance = true, plan_continue_windows = true,
-       plan_futility = true;
+       plan_futility = true, plan_unit_processes = true;
 };
 
 /// How a run is watched and stopped.

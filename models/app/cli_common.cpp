@@ -246,6 +246,7 @@ EngineSwitches engine_switches_from_environment() {
   switches.plan_dominance = switch_on("GPUMUX_PLAN_DOMINANCE", true);
   switches.plan_continue_windows = switch_on("GPUMUX_PLAN_CONTINUE", true);
   switches.plan_futility = switch_on("GPUMUX_PLAN_FUTILITY", true);
+  switches.plan_unit_processes = switch_on("GPUMUX_PLAN_PROCESSES", true);
   return switches;
 }
 

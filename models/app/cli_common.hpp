@@ -161,9 +161,10 @@ void warn_overload(const ResolvedScenario& resolved, const RunResult& result);
 
 /// The engine switches (EngineSwitches) from the developer environment variables GPUMUX_QUEUE,
 /// GPUMUX_DIRECT=0, GPUMUX_PARTITION=0, GPUMUX_DEVICE_EAGER=1 and the plan search's
-/// GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0 (docs/performance.md
-/// "Developer switches"). The only place that reads them: run_cli, once, at start-up. Throws
-/// InputError for an unknown GPUMUX_QUEUE and for a switch set to anything but 0, 1 or empty.
+/// GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0, GPUMUX_PLAN_PROCESSES=0
+/// (docs/performance.md "Developer switches"). The only place that reads them: run_cli, once, at
+/// start-up. Throws InputError for an unknown GPUMUX_QUEUE and for a switch set to anything but 0,
+/// 1 or empty.
 EngineSwitches engine_switches_from_environment();
 
 /// The engine switches of this process: set once by run_cli, carried by every

@@ -269,6 +269,7 @@ int command_plan(const std::vector<std::string>& args) {
   options.dominance = engine_switches().plan_dominance;
   options.continue_windows = engine_switches().plan_continue_windows;
   options.futility = engine_switches().plan_futility;
+  options.unit_processes = engine_switches().plan_unit_processes;
   if (vm.count("jobs")) {
     options.jobs = vm["jobs"].as<int>();
     if (options.jobs < 1) throw po::error("--jobs must be >= 1");

@@ -69,6 +69,12 @@ struct PlanOptions {
   /// them (tests; the CLI's GPUMUX_PLAN_LAZY=0, GPUMUX_PLAN_DOMINANCE=0, GPUMUX_PLAN_CONTINUE=0,
   /// read once at start-up).
   bool lazy_windows = true, dominance = true, continue_windows = true;
+  /// With more than one job, simulate units in `jobs` single-threaded worker processes forked
+  /// before any simulation thread exists (docs/plan.md, "The window"): a continued window forks,
+  /// and a fork of a multi-threaded process can copy a lock another thread holds. The same
+  /// answer either way; false: threads (tests; the CLI's GPUMUX_PLAN_PROCESSES=0). Where the
+  /// process already has other threads (or is not on Linux), threads.
+  bool unit_processes = true;
   /// The futility rule (docs/plan.md, "Stopping a unit that cannot be met"): a unit whose
   /// verdict is inconclusive stops growing its window once the projection bounds the
   /// probability that a longer window up to plan.max_duration finds it met by
@@ -175,6 +181,9 @@ struct PlanStats {
   std::int64_t batches = 0;
   int dp_rounds = 0;
   int jobs = 1;
+  /// The unit worker processes the simulations ran in (PlanOptions::unit_processes; 0: threads).
+  /// Not in the JSON (how the work ran, not what it found).
+  int worker_processes = 0;
   double wall_s = 0;
 };
 

@@ -164,6 +164,8 @@ struct Numbers {
 std::vector<Numbers> numbers_of(const RunResult& r);
 std::vector<Numbers> numbers_of(const std::string& summary_text);
 
+class UnitWorkers;  // planner_simulate.cpp
+
 class Planner {
  public:
   Planner(const Scenario& scenario, const PlanOptions& options);
@@ -254,6 +256,28 @@ class Planner {
                       const std::vector<std::vector<UnitKey>>& candidates = {});
   /// The one-GPU scenario of CONFIG over DURATION (0: the input's).
   Scenario unit_scenario(const Config& config, Nanos duration = 0) const;
+  /// The one-GPU configuration that simulates unit U.
+  Config unit_config(const UnitKey& u) const;
+  /// Unit U simulated over WINDOW in this thread: its tenants' numbers. STEPPED (not null): the
+  /// unit's continued simulation (SteppedRun), made over LONGEST when it is null.
+  std::vector<Numbers> simulate_unit(const UnitKey& u, Nanos window,
+                                     std::shared_ptr<SteppedRun>* stepped, Nanos longest) const;
+  /// The unit workers (planner_simulate.cpp): jobs_ single-threaded processes forked from this
+  /// one while it has no other thread, so that a continued window's fork (SteppedRun::at) copies
+  /// no lock another thread holds. Started by the first batch of a plan with jobs_ > 1; none
+  /// where this process already has other threads (then the units run on threads).
+  void start_workers();
+  /// A worker's loop: reads units from FD, simulates them, writes their numbers back; exits the
+  /// process when FD closes.
+  [[noreturn]] void serve_units(int fd);
+  /// One batch on the workers: RESULTS[i] or ERRORS[i] of ROUND[i] over WINDOWS[i], continued
+  /// (LONGEST[i] > 0) on the worker that holds the unit's simulation.
+  void simulate_on_workers(const std::vector<UnitKey>& round, const std::vector<Nanos>& windows,
+                           const std::vector<Nanos>& longest,
+                           std::vector<std::vector<Numbers>>& results,
+                           std::vector<std::string>& errors);
+  /// Unit U needs no continued simulation any more: dropped here and on its worker.
+  void drop_stepped(const UnitKey& u);
   /// The outcome of each of TENANTS; WORST the worst SLO ratio, REASON the first failure, and
   /// INCONCLUSIVE set when every failure is an inconclusive verdict (a longer window decides).
   std::vector<PlanTenantOutcome> judge(const std::vector<Numbers>& numbers, Mask tenants,
@@ -358,6 +382,11 @@ class Planner {
   /// Units whose window grows, each one simulation continued from window to window
   /// (simulate_units; models/run/runner.hpp SteppedRun), until decided or stopped.
   std::map<UnitKey, std::shared_ptr<SteppedRun>> stepped_;
+  /// The worker processes (start_workers; null: none) and, per unit whose continued simulation
+  /// a worker holds, that worker's index (stepped_ then holds null for the unit).
+  std::shared_ptr<UnitWorkers> workers_;
+  bool workers_tried_ = false;
+  std::map<UnitKey, std::size_t> worker_of_;
   std::map<GroupKey, GroupState> groups_;
   std::map<std::string, bool> whole_configs_;  // exhaustive: config text -> feasible
   std::map<std::tuple<Mask, int, int, int, int, bool>, double> count_memo_;

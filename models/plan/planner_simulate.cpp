@@ -6,8 +6,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <poll.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -288,6 +301,314 @@ std::vector<Numbers> numbers_from_text(const std::string& text) {
 
 }  // namespace
 
+Config Planner::unit_config(const UnitKey& u) const {
+  Config c;
+  c.model = u.model;
+  const bool exclusive = u.strategy == &exclusive_strategy();
+  const bool time_slicing = u.strategy == &time_slicing_strategy();
+  c.variant.family = u.profile >= 0 ? (exclusive      ? kMig
+                                       : time_slicing ? kMigTs
+                                                      : kMigMps)
+                                    : (exclusive      ? kDedicated
+                                       : time_slicing ? kTimeSlicing
+                                                      : kMps);
+  c.variant.replicas = u.strategy == &mps_strategy() ? u.replicas : 0;
+  c.blocks.push_back({u.tenants, u.profile});
+  return c;
+}
+
+std::vector<Numbers> Planner::simulate_unit(const UnitKey& u, Nanos window,
+                                            std::shared_ptr<SteppedRun>* stepped,
+                                            Nanos longest) const {
+  RunOptions run;
+  run.record_requests = false;
+  // A unit's verdict reads only its tenants' latencies, failures and OOMs (numbers_of): no
+  // utilization statistics (the same numbers, fewer instructions).
+  run.device_statistics = false;
+  run.interrupt = options_.interrupt;
+  if (stepped != nullptr) {
+    if (!*stepped) {
+      *stepped = std::make_shared<SteppedRun>(
+          resolve_scenario(unit_scenario(unit_config(u), longest)), run);
+    }
+    return numbers_from_text(
+        (*stepped)->at(window, [](const RunResult& r) { return numbers_text(numbers_of(r)); }));
+  }
+  return numbers_of(simulate(resolve_scenario(unit_scenario(unit_config(u), window)), run));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unit workers: processes that simulate units, forked while the planner's process has one
+// thread. Each worker is single-threaded, so the fork of a continued window (SteppedRun::at)
+// copies no lock another thread holds (a threaded plan hung so: 1 in 17 runs of a test plan).
+// Messages both ways are frames: an 8-byte length, then text. To a worker: "R tenants model
+// profile strategy replicas window longest" (a unit over a window; longest > 0: continued, on
+// the worker that holds its simulation) or "D tenants model profile strategy replicas" (drop
+// that unit's continued simulation). From a worker: "ok\n" and the numbers (numbers_text) or
+// "error\n" and the message. The results land by index, so the answer is the threads'.
+
+class UnitWorkers {
+ public:
+  struct Worker {
+    pid_t pid = -1;
+    int fd = -1;  // this process's end of the socket pair
+  };
+  std::vector<Worker> workers;  // fd < 0: gone
+  UnitWorkers() = default;
+  UnitWorkers(const UnitWorkers&) = delete;
+  UnitWorkers& operator=(const UnitWorkers&) = delete;
+  ~UnitWorkers() {
+    for (std::size_t k = 0; k < workers.size(); ++k) stop(k);
+  }
+  bool alive(std::size_t k) const { return workers[k].fd >= 0; }
+  /// Ends worker K (idle or not) and reaps it.
+  void stop(std::size_t k) {
+    Worker& w = workers[k];
+    if (w.fd < 0) return;
+    ::close(w.fd);
+    w.fd = -1;
+    ::kill(w.pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+};
+
+namespace {
+
+bool send_frame(int fd, const std::string& text) {
+  const std::uint64_t size = text.size();
+  std::string frame(reinterpret_cast<const char*>(&size), sizeof size);
+  frame += text;
+  std::size_t done = 0;
+  while (done < frame.size()) {
+    // MSG_NOSIGNAL: a worker that died is an error here, not SIGPIPE (workers run on Linux
+    // only: single_threaded).
+#if defined(MSG_NOSIGNAL)
+    const ssize_t n = ::send(fd, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+#else
+    const ssize_t n = ::send(fd, frame.data() + done, frame.size() - done, 0);
+#endif
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool read_exactly(int fd, char* out, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, out + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::optional<std::string> read_frame(int fd) {
+  std::uint64_t size = 0;
+  if (!read_exactly(fd, reinterpret_cast<char*>(&size), sizeof size)) return std::nullopt;
+  std::string text(size, '\0');
+  if (!read_exactly(fd, text.data(), text.size())) return std::nullopt;
+  return text;
+}
+
+/// Whether this process has exactly one thread (Linux: /proc/self/task); false where unknown.
+bool single_threaded() {
+#if defined(__linux__)
+  std::error_code error;
+  std::size_t threads = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end;
+       it.increment(error)) {
+    ++threads;
+  }
+  return !error && threads == 1;
+#else
+  return false;
+#endif
+}
+
+std::string unit_text(const UnitKey& u) {
+  return fmt::format("{} {} {} {} {}", u.tenants, u.model, u.profile, strategy_rank(*u.strategy),
+                     u.replicas);
+}
+
+}  // namespace
+
+void Planner::start_workers() {
+  workers_tried_ = true;
+  if (!single_threaded()) return;
+  auto pool = std::make_shared<UnitWorkers>();
+  [[maybe_unused]] const pid_t planner = ::getpid();
+  for (int k = 0; k < jobs_; ++k) {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, ends) != 0) break;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(ends[0]);
+      ::close(ends[1]);
+      break;
+    }
+    if (pid == 0) {
+      // The worker: only its own end open (a copy of another worker's end would keep that
+      // worker from seeing the planner close it).
+      ::close(ends[0]);
+      for (const UnitWorkers::Worker& w : pool->workers) ::close(w.fd);
+#if defined(__linux__)
+      // Killed with the planner (even mid-unit), as its windows' children are with it.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != planner) ::_exit(0);
+#endif
+      serve_units(ends[1]);
+    }
+    ::close(ends[1]);
+    pool->workers.push_back({pid, ends[0]});
+  }
+  if (pool->workers.size() < 2) return;
+  stats_.worker_processes = static_cast<int>(pool->workers.size());
+  workers_ = std::move(pool);
+}
+
+void Planner::serve_units(int fd) {
+  for (;;) {
+    const std::optional<std::string> frame = read_frame(fd);
+    if (!frame) ::_exit(0);  // the planner is done (or gone)
+    std::istringstream in(*frame);
+    char kind = 0;
+    std::uint64_t tenants = 0;
+    int model = 0, profile = 0, rank = 0, replicas = 0;
+    Nanos window = 0, longest = 0;
+    in >> kind >> tenants >> model >> profile >> rank >> replicas;
+    std::string reply;
+    try {
+      if (!in || rank < 0 || static_cast<std::size_t>(rank) >= strategies().size()) {
+        throw std::runtime_error("unit worker: a malformed request: " + *frame);
+      }
+      const UnitKey u{tenants, model, profile, strategies()[static_cast<std::size_t>(rank)],
+                      replicas};
+      if (kind == 'D') {
+        stepped_.erase(u);
+        continue;
+      }
+      in >> window >> longest;
+      if (!in) throw std::runtime_error("unit worker: a malformed request: " + *frame);
+      reply = "ok\n" +
+              numbers_text(simulate_unit(u, window, longest > 0 ? &stepped_[u] : nullptr, longest));
+    } catch (const std::exception& e) {
+      reply = std::string("error\n") + e.what();
+    }
+    if (!send_frame(fd, reply)) ::_exit(0);
+  }
+}
+
+void Planner::simulate_on_workers(const std::vector<UnitKey>& round,
+                                  const std::vector<Nanos>& windows,
+                                  const std::vector<Nanos>& longest,
+                                  std::vector<std::vector<Numbers>>& results,
+                                  std::vector<std::string>& errors) {
+  UnitWorkers& pool = *workers_;
+  std::vector<std::size_t> pending;  // in order: the first that fits an idle worker goes next
+  for (std::size_t i = 0; i < round.size(); ++i) pending.push_back(i);
+  std::vector<std::optional<std::size_t>> busy(pool.workers.size());
+  std::size_t left = round.size();
+  const auto here = [&](std::size_t i) {
+    // In this process (its workers gone): a fresh run of the window, the same numbers.
+    try {
+      results[i] = simulate_unit(round[i], windows[i], nullptr, 0);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+    --left;
+  };
+  const auto lost = [&](std::size_t k) {
+    pool.stop(k);
+    for (auto it = worker_of_.begin(); it != worker_of_.end();) {
+      it = it->second == k ? worker_of_.erase(it) : std::next(it);
+    }
+    if (busy[k]) here(*busy[k]);
+    busy[k].reset();
+  };
+  while (left > 0) {
+    for (std::size_t k = 0; k < pool.workers.size(); ++k) {
+      if (!pool.alive(k) || busy[k]) continue;
+      // A unit whose simulation a worker holds goes to that worker only.
+      const auto fits = std::find_if(pending.begin(), pending.end(), [&](std::size_t i) {
+        const auto held = worker_of_.find(round[i]);
+        return held == worker_of_.end() || held->second == k || !pool.alive(held->second);
+      });
+      if (fits == pending.end()) continue;
+      const std::size_t i = *fits;
+      pending.erase(fits);
+      busy[k] = i;
+      if (longest[i] > 0) {
+        worker_of_[round[i]] = k;
+      } else {
+        worker_of_.erase(round[i]);
+      }
+      if (!send_frame(pool.workers[k].fd,
+                      fmt::format("R {} {} {}", unit_text(round[i]), windows[i], longest[i]))) {
+        lost(k);
+      }
+    }
+    std::vector<pollfd> waiting;
+    std::vector<std::size_t> waiting_worker;
+    for (std::size_t k = 0; k < pool.workers.size(); ++k) {
+      if (pool.alive(k) && busy[k]) {
+        waiting.push_back({pool.workers[k].fd, POLLIN, 0});
+        waiting_worker.push_back(k);
+      }
+    }
+    if (waiting.empty()) {
+      // Every worker gone: the rest here.
+      for (const std::size_t i : pending) here(i);
+      pending.clear();
+      continue;
+    }
+    const int ready = ::poll(waiting.data(), waiting.size(), 200);
+    if (options_.interrupt != nullptr && options_.interrupt->load()) {
+      // No verdict of this batch counts (simulate_units throws): the workers go.
+      workers_.reset();
+      worker_of_.clear();
+      throw PlanInterrupted();
+    }
+    if (ready <= 0) continue;
+    for (std::size_t j = 0; j < waiting.size(); ++j) {
+      if (waiting[j].revents == 0) continue;
+      const std::size_t k = waiting_worker[j];
+      const std::optional<std::string> reply = read_frame(pool.workers[k].fd);
+      const std::size_t i = *busy[k];
+      if (!reply) {
+        lost(k);
+        continue;
+      }
+      busy[k].reset();
+      --left;
+      if (reply->rfind("ok\n", 0) == 0) {
+        try {
+          results[i] = numbers_from_text(reply->substr(3));
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      } else {
+        errors[i] = reply->rfind("error\n", 0) == 0 ? reply->substr(6) : *reply;
+      }
+    }
+  }
+}
+
+void Planner::drop_stepped(const UnitKey& u) {
+  stepped_.erase(u);
+  const auto held = worker_of_.find(u);
+  if (held == worker_of_.end()) return;
+  if (workers_ && workers_->alive(held->second) &&
+      !send_frame(workers_->workers[held->second].fd, "D " + unit_text(u))) {
+    workers_->stop(held->second);
+  }
+  worker_of_.erase(held);
+}
+
 // Simulates BATCH, each unit over the input's window; a unit whose only failures are
 // inconclusive verdicts runs again over a doubled measured window (longer_window) until it is
 // decided or the next window would pass plan.max_duration: then it stays infeasible, marked
@@ -368,28 +689,12 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
   const bool continue_windows = options_.continue_windows;
   while (!round.empty()) {
     if (stopped()) throw PlanInterrupted();
-    std::vector<Config> configs;
-    for (const UnitKey& u : round) {
-      Config c;
-      c.model = u.model;
-      const bool exclusive = u.strategy == &exclusive_strategy();
-      const bool time_slicing = u.strategy == &time_slicing_strategy();
-      c.variant.family = u.profile >= 0 ? (exclusive      ? kMig
-                                           : time_slicing ? kMigTs
-                                                          : kMigMps)
-                                        : (exclusive      ? kDedicated
-                                           : time_slicing ? kTimeSlicing
-                                                          : kMps);
-      c.variant.replicas = u.strategy == &mps_strategy() ? u.replicas : 0;
-      c.blocks.push_back({u.tenants, u.profile});
-      configs.push_back(c);
-    }
     std::vector<std::vector<Numbers>> results(round.size());
     std::vector<std::string> errors(round.size());
     if (options_.batch_runner) {
       std::vector<std::string> texts;
       for (std::size_t i = 0; i < round.size(); ++i) {
-        texts.push_back(emit_scenario_yaml(unit_scenario(configs[i], windows[i])));
+        texts.push_back(emit_scenario_yaml(unit_scenario(unit_config(round[i]), windows[i])));
       }
       const std::vector<std::string> summaries = options_.batch_runner(texts);
       for (std::size_t i = 0; i < round.size() && i < summaries.size(); ++i) {
@@ -417,45 +722,37 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
           last_window[i] = last;
         }
       }
-      std::atomic<std::size_t> next{0};
-      auto work = [&] {
-        for (std::size_t i = next++; i < round.size(); i = next++) {
-          try {
-            RunOptions run;
-            run.record_requests = false;
-            // A unit's verdict reads only its tenants' latencies, failures and OOMs (numbers_of):
-            // no utilization statistics (the same numbers, fewer instructions).
-            run.device_statistics = false;
-            run.interrupt = options_.interrupt;
-            if (steps[i] != nullptr) {
-              std::shared_ptr<SteppedRun>& stepped = *steps[i];
-              if (!stepped) {
-                stepped = std::make_shared<SteppedRun>(
-                    resolve_scenario(unit_scenario(configs[i], last_window[i])), run);
-              }
-              results[i] = numbers_from_text(stepped->at(
-                  windows[i], [](const RunResult& r) { return numbers_text(numbers_of(r)); }));
-              continue;
+      // The first batch of a plan with more than one job starts the worker processes, while
+      // this process has no other thread (a continued window forks: in a worker, a fork of a
+      // single-threaded process).
+      if (!workers_tried_ && jobs_ > 1 && options_.unit_processes) start_workers();
+      if (workers_) {
+        simulate_on_workers(round, windows, last_window, results, errors);
+      } else {
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+          for (std::size_t i = next++; i < round.size(); i = next++) {
+            try {
+              results[i] = simulate_unit(round[i], windows[i], steps[i], last_window[i]);
+            } catch (const std::exception& e) {
+              errors[i] = e.what();
             }
-            results[i] =
-                numbers_of(simulate(resolve_scenario(unit_scenario(configs[i], windows[i])), run));
-          } catch (const std::exception& e) {
-            errors[i] = e.what();
           }
+        };
+        const int threads = std::min<int>(jobs_, static_cast<int>(round.size()));
+        // A continued window forks (SteppedRun::at) while the other threads run: a
+        // function-local static that another thread is initialising at that moment stays
+        // locked in the child for ever (a strategy's parameter table, first read by
+        // Run::finish's scenario emit, hung a plan; SteppedRun now kills a stalled child and
+        // runs its window afresh). Every such table is built here, before any thread starts.
+        if (threads > 1) {
+          for (const Strategy* strategy : strategies()) (void)strategy->parameters();
         }
-      };
-      const int threads = std::min<int>(jobs_, static_cast<int>(round.size()));
-      // A continued window forks (SteppedRun::at) while the other threads run: a function-local
-      // static that another thread is initialising at that moment stays locked in the child
-      // for ever (a strategy's parameter table, first read by Run::finish's scenario emit, hung
-      // a plan). Every such table is built here, before any thread starts.
-      if (threads > 1) {
-        for (const Strategy* strategy : strategies()) (void)strategy->parameters();
+        std::vector<std::thread> pool;
+        for (int k = 1; k < threads; ++k) pool.emplace_back(work);
+        work();
+        for (std::thread& th : pool) th.join();
       }
-      std::vector<std::thread> pool;
-      for (int k = 1; k < threads; ++k) pool.emplace_back(work);
-      work();
-      for (std::thread& th : pool) th.join();
     }
     // A simulation cut short is no verdict: stop before any is recorded.
     if (stopped()) throw PlanInterrupted();
@@ -537,7 +834,7 @@ void Planner::simulate_units(const std::vector<UnitKey>& batch,
     // A unit that does not grow on drops its continued simulation (one that resumes later
     // starts again at its next window: the same numbers).
     for (const UnitKey& u : round) {
-      if (std::find(again.begin(), again.end(), u) == again.end()) stepped_.erase(u);
+      if (std::find(again.begin(), again.end(), u) == again.end()) drop_stepped(u);
     }
     if (options_.progress) options_.progress(stats_.simulations);
     round = std::move(again);

@@ -5,10 +5,18 @@
 #include "models/run/run.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <optional>
 #include <stdexcept>
 
+#include <poll.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -292,15 +300,124 @@ RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) 
   return result;
 }
 
+namespace {
+
+/// This thread's CPU time, in seconds (0 where the clock is missing).
+double thread_cpu_seconds() {
+  timespec t{};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+/// A continued window's child stalls when its CPU time advances less than kChildStallCpu in
+/// kChildStall of wall time: the drain is pure computation, so a child that stops computing is
+/// blocked for ever (a lock, or a function-local static being initialised, that another thread
+/// of the parent held at the fork: the copy's owner does not exist). A false alarm (a child
+/// starved of CPU for 2 s) costs a fresh run of the window, never a different answer.
+constexpr auto kChildStall = std::chrono::seconds(2);
+constexpr double kChildStallCpu = 1e-3;  // s
+constexpr int kChildPollMs = 250;
+
+/// The child's CPU time in seconds; nullopt where it cannot be read (no per-process clock, or the
+/// child already exited).
+std::optional<double> child_cpu_seconds(pid_t child) {
+#if defined(__linux__)
+  clockid_t clock{};
+  timespec t{};
+  if (::clock_getcpuclockid(child, &clock) != 0 || ::clock_gettime(clock, &t) != 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+#else
+  (void)child;
+  return std::nullopt;
+#endif
+}
+
+/// Reads CHILD's message from FD (an 8-byte length, then the text) and reaps it. nullopt when it
+/// failed: exited without a whole message, or stalled (killed: SIGKILL). Where the child's CPU
+/// clock cannot be read, a stall is a wall time above max(60 s, 20 x PARENT_CPU_S), the parent's
+/// CPU time on the simulation so far (the drain runs a part of the same events).
+std::optional<std::string> child_report(pid_t child, int fd, double parent_cpu_s) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point started = Clock::now();
+  const auto blind_limit = std::chrono::duration<double>(std::max(60.0, 20.0 * parent_cpu_s));
+  Clock::time_point progressed = started;
+  std::optional<double> cpu = child_cpu_seconds(child);
+  std::string message;
+  std::uint64_t size = 0;
+  bool whole = false, reaped = false;
+  int status = 0;
+  char buffer[1 << 16];
+  while (!whole) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, kChildPollMs);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready > 0) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // end of file: every writer is gone
+      message.append(buffer, static_cast<std::size_t>(n));
+      progressed = Clock::now();
+      if (message.size() >= sizeof size) {
+        std::memcpy(&size, message.data(), sizeof size);
+        whole = message.size() - sizeof size >= size;
+      }
+      continue;
+    }
+    // Nothing to read for kChildPollMs: gone without a whole message, computing, or stalled.
+    if (::waitpid(child, &status, WNOHANG) == child) {
+      reaped = true;
+      // What it wrote before it exited is in the pipe: read it without blocking.
+      for (;;) {
+        pollfd q{fd, POLLIN, 0};
+        if (::poll(&q, 1, 0) <= 0) break;
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n <= 0) break;
+        message.append(buffer, static_cast<std::size_t>(n));
+      }
+      if (message.size() >= sizeof size) {
+        std::memcpy(&size, message.data(), sizeof size);
+        whole = message.size() - sizeof size >= size;
+      }
+      break;
+    }
+    const Clock::time_point now = Clock::now();
+    const std::optional<double> cpu_now = child_cpu_seconds(child);
+    if (cpu && cpu_now) {
+      if (*cpu_now - *cpu >= kChildStallCpu) {
+        cpu = cpu_now;
+        progressed = now;
+      } else if (now - progressed >= kChildStall) {
+        break;  // stalled
+      }
+    } else if (now - started >= blind_limit) {
+      break;
+    }
+  }
+  if (!reaped) {
+    if (!whole) ::kill(child, SIGKILL);
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (!whole || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return message.substr(sizeof size, size);
+}
+
+}  // namespace
+
 struct SteppedRun::State {
   ResolvedScenario scenario;  // its duration: the longest window (the child sets its own)
   RunOptions options;
   std::unique_ptr<run::Run> run;  // the continued simulation; null: fresh runs
   Nanos reached = 0;              // the last window asked for
+  double cpu_s = 0;               // this thread's CPU time in the continued simulation
+  int children_failed = 0;        // windows whose child failed or stalled (run afresh)
 };
 
 SteppedRun::SteppedRun(const ResolvedScenario& scenario, const RunOptions& options)
     : state_(std::make_unique<State>()) {
+  const double cpu_before = thread_cpu_seconds();
   state_->scenario = scenario;
   state_->options = options;
   const std::vector<double> worst = board_clock_bounds(state_->scenario);
@@ -310,9 +427,12 @@ SteppedRun::SteppedRun(const ResolvedScenario& scenario, const RunOptions& optio
   if (!run->steppable()) return;
   run->start();
   state_->run = std::move(run);
+  state_->cpu_s = thread_cpu_seconds() - cpu_before;
 }
 
 SteppedRun::~SteppedRun() = default;
+
+int SteppedRun::children_failed() const { return state_->children_failed; }
 
 bool SteppedRun::continues() const { return state_->run != nullptr; }
 
@@ -334,9 +454,13 @@ std::string SteppedRun::at(Nanos w, const Report& report) {
     run->run_to_end();
     return report(run->finish());
   }
-  if (!s.run->advance_before(w)) return fresh();  // interrupted: the caller sees the flag
+  const double cpu_before = thread_cpu_seconds();
+  const bool advanced = s.run->advance_before(w);
+  s.cpu_s += thread_cpu_seconds() - cpu_before;
+  if (!advanced) return fresh();  // interrupted: the caller sees the flag
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) return fresh();
+  [[maybe_unused]] const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(pipe_fds[0]);
@@ -344,33 +468,35 @@ std::string SteppedRun::at(Nanos w, const Report& report) {
     return fresh();
   }
   if (child == 0) {
-    // The child: this process's copy of the run ends as a run of duration w.
+    // The child: this process's copy of the run ends as a run of duration w. Its message: the
+    // text's length (8 bytes) and the text, so that the parent needs no end of file (a child
+    // forked meanwhile by another thread holds a copy of this pipe's write end).
     ::close(pipe_fds[0]);
+#if defined(__linux__)
+    // Killed with its parent (a plan's worker ended mid-window): no orphan drains on.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(3);
+#endif
     int status = 3;
     try {
       s.scenario.scenario.duration = w;
       s.run->end_arrivals_at(w);
       s.run->run_to_end();
-      if (write_all(pipe_fds[1], report(s.run->finish()))) status = 0;
+      const std::string text = report(s.run->finish());
+      const std::uint64_t size = text.size();
+      if (write_all(pipe_fds[1],
+                    std::string(reinterpret_cast<const char*>(&size), sizeof size) + text)) {
+        status = 0;
+      }
     } catch (...) {
     }
     ::_exit(status);  // no atexit handlers, no stdio flush: the parent's
   }
   ::close(pipe_fds[1]);
-  std::string text;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
+  std::optional<std::string> text = child_report(child, pipe_fds[0], s.cpu_s);
   ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return fresh();
-  return text;
+  if (!text) ++s.children_failed;
+  return text ? std::move(*text) : fresh();
 }
 
 }  // namespace gpumux

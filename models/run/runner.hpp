@@ -96,10 +96,15 @@ RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options =
 /// on instead of starting again for each w: it runs every event before w, the process forks
 /// (copy-on-write), and the child ends the run as a run of duration w ends (no arrival from w
 /// on, the drain), sends REPORT of its result back through a pipe and exits; the parent goes
-/// on. Otherwise (or when the child fails) each w is a fresh simulate(). Cost: the longest
-/// window's simulation plus each window's drain and fork (the pages the parent writes after it
-/// are copied), instead of the sum of every window's simulation. REPORT runs in the child: it
-/// must only read the result. Not thread-safe; one SteppedRun per thread.
+/// on. Otherwise (or when the child fails) each w is a fresh simulate(). A child whose CPU time
+/// stops advancing for 2 s (blocked for ever on a lock or a static another thread of a
+/// multi-threaded parent held at the fork) is killed and its window runs afresh: the same
+/// answer, 2 s later (children_failed() counts them). `gpumux plan` with several jobs runs its
+/// units in single-threaded worker processes where it can (docs/plan.md, "The window"); this is
+/// the net for the rest. Cost: the longest window's simulation plus each window's drain and
+/// fork (the pages the parent writes after it are copied), instead of the sum of every window's
+/// simulation. REPORT runs in the child: it must only read the result. Not thread-safe; one
+/// SteppedRun per thread.
 class SteppedRun {
  public:
   using Report = std::function<std::string(const RunResult&)>;
@@ -111,6 +116,8 @@ class SteppedRun {
   std::string at(Nanos w, const Report& report);
   /// Whether the windows continue one simulation (false: each is a fresh run).
   bool continues() const;
+  /// How many windows' children failed or stalled (those windows ran afresh).
+  int children_failed() const;
 
  private:
   struct State;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 
@@ -145,6 +146,44 @@ TEST(Plan, ContinuedWindowsKeepEveryNumber) {
     longer += continued["search"].value("longer_windows", std::int64_t{0});
   }
   std::printf("windows grown: %lld\n", static_cast<long long>(longer));
+  EXPECT_GT(longer, 0);
+}
+
+TEST(Plan, WorkerProcessesGiveTheThreadsAnswer) {
+  // With more than one job the units run in single-threaded worker processes forked before any
+  // simulation thread (PlanOptions::unit_processes; a continued window forks, and a fork of a
+  // multi-threaded process can copy a lock another thread holds): every number of the plan's
+  // JSON is the threads' (the wall time aside), continued windows included, on the node
+  // instance and random ones. Where this test process has one thread (Linux: /proc/self/task),
+  // the workers ran; where it has more (a sanitizer's thread), the planner used threads.
+  std::size_t threads_here = 0;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end;
+       it.increment(error)) {
+    ++threads_here;
+  }
+  const int expected_workers = !error && threads_here == 1 ? 3 : 0;
+  std::mt19937 rng(20261208);
+  std::vector<std::string> instances = {kNode};
+  for (int i = 0; i < 3; ++i) instances.push_back(random_instance(rng, 3, 2));
+  std::int64_t longer = 0;
+  for (const std::string& yaml : instances) {
+    SCOPED_TRACE(yaml);
+    const Scenario scenario = load_scenario_text(yaml, "random.yaml");
+    PlanOptions options;
+    options.jobs = 3;
+    const PlanResult in_processes = plan_scenario(scenario, options);
+    EXPECT_EQ(in_processes.stats.worker_processes, expected_workers);
+    PlanOptions threads = options;
+    threads.unit_processes = false;
+    const PlanResult in_threads = plan_scenario(scenario, threads);
+    EXPECT_EQ(in_threads.stats.worker_processes, 0);
+    nlohmann::ordered_json a = plan_json(in_processes), b = plan_json(in_threads);
+    a["search"].erase("wall_s");
+    b["search"].erase("wall_s");
+    EXPECT_EQ(a.dump(1), b.dump(1));
+    longer += a["search"].value("longer_windows", std::int64_t{0});
+  }
   EXPECT_GT(longer, 0);
 }
 

@@ -12,8 +12,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "models/output/result_io.hpp"
 #include "models/run/runner.hpp"
@@ -120,6 +124,85 @@ tenants:
     shorter.scenario.duration = w;
     EXPECT_EQ(stepped.at(w, tenants_of), tenants_of(simulate(shorter, options))) << w;
   }
+}
+
+// The hang a multi-threaded parent's fork can give (a plan hung for ever: the child waited on a
+// function-local static another thread was initialising at the fork), made deterministic:
+// another thread holds a mutex for the whole of at(), and the report needs that mutex in the
+// child. The child blocks for ever on its copy (no thread of its own holds it); at() must see it
+// stall, kill it and give a fresh run's answer. Before the safety net, at() never returned.
+TEST(SteppedRun, AChildBlockedOnALockHeldAtTheForkIsReplacedByAFreshRun) {
+  const std::string yaml = R"(name: stalled-child
+seed: 5
+duration: 2s
+gpus:
+  - name: gpu0
+    model: h100-sxm-80gb
+    sharing: {mode: time-slicing, replicas: 2}
+tenants:
+  - name: a
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request:
+        kernels:
+          - {name: gemm, duration: 50us, sm_fraction: 0.6, memory_bound: 0.3, repeat: 4}
+  - name: b
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 20/s}
+      request:
+        kernels:
+          - {name: step, duration: 40us, sm_fraction: 0.3, memory_bound: 0.5, repeat: 20}
+)";
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(yaml, "stall.yaml"));
+  RunOptions options;
+  options.record_requests = false;
+  SteppedRun stepped(resolved, options);
+  ASSERT_TRUE(stepped.continues());
+  const pid_t parent = ::getpid();
+  std::mutex lock;  // what the child's report needs
+  const SteppedRun::Report report = [&](const RunResult& r) {
+    if (::getpid() != parent) std::lock_guard<std::mutex> hold(lock);
+    return tenants_of(r);
+  };
+  std::mutex gate;
+  std::condition_variable changed;
+  bool held = false, done = false;
+  std::thread holder([&] {
+    std::unique_lock<std::mutex> g(gate);
+    std::lock_guard<std::mutex> hold(lock);
+    held = true;
+    changed.notify_all();
+    changed.wait(g, [&] { return done; });
+  });
+  {
+    std::unique_lock<std::mutex> g(gate);
+    changed.wait(g, [&] { return held; });
+  }
+  const Nanos w = resolved.scenario.duration / 2;
+  const auto started = std::chrono::steady_clock::now();
+  const std::string got = stepped.at(w, report);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  {
+    std::lock_guard<std::mutex> g(gate);
+    done = true;
+  }
+  changed.notify_all();
+  holder.join();
+  ResolvedScenario shorter = resolved;
+  shorter.scenario.duration = w;
+  EXPECT_EQ(got, tenants_of(simulate(shorter, options)));
+  EXPECT_EQ(stepped.children_failed(), 1);
+  EXPECT_GE(waited, 2.0);  // the stall limit
+  // The next window's child takes no lock: it continues as before.
+  EXPECT_EQ(stepped.at(resolved.scenario.duration - 1, report), [&] {
+    ResolvedScenario s = resolved;
+    s.scenario.duration = resolved.scenario.duration - 1;
+    return tenants_of(simulate(s, options));
+  }());
+  EXPECT_EQ(stepped.children_failed(), 1);
 }
 
 TEST(SteppedRun, WindowsMustGrow) {
