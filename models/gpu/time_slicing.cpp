@@ -226,6 +226,11 @@ void TimeSlicingDevice::kernel_launching(int tenant, bool on) {
   }
 }
 
+bool TimeSlicingDevice::holds_device(int tenant) const {
+  return state_ == State::running && !switch_event_.valid() && !pick_event_.valid() &&
+         holder_ >= 0 && contexts_[static_cast<std::size_t>(holder_)].tenant == tenant;
+}
+
 void TimeSlicingDevice::remove_client_kernels(int tenant) {
   Context& ctx = context_of(tenant);
   ctx.waiting.clear();

@@ -59,6 +59,12 @@ class TimeSlicingDevice : public Device {
 
  protected:
   void after_completions() override;
+  /// `tenant`'s context is running its slice (no switch or idle pick pending): its submissions go
+  /// straight to the running set, and its completions schedule nothing while it has work (a
+  /// holder out of work switches or goes idle); the slice's end is an event already queued (or
+  /// none while no other context has work), and no other context changes the holder's state
+  /// but through an event of its own. O(1).
+  bool holds_device(int tenant) const override;
 
  private:
   enum class State { idle, running, draining, switching };
