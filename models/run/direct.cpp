@@ -75,9 +75,7 @@ bool Tenant::direct_workload() const {
          w.max_in_flight == 1 && w.memory_per_token == 0;
 }
 
-bool Tenant::holder_workload() const {
-  return spec_.workload.max_batch == 0 && direct_workload();
-}
+bool Tenant::holder_workload() const { return spec_.workload.max_batch == 0 && direct_workload(); }
 
 bool Tenant::direct() const {
   return direct_ && Device::SoloSession::available(*devices_.front(), index_);
