@@ -64,10 +64,11 @@ class Tenant final : public KernelOwner {
   /// Refused by a device before the run (e.g. the MPS client limit): never runs.
   /// No arrival at or after T from now on (a stepped run ending early: Run::end_arrivals_at).
   void end_arrivals_at(Nanos t) { arrivals_end_ = std::min(arrivals_end_, t); }
-  /// Whether it may run inline in this run: direct_workload(), the run allows it, and its device
-  /// can host its solo session (the only client of a strategy that submits at once). Before the
-  /// run (Run::steppable); a tenant beside others, or time-sliced, never goes inline (its events
-  /// all run through the queue).
+  /// Whether it may run inline from its arrivals in this run: direct_workload(), the run allows
+  /// it, and its device can host its solo session (the only client of a strategy that submits at
+  /// once). Before the run (Run::steppable); a tenant beside others, or time-sliced, never takes
+  /// an arrival inline (a time-sliced holder's kernels may run inline within its slice:
+  /// run_holder, which leaves a run steppable).
   bool direct() const;
   void mark_rejected() {
     dead_ = true;

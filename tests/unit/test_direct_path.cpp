@@ -515,6 +515,36 @@ tenants:
   testing::expect_identical_runs(results[0], results[1], "interrupted batched server");
 }
 
+// A time-sliced device interrupted at the second poll stops after the same event with and
+// without the holder's loop (the poll is called from inside the loop).
+TEST(DirectPath, AnInterruptedTimeSlicedRunStopsAfterTheSameEvent) {
+  const char* text = R"(
+name: time-sliced-interrupted
+seed: 3
+duration: 20s
+output: {sample: 100ms, kernels: true}
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: time-slicing, replicas: 2}}
+tenants:
+  - name: a
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 300/s}
+      request: {kernels: [{name: k, duration: 20us, sm_fraction: 0.5, repeat: 20}]}
+  - name: b
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request: {kernels: [{name: k, duration: 50us, sm_fraction: 0.8, repeat: 10}]}
+)";
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(text, "ts.yaml"));
+  const std::vector<RunResult> results = interrupted_without_and_with(resolved);
+  EXPECT_EQ(results[0].status, "interrupted");
+  EXPECT_EQ(results[0].events, 8192U);
+  EXPECT_GT(results[1].events_inline, 4000U);
+  testing::expect_identical_runs(results[0], results[1], "interrupted time-sliced run");
+}
+
 RunResult simulate_with(const ResolvedScenario& resolved, bool direct, bool partition,
                         std::size_t max_samples = kMaxSamplesPerSeries) {
   RunOptions options;
