@@ -20,10 +20,7 @@ bool TimeSlicingDevice::attach_client(int tenant, std::string& reason) {
   return true;
 }
 
-TimeSlicingDevice::Context& TimeSlicingDevice::context_of(int tenant) {
-  // contexts_ is parallel to clients(): the first context of a tenant is at its client position.
-  const int position = client_position(tenant);
-  if (position >= 0) return contexts_[static_cast<std::size_t>(position)];
+TimeSlicingDevice::Context& TimeSlicingDevice::find_context(int tenant) {
   for (Context& c : contexts_) {
     if (c.tenant == tenant) return c;
   }

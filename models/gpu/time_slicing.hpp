@@ -77,7 +77,14 @@ class TimeSlicingDevice : public Device {
     bool has_work() const { return !waiting.empty() || running > 0 || launching > 0; }
   };
 
-  Context& context_of(int tenant);
+  // contexts_ is parallel to clients(): the first context of a tenant is at its client position
+  // (inline: four calls per kernel of a time-sliced holder).
+  Context& context_of(int tenant) {
+    const int position = client_position(tenant);
+    if (position >= 0) return contexts_[static_cast<std::size_t>(position)];
+    return find_context(tenant);
+  }
+  Context& find_context(int tenant);  // context_of's fallback: a linear search (or throws)
   int next_context_with_work(int after) const;  // -1 if none (excluding `after`)
   // The first context after `after` (>= -1) with a kernel waiting, `after` itself last; -1: none.
   int next_context_waiting(int after) const;
