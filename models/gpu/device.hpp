@@ -188,6 +188,14 @@ class Device {
   /// and the single-launch loop in models/run/direct.cpp rely on it; test_direct_path checks
   /// every such strategy against queued operation).
   virtual bool submits_at_once() const { return false; }
+  /// Strategy trait: `tenant`'s context holds the device, and until an event of the device's own
+  /// (already queued: a slice end) or of another tenant, that tenant's kernels alone run on it:
+  /// its submissions join the running set at once and schedule nothing, and its completions
+  /// schedule nothing while it still has work (issued kernels count). Then that tenant's kernel
+  /// events may run inline with the device's own code (Device::SoloSession's holder mode,
+  /// models/run/direct.cpp), checked again before each submission. Default false; time-slicing
+  /// answers for the context running its slice. O(1).
+  virtual bool holds_device(int /*tenant*/) const { return false; }
 
   // Fluid pool operations for strategies.
   void start_running(KernelRun& kernel);  ///< joins the running set (call recompute() after)

@@ -11,6 +11,11 @@
 //     ...
 //   }  // back to queued operation: the device's next completion, if any, is a queued event
 //
+// The holder of a device that does not submit at once (time-slicing's context running its slice:
+// Device::holds_device) runs its kernels the same way, in the holder mode (available_to_holder;
+// holder_*): each submission and completion is the device's own code (its submit(), the
+// completion event's handler), whose next completion is handed back instead of scheduled.
+//
 // Two ways to drive it, not to be mixed in one session:
 //  - kernels through the device's own code (submit, complete, submit_deferred, end_completions):
 //    any kernel, one at a time (the device's running set holds it);
@@ -32,7 +37,16 @@ class Device::SoloSession {
            device.clients_.front() == tenant && device.running_.empty() && !device.batching_ &&
            !device.in_overhead_ && !device.lazy_ && !device.completion_event_.valid();
   }
-  /// Opens the session (precondition: available() for the caller's tenant).
+  /// True when `tenant`, the holder of a device that does not submit at once, may open a session
+  /// in the holder mode now: Device::holds_device(tenant), nothing running, no completion
+  /// scheduled, no overhead period. O(1).
+  static bool available_to_holder(const Device& device, int tenant) {
+    return !device.submits_at_once() && device.running_.empty() && !device.batching_ &&
+           !device.in_overhead_ && !device.lazy_ && !device.completion_event_.valid() &&
+           device.holds_device(tenant);
+  }
+  /// Opens the session (precondition: available() or available_to_holder() for the caller's
+  /// tenant).
   explicit SoloSession(Device& device);
   /// Back to queued operation: the device's next completion (the last one an operation below
   /// returned or lone_adopt() was given; none while an exception unwinds) becomes a queued event.
@@ -53,6 +67,28 @@ class Device::SoloSession {
   void submit_deferred(KernelRun& kernel) { device_.start_running(kernel); }
   /// The end of the completion: returns the next finish time (kNever: nothing runs).
   Nanos end_completions();
+
+  // --- the holder mode (available_to_holder; direct.cpp's run_holder) ----------------------
+  /// Whether `tenant` still holds the device (Device::holds_device; before each inline
+  /// submission).
+  bool held(int tenant) const { return device_.holds_device(tenant); }
+  /// The device's submit(kernel) at now (at most one kernel runs: the holder's one stream);
+  /// returns when the running kernel finishes (kNever: never).
+  Nanos holder_submit(KernelRun& kernel) {
+    device_.submit(kernel);
+    completion_ = device_.inline_next_;
+    return completion_;
+  }
+  /// The device's submit(kernel) inside holder_complete() (the owner's on_kernel_finished): it
+  /// joins the running set; the completion's recompute follows.
+  void holder_submit_deferred(KernelRun& kernel) { device_.submit(kernel); }
+  /// The device's completion event at now (Device::on_completion: the finished kernel's owner
+  /// told, the strategy's hook, the recompute); returns the next finish time (kNever: none).
+  Nanos holder_complete() {
+    device_.complete_finished();
+    completion_ = device_.inline_next_;
+    return completion_;
+  }
 
   // --- one kernel shape at a time (direct_single.cpp) ----------------------------------------
   /// Sets the session up for kernels of the only client shaped like `probe` (its fields as

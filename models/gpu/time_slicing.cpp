@@ -20,10 +20,7 @@ bool TimeSlicingDevice::attach_client(int tenant, std::string& reason) {
   return true;
 }
 
-TimeSlicingDevice::Context& TimeSlicingDevice::context_of(int tenant) {
-  // contexts_ is parallel to clients(): the first context of a tenant is at its client position.
-  const int position = client_position(tenant);
-  if (position >= 0) return contexts_[static_cast<std::size_t>(position)];
+TimeSlicingDevice::Context& TimeSlicingDevice::find_context(int tenant) {
   for (Context& c : contexts_) {
     if (c.tenant == tenant) return c;
   }
@@ -224,6 +221,11 @@ void TimeSlicingDevice::kernel_launching(int tenant, bool on) {
   if (on && state_ == State::running && &ctx != &contexts_[static_cast<std::size_t>(holder_)]) {
     arm_slice_end();  // someone else now has work queued: the holder yields at its slice end
   }
+}
+
+bool TimeSlicingDevice::holds_device(int tenant) const {
+  return state_ == State::running && !switch_event_.valid() && !pick_event_.valid() &&
+         holder_ >= 0 && contexts_[static_cast<std::size_t>(holder_)].tenant == tenant;
 }
 
 void TimeSlicingDevice::remove_client_kernels(int tenant) {

@@ -59,6 +59,12 @@ class TimeSlicingDevice : public Device {
 
  protected:
   void after_completions() override;
+  /// `tenant`'s context is running its slice (no switch or idle pick pending): its submissions go
+  /// straight to the running set, and its completions schedule nothing while it has work (a
+  /// holder out of work switches or goes idle); the slice's end is an event already queued (or
+  /// none while no other context has work), and no other context changes the holder's state
+  /// but through an event of its own. O(1).
+  bool holds_device(int tenant) const override;
 
  private:
   enum class State { idle, running, draining, switching };
@@ -71,7 +77,14 @@ class TimeSlicingDevice : public Device {
     bool has_work() const { return !waiting.empty() || running > 0 || launching > 0; }
   };
 
-  Context& context_of(int tenant);
+  // contexts_ is parallel to clients(): the first context of a tenant is at its client position
+  // (inline: four calls per kernel of a time-sliced holder).
+  Context& context_of(int tenant) {
+    const int position = client_position(tenant);
+    if (position >= 0) return contexts_[static_cast<std::size_t>(position)];
+    return find_context(tenant);
+  }
+  Context& find_context(int tenant);  // context_of's fallback: a linear search (or throws)
   int next_context_with_work(int after) const;  // -1 if none (excluding `after`)
   // The first context after `after` (>= -1) with a kernel waiting, `after` itself last; -1: none.
   int next_context_waiting(int after) const;

@@ -75,6 +75,8 @@ bool Tenant::direct_workload() const {
          w.max_in_flight == 1 && w.memory_per_token == 0;
 }
 
+bool Tenant::holder_workload() const { return spec_.workload.max_batch == 0 && direct_workload(); }
+
 bool Tenant::direct() const {
   return direct_ && Device::SoloSession::available(*devices_.front(), index_);
 }
@@ -277,6 +279,14 @@ void Tenant::direct_issue(Stream& stream, DirectEvents& pending) {
     direct_submit(stream, pending);
     return;
   }
+  if (pending.holder && issue > now) {
+    // The holder's loop: a kernel not issued yet leaves its context without work (the device may
+    // switch or go idle in this completion, scheduling its own event after this one), so its
+    // launch end is queued now, as issue_next_kernel() queues it, and the loop ends.
+    stream.ready_event = sim_.schedule_at(
+        ready, make_event<&Tenant::on_stream_ready>(*this, stream), kPriorityControl);
+    return;
+  }
   pending.ready = ready;
   pending.ready_stream = &stream;
   if (issue <= now) {
@@ -289,6 +299,14 @@ void Tenant::direct_issue(Stream& stream, DirectEvents& pending) {
 void Tenant::direct_submit(Stream& stream, DirectEvents& pending) {
   KernelRun& kernel = prepare_kernel(stream);
   Device::SoloSession& session = *pending.session;
+  if (pending.holder) {
+    if (direct_in_completion_) {
+      session.holder_submit_deferred(kernel);
+    } else {
+      pending.completion = session.holder_submit(kernel);
+    }
+    return;
+  }
   if (direct_in_completion_) {
     session.submit_deferred(kernel);
   } else {
@@ -386,6 +404,59 @@ void Tenant::run_direct_batched() {
         pending.iteration = kNever;
         on_iteration_due();
         break;
+    }
+    running = scope.end_event();  // interrupted: stops after this event, as queued
+  }
+  direct_pending_ = nullptr;
+  queue_pending(pending);
+}  // (the session queues the completion)
+
+// The holder's loop. While a context runs its slice on a time-sliced device
+// (TimeSlicingDevice::holds_device), its tenant's kernels alone run there, and the device
+// schedules nothing of its own for them: a submission joins the running set, a completion tells
+// the owner and recomputes; the slice's end, if another context waits, is an event already
+// queued; only a holder left without work (nothing running, waiting or issued) makes the device
+// switch or go idle, scheduling its own event. So the holder's kernel events (the device's
+// completion, kPriorityCompletion; the next kernel's launch end, kPriorityControl; at most one of
+// them pending: one request in flight, one stream) run inline, each with the queued path's own
+// code: the device's submit() and completion handler in the session's holder mode, the tenant's
+// on_kernel_finished() with its issue (and a next request's dispatch and begin_request) handing
+// the launch end to `pending` (direct_pending_). A kernel that is not issued yet (its host time
+// is still running) leaves the context without work: direct_issue() queues its launch end at
+// once, as issue_next_kernel() does, before the device's own event of the same completion, and
+// the loop ends there. The next request's memory is the finished one's (a fixed
+// memory_per_request, no per-token memory; only this tenant's events run), so it fits again and
+// nothing is OOM-killed inline. Arrivals stay queued events, so the loop stops before the first
+// event of anything else (an arrival of any tenant, another context's launch end, the slice's
+// end, a fault, the warm-up mark, the end of the window + 1, a tick). What is pending is queued
+// then, after everything queued before the loop began, as the queued path would have scheduled
+// it (no other event ran meanwhile, and the device scheduled nothing but in the loop's last
+// event). The same argument as the loops above: every result is the queued path's, bit for bit,
+// event count included (DirectPath.TimeSlicedHolders...).
+void Tenant::run_holder(Stream& stream) {
+  Simulator& sim = sim_;
+  Simulator::InlineScope scope(sim, Simulator::InlineScope::Ticks::stop);
+  const Nanos horizon = scope.horizon();
+  Device::SoloSession session(*devices_.front());
+  DirectEvents pending;
+  pending.session = &session;
+  pending.holder = true;
+  direct_pending_ = &pending;
+  pending.completion = session.holder_submit(prepare_kernel(stream));  // submit_kernel()
+  bool running = scope.end_queued_event();
+  while (running) {
+    Nanos t = kNever;
+    const int which = pending.earliest(t);  // (no arrival, no iteration: 0 or 1)
+    if (t >= horizon) break;                // (kNever: nothing pending)
+    if (which == 1 && !session.held(index_)) break;
+    scope.begin_event(t);
+    if (which == 0) {
+      direct_in_completion_ = true;  // (a submission inside it waits for its recompute)
+      pending.completion = session.holder_complete();
+      direct_in_completion_ = false;
+    } else {
+      recycle_graveyard();  // on_stream_ready()
+      direct_ready(pending);
     }
     running = scope.end_event();  // interrupted: stops after this event, as queued
   }

@@ -19,6 +19,8 @@ struct Tenant::DirectEvents {
   Request* serving = nullptr;
   /// The device's solo session the loop runs under (its completion: `completion`).
   Device::SoloSession* session = nullptr;
+  /// The session is in its holder mode (run_holder: submissions through the device's submit()).
+  bool holder = false;
 
   /// The earliest pending event in queue order (time, then class): its time in `t` (kNever
   /// when nothing is pending) and which: 0 the completion, 1 the launch end, 2 the arrival,

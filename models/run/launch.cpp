@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/gpu/device_solo.hpp"
 #include "models/run/run.hpp"
 #include "sim/util/checked.hpp"
 #include "models/run/tenant.hpp"
@@ -255,6 +256,10 @@ void Tenant::on_stream_ready(Stream& stream) {
   if (stream.launching) {
     stream.launching = false;
     devices_[static_cast<std::size_t>(stream.device)]->kernel_launching(index_, false);
+  }
+  if (direct_holder_ && Device::SoloSession::available_to_holder(*devices_.front(), index_)) {
+    run_holder(stream);  // this submission and what follows it, inline (direct.cpp)
+    return;
   }
   submit_kernel(stream);
 }

@@ -36,6 +36,7 @@ Tenant::Tenant(Run& run, Simulator& sim, int index, const TenantSpec& spec,
   scan(spec.workload.kernels);
   for (const std::vector<KernelSpec>& kernels : spec.workload.kernels_by_length) scan(kernels);
   direct_ = run.direct_path && direct_workload();
+  direct_holder_ = run.direct_path && holder_workload();
   host_gap_ = spec.workload.host_gap;
   kernel_priority_ = -spec.workload.priority;
   if (spec.workload.arrivals.process == ArrivalProcess::poisson) {

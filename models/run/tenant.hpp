@@ -64,10 +64,11 @@ class Tenant final : public KernelOwner {
   /// Refused by a device before the run (e.g. the MPS client limit): never runs.
   /// No arrival at or after T from now on (a stepped run ending early: Run::end_arrivals_at).
   void end_arrivals_at(Nanos t) { arrivals_end_ = std::min(arrivals_end_, t); }
-  /// Whether it may run inline in this run: direct_workload(), the run allows it, and its device
-  /// can host its solo session (the only client of a strategy that submits at once). Before the
-  /// run (Run::steppable); a tenant beside others, or time-sliced, never goes inline (its events
-  /// all run through the queue).
+  /// Whether it may run inline from its arrivals in this run: direct_workload(), the run allows
+  /// it, and its device can host its solo session (the only client of a strategy that submits at
+  /// once). Before the run (Run::steppable); a tenant beside others, or time-sliced, never takes
+  /// an arrival inline (a time-sliced holder's kernels may run inline within its slice:
+  /// run_holder, which leaves a run steppable).
   bool direct() const;
   void mark_rejected() {
     dead_ = true;
@@ -126,6 +127,17 @@ class Tenant final : public KernelOwner {
   /// (delivered between its events), up to the first event of anything else.
   void run_direct_batched();
   void direct_batched_completion(DirectEvents& pending);
+  /// Whether this tenant's kernels can run inline as the holder of a time-sliced device (fixed
+  /// at construction): direct_workload() without batching (one request in flight, one GPU, one
+  /// lane, open arrivals, no per-token memory).
+  bool holder_workload() const;
+  /// The stream's launch overhead ended now (on_stream_ready) and its tenant's context runs its
+  /// slice on its time-sliced device (Device::SoloSession::available_to_holder): this submission
+  /// and every following event of the tenant's kernels (their completions, the next kernels'
+  /// launch ends) inline, with the queued path's handlers (direct_pending_), up to the first
+  /// event of anything else (or a tick), or a kernel not issued yet; then what is pending is
+  /// queued.
+  void run_holder(Stream& stream);
   void direct_iteration_due();  // dispatch()'s on_iteration_due event at now, inline
   /// A request that arrived during an inline run and waits (a Request of queue_ once queued).
   struct DirectArrival {
@@ -402,6 +414,7 @@ class Tenant final : public KernelOwner {
   bool iteration_running_ = false;
   bool iteration_pending_ = false;     // an on_iteration_due event is scheduled
   bool direct_ = false;                // direct_workload() and the run allows the direct path
+  bool direct_holder_ = false;         // holder_workload() and the run allows the direct path
   bool direct_in_completion_ = false;  // inline: inside a kernel's completion (submit deferred)
   bool direct_busy_ = false;           // the single-launch loop holds a request (queued or running)
   /// The batched inline loop's pending events (run_direct_batched), or nullptr: while set,

@@ -1,14 +1,15 @@
 // The direct path (models/run/direct.cpp): a tenant alone on an exclusive device runs its own
-// events inline. It is an optimisation only, so a run with it must equal the run without it
-// (RunOptions::direct_path = false: every event through the queue) bit for bit: the summary, the
-// event count, every request, kernel and event record and every timeseries sample. Checked on
-// random scenarios (tests/support/random_scenario.hpp: every registered strategy) that mix
-// eligible tenants with every reason a tenant or device is not (several clients, time-slicing,
-// MIG neighbours, faults, warm-up, active windows, two requests in flight, per-request memory,
-// per-token memory, ties from constant arrivals; the test counts that every workload key
-// appears), on random batched LLM servers (every scheduler, preemption, max_tokens_in_batch,
-// model cards, bursts of simultaneous arrivals), on the shipped scenarios, and for a run
-// interrupted part-way (it stops after the same event).
+// events inline, and so do the kernels of a time-sliced device's holder. It is an optimisation
+// only, so a run with it must equal the run without it (RunOptions::direct_path = false: every
+// event through the queue) bit for bit: the summary, the event count, every request, kernel and
+// event record and every timeseries sample. Checked on random scenarios
+// (tests/support/random_scenario.hpp: every registered strategy) that mix eligible tenants with
+// every reason a tenant or device is not (several clients, time-slicing, MIG neighbours, faults,
+// warm-up, active windows, two requests in flight, per-request memory, per-token memory, ties from
+// constant arrivals; the test counts that every workload key appears), on random batched LLM
+// servers (every scheduler, preemption, max_tokens_in_batch, model cards, bursts of simultaneous
+// arrivals), on the shipped scenarios, and for a run interrupted part-way (it stops after the same
+// event).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -297,6 +298,104 @@ TEST(DirectPath, MD1IsIdentical) {
   EXPECT_EQ(direct.events - direct.events_inline, 2U);
 }
 
+// A random time-sliced device (a whole GPU or a MIG instance; instruction or kernel-boundary
+// preemption; a random timeslice, switch and refill) shared by 2-5 tenants, most of them
+// eligible for the holder's loop (direct.cpp, run_holder: one request in flight, open
+// arrivals), others not (two requests in flight, a closed loop), with host gaps (a kernel not
+// issued yet ends the loop), CUDA graphs, per-request memory, a catalog model's activations,
+// warm-up, active windows and the sampler's ticks.
+std::string make_time_sliced(std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&rng](int lo, int hi) {
+    return lo + static_cast<int>(rng() % static_cast<unsigned>(hi - lo + 1));
+  };
+  auto chance = [&rng](double p) { return static_cast<double>(rng() % 1000) < p * 1000; };
+  const int tenants = pick(2, 5);
+  const bool mig = chance(0.4);
+  std::ostringstream y;
+  y << "name: ts-" << seed << "\nseed: " << seed << "\nduration: " << pick(1, 3) << "s\n";
+  if (chance(0.5)) y << "warmup: " << pick(50, 500) << "ms\n";
+  if (chance(0.5)) y << "output: {sample: " << pick(5, 200) << "ms}\n";
+  y << "gpus:\n  - name: gpu0\n    model: " << (chance(0.5) ? "h100-sxm-80gb" : "a100-80gb")
+    << "\n";
+  if (mig) y << "    mig: [3g.40gb, 2g.20gb]\n";
+  y << "    sharing:\n      mode: time-slicing\n      replicas: " << tenants << "\n";
+  if (chance(0.5)) y << "      timeslice: " << pick(50, 2000) << "us\n";
+  if (chance(0.4)) y << "      context_switch: " << pick(5, 60) << "us\n";
+  if (chance(0.5)) y << "      preemption: kernel-boundary\n";
+  y << "tenants:\n";
+  for (int t = 0; t < tenants; ++t) {
+    y << "  - name: t" << t << "\n    device: gpu0" << (mig ? "/0" : "")
+      << "\n    memory: " << pick(1, 4) << "GiB\n";
+    if (chance(0.15)) y << "    active: {from: " << pick(0, 300) << "ms, until: 900ms}\n";
+    y << "    workload:\n";
+    if (chance(0.1)) {
+      y << "      arrivals: {process: closed, concurrency: " << pick(1, 2) << "}\n";
+    } else {
+      y << "      arrivals: {process: " << (chance(0.2) ? "constant" : "poisson")
+        << ", rate: " << pick(5, 400) << "/s}\n";
+    }
+    if (chance(0.15)) {
+      y << "      model: " << (chance(0.5) ? "minilm-l6" : "bert-base") << "\n";
+      continue;
+    }
+    if (chance(0.15)) y << "      max_in_flight: 2\n";
+    if (chance(0.2)) y << "      memory_per_request: " << pick(1, 300) << "MiB\n";
+    y << "      request:\n";
+    if (chance(0.3)) y << "        host_gap: " << pick(1, 300) << "us\n";
+    if (chance(0.2)) y << "        cuda_graph: true\n";
+    y << "        kernels:\n";
+    for (int k = pick(1, 3); k > 0; --k) {
+      y << "          - {name: k" << k << ", duration: ";
+      if (chance(0.5)) {
+        y << pick(3, 400) << "us";
+      } else {
+        y << "{lognormal: {median: " << pick(5, 200) << "us, sigma: 0.5}}";
+      }
+      y << ", sm_fraction: " << pick(1, 10) / 10.0 << ", memory_bound: " << pick(0, 9) / 10.0
+        << ", repeat: " << pick(1, 12) << "}\n";
+    }
+  }
+  return y.str();
+}
+
+// The holder's loop is exact: random time-sliced devices give the queued path's results bit for
+// bit (every record, sample and the event count), and the loop runs many of their events.
+TEST(DirectPath, TimeSlicedHoldersGiveIdenticalResultsWithAndWithoutIt) {
+  std::int64_t events = 0, inline_events = 0;
+  int some_inline = 0, mostly_inline = 0;
+  for (std::uint32_t seed = 1; seed <= 120; ++seed) {
+    const std::string yaml = make_time_sliced(seed);
+    ResolvedScenario resolved;
+    try {
+      resolved = resolve_scenario(load_scenario_text(yaml, "ts.yaml"));
+    } catch (const std::exception& e) {
+      FAIL() << "seed " << seed << ": " << e.what() << "\n" << yaml;
+    }
+    RunOptions options;
+    options.record_kernels = seed % 2 == 0;
+    options.direct_path = false;
+    const RunResult queued = simulate(resolved, options);
+    options.direct_path = true;
+    const RunResult direct = simulate(resolved, options);
+    testing::expect_identical_runs(queued, direct,
+                                   std::string("seed ") + std::to_string(seed) + "\n" + yaml);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(queued.events_inline, 0U);
+    events += static_cast<std::int64_t>(queued.events);
+    inline_events += static_cast<std::int64_t>(direct.events_inline);
+    some_inline += direct.events_inline > 0;
+    mostly_inline += direct.events_inline * 2 > direct.events;
+  }
+  EXPECT_GT(events, 200000);
+  EXPECT_GE(some_inline, 80);
+  EXPECT_GE(mostly_inline, 20);
+  EXPECT_GT(inline_events * 4, events);
+  std::printf("%d of 120 time-sliced scenarios ran events inline (%d mostly); %lld of %lld\n",
+              some_inline, mostly_inline, static_cast<long long>(inline_events),
+              static_cast<long long>(events));
+}
+
 // A catalog model's activations (a fixed memory_per_request) alone on an exclusive device: the
 // requests run inline, each allocating and freeing its bytes where the queued path does (the
 // same memory peak, timeseries and records); when a request's bytes do not fit beside the
@@ -414,6 +513,36 @@ tenants:
   EXPECT_EQ(results[0].events, 8192U);
   EXPECT_GT(results[1].events_inline, 8000U);
   testing::expect_identical_runs(results[0], results[1], "interrupted batched server");
+}
+
+// A time-sliced device interrupted at the second poll stops after the same event with and
+// without the holder's loop (the poll is called from inside the loop).
+TEST(DirectPath, AnInterruptedTimeSlicedRunStopsAfterTheSameEvent) {
+  const char* text = R"(
+name: time-sliced-interrupted
+seed: 3
+duration: 20s
+output: {sample: 100ms, kernels: true}
+gpus:
+  - {name: gpu0, model: h100-sxm-80gb, sharing: {mode: time-slicing, replicas: 2}}
+tenants:
+  - name: a
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 300/s}
+      request: {kernels: [{name: k, duration: 20us, sm_fraction: 0.5, repeat: 20}]}
+  - name: b
+    device: gpu0
+    workload:
+      arrivals: {process: poisson, rate: 100/s}
+      request: {kernels: [{name: k, duration: 50us, sm_fraction: 0.8, repeat: 10}]}
+)";
+  const ResolvedScenario resolved = resolve_scenario(load_scenario_text(text, "ts.yaml"));
+  const std::vector<RunResult> results = interrupted_without_and_with(resolved);
+  EXPECT_EQ(results[0].status, "interrupted");
+  EXPECT_EQ(results[0].events, 8192U);
+  EXPECT_GT(results[1].events_inline, 4000U);
+  testing::expect_identical_runs(results[0], results[1], "interrupted time-sliced run");
 }
 
 RunResult simulate_with(const ResolvedScenario& resolved, bool direct, bool partition,
