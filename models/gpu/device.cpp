@@ -59,16 +59,26 @@ std::int64_t Device::client_memory(int tenant) const {
   return client_memory_[client_slot(clients_, tenant)];
 }
 
-bool Device::allocate(int tenant, std::int64_t bytes, std::string& why) {
+Device::MemoryRefusal Device::refusal(int tenant, std::int64_t bytes) const {
   const std::size_t slot = client_slot(clients_, tenant);
   if (limits_.client_memory_limit && bytes > *limits_.client_memory_limit - client_memory_[slot]) {
+    return MemoryRefusal::client_limit;
+  }
+  if (bytes > geometry_.memory - memory_used_) return MemoryRefusal::device_full;  // (no overflow)
+  return MemoryRefusal::none;
+}
+
+bool Device::allocate(int tenant, std::int64_t bytes, std::string& why) {
+  const std::size_t slot = client_slot(clients_, tenant);
+  const MemoryRefusal refused = refusal(tenant, bytes);
+  if (refused == MemoryRefusal::client_limit) {
     why = "allocation of " + units::format_size(bytes) +
           " exceeds the MPS pinned memory limit of " +
           units::format_size(*limits_.client_memory_limit) + " (client holds " +
           units::format_size(client_memory_[slot]) + ")";
     return false;
   }
-  if (bytes > geometry_.memory - memory_used_) {  // (no overflow for huge `bytes`)
+  if (refused == MemoryRefusal::device_full) {
     why = "allocation of " + units::format_size(bytes) + " does not fit on " + geometry_.name +
           ": " + units::format_size(memory_used_) + " of " + units::format_size(geometry_.memory) +
           " already in use";

@@ -127,6 +127,10 @@ class Device {
   /// Tries to allocate; false (nothing allocated) when the device or the client's own limit
   /// would be exceeded. `why` then says which.
   bool allocate(int tenant, std::int64_t bytes, std::string& why);
+  /// Which of allocate()'s two limits `bytes` more for `tenant` would exceed, allocating
+  /// nothing: the client's own (MPS pinned memory limit) or the device's. O(clients).
+  enum class MemoryRefusal { none, client_limit, device_full };
+  MemoryRefusal refusal(int tenant, std::int64_t bytes) const;
   void release(int tenant, std::int64_t bytes);
   std::int64_t memory_used() const { return memory_used_; }
   std::int64_t memory_peak() const { return memory_peak_; }

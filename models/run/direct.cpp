@@ -84,11 +84,7 @@ bool Tenant::direct() const {
 bool Tenant::direct_memory_fits() const {
   const std::int64_t bytes = spec_.workload.memory_per_request;
   if (bytes <= 0 || spec_.workload.max_batch > 0) return true;  // (batched: its own admission)
-  // Device::allocate's two conditions, without allocating.
-  const Device& device = *devices_.front();
-  const std::optional<std::int64_t>& limit = device.limits().client_memory_limit;
-  if (limit && bytes > *limit - device.client_memory(index_)) return false;
-  return bytes <= device.geometry().memory - device.memory_used();
+  return devices_.front()->refusal(index_, bytes) == Device::MemoryRefusal::none;
 }
 
 bool Tenant::direct_batched_workload() const {
