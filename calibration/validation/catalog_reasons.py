@@ -185,9 +185,9 @@ REASONS = {
     "bertb-ft-a100-torchscript-b8-s384": (
         "FasterTransformer's TorchScript baseline is host-bound up to batch 8 x 128 tokens "
         "(4.2-4.5 ms measured, 3.9 ms predicted: PyTorch's dispatch) and GPU-bound here: 9.51 ms "
-        "against 6.40 ms, where FasterTransformer's own fused encoder on the same GPU is 4.08 "
+        "against 7.29 ms (2026-12-07), where FasterTransformer's own fused encoder on the same GPU is 4.08 "
         "against 4.77 ms; the unfused TorchScript attention at 384 tokens (scores GEMM, mask, "
-        "softmax, context GEMM per head) takes about 1.5x the catalog's kernels, as TensorFlow "
+        "softmax, context GEMM per head) takes about 1.3x the catalog's kernels, as TensorFlow "
         "1.15's unfused XLA kernels do (bertb-ft-a100-tfxla-); which kernels are slow no source "
         "here times"),
     "bertb-ft-a100-tfxla-": (

@@ -16,8 +16,13 @@ namespace {
 // Fused: one kernel. Unfused (PyTorch eager): scores GEMM, scale, mask, softmax, dropout
 // (training), context GEMM, and the permute back to (tokens, hidden) (a copy kernel).
 // `host_views`: the view/permute operators eager code runs around it (no kernels).
+// `copy_heads`: Q, K and V are strided views of separate projections ([batch, tokens, heads, d]
+// permuted); torch.matmul flattens batch and heads with reshape, a copy kernel (launched inside
+// the matmul operator) for each when batch > 1, as the two dimensions then do not merge into one
+// strided batch dimension; at batch 1 a view the batched GEMM reads in place.
 void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, std::int64_t heads,
-               std::int64_t lq, std::int64_t lk, std::int64_t d, bool causal, double host_views) {
+               std::int64_t lq, std::int64_t lk, std::int64_t d, bool causal, double host_views,
+               bool copy_heads = false) {
   const std::int64_t count = batch * heads;
   const double bh = static_cast<double>(count);
   const std::int64_t built = b.fusion().attention_key_rows;
@@ -42,11 +47,17 @@ void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, s
   const double scores = bh * static_cast<double>(lq * lk);
   const double q = bh * static_cast<double>(lq * d);
   const double kv = bh * static_cast<double>(lk * d);
+  const bool copies = copy_heads && batch > 1;
+  if (copies) {
+    b.elementwise(prefix + "q_split_heads", q, 1, 1, 0, 0, true, -1, 0);
+    b.elementwise(prefix + "k_split_heads", kv, 1, 1, 0, 0, true, -1, 0);
+  }
   b.gemm(prefix + "attention_scores", lq, lk, d, count, q, kv, scores, false, true, 1 + host_views);
   b.elementwise(prefix + "attention_scale", scores, 1, 1, 1, 0, true);
   b.elementwise(prefix + "attention_mask", scores, 1, 1, 1, 0, true);
   b.fp32_op(prefix + "softmax", scores, 1, 1, 5);
   b.dropout(prefix + "attention_dropout", scores);
+  if (copies) b.elementwise(prefix + "v_split_heads", kv, 1, 1, 0, 0, true, -1, 0);
   b.gemm(prefix + "attention_context", lq, d, lk, count, scores, kv, q, false);
   // permute + contiguous + view: one copy kernel, three operators.
   b.elementwise(prefix + "attention_merge_heads", q, 1, 1, 0, 0, true, -1, 3);
@@ -56,7 +67,8 @@ void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, s
 // norm comes first (GPT-2, ViT, Whisper), else after the residual add (BERT).
 void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t batch,
                         std::int64_t lq, std::int64_t lk, std::int64_t h, std::int64_t heads,
-                        bool causal, bool pre_ln, bool cross, std::int64_t kv_tokens_projected) {
+                        bool causal, bool pre_ln, bool cross, std::int64_t kv_tokens_projected,
+                        bool one_qkv_gemm = false) {
   const std::int64_t t = batch * lq;
   const double tokens = static_cast<double>(t);
   const double th = tokens * static_cast<double>(h);
@@ -76,7 +88,15 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
       b.add_params(2 * h * h);
     }
     b.add_params(2 * h);
-  } else if (b.fusion().separate_qkv_projections) {
+  } else if (b.fusion().qkv_head_views && !one_qkv_gemm) {
+    // PyTorch eager (HF transformers BertSelfAttention / ViTSelfAttention, DeepLearningExamples'
+    // PyTorch BERT; kernel-families `qkv_projection: separate_views`): three nn.Linear named
+    // query, key and value (addmm each, the bias in it), then transpose_for_scores of each: a
+    // view and a permute, no kernel (attention() copies them where the batched matmul must).
+    for (const char* projection : {"q", "k", "v"}) {
+      b.dense(prefix + projection, t, h, h, th, hd * hd, th, true, 3);
+    }
+  } else if (b.fusion().separate_qkv_projections && !one_qkv_gemm) {
     // TensorFlow's BERT graph (kernel-families `qkv_projection: separate`): three dense layers
     // (MatMul + BiasAdd each), and transpose_for_scores of each (Reshape + Transpose to
     // [batch, heads, tokens, head_dim]): a copy kernel, the bias add in it unless the runtime's
@@ -90,15 +110,16 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
       b.elementwise(prefix + projection + "_split_heads", th, 1, 1, bias_flops, 0, true, -1, 2);
     }
   } else {
-    // The QKV projection (three nn.Linear in HF code, one fused GEMM here: the same FLOPs) and
-    // the view/permute of Q, K and V.
+    // The QKV projection: one GEMM of N = 3 h (GPT-2's Conv1D c_attn, `one_qkv_gemm`, or a
+    // runtime that merges the three, `qkv_projection: fused`) and the view/permute of Q, K, V.
     b.gemm(prefix + "qkv", t, 3 * h, h, 1, th, hd * 3 * hd, 3 * th, true, true, 9);
     b.add_params(3 * h);
   }
   // Eager code views and transposes K for the scores GEMM (one more operator); TensorFlow's
   // tf.matmul(q, k, transpose_b=True) is one.
-  const bool separate = !cross && b.fusion().separate_qkv_projections;
-  attention(b, prefix, batch, heads, lq, lk, h / heads, causal, separate ? 0 : 1);
+  const bool separate = !cross && !one_qkv_gemm && b.fusion().separate_qkv_projections;
+  const bool views = separate && b.fusion().qkv_head_views;
+  attention(b, prefix, batch, heads, lq, lk, h / heads, causal, separate && !views ? 0 : 1, views);
   b.dense(prefix + "attention_out", t, h, h, th, hd * hd, th);
   b.dropout(prefix + "attention_out_dropout", th);
   if (pre_ln) {
@@ -130,10 +151,14 @@ void ffn_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t t, st
 
 // One transformer layer (Vaswani et al. 2017 as used by BERT, ViT and GPT-2): QKV projection,
 // attention, output projection, residual + norm, FFN; pre-LN for GPT-2 / ViT.
+// `one_qkv_gemm`: the model's own weights are one QKV matrix (GPT-2's Conv1D c_attn), one GEMM
+// whatever the runtime's qkv_projection.
 void transformer_layer(LayerBuilder& b, std::int64_t batch, std::int64_t seq, std::int64_t h,
-                       std::int64_t heads, std::int64_t ffn, bool causal, bool pre_ln) {
+                       std::int64_t heads, std::int64_t ffn, bool causal, bool pre_ln,
+                       bool one_qkv_gemm = false) {
   b.begin_checkpoint();
-  attention_sublayer(b, "layer.", batch, seq, seq, h, heads, causal, pre_ln, false, 0);
+  attention_sublayer(b, "layer.", batch, seq, seq, h, heads, causal, pre_ln, false, 0,
+                     one_qkv_gemm);
   ffn_sublayer(b, "layer.", batch * seq, h, ffn, pre_ln, "norm2");
   b.end_checkpoint(static_cast<double>(batch * seq) * static_cast<double>(h));
 }
@@ -296,7 +321,8 @@ void decoder_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   b.add_params((vocab + e.dim("max_positions")) * h);
   b.dropout("embedding.dropout", th);
   for (std::int64_t l = 0; l < e.dim("layers"); ++l) {
-    transformer_layer(b, batch, seq, h, e.dim("heads"), e.dim("ffn"), true, true);
+    // HF GPT2Attention: c_attn is one Conv1D of 3 x hidden outputs (torch.addmm), split after.
+    transformer_layer(b, batch, seq, h, e.dim("heads"), e.dim("ffn"), true, true, true);
   }
   b.fp32_op("final_layernorm", th, 1, 1, 8, 2 * h, -1, 1, 3);
   const double tv = static_cast<double>(batch * seq * vocab);
@@ -397,10 +423,14 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   b.activation("encoder.conv2.gelu", f2 * hd, 8);
   b.add_params(2 * h + positions * h);  // conv biases, encoder position embeddings
   b.elementwise("encoder.add_position", f2 * hd, 2, 1, 1, 0, true, -1, 2);
+  const bool whisper_one_qkv = b.fusion().qkv_head_views;
   for (std::int64_t l = 0; l < e.dim("encoder_layers"); ++l) {
     b.begin_checkpoint();
+    // HF WhisperAttention projects q_proj, k_proj and v_proj separately, but its _shape copies
+    // each head split (.contiguous()) at any batch, which `separate_views` does not say: under
+    // that runtime key Whisper keeps one QKV GEMM (not modelled, docs/strategies.md).
     attention_sublayer(b, "encoder.layer.", batch, positions, positions, h, heads, false, true,
-                       false, 0);
+                       false, 0, whisper_one_qkv);
     ffn_sublayer(b, "encoder.layer.", batch * positions, h, ffn, true, "norm2");
     b.end_checkpoint(f2 * hd);
   }
@@ -411,7 +441,7 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
   const auto decoder_layer = [&](std::int64_t q_tokens, std::int64_t self_context,
                                  std::int64_t kv_projected) {
     attention_sublayer(b, "decoder.layer.", batch, q_tokens, self_context, h, heads, true, true,
-                       false, 0);
+                       false, 0, whisper_one_qkv);
     attention_sublayer(b, "decoder.layer.cross_", batch, q_tokens, positions, h, heads, false, true,
                        true, kv_projected);
     ffn_sublayer(b, "decoder.layer.", batch * q_tokens, h, ffn, true, "norm3");

@@ -160,6 +160,7 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   fusion.folded_batchnorm = runtime->folded_batchnorm;
   fusion.fused_conv_residual = runtime->fused_conv_residual;
   fusion.separate_qkv_projections = runtime->separate_qkv_projections;
+  fusion.qkv_head_views = runtime->qkv_head_views;
   fusion.dense_bias_broadcast = runtime->dense_bias_broadcast;
   fusion.dense_bias_kernel = runtime->dense_bias_kernel;
   fusion.autocast_fp32_ops = runtime->autocast && (dtype == "fp16" || dtype == "bf16");

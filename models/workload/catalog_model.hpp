@@ -23,7 +23,12 @@
 //             kernel reading and writing tokens x h elements with the bias add in it (1 FLOP an
 //             element). The two cost the same FLOPs; the separate GEMMs have a third of the
 //             blocks each, so at small batch, where one QKV GEMM's blocks do not fill the GPU,
-//             they take up to three times as long. A dense layer's bias (BERT's Q, K, V,
+//             they take up to three times as long. `qkv_projection: separate_views` (PyTorch): the
+//             three GEMMs with no head-split kernel (a view + permute), but an unfused attention at
+//             batch > 1 copies Q and K before its scores GEMM and V before its context GEMM
+//             (torch.matmul's reshape: batch and heads do not merge into one stride), each
+//             tokens x h elements read and written. A model whose own weights are one QKV
+//             matrix (GPT-2's c_attn) keeps one GEMM. A dense layer's bias (BERT's Q, K, V,
 //             attention output and FFN GEMMs, the pooler) costs nothing of its own unless
 //             `dense_bias: separate` (a kernel after the GEMM reads its M x N output and writes
 //             M x N, 1 FLOP an element) or `broadcast` (a kernel before it writes the bias
@@ -355,6 +360,10 @@ struct LayerFusion {
   /// transpose kernel (kernel-families `qkv_projection: separate`: TensorFlow's BERT graph),
   /// instead of one QKV GEMM of N = 3 x hidden ("Runtime").
   bool separate_qkv_projections = false;
+  /// With separate_qkv_projections: each head split is a view, not a kernel (kernel-families
+  /// `qkv_projection: separate_views`: PyTorch eager); an unfused attention copies Q, K and V
+  /// before its batched GEMMs when batch > 1 ("Runtime").
+  bool qkv_head_views = false;
   /// A dense layer's bias written into the GEMM's output by a broadcast kernel before it, the
   /// GEMM reading it back as C (kernel-families `dense_bias: broadcast`: XLA's GemmRewriter),
   /// or added by a kernel of its own after it (`dense_bias: separate`: TensorFlow's BiasAdd);

@@ -408,8 +408,11 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
                                                   r.conv_residual_source);
     }
     if (rm.get("qkv_projection")) {
-      r.separate_qkv_projections = choice_parameter_of(ctx, rm, "qkv_projection", "separate",
-                                                       "fused", r.qkv_projection_source);
+      const std::size_t qkv =
+          choice_index_of(ctx, rm, "qkv_projection", {"fused", "separate", "separate_views"},
+                          r.qkv_projection_source);
+      r.separate_qkv_projections = qkv != 0;
+      r.qkv_head_views = qkv == 2;
     }
     if (rm.get("dense_bias")) {
       const std::size_t bias = choice_index_of(

@@ -93,6 +93,11 @@ struct CatalogRuntime {
   /// head-split transpose kernel, instead of one QKV GEMM of N = 3 x hidden whose heads the
   /// attention reads in place (catalog_model.hpp, "Runtime").
   bool separate_qkv_projections = false;
+  /// `qkv_projection: separate_views`: three GEMMs as `separate`, but each head split is a view
+  /// (PyTorch's view + permute, no kernel); an unfused attention's batched matmuls copy Q, K
+  /// and V only when the batch exceeds 1, as batch and heads then do not merge into one strided
+  /// batch dimension (catalog_model.hpp, "Runtime").
+  bool qkv_head_views = false;
   /// `dense_bias:` (optional, default fused: the bias add costs nothing of its own, an epilogue
   /// or the next elementwise kernel): `separate`, a bias-add kernel after the GEMM (reads and
   /// writes its output); `broadcast`, a kernel writes the bias into the GEMM's output before it

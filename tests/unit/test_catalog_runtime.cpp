@@ -40,6 +40,7 @@ TEST(CatalogRuntime, EagerPyTorchSplitsTheLayersAndPacesTheLaunches) {
   LayerFusion eager;
   eager.fused_attention = eager.fused_activation = eager.fused_residual_norm =
       eager.folded_batchnorm = false;
+  eager.separate_qkv_projections = eager.qkv_head_views = true;  // `qkv_projection: separate_views`
   const CatalogLayers fused = catalog_layers(e, 1, 128, "fp32", false);
   const CatalogLayers split = catalog_layers(e, 1, 128, "fp32", false, eager);
   const auto count = [](const CatalogLayers& l, const std::string& prefix) {
@@ -48,10 +49,10 @@ TEST(CatalogRuntime, EagerPyTorchSplitsTheLayersAndPacesTheLaunches) {
     return n;
   };
   // TensorRT: qkv, fused attention, out, skip-LN, ffn1 (+GELU), ffn2, skip-LN = 7 per layer;
-  // eager: qkv, scores, scale, mask, softmax, context, merge-heads copy, out, add, LN, ffn1,
-  // GELU, ffn2, add, LN = 15.
+  // eager: q, k, v (three nn.Linear; at batch 1 no head-split copy), scores, scale, mask,
+  // softmax, context, merge-heads copy, out, add, LN, ffn1, GELU, ffn2, add, LN = 17.
   EXPECT_EQ(count(fused, "layer."), 12 * 7);
-  EXPECT_EQ(count(split, "layer."), 12 * 15);
+  EXPECT_EQ(count(split, "layer."), 12 * 17);
   // The same parameters; the projections' FLOPs are the same and attention adds its two GEMMs
   // (4 L^2 d per head, as the fused kernel).
   EXPECT_EQ(fused.params, split.params);

@@ -216,17 +216,22 @@ TEST(CatalogErrors, ConvResidualIsFusedOrSeparateWithAProvenance) {
   }
 }
 
-// qkv_projection (optional, default fused) is separate or fused with one provenance; absent it
-// keeps the one QKV GEMM (ONNX Runtime, TensorRT, PyTorch), set it splits it (the TensorFlow
-// runtimes).
+// qkv_projection (optional, default fused) is fused, separate or separate_views with one
+// provenance; absent it keeps the one QKV GEMM (ONNX Runtime, TensorRT), set it splits it (the
+// TensorFlow runtimes with a transpose kernel each, PyTorch's with view head splits).
 TEST(CatalogErrors, QkvProjectionIsSeparateOrFusedWithAProvenance) {
   const KernelFamilies& f = load_kernel_families();
   EXPECT_TRUE(f.runtime("tensorflow")->separate_qkv_projections);
   EXPECT_TRUE(f.runtime("tensorflow-xla")->separate_qkv_projections);
+  EXPECT_FALSE(f.runtime("tensorflow-xla")->qkv_head_views);
   EXPECT_FALSE(f.runtime("tensorflow-xla")->qkv_projection_source.empty());
   EXPECT_FALSE(f.runtime("onnxruntime")->separate_qkv_projections);
   EXPECT_TRUE(f.runtime("onnxruntime")->qkv_projection_source.empty());
-  EXPECT_FALSE(f.runtime("pytorch")->separate_qkv_projections);
+  for (const std::string runtime : {"pytorch", "pytorch-sdpa"}) {
+    EXPECT_TRUE(f.runtime(runtime)->separate_qkv_projections) << runtime;
+    EXPECT_TRUE(f.runtime(runtime)->qkv_head_views) << runtime;
+    EXPECT_FALSE(f.runtime(runtime)->qkv_projection_source.empty()) << runtime;
+  }
   const std::string base = shipped_kernel_families();
   // The tensorflow-xla runtime's qkv_projection block, replaced by each wrong one.
   const std::size_t from = base.find("    qkv_projection:\n", base.find("\n  tensorflow-xla:\n"));
@@ -234,8 +239,9 @@ TEST(CatalogErrors, QkvProjectionIsSeparateOrFusedWithAProvenance) {
   const std::size_t to = base.find("    elementwise_fusion:", from);
   ASSERT_NE(to, std::string::npos);
   for (const auto& [entry, why] :
-       {std::pair<std::string, std::string>{"    qkv_projection: {value: split, source: a}\n",
-                                            "expected separate or fused, got 'split'"},
+       {std::pair<std::string, std::string>{
+            "    qkv_projection: {value: split, source: a}\n",
+            "expected fused, separate or separate_views, got 'split'"},
         {"    qkv_projection: {value: separate}\n", "give either source or assumption"}}) {
     expect_families_error(base.substr(0, from) + entry + base.substr(to),
                           "runtimes.tensorflow-xla.qkv_projection", why);
