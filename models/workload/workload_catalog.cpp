@@ -222,19 +222,7 @@ std::size_t choice_index_of(Context& ctx, const MapReader& parent, const std::st
 // `{value: CHOICE, source | assumption}` with CHOICE one of `a` (-> true) or `b` (-> false).
 bool choice_parameter_of(Context& ctx, const MapReader& parent, const std::string& key,
                          const std::string& yes, const std::string& no, std::string& provenance) {
-  const MapReader map(ctx, parent.require(key), {"value", "source", "assumption"});
-  const auto source = map.get("source");
-  const auto assumption = map.get("assumption");
-  if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
-    ctx.fail(map.self(), "give either source or assumption (exactly one)");
-  }
-  provenance = provenance_of(ctx, source ? *source : *assumption);
-  const Field value = map.require("value");
-  const std::string text = text_of(ctx, value);
-  if (text != yes && text != no) {
-    ctx.fail(value, "expected " + yes + " or " + no + ", got '" + text + "'");
-  }
-  return text == yes;
+  return choice_index_of(ctx, parent, key, {yes, no}, provenance) == 0;
 }
 
 }  // namespace
