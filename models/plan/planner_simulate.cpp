@@ -31,6 +31,7 @@
 #include "models/scenario/resolve.hpp"
 #include "models/strategies/registry.hpp"
 #include "models/strategies/strategy.hpp"
+#include "sim/util/write_all.hpp"
 
 namespace gpumux {
 namespace planner_detail {
@@ -377,9 +378,7 @@ class UnitWorkers {
 namespace {
 
 bool send_frame(int fd, const std::string& text) {
-  const std::uint64_t size = text.size();
-  std::string frame(reinterpret_cast<const char*>(&size), sizeof size);
-  frame += text;
+  const std::string frame = length_framed(text);
   std::size_t done = 0;
   while (done < frame.size()) {
     // MSG_NOSIGNAL: a worker that died is an error here, not SIGPIPE (workers run on Linux

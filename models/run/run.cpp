@@ -349,6 +349,12 @@ std::optional<std::string> child_report(pid_t child, int fd, double parent_cpu_s
   bool whole = false, reaped = false;
   int status = 0;
   char buffer[1 << 16];
+  // Whether `message` holds the frame's length and at least that much text (length_framed).
+  const auto holds_whole_frame = [&] {
+    if (message.size() < sizeof size) return false;
+    std::memcpy(&size, message.data(), sizeof size);
+    return message.size() - sizeof size >= size;
+  };
   while (!whole) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, kChildPollMs);
@@ -359,10 +365,7 @@ std::optional<std::string> child_report(pid_t child, int fd, double parent_cpu_s
       if (n <= 0) break;  // end of file: every writer is gone
       message.append(buffer, static_cast<std::size_t>(n));
       progressed = Clock::now();
-      if (message.size() >= sizeof size) {
-        std::memcpy(&size, message.data(), sizeof size);
-        whole = message.size() - sizeof size >= size;
-      }
+      whole = holds_whole_frame();
       continue;
     }
     // Nothing to read for kChildPollMs: gone without a whole message, computing, or stalled.
@@ -376,10 +379,7 @@ std::optional<std::string> child_report(pid_t child, int fd, double parent_cpu_s
         if (n <= 0) break;
         message.append(buffer, static_cast<std::size_t>(n));
       }
-      if (message.size() >= sizeof size) {
-        std::memcpy(&size, message.data(), sizeof size);
-        whole = message.size() - sizeof size >= size;
-      }
+      whole = holds_whole_frame();
       break;
     }
     const Clock::time_point now = Clock::now();
@@ -482,12 +482,7 @@ std::string SteppedRun::at(Nanos w, const Report& report) {
       s.scenario.scenario.duration = w;
       s.run->end_arrivals_at(w);
       s.run->run_to_end();
-      const std::string text = report(s.run->finish());
-      const std::uint64_t size = text.size();
-      if (write_all(pipe_fds[1],
-                    std::string(reinterpret_cast<const char*>(&size), sizeof size) + text)) {
-        status = 0;
-      }
+      if (write_all(pipe_fds[1], length_framed(report(s.run->finish())))) status = 0;
     } catch (...) {
     }
     ::_exit(status);  // no atexit handlers, no stdio flush: the parent's
