@@ -92,8 +92,7 @@ TEST(TensorrtOnnxRuntime, BertLayerRunsTheExportedGraphsKernelsInOrder) {
       EXPECT_EQ(layer[i]->name, expected[i]) << batch;
     }
     EXPECT_EQ(static_cast<std::int64_t>(onnx.layers.layers.size()), 22 * layers + 3 + 2) << batch;
-    EXPECT_EQ(static_cast<std::int64_t>(plugins.layers.layers.size()), 7 * layers + 1 + 1)
-        << batch;
+    EXPECT_EQ(static_cast<std::int64_t>(plugins.layers.layers.size()), 7 * layers + 1 + 1) << batch;
   }
 }
 
@@ -134,13 +133,13 @@ TEST(TensorrtOnnxRuntime, SameGemmWorkAsThePluginsWithTheScoresMaterialisedAndNo
 // among the runtimes kernel-families.yaml knows.
 TEST(TensorrtOnnxRuntime, AnUnknownRuntimeIsALocatedErrorNamingTensorrtOnnx) {
   try {
-    (void)resolve_scenario(load_scenario_text(
-        "name: t\nseed: 1\nduration: 200ms\nwarmup: 0s\n"
-        "gpus: [{name: g, model: a100-sxm4-40gb, sharing: {mode: exclusive}}]\n"
-        "tenants:\n  - name: a\n    device: g\n    workload:\n"
-        "      arrivals: {process: closed, concurrency: 1, think: 1us}\n"
-        "      model: bert-large\n      runtime: tensorrt-onx\n",
-        "test.yaml"));
+    (void)resolve_scenario(
+        load_scenario_text("name: t\nseed: 1\nduration: 200ms\nwarmup: 0s\n"
+                           "gpus: [{name: g, model: a100-sxm4-40gb, sharing: {mode: exclusive}}]\n"
+                           "tenants:\n  - name: a\n    device: g\n    workload:\n"
+                           "      arrivals: {process: closed, concurrency: 1, think: 1us}\n"
+                           "      model: bert-large\n      runtime: tensorrt-onx\n",
+                           "test.yaml"));
     FAIL() << "no error";
   } catch (const InputError& e) {
     const std::string what = e.what();
