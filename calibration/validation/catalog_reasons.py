@@ -21,9 +21,9 @@ TRITON_TRT = (
     "batch 8 is within 8 % on both GPUs and A30 batch 1 within 6 %, but at batch 1 on the A100 "
     "the time is the launches: 558 kernels x 3.34 us of stream gap (1.86 ms) on 2.31 ms of "
     "kernel time, where the measured Server Compute Infer (3.4 of 3.6 ms) leaves room for about "
-    "330 at the catalog's kernel times. TensorRT 8.0 fuses more of this graph than its "
-    "documented pointwise fusion (its SoftMax is one kernel, not three); which kernels it "
-    "launched no source here lists (docs/workloads.md, TensorRT from ONNX)")
+    "330 at the catalog's kernel times: TensorRT 8.0 launched fewer kernels than its "
+    "documented pointwise fusion gives (its SoftMax layer alone is one, not three); which, no "
+    "source here lists kernel by kernel (docs/workloads.md, TensorRT from ONNX)")
 
 # DeepLearningExamples' TF1 BERT SQuAD inference tables (dle-bert-tf) with the tensorflow runtime.
 TF1_BERT = (
