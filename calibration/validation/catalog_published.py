@@ -391,15 +391,28 @@ def scored_rows(rows: list) -> tuple[list, int]:
     return [r for r in rows if r["id"] in keep], len(rows) - len(keep)
 
 
+# Sources whose TensorRT engines TensorRT's ONNX parser built from a framework's ONNX export,
+# without the BERT plugins (kernel-families.yaml `tensorrt-onnx`): DeepLearningExamples' Triton
+# BERT deployment converts its PyTorch model's ONNX export with Model Navigator (TensorRT 8.0,
+# PyTorch/LanguageModeling/BERT/triton/large/runner/pipeline_impl.py), for Triton's tensorrt
+# backend and for ONNX Runtime's TensorRT execution provider alike.
+ONNX_PARSER_ENGINES = {"dle-bertl-triton"}
+
+
 def small_batch_runtime(row: dict) -> str:
     """The runtime a small_batch.csv point was measured with (`workload.runtime:`). The CSV's
     `runtime` column, except: ONNX Runtime's TensorRT execution provider hands the graph to
-    TensorRT (its kernels and fusions are TensorRT's, as solo.csv's runtime_of reads it);
+    TensorRT (its kernels and fusions are TensorRT's, as solo.csv's runtime_of reads it); an
+    engine TensorRT's ONNX parser built from a framework's export (ONNX_PARSER_ENGINES) runs the
+    graph's own attention, layer norms and GELU, not demoBERT's plugins (tensorrt-onnx);
     FasterTransformer's CustomExt / OP run its encoder (kernel-families.yaml `fastertransformer`:
     fused attention, bias + GELU after the GEMM, bias + residual + LayerNorm, and its host time
     per request). TensorFlow (the column is empty) is named as it is, and the binary says whether
     it knows it."""
     sw = row["software"]
+    if row["source"] in ONNX_PARSER_ENGINES and (
+            "TensorRT execution provider" in sw or row["runtime"] == "tensorrt"):
+        return "tensorrt-onnx"
     if "TensorRT execution provider" in sw:
         return "tensorrt"
     if "FasterTransformer CustomExt" in sw or "FasterTransformer OP" in sw:

@@ -16,12 +16,14 @@ TRITON_ORT = (
     "slower ONNX Runtime's CUDA kernels are than TensorRT's on BERT-large at 384 tokens is not "
     "characterised by any source here")
 TRITON_TRT = (
-    "the time is in the backend (Server Compute Infer 3.4 of 3.6 ms at batch 1, 15.2 of 15.4 "
-    "at batch 8; A30 5.2 of 5.8, 31.1 of 31.6): this engine (Triton 21.10, TensorRT 8.0, "
-    "CUDA graphs off) takes 1.15x (batch 1) and 1.4x (batch 8) what TensorRT 10.7 demoBERT "
-    "takes for the same model and length on an A100 (2.96 ms, 11.0 ms; trt-bert-10.7, "
-    "predicted within 27 % and 2 %; A30: 5.2 ms against demoBERT 8.4.3's 4.57, a calibration "
-    "point); the ONNX Runtime TensorRT execution provider gives the same times (3.5 / 15.2 ms)")
+    "the engine is TensorRT 8.0's ONNX parser's, built from modeling.py's ONNX export without "
+    "demoBERT's plugins (runtime tensorrt-onnx: 22 kernels per layer, the attention unfused); "
+    "batch 8 is within 8 % on both GPUs and A30 batch 1 within 6 %, but at batch 1 on the A100 "
+    "the time is the launches: 558 kernels x 3.34 us of stream gap (1.86 ms) on 2.31 ms of "
+    "kernel time, where the measured Server Compute Infer (3.4 of 3.6 ms) leaves room for about "
+    "330 at the catalog's kernel times: TensorRT 8.0 launched fewer kernels than its "
+    "documented pointwise fusion gives (its SoftMax layer alone is one, not three); which, no "
+    "source here lists kernel by kernel (docs/workloads.md, TensorRT from ONNX)")
 
 # DeepLearningExamples' TF1 BERT SQuAD inference tables (dle-bert-tf) with the tensorflow runtime.
 TF1_BERT = (

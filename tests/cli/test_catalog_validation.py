@@ -104,6 +104,31 @@ def test_tensorflow_points_state_their_harness_and_precision():
     assert cp.harness_host(table["bertb-ft-a100-fttf-b8-s384"]) is None  # FT's op: its runtime
 
 
+def test_dle_triton_bert_engines_run_the_onnx_parsers_graph():
+    """DeepLearningExamples' Triton BERT builds its TensorRT engine from the model's ONNX export
+    with TensorRT's ONNX parser (no demoBERT plugins), for Triton's tensorrt backend and ONNX
+    Runtime's TensorRT execution provider alike: runtime tensorrt-onnx. The same README's ONNX
+    Runtime backend keeps onnxruntime and its TorchScript rows pytorch; other sources' TensorRT
+    execution provider rows (the ResNet-50 README) keep tensorrt."""
+    pytest.importorskip("yaml")
+    sys.path.insert(0, str(VALIDATION))
+    import catalog_published as cp
+    table = rows("small_batch.csv")
+    by_runtime = {}
+    for r in table:
+        if r["source"] != "dle-bertl-triton":
+            continue
+        sw = r["software"]
+        kind = ("ort-trt" if "TensorRT execution provider" in sw else
+                "trt" if r["runtime"] == "tensorrt" else r["runtime"])
+        by_runtime.setdefault(kind, set()).add(cp.small_batch_runtime(r))
+    assert by_runtime == {"ort-trt": {"tensorrt-onnx"}, "trt": {"tensorrt-onnx"},
+                          "onnxruntime": {"onnxruntime"}, "pytorch": {"pytorch"}}
+    rn50 = [r for r in table if r["source"] == "dle-rn50-triton"
+            and "TensorRT execution provider" in r["software"]]
+    assert rn50 and all(cp.small_batch_runtime(r) == "tensorrt" for r in rn50)
+
+
 def test_tally_points_run_in_tallys_gemm_library_and_fp32():
     """Tally's harness runs every job with REPLACE_CUBLAS (its CUTLASS GEMMs) and its trainers
     without TF32: the server alone, beside each trainer, and each trainer name the
