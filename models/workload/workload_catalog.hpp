@@ -157,7 +157,7 @@ struct KernelFamilies {
   /// reduction kernel (catalog_model.hpp, "GEMM selection"). Absent: false, value 0.
   bool gemm_split_k_serial = false;
   CatalogParameter gemm_split_k_serial_provenance;  ///< value = 1 when given
-  CatalogParameter gemm_efficiency;          ///< share of the dense peak a full wave reaches
+  CatalogParameter gemm_efficiency;                 ///< share of the dense peak a full wave reaches
   // Fused attention (FlashAttention-2 / fused MHA): query rows per block, block resources, share
   // of the tensor peak, and backward FLOPs per forward FLOP.
   CatalogParameter attention_block_rows, attention_threads, attention_registers;

@@ -90,9 +90,9 @@ double gemm_time(const LayerWork& w, const GemmTile& t, int split, int sms, doub
       cdiv(blocks, sms), resident, cdiv(depth, t.k), block_compute, dram_latency() / (t.stages - 1),
       dram_latency(), (t.m + t.n) * t.k * w.element_bytes / l2_share, l2_latency(),
       double(t.m) * t.n * (split > 1 && !serial ? 4.0 : w.element_bytes) / l2_share);
-  const double chain = serial ? (split - 1) * (2 * l2_latency() +
-                                               2.0 * t.m * t.n * w.element_bytes / l2_share)
-                              : 0.0;
+  const double chain =
+      serial ? (split - 1) * (2 * l2_latency() + 2.0 * t.m * t.n * w.element_bytes / l2_share)
+             : 0.0;
   const double outputs = double(w.count) * double(w.m) * w.n;
   const double rate = bandwidth(gpu) * sms / gpu.sms;
   const double t_m =
@@ -108,17 +108,17 @@ double gemm_time(const LayerWork& w, const GemmTile& t, int split, int sms, doub
   return std::max(t_lat + chain, t_m) + reduce;
 }
 
-// The least predicted time over every tile, split factor and reduction scheme the library may
-// use.
-double best_gemm_time(const LayerWork& w, int sms) {
-  const KernelFamilies& f = load_kernel_families();
+// The least predicted time over every tile, split factor and reduction scheme the library `f`
+// may use.
+double best_gemm_time(const LayerWork& w, int sms, const KernelFamilies& f) {
   double best = 1e30;
   for (const GemmTile& t : f.gemm_tiles) {
     for (int s : f.gemm_split_k) {
       if (s > 1 && double(w.k) / s < f.gemm_split_k_min_depth.value) break;
       best = std::min(best, gemm_time(w, t, s, sms, nullptr));
       // Serial split-K where the unsplit grid has fewer output tiles than SMs.
-      const double tiles = double(w.count) * std::ceil(double(w.m) / t.m) * std::ceil(double(w.n) / t.n);
+      const double tiles =
+          double(w.count) * std::ceil(double(w.m) / t.m) * std::ceil(double(w.n) / t.n);
       if (s > 1 && f.gemm_split_k_serial && tiles < sms) {
         best = std::min(best, gemm_time(w, t, s, sms, nullptr, true));
       }
@@ -129,9 +129,11 @@ double best_gemm_time(const LayerWork& w, int sms) {
 
 TEST(CatalogRoofline, GemmSelectionIsTheLeastPredictedTimeOnRandomShapes) {
   const DeviceProfile& gpu = a100();
-  const KernelFamilies& f = load_kernel_families();
   ASSERT_EQ(gpu.compute.fp16_tensor, 312e12);
   ASSERT_GT(gpu.l2_bandwidth, 0);
+  // The shipped menu (reduction kernel only) and the one with serial split-K.
+  KernelFamilies serial_menu = load_kernel_families();
+  serial_menu.gemm_split_k_serial = true;
   std::uint64_t x = 12345;
   const auto next = [&](int lo, int hi) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -139,12 +141,14 @@ TEST(CatalogRoofline, GemmSelectionIsTheLeastPredictedTimeOnRandomShapes) {
   };
   for (int i = 0; i < 200; ++i) {
     const LayerWork w = gemm(next(1, 20000), next(1, 12000), next(1, 300000));
+    const KernelFamilies& f = i % 2 == 0 ? load_kernel_families() : serial_menu;
     for (const int sms : {108, 14, 42}) {
       const GemmChoice c = choose_gemm(w, f, gpu, gpu.compute.fp16_tensor, sms);
+      EXPECT_TRUE(!c.serial || f.gemm_split_k_serial);
       double blocks = 0;
       const double t = gemm_time(w, c.tile, c.split, sms, &blocks, c.serial);
       // The chosen (tile, split, scheme) is the cheapest, its grid as the law says.
-      EXPECT_NEAR(t / best_gemm_time(w, sms), 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
+      EXPECT_NEAR(t / best_gemm_time(w, sms, f), 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
       EXPECT_NEAR(c.time(gpu) / t, 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
       // The critical path is never shorter than the busiest SM's tensor work.
       EXPECT_GE(c.t_latency, c.t_compute * (1 - 1e-12));
@@ -204,10 +208,10 @@ TEST(CatalogRoofline, SmallGemmsSplitKAndSmallTilesToFillTheGpu) {
   // A ResNet-50 weight gradient (conv2_x 1x1, 64 -> 64 at batch 256: K = 256 x 56 x 56) has one
   // 64x64 output tile: split-K spreads it until the operands' HBM read bounds it (one block
   // would compute for 10x longer). Each SM draws at most the profile's sm_bandwidth, so the
-  // read reaches the HBM bandwidth only on a grid of at least B / s blocks (41 on the A100).
-  // Reducing in the kernel (serial split-K) writes no fp32 partials and launches no reduction
-  // kernel, so the operands' read alone is its time; with a reduction kernel, that kernel's
-  // launch and time come after it.
+  // read reaches the HBM bandwidth only on a grid of at least B / s blocks (41 on the A100);
+  // the reduction kernel (its launch and time) comes after it. Reducing in the kernel instead
+  // (serial split-K, when the menu has it) writes no fp32 partials and launches no reduction
+  // kernel: the operands' read alone is its time.
   const LayerWork wgrad = gemm(64, 64, 256 * 56 * 56);
   const GemmChoice w = choose_gemm(wgrad, f, gpu, peak);
   EXPECT_GT(w.split, 1);
@@ -215,16 +219,15 @@ TEST(CatalogRoofline, SmallGemmsSplitKAndSmallTilesToFillTheGpu) {
   EXPECT_NEAR(w.t_memory / (wgrad.bytes / bandwidth(gpu)), 1.0, 0.01);
   EXPECT_GE(w.t_memory, w.t_latency);
   const double t_w = w.time(gpu);
-  EXPECT_TRUE(w.serial);
-  EXPECT_DOUBLE_EQ(t_w, w.t_memory);
-  KernelFamilies kernel_reduction = f;
-  kernel_reduction.gemm_split_k_serial = false;
-  const GemmChoice r = choose_gemm(wgrad, kernel_reduction, gpu, peak);
-  EXPECT_GT(r.split, 1);
-  EXPECT_FALSE(r.serial);
-  EXPECT_DOUBLE_EQ(r.time(gpu),
-                   r.t_memory + static_cast<double>(gpu.launch_overhead) * 1e-9 + r.t_reduce);
-  EXPECT_LT(t_w, r.time(gpu));
+  EXPECT_FALSE(w.serial);
+  EXPECT_DOUBLE_EQ(t_w, w.t_memory + static_cast<double>(gpu.launch_overhead) * 1e-9 + w.t_reduce);
+  KernelFamilies serial_menu = f;
+  serial_menu.gemm_split_k_serial = true;
+  const GemmChoice s = choose_gemm(wgrad, serial_menu, gpu, peak);
+  EXPECT_GT(s.split, 1);
+  EXPECT_TRUE(s.serial);
+  EXPECT_DOUBLE_EQ(s.time(gpu), s.t_memory);
+  EXPECT_LT(s.time(gpu), t_w);
   const GemmTile t64{64, 64, 64, 5, 128, 136, 80 * 1024};
   EXPECT_LT(10 * t_w, gemm_time(wgrad, t64, 1, 108, nullptr));
   // A batch-1 GEMV (M = 1) is the weight read: the bandwidth term (split-K partials are a few
@@ -670,8 +673,8 @@ TEST(CatalogLatency, SerialSplitKIsOneKernelWithItsChainOfTileSteps) {
   // tokens (128 x 768 x 3072): 24 output tiles of 64x64 on 108 SMs.
   const DeviceProfile& gpu = a100();
   const double peak = gpu.compute.fp16_tensor;
-  const KernelFamilies& f = load_kernel_families();
-  ASSERT_TRUE(f.gemm_split_k_serial);
+  KernelFamilies f = load_kernel_families();
+  f.gemm_split_k_serial = true;
   const LayerWork ffn2 = gemm(128, 768, 3072);
   const GemmChoice c = choose_gemm(ffn2, f, gpu, peak);
   ASSERT_GT(c.split, 1);
