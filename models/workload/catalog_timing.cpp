@@ -260,7 +260,7 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
     c.t_serial_chain = static_cast<double>(split - 1) * step;
   }
   c.t_latency = path_time + c.t_serial_chain;
-  c.throughput_share = c.t_latency > 0 ? path_share * path_time / c.t_latency : path_share;
+  c.throughput_share = c.t_serial_chain > 0 ? path_share * path_time / c.t_latency : path_share;
   // Split-K with a reduction kernel: each split writes its fp32 partial tile instead of the
   // output; the kernel reads them back and writes the output (kernel-families `elementwise`
   // blocks). Serial split-K writes the output tile (its intermediate states stay in L2).
