@@ -60,7 +60,10 @@ L40S_S128 = (
     "attention_out and ffn2 with a reduction kernel each. The L40S profile has no fitted "
     "time-alone terms (no L40S point in calibration/fit/); its memory latencies are the L40's "
     "measured ones (kernel-families memory_latency). Which kernels TensorRT picks at 128 rows on "
-    "Ada (tile, split-K in the kernel or not) no source here records")
+    "Ada (tile, split-K in the kernel or not) no source here records; with the in-kernel "
+    "reduction in the GEMM menu (kernel-families gemm.split_k_serial: true) these rows are "
+    "+18.5 % (b1), +31.0 % (b2), +25.5 % (b4), +18.1 % (b8), and BERT-large b2 +15.0 % "
+    "(docs/workloads.md, \"Serial split-K\")")
 
 # Written reasons for points worse than 25 % where the published number measures something the
 # catalog request does not contain (by point-id prefix). Each says what the source measured; none

@@ -70,9 +70,25 @@
 //                 (the profile's launch_overhead) and t_r = max(count M N (4 s + s_dtype) /
 //                 B_grid of its own grid, its elementwise floor); t = max(t_lat, t_m) + [s > 1]
 //                 (launch + t_r).
+//                 Serial split-K (kernel-families `gemm.split_k_serial`; cuBLASLt
+//                 CUBLASLT_REDUCTION_SCHEME_INPLACE, CUTLASS SplitKSerial), offered where the
+//                 unsplit grid has fewer output tiles than S_lib (count ceil(M / m) ceil(N / n) <
+//                 S_lib: CUTLASS's "too few threadblocks to ... occupy the entire GPU"): no
+//                 reduction kernel
+//                 and no fp32 partials; split k of a tile waits on the tile's semaphore for
+//                 split k - 1, reads the output tile it left, adds its accumulators and writes
+//                 the tile in the output type, then releases (CUTLASS kernel/gemm.h,
+//                 semaphore.h). The splits of a tile end their main loops together, so the last
+//                 finishes s - 1 steps after the first, each step
+//                     c = 2 L_2 + 2 m n s_out / (B_L2 / S)
+//                 (the release seen by the waiting block's poll and the tile's read each an L2
+//                 round trip; the tile read and written through the SM's L2 share):
+//                 t_lat += (s - 1) c, the epilogue stores s_out, t_m counts C once (the
+//                 intermediate tiles stay in L2), t = max(t_lat, t_m).
 //             The choice of least t on the S_lib SMs the library sees (the device's: a MIG
-//             instance's own) wins; ties keep the earlier tile and the smaller split. The
-//             reduction is emitted as its own kernel, NAME.splitk_reduce.
+//             instance's own) wins; ties keep the earlier tile, the smaller split and the
+//             reduction kernel. A reduction kernel is emitted as its own kernel,
+//             NAME.splitk_reduce.
 //             (NVIDIA Matrix Multiplication Background guide: tile and wave quantization.)
 //   GEMM library  a workload with `gemm_library: NAME` (kernel-families `gemm_libraries:`) runs
 //             every GEMM as that library's one implementation instead of the least-time choice
@@ -285,6 +301,10 @@ struct LayerWork {
 struct GemmChoice {
   GemmTile tile;
   int split = 1;
+  /// With split > 1: true when the splits reduce in the kernel (serial split-K: each adds its
+  /// partial into the output tile after the previous one, behind a semaphore), false when they
+  /// write fp32 partials for a separate reduction kernel.
+  bool serial = false;
   std::int64_t blocks = 0;  ///< count x ceil(M / m) x ceil(N / n) x split
   int blocks_per_sm = 0;    ///< resident blocks per SM (0: the profile has no sm_limits)
   int iterations = 0;       ///< main-loop iterations of a block: ceil(ceil(K / split) / k)
@@ -293,10 +313,13 @@ struct GemmChoice {
   /// The critical path's per-block share tau (KernelSpec::sm_throughput_share), in [0, 1].
   double throughput_share = 0;
   double t_memory = 0;  ///< seconds of its HBM traffic (operands, output or split partials)
-  double t_reduce = 0;  ///< seconds of the split-K reduction kernel (0 without split)
+  double t_reduce = 0;  ///< seconds of the split-K reduction kernel (0 without one)
+  /// Seconds of a serial split-K's in-kernel chain, part of t_latency: (split - 1) steps, each
+  /// 2 L_2 + 2 m n s_out / (B_L2 / S) (0 unless serial).
+  double t_serial_chain = 0;
   std::int64_t reduce_blocks = 0;  ///< blocks of the reduction kernel
-  /// The predicted time the selection minimises: max(t_latency, t_memory), plus, with split-K,
-  /// the reduction kernel's launch (the profile's launch_overhead) and t_reduce.
+  /// The predicted time the selection minimises: max(t_latency, t_memory), plus, with split-K
+  /// and a reduction kernel, that kernel's launch (the profile's launch_overhead) and t_reduce.
   double time(const DeviceProfile& gpu) const;
 };
 

@@ -204,9 +204,10 @@ Reduction split_k_reduction(double outputs, int split, double element_bytes,
 
 }  // namespace
 
-static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int split,
+static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int split, bool serial,
                             const KernelFamilies& families, const DeviceProfile& gpu, double peak,
                             int library_sms) {
+  serial = serial && split > 1;
   const int sms = gpu.sms;
   const int lib = library_sms > 0 ? std::min(library_sms, sms) : sms;
   const double bandwidth = hbm_bandwidth(gpu) * static_cast<double>(lib) / sms;
@@ -221,6 +222,7 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   GemmChoice c;
   c.tile = tile;
   c.split = split;
+  c.serial = serial;
   c.blocks = layer.count * ceil_div(layer.m, tile.m) * ceil_div(layer.n, tile.n) * split;
   c.blocks_per_sm = shape_blocks_per_sm(gpu.sm_limits, tile.threads, tile.registers,
                                         static_cast<double>(tile.shared_memory));
@@ -233,7 +235,7 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   // over the stages - 1 k-slices in flight; before them the first k-slice's load (a DRAM latency,
   // then (m + n) k elements through the SM's share of L2), after them the epilogue: the fused
   // activation on the CUDA cores and the tile's store (an L2 latency, then m n outputs, or fp32
-  // partials under split-K, through the same share).
+  // partials under split-K with a reduction kernel, through the same share).
   c.iterations = static_cast<int>(ceil_div(depth, tile.k));
   const double l2_share = sm_l2_bandwidth(gpu);
   BlockPath path;
@@ -244,17 +246,29 @@ static GemmChoice time_gemm(const LayerWork& layer, const GemmTile& tile, int sp
   path.fill_per_block = static_cast<double>(tile.m + tile.n) * tile.k * dt / l2_share;
   path.epilogue = latency.l2.value;
   const double outputs_per_block = static_cast<double>(tile.m) * tile.n;
-  path.epilogue_per_block = outputs_per_block * (split > 1 ? 4.0 : dt) / l2_share +
+  path.epilogue_per_block = outputs_per_block * (split > 1 && !serial ? 4.0 : dt) / l2_share +
                             outputs_per_block * layer.epilogue_flops / (gpu.compute.fp32 / sms);
-  c.t_latency = critical_path(per_sm, c.blocks_per_sm, path);
-  c.throughput_share = throughput_share(per_sm, c.blocks_per_sm, path);
-  // Split-K: each split writes its fp32 partial tile instead of the output; a reduction kernel
-  // reads them back and writes the output (kernel-families `elementwise` blocks).
+  const double path_time = critical_path(per_sm, c.blocks_per_sm, path);
+  const double path_share = throughput_share(per_sm, c.blocks_per_sm, path);
+  // Serial split-K: the splits of a tile finish their main loops together and then add into the
+  // output tile one after another: s - 1 steps after the first's epilogue, each the release seen
+  // by the next split's poll and the tile's read (an L2 round trip each) and the tile read and
+  // written in the output type through the SM's L2 share. Latency, not SM work: the throughput
+  // share of the path is diluted by it.
+  if (serial) {
+    const double step = 2.0 * latency.l2.value + 2.0 * outputs_per_block * dt / l2_share;
+    c.t_serial_chain = static_cast<double>(split - 1) * step;
+  }
+  c.t_latency = path_time + c.t_serial_chain;
+  c.throughput_share = c.t_serial_chain > 0 ? path_share * path_time / c.t_latency : path_share;
+  // Split-K with a reduction kernel: each split writes its fp32 partial tile instead of the
+  // output; the kernel reads them back and writes the output (kernel-families `elementwise`
+  // blocks). Serial split-K writes the output tile (its intermediate states stay in L2).
   const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
                          static_cast<double>(layer.n);
-  const double partials = split > 1 ? outputs * (4.0 * split - dt) : 0.0;
+  const double partials = split > 1 && !serial ? outputs * (4.0 * split - dt) : 0.0;
   c.t_memory = (layer.bytes + partials) / grid_bandwidth(bandwidth, c.blocks, lib, gpu);
-  if (split > 1) {
+  if (split > 1 && !serial) {
     const Reduction r = split_k_reduction(outputs, split, dt, families, gpu, lib, bandwidth);
     c.t_reduce = r.duration();
     c.reduce_blocks = r.blocks;
@@ -266,8 +280,9 @@ double GemmChoice::time(const DeviceProfile& gpu) const {
   const double gemm = std::max(t_latency, t_memory);
   // The reduction is a second kernel: its own launch (the stream rate: a library chooses
   // without knowing whether it is captured in a graph) and duration.
-  return split > 1 ? gemm + static_cast<double>(gpu.modelled_launch(false)) * 1e-9 + t_reduce
-                   : gemm;
+  return split > 1 && !serial
+             ? gemm + static_cast<double>(gpu.modelled_launch(false)) * 1e-9 + t_reduce
+             : gemm;
 }
 
 double gemm_reread_bytes(const LayerWork& layer, const GemmTile& tile) {
@@ -300,22 +315,36 @@ GemmChoice choose_gemm(const LayerWork& layer, const KernelFamilies& families,
     const int split = layer.count == 1 && tiles < lib.split_below_tiles.value && layer.k >= depth
                           ? static_cast<int>(ceil_div(layer.k, depth))
                           : 1;
-    return time_gemm(layer, tile, split, families, gpu, peak, library_sms);
+    return time_gemm(layer, tile, split, false, families, gpu, peak, library_sms);
   }
   GemmChoice best;
   double best_time = -1;
+  const int lib = library_sms > 0 ? std::min(library_sms, gpu.sms) : gpu.sms;
   for (const GemmTile& tile : families.gemm_tiles) {
+    // Serial split-K is offered where the unsplit grid leaves SMs idle (fewer output tiles than
+    // the library's SMs), the case split-K exists for (CUTLASS efficient_gemm.md, "Parallelized
+    // Reductions": "for small problems ... too few threadblocks to efficiently occupy the entire
+    // GPU").
+    const bool serial_offered =
+        families.gemm_split_k_serial &&
+        layer.count * ceil_div(layer.m, tile.m) * ceil_div(layer.n, tile.n) < lib;
     for (const int split : families.gemm_split_k) {
       if (split > 1 &&
           static_cast<double>(layer.k) / split < families.gemm_split_k_min_depth.value) {
         break;
       }
-      const GemmChoice c = time_gemm(layer, tile, split, families, gpu, peak, library_sms);
-      const double t = c.time(gpu);
-      // Strictly better by more than rounding: ties keep the earlier tile and smaller split.
-      if (best_time < 0 || t < best_time * (1 - 1e-9)) {
-        best_time = t;
-        best = c;
+      // The reduction kernel first, then (where the library offers it) serial split-K.
+      for (const bool serial : {false, true}) {
+        if (serial && (split == 1 || !serial_offered)) break;
+        const GemmChoice c =
+            time_gemm(layer, tile, split, serial, families, gpu, peak, library_sms);
+        const double t = c.time(gpu);
+        // Strictly better by more than rounding: ties keep the earlier tile, the smaller split
+        // and the reduction kernel.
+        if (best_time < 0 || t < best_time * (1 - 1e-9)) {
+          best_time = t;
+          best = c;
+        }
       }
     }
   }
@@ -375,10 +404,11 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
   // Chosen for the device the library runs on, timed on the whole GPU.
   const GemmChoice chosen = choose_gemm(layer, families, gpu, peak, library_sms);
   const GemmChoice whole =
-      time_gemm(layer, chosen.tile, chosen.split, families, gpu, peak, gpu.sms);
+      time_gemm(layer, chosen.tile, chosen.split, chosen.serial, families, gpu, peak, gpu.sms);
   const std::string what = "gemm " + std::to_string(chosen.tile.m) + "x" +
                            std::to_string(chosen.tile.n) +
                            (chosen.split > 1 ? " split-K " + std::to_string(chosen.split) : "") +
+                           (chosen.serial ? " serial" : "") +
                            (families.fixed_gemm ? " " + families.fixed_gemm->name : "");
   KernelSpec spec = fixed_kernel(layer.name, std::max(whole.t_latency, whole.t_memory),
                                  whole.t_latency, whole.t_memory);
@@ -389,7 +419,7 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
                             static_cast<double>(chosen.tile.shared_memory)));
   out.kernels.push_back(spec);
   out.details.push_back(what);
-  if (chosen.split > 1) {
+  if (chosen.split > 1 && !chosen.serial) {
     const double outputs = static_cast<double>(layer.count) * static_cast<double>(layer.m) *
                            static_cast<double>(layer.n);
     const double dt = layer.element_bytes > 0 ? layer.element_bytes : 2;

@@ -289,7 +289,7 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
   };
   KernelFamilies k;
   const MapReader gemm(ctx, map.require("gemm"),
-                       {"tiles", "split_k", "split_k_min_depth", "efficiency"});
+                       {"tiles", "split_k", "split_k_min_depth", "split_k_serial", "efficiency"});
   {
     auto [tiles, provenance] = list_parameter_of(ctx, gemm, "tiles");
     k.gemm_tiles_provenance = provenance;
@@ -309,6 +309,20 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     }
   }
   k.gemm_split_k_min_depth = parameter_of(ctx, gemm, "split_k_min_depth", count);
+  if (const auto serial = gemm.get("split_k_serial")) {
+    // `split_k_serial: {value: true|false, source: ... | assumption: ...}`.
+    const MapReader map(ctx, *serial, {"value", "source", "assumption"});
+    const auto source = map.get("source");
+    const auto assumption = map.get("assumption");
+    if (static_cast<bool>(source) == static_cast<bool>(assumption)) {
+      ctx.fail(map.self(), "give exactly one of source or assumption");
+    }
+    k.gemm_split_k_serial = bool_of(ctx, map.require("value"));
+    k.gemm_split_k_serial_provenance.value = k.gemm_split_k_serial ? 1 : 0;
+    k.gemm_split_k_serial_provenance.assumed = static_cast<bool>(assumption);
+    k.gemm_split_k_serial_provenance.provenance =
+        provenance_of(ctx, source ? *source : *assumption);
+  }
   k.gemm_efficiency = parameter_of(ctx, gemm, "efficiency",
                                    [&](const Field& f) { return fraction_of(ctx, f, 0, true, 1); });
   const MapReader attention(ctx, map.require("attention"),

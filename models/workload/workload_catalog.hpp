@@ -151,7 +151,13 @@ struct KernelFamilies {
   std::vector<int> gemm_split_k;             ///< ascending, starting at 1
   CatalogParameter gemm_split_k_provenance;  ///< value = number of factors
   CatalogParameter gemm_split_k_min_depth;   ///< K per split at least this
-  CatalogParameter gemm_efficiency;          ///< share of the dense peak a full wave reaches
+  /// Whether a split-K GEMM may reduce its partials in the kernel (`split_k_serial:`, cuBLASLt's
+  /// CUBLASLT_REDUCTION_SCHEME_INPLACE, CUTLASS's SplitKSerial): the splits of an output tile
+  /// add into the output in turn behind a semaphore instead of writing fp32 partials for a
+  /// reduction kernel (catalog_model.hpp, "GEMM selection"). Absent: false, value 0.
+  bool gemm_split_k_serial = false;
+  CatalogParameter gemm_split_k_serial_provenance;  ///< value = 1 when given
+  CatalogParameter gemm_efficiency;                 ///< share of the dense peak a full wave reaches
   // Fused attention (FlashAttention-2 / fused MHA): query rows per block, block resources, share
   // of the tensor peak, and backward FLOPs per forward FLOP.
   CatalogParameter attention_block_rows, attention_threads, attention_registers;

@@ -69,7 +69,7 @@ def test_inspect_json_names_every_origin(mixed):
     # batch 4 x 128 tokens = 512 rows by 2304 columns: the grid of the tile and split-K the
     # selection chose (its `implementation`), and sm_fraction = min(1, blocks / 108 SMs).
     # Its input, the LayerNorm's 512 x 768 fp16 output, is read from L2.
-    m = re.fullmatch(r"gemm (\d+)x(\d+)(?: split-K (\d+))?, input 768KiB from L2",
+    m = re.fullmatch(r"gemm (\d+)x(\d+)(?: split-K (\d+)(?: serial)?)?, input 768KiB from L2",
                      qkv["implementation"])
     assert m, qkv["implementation"]
     tm, tn, split = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)

@@ -65,8 +65,11 @@ double rounds_time(double per_sm, double resident, double iterations, double c, 
 
 // The GEMM selection law of catalog_model.hpp, restated independently: the predicted time of a
 // (tile, split) on `sms` SMs of the A100: max(critical path, HBM traffic), and under split-K
-// the reduction kernel's launch and max(its traffic, its floor).
-double gemm_time(const LayerWork& w, const GemmTile& t, int split, int sms, double* blocks_out) {
+// with a reduction kernel its launch and max(its traffic, its floor); under serial split-K
+// (`serial`) the critical path's s - 1 in-kernel steps of 2 L2 latencies and the output tile read
+// and written through the SM's L2 share, and no partials.
+double gemm_time(const LayerWork& w, const GemmTile& t, int split, int sms, double* blocks_out,
+                 bool serial = false) {
   const DeviceProfile& gpu = a100();
   const KernelFamilies& f = load_kernel_families();
   const double peak = gpu.compute.fp16_tensor;
@@ -86,29 +89,39 @@ double gemm_time(const LayerWork& w, const GemmTile& t, int split, int sms, doub
   const double t_lat = rounds_time(
       cdiv(blocks, sms), resident, cdiv(depth, t.k), block_compute, dram_latency() / (t.stages - 1),
       dram_latency(), (t.m + t.n) * t.k * w.element_bytes / l2_share, l2_latency(),
-      double(t.m) * t.n * (split > 1 ? 4.0 : w.element_bytes) / l2_share);
+      double(t.m) * t.n * (split > 1 && !serial ? 4.0 : w.element_bytes) / l2_share);
+  const double chain =
+      serial ? (split - 1) * (2 * l2_latency() + 2.0 * t.m * t.n * w.element_bytes / l2_share)
+             : 0.0;
   const double outputs = double(w.count) * double(w.m) * w.n;
   const double rate = bandwidth(gpu) * sms / gpu.sms;
-  const double t_m = (w.bytes + (split > 1 ? outputs * (4.0 * split - w.element_bytes) : 0)) / rate;
+  const double t_m =
+      (w.bytes + (split > 1 && !serial ? outputs * (4.0 * split - w.element_bytes) : 0)) / rate;
   double reduce = 0;
-  if (split > 1) {
+  if (split > 1 && !serial) {
     // 1024 outputs per block, 8 blocks per SM: one DRAM load and one L2 store per round.
     const double rounds = cdiv(cdiv(cdiv(outputs, 1024), sms), 8);
     reduce = gpu.launch_overhead * 1e-9 + std::max(outputs * (4.0 * split + w.element_bytes) / rate,
                                                    rounds * (dram_latency() + l2_latency()));
   }
   if (blocks_out) *blocks_out = blocks;
-  return std::max(t_lat, t_m) + reduce;
+  return std::max(t_lat + chain, t_m) + reduce;
 }
 
-// The least predicted time over every tile and split factor the library may use.
-double best_gemm_time(const LayerWork& w, int sms) {
-  const KernelFamilies& f = load_kernel_families();
+// The least predicted time over every tile, split factor and reduction scheme the library `f`
+// may use.
+double best_gemm_time(const LayerWork& w, int sms, const KernelFamilies& f) {
   double best = 1e30;
   for (const GemmTile& t : f.gemm_tiles) {
     for (int s : f.gemm_split_k) {
       if (s > 1 && double(w.k) / s < f.gemm_split_k_min_depth.value) break;
       best = std::min(best, gemm_time(w, t, s, sms, nullptr));
+      // Serial split-K where the unsplit grid has fewer output tiles than SMs.
+      const double tiles =
+          double(w.count) * std::ceil(double(w.m) / t.m) * std::ceil(double(w.n) / t.n);
+      if (s > 1 && f.gemm_split_k_serial && tiles < sms) {
+        best = std::min(best, gemm_time(w, t, s, sms, nullptr, true));
+      }
     }
   }
   return best;
@@ -116,9 +129,11 @@ double best_gemm_time(const LayerWork& w, int sms) {
 
 TEST(CatalogRoofline, GemmSelectionIsTheLeastPredictedTimeOnRandomShapes) {
   const DeviceProfile& gpu = a100();
-  const KernelFamilies& f = load_kernel_families();
   ASSERT_EQ(gpu.compute.fp16_tensor, 312e12);
   ASSERT_GT(gpu.l2_bandwidth, 0);
+  // The shipped menu (reduction kernel only) and the one with serial split-K.
+  KernelFamilies serial_menu = load_kernel_families();
+  serial_menu.gemm_split_k_serial = true;
   std::uint64_t x = 12345;
   const auto next = [&](int lo, int hi) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -126,12 +141,14 @@ TEST(CatalogRoofline, GemmSelectionIsTheLeastPredictedTimeOnRandomShapes) {
   };
   for (int i = 0; i < 200; ++i) {
     const LayerWork w = gemm(next(1, 20000), next(1, 12000), next(1, 300000));
+    const KernelFamilies& f = i % 2 == 0 ? load_kernel_families() : serial_menu;
     for (const int sms : {108, 14, 42}) {
       const GemmChoice c = choose_gemm(w, f, gpu, gpu.compute.fp16_tensor, sms);
+      EXPECT_TRUE(!c.serial || f.gemm_split_k_serial);
       double blocks = 0;
-      const double t = gemm_time(w, c.tile, c.split, sms, &blocks);
-      // The chosen (tile, split) is the cheapest, its grid as the law says.
-      EXPECT_NEAR(t / best_gemm_time(w, sms), 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
+      const double t = gemm_time(w, c.tile, c.split, sms, &blocks, c.serial);
+      // The chosen (tile, split, scheme) is the cheapest, its grid as the law says.
+      EXPECT_NEAR(t / best_gemm_time(w, sms, f), 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
       EXPECT_NEAR(c.time(gpu) / t, 1.0, 1e-9) << w.m << "x" << w.n << "x" << w.k;
       // The critical path is never shorter than the busiest SM's tensor work.
       EXPECT_GE(c.t_latency, c.t_compute * (1 - 1e-12));
@@ -192,7 +209,9 @@ TEST(CatalogRoofline, SmallGemmsSplitKAndSmallTilesToFillTheGpu) {
   // 64x64 output tile: split-K spreads it until the operands' HBM read bounds it (one block
   // would compute for 10x longer). Each SM draws at most the profile's sm_bandwidth, so the
   // read reaches the HBM bandwidth only on a grid of at least B / s blocks (41 on the A100);
-  // the reduction kernel (its launch and time) comes after it.
+  // the reduction kernel (its launch and time) comes after it. Reducing in the kernel instead
+  // (serial split-K, when the menu has it) writes no fp32 partials and launches no reduction
+  // kernel: the operands' read alone is its time.
   const LayerWork wgrad = gemm(64, 64, 256 * 56 * 56);
   const GemmChoice w = choose_gemm(wgrad, f, gpu, peak);
   EXPECT_GT(w.split, 1);
@@ -200,7 +219,15 @@ TEST(CatalogRoofline, SmallGemmsSplitKAndSmallTilesToFillTheGpu) {
   EXPECT_NEAR(w.t_memory / (wgrad.bytes / bandwidth(gpu)), 1.0, 0.01);
   EXPECT_GE(w.t_memory, w.t_latency);
   const double t_w = w.time(gpu);
+  EXPECT_FALSE(w.serial);
   EXPECT_DOUBLE_EQ(t_w, w.t_memory + static_cast<double>(gpu.launch_overhead) * 1e-9 + w.t_reduce);
+  KernelFamilies serial_menu = f;
+  serial_menu.gemm_split_k_serial = true;
+  const GemmChoice s = choose_gemm(wgrad, serial_menu, gpu, peak);
+  EXPECT_GT(s.split, 1);
+  EXPECT_TRUE(s.serial);
+  EXPECT_DOUBLE_EQ(s.time(gpu), s.t_memory);
+  EXPECT_LT(s.time(gpu), t_w);
   const GemmTile t64{64, 64, 64, 5, 128, 136, 80 * 1024};
   EXPECT_LT(10 * t_w, gemm_time(wgrad, t64, 1, 108, nullptr));
   // A batch-1 GEMV (M = 1) is the weight read: the bandwidth term (split-K partials are a few
@@ -613,7 +640,9 @@ TEST(CatalogLatency, TheReductionKernelsCostStopsSplitK) {
   const DeviceProfile& gpu = a100();
   DeviceProfile free_launch = gpu;
   free_launch.launch_overhead = 0;
-  const KernelFamilies& f = load_kernel_families();
+  // The libraries' reduction kernel alone (no serial split-K in the menu).
+  KernelFamilies f = load_kernel_families();
+  f.gemm_split_k_serial = false;
   std::uint64_t x = 777;
   const auto next = [&](int lo, int hi) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -634,6 +663,60 @@ TEST(CatalogLatency, TheReductionKernelsCostStopsSplitK) {
     }
   }
   EXPECT_GT(shallower, 5);
+}
+
+TEST(CatalogLatency, SerialSplitKIsOneKernelWithItsChainOfTileSteps) {
+  // Serial split-K (cuBLASLt's in-place reduction, CUTLASS SplitKSerial): the s splits of an
+  // output tile add into it in turn, so the GEMM's critical path grows by (s - 1) steps of two
+  // L2 latencies and the m x n output tile read and written in the output type through the SM's
+  // L2 share, and no reduction kernel is launched. BERT-base's FFN output GEMM at batch 1 x 128
+  // tokens (128 x 768 x 3072): 24 output tiles of 64x64 on 108 SMs.
+  const DeviceProfile& gpu = a100();
+  const double peak = gpu.compute.fp16_tensor;
+  KernelFamilies f = load_kernel_families();
+  f.gemm_split_k_serial = true;
+  const LayerWork ffn2 = gemm(128, 768, 3072);
+  const GemmChoice c = choose_gemm(ffn2, f, gpu, peak);
+  ASSERT_GT(c.split, 1);
+  ASSERT_TRUE(c.serial);
+  const double share = gpu.l2_bandwidth / gpu.sms;
+  const double step = 2 * l2_latency() + 2.0 * c.tile.m * c.tile.n * 2 / share;
+  EXPECT_NEAR(c.t_serial_chain, (c.split - 1) * step, 1e-15);
+  EXPECT_EQ(c.t_reduce, 0.0);
+  EXPECT_EQ(c.reduce_blocks, 0);
+  EXPECT_DOUBLE_EQ(c.time(gpu), std::max(c.t_latency, c.t_memory));
+  // No fp32 partials: its HBM traffic is the operands and the output once.
+  EXPECT_DOUBLE_EQ(c.t_memory * std::min(bandwidth(gpu), double(c.blocks) * gpu.sm_bandwidth),
+                   ffn2.bytes);
+  // The critical path restated: the unsplit law's rounds at depth K / s, the epilogue storing
+  // the output type, then the chain.
+  double blocks = 0;
+  EXPECT_NEAR(c.time(gpu) / gemm_time(ffn2, c.tile, c.split, 108, &blocks, true), 1.0, 1e-12);
+  // One kernel, where the menu without the in-kernel reduction emits the GEMM and its reduction
+  // and takes longer (the reduction's launch and pass).
+  const LayerKernels one = layer_kernels(ffn2, f, gpu, peak);
+  ASSERT_EQ(one.kernels.size(), 1u);
+  EXPECT_NE(one.details[0].find(" serial"), std::string::npos);
+  KernelFamilies kernel_reduction = f;
+  kernel_reduction.gemm_split_k_serial = false;
+  const GemmChoice r = choose_gemm(ffn2, kernel_reduction, gpu, peak);
+  ASSERT_GT(r.split, 1);
+  EXPECT_EQ(layer_kernels(ffn2, kernel_reduction, gpu, peak).kernels.size(), 2u);
+  EXPECT_LT(c.time(gpu), r.time(gpu));
+  // A wider menu never predicts slower, and a grid of at least one output tile per SM is never
+  // split serially (4096^3: 1024 tiles of 128x128).
+  std::uint64_t x = 4242;
+  const auto next = [&](int lo, int hi) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + static_cast<int>((x >> 33) % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  for (int i = 0; i < 200; ++i) {
+    const LayerWork w = gemm(next(1, 2048), next(64, 8192), next(128, 16384));
+    EXPECT_LE(choose_gemm(w, f, gpu, peak).time(gpu),
+              choose_gemm(w, kernel_reduction, gpu, peak).time(gpu) * (1 + 1e-12))
+        << w.m << "x" << w.n << "x" << w.k;
+  }
+  EXPECT_FALSE(choose_gemm(gemm(4096, 4096, 4096), f, gpu, peak).serial);
 }
 
 TEST(CatalogGemmLibrary, TallyCutlassIsTallysSourceValues) {
@@ -686,11 +769,13 @@ TEST(CatalogGemmLibrary, ALibraryRunsItsOneTileAndSplitsByItsRuleOnRandomShapes)
       EXPECT_EQ(c.tile.threads, tile.threads);
       EXPECT_EQ(c.split, split) << w.m << "x" << w.n << "x" << w.k;
       EXPECT_EQ(static_cast<double>(c.blocks), tiles * split);
-      // Timed by the same law: the least-time selection offered only this (tile, split).
+      // Timed by the same law: the least-time selection offered only this (tile, split) and its
+      // reduction kernel (the library's one scheme).
       KernelFamilies only = load_kernel_families();
       only.gemm_tiles = {tile};
       only.gemm_split_k = {split};
       only.gemm_split_k_min_depth.value = 0;
+      only.gemm_split_k_serial = false;
       const GemmChoice same = choose_gemm(w, only, gpu, gpu.compute.fp16_tensor, sms);
       EXPECT_DOUBLE_EQ(c.time(gpu), same.time(gpu)) << w.m << "x" << w.n << "x" << w.k;
       EXPECT_DOUBLE_EQ(c.t_memory, same.t_memory);

@@ -170,6 +170,26 @@ void expect_families_error(const std::string& text, const std::string& key,
   }
 }
 
+TEST(CatalogErrors, SerialSplitKIsATrueOrFalseWithItsProvenance) {
+  // gemm.split_k_serial: optional (absent: off); a boolean with a source or an assumption.
+  const std::string base = shipped_kernel_families();
+  const std::size_t at = base.find("  split_k_serial:\n");
+  const std::size_t end = base.find("  split_k_min_depth:\n");
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  const std::string before = base.substr(0, at), after = base.substr(end);
+  EXPECT_FALSE(parse_kernel_families(before + after, "k.yaml").gemm_split_k_serial);
+  const KernelFamilies on = parse_kernel_families(
+      before + "  split_k_serial: {value: true, source: \"cuBLASLt INPLACE\"}\n" + after, "k.yaml");
+  EXPECT_TRUE(on.gemm_split_k_serial);
+  EXPECT_EQ(on.gemm_split_k_serial_provenance.provenance, "cuBLASLt INPLACE");
+  EXPECT_FALSE(on.gemm_split_k_serial_provenance.assumed);
+  expect_families_error(before + "  split_k_serial: {value: true}\n" + after, "split_k_serial",
+                        "give exactly one of source or assumption");
+  expect_families_error(before + "  split_k_serial: {value: maybe, assumption: x}\n" + after,
+                        "maybe", "expected true or false");
+}
+
 TEST(CatalogErrors, AGemmLibraryNeedsItsTileSplitRuleAndProvenance) {
   const std::string base = shipped_kernel_families();
   const std::size_t from = base.find("\ngemm_libraries:\n");
