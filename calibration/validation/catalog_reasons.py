@@ -17,13 +17,14 @@ TRITON_ORT = (
     "characterised by any source here")
 TRITON_TRT = (
     "the engine is TensorRT 8.0's ONNX parser's, built from modeling.py's ONNX export without "
-    "demoBERT's plugins (runtime tensorrt-onnx: 22 kernels per layer, the attention unfused); "
-    "batch 8 is within 8 % on both GPUs and A30 batch 1 within 6 %, but at batch 1 on the A100 "
-    "the time is the launches: 558 kernels x 3.34 us of stream gap (1.86 ms) on 2.31 ms of "
-    "kernel time, where the measured Server Compute Infer (3.4 of 3.6 ms) leaves room for about "
-    "330 at the catalog's kernel times: TensorRT 8.0 launched fewer kernels than its "
-    "documented pointwise fusion gives (its SoftMax layer alone is one, not three); which, no "
-    "source here lists kernel by kernel (docs/workloads.md, TensorRT from ONNX)")
+    "demoBERT's plugins (runtime tensorrt-onnx: 21 kernels per layer, the attention unfused, "
+    "its SoftMax layer one kernel); batch 8 is within 8 % on both GPUs and A30 batch 1 within "
+    "3 %, but at batch 1 on the A100 the time is the launches: 534 kernels x 3.34 us of stream "
+    "gap (1.78 ms) on 2.25 ms of kernel time, where the measured Server Compute Infer (3.4 of "
+    "3.6 ms) leaves room for about 340 at the catalog's kernel times: TensorRT 8.0 launched "
+    "fewer kernels than its documented layer fusions give. TensorRT 8.0.3 hands a BERT ONNX "
+    "graph's layers to its Myelin compiler as one ForeignNode (NVIDIA/TensorRT issue 1592), "
+    "whose kernels no source here lists (docs/workloads.md, TensorRT from ONNX)")
 
 # DeepLearningExamples' TF1 BERT SQuAD inference tables (dle-bert-tf) with the tensorflow runtime.
 TF1_BERT = (

@@ -56,6 +56,7 @@ void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, s
   b.elementwise(prefix + "attention_scale", scores, 1, 1, 1, 0, true);
   b.elementwise(prefix + "attention_mask", scores, 1, 1, 1, 0, true);
   b.fp32_op(prefix + "softmax", scores, 1, 1, 5);
+  b.mark_softmax();
   b.dropout(prefix + "attention_dropout", scores);
   if (copies) b.elementwise(prefix + "v_split_heads", kv, 1, 1, 0, 0, true, -1, 0);
   b.gemm(prefix + "attention_context", lq, d, lk, count, scores, kv, q, false);

@@ -190,8 +190,8 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
       catalog_layers(*entry, batch, seq, dtype, training, fusion, request.gradient_checkpointing);
   if (runtime->fused_elementwise_chains) {
     // A compiler's loop fusion (XLA): each elementwise chain becomes one kernel.
-    fuse_elementwise_chains(out.layers.layers);
-    fuse_elementwise_chains(out.layers.decode_step);
+    fuse_elementwise_chains(out.layers.layers, runtime->softmax_one_kernel);
+    fuse_elementwise_chains(out.layers.decode_step, runtime->softmax_one_kernel);
   }
   std::vector<LayerWork> layers = out.layers.layers;
   if (training && data_parallel > 1) {

@@ -1,5 +1,5 @@
-// XLA-style loop fusion of elementwise chains, row reductions as their own kernels
-// (catalog_model.hpp, fuse_elementwise_chains).
+// XLA-style loop fusion of elementwise chains, row reductions as their own kernels, a softmax
+// optionally one kernel (catalog_model.hpp, fuse_elementwise_chains).
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -10,14 +10,19 @@
 
 namespace gpumux {
 
-std::size_t fuse_elementwise_chains(std::vector<LayerWork>& layers) {
+std::size_t fuse_elementwise_chains(std::vector<LayerWork>& layers, bool softmax_one_kernel) {
   std::vector<LayerWork> out;
   out.reserve(layers.size());
   for (const LayerWork& layer : layers) {
     const LayerWork* group = out.empty() ? nullptr : &out.back();
-    const bool joins = group != nullptr && group->kind == LayerWork::Kind::elementwise &&
-                       !group->reduction_root && layer.kind == LayerWork::Kind::elementwise &&
-                       layer.l2_input_bytes > 0 && layer.elements == group->elements;
+    // A softmax kernel of its own (TensorRT's SoftMax layer): joins no chain, is not lowered
+    // into reductions, and nothing joins it.
+    const bool own_softmax =
+        softmax_one_kernel && layer.softmax && layer.kind == LayerWork::Kind::elementwise;
+    const bool joins = !own_softmax && group != nullptr &&
+                       group->kind == LayerWork::Kind::elementwise && !group->reduction_root &&
+                       layer.kind == LayerWork::Kind::elementwise && layer.l2_input_bytes > 0 &&
+                       layer.elements == group->elements;
     if (!joins) {
       const double producer_bytes = group != nullptr ? group->bytes : 0;
       out.push_back(layer);
@@ -34,6 +39,11 @@ std::size_t fuse_elementwise_chains(std::vector<LayerWork>& layers) {
       g.input_bytes += std::max(0.0, layer.input_bytes - layer.l2_input_bytes);
       g.element_bytes = std::max(g.element_bytes, layer.element_bytes);
       g.epilogue_flops += layer.epilogue_flops;
+    }
+    if (own_softmax) {
+      out.back().reduction_root = true;
+      out.back().row_reductions = 0;
+      continue;
     }
     if (layer.kind != LayerWork::Kind::elementwise || layer.row_reductions <= 0) continue;
     // The layer's row reductions: each its own kernel before the chain's, re-reading the

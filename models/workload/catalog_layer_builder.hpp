@@ -203,6 +203,15 @@ class LayerBuilder {
     forward_.back().row_reductions = kRowReductions;
     elementwise_sized(name + ".to_half", out, 1, 1, 0, 0, true, -1, 1, 0, -2);
   }
+  // The fp32_op just built is the attention's softmax (LayerWork::softmax): marks its row-wise
+  // layer (the last forward layer with row reductions; under autocast the cast after it is not).
+  void mark_softmax() {
+    for (auto it = forward_.rbegin(); it != forward_.rend(); ++it) {
+      if (it->row_reductions <= 0) continue;
+      it->softmax = true;
+      return;
+    }
+  }
   // Every fp32_op is a row-wise softmax or norm: two dependent reductions along each row
   // (softmax: max, then the sum of exponentials; layer norm: mean, then variance), which a
   // compiler cannot fuse into their consumers (catalog_model.hpp, fuse_elementwise_chains).

@@ -279,6 +279,9 @@ struct LayerWork {
   int row_reductions = 0;
   /// A compiler's row-reduction kernel (fuse_elementwise_chains): no consumer fuses into it.
   bool reduction_root = false;
+  /// The attention's softmax over the scores (row_reductions 2: the row's max, then the sum of
+  /// exponentials); fuse_elementwise_chains lowers it by the runtime's `softmax:` choice.
+  bool softmax = false;
   /// Launches of this kernel in a row (a per-sample loop, "Native convolution"); every other
   /// field is one launch's work.
   std::int64_t repeat = 1;
@@ -438,9 +441,29 @@ struct LayerFusion {
 /// lowers to XLA computes the max, then exp(x - max) and its sum, then the quotient
 /// (tensorflow/compiler/tf2xla/kernels/softmax_op.cc), and BERT's layer norm
 /// (tf.contrib.layers.layer_norm: nn.moments) the mean, then the mean squared difference from
-/// it. Returns the number of layers fused away (layers before - after, the inserted reduction
+/// it.
+///
+/// Softmax as one kernel (`softmax_one_kernel`, kernel-families `softmax: one_kernel`): the
+/// attention's softmax layer (LayerWork::softmax) joins no chain and is not lowered: it stays
+/// one kernel that reads the scores once (from L2 when its producer, the chain before it, wrote
+/// them and they fit) and writes the probabilities once, its two row reductions inside it
+/// (flops and bytes as built: 5 operations per element, one read, one write), and nothing fuses
+/// into it (reduction_root). The pointwise layers before it (scale, mask) stay a chain of their
+/// own. So per unfused attention the chain rule's 3 kernels after the scores GEMM (two
+/// reductions, then scale + mask + softmax's pass) become 2 (scale + mask, softmax): one launch
+/// fewer, and the same four passes over the scores (two reads and two writes, where the chain
+/// rule's reductions re-read them: three reads and one write). Source: TensorRT's ONNX parser turns
+/// the ONNX Softmax node into one ISoftMaxLayer (onnx-tensorrt builtin_op_importers.cpp, Softmax
+/// importer: addSoftMax), and TensorRT's PointWise fusion merges adjacent PointWise layers only
+/// (Activation, ElementWise, Unary, Scale, ...); no fusion of TensorRT 8's Developer Guide ("Types
+/// of Fusions") merges a PointWise or ElementWise layer into a SoftMax layer (its softmax fusions:
+/// Softmax and Log, Softmax and TopK). Other runtimes (false) keep the row-reduction lowering
+/// above.
+///
+/// Returns the number of layers fused away (layers before - after, the inserted reduction
 /// kernels counted; 0 if they outnumber the layers fused away). O(layers).
-std::size_t fuse_elementwise_chains(std::vector<LayerWork>& layers);
+std::size_t fuse_elementwise_chains(std::vector<LayerWork>& layers,
+                                    bool softmax_one_kernel = false);
 
 /// The layers of one request (forward, and backward + optimizer in training) without the GPU.
 struct CatalogLayers {

@@ -377,10 +377,11 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(ctx, field,
-                       {"host_per_op", "kernel_fixed_cost", "attention", "activation",
-                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion",
-                        "attention_grid", "conv_residual", "qkv_projection", "dense_bias"});
+    const MapReader rm(
+        ctx, field,
+        {"host_per_op", "kernel_fixed_cost", "attention", "activation", "residual_norm",
+         "batchnorm", "half_precision", "elementwise_fusion", "softmax", "attention_grid",
+         "conv_residual", "qkv_projection", "dense_bias"});
     // host_per_op may be 0 (no framework work per operator).
     r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
@@ -400,6 +401,10 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     if (rm.get("elementwise_fusion")) {
       r.fused_elementwise_chains = choice_parameter_of(ctx, rm, "elementwise_fusion", "chains",
                                                        "none", r.elementwise_fusion_source);
+    }
+    if (rm.get("softmax")) {
+      r.softmax_one_kernel =
+          choice_parameter_of(ctx, rm, "softmax", "one_kernel", "row_reductions", r.softmax_source);
     }
     if (rm.get("attention_grid")) {
       r.attention_per_head = choice_parameter_of(ctx, rm, "attention_grid", "per_head", "tiled",

@@ -88,6 +88,13 @@ struct CatalogRuntime {
   /// compiled executable, one host dispatch per kernel (catalog_model.hpp,
   /// fuse_elementwise_chains).
   bool fused_elementwise_chains = false;
+  /// `softmax: one_kernel` (optional, default row_reductions; meaningful under `elementwise_fusion:
+  /// chains`, the only lowering that splits a softmax): the attention's softmax is one kernel of
+  /// its own that reads the scores once and writes the probabilities once, its max and sum
+  /// computed inside it (TensorRT's SoftMax layer), instead of two row-reduction kernels and an
+  /// elementwise pass into which the pointwise layers before it fuse (XLA; catalog_model.hpp,
+  /// fuse_elementwise_chains).
+  bool softmax_one_kernel = false;
   /// `qkv_projection: separate` (optional, default fused): a self-attention's Q, K and V are
   /// three GEMMs of N = hidden (three dense layers, none merged), each followed by its own
   /// head-split transpose kernel, instead of one QKV GEMM of N = 3 x hidden whose heads the
@@ -111,6 +118,7 @@ struct CatalogRuntime {
   std::string attention_source, activation_source, residual_norm_source, batchnorm_source;
   std::string half_precision_source;
   std::string elementwise_fusion_source;  ///< empty when the key is absent
+  std::string softmax_source;             ///< empty when the key is absent
   std::string attention_grid_source;      ///< empty when the key is absent
   std::string conv_residual_source;       ///< empty when the key is absent
   std::string qkv_projection_source;      ///< empty when the key is absent

@@ -294,6 +294,27 @@ TEST(CatalogErrors, DenseBiasIsFusedSeparateOrBroadcastWithAProvenance) {
   }
 }
 
+// softmax (optional, default row_reductions) is one_kernel or row_reductions with one
+// provenance: only tensorrt-onnx sets it (TensorRT's SoftMax layer).
+TEST(CatalogErrors, SoftmaxIsOneKernelOrRowReductionsWithAProvenance) {
+  const KernelFamilies& f = load_kernel_families();
+  EXPECT_TRUE(f.runtime("tensorrt-onnx")->softmax_one_kernel);
+  EXPECT_FALSE(f.runtime("tensorflow-xla")->softmax_one_kernel);
+  const std::string base = shipped_kernel_families();
+  const std::size_t from = base.find("    softmax:\n", base.find("\n  tensorrt-onnx:\n"));
+  ASSERT_NE(from, std::string::npos);
+  // The runtime's last key: the block runs to the serving section.
+  const std::size_t to = base.find("\nserving:", from);
+  ASSERT_NE(to, std::string::npos);
+  for (const auto& [entry, why] :
+       {std::pair<std::string, std::string>{"    softmax: {value: fused, source: a}\n",
+                                            "expected one_kernel or row_reductions, got 'fused'"},
+        {"    softmax: {value: one_kernel}\n", "give either source or assumption"}}) {
+    expect_families_error(base.substr(0, from) + entry + base.substr(to + 1),
+                          "runtimes.tensorrt-onnx.softmax", why);
+  }
+}
+
 TEST(CatalogLayers, TrainingTriplesGemmFlopsAndBatchScalesThem) {
   const CatalogEntry& e = load_catalog_entry("bert-base");
   const auto gemm_flops = [](const CatalogLayers& l) {
