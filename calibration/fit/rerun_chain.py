@@ -30,9 +30,10 @@ S5 and S6 is `ninja -C BUILD gpumux` (the embedded data and their dependants onl
 
 Usage: /usr/bin/python3 calibration/fit/rerun_chain.py [--gpumux build/gpumux] [--date YYYY-MM-DD]
        [--from N]   (skip the stages before N, e.g. after a failure; the values already written stay)
-Cost, measured 2026-12-07 on 2 shared cores: S1 about 2 min, S2 15 s, S3 3 min, S4 4 min, S5
-1 min, S6 1 min, each rebuild about 1 min: about 15 minutes in all. Run it from the repository
-root on a tree whose build directory is configured (make configure).
+Cost, measured 2026-12-07 on 2 shared cores: S1 11 s, S2 2 s, S3 33 s, S4 26 s, S5 1 s, S6 12 s,
+the checks 12 s; each rebuild 1-3 s (the first, of whatever changed before the run, 35 s here):
+about 2.5 minutes in all. Run it from the repository root on a tree whose build directory is
+configured (make configure). Exit 1 when a check fails (each printed).
 """
 from __future__ import annotations
 
@@ -224,7 +225,13 @@ def s3(gpumux: str, date: str, upstream: str) -> str:
                     f"calibration/fit/tf_runtime.py stage 1 on calibration/fit/tfxla-dispatch.csv "
                     f"({basis}; FasterTransformer's TF-XLA BERT-base batch-1 rows, a bare "
                     f"session.run loop; leave one sequence length out; median |error| in sample "
-                    f"{e1[0]} %, out of sample {e1[1]} %; calibration/fit/TF-RUNTIME.md)")
+                    f"{e1[0]} %, out of sample {e1[1]} %; calibration/fit/TF-RUNTIME.md): host "
+                    f"time per kernel of the XLA path, the TF executor running each cluster's "
+                    f"_XlaRun and the executable's thunk loop issuing each cuBLAS call and fused "
+                    f"kernel (TensorFlow 1.15 / NGC 20.x); it paces the launches only where it "
+                    f"exceeds the kernel's own stream gap (launch_overhead + kernel_fixed_cost), "
+                    f"so the fit is the least value on the 0.1 us grid with the least error, and "
+                    f"0 says the stream gap alone already reaches the measured times")
     text = CATALOG_PUBLISHED.read_text()
     new = re.sub(r'(\("dle-bert-tf", "tensorflow-xla"\): \{"per_request": ")\d+us(")',
                  rf"\g<1>{round(h_bert * 1e3)}us\g<2>", text)
@@ -274,20 +281,38 @@ def s4(gpumux: str, date: str, upstream: str) -> str:
 def s5(gpumux: str, date: str, upstream: str) -> str:
     out = run([PY, FIT / "triton_frontend.py", "--gpumux", gpumux])
     fits = dict((name, (lat, bw)) for name, lat, bw in
-                re.findall(r"^\s+(\S+): fit L = (\S+), W = (\S+);", out, re.M))
+                re.findall(r"^fitted (\S+): L = (\S+), W = (\S+)$", out, re.M))
     errors = {n: (a, b) for n, a, b in re.findall(
         r"^`([\w-]+)`: median \|error\|.*?in sample ([\d.]+ %), out of sample ([\d.]+ %)",
         out, re.M)}
+    what = {
+        "triton-grpc": "the protocol's latency per request (serialization, the HTTP round trip "
+                       "of perf_client -i http, the server's request handling) on the "
+                       "DeepLearningExamples ResNet-50 Triton READMEs' ONNX Runtime-TensorRT and "
+                       "TF-TRT rows, DGX A100 80GB, concurrency 1, batch 2 and 8, backend = gpumux "
+                       "without a front end plus the Triton backend's fixed input stage, payload at "
+                       "each model's serving-signature type (io_dtype)",
+        "triton-grpc-tensorflow": "triton-grpc's L plus the fixed input stage of Triton's "
+                                  "TensorFlow backend per execution (the intercept of Server "
+                                  "Compute Input against the execution's bytes, the TF ResNet-50 "
+                                  "Triton README's Online DGX A100 table, calibration/data/"
+                                  "triton-backend-input/online-compute-input.csv); a TF-TRT "
+                                  "SavedModel served by Triton's TensorFlow backend",
+        "triton-shm": "client avg latency minus the same run's Server Compute Infer, BERT-large "
+                      "Triton README, ONNX Runtime backend, inputs through system shared memory",
+    }
     for name, (lat, bw) in fits.items():
         base = "triton-shm" if name == "triton-shm" else "triton-grpc"
         e = errors.get(base, ("?", "?"))
         prov = (f"calibration/fit/triton_frontend.py on calibration/fit/triton-frontend.csv "
                 f"({date}, calibration/fit/rerun_chain.py stage 5 on {upstream}; median |error| "
-                f"in sample {e[0]}, leave one source out {e[1]}; the law, the backends' input "
-                f"stage and the folds in calibration/fit/TRITON-FRONTEND.md)")
+                f"in sample {e[0]}, leave one source out {e[1]}; folds in "
+                f"calibration/fit/TRITON-FRONTEND.md): {what.get(name, name)}")
         set_block_entry(FAMILIES, ["serving", name, "latency"], lat, prov)
         if bw != "None" and bw != "none":
-            set_block_entry(FAMILIES, ["serving", name, "bandwidth"], bw, "the same fit: " + prov)
+            set_block_entry(FAMILIES, ["serving", name, "bandwidth"], bw,
+                            "the same fit: the rate at which the request's input and output bytes "
+                            "(the catalog's, at the request's io_dtype) pass the front end; " + prov)
     return "; ".join(f"{n} L {lat}" + (f", W {bw}" if bw not in ("None", "none") else "")
                      for n, (lat, bw) in fits.items()) or "serving front ends unchanged"
 

@@ -265,6 +265,7 @@ def main(argv=None) -> int:
             if len(entries) > 1 or stage > 0:
                 lines.append(f"* `{name}`: latency {entry[0]} (L + C of `{BACKEND_OF[name]}`, "
                              f"{stage * 1e3:.0f} us), bandwidth {entry[1] or 'none'}")
+            summary.append(f"fitted {name}: L = {entry[0]}, W = {entry[1]}")
             if entry != shipped(name):
                 mismatched.append(f"{name}: fit L = {entry[0]}, W = {entry[1]}; "
                                   f"kernel-families.yaml {shipped(name)}")
