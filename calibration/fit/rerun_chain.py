@@ -242,7 +242,8 @@ def s3(gpumux: str, date: str, upstream: str) -> str:
             f"XLA's {t_op:g} us per kernel; DeepLearningExamples TF1 ResNet-50 Estimator harness, "
             f"its four tables as four folds; one value for tensorflow and tensorflow-xla: the same "
             f"harness, XLA's own host cost is its dispatch per kernel; median |error| in sample "
-            f"{e3[0]} %, leave one table out {e3[1]} %; calibration/fit/TF-RUNTIME.md)")
+            f"{e3[0]} %, out of sample {e3[1]} % (leave one table out); "
+            f"calibration/fit/TF-RUNTIME.md)")
     for name, pre in (("a100-sxm4-40gb", ""),
                       ("a100-80gb", "fitted on the A100-SXM4-40GB rows and copied here: the "
                                     "host's time, not the GPU's: both DGX A100 models carry the "
