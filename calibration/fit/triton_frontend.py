@@ -99,6 +99,9 @@ def points() -> list:
         rows = list(csv.DictReader(f))
     for r in rows:
         r["target_ms"] = float(r["value"]) * UNIT_MS[r["unit"]]
+        if r.get("cuda_graph", "") not in ("", "true", "false"):
+            raise SystemExit(f"{DATA}: {r['id']}: cuda_graph {r['cuda_graph']!r} is not true or "
+                             "false")
     return rows
 
 
@@ -111,6 +114,8 @@ def latency_ms(gpumux: str, point: dict, tmp: Path, serving: dict | None) -> flo
         workload["seq_len"] = int(point["seq_len"])
     if point.get("io_dtype"):
         workload["io_dtype"] = point["io_dtype"]
+    if point.get("cuda_graph") == "true":
+        workload["cuda_graph"] = True  # the backend replayed the request as one CUDA graph
     if serving:
         workload.update(serving)
     scen = {"name": "triton-fit", "seed": 1, "duration": "2s", "warmup": "0s",
@@ -260,6 +265,7 @@ def main(argv=None) -> int:
             if len(entries) > 1 or stage > 0:
                 lines.append(f"* `{name}`: latency {entry[0]} (L + C of `{BACKEND_OF[name]}`, "
                              f"{stage * 1e3:.0f} us), bandwidth {entry[1] or 'none'}")
+            summary.append(f"fitted {name}: L = {entry[0]}, W = {entry[1]}")
             if entry != shipped(name):
                 mismatched.append(f"{name}: fit L = {entry[0]}, W = {entry[1]}; "
                                   f"kernel-families.yaml {shipped(name)}")

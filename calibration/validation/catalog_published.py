@@ -197,7 +197,22 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
         spec["gemm_library"] = HARNESS_GEMM[row["source"]]
     if row.get("source") in HARNESS_CONV and runtime == "pytorch":
         spec["conv_library"] = HARNESS_CONV[row["source"]]
+    if cuda_graph_of(row) and phase == "inference":
+        spec["cuda_graph"] = True
     return spec
+
+
+def cuda_graph_of(row: dict) -> bool:
+    """Whether the source launched the request's kernels as one CUDA graph: the CSVs' `cuda_graph`
+    column (true/false; data/published/SOURCE.md says per source why). MLPerf rows follow their
+    SingleStream config's `use_graphs`, demoBERT's `inference_benchmark.sh` runs `build/perf
+    --enable_graph`, and Triton's TensorRT backend replays graphs only where the model config asks.
+    A graph pays the profile's graph_launch_overhead (not launch_overhead) per kernel, plus
+    kernel_fixed_cost, and no per-operator host dispatch (docs/workloads.md)."""
+    value = row.get("cuda_graph", "")
+    if value not in ("", "true", "false"):
+        raise SystemExit(f"{row.get('id')}: cuda_graph {value!r} is not true or false")
+    return value == "true"
 
 
 def io_dtype_of(row: dict) -> str | None:
@@ -441,7 +456,7 @@ HARNESS_HOST = {
     # TFRecord dataset's next batch, the fetch of the logits), timed by LogEvalRunHook.
     # fitted: calibration/fit/tf_runtime.py on calibration/fit/tf-bert-harness.csv
     # (calibration/fit/TF-RUNTIME.md, stage 2).
-    ("dle-bert-tf", "tensorflow-xla"): {"per_request": "2320us"},
+    ("dle-bert-tf", "tensorflow-xla"): {"per_request": "1860us"},
 }
 # The precision a source's rows ran at, where it is not the one the row names. The TF1 BERT
 # README's A100 table gives fp16 (--amp) and tf32 (--noamp) rows of every configuration within
@@ -584,6 +599,7 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
                  + (f", serving: {serving_of(row)}" if serving_of(row) else "")
                  + (f", io_dtype: {io_dtype_of(row)}" if io_dtype_of(row) else "")
                  + (f", harness: {benchmark_harness(row)}" if benchmark_harness(row) else "")
+                 + (", cuda_graph: true" if cuda_graph_of(row) else "")
                  + (f", attention_seq_len: {MLPERF_TRITON_ATTENTION_SEQ_LEN}"
                     if is_mlperf_bert(row) and is_mlperf_triton(row) else "")
                  + "): "

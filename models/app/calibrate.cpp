@@ -210,6 +210,7 @@ class PointSimulator {
     if (!p.memory_format.empty())
       w += "      memory_format: " + yaml_quoted(p.memory_format) + "\n";
     if (!p.harness.empty()) w += "      harness: " + yaml_quoted(p.harness) + "\n";
+    if (p.cuda_graph) w += "      cuda_graph: true\n";
     w += "      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
     return "name: calibrate\nseed: 1\nduration: " + std::to_string(std::llround(duration_s * 1e3)) +
            "ms\nwarmup: 0s\ngpus:\n" + gpu +
@@ -577,8 +578,8 @@ std::string calibration_report(const CalibrationResult& result) {
     };
     out << "| " << p.id << " | " << p.source << " | " << p.model << " " << p.phase << " b"
         << p.batch << (p.seq_len ? " s" + std::to_string(p.seq_len) : "") << " " << runtime_of(p)
-        << (p.harness.empty() ? "" : " + " + p.harness) << " on " << p.profile
-        << (p.mig.empty() ? "" : " " + p.mig) << " | "
+        << (p.harness.empty() ? "" : " + " + p.harness) << (p.cuda_graph ? " (CUDA graph)" : "")
+        << " on " << p.profile << (p.mig.empty() ? "" : " " + p.mig) << " | "
         << units::format_duration(std::llround(p.target_s * 1e9)) << " | " << err(row.before_s)
         << " | " << err(row.in_sample_s) << " | " << err(row.out_of_sample_s) << " | "
         << join(row.depends_on, ", ") << " |\n";

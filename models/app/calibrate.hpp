@@ -7,10 +7,10 @@
 //
 // Data: CSV files with a header row and one measured point per row (calibration/fit/*.csv):
 //   id, source, model, phase, batch, seq_len, dtype, runtime, profile, mig, metric, value, unit
-// (memory_format, harness and note optional; empty cells take the catalog's defaults). `metric` is
-// `latency` (the mean time of one request alone, unit us|ms|s) or `throughput` (items per
-// second of back-to-back requests, unit items/s, the items being the batch's). Each point runs as
-// a closed loop of one request in flight on the point's `profile` (a whole GPU, or the MIG
+// (memory_format, harness, cuda_graph and note optional; empty cells take the catalog's defaults).
+// `metric` is `latency` (the mean time of one request alone, unit us|ms|s) or `throughput` (items
+// per second of back-to-back requests, unit items/s, the items being the batch's). Each point runs
+// as a closed loop of one request in flight on the point's `profile` (a whole GPU, or the MIG
 // instance `mig`).
 //
 // The fit. theta = the free parameters (ns, >= 0). A point's target time T_i is its latency,
@@ -43,6 +43,12 @@ struct CalibrationPoint {
   /// The benchmark harness that timed it (column `harness`, optional; "" = none): the point
   /// pays the profile's harness_per_request of that name (host_time.hpp T_h).
   std::string harness;
+  /// Whether the source launched the request's kernels as one CUDA graph (column `cuda_graph`,
+  /// optional: `true` or `false`; empty = false): the point runs with the workload's
+  /// `cuda_graph: true`, so each kernel's stream gap is graph_launch_overhead + kernel_fixed_cost
+  /// instead of launch_overhead + kernel_fixed_cost, and the runtime's per-operator host dispatch
+  /// and device time per kernel are not paid (workload_spec.hpp stream_launch_overhead).
+  bool cuda_graph = false;
   int batch = 0, seq_len = 0;
   std::string metric;  ///< latency | throughput
   double value = 0;    ///< as written, in `unit`

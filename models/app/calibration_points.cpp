@@ -98,6 +98,13 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
       p.memory_format = row["memory_format"];
       p.harness = row["harness"];
       if (p.harness == "none") p.harness.clear();
+      const std::string graph = row["cuda_graph"];
+      if (graph == "true") {
+        p.cuda_graph = true;
+      } else if (!graph.empty() && graph != "false") {
+        point_error(file, number, "cuda_graph",
+                    "expected true, false or empty, got '" + graph + "'");
+      }
       p.metric = row["metric"];
       p.unit = row["unit"];
       for (const char* need : {"id", "source", "model", "profile"}) {

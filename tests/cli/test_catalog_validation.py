@@ -129,6 +129,32 @@ def test_dle_triton_bert_engines_run_the_onnx_parsers_graph():
     assert rn50 and all(cp.small_batch_runtime(r) == "tensorrt" for r in rn50)
 
 
+def test_every_tensorrt_point_states_how_it_launched_and_runs_so():
+    """The cuda_graph column (data/published/SOURCE.md): every row of solo.csv and small_batch.csv
+    says true or false, every MLPerf LWIS / BERT-harness row is a graph (each SingleStream config
+    sets use_graphs), the Triton TensorRT backend's rows with graph capture disabled are not, and
+    the scenario a row becomes carries `cuda_graph: true` exactly where the column says so; a
+    value other than true or false is refused."""
+    pytest.importorskip("yaml")
+    sys.path.insert(0, str(VALIDATION))
+    import catalog_published as cp
+    for name in ("solo.csv", "small_batch.csv"):
+        for r in rows(name):
+            assert r["cuda_graph"] in ("true", "false"), (name, r["id"])
+            phase = "training" if r.get("phase") == "training" else "inference"
+            spec = cp.catalog_workload(r, phase)
+            if spec is not None:
+                assert spec.get("cuda_graph", False) == (r["cuda_graph"] == "true"), r["id"]
+    small = rows("small_batch.csv")
+    own = [r for r in small if r["source"].startswith("mlperf") and "Triton" not in r["software"]]
+    assert own and all(r["cuda_graph"] == "true" for r in own)
+    disabled = [r for r in small if "graph capture disabled" in r["software"]]
+    assert disabled and all(r["cuda_graph"] == "false" for r in disabled)
+    assert any(r["cuda_graph"] == "false" for r in small if r["source"].startswith("mlperf"))
+    with pytest.raises(SystemExit):
+        cp.catalog_workload(dict(small[0], cuda_graph="yes"), "inference")
+
+
 def test_tally_points_run_in_tallys_gemm_library_and_fp32():
     """Tally's harness runs every job with REPLACE_CUBLAS (its CUTLASS GEMMs) and its trainers
     without TF32: the server alone, beside each trainer, and each trainer name the

@@ -176,7 +176,8 @@ TEST(BlockRoundCost, IsTheMeasuredRoundOfALatencyBoundStreamKernelOnGa100) {
 // a GPU-paced request's latency (TensorRT: no host pacing), and host_per_request adds itself once.
 // `runtime` "" = the default (tensorrt).
 double mean_latency_ns(const std::string& profile, const std::string& model, int batch,
-                       const std::string& runtime = "", const std::string& harness = "") {
+                       const std::string& runtime = "", const std::string& harness = "",
+                       bool cuda_graph = false) {
   ScenarioRequest request;
   request.is_path = false;
   request.scenario =
@@ -186,6 +187,7 @@ double mean_latency_ns(const std::string& profile, const std::string& model, int
       model + "\n      batch: " + std::to_string(batch) +
       (runtime.empty() ? std::string() : "\n      runtime: " + runtime) +
       (harness.empty() ? std::string() : "\n      harness: " + harness) +
+      (cuda_graph ? "\n      cuda_graph: true" : "") +
       "\n      arrivals: {process: closed, concurrency: 1, think: 1us}\n";
   const ResolvedScenario resolved = resolve_request(request);
   RunControl control;
@@ -326,6 +328,87 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurements) {
   // the three fitted keys, and the base's harness_per_request entries (no point names a harness,
   // so the fit leaves them and their provenance as they were)
   EXPECT_EQ(gpu.fitted.size(), 3u + load_device_profile("a100-80gb").harness_per_request.size());
+}
+
+// The `cuda_graph` column: points whose sources launched their kernels as one CUDA graph pay
+// graph_launch_overhead + kernel_fixed_cost per kernel, the others launch_overhead +
+// kernel_fixed_cost. Points simulated with known kernel_fixed_cost and host_per_request.tensorrt,
+// half of them as graphs, are fitted back when the column says which ran how; read as stream
+// launches (the column dropped) the same numbers give another kernel_fixed_cost, lower by the
+// profile's launch_overhead - graph_launch_overhead on the graph points' kernels.
+TEST(Calibrate, RecoversKnownParametersWithTheCudaGraphColumn) {
+  const std::string base = unfitted_text("a100-80gb");
+  std::filesystem::create_directories(std::filesystem::path(temp_file("x", "")).parent_path() /
+                                      "graph-truth");
+  const std::string truth =
+      temp_file("graph-truth/a100-80gb.yaml",
+                base +
+                    "kernel_fixed_cost: {value: 2700ns, fitted: \"test\"}\n"
+                    "block_round_cost: {value: " +
+                    std::to_string(load_device_profile("a100-80gb").block_round_cost) +
+                    "ns, source: \"the shipped profile's, held by the fit\"}\n"
+                    "host_per_request:\n  tensorrt: {value: 30us, fitted: \"test\"}\n");
+  const DeviceProfile shipped = load_device_profile("a100-80gb");
+  ASSERT_GT(shipped.launch_overhead, shipped.graph_launch_overhead);
+  std::string with_column = "id,source,model,batch,profile,metric,value,unit,cuda_graph\n";
+  std::string without_column = "id,source,model,batch,profile,metric,value,unit\n";
+  int i = 0;
+  for (const auto& [model, batch, graph] :
+       std::vector<std::tuple<std::string, int, bool>>{{"bert-base", 1, true},
+                                                       {"bert-large", 1, true},
+                                                       {"resnet50", 1, true},
+                                                       {"bert-base", 32, false},
+                                                       {"resnet50", 8, false},
+                                                       {"bert-large", 1, false}}) {
+    const double ns = mean_latency_ns(truth, model, batch, "", "", graph);
+    if (model == "bert-large" && batch == 1 && graph) {
+      // the column matters: the same request as a graph is faster by (L - L_graph) per kernel
+      EXPECT_LT(ns, mean_latency_ns(truth, model, batch, "", "", false) - 100 * 1000.0);
+    }
+    std::ostringstream row;
+    row << "g" << i << "," << (i % 2 ? "odd" : "even") << "," << model << "," << batch
+        << ",a100-80gb,latency," << std::setprecision(12) << ns / 1e3 << ",us";
+    without_column += row.str() + "\n";
+    with_column += row.str() + (graph ? ",true\n" : ",\n");
+    ++i;
+  }
+  CalibrationOptions options;
+  options.fit = {"kernel_fixed_cost", "host_per_request"};
+  const auto points = read_calibration_points({temp_file("graph.csv", with_column)});
+  EXPECT_TRUE(points[0].cuda_graph);
+  EXPECT_FALSE(points[3].cuda_graph);  // empty = stream launches
+  const CalibrationResult result = calibrate(points, options);
+  std::map<std::string, double> fitted;
+  for (const CalibrationParameter& p : result.parameters) fitted[p.key] = p.fitted_ns;
+  ASSERT_EQ(fitted.size(), 2u);
+  EXPECT_NEAR(fitted["kernel_fixed_cost"], 2700, 60);
+  EXPECT_NEAR(fitted["host_per_request.tensorrt"], 30000, 2000);
+  for (const auto& e : result.errors) {
+    EXPECT_LT(e.in_sample, 0.005) << e.mechanism;
+    EXPECT_LT(e.out_of_sample, 0.01) << e.mechanism;
+  }
+  // Without the column the graph points' per-kernel gap is read as a stream launch's: the fit
+  // lands elsewhere and no longer reproduces every point.
+  const CalibrationResult stream_only =
+      calibrate(read_calibration_points({temp_file("graph-dropped.csv", without_column)}), options);
+  double stream_fixed = 0;
+  for (const CalibrationParameter& p : stream_only.parameters) {
+    if (p.key == "kernel_fixed_cost") stream_fixed = p.fitted_ns;
+  }
+  EXPECT_LT(stream_fixed, 2700 - 300);
+  EXPECT_GT(stream_only.errors.back().in_sample, 0.005);
+  // A value other than true, false or empty is refused, naming file, line and column.
+  const std::string bad = temp_file("graph-bad.csv",
+                                    "id,source,model,batch,profile,metric,value,unit,cuda_graph\n"
+                                    "b0,s,bert-base,1,a100-80gb,latency,1,ms,yes\n");
+  try {
+    read_calibration_points({bad});
+    FAIL() << "a cuda_graph of 'yes' was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: cuda_graph: expected true, false or empty"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // The runtime's host time and a benchmark harness's, told apart (the shipped stage 1's split of

@@ -374,28 +374,33 @@ TEST(TensorflowRuntime, HostBoundBatchOneLatencyIsTheHostTermsPlusTheLastKernel)
   EXPECT_NEAR(latency, expected, 1.0);
 }
 
-// XLA's dispatch per kernel is fitted (calibration/fit/tf_runtime.py, TF-RUNTIME.md stage 1), and
+// XLA's dispatch per kernel is fitted (calibration/fit/tf_runtime.py, TF-RUNTIME.md stage 1; the
+// chain rerun of 2026-12-07 puts it at 0, the kernels' own stream gap alone reaching its rows), and
 // a batch-1 BERT-base request with no harness time (FasterTransformer's bare session.run loop:
-// `host: {per_request: 0ns}`, no copies) is paced by it: gap = N_ops x t_op / K with N_ops the
-// XLA layers (one dispatch each; K counts their kernels), 354 kernels at 6.5 us, about 2.2 ms
-// against about 0.7 ms of GPU work. The launch law (launch.cpp) alone on the GPU:
+// `host: {per_request: 0ns}`, no copies) is paced by a dispatch that exceeds the GPU's pace:
+// gap = N_ops x t_op / K with N_ops the XLA layers (one dispatch each; K counts their kernels),
+// here a stated t_op of 10 us (`host: {per_op}`; the fit gave 10.7 us before TensorFlow's Q, K
+// and V became three GEMMs): 354 kernels, about 3.4 ms against about 0.7 ms of GPU work, each
+// kernel's own stream gap (launch_overhead + kernel_fixed_cost) below the dispatch gap. The
+// launch law (launch.cpp) alone on the GPU:
 //     issue_k = max(finish_{k-1}, start + k x gap), finish_k = issue_k + L + D_k,
 // so latency = finish_{K-1} - start; a kernel longer than the gap (the Q, K and V GEMMs at
 // 128 tokens) delays the next issue, most kernels wait for the host.
 TEST(TensorflowRuntime, XlaDispatchPerKernelIsFittedAndPacesABatchOneRequest) {
   const CatalogRuntime& xla = *load_kernel_families().runtime("tensorflow-xla");
-  EXPECT_GT(xla.host_per_op.value, 0);
+  EXPECT_GE(xla.host_per_op.value, 0);
   EXPECT_FALSE(xla.host_per_op.assumed);
   EXPECT_NE(xla.host_per_op.provenance.find("TF-RUNTIME.md"), std::string::npos);
+  const double t_op_s = 10e-6;
   const ResolvedScenario r = resolve_tf(
       "      model: bert-base\n      batch: 1\n      seq_len: 128\n      dtype: fp16\n"
       "      runtime: tensorflow-xla\n"
-      "      host: {per_request: 0ns, input_bytes: 0B, output_bytes: 0B}\n");
+      "      host: {per_request: 0ns, input_bytes: 0B, output_bytes: 0B, per_op: 10us}\n");
   const WorkloadSpec& w = r.scenario.tenants.front().workload;
   EXPECT_EQ(w.kernels.front().host_before, 0);
   const CatalogWorkload catalog = build("bert-base", 1, 128, "tensorflow-xla");
-  EXPECT_EQ(w.host_gap, host_gap_per_launch(catalog.host_ops, xla.host_per_op.value,
-                                            catalog.kernels.size(), false));
+  EXPECT_EQ(w.host_gap,
+            host_gap_per_launch(catalog.host_ops, t_op_s, catalog.kernels.size(), false));
   EXPECT_GT(static_cast<double>(w.kernels.size() - 1) * static_cast<double>(w.host_gap), 2e6);
   const DeviceProfile& gpu = load_device_profile("a100-sxm4-40gb");
   const double launch = static_cast<double>(stream_launch_overhead(w, gpu));
