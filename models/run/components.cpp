@@ -158,7 +158,16 @@ void Run::poll() {
     current_->sim->stop();
   }
   if (options_.progress) {
-    options_.progress(current_->sim->now(), scenario.duration, events_processed());
+    // A partitioned run's count from its running total (events_processed() reads every
+    // component's simulator: 512 cold reads per poll, 0.6 % of a 512-GPU run, perf).
+    std::uint64_t events = events_processed_by_visits_;
+    if (counting_visits_) {
+      events += current_->sim->events_processed() - visit_start_events_;
+      if (warmups_ran_ > 1) events -= warmups_ran_ - 1;
+    } else {
+      events = events_processed();
+    }
+    options_.progress(current_->sim->now(), scenario.duration, events);
   }
 }
 
@@ -179,7 +188,12 @@ bool Run::run_partitioned() {
     bool& on;
     explicit Buffering(bool& flag) : on(flag) { on = true; }
     ~Buffering() { on = false; }
-  } buffering(buffering_);
+  } buffering(buffering_), counting(counting_visits_);
+  // The events of every component so far, kept up to date visit by visit (for poll()).
+  events_processed_by_visits_ = 0;
+  for (const Component& c : components_) {
+    events_processed_by_visits_ += c.sim->events_processed();
+  }
   const Nanos duration = scenario.duration;
   const WorkEstimate work = estimate_work(scenario, resolved.traces);
   const double per_ns =
@@ -207,8 +221,12 @@ bool Run::run_partitioned() {
       if (!all && c.sim->next_event_time() > horizon) continue;
       current_ = &c;
       const std::uint64_t before = c.sim->events_processed();
+      visit_start_events_ = before;
       c.sim->run_until(horizon);
-      unpolled_events_ += c.sim->events_processed() - before;
+      const std::uint64_t after = c.sim->events_processed();
+      events_processed_by_visits_ += after - before;
+      visit_start_events_ = after;
+      unpolled_events_ += after - before;
       if (!interrupted_ && unpolled_events_ >= 4096) {
         unpolled_events_ = 0;
         poll();

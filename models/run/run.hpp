@@ -273,6 +273,12 @@ class Run {
   bool buffering_ = false;        // records wait in their component until the window ends
   bool interrupted_ = false;
   std::uint64_t unpolled_events_ = 0;  // events since the last poll (partitioned runs)
+  // A partitioned run's windows (poll()'s count of events without reading every component):
+  // every component's events before the current visit began, the visiting component's count
+  // when it began, and the components whose warm-up mark ran.
+  bool counting_visits_ = false;
+  std::uint64_t events_processed_by_visits_ = 0, visit_start_events_ = 0;
+  std::size_t warmups_ran_ = 0;
   // Per device: busy and DRAM integrals at each sample time so far (the timeseries' basis).
   std::vector<std::vector<double>> sample_busy_, sample_dram_;
   // Per device at the end of warm-up: integrals, and each client's SM integral (by slot).

@@ -35,6 +35,7 @@ LatencySummary summarize(const Percentiles& samples, double confidence) {
 
 void Run::on_warmup(std::size_t component) {
   Component& c = components_[component];
+  if (!c.warmup_ran) ++warmups_ran_;
   c.warmup_ran = true;
   const Nanos now = c.sim->now();
   for (const std::size_t d : c.devices) {

@@ -8,9 +8,10 @@
 // source is in time order, which the sort checks: a merge never reorders a source, a sort would).
 //
 // Cost, n elements from k sources: below kSortFromSources a tournament (loser) tree, log2(k)
-// comparisons per element; from it on a radix sort on time (sort_in_time_order), O(n) with 3
-// scattering passes for a window of a second. Each element is read twice, once for its key and
-// once when it is emitted (fetched a few ahead of its turn). Tried against the radix sort and
+// comparisons per element; from it on a radix sort on time (sort_in_time_order), O(n) with 2
+// scattering passes for a window of a second (the top bits of its span only, then a pass that
+// puts the rare runs sharing those bits in order). Each element is read twice, once for its key
+// and once when it is emitted (fetched a few ahead of its turn). Tried against the radix sort and
 // not taken (2026-12-07, a 512-source bench of 80-byte records evicted from the caches between
 // windows): a bucket sort (n / 2 buckets, one scatter, an insertion sort within buckets), 8-30 %
 // slower: its scatter and the insertion sort's mispredicted branches cost more than the two
@@ -35,12 +36,40 @@ inline constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;
 // Bits needed to write X (0 for 0).
 inline int bit_length(std::uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
 
+// How many of a span's top bits the radix passes sort for TOTAL elements: enough that a
+// run of elements sharing them is rare (about 2^5 such values per element: with times spread
+// over the span, 1 in 32 elements shares its value with another), so the passes skip the
+// low bits that order almost nothing (a window of a second, 30 bits, 2^17 elements: 22
+// bits, 2 passes of 11 bits instead of 3). Whatever the times, sort_runs finishes the order.
+inline int sorted_time_bits(int span_bits, std::size_t total) {
+  return std::min(span_bits, bit_length(total) + 5);
+}
+
+// Sorts each run of WORDS[0..n) whose words are equal above bit SHIFT (the runs' order is
+// already right): the words are then in ascending order. One pass that compares each word with
+// the one before (8.7 instructions a record in all, against 17 comparing the runs' bits:
+// cachegrind); a pair out of order shares its high bits, and its whole run is sorted, once.
+// A run of m words costs O(m log m) at most, however many there are.
+inline void sort_runs(std::uint64_t* words, std::size_t n, int shift) {
+  for (std::size_t i = 1; i < n; ++i) {
+    if (words[i] >= words[i - 1]) continue;
+    const std::uint64_t high = words[i] >> shift;
+    std::size_t begin = i - 1;
+    while (begin > 0 && (words[begin - 1] >> shift) == high) --begin;
+    std::size_t end = i + 1;
+    while (end < n && (words[end] >> shift) == high) ++end;
+    std::sort(words + begin, words + end);
+    i = end - 1;
+  }
+}
+
 }  // namespace time_merge_detail
 
 // The order merge_in_time_order gives, by a stable sort on time of every element of SOURCES
 // taken source by source (so ties stay by source, then position): a least-significant-digit
-// radix sort of (time - earliest, element) pairs, 11 bits a pass over the window's span of time
-// (3 passes for a window of a second), about 15 instructions per element against the tournament
+// radix sort of (time - earliest, element) pairs, at most 11 bits a pass over the window's span
+// of time (2 passes for a window of a second: sorted_time_bits), about 15 instructions per
+// element against the tournament
 // tree's log2(sources) matches of 128-bit keys and their branches (9 at 512 components:
 // Run::flush_records was 18 % of a 512-GPU `run -o`, perf, 2026-12-06). The same order only if
 // every source is already in time order (a merge never reorders a source, a sort would): false,
@@ -84,14 +113,21 @@ bool sort_in_time_order(const std::vector<std::vector<T>*>& sources, TimeOf time
     __builtin_prefetch(reinterpret_cast<const char*>(ahead) + sizeof(T) - 1);
   };
   if (span_bits + index_bits <= 64) {
-    const int passes = (span_bits + kDigitBits - 1) / kDigitBits;
+    // The digits sort the top `sorted_bits` of the span only; the words that share those bits
+    // (a run) are put in order by a sort of the run after the passes (nearly always a run of
+    // one: see sorted_time_bits).
+    const int sorted_bits = sorted_time_bits(span_bits, total);
+    const int passes = (sorted_bits + kDigitBits - 1) / kDigitBits;
+    const int digit_bits = passes == 0 ? 0 : (sorted_bits + passes - 1) / passes;
+    const std::size_t digits = std::size_t{1} << digit_bits;
+    const int unsorted_bits = span_bits - sorted_bits;
     // The thread's buffers, reused from window to window (fresh ones were megabytes of new
     // pages per window at 512 components).
     thread_local std::vector<std::uint64_t> from, to;
     thread_local std::vector<std::size_t> counts;
     from.resize(total);
     to.resize(total);
-    counts.assign(static_cast<std::size_t>(passes) * kDigits, 0);
+    counts.assign(static_cast<std::size_t>(passes) * digits, 0);
     {
       std::uint64_t* at = from.data();
       std::uint64_t source_index = 0;
@@ -118,9 +154,10 @@ bool sort_in_time_order(const std::vector<std::vector<T>*>& sources, TimeOf time
           const std::uint64_t key =
               static_cast<std::uint64_t>(time) - static_cast<std::uint64_t>(earliest);
           *at++ = index_bits < 64 ? (key << index_bits) | index : index;
+          const std::uint64_t sorted_key = key >> unsorted_bits;
           for (int p = 0; p < passes; ++p) {
-            ++counts[static_cast<std::size_t>(p) * kDigits +
-                     ((key >> (p * kDigitBits)) & (kDigits - 1))];
+            ++counts[static_cast<std::size_t>(p) * digits +
+                     ((sorted_key >> (p * digit_bits)) & (digits - 1))];
           }
           ++index;
         }
@@ -128,17 +165,20 @@ bool sort_in_time_order(const std::vector<std::vector<T>*>& sources, TimeOf time
       }
     }
     for (int p = 0; p < passes; ++p) {
-      std::size_t* start = counts.data() + static_cast<std::size_t>(p) * kDigits;
+      std::size_t* start = counts.data() + static_cast<std::size_t>(p) * digits;
       std::size_t at = 0;
-      for (std::size_t d = 0; d < kDigits; ++d) {
+      for (std::size_t d = 0; d < digits; ++d) {
         const std::size_t count = start[d];
         start[d] = at;
         at += count;
       }
-      const int shift = index_bits + p * kDigitBits;
-      for (const std::uint64_t word : from) to[start[(word >> shift) & (kDigits - 1)]++] = word;
+      const int shift = index_bits + unsorted_bits + p * digit_bits;
+      for (const std::uint64_t word : from) to[start[(word >> shift) & (digits - 1)]++] = word;
       from.swap(to);
     }
+    // The runs of words equal in their sorted bits, each sorted whole: the word's order is
+    // (time, source, position), the order wanted.
+    if (unsorted_bits > 0) sort_runs(from.data(), total, index_bits + unsorted_bits);
     const std::uint64_t index_mask =
         index_bits < 64 ? (std::uint64_t{1} << index_bits) - 1 : ~std::uint64_t{0};
     const std::uint64_t position_mask = (std::uint64_t{1} << position_bits) - 1;

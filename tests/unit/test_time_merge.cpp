@@ -52,7 +52,7 @@ std::vector<std::pair<std::size_t, std::size_t>> merged(Sources sources) {
   return out;
 }
 
-enum class Spread { uniform, ties, bunched, wide };
+enum class Spread { uniform, ties, bunched, wide, clustered };
 
 // K sources of random lengths (some empty), each sorted unless SHUFFLE_ONE.
 Sources random_sources(std::mt19937_64& rng, std::size_t k, Spread spread, bool shuffle_one) {
@@ -72,6 +72,10 @@ Sources random_sources(std::mt19937_64& rng, std::size_t k, Spread spread, bool 
           t = rng() % 500 == 0 ? static_cast<Nanos>(rng() % (std::uint64_t{1} << 40))
                                : 5'000'000 + static_cast<Nanos>(rng() % 100'000);
           break;
+        case Spread::clustered:  // four clusters of 4096 ns, 2^30 ns apart: equal times across
+                                 // sources, and runs of thousands below the radix passes' bits
+          t = static_cast<Nanos>(rng() % 4) * (Nanos{1} << 30) + static_cast<Nanos>(rng() % 4096);
+          break;
         case Spread::wide:  // negative to near the end of time
           t = static_cast<Nanos>(rng() >> 1) - (Nanos{1} << 61);
           break;
@@ -87,7 +91,8 @@ Sources random_sources(std::mt19937_64& rng, std::size_t k, Spread spread, bool 
 TEST(TimeMerge, EqualsAStableMergeAtAnySourceCountAndSpread) {
   std::mt19937_64 rng(37);
   for (const std::size_t k : {1U, 2U, 3U, 15U, 16U, 17U, 64U, 512U}) {
-    for (const Spread spread : {Spread::uniform, Spread::ties, Spread::bunched, Spread::wide}) {
+    for (const Spread spread :
+         {Spread::uniform, Spread::ties, Spread::bunched, Spread::wide, Spread::clustered}) {
       for (int round = 0; round < 3; ++round) {
         const Sources sources = random_sources(rng, k, spread, false);
         const auto expected = reference_merge(sources);
@@ -101,6 +106,31 @@ TEST(TimeMerge, EqualsAStableMergeAtAnySourceCountAndSpread) {
           ASSERT_TRUE(a.time < b.time || (a.time == b.time && std::pair(a.source, a.position) <
                                                                   std::pair(b.source, b.position)));
         }
+      }
+    }
+  }
+}
+
+TEST(TimeMerge, SortRunsOrdersWordsWhoseHighBitsAreAlreadyInOrder) {
+  // Words sorted on their bits above SHIFT only (in any order within equal high bits, as the
+  // radix passes leave them when they skip the low time bits): sort_runs gives std::sort's order.
+  std::mt19937_64 rng(53);
+  for (const int shift : {1, 8, 20, 40}) {
+    for (const std::size_t n : {0U, 1U, 2U, 3U, 100U, 5000U}) {
+      for (const std::uint64_t high_values :
+           {std::uint64_t{1}, std::uint64_t{3}, n + 1, 10 * n + 7}) {
+        std::vector<std::uint64_t> words(n);
+        for (std::uint64_t& w : words) {
+          w = ((rng() % high_values) << shift) | (rng() & ((std::uint64_t{1} << shift) - 1));
+        }
+        std::vector<std::uint64_t> expected = words;
+        std::sort(expected.begin(), expected.end());
+        // In order of the high bits, stable: the low bits stay scrambled within a run.
+        std::stable_sort(words.begin(), words.end(), [&](std::uint64_t a, std::uint64_t b) {
+          return (a >> shift) < (b >> shift);
+        });
+        time_merge_detail::sort_runs(words.data(), words.size(), shift);
+        ASSERT_EQ(words, expected) << "shift " << shift << ", " << n << " words";
       }
     }
   }
