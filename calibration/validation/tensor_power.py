@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""What a tensor-pipe term in the power law would do to the demoBERT calibration rows (an
-experiment: nothing here is written into a profile; issue 33 item 4, branch a30pow).
+"""The power law's tensor term on the demoBERT calibration rows and DLE's Triton BERT-large
+rows, computed independently of the product's implementation (issue 33 item 4).
 
-The law today (models/gpu/power.hpp, docs/strategies.md "Power and clocks"):
+Without it (models/gpu/power.hpp, docs/strategies.md "Power and clocks", `tensor_energy: 0`)
     P(x) = P_idle + P_sm a x^3 + E_byte b,            x = f / f_boost,
-does not see what a busy SM does. The experiment adds a tensor term,
+does not see what a busy SM does. The tensor term,
     P(x) = P_idle + (P_sm a + E_t R_t) x^3 + E_byte b,
 with R_t the board's tensor FLOP rate at boost (FLOP/s) and E_t the energy of one tensor FLOP
 at the boost voltage (J): a compute-bound kernel's FLOP rate goes as x and the energy per FLOP
@@ -26,8 +26,10 @@ with the A100 profiles' P_idle = 55 W and P_sm = 289 W (assumptions there) and b
 curve) takes E_t x (1440 / 1410)^2 (V^2 at its boost).
 
 Per row: a run with `power: none` gives gpumux's own busy SM fraction a, HBM traffic b and
-request throughput at boost, so R_t = tensor FLOPs per request x throughput; then the run is made
-with `power: {sm_dynamic: P_sm + E_t R_t / a}`, which gives exactly the clock of the law above.
+request throughput at boost, so R_t = tensor FLOPs per request (BERT's shapes, below) x
+throughput; then the run is made with `power: {sm_dynamic: P_sm + E_t R_t / a, tensor_energy:
+0pJ/FLOP}`, which gives exactly the clock of the law above through the old law: it must agree
+with the product's own run (the profiles' `tensor_energy`, catalog FLOPs counted per kernel).
 
 Usage: /usr/bin/python3 calibration/validation/tensor_power.py [--gpumux build/gpumux]
 """
@@ -110,7 +112,8 @@ def validation_rows(binary: str, e_a100: float) -> None:
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import catalog_published as cp
-    print("\n| validation point | measured | today (clock) | tensor law (clock, R_t) |")
+    print("\n| validation point | measured | without the term (clock) | this script's law (clock, "
+          "R_t) |")
     print("|---|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         inner = cp.Gpumux(binary, Path(tmp))
@@ -121,7 +124,7 @@ def validation_rows(binary: str, e_a100: float) -> None:
             e_t = e_a100 * (boost / 1410.0) ** 2
             measured = float(row["value"])
             cells = []
-            today = Recording(inner, None)
+            today = Recording(inner, {"tensor_energy": "0pJ/FLOP"})
             pred, why = cp.predict_small_batch(today, row)
             if pred is None:
                 print(f"| {row['id']} | {measured} ms | {why} | |")
@@ -132,7 +135,8 @@ def validation_rows(binary: str, e_a100: float) -> None:
             dev, ten = free.last["devices"]["gpu0"], free.last["tenants"]["w"]
             rate = tensor_flops("bert-large", int(row["batch"]), int(row["seq_len"])) * \
                 ten["throughput_per_s"]
-            law = Recording(inner, {"sm_dynamic": f"{p_sm + e_t * rate / max(dev['sm_busy'], 1e-9):.3f}W"})
+            effective = p_sm + e_t * rate / max(dev["sm_busy"], 1e-9)
+            law = Recording(inner, {"sm_dynamic": f"{effective:.3f}W", "tensor_energy": "0pJ/FLOP"})
             pred_law, _ = cp.predict_small_batch(law, row)
             cells.append((pred_law, law.last["devices"]["gpu0"].get("clock_mhz", boost)))
             text = [f"{v:.2f} ms ({v / measured - 1:+.1%}, {c:.0f} MHz)" for v, c in cells]
@@ -146,7 +150,8 @@ def main() -> None:
     e_a100 = tensor_energy_a100()
     print(f"E_t (A100, from He's 295 / 257 TFLOPS at 400 W): {e_a100 * 1e12:.3f} pJ/FLOP; "
           f"A30: {e_a100 * (1440 / 1410) ** 2 * 1e12:.3f} pJ/FLOP")
-    print("| point | measured | today (clock) | tensor law (clock, R_t) | board W in the run |")
+    print("| point | measured | without the term (clock) | this script's law (clock, R_t) | "
+          "the product (clock) |")
     print("|---|---:|---:|---:|---:|")
     with open(ROWS) as f, tempfile.TemporaryDirectory() as tmp:
         for row in csv.DictReader(f):
@@ -155,21 +160,22 @@ def main() -> None:
             boost, p_sm = POWER[row["profile"]]
             e_t = e_a100 * (boost / 1410.0) ** 2
             measured = float(row["value"]) * 1e6
-            today = run(args.gpumux, Path(tmp), row, None)
+            today = run(args.gpumux, Path(tmp), row, {"tensor_energy": "0pJ/FLOP"})
+            product = run(args.gpumux, Path(tmp), row, None)
             free = run(args.gpumux, Path(tmp), row, "none")
             dev, ten = free["devices"]["gpu0"], free["tenants"]["w"]
             rate = tensor_flops(row["model"], int(row["batch"]), int(row["seq_len"])) * \
                 ten["throughput_per_s"]
             effective = p_sm + e_t * rate / max(dev["sm_busy"], 1e-9)
-            law = run(args.gpumux, Path(tmp), row, {"sm_dynamic": f"{effective:.3f}W"})
+            law = run(args.gpumux, Path(tmp), row,
+                      {"sm_dynamic": f"{effective:.3f}W", "tensor_energy": "0pJ/FLOP"})
 
             def cell(s):
                 lat = s["tenants"]["w"]["latency_ns"]["mean"]
                 clock = s["devices"]["gpu0"].get("clock_mhz", boost)
                 return f"{lat / 1e6:.2f} ms ({lat / measured - 1:+.1%}, {clock:.0f} MHz)"
-            watts = law["devices"]["gpu0"]["board_power_w"]
             print(f"| {row['id']} | {measured / 1e6:.2f} ms | {cell(today)} | {cell(law)}, "
-                  f"{rate / 1e12:.0f} TFLOP/s | {watts:.0f} |")
+                  f"{rate / 1e12:.0f} TFLOP/s | {cell(product)} |")
     validation_rows(args.gpumux, e_a100)
 
 
