@@ -50,8 +50,8 @@ po::options_description inspect_options() {
 }
 
 // Per GPU whose power is modelled (models/gpu/power.hpp): its TDP, and its draw and clock at the
-// bound of its load: every SM of its devices busy, their whole HBM bandwidth in use (a run
-// measures the real load: its summary's clock_mhz and board_power_w).
+// bound of its load: every SM of its devices busy at their FP16 tensor peak, their whole HBM
+// bandwidth in use (a run measures the real load: its summary's clock_mhz and board_power_w).
 nlohmann::json power_bounds(const ResolvedScenario& r) {
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t g = 0; g < r.gpu_profiles.size(); ++g) {
@@ -64,12 +64,13 @@ nlohmann::json power_bounds(const ResolvedScenario& r) {
       activity += static_cast<double>(d.geometry.sms) / std::max(1, gpu.sms);
       bytes += d.geometry.bandwidth * achievable_hbm_bandwidth(gpu);
     }
-    const double x = capped_clock_ratio(p, activity, bytes);
+    const double tensor = std::max(gpu.compute.fp16_tensor, gpu.compute.bf16_tensor) * activity;
+    const double x = capped_clock_ratio(p, activity, bytes, tensor);
     out.push_back({{"gpu", r.scenario.gpus[g].name},
                    {"tdp_w", p.tdp_w},
                    {"boost_clock_mhz", p.boost_clock_mhz},
                    {"base_clock_mhz", p.base_clock_mhz},
-                   {"full_load_power_at_boost_w", board_power(p, activity, bytes, 1.0)},
+                   {"full_load_power_at_boost_w", board_power(p, activity, bytes, 1.0, tensor)},
                    {"full_load_clock_mhz", x * p.boost_clock_mhz},
                    {"origin", r.scenario.gpus[g].power.any() ? "user" : "profile " + gpu.name}});
   }
@@ -295,7 +296,9 @@ int command_inspect(const std::vector<std::string>& args) {
   }
   for (const nlohmann::json& p : power_bounds(inspection.resolved)) {
     std::cout << fmt::format(
-        "\npower {}: TDP {:.0f} W; at full load (every SM busy, all its HBM bandwidth) it "
+        "\npower {}: TDP {:.0f} W; at full load (every SM busy at its FP16 tensor peak, all its "
+        "HBM "
+        "bandwidth) it "
         "would draw {:.0f} W at {:.0f} MHz boost, so its clock is at least {:.0f} MHz (base {:.0f} "
         "MHz; {})\n",
         p["gpu"].get<std::string>(), p["tdp_w"].get<double>(),

@@ -339,13 +339,14 @@ class ProfileParser {
   }
 
   // `power:` the power law's terms (models/gpu/power.hpp), each {value, source|assumption}:
-  // idle (W), sm_dynamic (W), hbm_energy (pJ/B), clock_exponent (a plain number, 1 to 4).
+  // idle (W), sm_dynamic (W), hbm_energy (pJ/B), clock_exponent (a plain number, 1 to 4),
+  // tensor_energy (pJ/FLOP: one FP16/BF16 tensor FLOP at the boost voltage).
   void parse_power(const YAML::Node& node, PowerParams& power) const {
     const std::string path = "power";
     if (!node.IsMap()) {
       fail(node, path, "expected a mapping {idle: ..., sm_dynamic: ..., hbm_energy: ...}");
     }
-    check_keys(node, path, {"idle", "sm_dynamic", "hbm_energy", "clock_exponent"});
+    check_keys(node, path, {"idle", "sm_dynamic", "hbm_energy", "clock_exponent", "tensor_energy"});
     if (node["idle"]) power.idle_w = positive_with_unit(node, "idle", path, "W", "50W");
     if (node["sm_dynamic"]) {
       power.sm_dynamic_w = positive_with_unit(node, "sm_dynamic", path, "W", "295W");
@@ -353,6 +354,10 @@ class ProfileParser {
     if (node["hbm_energy"]) {
       power.hbm_joules_per_byte =
           positive_with_unit(node, "hbm_energy", path, "pJ/B", "31pJ/B") * 1e-12;
+    }
+    if (node["tensor_energy"]) {
+      power.tensor_joules_per_flop =
+          positive_with_unit(node, "tensor_energy", path, "pJ/FLOP", "0.76pJ/FLOP") * 1e-12;
     }
     if (node["clock_exponent"]) {
       const YAML::Node e = sourced(node, "clock_exponent", path, false);

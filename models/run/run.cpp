@@ -193,14 +193,26 @@ std::vector<PowerParams> board_power_params(const ResolvedScenario& r) {
 }
 
 struct BoardLoad {
-  double activity = 0;         // busy SMs / the board's SMs
-  double hbm_bytes_per_s = 0;  // HBM traffic
+  double activity = 0;            // busy SMs / the board's SMs
+  double hbm_bytes_per_s = 0;     // HBM traffic
+  double tensor_flops_per_s = 0;  // FP16/BF16 tensor FLOP rate (R_t, models/gpu/power.hpp)
 };
 
+// FP16/BF16 tensor FLOPs of one request of a workload: its kernels' tensor_flops x repeat (the
+// catalog's; 0 for LLM cards, traces and hand-written kernels: the tensor term sees none).
+double tensor_flops_per_request(const WorkloadSpec& w) {
+  double flops = 0;
+  for (const KernelSpec& k : w.kernels) flops += k.tensor_flops * k.repeat;
+  return flops;
+}
+
 // Per gpus[] entry: its devices' load, each scaled by `busy` and `dram` of the device (indices
-// of r.devices).
-template <typename Busy, typename Dram>
-std::vector<BoardLoad> board_loads(const ResolvedScenario& r, Busy busy, Dram dram) {
+// of r.devices), and its tensor FLOP rate: each tenant's FLOPs per request times
+// `requests_per_s(i)` (tenant index), on every device the tenant runs on (a data-parallel
+// tenant runs each request's kernels on each).
+template <typename Busy, typename Dram, typename Rate>
+std::vector<BoardLoad> board_loads(const ResolvedScenario& r, Busy busy, Dram dram,
+                                   Rate requests_per_s) {
   std::vector<BoardLoad> out(r.gpu_profiles.size());
   for (std::size_t d = 0; d < r.devices.size(); ++d) {
     const ResolvedDevice& device = r.devices[d];
@@ -209,21 +221,39 @@ std::vector<BoardLoad> board_loads(const ResolvedScenario& r, Busy busy, Dram dr
     load.activity += busy(d) * device.geometry.sms / std::max(1, gpu.sms);
     load.hbm_bytes_per_s += dram(d) * device.geometry.bandwidth * achievable_hbm_bandwidth(gpu);
   }
+  for (std::size_t i = 0; i < r.scenario.tenants.size() && i < r.tenant_devices.size(); ++i) {
+    const double flops = tensor_flops_per_request(r.scenario.tenants[i].workload);
+    if (!(flops > 0)) continue;
+    for (const int d : r.tenant_devices[i]) {
+      out[static_cast<std::size_t>(r.devices[static_cast<std::size_t>(d)].gpu)]
+          .tensor_flops_per_s += flops * requests_per_s(i);
+    }
+  }
   return out;
+}
+
+// A run's loads: its devices' sm_busy and dram_busy, its tenants' completed requests per second.
+std::vector<BoardLoad> measured_loads(const ResolvedScenario& r, const RunResult& result) {
+  return board_loads(
+      r, [&](std::size_t d) { return d < result.devices.size() ? result.devices[d].sm_busy : 0; },
+      [&](std::size_t d) { return d < result.devices.size() ? result.devices[d].dram_busy : 0; },
+      [&](std::size_t i) {
+        return i < result.tenants.size() ? result.tenants[i].throughput_per_s : 0.0;
+      });
 }
 
 // Writes each device's board clock and mean board draw into `result`.
 void report_power(const ResolvedScenario& r, const std::vector<PowerParams>& params,
                   const std::vector<double>& clock_ratio, RunResult& result) {
-  const std::vector<BoardLoad> loads = board_loads(
-      r, [&](std::size_t d) { return result.devices[d].sm_busy; },
-      [&](std::size_t d) { return result.devices[d].dram_busy; });
+  const std::vector<BoardLoad> loads = measured_loads(r, result);
   for (std::size_t d = 0; d < r.devices.size() && d < result.devices.size(); ++d) {
     const auto g = static_cast<std::size_t>(r.devices[d].gpu);
     if (!params[g].modelled()) continue;
     result.devices[d].clock_mhz = clock_ratio[g] * params[g].boost_clock_mhz;
+    // The run's FLOP rate is at clock x; the law's R_t is the rate at boost, R_t x = measured.
     result.devices[d].board_power_w =
-        board_power(params[g], loads[g].activity, loads[g].hbm_bytes_per_s, clock_ratio[g]);
+        board_power(params[g], loads[g].activity, loads[g].hbm_bytes_per_s, clock_ratio[g],
+                    loads[g].tensor_flops_per_s / clock_ratio[g]);
   }
 }
 
@@ -232,15 +262,33 @@ RunResult run_once(const ResolvedScenario& scenario, const RunOptions& options) 
   return run.execute();
 }
 
-// Per gpus[] entry: the clock ratio its power cap leaves with every SM of its devices busy and
-// their whole HBM bandwidth in use (1: the board cannot reach its TDP).
+// Per gpus[] entry: the clock ratio its power cap leaves with every SM of its devices busy,
+// their whole HBM bandwidth in use and, on a device where a tenant has tensor FLOPs, its whole
+// FP16 tensor peak (1: the board cannot reach its TDP).
 std::vector<double> board_clock_bounds(const ResolvedScenario& scenario) {
   const std::vector<PowerParams> params = board_power_params(scenario);
-  const std::vector<BoardLoad> full = board_loads(
-      scenario, [](std::size_t) { return 1.0; }, [](std::size_t) { return 1.0; });
+  std::vector<BoardLoad> full = board_loads(
+      scenario, [](std::size_t) { return 1.0; }, [](std::size_t) { return 1.0; },
+      [](std::size_t) { return 0.0; });
+  std::vector<bool> tensor_device(scenario.devices.size(), false);
+  for (std::size_t i = 0;
+       i < scenario.scenario.tenants.size() && i < scenario.tenant_devices.size(); ++i) {
+    if (!(tensor_flops_per_request(scenario.scenario.tenants[i].workload) > 0)) continue;
+    for (const int d : scenario.tenant_devices[i])
+      tensor_device[static_cast<std::size_t>(d)] = true;
+  }
+  for (std::size_t d = 0; d < scenario.devices.size(); ++d) {
+    if (!tensor_device[d]) continue;
+    const ResolvedDevice& device = scenario.devices[d];
+    const DeviceProfile& gpu = *scenario.gpu_profiles[static_cast<std::size_t>(device.gpu)];
+    full[static_cast<std::size_t>(device.gpu)].tensor_flops_per_s +=
+        std::max(gpu.compute.fp16_tensor, gpu.compute.bf16_tensor) * device.geometry.sms /
+        std::max(1, gpu.sms);
+  }
   std::vector<double> out;
   for (std::size_t g = 0; g < params.size(); ++g) {
-    out.push_back(capped_clock_ratio(params[g], full[g].activity, full[g].hbm_bytes_per_s));
+    out.push_back(capped_clock_ratio(params[g], full[g].activity, full[g].hbm_bytes_per_s,
+                                     full[g].tensor_flops_per_s));
   }
   return out;
 }
@@ -266,12 +314,11 @@ RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) 
   // caller asked (RunOptions::device_statistics).
   pilot_options.device_statistics = true;
   RunResult pilot = run_once(scenario, pilot_options);
-  const std::vector<BoardLoad> loads = board_loads(
-      scenario, [&](std::size_t d) { return pilot.devices[d].sm_busy; },
-      [&](std::size_t d) { return pilot.devices[d].dram_busy; });
+  const std::vector<BoardLoad> loads = measured_loads(scenario, pilot);
   bool capped = false;
   for (std::size_t g = 0; g < params.size(); ++g) {
-    clock_ratio[g] = capped_clock_ratio(params[g], loads[g].activity, loads[g].hbm_bytes_per_s);
+    clock_ratio[g] = capped_clock_ratio(params[g], loads[g].activity, loads[g].hbm_bytes_per_s,
+                                        loads[g].tensor_flops_per_s);
     capped = capped || clock_ratio[g] < 1.0;
   }
   if (pilot.status != "complete" || (!capped && options.observers.empty())) {
@@ -290,11 +337,14 @@ RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) 
     const PowerParams& p = params[g];
     result.notes.push_back(fmt::format(
         "{}: power cap: the board draws {:.0f} W at boost (pilot run: {:.0f}% of its SMs busy, "
-        "{:.0f} GB/s of HBM), above its {:.0f} W TDP; SM clock {:.0f} MHz of {:.0f} MHz boost for "
-        "the whole run (docs/strategies.md, \"Power and clocks\"; `power: none` to turn off)",
+        "{:.0f} GB/s of HBM, {:.0f} TFLOP/s of FP16/BF16 tensor math), above its {:.0f} W TDP; SM "
+        "clock {:.0f} MHz of {:.0f} MHz boost for the whole run (docs/strategies.md, \"Power and "
+        "clocks\"; `power: none` to turn off)",
         scenario.scenario.gpus[g].name,
-        board_power(p, loads[g].activity, loads[g].hbm_bytes_per_s, 1.0), 100.0 * loads[g].activity,
-        loads[g].hbm_bytes_per_s / 1e9, p.tdp_w, clock_ratio[g] * p.boost_clock_mhz,
+        board_power(p, loads[g].activity, loads[g].hbm_bytes_per_s, 1.0,
+                    loads[g].tensor_flops_per_s),
+        100.0 * loads[g].activity, loads[g].hbm_bytes_per_s / 1e9,
+        loads[g].tensor_flops_per_s / 1e12, p.tdp_w, clock_ratio[g] * p.boost_clock_mhz,
         p.boost_clock_mhz));
   }
   return result;

@@ -105,6 +105,7 @@ void emit_gpu(YAML::Emitter& out, const GpuSpec& g) {
     term("sm_dynamic", g.power.sm_dynamic_w, 1.0, "W");
     term("hbm_energy", g.power.hbm_picojoules_per_byte, 1.0, "pJ/B");
     term("clock_exponent", g.power.clock_exponent, 1.0, "");
+    term("tensor_energy", g.power.tensor_picojoules_per_flop, 1.0, "pJ/FLOP");
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -108,20 +108,21 @@ static const std::map<std::string, std::string>& sharing_key_hints() {
 
 // `power:` on a gpus entry: `none` (no power cap modelled) or a mapping replacing the profile's
 // power terms (models/gpu/power.hpp): tdp, idle, sm_dynamic (W), hbm_energy (pJ/B),
-// clock_exponent (a number in [1, 4]).
+// clock_exponent (a number in [1, 4]), tensor_energy (pJ/FLOP, 0 turns the tensor term off).
 static PowerOverrides power_of(Context& ctx, const Field& field) {
   PowerOverrides power;
   if (field.node.IsScalar()) {
     if (text_of(ctx, field) != "none") {
       ctx.fail(field,
                "expected `none` or a mapping {tdp: 300W, idle: 50W, sm_dynamic: 295W, "
-               "hbm_energy: 31pJ/B, clock_exponent: 3}, got '" +
+               "hbm_energy: 31pJ/B, clock_exponent: 3, tensor_energy: 0.76pJ/FLOP}, got '" +
                    text_of(ctx, field) + "'");
     }
     power.off = true;
     return power;
   }
-  const MapReader map(ctx, field, {"tdp", "idle", "sm_dynamic", "hbm_energy", "clock_exponent"});
+  const MapReader map(
+      ctx, field, {"tdp", "idle", "sm_dynamic", "hbm_energy", "clock_exponent", "tensor_energy"});
   const auto with = [&](const char* key, std::string_view unit, const char* example,
                         double scale) -> std::optional<double> {
     const auto f = map.get(key);
@@ -143,6 +144,15 @@ static PowerOverrides power_of(Context& ctx, const Field& field) {
   power.sm_dynamic_w = with("sm_dynamic", "W", "295W", 1.0);
   power.hbm_picojoules_per_byte = with("hbm_energy", "pJ/B", "31pJ/B", 1.0);
   power.clock_exponent = with("clock_exponent", "", "3", 1.0);
+  if (const auto f = map.get("tensor_energy")) {  // >= 0: 0 turns the tensor term off
+    const std::string text = text_of(ctx, *f);
+    const std::optional<double> value = parse_with_unit(text, "pJ/FLOP");
+    if (!value || !(*value >= 0)) {
+      ctx.fail(*f,
+               "expected a value in pJ/FLOP of at least 0, e.g. 0.76pJ/FLOP, got '" + text + "'");
+    }
+    power.tensor_picojoules_per_flop = *value;
+  }
   return power;
 }
 

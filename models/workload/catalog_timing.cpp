@@ -367,6 +367,12 @@ KernelSpec fixed_kernel(const std::string& name, double seconds, double t_busy, 
   return spec;
 }
 
+// KernelSpec::tensor_flops of a GEMM or fused attention layer: its FLOPs when its operands are
+// 2-byte (FP16/BF16 tensor math), else 0 (int8, TF32/FP32: no measured energy per operation).
+double fp16_tensor_flops(const LayerWork& layer) {
+  return layer.element_bytes == 2 ? layer.flops : 0.0;
+}
+
 BlockFootprint footprint(double threads, double registers, double shared_memory) {
   return {static_cast<int>(threads), static_cast<int>(registers),
           static_cast<std::int64_t>(shared_memory)};
@@ -414,6 +420,7 @@ void gemm_kernels(const LayerWork& layer, const KernelFamilies& families, const 
                                  whole.t_latency, whole.t_memory);
   spec.working_set = static_cast<std::int64_t>(gemm_reread_bytes(layer, chosen.tile));
   spec.sm_throughput_share = whole.throughput_share;
+  spec.tensor_flops = fp16_tensor_flops(layer);
   set_kernel_grid(spec, whole.blocks, whole.blocks_per_sm, sms,
                   footprint(chosen.tile.threads, chosen.tile.registers,
                             static_cast<double>(chosen.tile.shared_memory)));
@@ -557,6 +564,7 @@ LayerKernels layer_kernels(const LayerWork& layer, const KernelFamilies& familie
       fixed_kernel(layer.name, std::max(t.busy, t.memory) + t.fixed, t.busy, t.memory + t.fixed);
   if (layer.kind == LayerWork::Kind::attention) {
     spec.working_set = static_cast<std::int64_t>(layer.bytes);
+    spec.tensor_flops = fp16_tensor_flops(layer);
   }
   if (layer.kind == LayerWork::Kind::collective) {
     spec.collective = true;

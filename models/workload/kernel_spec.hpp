@@ -97,6 +97,10 @@ struct KernelSpec {
   /// (models/gpu/contention_law.hpp, law 2).
   double busy_share = -1.0;
   int repeat = 1;  ///< >= 1: the kernel is launched this many times in a row
+  /// FP16/BF16 tensor-core FLOPs of one launch (the catalog's GEMMs and fused attention at a
+  /// 2-byte dtype; 0 elsewhere: other dtypes, LLM cards, traces, hand-written kernels): what the
+  /// power law's tensor term counts (models/gpu/power.hpp).
+  double tensor_flops = 0;
   /// `repeat: output_tokens` (or input_tokens): launched once per token of the request instead
   /// (e.g. one decode step per generated token).
   TokenCount repeat_per_token = TokenCount::none;

@@ -68,6 +68,23 @@ TEST(PowerLaw, TheClockNeverDropsBelowBase) {
   EXPECT_EQ(capped_clock_ratio(params(0, 250, 400), 1.0, 0.0), 1.0);
 }
 
+TEST(PowerLaw, TheTensorTermAddsItsDrawAtBoostAndTheSolvedClockDrawsExactlyTheTdp) {
+  // 50 W idle + 200 W of busy SMs = 250 W under a 300 W TDP; 100 TFLOP/s of tensor math at
+  // 1 pJ/FLOP adds 100 W at boost (350 W): x = cbrt((300 - 50) / (200 + 100)).
+  PowerParams p = params(300, 50, 200);
+  EXPECT_EQ(capped_clock_ratio(p, 1.0, 0.0, 100e12), 1.0);  // E_t = 0: the term is off
+  p.tensor_joules_per_flop = 1e-12;
+  EXPECT_DOUBLE_EQ(board_power(p, 1.0, 0.0, 1.0, 100e12), 350.0);
+  const double x = capped_clock_ratio(p, 1.0, 0.0, 100e12);
+  EXPECT_DOUBLE_EQ(x, std::cbrt(250.0 / 300.0));
+  EXPECT_NEAR(board_power(p, 1.0, 0.0, x, 100e12), 300.0, 1e-9);
+  // The same SMs busy on no tensor math: boost.
+  EXPECT_EQ(capped_clock_ratio(p, 1.0, 0.0, 0.0), 1.0);
+  // HBM traffic still takes its share of the room first (1 TB/s at 50 pJ/B: 50 W).
+  p.hbm_joules_per_byte = 50e-12;
+  EXPECT_DOUBLE_EQ(capped_clock_ratio(p, 1.0, 1e12, 100e12), std::cbrt(200.0 / 300.0));
+}
+
 TEST(PowerLaw, ParsesValuesWithTheirUnit) {
   EXPECT_EQ(parse_with_unit("300W", "W"), 300.0);
   EXPECT_EQ(parse_with_unit("31.2pJ/B", "pJ/B"), 31.2);
@@ -193,10 +210,44 @@ TEST(PowerRun, ALoneSliceRunsAtBoostWhereTheWholeGpuCapsAndBusyNeighboursCapIt) 
   EXPECT_GT(tenant(full, "t").latency.mean, tenant(slice_on, "t").latency.mean);
 }
 
+// A catalog FP16 BERT-large at batch 128 alone on a 165 W A30, `power` on its GPU, under
+// `sharing`.
+std::string bert_a30(const std::string& power, const std::string& sharing = "exclusive") {
+  return "name: t\nseed: 1\nduration: 3s\nwarmup: 1s\ngpus:\n"
+         "  - {name: gpu0, model: a30-24gb, sharing: {mode: " +
+         sharing + "}" + (power.empty() ? "" : ", power: " + power) +
+         "}\ntenants:\n"
+         "  - name: w\n    device: gpu0\n    workload: {model: bert-large, batch: 128, seq_len: "
+         "384, dtype: fp16, runtime: tensorrt, arrivals: {process: closed, concurrency: 1, think: "
+         "1ms}}\n";
+}
+
+TEST(PowerRun, TensorMathLowersTheClockToWhereTheBoardDrawsItsTdp) {
+  const RunResult with = run_yaml(bert_a30(""));
+  const RunResult without = run_yaml(bert_a30("{tensor_energy: 0pJ/FLOP}"));
+  ASSERT_EQ(with.devices.size(), 1u);
+  // Both cap (the A30's busy SMs alone exceed 165 W at boost); the tensor term lowers the clock
+  // further and the compute-bound request takes longer.
+  EXPECT_LT(without.devices[0].clock_mhz, 1440.0);
+  EXPECT_LT(with.devices[0].clock_mhz, without.devices[0].clock_mhz - 50.0);
+  EXPECT_GT(tenant(with, "w").latency.mean, tenant(without, "w").latency.mean * 1.05);
+  // The board's mean draw in the run is its TDP to within the quasi-static coupling (the run at
+  // the lower clock keeps its SMs a little busier than the pilot at boost).
+  EXPECT_NEAR(with.devices[0].board_power_w, 165.0, 165.0 * 0.02);
+}
+
+TEST(PowerRun, OneMpsClientUnderTheTensorTermIsExactlyExclusive) {
+  const RunResult exclusive = run_yaml(bert_a30(""));
+  const RunResult mps = run_yaml(bert_a30("", "mps"));
+  EXPECT_EQ(tenant(mps, "w").latency.mean, tenant(exclusive, "w").latency.mean);
+  EXPECT_EQ(mps.devices[0].clock_mhz, exclusive.devices[0].clock_mhz);
+}
+
 TEST(PowerRun, ThePowerBlockIsWrittenBackAsRead) {
   const Scenario s = load_scenario_text(
       scenario("  - {name: gpu0, model: a100-pcie-80gb, power: {tdp: 250W, hbm_energy: 31.2pJ/B, "
-               "clock_exponent: 2.5}}\n  - {name: gpu1, model: a100-pcie-80gb, power: none}",
+               "clock_exponent: 2.5, tensor_energy: 0.5pJ/FLOP}}\n  - {name: gpu1, model: "
+               "a100-pcie-80gb, power: none}",
                "gpu0"),
       "test.yaml");
   const Scenario again = load_scenario_text(emit_scenario_yaml(s), "again.yaml");
@@ -204,6 +255,7 @@ TEST(PowerRun, ThePowerBlockIsWrittenBackAsRead) {
   EXPECT_EQ(again.gpus[0].power.tdp_w, 250.0);
   EXPECT_EQ(again.gpus[0].power.hbm_picojoules_per_byte, 31.2);
   EXPECT_EQ(again.gpus[0].power.clock_exponent, 2.5);
+  EXPECT_EQ(again.gpus[0].power.tensor_picojoules_per_flop, 0.5);
   EXPECT_FALSE(again.gpus[0].power.idle_w);
   EXPECT_FALSE(again.gpus[0].power.off);
   EXPECT_TRUE(again.gpus[1].power.off);
@@ -223,6 +275,8 @@ TEST(PowerRun, ScenarioPowerValuesAreChecked) {
   rejected("{tdp: 300W, hbm_energy: 3pJ}", "pJ/B");
   rejected("{clock_exponent: 9}", "[1, 4]");
   rejected("{tpd: 300W}", "tpd");
+  rejected("{tensor_energy: -1pJ/FLOP}", "pJ/FLOP");
+  rejected("{tensor_energy: 1pJ}", "pJ/FLOP");
 }
 
 }  // namespace

@@ -355,6 +355,37 @@ TEST(Profiles, A30PowerCapsAtFullLoadNotOneSlice) {
   EXPECT_EQ(capped_clock_ratio(a30.power, 0.25, bw / 4), 1.0);
 }
 
+// The tensor term's E_t (calibration/data/gemm-power): He's 8192^3 FP16 matmul on a 400 W A100,
+// 295 TFLOPS with zero inputs (at boost) and 257 with randn (at x = 257/295, the board at its
+// TDP), solved by the law with the profile's own idle, sm_dynamic and 0.2 TB/s of HBM; the A30's
+// at its boost voltage (V ~ f: E ~ f^2). Under that, every SXM A100 caps at its FP16 tensor peak.
+TEST(Profiles, TensorEnergyIsTheA100MatmulSolvedByTheLaw) {
+  const DeviceProfile& sxm = load_device_profile("a100-80gb");
+  const PowerParams& p = sxm.power;
+  const double x = 257.0 / 295.0;
+  const double solved =
+      ((400.0 - p.idle_w - p.hbm_joules_per_byte * 0.2e12) / (x * x * x) - p.sm_dynamic_w) / 295e12;
+  EXPECT_NEAR(p.tensor_joules_per_flop, solved, 0.002 * solved);
+  for (const std::string name : {"a100-sxm4-40gb", "a100-pcie-80gb"}) {
+    EXPECT_EQ(load_device_profile(name).power.tensor_joules_per_flop, p.tensor_joules_per_flop);
+  }
+  const DeviceProfile& a30 = load_device_profile("a30-24gb");
+  const double ratio = a30.boost_clock_mhz / sxm.boost_clock_mhz;
+  EXPECT_NEAR(a30.power.tensor_joules_per_flop, p.tensor_joules_per_flop * ratio * ratio,
+              0.005 * a30.power.tensor_joules_per_flop);
+  // He's randn run: the whole board at 295 TFLOP/s and 0.2 TB/s draws exactly 400 W at x.
+  EXPECT_NEAR(board_power(p, 1.0, 0.2e12, x, 295e12), 400.0, 0.5);
+  const double bw = achievable_hbm_bandwidth(sxm), peak = sxm.compute.fp16_tensor;
+  const double capped = capped_clock_ratio(p, 1.0, bw, peak);
+  // (0.82 by the closed form, floored at the 80GB part's 1275 MHz base: 0.904.)
+  EXPECT_NEAR(
+      capped,
+      std::max(p.min_clock_ratio(), std::cbrt((p.tdp_w - p.idle_w - p.hbm_joules_per_byte * bw) /
+                                              (p.sm_dynamic_w + p.tensor_joules_per_flop * peak))),
+      1e-12);
+  EXPECT_LT(capped, 0.95);
+}
+
 // H100 PCIe: real nvidia-smi mig -lgip/-lgipp of the card (Scaleway docs-content, driver
 // 525.125.06), whose SM counts are its own, not the SXM5's.
 TEST(Profiles, H100PcieNumbersAreItsOwn) {
