@@ -13,6 +13,7 @@
 #include "models/config/input_error.hpp"
 #include "sim/util/csv.hpp"
 #include "sim/util/strings.hpp"
+#include "sim/util/utf8.hpp"
 
 namespace gpumux {
 
@@ -67,6 +68,10 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
     int number = 0;
     while (std::getline(in, line)) {
       ++number;
+      // Text that is not UTF-8 would reach the written profile (its provenance names the
+      // sources), which gpumux then refuses to read.
+      if (const auto bad = find_invalid_utf8(line))
+        point_error(file, number, "line", bad->message());
       if (trim(line).empty() || trim(line)[0] == '#') continue;
       const std::vector<std::string> fields = csv_fields(line, file, number);
       if (header.empty()) {

@@ -208,6 +208,14 @@ int command_calibrate(const std::vector<std::string>& args) {
       points, bench ? bench->gpu : std::string(),
       vm.count("profile") ? vm["profile"].as<std::string>() : std::string(), vm.count("output") > 0,
       {"-o", "--profile", "--profile h100-sxm-80gb"});
+  // The points' profiles first: a base taken from them is then known to load.
+  for (const CalibrationPoint& p : points) {
+    try {
+      (void)load_device_profile(p.profile);
+    } catch (const InputError& e) {
+      point_error(p.file, p.line, "profile", e.what());
+    }
+  }
   if (!base.empty()) {
     try {
       (void)load_device_profile(base);
@@ -216,7 +224,6 @@ int command_calibrate(const std::vector<std::string>& args) {
       throw InputError("--profile: " + std::string(e.what()));
     }
   }
-  for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);
   if (vm.count("output")) {
     output_errors_as_bad_input([&] { check_output_target(vm["output"].as<std::string>()); });
   }
