@@ -253,6 +253,14 @@ int command_plan(const std::vector<std::string>& args) {
     });
   }
   ScenarioRequest request = scenario_request(vm);
+  // -o naming the scenario itself replaced the search space (its plan: block) with the setup.
+  std::error_code same_error;
+  if (!output.empty() && !output_dir && request.is_path &&
+      std::filesystem::equivalent(output, request.scenario, same_error)) {
+    throw InputError("-o " + output +
+                     ": is the scenario being planned; the best setup written there would "
+                     "replace it (name another file)");
+  }
   const std::vector<std::string> user_sets = request.overrides;
   std::vector<std::string> overrides = plan_overrides(vm, request.scenario);
   overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());

@@ -11,7 +11,12 @@ Repro before the fix, one line each:
 - `plan plan-identical-tenants.yaml --prices /missing.yaml` (bare): accepted, never read;
   on gke the error read "--set plan.prices: ...";
 - `run cluster/fleet-16.yaml --set cluster.pods.0.workload.workload.request.kernels.0.duration=
-  100000h`: exit 0 after 197 s (the workload pods' budget had no samples term).
+  100000h`: exit 0 after 197 s (the workload pods' budget had no samples term);
+- (test_fuzz_new_surfaces.py, 2026-12-07) `plan ... --jobs 100000`: ~15,000 forked processes,
+  658 s to stop; `calibrate` of a value of 1e300 ms: an error naming its temporary profile; of
+  one source: out-of-sample numbers from a fold of no point; `-o DATA.csv`: the data replaced;
+  a byte 0xFF in a note: a profile gpumux refuses; a point's unknown profile: no file named;
+  `plan S.yaml -o S.yaml`: the scenario replaced; `inspect OUT.h5`: "not UTF-8 text".
 Drives $GPUMUX_BIN.
 """
 from pathlib import Path
@@ -290,3 +295,16 @@ def test_a_result_file_given_as_a_scenario_says_it_is_one(tmp_path, command):
     assert line == (f"gpumux: error: {result}:1:1: an HDF5 file (a gpumux result?), not text: "
                     "`gpumux report FILE` reads a result; this command reads a YAML or CSV text "
                     "file"), line
+
+
+def test_plan_refuses_to_write_the_best_setup_over_its_scenario(tmp_path):
+    """`plan small.yaml -o small.yaml` replaced the scenario (its plan: search space) with the
+    best setup."""
+    scenario = tmp_path / "plan.yaml"
+    scenario.write_text(PLAN.read_text())
+    line = one_error(run_gpumux("plan", "plan.yaml", "-q", "-o", "./plan.yaml", cwd=tmp_path,
+                                timeout=60))
+    assert line == ("gpumux: error: -o ./plan.yaml: is the scenario being planned; the best "
+                    "setup written there would replace it (name another file)"), line
+    assert scenario.read_text() == PLAN.read_text()
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.yaml"]
