@@ -308,3 +308,18 @@ def test_plan_refuses_to_write_the_best_setup_over_its_scenario(tmp_path):
                     "setup written there would replace it (name another file)"), line
     assert scenario.read_text() == PLAN.read_text()
     assert [p.name for p in tmp_path.iterdir()] == ["plan.yaml"]
+
+
+@pytest.mark.parametrize("scenario,old,key", [
+    (PLAN, "cost_per_hour: 4.0", "plan.gpus.0.cost_per_hour"),
+    (TIME_SLICING, "cost_per_hour: 4.0", "gpus.0.cost_per_hour")])
+def test_a_gpu_price_beyond_1e8_per_hour_is_refused(tmp_path, scenario, old, key):
+    """plan.gpus cost_per_hour: 1e308 summed to infinity: `plan` said "no setup within 3 GPUs
+    meets every SLO" of a space where the same tenants at 4.0 found one. Bounded as the
+    cluster pools' prices are."""
+    text = scenario.read_text()
+    assert old in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace(old, "cost_per_hour: 1e308"))
+    line = one_error(run_gpumux("validate", path, "-q"))
+    assert "s.yaml:" in line and f"{key}: at most 1e+08 per GPU-hour, got 1e308" in line, line
