@@ -19,12 +19,17 @@ file (or of the option at fault), and nothing left in the output folder (no prof
 OUT.h5 or temporary file); on exit 0 from calibrate, the profile and the report written and
 no NaN or infinity in the profile. A failure prints the case's mutation to reproduce it.
 
-What it and its exploratory runs (about 700 cases) found, each fixed with a focused test in
-test_reliability_fixes.py: a point's value of 1e300 ms overflowed the fitted nanoseconds (the
-error named calibrate's temporary profile) and 1e-300 ms printed errors of 1e301 %; one source
-gave an out-of-sample error from a fold with no points; `-o` or `--report` naming a data file
-replaced the measurements; the microbench wait table printed "nan us"; `plan --jobs 100000`
-forked ~15,000 processes. About 40 s on two loaded cores. Drives $GPUMUX_BIN.
+What it and its exploratory runs (about 2,000 cases, 2026-12-07) found, each fixed with a
+focused test (test_reliability_fixes.py unless named): a point's value of 1e300 ms overflowed the
+fitted nanoseconds (the error named calibrate's temporary profile) and 1e-300 ms printed errors of
+1e301 %; one source gave an out-of-sample error from a fold with no points; `-o` or `--report`
+naming a data file replaced the measurements (and gpumux.calibrate(output=): test_calibrate.py);
+a byte 0xFF in a note reached the written profile, which gpumux then refused; a point's unknown
+profile named no file; the microbench wait table printed "nan us"; a result given to `inspect`
+was "not UTF-8 text". Probing the options beside it: `plan --jobs 100000` forked ~15,000
+processes; `plan S.yaml -o S.yaml` replaced the scenario; a plan price of 1e308 summed to
+infinity; `--dask HOST:0` waited 10 s (test_cluster_dask.py). 331 cases, 13-25 s on two loaded
+cores. Drives $GPUMUX_BIN.
 """
 import csv
 import io
