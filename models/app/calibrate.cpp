@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -159,7 +160,15 @@ class PointSimulator {
       try {
         resolved = resolve_request(request);
       } catch (const InputError& e) {
-        point_error(p.file, p.line, p.id, std::string("gpumux refuses this point: ") + e.what());
+        // The scenario is calibrate's own text: its line and column mean nothing to the user;
+        // the key (tenants.0.workload.runtime) names the column at fault.
+        std::string why = e.what();
+        const SourceLocation& at = e.where();
+        if (at.file == request.source_name && why.rfind(at.describe() + ": ", 0) == 0) {
+          why = why.substr(at.describe().size() + 2);
+          if (!at.key_path.empty()) why = at.key_path + ": " + why;
+        }
+        point_error(p.file, p.line, p.id, "gpumux refuses this point: " + why);
       }
       RunControl control;
       control.record_requests = false;
@@ -224,6 +233,18 @@ class PointSimulator {
   int files_ = 0;
   int simulations_ = 0;
 };
+
+// Out of sample with one source (no fold to leave out): NaN, printed "n/a", JSON null.
+constexpr double kNotAvailable = std::numeric_limits<double>::quiet_NaN();
+
+// "12.3 %" of a relative error, or "n/a" (kNotAvailable).
+std::string percent_text(double relative) {
+  if (std::isnan(relative)) return "n/a";
+  std::ostringstream s;
+  s.precision(3);
+  s << 100 * relative << " %";
+  return s.str();
+}
 
 double median_abs(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -403,10 +424,12 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
     at = predict_all(theta);
     if (moved < 1.0) break;
   }
-  // Cross-validation: one fold per source, linearised at the fit.
-  std::vector<double> out_of_sample(n, 0.0);
+  // Cross-validation: one fold per source, linearised at the fit. With one source there is no
+  // fold to leave out (the other sources would be none): out of sample is not available (NaN).
+  const bool cross_validated = result.sources.size() >= 2;
+  std::vector<double> out_of_sample(n, cross_validated ? 0.0 : kNotAvailable);
   std::vector<Theta> folds;
-  for (const std::string& source : result.sources) {
+  for (const std::string& source : cross_validated ? result.sources : std::vector<std::string>{}) {
     note("leave out " + source);
     std::vector<double> a, b;
     for (std::size_t i = 0; i < n; ++i) {
@@ -472,7 +495,7 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
     if (e.points == 0) continue;
     e.before = median_abs(b);
     e.in_sample = median_abs(in);
-    e.out_of_sample = median_abs(out);
+    e.out_of_sample = cross_validated ? median_abs(out) : kNotAvailable;
     result.errors.push_back(e);
   }
   result.simulations = sim.simulations();
@@ -489,8 +512,10 @@ std::string fitted_profile_text(const std::string& base, const CalibrationResult
   std::ostringstream tail;
   tail.precision(3);
   if (all != nullptr) {
-    tail << "; median |error| in sample " << 100 * all->in_sample << " %, leave-one-source-out "
-         << 100 * all->out_of_sample << " % (" << all->points << " points)";
+    tail << "; median |error| in sample " << percent_text(all->in_sample)
+         << ", leave-one-source-out "
+         << (std::isnan(all->out_of_sample) ? "n/a (one source)" : percent_text(all->out_of_sample))
+         << " (" << all->points << " points)";
   }
   Theta fitted;
   std::map<std::string, std::string> why;
@@ -562,14 +587,15 @@ std::string calibration_report(const CalibrationResult& result) {
   out << "\n## Median |error| by mechanism\n\n| mechanism | points | before | in sample | "
          "out of sample (leave one source out) |\n|---|---:|---:|---:|---:|\n";
   for (const auto& e : result.errors) {
-    out << "| " << e.mechanism << " | " << e.points << " | " << 100 * e.before << " % | "
-        << 100 * e.in_sample << " % | " << 100 * e.out_of_sample << " % |\n";
+    out << "| " << e.mechanism << " | " << e.points << " | " << percent_text(e.before) << " | "
+        << percent_text(e.in_sample) << " | " << percent_text(e.out_of_sample) << " |\n";
   }
   out << "\n## Points\n\n| point | source | setup | measured | before | in sample | out of "
          "sample | depends on |\n|---|---|---|---:|---:|---:|---:|---|\n";
   for (const CalibrationRow& row : result.rows) {
     const CalibrationPoint& p = *row.point;
     const auto err = [&](double t) {
+      if (std::isnan(t)) return std::string("n/a");
       std::ostringstream s;
       s.precision(3);
       s << units::format_duration(std::llround(t * 1e9)) << " (" << std::showpos

@@ -76,9 +76,9 @@ struct CalibrationParameter {
 
 struct CalibrationRow {
   const CalibrationPoint* point = nullptr;
-  double before_s = 0;                  ///< predicted with the base profiles' values
-  double in_sample_s = 0;               ///< with the fitted values
-  double out_of_sample_s = 0;           ///< with the fold that left its source out
+  double before_s = 0;         ///< predicted with the base profiles' values
+  double in_sample_s = 0;      ///< with the fitted values
+  double out_of_sample_s = 0;  ///< with the fold that left its source out (NaN: one source)
   std::vector<std::string> depends_on;  ///< the fitted parameters it is sensitive to
 };
 
@@ -99,7 +99,8 @@ struct CalibrationResult {
   std::vector<std::string> sources;  ///< the folds, sorted
   int simulations = 0;
   /// Median |relative error| over the rows of each mechanism ("alone" on a whole GPU, "MIG"
-  /// on an instance, "all"): before, in sample, out of sample.
+  /// on an instance, "all"): before, in sample, out of sample (NaN when the points have one
+  /// source: no fold to leave out).
   struct Errors {
     std::string mechanism;
     int points = 0;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "models/config/input_error.hpp"
 #include "sim/util/csv.hpp"
 #include "sim/util/strings.hpp"
+#include "sim/util/utf8.hpp"
 
 namespace gpumux {
 
@@ -66,6 +68,10 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
     int number = 0;
     while (std::getline(in, line)) {
       ++number;
+      // Text that is not UTF-8 would reach the written profile (its provenance names the
+      // sources), which gpumux then refuses to read.
+      if (const auto bad = find_invalid_utf8(line))
+        point_error(file, number, "line", bad->message());
       if (trim(line).empty() || trim(line)[0] == '#') continue;
       const std::vector<std::string> fields = csv_fields(line, file, number);
       if (header.empty()) {
@@ -127,6 +133,16 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
       } else {
         point_error(file, number, "metric",
                     "unknown metric '" + p.metric + "' (latency or throughput)");
+      }
+      // A request alone takes at least a kernel launch (microseconds) and calibrate simulates
+      // at most 1000 s for it; a time outside 1 us - 1000 s is a wrong value or unit (1e300 ms
+      // overflowed the fitted nanoseconds, 1e-300 ms printed errors of 1e301 %).
+      if (!(p.target_s >= 1e-6 && p.target_s <= 1000)) {
+        std::ostringstream time;
+        time << p.target_s;
+        point_error(file, number, "value",
+                    "'" + row["value"] + " " + p.unit + "' is a request time of " + time.str() +
+                        " s, outside 1 us - 1000 s (a wrong value or unit?)");
       }
       points.push_back(p);
     }

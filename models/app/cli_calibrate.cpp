@@ -2,8 +2,9 @@
 // does not give to measured points and writes them into a profile (models/app/calibrate.hpp).
 #include <chrono>
 #include <cmath>
-#include <optional>
 #include <ctime>
+#include <filesystem>
+#include <optional>
 #include <fstream>
 
 #include "models/app/calibrate.hpp"
@@ -75,6 +76,44 @@ void write_text_file(const char* option, const std::string& path, const std::str
         });
       },
       option);
+}
+
+/// PATH as a name to compare (the same file by two spellings: ./a.csv and a.csv).
+std::filesystem::path comparable_path(const std::string& path) {
+  std::error_code ec;
+  // Absolute first: weakly_canonical("new.md") stays relative while "./new.md" does not.
+  const std::filesystem::path p =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return (ec ? std::filesystem::path(path) : p).lexically_normal();
+}
+
+/// -o and --report each name a file of their own: not one of the DATA files (the write would
+/// replace the measurements with the profile or report) and not each other (the report would
+/// replace the profile).
+void refuse_targets_that_overwrite(const po::variables_map& vm,
+                                   const std::vector<std::string>& data_files) {
+  std::vector<std::pair<std::string, std::string>> targets;
+  for (const char* option : {"output", "report"}) {
+    if (vm.count(option)) {
+      targets.emplace_back(option == std::string("output") ? "-o" : "--report",
+                           vm[option].as<std::string>());
+    }
+  }
+  for (const auto& [option, target] : targets) {
+    for (const std::string& file : data_files) {
+      if (comparable_path(target) == comparable_path(file)) {
+        throw InputError(option + " " + target +
+                         ": is one of the data files; writing it would replace the measured "
+                         "points (name another file)");
+      }
+    }
+  }
+  if (targets.size() == 2 &&
+      comparable_path(targets[0].second) == comparable_path(targets[1].second)) {
+    throw InputError("--report " + targets[1].second +
+                     ": the same file as -o; the report would replace the profile (name another "
+                     "file)");
+  }
 }
 
 /// DATE as YYYY-MM-DD, a day of the calendar (2026-02-30 and 2026-13-01 are refused).
@@ -169,8 +208,22 @@ int command_calibrate(const std::vector<std::string>& args) {
       points, bench ? bench->gpu : std::string(),
       vm.count("profile") ? vm["profile"].as<std::string>() : std::string(), vm.count("output") > 0,
       {"-o", "--profile", "--profile h100-sxm-80gb"});
-  if (!base.empty()) (void)load_device_profile(base);
-  for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);
+  // The points' profiles first: a base taken from them is then known to load.
+  for (const CalibrationPoint& p : points) {
+    try {
+      (void)load_device_profile(p.profile);
+    } catch (const InputError& e) {
+      point_error(p.file, p.line, "profile", e.what());
+    }
+  }
+  if (!base.empty()) {
+    try {
+      (void)load_device_profile(base);
+    } catch (const InputError& e) {
+      if (!vm.count("profile")) throw;
+      throw InputError("--profile: " + std::string(e.what()));
+    }
+  }
   if (vm.count("output")) {
     output_errors_as_bad_input([&] { check_output_target(vm["output"].as<std::string>()); });
   }
@@ -178,6 +231,7 @@ int command_calibrate(const std::vector<std::string>& args) {
     output_errors_as_bad_input([&] { check_output_target(vm["report"].as<std::string>()); },
                                "--report");
   }
+  refuse_targets_that_overwrite(vm, data.all);
   if (date.empty()) date = bench && !bench->date.empty() ? bench->date : today_utc();
   std::optional<CalibrationResult> result;
   if (has_catalog) {
@@ -190,6 +244,12 @@ int command_calibrate(const std::vector<std::string>& args) {
       };
     }
     result = calibrate(points, options);
+    if (result->sources.size() == 1) {
+      std::cerr << "gpumux: warning: " << join(data.catalog, ", ") << ": every point is of source '"
+                << result->sources.front()
+                << "': leave-one-source-out cross-validation needs two sources (out of sample: "
+                   "n/a)\n";
+    }
   }
   std::string report;
   if (result) report += calibration_report(*result);

@@ -81,7 +81,8 @@ po::options_description plan_options() {
       "families searched: dedicated, mig, time-slicing, mps, mig+time-slicing, mig+mps")(
       "headroom", po::value<double>()->value_name("F"),
       "margin kept below every SLO target, e.g. 0.1 (default: plan.headroom, 0)")(
-      "jobs,j", po::value<int>()->value_name("N"), "simulation threads (default: the cores)")(
+      "jobs,j", po::value<int>()->value_name("N"),
+      "simulation threads, 1-1024 (default: the cores)")(
       "seed", po::value<std::string>()->value_name("N"), "override the master seed")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "KEY=VALUE override (repeatable)")(
@@ -252,6 +253,14 @@ int command_plan(const std::vector<std::string>& args) {
     });
   }
   ScenarioRequest request = scenario_request(vm);
+  // -o naming the scenario itself replaced the search space (its plan: block) with the setup.
+  std::error_code same_error;
+  if (!output.empty() && !output_dir && request.is_path &&
+      std::filesystem::equivalent(output, request.scenario, same_error)) {
+    throw InputError("-o " + output +
+                     ": is the scenario being planned; the best setup written there would "
+                     "replace it (name another file)");
+  }
   const std::vector<std::string> user_sets = request.overrides;
   std::vector<std::string> overrides = plan_overrides(vm, request.scenario);
   overrides.insert(overrides.end(), request.overrides.begin(), request.overrides.end());
@@ -272,7 +281,11 @@ int command_plan(const std::vector<std::string>& args) {
   options.unit_processes = engine_switches().plan_unit_processes;
   if (vm.count("jobs")) {
     options.jobs = vm["jobs"].as<int>();
-    if (options.jobs < 1) throw po::error("--jobs must be >= 1");
+    // Each job is a forked simulation process: an unbounded count (--jobs 100000) forked
+    // thousands of processes and took minutes to stop. The bound is --workers' (and Python's).
+    if (options.jobs < 1 || options.jobs > 1024) {
+      throw InputError("--jobs: " + std::to_string(options.jobs) + " is not in 1..1024");
+    }
   }
   // SIGINT/SIGTERM/SIGHUP stop the search (the simulations poll the flag): nothing is written.
   // One during the write of -o lets it finish, then exits 128+signal; a second removes the

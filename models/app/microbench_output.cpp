@@ -102,7 +102,9 @@ std::string microbench_report(const MicrobenchFit& fit) {
     for (const MicrobenchFit::WaitCheck& w : fit.waits) {
       out << "| " << w.run << " | " << w.spinners << " | " << number_text(w.measured_us, 6)
           << " us | " << number_text(w.in_sample_us, 6) << " us | "
-          << number_text(w.out_of_sample_us, 6) << " us |\n";
+          << (std::isnan(w.out_of_sample_us) ? std::string("n/a")
+                                             : number_text(w.out_of_sample_us, 6) + " us")
+          << " |\n";
     }
   }
   return out.str();

@@ -17,6 +17,7 @@
 #include "models/config/input_error.hpp"
 #include "sim/util/csv.hpp"
 #include "sim/util/strings.hpp"
+#include "sim/util/utf8.hpp"
 
 namespace gpumux {
 namespace microbench_detail {
@@ -38,6 +39,7 @@ Table read_table(const std::string& file, bool header_only) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
+    if (const auto bad = find_invalid_utf8(line)) point_error(file, number, "line", bad->message());
     const std::string text = trim(line);
     if (text.empty() || text[0] == '#') continue;
     std::vector<std::string> fields;

@@ -83,6 +83,10 @@ PlanSpec plan_of(Context& ctx, const Field& field) {
     const Field price = gpu.require("cost_per_hour");
     g.cost_per_hour = number_of(ctx, price);
     if (!(g.cost_per_hour > 0)) ctx.fail(price, "must be > 0, got " + text_of(ctx, price));
+    // 1e308 overflowed a setup's summed cost to infinity: "no setup meets every SLO".
+    if (g.cost_per_hour > kMaxGpuCostPerHour) {
+      ctx.fail(price, "at most 1e+08 per GPU-hour, got " + text_of(ctx, price));
+    }
     if (const auto f = gpu.get("currency")) g.currency = non_empty_text(ctx, *f);
     for (const PlanGpuSpec& other : plan.gpus) {
       if (other.model == g.model) ctx.fail(item, "model '" + g.model + "' listed twice");

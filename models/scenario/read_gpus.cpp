@@ -176,6 +176,9 @@ GpuSpec gpu_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("cost_per_hour")) {
     g.cost_per_hour = number_of(ctx, *f);
     if (g.cost_per_hour < 0) ctx.fail(*f, "must be >= 0, got " + text_of(ctx, *f));
+    if (g.cost_per_hour > kMaxGpuCostPerHour) {
+      ctx.fail(*f, "at most 1e+08 per GPU-hour, got " + text_of(ctx, *f));
+    }
   }
   if (const auto f = map.get("power")) g.power = power_of(ctx, *f);
   return g;

@@ -31,6 +31,11 @@ namespace gpumux {
 // real use and small enough that the expanded scenario fits in memory at once.
 /// gpus[].count: GPUs per entry (a node has 8-16; 4096 is a large cluster).
 inline constexpr int kMaxGpuCount = 4096;
+/// The most a GPU may cost per hour (a scenario's gpus.cost_per_hour, plan.gpus.cost_per_hour),
+/// in any currency: the cluster pools' bound per node-hour (cluster_loader_nodes.cpp).
+/// assumption: far above any cloud price (an 8-GPU node is ~$100/h), and low enough that a
+/// plan's summed cost stays finite (1e308 overflowed it to infinity).
+inline constexpr double kMaxGpuCostPerHour = 1e8;
 /// tenants[].replicas: copies of one tenant (each is a full tenant with its own state).
 inline constexpr int kMaxTenantReplicas = 100'000;
 

@@ -376,17 +376,28 @@ def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
         raise ScenarioError(f"iterations: expected an integer from 1 to 10, got {iterations!r}")
     iterations = _count(iterations, "iterations", 1, 10)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    if output is not None:
+        # As the CLI's -o: never over a data file (the measured points would be replaced).
+        target = os.fspath(output)
+        data_files = [os.path.join(p, f) for p in given if os.path.isdir(p)
+                      for f in os.listdir(p) if f.endswith(".csv")]
+        data_files += [p for p in given if not os.path.isdir(p)]
+        if os.path.realpath(target) in {os.path.realpath(p) for p in data_files}:
+            raise ScenarioError(f"output {target}: is one of the data files; writing it would "
+                                "replace the measured points (name another file)")
     result = _gpumux.calibrate(given, list(fit or []), iterations, profile or "",
                                output is not None, date)
     if output is not None:
-        target = os.fspath(output)
         folder = os.path.dirname(os.path.abspath(target))
+        tmp = None
         try:
             with tempfile.NamedTemporaryFile("w", dir=folder, delete=False,
                                              suffix=".tmp") as tmp:
                 tmp.write(result["profile_text"])
             os.replace(tmp.name, target)
         except OSError as e:
+            if tmp is not None and os.path.exists(tmp.name):
+                os.unlink(tmp.name)  # no half-written temporary file left beside the target
             raise ScenarioError(f"output {target}: {e.strerror or e}") from None
     return result
 

@@ -168,6 +168,11 @@ def _connect(address: str):
         cluster = LocalCluster(n_workers=int(count), threads_per_worker=1, processes=True,
                                dashboard_address=None)
         return Client(cluster)
+    # A port no TCP address has (0, 99999) waited out the connect timeout (10 s) before saying
+    # so (found fuzzing --dask, 2026-12-07).
+    port = address.rsplit(":", 1)[-1] if ":" in address.split("://")[-1] else ""
+    if port.isdigit() and not 1 <= int(port) <= 65535:
+        raise ValueError(f"--dask {shown}: port {port} is not in 1..65535")
     try:
         return Client(address, timeout=CONNECT_TIMEOUT_S)
     except (OSError, ValueError, TypeError) as error:

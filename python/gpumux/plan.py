@@ -142,7 +142,7 @@ def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None =
     if isinstance(jobs, bool) or not isinstance(jobs, int):
         raise TypeError(f"jobs must be a whole number of threads, not {type(jobs).__name__}")
     # 0: the cores; at most 4096 threads (a larger int was pybind11's raw TypeError).
-    jobs = gpumux._count(jobs, "jobs (0: the cores)", 0, 4096)
+    jobs = gpumux._count(jobs, "jobs (0: the cores)", 0, 1024)
     client = gpumux._dask_client(client)
     text, is_path, source = gpumux._scenario_args(scenario)
     extra = []

@@ -34,6 +34,10 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
 }  // namespace
 
 std::string Utf8Error::message() const {
+  if (hdf5) {
+    return "an HDF5 file (a gpumux result?), not text: `gpumux report FILE` reads a result; "
+           "this command reads a YAML or CSV text file";
+  }
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(byte));
   return "not UTF-8 text (byte " + std::string(hex) +
@@ -45,7 +49,12 @@ std::optional<Utf8Error> find_invalid_utf8(std::string_view text) {
   int column = 1;
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t length = utf8_length(text, i);
-    if (length == 0) return Utf8Error{line, column, static_cast<unsigned char>(text[i])};
+    if (length == 0) {
+      // The start of HDF5's format signature, \x89 H D F \r \n \x1a \n (the HDF5 file format
+      // specification, "Format Signature"): a result file given where text is read.
+      const bool hdf5 = i == 0 && text.substr(0, 4) == std::string_view("\x89HDF", 4);
+      return Utf8Error{line, column, static_cast<unsigned char>(text[i]), hdf5};
+    }
     if (text[i] == '\n') {
       ++line;
       column = 1;

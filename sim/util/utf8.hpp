@@ -14,8 +14,10 @@ struct Utf8Error {
   int line = 1;
   int column = 1;
   unsigned char byte = 0;
+  bool hdf5 = false;  ///< the text starts with HDF5's signature: a binary result, not text
   /// "not UTF-8 text (byte 0x95; a Latin-1 or Windows-1252 file?): gpumux reads UTF-8: save the
-  /// file as UTF-8"; the caller adds the file and line.
+  /// file as UTF-8" (for an HDF5 file: "an HDF5 file (a gpumux result?), not text: ..."); the
+  /// caller adds the file and line.
   std::string message() const;
 };
 

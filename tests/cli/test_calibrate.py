@@ -158,3 +158,21 @@ def test_python_calibrate_agrees_with_the_cli_and_writes_the_profile(tmp_path):
         gm.calibrate(str(data), iterations=0)
     with pytest.raises(gm.ScenarioError):
         gm.calibrate(str(tmp_path / "absent.csv"))
+
+
+def test_python_calibrate_output_never_replaces_data_nor_leaves_a_temporary_file(tmp_path):
+    """gpumux.calibrate(output=) over a data file replaced the measured points; over a folder it
+    failed and left its tmpXXXX.tmp beside it (found 2026-12-07, test_fuzz_new_surfaces.py's
+    round)."""
+    import gpumux as gm
+    data = tmp_path / "points.csv"
+    data.write_text(HEADER + "a,s1,resnet50,inference,1,,fp16,tensorrt,a100-80gb,,latency,1,ms\n"
+                    "b,s2,resnet50,inference,2,,fp16,tensorrt,a100-80gb,,latency,1.5,ms\n")
+    before = data.read_text()
+    with pytest.raises(gm.ScenarioError, match="is one of the data files"):
+        gm.calibrate(data, output=tmp_path / "." / "points.csv", iterations=1)
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(gm.ScenarioError, match=r"^output .*folder: "):
+        gm.calibrate(data, output=tmp_path / "folder", iterations=1, profile="a100-80gb")
+    assert data.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "points.csv"]

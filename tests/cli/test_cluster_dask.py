@@ -239,6 +239,10 @@ def test_an_inconclusive_slo_asks_for_the_same_longer_run_on_dask(threads, tmp_p
     (["--dask", "tcp://127.0.0.1:1"], "gpumux: error: --dask tcp://127.0.0.1:1: cannot reach "
      "a Dask scheduler there (Timed out trying to connect to tcp://127.0.0.1:1 after 10 s)"),
     (["--dask", "local:0"], "gpumux: error: --dask local:0: local:N needs N in 1..1024"),
+    # No TCP port: refused at once, not after the 10 s connect timeout.
+    (["--dask", "tcp://127.0.0.1:99999"],
+     "gpumux: error: --dask tcp://127.0.0.1:99999: port 99999 is not in 1..65535"),
+    (["--dask", "localhost:0"], "gpumux: error: --dask localhost:0: port 0 is not in 1..65535"),
     (["--dask", "auto"], "gpumux: error: --dask auto: DASK_SCHEDULER_ADDRESS is not set"),
     (["--dask", "local:1", "--workers", "2"],
      "gpumux: error: --dask, --workers: one or the other (Dask workers, or local processes)"),

@@ -11,7 +11,12 @@ Repro before the fix, one line each:
 - `plan plan-identical-tenants.yaml --prices /missing.yaml` (bare): accepted, never read;
   on gke the error read "--set plan.prices: ...";
 - `run cluster/fleet-16.yaml --set cluster.pods.0.workload.workload.request.kernels.0.duration=
-  100000h`: exit 0 after 197 s (the workload pods' budget had no samples term).
+  100000h`: exit 0 after 197 s (the workload pods' budget had no samples term);
+- (test_fuzz_new_surfaces.py, 2026-12-07) `plan ... --jobs 100000`: ~15,000 forked processes,
+  658 s to stop; `calibrate` of a value of 1e300 ms: an error naming its temporary profile; of
+  one source: out-of-sample numbers from a fold of no point; `-o DATA.csv`: the data replaced;
+  a byte 0xFF in a note: a profile gpumux refuses; a point's unknown profile: no file named;
+  `plan S.yaml -o S.yaml`: the scenario replaced; `inspect OUT.h5`: "not UTF-8 text".
 Drives $GPUMUX_BIN.
 """
 from pathlib import Path
@@ -172,3 +177,149 @@ def test_a_workload_pod_draining_for_years_is_refused(command):
     assert "fleet-16.yaml:" in line and "cluster.pods.0.workload:" in line, line
     assert "the workload pods would record about" in line and "timeseries samples" in line, line
     assert "set allow_large: true" in line, line
+
+
+# Found by test_fuzz_new_surfaces.py and its exploratory runs (2026-12-07). Points of two
+# sources on one GPU, a fit in well under a second.
+POINTS_HEADER = ("id,source,model,phase,batch,seq_len,dtype,runtime,profile,mig,metric,value,unit,"
+                 "note")
+
+
+def points(tmp_path, rows, name="points.csv"):
+    path = tmp_path / name
+    path.write_text(POINTS_HEADER + "\n" + "".join(row + "\n" for row in rows))
+    return path
+
+
+def point(name, source, batch=1, value="1", unit="ms", metric="latency", profile="a100-80gb",
+          runtime="tensorrt"):
+    return (f"{name},{source},resnet50,inference,{batch},,fp16,{runtime},{profile},,{metric},"
+            f"{value},{unit},")
+
+
+def test_plan_jobs_beyond_1024_is_refused_before_forking():
+    """`plan --jobs 100000` forked a simulation process per job (~15,000 before the machine ran
+    out) and took 658 s to stop under `timeout 60`."""
+    for jobs in ("1025", "100000"):
+        line = one_error(run_gpumux("plan", PLAN, "-q", "--jobs", jobs, timeout=30))
+        assert line == f"gpumux: error: --jobs: {jobs} is not in 1..1024", line
+
+
+@pytest.mark.parametrize("value,unit,metric,seconds", [
+    ("1e300", "ms", "latency", "1e+297"), ("1e-300", "ms", "latency", "1e-303"),
+    ("0.5", "us", "latency", "5e-07"), ("1001", "s", "latency", "1001"),
+    ("1e300", "img/s", "throughput", "1e-300")])
+def test_calibrate_refuses_a_request_time_outside_1us_to_1000s(tmp_path, value, unit, metric,
+                                                               seconds):
+    """1e300 ms overflowed the fitted nanoseconds into a negative profile value (the error named
+    calibrate's temporary profile); 1e-300 ms was fitted and printed errors of +4.8e301 %."""
+    data = points(tmp_path, [point("a", "s1", value=value, unit=unit, metric=metric),
+                             point("b", "s2", batch=2, value="1.5")])
+    line = one_error(run_gpumux("calibrate", data, "-q"))
+    assert line == (f"gpumux: error: {data}:2: value: '{value} {unit}' is a request time of "
+                    f"{seconds} s, outside 1 us - 1000 s (a wrong value or unit?)"), line
+
+
+def test_calibrate_refuses_to_write_over_its_data_or_the_profile_with_the_report(tmp_path):
+    """`-o DATA.csv` replaced the measured points with the profile; `-o X --report X` the
+    profile with the report."""
+    data = points(tmp_path, [point("a", "s1"), point("b", "s2", batch=2, value="1.5")])
+    before = data.read_text()
+    line = one_error(run_gpumux("calibrate", data, "-q", "-o", data, cwd=tmp_path))
+    assert line == (f"gpumux: error: -o {data}: is one of the data files; writing it would "
+                    "replace the measured points (name another file)"), line
+    line = one_error(run_gpumux("calibrate", "points.csv", "-q", "--report", "./points.csv",
+                                cwd=tmp_path))
+    assert line.startswith("gpumux: error: --report ./points.csv: is one of the data files"), line
+    line = one_error(run_gpumux("calibrate", data, "-q", "-o", "p.yaml", "--report", "./p.yaml",
+                                cwd=tmp_path))
+    assert line == ("gpumux: error: --report ./p.yaml: the same file as -o; the report would "
+                    "replace the profile (name another file)"), line
+    assert data.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.csv"]
+
+
+def test_calibrate_with_one_source_says_out_of_sample_is_not_available(tmp_path):
+    """With every point of one source, the only fold left out every point and fitted nothing:
+    its all-zero parameters were printed as the out-of-sample error (-80.7 % on a ResNet-50
+    point). Now: a warning, n/a in the report and the profile, null in JSON."""
+    data = points(tmp_path, [point("a", "s1"), point("b", "s1", batch=2, value="1.5")])
+    out = run_gpumux("calibrate", data, "-q", "--iterations", "1", "-o", tmp_path / "p.yaml",
+                     "--report", tmp_path / "r.md", check=0)
+    assert out.stderr.strip() == (f"gpumux: warning: {data}: every point is of source 's1': "
+                                  "leave-one-source-out cross-validation needs two sources (out "
+                                  "of sample: n/a)"), out.stderr
+    report = (tmp_path / "r.md").read_text()
+    # Two mechanisms (alone, all) and two points.
+    assert "| all | 2 | " in report and report.count("| n/a |") == 4, report
+    assert "leave-one-source-out n/a (one source)" in (tmp_path / "p.yaml").read_text()
+    import json
+    result = json.loads(run_gpumux("calibrate", data, "-q", "--iterations", "1", "--json",
+                                   check=0).stdout)
+    assert result["errors"]["all"]["out_of_sample"] is None
+    assert all(p["out_of_sample_s"] is None for p in result["points"])
+    assert result["errors"]["all"]["in_sample"] >= 0
+
+
+def test_calibrate_names_the_file_line_and_column_of_a_bad_profile_or_runtime(tmp_path):
+    """A point's unknown profile was "unknown GPU model 'ms'" with no file; an unknown runtime
+    named calibrate's own scenario text by line and column after the file and line twice."""
+    data = points(tmp_path, [point("a", "s1", profile="ms"), point("b", "s2", batch=2)])
+    line = one_error(run_gpumux("calibrate", data, "-q"))
+    assert line.startswith(f"gpumux: error: {data}:2: profile: unknown GPU model 'ms'"), line
+    data = points(tmp_path, [point("a", "s1", runtime="bogusrt"), point("b", "s2", batch=2)])
+    line = one_error(run_gpumux("calibrate", data, "-q"))
+    assert line.startswith(f"gpumux: error: {data}:2: a: gpumux refuses this point: "
+                           "tenants.0.workload.runtime: unknown runtime 'bogusrt'"), line
+    line = one_error(run_gpumux("calibrate", SOLO, "-q", "--profile", "bogus", "-o",
+                                tmp_path / "p.yaml"))
+    assert line.startswith("gpumux: error: --profile: unknown GPU model 'bogus'"), line
+
+
+def test_calibrate_refuses_text_that_is_not_utf8(tmp_path):
+    """A note with a byte 0xFF was copied into the written profile's provenance, which gpumux
+    then refused to read as not UTF-8."""
+    data = points(tmp_path, [point("a", "s1"), point("b", "s2", batch=2)])
+    data.write_bytes(data.read_bytes().replace(b",s2,", b",s\xff2,"))
+    line = one_error(run_gpumux("calibrate", data, "-q", errors="replace"))
+    assert line.startswith(f"gpumux: error: {data}:3: line: not UTF-8 text (byte 0xFF"), line
+
+
+@pytest.mark.parametrize("command", ["inspect", "validate", "run"])
+def test_a_result_file_given_as_a_scenario_says_it_is_one(tmp_path, command):
+    """An HDF5 result given where a scenario is read was "not UTF-8 text (byte 0x89; a Latin-1
+    or Windows-1252 file?)"."""
+    result = tmp_path / "out.h5"
+    run_gpumux("run", REPO / "scenarios" / "quickstart.yaml", "-q", "-o", result, check=0)
+    line = one_error(run_gpumux(command, result))
+    assert line == (f"gpumux: error: {result}:1:1: an HDF5 file (a gpumux result?), not text: "
+                    "`gpumux report FILE` reads a result; this command reads a YAML or CSV text "
+                    "file"), line
+
+
+def test_plan_refuses_to_write_the_best_setup_over_its_scenario(tmp_path):
+    """`plan small.yaml -o small.yaml` replaced the scenario (its plan: search space) with the
+    best setup."""
+    scenario = tmp_path / "plan.yaml"
+    scenario.write_text(PLAN.read_text())
+    line = one_error(run_gpumux("plan", "plan.yaml", "-q", "-o", "./plan.yaml", cwd=tmp_path,
+                                timeout=60))
+    assert line == ("gpumux: error: -o ./plan.yaml: is the scenario being planned; the best "
+                    "setup written there would replace it (name another file)"), line
+    assert scenario.read_text() == PLAN.read_text()
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.yaml"]
+
+
+@pytest.mark.parametrize("scenario,old,key", [
+    (PLAN, "cost_per_hour: 4.0", "plan.gpus.0.cost_per_hour"),
+    (TIME_SLICING, "cost_per_hour: 4.0", "gpus.0.cost_per_hour")])
+def test_a_gpu_price_beyond_1e8_per_hour_is_refused(tmp_path, scenario, old, key):
+    """plan.gpus cost_per_hour: 1e308 summed to infinity: `plan` said "no setup within 3 GPUs
+    meets every SLO" of a space where the same tenants at 4.0 found one. Bounded as the
+    cluster pools' prices are."""
+    text = scenario.read_text()
+    assert old in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace(old, "cost_per_hour: 1e308"))
+    line = one_error(run_gpumux("validate", path, "-q"))
+    assert "s.yaml:" in line and f"{key}: at most 1e+08 per GPU-hour, got 1e308" in line, line
