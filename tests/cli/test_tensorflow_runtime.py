@@ -2,8 +2,8 @@
 a misspelt runtime is one line naming file, line, column and key, exit 2, nothing on stdout;
 both runtimes run, and XLA's fused request launches fewer kernels (`gpumux inspect`). Drives the
 built binary ($GPUMUX_BIN, default build/gpumux)."""
-import json
 
+from cli_support import assert_misspelt_runtimes_refused, kernel_counts, scenario_writer
 from conftest import run_gpumux
 
 SCENARIO = """name: t
@@ -21,29 +21,13 @@ tenants:
 """
 
 
-def write(tmp_path, runtime):
-    path = tmp_path / f"{runtime}.yaml"
-    path.write_text(SCENARIO.replace("RUNTIME", runtime))
-    return path
-
-
 def test_a_misspelt_runtime_is_one_line_with_exit_2(tmp_path):
-    for runtime in ("tensorflow-jit", "TensorFlow", "tensorflow_xla"):
-        path = write(tmp_path, runtime)
-        proc = run_gpumux("run", path)
-        assert proc.returncode == 2, proc.stderr
-        lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1, proc.stderr
-        assert f"{path}:12:16: tenants.0.workload.runtime: unknown runtime '{runtime}'" in lines[0]
-        assert "tensorflow, tensorflow-xla" in lines[0]
-        assert proc.stdout == ""
+    assert_misspelt_runtimes_refused(run_gpumux, scenario_writer(tmp_path, SCENARIO),
+                                     ("tensorflow-jit", "TensorFlow", "tensorflow_xla"), 12,
+                                     "tensorflow, tensorflow-xla")
 
 
 def test_xla_launches_fewer_kernels_than_the_graph_executor(tmp_path):
-    kernels = {}
-    for runtime in ("tensorflow", "tensorflow-xla"):
-        proc = run_gpumux("inspect", write(tmp_path, runtime), "--json", check=0)
-        tenant = json.loads(proc.stdout)["tenants"][0]
-        kernels[runtime] = sum(k["count"] for k in tenant["kernels"])
-        assert run_gpumux("run", write(tmp_path, runtime), "--json", check=0).returncode == 0
+    kernels = kernel_counts(run_gpumux, scenario_writer(tmp_path, SCENARIO),
+                            ("tensorflow", "tensorflow-xla"))
     assert 0 < kernels["tensorflow-xla"] < kernels["tensorflow"]
