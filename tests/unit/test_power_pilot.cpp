@@ -63,8 +63,8 @@ std::string random_scenario(std::mt19937_64& rng, int index) {
   const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
   const bool mig = pick(4) == 0;
   const bool high = pick(2) == 0;
-  const char* models[] = {"{model: bert-base, batch: 1, seq_len: 128",
-                          "{model: resnet50, batch: 1", "{model: minilm-l6, batch: 1"};
+  const char* models[] = {"{model: bert-base, batch: 1, seq_len: 128", "{model: resnet50, batch: 1",
+                          "{model: minilm-l6, batch: 1"};
   std::string yaml = "name: p" + std::to_string(index) + "\nseed: " + std::to_string(rng() % 1000) +
                      "\nduration: 1500ms\nwarmup: 500ms\ngpus:\n  - {name: gpu0, model: a100-80gb" +
                      (mig ? ", mig: all-balanced" : "") + ", sharing: {mode: " +
@@ -76,9 +76,9 @@ std::string random_scenario(std::mt19937_64& rng, int index) {
     const std::string name = std::to_string(t);
     yaml += "  - name: t" + name + "\n    device: gpu0";
     if (mig) yaml += std::string(1, '/') + name;
-    yaml += std::string("\n    workload: ") + models[pick(3)] + ", arrivals: {process: " +
-            (pick(2) == 0 ? "poisson" : "constant") + ", rate: " + std::to_string(rate) +
-            "/s}}\n";
+    yaml += std::string("\n    workload: ") + models[pick(3)] +
+            ", arrivals: {process: " + (pick(2) == 0 ? "poisson" : "constant") +
+            ", rate: " + std::to_string(rate) + "/s}}\n";
   }
   return yaml;
 }
@@ -102,7 +102,8 @@ TEST(PowerPilot, TheOfferedBoundHoldsAndSkipsThePilotExactlyWhereTheBoardCannotC
     }
 
     const RunResult result = simulate(r);
-    const RunResult forced = simulate_with_clock_bounds(r, {}, std::vector<double>(peak.size(), 0.5));
+    const RunResult forced =
+        simulate_with_clock_bounds(r, {}, std::vector<double>(peak.size(), 0.5));
     expect_same_result(result, forced, "pilot forced");
 
     // The replay is the run's arrivals: the bound's count is the measured requests, exactly.
@@ -166,9 +167,8 @@ TEST(PowerPilot, TheBoundCrossesTheTdpAtTheClosedFormRate) {
       EXPECT_EQ(x, 1.0);
     } else {
       // x = (room without tensor / (P_sm + E_t F rate))^(1/3), just below 1.
-      const double expected =
-          std::cbrt((p.tdp_w - p.idle_w - p.hbm_joules_per_byte * hbm) /
-                    (p.sm_dynamic_w + p.tensor_joules_per_flop * flops * rate));
+      const double expected = std::cbrt((p.tdp_w - p.idle_w - p.hbm_joules_per_byte * hbm) /
+                                        (p.sm_dynamic_w + p.tensor_joules_per_flop * flops * rate));
       EXPECT_NEAR(x, expected, 1e-12);
       EXPECT_LT(x, 1.0);
       EXPECT_GT(x, 0.99);
