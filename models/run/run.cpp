@@ -25,6 +25,8 @@
 
 #include "models/gpu/device_profile.hpp"
 #include "models/gpu/power.hpp"
+#include "models/run/power_pilot.hpp"
+#include "models/workload/arrival_process.hpp"
 #include "models/scenario/emit.hpp"
 #include "models/strategies/registry.hpp"
 #include "sim/util/write_all.hpp"
@@ -179,7 +181,8 @@ namespace {
 
 // Power and clocks (models/gpu/power.hpp), quasi-static: one clock per board for the whole run.
 // A board whose draw at boost may exceed its TDP (every SM of its devices busy, their whole HBM
-// bandwidth in use) gets a pilot run at boost; its measured busy SM fraction and HBM traffic
+// bandwidth in use, its tensor FLOP rate at most its tenants' offered rates: power_pilot.hpp)
+// gets a pilot run at boost; its measured busy SM fraction and HBM traffic
 // give the capped clock x, and the run is made again with every device of the board at x.
 // Boards that cannot reach their TDP run once, exactly as without a power model.
 
@@ -262,43 +265,125 @@ RunResult run_once(const ResolvedScenario& scenario, const RunOptions& options) 
   return run.execute();
 }
 
-// Per gpus[] entry: the clock ratio its power cap leaves with every SM of its devices busy,
-// their whole HBM bandwidth in use and, on a device where a tenant has tensor FLOPs, its whole
-// FP16 tensor peak (1: the board cannot reach its TDP).
-std::vector<double> board_clock_bounds(const ResolvedScenario& scenario) {
+}  // namespace
+
+std::optional<double> measured_throughput_bound(const ResolvedScenario& r, std::size_t tenant) {
+  const TenantSpec& spec = r.scenario.tenants.at(tenant);
+  const ArrivalSpec& a = spec.workload.arrivals;
+  const Nanos warmup = r.scenario.warmup;
+  // Tenant: arrivals stop at min(duration, active.until); a request is measured when it
+  // arrives at or after warmup; throughput_per_s = completed measured / (duration - warmup).
+  const Nanos arrivals_end =
+      std::min(r.scenario.duration, spec.active_until.value_or(r.scenario.duration));
+  const double measured_s = to_seconds(r.scenario.duration - r.scenario.warmup);
+  if (!(measured_s > 0)) return 0.0;
+  std::int64_t arrivals = 0;
+  switch (a.process) {
+    case ArrivalProcess::closed:
+      return std::nullopt;
+    case ArrivalProcess::trace:
+      if (tenant >= r.traces.size()) return std::nullopt;
+      arrivals = r.traces[tenant].rows;
+      break;
+    case ArrivalProcess::poisson:
+    case ArrivalProcess::constant: {
+      if (!(a.rate_per_s > 0) ||
+          a.rate_per_s * to_seconds(arrivals_end - spec.active_from) > kMaxReplayedArrivals)
+        return std::nullopt;
+      if (a.process == ArrivalProcess::constant) {
+        // Tenant::next_open_arrival: arrival n at constant_arrival(active.from, n, rate).
+        for (std::uint64_t n = 0;; ++n) {
+          const Nanos t = constant_arrival(spec.active_from, n, a.rate_per_s);
+          if (t >= arrivals_end) break;
+          if (t >= warmup) ++arrivals;
+        }
+      } else {
+        // The same stream and draws as Tenant (tenant.cpp, arrivals.cpp): the first arrival
+        // drawn at active.from, each next one from the last.
+        RandomStream rng =
+            RandomStreams(r.scenario.seed).stream("tenant/" + spec.name + "/arrivals");
+        const double rate_per_ns = poisson_rate_per_ns(a.rate_per_s);
+        for (Nanos t = next_poisson_arrival(rng, rate_per_ns, spec.active_from); t < arrivals_end;
+             t = next_poisson_arrival(rng, rate_per_ns, t)) {
+          if (t >= warmup) ++arrivals;
+        }
+      }
+      break;
+    }
+  }
+  return static_cast<double>(arrivals) / measured_s;
+}
+
+std::vector<double> board_clock_bounds(const ResolvedScenario& scenario, TensorRateBound bound) {
+  if (bound == TensorRateBound::offered) {
+    // The offered bound is at most the peak one: where the peak cannot cap, nothing to replay.
+    std::vector<double> peak_bounds = board_clock_bounds(scenario, TensorRateBound::peak);
+    if (std::all_of(peak_bounds.begin(), peak_bounds.end(), [](double x) { return x >= 1.0; }))
+      return peak_bounds;
+  }
   const std::vector<PowerParams> params = board_power_params(scenario);
+  // Every SM busy, the whole HBM bandwidth in use.
   std::vector<BoardLoad> full = board_loads(
       scenario, [](std::size_t) { return 1.0; }, [](std::size_t) { return 1.0; },
       [](std::size_t) { return 0.0; });
+  // The peak bound: each device with a tensor tenant at its share of the FP16 tensor peak.
+  // `unbounded`: devices with a tensor tenant whose rate has no bound short of the peak.
   std::vector<bool> tensor_device(scenario.devices.size(), false);
+  std::vector<bool> unbounded(scenario.devices.size(), false);
+  std::vector<std::optional<double>> rate_bound(scenario.scenario.tenants.size());
   for (std::size_t i = 0;
        i < scenario.scenario.tenants.size() && i < scenario.tenant_devices.size(); ++i) {
     if (!(tensor_flops_per_request(scenario.scenario.tenants[i].workload) > 0)) continue;
-    for (const int d : scenario.tenant_devices[i])
+    if (bound == TensorRateBound::offered) rate_bound[i] = measured_throughput_bound(scenario, i);
+    for (const int d : scenario.tenant_devices[i]) {
       tensor_device[static_cast<std::size_t>(d)] = true;
+      if (!rate_bound[i]) unbounded[static_cast<std::size_t>(d)] = true;
+    }
   }
-  for (std::size_t d = 0; d < scenario.devices.size(); ++d) {
-    if (!tensor_device[d]) continue;
+  const auto peak_share = [&](std::size_t d) {
     const ResolvedDevice& device = scenario.devices[d];
     const DeviceProfile& gpu = *scenario.gpu_profiles[static_cast<std::size_t>(device.gpu)];
-    full[static_cast<std::size_t>(device.gpu)].tensor_flops_per_s +=
-        std::max(gpu.compute.fp16_tensor, gpu.compute.bf16_tensor) * device.geometry.sms /
-        std::max(1, gpu.sms);
+    return std::max(gpu.compute.fp16_tensor, gpu.compute.bf16_tensor) * device.geometry.sms /
+           std::max(1, gpu.sms);
+  };
+  std::vector<double> peak(params.size(), 0.0);
+  for (std::size_t d = 0; d < scenario.devices.size(); ++d) {
+    if (tensor_device[d]) peak[static_cast<std::size_t>(scenario.devices[d].gpu)] += peak_share(d);
+  }
+  std::vector<double> tensor = peak;
+  if (bound == TensorRateBound::offered) {
+    // The open-loop tenants' bounded rates, summed as measured_loads sums their measured ones
+    // (the same order, so every partial sum is at least the measured one), plus the peak share
+    // of each device where a tenant is unbounded.
+    std::vector<BoardLoad> offered = board_loads(
+        scenario, [](std::size_t) { return 0.0; }, [](std::size_t) { return 0.0; },
+        [&](std::size_t i) { return rate_bound[i].value_or(0.0); });
+    for (std::size_t d = 0; d < scenario.devices.size(); ++d) {
+      if (unbounded[d]) {
+        offered[static_cast<std::size_t>(scenario.devices[d].gpu)].tensor_flops_per_s +=
+            peak_share(d);
+      }
+    }
+    for (std::size_t g = 0; g < params.size(); ++g) {
+      tensor[g] = std::min(peak[g], offered[g].tensor_flops_per_s);
+    }
   }
   std::vector<double> out;
   for (std::size_t g = 0; g < params.size(); ++g) {
-    out.push_back(capped_clock_ratio(params[g], full[g].activity, full[g].hbm_bytes_per_s,
-                                     full[g].tensor_flops_per_s));
+    out.push_back(
+        capped_clock_ratio(params[g], full[g].activity, full[g].hbm_bytes_per_s, tensor[g]));
   }
   return out;
 }
 
-}  // namespace
-
 RunResult simulate(const ResolvedScenario& scenario, const RunOptions& options) {
+  return simulate_with_clock_bounds(scenario, options, board_clock_bounds(scenario));
+}
+
+RunResult simulate_with_clock_bounds(const ResolvedScenario& scenario, const RunOptions& options,
+                                     const std::vector<double>& worst) {
   const std::vector<PowerParams> params = board_power_params(scenario);
   std::vector<double> clock_ratio(params.size(), 1.0);
-  const std::vector<double> worst = board_clock_bounds(scenario);
   const bool may_cap = std::any_of(worst.begin(), worst.end(), [](double x) { return x < 1.0; });
   if (!may_cap) {
     RunResult result = run_once(scenario, options);
@@ -470,7 +555,10 @@ SteppedRun::SteppedRun(const ResolvedScenario& scenario, const RunOptions& optio
   const double cpu_before = thread_cpu_seconds();
   state_->scenario = scenario;
   state_->options = options;
-  const std::vector<double> worst = board_clock_bounds(state_->scenario);
+  // The peak bound, not the offered one: a continued run answers every window up to
+  // `duration`, and a shorter window's arrivals may come faster than the whole run's
+  // (power_pilot.hpp); where the peak cannot cap, no window's pilot can.
+  const std::vector<double> worst = board_clock_bounds(state_->scenario, TensorRateBound::peak);
   const bool may_cap = std::any_of(worst.begin(), worst.end(), [](double x) { return x < 1.0; });
   if (may_cap || !options.observers.empty()) return;
   auto run = std::make_unique<run::Run>(state_->scenario, state_->options);
