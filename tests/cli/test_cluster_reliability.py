@@ -164,7 +164,7 @@ def test_python_checks_argument_types(tmp_path):
     with pytest.raises(TypeError, match="return_results must be True or False"):
         api.compare(quickstart, ["mps"], return_results=1)
     plan = str(REPO / "scenarios/plan/plan-h100-node.yaml")
-    with pytest.raises(api.ScenarioError, match=r"jobs \(0: the cores\) must be from 0 to 4096"):
+    with pytest.raises(api.ScenarioError, match=r"jobs \(0: the cores\) must be from 0 to 1024"):
         api.plan(plan, jobs=-1)
     with pytest.raises(TypeError, match="jobs must be a whole number"):
         api.plan(plan, jobs="2")
