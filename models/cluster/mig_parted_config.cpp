@@ -27,6 +27,26 @@ bool valid_profile_form(const std::string& name) {
   return std::regex_match(name, form);
 }
 
+// A device-filter item: a PCI ID as mig-parted's config-default.yaml writes it, "0x" and 1 to 8
+// hex digits (device ID then vendor ID: 0x20B210DE is an A100-SXM4-80GB). It is compared as
+// text with the IDs gpumux knows (mig_parted_device_ids), so any other form ("zz", a decimal
+// 12) could never match: refused, not silently ignored (a fuzz finding of
+// tests/cli/test_fuzz_traces_and_options.py).
+std::string device_filter_of(Context& ctx, const Field& item) {
+  const std::string text = trim(non_empty_text(ctx, item));
+  const bool hex = text.size() > 2 && text.size() <= 10 && text[0] == '0' &&
+                   (text[1] == 'x' || text[1] == 'X') &&
+                   std::all_of(text.begin() + 2, text.end(),
+                               [](unsigned char c) { return std::isxdigit(c) != 0; });
+  if (!hex) {
+    ctx.fail(item,
+             "expected a PCI device ID such as 0x20B210DE (0x and up to 8 hex digits), "
+             "got '" +
+                 text + "'");
+  }
+  return text;
+}
+
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return text;
@@ -40,10 +60,10 @@ MigPartedEntry entry_of(Context& ctx, const Field& field) {
   if (const auto f = map.get("device-filter")) {
     if (f->node.IsSequence()) {
       for (const Field& item : list_of(ctx, *f, false)) {
-        e.device_filter.push_back(non_empty_text(ctx, item));
+        e.device_filter.push_back(device_filter_of(ctx, item));
       }
     } else {
-      e.device_filter.push_back(non_empty_text(ctx, *f));
+      e.device_filter.push_back(device_filter_of(ctx, *f));
     }
   }
   const Field devices = map.require("devices");

@@ -123,7 +123,16 @@ std::vector<std::string> parse_strategy_list(const std::string& text) {
   auto flush = [&] {
     const auto b = current.find_first_not_of(' ');
     const auto e = current.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(current.substr(b, e - b + 1));
+    if (b != std::string::npos) {
+      std::string name = current.substr(b, e - b + 1);
+      // A strategy listed twice would run twice and write two groups of the same name.
+      if (std::find(out.begin(), out.end(), name) != out.end()) {
+        throw InputError(
+            kStrategiesFlag,
+            "'" + name + "' listed twice (each strategy runs once; got '" + text + "')");
+      }
+      out.push_back(std::move(name));
+    }
     current.clear();
   };
   for (char c : text) {

@@ -25,7 +25,7 @@ namespace gpumux {
 
 Scenario apply_strategy(const Scenario& scenario, const std::string& strategy);
 
-/// Splits "a,b,c" (spaces trimmed); throws InputError for an empty list.
+/// Splits "a,b,c" (spaces trimmed); throws InputError for an empty list or a name listed twice.
 std::vector<std::string> parse_strategy_list(const std::string& text);
 
 }  // namespace gpumux
