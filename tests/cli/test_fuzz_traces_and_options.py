@@ -16,10 +16,11 @@ traceback; on exit 2 one stderr line `gpumux: error: ` naming the mutated file o
 the same line from `validate` and `run`, and nothing left in -o's folder. Options: exit 0 or 2,
 on 2 one line naming the option (or the --set key) and no output file.
 
-Found and fixed (2026-12-07, about 400 cases): a mig-parted `device-filter` that is not a PCI ID
-("zz", 12) was read and then never matched, silently; `compare --strategies mig,mig` ran the
-strategy twice into two result groups of one name. Both now exit 2 naming the file, line and key
-(or --strategies). Drives $GPUMUX_BIN; about 10 s on two loaded cores.
+Request-arrival traces (the Azure LLM CSV: unsorted, out-of-range dates, bad token counts) are
+covered too. Found and fixed (2026-12-07, 372 tests): a mig-parted `device-filter` that is not a
+PCI ID ("zz", 12) was read and then never matched, silently; `compare --strategies mig,mig` ran
+the strategy twice into two result groups of one name. Both now exit 2 naming the file, line and
+key (or --strategies). Drives $GPUMUX_BIN; 13-15 s on two loaded cores.
 """
 import json
 import os
@@ -203,6 +204,41 @@ def test_a_mutated_kernel_trace_is_run_or_refused_in_one_line(tmp_path, number):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     check_both(tree / SCENARIO_OF[trace], tree / trace, out_dir, f"{trace}: {what}")
+
+
+AZURE = "traces/azure-llm-conv-excerpt.csv"
+AZURE_ROW = "2023-11-16 18:15:47.0000000,{},{}"
+AZURE_EDITS = [  # (what, edit of the lines): request-arrival traces, read as a stream
+    ("rows reversed", lambda lines: lines[:1] + lines[:0:-1]),
+    ("50 rows at one instant", lambda lines: lines[:1] + [
+        "2023-11-16 18:15:46.6805900," + x.split(",", 1)[1] for x in lines[1:51]]),
+    ("month 13", lambda lines: lines[:1] + ["2023-13-45 99:99:99.1,1,1"] + lines[2:]),
+    ("year 9999", lambda lines: lines[:2] + ["9999-11-16 18:15:46.6805900,1,1"] + lines[2:]),
+    ("year 1", lambda lines: lines[:1] + ["0001-01-01 00:00:00.0,1,1"] + lines[1:]),
+    ("epoch seconds", lambda lines: lines[:1] + ["1700000000,1,1", "1700000001,1,1"]),
+    ("tokens -5", lambda lines: lines[:2] + [AZURE_ROW.format(-5, 1)] + lines[2:]),
+    ("tokens 1e11", lambda lines: lines[:2] + [AZURE_ROW.format(99999999999, 1)] + lines[2:]),
+    ("tokens 1.5", lambda lines: lines[:2] + [AZURE_ROW.format(1.5, 2)] + lines[2:]),
+    ("only the header", lambda lines: lines[:1]),
+    ("one request", lambda lines: lines[:2]),
+]
+
+
+@pytest.mark.parametrize("number", range(len(AZURE_EDITS)))
+def test_a_mutated_arrival_trace_is_run_or_refused_in_one_line(tmp_path, number):
+    what, edit = AZURE_EDITS[number]
+    tree = tmp_path / "s"
+    (tree / "traces").mkdir(parents=True)
+    shutil.copy(SCENARIOS / "trace-azure-llm.yaml", tree)
+    lines = (SCENARIOS / AZURE).read_text().splitlines()
+    (tree / AZURE).write_text("\n".join(edit(lines)) + "\n")
+    # 20 s of the 430 s excerpt: the first ~100 requests, a run of well under a second.
+    scenario = tree / "trace-azure-llm.yaml"
+    scenario.write_text(scenario.read_text().replace("duration: 430s", "duration: 20s")
+                        .replace("warmup: 10s", "warmup: 1s"))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    check_both(scenario, tree / AZURE, out_dir, f"{AZURE}: {what}")
 
 
 MIG_PARTED = (SCENARIOS / "cluster" / "mig-parted.yaml").read_text()
