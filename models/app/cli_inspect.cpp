@@ -182,7 +182,14 @@ int command_mig(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const std::string layout_text = vm["check"].as<std::string>();
-  const std::vector<std::string> layout = expand_mig_layout(profile, {layout_text});
+  std::vector<std::string> layout;
+  try {
+    layout = expand_mig_layout(profile, {layout_text});
+  } catch (const InputError& e) {
+    // A layout that cannot be read ('3g.40gb:x', an unknown layout name) names the option.
+    if (!e.where().file.empty()) throw;
+    throw InputError(SourceLocation{"--check", 0, 0, ""}, e.what());
+  }
   const MigFitResult fit = fit_mig_layout(profile, layout);
   if (format != DataFormat::table) {
     print_data(mig_fit_json(profile, layout_text, fit), format, std::cout);

@@ -339,9 +339,9 @@ OPTION_CASES = [
     (["compare", CSV_SCENARIO, *SHORT, "--strategies", "as-is,as-is"], "--strategies"),
     (["compare", CSV_SCENARIO, "--strategies", "mps", "--set", "tenants.5.name=x"],
      "--set tenants.5.name"),
-    (["mig", "a100-80gb", "--check", "3g.40gb:x"], "3g.40gb:x"),
-    (["mig", "a100-80gb", "--check", "all-sideways"], "all-sideways"),
-    (["mig", "a100-80gb", "--check", "1g.10gb,,1g.10gb"], "empty MIG profile"),
+    (["mig", "a100-80gb", "--check", "3g.40gb:x"], "--check: expected PROFILE:COUNT"),
+    (["mig", "a100-80gb", "--check", "all-sideways"], "--check: unknown MIG layout"),
+    (["mig", "a100-80gb", "--check", "1g.10gb,,1g.10gb"], "--check: empty MIG profile"),
 ] + [
     (["run", SCENARIOS / "cluster" / "fleet-16.yaml", option, value], option)
     for option in ("--workers", "--shards") for value in ("0", "-1", "x", "99999999999")
