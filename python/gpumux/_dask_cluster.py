@@ -80,7 +80,11 @@ def simulate_groups(client, request, placement: bytes, groups, on_result) -> Non
     if not groups:
         return
     # The placement goes to every worker once, not once per task (a 33,000-pod fleet: ~2 MB).
-    shared = client.scatter(placement, broadcast=True)
+    # hash=False: a key of its own for each run. With the default content-hash key, a second run
+    # of the same placement on the same client reused the key while the first run's future was
+    # being released, and the scheduler's broadcast raised KeyError on the forgotten key (seen
+    # once in CI, 2026-12-07, test_cluster_dask's retry test right after another run).
+    shared = client.scatter(placement, broadcast=True, hash=False)
     task = shard_task  # looked up now: tests substitute a failing wrapper
     futures = {}
     for index, nodes in enumerate(groups):
