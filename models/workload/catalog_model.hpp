@@ -153,9 +153,18 @@
 //             tiles), holding K, V and a block_rows-row Q tile in shared memory: (2 L_k +
 //             block_rows) d s bytes (TensorRT's sm80 table: 48 KiB at L = 128, 112 KiB at 384
 //             for fp16; 24 and 56 KiB for int8). A GPU whose blocks cannot hold that (the
-//             profile's shared memory per SM less the per-block reservation) has no such kernel:
-//             the attention runs over the tiled grid (assumption: the plugin's unfused fallback,
-//             cuBLAS batched GEMMs over all query rows, parallel as the tiled kernel). Every
+//             profile's shared memory per SM less the per-block reservation) runs the plugin's
+//             compact variant of (L_k + block_rows) d s bytes where that fits, on the same grid:
+//             TensorRT's GA10x table keeps "only kernels whose sharedMemBytes < 100KiB", its
+//             fp16 S = 384 kernel at 65536 B = (384 + 128) 64 x 2, and an sm_89 (Ada) device
+//             loads that table before the sm80 one (TensorRT v10.7.0 plugin/
+//             bertQKVToContextPlugin/fused_multihead_attention/include/
+//             fused_multihead_attention.h, sMhaKernelMetaInfos and loadXMMAKernels: "sm_89 will
+//             reuse sm_80 and sm_86 kernels"; the sm80 384 kernel's 114688 B exceed the 99 KiB
+//             a 100 KiB SM grants a block, and the loader skips it). Where neither fits there is
+//             no such kernel: the attention runs over the tiled grid (assumption: the plugin's
+//             unfused fallback, cuBLAS batched GEMMs over all query rows, parallel as the tiled
+//             kernel). Every
 //             length a seq_len distribution draws is timed as that fixed length (the variable-
 //             length plugin, whose v2 kernels split the rows over S / 32-48 blocks at small
 //             batch, is not modelled).
@@ -548,6 +557,17 @@ double per_head_attention_shared_memory(std::int64_t key_rows, std::int64_t head
 /// Whether a block of `shared_bytes` fits an SM of `limits` (its shared memory less the
 /// per-block reservation); true for a profile without sm_limits. O(1).
 bool per_head_attention_fits(const SmLimits& limits, double shared_bytes);
+/// Shared memory (bytes) of the compact per-head variant TensorRT ships for SMs of 100 KiB
+/// (GA10x, and Ada, which loads the GA10x table first): K of all `key_rows` keys and the
+/// `q_tile_rows`-row Q tile, (key_rows + q_tile_rows) head_dim element_bytes (the sm86 fp16
+/// S = 384 kernel's 65536 B; catalog_model.hpp "Attention grid"). O(1).
+double per_head_attention_compact_shared_memory(std::int64_t key_rows, std::int64_t head_dim,
+                                                double element_bytes, double q_tile_rows);
+/// The shared memory of the per-head block a GPU of `limits` runs: the full footprint where it
+/// fits, else the compact one where that fits, else 0 (no per-head kernel: the tiled grid). O(1).
+double per_head_attention_block_shared_memory(const SmLimits& limits, std::int64_t key_rows,
+                                              std::int64_t head_dim, double element_bytes,
+                                              double q_tile_rows);
 
 /// Bytes per element of a dtype name (fp16 2, fp32 4, fp8 1, ...); 0 for an unknown name.
 int dtype_bytes(const std::string& dtype);

@@ -73,6 +73,23 @@ double per_head_attention_shared_memory(std::int64_t key_rows, std::int64_t head
          element_bytes;
 }
 
+double per_head_attention_compact_shared_memory(std::int64_t key_rows, std::int64_t head_dim,
+                                                double element_bytes, double q_tile_rows) {
+  return (static_cast<double>(key_rows) + q_tile_rows) * static_cast<double>(head_dim) *
+         element_bytes;
+}
+
+double per_head_attention_block_shared_memory(const SmLimits& limits, std::int64_t key_rows,
+                                              std::int64_t head_dim, double element_bytes,
+                                              double q_tile_rows) {
+  const double full =
+      per_head_attention_shared_memory(key_rows, head_dim, element_bytes, q_tile_rows);
+  if (per_head_attention_fits(limits, full)) return full;
+  const double compact =
+      per_head_attention_compact_shared_memory(key_rows, head_dim, element_bytes, q_tile_rows);
+  return per_head_attention_fits(limits, compact) ? compact : 0.0;
+}
+
 bool per_head_attention_fits(const SmLimits& limits, double shared_bytes) {
   if (!limits.known()) return true;
   return shared_bytes <=
@@ -450,16 +467,18 @@ KernelTiming attention_timing(const LayerWork& layer, const KernelFamilies& fami
   KernelTiming t;
   // Attention grid (catalog_model.hpp): a tiled kernel runs block_rows query rows per block; a
   // per-head kernel (layer.block_rows = L_q) one block per (batch, head) holding K and V of the
-  // whole sequence and a block_rows-row Q tile in shared memory. A GPU whose blocks cannot hold
-  // that much has no such kernel and computes the attention over the tiled grid.
+  // whole sequence and a block_rows-row Q tile in shared memory, or, on a GPU whose blocks cannot
+  // hold that (100 KiB GA10x / Ada SMs), the plugin's compact variant holding K and the Q tile.
+  // A GPU whose blocks cannot hold either has no such kernel and computes the attention over the
+  // tiled grid.
   const double tile_rows = families.attention_block_rows.value;
   const double dt_in = layer.element_bytes > 0 ? layer.element_bytes : 2;
   double shared = families.attention_shared_memory.value;
   std::int64_t block_rows = static_cast<std::int64_t>(tile_rows);
   if (layer.block_rows > 0) {
     const double per_head_shared =
-        per_head_attention_shared_memory(layer.n, layer.k, dt_in, tile_rows);
-    if (per_head_attention_fits(gpu.sm_limits, per_head_shared)) {
+        per_head_attention_block_shared_memory(gpu.sm_limits, layer.n, layer.k, dt_in, tile_rows);
+    if (per_head_shared > 0) {
       block_rows = layer.block_rows;
       shared = per_head_shared;
     }

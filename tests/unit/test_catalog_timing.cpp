@@ -488,10 +488,38 @@ TEST(CatalogAttentionGrid, PerHeadTimeGrowsWithTheSquareOfTheSequenceAtSmallBatc
   EXPECT_GT(t384, 3.0 * t192);
 }
 
-TEST(CatalogAttentionGrid, AGpuThatCannotHoldTheBlockRunsTheTiledGrid) {
-  // The L40S's 99 KiB per block cannot hold the 112 KiB of the S-384 kernel: TensorRT has no
-  // such kernel there and the attention is timed on the tiled grid; at S 128 (48 KiB) it is.
-  const DeviceProfile& gpu = unfitted_profile("l40s-48gb");
+TEST(CatalogAttentionGrid, AHundredKibSmRunsTheCompactPerHeadKernel) {
+  // TensorRT's GA10x table (which an sm_89 device loads first) keeps only kernels under 100 KiB:
+  // its fp16 S-384 kernel takes 65536 B = (384 + 128) x 64 x 2, K of every key and one 128-row
+  // tile, where the sm80 one takes 114688 B (fused_multihead_attention.h, v10.7.0).
+  EXPECT_DOUBLE_EQ(per_head_attention_compact_shared_memory(384, 64, 2, 128), 65536);
+  const DeviceProfile& l40s = unfitted_profile("l40s-48gb");
+  EXPECT_DOUBLE_EQ(per_head_attention_block_shared_memory(l40s.sm_limits, 384, 64, 2, 128), 65536);
+  // Where the full footprint fits it is the one used: S 128 on the L40S, S 384 on the A100.
+  EXPECT_DOUBLE_EQ(per_head_attention_block_shared_memory(l40s.sm_limits, 128, 64, 2, 128), 49152);
+  EXPECT_DOUBLE_EQ(per_head_attention_block_shared_memory(a100().sm_limits, 384, 64, 2, 128),
+                   114688);
+  // The L40S's 99 KiB per block holds the compact S-384 block: one block per (batch, head), one
+  // per SM, each computing all 384 rows, so slower than the tiled grid's 3 blocks per head.
+  const KernelFamilies& f = load_kernel_families();
+  const double peak = l40s.compute.fp16_tensor;
+  LayerWork a = per_head_attention(1, 16, 384);
+  const KernelSpec per_head = roofline_kernel(a, f, l40s, peak);
+  EXPECT_EQ(per_head.blocks, 16);
+  EXPECT_EQ(per_head.blocks_per_sm, 1);
+  a.block_rows = 0;
+  const KernelSpec tiled = roofline_kernel(a, f, l40s, peak);
+  EXPECT_EQ(tiled.blocks, 48);
+  EXPECT_GT(per_head.duration.value, 2 * tiled.duration.value);
+  EXPECT_EQ(roofline_kernel(per_head_attention(1, 16, 128), f, l40s, peak).blocks, 16);
+}
+
+TEST(CatalogAttentionGrid, AGpuThatCannotHoldEitherBlockRunsTheTiledGrid) {
+  // An SM of 64 KiB (63 KiB a block) holds neither 112 KiB nor 64 KiB at S 384: no per-head
+  // kernel, the attention is timed on the tiled grid; at S 128 (48 KiB) it runs per head.
+  DeviceProfile gpu = unfitted_profile("l40s-48gb");
+  gpu.sm_limits.shared_memory = 64 * 1024;
+  EXPECT_DOUBLE_EQ(per_head_attention_block_shared_memory(gpu.sm_limits, 384, 64, 2, 128), 0.0);
   const KernelFamilies& f = load_kernel_families();
   const double peak = gpu.compute.fp16_tensor;
   LayerWork a = per_head_attention(1, 16, 384);
