@@ -53,8 +53,9 @@ TF1_BERT = (
 
 # TensorRT 10.7 demoBERT on the L40S at 128 tokens (trt-bert-10.7).
 L40S_S128 = (
-    "the same README's 384-token rows are within -6 to +16 % (BERT-base and BERT-large, batch "
-    "1-8), the 128-token ones 9-48 % slow: the L40S takes 0.77x the A100's time at 128 tokens "
+    "the same README's 384-token rows are 3-19 % slow too since their attention runs TensorRT's "
+    "per-head GA10x kernel (2026-12-08; on the tiled grid they were within -10 to +15 %), the "
+    "128-token ones 4-37 % slow: the L40S takes 0.77x the A100's time at 128 tokens "
     "batch 1 (0.48 against 0.62 ms) and its batch 2 only 15 % more than batch 1 (0.55 ms), "
     "while the catalog's GEMMs at 128-256 rows run 64x64 tiles at the L2-fed tile efficiency "
     "of all 142 SMs (0.46 of the FP16 peak) on grids that hold half of them, and split "
