@@ -529,7 +529,8 @@ MLPERF_TRITON_ATTENTION_SEQ_LEN = 384
 # varseqlen_kernel_length): the graph of a length L is captured with a max_seqlen of shape
 # ceil(L / 4) x 4 (bert_core_vs.cc, InitializeGraphSpecs: graph specs (i, 1, i) every 4 tokens,
 # GetClosestGraphSpec: the first spec whose max_seqlen holds the query's), whose bucket is L's
-# (the buckets are multiples of 4). The same in v1.0-v3.0 (the file is unchanged v1.0 -> v1.1).
+# (the buckets are multiples of 4). The file is unchanged v1.0 -> v1.1, and a later round's
+# (reformatted) copy has the same default graph specs.
 MLPERF_LWIS_ATTENTION_SEQ_LEN = "bucket"
 
 
