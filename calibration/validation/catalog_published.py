@@ -524,6 +524,21 @@ def is_mlperf_triton(row: dict) -> bool:
 # where NVIDIA's own BERT harness (LWIS rows) captures a graph every 4 tokens of length at that
 # length's max_seqlen (code/harness/harness_bert/bert_core_vs.cc, InitializeGraphSpecs).
 MLPERF_TRITON_ATTENTION_SEQ_LEN = 384
+# ... so under NVIDIA's own BERT harness each query runs the plugin's kernel of its own length's
+# bucket (int8: 128, 192, 256 or 384; `attention_seq_len: bucket`, catalog_model.hpp
+# varseqlen_kernel_length): the graph of a length L is captured with a max_seqlen of shape
+# ceil(L / 4) x 4 (bert_core_vs.cc, InitializeGraphSpecs: graph specs (i, 1, i) every 4 tokens,
+# GetClosestGraphSpec: the first spec whose max_seqlen holds the query's), whose bucket is L's
+# (the buckets are multiples of 4). The file is unchanged v1.0 -> v1.1, and a later round's
+# (reformatted) copy has the same default graph specs.
+MLPERF_LWIS_ATTENTION_SEQ_LEN = "bucket"
+
+
+def mlperf_attention_seq_len(row: dict):
+    """`attention_seq_len:` of an MLPerf BERT point: the max_seqlen shape its harness's CUDA
+    graphs carry (384 under Triton, the query's own bucket under NVIDIA's BERT harness)."""
+    return (MLPERF_TRITON_ATTENTION_SEQ_LEN if is_mlperf_triton(row)
+            else MLPERF_LWIS_ATTENTION_SEQ_LEN)
 
 
 def squad_seq_len() -> dict:
@@ -539,8 +554,7 @@ def predict_small_batch(g: Gpumux, row: dict) -> tuple[float | None, str]:
         # One SQuAD v1.1 sample per query, of its real length (the CSV's 384 is the maximum):
         # NVIDIA's harness runs the unpadded sequence.
         spec["seq_len"] = squad_seq_len()
-        if is_mlperf_triton(row):
-            spec["attention_seq_len"] = MLPERF_TRITON_ATTENTION_SEQ_LEN
+        spec["attention_seq_len"] = mlperf_attention_seq_len(row)
     spec["runtime"] = small_batch_runtime(row)
     if row["source"] in RAN_AT:
         spec["dtype"] = RAN_AT[row["source"]]
@@ -600,8 +614,8 @@ def small_batch_rows(g: Gpumux, skip: set) -> tuple[list, dict]:
                  + (f", io_dtype: {io_dtype_of(row)}" if io_dtype_of(row) else "")
                  + (f", harness: {benchmark_harness(row)}" if benchmark_harness(row) else "")
                  + (", cuda_graph: true" if cuda_graph_of(row) else "")
-                 + (f", attention_seq_len: {MLPERF_TRITON_ATTENTION_SEQ_LEN}"
-                    if is_mlperf_bert(row) and is_mlperf_triton(row) else "")
+                 + (f", attention_seq_len: {mlperf_attention_seq_len(row)}"
+                    if is_mlperf_bert(row) else "")
                  + "): "
                  + (row["metric"] if row["metric"] == "throughput"
                     else f"{statistic(row['id'])[1] or 'mean'} latency"))

@@ -260,28 +260,29 @@ REASONS = {
 MLPERF_BERT_TRITON = (
     "MLPerf's Triton harness runs another attention kernel than NVIDIA's LWIS harness: its "
     "Triton config captures the engine's CUDA graphs with max_seqlen of shape 384 at every "
-    "length, and TensorRT's variable-length plugin picks its kernel from that shape, so every "
-    "query runs the 384-token kernel padded (the points run `attention_seq_len: 384`, "
-    "docs/workloads.md \"Attention grid\"; the LWIS points run each length at its own size). "
-    "Triton minus LWIS, same round and system, is 0.10-0.25 ms on whole A100s, 0.23-0.27 ms on "
-    "A30s, 0.66-1.15 ms on an A100 1g.10gb and 0.76-0.85 ms on an A30 1g.6gb: 0.04-0.07 ms of "
-    "host time and 9-17 SM-ms of GPU work a query; the padded kernel gives the slices +0.42 ms "
-    "(A100 1g.10gb, A30 1g.6gb) and the whole GPUs -0.02 (A100) to +0.07 ms (A30): the rest of the slices' cost (the "
-    "v1.0-v1.1 1g.10gb points most), Triton's own host time and the bucket kernels of the LWIS "
-    "points are not modelled")
+    "total length (one graph per length, so the GEMMs run the query's own tokens: Triton takes "
+    "the first captured shape that holds the input), and TensorRT's variable-length plugin "
+    "picks its kernel from that shape, so every query runs the 384-token kernel padded (the "
+    "points run `attention_seq_len: 384`; the LWIS points `attention_seq_len: bucket`, their "
+    "length's 128-384 kernel; docs/workloads.md \"Attention grid\"). Triton minus LWIS, same "
+    "round and system, is 0.10-0.25 ms on whole A100s, 0.22-0.28 ms on A30s, 0.66-1.15 ms on an "
+    "A100 1g.10gb and 0.76-0.85 ms on an A30 1g.6gb; the padded kernel gives +0.03 ms (A100), "
+    "+0.09 ms (A30) and +0.32 ms (both slices) (2026-12-08): the rest, Triton's own per-query "
+    "cost, grows with the GPU time (about a tenth of it) and is not modelled")
 MLPERF_BERT_SLICE = (
-    "batch-1 BERT-large at SQuAD's lengths (mean 178 tokens) is exact on the whole GPU (LWIS "
-    "v1.1-v3.0, A100: -2.2 to +0.7 %) and 20-22 % fast on a 1g.10gb (v1.0: 30 %; A30 1g.6gb "
-    "13-14 %), while ResNet-50's INT8 batch 1 on the same slices is 10-18 % slow: ResNet-50's "
-    "slice time is latency-bound, BERT-large's GEMMs are compute-bound there (2-5 tiles per SM a "
-    "kernel on 14 SMs, one partial round on 108: 11 more per layer, 264 a query), the only "
-    "compute-bound INT8 GEMMs of the validation. The measured 0.85 ms beyond the predicted "
-    "3.33 ms is about 3.2 us per extra tile, against the catalog's 128x128x1024 INT8 tile of "
-    "7.3 us at its GEMM efficiency 0.8 of the dense tensor peak (kernel-families.yaml: an "
-    "assumption from large FP16 cuBLAS GEMMs): TensorRT's INT8 GEMMs at 178 rows reach about 0.55 "
-    "of the INT8 peak, or the slice's weight stream (1/8 of the HBM, 255 GB/s; 12.6 MB of INT8 "
-    "weights a layer) is not hidden under the MMAs. No source here separates the two; not fitted "
-    "(validation points)")
+    "batch-1 BERT-large at SQuAD's lengths (mean 178 tokens) on a slice under NVIDIA's LWIS "
+    "harness: v1.1-v2.1 on an A100 1g.10gb -0.7 to +1.3 %, on an A30 1g.6gb -6 to -8 %, v1.0 "
+    "(TensorRT 7.2.3) -11 % (2026-12-08, `attention_seq_len: bucket`)")
+MLPERF_BERT_V10 = (
+    "MLPerf v1.0 (TensorRT 7.2.3) is 7-14 % slower than v1.1 (TensorRT 8.0.1) in the same "
+    "harness on the same systems (LWIS: A30 2.21 -> 1.94 ms, A100 1g.10gb 4.78 -> 4.18 ms); "
+    "gpumux has one kernel set for both. Diffing NVIDIA's BERT builder, harness and SingleStream "
+    "configs v1.0 -> v1.1 leaves one change: v1.0 builds the engine's optimization profile "
+    "with opt = max = 384 tokens, v1.1's SingleStream configs set bert_opt_seqlen = 270 "
+    "(TensorRT picks each layer's kernels at the opt shape); the plugin's fused attention "
+    "kernel table (TensorRT release/7.2 and 8.0.1) and the harness are the same. The catalog's tile "
+    "selection picks the same tiles at 270 and 384, so it cannot tell the rounds apart; not "
+    "modelled (docs/workloads.md \"TensorRT 7.2.3 and 8.0.1\")")
 
 
 # Time-slicing beside any trainer (measured 2.72-2.73x, predicted 2.43x).
@@ -299,6 +300,8 @@ def reason_for(point_id: str) -> str:
     if point_id in TS_POINTS:
         return TS_REASON
     if re.match(r"bertl-v\d\d-", point_id):
+        if point_id.startswith("bertl-v10-"):
+            return MLPERF_BERT_V10
         return MLPERF_BERT_TRITON if "-triton-" in point_id else (
             MLPERF_BERT_SLICE if "-mig_" in point_id else "")
     # A small_batch.csv MIG ratio (id ending -ratio) is not explained by its slice's reason.

@@ -360,6 +360,8 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     }
     if (c->attention_seq_len > 0) {
       out << YAML::Key << "attention_seq_len" << YAML::Value << c->attention_seq_len;
+    } else if (c->attention_bucket) {
+      out << YAML::Key << "attention_seq_len" << YAML::Value << "bucket";
     }
     optional_duration(out, "runtime_kernel_fixed_cost", c->runtime_kernel_fixed_cost);
     if (t.workload.cuda_graph) out << YAML::Key << "cuda_graph" << YAML::Value << true;

@@ -259,8 +259,17 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
   }
   if (const auto f = map.get("attention_seq_len")) {
     // The length the fused attention kernel is built for (catalog_model.hpp, "Attention grid").
-    c.attention_seq_len = int_of(ctx, *f, 1);
-    if (c.attention_seq_len > 1'000'000) ctx.fail(*f, "at most 1000000 tokens");
+    // `bucket`: the variable-length plugin's kernel for each request's own length.
+    const std::string text = text_of(ctx, *f);
+    if (text == "bucket") {
+      c.attention_bucket = true;
+    } else {
+      if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos) {
+        ctx.fail(*f, "attention_seq_len is a length in tokens (>= 1) or bucket, got " + text);
+      }
+      c.attention_seq_len = int_of(ctx, *f, 1);
+      if (c.attention_seq_len > 1'000'000) ctx.fail(*f, "at most 1000000 tokens");
+    }
   }
   if (const auto f = map.get("runtime_kernel_fixed_cost")) {
     // The runtime's device time per kernel (runtime_fixed_cost.hpp, F_runtime), replacing

@@ -25,7 +25,11 @@ void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, s
                bool copy_heads = false) {
   const std::int64_t count = batch * heads;
   const double bh = static_cast<double>(count);
-  const std::int64_t built = b.fusion().attention_key_rows;
+  // `attention_seq_len: bucket`: the kernel the variable-length plugin picks for this length.
+  const std::int64_t built = b.fusion().attention_key_rows > 0 ? b.fusion().attention_key_rows
+                             : b.fusion().attention_bucket
+                                 ? varseqlen_kernel_length(std::max(lq, lk), b.dt() == 1)
+                                 : 0;
   if (built > 0) {
     // A kernel built for N tokens (`attention_seq_len:`, catalog_model.hpp "Attention grid"):
     // the sequence padded to N, its rows and keys; TensorRT's noloop grid at small batch.
@@ -485,6 +489,15 @@ void whisper_layers(LayerBuilder& b, const CatalogEntry& e, std::int64_t batch, 
 }
 
 }  // namespace
+
+std::int64_t varseqlen_kernel_length(std::int64_t max_seqlen, bool one_byte) {
+  if (!one_byte && max_seqlen <= 64) return 64;
+  if (!one_byte && max_seqlen <= 96) return 96;
+  if (max_seqlen <= 128) return 128;
+  if (one_byte && max_seqlen <= 192) return 192;
+  if (max_seqlen <= 256) return 256;
+  return max_seqlen <= 384 ? 384 : 0;
+}
 
 CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
                              const std::string& dtype, bool training, const LayerFusion& fusion,

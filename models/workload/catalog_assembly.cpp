@@ -150,9 +150,24 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
                   ": the kernel is built for at least the longest sequence it runs");
     }
   }
+  if (request.attention_bucket) {
+    // catalog_model.hpp "Attention grid": the variable-length plugin's kernel of each length.
+    if (entry->family != "encoder" || vision) {
+      fail_at(locate, path + ".attention_seq_len",
+              request.model + " is not a text encoder: attention_seq_len: bucket is the " +
+                  "variable-length kernel of an encoder's (BERT's) fused attention");
+    }
+    if (varseqlen_kernel_length(seq, dtype == "int8" || dtype == "fp8") == 0) {
+      fail_at(locate, path + ".attention_seq_len",
+              "attention_seq_len: bucket: TensorRT's variable-length attention kernels hold at "
+              "most 384 tokens; seq_len " +
+                  std::to_string(seq) + " does not fit");
+    }
+  }
   const int batch = request.batch > 0 ? request.batch : entry->default_batch;
   LayerFusion fusion;
   fusion.attention_key_rows = request.attention_seq_len;
+  fusion.attention_bucket = request.attention_bucket;
   fusion.fused_attention = runtime->fused_attention;
   fusion.attention_per_head = runtime->attention_per_head;
   fusion.fused_activation = runtime->fused_activation;

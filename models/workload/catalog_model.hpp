@@ -189,8 +189,10 @@
 //             server_harness.py, set_bert_cuda_graph_specs; Triton runs a graph for any shape
 //             between graph_lower_bound and it), so each query runs the 384 kernel; NVIDIA's own
 //             BERT harness captures a graph every 4 tokens at that length's max_seqlen
-//             (code/harness/harness_bert/bert_core_vs.cc, InitializeGraphSpecs): its 128-384
-//             bucket kernels are not modelled (a drawn length is timed as above).
+//             (code/harness/harness_bert/bert_core_vs.cc, InitializeGraphSpecs), so each query
+//             runs the kernel of its own length's bucket: `attention_seq_len: bucket` takes N =
+//             varseqlen_kernel_length(L) per drawn length L (int8 128, 192, 256, 384; fp16 64,
+//             96, 128, 256, 384), the same padded noloop grid.
 //   Grid      blocks per SM B_sm from the profile's sm_limits and the kernel's block resources
 //             (kernel_trace_model.hpp blocks_per_sm); sm_fraction f = min(1, G / S), waves
 //             W = max(1, G / (B_sm S)) (grid_shape); the kernel carries blocks and blocks_per_sm
@@ -385,6 +387,10 @@ struct LayerFusion {
   /// TensorRT's variable-length grid (workload `attention_seq_len:`, "Attention grid"); 0 = the
   /// sequence's own length on the runtime's grid.
   std::int64_t attention_key_rows = 0;
+  /// With attention_key_rows 0: a self-attention's kernel is the variable-length plugin's bucket
+  /// of the sequence's own length (varseqlen_kernel_length), padded to it on the same grid
+  /// (workload `attention_seq_len: bucket`, "Attention grid").
+  bool attention_bucket = false;
   bool fused_activation = true;
   bool fused_residual_norm = true;
   bool folded_batchnorm = true;
@@ -495,6 +501,14 @@ CatalogLayers catalog_layers(const CatalogEntry& entry, int batch, int seq_len,
                              const std::string& dtype, bool training,
                              const LayerFusion& fusion = LayerFusion{},
                              bool gradient_checkpointing = false);
+
+/// The fused attention kernel TensorRT's variable-length BERT plugin runs for a max_seqlen
+/// shape of `max_seqlen` tokens: the smallest length it has a kernel for that holds it, int8
+/// (`one_byte`) 128, 192, 256 or 384; fp16 64, 96, 128, 256 or 384 (192 is int8 only); 0 above
+/// 384, where it has none. source: github.com/NVIDIA/TensorRT
+/// plugin/bertQKVToContextPlugin/qkvToContextPlugin.cpp, QKVToContextVarSeqlenPlugin::enqueue,
+/// the same in release/7.2 and 8.0.1 (the TensorRT of MLPerf Inference v1.0 and v1.1). O(1).
+std::int64_t varseqlen_kernel_length(std::int64_t max_seqlen, bool one_byte);
 
 /// A tenant's catalog workload on a GPU model.
 struct CatalogWorkload {

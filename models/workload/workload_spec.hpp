@@ -73,6 +73,12 @@ struct CatalogRequestSpec {
   /// variable-length BERT plugin picks its kernel from the shape of the engine's max_seqlen
   /// input; MLPerf's Triton harness captures that input at 384.
   int attention_seq_len = 0;
+  /// `attention_seq_len: bucket`: the kernel TensorRT's variable-length BERT plugin picks for the
+  /// request's own length, the smallest it has that holds it (int8: 128, 192, 256, 384; fp16:
+  /// 64, 96, 128, 256, 384), the sequence padded to it on the variable-length grid
+  /// (catalog_model.hpp, "Attention grid"): NVIDIA's MLPerf BERT harness, whose CUDA graphs
+  /// carry each query's own length as the max_seqlen shape. Excludes attention_seq_len > 0.
+  bool attention_bucket = false;
   /// `runtime_kernel_fixed_cost:` the runtime's device time per kernel launched outside a CUDA
   /// graph (F_runtime of runtime_fixed_cost.hpp), replacing kernel-families.yaml's
   /// `runtimes.NAME.kernel_fixed_cost` for this tenant: a user who measured their own runtime,

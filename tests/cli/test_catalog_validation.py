@@ -129,6 +129,33 @@ def test_dle_triton_bert_engines_run_the_onnx_parsers_graph():
     assert rn50 and all(cp.small_batch_runtime(r) == "tensorrt" for r in rn50)
 
 
+def test_mlperf_bert_points_run_their_harnesss_attention_kernel(tmp_path):
+    """MLPerf's BERT harnesses run TensorRT's variable-length plugin with the max_seqlen shape
+    their CUDA graphs carry: NVIDIA's own harness (LWIS) the query's own length, so each length
+    runs its bucket's kernel (`attention_seq_len: bucket`); the Triton harness 384 at every
+    length (`attention_seq_len: 384`). Every such point says so in its setup, and gpumux accepts
+    the workload it becomes (SQuAD's lengths, all within the plugin's 384)."""
+    yaml = pytest.importorskip("yaml")
+    sys.path.insert(0, str(VALIDATION))
+    import catalog_published as cp
+    bert = [r for r in rows("small_batch.csv") if cp.is_mlperf_bert(r)]
+    triton = [r for r in bert if "Triton" in r["software"]]
+    lwis = [r for r in bert if "Triton" not in r["software"]]
+    assert triton and lwis
+    assert {cp.mlperf_attention_seq_len(r) for r in triton} == {384}
+    assert {cp.mlperf_attention_seq_len(r) for r in lwis} == {"bucket"}
+    assert max(cp.squad_seq_len()["empirical"]["values"]) <= 384
+    for r in (lwis[0], triton[0]):
+        spec = dict(cp.catalog_workload(dict(r, software="", note=""), "inference"),
+                    seq_len=cp.squad_seq_len(),
+                    attention_seq_len=cp.mlperf_attention_seq_len(r), runtime="tensorrt")
+        path = tmp_path / f"{r['id']}.yaml"
+        path.write_text(yaml.safe_dump(cp.scenario(r["id"], r["profile"], [
+            cp.tenant("w", cp.closed_loop(spec))])))
+        proc = run_gpumux("validate", path)
+        assert proc.returncode == 0, proc.stderr
+
+
 def test_every_tensorrt_point_states_how_it_launched_and_runs_so():
     """The cuda_graph column (data/published/SOURCE.md): every row of solo.csv and small_batch.csv
     says true or false, every MLPerf LWIS / BERT-harness row is a graph (each SingleStream config

@@ -15,6 +15,7 @@
 #include "models/workload/workload_catalog.hpp"
 #include "models/gpu/contention_law.hpp"
 #include "models/scenario/catalog_tenant.hpp"
+#include "models/scenario/emit.hpp"
 #include "models/workload/catalog_model.hpp"
 #include "models/scenario/loader.hpp"
 #include "models/scenario/resolve.hpp"
@@ -585,6 +586,137 @@ TEST(CatalogAttentionSeqLen, AScenarioNamesItAndBadValuesAreLocatedErrors) {
   const std::string zero = error("bert-large", "      attention_seq_len: 0\n");
   EXPECT_NE(zero.find("test.yaml:13:"), std::string::npos) << zero;
   EXPECT_NE(zero.find("attention_seq_len"), std::string::npos) << zero;
+}
+
+// attention_seq_len: bucket (catalog_model.hpp, "Attention grid"): TensorRT's variable-length
+// plugin runs the smallest of its kernels that holds the sequence (qkvToContextPlugin.cpp,
+// QKVToContextVarSeqlenPlugin::enqueue).
+TEST(CatalogAttentionBucket, TheKernelIsTheSmallestOfThePluginsLengthsThatHoldsTheSequence) {
+  const std::vector<std::int64_t> int8_kernels = {128, 192, 256, 384};
+  const std::vector<std::int64_t> fp16_kernels = {64, 96, 128, 256, 384};
+  for (const bool one_byte : {true, false}) {
+    const std::vector<std::int64_t>& kernels = one_byte ? int8_kernels : fp16_kernels;
+    std::int64_t previous = 0;
+    for (std::int64_t length = 1; length <= 384; ++length) {
+      const std::int64_t k = varseqlen_kernel_length(length, one_byte);
+      // One of the plugin's lengths, holding the sequence, and no smaller one would.
+      EXPECT_NE(std::find(kernels.begin(), kernels.end(), k), kernels.end()) << length;
+      EXPECT_GE(k, length);
+      for (const std::int64_t other : kernels) {
+        if (other < k) {
+          EXPECT_LT(other, length) << length << " fits " << other;
+        }
+      }
+      EXPECT_GE(k, previous);  // monotone in the length
+      previous = k;
+    }
+    for (const std::int64_t beyond : {385, 512, 4096}) {
+      EXPECT_EQ(varseqlen_kernel_length(beyond, one_byte), 0) << beyond;
+    }
+  }
+  // The two tables differ where the plugin's do: 192 is int8 only, 64 and 96 fp16 only.
+  EXPECT_EQ(varseqlen_kernel_length(150, true), 192);
+  EXPECT_EQ(varseqlen_kernel_length(150, false), 256);
+  EXPECT_EQ(varseqlen_kernel_length(60, true), 128);
+  EXPECT_EQ(varseqlen_kernel_length(60, false), 64);
+}
+
+TEST(CatalogAttentionBucket, EachLengthRunsTheKernelBuiltForItsBucket) {
+  const CatalogEntry& e = load_catalog_entry("bert-large");
+  LayerFusion bucket;
+  bucket.attention_per_head = true;
+  bucket.attention_bucket = true;
+  for (const std::string dtype : {"int8", "fp16"}) {
+    for (const int batch : {1, 8}) {
+      for (const int seq : {45, 128, 129, 178, 256, 300, 384}) {
+        LayerFusion fixed = bucket;
+        fixed.attention_bucket = false;
+        fixed.attention_key_rows = varseqlen_kernel_length(seq, dtype == "int8");
+        LayerFusion own = bucket;
+        own.attention_bucket = false;
+        const CatalogLayers a = catalog_layers(e, batch, seq, dtype, false, bucket);
+        const CatalogLayers b = catalog_layers(e, batch, seq, dtype, false, fixed);
+        const CatalogLayers c = catalog_layers(e, batch, seq, dtype, false, own);
+        ASSERT_EQ(a.layers.size(), b.layers.size());
+        ASSERT_EQ(a.layers.size(), c.layers.size());
+        for (std::size_t i = 0; i < a.layers.size(); ++i) {
+          const LayerWork& x = a.layers[i];
+          // As if the kernel's length were given (attention_seq_len: N) ...
+          EXPECT_EQ(x.m, b.layers[i].m) << x.name;
+          EXPECT_EQ(x.n, b.layers[i].n) << x.name;
+          EXPECT_EQ(x.block_rows, b.layers[i].block_rows) << x.name;
+          EXPECT_DOUBLE_EQ(x.flops, b.layers[i].flops) << x.name;
+          if (x.kind == LayerWork::Kind::attention) {
+            EXPECT_EQ(x.n, fixed.attention_key_rows);
+            EXPECT_GE(x.flops, c.layers[i].flops);
+          } else {
+            // ... and every other layer the sequence's own work.
+            EXPECT_DOUBLE_EQ(x.flops, c.layers[i].flops) << x.name;
+            EXPECT_DOUBLE_EQ(x.bytes, c.layers[i].bytes) << x.name;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CatalogAttentionBucket, AScenarioNamesItAndBadValuesAreLocatedErrors) {
+  const auto resolve = [](const std::string& model, const std::string& keys) {
+    return resolve_scenario(load_scenario_text(
+        "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
+        "tenants:\n  - name: a\n    device: g\n    workload:\n"
+        "      arrivals: {process: closed, concurrency: 1}\n"
+        "      model: " +
+            model + "\n      batch: 1\n      dtype: int8\n      runtime: tensorrt\n" + keys,
+        "test.yaml"));
+  };
+  const auto attention = [](const ResolvedScenario& r) {
+    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+      if (k.name.find("attention") != std::string::npos &&
+          k.name.find("attention_out") == std::string::npos) {
+        return k.duration.value;
+      }
+    }
+    return Nanos{-1};
+  };
+  const auto at = [&](int seq, const std::string& extra) {
+    return attention(resolve("bert-large", "      seq_len: " + std::to_string(seq) + "\n" + extra));
+  };
+  const std::string bucket = "      attention_seq_len: bucket\n";
+  // 129 and 192 share the int8 192 kernel, 128 has its own; each the fixed kernel's time.
+  EXPECT_GT(at(129, bucket), 0);
+  EXPECT_EQ(at(129, bucket), at(192, bucket));
+  EXPECT_NE(at(128, bucket), at(129, bucket));
+  EXPECT_EQ(at(129, bucket), at(129, "      attention_seq_len: 192\n"));
+  EXPECT_EQ(at(300, bucket), at(300, "      attention_seq_len: 384\n"));
+  const ResolvedScenario r = resolve("bert-large", "      seq_len: 200\n" + bucket);
+  EXPECT_TRUE(r.scenario.tenants[0].workload.catalog->attention_bucket);
+  EXPECT_EQ(r.scenario.tenants[0].workload.catalog->attention_seq_len, 0);
+  // It survives emit (gpumux plan -o) and reads back the same.
+  const std::string yaml = emit_scenario_yaml(r.scenario);
+  const Scenario again = load_scenario_text(yaml, "again.yaml");
+  EXPECT_TRUE(again.tenants[0].workload.catalog->attention_bucket);
+  EXPECT_EQ(again.tenants[0].workload.catalog->attention_seq_len, 0);
+  EXPECT_EQ(emit_scenario_yaml(again), yaml);
+  const auto error = [&](const std::string& model, const std::string& keys) {
+    try {
+      resolve(model, keys);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("bert-large", "      seq_len: 400\n" + bucket)
+                .find("tenants.0.workload.attention_seq_len: attention_seq_len: bucket: "
+                      "TensorRT's variable-length attention kernels hold at most 384 tokens; "
+                      "seq_len 400"),
+            std::string::npos);
+  EXPECT_NE(error("resnet50", bucket)
+                .find("tenants.0.workload.attention_seq_len: resnet50 is not a text encoder"),
+            std::string::npos);
+  const std::string word = error("bert-large", "      attention_seq_len: buckets\n");
+  EXPECT_NE(word.find("test.yaml:13:"), std::string::npos) << word;
+  EXPECT_NE(word.find("bucket"), std::string::npos) << word;
 }
 
 }  // namespace
