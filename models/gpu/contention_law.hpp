@@ -266,7 +266,7 @@ inline double sm_demand(double f, const DeviceGeometry& g, double client_cap) {
 inline bool dispatching(const KernelRun& k, const DeviceGeometry& g, double epsilon) {
   const double full_width = k.sm_fraction * g.gpu_sms;
   const double remaining_blocks = k.work > 0 ? (k.remaining / k.work) * k.waves * full_width : 0.0;
-  return remaining_blocks > k.occupancy + k.co_sms + epsilon;
+  return remaining_blocks > k.occupancy + k.co_sms + k.retired_sms + epsilon;
 }
 
 /// Law 1b: the work (solo-ns) one round of `k`'s resident blocks does on the SMs it holds: a
@@ -275,7 +275,7 @@ inline bool dispatching(const KernelRun& k, const DeviceGeometry& g, double epsi
 inline double round_work(const KernelRun& k, const DeviceGeometry& g) {
   const double full_width = k.sm_fraction * g.gpu_sms;
   if (full_width <= 0 || k.waves <= 0) return 0.0;
-  return (k.work / k.waves) * std::min(1.0, (k.occupancy + k.co_sms) / full_width);
+  return (k.work / k.waves) * std::min(1.0, (k.occupancy + k.co_sms + k.retired_sms) / full_width);
 }
 
 /// Law 1's grant: gives `k` (wanting `demand` = sm_demand SMs) what it may take from `free` SMs of
@@ -284,7 +284,9 @@ inline double round_work(const KernelRun& k, const DeviceGeometry& g) {
 /// below which nothing counts.
 inline bool grant(KernelRun& k, const DeviceGeometry& g, double demand, double client_cap,
                   double epsilon, double& free, double& held_by_client) {
-  const double held = k.occupancy + k.co_sms;  // (co_sms: law 1c, SMs' worth held as a guest)
+  // (co_sms: law 1c, SMs' worth held as a guest; retired_sms: law 1b, its last round's SMs
+  // already handed on)
+  const double held = k.occupancy + k.co_sms + k.retired_sms;
   if (held >= demand - epsilon) return false;  // holding its full width
   // In its last wave (every remaining block already resident on what it holds) it takes no
   // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or new

@@ -120,6 +120,12 @@ class ContentionLaw {
                                      const DispatchFacts& /*facts*/) const {
     return false;
   }
+
+ public:
+  /// Law 1b's retirement spread s in [0, 1] (contention_law.hpp, "Staggered retirement"): the
+  /// share of a round over which its blocks' ends are spread. 0 = lock-step rounds (every
+  /// shipped law but "staggered").
+  virtual double retirement_spread() const { return 0.0; }
 };
 
 /// The default law: laws 1-4 with block retirement, co-residency, whole waves, the per-SM
@@ -138,6 +144,24 @@ class ResidencyLaw : public ContentionLaw {
   void retire_for_urgent(SharingState& s, const std::vector<KernelRun*>& order,
                          const DispatchFacts& facts, double epsilon, double& free) const override;
   bool acts_without_free_sms(const SharingState& s, const DispatchFacts& facts) const override;
+};
+
+/// "residency" with staggered block retirement (law 1b with a spread s > 0; an option, not the
+/// default: docs/strategies.md has the measurements): a round's blocks end spread over its last
+/// s of a round, so waiting kernels take SMs as they free, in the holder's last round too
+/// (models/gpu/laws/residency.cpp).
+class StaggeredLaw : public ResidencyLaw {
+ public:
+  /// `spread` in (0, 1]; `name` for a law registered with another spread (tests).
+  explicit StaggeredLaw(double spread, std::string_view name = "staggered")
+      : spread_(spread), name_(name) {}
+  std::string_view name() const override { return name_; }
+  std::string_view summary() const override;
+  double retirement_spread() const override { return spread_; }
+
+ private:
+  double spread_;
+  std::string_view name_;
 };
 
 /// The law of the last release: whole-SM residency (resident blocks hold their SMs until the
