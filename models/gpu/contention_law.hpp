@@ -30,6 +30,26 @@
 //    most one round; an equally urgent newcomer still waits for the older kernel's last round
 //    (launch order), and a kernel in its last round keeps its SMs. [dispatching, round_work;
 //    Device::retire_for_urgent]
+//    Staggered retirement (law "staggered" only, an option: ContentionLaw::retirement_spread
+//    s > 0; every other law has s = 0, the lock-step rounds above). The block scheduler dispatches
+//    block by block as resources free (NVIDIA, "CUDA Pro Tip: Minimize the Tail Effect",
+//    https://developer.nvidia.com/blog/cuda-pro-tip-minimize-the-tail-effect/), and blocks of one
+//    kernel end at different times; a round's h SMs free uniformly over its last s of a round
+//    (assumption: s = 1, the fully desynchronised limit, an upper bound on the effect; no source
+//    at hand publishes per-block end times of these kernels). Waiting kernels that want the share
+//    q = w / h of a holder's SMs (2 w / h when the holder is an interleaved peer client that still
+//    dispatches: the freed SMs alternate between the two clients' pending blocks; q <= 1) get them
+//    at round progress
+//        dispatching holder:   min(1, max(p, 1 - s) + s q)   (SMs freed before the wait, p, went
+//                                                             to its own next blocks)
+//        last round:           max(p, 1 - s + s q)           (to any waiting kernel, whatever its
+//                                                             priority: nothing is left to
+//                                                             dispatch)
+//    p the progress of the round when the wait began (the time, once set, stands). In its last
+//    round the holder's remaining blocks still end at the round's end: the SMs handed on
+//    (KernelRun::retired_sms) count for its rate bound, not for its grant, so a kernel's time
+//    with nobody waiting is exactly the lock-step one. [ResidencyLaw::retire_for_urgent,
+//    ContentionLaw::next_event]
 // 1c. Block co-residency (law "residency"; ResidencyLaw::place_guests). An SM hosts blocks of
 //    several kernels at once while its resources allow: per SM, R = (threads T, registers G,
 //    shared memory Sh, block slots B) (the profile's sm_limits); a block of kernel k takes
@@ -163,7 +183,8 @@
 // and L_ref the whole GPU's L2) and "fluid" (the law of the last release: resident blocks hold
 // their SMs until the kernel ends, no per-SM ceiling, s = 0, every kernel's phases serial (a
 // kernel with a busy share c read as m_s = m / (c + m): apply_law_phases), and L_ref = L_dev, so
-// a lone kernel never feels a MIG slice's L2). A law is a class (sharing_law.hpp): it puts its
+// a lone kernel never feels a MIG slice's L2), and "staggered" (an option: "residency" with law
+// 1b's staggered retirement, spread 1). A law is a class (sharing_law.hpp): it puts its
 // terms on the device's geometry (set_law_terms), which the functions below read, and it runs
 // the sharing passes between kernels.
 //
@@ -218,7 +239,7 @@ struct DeviceProfile;
 
 /// The registered laws, the default first (the classes: sharing_law.hpp). O(1).
 const std::vector<const ContentionLaw*>& contention_laws();
-/// Their names, in that order ("residency, fluid"), for validation and listings.
+/// Their names, in that order ("residency, fluid, staggered"), for validation and listings.
 std::vector<std::string> contention_law_names();
 /// The law of that name, or nullptr. O(number of laws).
 const ContentionLaw* find_contention_law(std::string_view name);

@@ -178,7 +178,7 @@ class FluidLaw : public ContentionLaw {
 
 /// The registered laws, the default first (contention_law.cpp). O(1).
 const std::vector<const ContentionLaw*>& contention_laws();
-/// Their names, in that order ("residency, fluid"), for validation and listings.
+/// Their names, in that order ("residency, fluid, staggered"), for validation and listings.
 std::vector<std::string> contention_law_names();
 /// The law of that name, or nullptr. O(number of laws).
 const ContentionLaw* find_contention_law(std::string_view name);
