@@ -30,6 +30,26 @@
 //    most one round; an equally urgent newcomer still waits for the older kernel's last round
 //    (launch order), and a kernel in its last round keeps its SMs. [dispatching, round_work;
 //    Device::retire_for_urgent]
+//    Staggered retirement (law "staggered" only, an option: ContentionLaw::retirement_spread
+//    s > 0; every other law has s = 0, the lock-step rounds above). The block scheduler dispatches
+//    block by block as resources free (NVIDIA, "CUDA Pro Tip: Minimize the Tail Effect",
+//    https://developer.nvidia.com/blog/cuda-pro-tip-minimize-the-tail-effect/), and blocks of one
+//    kernel end at different times; a round's h SMs free uniformly over its last s of a round
+//    (assumption: s = 1, the fully desynchronised limit, an upper bound on the effect; no source
+//    at hand publishes per-block end times of these kernels). Waiting kernels that want the share
+//    q = w / h of a holder's SMs (2 w / h when the holder is an interleaved peer client that still
+//    dispatches: the freed SMs alternate between the two clients' pending blocks; q <= 1) get them
+//    at round progress
+//        dispatching holder:   min(1, max(p, 1 - s) + s q)   (SMs freed before the wait, p, went
+//                                                             to its own next blocks)
+//        last round:           max(p, 1 - s + s q)           (to any waiting kernel, whatever its
+//                                                             priority: nothing is left to
+//                                                             dispatch)
+//    p the progress of the round when the wait began (the time, once set, stands). In its last
+//    round the holder's remaining blocks still end at the round's end: the SMs handed on
+//    (KernelRun::retired_sms) count for its rate bound, not for its grant, so a kernel's time
+//    with nobody waiting is exactly the lock-step one. [ResidencyLaw::retire_for_urgent,
+//    ContentionLaw::next_event]
 // 1c. Block co-residency (law "residency"; ResidencyLaw::place_guests). An SM hosts blocks of
 //    several kernels at once while its resources allow: per SM, R = (threads T, registers G,
 //    shared memory Sh, block slots B) (the profile's sm_limits); a block of kernel k takes
@@ -163,7 +183,8 @@
 // and L_ref the whole GPU's L2) and "fluid" (the law of the last release: resident blocks hold
 // their SMs until the kernel ends, no per-SM ceiling, s = 0, every kernel's phases serial (a
 // kernel with a busy share c read as m_s = m / (c + m): apply_law_phases), and L_ref = L_dev, so
-// a lone kernel never feels a MIG slice's L2). A law is a class (sharing_law.hpp): it puts its
+// a lone kernel never feels a MIG slice's L2), and "staggered" (an option: "residency" with law
+// 1b's staggered retirement, spread 1). A law is a class (sharing_law.hpp): it puts its
 // terms on the device's geometry (set_law_terms), which the functions below read, and it runs
 // the sharing passes between kernels.
 //
@@ -218,7 +239,7 @@ struct DeviceProfile;
 
 /// The registered laws, the default first (the classes: sharing_law.hpp). O(1).
 const std::vector<const ContentionLaw*>& contention_laws();
-/// Their names, in that order ("residency, fluid"), for validation and listings.
+/// Their names, in that order ("residency, fluid, staggered"), for validation and listings.
 std::vector<std::string> contention_law_names();
 /// The law of that name, or nullptr. O(number of laws).
 const ContentionLaw* find_contention_law(std::string_view name);
@@ -266,7 +287,7 @@ inline double sm_demand(double f, const DeviceGeometry& g, double client_cap) {
 inline bool dispatching(const KernelRun& k, const DeviceGeometry& g, double epsilon) {
   const double full_width = k.sm_fraction * g.gpu_sms;
   const double remaining_blocks = k.work > 0 ? (k.remaining / k.work) * k.waves * full_width : 0.0;
-  return remaining_blocks > k.occupancy + k.co_sms + epsilon;
+  return remaining_blocks > k.occupancy + k.co_sms + k.retired_sms + epsilon;
 }
 
 /// Law 1b: the work (solo-ns) one round of `k`'s resident blocks does on the SMs it holds: a
@@ -275,7 +296,7 @@ inline bool dispatching(const KernelRun& k, const DeviceGeometry& g, double epsi
 inline double round_work(const KernelRun& k, const DeviceGeometry& g) {
   const double full_width = k.sm_fraction * g.gpu_sms;
   if (full_width <= 0 || k.waves <= 0) return 0.0;
-  return (k.work / k.waves) * std::min(1.0, (k.occupancy + k.co_sms) / full_width);
+  return (k.work / k.waves) * std::min(1.0, (k.occupancy + k.co_sms + k.retired_sms) / full_width);
 }
 
 /// Law 1's grant: gives `k` (wanting `demand` = sm_demand SMs) what it may take from `free` SMs of
@@ -284,7 +305,9 @@ inline double round_work(const KernelRun& k, const DeviceGeometry& g) {
 /// below which nothing counts.
 inline bool grant(KernelRun& k, const DeviceGeometry& g, double demand, double client_cap,
                   double epsilon, double& free, double& held_by_client) {
-  const double held = k.occupancy + k.co_sms;  // (co_sms: law 1c, SMs' worth held as a guest)
+  // (co_sms: law 1c, SMs' worth held as a guest; retired_sms: law 1b, its last round's SMs
+  // already handed on)
+  const double held = k.occupancy + k.co_sms + k.retired_sms;
   if (held >= demand - epsilon) return false;  // holding its full width
   // In its last wave (every remaining block already resident on what it holds) it takes no
   // more. Remaining blocks, in SMs they fill: (remaining / work) W f S_gpu. A preempted or new

@@ -110,6 +110,7 @@ void Device::start_running(KernelRun& kernel) {
   kernel.solo_bound_occupancy = -1;
   kernel.wave_origin = kernel.work - kernel.remaining;
   kernel.yield_wanted = false;
+  kernel.yield_share = kernel.retired_sms = 0;
   kernel.leftover_wanted = false;
   kernel.retire_at = kNever;
   kernel.host = nullptr;
@@ -132,6 +133,7 @@ void Device::stop_running(KernelRun& kernel) {
   }
   kernel.rate = 0;
   kernel.occupancy = 0;
+  kernel.retired_sms = 0;
 }
 
 void Device::remove_running_of(int tenant) {
@@ -194,7 +196,8 @@ void Device::recompute() {
   KernelRun* lone = nullptr;
   if (running_.size() == 1 && !eager_) {
     KernelRun& k = *running_.front();
-    if (k.tenant >= 0 && k.occupancy == 0 && k.co_sms == 0 && !co_resident(k)) {
+    if (k.tenant >= 0 && k.occupancy == 0 && k.co_sms == 0 && k.retired_sms == 0 &&
+        !co_resident(k)) {
       lone = &k;
       if (const SoloCache* solo = find_solo(contention::solo_key(k))) {
         k.yield_wanted = false;

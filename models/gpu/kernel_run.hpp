@@ -86,6 +86,13 @@ struct KernelRun {
   bool yield_wanted = false;
   bool leftover_wanted = false;  ///< law 1c: a guest waits for its last round (its leftover)
   Nanos retire_at = kNever;
+  /// Law 1b, staggered retirement (a law with a spread, contention_law.hpp): the largest share of
+  /// the SMs it holds that the waiting kernels want freed (x2 for an interleaved peer client),
+  /// and the SMs of its last round whose blocks have retired and went to waiting kernels: they
+  /// count as neither held nor free for it, and its rate bound is still that of its round's SMs
+  /// (occupancy + retired_sms): its remaining blocks end when the round ends, as alone.
+  double yield_share = 0;
+  double retired_sms = 0;
   // The device's own caches (set by the device when the kernel starts running; exact: each is
   // the value the device would compute again from the same inputs).
   double sm_demand = -1;  ///< SMs it wants: min(f S_gpu, S_dev, its client's cap); -1: not yet

@@ -120,6 +120,12 @@ class ContentionLaw {
                                      const DispatchFacts& /*facts*/) const {
     return false;
   }
+
+ public:
+  /// Law 1b's retirement spread s in [0, 1] (contention_law.hpp, "Staggered retirement"): the
+  /// share of a round over which its blocks' ends are spread. 0 = lock-step rounds (every
+  /// shipped law but "staggered").
+  virtual double retirement_spread() const { return 0.0; }
 };
 
 /// The default law: laws 1-4 with block retirement, co-residency, whole waves, the per-SM
@@ -140,6 +146,24 @@ class ResidencyLaw : public ContentionLaw {
   bool acts_without_free_sms(const SharingState& s, const DispatchFacts& facts) const override;
 };
 
+/// "residency" with staggered block retirement (law 1b with a spread s > 0; an option, not the
+/// default: docs/strategies.md has the measurements): a round's blocks end spread over its last
+/// s of a round, so waiting kernels take SMs as they free, in the holder's last round too
+/// (models/gpu/laws/residency.cpp).
+class StaggeredLaw : public ResidencyLaw {
+ public:
+  /// `spread` in (0, 1]; `name` for a law registered with another spread (tests).
+  explicit StaggeredLaw(double spread, std::string_view name = "staggered")
+      : spread_(spread), name_(name) {}
+  std::string_view name() const override { return name_; }
+  std::string_view summary() const override;
+  double retirement_spread() const override { return spread_; }
+
+ private:
+  double spread_;
+  std::string_view name_;
+};
+
 /// The law of the last release: whole-SM residency (resident blocks hold their SMs until the
 /// kernel ends), no per-SM ceiling, serial phases, the device's own L2 as reference
 /// (models/gpu/laws/fluid.cpp).
@@ -154,7 +178,7 @@ class FluidLaw : public ContentionLaw {
 
 /// The registered laws, the default first (contention_law.cpp). O(1).
 const std::vector<const ContentionLaw*>& contention_laws();
-/// Their names, in that order ("residency, fluid"), for validation and listings.
+/// Their names, in that order ("residency, fluid, staggered"), for validation and listings.
 std::vector<std::string> contention_law_names();
 /// The law of that name, or nullptr. O(number of laws).
 const ContentionLaw* find_contention_law(std::string_view name);

@@ -164,6 +164,85 @@ TEST(Residency, AnUrgentKernelWaitsAtMostOneRoundBehindAMultiWaveKernel) {
             0.99 * tenant(equal, "train").throughput_per_s);
 }
 
+// ------------------------------------------------------ staggered retirement (law "staggered")
+
+// Law 1b with a spread s = 1 (contention_law.hpp, "Staggered retirement"): a round's blocks end
+// uniformly over the round. A kernel wanting the share q of a holder's SMs gets them at round
+// progress q in the holder's last round (SMs its blocks freed before stay free), and at p + 2q
+// (p: progress when the wait began, capped at the round's end) beside an interleaved peer client
+// that still dispatches (the freed SMs alternate between the two clients' pending blocks).
+
+TEST(StaggeredRetirement, ANarrowKernelWaitsForItsShareOfALastRoundNotForItsEnd) {
+  // Training runs 10 ms one-wave full-grid kernels back to back (every round is a last round);
+  // an inference kernel of 20 % of the SMs (q = 0.2) arrives at a uniform phase. Lock-step
+  // (residency) it waits for the kernel's end, the residual D^2 / 2(D + L); staggered, only when
+  // it arrives before progress q, for (q - p) D: on average D^2 q^2 / 2(D + L), then its own
+  // 100 us on its 20 %. The training kernel keeps its time (its last blocks end at the round's
+  // end), so its throughput drops only by what its next kernel loses on the 20 % still held.
+  const auto scenario = [](const std::string& law) {
+    std::string yaml =
+        gpu("{mode: mps, client_order: launch_order}", law) +
+        closed_client("train", "{name: step, duration: 10ms, memory_bound: 0.3}") +
+        "  - {name: infer, device: gpu0, workload: {arrivals: {process: constant, rate: 7/s}, "
+        "request: {kernels: [{name: k, duration: 100us, sm_fraction: 0.2}]}}}\n";
+    yaml.replace(yaml.find("duration: 2s"), 12, "duration: 20s");
+    return run_yaml(yaml);
+  };
+  const double d = 10e6, l = launch_ns(), q = 0.2;
+  const RunResult lockstep = scenario("residency");
+  const RunResult staggered = scenario("staggered");
+  const double lockstep_mean = l + d * d / (2 * (d + l)) + 100e3;
+  const double staggered_mean = l + d * d * q * q / (2 * (d + l)) + 100e3;
+  EXPECT_NEAR(tenant(lockstep, "infer").latency.mean, lockstep_mean, 0.08 * lockstep_mean);
+  // (the same sampling of the phase as the lock-step run: within 8 % of the wait, plus 1 us)
+  EXPECT_NEAR(tenant(staggered, "infer").latency.mean, staggered_mean,
+              0.08 * (staggered_mean - l - 100e3) + 1e3);
+  // Never longer than lock-step: at most q D, where lock-step waits up to D.
+  EXPECT_LE(tenant(staggered, "infer").latency.max, l + q * d + 100e3 + 1e3);
+  EXPECT_LE(tenant(staggered, "infer").latency.max, tenant(lockstep, "infer").latency.max);
+  EXPECT_GE(tenant(staggered, "train").throughput_per_s,
+            0.99 * tenant(lockstep, "train").throughput_per_s);
+}
+
+TEST(StaggeredRetirement, BesideAnInterleavedPeerTheWaitIsTwiceItsShareOfARound) {
+  // Training runs 10 ms full-grid kernels of 100 waves (100 us rounds); interleaved MPS clients.
+  // Lock-step, the inference kernel (q = 0.2 of the SMs) waits for the resident round's end,
+  // 50 us on average; staggered, min(2 q, 1 - p) of a round: E = 2q - (2q)^2 / 2 = 0.32 round.
+  const auto scenario = [](const std::string& law) {
+    std::string yaml =
+        gpu("{mode: mps}", law) +
+        closed_client("train", "{name: step, duration: 10ms, waves: 100}") +
+        "  - {name: infer, device: gpu0, workload: {arrivals: {process: constant, rate: 7/s}, "
+        "request: {kernels: [{name: k, duration: 100us, sm_fraction: 0.2}]}}}\n";
+    yaml.replace(yaml.find("duration: 2s"), 12, "duration: 20s");
+    return run_yaml(yaml);
+  };
+  const double round = 100e3, l = launch_ns(), q = 0.2;
+  const RunResult lockstep = scenario("residency");
+  const RunResult staggered = scenario("staggered");
+  const double lockstep_wait = tenant(lockstep, "infer").latency.mean - l - 100e3;
+  const double staggered_wait = tenant(staggered, "infer").latency.mean - l - 100e3;
+  EXPECT_NEAR(lockstep_wait, 0.5 * round, 0.1 * 0.5 * round);
+  EXPECT_NEAR(staggered_wait, (2 * q - 2 * q * q) * round, 0.1 * (2 * q - 2 * q * q) * round);
+  EXPECT_LE(tenant(staggered, "infer").latency.max, tenant(lockstep, "infer").latency.max);
+}
+
+TEST(StaggeredRetirement, ALoneClientAndOneClientMpsAreBitIdenticalToLockStep) {
+  // The spread moves only when SMs are handed to a waiting kernel: with nobody waiting (one
+  // client, whatever its kernels: multi-wave, one-wave, narrow, co-residency footprints) every
+  // number is the residency law's, and one MPS client is the exclusive GPU.
+  const std::string client = closed_client(
+      "a",
+      "{name: k1, duration: 3ms, waves: 7, memory_bound: 0.4}, {name: k2, duration: 40us, "
+      "sm_fraction: 0.3}, {name: k3, duration: 200us, memory_bound: 0.8, blocks: 500, block: "
+      "{threads: 256, registers: 64}}");
+  const RunResult lockstep = run_yaml(gpu("{mode: exclusive}") + client);
+  expect_same_numbers(lockstep, run_yaml(gpu("{mode: exclusive}", "staggered") + client));
+  expect_same_numbers(lockstep, run_yaml(gpu("{mode: mps}", "staggered") + client));
+  expect_same_numbers(
+      lockstep, run_yaml(gpu("{mode: mps, active_thread_percentage: 100}", "staggered") + client));
+}
+
 // ------------------------------------------------------------------------------ co-residency
 
 // A client whose request is one kernel of `blocks` blocks with the per-block footprint `block`.

@@ -90,7 +90,8 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
   boost::random::mt19937 footprint_rng(77);
   boost::random::uniform_real_distribution<double> u(0.0, 1.0);
   const Strategy* modes[] = {&exclusive_strategy(), &mps_strategy(), &time_slicing_strategy()};
-  for (int instance = 0; instance < 60; ++instance) {
+  // Instances 60-89 under the staggered law (law 1b with a spread: last-round SMs handed on).
+  for (int instance = 0; instance < 90; ++instance) {
     const Strategy& mode = *modes[instance % 3];
     Simulator sim;
     std::unique_ptr<StrategyParams> sharing = mode.make_params();
@@ -107,7 +108,9 @@ TEST(DeviceProperty, RandomKernelsConserveWorkNeverShareAnSmAndNeverBeatSolo) {
     DeviceGeometry geometry{"gpu0", "test", 132, 132, 1.0, 80LL << 30, 1.0, 50e6, 0.34};
     // Law 1c (co-residency) on the H100's SM resources; every third instance without it (block
     // retirement only: a law of this test, one class overriding one rule).
-    geometry.law = instance % 3 != 2 ? find_contention_law("residency") : &retirement_only_law();
+    geometry.law = instance % 3 != 2
+                       ? find_contention_law(instance < 60 ? "residency" : "staggered")
+                       : &retirement_only_law();
     geometry.sm_limits = load_device_profile("h100-sxm-80gb").sm_limits;
     if (&mode == &mps_strategy() && instance % 4 == 1) {
       params_as<MpsParams>(*sharing).interleaved_clients = false;
@@ -266,7 +269,8 @@ ChainOutcome run_chain_instance(std::uint32_t seed, bool eager) {
   // lazy path must leave co-resident states to the full recompute.
   boost::random::mt19937 footprint_rng(seed + 1);
   const bool co_residency = seed % 2 == 0;
-  if (co_residency) geometry.law = find_contention_law("residency");  // (else whole SMs only)
+  // (else whole SMs only; seeds past 80 under the staggered law, law 1b with a spread)
+  if (co_residency) geometry.law = find_contention_law(seed > 80 ? "staggered" : "residency");
   // Overlapped phases (law 2) on a third of the kernels (own draws), read as such in two
   // instances of three and as serial phases (the fluid law's reading) in the third.
   boost::random::mt19937 phase_rng(seed + 2);
@@ -334,7 +338,7 @@ TEST(DeviceLazy, RandomMpsInstancesAgreeWithTheEagerOracleAndConserveWork) {
   // work is conserved as the eager path conserves it (progressed = completed + discarded).
   std::int64_t lazy_total = 0;
   int lazy_instances = 0;
-  for (std::uint32_t seed = 1; seed <= 80; ++seed) {
+  for (std::uint32_t seed = 1; seed <= 100; ++seed) {
     const ChainOutcome eager = run_chain_instance(seed, true);
     const ChainOutcome lazy = run_chain_instance(seed, false);
     EXPECT_EQ(eager.lazy, 0);

@@ -280,7 +280,7 @@ TEST(ThirdLaw, IsFoundByNameAndListedAfterTheBuiltInLaws) {
   const ContentionLaw* law = find_contention_law("roofline-whole-sm");
   ASSERT_NE(law, nullptr);
   EXPECT_EQ(contention_law_names(),
-            (std::vector<std::string>{"residency", "fluid", "roofline-whole-sm"}));
+            (std::vector<std::string>{"residency", "fluid", "staggered", "roofline-whole-sm"}));
   EXPECT_EQ(&default_contention_law(), find_contention_law("residency"));
   EXPECT_FALSE(register_contention_law(*law));  // a name is registered once
   // Its scenario loads and runs; an unknown law is one line listing the three.
@@ -290,7 +290,8 @@ TEST(ThirdLaw, IsFoundByNameAndListedAfterTheBuiltInLaws) {
     run_yaml(gpu("{mode: mps}", "nope") + closed_client("a", "{name: k, duration: 10us}"));
     FAIL() << "accepted an unknown law";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("residency, fluid, roofline-whole-sm"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("residency, fluid, staggered, roofline-whole-sm"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -31,7 +31,16 @@ void ResidencyLaw::set_terms(DeviceGeometry& g, const DeviceProfile& profile,
 bool ResidencyLaw::acts_without_free_sms(const SharingState& s, const DispatchFacts& f) const {
   // Law 1b retires SMs for more urgent kernels, and with interleaved clients for equally urgent
   // kernels of other clients; law 1c places guests without free SMs.
-  return f.mixed_priorities || (f.mixed_clients && s.interleave_clients) || f.guest_wanting;
+  // With a spread (staggered retirement) a kernel in its last round hands retired SMs to any
+  // waiting kernel.
+  return f.mixed_priorities || (f.mixed_clients && s.interleave_clients) || f.guest_wanting ||
+         retirement_spread() > 0;
+}
+
+std::string_view StaggeredLaw::summary() const {
+  return "residency with staggered block retirement: a round's blocks end spread over the "
+         "round (spread 1, an assumption), so waiting kernels take SMs as they free, in a "
+         "kernel's last round too (an option; docs/strategies.md)";
 }
 
 void ResidencyLaw::place_guests(SharingState& s, const std::vector<KernelRun*>& order,
@@ -42,7 +51,7 @@ void ResidencyLaw::place_guests(SharingState& s, const std::vector<KernelRun*>& 
   std::vector<double>& client_held = s.client_held_scratch;
   const bool interleave = s.interleave_clients;
   const auto wants_sms = [&](const KernelRun& k) {
-    const double held = k.occupancy + k.co_sms;
+    const double held = k.occupancy + k.co_sms + k.retired_sms;
     return held < k.sm_demand - epsilon && (held <= 0 || contention::dispatching(k, g, epsilon));
   };
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -106,38 +115,58 @@ void ResidencyLaw::retire_for_urgent(SharingState& s, const std::vector<KernelRu
   // clients an equally urgent kernel of another client that holds more SMs yields too, up to an
   // equal split (the block scheduler alternates between the clients' pending blocks).
   const bool interleave = s.interleave_clients;
-  if (!(facts.mixed_priorities || (facts.mixed_clients && interleave))) return;
+  // Staggered retirement (a spread): a holder in its last round also hands the SMs its retired
+  // blocks free to any waiting kernel (it has no block left to dispatch), keeping its rate on
+  // the round's SMs (retired_sms); a dispatching holder frees the SMs wanted at a share of its
+  // round (next_event) instead of at the round's end.
+  const bool staggered = retirement_spread() > 0;
+  if (!(facts.mixed_priorities || (facts.mixed_clients && interleave) || staggered)) return;
   const DeviceGeometry& g = s.geometry;
   std::vector<double>& client_held = s.client_held_scratch;
   const Nanos now = s.now;
   for (std::size_t i = 0; i < order.size(); ++i) {
     KernelRun& urgent = *order[i];
-    if (urgent.occupancy + urgent.co_sms >= urgent.sm_demand - epsilon) continue;
-    if (urgent.occupancy + urgent.co_sms > 0 && !contention::dispatching(urgent, g, epsilon))
-      continue;
+    const double urgent_round = urgent.occupancy + urgent.co_sms + urgent.retired_sms;
+    if (urgent_round >= urgent.sm_demand - epsilon) continue;
+    if (urgent_round > 0 && !contention::dispatching(urgent, g, epsilon)) continue;
     for (std::size_t j = order.size(); j-- > 0;) {
       if (j == i) continue;
       KernelRun& holder = *order[j];
       const bool peer =
           interleave && holder.priority == urgent.priority && holder.tenant != urgent.tenant;
-      if ((holder.priority >= urgent.priority && !peer) || holder.occupancy <= epsilon) continue;
+      if (holder.occupancy <= epsilon) continue;
+      // (staggered: a holder in its last round frees its SMs to any waiting kernel)
+      const bool last_round = staggered && !contention::dispatching(holder, g, epsilon);
+      if (holder.priority >= urgent.priority && !peer && !last_round) continue;
       const double urgent_held = urgent.occupancy + urgent.co_sms;
-      if (holder.hosted_sms > 0 || (peer && holder.occupancy <= urgent_held + epsilon)) continue;
+      const bool split = peer && !last_round;  // (alternating with its own next blocks)
+      if (holder.hosted_sms > 0 || (split && holder.occupancy <= urgent_held + epsilon)) continue;
+      const double wanted = urgent.sm_demand - urgent_held - std::max(0.0, free);
       if (holder.retire_at > now) {
         // Its round retires later: an event then, unless this round is its last (it keeps its
-        // SMs until it ends).
-        if (contention::dispatching(holder, g, epsilon)) holder.yield_wanted = true;
+        // SMs until it ends; staggered: its blocks free them before).
+        if (last_round || contention::dispatching(holder, g, epsilon)) {
+          holder.yield_wanted = true;
+          if (staggered && wanted > epsilon) {
+            const double round_sms = holder.occupancy + holder.retired_sms;
+            holder.yield_share =
+                std::max(holder.yield_share, (split ? 2.0 : 1.0) * wanted / round_sms);
+          }
+        }
         continue;
       }
       // Its round has just retired: every block it has left is pending, behind the urgent ones.
-      const double wanted = urgent.sm_demand - urgent_held - std::max(0.0, free);
       if (wanted <= epsilon) break;
       double taken = std::min(wanted, holder.occupancy);
-      if (peer) taken = std::min(taken, 0.5 * (holder.occupancy - urgent_held));
+      if (split) taken = std::min(taken, 0.5 * (holder.occupancy - urgent_held));
       holder.occupancy -= taken;
       client_held[static_cast<std::size_t>(holder.tenant)] -= taken;
       free += taken;
-      holder.wave_origin = holder.work - holder.remaining;  // its next round starts later
+      if (last_round) {
+        holder.retired_sms += taken;  // its rate stays that of the round's SMs
+      } else {
+        holder.wave_origin = holder.work - holder.remaining;  // its next round starts later
+      }
       holder.retire_at = kNever;
     }
     if (free > epsilon) {

@@ -29,8 +29,9 @@ void ContentionLaw::share_sms(SharingState& s) const {
     // One kernel (the usual exclusive device): the same arithmetic as below without the
     // per-client table (its client holds exactly what the kernel holds).
     KernelRun& k = *running.front();
-    k.yield_wanted = false;     // (law 1b: nobody to yield to)
-    k.leftover_wanted = false;  // (law 1c: no guest)
+    k.yield_wanted = false;  // (law 1b: nobody to yield to)
+    k.yield_share = 0;
+    k.leftover_wanted = false;                                            // (law 1c: no guest)
     k.sm_demand = contention::sm_demand(k.sm_fraction, g, s.client_cap);  // (a session's kernel
                                                                           // may carry another's)
     double free = sms;
@@ -48,6 +49,7 @@ void ContentionLaw::share_sms(SharingState& s) const {
   for (KernelRun* k : running) {
     free -= k->occupancy;
     k->yield_wanted = false;     // set again below while a more urgent kernel waits (law 1b)
+    k->yield_share = 0;          // (with the share of its SMs wanted, under a spread)
     k->leftover_wanted = false;  // set again below while a guest waits for its leftover (1c)
     facts.mixed_priorities |= k->priority != running.front()->priority;
     facts.mixed_clients |= k->tenant != running.front()->tenant;
@@ -55,7 +57,7 @@ void ContentionLaw::share_sms(SharingState& s) const {
       // The same three numbers grant() takes the minimum of, once per start of the kernel.
       k->sm_demand = contention::sm_demand(k->sm_fraction, g, s.client_cap);
     }
-    const bool wants = k->occupancy + k->co_sms < k->sm_demand - epsilon;
+    const bool wants = k->occupancy + k->co_sms + k->retired_sms < k->sm_demand - epsilon;
     wanting |= wants;
     facts.guest_wanting |= wants && contention::co_resident_capable(*k, g);
     max_tenant = std::max(max_tenant, k->tenant);
@@ -78,7 +80,8 @@ void ContentionLaw::share_sms(SharingState& s) const {
     client_held[static_cast<std::size_t>(k->tenant)] += k->occupancy + k->co_sms;
   for (KernelRun* k : *order) {
     if (free <= epsilon) break;
-    if (k->occupancy + k->co_sms >= k->sm_demand - epsilon) continue;  // grant's refusal
+    if (k->occupancy + k->co_sms + k->retired_sms >= k->sm_demand - epsilon)
+      continue;  // grant's refusal
     double& held_by_client = client_held[static_cast<std::size_t>(k->tenant)];
     grant(*k, s, epsilon, free, held_by_client);
   }
@@ -119,9 +122,10 @@ contention::IssueShares co_resident_memory(const KernelRun& host, const KernelRu
 // SMs it sits on as a guest and those of its own that carry guests.
 double co_resident_bound(const KernelRun& k, const SharingState& s) {
   const DeviceGeometry& g = s.geometry;
-  double whole = k.occupancy;
-  double compute = k.occupancy;
-  double memory = k.occupancy;
+  // (retired_sms: law 1b's last round, whose remaining blocks end as on the round's SMs)
+  double whole = k.occupancy + k.retired_sms;
+  double compute = whole;
+  double memory = whole;
   if (k.host != nullptr) {
     const contention::IssueShares p =
         contention::co_resident_progress(*k.host, k, k.guest_blocks, g);
@@ -148,7 +152,8 @@ double co_resident_bound(const KernelRun& k, const SharingState& s) {
 
 double bound_on_held(const KernelRun& k, const DeviceGeometry& g) {
   return contention::rate_bound(k.sm_fraction, k.memory_bound, k.busy_share, k.l2_factor,
-                                k.occupancy, g, k.grid, k.blocks, k.throughput_share);
+                                k.occupancy + k.retired_sms, g, k.grid, k.blocks,
+                                k.throughput_share);
 }
 
 // Law 3 from the sums over kernels holding SMs: sum of m u phi rate_max over the memory-touching
@@ -174,13 +179,14 @@ void ContentionLaw::set_lone_bound(KernelRun& k, const SharingState& s) const {
     k.rate_max = co_resident_bound(k, s);  // (law 1c: depends on its neighbour; not cached)
     return;
   }
-  if (k.occupancy > 0) {
+  const double round_sms = k.occupancy + k.retired_sms;  // (law 1b: its last round's SMs)
+  if (round_sms > 0) {
     // rate_bound with the lone l2_factor depends only on the occupancy (the kernel's f, m and
     // working set and the geometry are fixed while it runs): computed again only when its SMs
     // changed.
-    if (k.solo_bound_occupancy != k.occupancy) {
+    if (k.solo_bound_occupancy != round_sms) {
       k.solo_bound = bound_on_held(k, s.geometry);
-      k.solo_bound_occupancy = k.occupancy;
+      k.solo_bound_occupancy = round_sms;
     }
     k.rate_max = k.solo_bound;
   } else {
@@ -243,7 +249,7 @@ Nanos ContentionLaw::next_event(SharingState& s) const {
   for (const KernelRun* k : s.running) {
     // Law 1c: a guest waits for the leftover of this kernel's last round: its start is an event.
     if (!k->leftover_wanted || !(k->rate > 0) || !(k->work > 0)) continue;
-    const double last_round = (k->occupancy + k->co_sms) * k->work /
+    const double last_round = (k->occupancy + k->co_sms + k->retired_sms) * k->work /
                               std::max(1e-12, k->waves * k->sm_fraction * g.gpu_sms);
     const double to_go = k->remaining - last_round;
     if (!(to_go > 0)) continue;
@@ -260,8 +266,28 @@ Nanos ContentionLaw::next_event(SharingState& s) const {
     const double round = contention::round_work(*k, g);
     if (round <= 0) continue;
     const double done = std::max(0.0, (k->work - k->remaining) - k->wave_origin);
-    const double to_go = round - std::fmod(done, round);
-    const Nanos wait = checked::ceil_nanos_saturating(to_go / k->rate);
+    double to_go = round - std::fmod(done, round);
+    const double spread = retirement_spread();
+    if (spread > 0) {
+      // Staggered retirement (contention_law.hpp): the round's blocks end uniformly over its
+      // last `spread` of a round, so the wanted share q of its SMs is free at round progress
+      // max(p, 1 - spread) + spread q (capped at the round's end) while it dispatches (the SMs
+      // freed before the wait began went to its own next blocks), and at 1 - spread + spread q
+      // in its last round (those freed before stayed free).
+      const double p = std::fmod(done, round) / round;
+      const double q = std::min(1.0, k->yield_share);
+      const double at = contention::dispatching(*k, g, 1e-9 * g.sms)
+                            ? std::min(1.0, std::max(p, 1.0 - spread) + spread * q)
+                            : std::max(p, 1.0 - spread + spread * q);
+      to_go = (at - p) * round;
+    }
+    Nanos wait = checked::ceil_nanos_saturating(to_go / k->rate);
+    if (spread > 0) {
+      // At least 1 ns, and an earlier pass's time stands while the wait goes on (a later event
+      // does not push it back).
+      wait = std::max<Nanos>(1, wait);
+      if (k->retire_at > now && k->retire_at != kNever) wait = std::min(wait, k->retire_at - now);
+    }
     if (wait < kNever - now) {
       k->retire_at = now + wait;
       next = std::min(next, k->retire_at);
