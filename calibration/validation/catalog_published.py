@@ -178,10 +178,10 @@ HARNESS_CONV = {"tally": "native"}
 # (catalog keys). FasterTransformer's C++ ViT example (examples/cpp/vit/vit_example.cc, v5.0,
 # github.com/NVIDIA/FasterTransformer commit a44c381, unchanged through v5.3) times 100 calls of
 # ViTTransformer::forward between two CUDA events on stream 0, its input and output tensors
-# allocated in device memory once before the loop: no copies and no host step per request (the
-# forward has no host synchronisation with the fused attention); and it builds its
-# cublasMMWrapper with a null allocator, so cublas_workspace_ is NULL and every cuBLASLt GEMM
-# gets 0 bytes of workspace (utils/cublasMMWrapper.cc), which rules out split-K
+# allocated in device memory once before the loop: no copies and no host step per request (no
+# host synchronisation in the forward: docs/workloads.md "FasterTransformer's own layers"); and
+# it builds its cublasMMWrapper with a null allocator, so cublas_workspace_ is NULL and every
+# cuBLASLt GEMM gets 0 bytes of workspace (utils/cublasMMWrapper.cc), which rules out split-K
 # (`gemm_workspace: false`).
 SOURCE_REQUEST = {
     "ft-vit": {"host": {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B"},
