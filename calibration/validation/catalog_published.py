@@ -74,7 +74,11 @@ CATALOG = {"resnet50": "resnet50", "bert-base": "bert-base", "bert-large": "bert
 # CSVs' `software` column: the first key found in it (case-insensitive) wins.
 # The oumi nanoGPT recipe runs HF GPT-2 with attn_implementation "sdpa" (its committed
 # configs/recipes/gpt2/pretraining/train.yaml): PyTorch eager with the fused attention kernel.
-RUNTIME_OF_SOFTWARE = [("tensorrt", "tensorrt"), ("onnx runtime", "onnxruntime"),
+# FasterTransformer's C++ ViT example (solo.csv's ft-vit rows) runs FasterTransformer's own
+# layers (models/vit/ViT.cc), not a TensorRT engine, whatever "fused kernels as TensorRT" says
+# of its fused attention: kernel-families.yaml `fastertransformer`.
+RUNTIME_OF_SOFTWARE = [("fastertransformer c++", "fastertransformer"),
+                       ("tensorrt", "tensorrt"), ("onnx runtime", "onnxruntime"),
                        ("nanogpt", "pytorch-sdpa"), ("pytorch", "pytorch")]
 # The `source` keys of the CSVs (details, commits and licences: data/published/SOURCE.md).
 SOURCES = {
@@ -170,6 +174,21 @@ HARNESS_GEMM = {"tally": "tally-cutlass"}
 HARNESS_CONV = {"tally": "native"}
 
 
+# What a source's benchmark program fixes in the request, where the catalog's defaults differ
+# (catalog keys). FasterTransformer's C++ ViT example (examples/cpp/vit/vit_example.cc, v5.0,
+# github.com/NVIDIA/FasterTransformer commit a44c381, unchanged through v5.3) times 100 calls of
+# ViTTransformer::forward between two CUDA events on stream 0, its input and output tensors
+# allocated in device memory once before the loop: no copies and no host step per request (no
+# host synchronisation in the forward: docs/workloads.md "FasterTransformer's own layers"); and
+# it builds its cublasMMWrapper with a null allocator, so cublas_workspace_ is NULL and every
+# cuBLASLt GEMM gets 0 bytes of workspace (utils/cublasMMWrapper.cc), which rules out split-K
+# (`gemm_workspace: false`).
+SOURCE_REQUEST = {
+    "ft-vit": {"host": {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B"},
+               "gemm_workspace": False},
+}
+
+
 def catalog_workload(row: dict, phase: str) -> dict | None:
     """The catalog spec of a CSV row, or None when the catalog has no such model."""
     name = CATALOG.get(row["workload"])
@@ -199,6 +218,8 @@ def catalog_workload(row: dict, phase: str) -> dict | None:
         spec["conv_library"] = HARNESS_CONV[row["source"]]
     if cuda_graph_of(row) and phase == "inference":
         spec["cuda_graph"] = True
+    if phase == "inference":
+        spec.update(SOURCE_REQUEST.get(row.get("source", ""), {}))
     return spec
 
 

@@ -358,6 +358,7 @@ void emit_tenant(YAML::Emitter& out, const TenantSpec& t) {
     if (!c->conv_library.empty()) {
       out << YAML::Key << "conv_library" << YAML::Value << c->conv_library;
     }
+    if (!c->gemm_workspace) out << YAML::Key << "gemm_workspace" << YAML::Value << false;
     if (c->attention_seq_len > 0) {
       out << YAML::Key << "attention_seq_len" << YAML::Value << c->attention_seq_len;
     } else if (c->attention_bucket) {

@@ -396,6 +396,16 @@ CatalogRequestSpec catalog_request_of(Context& ctx, const MapReader& map, const 
     c.conv_library = choice_of<std::string>(ctx, *f, {{"cudnn", "cudnn"}, {"native", "native"}},
                                             {"cudnn", "native"}, "convolution library");
   }
+  if (const auto f = map.get("gemm_workspace")) {
+    // false: the GEMMs get no workspace, so none splits K (catalog_model.hpp, "GEMM").
+    c.gemm_workspace = bool_of(ctx, *f);
+    if (!c.gemm_workspace && !c.gemm_library.empty()) {
+      ctx.fail(*f,
+               "gemm_workspace: false describes the runtime's own cuBLASLt calls; the GEMM "
+               "library '" +
+                   c.gemm_library + "' splits K by its own rule");
+    }
+  }
   if (c.serving.empty()) {
     for (const char* key : {"front_end_latency", "front_end_bandwidth"}) {
       if (const auto host = map.get("host")) {

@@ -333,6 +333,7 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                        "harness",
                        "gemm_library",
                        "conv_library",
+                       "gemm_workspace",
                        "attention_seq_len",
                        "runtime_kernel_fixed_cost",
                        "llm"},
@@ -354,10 +355,10 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
                "an llm: card needs batching: {max_batch: N} (a serving engine; max_batch: 1 "
                "serves one request at a time)");
     }
-    for (const char* key :
-         {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
-          "memory_format", "gradient_checkpointing", "io_dtype", "serving", "harness",
-          "gemm_library", "conv_library", "attention_seq_len", "runtime_kernel_fixed_cost"}) {
+    for (const char* key : {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth",
+                            "runtime", "cuda_graph", "memory_format", "gradient_checkpointing",
+                            "io_dtype", "serving", "harness", "gemm_library", "conv_library",
+                            "gemm_workspace", "attention_seq_len", "runtime_kernel_fixed_cost"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key +
                          "' belongs to a catalog workload (model: NAME); an llm: card takes "
@@ -393,7 +394,8 @@ WorkloadSpec workload_of(Context& ctx, const Field& field) {
     for (const char* key :
          {"batch", "seq_len", "dtype", "phase", "steps", "bus_bandwidth", "runtime", "cuda_graph",
           "memory_format", "gradient_checkpointing", "host", "io_dtype", "serving", "harness",
-          "gemm_library", "conv_library", "attention_seq_len", "runtime_kernel_fixed_cost"}) {
+          "gemm_library", "conv_library", "gemm_workspace", "attention_seq_len",
+          "runtime_kernel_fixed_cost"}) {
       if (const auto f = map.get(key)) {
         ctx.fail(*f, std::string("'") + key + "' belongs to a catalog workload (model: NAME)" +
                          (std::string(key) == "cuda_graph" ? "; or write request.cuda_graph" : "") +

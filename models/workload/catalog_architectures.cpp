@@ -70,10 +70,12 @@ void attention(LayerBuilder& b, const std::string& prefix, std::int64_t batch, s
 
 // The attention block, the residual and the norm of one transformer sublayer; `pre_ln`: the
 // norm comes first (GPT-2, ViT, Whisper), else after the residual add (BERT).
+// `next_norm_fused` (pre-LN): the residual add and the next sublayer's norm are one kernel
+// (kernel-families `pre_ln_residual_norm: fused`), which the next sublayer then skips.
 void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t batch,
                         std::int64_t lq, std::int64_t lk, std::int64_t h, std::int64_t heads,
                         bool causal, bool pre_ln, bool cross, std::int64_t kv_tokens_projected,
-                        bool one_qkv_gemm = false) {
+                        bool one_qkv_gemm = false, bool next_norm_fused = false) {
   const std::int64_t t = batch * lq;
   const double tokens = static_cast<double>(t);
   const double th = tokens * static_cast<double>(h);
@@ -119,6 +121,11 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
     // runtime that merges the three, `qkv_projection: fused`) and the view/permute of Q, K, V.
     b.gemm(prefix + "qkv", t, 3 * h, h, 1, th, hd * 3 * hd, 3 * th, true, true, 9);
     b.add_params(3 * h);
+    // FasterTransformer (kernel-families `qkv_bias: kernel`): the GEMM has no bias; a kernel
+    // adds it and rewrites Q, K and V in the fused attention's layout (reads and writes 3 t h).
+    if (b.fusion().qkv_bias_kernel) {
+      b.elementwise(prefix + "qkv_bias_transpose", 3 * th, 1, 1, 1, 0, false);
+    }
   }
   // Eager code views and transposes K for the scores GEMM (one more operator); TensorFlow's
   // tf.matmul(q, k, transpose_b=True) is one.
@@ -127,7 +134,11 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
   attention(b, prefix, batch, heads, lq, lk, h / heads, causal, separate && !views ? 0 : 1, views);
   b.dense(prefix + "attention_out", t, h, h, th, hd * hd, th);
   b.dropout(prefix + "attention_out_dropout", th);
-  if (pre_ln) {
+  if (pre_ln && next_norm_fused) {
+    // The residual sum and the next norm in one kernel: reads both, writes the sum (the next
+    // residual) and its norm (FasterTransformer's invokeGeneralAddBiasResidualPreLayerNorm).
+    b.elementwise(prefix + "residual1_norm2", th, 2, 2, 9, 2 * h, false);
+  } else if (pre_ln) {
     b.elementwise(prefix + "residual1", th, 2, 1, 1, 0, false);  // identity gradient
   } else {
     b.residual_norm(prefix + "add_layernorm1", th, 2 * h);
@@ -135,14 +146,16 @@ void attention_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t
 }
 
 // The feed-forward sublayer: two GEMMs around the activation, dropout, residual (+ norm).
+// `norm_fused` (pre-LN): the norm ran inside the previous sublayer's residual kernel.
 void ffn_sublayer(LayerBuilder& b, const std::string& prefix, std::int64_t t, std::int64_t h,
-                  std::int64_t ffn, bool pre_ln, const std::string& norm_name) {
+                  std::int64_t ffn, bool pre_ln, const std::string& norm_name,
+                  bool norm_fused = false) {
   const double tokens = static_cast<double>(t);
   const double th = tokens * static_cast<double>(h);
   const double hd = static_cast<double>(h);
   const double tf = tokens * static_cast<double>(ffn);
   b.gradient_fork(prefix + "input2", th);
-  if (pre_ln) b.fp32_op(prefix + norm_name, th, 1, 1, 8, 2 * h, -1, 1, 3);
+  if (pre_ln && !norm_fused) b.fp32_op(prefix + norm_name, th, 1, 1, 8, 2 * h, -1, 1, 3);
   b.dense(prefix + "ffn1", t, ffn, h, th, hd * static_cast<double>(ffn), tf);
   b.activation(prefix + "gelu", tf, 8);
   b.dense(prefix + "ffn2", t, h, ffn, tf, hd * static_cast<double>(ffn), th);
@@ -162,9 +175,10 @@ void transformer_layer(LayerBuilder& b, std::int64_t batch, std::int64_t seq, st
                        std::int64_t heads, std::int64_t ffn, bool causal, bool pre_ln,
                        bool one_qkv_gemm = false) {
   b.begin_checkpoint();
-  attention_sublayer(b, "layer.", batch, seq, seq, h, heads, causal, pre_ln, false, 0,
-                     one_qkv_gemm);
-  ffn_sublayer(b, "layer.", batch * seq, h, ffn, pre_ln, "norm2");
+  const bool fused_norm = pre_ln && b.fusion().fused_pre_ln_residual_norm && !b.training();
+  attention_sublayer(b, "layer.", batch, seq, seq, h, heads, causal, pre_ln, false, 0, one_qkv_gemm,
+                     fused_norm);
+  ffn_sublayer(b, "layer.", batch * seq, h, ffn, pre_ln, "norm2", fused_norm);
   b.end_checkpoint(static_cast<double>(batch * seq) * static_cast<double>(h));
 }
 

@@ -105,6 +105,11 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
     with_library = families;
     with_library->fixed_gemm = *lib;
   }
+  if (!request.gemm_workspace) {
+    // No workspace: cuBLASLt splits no GEMM's K (workload_spec.hpp, gemm_workspace).
+    if (!with_library) with_library = families;
+    with_library->gemm_split_k = {1};
+  }
   const KernelFamilies& gemm_families = with_library ? *with_library : families;
   if (training && runtime->name == "tensorrt") {
     fail_at(locate, path + ".runtime",
@@ -178,6 +183,24 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
   fusion.qkv_head_views = runtime->qkv_head_views;
   fusion.dense_bias_broadcast = runtime->dense_bias_broadcast;
   fusion.dense_bias_kernel = runtime->dense_bias_kernel;
+  fusion.qkv_bias_kernel = runtime->qkv_bias_kernel;
+  fusion.fused_pre_ln_residual_norm = runtime->fused_pre_ln_residual_norm;
+  if (fusion.attention_key_rows == 0 && !runtime->attention_lengths.empty() &&
+      runtime->fused_attention && entry->family == "encoder" && dtype == "fp16" &&
+      entry->dim("heads") > 0 && entry->dim("hidden") / entry->dim("heads") == 64) {
+    // kernel-families `attention_lengths:`: the runtime's fused attention exists for these
+    // lengths only; L tokens run the smallest kernel of N >= L, padded to N ("Attention grid").
+    const std::int64_t tokens = vision ? (entry->dim("image_size") / entry->dim("patch")) *
+                                                 (entry->dim("image_size") / entry->dim("patch")) +
+                                             1
+                                       : seq;
+    for (const std::int64_t n : runtime->attention_lengths) {
+      if (n >= tokens) {
+        fusion.attention_key_rows = n;
+        break;
+      }
+    }
+  }
   fusion.autocast_fp32_ops = runtime->autocast && (dtype == "fp16" || dtype == "bf16");
   // Only an eager runtime keeps the framework's NCHW tensors; TensorRT and ONNX Runtime choose
   // their own layouts (converted once at the input).

@@ -411,6 +411,15 @@ struct LayerFusion {
   /// else the bias add costs nothing of its own ("Runtime").
   bool dense_bias_broadcast = false;
   bool dense_bias_kernel = false;
+  /// The QKV projection's bias added by a kernel of its own after the GEMM that reads Q, K and V
+  /// and writes them in the fused attention's layout (kernel-families `qkv_bias: kernel`:
+  /// FasterTransformer's add-QKV-bias transpose), else it costs nothing ("Runtime").
+  bool qkv_bias_kernel = false;
+  /// In a pre-LN layer, the attention sublayer's residual add and the FFN's norm are one kernel
+  /// (kernel-families `pre_ln_residual_norm: fused`: FasterTransformer's add-bias-residual
+  /// pre-layer-norm), reading the residual and the sublayer's output and writing the sum and
+  /// its norm ("Runtime").
+  bool fused_pre_ln_residual_norm = false;
   /// CNN activations stored NCHW (`memory_format: contiguous`) under an eager runtime: cuDNN's
   /// tensor-core convolutions transpose the input to NHWC and the output back, two copy
   /// kernels around each convolution (and their transposed gradients in training).

@@ -377,11 +377,11 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
     CatalogRuntime r;
     r.name = it->first.Scalar();
     const Field field{it->second, child_path("runtimes", r.name), it->second.Mark()};
-    const MapReader rm(
-        ctx, field,
-        {"host_per_op", "kernel_fixed_cost", "attention", "activation", "residual_norm",
-         "batchnorm", "half_precision", "elementwise_fusion", "softmax", "attention_grid",
-         "conv_residual", "qkv_projection", "dense_bias"});
+    const MapReader rm(ctx, field,
+                       {"host_per_op", "kernel_fixed_cost", "attention", "activation",
+                        "residual_norm", "batchnorm", "half_precision", "elementwise_fusion",
+                        "softmax", "attention_grid", "conv_residual", "qkv_projection",
+                        "dense_bias", "attention_lengths", "qkv_bias", "pre_ln_residual_norm"});
     // host_per_op may be 0 (no framework work per operator).
     r.host_per_op = time_cost_of(ctx, rm.require("host_per_op"), "host_per_op");
     if (const auto fixed = rm.get("kernel_fixed_cost")) {
@@ -426,6 +426,25 @@ KernelFamilies parse_kernel_families(const std::string& yaml_text, const std::st
           ctx, rm, "dense_bias", {"fused", "separate", "broadcast"}, r.dense_bias_source);
       r.dense_bias_kernel = bias == 1;
       r.dense_bias_broadcast = bias == 2;
+    }
+    if (rm.get("attention_lengths")) {
+      auto [lengths, p] = list_parameter_of(ctx, rm, "attention_lengths");
+      r.attention_lengths_source = p.provenance;
+      for (const Field& item : list_of(ctx, lengths, false)) {
+        const std::int64_t n = integer_of(ctx, item, 1);
+        if (!r.attention_lengths.empty() && n <= r.attention_lengths.back()) {
+          ctx.fail(item, "attention lengths must be ascending");
+        }
+        r.attention_lengths.push_back(n);
+      }
+    }
+    if (rm.get("qkv_bias")) {
+      r.qkv_bias_kernel =
+          choice_parameter_of(ctx, rm, "qkv_bias", "kernel", "fused", r.qkv_bias_source);
+    }
+    if (rm.get("pre_ln_residual_norm")) {
+      r.fused_pre_ln_residual_norm = choice_parameter_of(ctx, rm, "pre_ln_residual_norm", "fused",
+                                                         "separate", r.pre_ln_residual_norm_source);
     }
     k.runtimes.push_back(std::move(r));
   }

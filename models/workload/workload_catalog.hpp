@@ -111,18 +111,38 @@ struct CatalogRuntime {
   /// and the GEMM reads it as its C operand (beta 1) (catalog_model.hpp, "Runtime").
   bool dense_bias_kernel = false;
   bool dense_bias_broadcast = false;
+  /// `attention_lengths:` (optional, default none): the sequence lengths, ascending, for which
+  /// the runtime's fused attention kernels exist (FasterTransformer's fp16 fused MHA: 64, 96,
+  /// 128, 256, 384 tokens). An encoder's fp16 self-attention of L tokens runs the kernel of the
+  /// smallest length N >= L, padded to N (as `attention_seq_len: N`, catalog_model.hpp
+  /// "Attention grid"); L beyond the largest runs at its own length. Empty: every length runs
+  /// at its own.
+  std::vector<std::int64_t> attention_lengths;
+  /// `qkv_bias: kernel` (optional, default fused): the QKV projection's bias is added by a
+  /// kernel of its own after the GEMM, which reads Q, K and V and writes them back in the fused
+  /// attention's layout (FasterTransformer's add-QKV-bias transpose), instead of costing nothing
+  /// (catalog_model.hpp, "Runtime").
+  bool qkv_bias_kernel = false;
+  /// `pre_ln_residual_norm: fused` (optional, default separate): in a pre-LN layer (ViT, GPT-2)
+  /// the attention sublayer's residual add and the FFN's layer norm are one kernel that writes
+  /// both the sum and its norm (FasterTransformer's add-bias-residual pre-layer-norm), instead
+  /// of an add kernel and a norm kernel.
+  bool fused_pre_ln_residual_norm = false;
   /// fp16/bf16 through autocast (softmax, log_softmax, layer norm in fp32 between casts) rather
   /// than a model converted to half ahead of time.
   bool autocast = false;
   /// Provenance of each choice: attention, activation, residual_norm, batchnorm.
   std::string attention_source, activation_source, residual_norm_source, batchnorm_source;
   std::string half_precision_source;
-  std::string elementwise_fusion_source;  ///< empty when the key is absent
-  std::string softmax_source;             ///< empty when the key is absent
-  std::string attention_grid_source;      ///< empty when the key is absent
-  std::string conv_residual_source;       ///< empty when the key is absent
-  std::string qkv_projection_source;      ///< empty when the key is absent
-  std::string dense_bias_source;          ///< empty when the key is absent
+  std::string elementwise_fusion_source;    ///< empty when the key is absent
+  std::string softmax_source;               ///< empty when the key is absent
+  std::string attention_grid_source;        ///< empty when the key is absent
+  std::string conv_residual_source;         ///< empty when the key is absent
+  std::string qkv_projection_source;        ///< empty when the key is absent
+  std::string dense_bias_source;            ///< empty when the key is absent
+  std::string attention_lengths_source;     ///< empty when the key is absent
+  std::string qkv_bias_source;              ///< empty when the key is absent
+  std::string pre_ln_residual_norm_source;  ///< empty when the key is absent
 };
 
 /// A serving front end of kernel-families.yaml (`serving.NAME`, `workload.serving: NAME`):

@@ -67,6 +67,12 @@ struct CatalogRequestSpec {
   /// "native" = PyTorch's own per-sample im2col + GEMM (a build without cuDNN;
   /// catalog_model.hpp, "Native convolution").
   std::string conv_library;
+  /// `gemm_workspace:` false = the runtime's cuBLASLt GEMMs are called with no workspace (0
+  /// bytes), so none splits K: every cuBLASLt split-K reduction scheme keeps its partials, or
+  /// its in-place scheme's counters, in the workspace (cuBLAS docs, cublasLtReductionScheme_t;
+  /// FasterTransformer's C++ ViT example builds its cublasMMWrapper without an allocator).
+  /// true (the default) = the library may split K (kernel-families `gemm.split_k`).
+  bool gemm_workspace = true;
   /// `attention_seq_len:` the length N an encoder's (BERT's) fused attention kernel is built for:
   /// a request of L <= N tokens runs its attention padded to N, on TensorRT's variable-length
   /// grid (catalog_model.hpp, "Attention grid"); 0 = the request's own length. TensorRT's

@@ -223,6 +223,34 @@ def test_tally_trainers_run_pytorchs_native_convolution():
         r, "training" if r["phase"] == "training" else "inference") or {}) for r in others)
 
 
+def test_fastertransformer_vit_points_run_its_layers_and_its_examples_harness():
+    """FasterTransformer's C++ ViT example runs FasterTransformer's layers (runtime
+    fastertransformer, though its software names TensorRT), on device-resident tensors without
+    a host step (no copies, no per-request time) and with cuBLASLt given no workspace
+    (gemm_workspace: false); no other source's point names gemm_workspace, and every other
+    point naming TensorRT keeps a TensorRT runtime."""
+    pytest.importorskip("yaml")
+    sys.path.insert(0, str(VALIDATION))
+    import catalog_published as cp
+    vit = [r for r in rows("solo.csv") if r["source"] == "ft-vit"]
+    assert len(vit) == 4
+    for r in vit:
+        assert "TensorRT" in r["software"]
+        spec = cp.catalog_workload(r, "inference")
+        assert spec["runtime"] == "fastertransformer", r["id"]
+        assert spec["gemm_workspace"] is False, r["id"]
+        assert spec["host"] == {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B"}
+    others = [r for r in rows("solo.csv") if r["source"] != "ft-vit"]
+    assert others
+    for r in others:
+        spec = cp.catalog_workload(r, "training" if r["phase"] == "training" else "inference")
+        if spec is None:
+            continue
+        assert "gemm_workspace" not in spec, r["id"]
+        if "tensorrt" in r["software"].lower():
+            assert spec["runtime"].startswith("tensorrt"), r["id"]
+
+
 def test_every_point_has_a_documented_source_and_a_known_profile():
     source_md = (DATA / "SOURCE.md").read_text()
     models = run_gpumux("models", check=0).stdout

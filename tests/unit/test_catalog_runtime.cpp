@@ -719,5 +719,106 @@ TEST(CatalogAttentionBucket, AScenarioNamesItAndBadValuesAreLocatedErrors) {
   EXPECT_NE(word.find("bucket"), std::string::npos) << word;
 }
 
+}
+
+// The request's kernels by name: their summed duration (0 when none has the name).
+Nanos kernel_time(const ResolvedScenario& r, const std::string& name) {
+  Nanos total{0};
+  for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+    if (k.name == name) total += k.duration.value;
+  }
+  return total;
+}
+
+bool has_kernel_containing(const ResolvedScenario& r, const std::string& part) {
+  for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+    if (k.name.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// kernel-families `fastertransformer` (FasterTransformer v5.0 FusedAttentionLayer and ViT.cc):
+// the fp16 fused attention exists for 64, 96, 128, 256 and 384 tokens, so a sequence runs the
+// kernel of the next length up; the QKV bias is a kernel of its own; a pre-LN layer's residual
+// add and the next norm are one kernel.
+TEST(CatalogFasterTransformer, AttentionRunsTheNextKernelLengthUpInFp16Only) {
+  const auto attention = [](int seq, const std::string& dtype) {
+    const ResolvedScenario r = resolve_catalog(
+        "      model: bert-base\n      batch: 1\n"
+        "      seq_len: " +
+        std::to_string(seq) + "\n      dtype: " + dtype + "\n      runtime: fastertransformer\n");
+    return kernel_time(r, "layer.attention");
+  };
+  // 129 to 256 tokens all run the 256 kernel: the same time whatever the length.
+  const Nanos at256 = attention(256, "fp16");
+  EXPECT_GT(at256, 0);
+  EXPECT_EQ(attention(129, "fp16"), at256);
+  EXPECT_EQ(attention(197, "fp16"), at256);
+  // One token either side of a kernel's length changes the kernel.
+  EXPECT_LT(attention(128, "fp16"), at256);
+  EXPECT_GT(attention(257, "fp16"), at256);
+  EXPECT_EQ(attention(257, "fp16"), attention(384, "fp16"));
+  // Beyond the largest kernel the sequence runs at its own length.
+  EXPECT_LT(attention(384, "fp16"), attention(500, "fp16"));
+  // The fused kernels are fp16 only: a tf32 request runs its own length.
+  EXPECT_LT(attention(129, "tf32"), attention(256, "tf32"));
+}
+
+TEST(CatalogFasterTransformer, ViTLayerHasTheBiasTransposeAndOneResidualNormKernel) {
+  const auto vit = [](const std::string& runtime) {
+    return resolve_catalog(
+        "      model: vit-b16\n      batch: 8\n      dtype: fp16\n"
+        "      runtime: " +
+        runtime + "\n");
+  };
+  const ResolvedScenario ft = vit("fastertransformer");
+  const ResolvedScenario trt = vit("tensorrt");
+  EXPECT_GT(kernel_time(ft, "layer.qkv_bias_transpose"), 0);
+  EXPECT_GT(kernel_time(ft, "layer.residual1_norm2"), 0);
+  EXPECT_EQ(kernel_time(ft, "layer.residual1"), 0);
+  EXPECT_EQ(kernel_time(ft, "layer.norm2"), 0);
+  EXPECT_GT(kernel_time(ft, "layer.norm1"), 0);  // the layer's first norm stays
+  // The bias transpose reads and writes Q, K and V: longer than the fused add + norm, which
+  // reads two tensors of a third of the size and writes two.
+  EXPECT_GT(kernel_time(ft, "layer.qkv_bias_transpose"), kernel_time(ft, "layer.residual1_norm2"));
+  // TensorRT's engine has neither (its GEMM adds the bias; add and norm stay two kernels).
+  EXPECT_FALSE(has_kernel_containing(trt, "qkv_bias_transpose"));
+  EXPECT_FALSE(has_kernel_containing(trt, "residual1_norm2"));
+  EXPECT_GT(kernel_time(trt, "layer.norm2"), 0);
+}
+
+// `gemm_workspace: false`: cuBLASLt gets no workspace, so no GEMM splits K.
+TEST(CatalogGemmWorkspace, WithoutWorkspaceNoGemmSplitsAndNoneIsFaster) {
+  const std::string keys =
+      "      model: vit-b16\n      batch: 1\n      dtype: fp16\n      runtime: fastertransformer\n";
+  const ResolvedScenario with = resolve_catalog(keys);
+  const ResolvedScenario without = resolve_catalog(keys + "      gemm_workspace: false\n");
+  // At batch 1 the FFN's second GEMM (K = 3072 over 197 rows) splits K when it may.
+  EXPECT_TRUE(has_kernel_containing(with, "splitk_reduce"));
+  EXPECT_FALSE(has_kernel_containing(without, "splitk_reduce"));
+  // The unsplit choice is one of the choices the library had with a workspace: never faster.
+  EXPECT_GE(kernel_time(without, "layer.ffn2"),
+            kernel_time(with, "layer.ffn2") + kernel_time(with, "layer.ffn2.splitk_reduce"));
+  EXPECT_FALSE(without.scenario.tenants[0].workload.catalog->gemm_workspace);
+  // The key survives the emit -> load round trip; the default is not written.
+  const std::string emitted = emit_scenario_yaml(without.scenario);
+  EXPECT_NE(emitted.find("gemm_workspace: false"), std::string::npos) << emitted;
+  EXPECT_FALSE(
+      load_scenario_text(emitted, "again.yaml").tenants[0].workload.catalog->gemm_workspace);
+  EXPECT_EQ(emit_scenario_yaml(with.scenario).find("gemm_workspace"), std::string::npos);
+  const auto error = [&](const std::string& extra) {
+    try {
+      resolve_catalog(keys + extra);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string not_bool = error("      gemm_workspace: 3\n");
+  EXPECT_NE(not_bool.find("test.yaml:13:"), std::string::npos) << not_bool;
+  const std::string with_library =
+      error("      gemm_library: tally-cutlass\n      gemm_workspace: false\n");
+  EXPECT_NE(with_library.find("gemm_workspace"), std::string::npos) << with_library;
+  EXPECT_NE(with_library.find("tally-cutlass"), std::string::npos) << with_library;
 }  // namespace
 }  // namespace gpumux

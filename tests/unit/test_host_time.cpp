@@ -139,8 +139,9 @@ TEST(HostTime, PerOpOverridePacesLaunches) {
 }
 
 // The fastertransformer runtime (kernel-families.yaml): TensorRT's kernels plus the activations
-// FasterTransformer runs after its GEMMs (bias + GELU per layer, the pooler's tanh), no per-op
-// dispatch, and the profile's fitted host time per request, spent once before the first kernel.
+// FasterTransformer runs after its GEMMs (bias + GELU per layer, the pooler's tanh) and its QKV
+// bias kernel per layer (`qkv_bias: kernel`), no per-op dispatch, and the profile's fitted host
+// time per request, spent once before the first kernel.
 TEST(HostTime, FasterTransformerRuntime) {
   const std::string base = "      model: bert-base\n      batch: 1\n      seq_len: 128\n";
   const WorkloadSpec trt =
@@ -149,10 +150,14 @@ TEST(HostTime, FasterTransformerRuntime) {
       resolved(base + "      runtime: fastertransformer\n").scenario.tenants.front().workload;
   const int layers = static_cast<int>(load_catalog_entry("bert-base").dim("layers"));
   ASSERT_GT(layers, 0);
-  std::size_t gelu = 0;
-  for (const KernelSpec& k : ft.kernels) gelu += k.name.find("gelu") != std::string::npos;
+  std::size_t gelu = 0, qkv_bias = 0;
+  for (const KernelSpec& k : ft.kernels) {
+    gelu += k.name.find("gelu") != std::string::npos;
+    qkv_bias += k.name.find("qkv_bias_transpose") != std::string::npos;
+  }
   EXPECT_EQ(gelu, static_cast<std::size_t>(layers));
-  EXPECT_EQ(ft.kernels.size(), trt.kernels.size() + static_cast<std::size_t>(layers) + 1);
+  EXPECT_EQ(qkv_bias, static_cast<std::size_t>(layers));
+  EXPECT_EQ(ft.kernels.size(), trt.kernels.size() + 2 * static_cast<std::size_t>(layers) + 1);
   EXPECT_EQ(ft.host_gap, 0);
   const DeviceProfile& gpu = load_device_profile("a100-80gb");
   const Nanos t_req = gpu.host_per_request.at("fastertransformer");
