@@ -77,17 +77,21 @@ std::string parsed(const std::string& text) {
   } catch (const InputError& e) {
     const std::string kind =
         std::string(e.what()).find("several YAML documents") != std::string::npos ? "several "
-                                                                                   : "error ";
+                                                                                  : "error ";
     return kind + std::to_string(e.where().line) + ":" + std::to_string(e.where().column);
   }
 }
 
 TEST(YamlDocuments, ParseEqualsScanningEveryTextForASecondDocument) {
-  const std::vector<std::string> lines = {
-      "a: 1", "b:", "  - x", "- y", "[1, 2]", "{c: 3}", "  d: 4", "---", "--- e: 5", "...",
-      "%YAML 1.2", "# comment", "", "f: |", "  block", "---x", "....", "--- text", "g: 'q",
-      "  r'", "\"s\"", "h: [", "  1]", "? k", ": v", "i: &a 1", "j: *a", "k: *z", "-", "l: m: n",
-      "plain", "%TAG ! tag:x,2000:", " ---", "m: ---", "n: '---'"};
+  const std::vector<std::string> lines = {"a: 1",     "b:",       "  - x",     "- y",
+                                          "[1, 2]",   "{c: 3}",   "  d: 4",    "---",
+                                          "--- e: 5", "...",      "%YAML 1.2", "# comment",
+                                          "",         "f: |",     "  block",   "---x",
+                                          "....",     "--- text", "g: 'q",     "  r'",
+                                          "\"s\"",    "h: [",     "  1]",      "? k",
+                                          ": v",      "i: &a 1",  "j: *a",     "k: *z",
+                                          "-",        "l: m: n",  "plain",     "%TAG ! tag:x,2000:",
+                                          " ---",     "m: ---",   "n: '---'"};
   std::mt19937_64 rng(37);
   int fast = 0, several = 0;
   for (int trial = 0; trial < 4000; ++trial) {
@@ -110,9 +114,9 @@ TEST(YamlDocuments, ParseEqualsScanningEveryTextForASecondDocument) {
   EXPECT_GT(fast, 100);  // block mappings (the skipped scan) were among them
   EXPECT_GT(several, 100);
   // The roots that can end before the text: each followed by content at column 0.
-  for (const std::string text : {"[1]\nkey: 2\n", "- a\nkey: 2\n", "  a: 1\nb: 2\n",
-                                 "{a: 1}\nb: 2\n", "plain\n--- b\n", "a: 1\n---\nb: 2\n",
-                                 "a: 1\n...\nb: 2\n", "a: 1\n%YAML 1.2\n---\nb: 2\n"}) {
+  for (const std::string text :
+       {"[1]\nkey: 2\n", "- a\nkey: 2\n", "  a: 1\nb: 2\n", "{a: 1}\nb: 2\n", "plain\n--- b\n",
+        "a: 1\n---\nb: 2\n", "a: 1\n...\nb: 2\n", "a: 1\n%YAML 1.2\n---\nb: 2\n"}) {
     const std::string expected = scanned_every_time(text);
     EXPECT_NE(expected.rfind("ok", 0), 0u) << text;  // refused, one way or another
     EXPECT_EQ(parsed(text), expected) << text;
