@@ -160,6 +160,7 @@ void count_in_buckets(const Values& values, std::int64_t lo, int shift, const st
   const std::size_t lane = kScratchCounters + slots * width;
   thread_local CountTables tables;
   thread_local std::vector<std::uint32_t> counts;
+  counts.assign(2 * lane, 0);  // (before the tables change: nothing below throws)
   std::uint32_t* const at = tables.base.data();
   std::uint32_t* const within = tables.mask.data();
   for (std::size_t i = 0; i < k; ++i) {
@@ -169,7 +170,6 @@ void count_in_buckets(const Values& values, std::int64_t lo, int shift, const st
         static_cast<std::uint32_t>(kScratchCounters + static_cast<std::size_t>(slot_of[b]) * width);
     within[b] = static_cast<std::uint32_t>(width - 1);
   }
-  counts.assign(2 * lane, 0);
   std::uint32_t* const c0 = counts.data();
   std::uint32_t* const c1 = c0 + lane;
   const std::int64_t* const x = values.data();
