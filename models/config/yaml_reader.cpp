@@ -154,6 +154,30 @@ class DocumentScan : public YAML::EventHandler {
   }
 };
 
+// Whether TEXT, whose first document FIRST loaded, may hold tokens after it (so the document
+// scan below must run). Not when FIRST is a block mapping whose keys start at column 0 and no
+// line starts with '%', "---" or "...": yaml-cpp's scanner ends such a mapping (pops its indent)
+// only at a directive, a document start or end marker at column 0, or the end of the text, so
+// the first document ran to the end and the scan would only parse it again (a 512-tenant
+// scenario's second parse: 0.027 s of its start-up, docs/performance.md). A flow or
+// scalar root, a sequence or an indented mapping can end before the text does ("[1]\nkey: 2",
+// "- a\nkey: 2", "  a: 1\nb: 2"): those, and a byte-order mark, are scanned as before.
+bool may_hold_more_documents(const std::string& text, const YAML::Node& first) {
+  if (!first.IsMap() || first.Style() != YAML::EmitterStyle::Block || first.Mark().column != 0) {
+    return true;
+  }
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) return true;
+  for (std::size_t at = 0;;) {  // AT: a line's start
+    if (at < text.size() &&
+        (text[at] == '%' || text.compare(at, 3, "---") == 0 || text.compare(at, 3, "...") == 0)) {
+      return true;
+    }
+    const std::size_t end = text.find_first_of("\r\n", at);
+    if (end == std::string::npos) return false;
+    at = end + 1;
+  }
+}
+
 }  // namespace
 
 YAML::Node parse(const std::string& text, const std::string& source_name,
@@ -161,6 +185,7 @@ YAML::Node parse(const std::string& text, const std::string& source_name,
   check_utf8(text, source_name);
   try {
     YAML::Node first = YAML::Load(text);
+    if (!may_hold_more_documents(text, first)) return first;
     std::istringstream in(text);
     YAML::Parser parser(in);
     DocumentScan scan;

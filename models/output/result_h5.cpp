@@ -77,7 +77,11 @@ std::size_t longest(const Range& range, Get get) {
 }
 
 // `units` and `description` of every column of TABLE (column_meta, metric_table.hpp).
-void annotate(h5::Dataset& dataset, const h5::CompoundType& type, const std::string& table) {
+namespace {
+
+// The "units" and "description" attributes of TABLE's columns (TYPE), as JSON text.
+std::pair<std::string, std::string> column_notes(const h5::CompoundType& type,
+                                                 const std::string& table) {
   Json units = Json::object();
   Json description = Json::object();
   const int members = H5Tget_nmembers(type.id());
@@ -90,8 +94,18 @@ void annotate(h5::Dataset& dataset, const h5::CompoundType& type, const std::str
     units[column] = unit;
     description[column] = text;
   }
-  dataset.set_attribute("units", units.dump());
-  dataset.set_attribute("description", description.dump());
+  return {units.dump(), description.dump()};
+}
+
+void annotate(h5::Dataset& dataset, const std::pair<std::string, std::string>& notes) {
+  dataset.set_attribute("units", notes.first);
+  dataset.set_attribute("description", notes.second);
+}
+
+}  // namespace
+
+void annotate(h5::Dataset& dataset, const h5::CompoundType& type, const std::string& table) {
+  annotate(dataset, column_notes(type, table));
 }
 
 // A table with one row per ROWS element and one column per metric stored in HDF5.
@@ -261,6 +275,8 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
   }
   static const std::vector<TimeseriesSample> kNoSamples;
   std::set<std::string> used;
+  // One series' notes for all (a 512-GPU run built the same JSON 512 times).
+  const std::pair<std::string, std::string> notes = column_notes(type, "timeseries");
   for (const std::string& name : names) {
     const auto it = result.timeseries.find(name);
     const auto& samples = it != result.timeseries.end() ? it->second : kNoSamples;
@@ -272,7 +288,7 @@ void write_timeseries(h5::Group& parent, const RunResult& result) {
                                               h5::put(row, memory, samples[i].memory_used_bytes);
                                             });
     dataset.set_attribute("device", name);
-    annotate(dataset, type, "timeseries");
+    annotate(dataset, notes);
   }
 }
 

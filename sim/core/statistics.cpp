@@ -25,24 +25,33 @@ std::uint64_t offset_of(std::int64_t x, std::int64_t lo) {
   return static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(lo);
 }
 
-// The least and greatest of `values` (not empty), without branches (std::minmax_element's
-// mispredict on random data).
-template <class Values>
-std::pair<std::int64_t, std::int64_t> min_max(const Values& values) {
-  std::int64_t lo0 = values.front(), lo1 = lo0, hi0 = lo0, hi1 = lo0;
-  const std::size_t n = values.size();
+// The least and greatest of X[0..n) (n >= 1), without branches (std::minmax_element's
+// mispredict on random data). On x86-64 with GCC also compiled for AVX2, chosen when the CPU has
+// it (the same extremes either way).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+std::pair<std::int64_t, std::int64_t>
+min_max_of(const std::int64_t* x, std::size_t n) {
+  std::int64_t lo0 = x[0], lo1 = lo0, hi0 = lo0, hi1 = lo0;
   std::size_t i = 0;
   for (; i + 2 <= n; i += 2) {
-    lo0 = std::min(lo0, values[i]);
-    hi0 = std::max(hi0, values[i]);
-    lo1 = std::min(lo1, values[i + 1]);
-    hi1 = std::max(hi1, values[i + 1]);
+    lo0 = std::min(lo0, x[i]);
+    hi0 = std::max(hi0, x[i]);
+    lo1 = std::min(lo1, x[i + 1]);
+    hi1 = std::max(hi1, x[i + 1]);
   }
   if (i < n) {
-    lo0 = std::min(lo0, values[i]);
-    hi0 = std::max(hi0, values[i]);
+    lo0 = std::min(lo0, x[i]);
+    hi0 = std::max(hi0, x[i]);
   }
   return {std::min(lo0, lo1), std::max(hi0, hi1)};
+}
+
+// The least and greatest of `values` (not empty).
+template <class Values>
+std::pair<std::int64_t, std::int64_t> min_max(const Values& values) {
+  return min_max_of(values.data(), values.size());
 }
 
 // counts[b] = how many of `values` have (x - lo) >> shift == b (every such b < kSelectBuckets;
@@ -107,16 +116,31 @@ std::int64_t select_rank(Values& values, std::size_t index) {
   }
 }
 
+// Counted buckets: the counters of samples outside the wanted buckets. The other buckets'
+// samples are spread over this many (by their low bits), so that a run of them does not wait on
+// one counter's increments.
+constexpr std::size_t kScratchCounters = 16;
+
+// The thread's tables of count_in_buckets, by bucket: where a bucket's counters start (the
+// scratch counters for an unwanted bucket) and the mask of a sample's offset within them. Kept
+// in the unwanted state between calls: a call sets its wanted buckets' entries and resets them
+// (filling both tables for every bucket was 10 % of a 512-tenant run's selections, perf).
+struct CountTables {
+  std::vector<std::uint32_t> base = std::vector<std::uint32_t>(kSelectBuckets, 0);
+  std::vector<std::uint32_t> mask =
+      std::vector<std::uint32_t>(kSelectBuckets, kScratchCounters - 1);
+};
+
 // at_ranks for buckets of width 2^shift <= 2^kCountedShift: instead of gathering each wanted
 // bucket's samples and selecting among them (a branch per sample, taken at random when a bucket
 // holds most samples: a fixed service time, a queue's zero waits), one branch-free pass counts
 // every value of the wanted buckets (a counter per value, two interleaved lanes so that a run of
-// equal values does not wait on its own increments; the other buckets' samples go to a scratch
-// counter), and each rank is read off its bucket's counts. The same nearest-rank element; no sample
-// moves. VALUES: the samples; LO their minimum; SHIFT the buckets' width (select_shift_);
-// BUCKET[i], INNER[i]: the bucket of wanted rank i and its rank inside it (BUCKET[i] ==
-// kSelectBuckets: not wanted here); SLOT_OF[b]: the wanted buckets numbered 0..SLOTS-1, -1 for the
-// others.
+// equal values does not wait on its own increments; the other buckets' samples go to scratch
+// counters), and each rank is read off its bucket's counts (16 values' counts summed a step). The
+// same nearest-rank element; no sample moves. VALUES: the samples; LO their minimum; SHIFT the
+// buckets' width (select_shift_); BUCKET[i], INNER[i]: the bucket of wanted rank i and its rank
+// inside it (BUCKET[i] == kSelectBuckets: not wanted here); SLOT_OF[b]: the wanted buckets
+// numbered 0..SLOTS-1, -1 for the others.
 template <class Values>
 void count_in_buckets(const Values& values, std::int64_t lo, int shift, const std::size_t* bucket,
                       const std::size_t* inner, const int* slot_of, std::size_t slots,
@@ -130,27 +154,24 @@ void count_in_buckets(const Values& values, std::int64_t lo, int shift, const st
     return;
   }
   const std::size_t width = std::size_t{1} << shift;
-  const std::uint64_t mask = width - 1;
-  // Per lane: the wanted buckets' counters, then one scratch counter that every other bucket's
-  // samples hit (their offset masked to 0). The buffers are the thread's, reused: fresh ones
-  // were a mapping, its page faults and a memset per call (4 % of a 512-tenant run, perf).
-  const std::size_t scratch = slots * width;
-  const std::size_t lane = scratch + 1;
-  thread_local std::vector<std::uint32_t> base, counts;
-  thread_local std::vector<std::uint64_t> masks;
-  base.assign(kSelectBuckets, static_cast<std::uint32_t>(scratch));
-  masks.assign(kSelectBuckets, 0);
-  for (std::size_t b = 0; b < kSelectBuckets; ++b) {
-    if (slot_of[b] >= 0) {
-      base[b] = static_cast<std::uint32_t>(static_cast<std::size_t>(slot_of[b]) * width);
-      masks[b] = mask;
-    }
+  // Per lane: the scratch counters, then the wanted buckets' counters, slot by slot. The
+  // buffers are the thread's, reused: fresh ones were a mapping, its page faults and a memset
+  // per call (4 % of a 512-tenant run, perf).
+  const std::size_t lane = kScratchCounters + slots * width;
+  thread_local CountTables tables;
+  thread_local std::vector<std::uint32_t> counts;
+  counts.assign(2 * lane, 0);  // (before the tables change: nothing below throws)
+  std::uint32_t* const at = tables.base.data();
+  std::uint32_t* const within = tables.mask.data();
+  for (std::size_t i = 0; i < k; ++i) {
+    if (bucket[i] == kSelectBuckets) continue;
+    const std::size_t b = bucket[i];
+    at[b] =
+        static_cast<std::uint32_t>(kScratchCounters + static_cast<std::size_t>(slot_of[b]) * width);
+    within[b] = static_cast<std::uint32_t>(width - 1);
   }
-  counts.assign(2 * lane, 0);
   std::uint32_t* const c0 = counts.data();
   std::uint32_t* const c1 = c0 + lane;
-  const std::uint32_t* const at = base.data();
-  const std::uint64_t* const within = masks.data();
   const std::int64_t* const x = values.data();
   const std::size_t n = values.size();
   std::size_t i = 0;
@@ -166,16 +187,32 @@ void count_in_buckets(const Values& values, std::int64_t lo, int shift, const st
   }
   for (std::size_t w = 0; w < k; ++w) {
     if (bucket[w] == kSelectBuckets) continue;
-    const std::size_t from = static_cast<std::size_t>(slot_of[bucket[w]]) * width;
+    const std::size_t from =
+        kScratchCounters + static_cast<std::size_t>(slot_of[bucket[w]]) * width;
+    const std::uint32_t* const a0 = c0 + from;
+    const std::uint32_t* const a1 = c1 + from;
     std::size_t r = inner[w];
     std::size_t v = 0;
+    // Whole steps of 16 values while the rank lies past them, then value by value.
+    constexpr std::size_t kStep = 16;
+    for (; v + kStep <= width; v += kStep) {
+      std::uint32_t here = 0;
+      for (std::size_t j = 0; j < kStep; ++j) here += a0[v + j] + a1[v + j];
+      if (r < here) break;
+      r -= here;
+    }
     for (;;) {
-      const std::size_t here = std::size_t{c0[from + v]} + c1[from + v];
+      const std::size_t here = std::size_t{a0[v]} + a1[v];
       if (r < here) break;
       r -= here;
       ++v;
     }
     out[w] = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + (bucket[w] << shift) + v);
+  }
+  for (std::size_t w = 0; w < k; ++w) {  // back to the unwanted state
+    if (bucket[w] == kSelectBuckets) continue;
+    at[bucket[w]] = 0;
+    within[bucket[w]] = kScratchCounters - 1;
   }
 }
 
@@ -238,19 +275,25 @@ void ExactQuantiles::at_ranks(const std::size_t* index, std::size_t k, std::int6
   std::vector<std::size_t> bucket(k, kSelectBuckets), inner(k, 0);
   std::vector<int> slot_of(kSelectBuckets, -1);
   std::size_t slots = 0;
+  std::vector<std::size_t> order;  // the ranks to locate, ascending (one walk over the buckets)
+  order.reserve(k);
   for (std::size_t i = 0; i < k; ++i) {
     if (index[i] == values_.size() - 1) {
       out[i] = max_;
     } else if (select_shift_ < 0) {
       out[i] = min_;  // every sample equal
     } else {
-      std::size_t b = 0;
-      std::size_t r = index[i];
-      while (r >= select_counts_[b]) r -= select_counts_[b++];
-      bucket[i] = b;
-      inner[i] = r;
-      if (slot_of[b] < 0) slot_of[b] = static_cast<int>(slots++);
+      order.push_back(i);
     }
+  }
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return index[a] < index[b]; });
+  std::size_t b = 0, below = 0;  // below: the samples in buckets before b
+  for (const std::size_t i : order) {
+    while (index[i] - below >= select_counts_[b]) below += select_counts_[b++];
+    bucket[i] = b;
+    inner[i] = index[i] - below;
+    if (slot_of[b] < 0) slot_of[b] = static_cast<int>(slots++);
   }
   if (slots == 0) return;
   if (select_shift_ <= kCountedShift) {

@@ -443,5 +443,65 @@ TEST(ExactQuantiles, SelectionsAfterIntervalsEqualAFreshSeries) {
   }
 }
 
+// at_ranks on buckets counted value by value (spans of 2^12 .. 2^24 values over the 4096
+// buckets: every bucket width from 1 to 2^12) and gathered (wider): many ranks at once, in any
+// order, repeated, several in one bucket, a bucket's first and last rank, on samples spread
+// evenly, in a few dense clusters, mostly one value with a tail (a queue's zero waits), and
+// negative; each equals the element of that rank in a sorted copy. The counted path's scratch
+// counters and its tables' reset between calls (the tables are the thread's) are exercised by
+// consecutive series of different widths.
+TEST(ExactQuantiles, ManyRanksAtOnceEqualASortedCopyAtEveryBucketWidth) {
+  std::mt19937_64 rng(2026);
+  for (int trial = 0; trial < 120; ++trial) {
+    const int span_bits = 12 + trial % 15;  // 12 .. 26: shift 0 .. 14
+    const std::int64_t span = std::int64_t{1} << span_bits;
+    const std::size_t n = 4097 + rng() % 30000;
+    const int shape = (trial / 15) % 4;
+    std::vector<std::int64_t> samples(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t u = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+      switch (shape) {
+        case 0:
+          samples[i] = u;  // even
+          break;
+        case 1:  // three clusters of 64 values
+          samples[i] = (u % 3) * (span / 3) + static_cast<std::int64_t>(rng() % 64);
+          break;
+        case 2:  // mostly zero
+          samples[i] = rng() % 10 < 6 ? 0 : u;
+          break;
+        default:
+          samples[i] = u - span / 2 - 1'000'000'000;  // negative
+          break;
+      }
+    }
+    samples[rng() % n] = 0;  // the extremes of the span (the bucket index's ends)
+    samples[rng() % n] = span - 1;
+    ExactQuantiles e;
+    for (const std::int64_t x : samples) e.add(x);
+    std::vector<std::int64_t> sorted = samples;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::size_t> ranks;
+    for (int j = 0; j < 12; ++j) ranks.push_back(rng() % n);
+    const std::size_t r = rng() % n;  // neighbours: one bucket, or a bucket's edge
+    for (const std::size_t d : {0, 1, 2, 3, 17}) ranks.push_back(std::min(n - 1, r + d));
+    ranks.push_back(ranks.front());  // repeated
+    ranks.push_back(0);
+    ranks.push_back(n - 1);
+    std::shuffle(ranks.begin(), ranks.end(), rng);
+    std::vector<std::int64_t> at(ranks.size());
+    e.at_ranks(ranks.data(), ranks.size(), at.data());
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      ASSERT_EQ(at[i], sorted[ranks[i]]) << "trial " << trial << " rank " << ranks[i];
+    }
+    // Again, a few at a time (the tables reset between calls).
+    for (std::size_t i = 0; i + 3 <= ranks.size(); i += 3) {
+      std::int64_t three[3];
+      e.at_ranks(&ranks[i], 3, three);
+      for (std::size_t j = 0; j < 3; ++j) ASSERT_EQ(three[j], sorted[ranks[i + j]]) << trial;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpumux
