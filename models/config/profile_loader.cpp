@@ -186,6 +186,18 @@ class ProfileParser {
     }
     if (root["tdp"]) gpu.power.tdp_w = positive_with_unit(root, "tdp", "", "W", "400W");
     if (root["power"]) parse_power(root["power"], gpu.power);
+    // A board whose idle draw reaches its TDP cannot run at all: the cap law's room (TDP - P_idle)
+    // is <= 0 and every kernel ran at the base clock without a word (power.hpp).
+    if (gpu.power.tdp_w > 0 && gpu.power.idle_w >= gpu.power.tdp_w) {
+      const auto watts = [](double w) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%gW", w);
+        return std::string(text);
+      };
+      fail(root["tdp"] ? root["tdp"] : root["power"]["idle"], "tdp",
+           "must exceed power.idle (" + watts(gpu.power.tdp_w) + " <= " + watts(gpu.power.idle_w) +
+               "): the board could not run");
+    }
     gpu.power.boost_clock_mhz = gpu.boost_clock_mhz;
     gpu.power.base_clock_mhz = gpu.base_clock_mhz;
     if (root["compute_capability"]) {
