@@ -326,6 +326,8 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
   }
 
+  // Each seq_len distribution's lengths are built and kept per tenant: their sum is bounded.
+  check_catalog_length_budget(scenario);
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
     const TenantSpec& tenant = scenario.tenants[t];
     const SourceLocation where = scenario.locate(tenant.where.key_path + ".device");

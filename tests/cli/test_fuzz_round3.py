@@ -35,6 +35,9 @@ Found and fixed (2026-12-08; before -> after, each now one located line, exit 2)
 - Python: calibrate(fit="kernel_fixed_cost") was split letter by letter ("unknown parameter
   'k'"); calibrate(profile="bogus") without output= was not checked; fit=[1] or profile=5 gave
   pybind's four-line TypeError; a bad harness or profile key gave RuntimeError (not ValueError);
+- a catalog tenant with `replicas:` and a seq_len distribution: each replica built and kept each
+  length's kernels (40 replicas over 1..512: 17 s and 3.8 GB to validate; 1000: out of memory;
+  `plan` of 10: 103 s); the lengths of all tenants together are now bounded as one tenant's;
 - calibration/fit/rerun_chain.py: argparse's three-line usage error; `--gpumux` in a folder
   without build.ninja failed in ninja's words (exit 1); `--date 2026-02-30` was accepted into
   every written provenance.
@@ -224,7 +227,8 @@ gpus: [{name: g, model: mine.yaml}]
 tenants:
   - name: a
     device: g
-    workload: {model: bert-base, batch: 8, runtime: tensorrt, arrivals: {process: closed, concurrency: 1}}
+    workload: {model: bert-base, batch: 8, runtime: tensorrt,
+               arrivals: {process: closed, concurrency: 1}}
 """)
     return scenario
 
@@ -443,6 +447,42 @@ def test_inspect_refuses_an_odd_batch_or_length_on_every_runtime_in_bounded_memo
         path.write_text(inspect_scenario(runtime, key, value))
         line = one_error(gpumux("inspect", path), f"{key}.yaml:")
         assert text in line, (runtime, key, value, line)
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert peak_mib < 512, peak_mib
+
+
+LENGTHS = """\
+name: lengths
+duration: 1s
+gpus: [{name: g, model: h200-141gb, sharing: {mode: time-slicing}}]
+tenants:
+  - name: a
+    device: g
+    replicas: REPLICAS
+    workload: {model: bert-base, seq_len: {uniform: {min: 1, max: 512}}, runtime: tensorflow,
+               arrivals: {process: closed, concurrency: 1}}
+"""
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "inspect", "plan"])
+def test_replicas_of_a_seq_len_distribution_are_bounded_before_anything_is_built(tmp_path,
+                                                                                 command):
+    """Every replica builds and keeps each length's kernels (~0.2 MB, ~1 ms each): 40 replicas
+    over 1..512 took 17 s and 3.8 GB to validate, 1000 would exhaust the memory, and a plan of 10
+    failed after 103 s. Now the lengths of all tenants together are bounded as one tenant's
+    (4096), refused in one line at once (a plan's tenants have no device: its own scenario)."""
+    text = LENGTHS.replace("REPLICAS", "10" if command == "plan" else "1000")  # plan: <= 64
+    if command == "plan":
+        text = text.replace("    device: g\n", "").replace(
+            "gpus: [{name: g, model: h200-141gb, sharing: {mode: time-slicing}}]",
+            "plan: {gpus: [{model: h200-141gb, cost_per_hour: 4}], max_gpus: 2}")
+    path = tmp_path / "lengths.yaml"
+    path.write_text(text)
+    started = time.monotonic()
+    line = 7 if command == "plan" else 8  # the plan's tenant has no device line
+    one_error(gpumux(command, path), f"lengths.yaml:{line}:43:", "tenants.0.workload.seq_len: "
+              "the catalog tenants' seq_len distributions span 4608 lengths so far")
+    assert time.monotonic() - started < 5
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert peak_mib < 512, peak_mib
 
