@@ -38,6 +38,9 @@ Found and fixed (2026-12-08; before -> after, each now one located line, exit 2)
 - a catalog tenant with `replicas:` and a seq_len distribution: each replica built and kept each
   length's kernels (40 replicas over 1..512: 17 s and 3.8 GB to validate; 1000: out of memory;
   `plan` of 10: 103 s); the lengths of all tenants together are now bounded as one tenant's;
+- Python `gpumux.load` of a result cut short or left by a killed run: h5py's OSError naming no
+  file (its docstring promises ValueError); now "PATH: not a gpumux result file (cannot open:
+  ...)";
 - calibration/fit/rerun_chain.py: argparse's three-line usage error; `--gpumux` in a folder
   without build.ninja failed in ninja's words (exit 1); `--date 2026-02-30` was accepted into
   every written provenance.
@@ -559,6 +562,16 @@ def test_report_reads_an_interrupted_run_and_refuses_a_killed_one_in_one_line(tm
     cut.write_bytes(data[:len(data) // 2])
     for command in (["report"], ["report", "--format", "json"]):
         one_error(gpumux(*command, cut), "cut.h5")
+    # Python's load: the interrupted result reads; one cut short or killed is the ValueError its
+    # docstring promises (h5py's OSError escaped, naming no file, until 2026-12-08).
+    import gpumux as gm
+    assert gm.load(tmp_path / "partial.h5").status == "interrupted"
+    for bad in (cut, left[0]):
+        with pytest.raises(ValueError) as raised:
+            gm.load(bad)
+        message = str(raised.value)
+        assert message.startswith(f"{bad}: not a gpumux result file (cannot open: "), message
+        assert len(message.splitlines()) == 1, message
 
 
 # ------------------------------------------------------------------- rerun_chain.py options
