@@ -298,7 +298,22 @@ py::dict calibrate_points(const std::vector<std::string>& given,
   const std::vector<CalibrationPoint> points = read_calibration_points(files);
   const std::string profile =
       calibration_base_profile(points, "", given_profile, writing, kPythonCalibrateNames);
-  for (const CalibrationPoint& p : points) (void)load_device_profile(p.profile);
+  // As the CLI: a point's unknown profile names its file and line, and a `profile=` that does
+  // not load is refused even when nothing is written (it was ignored).
+  for (const CalibrationPoint& p : points) {
+    try {
+      (void)load_device_profile(p.profile);
+    } catch (const InputError& e) {
+      point_error(p.file, p.line, "profile", e.what());
+    }
+  }
+  if (!given_profile.empty()) {
+    try {
+      (void)load_device_profile(given_profile);
+    } catch (const InputError& e) {
+      throw InputError("profile: " + std::string(e.what()));
+    }
+  }
   CalibrationOptions options;
   options.fit = fit.catalog;
   options.iterations = iterations;

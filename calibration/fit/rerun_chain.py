@@ -369,10 +369,27 @@ def main() -> int:
                     .strftime("%Y-%m-%d"))
     ap.add_argument("--from", dest="first", type=int, default=1, choices=range(1, 8),
                     help="first stage to run (7: the checks alone)")
+    # Bad input is one line and exit 2 before anything is rebuilt or written (argparse's usage
+    # block was three lines; a folder that is not a build directory failed in ninja's words after
+    # the first log line; a --date that is not a day went into every written provenance).
+    def refuse(message: str) -> None:
+        print(f"rerun_chain: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    ap.error = refuse
     args = ap.parse_args()
+    try:
+        datetime.date.fromisoformat(args.date)
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", args.date):
+            raise ValueError(args.date)
+    except ValueError:
+        refuse(f"--date: expected a day as YYYY-MM-DD, got {args.date!r}")
     gpumux = str((ROOT / args.gpumux).resolve()) if not Path(args.gpumux).is_absolute() \
         else args.gpumux
     build = Path(gpumux).parent
+    if not (build / "build.ninja").is_file():
+        refuse(f"--gpumux {args.gpumux}: {build} is not a configured build directory (no "
+               "build.ninja; the chain rebuilds gpumux there: run make configure)")
     summary = []
     upstream = "the profiles' shipped stage-1 values"
     stages = [

@@ -359,6 +359,23 @@ CalibrationResult calibrate(const std::vector<CalibrationPoint>& points,
     }
     for (const std::string& h : harnesses) keys.push_back("harness_per_request." + h);
   }
+  // A key asked for by name that no point informs was fitted as nothing, exit 0 (`--fit
+  // harness_per_request` on points of no harness: an empty parameter table).
+  const auto asked = [&](const std::string& kind) {
+    return std::find(options.fit.begin(), options.fit.end(), kind) != options.fit.end();
+  };
+  const auto has_key = [&](const std::string& prefix) {
+    return std::any_of(keys.begin(), keys.end(),
+                       [&](const std::string& k) { return k.rfind(prefix, 0) == 0; });
+  };
+  if (asked("harness_per_request") && !has_key("harness_per_request.")) {
+    throw InputError(
+        "--fit harness_per_request: no point names a harness (the `harness` column, e.g. "
+        "mlperf-loadgen)");
+  }
+  if (asked("host_per_request") && !has_key("host_per_request.")) {
+    throw InputError("--fit host_per_request: no inference point (every point is a training step)");
+  }
   const int pcount = static_cast<int>(keys.size());
   for (const CalibrationPoint& p : pts) result.sources.push_back(p.source);
   std::sort(result.sources.begin(), result.sources.end());

@@ -1,5 +1,6 @@
 // `gpumux calibrate`'s input: measured points from CSV files (calibrate.hpp).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -44,6 +45,52 @@ int count_or_zero(const std::string& text, const std::string& file, int line,
   return static_cast<int>(v);
 }
 
+// The columns a catalog points file may have (docs/calibration.md); others are ignored.
+const std::set<std::string>& known_columns() {
+  static const std::set<std::string> columns = {
+      "id",    "source",  "model",         "phase",   "batch",     "seq_len",
+      "dtype", "runtime", "profile",       "mig",     "metric",    "value",
+      "unit",  "note",    "memory_format", "harness", "cuda_graph"};
+  return columns;
+}
+
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// A header names each column once, and a known column in its own spelling: a second `cuda_graph`
+// column was read in place of the first, and `CUDA_GRAPH` was ignored (every point then a stream
+// launch), both silently.
+void check_header(const std::vector<std::string>& header, const std::string& file, int number) {
+  std::set<std::string> seen;
+  for (const std::string& column : header) {
+    if (!seen.insert(column).second) {
+      point_error(file, number, "header", "column '" + column + "' named twice");
+    }
+    const std::string lower = lower_case(trim(column));
+    if (!known_columns().count(column) && known_columns().count(lower)) {
+      point_error(file, number, "header",
+                  "unknown column '" + column + "' (did you mean '" + lower + "'?)");
+    }
+  }
+}
+
+// A harness name becomes a key of the written profile's harness_per_request: a plain name (letters,
+// digits, '.', '_', '-'); YAML's own characters (`[x]`, `a: b`, `#x`) broke the profile
+// calibrate writes and simulates.
+void check_harness_name(const std::string& name, const std::string& file, int number) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  if (!plain) {
+    point_error(file, number, "harness",
+                "expected a harness name of letters, digits, '.', '_' and '-' (e.g. "
+                "mlperf-loadgen), empty or none, got '" +
+                    name + "'");
+  }
+}
+
 // One line's fields (sim/util/csv.hpp); an unterminated quote is an error at the line.
 std::vector<std::string> csv_fields(const std::string& line, const std::string& file, int number) {
   try {
@@ -76,6 +123,7 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
       const std::vector<std::string> fields = csv_fields(line, file, number);
       if (header.empty()) {
         header = fields;
+        check_header(header, file, number);
         for (const char* need : {"id", "source", "model", "profile", "metric", "value", "unit"}) {
           if (std::find(header.begin(), header.end(), need) == header.end()) {
             point_error(file, number, need, "missing column (header: " + join(header, ",") + ")");
@@ -104,6 +152,7 @@ std::vector<CalibrationPoint> read_calibration_points(const std::vector<std::str
       p.memory_format = row["memory_format"];
       p.harness = row["harness"];
       if (p.harness == "none") p.harness.clear();
+      if (!p.harness.empty()) check_harness_name(p.harness, file, number);
       const std::string graph = row["cuda_graph"];
       if (graph == "true") {
         p.cuda_graph = true;

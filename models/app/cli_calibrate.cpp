@@ -191,6 +191,10 @@ int command_calibrate(const std::vector<std::string>& args) {
       throw InputError("--date: expected a day as YYYY-MM-DD, got '" + date + "'");
     }
   }
+  // `--profile ''` was taken as no --profile (the points' own profile written).
+  if (vm.count("profile") && trim(vm["profile"].as<std::string>()).empty()) {
+    throw InputError("--profile: empty; give a profile name or a .yaml path");
+  }
   // Every check before any simulation: the data, the base profile, the targets.
   const CalibrationInputs data =
       classify_calibration_inputs(vm["data"].as<std::vector<std::string>>());

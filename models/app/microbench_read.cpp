@@ -312,6 +312,13 @@ FitKeys split_fit_keys(const std::vector<std::string>& keys, const CalibrationIn
                        join(mb, ", ") + ")");
     }
   }
+  for (auto key = keys.begin(); key != keys.end(); ++key) {
+    // `--fit kernel_fixed_cost,kernel_fixed_cost` was fitted once without a word (as `compare
+    // --strategies mig,mig` is refused).
+    if (std::find(keys.begin(), key, *key) != key) {
+      throw InputError(option + ": '" + *key + "' listed twice");
+    }
+  }
   if (keys.empty()) return out;
   for (const std::string& key : keys) {
     const bool informed = std::any_of(data.kind.begin(), data.kind.end(), [&](const auto& fk) {

@@ -138,7 +138,7 @@ class ProfileParser {
                  ": {value: 40us, fitted: \"...\"}}");
       }
       for (auto it = names.begin(); it != names.end(); ++it) {
-        const std::string name = it->first.as<std::string>();
+        const std::string name = key_text(it->first, key);
         if (name.empty() || name == "none") {
           fail(it->first, key, "a " + named + " name must be a non-empty name other than `none`");
         }
@@ -186,6 +186,18 @@ class ProfileParser {
     }
     if (root["tdp"]) gpu.power.tdp_w = positive_with_unit(root, "tdp", "", "W", "400W");
     if (root["power"]) parse_power(root["power"], gpu.power);
+    // A board whose idle draw reaches its TDP cannot run at all: the cap law's room (TDP - P_idle)
+    // is <= 0 and every kernel ran at the base clock without a word (power.hpp).
+    if (gpu.power.tdp_w > 0 && gpu.power.idle_w >= gpu.power.tdp_w) {
+      const auto watts = [](double w) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%gW", w);
+        return std::string(text);
+      };
+      fail(root["tdp"] ? root["tdp"] : root["power"]["idle"], "tdp",
+           "must exceed power.idle (" + watts(gpu.power.tdp_w) + " <= " + watts(gpu.power.idle_w) +
+               "): the board could not run");
+    }
     gpu.power.boost_clock_mhz = gpu.boost_clock_mhz;
     gpu.power.base_clock_mhz = gpu.base_clock_mhz;
     if (root["compute_capability"]) {
@@ -211,10 +223,17 @@ class ProfileParser {
               message);
   }
 
+  // A mapping key's text; a key that is a list or a mapping (`[x]: 1`, `? {a: 1}`) is refused
+  // at its line (yaml-cpp's conversion would throw: "internal error", exit 3).
+  std::string key_text(const YAML::Node& key, const std::string& path) const {
+    if (!key.IsScalar()) fail(key, path, "a key must be a plain name, not a list or a mapping");
+    return key.Scalar();
+  }
+
   void check_keys(const YAML::Node& map, const std::string& path,
                   const std::set<std::string>& allowed) const {
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string key = it->first.as<std::string>();
+      const std::string key = key_text(it->first, path);
       if (!allowed.count(key)) {
         std::vector<std::string> names(allowed.begin(), allowed.end());
         fail(it->first, child_path(path, key),
@@ -503,7 +522,7 @@ class ProfileParser {
   void parse_layouts(const YAML::Node& layouts, DeviceProfile& gpu) const {
     if (!layouts.IsMap()) fail(layouts, "mig.layouts", "expected a mapping of named layouts");
     for (auto it = layouts.begin(); it != layouts.end(); ++it) {
-      const std::string name = it->first.as<std::string>();
+      const std::string name = key_text(it->first, "mig.layouts");
       const std::string path = "mig.layouts." + name;
       const YAML::Node entry = it->second;
       if (!entry.IsMap())
@@ -522,7 +541,7 @@ class ProfileParser {
       }
       std::vector<std::string> instances;
       for (auto d = devices.begin(); d != devices.end(); ++d) {
-        const std::string profile = d->first.as<std::string>();
+        const std::string profile = key_text(d->first, devices_path);
         const std::string count_path = devices_path + "." + profile;
         if (!gpu.find_mig_profile(profile)) {
           std::vector<std::string> known;

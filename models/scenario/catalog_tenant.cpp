@@ -33,9 +33,9 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
 
 namespace {
 
-// The most distinct lengths a seq_len distribution may span (each one's kernels are built at
-// resolve time): above every catalog entry's positions (Whisper's 448, BERT's 512, GPT-2's 1024).
-constexpr std::int64_t kMaxCatalogLengths = 4096;
+// kMaxCatalogLengths (catalog_tenant.hpp): the most distinct lengths a seq_len distribution may
+// span (each one's kernels are built at resolve time): above every catalog entry's positions
+// (Whisper's 448, BERT's 512, GPT-2's 1024).
 
 // The lengths a tenant's seq_len distribution can draw, ascending: an empirical one's points, a
 // uniform one's integers from max(1, min) to max, an unbounded one's from 1 to the entry's
@@ -85,6 +85,31 @@ std::vector<std::int64_t> catalog_lengths(const Scenario& scenario, const Tenant
 }
 
 }  // namespace
+
+std::int64_t catalog_length_count(const Scenario& scenario, const TenantSpec& tenant) {
+  return tenant.workload.catalog
+             ? static_cast<std::int64_t>(catalog_lengths(scenario, tenant).size())
+             : 0;
+}
+
+void check_catalog_length_budget(const Scenario& scenario) {
+  // 40 replicas of BERT-base over 1..512 took 17 s and 3.8 GB to validate (about 0.2 MB and 1 ms
+  // per length); 1000 of them would exhaust the memory; a plan of 10 failed after 103 s.
+  if (scenario.allow_large) return;
+  std::int64_t lengths = 0;
+  for (const TenantSpec& tenant : scenario.tenants) {
+    const std::int64_t own = catalog_length_count(scenario, tenant);
+    lengths += own;
+    if (own > 0 && lengths > kMaxCatalogLengths) {
+      fail_at(scenario, tenant.where.key_path + ".workload.seq_len",
+              "the catalog tenants' seq_len distributions span " + std::to_string(lengths) +
+                  " lengths so far (this one " + std::to_string(own) +
+                  ", each replica its own); at most " + std::to_string(kMaxCatalogLengths) +
+                  " in all are built (about 0.2 MB and 1 ms each): narrow the ranges, give "
+                  "{empirical: ...} points, or set allow_large: true to build them anyway");
+    }
+  }
+}
 
 void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
                    int library_sms, double device_l2) {
@@ -148,6 +173,7 @@ void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DevicePro
 }
 
 Scenario with_catalog_kernels(Scenario scenario, const DeviceProfile& gpu) {
+  check_catalog_length_budget(scenario);
   for (TenantSpec& tenant : scenario.tenants) {
     if (tenant.workload.catalog) apply_catalog(scenario, tenant, gpu);
   }

@@ -5,6 +5,7 @@
 // apply_catalog on the tenant's GPU model; `gpumux plan` and the cluster loader need the kernels
 // before tenants are placed (with_catalog_kernels). Cost: build_catalog_workload's, once per
 // length a tenant's seq_len can draw.
+#include <cstdint>
 #include <string>
 
 #include "models/gpu/device_profile.hpp"
@@ -32,6 +33,20 @@ CatalogWorkload build_catalog_workload(const Scenario& scenario, const CatalogRe
 /// Throws InputError as build_catalog_workload.
 void apply_catalog(const Scenario& scenario, TenantSpec& tenant, const DeviceProfile& gpu,
                    int library_sms = 0, double device_l2 = 0);
+
+/// The most distinct lengths a seq_len distribution may span, and the most a scenario's catalog
+/// tenants may span together (replicas each; `allow_large: true` lifts the second): each length's
+/// kernels are built and kept, about 0.2 MB and 1 ms per length (BERT-base, 2026-12-08).
+inline constexpr std::int64_t kMaxCatalogLengths = 4096;
+
+/// The lengths a catalog tenant's seq_len distribution has built (0 for a fixed length), checked
+/// as apply_catalog checks them (InputError at its seq_len key). O(lengths).
+std::int64_t catalog_length_count(const Scenario& scenario, const TenantSpec& tenant);
+
+/// Refuses (InputError at the seq_len key of the tenant that goes over) a scenario whose catalog
+/// tenants' seq_len distributions span more than kMaxCatalogLengths lengths in all, unless it
+/// sets allow_large. resolve_scenario() and with_catalog_kernels() call it. O(lengths).
+void check_catalog_length_budget(const Scenario& scenario);
 
 /// The scenario with apply_catalog on `gpu` for every catalog tenant: for callers that need
 /// kernels and memory before tenants are placed (`gpumux plan`'s bounds and memory checks).

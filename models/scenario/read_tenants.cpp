@@ -1,6 +1,7 @@
 // Reads `tenants:` entries (device names, SLOs), `faults:` and `output:`.
 #include "models/scenario/loader_parts.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "models/scenario/pod_workload.hpp"
@@ -18,15 +19,34 @@ void slo_quantiles_of(Context& ctx, const MapReader& map, SloQuantiles& q) {
   if (const auto f = map.get("p999")) q.p999 = positive_duration_of(ctx, *f);
 }
 
-SloSpec slo_of(Context& ctx, const Field& field) {
+// Whether the tenant's requests have output tokens, so a time to first token and per output
+// token (models/run/tenant_stats.hpp): an `llm:` card, continuous batching, or a kernel repeated
+// per output token. A catalog model or a kernel trace has none.
+bool produces_output_tokens(const WorkloadSpec& w) {
+  return w.llm.has_value() || w.max_batch > 0 ||
+         std::any_of(w.kernels.begin(), w.kernels.end(),
+                     [](const KernelSpec& k) { return k.repeat_per_token == TokenCount::output; });
+}
+
+// The tenant's `slo:` for its workload W: a TTFT or TPOT target of a tenant without output
+// tokens has no sample to meet it (the run said MISSED, plan "no setup meets every SLO", exit 1),
+// so it is refused here.
+SloSpec slo_of(Context& ctx, const Field& field, const WorkloadSpec& w) {
   const MapReader map(ctx, field, {"p50", "p90", "p99", "p999", "ttft", "tpot"});
   SloSpec slo;
   slo_quantiles_of(ctx, map, slo);
-  if (const auto f = map.get("ttft")) {
-    slo_quantiles_of(ctx, MapReader(ctx, *f, {"p50", "p90", "p99", "p999"}), slo.ttft);
-  }
-  if (const auto f = map.get("tpot")) {
-    slo_quantiles_of(ctx, MapReader(ctx, *f, {"p50", "p90", "p99", "p999"}), slo.tpot);
+  for (const char* key : {"ttft", "tpot"}) {
+    const auto f = map.get(key);
+    if (!f) continue;
+    if (!produces_output_tokens(w)) {
+      ctx.fail(*f, std::string("the workload produces no output tokens (no `llm:` card, "
+                               "`batching:` or kernel with `repeat: output_tokens`), so it has no "
+                               "time ") +
+                       (key == std::string("ttft") ? "to first token" : "per output token") +
+                       " to meet this target; use p50..p999 of the request latency");
+    }
+    slo_quantiles_of(ctx, MapReader(ctx, *f, {"p50", "p90", "p99", "p999"}),
+                     key == std::string("ttft") ? slo.ttft : slo.tpot);
   }
   return slo;
 }
@@ -118,7 +138,7 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
       if (t.gpus != 1) ctx.fail(*f, "gpumux plan places single-GPU tenants only (gpus: 1)");
     }
     t.workload = workload_of(ctx, map.require("workload"));
-    if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f);
+    if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f, t.workload);
     return t;
   }
   const Field device = placed ? *placed : map.require("device");
@@ -153,7 +173,7 @@ TenantSpec tenant_of(Context& ctx, const Field& field, const std::vector<GpuSpec
     }
   }
   t.workload = workload_of(ctx, map.require("workload"));
-  if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f);
+  if (const auto f = map.get("slo")) t.slo = slo_of(ctx, *f, t.workload);
   return t;
 }
 
@@ -191,7 +211,7 @@ TenantSpec read_pod_workload(yaml::Context& ctx, const yaml::Field& field,
   if (const auto f = map.get("best_effort")) t.best_effort = bool_of(ctx, *f);
   if (const auto f = map.get("memory")) t.memory = size_of(ctx, *f);
   t.workload = scenario_detail::workload_of(ctx, map.require("workload"));
-  if (const auto f = map.get("slo")) t.slo = scenario_detail::slo_of(ctx, *f);
+  if (const auto f = map.get("slo")) t.slo = scenario_detail::slo_of(ctx, *f, t.workload);
   return t;
 }
 

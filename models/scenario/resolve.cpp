@@ -260,6 +260,16 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
       throw InputError(scenario.locate(key + ".model"), e.what());
     }
     out.gpu_profiles.push_back(profile);
+    // The scenario's power terms over the profile's: an idle draw at or above the TDP leaves the
+    // cap law no room (every kernel at the base clock, silently); the profile loader refuses it
+    // in a profile alone.
+    if (const PowerParams power = gpu.power.apply(profile->power);
+        gpu.power.any() && power.tdp_w > 0 && power.idle_w >= power.tdp_w) {
+      std::ostringstream message;
+      message << "the board's idle draw " << power.idle_w << "W reaches its tdp " << power.tdp_w
+              << "W: it could not run (tdp must exceed idle)";
+      throw InputError(scenario.locate(key + ".power"), message.str());
+    }
     const std::vector<std::string> defaults =
         gpu.sharing.strategy().fill_defaults(gpu.sharing.params(), gpu.sharing.replicas, *profile);
 
@@ -316,6 +326,8 @@ ResolvedScenario resolve_scenario(Scenario scenario) {
     }
   }
 
+  // Each seq_len distribution's lengths are built and kept per tenant: their sum is bounded.
+  check_catalog_length_budget(scenario);
   for (std::size_t t = 0; t < scenario.tenants.size(); ++t) {
     const TenantSpec& tenant = scenario.tenants[t];
     const SourceLocation where = scenario.locate(tenant.where.key_path + ".device");

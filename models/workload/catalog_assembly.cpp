@@ -111,9 +111,12 @@ CatalogWorkload build_catalog_workload(const std::string& contention_law, const 
     with_library->gemm_split_k = {1};
   }
   const KernelFamilies& gemm_families = with_library ? *with_library : families;
-  if (training && runtime->name == "tensorrt") {
+  // Inference engines: TensorRT (from its own plugins or an ONNX export) and FasterTransformer
+  // build no backward pass (tensorrt-onnx and fastertransformer training steps were simulated).
+  if (training && (runtime->name == "tensorrt" || runtime->name == "tensorrt-onnx" ||
+                   runtime->name == "fastertransformer")) {
     fail_at(locate, path + ".runtime",
-            "tensorrt runs inference only; a training step needs runtime: pytorch");
+            runtime->name + " runs inference only; a training step needs runtime: pytorch");
   }
   if (training && request.host.any_request_term()) {
     fail_at(locate, path + ".host",

@@ -346,11 +346,12 @@ def inspect(scenario: ScenarioLike, overrides: Overrides = None) -> "pd.DataFram
 
 
 def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-              fit: Iterable[str] | None = None, profile: str | None = None,
+              fit: str | Iterable[str] | None = None, profile: str | None = None,
               output: str | os.PathLike[str] | None = None, iterations: int = 3) -> dict:
     """Fits the time-alone parameters to measured points (``gpumux calibrate``,
     docs/calibration.md): kernel_fixed_cost, block_round_cost and host_per_request per runtime
-    (``fit`` picks some), cross-validated leaving one ``source`` out.
+    (``fit`` picks some: a list of names, or one str of comma-separated names as ``--fit``),
+    cross-validated leaving one ``source`` out.
 
     ``data``: one calibration CSV path or several. Returns {"parameters": {key: {before_ns,
     fitted_ns, fold_min_ns, fold_max_ns, points}}, "errors": {mechanism: {points, before,
@@ -370,8 +371,26 @@ def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     """
     import datetime
     import tempfile
-    given = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [
-        os.fspath(p) for p in data]  # folders expanded by the extension, as the CLI reads them
+    if isinstance(data, (str, os.PathLike)):
+        given = [os.fspath(data)]
+    else:  # folders expanded by the extension, as the CLI reads them
+        try:
+            given = [os.fspath(p) for p in data]
+        except TypeError:
+            raise TypeError("data must be a path or a list of paths (str or os.PathLike), not "
+                            f"{type(data).__name__} {data!r}") from None
+    # fit as the CLI's --fit: "kernel_fixed_cost,host_per_request" or a list of names (a str was
+    # taken letter by letter: "unknown parameter 'k'").
+    if isinstance(fit, str):
+        fit = fit.split(",")
+    fit = list(fit or [])
+    for key in fit:
+        if not isinstance(key, str):
+            raise TypeError(f"fit: each name must be a str, not {type(key).__name__} {key!r}")
+    if profile is not None and not isinstance(profile, (str, os.PathLike)):
+        raise TypeError(f"profile must be a str (a name or a .yaml path), not "
+                        f"{type(profile).__name__} {profile!r}")
+    profile = os.fspath(profile) if profile is not None else None
     if not isinstance(_plain(iterations), int) or isinstance(_plain(iterations), bool):
         raise ScenarioError(f"iterations: expected an integer from 1 to 10, got {iterations!r}")
     iterations = _count(iterations, "iterations", 1, 10)
@@ -385,7 +404,7 @@ def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
         if os.path.realpath(target) in {os.path.realpath(p) for p in data_files}:
             raise ScenarioError(f"output {target}: is one of the data files; writing it would "
                                 "replace the measured points (name another file)")
-    result = _gpumux.calibrate(given, list(fit or []), iterations, profile or "",
+    result = _gpumux.calibrate(given, fit, iterations, profile or "",
                                output is not None, date)
     if output is not None:
         folder = os.path.dirname(os.path.abspath(target))

@@ -197,7 +197,12 @@ def load(path: str | os.PathLike[str], strategy: str | None = None) -> Result | 
         raise FileNotFoundError(f"{path}: no such file")
     if not h5py.is_hdf5(path):
         raise ValueError(f"{path}: not a gpumux result file (not an HDF5 file)")
-    with h5py.File(path, "r") as file:
+    try:
+        opened = h5py.File(path, "r")
+    except OSError as e:  # an HDF5 signature but a file cut short (a copy or a run killed)
+        raise ValueError(f"{path}: not a gpumux result file (cannot open: "
+                         f"{str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+    with opened as file:
         parsed = _summaries(path, file)
         if isinstance(parsed, dict):
             if strategy is not None and parsed.get("strategy") != strategy:

@@ -71,14 +71,18 @@ def test_run_met_exits_0_and_shows_the_verdict(scenario):
 
 
 def test_run_missed_exits_1_with_a_message_in_table_units(scenario):
-    r = gpumux("run", scenario, "--set", "tenants.0.slo={p99: 1us, ttft: {p99: 1ms}}",
+    # One output token per request (its kernel repeated per output token): a TPOT target has
+    # no sample (a tenant with no output tokens at all is refused at load).
+    r = gpumux("run", scenario, "--set", "tenants.0.slo={p99: 1us, tpot: {p99: 1ms}}",
+               "--set", "tenants.0.workload.tokens={input: 1, output: 1}",
+               "--set", "tenants.0.workload.request.kernels.0.repeat=output_tokens",
                "--fail-on-slo")
     assert r.returncode == 1, r.stderr
     lines = [l for l in r.stderr.splitlines() if "SLO missed" in l]
     assert len(lines) == 2, r.stderr
     assert " ms > target 1.00 us (95% CI [" in lines[0], lines[0]
     assert lines[0].startswith("gpumux: SLO missed: api p99")
-    assert "api TTFT p99: no completed request measured it (target 1.00 ms)" in lines[1]
+    assert "api TPOT p99: no completed request measured it (target 1.00 ms)" in lines[1]
     # Without --fail-on-slo the verdict is only reported.
     r = gpumux("run", scenario, "--set", "tenants.0.slo={p99: 1us}")
     assert r.returncode == 0 and "MISSED" in r.stdout

@@ -295,6 +295,10 @@ power:
   expect_rejected(with("value: 3,", "value: 7,"), {"power.clock_exponent", "[1, 4]"});
   expect_rejected(with("1000MHz", "1500MHz"), {"base_clock", "must not exceed boost_clock"});
   expect_rejected(with("idle:", "idel:"), {"power.idel", "unknown key"});
+  // An idle draw at or above the TDP leaves the cap law no room (every kernel silently at the base
+  // clock): refused at the tdp line (test_fuzz_round3.py, 2026-12-08).
+  expect_rejected(with("value: 50W", "value: 300W"), {"test.yaml:16:", "tdp", "must exceed"});
+  expect_rejected(with("value: 300W", "value: 40W"), {"test.yaml:16:", "(40W <= 50W)"});
 }
 
 // Power: TDP and clocks on every A100 and H100 profile; under the design-power reading of the

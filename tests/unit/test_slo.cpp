@@ -171,7 +171,9 @@ TEST(TokenThroughput, IsOutputTokensTimesRequestThroughputWithFixedTokens) {
 
 TEST(SloVerdict, NoSamplesIsAMissNotAPass) {
   // Bug fixed on purpose: a tenant OOM-killed at t = 0 completes nothing; its p99 "0 ns" used to
-  // pass --fail-on-slo. A TPOT target on a tenant without output tokens has no samples either.
+  // pass --fail-on-slo. A TPOT target on a tenant whose requests have one output token each has
+  // no samples either (TPOT needs two tokens; a tenant with no output tokens at all is refused
+  // at load: SloSpecYaml.TtftOrTpotWithoutOutputTokensIsRefused).
   const RunResult r = run_yaml(R"(
 name: dead
 duration: 1s
@@ -189,7 +191,8 @@ tenants:
     memory: 1GiB
     workload:
       arrivals: {process: poisson, rate: 100/s}
-      request: {kernels: [{name: k, duration: 1ms}]}
+      tokens: {input: 10, output: 1}
+      request: {kernels: [{name: k, duration: 1ms, repeat: output_tokens}]}
     slo: {tpot: {p99: 10ms}}
 )");
   const std::vector<TenantSlo> slos = evaluate_slos(r);
@@ -235,6 +238,33 @@ TEST(SloSpecYaml, TtftAndTpotBlocksRoundTripAndUnknownKeysFail) {
   EXPECT_EQ(slo_targets(again.tenants.at(0).slo), targets);
   EXPECT_THROW(load_scenario_text(llm_scenario("{ttft: {p95: 1ms}}"), "bad.yaml"), InputError);
   EXPECT_THROW(load_scenario_text(llm_scenario("{ttf: {p99: 1ms}}"), "bad.yaml"), InputError);
+}
+
+TEST(SloSpecYaml, TtftOrTpotWithoutOutputTokensIsRefused) {
+  // The same tenant without a kernel repeated per output token has no TTFT or TPOT sample ever:
+  // its target was a certain miss (plan: "no setup meets every SLO", exit 1); now the load names
+  // the key. With the repeat, or continuous batching, the target loads.
+  std::string plain = llm_scenario("{p99: 1s, KEY: {p99: 1ms}}");
+  plain.replace(plain.find(", repeat: output_tokens"),
+                std::string(", repeat: output_tokens").size(), "");
+  for (const std::string key : {"ttft", "tpot"}) {
+    std::string text = plain;
+    text.replace(text.find("KEY"), 3, key);
+    try {
+      (void)load_scenario_text(text, "plain.yaml");
+      ADD_FAILURE() << key << " target accepted on a tenant without output tokens";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("plain.yaml:15:"), std::string::npos) << what;
+      EXPECT_NE(what.find("tenants.0.slo." + key + ": the workload produces no output tokens"),
+                std::string::npos)
+          << what;
+    }
+    std::string batched = text;
+    batched.replace(batched.find("      tokens:"), 0, "      batching: {max_batch: 4}\n");
+    EXPECT_NO_THROW((void)load_scenario_text(batched, "batched.yaml")) << key;
+  }
+  EXPECT_NO_THROW((void)load_scenario_text(llm_scenario("{ttft: {p99: 1ms}}"), "llm.yaml"));
 }
 
 }  // namespace
