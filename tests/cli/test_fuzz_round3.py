@@ -369,7 +369,7 @@ SCENARIO_CASES = {
     "attention_seq_len huge": (edited("seq_len: 128\n", "seq_len: 128\n      "
                                       "attention_seq_len: 100000\n"), "does not fit"),
     "attention_seq_len 1.5": (edited("seq_len: 128\n", "seq_len: 128\n      "
-                                     "attention_seq_len: 1.5\n"), "expected an integer"),
+                                     "attention_seq_len: 1.5\n"), "got 1.5"),
     "gemm_library unknown": (edited("tally-cutlass", "cutlass"), "unknown GEMM library"),
     "conv_library unknown": (edited("conv_library: native", "conv_library: cudnn8"),
                              "unknown convolution library"),
