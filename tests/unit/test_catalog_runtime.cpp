@@ -731,7 +731,7 @@ TEST(CatalogAttentionBucket, AScenarioNamesItAndBadValuesAreLocatedErrors) {
   EXPECT_NE(word.find("bucket"), std::string::npos) << word;
 }
 
-}
+}  // namespace
 
 // The request's kernels by name: their summed duration (0 when none has the name).
 Nanos kernel_time(const ResolvedScenario& r, const std::string& name) {
