@@ -549,25 +549,32 @@ TEST(CatalogAttentionSeqLen, TheKernelRunsTheSequencePaddedToItsBuiltLength) {
   }
 }
 
-TEST(CatalogAttentionSeqLen, AScenarioNamesItAndBadValuesAreLocatedErrors) {
-  const auto resolve = [](const std::string& model, const std::string& keys) {
-    return resolve_scenario(load_scenario_text(
-        "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
-        "tenants:\n  - name: a\n    device: g\n    workload:\n"
-        "      arrivals: {process: closed, concurrency: 1}\n"
-        "      model: " +
-            model + "\n      batch: 1\n      dtype: int8\n      runtime: tensorrt\n" + keys,
-        "test.yaml"));
-  };
-  const auto attention = [](const ResolvedScenario& r) {
-    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
-      if (k.name.find("attention") != std::string::npos &&
-          k.name.find("attention_out") == std::string::npos) {
-        return k.duration.value;
-      }
+// One closed-loop int8 TensorRT tenant of `model` at batch 1 on an A100-80GB, `keys` appended
+// to its workload (line 13 of "test.yaml" is the first of them).
+ResolvedScenario resolve_int8_tensorrt_tenant(const std::string& model, const std::string& keys) {
+  return resolve_scenario(load_scenario_text(
+      "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
+      "tenants:\n  - name: a\n    device: g\n    workload:\n"
+      "      arrivals: {process: closed, concurrency: 1}\n"
+      "      model: " +
+          model + "\n      batch: 1\n      dtype: int8\n      runtime: tensorrt\n" + keys,
+      "test.yaml"));
+}
+
+// The duration of the tenant's first attention kernel (not attention_out); -1 ns if none.
+Nanos attention_kernel_time(const ResolvedScenario& r) {
+  for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
+    if (k.name.find("attention") != std::string::npos &&
+        k.name.find("attention_out") == std::string::npos) {
+      return k.duration.value;
     }
-    return Nanos{-1};
-  };
+  }
+  return Nanos{-1};
+}
+
+TEST(CatalogAttentionSeqLen, AScenarioNamesItAndBadValuesAreLocatedErrors) {
+  const auto resolve = resolve_int8_tensorrt_tenant;
+  const auto attention = attention_kernel_time;
   // The kernel runs the padded sequence: its time is the same for every length below N.
   const ResolvedScenario short_seq =
       resolve("bert-large", "      seq_len: 128\n      attention_seq_len: 384\n");
@@ -673,24 +680,8 @@ TEST(CatalogAttentionBucket, EachLengthRunsTheKernelBuiltForItsBucket) {
 }
 
 TEST(CatalogAttentionBucket, AScenarioNamesItAndBadValuesAreLocatedErrors) {
-  const auto resolve = [](const std::string& model, const std::string& keys) {
-    return resolve_scenario(load_scenario_text(
-        "name: t\nduration: 1s\ngpus: [{name: g, model: a100-80gb}]\n"
-        "tenants:\n  - name: a\n    device: g\n    workload:\n"
-        "      arrivals: {process: closed, concurrency: 1}\n"
-        "      model: " +
-            model + "\n      batch: 1\n      dtype: int8\n      runtime: tensorrt\n" + keys,
-        "test.yaml"));
-  };
-  const auto attention = [](const ResolvedScenario& r) {
-    for (const KernelSpec& k : r.scenario.tenants[0].workload.kernels) {
-      if (k.name.find("attention") != std::string::npos &&
-          k.name.find("attention_out") == std::string::npos) {
-        return k.duration.value;
-      }
-    }
-    return Nanos{-1};
-  };
+  const auto resolve = resolve_int8_tensorrt_tenant;
+  const auto attention = attention_kernel_time;
   const auto at = [&](int seq, const std::string& extra) {
     return attention(resolve("bert-large", "      seq_len: " + std::to_string(seq) + "\n" + extra));
   };
