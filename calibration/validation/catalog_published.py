@@ -182,9 +182,14 @@ HARNESS_CONV = {"tally": "native"}
 # host synchronisation in the forward: docs/workloads.md "FasterTransformer's own layers"); and
 # it builds its cublasMMWrapper with a null allocator, so cublas_workspace_ is NULL and every
 # cuBLASLt GEMM gets 0 bytes of workspace (utils/cublasMMWrapper.cc), which rules out split-K
-# (`gemm_workspace: false`).
+# (`gemm_workspace: false`). Its host thread's time per operator (cuBLASLt's descriptors and
+# heuristic per GEMM call, a launch per other kernel: calibration/fit/ft_vit_host.py's docstring)
+# is fitted on the guide's ViT-L/16 batch-1 rows, which are calibration points
+# (calibration/fit/ft-vit-host.csv), and read from the value that fit wrote.
+FT_VIT_HOST = yaml.safe_load((FIT / "ft-vit-host.yaml").read_text())
 SOURCE_REQUEST = {
-    "ft-vit": {"host": {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B"},
+    "ft-vit": {"host": {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B",
+                        "per_op": FT_VIT_HOST["per_op"]},
                "gemm_workspace": False},
 }
 
