@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The fit chain S1-S6 (docs/calibration.md), rerun in order as one command.
+"""The fit chain S1-S7 (docs/calibration.md), rerun in order as one command.
 
 Each stage fits on the binary that holds every earlier stage's values, so the chain writes each
 stage's values where the product reads them and rebuilds gpumux before the next stage (the
@@ -22,16 +22,19 @@ profiles and kernel-families.yaml are embedded in the binary, engine_cpu.hpp is 
       TRITON-FRONTEND.md
   S6  calibration/fit/llm_eager_dispatch.py -> kVllmV0HostPerOp (models/workload/engine_cpu.hpp);
       LLM-DISPATCH.md
+  S7  calibration/fit/ft_vit_host.py -> the `ft-vit` harness's host time per operator
+      (calibration/fit/ft-vit-host.yaml, read by catalog_published.py SOURCE_REQUEST; not in the
+      binary: no rebuild needed); FT-VIT-HOST.md
 
 then every stage's check: S1 and S2 refitted on the final binary must not move (a fit of its own
-output reproduces it within 1 ns per 1000 ns), S4's, S5's and S6's `--check`, and
+output reproduces it within 1 ns per 1000 ns), S4's, S5's, S6's and S7's `--check`, and
 calibration/fit/engine_cpu.py --check (Vidur's data, no simulation). A rebuild after S1, S2, S3, S4,
 S5 and S6 is `ninja -C BUILD gpumux` (the embedded data and their dependants only).
 
 Usage: /usr/bin/python3 calibration/fit/rerun_chain.py [--gpumux build/gpumux] [--date YYYY-MM-DD]
        [--from N]   (skip the stages before N, e.g. after a failure; the values already written stay)
 Cost, measured 2026-12-07 on 2 shared cores: S1 11 s, S2 2 s, S3 33 s, S4 26 s, S5 1 s, S6 12 s,
-the checks 12 s; each rebuild 1-3 s (the first, of whatever changed before the run, 35 s here):
+(S7 20 s, 2026-12-08), the checks 12 s (and S7's check 20 s); each rebuild 1-3 s (the first, of whatever changed before the run, 35 s here):
 about 2.5 minutes in all. Run it from the repository root on a tree whose build directory is
 configured (make configure). Exit 1 when a check fails (each printed).
 """
@@ -333,6 +336,15 @@ def s6(gpumux: str, date: str) -> str:
     return (f"vllm-v0 host_per_op {ns} ns" + (f" ({e.group(1)} / {e.group(2)} %)" if e else ""))
 
 
+def s7(gpumux: str, date: str) -> str:
+    out = run([PY, FIT / "ft_vit_host.py", "--gpumux", gpumux, "--date", date])
+    m = re.search(r"t = ([\d.]+) us; folds ([^;]*); median \|error\| in ([\d.]+) %, out ([\d.]+) %",
+                  out)
+    if not m:
+        sys.exit("rerun_chain: ft_vit_host.py printed no fit:\n" + out)
+    return f"ft-vit host per_op {m.group(1)} us ({m.group(3)} / {m.group(4)} %)"
+
+
 def checks(gpumux: str) -> list:
     """Every stage's check on the final binary; returns the failures."""
     failed = []
@@ -353,6 +365,7 @@ def checks(gpumux: str) -> list:
                        ("S5", [PY, FIT / "triton_frontend.py", "--gpumux", gpumux, "--check"]),
                        ("S6", [PY, FIT / "llm_eager_dispatch.py", "--gpumux", gpumux,
                                "--check", ENGINE_CPU]),
+                       ("S7", [PY, FIT / "ft_vit_host.py", "--gpumux", gpumux, "--check"]),
                        ("engine_cpu", [PY, FIT / "engine_cpu.py", "--check", ENGINE_CPU])):
         out = subprocess.run([str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True)
         log(f"{stage} check: exit {out.returncode}")
@@ -367,8 +380,8 @@ def main() -> int:
     ap.add_argument("--gpumux", default="build/gpumux")
     ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc)
                     .strftime("%Y-%m-%d"))
-    ap.add_argument("--from", dest="first", type=int, default=1, choices=range(1, 8),
-                    help="first stage to run (7: the checks alone)")
+    ap.add_argument("--from", dest="first", type=int, default=1, choices=range(1, 9),
+                    help="first stage to run (8: the checks alone)")
     # Bad input is one line and exit 2 before anything is rebuilt or written (argparse's usage
     # block was three lines; a folder that is not a build directory failed in ninja's words after
     # the first log line; a --date that is not a day went into every written provenance).
@@ -399,6 +412,7 @@ def main() -> int:
         (4, lambda: s4(gpumux, args.date, upstream)),
         (5, lambda: s5(gpumux, args.date, upstream)),
         (6, lambda: s6(gpumux, args.date)),
+        (7, lambda: s7(gpumux, args.date)),
     ]
     rebuild(build)
     for n, stage in stages:
