@@ -207,6 +207,10 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="refit; fail unless it equals ft-vit-host.yaml and passes the 5-point rule")
     args = ap.parse_args(argv)
+    for path in [args.data] + ([args.value] if args.check else []):
+        if not Path(path).is_file():
+            print(f"ft_vit_host.py: error: {path}: no such file", file=sys.stderr)
+            return 2
     res = fit(args.gpumux, args.step_us, args.max_us, Path(args.data), not args.no_validation)
     summary = (f"t = {res['fitted']:g} us; folds "
                + ", ".join(f"{s}: {v:g}" for s, v in sorted(res["fold"].items()))

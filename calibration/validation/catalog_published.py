@@ -65,7 +65,7 @@ SQUAD_SEQ_LEN = HERE.parent / "data" / "squad-v1.1" / "seq_len.yaml"
 
 # Catalog names (docs/workloads.md) of the CSVs' workloads; the phase is the `phase:` key.
 CATALOG = {"resnet50": "resnet50", "bert-base": "bert-base", "bert-large": "bert-large",
-           "vit-b16": "vit-b16", "gpt2": "gpt2", "gpt2-large": "gpt2-large",
+           "vit-b16": "vit-b16", "vit-l16": "vit-l16", "gpt2": "gpt2", "gpt2-large": "gpt2-large",
            "pointnet": "pointnet",
            # Tally's job is named whisper-large-v3 but its train_whisper.py loads
            # openai/whisper-small whatever the name (tally-bench, commits e1ad6f9 and f266e0e).

@@ -227,19 +227,23 @@ def test_fastertransformer_vit_points_run_its_layers_and_its_examples_harness():
     """FasterTransformer's C++ ViT example runs FasterTransformer's layers (runtime
     fastertransformer, though its software names TensorRT), on device-resident tensors without
     a host step (no copies, no per-request time) and with cuBLASLt given no workspace
-    (gemm_workspace: false); no other source's point names gemm_workspace, and every other
-    point naming TensorRT keeps a TensorRT runtime."""
+    (gemm_workspace: false), its host thread's time per operator the fitted one
+    (calibration/fit/ft-vit-host.yaml, stage S7); no other source's point names gemm_workspace,
+    and every other point naming TensorRT keeps a TensorRT runtime."""
     pytest.importorskip("yaml")
     sys.path.insert(0, str(VALIDATION))
     import catalog_published as cp
+    import yaml
+    per_op = yaml.safe_load((FIT / "ft-vit-host.yaml").read_text())["per_op"]
     vit = [r for r in rows("solo.csv") if r["source"] == "ft-vit"]
-    assert len(vit) == 4
+    assert len(vit) == 6  # ViT-B/16 batch 1-32 (validation), ViT-L/16 batch 1 (calibration)
     for r in vit:
         assert "TensorRT" in r["software"]
         spec = cp.catalog_workload(r, "inference")
         assert spec["runtime"] == "fastertransformer", r["id"]
         assert spec["gemm_workspace"] is False, r["id"]
-        assert spec["host"] == {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B"}
+        assert spec["host"] == {"per_request": "0ns", "input_bytes": "0B", "output_bytes": "0B",
+                                "per_op": per_op}
     others = [r for r in rows("solo.csv") if r["source"] != "ft-vit"]
     assert others
     for r in others:
