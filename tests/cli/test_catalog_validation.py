@@ -236,7 +236,7 @@ def test_fastertransformer_vit_points_run_its_layers_and_its_examples_harness():
     import yaml
     per_op = yaml.safe_load((FIT / "ft-vit-host.yaml").read_text())["per_op"]
     vit = [r for r in rows("solo.csv") if r["source"] == "ft-vit"]
-    assert len(vit) == 6  # ViT-B/16 batch 1-32 (validation), ViT-L/16 batch 1 (calibration)
+    assert len(vit) == 9  # ViT-B/16 b1-32, ViT-L/16 b8-32 (validation); ViT-L/16 b1 (calibration)
     for r in vit:
         assert "TensorRT" in r["software"]
         spec = cp.catalog_workload(r, "inference")
