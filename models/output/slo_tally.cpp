@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/util/checked.hpp"
 #include "sim/util/units.hpp"
 
 namespace gpumux {
@@ -72,7 +73,7 @@ std::string slo_tally_text(const SloTally& tally, Nanos duration, Nanos warmup,
     const double longer =
         std::ceil((static_cast<double>(warmup) + window * tally.window_factor) / second) * second;
     out += fmt::format(" (run longer: --set {}={})", duration_key,
-                       units::format_duration(static_cast<Nanos>(longer)));
+                       units::format_duration(checked::nanos_saturating(longer)));
   }
   return out;
 }
@@ -83,8 +84,12 @@ std::vector<TenantSlo> slos_of_summary(const nlohmann::ordered_json& summary) {
   if (tenants == summary.end() || !tenants->is_object()) return out;
   auto optional_ns = [](const nlohmann::ordered_json& j, const char* key) {
     const auto it = j.find(key);
-    return it != j.end() && it->is_number() ? std::optional<std::int64_t>(it->get<std::int64_t>())
-                                            : std::nullopt;
+    if (it == j.end() || !it->is_number()) return std::optional<std::int64_t>();
+    // A result file is read back as written, but a damaged one may hold any double here:
+    // clamp it rather than convert out of range.
+    return std::optional<std::int64_t>(it->is_number_float()
+                                           ? checked::nanos_saturating(it->get<double>())
+                                           : it->get<std::int64_t>());
   };
   for (const auto& [name, t] : tenants->items()) {
     TenantSlo tenant;

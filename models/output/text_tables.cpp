@@ -11,6 +11,7 @@
 #include "models/output/slo_tally.hpp"
 #include "models/output/text_format.hpp"
 #include "models/run/slo.hpp"
+#include "sim/util/checked.hpp"
 
 namespace gpumux {
 
@@ -169,8 +170,8 @@ std::string summary_table_from_json(const nlohmann::ordered_json& summary) {
       tally_slos(slos_of_summary(summary), number(child(summary, "percentiles"), "confidence"));
   if (tally.inconclusive > 0) {
     out += "SLOs: " +
-           slo_tally_text(tally, static_cast<Nanos>(number(summary, "duration_ns")),
-                          static_cast<Nanos>(number(summary, "warmup_ns"))) +
+           slo_tally_text(tally, checked::nanos_saturating(number(summary, "duration_ns")),
+                          checked::nanos_saturating(number(summary, "warmup_ns"))) +
            "\n";
   }
 
@@ -305,10 +306,10 @@ std::string compare_table_from_json(const std::vector<nlohmann::ordered_json>& s
     const SloTally tally = tally_slos(slos_of_summary(summaries[i]),
                                       number(child(summaries[i], "percentiles"), "confidence"));
     if (tally.inconclusive == 0) continue;
-    out +=
-        fmt::format("SLOs {}: {}\n", labels[i],
-                    slo_tally_text(tally, static_cast<Nanos>(number(summaries[i], "duration_ns")),
-                                   static_cast<Nanos>(number(summaries[i], "warmup_ns"))));
+    out += fmt::format(
+        "SLOs {}: {}\n", labels[i],
+        slo_tally_text(tally, checked::nanos_saturating(number(summaries[i], "duration_ns")),
+                       checked::nanos_saturating(number(summaries[i], "warmup_ns"))));
   }
 
   // Tenants in order of first appearance; a tenant missing under a strategy shows "-".

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "models/config/input_error.hpp"
 #include "models/output/result_io.hpp"
 #include "models/output/metric_table.hpp"
+#include "models/output/slo_tally.hpp"
 #include "models/output/text_format.hpp"
 #include "tests/support/sample_result.hpp"
 
@@ -113,6 +116,37 @@ TEST(SummaryTable, MissingAndNullFieldsPrintAsDash) {
   const std::string table = summary_table_from_json(summary);
   EXPECT_NE(table.find("t "), std::string::npos);
   EXPECT_NE(table.find(" -"), std::string::npos);
+}
+
+// A damaged result file may hold any number where a time belongs (the results fuzzer found
+// duration_ns 1e300 converted to nanoseconds out of range): the table clamps such times and
+// still renders, its SLO line included.
+TEST(SummaryTable, TimesOutOfRangeAreClampedNotConverted) {
+  nlohmann::ordered_json summary = summary_json(sample_result());
+  summary["duration_ns"] = 1e300;
+  summary["warmup_ns"] = -1e300;
+  const std::string tenant = summary["tenants"].begin().key();
+  summary["tenants"][tenant]["slo"] = {{"p99",
+                                        {{"target_ns", 1e300},
+                                         {"value_ns", 2e300},
+                                         {"samples", 1e300},
+                                         {"low_ns", -1e308},
+                                         {"high_ns", 1e308},
+                                         {"verdict", "inconclusive"}}}};
+  const std::string table = summary_table_from_json(summary);
+  EXPECT_NE(table.find(tenant), std::string::npos) << table;
+  EXPECT_NE(table.find("1 inconclusive (run longer: --set duration="), std::string::npos) << table;
+  const std::vector<TenantSlo> slos = slos_of_summary(summary);
+  ASSERT_FALSE(slos.empty());
+  bool found = false;
+  for (const TenantSlo& t : slos) {
+    if (t.tenant != tenant) continue;
+    ASSERT_EQ(t.checks.size(), 1U);
+    EXPECT_EQ(t.checks[0].target_ns, std::numeric_limits<std::int64_t>::max());
+    EXPECT_EQ(*t.checks[0].low_ns, 0);
+    found = true;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(CompareTable, OneColumnPerStrategy) {
