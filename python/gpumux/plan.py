@@ -153,8 +153,7 @@ def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None =
     if max_gpus is not None:
         plan_keys["max_gpus"] = gpumux._count(max_gpus, "max_gpus", 1, 2**31 - 1)
     if strategies is not None:
-        plan_keys["strategies"] = (list(gpumux._gpumux.parse_strategy_list(strategies))
-                                   if isinstance(strategies, str) else list(strategies))
+        plan_keys["strategies"] = gpumux._strategy_list(strategies)
     if headroom is not None:
         plan_keys["headroom"] = gpumux._real(headroom, "headroom", -1e9, 1e9)
     if platform is not None:
