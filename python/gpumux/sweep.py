@@ -259,7 +259,8 @@ def sweep(scenario: ScenarioLike, grid: Mapping[str, Iterable[Any]], client: Any
     """Runs ``run(scenario, overrides=base + point)`` for every point of ``grid``.
 
     grid:       {override_key: [values, ...]} (cartesian product, first key slowest) or a
-                list of {override_key: value} dicts.
+                list of {override_key: value} dicts; at least one point and at most
+                MAX_POINTS (100,000), checked before any point is built (ValueError).
     client:     a ``dask.distributed.Client``: points run as ``client.map`` tasks (the scenario
                 travels as text, so workers need no access to the file; trace files are
                 referenced by absolute path).
