@@ -306,6 +306,9 @@ def run(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = 
             from . import _dask_cluster
             return _dask_cluster.run(client, text, is_path, source,
                                      _override_list(overrides) + _seed_overrides(seed), shards)
+        if shards is not None:  # as the CLI's --shards without --dask (it was ignored)
+            raise ScenarioError("shards=: only with client= (the node groups of the Dask "
+                                "tasks); without a client the replay runs in this process")
         native = _gpumux.run_cluster(text, is_path,
                                      _override_list(overrides) + _seed_overrides(seed), source)
         return ClusterResult(native)
@@ -527,6 +530,8 @@ def save_compare(path: str | os.PathLike[str],
         if not isinstance(r, Result) or r._native is None:
             raise TypeError("save_compare needs Results from run() or compare(), not loaded ones")
         natives.append(r._native)
+    if not natives:
+        raise ScenarioError(f"{os.fspath(path)}: save_compare needs at least one Result")
     _gpumux.save_compare(os.fspath(path), natives)
 
 

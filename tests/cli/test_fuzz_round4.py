@@ -29,7 +29,11 @@ Found and fixed (2026-12-08; before -> after, each now one line, exit 2 / ValueE
   of ints gave a bare TypeError ("'NoneType' object is not iterable");
 - Python compare(strategies=None) / plan(strategies=5): "'NoneType' object is not iterable";
   plan(strategies=["mig", "mig"]) was accepted (the CLI refuses it);
-- Python run(d) with a dict that holds itself: RecursionError.
+- `--set cluster.pods.0.requests.nvidia.com/gpu=2` (a resource name holds dots): "requests has
+  no key 'nvidia'" with a hint that wrote a nested block no loader reads;
+- Python run(d) with a dict that holds itself: RecursionError;
+- Python run(cluster, shards=2) without client= ignored shards; save_compare(path, []) was a
+  RuntimeError; plan(gpus=[...]) and plan(prices=5) gave messages naming no argument.
 Drives $GPUMUX_BIN (and the Python package on PYTHONPATH, as ctest sets it).
 """
 import resource
@@ -196,6 +200,26 @@ def test_pods_no_node_can_hold_wait_with_their_reason(tmp_path):
     summary = json.loads(gpumux("run", empty, "--json", "-q").stdout)
     train = next(c for c in summary["classes"] if c["class"] == "train")
     assert train["started"] == 0
+
+
+def test_set_reaches_a_resource_name_with_dots(tmp_path):
+    """`--set cluster.pods.N.requests.nvidia.com/gpu=...`: the path was split at every dot
+    ("requests has no key 'nvidia'", and a hint to set `nvidia={com/gpu: ...}`); the rest of a
+    path holding '/' is now the one resource key, checked as the file's."""
+    import json
+    path = cluster_file(tmp_path)
+    key = "cluster.pods.1.requests.nvidia.com/gpu"
+    one_error(gpumux("run", path, "-q", "--set", f"{key}=1.5"), f"--set {key}", "whole number")
+    base = json.loads(gpumux("run", path, "--json", "-q").stdout)
+    wide = json.loads(gpumux("run", path, "--json", "-q", "--set", f"{key}=4").stdout)
+    started = {c["class"]: c["started"] for c in base["classes"]}
+    assert started["train"] == 1
+    assert {c["class"]: c["started"] for c in wide["classes"]}["train"] == 0  # 2-GPU nodes
+    added = json.loads(gpumux("run", path, "--json", "-q", "--set",
+                              "cluster.pods.0.requests.nvidia.com/mig-7g.80gb=1").stdout)
+    assert {c["class"]: c["started"] for c in added["classes"]}["finetune"] == 0
+    one_error(gpumux("run", path, "-q", "--set", "cluster.pods.0.requests.nvidia=1"),
+              "unknown resource 'nvidia'")
 
 
 @pytest.mark.parametrize("options,named", [
@@ -571,6 +595,23 @@ def test_a_sweep_of_ten_million_points_is_refused_in_bounded_memory_and_time():
     assert out.returncode == 0, out.stderr
     assert "more than 100,000 points (at 'seed')" in out.stdout
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 2 << 20  # KiB: < 2 GiB
+
+
+def test_python_cluster_and_plan_arguments_are_checked_not_ignored(tmp_path):
+    """shards= without client= was ignored (the CLI refuses --shards without --dask);
+    save_compare of no Results was a RuntimeError; plan(gpus=[...]) gave dict()'s "dictionary
+    update sequence element #0 has length 13"; plan(prices=5) os.fspath's message."""
+    cluster = str(cluster_file(tmp_path))
+    assert "shards=: only with client=" in python_error(lambda g: g.run(cluster, shards=2))
+    assert "save_compare needs at least one Result" in python_error(
+        lambda g: g.save_compare(tmp_path / "c.h5", []))
+    assert not (tmp_path / "c.h5").exists()
+    plan = tmp_path / "p.yaml"
+    plan.write_text(PLAN)
+    assert "gpus must be a dict {model: price per hour}, not list" in python_error(
+        lambda g: g.plan(str(plan), gpus=["h100-sxm-80gb"]), TypeError)
+    assert "prices must be the path of a price table, not int" in python_error(
+        lambda g: g.plan(str(plan), prices=5), TypeError)
 
 
 def test_python_scenario_dict_that_holds_itself_is_one_line():
