@@ -31,6 +31,8 @@ Found and fixed (2026-12-08; before -> after, each now one line, exit 2 / ValueE
   plan(strategies=["mig", "mig"]) was accepted (the CLI refuses it);
 - `--set cluster.pods.0.requests.nvidia.com/gpu=2` (a resource name holds dots): "requests has
   no key 'nvidia'" with a hint that wrote a nested block no loader reads;
+- a pod larger than every node (4 GPUs on 2-GPU nodes) pending with reason `fragmented` (the
+  free total covered it), though no node could ever hold it: now `Insufficient nvidia.com/gpu`;
 - Python run(d) with a dict that holds itself: RecursionError;
 - Python run(cluster, shards=2) without client= ignored shards; save_compare(path, []) was a
   RuntimeError; plan(gpus=[...]) and plan(prices=5) gave messages naming no argument.
@@ -215,6 +217,9 @@ def test_set_reaches_a_resource_name_with_dots(tmp_path):
     started = {c["class"]: c["started"] for c in base["classes"]}
     assert started["train"] == 1
     assert {c["class"]: c["started"] for c in wide["classes"]}["train"] == 0  # 2-GPU nodes
+    # No node can ever hold 4 GPUs: kube-scheduler's reason, not "fragmented" (4 GPUs are free
+    # in total on the two H100 nodes, which it was called until 2026-12-08).
+    assert wide["pending_reasons"] == [{"reason": "Insufficient nvidia.com/gpu", "pods": 1}]
     added = json.loads(gpumux("run", path, "--json", "-q", "--set",
                               "cluster.pods.0.requests.nvidia.com/mig-7g.80gb=1").stdout)
     assert {c["class"]: c["started"] for c in added["classes"]}["finetune"] == 0
