@@ -232,7 +232,8 @@ def load(path: str | os.PathLike[str], strategy: str | None = None) -> Result | 
     one per strategy in the file's order (each ``.strategy`` set), or, with
     ``strategy="mps"``, just that one. Note a compare file stores one ``scenario_yaml``
     (the first strategy's); every Result loaded from it reports that one.
-    Raises FileNotFoundError, or ValueError when the file is not a gpumux result file.
+    Raises FileNotFoundError, or ValueError when the file is not a gpumux result file or is a
+    cluster replay's (``gpumux run -o`` of a ``cluster:`` scenario: read /cluster with h5py).
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -246,6 +247,12 @@ def load(path: str | os.PathLike[str], strategy: str | None = None) -> Result | 
                          f"{str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
     with opened as file:
         parsed = _summaries(path, file)
+        if isinstance(parsed, dict) and parsed.get("kind") == "cluster":
+            # As the CLI's report --html / plot: a Result of it had no tenants, and .requests,
+            # .slos, .events raised KeyError 'tenants'.
+            raise ValueError(f"{path}: gpumux.load reads device results, and this is a cluster "
+                             "replay's file (kind cluster): `gpumux report` prints its summary; "
+                             "its tables are under /cluster (docs/cluster.md)")
         if isinstance(parsed, dict):
             if strategy is not None and parsed.get("strategy") != strategy:
                 raise ValueError(f"{path}: a single-run file (strategy "

@@ -33,6 +33,8 @@ Found and fixed (2026-12-08; before -> after, each now one line, exit 2 / ValueE
   no key 'nvidia'" with a hint that wrote a nested block no loader reads;
 - a pod larger than every node (4 GPUs on 2-GPU nodes) pending with reason `fragmented` (the
   free total covered it), though no node could ever hold it: now `Insufficient nvidia.com/gpu`;
+- Python gpumux.load of a cluster replay's file: a device Result with no tenants whose
+  .requests / .slos / .events raised KeyError 'tenants';
 - Python run(d) with a dict that holds itself: RecursionError;
 - Python run(cluster, shards=2) without client= ignored shards; save_compare(path, []) was a
   RuntimeError; plan(gpus=[...]) and plan(prices=5) gave messages naming no argument.
@@ -617,6 +619,16 @@ def test_python_cluster_and_plan_arguments_are_checked_not_ignored(tmp_path):
         lambda g: g.plan(str(plan), gpus=["h100-sxm-80gb"]), TypeError)
     assert "prices must be the path of a price table, not int" in python_error(
         lambda g: g.plan(str(plan), prices=5), TypeError)
+
+
+def test_python_load_of_a_cluster_file_says_what_it_is(tmp_path):
+    """gpumux.load gave a device Result of a cluster replay's file: no tenants, and .requests,
+    .slos and .events raised KeyError 'tenants'. Now the CLI's line (report --html, plot)."""
+    out = tmp_path / "cluster.h5"
+    assert gpumux("run", cluster_file(tmp_path), "-q", "-o", out).returncode == 0
+    message = python_error(lambda g: g.load(out), ValueError)
+    assert message.startswith(f"{out}: gpumux.load reads device results")
+    assert "cluster replay's file" in message
 
 
 def test_python_scenario_dict_that_holds_itself_is_one_line():
