@@ -107,8 +107,14 @@ PendingReason Scheduler::explain(int shape, int members) const {
     out.reason = "fragmented";
     return out;
   }
-  // Fragmented: in total, enough of everything is free for the pod (or gang).
-  if (some_pool_possible) {
+  // Fragmented: in total, enough of everything is free for the pod (or gang), and an empty
+  // node of some pool could hold it (a pod larger than every node is not fragmentation: it
+  // keeps the Insufficient reason, as kube-scheduler's message says).
+  bool fits_some_empty_node = false;
+  for (int p = 0; p < pools() && !fits_some_empty_node; ++p) {
+    fits_some_empty_node = fits_empty(shape, p);
+  }
+  if (some_pool_possible && fits_some_empty_node) {
     int pool = -1;
     for (int p = 0; p < pools(); ++p) {
       if (demand(shape, p).possible) {

@@ -158,6 +158,14 @@ std::string apply_override(YAML::Node& root, const Override& override) {
       } else {
         const auto next = find_key(cur, part);
         if (!next) {
+          // A Kubernetes resource or label name holds dots before its '/' (nvidia.com/gpu,
+          // nvidia.com/mig-1g.10gb): the rest of the path is that one key of this mapping.
+          std::string rest = part;
+          for (std::size_t j = i + 1; j < parts.size(); ++j) rest += "." + parts[j];
+          if (rest.find('/') != std::string::npos) {
+            cur[rest] = value;
+            return child_path(walked, rest);
+          }
           // The parent must exist; offer the flag that sets the missing block whole.
           std::string block = override.value;
           for (std::size_t j = parts.size() - 1; j > i; --j)

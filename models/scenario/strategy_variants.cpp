@@ -115,22 +115,45 @@ void keep_sharing_overrides(const Scenario& original, Scenario& variant,
 
 Scenario build_variant(const Scenario& original, const std::string& strategy);
 
+// One name per compare variant, whatever its spelling: a whole-GPU variant by its strategy
+// ("dedicated" and "exclusive" -> "exclusive"), `mig+MODE` by the strategy MODE spells
+// ("mig+time_slicing" -> "mig+time-slicing"); any other text as it is (unknown names are
+// refused when the variant is built). O(strategies x spellings).
+std::string canonical_variant(const std::string& name) {
+  if (const Strategy* whole = whole_gpu_variant(name)) return whole->name();
+  const std::string mig_prefix = "mig+";
+  if (name.rfind(mig_prefix, 0) == 0) {
+    if (const Strategy* inner = find_strategy(name.substr(mig_prefix.size()))) {
+      return mig_prefix + inner->name();
+    }
+  }
+  return name;
+}
+
 }  // namespace
 
 std::vector<std::string> parse_strategy_list(const std::string& text) {
   std::vector<std::string> out;
+  std::vector<std::string> canonical;  // the strategy each of `out` names, as canonical_variant
   std::string current;
   auto flush = [&] {
     const auto b = current.find_first_not_of(' ');
     const auto e = current.find_last_not_of(' ');
     if (b != std::string::npos) {
       std::string name = current.substr(b, e - b + 1);
-      // A strategy listed twice would run twice and write two groups of the same name.
-      if (std::find(out.begin(), out.end(), name) != out.end()) {
-        throw InputError(
-            kStrategiesFlag,
-            "'" + name + "' listed twice (each strategy runs once; got '" + text + "')");
+      // A strategy listed twice would run twice and write two groups of the same name; two
+      // spellings of one strategy (exclusive and dedicated, mig+time-slicing and
+      // mig+time_slicing) would run it twice under two names.
+      const std::string same = canonical_variant(name);
+      const auto earlier = std::find(canonical.begin(), canonical.end(), same);
+      if (earlier != canonical.end()) {
+        const std::string& first = out[static_cast<std::size_t>(earlier - canonical.begin())];
+        throw InputError(kStrategiesFlag,
+                         (first == name ? "'" + name + "' listed twice"
+                                        : "'" + first + "' and '" + name + "' are one strategy") +
+                             " (each strategy runs once; got '" + text + "')");
       }
+      canonical.push_back(same);
       out.push_back(std::move(name));
     }
     current.clear();

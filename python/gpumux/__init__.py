@@ -115,6 +115,9 @@ def _scenario_args(scenario: ScenarioLike) -> tuple[str, bool, str]:
             return yaml.safe_dump(_plain(scenario), sort_keys=False), False, "<dict>"
         except yaml.YAMLError as e:
             raise ScenarioError(f"<dict>: a value YAML cannot represent: {e}") from None
+        except RecursionError:  # a dict or list that holds itself, or nests past the stack
+            raise ScenarioError("<dict>: the scenario refers to itself (a dict or list inside "
+                                "itself) or nests too deeply to write as YAML") from None
     if isinstance(scenario, str) and "\n" in scenario:
         return scenario, False, "<text>"
     if isinstance(scenario, (str, os.PathLike)):
@@ -303,6 +306,9 @@ def run(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None = 
             from . import _dask_cluster
             return _dask_cluster.run(client, text, is_path, source,
                                      _override_list(overrides) + _seed_overrides(seed), shards)
+        if shards is not None:  # as the CLI's --shards without --dask (it was ignored)
+            raise ScenarioError("shards=: only with client= (the node groups of the Dask "
+                                "tasks); without a client the replay runs in this process")
         native = _gpumux.run_cluster(text, is_path,
                                      _override_list(overrides) + _seed_overrides(seed), source)
         return ClusterResult(native)
@@ -422,16 +428,16 @@ def calibrate(data: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
 
 
 def _strategy_list(strategies: str | Iterable[str]) -> list[str]:
+    """The names of STRATEGIES (a comma-separated str or an iterable of names), checked as the
+    CLI's --strategies: ScenarioError for none, one listed twice or two spellings of one
+    strategy (exclusive and dedicated); TypeError for anything else than a str or names."""
     if isinstance(strategies, str):
-        names = list(_gpumux.parse_strategy_list(strategies))
-    else:
-        names = [str(s).strip() for s in strategies]
-    if not names:
-        raise ValueError("compare: no strategies given")
-    duplicates = sorted({s for s in names if names.count(s) > 1})
-    if duplicates:
-        raise ValueError(f"compare: strategy listed more than once: {', '.join(duplicates)}")
-    return names
+        return list(_gpumux.parse_strategy_list(strategies))
+    if isinstance(strategies, (bytes, Mapping)) or not isinstance(strategies, Iterable):
+        raise TypeError("strategies must be a comma-separated str or a list of strategy names, "
+                        f"not {type(strategies).__name__}")
+    names = [str(_plain(s)).strip() for s in strategies]
+    return list(_gpumux.parse_strategy_list(",".join(names)))
 
 
 def compare_columns() -> list[str]:
@@ -524,6 +530,8 @@ def save_compare(path: str | os.PathLike[str],
         if not isinstance(r, Result) or r._native is None:
             raise TypeError("save_compare needs Results from run() or compare(), not loaded ones")
         natives.append(r._native)
+    if not natives:
+        raise ScenarioError(f"{os.fspath(path)}: save_compare needs at least one Result")
     _gpumux.save_compare(os.fspath(path), natives)
 
 

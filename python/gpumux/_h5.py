@@ -16,11 +16,53 @@ _TABLES = ("requests", "tenants", "devices", "events", "kernels", "slos")
 _RUN_ATTRIBUTES = ("scenario", "seed", "status", "sim_time_ns", "events", "wall_s", "strategy")
 
 
+#: Columns each reader takes from a table (the others are read by name when present).
+_REQUIRED_COLUMNS = {"requests": ("tenant", "request_id", "arrival_ns", "start_ns", "finish_ns",
+                                  "status"),
+                     "events": ("time_ns", "kind", "tenant", "device")}
+
+
+def _bad_layout(path, what):
+    return ValueError(f"{path}: not a gpumux result file ({what})")
+
+
+def _check_layout(path, group):
+    """ValueError naming PATH and the object when GROUP's tables are not what gpumux writes: each
+    of _TABLES present is a one-dimensional dataset of records (with the columns the readers
+    take), /tenant_names one of strings, /timeseries a group of record datasets. Cost: reads
+    dtypes and shapes only, and /tenant_names."""
+    prefix = "" if group.name == "/" else group.name
+    for name in _TABLES:
+        if name not in group:
+            continue
+        table = group[name]
+        where = f"{prefix}/{name}"
+        if not isinstance(table, h5py.Dataset) or table.dtype.names is None or table.ndim != 1:
+            raise _bad_layout(path, f"{where} is not a table of records")
+        missing = [c for c in _REQUIRED_COLUMNS.get(name, ()) if c not in table.dtype.names]
+        if missing:
+            raise _bad_layout(path, f"{where} has no column {missing[0]!r}")
+    if "tenant_names" in group:
+        names = group["tenant_names"]
+        if (not isinstance(names, h5py.Dataset) or names.ndim != 1
+                or names.dtype.kind not in "OSU"):
+            raise _bad_layout(path, f"{prefix}/tenant_names is not a list of names")
+    if "timeseries" in group:
+        series = group["timeseries"]
+        if not isinstance(series, h5py.Group):
+            raise _bad_layout(path, f"{prefix}/timeseries is not a group of device series")
+        for key, dataset in series.items():
+            if (not isinstance(dataset, h5py.Dataset) or dataset.dtype.names is None
+                    or dataset.ndim != 1):
+                raise _bad_layout(path, f"{prefix}/timeseries/{key} is not a table of records")
+
+
 class _H5Source:
     """One run's data read from a result file (the root of a single-run file, or one
     /strategies/<label> group of a compare file)."""
 
     def __init__(self, path, root, group, summary_json):
+        _check_layout(path, group)
         self.path = path
         self.group_name = group.name
         self.summary_json = summary_json
@@ -190,7 +232,8 @@ def load(path: str | os.PathLike[str], strategy: str | None = None) -> Result | 
     one per strategy in the file's order (each ``.strategy`` set), or, with
     ``strategy="mps"``, just that one. Note a compare file stores one ``scenario_yaml``
     (the first strategy's); every Result loaded from it reports that one.
-    Raises FileNotFoundError, or ValueError when the file is not a gpumux result file.
+    Raises FileNotFoundError, or ValueError when the file is not a gpumux result file or is a
+    cluster replay's (``gpumux run -o`` of a ``cluster:`` scenario: read /cluster with h5py).
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -204,6 +247,12 @@ def load(path: str | os.PathLike[str], strategy: str | None = None) -> Result | 
                          f"{str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
     with opened as file:
         parsed = _summaries(path, file)
+        if isinstance(parsed, dict) and parsed.get("kind") == "cluster":
+            # As the CLI's report --html / plot: a Result of it had no tenants, and .requests,
+            # .slos, .events raised KeyError 'tenants'.
+            raise ValueError(f"{path}: gpumux.load reads device results, and this is a cluster "
+                             "replay's file (kind cluster): `gpumux report` prints its summary; "
+                             "its tables are under /cluster (docs/cluster.md)")
         if isinstance(parsed, dict):
             if strategy is not None and parsed.get("strategy") != strategy:
                 raise ValueError(f"{path}: a single-run file (strategy "
@@ -211,10 +260,19 @@ def load(path: str | os.PathLike[str], strategy: str | None = None) -> Result | 
             return Result._from_h5(_H5Source(path, file, file, json.dumps(parsed)))
         if not isinstance(parsed, list) or not parsed or "strategies" not in file:
             raise ValueError(f"{path}: not a gpumux result file (unexpected /summary)")
+        if not isinstance(file["strategies"], h5py.Group):
+            raise _bad_layout(path, "/strategies is not a group")
         groups = {}
         for key, group in file["strategies"].items():
+            if not isinstance(group, h5py.Group):
+                raise _bad_layout(path, f"/strategies/{key} is not a group")
             groups[_text(group.attrs.get("strategy", key))] = group
-        labels = json.loads(_text(file.attrs.get("strategies", "[]"))) or list(groups)
+        try:
+            labels = json.loads(_text(file.attrs.get("strategies", "[]"))) or list(groups)
+        except ValueError:
+            labels = None
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise _bad_layout(path, "the strategies attribute is not a JSON list of names")
         results = []
         for label, summary in zip(labels, parsed):
             if strategy is not None and label != strategy:

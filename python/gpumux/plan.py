@@ -148,18 +148,23 @@ def plan(scenario: ScenarioLike, overrides: Overrides = None, seed: int | None =
     extra = []
     plan_keys: dict[str, Any] = {}
     if gpus is not None:
+        if not isinstance(gpus, Mapping):
+            raise TypeError("gpus must be a dict {model: price per hour}, not "
+                            f"{type(gpus).__name__}")
         plan_keys["gpus"] = [{"model": m, "cost_per_hour": gpumux._real(p, f"gpus[{m!r}]", 0, 1e12)}
                              for m, p in dict(gpus).items()]
     if max_gpus is not None:
         plan_keys["max_gpus"] = gpumux._count(max_gpus, "max_gpus", 1, 2**31 - 1)
     if strategies is not None:
-        plan_keys["strategies"] = (list(gpumux._gpumux.parse_strategy_list(strategies))
-                                   if isinstance(strategies, str) else list(strategies))
+        plan_keys["strategies"] = gpumux._strategy_list(strategies)
     if headroom is not None:
         plan_keys["headroom"] = gpumux._real(headroom, "headroom", -1e9, 1e9)
     if platform is not None:
         plan_keys["platform"] = str(platform)
     if prices is not None:
+        if not isinstance(prices, (str, os.PathLike)):
+            raise TypeError(f"prices must be the path of a price table, not "
+                            f"{type(prices).__name__}")
         plan_keys["prices"] = os.path.abspath(os.fspath(prices))
     if plan_keys:
         import yaml

@@ -122,22 +122,53 @@ def grid_columns(keys, points, reserved=()) -> dict:
     return columns
 
 
+#: The most points one sweep runs (each is a simulation; assumption: 100,000 runs of even
+#: 0.1 s each are about 3 CPU-hours, past what a sweep is for). A larger grid is refused before
+#: its points are built, so a typo (range(10**7)) costs neither time nor memory.
+MAX_POINTS = 100_000
+
+
 def grid_points(grid) -> list[dict]:
     """The points of a grid: a dict {key: [values]} gives the cartesian product in order (first
-    key slowest); a list of dicts is taken as the explicit points."""
+    key slowest); a list of dicts is taken as the explicit points. ValueError for a key with no
+    values, a grid of no points or of more than MAX_POINTS; TypeError for a grid of another
+    type. Cost: O(points x keys), the product counted before it is built."""
     if isinstance(grid, Mapping):
         keys = list(grid)
         values = []
+        total = 1
         for key in keys:
+            if not isinstance(key, str):
+                raise TypeError(f"grid keys must be override keys (str), not "
+                                f"{type(key).__name__} {key!r}")
             v = grid[key]
             if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
                 v = [v]
-            values.append(list(v))
+            # At most MAX_POINTS + 1 values are taken: enough to know the grid is too large.
+            listed = list(itertools.islice(v, MAX_POINTS + 1))
+            if not listed:
+                raise ValueError(f"sweep: grid key {key!r} has no values (the grid would have "
+                                 "no points)")
+            values.append(listed)
+            total *= len(listed)
+            if total > MAX_POINTS:
+                raise ValueError(f"sweep: the grid has more than {MAX_POINTS:,} points (at "
+                                 f"{key!r}); split it into several sweeps")
         return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
-    points = [dict(p) for p in grid]
-    for p in points:
-        if not isinstance(p, dict):
-            raise TypeError("grid must be a dict {key: [values]} or a list of dicts")
+    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__iter__"):
+        raise TypeError("grid must be a dict {key: [values]} or a list of dicts, not "
+                        f"{type(grid).__name__}")
+    points = []
+    for p in itertools.islice(grid, MAX_POINTS + 1):
+        if not isinstance(p, Mapping):
+            raise TypeError("grid must be a dict {key: [values]} or a list of dicts, not a list "
+                            f"holding {type(p).__name__}")
+        points.append(dict(p))
+    if not points:
+        raise ValueError("sweep: the grid has no points (an empty list)")
+    if len(points) > MAX_POINTS:
+        raise ValueError(f"sweep: the grid has more than {MAX_POINTS:,} points; split it into "
+                         "several sweeps")
     return points
 
 
@@ -228,7 +259,8 @@ def sweep(scenario: ScenarioLike, grid: Mapping[str, Iterable[Any]], client: Any
     """Runs ``run(scenario, overrides=base + point)`` for every point of ``grid``.
 
     grid:       {override_key: [values, ...]} (cartesian product, first key slowest) or a
-                list of {override_key: value} dicts.
+                list of {override_key: value} dicts; at least one point and at most
+                MAX_POINTS (100,000), checked before any point is built (ValueError).
     client:     a ``dask.distributed.Client``: points run as ``client.map`` tasks (the scenario
                 travels as text, so workers need no access to the file; trace files are
                 referenced by absolute path).

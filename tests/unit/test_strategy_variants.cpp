@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "models/config/input_error.hpp"
 #include "models/scenario/loader.hpp"
@@ -76,6 +77,24 @@ TEST(StrategyVariants, ModeOverrideContradictingTheStrategyIsRefused) {
   }
   EXPECT_NO_THROW(apply_strategy(s, "time-slicing"));
   EXPECT_NO_THROW(apply_strategy(s, "as-is"));
+}
+
+// Two names of one strategy run it twice under two names: refused as a name listed twice is;
+// distinct strategies that share text ("mig", "mig+exclusive", "exclusive") pass (relia4).
+TEST(StrategyVariants, ListRefusesTwoNamesOfOneStrategy) {
+  for (const char* text : {"exclusive,dedicated", "mig+time-slicing,mig+time_slicing", "mps, mps",
+                           "mig+timeslicing,mps,mig+time_slicing"}) {
+    try {
+      parse_strategy_list(text);
+      FAIL() << "expected InputError for " << text;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("--strategies: '", 0), 0U) << what;
+      EXPECT_NE(what.find("(each strategy runs once; got '"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(parse_strategy_list("mig, mig+exclusive ,exclusive,mps"),
+            (std::vector<std::string>{"mig", "mig+exclusive", "exclusive", "mps"}));
 }
 
 }  // namespace
