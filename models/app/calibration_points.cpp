@@ -77,16 +77,20 @@ void check_header(const std::vector<std::string>& header, const std::string& fil
 }
 
 // A harness name becomes a key of the written profile's harness_per_request: a plain name (letters,
-// digits, '.', '_', '-'); YAML's own characters (`[x]`, `a: b`, `#x`) broke the profile
-// calibrate writes and simulates.
+// digits, '.', '_', '-', starting with a letter or digit, and not YAML's null); YAML's own
+// characters (`[x]`, `a: b`, `#x`) and a `null` name broke the profile calibrate writes.
 void check_harness_name(const std::string& name, const std::string& file, int number) {
-  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-  });
-  if (!plain) {
+  const bool plain =
+      !name.empty() && std::isalnum(static_cast<unsigned char>(name.front())) &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      });
+  // YAML reads these spellings as a null key, not as a name.
+  const bool yaml_null = name == "null" || name == "Null" || name == "NULL";
+  if (!plain || yaml_null) {
     point_error(file, number, "harness",
-                "expected a harness name of letters, digits, '.', '_' and '-' (e.g. "
-                "mlperf-loadgen), empty or none, got '" +
+                "expected a harness name of letters, digits, '.', '_' and '-', starting with "
+                "a letter or digit and not null (e.g. mlperf-loadgen), empty or none, got '" +
                     name + "'");
   }
 }

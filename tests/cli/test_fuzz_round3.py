@@ -134,6 +134,8 @@ CSV_CASES = {
     "harness a: b": (with_cell("harness", "a: b"), ":2: harness: expected a harness name"),
     "harness #x": (with_cell("harness", "#x"), ":2: harness: expected a harness name"),
     "harness a b": (with_cell("harness", "a b"), ":2: harness: expected a harness name"),
+    "harness null": (with_cell("harness", "null"), ":2: harness: expected a harness name"),
+    "harness -x": (with_cell("harness", "-x"), ":2: harness: expected a harness name"),
     "harness a runtime": (with_cell("harness", "tensorrt"), "'tensorrt' is a runtime"),
 }
 
