@@ -28,6 +28,19 @@ class CliRun(NamedTuple):
     stderr: str
 
 
+def one_error(out, *named):
+    """The one stderr line of a refusal (exit 2, no traceback) that names each of NAMED."""
+    context = f"rc {out.returncode}\nstderr: {out.stderr}\nstdout: {out.stdout[-500:]}"
+    assert out.returncode == 2, context
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr, context
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, context
+    assert lines[0].startswith("gpumux: error: "), context
+    for name in named:
+        assert str(name) in lines[0], context
+    return lines[0]
+
+
 def run_gpumux(*args, timeout=DEFAULT_TIMEOUT_S, cwd=None, env=None, extra_env=None, check=None,
                errors=None, binary=None):
     """Runs `gpumux ARGS...` (each argument through str()) and returns its CliRun.

@@ -58,7 +58,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPUMUX, run_gpumux
+from conftest import GPUMUX, one_error, run_gpumux
 
 REPO = Path(__file__).resolve().parents[2]
 SOLO = REPO / "calibration" / "fit" / "solo-latency.csv"
@@ -68,19 +68,6 @@ RERUN_CHAIN = REPO / "calibration" / "fit" / "rerun_chain.py"
 TIMEOUT_S = 20
 RUNTIMES = ["pytorch", "pytorch-sdpa", "onnxruntime", "tensorrt", "tensorrt-onnx",
             "fastertransformer", "tensorflow", "tensorflow-xla"]
-
-
-def one_error(out, *named):
-    """The one stderr line of a refusal (exit 2) that names each of NAMED; returns it."""
-    context = f"rc {out.returncode}\nstderr: {out.stderr}\nstdout: {out.stdout[-500:]}"
-    assert out.returncode == 2, context
-    assert "Traceback" not in out.stderr and "internal error" not in out.stderr, context
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1, context
-    assert lines[0].startswith("gpumux: error: "), context
-    for name in named:
-        assert str(name) in lines[0], context
-    return lines[0]
 
 
 def gpumux(*args, cwd=None):
